@@ -1,0 +1,34 @@
+/* Element types. */
+#ifndef DFG_DTYPE_H
+#define DFG_DTYPE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum dfg_dtype {
+    DFG_F32 = 0,
+    DFG_F16,
+    DFG_BF16,
+    DFG_I32,
+    DFG_I64,
+    DFG_U8,
+    DFG_BOOL, /* one byte, 0 or 1 */
+    DFG_DTYPE_COUNT
+} dfg_dtype;
+
+/* Bytes per element, 0 for an invalid dtype. */
+size_t dfg_dtype_size(dfg_dtype dtype);
+/* "f32", "f16", "bf16", "i32", "i64", "u8", "bool"; "?" if invalid. */
+const char *dfg_dtype_name(dfg_dtype dtype);
+/* Parses a name as above; returns 0 on success, -1 if unknown. */
+int dfg_dtype_from_name(const char *name, dfg_dtype *out);
+/* 1 for f32, f16, bf16. */
+int dfg_dtype_is_float(dfg_dtype dtype);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,49 @@
+/* Placing buffers with known sizes and lifetimes in one arena.
+ *
+ * This is the graph-free core of memory planning (in the spirit of TFLite
+ * Micro's planner: add_buffer(size, first_use, last_use), get_offset,
+ * get_maximum_memory_size): the planners, the lower bound and the verifier
+ * all work on an array of dfg_buffer. Lifetimes are closed intervals of
+ * step indices. Sizes are in bytes; planners round them up to the
+ * alignment and place every offset on a multiple of it. */
+#ifndef DFG_MEMORY_PLAN_H
+#define DFG_MEMORY_PLAN_H
+
+#include <stdint.h>
+#include "dfg/program.h"
+
+typedef struct dfg_buffer {
+    int64_t size;        /* bytes, >= 0 */
+    int32_t first_step;  /* first step the bytes must hold the buffer */
+    int32_t last_step;   /* last step, >= first_step */
+    int64_t offset;      /* written by the planner */
+} dfg_buffer;
+
+/* Places every buffer with the chosen planner; *arena_bytes receives the
+ * arena size (a multiple of alignment). alignment is a power of two. */
+dfg_status dfg_plan_buffers(dfg_planner planner, dfg_buffer *buffers,
+                            int32_t n, int64_t alignment,
+                            int64_t *arena_bytes);
+
+dfg_status dfg_plan_no_reuse(dfg_buffer *buffers, int32_t n,
+                             int64_t alignment, int64_t *arena_bytes);
+dfg_status dfg_plan_greedy_size(dfg_buffer *buffers, int32_t n,
+                                int64_t alignment, int64_t *arena_bytes);
+dfg_status dfg_plan_greedy_breadth(dfg_buffer *buffers, int32_t n,
+                                   int64_t alignment, int64_t *arena_bytes);
+
+/* Max over steps of the sum of live (aligned) sizes: no placement of these
+ * lifetimes can use less. */
+int64_t dfg_plan_lower_bound(const dfg_buffer *buffers, int32_t n,
+                             int64_t alignment);
+/* Sum of all aligned sizes: the arena without reuse. */
+int64_t dfg_plan_no_reuse_bytes(const dfg_buffer *buffers, int32_t n,
+                                int64_t alignment);
+
+/* The independent check: every offset aligned, every buffer inside
+ * [0, arena_bytes), and no two buffers whose lifetimes overlap share a
+ * byte. Returns DFG_ERR_PLAN with a message naming the first conflict. */
+dfg_status dfg_plan_verify_buffers(const dfg_buffer *buffers, int32_t n,
+                                   int64_t alignment, int64_t arena_bytes);
+
+#endif

@@ -1,0 +1,56 @@
+/* CPU kernels: one function per family of ops, dispatched on the op enum
+ * by runtime/cpu/kernel_table.c.
+ *
+ * A kernel reads step->inputs and writes step->outputs through the pointers
+ * in args; it allocates nothing. Pointers may alias where the plan says so
+ * (an elementwise op writing over its dying input, a view sharing its
+ * source's bytes), so a kernel whose op is DFG_ALIAS_INPLACE must be
+ * correct when out[0] == in[i] for an input of the same shape and dtype.
+ * f16 and bf16 are computed in f32 and stored narrow. */
+#ifndef DFG_CPU_KERNELS_H
+#define DFG_CPU_KERNELS_H
+
+#include "op_table.h"
+#include "tensor_type.h"
+
+typedef struct dfg_kernel_args {
+    dfg_op op;
+    const dfg_attrs *attrs;
+    int32_t n_inputs;
+    const dfg_type *in_types;  /* rank -1 for an absent optional input */
+    const void *const *in;     /* NULL for an absent optional input */
+    int32_t n_outputs;
+    const dfg_type *out_types;
+    void *const *out;
+    void *workspace;           /* the step's planned scratch, or NULL */
+    int64_t workspace_bytes;
+} dfg_kernel_args;
+
+typedef dfg_status (*dfg_cpu_kernel)(const dfg_kernel_args *args);
+
+/* The kernel for op, or NULL if the CPU backend has none. */
+dfg_cpu_kernel dfg_cpu_kernel_for(dfg_op op);
+
+dfg_status dfg_cpu_unary(const dfg_kernel_args *args);   /* neg..clip */
+dfg_status dfg_cpu_binary(const dfg_kernel_args *args);  /* add..min */
+dfg_status dfg_cpu_compare(const dfg_kernel_args *args); /* equal, less, greater */
+dfg_status dfg_cpu_where(const dfg_kernel_args *args);
+dfg_status dfg_cpu_cast(const dfg_kernel_args *args);
+dfg_status dfg_cpu_reduce(const dfg_kernel_args *args);  /* reduce_*, global_average_pool */
+dfg_status dfg_cpu_softmax(const dfg_kernel_args *args); /* softmax, log_softmax */
+dfg_status dfg_cpu_layer_norm(const dfg_kernel_args *args);
+dfg_status dfg_cpu_batch_norm(const dfg_kernel_args *args);
+dfg_status dfg_cpu_matmul(const dfg_kernel_args *args);
+dfg_status dfg_cpu_gemm(const dfg_kernel_args *args);
+dfg_status dfg_cpu_conv2d(const dfg_kernel_args *args);
+dfg_status dfg_cpu_pool(const dfg_kernel_args *args);    /* max_pool, average_pool */
+dfg_status dfg_cpu_copy(const dfg_kernel_args *args);    /* reshape, flatten, squeeze, unsqueeze, identity */
+dfg_status dfg_cpu_transpose(const dfg_kernel_args *args);
+dfg_status dfg_cpu_concat(const dfg_kernel_args *args);
+dfg_status dfg_cpu_split(const dfg_kernel_args *args);
+dfg_status dfg_cpu_slice(const dfg_kernel_args *args);
+dfg_status dfg_cpu_expand(const dfg_kernel_args *args);
+dfg_status dfg_cpu_gather(const dfg_kernel_args *args);
+dfg_status dfg_cpu_pad(const dfg_kernel_args *args);
+
+#endif

@@ -1,0 +1,82 @@
+/* The graph IR behind the public builder (include/dfg/graph.h).
+ *
+ * Values and nodes live in growable arrays and are referred to by index.
+ * Nodes are kept in the order they were recorded, which is a topological
+ * order since an op can only take values that already exist. Passes may
+ * mark nodes dead and turn values into constants; they never reorder. */
+#ifndef DFG_GRAPH_INTERNAL_H
+#define DFG_GRAPH_INTERNAL_H
+
+#include "dfg/graph.h"
+#include "name_table.h"
+#include "op_table.h"
+#include "tensor_type.h"
+
+typedef enum dfg_value_kind {
+    DFG_VALUE_INPUT = 0,
+    DFG_VALUE_WEIGHT,
+    DFG_VALUE_CONSTANT,
+    DFG_VALUE_NODE_OUTPUT
+} dfg_value_kind;
+
+typedef struct dfg_ir_value {
+    char *name;          /* owned, unique in the graph */
+    dfg_type type;
+    dfg_value_kind kind;
+    int32_t producer;    /* node index, or -1 */
+    int32_t producer_output;
+    void *data;          /* weights and constants: owned copy, type bytes */
+    int is_output;
+} dfg_ir_value;
+
+typedef struct dfg_ir_node {
+    dfg_op op;
+    char *name;          /* owned, unique among nodes */
+    dfg_attrs attrs;
+    int32_t n_inputs;
+    int32_t *inputs;     /* owned; value indices, -1 for absent optional */
+    int32_t n_outputs;
+    int32_t *outputs;    /* owned; value indices */
+    int dead;            /* removed by a pass */
+} dfg_ir_node;
+
+struct dfg_graph {
+    dfg_allocator allocator;
+    uint32_t serial;     /* makes this graph's dfg_value handles unique */
+    int32_t n_values, values_capacity;
+    dfg_ir_value *values;
+    int32_t n_nodes, nodes_capacity;
+    dfg_ir_node *nodes;
+    int32_t n_outputs, outputs_capacity;
+    int32_t *outputs;    /* value indices of graph outputs, in order */
+    dfg_name_table value_names;
+    dfg_name_table node_names;
+};
+
+/* Handle <-> index. dfg_graph_index returns -1 for a handle that does not
+ * belong to this graph. */
+dfg_value dfg_graph_handle(const dfg_graph *graph, int32_t index);
+int32_t dfg_graph_index(const dfg_graph *graph, dfg_value value);
+
+/* Records a node on value indices (the checked core of dfg_graph_node).
+ * out_indices receives n_outputs value indices. */
+dfg_status dfg_graph_add_node(dfg_graph *graph, dfg_op op,
+                              const char *node_name, const int32_t *inputs,
+                              int32_t n_inputs, const dfg_attrs *attrs,
+                              int32_t n_outputs, int32_t *out_indices);
+
+/* A deep copy (values, nodes, names, data) with the given allocator. */
+dfg_status dfg_graph_clone(const dfg_graph *graph,
+                           const dfg_allocator *allocator, dfg_graph **out);
+
+/* Turns a node output into a constant holding a copy of data (its type's
+ * bytes): used by constant folding. The producing node is left alone; DCE
+ * removes it once nothing reads it. */
+dfg_status dfg_graph_set_constant(dfg_graph *graph, int32_t value,
+                                  const void *data);
+
+/* Makes every reader of value `from` (node inputs and graph outputs) read
+ * value `to` instead. */
+void dfg_graph_replace_uses(dfg_graph *graph, int32_t from, int32_t to);
+
+#endif

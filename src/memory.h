@@ -1,0 +1,19 @@
+/* Allocation through a dfg_allocator (NULL: the C library). */
+#ifndef DFG_MEMORY_H
+#define DFG_MEMORY_H
+
+#include <stddef.h>
+#include "dfg/allocator.h"
+
+/* A copy of *allocator, or the C library's if allocator is NULL. */
+dfg_allocator dfg_allocator_or_default(const dfg_allocator *allocator);
+
+/* 64-byte aligned; NULL on failure or size 0 overflowing. */
+void *dfg_alloc(const dfg_allocator *allocator, size_t size);
+/* Zero-filled dfg_alloc of count * size bytes; NULL on overflow. */
+void *dfg_calloc(const dfg_allocator *allocator, size_t count, size_t size);
+void dfg_free(const dfg_allocator *allocator, void *ptr);
+/* A copy of a NUL-terminated string. */
+char *dfg_strdup(const dfg_allocator *allocator, const char *s);
+
+#endif

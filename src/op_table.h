@@ -1,0 +1,77 @@
+/* The op table generated from src/ops.def: the enum every backend
+ * dispatches on, and each op's names, operand counts, shape rule, FLOP
+ * count, aliasing facts and workspace rule. */
+#ifndef DFG_OP_TABLE_H
+#define DFG_OP_TABLE_H
+
+#include <stdint.h>
+#include "dfg/attrs.h"
+#include "dfg/status.h"
+#include "tensor_type.h"
+
+typedef enum dfg_op {
+#define DFG_OP(id, name, onnx, min_in, max_in, n_out, types, shape, flops, alias, ws) DFG_OP_##id,
+#include "ops.def"
+#undef DFG_OP
+    DFG_OP_COUNT
+} dfg_op;
+
+/* Which dtypes an op accepts for its input 0 (a bit per dfg_dtype). */
+#define DFG_TYPES_FLOAT ((1u << DFG_F32) | (1u << DFG_F16) | (1u << DFG_BF16))
+#define DFG_TYPES_NUMERIC \
+    (DFG_TYPES_FLOAT | (1u << DFG_I32) | (1u << DFG_I64) | (1u << DFG_U8))
+#define DFG_TYPES_BOOL (1u << DFG_BOOL)
+#define DFG_TYPES_ANY (DFG_TYPES_NUMERIC | DFG_TYPES_BOOL)
+
+typedef enum dfg_alias_kind {
+    DFG_ALIAS_NONE = 0,
+    DFG_ALIAS_VIEW,               /* output shares input 0's bytes */
+    DFG_ALIAS_VIEW_IF_CONTIGUOUS, /* ... when they are contiguous there */
+    DFG_ALIAS_INPLACE             /* output may overwrite a dying input */
+} dfg_alias_kind;
+
+/* Infers the outputs' types from the inputs' and the attributes. Writes a
+ * message (without node or op name: the caller prefixes them) and returns
+ * an error if the operands do not fit. in[i].rank < 0 marks an absent
+ * optional input. */
+typedef dfg_status (*dfg_shape_rule)(const dfg_attrs *attrs,
+                                     const dfg_type *in, int32_t n_in,
+                                     dfg_type *out, int32_t n_out);
+/* Floating-point operations of one execution (multiply-add counts 2). */
+typedef int64_t (*dfg_flops_rule)(const dfg_attrs *attrs, const dfg_type *in,
+                                  int32_t n_in, const dfg_type *out,
+                                  int32_t n_out);
+/* Bytes of scratch the op needs during its step (0: none). */
+typedef int64_t (*dfg_workspace_rule)(const dfg_attrs *attrs,
+                                      const dfg_type *in, int32_t n_in,
+                                      const dfg_type *out, int32_t n_out);
+
+typedef struct dfg_op_info {
+    const char *name;
+    const char *onnx_name;
+    int32_t min_inputs, max_inputs; /* max -1: unbounded */
+    int32_t outputs;                /* 0: chosen by the caller */
+    uint32_t input0_types;
+    dfg_shape_rule shape;
+    dfg_flops_rule flops;
+    dfg_alias_kind alias;
+    dfg_workspace_rule workspace;
+} dfg_op_info;
+
+/* Table row of a valid op; NULL for an out-of-range value. */
+const dfg_op_info *dfg_op_get(dfg_op op);
+/* Looks an op up by dfg name; returns 0 and sets *out, or -1. */
+int dfg_op_from_name(const char *name, dfg_op *out);
+
+/* Declarations of every rule named in ops.def. */
+#define DFG_OP(id, name, onnx, min_in, max_in, n_out, types, shape, flops, alias, ws) \
+    dfg_status dfg_shape_##shape(const dfg_attrs *, const dfg_type *, int32_t, \
+                                 dfg_type *, int32_t);                         \
+    int64_t dfg_flops_##flops(const dfg_attrs *, const dfg_type *, int32_t,    \
+                              const dfg_type *, int32_t);
+#include "ops.def"
+#undef DFG_OP
+int64_t dfg_workspace_conv2d(const dfg_attrs *attrs, const dfg_type *in,
+                             int32_t n_in, const dfg_type *out, int32_t n_out);
+
+#endif

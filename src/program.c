@@ -1,0 +1,103 @@
+#include "program.h"
+
+#include <string.h>
+#include "error.h"
+#include "memory.h"
+
+const char *dfg_tensor_kind_name(dfg_tensor_kind kind)
+{
+    static const char *const names[DFG_TENSOR_KIND_COUNT] = {
+        "input", "output", "activation", "workspace", "weight", "constant",
+        "view",
+    };
+    if ((unsigned)kind >= DFG_TENSOR_KIND_COUNT)
+        return "?";
+    return names[kind];
+}
+
+dfg_program *dfg_program_alloc(const dfg_allocator *allocator,
+                               int32_t n_tensors, int32_t n_steps,
+                               int32_t n_inputs, int32_t n_outputs,
+                               int64_t weights_bytes)
+{
+    dfg_allocator a = dfg_allocator_or_default(allocator);
+    dfg_program *p = dfg_calloc(&a, 1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->allocator = a;
+    p->n_tensors = n_tensors;
+    p->n_steps = n_steps;
+    p->n_inputs = n_inputs;
+    p->n_outputs = n_outputs;
+    p->tensors = dfg_calloc(&p->allocator, (size_t)n_tensors + 1, sizeof *p->tensors);
+    p->steps = dfg_calloc(&p->allocator, (size_t)n_steps + 1, sizeof *p->steps);
+    p->inputs = dfg_calloc(&p->allocator, (size_t)n_inputs + 1, sizeof *p->inputs);
+    p->outputs = dfg_calloc(&p->allocator, (size_t)n_outputs + 1, sizeof *p->outputs);
+    p->weights = dfg_calloc(&p->allocator, (size_t)weights_bytes + 1, 1);
+    p->region_bytes[DFG_REGION_WEIGHTS] = weights_bytes;
+    if (!p->tensors || !p->steps || !p->inputs || !p->outputs || !p->weights) {
+        dfg_program_destroy(p);
+        return NULL;
+    }
+    return p;
+}
+
+void dfg_program_destroy(dfg_program *p)
+{
+    if (!p)
+        return;
+    const dfg_allocator *a = &p->allocator;
+    for (int32_t i = 0; p->tensors && i < p->n_tensors; i++)
+        dfg_free(a, p->tensors[i].name);
+    for (int32_t i = 0; p->steps && i < p->n_steps; i++) {
+        dfg_free(a, p->steps[i].name);
+        dfg_free(a, p->steps[i].inputs);
+        dfg_free(a, p->steps[i].outputs);
+    }
+    dfg_free(a, p->tensors);
+    dfg_free(a, p->steps);
+    dfg_free(a, p->inputs);
+    dfg_free(a, p->outputs);
+    dfg_free(a, p->weights);
+    dfg_allocator copy = p->allocator;
+    dfg_free(&copy, p);
+}
+
+void dfg_program_stats(const dfg_program *program, dfg_plan_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (program)
+        *out = program->stats;
+}
+
+int32_t dfg_program_num_inputs(const dfg_program *p) { return p ? p->n_inputs : 0; }
+int32_t dfg_program_num_outputs(const dfg_program *p) { return p ? p->n_outputs : 0; }
+
+static dfg_status tensor_info(const dfg_program *p, int32_t tensor,
+                              dfg_tensor_info *info)
+{
+    const dfg_program_tensor *t = &p->tensors[tensor];
+    info->name = t->name;
+    info->dtype = t->type.dtype;
+    info->rank = t->type.rank;
+    memcpy(info->shape, t->type.shape, sizeof info->shape);
+    return DFG_OK;
+}
+
+dfg_status dfg_program_input_info(const dfg_program *p, int32_t index,
+                                  dfg_tensor_info *info)
+{
+    if (!p || !info || index < 0 || index >= p->n_inputs)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_program_input_info: no input %d", (int)index);
+    return tensor_info(p, p->inputs[index], info);
+}
+
+dfg_status dfg_program_output_info(const dfg_program *p, int32_t index,
+                                   dfg_tensor_info *info)
+{
+    if (!p || !info || index < 0 || index >= p->n_outputs)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_program_output_info: no output %d", (int)index);
+    return tensor_info(p, p->outputs[index], info);
+}

@@ -1,0 +1,82 @@
+/* The compiled program: the contract between the compiler (passes/), the
+ * reports, the program files and the runtime. runtime/ includes this header
+ * and the op table, never the graph or the passes.
+ *
+ * Everything a program points to is owned by it and allocated with
+ * program->allocator; dfg_program_destroy() frees it all. A program is
+ * immutable once built (dfg_compile or dfg_program_load). */
+#ifndef DFG_PROGRAM_INTERNAL_H
+#define DFG_PROGRAM_INTERNAL_H
+
+#include "dfg/program.h"
+#include "op_table.h"
+#include "tensor_type.h"
+
+typedef enum dfg_region {
+    DFG_REGION_ARENA = 0,   /* activations, inputs, outputs, workspaces */
+    DFG_REGION_WEIGHTS = 1, /* weights and constants, read-only */
+    DFG_REGION_COUNT
+} dfg_region;
+
+/* New kinds go at the end: the value is stored in program files. */
+typedef enum dfg_tensor_kind {
+    DFG_TENSOR_INPUT = 0,
+    DFG_TENSOR_OUTPUT,
+    DFG_TENSOR_ACTIVATION,
+    DFG_TENSOR_WORKSPACE,
+    DFG_TENSOR_WEIGHT,
+    DFG_TENSOR_CONSTANT,
+    DFG_TENSOR_VIEW,
+    DFG_TENSOR_KIND_COUNT
+} dfg_tensor_kind;
+
+/* "input", "output", ... as in the plan JSON; "?" if invalid. */
+const char *dfg_tensor_kind_name(dfg_tensor_kind kind);
+
+typedef struct dfg_program_tensor {
+    char *name;
+    dfg_type type;
+    int64_t bytes;        /* dfg_type_bytes(type) */
+    dfg_tensor_kind kind;
+    dfg_region region;
+    int64_t offset;       /* from the region's base, aligned */
+    int32_t first_step;   /* first step at which the bytes hold this tensor */
+    int32_t last_step;    /* last step that reads it */
+    int32_t alias_of;     /* tensor whose bytes it shares, or -1 */
+} dfg_program_tensor;
+
+typedef struct dfg_program_step {
+    dfg_op op;
+    char *name;           /* the graph node's name */
+    dfg_attrs attrs;
+    int32_t n_inputs;
+    int32_t *inputs;      /* tensor indices, -1 for an absent optional input */
+    int32_t n_outputs;
+    int32_t *outputs;     /* tensor indices */
+    int32_t workspace;    /* workspace tensor index, or -1 */
+    int64_t flops;
+} dfg_program_step;
+
+struct dfg_program {
+    dfg_allocator allocator;
+    int32_t n_tensors;
+    dfg_program_tensor *tensors;
+    int32_t n_steps;
+    dfg_program_step *steps;
+    int32_t n_inputs;
+    int32_t *inputs;      /* tensor indices of the graph inputs, in order */
+    int32_t n_outputs;
+    int32_t *outputs;     /* tensor indices of the graph outputs, in order */
+    int64_t region_bytes[DFG_REGION_COUNT];
+    uint8_t *weights;     /* region_bytes[DFG_REGION_WEIGHTS] bytes */
+    dfg_plan_stats stats;
+};
+
+/* An empty program with zeroed arrays of the given sizes; NULL on failure
+ * (out of memory). Steps' input/output arrays are left NULL. */
+dfg_program *dfg_program_alloc(const dfg_allocator *allocator,
+                               int32_t n_tensors, int32_t n_steps,
+                               int32_t n_inputs, int32_t n_outputs,
+                               int64_t weights_bytes);
+
+#endif

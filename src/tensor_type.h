@@ -1,0 +1,36 @@
+/* A tensor's static type (dtype and shape) and overflow-checked sizes. */
+#ifndef DFG_TENSOR_TYPE_H
+#define DFG_TENSOR_TYPE_H
+
+#include <stdint.h>
+#include "dfg/attrs.h"
+#include "dfg/dtype.h"
+#include "dfg/status.h"
+
+typedef struct dfg_type {
+    dfg_dtype dtype;
+    int32_t rank;
+    int64_t shape[DFG_MAX_RANK];
+} dfg_type;
+
+/* Largest element count and byte size dfg accepts: products are checked
+ * against it so that no later size computation can overflow. */
+#define DFG_MAX_ELEMENTS ((int64_t)1 << 48)
+
+/* Element count of a type, or -1 if a dim is negative or the product
+ * exceeds DFG_MAX_ELEMENTS. */
+int64_t dfg_type_numel(const dfg_type *type);
+/* Byte size, or -1 as for dfg_type_numel. */
+int64_t dfg_type_bytes(const dfg_type *type);
+/* 1 if dtype and shape are equal. */
+int dfg_type_equal(const dfg_type *a, const dfg_type *b);
+/* Writes "[1,3,224,224] f32" into buf (always NUL-terminated). */
+const char *dfg_type_format(const dfg_type *type, char *buf, size_t size);
+
+/* Overflow-checked a * b for non-negative operands; returns 0 and sets
+ * *out, or -1 on overflow. */
+int dfg_mul_checked(int64_t a, int64_t b, int64_t *out);
+/* Rounds value up to a multiple of alignment (a power of two). */
+int64_t dfg_align_up(int64_t value, int64_t alignment);
+
+#endif
