@@ -1,0 +1,15 @@
+/* dfg: a static dataflow-graph compiler and executor. This header includes
+ * the whole public API. */
+#ifndef DFG_H
+#define DFG_H
+
+#include "dfg/allocator.h"
+#include "dfg/attrs.h"
+#include "dfg/dtype.h"
+#include "dfg/graph.h"
+#include "dfg/program.h"
+#include "dfg/report.h"
+#include "dfg/session.h"
+#include "dfg/status.h"
+
+#endif

@@ -1,0 +1,55 @@
+/* Running a program: backends and sessions.
+ *
+ * A backend is a static, process-wide table (never freed). A session binds
+ * one program to one backend and allocates, at creation, everything a run
+ * needs: the arena, the weights region and each step's argument block. A
+ * run then allocates nothing. The program must outlive its sessions; many
+ * sessions (on many threads) may share one program. A session is used by
+ * one thread at a time. */
+#ifndef DFG_SESSION_H
+#define DFG_SESSION_H
+
+#include <stdint.h>
+#include "dfg/allocator.h"
+#include "dfg/program.h"
+#include "dfg/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dfg_backend dfg_backend;
+typedef struct dfg_session dfg_session;
+
+/* "cpu" or "cuda". DFG_ERR_NOT_FOUND if not compiled in. */
+dfg_status dfg_backend_find(const char *name, const dfg_backend **out);
+const char *dfg_backend_name(const dfg_backend *backend);
+/* 1 if the backend can create sessions here (a device is present). */
+int dfg_backend_available(const dfg_backend *backend);
+/* Names of the backends compiled in, NULL-terminated. */
+const char *const *dfg_backend_names(void);
+
+dfg_status dfg_session_create(const dfg_program *program,
+                              const dfg_backend *backend,
+                              const dfg_allocator *allocator,
+                              dfg_session **out);
+void dfg_session_destroy(dfg_session *session);
+
+/* Copies inputs[i] (host memory, the i-th program input's bytes) into the
+ * arena, runs every step, and copies each output to outputs[i] (host
+ * memory). inputs or outputs may be NULL to skip the copies and use the
+ * arena-resident buffers below instead. */
+dfg_status dfg_session_run(dfg_session *session, const void *const *inputs,
+                           void *const *outputs);
+
+/* The arena-resident buffer of input/output `index` (device memory for a
+ * device backend), valid until the session is destroyed. */
+dfg_status dfg_session_input_buffer(dfg_session *session, int32_t index,
+                                    void **out);
+dfg_status dfg_session_output_buffer(dfg_session *session, int32_t index,
+                                     void **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
