@@ -1,0 +1,281 @@
+/* Shape rules of the neural-network ops: matmul, gemm, conv2d, pools and
+ * normalisations. */
+#include "error.h"
+#include "op_table.h"
+#include "shape_rules.h"
+
+dfg_status dfg_shape_matmul(const dfg_attrs *a, const dfg_type *in,
+                            int32_t n_in, dfg_type *out, int32_t n_out)
+{
+    (void)a, (void)n_in, (void)n_out;
+    const dfg_type *x = &in[0], *y = &in[1];
+    dfg_status st = dfg_shape_same_dtype(in, 0, 1);
+    if (st != DFG_OK)
+        return st;
+    if (x->rank < 1 || y->rank < 1)
+        return dfg_error(DFG_ERR_SHAPE,
+                         "matmul needs operands of rank >= 1, got ranks %d "
+                         "and %d", (int)x->rank, (int)y->rank);
+    /* A 1-D operand is a row (left) or a column (right) whose dim is
+     * dropped from the result, as numpy does. */
+    int64_t k_x = x->shape[x->rank - 1];
+    int64_t k_y = y->rank == 1 ? y->shape[0] : y->shape[y->rank - 2];
+    if (k_x != k_y)
+        return dfg_error(DFG_ERR_SHAPE,
+                         "inner dims differ: input 0 has %lld columns, input "
+                         "1 has %lld rows", (long long)k_x, (long long)k_y);
+    int32_t batch_x = x->rank > 2 ? x->rank - 2 : 0;
+    int32_t batch_y = y->rank > 2 ? y->rank - 2 : 0;
+    st = dfg_shape_broadcast(batch_x, x->shape, batch_y, y->shape, &out[0]);
+    if (st != DFG_OK)
+        return dfg_error_prefix(st, "batch dims");
+    if (x->rank >= 2)
+        out[0].shape[out[0].rank++] = x->shape[x->rank - 2];
+    if (y->rank >= 2)
+        out[0].shape[out[0].rank++] = y->shape[y->rank - 1];
+    out[0].dtype = x->dtype;
+    return dfg_shape_check_size(&out[0]);
+}
+
+dfg_status dfg_shape_gemm(const dfg_attrs *a, const dfg_type *in,
+                          int32_t n_in, dfg_type *out, int32_t n_out)
+{
+    (void)n_out;
+    dfg_status st = dfg_shape_rank(in, 0, 2);
+    if (st == DFG_OK)
+        st = dfg_shape_rank(in, 1, 2);
+    if (st == DFG_OK)
+        st = dfg_shape_same_dtype(in, 0, 1);
+    if (st != DFG_OK)
+        return st;
+    int64_t m = in[0].shape[a->trans_a ? 1 : 0];
+    int64_t k = in[0].shape[a->trans_a ? 0 : 1];
+    int64_t k_b = in[1].shape[a->trans_b ? 1 : 0];
+    int64_t n = in[1].shape[a->trans_b ? 0 : 1];
+    if (k != k_b)
+        return dfg_error(DFG_ERR_SHAPE,
+                         "inner dims differ: A gives K = %lld, B gives K = "
+                         "%lld (trans_a = %d, trans_b = %d)", (long long)k,
+                         (long long)k_b, (int)a->trans_a, (int)a->trans_b);
+    out[0].dtype = in[0].dtype;
+    out[0].rank = 2;
+    out[0].shape[0] = m;
+    out[0].shape[1] = n;
+    const dfg_type *c = n_in > 2 ? &in[2] : NULL;
+    if (c && c->rank >= 0) {
+        if ((st = dfg_shape_same_dtype(in, 0, 2)) != DFG_OK)
+            return st;
+        /* C must broadcast to [M, N] without changing it: its dims,
+         * aligned on the right, are 1 or equal to M and N. */
+        int ok = c->rank <= 2;
+        for (int32_t i = 0; ok && i < c->rank; i++) {
+            int64_t dim = c->shape[c->rank - 1 - i];
+            ok = dim == 1 || dim == out[0].shape[1 - i];
+        }
+        if (!ok)
+            return dfg_error(DFG_ERR_SHAPE,
+                             "input 2 (C) of shape %s does not broadcast to "
+                             "[M,N] = [%lld,%lld]",
+                             dfg_dims_format(c->rank, c->shape).text,
+                             (long long)m, (long long)n);
+    }
+    return dfg_shape_check_size(&out[0]);
+}
+
+/* Output size of a sliding window along one axis; ceil_mode as ONNX and
+ * PyTorch: the last window must start inside the input or the low pad. */
+static dfg_status window_extent(const char *axis, int64_t size, int64_t pad_lo,
+                                int64_t pad_hi, int64_t kernel, int64_t stride,
+                                int64_t dilation, int ceil_mode, int64_t *out)
+{
+    int64_t padded, reach;
+    if (dfg_add_dims(size, pad_lo, &padded) != 0 ||
+        dfg_add_dims(padded, pad_hi, &padded) != 0 ||
+        dfg_mul_checked(kernel - 1, dilation, &reach) != 0)
+        return dfg_error(DFG_ERR_OVERFLOW,
+                         "%s: padded size or dilated kernel overflows", axis);
+    if (reach + 1 > padded)
+        return dfg_error(DFG_ERR_SHAPE,
+                         "%s: padded input size %lld (%lld + pads %lld, %lld) "
+                         "is smaller than the dilated kernel %lld",
+                         axis, (long long)padded, (long long)size,
+                         (long long)pad_lo, (long long)pad_hi,
+                         (long long)reach + 1);
+    int64_t span = padded - reach - 1;
+    int64_t n = span / stride + 1;
+    if (ceil_mode && span % stride != 0) {
+        n++;
+        if ((n - 1) * stride >= size + pad_lo)
+            n--;
+    }
+    *out = n;
+    return DFG_OK;
+}
+
+/* Checks strides, dilations and the four pads, then writes the spatial
+ * output dims of an NCHW window op. */
+static dfg_status window_output(const dfg_attrs *a, const int64_t kernel[2],
+                                int ceil_mode, const dfg_type *x,
+                                dfg_type *out)
+{
+    static const char *const axis_names[2] = {"height", "width"};
+    for (int i = 0; i < 2; i++) {
+        if (a->strides[i] <= 0 || a->dilations[i] <= 0)
+            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                             "strides (%d,%d) and dilations (%d,%d) must be "
+                             "positive", (int)a->strides[0],
+                             (int)a->strides[1], (int)a->dilations[0],
+                             (int)a->dilations[1]);
+        if (kernel[i] <= 0)
+            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                             "kernel (%lld,%lld) must be positive",
+                             (long long)kernel[0], (long long)kernel[1]);
+    }
+    for (int i = 0; i < 4; i++)
+        if (a->pads[i] < 0)
+            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                             "pads (%lld,%lld,%lld,%lld) must not be negative",
+                             (long long)a->pads[0], (long long)a->pads[1],
+                             (long long)a->pads[2], (long long)a->pads[3]);
+    for (int i = 0; i < 2; i++) {
+        dfg_status st = window_extent(axis_names[i], x->shape[2 + i],
+                                      a->pads[i], a->pads[2 + i], kernel[i],
+                                      a->strides[i], a->dilations[i],
+                                      ceil_mode, &out->shape[2 + i]);
+        if (st != DFG_OK)
+            return st;
+    }
+    out->rank = 4;
+    out->dtype = x->dtype;
+    return DFG_OK;
+}
+
+dfg_status dfg_shape_conv2d(const dfg_attrs *a, const dfg_type *in,
+                            int32_t n_in, dfg_type *out, int32_t n_out)
+{
+    (void)n_out;
+    dfg_status st = dfg_shape_rank(in, 0, 4);
+    if (st == DFG_OK)
+        st = dfg_shape_rank(in, 1, 4);
+    if (st == DFG_OK)
+        st = dfg_shape_same_dtype(in, 0, 1);
+    if (st != DFG_OK)
+        return st;
+    int64_t c = in[0].shape[1], m = in[1].shape[0];
+    if (a->group <= 0 || c % a->group != 0 || m % a->group != 0)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "group = %d must be positive and divide both the "
+                         "input channels C = %lld and the output channels "
+                         "M = %lld", (int)a->group, (long long)c, (long long)m);
+    if (in[1].shape[1] != c / a->group)
+        return dfg_error(DFG_ERR_SHAPE,
+                         "input 1 has %lld channels per group, expected %lld "
+                         "(C=%lld, group=%d)", (long long)in[1].shape[1],
+                         (long long)(c / a->group), (long long)c,
+                         (int)a->group);
+    if (n_in > 2 && in[2].rank >= 0) {
+        if ((st = dfg_shape_same_dtype(in, 0, 2)) != DFG_OK)
+            return st;
+        if (in[2].rank != 1 || in[2].shape[0] != m)
+            return dfg_error(DFG_ERR_SHAPE,
+                             "input 2 (bias) has shape %s, expected [%lld]",
+                             dfg_dims_format(in[2].rank, in[2].shape).text,
+                             (long long)m);
+    }
+    out[0].shape[0] = in[0].shape[0];
+    out[0].shape[1] = m;
+    const int64_t kernel[2] = {in[1].shape[2], in[1].shape[3]};
+    st = window_output(a, kernel, 0, &in[0], &out[0]);
+    return st == DFG_OK ? dfg_shape_check_size(&out[0]) : st;
+}
+
+dfg_status dfg_shape_pool(const dfg_attrs *a, const dfg_type *in,
+                          int32_t n_in, dfg_type *out, int32_t n_out)
+{
+    (void)n_in, (void)n_out;
+    dfg_status st = dfg_shape_rank(in, 0, 4);
+    if (st != DFG_OK)
+        return st;
+    out[0].shape[0] = in[0].shape[0];
+    out[0].shape[1] = in[0].shape[1];
+    const int64_t kernel[2] = {a->kernel[0], a->kernel[1]};
+    return window_output(a, kernel, a->ceil_mode != 0, &in[0], &out[0]);
+}
+
+dfg_status dfg_shape_global_pool(const dfg_attrs *a, const dfg_type *in,
+                                 int32_t n_in, dfg_type *out, int32_t n_out)
+{
+    (void)a, (void)n_in, (void)n_out;
+    if (in[0].rank < 3)
+        return dfg_error(DFG_ERR_SHAPE,
+                         "input 0 has rank %d, expected [N,C,spatial...] of "
+                         "rank >= 3", (int)in[0].rank);
+    out[0] = in[0];
+    for (int32_t i = 2; i < in[0].rank; i++)
+        out[0].shape[i] = 1;
+    return DFG_OK;
+}
+
+/* DFG_ERR_SHAPE/DTYPE unless in[i] has in[0]'s dtype and exactly the dims
+ * dims[0..rank). */
+static dfg_status expect_param(const dfg_type *in, int32_t i, const char *what,
+                               int32_t rank, const int64_t *dims)
+{
+    dfg_status st = dfg_shape_same_dtype(in, 0, i);
+    if (st != DFG_OK)
+        return st;
+    dfg_type want = {in[0].dtype, rank, {0}};
+    for (int32_t d = 0; d < rank; d++)
+        want.shape[d] = dims[d];
+    if (!dfg_type_equal(&in[i], &want))
+        return dfg_error(DFG_ERR_SHAPE, "input %d (%s) has shape %s, expected %s",
+                         (int)i, what,
+                         dfg_dims_format(in[i].rank, in[i].shape).text,
+                         dfg_dims_format(rank, dims).text);
+    return DFG_OK;
+}
+
+dfg_status dfg_shape_batch_norm(const dfg_attrs *a, const dfg_type *in,
+                                int32_t n_in, dfg_type *out, int32_t n_out)
+{
+    (void)a, (void)n_in, (void)n_out;
+    static const char *const names[5] = {"x", "scale", "bias", "mean",
+                                         "variance"};
+    if (in[0].rank < 2)
+        return dfg_error(DFG_ERR_SHAPE,
+                         "input 0 has rank %d, expected [N,C,...] of rank >= 2",
+                         (int)in[0].rank);
+    for (int32_t i = 1; i < 5; i++) {
+        dfg_status st = expect_param(in, i, names[i], 1, &in[0].shape[1]);
+        if (st != DFG_OK)
+            return st;
+    }
+    out[0] = in[0];
+    return DFG_OK;
+}
+
+dfg_status dfg_shape_layer_norm(const dfg_attrs *a, const dfg_type *in,
+                                int32_t n_in, dfg_type *out, int32_t n_out)
+{
+    (void)n_out;
+    int32_t axis;
+    dfg_status st = dfg_shape_axis(a->axis, in[0].rank, "axis", &axis);
+    if (st != DFG_OK)
+        return st;
+    const int64_t *normalized = &in[0].shape[axis];
+    int32_t rank = in[0].rank - axis;
+    st = expect_param(in, 1, "scale", rank, normalized);
+    if (st == DFG_OK && n_in > 2 && in[2].rank >= 0)
+        st = expect_param(in, 2, "bias", rank, normalized);
+    out[0] = in[0];
+    return st;
+}
+
+dfg_status dfg_shape_axis_same(const dfg_attrs *a, const dfg_type *in,
+                               int32_t n_in, dfg_type *out, int32_t n_out)
+{
+    (void)n_in, (void)n_out;
+    int32_t axis;
+    out[0] = in[0];
+    return dfg_shape_axis(a->axis, in[0].rank, "axis", &axis);
+}
