@@ -1,0 +1,85 @@
+/* Conv2d geometry and the im2col chunk size (see conv_geometry.h). */
+#include "conv_geometry.h"
+
+#include "error.h"
+
+static dfg_status check_rank4(const char *what, const dfg_type *t)
+{
+    if (t->rank != 4)
+        return dfg_error(DFG_ERR_SHAPE, "conv2d %s has rank %d, expected 4",
+                         what, (int)t->rank);
+    for (int32_t d = 0; d < 4; d++)
+        if (t->shape[d] < 0)
+            return dfg_error(DFG_ERR_SHAPE, "conv2d %s has a negative dim",
+                             what);
+    return DFG_OK;
+}
+
+dfg_status dfg_conv_geometry_make(const dfg_attrs *attrs, const dfg_type *x,
+                                  const dfg_type *w, const dfg_type *y,
+                                  dfg_conv_geometry *g)
+{
+    dfg_status st = check_rank4("input 0 (x)", x);
+    if (st == DFG_OK)
+        st = check_rank4("input 1 (weights)", w);
+    if (st == DFG_OK)
+        st = check_rank4("output", y);
+    if (st != DFG_OK)
+        return st;
+    *g = (dfg_conv_geometry){
+        .batch = x->shape[0], .in_channels = x->shape[1],
+        .in_h = x->shape[2], .in_w = x->shape[3],
+        .out_channels = w->shape[0],
+        .kernel_h = w->shape[2], .kernel_w = w->shape[3],
+        .out_h = y->shape[2], .out_w = y->shape[3],
+        .group = attrs->group,
+        .stride = {attrs->strides[0], attrs->strides[1]},
+        .dilation = {attrs->dilations[0], attrs->dilations[1]},
+        .pad_top = attrs->pads[0], .pad_left = attrs->pads[1],
+    };
+    if (g->group <= 0 || g->in_channels % g->group != 0 ||
+        g->out_channels % g->group != 0 ||
+        w->shape[1] != g->in_channels / g->group ||
+        y->shape[0] != g->batch || y->shape[1] != g->out_channels)
+        return dfg_error(DFG_ERR_SHAPE,
+                         "conv2d operands do not fit: x [%lld,%lld,...], "
+                         "weights [%lld,%lld,...], y [%lld,%lld,...], "
+                         "group %lld", (long long)g->batch,
+                         (long long)g->in_channels, (long long)w->shape[0],
+                         (long long)w->shape[1], (long long)y->shape[0],
+                         (long long)y->shape[1], (long long)g->group);
+    for (int i = 0; i < 2; i++)
+        if (g->stride[i] <= 0 || g->dilation[i] <= 0)
+            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                             "conv2d strides and dilations must be positive");
+    if (g->pad_top < 0 || g->pad_left < 0 || attrs->pads[2] < 0 ||
+        attrs->pads[3] < 0)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "conv2d pads must not be negative");
+    g->channels_per_group = g->in_channels / g->group;
+    g->filters_per_group = g->out_channels / g->group;
+    int64_t taps;
+    if (dfg_mul_checked(g->kernel_h, g->kernel_w, &taps) != 0 ||
+        dfg_mul_checked(taps, g->channels_per_group, &g->k) != 0 ||
+        dfg_mul_checked(g->out_h, g->out_w, &g->pixels) != 0)
+        return dfg_error(DFG_ERR_OVERFLOW, "conv2d im2col size overflows");
+    g->direct = g->kernel_h == 1 && g->kernel_w == 1 && g->stride[0] == 1 &&
+                g->stride[1] == 1 && g->pad_top == 0 && g->pad_left == 0 &&
+                attrs->pads[2] == 0 && attrs->pads[3] == 0;
+    int64_t budget_columns =
+        DFG_CONV_IM2COL_BUDGET_BYTES / (int64_t)sizeof(float) /
+        (g->k > 0 ? g->k : 1);
+    g->chunk = budget_columns < 1 ? 1 : budget_columns;
+    if (g->chunk > g->pixels)
+        g->chunk = g->pixels > 0 ? g->pixels : 1;
+    return DFG_OK;
+}
+
+int64_t dfg_conv_workspace_bytes(const dfg_conv_geometry *g)
+{
+    if (g->direct)
+        return 0;
+    /* k * chunk <= max(budget, k) floats, and k <= DFG_MAX_ELEMENTS: no
+     * overflow. */
+    return g->k * g->chunk * (int64_t)sizeof(float);
+}

@@ -1,0 +1,57 @@
+/* Conv2d geometry and im2col chunking policy, shared by the compiler (the
+ * workspace rule sizes the step's scratch tensor from it) and by every
+ * backend (the kernels walk the same chunks), so that the bytes planned and
+ * the bytes used can never disagree.
+ *
+ * Why chunks: a full im2col matrix has C/group*kh*kw rows and one column per
+ * output pixel. For a 3x3 conv over a 56x56x256 activation that is 9x the
+ * activation itself, larger than any tensor of the model, and it would set
+ * the arena's peak. Splitting the output pixels into chunks bounds the
+ * scratch by DFG_CONV_IM2COL_BUDGET_BYTES whatever the model; GEMM
+ * efficiency is barely affected as long as a chunk keeps a few hundred
+ * columns, which 1 MiB gives for every K up to a few thousand. A 1x1
+ * convolution with stride 1 and no padding is already a GEMM on the input
+ * (its im2col matrix is the input), so it needs no scratch at all. */
+#ifndef DFG_CONV_GEOMETRY_H
+#define DFG_CONV_GEOMETRY_H
+
+#include <stdint.h>
+#include "dfg/attrs.h"
+#include "dfg/status.h"
+#include "tensor_type.h"
+
+/* Upper bound of the im2col chunk (f32), unless a single column (K floats)
+ * is larger: one column is the least a chunk can hold. */
+#define DFG_CONV_IM2COL_BUDGET_BYTES ((int64_t)1 << 20)
+
+typedef struct dfg_conv_geometry {
+    int64_t batch;                  /* N */
+    int64_t in_channels;            /* C */
+    int64_t in_h, in_w;
+    int64_t out_channels;           /* M */
+    int64_t kernel_h, kernel_w;
+    int64_t out_h, out_w;
+    int64_t group;
+    int64_t stride[2], dilation[2]; /* height, width */
+    int64_t pad_top, pad_left;      /* the bottom/right pads only shape out_h/w */
+    int64_t channels_per_group;     /* C / group */
+    int64_t filters_per_group;      /* M / group */
+    int64_t k;                      /* rows of im2col: C/group * kh * kw */
+    int64_t pixels;                 /* out_h * out_w, per image */
+    int direct;                     /* GEMM straight on the input, no im2col */
+    int64_t chunk;                  /* output pixels per im2col chunk (>= 1) */
+} dfg_conv_geometry;
+
+/* Fills *g from the conv2d attributes and the types of x [N,C,H,W], the
+ * weights [M,C/group,kh,kw] and y [N,M,OH,OW] (as the shape rule made it).
+ * DFG_ERR_SHAPE / _INVALID_ARGUMENT / _OVERFLOW with a message if they do
+ * not fit together. */
+dfg_status dfg_conv_geometry_make(const dfg_attrs *attrs, const dfg_type *x,
+                                  const dfg_type *w, const dfg_type *y,
+                                  dfg_conv_geometry *g);
+
+/* Bytes of the im2col chunk buffer: 0 for a direct conv, else
+ * k * chunk * sizeof(float). */
+int64_t dfg_conv_workspace_bytes(const dfg_conv_geometry *g);
+
+#endif

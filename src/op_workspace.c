@@ -1,0 +1,17 @@
+/* Workspace rules of the op table: the bytes of per-step scratch an op
+ * needs, planned as a tensor living for that one step. */
+#include "conv_geometry.h"
+#include "op_table.h"
+
+/* -1 when the operands do not describe a valid conv (the shape rule has
+ * rejected them already; the message is set). */
+int64_t dfg_workspace_conv2d(const dfg_attrs *attrs, const dfg_type *in,
+                             int32_t n_in, const dfg_type *out, int32_t n_out)
+{
+    if (n_in < 2 || n_out < 1)
+        return -1;
+    dfg_conv_geometry g;
+    if (dfg_conv_geometry_make(attrs, &in[0], &in[1], &out[0], &g) != DFG_OK)
+        return -1;
+    return dfg_conv_workspace_bytes(&g);
+}
