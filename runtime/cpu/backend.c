@@ -1,0 +1,128 @@
+/* The CPU backend: regions are host memory from the session's allocator,
+ * and each step calls the kernel that runtime/cpu/kernel_table.c names for
+ * its op. Kernels are looked up once, in prepare(), so a run is a plain
+ * loop of indirect calls. */
+#include <string.h>
+#include "../backend.h"
+#include "error.h"
+#include "memory.h"
+
+struct dfg_backend_context {
+    dfg_allocator allocator;
+    const dfg_step_args *steps;
+    int32_t n_steps;
+    dfg_cpu_kernel *kernels; /* n_steps of them, parallel to steps */
+};
+
+static int cpu_available(void) { return 1; }
+
+static int cpu_supports_op(dfg_op op) { return dfg_cpu_kernel_for(op) != NULL; }
+
+static dfg_status cpu_create(const dfg_allocator *allocator,
+                             dfg_backend_context **out)
+{
+    dfg_allocator a = dfg_allocator_or_default(allocator);
+    dfg_backend_context *context = dfg_calloc(&a, 1, sizeof *context);
+    if (!context)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                         "cpu backend: out of memory for the session state");
+    context->allocator = a;
+    *out = context;
+    return DFG_OK;
+}
+
+static dfg_status cpu_alloc_region(dfg_backend_context *context, size_t bytes,
+                                   void **out)
+{
+    /* dfg_alloc aligns to 64 bytes, which every kernel's vector loads and
+     * every planned offset (a multiple of the plan's alignment) rely on. */
+    void *region = dfg_alloc(&context->allocator, bytes);
+    if (!region)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                         "cpu backend: cannot allocate a region of %zu bytes",
+                         bytes);
+    *out = region;
+    return DFG_OK;
+}
+
+static void cpu_free_region(dfg_backend_context *context, void *region)
+{
+    dfg_free(&context->allocator, region);
+}
+
+static dfg_status cpu_copy(dfg_backend_context *context, void *dst,
+                           const void *src, size_t bytes)
+{
+    (void)context;
+    if (bytes)
+        memcpy(dst, src, bytes);
+    return DFG_OK;
+}
+
+static dfg_status cpu_prepare(dfg_backend_context *context,
+                              const dfg_step_args *steps, int32_t n_steps)
+{
+    dfg_cpu_kernel *kernels =
+        dfg_calloc(&context->allocator, (size_t)n_steps + 1, sizeof *kernels);
+    if (!kernels)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                         "cpu backend: out of memory for %d kernels",
+                         (int)n_steps);
+    for (int32_t i = 0; i < n_steps; i++) {
+        kernels[i] = dfg_cpu_kernel_for(steps[i].op);
+        if (!kernels[i]) {
+            dfg_free(&context->allocator, kernels);
+            return dfg_error(DFG_ERR_UNSUPPORTED,
+                             "cpu backend: no kernel for op '%s'",
+                             dfg_op_get(steps[i].op)->name);
+        }
+    }
+    dfg_free(&context->allocator, context->kernels);
+    context->kernels = kernels;
+    context->steps = steps;
+    context->n_steps = n_steps;
+    return DFG_OK;
+}
+
+static dfg_status cpu_run_all(dfg_backend_context *context,
+                              int32_t *failed_step)
+{
+    for (int32_t i = 0; i < context->n_steps; i++) {
+        dfg_status status = context->kernels[i](&context->steps[i]);
+        if (status != DFG_OK) {
+            *failed_step = i;
+            return status;
+        }
+    }
+    return DFG_OK;
+}
+
+static dfg_status cpu_synchronize(dfg_backend_context *context)
+{
+    (void)context;
+    return DFG_OK;
+}
+
+static void cpu_destroy(dfg_backend_context *context)
+{
+    if (!context)
+        return;
+    dfg_allocator a = context->allocator;
+    dfg_free(&a, context->kernels);
+    dfg_free(&a, context);
+}
+
+const dfg_backend dfg_cpu_backend = {
+    .name = DFG_CPU_BACKEND_NAME,
+    .available = cpu_available,
+    .supports_op = cpu_supports_op,
+    .create = cpu_create,
+    .alloc_region = cpu_alloc_region,
+    .free_region = cpu_free_region,
+    .upload = cpu_copy,
+    .download = cpu_copy,
+    .prepare = cpu_prepare,
+    .run_all = cpu_run_all,
+    .synchronize = cpu_synchronize,
+    .destroy = cpu_destroy,
+};

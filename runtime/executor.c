@@ -1,0 +1,278 @@
+/* Sessions: a program bound to a backend.
+ *
+ * Everything a run needs is resolved here, once: the arena and the weights
+ * region (one backend allocation each, the weights uploaded once), and one
+ * block holding every step's argument struct, operand types and operand
+ * addresses (region base + planned offset). dfg_session_run is then a copy
+ * in, one backend call that loops over the prepared steps, and a copy out:
+ * no lookups, no allocation. */
+#include <string.h>
+#include "backend.h"
+#include "error.h"
+#include "memory.h"
+#include "program.h"
+
+struct dfg_session {
+    const dfg_program *program;
+    const dfg_backend *backend;
+    dfg_allocator allocator;
+    dfg_backend_context *context;
+    void *regions[DFG_REGION_COUNT];
+    /* One allocation: steps[n_steps], then their types, their operand
+     * pointers and the program step each came from (for messages). */
+    void *block;
+    dfg_step_args *steps;
+    int32_t n_steps;
+    int32_t *program_step;
+};
+
+static void *tensor_address(const dfg_session *s, int32_t tensor)
+{
+    const dfg_program_tensor *t = &s->program->tensors[tensor];
+    /* Plain address arithmetic: the region may be device memory and is
+     * never dereferenced here. */
+    return (char *)s->regions[t->region] + t->offset;
+}
+
+/* A view step (reshape, squeeze, a contiguous slice, ...) whose output the
+ * plan placed inside its input's bytes has nothing left to do. */
+static int step_is_planned_view(const dfg_program *p, const dfg_program_step *st)
+{
+    dfg_alias_kind alias = dfg_op_get(st->op)->alias;
+    if (alias != DFG_ALIAS_VIEW && alias != DFG_ALIAS_VIEW_IF_CONTIGUOUS)
+        return 0;
+    if (st->n_inputs < 1 || st->inputs[0] < 0 || st->n_outputs != 1)
+        return 0;
+    const dfg_program_tensor *in = &p->tensors[st->inputs[0]];
+    const dfg_program_tensor *out = &p->tensors[st->outputs[0]];
+    return in->region == out->region && out->offset >= in->offset &&
+           out->offset + out->bytes <= in->offset + in->bytes;
+}
+
+static dfg_status check_backend_supports(const dfg_program *p,
+                                         const dfg_backend *backend)
+{
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        const dfg_program_step *st = &p->steps[i];
+        if (!backend->supports_op(st->op))
+            return dfg_error(DFG_ERR_UNSUPPORTED,
+                             "step %d '%s': op '%s' is not supported by the "
+                             "'%s' backend",
+                             (int)i, st->name, dfg_op_get(st->op)->name,
+                             backend->name);
+    }
+    return DFG_OK;
+}
+
+/* Lays out and fills the argument block for the steps that run. */
+static dfg_status build_step_block(dfg_session *s)
+{
+    const dfg_program *p = s->program;
+    size_t n_run = 0, n_operands = 0;
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        if (step_is_planned_view(p, &p->steps[i]))
+            continue;
+        n_run++;
+        n_operands += (size_t)p->steps[i].n_inputs + (size_t)p->steps[i].n_outputs;
+    }
+    /* Each part's element size is a multiple of the next one's alignment,
+     * so the parts follow each other without padding. */
+    size_t args_bytes = n_run * sizeof(dfg_step_args);
+    size_t types_bytes = n_operands * sizeof(dfg_type);
+    size_t pointers_bytes = n_operands * sizeof(void *);
+    size_t index_bytes = n_run * sizeof(int32_t);
+    s->block = dfg_alloc(&s->allocator,
+                         args_bytes + types_bytes + pointers_bytes + index_bytes);
+    if (!s->block)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                         "out of memory for the arguments of %zu steps", n_run);
+    char *base = s->block;
+    s->steps = (dfg_step_args *)base;
+    dfg_type *types = (dfg_type *)(base + args_bytes);
+    void **pointers = (void **)(base + args_bytes + types_bytes);
+    s->program_step = (int32_t *)(base + args_bytes + types_bytes + pointers_bytes);
+    s->n_steps = (int32_t)n_run;
+
+    int32_t k = 0;
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        const dfg_program_step *st = &p->steps[i];
+        if (step_is_planned_view(p, st))
+            continue;
+        dfg_type *in_types = types, *out_types = types + st->n_inputs;
+        void **in = pointers, **out = pointers + st->n_inputs;
+        types += st->n_inputs + st->n_outputs;
+        pointers += st->n_inputs + st->n_outputs;
+        for (int32_t j = 0; j < st->n_inputs; j++) {
+            int32_t t = st->inputs[j];
+            if (t < 0) {
+                memset(&in_types[j], 0, sizeof in_types[j]);
+                in_types[j].rank = -1;
+                in[j] = NULL;
+            } else {
+                in_types[j] = p->tensors[t].type;
+                in[j] = tensor_address(s, t);
+            }
+        }
+        for (int32_t j = 0; j < st->n_outputs; j++) {
+            out_types[j] = p->tensors[st->outputs[j]].type;
+            out[j] = tensor_address(s, st->outputs[j]);
+        }
+        s->steps[k] = (dfg_step_args){
+            .op = st->op,
+            .attrs = &st->attrs,
+            .n_inputs = st->n_inputs,
+            .in_types = in_types,
+            .in = (const void *const *)in,
+            .n_outputs = st->n_outputs,
+            .out_types = out_types,
+            .out = out,
+            .workspace = st->workspace >= 0 ? tensor_address(s, st->workspace) : NULL,
+            .workspace_bytes = st->workspace >= 0 ? p->tensors[st->workspace].bytes : 0,
+        };
+        s->program_step[k] = i;
+        k++;
+    }
+    return DFG_OK;
+}
+
+static dfg_status allocate_regions(dfg_session *s)
+{
+    const dfg_program *p = s->program;
+    for (int r = 0; r < DFG_REGION_COUNT; r++) {
+        dfg_status status = s->backend->alloc_region(
+            s->context, (size_t)p->region_bytes[r], &s->regions[r]);
+        if (status != DFG_OK)
+            return dfg_error_prefix(status, "%s region of %lld bytes",
+                                    r == DFG_REGION_ARENA ? "arena" : "weights",
+                                    (long long)p->region_bytes[r]);
+    }
+    return s->backend->upload(s->context, s->regions[DFG_REGION_WEIGHTS],
+                              p->weights,
+                              (size_t)p->region_bytes[DFG_REGION_WEIGHTS]);
+}
+
+dfg_status dfg_session_create(const dfg_program *program,
+                              const dfg_backend *backend,
+                              const dfg_allocator *allocator,
+                              dfg_session **out)
+{
+    if (!program || !backend || !out)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_session_create: program, backend and out must "
+                         "not be NULL");
+    *out = NULL;
+    if (!backend->available())
+        return dfg_error(DFG_ERR_DEVICE,
+                         "the '%s' backend has no device on this machine",
+                         backend->name);
+    dfg_status status = check_backend_supports(program, backend);
+    if (status != DFG_OK)
+        return status;
+
+    dfg_allocator a = dfg_allocator_or_default(allocator);
+    dfg_session *s = dfg_calloc(&a, 1, sizeof *s);
+    if (!s)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "out of memory for a session");
+    s->program = program;
+    s->backend = backend;
+    s->allocator = a;
+    status = backend->create(&s->allocator, &s->context);
+    if (status == DFG_OK)
+        status = allocate_regions(s);
+    if (status == DFG_OK)
+        status = build_step_block(s);
+    if (status == DFG_OK)
+        status = backend->prepare(s->context, s->steps, s->n_steps);
+    if (status != DFG_OK) {
+        dfg_session_destroy(s);
+        return dfg_error_prefix(status, "dfg_session_create (%s backend)",
+                                backend->name);
+    }
+    *out = s;
+    return DFG_OK;
+}
+
+void dfg_session_destroy(dfg_session *s)
+{
+    if (!s)
+        return;
+    if (s->context) {
+        s->backend->synchronize(s->context);
+        for (int r = 0; r < DFG_REGION_COUNT; r++)
+            if (s->regions[r])
+                s->backend->free_region(s->context, s->regions[r]);
+        s->backend->destroy(s->context);
+    }
+    dfg_allocator a = s->allocator;
+    dfg_free(&a, s->block);
+    dfg_free(&a, s);
+}
+
+dfg_status dfg_session_run(dfg_session *s, const void *const *inputs,
+                           void *const *outputs)
+{
+    if (!s)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_session_run: session is NULL");
+    const dfg_program *p = s->program;
+    dfg_status status = DFG_OK;
+    for (int32_t i = 0; inputs && i < p->n_inputs && status == DFG_OK; i++) {
+        if (!inputs[i])
+            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                             "dfg_session_run: input %d ('%s') is NULL",
+                             (int)i, p->tensors[p->inputs[i]].name);
+        status = s->backend->upload(s->context, tensor_address(s, p->inputs[i]),
+                                    inputs[i],
+                                    (size_t)p->tensors[p->inputs[i]].bytes);
+    }
+    int32_t failed = 0;
+    if (status == DFG_OK) {
+        status = s->backend->run_all(s->context, &failed);
+        if (status != DFG_OK) {
+            const dfg_program_step *st = &p->steps[s->program_step[failed]];
+            return dfg_error_prefix(status, "step %d '%s' (%s)",
+                                    (int)s->program_step[failed], st->name,
+                                    dfg_op_get(st->op)->name);
+        }
+    }
+    if (status == DFG_OK)
+        status = s->backend->synchronize(s->context);
+    for (int32_t i = 0; outputs && i < p->n_outputs && status == DFG_OK; i++) {
+        if (!outputs[i])
+            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                             "dfg_session_run: output %d ('%s') is NULL",
+                             (int)i, p->tensors[p->outputs[i]].name);
+        status = s->backend->download(s->context, outputs[i],
+                                      tensor_address(s, p->outputs[i]),
+                                      (size_t)p->tensors[p->outputs[i]].bytes);
+    }
+    return status;
+}
+
+static dfg_status io_buffer(dfg_session *s, int32_t index, int is_input,
+                            void **out)
+{
+    const char *what = is_input ? "input" : "output";
+    if (!s || !out)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_session_%s_buffer: session and out must not be "
+                         "NULL", what);
+    int32_t count = is_input ? s->program->n_inputs : s->program->n_outputs;
+    if (index < 0 || index >= count)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_session_%s_buffer: no %s %d (the program has %d)",
+                         what, what, (int)index, (int)count);
+    const int32_t *tensors = is_input ? s->program->inputs : s->program->outputs;
+    *out = tensor_address(s, tensors[index]);
+    return DFG_OK;
+}
+
+dfg_status dfg_session_input_buffer(dfg_session *s, int32_t index, void **out)
+{
+    return io_buffer(s, index, 1, out);
+}
+
+dfg_status dfg_session_output_buffer(dfg_session *s, int32_t index, void **out)
+{
+    return io_buffer(s, index, 0, out);
+}
