@@ -281,16 +281,16 @@ dfg_status dfg_graph_output(dfg_graph *graph, dfg_value value, const char *name)
     return DFG_OK;
 }
 
-dfg_status dfg_ir_value_info(const dfg_graph *graph, dfg_value value,
+dfg_status dfg_graph_value_info(const dfg_graph *graph, dfg_value value,
                                 dfg_tensor_info *out)
 {
     if (!graph || !out)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "dfg_ir_value_info: graph or out is NULL");
+                         "dfg_graph_value_info: graph or out is NULL");
     int32_t index = dfg_graph_index(graph, value);
     if (index < 0)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "dfg_ir_value_info: value does not belong to this graph");
+                         "dfg_graph_value_info: value does not belong to this graph");
     const dfg_ir_value *v = &graph->values[index];
     out->name = v->name;
     out->dtype = v->type.dtype;

@@ -5,8 +5,10 @@
 
 #include "dfg/allocator.h"
 #include "dfg/attrs.h"
+#include "dfg/builder.h"
 #include "dfg/dtype.h"
 #include "dfg/graph.h"
+#include "dfg/onnx.h"
 #include "dfg/program.h"
 #include "dfg/report.h"
 #include "dfg/session.h"
