@@ -1,0 +1,75 @@
+/* The ONNX front end: an ONNX model (opsets 7 to 17) becomes a dfg graph.
+ *
+ * Initializers become weights. Subgraphs that compute on constants only
+ * (Shape, Gather, Concat, Unsqueeze, ConstantOfShape, Range, ... as the
+ * exporters emit to build a Reshape's shape) are evaluated while importing,
+ * so that their results can fill attributes. Symbolic dimensions (ONNX
+ * dim_param) take their values from the bindings in the options; one left
+ * unresolved is an error that names it and the input it belongs to. An
+ * unsupported op type makes the import fail with one message listing every
+ * unsupported op type with the name of a node using it.
+ *
+ * The graph returned is owned by the caller (dfg_graph_destroy). Nothing
+ * the options point to is kept after the call returns. */
+#ifndef DFG_ONNX_H
+#define DFG_ONNX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "dfg/allocator.h"
+#include "dfg/attrs.h"
+#include "dfg/graph.h"
+#include "dfg/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A value for symbolic dimensions. With rank >= 0, name is a graph input
+ * and shape[0..rank) its full shape ("input:1x3x224x224"): each symbolic
+ * dim of that input takes the value at its position, and fixed dims must
+ * agree. With rank == -1, name is a dim_param and shape[0] its value
+ * everywhere it appears ("batch=8"). */
+typedef struct dfg_onnx_binding {
+    const char *name;
+    int32_t rank;
+    int64_t shape[DFG_MAX_RANK];
+} dfg_onnx_binding;
+
+typedef struct dfg_onnx_options {
+    const dfg_onnx_binding *bindings; /* n_bindings of them, may be NULL */
+    int32_t n_bindings;
+    /* Directory against which external data locations are resolved: NULL
+     * means the model file's directory (dfg_onnx_import_file) or refusing
+     * external data (dfg_onnx_import_memory). A location must stay inside
+     * this directory. */
+    const char *external_data_dir;
+    /* Upper bound on the model file's size in bytes (default 4 GiB - 1,
+     * protobuf's own limit is 2 GiB). */
+    uint64_t max_model_bytes;
+} dfg_onnx_options;
+
+void dfg_onnx_options_init(dfg_onnx_options *options);
+
+/* Parses one binding as written on a command line: "NAME:1x3x224x224" (an
+ * input's shape) or "NAME=8" (a dim_param's value). name_buf (of
+ * name_size bytes) receives the name and out->name points to it. */
+dfg_status dfg_onnx_parse_binding(const char *text, char *name_buf,
+                                  size_t name_size, dfg_onnx_binding *out);
+
+/* options may be NULL for the defaults; allocator (may be NULL) is the
+ * graph's. */
+dfg_status dfg_onnx_import_file(const char *path,
+                                const dfg_onnx_options *options,
+                                const dfg_allocator *allocator,
+                                dfg_graph **out);
+/* The model's bytes; data is only read during the call. */
+dfg_status dfg_onnx_import_memory(const void *data, size_t size,
+                                  const dfg_onnx_options *options,
+                                  const dfg_allocator *allocator,
+                                  dfg_graph **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
