@@ -1,0 +1,120 @@
+/* The plan as a Graphviz digraph: steps are boxes, arena tensors ellipses
+ * labelled with name, type, size, offset and lifetime, and the edges run
+ * producer -> tensor -> consumer. Weights and constants would crowd the
+ * picture, so each step lists how many it reads and their size instead.
+ * Node identifiers are generated (s<step>, t<tensor>); names only ever
+ * appear escaped inside labels. */
+#include "dfg/report.h"
+
+#include <inttypes.h>
+#include "error.h"
+#include "program.h"
+#include "report_format.h"
+#include "text_escape.h"
+
+static const char *kind_color(dfg_tensor_kind kind)
+{
+    switch (kind) {
+    case DFG_TENSOR_INPUT: return "lightblue";
+    case DFG_TENSOR_OUTPUT: return "palegreen";
+    case DFG_TENSOR_WORKSPACE: return "lightgrey";
+    case DFG_TENSOR_VIEW: return "lavender";
+    default: return "lightyellow";
+    }
+}
+
+static int in_arena(const dfg_program *p, int32_t tensor)
+{
+    return tensor >= 0 && tensor < p->n_tensors &&
+           p->tensors[tensor].region == DFG_REGION_ARENA;
+}
+
+static void write_step(FILE *out, const dfg_program *p, int32_t index)
+{
+    const dfg_program_step *step = &p->steps[index];
+    const dfg_op_info *info = dfg_op_get(step->op);
+    int32_t n_weights = 0;
+    int64_t weight_bytes = 0;
+    for (int32_t i = 0; i < step->n_inputs; i++) {
+        int32_t t = step->inputs[i];
+        if (t >= 0 && t < p->n_tensors && !in_arena(p, t)) {
+            n_weights++;
+            weight_bytes += p->tensors[t].bytes;
+        }
+    }
+    fprintf(out, "  s%" PRId32 " [shape=box, style=filled, "
+                 "fillcolor=white, label=\"%" PRId32 ": %s\\n",
+            index, index, info ? info->name : "?");
+    dfg_write_quoted_text(out, step->name);
+    char count[32], bytes[32];
+    fprintf(out, "\\n%s flops",
+            dfg_format_count((uint64_t)step->flops, count, sizeof count));
+    if (n_weights > 0)
+        fprintf(out, "\\nweights: %" PRId32 " (%s)", n_weights,
+                dfg_format_bytes((uint64_t)weight_bytes, bytes, sizeof bytes));
+    fputs("\"];\n", out);
+}
+
+static void write_tensor(FILE *out, const dfg_program *p, int32_t index)
+{
+    const dfg_program_tensor *t = &p->tensors[index];
+    char type[160], bytes[32];
+    fprintf(out, "  t%" PRId32 " [shape=ellipse, style=filled%s, "
+                 "fillcolor=%s, label=\"",
+            index, t->kind == DFG_TENSOR_WORKSPACE ? ",dashed" : "",
+            kind_color(t->kind));
+    dfg_write_quoted_text(out, t->name);
+    fprintf(out, "\\n%s %s\\n%s @ %" PRId64 "\\nlive [%" PRId32 ",%" PRId32 "]",
+            dfg_tensor_kind_name(t->kind),
+            dfg_type_format(&t->type, type, sizeof type),
+            dfg_format_bytes((uint64_t)t->bytes, bytes, sizeof bytes),
+            t->offset, t->first_step, t->last_step);
+    if (t->alias_of >= 0 && t->alias_of < p->n_tensors) {
+        fputs("\\nshares bytes of ", out);
+        dfg_write_quoted_text(out, p->tensors[t->alias_of].name);
+    }
+    fputs("\"];\n", out);
+}
+
+static void write_edges(FILE *out, const dfg_program *p, int32_t index)
+{
+    const dfg_program_step *step = &p->steps[index];
+    for (int32_t i = 0; i < step->n_inputs; i++)
+        if (in_arena(p, step->inputs[i]))
+            fprintf(out, "  t%" PRId32 " -> s%" PRId32 ";\n", step->inputs[i],
+                    index);
+    for (int32_t i = 0; i < step->n_outputs; i++)
+        if (in_arena(p, step->outputs[i]))
+            fprintf(out, "  s%" PRId32 " -> t%" PRId32 ";\n", index,
+                    step->outputs[i]);
+    if (in_arena(p, step->workspace))
+        fprintf(out, "  s%" PRId32 " -> t%" PRId32 " [style=dashed, "
+                     "arrowhead=none];\n", index, step->workspace);
+}
+
+dfg_status dfg_report_dot(const dfg_program *program, FILE *out)
+{
+    if (!program || !out)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_report_dot: program and stream are required");
+    const dfg_plan_stats *s = &program->stats;
+    char arena[32], bound[32];
+    fprintf(out, "digraph plan {\n"
+                 "  graph [rankdir=TB, fontname=\"Helvetica\", "
+                 "labelloc=t, label=\"arena %s, lower bound %s\"];\n"
+                 "  node [fontname=\"Helvetica\", fontsize=10];\n"
+                 "  edge [color=gray40];\n",
+            dfg_format_bytes(s->arena_bytes, arena, sizeof arena),
+            dfg_format_bytes(s->lower_bound_bytes, bound, sizeof bound));
+    for (int32_t i = 0; i < program->n_steps; i++)
+        write_step(out, program, i);
+    for (int32_t i = 0; i < program->n_tensors; i++)
+        if (in_arena(program, i))
+            write_tensor(out, program, i);
+    for (int32_t i = 0; i < program->n_steps; i++)
+        write_edges(out, program, i);
+    fputs("}\n", out);
+    if (fflush(out) != 0 || ferror(out))
+        return dfg_error(DFG_ERR_IO, "dfg_report_dot: write failed");
+    return DFG_OK;
+}

@@ -1,0 +1,114 @@
+/* The plan as JSON; the schema is docs/plan-json.md. */
+#include "dfg/report.h"
+
+#include "error.h"
+#include "json_writer.h"
+#include "program.h"
+
+static const char *tensor_name(const dfg_program *p, int32_t index)
+{
+    return index >= 0 && index < p->n_tensors ? p->tensors[index].name : NULL;
+}
+
+static const char *region_name(dfg_region region)
+{
+    return region == DFG_REGION_WEIGHTS ? "weights" : "arena";
+}
+
+static void write_tensor_names(dfg_json_writer *w, const dfg_program *p,
+                               const char *key, const int32_t *indices,
+                               int32_t count)
+{
+    dfg_json_begin_array(w, key, 1);
+    for (int32_t i = 0; i < count; i++)
+        dfg_json_string(w, NULL, tensor_name(p, indices[i]));
+    dfg_json_end_array(w);
+}
+
+static void write_stats(dfg_json_writer *w, const dfg_plan_stats *s)
+{
+    dfg_json_uint(w, "arena_bytes", s->arena_bytes);
+    dfg_json_uint(w, "lower_bound_bytes", s->lower_bound_bytes);
+    dfg_json_uint(w, "no_reuse_bytes", s->no_reuse_bytes);
+    dfg_json_uint(w, "weights_bytes", s->weights_bytes);
+    const char *planner = dfg_planner_name(s->planner);
+    dfg_json_string(w, "planner", planner ? planner : "?");
+    dfg_json_uint(w, "alignment", s->alignment);
+    dfg_json_bool(w, "verified", s->verified);
+    dfg_json_begin_object(w, "ratios", 0);
+    dfg_json_ratio(w, "arena_over_lower_bound", s->arena_bytes,
+                   s->lower_bound_bytes);
+    dfg_json_ratio(w, "arena_over_no_reuse", s->arena_bytes,
+                   s->no_reuse_bytes);
+    dfg_json_end_object(w);
+}
+
+static void write_step(dfg_json_writer *w, const dfg_program *p, int32_t index)
+{
+    const dfg_program_step *step = &p->steps[index];
+    const dfg_op_info *info = dfg_op_get(step->op);
+    dfg_json_begin_object(w, NULL, 0);
+    dfg_json_int(w, "index", index);
+    dfg_json_string(w, "op", info ? info->name : "?");
+    dfg_json_string(w, "name", step->name);
+    write_tensor_names(w, p, "inputs", step->inputs, step->n_inputs);
+    write_tensor_names(w, p, "outputs", step->outputs, step->n_outputs);
+    dfg_json_string(w, "workspace", tensor_name(p, step->workspace));
+    dfg_json_int(w, "flops", step->flops);
+    dfg_json_end_object(w);
+}
+
+static void write_tensor(dfg_json_writer *w, const dfg_program *p,
+                         int32_t index)
+{
+    const dfg_program_tensor *t = &p->tensors[index];
+    dfg_json_begin_object(w, NULL, 0);
+    dfg_json_int(w, "index", index);
+    dfg_json_string(w, "name", t->name);
+    dfg_json_string(w, "dtype", dfg_dtype_name(t->type.dtype));
+    dfg_json_begin_array(w, "shape", 1);
+    for (int32_t d = 0; d < t->type.rank && d < DFG_MAX_RANK; d++)
+        dfg_json_int(w, NULL, t->type.shape[d]);
+    dfg_json_end_array(w);
+    dfg_json_int(w, "bytes", t->bytes);
+    dfg_json_string(w, "kind", dfg_tensor_kind_name(t->kind));
+    dfg_json_string(w, "region", region_name(t->region));
+    dfg_json_int(w, "offset", t->offset);
+    dfg_json_int(w, "first_step", t->first_step);
+    dfg_json_int(w, "last_step", t->last_step);
+    dfg_json_string(w, "alias_of", tensor_name(p, t->alias_of));
+    dfg_json_end_object(w);
+}
+
+dfg_status dfg_report_json(const dfg_program *program, FILE *out)
+{
+    if (!program || !out)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_report_json: program and stream are required");
+    dfg_json_writer w;
+    dfg_json_init(&w, out);
+    dfg_json_begin_object(&w, NULL, 0);
+    dfg_json_string(&w, "format", "dfg-plan");
+    dfg_json_int(&w, "version", 1);
+    write_stats(&w, &program->stats);
+    dfg_json_begin_object(&w, "regions", 0);
+    dfg_json_int(&w, "arena", program->region_bytes[DFG_REGION_ARENA]);
+    dfg_json_int(&w, "weights", program->region_bytes[DFG_REGION_WEIGHTS]);
+    dfg_json_end_object(&w);
+    write_tensor_names(&w, program, "inputs", program->inputs,
+                       program->n_inputs);
+    write_tensor_names(&w, program, "outputs", program->outputs,
+                       program->n_outputs);
+    dfg_json_begin_array(&w, "steps", 0);
+    for (int32_t i = 0; i < program->n_steps; i++)
+        write_step(&w, program, i);
+    dfg_json_end_array(&w);
+    dfg_json_begin_array(&w, "tensors", 0);
+    for (int32_t i = 0; i < program->n_tensors; i++)
+        write_tensor(&w, program, i);
+    dfg_json_end_array(&w);
+    dfg_json_end_object(&w);
+    if (fflush(out) != 0 || ferror(out))
+        return dfg_error(DFG_ERR_IO, "dfg_report_json: write failed");
+    return DFG_OK;
+}
