@@ -8,6 +8,7 @@
 #include "dfg/builder.h"
 #include "dfg/dtype.h"
 #include "dfg/graph.h"
+#include "dfg/models.h"
 #include "dfg/onnx.h"
 #include "dfg/program.h"
 #include "dfg/report.h"
