@@ -1,0 +1,134 @@
+/* The compiler's internal pass interface: one file per pass in passes/,
+ * ordered by passes/pipeline.c.
+ *
+ * Each pass is one function over the graph (a private clone made by
+ * dfg_compile, never the caller's) plus a dfg_pass_report of what it did.
+ * Graph passes (verify, fold, dce) change only the graph. The planning
+ * passes build plain arrays indexed by value, node or step:
+ *
+ *   schedule  execution order and every value's own first/last step
+ *   alias     which values share another value's bytes (views, in place)
+ *   liveness  lifetime of every byte owner and the planner's buffers
+ *   lower     graph + the above + placement -> dfg_program
+ *
+ * Every array a planning pass fills is allocated with the allocator it is
+ * given and freed by the matching *_free() function, which is safe on a
+ * zeroed or partly filled struct. A failing pass leaves a message
+ * (dfg_last_error()) naming the node and op, and frees what it made. */
+#ifndef DFG_PASS_H
+#define DFG_PASS_H
+
+#include <stdint.h>
+#include "dfg/allocator.h"
+#include "dfg/program.h"
+#include "graph.h"
+#include "memory_plan.h"
+#include "program.h"
+
+/* What a pass did; counts it does not use stay 0. */
+typedef struct dfg_pass_report {
+    const char *pass;        /* "verify", "fold", ... (static string) */
+    int32_t nodes_folded;    /* fold: nodes evaluated at compile time */
+    int32_t nodes_removed;   /* dce: nodes marked dead */
+    int32_t values_removed;  /* dce: weights/constants no longer read */
+    int32_t views;           /* alias: values sharing their source's bytes */
+    int32_t in_place;        /* alias: outputs written over a dying input */
+    int32_t materialised;    /* alias: view ops kept as copies (outputs) */
+} dfg_pass_report;
+
+/* Checks that the graph is well formed: every live node's inputs exist and
+ * are leaves or outputs of earlier live nodes, re-running its shape rule
+ * gives its recorded output types, and there is at least one output, each
+ * of them live. DFG_ERR_INVALID_ARGUMENT / DFG_ERR_SHAPE otherwise. */
+dfg_status dfg_pass_verify(const dfg_graph *graph, dfg_pass_report *report);
+
+/* Evaluates every live node whose inputs are all constants on the CPU
+ * backend and turns its outputs into constants (the node is marked dead).
+ * Nodes producing a graph output, or an output larger than
+ * DFG_FOLD_MAX_BYTES, are left to run time. */
+#define DFG_FOLD_MAX_BYTES ((int64_t)64 << 20)
+dfg_status dfg_pass_fold(dfg_graph *graph, dfg_pass_report *report);
+
+/* Marks dead every node none of whose outputs is read by a live node or is
+ * a graph output. */
+dfg_status dfg_pass_dce(dfg_graph *graph, dfg_pass_report *report);
+
+/* Execution order and each value's own lifetime. A value is in the
+ * program ("lowered") if it is a graph input, a graph output, an output of
+ * a live node, or a weight/constant read by a live node. */
+typedef struct dfg_schedule {
+    int32_t n_steps;
+    int32_t *step_node;   /* [n_steps] node index of each step */
+    int32_t *node_step;   /* [n_nodes] step of a live node, -1 if dead */
+    int32_t *first;       /* [n_values] step writing it (leaves: 0), -1 if
+                             not lowered */
+    int32_t *last;        /* [n_values] last step reading it; graph outputs:
+                             the last step; never read: first */
+} dfg_schedule;
+
+dfg_status dfg_pass_schedule(const dfg_graph *graph,
+                             const dfg_allocator *allocator,
+                             dfg_schedule *out);
+void dfg_schedule_free(dfg_schedule *schedule, const dfg_allocator *allocator);
+
+/* How each value gets its bytes. root[v] is the value that owns the bytes
+ * v lives in (v itself if it owns them) and offset[v] the byte offset of v
+ * within root[v]. how[v] says why v shares: DFG_ALIAS_VIEW (a view op),
+ * DFG_ALIAS_INPLACE (written over a dying input), DFG_ALIAS_NONE (owner). */
+typedef struct dfg_alias_plan {
+    int32_t *root;          /* [n_values] */
+    int64_t *offset;        /* [n_values] */
+    dfg_alias_kind *how;    /* [n_values] */
+} dfg_alias_plan;
+
+dfg_status dfg_pass_alias(const dfg_graph *graph,
+                          const dfg_schedule *schedule, int reuse_in_place,
+                          const dfg_allocator *allocator, dfg_alias_plan *out,
+                          dfg_pass_report *report);
+void dfg_alias_plan_free(dfg_alias_plan *alias, const dfg_allocator *allocator);
+
+/* 1 if a value lives in the weights region (a weight or constant). */
+int dfg_value_is_stored(const dfg_graph *graph, int32_t value);
+
+/* Lifetimes of byte owners and the planner's input: one dfg_buffer per
+ * arena root (graph inputs and node outputs that own bytes), then one per
+ * step that needs a workspace. */
+typedef struct dfg_liveness {
+    int32_t *root_first;     /* [n_values] for roots: first step of the
+                                bytes (over the root and all that share) */
+    int32_t *root_last;      /* [n_values] ... last step */
+    int32_t n_buffers;
+    dfg_buffer *buffers;     /* [n_buffers] offsets written by a planner */
+    int32_t *root_buffer;    /* [n_values] buffer of an arena root, or -1 */
+    int32_t *step_workspace; /* [n_steps] buffer of the step's workspace,
+                                or -1 */
+} dfg_liveness;
+
+dfg_status dfg_pass_liveness(const dfg_graph *graph,
+                             const dfg_schedule *schedule,
+                             const dfg_alias_plan *alias,
+                             const dfg_allocator *allocator,
+                             dfg_liveness *out);
+void dfg_liveness_free(dfg_liveness *liveness, const dfg_allocator *allocator);
+
+/* The operand types of a node, inputs then outputs (n_inputs + n_outputs
+ * entries; rank -1 for an absent optional input), in an array allocated
+ * with allocator that the caller frees; NULL when out of memory. */
+dfg_type *dfg_node_types(const dfg_graph *graph, int32_t node,
+                         const dfg_allocator *allocator);
+/* Workspace bytes a node needs (its op's workspace rule; 0 for none) and
+ * its FLOP count, from operand types made by dfg_node_types. */
+int64_t dfg_node_workspace_bytes(const dfg_graph *graph, int32_t node,
+                                 const dfg_type *types);
+int64_t dfg_node_flops(const dfg_graph *graph, int32_t node,
+                       const dfg_type *types);
+
+/* Builds the program from the placed buffers; stats.verified is left 0.
+ * arena_bytes is the planner's arena size. */
+dfg_status dfg_pass_lower(const dfg_graph *graph, const dfg_schedule *schedule,
+                          const dfg_alias_plan *alias,
+                          const dfg_liveness *liveness, int64_t arena_bytes,
+                          const dfg_compile_options *options,
+                          dfg_program **out);
+
+#endif

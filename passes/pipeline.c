@@ -1,0 +1,152 @@
+/* dfg_compile: the passes in order, on a private copy of the graph.
+ *
+ *   verify -> fold -> dce -> schedule -> alias -> liveness -> plan
+ *          -> lower -> dfg_program_verify
+ *
+ * Everything the passes make is freed here, on success and on every error
+ * path; only the program leaves. */
+#include "pass.h"
+
+#include <string.h>
+#include "error.h"
+#include "memory.h"
+
+static const char *const planner_names[DFG_PLANNER_COUNT] = {
+    [DFG_PLANNER_NO_REUSE] = "no_reuse",
+    [DFG_PLANNER_GREEDY_SIZE] = "greedy_size",
+    [DFG_PLANNER_GREEDY_BREADTH] = "greedy_breadth",
+};
+
+const char *dfg_planner_name(dfg_planner planner)
+{
+    if ((unsigned)planner >= DFG_PLANNER_COUNT)
+        return NULL;
+    return planner_names[planner];
+}
+
+int dfg_planner_from_name(const char *name, dfg_planner *out)
+{
+    for (int i = 0; name && out && i < DFG_PLANNER_COUNT; i++) {
+        if (strcmp(planner_names[i], name) == 0) {
+            *out = (dfg_planner)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+void dfg_compile_options_init(dfg_compile_options *options)
+{
+    if (!options)
+        return;
+    memset(options, 0, sizeof *options);
+    options->planner = DFG_PLANNER_GREEDY_SIZE;
+    options->alignment = 256;
+    options->fold_constants = 1;
+    options->eliminate_dead_code = 1;
+    options->reuse_inputs_in_place = 1;
+    options->allocator = NULL;
+}
+
+static dfg_status check_options(const dfg_compile_options *o)
+{
+    if (!dfg_planner_name(o->planner))
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_compile: invalid planner %d", (int)o->planner);
+    if (o->alignment < 1 || o->alignment > ((uint64_t)1 << 20) ||
+        (o->alignment & (o->alignment - 1)) != 0)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_compile: alignment %llu is not a power of two "
+                         "in [1, 2^20]", (unsigned long long)o->alignment);
+    if (o->allocator && (!o->allocator->alloc || !o->allocator->free))
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_compile: allocator without alloc or free");
+    return DFG_OK;
+}
+
+/* What the passes hold between them. */
+typedef struct compilation {
+    dfg_allocator allocator;
+    dfg_graph *graph;
+    dfg_schedule schedule;
+    dfg_alias_plan alias;
+    dfg_liveness liveness;
+} compilation;
+
+static void compilation_free(compilation *c)
+{
+    dfg_liveness_free(&c->liveness, &c->allocator);
+    dfg_alias_plan_free(&c->alias, &c->allocator);
+    dfg_schedule_free(&c->schedule, &c->allocator);
+    dfg_graph_destroy(c->graph);
+}
+
+static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
+{
+    dfg_pass_report report;
+    dfg_status st = dfg_pass_verify(c->graph, &report);
+    if (st == DFG_OK && o->fold_constants)
+        st = dfg_pass_fold(c->graph, &report);
+    if (st == DFG_OK && o->eliminate_dead_code)
+        st = dfg_pass_dce(c->graph, &report);
+    return st;
+}
+
+static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
+                                  dfg_program **out)
+{
+    dfg_pass_report report;
+    dfg_status st = dfg_pass_schedule(c->graph, &c->allocator, &c->schedule);
+    if (st == DFG_OK)
+        st = dfg_pass_alias(c->graph, &c->schedule, o->reuse_inputs_in_place,
+                            &c->allocator, &c->alias, &report);
+    if (st == DFG_OK)
+        st = dfg_pass_liveness(c->graph, &c->schedule, &c->alias,
+                               &c->allocator, &c->liveness);
+    int64_t arena_bytes = 0;
+    if (st == DFG_OK)
+        st = dfg_plan_buffers(o->planner, c->liveness.buffers,
+                              c->liveness.n_buffers, (int64_t)o->alignment,
+                              &arena_bytes);
+    if (st == DFG_OK)
+        st = dfg_pass_lower(c->graph, &c->schedule, &c->alias, &c->liveness,
+                            arena_bytes, o, out);
+    return st;
+}
+
+dfg_status dfg_compile(const dfg_graph *graph,
+                       const dfg_compile_options *options, dfg_program **out)
+{
+    if (!graph || !out)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_compile: graph and out must not be NULL");
+    *out = NULL;
+    dfg_compile_options defaults;
+    if (!options) {
+        dfg_compile_options_init(&defaults);
+        options = &defaults;
+    }
+    dfg_status st = check_options(options);
+    if (st != DFG_OK)
+        return st;
+    compilation c;
+    memset(&c, 0, sizeof c);
+    c.allocator = dfg_allocator_or_default(options->allocator);
+    st = dfg_graph_clone(graph, &c.allocator, &c.graph);
+    if (st == DFG_OK)
+        st = graph_passes(&c, options);
+    dfg_program *program = NULL;
+    if (st == DFG_OK)
+        st = planning_passes(&c, options, &program);
+    compilation_free(&c);
+    if (st != DFG_OK)
+        return st;
+    if (dfg_program_verify(program) != DFG_OK) {
+        dfg_program_destroy(program);
+        return dfg_error_prefix(DFG_ERR_PLAN, "dfg_compile (planner %s)",
+                                dfg_planner_name(options->planner));
+    }
+    program->stats.verified = 1;
+    *out = program;
+    return DFG_OK;
+}
