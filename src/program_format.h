@@ -1,0 +1,73 @@
+/* The layout of program files (.dfgp), shared by the writer
+ * (program_save.c) and the reader (program_load.c). docs/program-format.md
+ * describes it for people; this header is the single source for code.
+ *
+ * Everything is little-endian. The file is a 24-byte header, a section
+ * table, and the sections, each at a 64-byte aligned offset with a CRC-32
+ * in the table. */
+#ifndef DFG_PROGRAM_FORMAT_H
+#define DFG_PROGRAM_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "byte_reader.h"
+#include "byte_writer.h"
+#include "program.h"
+
+#define DFG_FILE_MAGIC "DFGP"
+#define DFG_FILE_VERSION 1u
+#define DFG_FILE_HEADER_BYTES 24u         /* magic, version, n_sections,
+                                             table CRC, file size */
+#define DFG_FILE_SECTION_ENTRY_BYTES 32u  /* type, flags, offset, size,
+                                             CRC, reserved */
+#define DFG_FILE_SECTION_ALIGNMENT 64u
+#define DFG_FILE_TENSOR_RECORD_BYTES 120u
+#define DFG_FILE_STEP_HEADER_BYTES 32u    /* before operands and attrs */
+#define DFG_FILE_PLAN_BYTES 72u
+#define DFG_FILE_COUNT_HEADER_BYTES 8u    /* count + reserved */
+
+/* Sanity limits, checked before anything is allocated. */
+#define DFG_FILE_MAX_SECTIONS 16u
+#define DFG_FILE_MAX_TENSORS ((uint32_t)1 << 24)
+#define DFG_FILE_MAX_STEPS ((uint32_t)1 << 24)
+#define DFG_FILE_MAX_OPERANDS 4096u       /* inputs of one step */
+#define DFG_FILE_MAX_REGION_BYTES ((int64_t)1 << 48)
+/* dfg_program_load refuses larger files before reading them. */
+#define DFG_FILE_MAX_BYTES ((uint64_t)1 << 36)
+
+/* Section types; each appears exactly once. New types go at the end. */
+typedef enum dfg_file_section {
+    DFG_SECTION_STRINGS = 1, /* NUL-terminated names, referenced by offset */
+    DFG_SECTION_TENSORS,     /* count, then fixed-size tensor records */
+    DFG_SECTION_STEPS,       /* count, then variable-size step records */
+    DFG_SECTION_IO,          /* input and output tensor indices */
+    DFG_SECTION_PLAN,        /* region sizes and plan statistics */
+    DFG_SECTION_WEIGHTS,     /* the weights region, byte for byte */
+    DFG_SECTION_END
+} dfg_file_section;
+
+#define DFG_FILE_N_SECTIONS (DFG_SECTION_END - DFG_SECTION_STRINGS)
+
+/* Attributes are stored field by field (never as a raw struct), in the
+ * order of this list; arrays with a count field store only `count`
+ * entries, after the count has been stored and checked. */
+void dfg_attrs_encode(dfg_byte_writer *w, const dfg_attrs *attrs);
+/* Fails (returns -1) when the bytes run out or a count exceeds its array;
+ * *attrs is then partly filled. */
+int dfg_attrs_decode(dfg_byte_reader *r, dfg_attrs *attrs);
+/* The fewest bytes an encoded dfg_attrs takes (every count 0). */
+size_t dfg_attrs_min_encoded_bytes(void);
+
+/* The whole file in memory; *data is allocated with allocator (NULL:
+ * malloc) and owned by the caller. */
+dfg_status dfg_program_serialize(const dfg_program *program,
+                                 const dfg_allocator *allocator,
+                                 uint8_t **data, size_t *size);
+
+/* Checks every fact the runtime relies on in a program built by a loader:
+ * indices, types, sizes, offsets, operand counts, shape and workspace
+ * rules, aliasing and the plan statistics (program_validate.c).
+ * DFG_ERR_FORMAT with a message naming the tensor or step. */
+dfg_status dfg_program_validate(const dfg_program *program);
+
+#endif

@@ -1,0 +1,238 @@
+/* Validation of a decoded program: every fact the executor and the
+ * kernels rely on without checking, re-derived from the op table rather
+ * than trusted from the file. A program that passes can be run without
+ * out-of-bounds accesses: each operand's bytes match its type and lie
+ * inside its region, and each step's operands satisfy its op's shape
+ * rule, so kernels see the shapes they were written for. */
+#include <string.h>
+#include "error.h"
+#include "memory.h"
+#include "program_format.h"
+
+#define INVALID(...) dfg_error(DFG_ERR_FORMAT, "program file: " __VA_ARGS__)
+
+static dfg_status validate_stats(const dfg_program *p)
+{
+    const dfg_plan_stats *s = &p->stats;
+    if (s->n_steps != p->n_steps || s->n_tensors != p->n_tensors)
+        return INVALID("the plan statistics count %d steps and %d tensors, "
+                       "the program has %d and %d", (int)s->n_steps,
+                       (int)s->n_tensors, (int)p->n_steps, (int)p->n_tensors);
+    if (s->arena_bytes != (uint64_t)p->region_bytes[DFG_REGION_ARENA] ||
+        s->weights_bytes != (uint64_t)p->region_bytes[DFG_REGION_WEIGHTS])
+        return INVALID("the plan statistics' region sizes do not match the "
+                       "regions");
+    if ((unsigned)s->planner >= DFG_PLANNER_COUNT)
+        return INVALID("unknown planner %d", (int)s->planner);
+    if (s->alignment == 0 || (s->alignment & (s->alignment - 1)) != 0 ||
+        (s->verified != 0 && s->verified != 1))
+        return INVALID("alignment %llu or verified flag %d is invalid",
+                       (unsigned long long)s->alignment, s->verified);
+    return DFG_OK;
+}
+
+static dfg_status validate_tensor(const dfg_program *p, int32_t i)
+{
+    const dfg_program_tensor *t = &p->tensors[i];
+    char type[128];
+    int64_t bytes = dfg_type_bytes(&t->type);
+    if (bytes < 0 || bytes != t->bytes)
+        return INVALID("tensor %d '%s' of type %s: %lld bytes recorded, the "
+                       "type needs %lld", (int)i, t->name,
+                       dfg_type_format(&t->type, type, sizeof type),
+                       (long long)t->bytes, (long long)bytes);
+    int64_t region = p->region_bytes[t->region];
+    if (t->offset < 0 || t->offset > region || t->bytes > region - t->offset)
+        return INVALID("tensor %d '%s': [%lld, +%lld) lies outside its "
+                       "region of %lld bytes", (int)i, t->name,
+                       (long long)t->offset, (long long)t->bytes,
+                       (long long)region);
+    int is_data = t->kind == DFG_TENSOR_WEIGHT || t->kind == DFG_TENSOR_CONSTANT;
+    if (is_data && t->region != DFG_REGION_WEIGHTS)
+        return INVALID("tensor %d '%s': a %s outside the weights region",
+                       (int)i, t->name, dfg_tensor_kind_name(t->kind));
+    if (t->first_step < -1 || t->first_step > p->n_steps ||
+        t->last_step < -1 || t->last_step > p->n_steps)
+        return INVALID("tensor %d '%s': lifetime [%d, %d] outside the %d "
+                       "steps", (int)i, t->name, (int)t->first_step,
+                       (int)t->last_step, (int)p->n_steps);
+    if (t->alias_of < -1 || t->alias_of >= p->n_tensors || t->alias_of == i)
+        return INVALID("tensor %d '%s': alias_of %d is not another tensor",
+                       (int)i, t->name, (int)t->alias_of);
+    if (t->alias_of >= 0 && p->tensors[t->alias_of].region != t->region)
+        return INVALID("tensor %d '%s' aliases tensor %d in another region",
+                       (int)i, t->name, (int)t->alias_of);
+    return DFG_OK;
+}
+
+/* alias_of links must end at a tensor that owns its bytes. Each tensor is
+ * walked over once (marks: 0 unseen, 1 on the current path, 2 settled), so
+ * a long hostile chain costs linear time. */
+static dfg_status validate_alias_chains(const dfg_program *p)
+{
+    uint8_t *mark = dfg_calloc(&p->allocator, (size_t)p->n_tensors + 1, 1);
+    if (!mark)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "out of memory checking aliases");
+    dfg_status status = DFG_OK;
+    for (int32_t i = 0; i < p->n_tensors && status == DFG_OK; i++) {
+        int32_t t = i;
+        while (t >= 0 && mark[t] == 0) {
+            mark[t] = 1;
+            t = p->tensors[t].alias_of;
+        }
+        if (t >= 0 && mark[t] == 1)
+            status = INVALID("tensor %d '%s': its alias_of links form a cycle",
+                             (int)i, p->tensors[i].name);
+        for (t = i; t >= 0 && mark[t] == 1; t = p->tensors[t].alias_of)
+            mark[t] = 2;
+    }
+    dfg_free(&p->allocator, mark);
+    return status;
+}
+
+/* The runtime writes graph inputs, step outputs and workspaces: they must
+ * be in the arena, never in the shared read-only weights. */
+static dfg_status validate_written(const dfg_program *p, int32_t tensor,
+                                   const char *what, int32_t index)
+{
+    if (tensor < 0 || tensor >= p->n_tensors)
+        return INVALID("%s %d refers to tensor %d of %d", what, (int)index,
+                       (int)tensor, (int)p->n_tensors);
+    if (p->tensors[tensor].region != DFG_REGION_ARENA)
+        return INVALID("%s %d: tensor '%s' is written at run time but lies "
+                       "in the weights region", what, (int)index,
+                       p->tensors[tensor].name);
+    return DFG_OK;
+}
+
+static dfg_status validate_io(const dfg_program *p)
+{
+    for (int32_t i = 0; i < p->n_inputs; i++) {
+        dfg_status status = validate_written(p, p->inputs[i], "input", i);
+        if (status != DFG_OK)
+            return status;
+    }
+    for (int32_t i = 0; i < p->n_outputs; i++)
+        if (p->outputs[i] < 0 || p->outputs[i] >= p->n_tensors)
+            return INVALID("output %d refers to tensor %d of %d", (int)i,
+                           (int)p->outputs[i], (int)p->n_tensors);
+    return DFG_OK;
+}
+
+static dfg_status validate_operands(const dfg_program *p, int32_t s,
+                                    dfg_type *in_types)
+{
+    const dfg_program_step *st = &p->steps[s];
+    const dfg_op_info *info = dfg_op_get(st->op);
+    if (st->n_inputs < info->min_inputs ||
+        (info->max_inputs >= 0 && st->n_inputs > info->max_inputs))
+        return INVALID("step %d '%s' (%s): %d inputs, the op takes %d to %d",
+                       (int)s, st->name, info->name, (int)st->n_inputs,
+                       (int)info->min_inputs, (int)info->max_inputs);
+    if (info->outputs ? st->n_outputs != info->outputs : st->n_outputs < 1)
+        return INVALID("step %d '%s' (%s): %d outputs", (int)s, st->name,
+                       info->name, (int)st->n_outputs);
+    for (int32_t j = 0; j < st->n_inputs; j++) {
+        int32_t t = st->inputs[j];
+        if (t == -1 && j >= info->min_inputs) {
+            memset(&in_types[j], 0, sizeof in_types[j]);
+            in_types[j].rank = -1;
+            continue;
+        }
+        if (t < 0 || t >= p->n_tensors)
+            return INVALID("step %d '%s' (%s): input %d refers to tensor %d "
+                           "of %d", (int)s, st->name, info->name, (int)j,
+                           (int)t, (int)p->n_tensors);
+        in_types[j] = p->tensors[t].type;
+    }
+    if (!(info->input0_types & (1u << in_types[0].dtype)))
+        return INVALID("step %d '%s' (%s): input 0 of dtype %s is not "
+                       "accepted", (int)s, st->name, info->name,
+                       dfg_dtype_name(in_types[0].dtype));
+    for (int32_t j = 0; j < st->n_outputs; j++) {
+        dfg_status status = validate_written(p, st->outputs[j], "step output", j);
+        if (status != DFG_OK)
+            return dfg_error_prefix(status, "step %d '%s' (%s)", (int)s,
+                                    st->name, info->name);
+    }
+    if (st->workspace != -1) {
+        dfg_status status = validate_written(p, st->workspace, "workspace", 0);
+        if (status != DFG_OK)
+            return dfg_error_prefix(status, "step %d '%s' (%s)", (int)s,
+                                    st->name, info->name);
+    }
+    if (st->flops < 0)
+        return INVALID("step %d '%s': negative FLOP count", (int)s, st->name);
+    return DFG_OK;
+}
+
+/* Re-runs the op's shape and workspace rules on the step's input types. */
+static dfg_status validate_rules(const dfg_program *p, int32_t s,
+                                 const dfg_type *in_types, dfg_type *out_types)
+{
+    const dfg_program_step *st = &p->steps[s];
+    const dfg_op_info *info = dfg_op_get(st->op);
+    memset(out_types, 0, (size_t)st->n_outputs * sizeof *out_types);
+    dfg_status status = info->shape(&st->attrs, in_types, st->n_inputs,
+                                    out_types, st->n_outputs);
+    if (status != DFG_OK)
+        return dfg_error_prefix(DFG_ERR_FORMAT,
+                                "program file: step %d '%s' (%s)", (int)s,
+                                st->name, info->name);
+    char want[128], got[128];
+    for (int32_t j = 0; j < st->n_outputs; j++) {
+        const dfg_type *recorded = &p->tensors[st->outputs[j]].type;
+        if (!dfg_type_equal(recorded, &out_types[j]))
+            return INVALID("step %d '%s' (%s): output %d is %s, the shape "
+                           "rule gives %s", (int)s, st->name, info->name,
+                           (int)j, dfg_type_format(recorded, got, sizeof got),
+                           dfg_type_format(&out_types[j], want, sizeof want));
+    }
+    int64_t needed = info->workspace
+                         ? info->workspace(&st->attrs, in_types, st->n_inputs,
+                                           out_types, st->n_outputs)
+                         : 0;
+    int64_t planned = st->workspace >= 0 ? p->tensors[st->workspace].bytes : 0;
+    if (needed < 0 || needed != planned)
+        return INVALID("step %d '%s' (%s): workspace of %lld bytes, the op "
+                       "needs %lld", (int)s, st->name, info->name,
+                       (long long)planned, (long long)needed);
+    return DFG_OK;
+}
+
+static dfg_status validate_steps(const dfg_program *p)
+{
+    /* Scratch for one step's types: inputs are bounded by the loader, and
+     * outputs by DFG_MAX_SPLIT. */
+    int32_t max_inputs = 1;
+    for (int32_t s = 0; s < p->n_steps; s++)
+        if (p->steps[s].n_inputs > max_inputs)
+            max_inputs = p->steps[s].n_inputs;
+    dfg_type *types = dfg_calloc(&p->allocator,
+                                 (size_t)max_inputs + DFG_MAX_SPLIT + 1,
+                                 sizeof *types);
+    if (!types)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "out of memory checking steps");
+    dfg_status status = DFG_OK;
+    for (int32_t s = 0; s < p->n_steps && status == DFG_OK; s++) {
+        status = validate_operands(p, s, types);
+        if (status == DFG_OK)
+            status = validate_rules(p, s, types, types + max_inputs);
+    }
+    dfg_free(&p->allocator, types);
+    return status;
+}
+
+dfg_status dfg_program_validate(const dfg_program *p)
+{
+    dfg_status status = validate_stats(p);
+    for (int32_t i = 0; i < p->n_tensors && status == DFG_OK; i++)
+        status = validate_tensor(p, i);
+    if (status == DFG_OK)
+        status = validate_alias_chains(p);
+    if (status == DFG_OK)
+        status = validate_io(p);
+    if (status == DFG_OK)
+        status = validate_steps(p);
+    return status;
+}
