@@ -1,0 +1,104 @@
+/* Greedy by breadth (Pisarchyk & Lee 2020), placing offsets rather than
+ * shared objects: the steps with the most live bytes go first; at each,
+ * its still unplaced buffers, largest first, each in the smallest gap left
+ * by the placed buffers whose lifetimes overlap it. */
+#include <stdlib.h>
+#include "best_fit.h"
+#include "error.h"
+
+typedef struct step_breadth {
+    int64_t bytes;
+    int32_t step;
+} step_breadth;
+
+static int compare_breadth(const void *a, const void *b)
+{
+    const step_breadth *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes > y->bytes ? -1 : 1;
+    return (x->step > y->step) - (x->step < y->step);
+}
+
+/* Steps (ranks) by live bytes, widest first. */
+static step_breadth *steps_by_breadth(int32_t n, const int64_t *aligned,
+                                      const dfg_step_ranks *ranks)
+{
+    int32_t m = ranks->count;
+    int64_t *live = calloc((size_t)m + 1, sizeof *live);
+    step_breadth *steps = malloc(((size_t)m + 1) * sizeof *steps);
+    if (live && steps) {
+        dfg_step_ranks_live_bytes(ranks, n, aligned, live);
+        for (int32_t s = 0; s < m; s++)
+            steps[s] = (step_breadth){live[s], s};
+        qsort(steps, (size_t)m, sizeof *steps, compare_breadth);
+    } else {
+        free(steps);
+        steps = NULL;
+    }
+    free(live);
+    return steps;
+}
+
+typedef struct breadth_plan {
+    dfg_lifetime_index unplaced;
+    dfg_id_list alive;
+    dfg_placement_key *keys;
+    dfg_best_fit fit;
+} breadth_plan;
+
+static dfg_status place_step(breadth_plan *plan, const int64_t *aligned,
+                             const dfg_step_ranks *ranks, int32_t step)
+{
+    plan->alive.count = 0;
+    dfg_status status = dfg_lifetime_index_take_alive_at(&plan->unplaced, step,
+                                                         &plan->alive);
+    if (status != DFG_OK)
+        return status;
+    int32_t k = plan->alive.count;
+    for (int32_t j = 0; j < k; j++)
+        plan->keys[j] = dfg_placement_key_of(aligned, ranks, plan->alive.ids[j]);
+    qsort(plan->keys, (size_t)k, sizeof *plan->keys, dfg_placement_key_compare);
+    for (int32_t j = 0; status == DFG_OK && j < k; j++)
+        status = dfg_best_fit_place(&plan->fit, plan->keys[j].buffer);
+    return status;
+}
+
+static dfg_status place_by_breadth(dfg_buffer *buffers, int32_t n,
+                                   const int64_t *aligned,
+                                   const dfg_step_ranks *ranks,
+                                   int64_t *arena_bytes)
+{
+    breadth_plan plan = {0};
+    step_breadth *steps = steps_by_breadth(n, aligned, ranks);
+    plan.keys = malloc(((size_t)n + 1) * sizeof *plan.keys);
+    dfg_status status = DFG_OK;
+    if (!steps || !plan.keys)
+        status = dfg_error(DFG_ERR_OUT_OF_MEMORY, "greedy_breadth: %d buffers", n);
+    if (status == DFG_OK)
+        status = dfg_best_fit_init(&plan.fit, buffers, n, aligned, ranks);
+    if (status == DFG_OK)
+        status = dfg_lifetime_index_init(&plan.unplaced, ranks->count, n);
+    for (int32_t i = 0; status == DFG_OK && i < n; i++) {
+        if (aligned[i] == 0)
+            buffers[i].offset = 0;  /* occupies nothing, at no step */
+        else
+            status = dfg_lifetime_index_insert(&plan.unplaced, i,
+                                               ranks->first[i], ranks->last[i]);
+    }
+    for (int32_t s = 0; status == DFG_OK && s < ranks->count; s++)
+        status = place_step(&plan, aligned, ranks, steps[s].step);
+    *arena_bytes = plan.fit.arena;
+    dfg_best_fit_free(&plan.fit);
+    dfg_lifetime_index_free(&plan.unplaced);
+    free(plan.alive.ids);
+    free(plan.keys);
+    free(steps);
+    return status;
+}
+
+dfg_status dfg_plan_greedy_breadth(dfg_buffer *buffers, int32_t n,
+                                   int64_t alignment, int64_t *arena_bytes)
+{
+    return dfg_plan_with_ranks("greedy_breadth", place_by_breadth, buffers, n,
+                               alignment, arena_bytes);
+}

@@ -1,0 +1,34 @@
+/* Greedy by size for offset calculation (Pisarchyk & Lee 2020):
+ * the largest buffers are placed first, each in the smallest gap left
+ * by the placed buffers whose lifetimes overlap it. */
+#include <stdlib.h>
+#include "best_fit.h"
+#include "error.h"
+
+static dfg_status place_by_size(dfg_buffer *buffers, int32_t n,
+                                const int64_t *aligned,
+                                const dfg_step_ranks *ranks,
+                                int64_t *arena_bytes)
+{
+    dfg_placement_key *order = malloc(((size_t)n + 1) * sizeof *order);
+    if (!order)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "greedy_size: %d buffers", n);
+    for (int32_t i = 0; i < n; i++)
+        order[i] = dfg_placement_key_of(aligned, ranks, i);
+    qsort(order, (size_t)n, sizeof *order, dfg_placement_key_compare);
+    dfg_best_fit fit;
+    dfg_status status = dfg_best_fit_init(&fit, buffers, n, aligned, ranks);
+    for (int32_t i = 0; status == DFG_OK && i < n; i++)
+        status = dfg_best_fit_place(&fit, order[i].buffer);
+    *arena_bytes = fit.arena;
+    dfg_best_fit_free(&fit);
+    free(order);
+    return status;
+}
+
+dfg_status dfg_plan_greedy_size(dfg_buffer *buffers, int32_t n,
+                                int64_t alignment, int64_t *arena_bytes)
+{
+    return dfg_plan_with_ranks("greedy_size", place_by_size, buffers, n,
+                               alignment, arena_bytes);
+}

@@ -1,0 +1,50 @@
+#include "plan_input.h"
+
+#include <stdlib.h>
+#include "error.h"
+
+static int is_power_of_two(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+
+dfg_status dfg_plan_aligned_sizes(const char *who, const dfg_buffer *buffers,
+                                  int32_t n, int64_t alignment,
+                                  int64_t **aligned, int64_t *total)
+{
+    *aligned = NULL;
+    *total = 0;
+    if (n < 0 || (n > 0 && !buffers))
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "%s: %d buffers at %p", who, n, (const void *)buffers);
+    if (!is_power_of_two(alignment))
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "%s: alignment %lld is not a power of two", who,
+                         (long long)alignment);
+    int64_t *sizes = malloc(((size_t)n + 1) * sizeof *sizes);
+    if (!sizes)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "%s: %d buffers", who, n);
+    int64_t sum = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const dfg_buffer *b = &buffers[i];
+        dfg_status status = DFG_OK;
+        if (b->size < 0)
+            status = dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                               "%s: buffer %d has negative size %lld", who, i,
+                               (long long)b->size);
+        else if (b->first_step < 0 || b->last_step < b->first_step)
+            status = dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                               "%s: buffer %d has lifetime [%d, %d]", who, i,
+                               b->first_step, b->last_step);
+        else if (b->size > INT64_MAX - (alignment - 1) ||
+                 __builtin_add_overflow(sum, (b->size + alignment - 1) & ~(alignment - 1), &sum))
+            status = dfg_error(DFG_ERR_OVERFLOW,
+                               "%s: the sizes up to buffer %d (%lld bytes) "
+                               "overflow 64 bits", who, i, (long long)b->size);
+        if (status != DFG_OK) {
+            free(sizes);
+            return status;
+        }
+        sizes[i] = (b->size + alignment - 1) & ~(alignment - 1);
+    }
+    *aligned = sizes;
+    *total = sum;
+    return DFG_OK;
+}
