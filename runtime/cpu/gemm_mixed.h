@@ -1,0 +1,30 @@
+/* The one matrix product every CPU kernel goes through (matmul, gemm,
+ * conv2d): row-major C = alpha * A B + beta * C on OpenBLAS's sgemm, with
+ * operands in f32, f16 or bf16. All-f32 products call cblas_sgemm
+ * directly; narrow operands are converted block by block into bounded
+ * stack buffers, so that no kernel needs heap memory or a workspace for
+ * them. */
+#ifndef DFG_CPU_GEMM_MIXED_H
+#define DFG_CPU_GEMM_MIXED_H
+
+#include <stdint.h>
+#include "dfg/dtype.h"
+#include "dfg/status.h"
+
+/* A read-only matrix operand, borrowed for the call. */
+typedef struct dfg_cpu_matrix {
+    dfg_dtype dtype;  /* f32, f16 or bf16 */
+    const void *data;
+    int64_t ld;       /* elements between consecutive stored rows */
+    int trans;        /* stored transposed: element (i, j) at data[j*ld + i] */
+} dfg_cpu_matrix;
+
+/* c[m x n] (dtype c_dtype, row stride ldc) = alpha * a[m x k] b[k x n]
+ * + beta * c; with beta == 0, c is only written. DFG_ERR_UNSUPPORTED if a
+ * size does not fit BLAS's 32-bit integers. */
+dfg_status dfg_cpu_gemm_mixed(int64_t m, int64_t n, int64_t k, float alpha,
+                              const dfg_cpu_matrix *a,
+                              const dfg_cpu_matrix *b, float beta,
+                              dfg_dtype c_dtype, void *c, int64_t ldc);
+
+#endif
