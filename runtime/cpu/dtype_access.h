@@ -1,0 +1,52 @@
+/* Reading and writing tensor elements of any dtype in blocks, for kernels
+ * that compute in one of two domains:
+ *   - float: f32, f16 and bf16 are computed in f32 (narrow types widened on
+ *     load, rounded to nearest even on store);
+ *   - integer: i32, i64, u8 and bool are computed exactly in int64.
+ * A kernel loads a block of at most DFG_CPU_BLOCK elements into a stack
+ * buffer, computes there, and stores it back; for f32 data the load and
+ * the store are free (they hand back / recognise a pointer into the
+ * tensor), so the common case copies nothing.
+ *
+ * Loads and stores also convert across domains, which is what cast does:
+ *   float -> integer dtype: truncation toward zero, saturated to the
+ *     dtype's range, NaN -> 0 (C leaves out-of-range values undefined);
+ *   integer -> narrower integer dtype: two's-complement wrap-around;
+ *   anything -> bool: x != 0. */
+#ifndef DFG_CPU_DTYPE_ACCESS_H
+#define DFG_CPU_DTYPE_ACCESS_H
+
+#include <stdint.h>
+
+#include "dfg/dtype.h"
+
+#define DFG_CPU_BLOCK 256
+
+/* 1 for i32, i64, u8, bool: the dtypes computed in the integer domain. */
+static inline int dfg_dtype_is_integer(dfg_dtype dtype)
+{
+    return dtype == DFG_I32 || dtype == DFG_I64 || dtype == DFG_U8 ||
+           dtype == DFG_BOOL;
+}
+
+/* Elements src[offset + i * stride], 0 <= i < n <= DFG_CPU_BLOCK, as f32:
+ * a pointer into src when it is f32 with stride 1, otherwise buf, filled. */
+const float *dfg_load_f32(const void *src, dfg_dtype dtype, int64_t offset,
+                          int64_t stride, int64_t n, float *buf);
+/* Writes values[0..n) to dst[offset..offset+n); nothing to do when values
+ * already is that f32 memory (see dfg_f32_target). */
+void dfg_store_f32(void *dst, dfg_dtype dtype, int64_t offset, int64_t n,
+                   const float *values);
+/* Where to compute n f32 results bound for dst[offset..): dst itself when
+ * it is f32, otherwise buf (then pass the result to dfg_store_f32). */
+float *dfg_f32_target(void *dst, dfg_dtype dtype, int64_t offset, float *buf);
+
+/* The same in the integer domain. */
+const int64_t *dfg_load_i64(const void *src, dfg_dtype dtype, int64_t offset,
+                            int64_t stride, int64_t n, int64_t *buf);
+void dfg_store_i64(void *dst, dfg_dtype dtype, int64_t offset, int64_t n,
+                   const int64_t *values);
+int64_t *dfg_i64_target(void *dst, dfg_dtype dtype, int64_t offset,
+                        int64_t *buf);
+
+#endif

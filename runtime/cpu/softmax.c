@@ -1,0 +1,111 @@
+/* softmax and log_softmax along attrs.axis, numerically stable: the
+ * maximum along the axis is subtracted before exp, and the sum of the
+ * exponentials is kept in double. The input is seen as [outer, n, inner]
+ * with the axis of length n in the middle:
+ *   - inner == 1: each row of n contiguous elements is one task;
+ *   - inner > 1: a block of up to DFG_CPU_BLOCK neighbouring lanes is
+ *     walked along the axis strip by strip, reading memory in order.
+ * Three passes over the data: max, sum of exp, result. */
+#include <math.h>
+
+#include "dtype_access.h"
+#include "error.h"
+#include "kernels.h"
+#include "parallel.h"
+
+typedef struct softmax_ctx {
+    int log;
+    dfg_dtype dtype;
+    const void *in;
+    void *out;
+    int64_t n, inner;
+} softmax_ctx;
+
+/* A unit of work: `steps` spans of `length` elements, span s starting at
+ * input offset base + s * stride. In a row (lanes == 0) the spans are
+ * consecutive pieces of one softmax vector (the last may be shorter: the
+ * vector has `n` elements); across lanes (lanes == 1) span s holds element
+ * s of `length` vectors side by side. */
+typedef struct softmax_block {
+    int64_t base, stride, steps, length, n;
+    int lanes;
+} softmax_block;
+
+static int64_t span_length(const softmax_block *b, int64_t s)
+{
+    if (b->lanes)
+        return b->length;
+    return b->n - s * b->stride < b->length ? b->n - s * b->stride : b->length;
+}
+
+static void softmax_run(const softmax_ctx *c, const softmax_block *b)
+{
+    float buf[DFG_CPU_BLOCK], obuf[DFG_CPU_BLOCK], max[DFG_CPU_BLOCK];
+    double sum[DFG_CPU_BLOCK];
+    int64_t lanes = b->lanes ? b->length : 1;
+    for (int64_t l = 0; l < lanes; l++)
+        max[l] = -INFINITY, sum[l] = 0.0;
+    for (int pass = 0; pass < 3; pass++) {
+        for (int64_t s = 0; s < b->steps; s++) {
+            int64_t offset = b->base + s * b->stride, m = span_length(b, s);
+            const float *v = dfg_load_f32(c->in, c->dtype, offset, 1, m, buf);
+            float *o = pass == 2 ? dfg_f32_target(c->out, c->dtype, offset, obuf)
+                                 : NULL;
+            for (int64_t i = 0; i < m; i++) {
+                int64_t l = b->lanes ? i : 0;
+                if (pass == 0)
+                    max[l] = v[i] > max[l] || v[i] != v[i] ? v[i] : max[l];
+                else if (pass == 1)
+                    sum[l] += expf(v[i] - max[l]);
+                else if (c->log)
+                    o[i] = v[i] - max[l] - (float)log(sum[l]);
+                else
+                    o[i] = (float)(expf(v[i] - max[l]) / sum[l]);
+            }
+            if (pass == 2)
+                dfg_store_f32(c->out, c->dtype, offset, m, o);
+        }
+    }
+}
+
+dfg_status dfg_cpu_softmax(const dfg_kernel_args *args)
+{
+    const dfg_type *in = &args->in_types[0];
+    int64_t axis = args->attrs->axis < 0 ? args->attrs->axis + in->rank
+                                         : args->attrs->axis;
+    int64_t numel = dfg_type_numel(in);
+    if (axis < 0 || axis >= in->rank || numel < 0 ||
+        !dfg_type_equal(in, &args->out_types[0]) || !dfg_dtype_is_float(in->dtype))
+        return dfg_error(DFG_ERR_SHAPE, "%s: axis %d does not fit input rank %d",
+                         dfg_op_get(args->op)->name, (int)args->attrs->axis,
+                         (int)in->rank);
+    softmax_ctx c = {args->op == DFG_OP_LOG_SOFTMAX, in->dtype, args->in[0],
+                     args->out[0], in->shape[axis], 1};
+    for (int32_t d = (int32_t)axis + 1; d < in->rank; d++)
+        c.inner *= in->shape[d];
+    if (numel == 0)
+        return DFG_OK;
+    int64_t outer = numel / (c.n * c.inner);
+    int parallel = numel > DFG_CPU_PARALLEL_MIN_ELEMENTS;
+    if (c.inner == 1) {
+int64_t steps = (c.n + DFG_CPU_BLOCK - 1) / DFG_CPU_BLOCK;
+#pragma omp parallel for if (parallel) schedule(static)
+        for (int64_t row = 0; row < outer; row++) {
+            softmax_block b = {row * c.n, DFG_CPU_BLOCK, steps, DFG_CPU_BLOCK,
+                               c.n, 0};
+            softmax_run(&c, &b);
+        }
+        return DFG_OK;
+    }
+    int64_t blocks = (c.inner + DFG_CPU_BLOCK - 1) / DFG_CPU_BLOCK;
+#pragma omp parallel for if (parallel) schedule(static)
+    for (int64_t t = 0; t < outer * blocks; t++) {
+        int64_t start = (t % blocks) * DFG_CPU_BLOCK;
+        softmax_block b = {t / blocks * c.n * c.inner + start, c.inner, c.n,
+                           c.inner - start < DFG_CPU_BLOCK ? c.inner - start
+                                                           : DFG_CPU_BLOCK,
+                           c.n, 1};
+        softmax_run(&c, &b);
+    }
+    return DFG_OK;
+}

@@ -1,0 +1,126 @@
+/* Unary elementwise ops. Float dtypes compute in f32 with the shared
+ * per-element math (src/math/elementwise.h); neg, abs, relu and clip also
+ * run on integer dtypes, exactly, in int64 (neg and abs wrap like C's
+ * unsigned arithmetic: abs(INT32_MIN) stays INT32_MIN). */
+#include <math.h>
+
+#include "dtype_access.h"
+#include "error.h"
+#include "kernels.h"
+#include "math/elementwise.h"
+#include "parallel.h"
+
+typedef struct unary_ctx {
+    const dfg_attrs *attrs;
+    dfg_op op;
+    dfg_dtype dtype;
+    const void *in;
+    void *out;
+    int64_t clip_lo, clip_hi; /* integer clip bounds */
+} unary_ctx;
+
+#define UNARY_LOOP(expr)              \
+    for (int64_t i = 0; i < n; i++) { \
+        x = v[i];                     \
+        o[i] = (expr);                \
+    }                                 \
+    break
+
+static void apply_float(const unary_ctx *c, const float *v, float *o, int64_t n)
+{
+    const dfg_attrs *a = c->attrs;
+    float x;
+    switch (c->op) {
+    case DFG_OP_NEG: UNARY_LOOP(-x);
+    case DFG_OP_ABS: UNARY_LOOP(fabsf(x));
+    case DFG_OP_EXP: UNARY_LOOP(expf(x));
+    case DFG_OP_LOG: UNARY_LOOP(logf(x));
+    case DFG_OP_SQRT: UNARY_LOOP(sqrtf(x));
+    case DFG_OP_RECIPROCAL: UNARY_LOOP(1.0f / x);
+    case DFG_OP_RELU: UNARY_LOOP(dfg_relu(x));
+    case DFG_OP_LEAKY_RELU: UNARY_LOOP(dfg_leaky_relu(x, a->alpha));
+    case DFG_OP_SIGMOID: UNARY_LOOP(dfg_sigmoid(x));
+    case DFG_OP_TANH: UNARY_LOOP(dfg_tanh(x));
+    case DFG_OP_GELU:
+        if (a->approximate == DFG_GELU_TANH) {
+            UNARY_LOOP(dfg_gelu_tanh(x));
+        }
+        UNARY_LOOP(dfg_gelu_erf(x));
+    case DFG_OP_ERF: UNARY_LOOP(dfg_erf(x));
+    case DFG_OP_CLIP: UNARY_LOOP(dfg_clip(x, a->clip_min, a->clip_max));
+    default: break;
+    }
+}
+
+static void apply_integer(const unary_ctx *c, const int64_t *v, int64_t *o,
+                          int64_t n)
+{
+    int64_t x;
+    switch (c->op) {
+    case DFG_OP_NEG: UNARY_LOOP((int64_t)(0 - (uint64_t)x));
+    case DFG_OP_ABS: UNARY_LOOP(x < 0 ? (int64_t)(0 - (uint64_t)x) : x);
+    case DFG_OP_RELU: UNARY_LOOP(x > 0 ? x : 0);
+    case DFG_OP_CLIP:
+        UNARY_LOOP(x < c->clip_lo ? c->clip_lo : x > c->clip_hi ? c->clip_hi : x);
+    default: break;
+    }
+}
+
+#undef UNARY_LOOP
+
+static void unary_range(void *opaque, int64_t start, int64_t n)
+{
+    const unary_ctx *c = opaque;
+    if (dfg_dtype_is_integer(c->dtype)) {
+        int64_t buf_in[DFG_CPU_BLOCK], buf_out[DFG_CPU_BLOCK];
+        const int64_t *v = dfg_load_i64(c->in, c->dtype, start, 1, n, buf_in);
+        int64_t *o = dfg_i64_target(c->out, c->dtype, start, buf_out);
+        apply_integer(c, v, o, n);
+        dfg_store_i64(c->out, c->dtype, start, n, o);
+    } else {
+        float buf_in[DFG_CPU_BLOCK], buf_out[DFG_CPU_BLOCK];
+        const float *v = dfg_load_f32(c->in, c->dtype, start, 1, n, buf_in);
+        float *o = dfg_f32_target(c->out, c->dtype, start, buf_out);
+        apply_float(c, v, o, n);
+        dfg_store_f32(c->out, c->dtype, start, n, o);
+    }
+}
+
+/* An integer bound from a float one: ceil for the lower, floor for the
+ * upper, saturated to int64 (infinities and NaN mean no bound). */
+static int64_t integer_bound(float bound, int upper)
+{
+    double b = upper ? floor((double)bound) : ceil((double)bound);
+    if (b != b)
+        return upper ? INT64_MAX : INT64_MIN;
+    if (b <= -9223372036854775808.0)
+        return INT64_MIN;
+    if (b >= 9223372036854775807.0)
+        return INT64_MAX;
+    return (int64_t)b;
+}
+
+static int integer_op(dfg_op op)
+{
+    return op == DFG_OP_NEG || op == DFG_OP_ABS || op == DFG_OP_RELU ||
+           op == DFG_OP_CLIP;
+}
+
+dfg_status dfg_cpu_unary(const dfg_kernel_args *args)
+{
+    dfg_dtype dtype = args->in_types[0].dtype;
+    int64_t n = dfg_type_numel(&args->in_types[0]);
+    if (args->out_types[0].dtype != dtype || n < 0 ||
+        dfg_type_numel(&args->out_types[0]) != n)
+        return dfg_error(DFG_ERR_SHAPE, "%s: output type differs from input",
+                         dfg_op_get(args->op)->name);
+    if (args->op < DFG_OP_NEG || args->op > DFG_OP_CLIP || dtype == DFG_BOOL ||
+        (dfg_dtype_is_integer(dtype) && !integer_op(args->op)))
+        return dfg_error(DFG_ERR_UNSUPPORTED, "%s on %s has no CPU kernel",
+                         dfg_op_get(args->op)->name, dfg_dtype_name(dtype));
+    unary_ctx c = {args->attrs, args->op, dtype, args->in[0], args->out[0],
+                   integer_bound(args->attrs->clip_min, 0),
+                   integer_bound(args->attrs->clip_max, 1)};
+    dfg_cpu_parallel_ranges(n, DFG_CPU_BLOCK, unary_range, &c);
+    return DFG_OK;
+}
