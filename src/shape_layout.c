@@ -240,12 +240,12 @@ dfg_status dfg_shape_unsqueeze(const dfg_attrs *a, const dfg_type *in,
                                int32_t n_in, dfg_type *out, int32_t n_out)
 {
     (void)n_in, (void)n_out;
-    int32_t rank = in[0].rank + a->n_axes;
     int32_t axes[DFG_MAX_RANK];
     dfg_status st = check_count("n_axes", a->n_axes, DFG_MAX_RANK - in[0].rank);
-    if (st == DFG_OK)
-        st = dfg_shape_axes(a->axes, a->n_axes, rank, axes);
     if (st != DFG_OK)
+        return st;
+    int32_t rank = in[0].rank + a->n_axes;
+    if ((st = dfg_shape_axes(a->axes, a->n_axes, rank, axes)) != DFG_OK)
         return st;
     unsigned inserted = 0;
     for (int32_t i = 0; i < a->n_axes; i++)

@@ -632,13 +632,13 @@ static void test_random_attributes_never_crash(void **state)
         int32_t n_in = info->max_inputs < 0 ? 1 + rand() % 3
                                             : info->max_inputs;
         int32_t n_out = info->outputs ? info->outputs : 1 + rand() % 4;
-        dfg_type in[3], out[4];
+        dfg_type in[5], out[4];
         for (int32_t i = 0; i < n_in; i++) {
             in[i].dtype = i == 0 ? DFG_F32 : (dfg_dtype)(rand() % 3 * 3);
             in[i].rank = i >= info->min_inputs && rand() % 2 ? -1
                                                              : rand() % 5;
             for (int d = 0; d < DFG_MAX_RANK; d++)
-                in[i].shape[d] = rand() % 4 + 1;
+                in[i].shape[d] = rand() % 16 ? rand() % 4 + 1 : 0;
         }
         if (op == DFG_OP_WHERE)
             in[0].dtype = DFG_BOOL;
