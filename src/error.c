@@ -27,9 +27,17 @@ dfg_status dfg_error_prefix(dfg_status code, const char *fmt, ...)
     va_start(args, fmt);
     int n = vsnprintf(error_message, sizeof error_message, fmt, args);
     va_end(args);
-    if (n >= 0 && (size_t)n < sizeof error_message)
-        snprintf(error_message + n, sizeof error_message - (size_t)n, ": %s",
-                 previous);
+    if (n < 0 || (size_t)n + 2 >= sizeof error_message)
+        return code;
+    /* Copied by hand: snprintf of the whole previous message into the
+     * remaining room would be flagged (rightly) as a possible truncation. */
+    size_t used = (size_t)n;
+    error_message[used++] = ':';
+    error_message[used++] = ' ';
+    size_t room = sizeof error_message - used - 1;
+    size_t len = strnlen(previous, room);
+    memcpy(error_message + used, previous, len);
+    error_message[used + len] = '\0';
     return code;
 }
 
