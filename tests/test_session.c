@@ -1,0 +1,317 @@
+/* Sessions (runtime/executor.c) on the CPU backend: results against a
+ * double-precision reference, the input/output buffers, no allocation
+ * during runs (through the session's allocator and through malloc & co.,
+ * wrapped at link time), many threads sharing one program, and the errors
+ * for unknown backends and unsupported ops. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "backend.h"
+#include "dfg/dfg.h"
+#include "program_fixtures.h"
+
+/* --- malloc & co., wrapped (-Wl,--wrap=...) for the library's objects */
+
+static _Atomic long libc_calls;
+
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t count, size_t size);
+void *__real_realloc(void *ptr, size_t size);
+void __real_free(void *ptr);
+int __real_posix_memalign(void **ptr, size_t alignment, size_t size);
+void *__real_aligned_alloc(size_t alignment, size_t size);
+
+void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t count, size_t size);
+void *__wrap_realloc(void *ptr, size_t size);
+void __wrap_free(void *ptr);
+int __wrap_posix_memalign(void **ptr, size_t alignment, size_t size);
+void *__wrap_aligned_alloc(size_t alignment, size_t size);
+
+void *__wrap_malloc(size_t size) { libc_calls++; return __real_malloc(size); }
+void *__wrap_calloc(size_t count, size_t size) { libc_calls++; return __real_calloc(count, size); }
+void *__wrap_realloc(void *ptr, size_t size) { libc_calls++; return __real_realloc(ptr, size); }
+void __wrap_free(void *ptr) { libc_calls++; __real_free(ptr); }
+int __wrap_posix_memalign(void **ptr, size_t alignment, size_t size)
+{
+    libc_calls++;
+    return __real_posix_memalign(ptr, alignment, size);
+}
+void *__wrap_aligned_alloc(size_t alignment, size_t size)
+{
+    libc_calls++;
+    return __real_aligned_alloc(alignment, size);
+}
+
+/* --- a counting dfg_allocator */
+
+typedef struct counting {
+    _Atomic long allocs, frees;
+} counting;
+
+static void *counting_alloc(void *ctx, size_t size, size_t alignment)
+{
+    ((counting *)ctx)->allocs++;
+    void *ptr = NULL;
+    return __real_posix_memalign(&ptr, alignment < sizeof(void *) ? sizeof(void *) : alignment,
+                                 size ? size : 1) == 0 ? ptr : NULL;
+}
+
+static void counting_free(void *ctx, void *ptr)
+{
+    if (ptr)
+        ((counting *)ctx)->frees++;
+    __real_free(ptr);
+}
+
+/* --- helpers */
+
+static const dfg_backend *cpu(void)
+{
+    const dfg_backend *backend = NULL;
+    assert_int_equal(dfg_backend_find("cpu", &backend), DFG_OK);
+    return backend;
+}
+
+static dfg_program *compile_fixture(uint64_t seed, fixture_weights *w,
+                                    dfg_planner planner)
+{
+    dfg_program *program = NULL;
+    dfg_status s = fixture_compile(seed, w, planner, &program);
+    if (s != DFG_OK)
+        fail_msg("compile: %s", dfg_last_error());
+    return program;
+}
+
+static void check_outputs(const fixture_weights *w, const float *x,
+                          const float *probs, const float *sums)
+{
+    double ref_probs[FIX_BATCH * FIX_OUT], ref_sums[2];
+    fixture_reference(w, x, ref_probs, ref_sums);
+    double e1 = fixture_relative_error(probs, ref_probs, FIX_BATCH * FIX_OUT);
+    double e2 = fixture_relative_error(sums, ref_sums, 2);
+    if (e1 > 1e-5 || e2 > 1e-5)
+        fail_msg("relative errors %g (probs) and %g (sums)", e1, e2);
+}
+
+/* --- tests */
+
+static void test_run_matches_reference(void **state)
+{
+    (void)state;
+    for (int planner = 0; planner < DFG_PLANNER_COUNT; planner++) {
+        fixture_weights w;
+        dfg_program *program = compile_fixture(100 + (uint64_t)planner, &w,
+                                               (dfg_planner)planner);
+        dfg_session *session = NULL;
+        assert_int_equal(dfg_session_create(program, cpu(), NULL, &session), DFG_OK);
+        uint64_t rng = 7 + (uint64_t)planner;
+        for (int run = 0; run < 5; run++) {
+            float x[FIX_BATCH * FIX_IN], probs[FIX_BATCH * FIX_OUT], sums[2];
+            fixture_fill(&rng, x, FIX_BATCH * FIX_IN);
+            const void *inputs[] = {x};
+            void *outputs[] = {probs, sums};
+            assert_int_equal(dfg_session_run(session, inputs, outputs), DFG_OK);
+            check_outputs(&w, x, probs, sums);
+        }
+        dfg_session_destroy(session);
+        dfg_program_destroy(program);
+    }
+}
+
+static void test_arena_buffers(void **state)
+{
+    (void)state;
+    fixture_weights w;
+    dfg_program *program = compile_fixture(3, &w, DFG_PLANNER_GREEDY_SIZE);
+    dfg_session *session = NULL;
+    assert_int_equal(dfg_session_create(program, cpu(), NULL, &session), DFG_OK);
+    void *in = NULL, *probs = NULL, *sums = NULL;
+    assert_int_equal(dfg_session_input_buffer(session, 0, &in), DFG_OK);
+    assert_int_equal(dfg_session_output_buffer(session, 0, &probs), DFG_OK);
+    assert_int_equal(dfg_session_output_buffer(session, 1, &sums), DFG_OK);
+    assert_non_null(in);
+    assert_ptr_not_equal(probs, sums);
+
+    float x[FIX_BATCH * FIX_IN];
+    uint64_t rng = 99;
+    fixture_fill(&rng, x, FIX_BATCH * FIX_IN);
+    memcpy(in, x, sizeof x); /* the CPU backend's regions are host memory */
+    assert_int_equal(dfg_session_run(session, NULL, NULL), DFG_OK);
+    check_outputs(&w, x, probs, sums);
+
+    void *unused = NULL;
+    assert_int_equal(dfg_session_input_buffer(session, 1, &unused),
+                     DFG_ERR_INVALID_ARGUMENT);
+    assert_int_equal(dfg_session_output_buffer(session, -1, &unused),
+                     DFG_ERR_INVALID_ARGUMENT);
+    assert_int_equal(dfg_session_input_buffer(NULL, 0, &unused),
+                     DFG_ERR_INVALID_ARGUMENT);
+    dfg_session_destroy(session);
+    dfg_program_destroy(program);
+}
+
+static void test_run_allocates_nothing(void **state)
+{
+    (void)state;
+    static const char *const models[] = {"fixture", "mlp", "cnn", "transformer"};
+    for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
+        counting counts = {0, 0};
+        dfg_allocator allocator = {&counts, counting_alloc, counting_free};
+        dfg_program *program = NULL;
+        fixture_weights w;
+        if (m == 0) {
+            program = compile_fixture(5, &w, DFG_PLANNER_GREEDY_SIZE);
+        } else {
+            dfg_graph *graph = NULL;
+            assert_int_equal(dfg_model_build(models[m], NULL, &graph), DFG_OK);
+            assert_int_equal(dfg_compile(graph, NULL, &program), DFG_OK);
+            dfg_graph_destroy(graph);
+        }
+        dfg_session *session = NULL;
+        assert_int_equal(dfg_session_create(program, cpu(), &allocator, &session),
+                         DFG_OK);
+        assert_true(counts.allocs > 0); /* the session did use it */
+        /* One run first, so that OpenMP's thread pool exists. */
+        assert_int_equal(dfg_session_run(session, NULL, NULL), DFG_OK);
+        long allocs = counts.allocs, frees = counts.frees;
+        long before = libc_calls;
+        for (int run = 0; run < 20; run++)
+            assert_int_equal(dfg_session_run(session, NULL, NULL), DFG_OK);
+        long during = libc_calls - before;
+        assert_int_equal(counts.allocs, allocs);
+        assert_int_equal(counts.frees, frees);
+        if (during != 0)
+            fail_msg("%s: %ld calls to malloc & co. during 20 runs", models[m],
+                     during);
+        dfg_session_destroy(session);
+        assert_int_equal(counts.allocs, counts.frees);
+        dfg_program_destroy(program);
+    }
+    /* The wrapping does see the library's allocations. */
+    long before = libc_calls;
+    fixture_weights w;
+    dfg_program_destroy(compile_fixture(1, &w, DFG_PLANNER_NO_REUSE));
+    assert_true(libc_calls > before);
+}
+
+#define N_THREADS 4
+#define RUNS_PER_THREAD 25
+
+typedef struct thread_job {
+    const dfg_program *program;
+    const float *x;
+    float probs[FIX_BATCH * FIX_OUT], sums[2];
+    int failures;
+} thread_job;
+
+static void *run_thread(void *arg)
+{
+    thread_job *job = arg;
+    dfg_session *session = NULL;
+    if (dfg_session_create(job->program, cpu(), NULL, &session) != DFG_OK) {
+        job->failures++;
+        return NULL;
+    }
+    const void *inputs[] = {job->x};
+    void *outputs[] = {job->probs, job->sums};
+    float first[FIX_BATCH * FIX_OUT];
+    for (int run = 0; run < RUNS_PER_THREAD; run++) {
+        if (dfg_session_run(session, inputs, outputs) != DFG_OK)
+            job->failures++;
+        if (run == 0)
+            memcpy(first, job->probs, sizeof first);
+        else if (memcmp(first, job->probs, sizeof first) != 0)
+            job->failures++;
+    }
+    dfg_session_destroy(session);
+    return NULL;
+}
+
+static void test_threads_share_a_program(void **state)
+{
+    (void)state;
+    fixture_weights w;
+    dfg_program *program = compile_fixture(11, &w, DFG_PLANNER_GREEDY_BREADTH);
+    float x[FIX_BATCH * FIX_IN];
+    uint64_t rng = 1234;
+    fixture_fill(&rng, x, FIX_BATCH * FIX_IN);
+    thread_job jobs[N_THREADS];
+    pthread_t threads[N_THREADS];
+    for (int t = 0; t < N_THREADS; t++) {
+        memset(&jobs[t], 0, sizeof jobs[t]);
+        jobs[t].program = program;
+        jobs[t].x = x;
+        assert_int_equal(pthread_create(&threads[t], NULL, run_thread, &jobs[t]), 0);
+    }
+    for (int t = 0; t < N_THREADS; t++)
+        assert_int_equal(pthread_join(threads[t], NULL), 0);
+    for (int t = 0; t < N_THREADS; t++) {
+        assert_int_equal(jobs[t].failures, 0);
+        assert_memory_equal(jobs[t].probs, jobs[0].probs, sizeof jobs[0].probs);
+        assert_memory_equal(jobs[t].sums, jobs[0].sums, sizeof jobs[0].sums);
+    }
+    check_outputs(&w, x, jobs[0].probs, jobs[0].sums);
+    dfg_program_destroy(program);
+}
+
+static void test_backend_registry(void **state)
+{
+    (void)state;
+    const dfg_backend *backend = NULL;
+    assert_int_equal(dfg_backend_find("tpu", &backend), DFG_ERR_NOT_FOUND);
+    assert_non_null(strstr(dfg_last_error(), "tpu"));
+    backend = cpu();
+    assert_string_equal(dfg_backend_name(backend), "cpu");
+    assert_true(dfg_backend_available(backend));
+    const char *const *names = dfg_backend_names();
+    assert_string_equal(names[0], "cpu");
+    int n = 0;
+    while (names[n])
+        n++;
+    assert_true(n >= 1);
+}
+
+/* A backend that lacks relu: session creation must name the step. */
+static int no_relu(dfg_op op) { return op != DFG_OP_RELU && dfg_cpu_backend.supports_op(op); }
+
+static void test_unsupported_op_is_named(void **state)
+{
+    (void)state;
+    dfg_backend partial = dfg_cpu_backend;
+    partial.name = "partial";
+    partial.supports_op = no_relu;
+    fixture_weights w;
+    dfg_program *program = compile_fixture(2, &w, DFG_PLANNER_GREEDY_SIZE);
+    dfg_session *session = (dfg_session *)&w; /* must be reset to NULL */
+    assert_int_equal(dfg_session_create(program, &partial, NULL, &session),
+                     DFG_ERR_UNSUPPORTED);
+    assert_null(session);
+    const char *message = dfg_last_error();
+    assert_non_null(strstr(message, "'relu'"));
+    assert_non_null(strstr(message, "partial"));
+    assert_non_null(strstr(message, "step"));
+    assert_int_equal(dfg_session_create(NULL, cpu(), NULL, &session),
+                     DFG_ERR_INVALID_ARGUMENT);
+    assert_int_equal(dfg_session_run(NULL, NULL, NULL), DFG_ERR_INVALID_ARGUMENT);
+    dfg_program_destroy(program);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_run_matches_reference),
+        cmocka_unit_test(test_arena_buffers),
+        cmocka_unit_test(test_run_allocates_nothing),
+        cmocka_unit_test(test_threads_share_a_program),
+        cmocka_unit_test(test_backend_registry),
+        cmocka_unit_test(test_unsupported_op_is_named),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
