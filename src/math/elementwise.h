@@ -123,18 +123,20 @@ DFG_HOST_DEVICE static inline float dfg_erf(float x)
     return erff(x);
 }
 
-/* x * Phi(x) with the exact normal CDF. */
+/* x * Phi(x) with the exact normal CDF. erfc(-x / sqrt 2) is 1 + erf(x /
+ * sqrt 2) without the cancellation that ruins it for negative x. */
 DFG_HOST_DEVICE static inline float dfg_gelu_erf(float x)
 {
-    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    return 0.5f * x * erfcf(x * -0.70710678118654752f);
 }
 
-/* The tanh approximation (ONNX Gelu approximate="tanh"). For large |x| the
- * cube overflows to inf, where tanh saturates to +-1: still exact. */
+/* The tanh approximation (ONNX Gelu approximate="tanh"), rewritten with
+ * 0.5 * (1 + tanh(u)) = sigmoid(2u) so that negative x keeps its precision.
+ * For large |x| the cube overflows to inf, where sigmoid saturates. */
 DFG_HOST_DEVICE static inline float dfg_gelu_tanh(float x)
 {
-    float inner = 0.79788456080286536f * (x + 0.044715f * x * x * x);
-    return 0.5f * x * (1.0f + tanhf(inner));
+    float u = 0.79788456080286536f * (x + 0.044715f * x * x * x);
+    return x * dfg_sigmoid(2.0f * u);
 }
 
 /* NaN passes through; the bounds as ONNX Clip (max applied last). */
