@@ -59,7 +59,7 @@ static void write_tensor(FILE *out, const dfg_program *p, int32_t index)
 {
     const dfg_program_tensor *t = &p->tensors[index];
     char type[160], bytes[32];
-    fprintf(out, "  t%" PRId32 " [shape=ellipse, style=filled%s, "
+    fprintf(out, "  t%" PRId32 " [shape=ellipse, style=\"filled%s\", "
                  "fillcolor=%s, label=\"",
             index, t->kind == DFG_TENSOR_WORKSPACE ? ",dashed" : "",
             kind_color(t->kind));

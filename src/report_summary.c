@@ -139,15 +139,17 @@ static void write_largest(FILE *out, const dfg_program *p)
     int n = largest_tensors(p, found);
     if (n == 0)
         return;
-    fputs("largest tensors:\n", out);
+    fprintf(out, "largest tensors:\n  %12s  %-10s  %-9s  %10s  %-18s  %s\n",
+            "bytes", "kind", "live", "offset", "type", "name");
     for (int i = 0; i < n; i++) {
         const dfg_program_tensor *t = &p->tensors[found[i]];
-        char human[32], type[160];
-        fprintf(out, "  %12s  %-10s live [%" PRId32 ",%" PRId32 "]  "
-                     "@ %-10" PRId64 " %s  ",
+        char human[32], type[160], live[32];
+        snprintf(live, sizeof live, "[%" PRId32 ",%" PRId32 "]", t->first_step,
+                 t->last_step);
+        fprintf(out, "  %12s  %-10s  %-9s  %10" PRId64 "  %-18s  ",
                 dfg_format_bytes((uint64_t)t->bytes, human, sizeof human),
-                dfg_tensor_kind_name(t->kind), t->first_step, t->last_step,
-                t->offset, dfg_type_format(&t->type, type, sizeof type));
+                dfg_tensor_kind_name(t->kind), live, t->offset,
+                dfg_type_format(&t->type, type, sizeof type));
         dfg_write_quoted_text(out, t->name);
         fputc('\n', out);
     }

@@ -38,6 +38,8 @@ int dfgc_usage_error(const char *command, const char *fmt, ...)
 
 int dfgc_library_error(const char *what)
 {
+    if (!what)
+        return dfgc_error("%s", dfg_last_error());
     return dfgc_error("%s: %s", what, dfg_last_error());
 }
 

@@ -16,8 +16,8 @@ int dfgc_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * returns DFGC_EXIT_USAGE. */
 int dfgc_usage_error(const char *command, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Prints "dfgc: error: <what>: <dfg_last_error()>" and returns
- * DFGC_EXIT_ERROR. */
+/* Prints "dfgc: error: <what>: <dfg_last_error()>" (without "<what>: "
+ * when what is NULL) and returns DFGC_EXIT_ERROR. */
 int dfgc_library_error(const char *what);
 
 /* 1 if argv[i] is "--help" or "-h". */

@@ -77,17 +77,47 @@ static int parse_args(int argc, char **argv, plan_args *a)
 
 typedef dfg_status (*report_fn)(const dfg_program *, FILE *);
 
-static int write_report(const dfg_program *program, const char *path,
-                        report_fn report, const char *what)
+/* Writes one report into a stream from dfgc_open_output and closes it. */
+static int finish_report(const dfg_program *program, FILE *stream,
+                         const char *path, report_fn report, const char *what)
 {
-    FILE *stream = dfgc_open_output(path);
-    if (!stream)
-        return DFGC_EXIT_ERROR;
     dfg_status s = report(program, stream);
     int failed = dfgc_close_output(stream, path);
     if (s != DFG_OK)
         return dfgc_library_error(what);
     return failed;
+}
+
+/* Compiles, prints the summary and writes the reports; closes json and
+ * dot (either may be NULL) in every case. */
+static int plan(const plan_args *a, FILE *json, FILE *dot)
+{
+    dfg_program *program;
+    if (dfgc_load_program(a->model, &a->options, &program) != DFG_OK) {
+        /* The library's message names the model or file already. */
+        int status = dfgc_library_error(NULL);
+        if (json)
+            dfgc_close_output(json, a->json_path);
+        if (dot)
+            dfgc_close_output(dot, a->dot_path);
+        return status;
+    }
+    int status = 0;
+    /* With the JSON or DOT on stdout the summary would corrupt them. */
+    if (json != stdout && dot != stdout &&
+        dfg_report_summary(program, stdout) != DFG_OK)
+        status = dfgc_library_error("summary");
+    if (json) {
+        int s = finish_report(program, json, a->json_path, dfg_report_json,
+                              "json");
+        status = status ? status : s;
+    }
+    if (dot) {
+        int s = finish_report(program, dot, a->dot_path, dfg_report_dot, "dot");
+        status = status ? status : s;
+    }
+    dfg_program_destroy(program);
+    return status;
 }
 
 int dfgc_plan(int argc, char **argv)
@@ -98,19 +128,14 @@ int dfgc_plan(int argc, char **argv)
         return status;
     if (a.list)
         return list_models();
-    dfg_program *program;
-    if (dfgc_load_program(a.model, &a.options, &program) != DFG_OK)
-        return dfgc_library_error(a.model);
-    status = 0;
-    /* With the JSON or DOT on stdout the summary would corrupt them. */
-    int quiet = (a.json_path && strcmp(a.json_path, "-") == 0) ||
-                (a.dot_path && strcmp(a.dot_path, "-") == 0);
-    if (!quiet && dfg_report_summary(program, stdout) != DFG_OK)
-        status = dfgc_library_error("summary");
-    if (status == 0 && a.json_path)
-        status = write_report(program, a.json_path, dfg_report_json, "json");
-    if (status == 0 && a.dot_path)
-        status = write_report(program, a.dot_path, dfg_report_dot, "dot");
-    dfg_program_destroy(program);
-    return status;
+    /* Open the outputs first: a bad path fails before any work or output. */
+    FILE *json = NULL, *dot = NULL;
+    if (a.json_path && !(json = dfgc_open_output(a.json_path)))
+        return DFGC_EXIT_ERROR;
+    if (a.dot_path && !(dot = dfgc_open_output(a.dot_path))) {
+        if (json)
+            dfgc_close_output(json, a.json_path);
+        return DFGC_EXIT_ERROR;
+    }
+    return plan(&a, json, dot);
 }

@@ -1,0 +1,105 @@
+#!/bin/sh
+# dfgc's command line: `dfgc plan` on every bundled model with --json and
+# --dot (the JSON parsed by python3's json module when it is there, the DOT
+# rendered by Graphviz), the usage and version lines, and one-line errors
+# with a non-zero exit for bad input. Exits 77 (skipped) when Graphviz is
+# missing, after every other check has passed.
+# usage: dfgc_cli.sh PATH/TO/dfgc
+set -u
+dfgc=$1
+work=$(mktemp -d "${TMPDIR:-/tmp}/dfgc-cli.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+# expect_error STATUS ARGS...: dfgc ARGS exits with STATUS and prints one
+# line on stderr starting with "dfgc: error:", nothing on stdout.
+expect_error() {
+    want=$1
+    shift
+    "$dfgc" "$@" >"$work/out" 2>"$work/err"
+    got=$?
+    [ "$got" -eq "$want" ] || fail "dfgc $* exited $got, not $want"
+    [ "$(wc -l <"$work/err")" -eq 1 ] ||
+        fail "dfgc $* printed not one line on stderr: $(cat "$work/err")"
+    grep -q '^dfgc: error: ' "$work/err" ||
+        fail "dfgc $*: stderr lacks 'dfgc: error:': $(cat "$work/err")"
+    [ ! -s "$work/out" ] || fail "dfgc $* wrote to stdout on error"
+}
+
+"$dfgc" --version | grep -Eq '^dfgc [0-9]+\.[0-9]+\.[0-9]+$' ||
+    fail "dfgc --version"
+"$dfgc" --help | grep -q '^usage: dfgc' || fail "dfgc --help"
+"$dfgc" plan --help | grep -q '^usage: dfgc plan' || fail "dfgc plan --help"
+"$dfgc" plan --list >"$work/list" || fail "dfgc plan --list"
+for model in mlp cnn transformer; do
+    grep -q "^example:$model " "$work/list" || fail "--list lacks $model"
+done
+
+have_python=0
+command -v python3 >/dev/null 2>&1 && have_python=1
+have_dot=0
+command -v dot >/dev/null 2>&1 && have_dot=1
+
+for model in mlp cnn transformer; do
+    for planner in no_reuse greedy_size greedy_breadth; do
+        json="$work/$model-$planner.json"
+        dotfile="$work/$model-$planner.dot"
+        "$dfgc" plan "example:$model" --planner "$planner" --align 64 \
+            --json "$json" --dot "$dotfile" >"$work/summary" 2>"$work/err" ||
+            fail "dfgc plan example:$model --planner $planner: $(cat "$work/err")"
+        [ ! -s "$work/err" ] || fail "dfgc plan wrote to stderr: $(cat "$work/err")"
+        for word in arena "lower bound" "no-reuse total" "arena / no-reuse" \
+                    "planner   $planner, alignment 64 B"; do
+            grep -q "$word" "$work/summary" ||
+                fail "$model summary lacks '$word'"
+        done
+        if [ $have_python -eq 1 ]; then
+            python3 - "$json" "$planner" <<'PY' || fail "$json is not a valid plan"
+import json, sys
+plan = json.load(open(sys.argv[1]))
+for key in ("arena_bytes", "lower_bound_bytes", "no_reuse_bytes",
+            "weights_bytes", "alignment"):
+    assert isinstance(plan[key], int), key
+assert plan["planner"] == sys.argv[2]
+assert plan["alignment"] == 64
+assert plan["verified"] is True
+assert plan["lower_bound_bytes"] <= plan["arena_bytes"] <= plan["no_reuse_bytes"]
+names = {t["name"] for t in plan["tensors"]}
+for step in plan["steps"]:
+    assert all(n is None or n in names for n in step["inputs"] + step["outputs"])
+PY
+        fi
+        if [ $have_dot -eq 1 ]; then
+            dot -Tsvg "$dotfile" -o "$work/plan.svg" 2>"$work/err" ||
+                fail "dot cannot render $dotfile: $(cat "$work/err")"
+            grep -q '<svg' "$work/plan.svg" || fail "no SVG from $dotfile"
+        fi
+    done
+done
+
+# JSON on stdout stays pure: no summary mixed in.
+"$dfgc" plan example:mlp --json - >"$work/stdout.json" || fail "--json -"
+head -c 1 "$work/stdout.json" | grep -q '{' || fail "--json - is not JSON"
+
+expect_error 1 plan example:resnet
+expect_error 1 plan nosuchfile.dfgp
+expect_error 2 plan example:mlp --planner fastest
+expect_error 2 plan example:mlp --align 3
+expect_error 2 plan example:mlp --align 0
+expect_error 2 plan example:mlp --align
+expect_error 2 plan example:mlp --frobnicate
+expect_error 2 plan
+expect_error 2 plan example:mlp example:cnn
+expect_error 1 plan example:mlp --json "$work/no/such/dir/p.json"
+expect_error 2 frobnicate
+expect_error 2
+
+if [ $have_dot -eq 0 ]; then
+    echo "Graphviz 'dot' not found: DOT rendering not checked"
+    exit 77
+fi
+echo "dfgc command line: all checks passed"

@@ -1,0 +1,413 @@
+/* The plan reports: JSON (parsed back and checked against the program and
+ * the schema in docs/plan-json.md), DOT (well formed) and the summary (the
+ * numbers are there), on every bundled model and on hostile names. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dfg/dfg.h"
+#include "json_tree.h"
+#include "program.h"
+#include "report_format.h"
+
+typedef dfg_status (*report_fn)(const dfg_program *, FILE *);
+
+/* The report as a NUL-terminated string (caller frees). */
+static char *report_text(const dfg_program *program, report_fn report)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *stream = open_memstream(&text, &size);
+    assert_non_null(stream);
+    assert_int_equal(report(program, stream), DFG_OK);
+    assert_int_equal(fclose(stream), 0);
+    return text;
+}
+
+static dfg_program *compile_model(const char *name, dfg_planner planner)
+{
+    dfg_graph *graph;
+    dfg_program *program;
+    dfg_compile_options options;
+    dfg_compile_options_init(&options);
+    options.planner = planner;
+    assert_int_equal(dfg_model_build(name, NULL, &graph), DFG_OK);
+    dfg_status s = dfg_compile(graph, &options, &program);
+    if (s != DFG_OK)
+        fail_msg("compiling %s: %s", name, dfg_last_error());
+    dfg_graph_destroy(graph);
+    assert_int_equal(dfg_program_verify(program), DFG_OK);
+    return program;
+}
+
+static const json_node *member(const json_node *object, const char *key,
+                               json_type type)
+{
+    const json_node *node = json_get(object, key);
+    if (!node)
+        fail_msg("JSON member '%s' is missing", key);
+    if (node->type != type)
+        fail_msg("JSON member '%s' has type %d, not %d", key, node->type, type);
+    return node;
+}
+
+static int64_t integer_member(const json_node *object, const char *key)
+{
+    const json_node *node = member(object, key, JSON_NUMBER);
+    if (!json_is_integer(node))
+        fail_msg("JSON member '%s' is not an integer: %s", key, node->text);
+    return json_integer(node);
+}
+
+static const char *string_member(const json_node *object, const char *key)
+{
+    return member(object, key, JSON_STRING)->text;
+}
+
+/* A string or null naming a tensor of the program (NULL for null). */
+static const char *tensor_ref(const json_node *node, const dfg_program *p)
+{
+    if (node->type == JSON_NULL)
+        return NULL;
+    assert_int_equal(node->type, JSON_STRING);
+    for (int32_t i = 0; i < p->n_tensors; i++)
+        if (strcmp(p->tensors[i].name, node->text) == 0)
+            return node->text;
+    fail_msg("JSON names an unknown tensor '%s'", node->text);
+    return NULL;
+}
+
+static void check_ratio(const json_node *ratios, const char *key,
+                        uint64_t numerator, uint64_t denominator)
+{
+    const json_node *node = json_get(ratios, key);
+    assert_non_null(node);
+    if (denominator == 0) {
+        assert_int_equal(node->type, JSON_NULL);
+        return;
+    }
+    assert_int_equal(node->type, JSON_NUMBER);
+    assert_float_equal(node->number, (double)numerator / (double)denominator,
+                       1e-4);
+}
+
+static void check_stats(const json_node *root, const dfg_program *p)
+{
+    const dfg_plan_stats *s = &p->stats;
+    assert_int_equal(integer_member(root, "arena_bytes"), s->arena_bytes);
+    assert_int_equal(integer_member(root, "lower_bound_bytes"),
+                     s->lower_bound_bytes);
+    assert_int_equal(integer_member(root, "no_reuse_bytes"),
+                     s->no_reuse_bytes);
+    assert_int_equal(integer_member(root, "weights_bytes"), s->weights_bytes);
+    assert_int_equal(integer_member(root, "alignment"), s->alignment);
+    assert_string_equal(string_member(root, "planner"),
+                        dfg_planner_name(s->planner));
+    assert_int_equal(member(root, "verified", JSON_BOOL)->boolean,
+                     s->verified);
+    const json_node *ratios = member(root, "ratios", JSON_OBJECT);
+    check_ratio(ratios, "arena_over_lower_bound", s->arena_bytes,
+                s->lower_bound_bytes);
+    check_ratio(ratios, "arena_over_no_reuse", s->arena_bytes,
+                s->no_reuse_bytes);
+    const json_node *regions = member(root, "regions", JSON_OBJECT);
+    assert_int_equal(integer_member(regions, "arena"),
+                     p->region_bytes[DFG_REGION_ARENA]);
+    assert_int_equal(integer_member(regions, "weights"),
+                     p->region_bytes[DFG_REGION_WEIGHTS]);
+}
+
+static void check_names(const json_node *array, const dfg_program *p,
+                        const int32_t *indices, int32_t count)
+{
+    assert_int_equal(array->type, JSON_ARRAY);
+    assert_int_equal(array->n_children, count);
+    for (int32_t i = 0; i < count; i++) {
+        const char *name = tensor_ref(&array->children[i], p);
+        if (indices[i] < 0)
+            assert_null(name);
+        else
+            assert_string_equal(name, p->tensors[indices[i]].name);
+    }
+}
+
+static void check_steps(const json_node *root, const dfg_program *p)
+{
+    const json_node *steps = member(root, "steps", JSON_ARRAY);
+    assert_int_equal(steps->n_children, p->n_steps);
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        const json_node *step = &steps->children[i];
+        const dfg_program_step *expected = &p->steps[i];
+        assert_int_equal(integer_member(step, "index"), i);
+        assert_string_equal(string_member(step, "op"),
+                            dfg_op_get(expected->op)->name);
+        assert_string_equal(string_member(step, "name"), expected->name);
+        check_names(json_get(step, "inputs"), p, expected->inputs,
+                    expected->n_inputs);
+        check_names(json_get(step, "outputs"), p, expected->outputs,
+                    expected->n_outputs);
+        const json_node *workspace = json_get(step, "workspace");
+        assert_non_null(workspace);
+        assert_int_equal(tensor_ref(workspace, p) != NULL,
+                         expected->workspace >= 0);
+        assert_int_equal(integer_member(step, "flops"), expected->flops);
+    }
+}
+
+static void check_tensors(const json_node *root, const dfg_program *p)
+{
+    static const char *const kinds[] = {"input", "output", "activation",
+                                        "workspace", "weight", "constant",
+                                        "view"};
+    const json_node *tensors = member(root, "tensors", JSON_ARRAY);
+    assert_int_equal(tensors->n_children, p->n_tensors);
+    for (int32_t i = 0; i < p->n_tensors; i++) {
+        const json_node *t = &tensors->children[i];
+        const dfg_program_tensor *expected = &p->tensors[i];
+        assert_int_equal(integer_member(t, "index"), i);
+        assert_string_equal(string_member(t, "name"), expected->name);
+        assert_string_equal(string_member(t, "dtype"),
+                            dfg_dtype_name(expected->type.dtype));
+        const json_node *shape = member(t, "shape", JSON_ARRAY);
+        assert_int_equal(shape->n_children, expected->type.rank);
+        for (size_t d = 0; d < shape->n_children; d++) {
+            assert_true(json_is_integer(&shape->children[d]));
+            assert_int_equal(json_integer(&shape->children[d]),
+                             expected->type.shape[d]);
+        }
+        assert_int_equal(integer_member(t, "bytes"), expected->bytes);
+        const char *kind = string_member(t, "kind");
+        assert_string_equal(kind, kinds[expected->kind]);
+        const char *region = string_member(t, "region");
+        assert_string_equal(region, expected->region == DFG_REGION_ARENA
+                                        ? "arena" : "weights");
+        assert_int_equal(integer_member(t, "offset"), expected->offset);
+        assert_int_equal(integer_member(t, "first_step"),
+                         expected->first_step);
+        assert_int_equal(integer_member(t, "last_step"), expected->last_step);
+        const json_node *alias = json_get(t, "alias_of");
+        assert_non_null(alias);
+        const char *alias_name = tensor_ref(alias, p);
+        if (expected->alias_of < 0)
+            assert_null(alias_name);
+        else
+            assert_string_equal(alias_name,
+                                p->tensors[expected->alias_of].name);
+    }
+}
+
+static void check_json(const dfg_program *program)
+{
+    char *text = report_text(program, dfg_report_json);
+    json_node *root = json_parse(text);
+    if (!root)
+        fail_msg("the JSON report does not parse:\n%.2000s", text);
+    assert_int_equal(root->type, JSON_OBJECT);
+    assert_string_equal(string_member(root, "format"), "dfg-plan");
+    assert_int_equal(integer_member(root, "version"), 1);
+    check_stats(root, program);
+    check_names(member(root, "inputs", JSON_ARRAY), program, program->inputs,
+                program->n_inputs);
+    check_names(member(root, "outputs", JSON_ARRAY), program,
+                program->outputs, program->n_outputs);
+    check_steps(root, program);
+    check_tensors(root, program);
+    json_free(root);
+    free(text);
+}
+
+/* Braces balance outside strings, every string is closed, and every step
+ * and arena tensor has its node. */
+static void check_dot(const dfg_program *program)
+{
+    char *text = report_text(program, dfg_report_dot);
+    assert_true(strncmp(text, "digraph plan {", 14) == 0);
+    int depth = 0, in_string = 0;
+    for (const char *c = text; *c; c++) {
+        if (in_string) {
+            if (*c == '\\' && c[1])
+                c++;
+            else if (*c == '"')
+                in_string = 0;
+            else
+                assert_int_not_equal(*c, '\n');
+        } else if (*c == '"') {
+            in_string = 1;
+        } else if (*c == '{') {
+            depth++;
+        } else if (*c == '}') {
+            depth--;
+            assert_true(depth >= 0);
+        }
+    }
+    assert_false(in_string);
+    assert_int_equal(depth, 0);
+    char node[32];
+    for (int32_t i = 0; i < program->n_steps; i++) {
+        snprintf(node, sizeof node, "\n  s%d [", (int)i);
+        assert_non_null(strstr(text, node));
+    }
+    for (int32_t i = 0; i < program->n_tensors; i++) {
+        snprintf(node, sizeof node, "\n  t%d [", (int)i);
+        assert_int_equal(strstr(text, node) != NULL,
+                         program->tensors[i].region == DFG_REGION_ARENA);
+    }
+    free(text);
+}
+
+static void check_summary(const dfg_program *program)
+{
+    char *text = report_text(program, dfg_report_summary);
+    const dfg_plan_stats *s = &program->stats;
+    const uint64_t numbers[] = {s->arena_bytes, s->lower_bound_bytes,
+                                s->no_reuse_bytes, s->weights_bytes};
+    char expected[64], count[32];
+    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
+        snprintf(expected, sizeof expected, "(%s B)",
+                 dfg_format_count(numbers[i], count, sizeof count));
+        if (!strstr(text, expected))
+            fail_msg("summary lacks '%s':\n%s", expected, text);
+    }
+    assert_non_null(strstr(text, dfg_planner_name(s->planner)));
+    assert_non_null(strstr(text, s->verified ? "verified: yes"
+                                             : "verified: no"));
+    assert_non_null(strstr(text, "arena / lower bound"));
+    assert_non_null(strstr(text, "peak      step"));
+    assert_non_null(strstr(text, "largest tensors:"));
+    free(text);
+}
+
+static void check_model(const char *name, dfg_planner planner)
+{
+    dfg_program *program = compile_model(name, planner);
+    check_json(program);
+    check_dot(program);
+    check_summary(program);
+    dfg_program_destroy(program);
+}
+
+static void test_every_model_and_planner(void **state)
+{
+    (void)state;
+    for (const char *const *name = dfg_model_names(); *name; name++)
+        for (int planner = 0; planner < DFG_PLANNER_COUNT; planner++)
+            check_model(*name, (dfg_planner)planner);
+}
+
+/* Quotes, backslashes, control characters, a lone continuation byte and
+ * a multi-byte character in names must keep every format well formed. */
+static void test_hostile_names(void **state)
+{
+    (void)state;
+    static const char hostile[] = "in\"put\\ \n\t\x01 \x80 caf\xc3\xa9 }\"; x";
+    dfg_graph *graph;
+    dfg_value x, y;
+    assert_int_equal(dfg_graph_create(NULL, &graph), DFG_OK);
+    assert_int_equal(dfg_graph_input(graph, hostile, DFG_F32, 2,
+                                     (int64_t[]){4, 8}, &x), DFG_OK);
+    assert_int_equal(dfg_relu(graph, x, &y), DFG_OK);
+    assert_int_equal(dfg_graph_output(graph, y, "out\"\\"), DFG_OK);
+    dfg_program *program;
+    assert_int_equal(dfg_compile(graph, NULL, &program), DFG_OK);
+    dfg_graph_destroy(graph);
+
+    char *text = report_text(program, dfg_report_json);
+    json_node *root = json_parse(text);
+    if (!root)
+        fail_msg("JSON with hostile names does not parse:\n%s", text);
+    const json_node *inputs = json_get(root, "inputs");
+    assert_non_null(inputs);
+    assert_int_equal(inputs->n_children, 1);
+    /* Every valid byte survives; the stray 0x80 becomes U+FFFD. */
+    assert_string_equal(inputs->children[0].text,
+                        "in\"put\\ \n\t\x01 \xef\xbf\xbd caf\xc3\xa9 }\"; x");
+    json_free(root);
+    free(text);
+    check_dot(program);
+    char *summary = report_text(program, dfg_report_summary);
+    assert_null(strchr(summary, '\x01'));
+    free(summary);
+    dfg_program_destroy(program);
+}
+
+static void test_format_numbers(void **state)
+{
+    (void)state;
+    char buf[64];
+    assert_string_equal(dfg_format_ratio(1, 3, 4, buf, sizeof buf), "0.3333");
+    assert_string_equal(dfg_format_ratio(2, 3, 4, buf, sizeof buf), "0.6667");
+    assert_string_equal(dfg_format_ratio(999995, 1000000, 4, buf, sizeof buf),
+                        "1.0000");
+    assert_string_equal(dfg_format_ratio(7, 2, 0, buf, sizeof buf), "4");
+    assert_string_equal(dfg_format_ratio(5, 0, 2, buf, sizeof buf), "n/a");
+    assert_string_equal(dfg_format_ratio(123456789012ull, 1000, 3, buf,
+                                         sizeof buf), "123456789.012");
+    assert_string_equal(dfg_format_bytes(1023, buf, sizeof buf), "1023 B");
+    assert_string_equal(dfg_format_bytes(1536, buf, sizeof buf), "1.50 KiB");
+    assert_string_equal(dfg_format_bytes(3u << 20, buf, sizeof buf),
+                        "3.00 MiB");
+    assert_string_equal(dfg_format_bytes(5ull << 30, buf, sizeof buf),
+                        "5.00 GiB");
+    assert_string_equal(dfg_format_count(0, buf, sizeof buf), "0");
+    assert_string_equal(dfg_format_count(999, buf, sizeof buf), "999");
+    assert_string_equal(dfg_format_count(1234567, buf, sizeof buf),
+                        "1,234,567");
+}
+
+static void test_json_parser_rejects_invalid(void **state)
+{
+    (void)state;
+    /* The checker must be able to fail, or the tests above prove nothing. */
+    static const char *const invalid[] = {
+        "", "{", "{\"a\": 1,}", "[1 2]", "{\"a\" 1}", "\"\x01\"", "01",
+        "1.", "\"\\x\"", "\"\x80\"", "{} {}", "[\"\\ud800\"]", "nul",
+    };
+    for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
+        json_node *node = json_parse(invalid[i]);
+        if (node)
+            fail_msg("accepted invalid JSON '%s'", invalid[i]);
+    }
+    json_node *node = json_parse(" {\"a\": [1, -2.5e3, true, null, "
+                                 "\"\\u00e9\\ud83d\\ude00\"]} ");
+    assert_non_null(node);
+    const json_node *a = json_get(node, "a");
+    assert_int_equal(a->n_children, 5);
+    assert_float_equal(a->children[1].number, -2500.0, 0.0);
+    assert_string_equal(a->children[4].text, "\xc3\xa9\xf0\x9f\x98\x80");
+    json_free(node);
+}
+
+static void test_bad_arguments(void **state)
+{
+    (void)state;
+    assert_int_equal(dfg_report_json(NULL, stdout), DFG_ERR_INVALID_ARGUMENT);
+    assert_int_equal(dfg_report_dot(NULL, stdout), DFG_ERR_INVALID_ARGUMENT);
+    assert_int_equal(dfg_report_summary(NULL, stdout),
+                     DFG_ERR_INVALID_ARGUMENT);
+    dfg_program *program = compile_model("mlp", DFG_PLANNER_GREEDY_SIZE);
+    assert_int_equal(dfg_report_json(program, NULL), DFG_ERR_INVALID_ARGUMENT);
+    /* A stream that cannot be written reports an I/O error. */
+    FILE *read_only = fopen("/dev/null", "r");
+    assert_non_null(read_only);
+    assert_int_equal(dfg_report_json(program, read_only), DFG_ERR_IO);
+    assert_int_equal(dfg_report_dot(program, read_only), DFG_ERR_IO);
+    assert_int_equal(dfg_report_summary(program, read_only), DFG_ERR_IO);
+    fclose(read_only);
+    dfg_program_destroy(program);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_model_and_planner),
+        cmocka_unit_test(test_hostile_names),
+        cmocka_unit_test(test_format_numbers),
+        cmocka_unit_test(test_json_parser_rejects_invalid),
+        cmocka_unit_test(test_bad_arguments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
