@@ -1,0 +1,236 @@
+/* The import driver: opset, initializers, graph inputs, a check that every
+ * op is supported (one error listing all that are not), then the nodes in
+ * order and the graph outputs. */
+#include <stdio.h>
+#include <string.h>
+
+#include "error.h"
+#include "memory.h"
+#include "onnx_import.h"
+#include "onnx_ops.h"
+
+#define DFG_ONNX_MIN_OPSET 6
+#define DFG_ONNX_MAX_OPSET 17
+
+static int default_domain(const char *domain)
+{
+    return !domain || !domain[0] || strcmp(domain, "ai.onnx") == 0;
+}
+
+static dfg_status find_opset(const Onnx__ModelProto *model, int64_t *out)
+{
+    *out = -1;
+    for (size_t i = 0; i < model->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *o = model->opset_import[i];
+        if (default_domain(o->domain) && o->has_version)
+            *out = o->version;
+    }
+    if (*out < 0)
+        return dfg_error(DFG_ERR_FORMAT,
+                         "the model imports no opset of the default ONNX "
+                         "domain");
+    if (*out < DFG_ONNX_MIN_OPSET || *out > DFG_ONNX_MAX_OPSET)
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "the model uses opset %lld; dfg supports opsets %d "
+                         "to %d", (long long)*out, DFG_ONNX_MIN_OPSET,
+                         DFG_ONNX_MAX_OPSET);
+    return DFG_OK;
+}
+
+static dfg_status add_initializers(dfg_onnx_importer *im,
+                                   const Onnx__GraphProto *g)
+{
+    if (g->n_sparse_initializer)
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "sparse initializers are not supported");
+    for (size_t i = 0; i < g->n_initializer; i++) {
+        const Onnx__TensorProto *t = g->initializer[i];
+        if (!t->name || !t->name[0])
+            return dfg_error(DFG_ERR_FORMAT, "initializer %zu has no name", i);
+        char what[300];
+        snprintf(what, sizeof what, "initializer '%.256s'", t->name);
+        dfg_type type;
+        void *data;
+        dfg_status st = dfg_onnx_tensor_decode(t, what, im->base_dir,
+                                               &im->allocator, &type, &data);
+        int32_t entry;
+        if (st == DFG_OK)
+            st = dfg_onnx_add_constant(im, t->name, &type, data, &entry);
+        if (st != DFG_OK)
+            return st;
+        im->entries[entry].is_weight = 1;
+    }
+    return DFG_OK;
+}
+
+static dfg_status add_inputs(dfg_onnx_importer *im, const Onnx__GraphProto *g)
+{
+    for (size_t i = 0; i < g->n_input; i++) {
+        const Onnx__ValueInfoProto *info = g->input[i];
+        if (!info->name || !info->name[0])
+            return dfg_error(DFG_ERR_FORMAT, "graph input %zu has no name", i);
+        /* Before IR 4 initializers were listed as inputs too; they are
+         * weights, not inputs fed at run time. */
+        if (dfg_name_table_find(&im->names, info->name) >= 0)
+            continue;
+        dfg_type type;
+        int32_t entry;
+        dfg_status st = dfg_onnx_input_type(info, im->options, &type);
+        if (st == DFG_OK)
+            st = dfg_onnx_add_entry(im, info->name, &entry);
+        if (st != DFG_OK)
+            return st;
+        dfg_onnx_entry *e = &im->entries[entry];
+        e->type = type;
+        st = dfg_graph_input(im->graph, info->name, type.dtype, type.rank,
+                             type.shape, &e->value);
+        if (st != DFG_OK)
+            return st;
+    }
+    return DFG_OK;
+}
+
+/* Every unsupported op type once, each with the name of a node using it,
+ * in one message. */
+static dfg_status check_ops(const Onnx__GraphProto *g)
+{
+    char list[1536];
+    size_t used = 0;
+    int32_t n_unsupported = 0;
+    list[0] = '\0';
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *node = g->node[i];
+        const char *type = node->op_type ? node->op_type : "";
+        if (default_domain(node->domain) && dfg_onnx_find_op(type))
+            continue;
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++) {
+            const Onnx__NodeProto *prev = g->node[j];
+            seen = prev->op_type && strcmp(prev->op_type, type) == 0 &&
+                   default_domain(prev->domain) == default_domain(node->domain);
+        }
+        if (seen)
+            continue;
+        const char *name = node->name && node->name[0] ? node->name
+                           : node->n_output ? node->output[0] : "?";
+        if (used < sizeof list - 1)
+            used += (size_t)snprintf(list + used, sizeof list - used,
+                                     "%s%s%s%s (node '%s')",
+                                     n_unsupported ? ", " : "",
+                                     default_domain(node->domain) ? ""
+                                                                  : node->domain,
+                                     default_domain(node->domain) ? "" : ".",
+                                     type, name);
+        n_unsupported++;
+    }
+    if (n_unsupported)
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "%d unsupported op type%s: %s", (int)n_unsupported,
+                         n_unsupported > 1 ? "s" : "", list);
+    return DFG_OK;
+}
+
+static dfg_status import_nodes(dfg_onnx_importer *im,
+                               const Onnx__GraphProto *g)
+{
+    if (g->n_node > DFG_ONNX_MAX_NODES)
+        return dfg_error(DFG_ERR_UNSUPPORTED, "the graph has %zu nodes, more "
+                         "than %d", g->n_node, DFG_ONNX_MAX_NODES);
+    for (size_t i = 0; i < g->n_node; i++) {
+        const Onnx__NodeProto *node = g->node[i];
+        if (node->n_input > DFG_ONNX_MAX_NODE_INPUTS)
+            return dfg_error(DFG_ERR_UNSUPPORTED, "node %zu has %zu inputs", i,
+                             node->n_input);
+        im->node = node;
+        im->node_label = node->n_output && node->output[0][0]
+                             ? node->output[0]
+                             : node->name && node->name[0] ? node->name : "?";
+        im->n_emitted = 0;
+        const dfg_onnx_op *op = dfg_onnx_find_op(node->op_type);
+        dfg_status st = op->import(im, op);
+        if (st != DFG_OK)
+            return dfg_error_prefix(st, "ONNX node %zu '%s' (%s)", i,
+                                    node->name && node->name[0] ? node->name
+                                                                : im->node_label,
+                                    node->op_type);
+    }
+    im->node = NULL;
+    return DFG_OK;
+}
+
+/* A graph output must be a node's output of its own: an input, weight,
+ * constant or value already returned goes through an identity node. */
+static dfg_status add_outputs(dfg_onnx_importer *im, const Onnx__GraphProto *g)
+{
+    if (g->n_output == 0)
+        return dfg_error(DFG_ERR_FORMAT, "the graph has no outputs");
+    dfg_value *done = dfg_calloc(&im->allocator, g->n_output, sizeof *done);
+    if (!done)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "ONNX import: out of memory");
+    dfg_status st = DFG_OK;
+    for (size_t i = 0; st == DFG_OK && i < g->n_output; i++) {
+        const char *name = g->output[i]->name;
+        int32_t entry;
+        dfg_value value;
+        im->node_label = name;
+        if (!name || !name[0]) {
+            st = dfg_error(DFG_ERR_FORMAT, "graph output %zu has no name", i);
+            break;
+        }
+        st = dfg_onnx_lookup(im, name, &entry);
+        if (st == DFG_OK)
+            st = dfg_onnx_materialise(im, entry, &value);
+        int reused = 0;
+        for (size_t j = 0; j < i; j++)
+            reused |= done[j] == value;
+        if (st == DFG_OK && (!im->entries[entry].produced || reused)) {
+            char node_name[300];
+            snprintf(node_name, sizeof node_name, "%.256s/output", name);
+            dfg_value in = value;
+            st = dfg_graph_node(im->graph, "identity", node_name, &in, 1, NULL,
+                                &value, 1);
+        }
+        if (st == DFG_OK)
+            st = dfg_graph_output(im->graph, value, name);
+        done[i] = value;
+    }
+    dfg_free(&im->allocator, done);
+    return st;
+}
+
+dfg_status dfg_onnx_import_model(const Onnx__ModelProto *model,
+                                 const dfg_onnx_options *options,
+                                 const char *base_dir,
+                                 const dfg_allocator *allocator,
+                                 dfg_graph **out)
+{
+    const Onnx__GraphProto *g = model->graph;
+    if (!g)
+        return dfg_error(DFG_ERR_FORMAT, "the model has no graph");
+    dfg_onnx_importer im;
+    memset(&im, 0, sizeof im);
+    im.allocator = dfg_allocator_or_default(allocator);
+    im.options = options;
+    im.base_dir = base_dir;
+    dfg_name_table_init(&im.names, &im.allocator);
+    dfg_status st = find_opset(model, &im.opset);
+    if (st == DFG_OK)
+        st = check_ops(g);
+    if (st == DFG_OK)
+        st = dfg_graph_create(allocator, &im.graph);
+    if (st == DFG_OK)
+        st = add_initializers(&im, g);
+    if (st == DFG_OK)
+        st = add_inputs(&im, g);
+    if (st == DFG_OK)
+        st = import_nodes(&im, g);
+    if (st == DFG_OK)
+        st = add_outputs(&im, g);
+    dfg_onnx_importer_free(&im);
+    if (st != DFG_OK) {
+        dfg_graph_destroy(im.graph);
+        return st;
+    }
+    *out = im.graph;
+    return DFG_OK;
+}

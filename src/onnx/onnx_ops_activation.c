@@ -1,0 +1,275 @@
+/* Activation ONNX ops. Those dfg has no kernel for are composed from
+ * elementwise ops (HardSigmoid = clip(alpha x + beta, 0, 1), ...), which
+ * keeps every backend's work to the kernels it already has. Softmax before
+ * opset 13 works on the input flattened to 2-D at `axis`. */
+#include <string.h>
+
+#include "error.h"
+#include "onnx_ops.h"
+
+/* x <op> scalar, the scalar in x's dtype. */
+static dfg_status with_scalar(dfg_onnx_importer *im, const char *op,
+                              int32_t x, double value, int32_t *out)
+{
+    int32_t s;
+    dfg_status st = dfg_onnx_scalar(im, im->entries[x].type.dtype, value, &s);
+    return st == DFG_OK ? dfg_onnx_emit2(im, op, x, s, NULL, out) : st;
+}
+
+static dfg_status read_alpha(dfg_onnx_importer *im, float fallback,
+                             float *alpha)
+{
+    *alpha = fallback;
+    return dfg_onnx_attr_float(im, "alpha", alpha);
+}
+
+static dfg_status import_leaky_relu(dfg_onnx_importer *im,
+                                    const dfg_onnx_op *op)
+{
+    (void)op;
+    int32_t x, out;
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK)
+        st = read_alpha(im, 0.01f, &attrs.alpha);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, "leaky_relu", x, &attrs, &out);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
+}
+
+/* clip(alpha x + beta, 0, 1) */
+static dfg_status hard_sigmoid(dfg_onnx_importer *im, int32_t x, float alpha,
+                               float beta, int32_t *out)
+{
+    dfg_attrs clip;
+    dfg_attrs_init(&clip);
+    clip.clip_min = 0;
+    clip.clip_max = 1;
+    dfg_status st = with_scalar(im, "mul", x, alpha, out);
+    if (st == DFG_OK)
+        st = with_scalar(im, "add", *out, beta, out);
+    return st == DFG_OK ? dfg_onnx_emit1(im, "clip", *out, &clip, out) : st;
+}
+
+static dfg_status import_hard_sigmoid(dfg_onnx_importer *im,
+                                      const dfg_onnx_op *op)
+{
+    (void)op;
+    int32_t x, out;
+    float alpha, beta = 0.5f;
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK)
+        st = read_alpha(im, 0.2f, &alpha);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_float(im, "beta", &beta);
+    if (st == DFG_OK)
+        st = hard_sigmoid(im, x, alpha, beta, &out);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
+}
+
+static dfg_status import_hard_swish(dfg_onnx_importer *im,
+                                    const dfg_onnx_op *op)
+{
+    (void)op;
+    int32_t x, gate, out;
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK)
+        st = hard_sigmoid(im, x, 1.0f / 6.0f, 0.5f, &gate);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "mul", x, gate, NULL, &out);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
+}
+
+/* log(exp(x) + 1) */
+static dfg_status import_softplus(dfg_onnx_importer *im, const dfg_onnx_op *op)
+{
+    (void)op;
+    int32_t x, out;
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, "exp", x, NULL, &out);
+    if (st == DFG_OK)
+        st = with_scalar(im, "add", out, 1.0, &out);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, "log", out, NULL, &out);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
+}
+
+/* x / (1 + |x|) */
+static dfg_status import_softsign(dfg_onnx_importer *im, const dfg_onnx_op *op)
+{
+    (void)op;
+    int32_t x, den, out;
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, "abs", x, NULL, &den);
+    if (st == DFG_OK)
+        st = with_scalar(im, "add", den, 1.0, &den);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "div", x, den, NULL, &out);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
+}
+
+/* max(x, 0) + slope * min(x, 0) */
+static dfg_status import_prelu(dfg_onnx_importer *im, const dfg_onnx_op *op)
+{
+    (void)op;
+    int32_t x, slope, pos, neg, out;
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK)
+        st = dfg_onnx_required_input(im, 1, &slope);
+    if (st == DFG_OK)
+        st = with_scalar(im, "max", x, 0.0, &pos);
+    if (st == DFG_OK)
+        st = with_scalar(im, "min", x, 0.0, &neg);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "mul", neg, slope, NULL, &neg);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "add", pos, neg, NULL, &out);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
+}
+
+/* Elu: x > 0 ? x : alpha (exp(x) - 1); Selu scales both sides by gamma. */
+static dfg_status import_elu(dfg_onnx_importer *im, const dfg_onnx_op *op)
+{
+    int selu = strcmp(op->onnx_type, "Selu") == 0;
+    float alpha, gamma = 1.0507009873554805f;
+    int32_t x, zero, positive, neg, out;
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK)
+        st = read_alpha(im, selu ? 1.6732632423543772f : 1.0f, &alpha);
+    if (st == DFG_OK && selu)
+        st = dfg_onnx_attr_float(im, "gamma", &gamma);
+    if (st == DFG_OK)
+        st = dfg_onnx_scalar(im, im->entries[x].type.dtype, 0.0, &zero);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "greater", x, zero, NULL, &positive);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, "exp", x, NULL, &neg);
+    if (st == DFG_OK)
+        st = with_scalar(im, "sub", neg, 1.0, &neg);
+    if (st == DFG_OK)
+        st = with_scalar(im, "mul", neg, alpha, &neg);
+    const int32_t pick[3] = {positive, x, neg};
+    if (st == DFG_OK)
+        st = dfg_onnx_emit(im, "where", pick, 3, NULL, 1, &out);
+    if (st == DFG_OK && selu)
+        st = with_scalar(im, "mul", out, gamma, &out);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
+}
+
+/* x > alpha ? x : 0 */
+static dfg_status import_thresholded_relu(dfg_onnx_importer *im,
+                                          const dfg_onnx_op *op)
+{
+    (void)op;
+    float alpha;
+    int32_t x, zero, above, out;
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK)
+        st = read_alpha(im, 1.0f, &alpha);
+    if (st == DFG_OK)
+        st = with_scalar(im, "greater", x, alpha, &above);
+    if (st == DFG_OK)
+        st = dfg_onnx_scalar(im, im->entries[x].type.dtype, 0.0, &zero);
+    const int32_t pick[3] = {above, x, zero};
+    if (st == DFG_OK)
+        st = dfg_onnx_emit(im, "where", pick, 3, NULL, 1, &out);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
+}
+
+/* Softmax and LogSoftmax. Before opset 13 the input is seen as 2-D,
+ * [prod(dims before axis), prod(dims from axis)], default axis 1. */
+static dfg_status import_softmax(dfg_onnx_importer *im, const dfg_onnx_op *op)
+{
+    int32_t x, out;
+    int64_t axis = im->opset < 13 ? 1 : -1;
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_int(im, "axis", &axis);
+    if (st != DFG_OK)
+        return st;
+    dfg_type type = im->entries[x].type;
+    if (axis < -type.rank || axis >= (type.rank ? type.rank : 1))
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "axis %lld out of range for rank %d",
+                         (long long)axis, (int)type.rank);
+    if (axis < 0)
+        axis += type.rank;
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.axis = (int32_t)axis;
+    if (im->opset >= 13 || axis == type.rank - 1) {
+        st = dfg_onnx_emit1(im, op->dfg_op, x, &attrs, &out);
+        return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
+    }
+    dfg_attrs flat, back;
+    dfg_attrs_init(&flat);
+    dfg_attrs_init(&back);
+    flat.axis = (int32_t)axis;
+    attrs.axis = 1;
+    back.n_shape = type.rank;
+    memcpy(back.shape, type.shape, sizeof back.shape);
+    st = dfg_onnx_emit1(im, "flatten", x, &flat, &out);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, op->dfg_op, out, &attrs, &out);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, "reshape", out, &back, &out);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
+}
+
+/* Inference: Dropout passes its input through; the mask, if asked for,
+ * is all true. */
+static dfg_status import_dropout(dfg_onnx_importer *im, const dfg_onnx_op *op)
+{
+    (void)op;
+    int32_t x, out;
+    double training = 0;
+    int present;
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK && im->opset >= 12)
+        st = dfg_onnx_const_scalar(im, 2, &training, &present);
+    if (st != DFG_OK)
+        return st;
+    if (training != 0)
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "training_mode = true is not supported (inference "
+                         "only)");
+    st = dfg_onnx_emit1(im, "identity", x, NULL, &out);
+    if (st == DFG_OK)
+        st = dfg_onnx_bind_output(im, 0, out);
+    if (st == DFG_OK && im->node->n_output > 1 && im->node->output[1][0]) {
+        int32_t yes, mask;
+        dfg_attrs expand;
+        dfg_attrs_init(&expand);
+        dfg_type type = im->entries[x].type;
+        expand.n_shape = type.rank;
+        memcpy(expand.shape, type.shape, sizeof expand.shape);
+        st = dfg_onnx_scalar(im, DFG_BOOL, 1, &yes);
+        if (st == DFG_OK)
+            st = dfg_onnx_emit1(im, "expand", yes, &expand, &mask);
+        if (st == DFG_OK)
+            st = dfg_onnx_bind_output(im, 1, mask);
+    }
+    return st;
+}
+
+const dfg_onnx_op dfg_onnx_ops_activation[] = {
+    {"Relu", dfg_onnx_import_direct, "relu"},
+    {"Sigmoid", dfg_onnx_import_direct, "sigmoid"},
+    {"Tanh", dfg_onnx_import_direct, "tanh"},
+    {"LeakyRelu", import_leaky_relu, NULL},
+    {"HardSigmoid", import_hard_sigmoid, NULL},
+    {"HardSwish", import_hard_swish, NULL},
+    {"Softplus", import_softplus, NULL},
+    {"Softsign", import_softsign, NULL},
+    {"PRelu", import_prelu, NULL},
+    {"Elu", import_elu, NULL},
+    {"Selu", import_elu, NULL},
+    {"ThresholdedRelu", import_thresholded_relu, NULL},
+    {"Softmax", import_softmax, "softmax"},
+    {"LogSoftmax", import_softmax, "log_softmax"},
+    {"Dropout", import_dropout, NULL},
+    {NULL, NULL, NULL},
+};

@@ -1,0 +1,316 @@
+/* Neural-network ONNX ops: Conv and the pools (1-D and 2-D), Gemm,
+ * MatMul, and the normalisations. */
+#include <string.h>
+
+#include "error.h"
+#include "onnx_ops.h"
+#include "onnx_window.h"
+
+/* Fails if the node asks for an optional output dfg does not compute. */
+static dfg_status only_first_output(dfg_onnx_importer *im)
+{
+    for (size_t i = 1; i < im->node->n_output; i++)
+        if (im->node->output[i][0])
+            return dfg_error(DFG_ERR_UNSUPPORTED,
+                             "output %zu ('%s') is not supported (inference "
+                             "outputs only)", i, im->node->output[i]);
+    return DFG_OK;
+}
+
+/* Spatial dims of an [N,C,spatial...] entry: 1 or 2, else an error. */
+static dfg_status spatial_rank(dfg_onnx_importer *im, int32_t x, int32_t *n)
+{
+    int32_t rank = im->entries[x].type.rank;
+    if (rank != 3 && rank != 4)
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "input of rank %d: only 1-D and 2-D windows "
+                         "([N,C,L] and [N,C,H,W]) are supported", (int)rank);
+    *n = rank - 2;
+    return DFG_OK;
+}
+
+static dfg_status import_conv(dfg_onnx_importer *im, const dfg_onnx_op *op)
+{
+    (void)op;
+    int32_t x, w, b, n_spatial = 0, y;
+    int64_t group = 1;
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK)
+        st = dfg_onnx_required_input(im, 1, &w);
+    if (st == DFG_OK)
+        st = dfg_onnx_input(im, 2, &b);
+    if (st == DFG_OK)
+        st = spatial_rank(im, x, &n_spatial);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_int(im, "group", &group);
+    if (st == DFG_OK && im->entries[w].type.rank != n_spatial + 2)
+        st = dfg_error(DFG_ERR_SHAPE, "weights of rank %d for %d spatial dims",
+                       (int)im->entries[w].type.rank, (int)n_spatial);
+    if (st == DFG_OK && (group < 1 || group > INT32_MAX))
+        st = dfg_error(DFG_ERR_INVALID_ARGUMENT, "group = %lld",
+                       (long long)group);
+    if (st == DFG_OK)
+        st = dfg_onnx_to_2d(im, x, &x);
+    if (st == DFG_OK)
+        st = dfg_onnx_to_2d(im, w, &w);
+    if (st != DFG_OK)
+        return st;
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.group = (int32_t)group;
+    const dfg_type *xt = &im->entries[x].type, *wt = &im->entries[w].type;
+    const int64_t in[2] = {xt->shape[2], xt->shape[3]};
+    const int64_t kernel[2] = {wt->shape[2], wt->shape[3]};
+    st = dfg_onnx_window_attrs(im, n_spatial, in, kernel, &attrs);
+    const int32_t operands[3] = {x, w, b};
+    if (st == DFG_OK)
+        st = dfg_onnx_emit(im, "conv2d", operands, 3, &attrs, 1, &y);
+    if (st == DFG_OK)
+        st = dfg_onnx_from_2d(im, n_spatial, y, &y);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
+}
+
+static dfg_status import_pool(dfg_onnx_importer *im, const dfg_onnx_op *op)
+{
+    int32_t x, n_spatial = 0, y, n_kernel = 0;
+    int64_t kernel[2] = {1, 1}, values[2], ceil_mode = 0, pad_count = 0;
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK)
+        st = only_first_output(im);
+    if (st == DFG_OK)
+        st = spatial_rank(im, x, &n_spatial);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_ints(im, "kernel_shape", values, 2, &n_kernel);
+    if (st == DFG_OK && n_kernel != n_spatial)
+        st = dfg_error(DFG_ERR_FORMAT, "kernel_shape has %d entries for %d "
+                       "spatial dims", (int)n_kernel, (int)n_spatial);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_int(im, "ceil_mode", &ceil_mode);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_int(im, "count_include_pad", &pad_count);
+    if (st == DFG_OK)
+        st = dfg_onnx_to_2d(im, x, &x);
+    if (st != DFG_OK)
+        return st;
+    for (int32_t i = 0; i < n_spatial; i++) {
+        if (values[i] < 1 || values[i] > INT32_MAX)
+            return dfg_error(DFG_ERR_INVALID_ARGUMENT, "kernel_shape[%d] = %lld",
+                             (int)i, (long long)values[i]);
+        kernel[2 - n_spatial + i] = values[i];
+    }
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.kernel[0] = (int32_t)kernel[0];
+    attrs.kernel[1] = (int32_t)kernel[1];
+    attrs.ceil_mode = ceil_mode != 0;
+    attrs.count_include_pad = pad_count != 0;
+    const dfg_type *xt = &im->entries[x].type;
+    const int64_t in[2] = {xt->shape[2], xt->shape[3]};
+    st = dfg_onnx_window_attrs(im, n_spatial, in, kernel, &attrs);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, op->dfg_op, x, &attrs, &y);
+    if (st == DFG_OK)
+        st = dfg_onnx_from_2d(im, n_spatial, y, &y);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
+}
+
+/* Reduces every axis after the first two, keeping them as size 1. */
+static dfg_status reduce_spatial(dfg_onnx_importer *im, const char *op,
+                                 int32_t x, int32_t *out)
+{
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    int32_t rank = im->entries[x].type.rank;
+    if (rank < 3)
+        return dfg_error(DFG_ERR_SHAPE, "input of rank %d, expected >= 3",
+                         (int)rank);
+    for (int32_t d = 2; d < rank; d++)
+        attrs.axes[attrs.n_axes++] = d;
+    return dfg_onnx_emit1(im, op, x, &attrs, out);
+}
+
+static dfg_status import_global_max_pool(dfg_onnx_importer *im,
+                                         const dfg_onnx_op *op)
+{
+    (void)op;
+    int32_t x, y;
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK)
+        st = reduce_spatial(im, "reduce_max", x, &y);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
+}
+
+static dfg_status import_gemm(dfg_onnx_importer *im, const dfg_onnx_op *op)
+{
+    (void)op;
+    int32_t a, b, c, y;
+    int64_t trans_a = 0, trans_b = 0;
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    dfg_status st = dfg_onnx_required_input(im, 0, &a);
+    if (st == DFG_OK)
+        st = dfg_onnx_required_input(im, 1, &b);
+    if (st == DFG_OK)
+        st = dfg_onnx_input(im, 2, &c);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_float(im, "alpha", &attrs.alpha);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_float(im, "beta", &attrs.beta);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_int(im, "transA", &trans_a);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_int(im, "transB", &trans_b);
+    attrs.trans_a = trans_a != 0;
+    attrs.trans_b = trans_b != 0;
+    const int32_t operands[3] = {a, b, c};
+    if (st == DFG_OK)
+        st = dfg_onnx_emit(im, "gemm", operands, 3, &attrs, 1, &y);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
+}
+
+static dfg_status import_batch_norm(dfg_onnx_importer *im,
+                                    const dfg_onnx_op *op)
+{
+    (void)op;
+    int32_t in[5], y;
+    int64_t training = 0, spatial = 1;
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    dfg_status st = only_first_output(im);
+    for (int32_t i = 0; st == DFG_OK && i < 5; i++)
+        st = dfg_onnx_required_input(im, i, &in[i]);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_float(im, "epsilon", &attrs.epsilon);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_int(im, "training_mode", &training);
+    if (st == DFG_OK && im->opset < 9)
+        st = dfg_onnx_attr_int(im, "spatial", &spatial);
+    if (st == DFG_OK && (training || !spatial))
+        st = dfg_error(DFG_ERR_UNSUPPORTED, "training_mode or spatial = 0 is "
+                       "not supported");
+    if (st == DFG_OK)
+        st = dfg_onnx_emit(im, "batch_norm", in, 5, &attrs, 1, &y);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
+}
+
+/* Expands a scale or bias to the normalised dims when the model relies on
+ * broadcasting. */
+static dfg_status fit_param(dfg_onnx_importer *im, int32_t *p,
+                            const dfg_type *x, int32_t axis)
+{
+    if (*p < 0)
+        return DFG_OK;
+    dfg_type want = {im->entries[*p].type.dtype, x->rank - axis, {0}};
+    memcpy(want.shape, x->shape + axis, (size_t)want.rank * sizeof *want.shape);
+    if (dfg_type_equal(&im->entries[*p].type, &want))
+        return DFG_OK;
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.n_shape = want.rank;
+    memcpy(attrs.shape, want.shape, sizeof attrs.shape);
+    return dfg_onnx_emit1(im, "expand", *p, &attrs, p);
+}
+
+static dfg_status import_layer_norm(dfg_onnx_importer *im,
+                                    const dfg_onnx_op *op)
+{
+    (void)op;
+    int32_t x, scale, bias, y;
+    int64_t axis = -1;
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    dfg_status st = only_first_output(im);
+    if (st == DFG_OK)
+        st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK)
+        st = dfg_onnx_required_input(im, 1, &scale);
+    if (st == DFG_OK)
+        st = dfg_onnx_input(im, 2, &bias);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_int(im, "axis", &axis);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_float(im, "epsilon", &attrs.epsilon);
+    if (st != DFG_OK)
+        return st;
+    dfg_type xt = im->entries[x].type;
+    if (axis < -xt.rank || axis >= xt.rank)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT, "axis %lld, rank %d",
+                         (long long)axis, (int)xt.rank);
+    attrs.axis = (int32_t)(axis < 0 ? axis + xt.rank : axis);
+    st = fit_param(im, &scale, &xt, attrs.axis);
+    if (st == DFG_OK)
+        st = fit_param(im, &bias, &xt, attrs.axis);
+    const int32_t operands[3] = {x, scale, bias};
+    if (st == DFG_OK)
+        st = dfg_onnx_emit(im, "layer_norm", operands, 3, &attrs, 1, &y);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
+}
+
+/* [C] -> [C,1,...] so that it broadcasts over an [N,C,spatial...] input. */
+static dfg_status per_channel(dfg_onnx_importer *im, int32_t p, int32_t rank,
+                              int32_t *out)
+{
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    for (int32_t d = 1; d < rank - 1; d++)
+        attrs.axes[attrs.n_axes++] = d;
+    return dfg_onnx_emit1(im, "unsqueeze", p, &attrs, out);
+}
+
+/* (x - mean) / sqrt(var + epsilon) * scale + bias over the spatial axes
+ * of each sample and channel. */
+static dfg_status import_instance_norm(dfg_onnx_importer *im,
+                                       const dfg_onnx_op *op)
+{
+    (void)op;
+    int32_t x, scale, bias, mean, d, var, eps, y;
+    float epsilon = 1e-5f;
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK)
+        st = dfg_onnx_required_input(im, 1, &scale);
+    if (st == DFG_OK)
+        st = dfg_onnx_required_input(im, 2, &bias);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_float(im, "epsilon", &epsilon);
+    if (st != DFG_OK)
+        return st;
+    int32_t rank = im->entries[x].type.rank;
+    st = reduce_spatial(im, "reduce_mean", x, &mean);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "sub", x, mean, NULL, &d);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "mul", d, d, NULL, &var);
+    if (st == DFG_OK)
+        st = reduce_spatial(im, "reduce_mean", var, &var);
+    if (st == DFG_OK)
+        st = dfg_onnx_scalar(im, im->entries[x].type.dtype, epsilon, &eps);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "add", var, eps, NULL, &var);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, "sqrt", var, NULL, &var);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "div", d, var, NULL, &y);
+    if (st == DFG_OK)
+        st = per_channel(im, scale, rank, &scale);
+    if (st == DFG_OK)
+        st = per_channel(im, bias, rank, &bias);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "mul", y, scale, NULL, &y);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "add", y, bias, NULL, &y);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
+}
+
+const dfg_onnx_op dfg_onnx_ops_nn[] = {
+    {"Conv", import_conv, NULL},
+    {"MaxPool", import_pool, "max_pool"},
+    {"AveragePool", import_pool, "average_pool"},
+    {"GlobalAveragePool", dfg_onnx_import_direct, "global_average_pool"},
+    {"GlobalMaxPool", import_global_max_pool, NULL},
+    {"Gemm", import_gemm, NULL},
+    {"MatMul", dfg_onnx_import_direct, "matmul"},
+    {"BatchNormalization", import_batch_norm, NULL},
+    {"LayerNormalization", import_layer_norm, NULL},
+    {"InstanceNormalization", import_instance_norm, NULL},
+    {NULL, NULL, NULL},
+};

@@ -1,0 +1,92 @@
+/* Reductions. dfg has sum, mean and max; the other ONNX reductions are
+ * composed around them (ReduceL2 = sqrt(sum(x^2)), ReduceMin =
+ * -max(-x), ...). ReduceSum takes its axes as an input from opset 13, the
+ * others as an attribute up to opset 17. */
+#include <string.h>
+
+#include "error.h"
+#include "onnx_ops.h"
+
+typedef struct reduce_recipe {
+    const char *onnx_type;
+    const char *before;  /* unary op applied first, or NULL ("square": x*x) */
+    const char *reduce;
+    const char *after;   /* unary op applied to the result, or NULL */
+} reduce_recipe;
+
+static const reduce_recipe recipes[] = {
+    {"ReduceSum", NULL, "reduce_sum", NULL},
+    {"ReduceMean", NULL, "reduce_mean", NULL},
+    {"ReduceMax", NULL, "reduce_max", NULL},
+    {"ReduceMin", "neg", "reduce_max", "neg"},
+    {"ReduceL1", "abs", "reduce_sum", NULL},
+    {"ReduceL2", "square", "reduce_sum", "sqrt"},
+    {"ReduceSumSquare", "square", "reduce_sum", NULL},
+    {"ReduceLogSum", NULL, "reduce_sum", "log"},
+    {"ReduceLogSumExp", "exp", "reduce_sum", "log"},
+};
+
+static dfg_status apply(dfg_onnx_importer *im, const char *op, int32_t x,
+                        int32_t *out)
+{
+    if (!op) {
+        *out = x;
+        return DFG_OK;
+    }
+    if (strcmp(op, "square") == 0)
+        return dfg_onnx_emit2(im, "mul", x, x, NULL, out);
+    return dfg_onnx_emit1(im, op, x, NULL, out);
+}
+
+static dfg_status import_reduce(dfg_onnx_importer *im, const dfg_onnx_op *op)
+{
+    const reduce_recipe *r = NULL;
+    for (size_t i = 0; i < sizeof recipes / sizeof *recipes; i++)
+        if (strcmp(recipes[i].onnx_type, op->onnx_type) == 0)
+            r = &recipes[i];
+    int32_t x, y;
+    int64_t keepdims = 1, noop = 0;
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.n_axes = -1;
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_int(im, "keepdims", &keepdims);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_int(im, "noop_with_empty_axes", &noop);
+    if (st == DFG_OK && strcmp(r->onnx_type, "ReduceSum") == 0 &&
+        im->opset >= 13)
+        st = dfg_onnx_const_ints(im, 1, attrs.axes, DFG_MAX_RANK,
+                                 &attrs.n_axes);
+    else if (st == DFG_OK)
+        st = dfg_onnx_attr_ints(im, "axes", attrs.axes, DFG_MAX_RANK,
+                                &attrs.n_axes);
+    if (st != DFG_OK)
+        return st;
+    if (attrs.n_axes <= 0 && noop) {
+        st = dfg_onnx_emit1(im, "identity", x, NULL, &y);
+        return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
+    }
+    if (attrs.n_axes < 0)
+        attrs.n_axes = 0;
+    attrs.keepdims = keepdims != 0;
+    st = apply(im, r->before, x, &y);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, r->reduce, y, &attrs, &y);
+    if (st == DFG_OK)
+        st = apply(im, r->after, y, &y);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
+}
+
+const dfg_onnx_op dfg_onnx_ops_reduce[] = {
+    {"ReduceSum", import_reduce, NULL},
+    {"ReduceMean", import_reduce, NULL},
+    {"ReduceMax", import_reduce, NULL},
+    {"ReduceMin", import_reduce, NULL},
+    {"ReduceL1", import_reduce, NULL},
+    {"ReduceL2", import_reduce, NULL},
+    {"ReduceSumSquare", import_reduce, NULL},
+    {"ReduceLogSum", import_reduce, NULL},
+    {"ReduceLogSumExp", import_reduce, NULL},
+    {NULL, NULL, NULL},
+};

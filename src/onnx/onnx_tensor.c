@@ -1,0 +1,132 @@
+/* ONNX TensorProto -> a dfg type and a host buffer: dtype mapping, dims
+ * checks, and the three places data may be (raw_data, typed fields,
+ * external files). Data is stored little-endian, like the host. */
+#include <string.h>
+
+#include "error.h"
+#include "memory.h"
+#include "onnx_import.h"
+
+int dfg_onnx_dtype(int64_t onnx_type, dfg_dtype *out)
+{
+    switch (onnx_type) {
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: *out = DFG_F32; return 0;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16: *out = DFG_F16; return 0;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16: *out = DFG_BF16; return 0;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT32: *out = DFG_I32; return 0;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: *out = DFG_I64; return 0;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: *out = DFG_U8; return 0;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: *out = DFG_BOOL; return 0;
+    default: return -1;
+    }
+}
+
+const char *dfg_onnx_dtype_name(int64_t onnx_type)
+{
+    static const char *const names[] = {
+        "UNDEFINED", "FLOAT", "UINT8", "INT8", "UINT16", "INT16", "INT32",
+        "INT64", "STRING", "BOOL", "FLOAT16", "DOUBLE", "UINT32", "UINT64",
+        "COMPLEX64", "COMPLEX128", "BFLOAT16"};
+    if (onnx_type < 0 || onnx_type >= (int64_t)(sizeof names / sizeof *names))
+        return "an unknown data type";
+    return names[onnx_type];
+}
+
+/* Copies a typed repeated field of count elements into data, narrowing
+ * int32_data to the element size for u8, bool, f16 and bf16. */
+static dfg_status copy_typed(const Onnx__TensorProto *t, const char *what,
+                             const dfg_type *type, int64_t numel, void *data)
+{
+    size_t have;
+    switch (type->dtype) {
+    case DFG_F32:
+        have = t->n_float_data;
+        if ((int64_t)have == numel)
+            memcpy(data, t->float_data, have * sizeof(float));
+        break;
+    case DFG_I64:
+        have = t->n_int64_data;
+        if ((int64_t)have == numel)
+            memcpy(data, t->int64_data, have * sizeof(int64_t));
+        break;
+    case DFG_I32:
+        have = t->n_int32_data;
+        if ((int64_t)have == numel)
+            memcpy(data, t->int32_data, have * sizeof(int32_t));
+        break;
+    case DFG_U8:
+    case DFG_BOOL:
+        have = t->n_int32_data;
+        for (size_t i = 0; (int64_t)have == numel && i < have; i++)
+            ((uint8_t *)data)[i] = (uint8_t)t->int32_data[i];
+        break;
+    default: /* f16, bf16: the 16 bits in the low half of each int32 */
+        have = t->n_int32_data;
+        for (size_t i = 0; (int64_t)have == numel && i < have; i++)
+            ((uint16_t *)data)[i] = (uint16_t)t->int32_data[i];
+        break;
+    }
+    if ((int64_t)have != numel)
+        return dfg_error(DFG_ERR_FORMAT,
+                         "%s: holds %lld elements, its dims need %lld", what,
+                         (long long)have, (long long)numel);
+    return DFG_OK;
+}
+
+dfg_status dfg_onnx_tensor_decode(const Onnx__TensorProto *t,
+                                  const char *what, const char *base_dir,
+                                  const dfg_allocator *allocator,
+                                  dfg_type *type, void **data)
+{
+    *data = NULL;
+    if (!t->has_data_type || dfg_onnx_dtype(t->data_type, &type->dtype) != 0)
+        return dfg_error(t->has_data_type ? DFG_ERR_UNSUPPORTED : DFG_ERR_FORMAT,
+                         "%s: data type %s is not supported (dfg has f32, "
+                         "f16, bf16, i32, i64, u8, bool)", what,
+                         t->has_data_type ? dfg_onnx_dtype_name(t->data_type)
+                                          : "missing");
+    if (t->n_dims > DFG_MAX_RANK)
+        return dfg_error(DFG_ERR_UNSUPPORTED, "%s: rank %zu exceeds %d", what,
+                         t->n_dims, DFG_MAX_RANK);
+    if (t->segment)
+        return dfg_error(DFG_ERR_UNSUPPORTED, "%s: segmented tensors are not "
+                         "supported", what);
+    type->rank = (int32_t)t->n_dims;
+    memset(type->shape, 0, sizeof type->shape);
+    for (size_t i = 0; i < t->n_dims; i++) {
+        if (t->dims[i] < 0)
+            return dfg_error(DFG_ERR_FORMAT, "%s: dim %zu is negative (%lld)",
+                             what, i, (long long)t->dims[i]);
+        type->shape[i] = t->dims[i];
+    }
+    int64_t numel = dfg_type_numel(type), bytes = dfg_type_bytes(type);
+    if (numel < 0 || bytes > DFG_ONNX_MAX_CONSTANT_BYTES)
+        return dfg_error(DFG_ERR_OVERFLOW,
+                         "%s: the dims' product overflows or exceeds the "
+                         "size limit", what);
+    void *buffer = dfg_alloc(allocator, (size_t)(bytes ? bytes : 1));
+    if (!buffer)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "%s: out of memory (%lld bytes)",
+                         what, (long long)bytes);
+    dfg_status st = DFG_OK;
+    if (t->has_data_location &&
+        t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+        st = dfg_onnx_external_read(t, what, base_dir, buffer, bytes);
+    } else if (t->has_raw_data) {
+        if ((int64_t)t->raw_data.len != bytes)
+            st = dfg_error(DFG_ERR_FORMAT,
+                           "%s: raw_data holds %zu bytes, its type %s needs "
+                           "%lld", what, t->raw_data.len,
+                           dfg_dtype_name(type->dtype), (long long)bytes);
+        else if (bytes)
+            memcpy(buffer, t->raw_data.data, (size_t)bytes);
+    } else {
+        st = copy_typed(t, what, type, numel, buffer);
+    }
+    if (st != DFG_OK) {
+        dfg_free(allocator, buffer);
+        return st;
+    }
+    *data = buffer;
+    return DFG_OK;
+}
