@@ -427,6 +427,47 @@ static void test_outputs_that_are_views_are_materialised(void **state)
     dfg_graph_destroy(g);
 }
 
+/* A graph output may be a leaf itself: it is lowered as that leaf's tensor
+ * (an input's arena bytes, a weight's stored bytes), with no step. */
+static void test_leaf_outputs(void **state)
+{
+    (void)state;
+    rng_state = 18;
+    dfg_graph *g;
+    OK(dfg_graph_create(NULL, &g));
+    dfg_value x = input(g, "x", 1, DIMS(32));
+    dfg_value w = random_leaf(g, "w", 0, 1, DIMS(32));
+    dfg_value a;
+    OK(dfg_neg(g, x, &a));
+    OK(dfg_graph_output(g, a, "a"));
+    OK(dfg_graph_output(g, x, NULL));
+    OK(dfg_graph_output(g, w, NULL));
+    dfg_program *p = compile(g, DFG_PLANNER_GREEDY_SIZE, 1, 1, 1);
+    check_program(p);
+    assert_int_equal(p->n_steps, 1);
+    assert_int_equal(tensor_of(p, g, a)->alias_of, -1); /* x is an input */
+    assert_int_equal(p->tensors[p->outputs[1]].kind, DFG_TENSOR_INPUT);
+    assert_int_equal(p->tensors[p->outputs[2]].kind, DFG_TENSOR_WEIGHT);
+    float xs[32];
+    fill_random(xs, 32);
+    double ref[3][32];
+    const float *wd = (const float *)(p->weights + tensor_of(p, g, w)->offset);
+    for (int i = 0; i < 32; i++) {
+        ref[0][i] = -(double)xs[i];
+        ref[1][i] = xs[i];
+        ref[2][i] = wd[i];
+    }
+    float *out[3];
+    const void *in[1] = {xs};
+    run_program(p, in, out);
+    for (int k = 0; k < 3; k++) {
+        assert_true(relative_error(out[k], ref[k], 32) < 1e-7);
+        free(out[k]);
+    }
+    dfg_program_destroy(p);
+    dfg_graph_destroy(g);
+}
+
 /* x -> a = relu(x) -> b = exp(a); c = neg(a); y = add(b, c). */
 static void test_in_place_only_over_dying_activations(void **state)
 {
@@ -494,6 +535,59 @@ static void test_no_in_place_over_outputs_or_shared_bytes(void **state)
     assert_int_equal(tensor_of(p, g, c)->alias_of, -1);
     assert_int_equal(tensor_of(p, g, e)->alias_of, ib);
     dfg_program_destroy(p);
+    dfg_graph_destroy(g);
+}
+
+/* A 3x3 convolution needs im2col scratch: a workspace tensor of its own
+ * step, planned in the arena, that must not clobber anything live. */
+static void test_workspace_is_planned_per_step(void **state)
+{
+    (void)state;
+    rng_state = 17;
+    dfg_graph *g;
+    OK(dfg_graph_create(NULL, &g));
+    dfg_value x = input(g, "x", 4, DIMS(1, 3, 8, 8));
+    dfg_value w = random_leaf(g, "w", 0, 4, DIMS(4, 3, 3, 3));
+    dfg_value a, c, y;
+    OK(dfg_relu(g, x, &a));
+    OK(dfg_conv2d(g, a, w, DFG_NO_VALUE, NULL, &c));
+    OK(dfg_tanh(g, c, &y));
+    OK(dfg_graph_output(g, y, "y"));
+    for (int planner = 0; planner < DFG_PLANNER_COUNT; planner++) {
+        dfg_program *p = compile(g, (dfg_planner)planner, 1, 1, 1);
+        check_program(p);
+        assert_int_equal(p->steps[0].workspace, -1);
+        int32_t ws = p->steps[1].workspace;
+        assert_true(ws >= 0);
+        assert_int_equal(p->tensors[ws].kind, DFG_TENSOR_WORKSPACE);
+        assert_int_equal(p->tensors[ws].region, DFG_REGION_ARENA);
+        assert_int_equal(p->tensors[ws].first_step, 1);
+        assert_int_equal(p->tensors[ws].last_step, 1);
+        assert_true(p->tensors[ws].bytes > 0);
+        assert_int_equal(p->tensors[ws].alias_of, -1);
+
+        float xs[192];
+        fill_random(xs, 192);
+        const float *wd = (const float *)(p->weights + tensor_of(p, g, w)->offset);
+        double ref[4 * 6 * 6];
+        for (int m = 0; m < 4; m++)
+            for (int i = 0; i < 6; i++)
+                for (int j = 0; j < 6; j++) {
+                    double sum = 0;
+                    for (int ch = 0; ch < 3; ch++)
+                        for (int u = 0; u < 3; u++)
+                            for (int v = 0; v < 3; v++)
+                                sum += fmax(xs[ch * 64 + (i + u) * 8 + j + v], 0.0) *
+                                       wd[((m * 3 + ch) * 3 + u) * 3 + v];
+                    ref[(m * 6 + i) * 6 + j] = tanh(sum);
+                }
+        float *out[1];
+        const void *in[1] = {xs};
+        run_program(p, in, out);
+        assert_true(relative_error(out[0], ref, 144) < 1e-5);
+        free(out[0]);
+        dfg_program_destroy(p);
+    }
     dfg_graph_destroy(g);
 }
 
@@ -781,7 +875,7 @@ static void compare_outputs(const dfg_program *p, const dfg_program *ref,
 static void test_random_graphs(void **state)
 {
     (void)state;
-    int graphs = 2000, runs = 0;
+    int graphs = 2000, runs = 0, views = 0, shared = 0;
     uint64_t arena = 0, lower = 0, no_reuse = 0;
     for (int seed = 1; seed <= graphs; seed++) {
         rng_state = 0x9E3779B97F4A7C15ull * (uint64_t)seed;
@@ -797,6 +891,11 @@ static void test_random_graphs(void **state)
                 arena += p->stats.arena_bytes;
                 lower += p->stats.lower_bound_bytes;
                 no_reuse += p->stats.no_reuse_bytes;
+                for (int32_t t = 0; t < p->n_tensors; t++) {
+                    views += p->tensors[t].kind == DFG_TENSOR_VIEW;
+                    shared += p->tensors[t].alias_of >= 0 &&
+                                p->tensors[t].kind != DFG_TENSOR_VIEW;
+                }
             }
             /* Reuse and aliasing must not change a single result. */
             if (seed % 10 == 0) {
@@ -810,10 +909,12 @@ static void test_random_graphs(void **state)
         dfg_program_destroy(ref);
         dfg_graph_destroy(r.graph);
     }
-    printf("random graphs: %d x %d planners, %d runs compared; greedy_size "
-           "arena/lower bound %.3f, no_reuse/arena %.3f\n", graphs,
-           DFG_PLANNER_COUNT, runs, (double)arena / (double)lower,
+    printf("random graphs: %d x %d planners, %d runs compared; greedy_size: "
+           "%d views, %d other aliases (in place, output views), arena/lower "
+           "bound %.3f, no_reuse/arena %.3f\n", graphs, DFG_PLANNER_COUNT,
+           runs, views, shared, (double)arena / (double)lower,
            (double)no_reuse / (double)arena);
+    assert_true(views > 0 && shared > 0);
 }
 
 int main(void)
@@ -824,8 +925,10 @@ int main(void)
         cmocka_unit_test(test_dce_removes_unused_branch),
         cmocka_unit_test(test_views_extend_source_lifetime),
         cmocka_unit_test(test_outputs_that_are_views_are_materialised),
+        cmocka_unit_test(test_leaf_outputs),
         cmocka_unit_test(test_in_place_only_over_dying_activations),
         cmocka_unit_test(test_no_in_place_over_outputs_or_shared_bytes),
+        cmocka_unit_test(test_workspace_is_planned_per_step),
         cmocka_unit_test(test_liveness_hand_checked),
         cmocka_unit_test(test_callers_graph_unchanged),
         cmocka_unit_test(test_bad_options_and_graphs),
