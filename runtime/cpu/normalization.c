@@ -43,9 +43,11 @@ static void layer_norm_row(const layer_norm_ctx *c, int64_t row)
                 const float *b =
                     c->bias ? dfg_load_f32(c->bias, c->dtype, j, 1, m, bbuf) : NULL;
                 float *o = dfg_f32_target(c->out, c->dtype, base + j, obuf);
-                float fmean = (float)mean;
+                /* Centred in double: a mean rounded to f32 would shift
+                 * every output when the mean is large against the spread. */
                 for (int64_t i = 0; i < m; i++)
-                    o[i] = (v[i] - fmean) * rstd * s[i] + (b ? b[i] : 0.0f);
+                    o[i] = (float)((double)v[i] - mean) * rstd * s[i] +
+                           (b ? b[i] : 0.0f);
                 dfg_store_f32(c->out, c->dtype, base + j, m, o);
             }
         }
