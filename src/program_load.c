@@ -120,7 +120,8 @@ static dfg_status read_counts(file_sections *f, file_counts *c)
         c->region_bytes[r] = dfg_read_i64(plan);
         if (c->region_bytes[r] < 0 ||
             c->region_bytes[r] > DFG_FILE_MAX_REGION_BYTES)
-            return FORMAT_ERROR("region %d of %lld bytes", r,
+            return FORMAT_ERROR("%s region of %lld bytes",
+                                r == DFG_REGION_ARENA ? "arena" : "weights",
                                 (long long)c->region_bytes[r]);
     }
     if ((uint64_t)c->region_bytes[DFG_REGION_WEIGHTS] !=
