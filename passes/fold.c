@@ -13,10 +13,11 @@
  *  - a node producing a graph output, so that every output keeps arena
  *    bytes of its own and a program always has a step writing it;
  *  - a node with an output above DFG_FOLD_MAX_BYTES: a folded result is
- *    stored in the program (file and memory) for good, while computed at
- *    run time it only borrows arena space, which an expand of a scalar to
- *    a huge tensor would otherwise bloat;
- *  - a node the CPU backend does not support. */
+ *    stored with the weights (program file and memory) for good, whereas
+ *    computed at run time it only borrows arena space while live; folding
+ *    an expand of a scalar to a huge tensor would bloat the program;
+ *  - a node the CPU backend does not support or cannot evaluate (say a
+ *    gather index out of range): run time reports it, if the node runs. */
 #include "pass.h"
 
 #include <string.h>
@@ -159,8 +160,8 @@ static dfg_status evaluate(const dfg_backend *cpu, const dfg_program *p,
     return st;
 }
 
-/* Folds node n; *folded says whether it did (an unsupported op is not an
- * error). */
+/* Folds node n; *folded says whether it did. Only running out of memory
+ * is an error. */
 static dfg_status fold_node(dfg_graph *graph, const dfg_backend *cpu,
                             int32_t n, int *folded)
 {
@@ -178,10 +179,11 @@ static dfg_status fold_node(dfg_graph *graph, const dfg_backend *cpu,
     for (int32_t i = 0; i < node->n_outputs; i++)
         dfg_free(&graph->allocator, results[i]);
     dfg_program_destroy(p);
-    if (st == DFG_ERR_UNSUPPORTED)
-        return DFG_OK;
-    if (st != DFG_OK)
+    if (st == DFG_ERR_OUT_OF_MEMORY)
         return dfg_error_prefix(st, "fold: node '%s' (%s)", node->name, op);
+    if (st != DFG_OK)
+        return DFG_OK; /* left to run time, which reports the same error if
+                          the node ever runs (DCE may yet remove it) */
     node->dead = 1;
     *folded = 1;
     return DFG_OK;

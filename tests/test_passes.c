@@ -292,6 +292,40 @@ static void test_fold_report_and_limits(void **state)
     dfg_graph_destroy(g);
 }
 
+/* A constant node the CPU backend rejects (an index out of range) is not
+ * folded: compiling succeeds and the error waits for run time. */
+static void test_fold_leaves_failing_nodes_to_run_time(void **state)
+{
+    (void)state;
+    rng_state = 19;
+    dfg_graph *g;
+    OK(dfg_graph_create(NULL, &g));
+    dfg_value x = input(g, "x", 1, DIMS(1));
+    dfg_value data = random_leaf(g, "data", 1, 1, DIMS(4));
+    int64_t bad_index = 7;
+    dfg_value idx, gathered, y;
+    OK(dfg_graph_constant(g, "idx", DFG_I64, 1, DIMS(1), &bad_index, &idx));
+    OK(dfg_gather(g, data, idx, 0, &gathered));
+    OK(dfg_add(g, x, gathered, &y));
+    OK(dfg_graph_output(g, y, "y"));
+    dfg_program *p = compile(g, DFG_PLANNER_GREEDY_SIZE, 1, 1, 1);
+    check_program(p);
+    assert_int_equal(p->n_steps, 2);
+    assert_int_equal(p->steps[0].op, DFG_OP_GATHER);
+    const dfg_backend *cpu;
+    dfg_session *s;
+    OK(dfg_backend_find("cpu", &cpu));
+    OK(dfg_session_create(p, cpu, NULL, &s));
+    float xs[1] = {1.0f}, out[1];
+    const void *in[1] = {xs};
+    void *outs[1] = {out};
+    assert_int_not_equal(dfg_session_run(s, in, outs), DFG_OK);
+    assert_non_null(strstr(dfg_last_error(), "out of range"));
+    dfg_session_destroy(s);
+    dfg_program_destroy(p);
+    dfg_graph_destroy(g);
+}
+
 static void test_dce_removes_unused_branch(void **state)
 {
     (void)state;
@@ -922,6 +956,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fold_constant_subgraph),
         cmocka_unit_test(test_fold_report_and_limits),
+        cmocka_unit_test(test_fold_leaves_failing_nodes_to_run_time),
         cmocka_unit_test(test_dce_removes_unused_branch),
         cmocka_unit_test(test_views_extend_source_lifetime),
         cmocka_unit_test(test_outputs_that_are_views_are_materialised),
