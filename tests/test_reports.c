@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "dfg/dfg.h"
 #include "json_tree.h"
 #include "program.h"
@@ -334,6 +335,33 @@ static void test_hostile_names(void **state)
     dfg_program_destroy(program);
 }
 
+/* A program saved and loaded back reports exactly what the compiled one
+ * did, so `dfgc plan FILE.dfgp` shows the plan that was compiled. */
+static void test_loaded_program_reports_the_same(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/dfg-test-reports-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    dfg_program *compiled = compile_model("cnn", DFG_PLANNER_GREEDY_BREADTH);
+    assert_int_equal(dfg_program_save(compiled, path), DFG_OK);
+    dfg_program *loaded;
+    assert_int_equal(dfg_program_load(path, NULL, &loaded), DFG_OK);
+    unlink(path);
+    report_fn reports[] = {dfg_report_json, dfg_report_dot,
+                           dfg_report_summary};
+    for (size_t i = 0; i < sizeof reports / sizeof reports[0]; i++) {
+        char *expected = report_text(compiled, reports[i]);
+        char *actual = report_text(loaded, reports[i]);
+        assert_string_equal(actual, expected);
+        free(expected);
+        free(actual);
+    }
+    dfg_program_destroy(compiled);
+    dfg_program_destroy(loaded);
+}
+
 static void test_format_numbers(void **state)
 {
     (void)state;
@@ -405,6 +433,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_model_and_planner),
         cmocka_unit_test(test_hostile_names),
+        cmocka_unit_test(test_loaded_program_reports_the_same),
         cmocka_unit_test(test_format_numbers),
         cmocka_unit_test(test_json_parser_rejects_invalid),
         cmocka_unit_test(test_bad_arguments),
