@@ -13,6 +13,9 @@ typedef struct subcommand {
 
 static const subcommand subcommands[] = {
     {"plan", dfgc_plan, "compile a model and report its memory plan"},
+    {"compile", dfgc_compile, "compile a model into a program file (.dfgp)"},
+    {"run", dfgc_run, "run a model or program once and print output checksums"},
+    {"bench", dfgc_bench, "time runs of a model or program; peak memory"},
 };
 
 #define N_SUBCOMMANDS ((int)(sizeof subcommands / sizeof subcommands[0]))

@@ -1,0 +1,165 @@
+/* dfgc bench MODEL: the median latency of dfg_session_run over many
+ * iterations, and the process's peak resident memory. */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include "cli.h"
+#include "cli_number.h"
+#include "commands.h"
+#include "run_setup.h"
+
+static const char usage[] =
+    "usage: dfgc bench MODEL [--iterations N] [--warmup N] [--seed N]\n"
+    "                  [--backend NAME] [--planner NAME] [--align N]\n"
+    "\n"
+    "Runs MODEL --warmup times untimed, then --iterations times timed, on\n"
+    "random inputs, and prints the median, minimum and maximum latency of\n"
+    "one run (inputs copied in and outputs copied out included) and the\n"
+    "peak resident memory of the process (getrusage).\n"
+    "\n"
+    "MODEL             a program FILE.dfgp, or example:NAME (compiled first)\n"
+    "--iterations N    timed runs (100)\n"
+    "--warmup N        untimed runs first (10)\n"
+    "--seed N          seed of the random inputs (1)\n"
+    "--backend NAME    cpu (default)\n"
+    "--planner, --align as for 'dfgc compile', when MODEL is compiled\n";
+
+typedef struct bench_args {
+    const char *model, *backend;
+    uint64_t iterations, warmup, seed;
+    dfg_compile_options options;
+} bench_args;
+
+/* Handles argv[*i] if it is one of bench's options: 1 if it was, 0 if
+ * not, or -(exit status) on a usage error. */
+static int parse_option(int argc, char **argv, int *i, bench_args *a)
+{
+    static const struct {
+        const char *name;
+        size_t field;
+        uint64_t min;
+    } numbers[] = {
+        {"--iterations", offsetof(bench_args, iterations), 1},
+        {"--warmup", offsetof(bench_args, warmup), 0},
+        {"--seed", offsetof(bench_args, seed), 0},
+    };
+    const char *value = NULL;
+    int found = dfgc_compile_option("bench", argc, argv, i, &a->options);
+    for (size_t k = 0; found == 0 && k < sizeof numbers / sizeof numbers[0]; k++) {
+        found = dfgc_option_value("bench", argc, argv, i, numbers[k].name, &value);
+        if (found > 0) {
+            uint64_t *field = (uint64_t *)((char *)a + numbers[k].field);
+            uint64_t max = k < 2 ? 100000000 : UINT64_MAX;
+            int status = dfgc_parse_u64("bench", numbers[k].name, value,
+                                        numbers[k].min, max, field);
+            if (status)
+                return -status;
+        }
+    }
+    if (found == 0)
+        found = dfgc_option_value("bench", argc, argv, i, "--backend", &a->backend);
+    return found < 0 ? -DFGC_EXIT_USAGE : found;
+}
+
+/* Returns -1 when the arguments are fine, else the exit status. */
+static int parse_args(int argc, char **argv, bench_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->backend = "cpu";
+    a->iterations = 100;
+    a->warmup = 10;
+    a->seed = 1;
+    dfg_compile_options_init(&a->options);
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (dfgc_is_help(arg)) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        int found = parse_option(argc, argv, &i, a);
+        if (found < 0)
+            return -found;
+        if (found > 0)
+            continue;
+        if (arg[0] == '-' && arg[1] != '\0')
+            return dfgc_usage_error("bench", "unknown option '%s'", arg);
+        if (a->model)
+            return dfgc_usage_error("bench", "more than one MODEL ('%s', '%s')",
+                                    a->model, arg);
+        a->model = arg;
+    }
+    if (!a->model)
+        return dfgc_usage_error("bench", "no MODEL given");
+    return -1;
+}
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Runs the session n times; times[i] receives each run's seconds when
+ * times is not NULL. */
+static int run_many(dfgc_run_setup *s, uint64_t n, double *times)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        double start = now_seconds();
+        if (dfg_session_run(s->session, (const void *const *)s->inputs,
+                            s->outputs) != DFG_OK)
+            return dfgc_library_error("run");
+        if (times)
+            times[i] = now_seconds() - start;
+    }
+    return 0;
+}
+
+int dfgc_bench(int argc, char **argv)
+{
+    bench_args a;
+    int status = parse_args(argc, argv, &a);
+    if (status >= 0)
+        return status;
+    double *times = malloc((size_t)a.iterations * sizeof *times);
+    if (!times)
+        return dfgc_error("out of memory for %llu timings",
+                          (unsigned long long)a.iterations);
+    dfgc_run_setup s;
+    status = dfgc_run_setup_create(a.model, &a.options, a.backend, a.seed, &s);
+    if (status == 0)
+        status = run_many(&s, a.warmup, NULL);
+    if (status == 0)
+        status = run_many(&s, a.iterations, times);
+    if (status == 0) {
+        qsort(times, (size_t)a.iterations, sizeof *times, compare_doubles);
+        size_t n = (size_t)a.iterations;
+        double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+        struct rusage usage;
+        getrusage(RUSAGE_SELF, &usage);
+        dfg_plan_stats stats;
+        dfg_program_stats(s.program, &stats);
+        printf("model       %s\n", a.model);
+        printf("backend     %s\n", a.backend);
+        printf("iterations  %llu (after %llu warmup)\n",
+               (unsigned long long)a.iterations, (unsigned long long)a.warmup);
+        printf("median      %.4f ms\n", median * 1e3);
+        printf("min         %.4f ms\n", times[0] * 1e3);
+        printf("max         %.4f ms\n", times[n - 1] * 1e3);
+        printf("arena       %llu bytes\n", (unsigned long long)stats.arena_bytes);
+        printf("weights     %llu bytes\n", (unsigned long long)stats.weights_bytes);
+        /* Linux reports ru_maxrss in KiB. */
+        printf("peak rss    %.1f MiB\n", (double)usage.ru_maxrss / 1024.0);
+    }
+    dfgc_run_setup_destroy(&s); /* safe on the zeroed struct of a failure */
+    free(times);
+    return status;
+}

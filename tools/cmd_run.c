@@ -1,0 +1,212 @@
+/* dfgc run MODEL: one run on given or random inputs, printing a checksum
+ * line per output (tools/tensor_data.h). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "cli_number.h"
+#include "commands.h"
+#include "run_setup.h"
+#include "tensor_data.h"
+
+static const char usage[] =
+    "usage: dfgc run MODEL [--input NAME=FILE]... [--output NAME=FILE]...\n"
+    "                [--seed N] [--backend NAME] [--planner NAME] [--align N]\n"
+    "\n"
+    "Runs MODEL once and prints, for each output, its name, shape, dtype,\n"
+    "the sum and sum of squares of its elements and a 64-bit hash of its\n"
+    "bytes.\n"
+    "\n"
+    "MODEL              a program FILE.dfgp, or example:NAME (compiled first)\n"
+    "--input NAME=FILE  read input NAME from FILE: raw little-endian values\n"
+    "                   of the input's dtype, exactly its size; inputs not\n"
+    "                   given are random (floats in [-1,1), integers 0..3)\n"
+    "--output NAME=FILE also write output NAME's raw bytes to FILE\n"
+    "--seed N           seed of the random inputs (1)\n"
+    "--backend NAME     cpu (default)\n"
+    "--planner, --align as for 'dfgc compile', when MODEL is compiled\n";
+
+#define MAX_FILE_ARGS 64
+
+typedef struct file_arg {
+    const char *name; /* tensor name: the text before '=' */
+    size_t name_length;
+    const char *path;
+} file_arg;
+
+/* Splits NAME=FILE; returns 0 or the usage exit status. */
+static int parse_file_arg(const char *option, const char *text, file_arg *out)
+{
+    const char *eq = strchr(text, '=');
+    if (!eq || eq == text || !eq[1])
+        return dfgc_usage_error("run", "%s wants NAME=FILE, not '%s'", option,
+                                text);
+    *out = (file_arg){text, (size_t)(eq - text), eq + 1};
+    return 0;
+}
+
+static int32_t find_named(const dfgc_run_setup *s, int is_input,
+                          const file_arg *arg)
+{
+    char name[256];
+    if (arg->name_length >= sizeof name)
+        return -1;
+    memcpy(name, arg->name, arg->name_length);
+    name[arg->name_length] = '\0';
+    return dfgc_run_setup_find(s, is_input, name);
+}
+
+static int read_input(const char *path, const dfg_tensor_info *info, void *data)
+{
+    size_t bytes = dfgc_tensor_bytes(info);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return dfgc_error("cannot read '%s': %s", path, strerror(errno));
+    size_t got = fread(data, 1, bytes, f);
+    int extra = fgetc(f) != EOF;
+    fclose(f);
+    if (got != bytes || extra)
+        return dfgc_error("'%s' does not hold exactly the %zu bytes of input "
+                          "'%s' (%s, %d dims)", path, bytes, info->name,
+                          dfg_dtype_name(info->dtype), (int)info->rank);
+    return 0;
+}
+
+static int write_output(const char *path, const dfg_tensor_info *info,
+                        const void *data)
+{
+    size_t bytes = dfgc_tensor_bytes(info);
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return dfgc_error("cannot write '%s': %s", path, strerror(errno));
+    size_t put = fwrite(data, 1, bytes, f);
+    if (fclose(f) != 0 || put != bytes)
+        return dfgc_error("cannot write %zu bytes to '%s'", bytes, path);
+    return 0;
+}
+
+typedef struct run_args {
+    const char *model, *backend;
+    uint64_t seed;
+    dfg_compile_options options;
+    file_arg inputs[MAX_FILE_ARGS], outputs[MAX_FILE_ARGS];
+    int n_inputs, n_outputs;
+} run_args;
+
+static int add_file_arg(run_args *a, int is_input, const char *value)
+{
+    int *n = is_input ? &a->n_inputs : &a->n_outputs;
+    if (*n == MAX_FILE_ARGS)
+        return dfgc_usage_error("run", "more than %d files", MAX_FILE_ARGS);
+    file_arg *slot = is_input ? &a->inputs[*n] : &a->outputs[*n];
+    int status = parse_file_arg(is_input ? "--input" : "--output", value, slot);
+    *n += status == 0;
+    return status;
+}
+
+/* Handles argv[*i] if it is one of run's options: 1 if it was, 0 if not,
+ * or -(exit status) on a usage error. */
+static int parse_option(int argc, char **argv, int *i, run_args *a)
+{
+    const char *value = NULL;
+    int found, status = 0;
+    if ((found = dfgc_compile_option("run", argc, argv, i, &a->options)) != 0)
+        return found < 0 ? -DFGC_EXIT_USAGE : 1;
+    if ((found = dfgc_option_value("run", argc, argv, i, "--input", &value)) > 0)
+        status = add_file_arg(a, 1, value);
+    else if (found == 0 &&
+             (found = dfgc_option_value("run", argc, argv, i, "--output", &value)) > 0)
+        status = add_file_arg(a, 0, value);
+    else if (found == 0 &&
+             (found = dfgc_option_value("run", argc, argv, i, "--seed", &value)) > 0)
+        status = dfgc_parse_u64("run", "--seed", value, 0, UINT64_MAX, &a->seed);
+    else if (found == 0)
+        found = dfgc_option_value("run", argc, argv, i, "--backend", &a->backend);
+    if (found < 0)
+        return -DFGC_EXIT_USAGE;
+    return status ? -status : found;
+}
+
+/* Returns -1 when the arguments are fine, else the exit status. */
+static int parse_args(int argc, char **argv, run_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->backend = "cpu";
+    a->seed = 1;
+    dfg_compile_options_init(&a->options);
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (dfgc_is_help(arg)) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        int found = parse_option(argc, argv, &i, a);
+        if (found < 0)
+            return -found;
+        if (found > 0)
+            continue;
+        if (arg[0] == '-' && arg[1] != '\0')
+            return dfgc_usage_error("run", "unknown option '%s'", arg);
+        if (a->model)
+            return dfgc_usage_error("run", "more than one MODEL ('%s', '%s')",
+                                    a->model, arg);
+        a->model = arg;
+    }
+    if (!a->model)
+        return dfgc_usage_error("run", "no MODEL given");
+    return -1;
+}
+
+/* Reads the --input files over the random inputs. */
+static int read_inputs(const run_args *a, dfgc_run_setup *s)
+{
+    for (int i = 0; i < a->n_inputs; i++) {
+        int32_t index = find_named(s, 1, &a->inputs[i]);
+        if (index < 0)
+            return dfgc_usage_error("run", "the program has no input '%.*s'",
+                                    (int)a->inputs[i].name_length,
+                                    a->inputs[i].name);
+        int status = read_input(a->inputs[i].path, &s->input_info[index],
+                                s->inputs[index]);
+        if (status)
+            return status;
+    }
+    for (int i = 0; i < a->n_outputs; i++)
+        if (find_named(s, 0, &a->outputs[i]) < 0)
+            return dfgc_usage_error("run", "the program has no output '%.*s'",
+                                    (int)a->outputs[i].name_length,
+                                    a->outputs[i].name);
+    return 0;
+}
+
+int dfgc_run(int argc, char **argv)
+{
+    run_args *a = malloc(sizeof *a);
+    if (!a)
+        return dfgc_error("out of memory");
+    int status = parse_args(argc, argv, a);
+    if (status >= 0) {
+        free(a);
+        return status;
+    }
+    dfgc_run_setup s;
+    status = dfgc_run_setup_create(a->model, &a->options, a->backend, a->seed, &s);
+    if (status) {
+        free(a);
+        return status;
+    }
+    status = read_inputs(a, &s);
+    if (status == 0 &&
+        dfg_session_run(s.session, (const void *const *)s.inputs, s.outputs) != DFG_OK)
+        status = dfgc_library_error("run");
+    for (int32_t i = 0; status == 0 && i < s.n_outputs; i++)
+        dfgc_print_checksum(stdout, &s.output_info[i], s.outputs[i]);
+    for (int i = 0; status == 0 && i < a->n_outputs; i++) {
+        int32_t index = find_named(&s, 0, &a->outputs[i]);
+        status = write_output(a->outputs[i].path, &s.output_info[index],
+                              s.outputs[index]);
+    }
+    dfgc_run_setup_destroy(&s);
+    free(a);
+    return status;
+}
