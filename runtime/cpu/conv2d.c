@@ -11,7 +11,6 @@
 #include "kernels.h"
 #include "math/im2col.h"
 #include "math/strided_range.h"
-#include "parallel.h"
 
 /* dst[0..n) = src[offset + i * stride] as f32, any float dtype. */
 static void load_row(const void *src, dfg_dtype dtype, int64_t offset,
@@ -61,14 +60,16 @@ static void im2col_row(const dfg_im2col_dims *d, const void *x,
 }
 
 /* The im2col matrix [k, cols] of one image and group, for output pixels
- * [p0, p0 + cols); x points at the group's first input channel. */
+ * [p0, p0 + cols); x points at the group's first input channel. It runs
+ * on the calling thread: it moves k * cols floats for the sgemm's
+ * M/group * k * cols multiply-adds, and an OpenMP region here would leave
+ * its threads spinning against OpenBLAS's own through the sgemm that
+ * follows (measured: several times slower on two cores). */
 static void im2col_chunk(const dfg_conv_geometry *g, const dfg_im2col_dims *d,
                          const void *x, dfg_dtype dtype, int64_t p0,
                          int64_t cols, float *col)
 {
-    int64_t k = g->k;
-#pragma omp parallel for if (k * cols >= DFG_CPU_PARALLEL_MIN_ELEMENTS)
-    for (int64_t row = 0; row < k; row++)
+    for (int64_t row = 0; row < g->k; row++)
         im2col_row(d, x, dtype, row, p0, cols, col + row * cols);
 }
 
