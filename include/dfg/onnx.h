@@ -36,9 +36,24 @@ typedef struct dfg_onnx_binding {
     int64_t shape[DFG_MAX_RANK];
 } dfg_onnx_binding;
 
+/* A graph input frozen to a known value: it becomes a constant of the
+ * graph instead of an input. dfg compiles static shapes, so a model that
+ * feeds a Reshape's shape or a Slice's starts as an input can be imported
+ * once those inputs are known. data (product(shape) elements of dtype) is
+ * copied. */
+typedef struct dfg_onnx_frozen_input {
+    const char *name;
+    dfg_dtype dtype;
+    int32_t rank;
+    int64_t shape[DFG_MAX_RANK];
+    const void *data;
+} dfg_onnx_frozen_input;
+
 typedef struct dfg_onnx_options {
     const dfg_onnx_binding *bindings; /* n_bindings of them, may be NULL */
     int32_t n_bindings;
+    const dfg_onnx_frozen_input *frozen_inputs; /* may be NULL */
+    int32_t n_frozen_inputs;
     /* Directory against which external data locations are resolved: NULL
      * means the model file's directory (dfg_onnx_import_file) or refusing
      * external data (dfg_onnx_import_memory). A location must stay inside

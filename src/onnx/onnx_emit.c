@@ -87,6 +87,8 @@ dfg_status dfg_onnx_emit(dfg_onnx_importer *im, const char *op,
                                    outputs, n_out);
     if (st != DFG_OK)
         return st;
+    if (im->n_emitted == 1 && n_out == 1)
+        im->first_value = outputs[0];
     for (int32_t i = 0; i < n_out; i++) {
         if ((st = dfg_onnx_add_entry(im, NULL, &out[i])) != DFG_OK)
             return st;
@@ -146,6 +148,23 @@ dfg_status dfg_onnx_scalar(dfg_onnx_importer *im, dfg_dtype dtype,
     return dfg_onnx_add_constant(im, NULL, &type, data, out);
 }
 
+/* Gives a node's result its ONNX name, so that reports and graph outputs
+ * use the model's names. The first graph node of the ONNX node holds the
+ * name when a later one computes the result: it moves to "<name>/0". A
+ * name that cannot be given is left: only graph outputs need theirs, and
+ * dfg_graph_output reports that. */
+static void name_result(dfg_onnx_importer *im, dfg_value value,
+                        const char *name)
+{
+    if (dfg_graph_set_name(im->graph, value, name) == DFG_OK ||
+        im->first_value == DFG_NO_VALUE || im->first_value == value)
+        return;
+    char moved[540];
+    snprintf(moved, sizeof moved, "%.512s/0", im->node_label);
+    if (dfg_graph_set_name(im->graph, im->first_value, moved) == DFG_OK)
+        dfg_graph_set_name(im->graph, value, name);
+}
+
 dfg_status dfg_onnx_bind_output(dfg_onnx_importer *im, int32_t index,
                                 int32_t entry)
 {
@@ -162,6 +181,8 @@ dfg_status dfg_onnx_bind_output(dfg_onnx_importer *im, int32_t index,
     dfg_onnx_entry *e = &im->entries[entry];
     if (!e->name) {
         e->name = name;
+        if (e->produced)
+            name_result(im, e->value, name);
         if (dfg_name_table_insert(&im->names, name, entry) != 0)
             return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                              "ONNX import: out of memory");

@@ -9,7 +9,9 @@
 #include "onnx_import.h"
 #include "onnx_ops.h"
 
-#define DFG_ONNX_MIN_OPSET 6
+/* Opsets 7 to 17 are the target; older models are accepted where the ops
+ * they use read the same (the mappings handle the attributes that moved). */
+#define DFG_ONNX_MIN_OPSET 1
 #define DFG_ONNX_MAX_OPSET 17
 
 static int default_domain(const char *domain)
@@ -63,6 +65,49 @@ static dfg_status add_initializers(dfg_onnx_importer *im,
     return DFG_OK;
 }
 
+static const dfg_onnx_frozen_input *find_frozen(const dfg_onnx_options *o,
+                                                const char *name)
+{
+    for (int32_t i = 0; o->frozen_inputs && i < o->n_frozen_inputs; i++)
+        if (o->frozen_inputs[i].name &&
+            strcmp(o->frozen_inputs[i].name, name) == 0)
+            return &o->frozen_inputs[i];
+    return NULL;
+}
+
+/* A frozen input becomes a constant entry, after checking its value fits
+ * the type the model declares. */
+static dfg_status add_frozen(dfg_onnx_importer *im,
+                             const Onnx__ValueInfoProto *info,
+                             const dfg_onnx_frozen_input *f)
+{
+    dfg_type type = {f->dtype, f->rank, {0}};
+    if (f->rank < 0 || f->rank > DFG_MAX_RANK || !f->data)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT, "frozen input '%s': bad "
+                         "rank or no data", f->name);
+    memcpy(type.shape, f->shape, (size_t)f->rank * sizeof *f->shape);
+    int64_t bytes = dfg_type_bytes(&type);
+    if (bytes < 0 || bytes > DFG_ONNX_MAX_CONSTANT_BYTES)
+        return dfg_error(DFG_ERR_OVERFLOW, "frozen input '%s': too large",
+                         f->name);
+    const Onnx__TypeProto *tp = info->type;
+    dfg_dtype declared;
+    if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+        tp->tensor_type && tp->tensor_type->has_elem_type &&
+        (dfg_onnx_dtype(tp->tensor_type->elem_type, &declared) != 0 ||
+         declared != f->dtype))
+        return dfg_error(DFG_ERR_DTYPE, "frozen input '%s' has dtype %s, the "
+                         "model declares %s", f->name,
+                         dfg_dtype_name(f->dtype),
+                         dfg_onnx_dtype_name(tp->tensor_type->elem_type));
+    void *copy = dfg_alloc(&im->allocator, (size_t)(bytes ? bytes : 1));
+    if (!copy)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "ONNX import: out of memory");
+    memcpy(copy, f->data, (size_t)bytes);
+    int32_t entry;
+    return dfg_onnx_add_constant(im, info->name, &type, copy, &entry);
+}
+
 static dfg_status add_inputs(dfg_onnx_importer *im, const Onnx__GraphProto *g)
 {
     for (size_t i = 0; i < g->n_input; i++) {
@@ -73,6 +118,14 @@ static dfg_status add_inputs(dfg_onnx_importer *im, const Onnx__GraphProto *g)
          * weights, not inputs fed at run time. */
         if (dfg_name_table_find(&im->names, info->name) >= 0)
             continue;
+        const dfg_onnx_frozen_input *frozen = find_frozen(im->options,
+                                                          info->name);
+        if (frozen) {
+            dfg_status st = add_frozen(im, info, frozen);
+            if (st != DFG_OK)
+                return st;
+            continue;
+        }
         dfg_type type;
         int32_t entry;
         dfg_status st = dfg_onnx_input_type(info, im->options, &type);
@@ -146,6 +199,7 @@ static dfg_status import_nodes(dfg_onnx_importer *im,
                              ? node->output[0]
                              : node->name && node->name[0] ? node->name : "?";
         im->n_emitted = 0;
+        im->first_value = DFG_NO_VALUE;
         const dfg_onnx_op *op = dfg_onnx_find_op(node->op_type);
         dfg_status st = op->import(im, op);
         if (st != DFG_OK)

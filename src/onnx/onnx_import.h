@@ -47,6 +47,7 @@ typedef struct dfg_onnx_importer {
     const Onnx__NodeProto *node;
     const char *node_label;    /* its name, or its first output's */
     int32_t n_emitted;         /* graph nodes recorded for it so far */
+    dfg_value first_value;     /* output of the first, named like the node */
 } dfg_onnx_importer;
 
 /* Imports model (already unpacked) into a new graph. */

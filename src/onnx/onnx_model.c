@@ -34,9 +34,12 @@ static dfg_status import_bytes(const void *data, size_t size,
         dfg_onnx_options_init(&defaults);
         options = &defaults;
     }
-    if (options->n_bindings < 0 || (options->n_bindings && !options->bindings))
+    if (options->n_bindings < 0 || (options->n_bindings && !options->bindings) ||
+        options->n_frozen_inputs < 0 ||
+        (options->n_frozen_inputs && !options->frozen_inputs))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "ONNX import: n_bindings without bindings");
+                         "ONNX import: a count without its array in the "
+                         "options");
     if (options->max_model_bytes && size > options->max_model_bytes)
         return dfg_error(DFG_ERR_FORMAT,
                          "ONNX model of %zu bytes exceeds the limit of %llu",

@@ -111,6 +111,22 @@ static dfg_status import_softsign(dfg_onnx_importer *im, const dfg_onnx_op *op)
     return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
 }
 
+/* Before opset 7 a 1-D slope of C values applies per channel (axis 1);
+ * from opset 7 it broadcasts like numpy. */
+static dfg_status legacy_channel_slope(dfg_onnx_importer *im, int32_t x,
+                                       int32_t *slope)
+{
+    const dfg_type *xt = &im->entries[x].type, *st = &im->entries[*slope].type;
+    if (im->opset >= 7 || st->rank != 1 || xt->rank < 3 ||
+        st->shape[0] == 1 || st->shape[0] != xt->shape[1])
+        return DFG_OK;
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    for (int32_t d = 1; d < xt->rank - 1; d++)
+        attrs.axes[attrs.n_axes++] = d;
+    return dfg_onnx_emit1(im, "unsqueeze", *slope, &attrs, slope);
+}
+
 /* max(x, 0) + slope * min(x, 0) */
 static dfg_status import_prelu(dfg_onnx_importer *im, const dfg_onnx_op *op)
 {
@@ -119,6 +135,8 @@ static dfg_status import_prelu(dfg_onnx_importer *im, const dfg_onnx_op *op)
     dfg_status st = dfg_onnx_required_input(im, 0, &x);
     if (st == DFG_OK)
         st = dfg_onnx_required_input(im, 1, &slope);
+    if (st == DFG_OK)
+        st = legacy_channel_slope(im, x, &slope);
     if (st == DFG_OK)
         st = with_scalar(im, "max", x, 0.0, &pos);
     if (st == DFG_OK)

@@ -6,11 +6,16 @@
 #include "onnx_ops.h"
 #include "onnx_window.h"
 
+static int wants_output(const dfg_onnx_importer *im, size_t i)
+{
+    return im->node->n_output > i && im->node->output[i][0];
+}
+
 /* Fails if the node asks for an optional output dfg does not compute. */
 static dfg_status only_first_output(dfg_onnx_importer *im)
 {
     for (size_t i = 1; i < im->node->n_output; i++)
-        if (im->node->output[i][0])
+        if (wants_output(im, i))
             return dfg_error(DFG_ERR_UNSUPPORTED,
                              "output %zu ('%s') is not supported (inference "
                              "outputs only)", i, im->node->output[i]);
@@ -211,6 +216,37 @@ static dfg_status fit_param(dfg_onnx_importer *im, int32_t *p,
     return dfg_onnx_emit1(im, "expand", *p, &attrs, p);
 }
 
+/* LayerNormalization's optional outputs: the mean and 1 / sqrt(var + eps)
+ * over the normalised axes, kept as size 1. */
+static dfg_status layer_norm_stats(dfg_onnx_importer *im, int32_t x,
+                                   int32_t axis, float epsilon)
+{
+    dfg_attrs reduce;
+    dfg_attrs_init(&reduce);
+    for (int32_t d = axis; d < im->entries[x].type.rank; d++)
+        reduce.axes[reduce.n_axes++] = d;
+    int32_t mean, d, var, eps;
+    dfg_status st = dfg_onnx_emit1(im, "reduce_mean", x, &reduce, &mean);
+    if (st == DFG_OK && wants_output(im, 1))
+        st = dfg_onnx_bind_output(im, 1, mean);
+    if (st != DFG_OK || !wants_output(im, 2))
+        return st;
+    st = dfg_onnx_emit2(im, "sub", x, mean, NULL, &d);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "mul", d, d, NULL, &var);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, "reduce_mean", var, &reduce, &var);
+    if (st == DFG_OK)
+        st = dfg_onnx_scalar(im, im->entries[x].type.dtype, epsilon, &eps);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "add", var, eps, NULL, &var);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, "sqrt", var, NULL, &var);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, "reciprocal", var, NULL, &var);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 2, var) : st;
+}
+
 static dfg_status import_layer_norm(dfg_onnx_importer *im,
                                     const dfg_onnx_op *op)
 {
@@ -219,9 +255,7 @@ static dfg_status import_layer_norm(dfg_onnx_importer *im,
     int64_t axis = -1;
     dfg_attrs attrs;
     dfg_attrs_init(&attrs);
-    dfg_status st = only_first_output(im);
-    if (st == DFG_OK)
-        st = dfg_onnx_required_input(im, 0, &x);
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
     if (st == DFG_OK)
         st = dfg_onnx_required_input(im, 1, &scale);
     if (st == DFG_OK)
@@ -243,7 +277,11 @@ static dfg_status import_layer_norm(dfg_onnx_importer *im,
     const int32_t operands[3] = {x, scale, bias};
     if (st == DFG_OK)
         st = dfg_onnx_emit(im, "layer_norm", operands, 3, &attrs, 1, &y);
-    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
+    if (st == DFG_OK)
+        st = dfg_onnx_bind_output(im, 0, y);
+    if (st == DFG_OK && (wants_output(im, 1) || wants_output(im, 2)))
+        st = layer_norm_stats(im, x, attrs.axis, attrs.epsilon);
+    return st;
 }
 
 /* [C] -> [C,1,...] so that it broadcasts over an [N,C,spatial...] input. */

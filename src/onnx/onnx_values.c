@@ -72,13 +72,15 @@ dfg_status dfg_onnx_materialise(dfg_onnx_importer *im, int32_t entry,
 {
     dfg_onnx_entry *e = &im->entries[entry];
     if (e->value == DFG_NO_VALUE) {
-        char generated[48];
-        const char *name = e->name;
-        if (!name) {
-            snprintf(generated, sizeof generated, "onnx_constant_%d",
-                     (int)entry);
-            name = generated;
-        }
+        /* A computed constant is named apart from its ONNX name, which a
+         * graph output may need for the node that returns it. */
+        char name[300];
+        if (e->is_weight)
+            snprintf(name, sizeof name, "%s", e->name);
+        else if (e->name)
+            snprintf(name, sizeof name, "%.256s/constant", e->name);
+        else
+            snprintf(name, sizeof name, "onnx_constant_%d", (int)entry);
         dfg_status st =
             e->is_weight
                 ? dfg_graph_weight(im->graph, name, e->type.dtype, e->type.rank,
