@@ -41,30 +41,47 @@ static int64_t span_length(const softmax_block *b, int64_t s)
 static void softmax_run(const softmax_ctx *c, const softmax_block *b)
 {
     float buf[DFG_CPU_BLOCK], obuf[DFG_CPU_BLOCK], max[DFG_CPU_BLOCK];
+    float post[DFG_CPU_BLOCK]; /* 1 / sum, or log(sum) for log_softmax */
     double sum[DFG_CPU_BLOCK];
     int64_t lanes = b->lanes ? b->length : 1;
     for (int64_t l = 0; l < lanes; l++)
         max[l] = -INFINITY, sum[l] = 0.0;
-    for (int pass = 0; pass < 3; pass++) {
-        for (int64_t s = 0; s < b->steps; s++) {
-            int64_t offset = b->base + s * b->stride, m = span_length(b, s);
-            const float *v = dfg_load_f32(c->in, c->dtype, offset, 1, m, buf);
-            float *o = pass == 2 ? dfg_f32_target(c->out, c->dtype, offset, obuf)
-                                 : NULL;
-            for (int64_t i = 0; i < m; i++) {
-                int64_t l = b->lanes ? i : 0;
-                if (pass == 0)
-                    max[l] = v[i] > max[l] || v[i] != v[i] ? v[i] : max[l];
-                else if (pass == 1)
-                    sum[l] += expf(v[i] - max[l]);
-                else if (c->log)
-                    o[i] = v[i] - max[l] - (float)log(sum[l]);
-                else
-                    o[i] = (float)(expf(v[i] - max[l]) / sum[l]);
-            }
-            if (pass == 2)
-                dfg_store_f32(c->out, c->dtype, offset, m, o);
+    for (int64_t s = 0; s < b->steps; s++) {
+        int64_t offset = b->base + s * b->stride, m = span_length(b, s);
+        const float *v = dfg_load_f32(c->in, c->dtype, offset, 1, m, buf);
+        for (int64_t i = 0; i < m; i++) {
+            int64_t l = b->lanes ? i : 0;
+            max[l] = v[i] > max[l] || v[i] != v[i] ? v[i] : max[l];
         }
+    }
+    /* softmax keeps the exponentials in out, so that the last pass
+     * only scales them: one exp per element in either form. */
+    for (int64_t s = 0; s < b->steps; s++) {
+        int64_t offset = b->base + s * b->stride, m = span_length(b, s);
+        const float *v = dfg_load_f32(c->in, c->dtype, offset, 1, m, buf);
+        float *o = dfg_f32_target(c->out, c->dtype, offset, obuf);
+        for (int64_t i = 0; i < m; i++) {
+            int64_t l = b->lanes ? i : 0;
+            float e = expf(v[i] - max[l]);
+            sum[l] += e;
+            if (!c->log)
+                o[i] = e;
+        }
+        if (!c->log)
+            dfg_store_f32(c->out, c->dtype, offset, m, o);
+    }
+    for (int64_t l = 0; l < lanes; l++)
+        post[l] = c->log ? (float)log(sum[l]) : (float)(1.0 / sum[l]);
+    for (int64_t s = 0; s < b->steps; s++) {
+        int64_t offset = b->base + s * b->stride, m = span_length(b, s);
+        const float *v = dfg_load_f32(c->log ? c->in : c->out, c->dtype, offset,
+                                      1, m, buf);
+        float *o = dfg_f32_target(c->out, c->dtype, offset, obuf);
+        for (int64_t i = 0; i < m; i++) {
+            int64_t l = b->lanes ? i : 0;
+            o[i] = c->log ? (v[i] - max[l]) - post[l] : v[i] * post[l];
+        }
+        dfg_store_f32(c->out, c->dtype, offset, m, o);
     }
 }
 
