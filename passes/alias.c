@@ -27,7 +27,8 @@ typedef struct alias_state {
     const dfg_graph *graph;
     const dfg_schedule *schedule;
     dfg_alias_plan *plan;
-    int32_t *parent;      /* value whose bytes v shares directly, or -1 */
+    int32_t *parent;      /* owner of the bytes v shares, as it was when v
+                             was decided (at most two hops), or -1 */
     int64_t *parent_offset;
     int32_t *class_last;  /* for an owner: last step over all sharing it */
     uint8_t *has_output;  /* for an owner: a graph output lives in it */
