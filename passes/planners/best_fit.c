@@ -4,6 +4,7 @@
 #include <string.h>
 #include "error.h"
 #include "plan_input.h"
+#include "sort.h"
 
 dfg_placement_key dfg_placement_key_of(const int64_t *aligned,
                                        const dfg_step_ranks *ranks,
@@ -15,20 +16,50 @@ dfg_placement_key dfg_placement_key_of(const int64_t *aligned,
     return key;
 }
 
-int dfg_placement_key_compare(const void *a, const void *b)
+static int key_before(const dfg_placement_key *x, const dfg_placement_key *y)
 {
-    const dfg_placement_key *x = a, *y = b;
     if (x->size != y->size)
-        return x->size > y->size ? -1 : 1;
+        return x->size > y->size;
     if (x->length != y->length)
-        return x->length > y->length ? -1 : 1;
-    return (x->buffer > y->buffer) - (x->buffer < y->buffer);
+        return x->length > y->length;
+    return x->buffer < y->buffer;
 }
 
-static int compare_spans(const void *a, const void *b)
+DFG_DEFINE_SORT(sort_keys, dfg_placement_key, key_before)
+
+void dfg_placement_keys_sort(dfg_placement_key *keys,
+                             dfg_placement_key *scratch, int32_t n)
 {
-    const struct dfg_byte_span *x = a, *y = b;
-    return (x->begin > y->begin) - (x->begin < y->begin);
+    sort_keys(keys, scratch, n > 0 ? (size_t)n : 0);
+}
+
+typedef struct dfg_byte_span byte_span;
+
+static int begins_before(const byte_span *x, const byte_span *y)
+{
+    return x->begin < y->begin;
+}
+
+DFG_DEFINE_SORT(sort_spans, byte_span, begins_before)
+
+/* The overlapping placed buffers' bytes, sorted by start, in the first
+ * half of fit->spans (the second half is the sort's scratch). */
+static dfg_status sorted_spans(dfg_best_fit *fit)
+{
+    int32_t k = fit->overlapping.count;
+    if (k > fit->span_capacity) {
+        int32_t wanted = k < INT32_MAX / 4 ? 2 * k : k;
+        byte_span *bigger = realloc(fit->spans, 2 * (size_t)wanted * sizeof *bigger);
+        if (!bigger)
+            return dfg_error(DFG_ERR_OUT_OF_MEMORY, "%d overlapping buffers", k);
+        fit->spans = bigger;
+        fit->span_capacity = wanted;
+    }
+    const dfg_lifetime_entry *entries = fit->overlapping.items;
+    for (int32_t i = 0; i < k; i++)
+        fit->spans[i] = (byte_span){entries[i].begin, entries[i].end};
+    sort_spans(fit->spans, fit->spans + fit->span_capacity, (size_t)k);
+    return DFG_OK;
 }
 
 dfg_status dfg_best_fit_init(dfg_best_fit *fit, dfg_buffer *buffers, int32_t n,
@@ -45,30 +76,9 @@ dfg_status dfg_best_fit_init(dfg_best_fit *fit, dfg_buffer *buffers, int32_t n,
 void dfg_best_fit_free(dfg_best_fit *fit)
 {
     dfg_lifetime_index_free(&fit->placed);
-    free(fit->overlapping.ids);
+    free(fit->overlapping.items);
     free(fit->spans);
     memset(fit, 0, sizeof *fit);
-}
-
-/* The overlapping placed buffers' byte ranges, sorted by start. */
-static dfg_status sorted_spans(dfg_best_fit *fit)
-{
-    int32_t k = fit->overlapping.count;
-    if (k > fit->span_capacity) {
-        struct dfg_byte_span *bigger =
-            realloc(fit->spans, (size_t)k * 2 * sizeof *bigger);
-        if (!bigger)
-            return dfg_error(DFG_ERR_OUT_OF_MEMORY, "%d overlapping buffers", k);
-        fit->spans = bigger;
-        fit->span_capacity = k * 2;
-    }
-    for (int32_t j = 0; j < k; j++) {
-        int32_t b = fit->overlapping.ids[j];
-        fit->spans[j].begin = fit->buffers[b].offset;
-        fit->spans[j].end = fit->buffers[b].offset + fit->aligned[b];
-    }
-    qsort(fit->spans, (size_t)k, sizeof *fit->spans, compare_spans);
-    return DFG_OK;
 }
 
 dfg_status dfg_best_fit_place(dfg_best_fit *fit, int32_t buffer)
@@ -78,31 +88,37 @@ dfg_status dfg_best_fit_place(dfg_best_fit *fit, int32_t buffer)
         fit->buffers[buffer].offset = 0;
         return DFG_OK;
     }
-    int32_t first = fit->ranks->first[buffer], last = fit->ranks->last[buffer];
+    dfg_lifetime_entry placed = {
+        .first = fit->ranks->first[buffer], .last = fit->ranks->last[buffer],
+        .buffer = buffer,
+    };
     fit->overlapping.count = 0;
-    dfg_status status = dfg_lifetime_index_overlapping(&fit->placed, first,
-                                                       last, &fit->overlapping);
+    dfg_status status = dfg_lifetime_index_overlapping(
+        &fit->placed, placed.first, placed.last, &fit->overlapping);
     if (status == DFG_OK)
         status = sorted_spans(fit);
     if (status != DFG_OK)
         return status;
+    const byte_span *spans = fit->spans;
+    int32_t k = fit->overlapping.count;
     /* Spans may overlap one another (their lifetimes need not overlap each
      * other), so the free space starts after the highest end seen yet. */
     int64_t free_from = 0, best = -1, best_gap = INT64_MAX;
-    for (int32_t j = 0; j < fit->overlapping.count; j++) {
-        int64_t gap = fit->spans[j].begin - free_from;
+    for (int32_t j = 0; j < k; j++) {
+        int64_t gap = spans[j].begin - free_from;
         if (gap >= size && gap < best_gap) {
             best = free_from;
             best_gap = gap;
         }
-        if (fit->spans[j].end > free_from)
-            free_from = fit->spans[j].end;
+        if (spans[j].end > free_from)
+            free_from = spans[j].end;
     }
-    int64_t offset = best >= 0 ? best : free_from;
-    fit->buffers[buffer].offset = offset;
-    if (offset + size > fit->arena)
-        fit->arena = offset + size;
-    return dfg_lifetime_index_insert(&fit->placed, buffer, first, last);
+    placed.begin = best >= 0 ? best : free_from;
+    placed.end = placed.begin + size;
+    fit->buffers[buffer].offset = placed.begin;
+    if (placed.end > fit->arena)
+        fit->arena = placed.end;
+    return dfg_lifetime_index_insert(&fit->placed, &placed);
 }
 
 dfg_status dfg_plan_with_ranks(const char *who, dfg_ranked_planner planner,

@@ -2,8 +2,8 @@
  * both greedy planners of Pisarchyk & Lee (2020) share.
  *
  * Only the placed buffers whose lifetimes overlap the new one constrain
- * it; the lifetime index finds them, so a placement costs
- * O(k log k + k log steps) for k such buffers, not a scan of all placed. */
+ * it; the lifetime index finds them, so a placement costs about
+ * O(log steps + k log k) for k such buffers, not a scan of all placed. */
 #ifndef DFG_BEST_FIT_H
 #define DFG_BEST_FIT_H
 
@@ -22,16 +22,18 @@ typedef struct dfg_placement_key {
 dfg_placement_key dfg_placement_key_of(const int64_t *aligned,
                                        const dfg_step_ranks *ranks,
                                        int32_t buffer);
-/* A qsort comparator for dfg_placement_key, in placement order. */
-int dfg_placement_key_compare(const void *a, const void *b);
+/* Sorts keys[0..n) into placement order; scratch holds n keys. */
+void dfg_placement_keys_sort(dfg_placement_key *keys,
+                             dfg_placement_key *scratch, int32_t n);
 
 typedef struct dfg_best_fit {
     dfg_buffer *buffers;         /* offsets are written here */
     const int64_t *aligned;      /* aligned sizes */
     const dfg_step_ranks *ranks;
     dfg_lifetime_index placed;
-    dfg_id_list overlapping;     /* scratch for one placement */
-    struct dfg_byte_span { int64_t begin, end; } *spans;  /* scratch */
+    dfg_entry_list overlapping;  /* scratch for one placement */
+    /* scratch: span_capacity spans and as many for sorting them */
+    struct dfg_byte_span { int64_t begin, end; } *spans;
     int32_t span_capacity;
     int64_t arena;               /* highest end so far */
 } dfg_best_fit;

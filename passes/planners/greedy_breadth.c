@@ -5,19 +5,21 @@
 #include <stdlib.h>
 #include "best_fit.h"
 #include "error.h"
+#include "sort.h"
 
 typedef struct step_breadth {
     int64_t bytes;
     int32_t step;
 } step_breadth;
 
-static int compare_breadth(const void *a, const void *b)
+static int wider(const step_breadth *x, const step_breadth *y)
 {
-    const step_breadth *x = a, *y = b;
     if (x->bytes != y->bytes)
-        return x->bytes > y->bytes ? -1 : 1;
-    return (x->step > y->step) - (x->step < y->step);
+        return x->bytes > y->bytes;
+    return x->step < y->step;
 }
+
+DFG_DEFINE_SORT(sort_steps, step_breadth, wider)
 
 /* Steps (ranks) by live bytes, widest first. */
 static step_breadth *steps_by_breadth(int32_t n, const int64_t *aligned,
@@ -25,12 +27,12 @@ static step_breadth *steps_by_breadth(int32_t n, const int64_t *aligned,
 {
     int32_t m = ranks->count;
     int64_t *live = calloc((size_t)m + 1, sizeof *live);
-    step_breadth *steps = malloc(((size_t)m + 1) * sizeof *steps);
+    step_breadth *steps = malloc(2 * ((size_t)m + 1) * sizeof *steps);
     if (live && steps) {
         dfg_step_ranks_live_bytes(ranks, n, aligned, live);
         for (int32_t s = 0; s < m; s++)
             steps[s] = (step_breadth){live[s], s};
-        qsort(steps, (size_t)m, sizeof *steps, compare_breadth);
+        sort_steps(steps, steps + m, (size_t)m);
     } else {
         free(steps);
         steps = NULL;
@@ -41,8 +43,8 @@ static step_breadth *steps_by_breadth(int32_t n, const int64_t *aligned,
 
 typedef struct breadth_plan {
     dfg_lifetime_index unplaced;
-    dfg_id_list alive;
-    dfg_placement_key *keys;
+    dfg_entry_list alive;
+    dfg_placement_key *keys;     /* n keys and n more to sort them */
     dfg_best_fit fit;
 } breadth_plan;
 
@@ -56,8 +58,9 @@ static dfg_status place_step(breadth_plan *plan, const int64_t *aligned,
         return status;
     int32_t k = plan->alive.count;
     for (int32_t j = 0; j < k; j++)
-        plan->keys[j] = dfg_placement_key_of(aligned, ranks, plan->alive.ids[j]);
-    qsort(plan->keys, (size_t)k, sizeof *plan->keys, dfg_placement_key_compare);
+        plan->keys[j] = dfg_placement_key_of(aligned, ranks,
+                                             plan->alive.items[j].buffer);
+    dfg_placement_keys_sort(plan->keys, plan->keys + k, k);
     for (int32_t j = 0; status == DFG_OK && j < k; j++)
         status = dfg_best_fit_place(&plan->fit, plan->keys[j].buffer);
     return status;
@@ -70,7 +73,7 @@ static dfg_status place_by_breadth(dfg_buffer *buffers, int32_t n,
 {
     breadth_plan plan = {0};
     step_breadth *steps = steps_by_breadth(n, aligned, ranks);
-    plan.keys = malloc(((size_t)n + 1) * sizeof *plan.keys);
+    plan.keys = malloc(2 * ((size_t)n + 1) * sizeof *plan.keys);
     dfg_status status = DFG_OK;
     if (!steps || !plan.keys)
         status = dfg_error(DFG_ERR_OUT_OF_MEMORY, "greedy_breadth: %d buffers", n);
@@ -82,15 +85,16 @@ static dfg_status place_by_breadth(dfg_buffer *buffers, int32_t n,
         if (aligned[i] == 0)
             buffers[i].offset = 0;  /* occupies nothing, at no step */
         else
-            status = dfg_lifetime_index_insert(&plan.unplaced, i,
-                                               ranks->first[i], ranks->last[i]);
+            status = dfg_lifetime_index_insert(&plan.unplaced,
+                &(dfg_lifetime_entry){.first = ranks->first[i],
+                                      .last = ranks->last[i], .buffer = i});
     }
     for (int32_t s = 0; status == DFG_OK && s < ranks->count; s++)
         status = place_step(&plan, aligned, ranks, steps[s].step);
     *arena_bytes = plan.fit.arena;
     dfg_best_fit_free(&plan.fit);
     dfg_lifetime_index_free(&plan.unplaced);
-    free(plan.alive.ids);
+    free(plan.alive.items);
     free(plan.keys);
     free(steps);
     return status;

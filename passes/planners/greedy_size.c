@@ -10,12 +10,12 @@ static dfg_status place_by_size(dfg_buffer *buffers, int32_t n,
                                 const dfg_step_ranks *ranks,
                                 int64_t *arena_bytes)
 {
-    dfg_placement_key *order = malloc(((size_t)n + 1) * sizeof *order);
+    dfg_placement_key *order = malloc(2 * ((size_t)n + 1) * sizeof *order);
     if (!order)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "greedy_size: %d buffers", n);
     for (int32_t i = 0; i < n; i++)
         order[i] = dfg_placement_key_of(aligned, ranks, i);
-    qsort(order, (size_t)n, sizeof *order, dfg_placement_key_compare);
+    dfg_placement_keys_sort(order, order + n, n);
     dfg_best_fit fit;
     dfg_status status = dfg_best_fit_init(&fit, buffers, n, aligned, ranks);
     for (int32_t i = 0; status == DFG_OK && i < n; i++)

@@ -4,34 +4,24 @@
 #include <string.h>
 #include "error.h"
 
-/* The mark of a buffer that take_alive_at removed: no query reports it. */
-#define TAKEN (-1)
+#define BLOCK DFG_LIFETIME_BLOCK
 
-static int grow(void **array, int32_t *capacity, int32_t needed, size_t item)
+dfg_status dfg_entry_list_push(dfg_entry_list *list,
+                               const dfg_lifetime_entry *entry)
 {
-    if (needed <= *capacity)
-        return 0;
-    int64_t wanted = *capacity > 0 ? 2 * (int64_t)*capacity : 16;
-    while (wanted < needed)
-        wanted *= 2;
-    if (wanted > INT32_MAX)
-        wanted = INT32_MAX;
-    void *bigger = realloc(*array, (size_t)wanted * item);
-    if (!bigger)
-        return -1;
-    *array = bigger;
-    *capacity = (int32_t)wanted;
-    return 0;
-}
-
-dfg_status dfg_id_list_push(dfg_id_list *list, int32_t id)
-{
-    if (list->count == list->capacity &&
-        grow((void **)&list->ids, &list->capacity, list->count + 1,
-             sizeof *list->ids) != 0)
-        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "list of %d buffers",
-                         list->count + 1);
-    list->ids[list->count++] = id;
+    if (list->count == list->capacity) {
+        int64_t wanted = list->capacity > 0 ? 2 * (int64_t)list->capacity : 4;
+        if (wanted > INT32_MAX)
+            return dfg_error(DFG_ERR_OVERFLOW, "list of %d buffers", list->count);
+        dfg_lifetime_entry *bigger =
+            realloc(list->items, (size_t)wanted * sizeof *bigger);
+        if (!bigger)
+            return dfg_error(DFG_ERR_OUT_OF_MEMORY, "list of %d buffers",
+                             list->count + 1);
+        list->items = bigger;
+        list->capacity = (int32_t)wanted;
+    }
+    list->items[list->count++] = *entry;
     return DFG_OK;
 }
 
@@ -39,121 +29,117 @@ dfg_status dfg_lifetime_index_init(dfg_lifetime_index *index, int32_t n_ranks,
                                    int32_t n_buffers)
 {
     memset(index, 0, sizeof *index);
+    int32_t blocks = n_ranks / BLOCK + 1;
     index->leaves = 1;
-    while (index->leaves < n_ranks)
+    while (index->leaves < blocks) {
         index->leaves *= 2;
+        index->depth++;
+    }
     size_t nodes = 2 * (size_t)index->leaves;
-    index->head = malloc(nodes * sizeof *index->head);
-    index->count = calloc(nodes, sizeof *index->count);
-    index->mark = calloc((size_t)n_buffers + 1, sizeof *index->mark);
-    if (!index->head || !index->count || !index->mark)
+    index->nodes = calloc(nodes, sizeof *index->nodes);
+    index->filled = calloc(nodes, sizeof *index->filled);
+    index->taken = calloc((size_t)n_buffers + 1, sizeof *index->taken);
+    if (!index->nodes || !index->filled || !index->taken)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                          "lifetime index of %d steps, %d buffers", n_ranks,
                          n_buffers);
-    memset(index->head, 0xff, nodes * sizeof *index->head);
     return DFG_OK;
 }
 
 void dfg_lifetime_index_free(dfg_lifetime_index *index)
 {
-    free(index->head);
-    free(index->count);
-    free(index->entries);
-    free(index->mark);
+    for (int32_t i = 0; index->nodes && i < 2 * index->leaves; i++)
+        free(index->nodes[i].items);
+    free(index->nodes);
+    free(index->filled);
+    free(index->taken);
     memset(index, 0, sizeof *index);
 }
 
-static int32_t insert_at(dfg_lifetime_index *index, int32_t node, int32_t lo,
-                         int32_t hi, int32_t first, int32_t last,
-                         int32_t buffer)
+dfg_status dfg_lifetime_index_insert(dfg_lifetime_index *index,
+                                     const dfg_lifetime_entry *entry)
 {
-    if (last < lo || hi < first)
-        return 0;
-    int32_t added;
-    if (first <= lo && hi <= last) {
-        int32_t e = index->n_entries++;
-        index->entries[e].buffer = buffer;
-        index->entries[e].next = index->head[node];
-        index->head[node] = e;
-        added = 1;
-    } else {
-        int32_t mid = lo + (hi - lo) / 2;
-        added = insert_at(index, 2 * node, lo, mid, first, last, buffer) +
-                insert_at(index, 2 * node + 1, mid + 1, hi, first, last, buffer);
+    /* The nodes tiling the blocks, found bottom-up; then their ancestors
+     * learn that they hold entries, up to the first that knew already. */
+    int32_t lo = index->leaves + entry->first / BLOCK;
+    int32_t hi = index->leaves + entry->last / BLOCK + 1;
+    for (; lo < hi; lo /= 2, hi /= 2) {
+        int32_t tiles[2] = {lo & 1 ? lo++ : 0, hi & 1 ? --hi : 0};
+        for (int t = 0; t < 2; t++) {
+            if (tiles[t] == 0)
+                continue;
+            dfg_status status = dfg_entry_list_push(&index->nodes[tiles[t]],
+                                                    entry);
+            if (status != DFG_OK)
+                return status;
+            for (int32_t v = tiles[t]; v >= 1 && !index->filled[v]; v /= 2)
+                index->filled[v] = 1;
+        }
     }
-    index->count[node] += added;
-    return added;
-}
-
-dfg_status dfg_lifetime_index_insert(dfg_lifetime_index *index, int32_t buffer,
-                                     int32_t first, int32_t last)
-{
-    /* A lifetime tiles into at most two nodes per tree level. */
-    int32_t levels = 1;
-    for (int32_t l = index->leaves; l > 1; l /= 2)
-        levels++;
-    int32_t needed = index->n_entries + 2 * levels;
-    if (grow((void **)&index->entries, &index->entry_capacity, needed,
-             sizeof *index->entries) != 0)
-        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "lifetime index of %d entries",
-                         needed);
-    insert_at(index, 1, 0, index->leaves - 1, first, last, buffer);
     return DFG_OK;
 }
 
-/* Every entry of a node whose range meets [first, last] overlaps it: the
- * entry's lifetime covers the whole node. */
-static dfg_status collect(dfg_lifetime_index *index, int32_t node, int32_t lo,
-                          int32_t hi, int32_t first, int32_t last,
-                          dfg_id_list *out)
-{
-    if (index->count[node] == 0 || last < lo || hi < first)
-        return DFG_OK;
-    for (int32_t e = index->head[node]; e >= 0; e = index->entries[e].next) {
-        int32_t b = index->entries[e].buffer;
-        if (index->mark[b] == index->query || index->mark[b] == TAKEN)
-            continue;
-        index->mark[b] = index->query;
-        dfg_status status = dfg_id_list_push(out, b);
-        if (status != DFG_OK)
-            return status;
-    }
-    if (lo == hi)
-        return DFG_OK;
-    int32_t mid = lo + (hi - lo) / 2;
-    dfg_status status = collect(index, 2 * node, lo, mid, first, last, out);
-    if (status != DFG_OK)
-        return status;
-    return collect(index, 2 * node + 1, mid + 1, hi, first, last, out);
-}
-
-dfg_status dfg_lifetime_index_overlapping(dfg_lifetime_index *index,
+dfg_status dfg_lifetime_index_overlapping(const dfg_lifetime_index *index,
                                           int32_t first, int32_t last,
-                                          dfg_id_list *out)
+                                          dfg_entry_list *out)
 {
-    index->query++;  /* marks start at 0, so the first query is 1 */
-    return collect(index, 1, 0, index->leaves - 1, first, last, out);
-}
-
-dfg_status dfg_lifetime_index_take_alive_at(dfg_lifetime_index *index,
-                                            int32_t step, dfg_id_list *out)
-{
-    /* The nodes alive at step are those on the path from its leaf to the
-     * root; every entry there covers step, so each list empties at once. */
-    int32_t removed = 0;
-    for (int32_t node = index->leaves + step; node >= 1; node /= 2) {
-        for (int32_t e = index->head[node]; e >= 0; e = index->entries[e].next) {
-            int32_t b = index->entries[e].buffer;
-            removed++;
-            if (index->mark[b] == TAKEN)
+    /* A depth-first walk over the filled nodes that meet the query's
+     * blocks, with an explicit stack: at most two nodes pending per level. */
+    int32_t first_block = first / BLOCK, last_block = last / BLOCK;
+    struct pending { int32_t node, lo, hi; } stack[2 * 32];
+    int32_t top = 0;
+    if (index->filled[1])
+        stack[top++] = (struct pending){1, 0, index->leaves - 1};
+    while (top > 0) {
+        struct pending p = stack[--top];
+        /* An entry stored at several nodes is reported by the one whose
+         * blocks hold the first step it shares with the query. */
+        const dfg_entry_list *here = &index->nodes[p.node];
+        for (int32_t j = 0; j < here->count; j++) {
+            const dfg_lifetime_entry *e = &here->items[j];
+            if (e->first > last || e->last < first)
                 continue;
-            index->mark[b] = TAKEN;
-            dfg_status status = dfg_id_list_push(out, b);
+            int32_t shared_block = (e->first > first ? e->first : first) / BLOCK;
+            if (shared_block < p.lo || shared_block > p.hi)
+                continue;
+            dfg_status status = dfg_entry_list_push(out, e);
             if (status != DFG_OK)
                 return status;
         }
-        index->head[node] = -1;
-        index->count[node] -= removed;
+        if (p.lo == p.hi)
+            continue;
+        int32_t mid = p.lo + (p.hi - p.lo) / 2;
+        if (mid < last_block && index->filled[2 * p.node + 1])
+            stack[top++] = (struct pending){2 * p.node + 1, mid + 1, p.hi};
+        if (first_block <= mid && index->filled[2 * p.node])
+            stack[top++] = (struct pending){2 * p.node, p.lo, mid};
+    }
+    return DFG_OK;
+}
+
+dfg_status dfg_lifetime_index_take_alive_at(dfg_lifetime_index *index,
+                                            int32_t step, dfg_entry_list *out)
+{
+    /* Only the nodes on the path from step's block to the root can hold
+     * entries alive at step. Entries of buffers taken through another of
+     * their pieces are dropped on the way. */
+    for (int32_t node = index->leaves + step / BLOCK; node >= 1; node /= 2) {
+        dfg_entry_list *here = &index->nodes[node];
+        int32_t kept = 0;
+        for (int32_t j = 0; j < here->count; j++) {
+            dfg_lifetime_entry e = here->items[j];
+            if (!index->taken[e.buffer] && (e.first > step || e.last < step)) {
+                here->items[kept++] = e;
+                continue;
+            }
+            if (!index->taken[e.buffer]) {
+                index->taken[e.buffer] = 1;
+                dfg_status status = dfg_entry_list_push(out, &e);
+                if (status != DFG_OK)
+                    return status;
+            }
+        }
+        here->count = kept;
     }
     return DFG_OK;
 }

@@ -1,38 +1,53 @@
-/* Buffers indexed by lifetime, answering "which buffers overlap these
- * steps" in time proportional to the answer.
+/* Placed buffers indexed by lifetime, answering "which of them overlap
+ * these steps" in time proportional to the answer.
  *
- * A segment tree over step ranks: each inserted lifetime is stored at the
- * O(log steps) nodes whose ranges tile it, and every node counts the
- * entries in its subtree so that queries skip empty subtrees. A query for
- * [first, last] thus costs O((k + 1) log steps) for k overlapping buffers,
- * whatever the lifetimes look like: chains, where each buffer overlaps a
- * few, and graphs with a few buffers that live throughout. */
+ * A segment tree over blocks of DFG_LIFETIME_BLOCK steps: each lifetime is
+ * stored at the O(log blocks) nodes whose block ranges tile it, and every
+ * node knows whether its subtree holds entries so that queries skip empty
+ * ones.
+ * A query for [first, last] thus costs O(log blocks + k + b) for k
+ * overlapping buffers and b others met in the boundary blocks, whatever
+ * the lifetimes look like: chains, where each buffer overlaps a few, and
+ * graphs with a few buffers that live throughout.
+ *
+ * Why blocks and inline entries: planning is bound by memory latency. With
+ * one leaf per step, the lower tree levels and the buffers' own records
+ * are touched at random; with blocks the tree stays in cache, and each
+ * entry carries what a query needs (lifetime and bytes), so a query reads
+ * a few short contiguous arrays. */
 #ifndef DFG_LIFETIME_INDEX_H
 #define DFG_LIFETIME_INDEX_H
 
 #include "memory_plan.h"
 
-/* A growable list of buffer indices (malloc'ed; free ids). */
-typedef struct dfg_id_list {
-    int32_t *ids;
+#define DFG_LIFETIME_BLOCK 16
+
+/* One buffer as the index holds it. */
+typedef struct dfg_lifetime_entry {
+    int64_t begin;       /* bytes [begin, end) once placed */
+    int64_t end;
+    int32_t first;       /* lifetime [first, last], in step ranks */
+    int32_t last;
+    int32_t buffer;
+    int32_t pad_;
+} dfg_lifetime_entry;
+
+/* A growable array of entries (malloc'ed; free items). */
+typedef struct dfg_entry_list {
+    dfg_lifetime_entry *items;
     int32_t count;
     int32_t capacity;
-} dfg_id_list;
+} dfg_entry_list;
 
-dfg_status dfg_id_list_push(dfg_id_list *list, int32_t id);
+dfg_status dfg_entry_list_push(dfg_entry_list *list,
+                               const dfg_lifetime_entry *entry);
 
 typedef struct dfg_lifetime_index {
-    int32_t leaves;       /* a power of two >= the number of step ranks */
-    int32_t *head;        /* per tree node: first entry of its list, or -1 */
-    int32_t *count;       /* per tree node: entries in its subtree */
-    struct dfg_lifetime_entry {
-        int32_t buffer;
-        int32_t next;     /* next entry of the same node, or -1 */
-    } *entries;
-    int32_t n_entries;
-    int32_t entry_capacity;
-    int32_t *mark;        /* per buffer: last query that reported it */
-    int32_t query;
+    int32_t leaves;          /* a power of two >= the number of blocks */
+    dfg_entry_list *nodes;   /* per tree node, the entries stored there */
+    uint8_t *filled;         /* per tree node: its subtree has held entries */
+    int32_t depth;           /* levels below the root */
+    uint8_t *taken;          /* per buffer: removed by take_alive_at */
 } dfg_lifetime_index;
 
 /* An empty index for buffers 0..n_buffers-1 with ranks in [0, n_ranks).
@@ -41,20 +56,21 @@ dfg_status dfg_lifetime_index_init(dfg_lifetime_index *index, int32_t n_ranks,
                                    int32_t n_buffers);
 void dfg_lifetime_index_free(dfg_lifetime_index *index);
 
-/* Adds buffer with lifetime [first, last] (ranks). */
-dfg_status dfg_lifetime_index_insert(dfg_lifetime_index *index, int32_t buffer,
-                                     int32_t first, int32_t last);
+dfg_status dfg_lifetime_index_insert(dfg_lifetime_index *index,
+                                     const dfg_lifetime_entry *entry);
 
-/* Appends to out every buffer in the index whose lifetime intersects
- * [first, last], each once. */
-dfg_status dfg_lifetime_index_overlapping(dfg_lifetime_index *index,
+/* Appends to out every entry in the index whose lifetime intersects
+ * [first, last], each buffer once. */
+dfg_status dfg_lifetime_index_overlapping(const dfg_lifetime_index *index,
                                           int32_t first, int32_t last,
-                                          dfg_id_list *out);
+                                          dfg_entry_list *out);
 
-/* Appends to out every buffer in the index alive at step, each once, and
- * removes them from the index. Every entry is visited once over all calls,
- * so taking all steps costs O(n log steps) in total. */
+/* Appends to out every entry alive at step, each buffer once, and removes
+ * them from the index. An entry is removed once, so taking every step
+ * costs O(n log blocks + steps * (log blocks + b)) in total. (Queries on
+ * an index taken from still visit the emptied nodes: the planners never
+ * mix the two.) */
 dfg_status dfg_lifetime_index_take_alive_at(dfg_lifetime_index *index,
-                                            int32_t step, dfg_id_list *out);
+                                            int32_t step, dfg_entry_list *out);
 
 #endif

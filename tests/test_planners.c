@@ -1,0 +1,260 @@
+/* The planners, the lower bound and the plan verifier on hand-made
+ * lifetimes with known answers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "memory_plan.h"
+
+#define COUNT(a) ((int32_t)(sizeof(a) / sizeof((a)[0])))
+
+static const dfg_planner planners[] = {
+    DFG_PLANNER_NO_REUSE, DFG_PLANNER_GREEDY_SIZE, DFG_PLANNER_GREEDY_BREADTH,
+};
+
+/* Plans with planner, checks the plan with the verifier and returns the
+ * arena size. */
+static int64_t plan_checked(dfg_planner planner, dfg_buffer *b, int32_t n,
+                            int64_t alignment)
+{
+    int64_t arena = -1;
+    assert_int_equal(dfg_plan_buffers(planner, b, n, alignment, &arena), DFG_OK);
+    assert_int_equal(dfg_plan_verify_buffers(b, n, alignment, arena), DFG_OK);
+    assert_true(arena % alignment == 0);
+    return arena;
+}
+
+/* The 8 tensors of Pisarchyk & Lee (2020), figure of the usage records:
+ * (size, first op, last op). The largest step (5) holds 36 + 16 + 8 + 64
+ * bytes, so no plan beats 124, and greedy by size reaches it. */
+static const dfg_buffer paper_example[] = {
+    {32, 0, 1, 0}, {28, 1, 4, 0}, {36, 2, 5, 0}, {16, 3, 5, 0},
+    {8, 4, 5, 0},  {64, 5, 7, 0}, {10, 6, 8, 0}, {40, 7, 8, 0},
+};
+
+static void test_paper_example(void **state)
+{
+    (void)state;
+    dfg_buffer b[8];
+    int32_t n = COUNT(paper_example);
+    assert_int_equal(dfg_plan_lower_bound(paper_example, n, 1), 124);
+    assert_int_equal(dfg_plan_no_reuse_bytes(paper_example, n, 1), 234);
+
+    memcpy(b, paper_example, sizeof b);
+    assert_int_equal(plan_checked(DFG_PLANNER_GREEDY_SIZE, b, n, 1), 124);
+    /* The offsets that largest-first, smallest-gap placement gives. */
+    const int64_t expected[] = {0, 32, 64, 100, 116, 0, 104, 64};
+    for (int32_t i = 0; i < n; i++)
+        assert_int_equal(b[i].offset, expected[i]);
+
+    memcpy(b, paper_example, sizeof b);
+    assert_int_equal(plan_checked(DFG_PLANNER_GREEDY_BREADTH, b, n, 1), 124);
+    memcpy(b, paper_example, sizeof b);
+    assert_int_equal(plan_checked(DFG_PLANNER_NO_REUSE, b, n, 1), 234);
+}
+
+/* TensorFlow Lite GPU delegate's memory management test "ComplexRecords":
+ * greedy by size places its 9 tensors in 96 bytes, the lower bound. */
+static void test_tflite_complex_records(void **state)
+{
+    (void)state;
+    dfg_buffer b[] = {
+        {32, 0, 1, 0}, {32, 1, 4, 0}, {8, 2, 5, 0}, {16, 3, 5, 0},
+        {8, 4, 5, 0},  {64, 5, 7, 0}, {8, 6, 8, 0}, {8, 7, 8, 0},
+        {16, 8, 9, 0},
+    };
+    assert_int_equal(dfg_plan_lower_bound(b, COUNT(b), 1), 96);
+    assert_int_equal(plan_checked(DFG_PLANNER_GREEDY_SIZE, b, COUNT(b), 1), 96);
+    assert_int_equal(plan_checked(DFG_PLANNER_NO_REUSE, b, COUNT(b), 1), 192);
+}
+
+static void test_alignment_rounds_sizes(void **state)
+{
+    (void)state;
+    /* All alive at step 3: the arena is the sum of the rounded sizes. */
+    const dfg_buffer sizes[] = {
+        {1, 0, 3, 0}, {255, 1, 3, 0}, {256, 2, 3, 0}, {257, 3, 3, 0},
+    };
+    int32_t n = COUNT(sizes);
+    assert_int_equal(dfg_plan_lower_bound(sizes, n, 256), 1280);
+    assert_int_equal(dfg_plan_no_reuse_bytes(sizes, n, 256), 1280);
+    assert_int_equal(dfg_plan_lower_bound(sizes, n, 1), 769);
+    for (int32_t p = 0; p < COUNT(planners); p++) {
+        dfg_buffer b[4];
+        memcpy(b, sizes, sizeof b);
+        assert_int_equal(plan_checked(planners[p], b, n, 256), 1280);
+        for (int32_t i = 0; i < n; i++)
+            assert_int_equal(b[i].offset % 256, 0);
+    }
+}
+
+static void test_zero_size_buffers(void **state)
+{
+    (void)state;
+    const dfg_buffer sizes[] = {
+        {0, 0, 4, 0}, {100, 0, 2, 0}, {0, 1, 1, 0}, {50, 2, 4, 0}, {0, 3, 4, 0},
+    };
+    int32_t n = COUNT(sizes);
+    assert_int_equal(dfg_plan_lower_bound(sizes, n, 64), 192);
+    assert_int_equal(dfg_plan_no_reuse_bytes(sizes, n, 64), 192);
+    for (int32_t p = 0; p < COUNT(planners); p++) {
+        dfg_buffer b[5];
+        memcpy(b, sizes, sizeof b);
+        for (int32_t i = 0; i < n; i++)
+            b[i].offset = 12345;
+        assert_int_equal(plan_checked(planners[p], b, n, 64), 192);
+        assert_int_equal(b[0].offset, 0);
+        assert_int_equal(b[2].offset, 0);
+        assert_int_equal(b[4].offset, 0);
+    }
+    dfg_buffer empty[] = {{0, 0, 0, 7}, {0, 0, 1, 7}};
+    for (int32_t p = 0; p < COUNT(planners); p++)
+        assert_int_equal(plan_checked(planners[p], empty, 2, 8), 0);
+    int64_t arena = -1;
+    assert_int_equal(dfg_plan_greedy_size(NULL, 0, 1, &arena), DFG_OK);
+    assert_int_equal(arena, 0);
+}
+
+static void test_single_buffer(void **state)
+{
+    (void)state;
+    for (int32_t p = 0; p < COUNT(planners); p++) {
+        dfg_buffer b = {1000, 3, 7, -5};
+        assert_int_equal(plan_checked(planners[p], &b, 1, 256), 1024);
+        assert_int_equal(b.offset, 0);
+    }
+}
+
+static void test_disjoint_lifetimes_reuse_everything(void **state)
+{
+    (void)state;
+    const dfg_buffer sizes[] = {
+        {300, 0, 0, 0}, {700, 1, 2, 0}, {100, 3, 3, 0}, {500, 4, 9, 0},
+    };
+    assert_int_equal(dfg_plan_lower_bound(sizes, 4, 1), 700);
+    dfg_buffer b[4];
+    memcpy(b, sizes, sizeof b);
+    assert_int_equal(plan_checked(DFG_PLANNER_GREEDY_SIZE, b, 4, 1), 700);
+    for (int32_t i = 0; i < 4; i++)
+        assert_int_equal(b[i].offset, 0);
+    memcpy(b, sizes, sizeof b);
+    assert_int_equal(plan_checked(DFG_PLANNER_GREEDY_BREADTH, b, 4, 1), 700);
+    memcpy(b, sizes, sizeof b);
+    assert_int_equal(plan_checked(DFG_PLANNER_NO_REUSE, b, 4, 1), 1600);
+}
+
+static void test_overlapping_lifetimes_reuse_nothing(void **state)
+{
+    (void)state;
+    const dfg_buffer sizes[] = {
+        {300, 0, 5, 0}, {700, 1, 5, 0}, {100, 2, 6, 0}, {500, 5, 9, 0},
+    };
+    assert_int_equal(dfg_plan_lower_bound(sizes, 4, 1), 1600);
+    for (int32_t p = 0; p < COUNT(planners); p++) {
+        dfg_buffer b[4];
+        memcpy(b, sizes, sizeof b);
+        assert_int_equal(plan_checked(planners[p], b, 4, 1), 1600);
+    }
+}
+
+/* Steps far apart (sparse) must give the same plan as dense ones. */
+static void test_sparse_steps(void **state)
+{
+    (void)state;
+    dfg_buffer dense[] = {{10, 0, 1, 0}, {20, 1, 2, 0}, {30, 2, 3, 0}};
+    dfg_buffer sparse[] = {
+        {10, 0, 1000000, 0}, {20, 1000000, 2000000000, 0},
+        {30, 2000000000, 2100000000, 0},
+    };
+    for (int32_t p = 0; p < COUNT(planners); p++) {
+        int64_t a = plan_checked(planners[p], dense, 3, 1);
+        assert_int_equal(plan_checked(planners[p], sparse, 3, 1), a);
+        for (int32_t i = 0; i < 3; i++)
+            assert_int_equal(sparse[i].offset, dense[i].offset);
+    }
+    assert_int_equal(dfg_plan_lower_bound(sparse, 3, 1), 50);
+}
+
+static void test_bad_input_is_rejected(void **state)
+{
+    (void)state;
+    dfg_buffer b[] = {{10, 0, 1, 0}, {20, 1, 2, 0}};
+    int64_t arena;
+    for (int32_t p = 0; p < COUNT(planners); p++) {
+        assert_int_equal(dfg_plan_buffers(planners[p], b, 2, 3, &arena),
+                         DFG_ERR_INVALID_ARGUMENT);
+        assert_int_equal(dfg_plan_buffers(planners[p], b, 2, 0, &arena),
+                         DFG_ERR_INVALID_ARGUMENT);
+        assert_int_equal(dfg_plan_buffers(planners[p], NULL, 2, 1, &arena),
+                         DFG_ERR_INVALID_ARGUMENT);
+        dfg_buffer bad_size[] = {{-1, 0, 1, 0}};
+        assert_int_equal(dfg_plan_buffers(planners[p], bad_size, 1, 1, &arena),
+                         DFG_ERR_INVALID_ARGUMENT);
+        assert_non_null(strstr(dfg_last_error(), "buffer 0"));
+        dfg_buffer bad_steps[] = {{1, 0, 1, 0}, {1, 3, 2, 0}};
+        assert_int_equal(dfg_plan_buffers(planners[p], bad_steps, 2, 1, &arena),
+                         DFG_ERR_INVALID_ARGUMENT);
+        assert_non_null(strstr(dfg_last_error(), "buffer 1"));
+        dfg_buffer huge[] = {{INT64_MAX / 2, 0, 1, 0}, {INT64_MAX / 2, 0, 1, 0},
+                             {INT64_MAX / 2, 0, 1, 0}};
+        assert_int_equal(dfg_plan_buffers(planners[p], huge, 3, 1, &arena),
+                         DFG_ERR_OVERFLOW);
+        dfg_buffer unalignable[] = {{INT64_MAX - 2, 0, 1, 0}};
+        assert_int_equal(dfg_plan_buffers(planners[p], unalignable, 1, 256,
+                                          &arena), DFG_ERR_OVERFLOW);
+    }
+    assert_int_equal(dfg_plan_buffers(DFG_PLANNER_COUNT, b, 2, 1, &arena),
+                     DFG_ERR_INVALID_ARGUMENT);
+    assert_int_equal(dfg_plan_lower_bound(b, 2, 3), -1);
+    assert_int_equal(dfg_plan_no_reuse_bytes(b, 2, 6), -1);
+}
+
+static void test_verifier_names_the_conflict(void **state)
+{
+    (void)state;
+    dfg_buffer b[] = {
+        {64, 0, 2, 0}, {64, 1, 3, 64}, {32, 3, 4, 16}, {64, 2, 2, 128},
+    };
+    /* Buffer 0 and 2 share bytes [16, 48) but never live together. */
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 16, 192), DFG_OK);
+    b[2].offset = 96;  /* onto buffer 1 at step 3 */
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 16, 192), DFG_ERR_PLAN);
+    assert_non_null(strstr(dfg_last_error(), "buffers 1 "));
+    assert_non_null(strstr(dfg_last_error(), " 2 (steps 3..4, bytes [96, 128))"));
+    b[2].offset = 16;
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 16, 191), DFG_ERR_PLAN);
+    assert_non_null(strstr(dfg_last_error(), "buffer 3"));
+    b[3].offset = 120;
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 16, 192), DFG_ERR_PLAN);
+    assert_non_null(strstr(dfg_last_error(), "multiple of 16"));
+    b[3].offset = -16;
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 16, 192), DFG_ERR_PLAN);
+    /* Bytes that merely touch are not shared. */
+    b[3].offset = 128;
+    b[2].offset = 64;
+    b[1].offset = 0;
+    b[0].offset = 64;
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 16, 192), DFG_OK);
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 3, 192),
+                     DFG_ERR_INVALID_ARGUMENT);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_paper_example),
+        cmocka_unit_test(test_tflite_complex_records),
+        cmocka_unit_test(test_alignment_rounds_sizes),
+        cmocka_unit_test(test_zero_size_buffers),
+        cmocka_unit_test(test_single_buffer),
+        cmocka_unit_test(test_disjoint_lifetimes_reuse_everything),
+        cmocka_unit_test(test_overlapping_lifetimes_reuse_nothing),
+        cmocka_unit_test(test_sparse_steps),
+        cmocka_unit_test(test_bad_input_is_rejected),
+        cmocka_unit_test(test_verifier_names_the_conflict),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
