@@ -583,7 +583,9 @@ dfg_status dfg_graph_clone(const dfg_graph *graph,
         reserve(copy, (void **)&copy->outputs, &copy->outputs_capacity,
                 graph->n_outputs, sizeof *copy->outputs) != 0)
         goto oom;
-    memcpy(copy->outputs, graph->outputs, (size_t)graph->n_outputs * sizeof *graph->outputs);
+    if (graph->n_outputs)
+        memcpy(copy->outputs, graph->outputs,
+               (size_t)graph->n_outputs * sizeof *graph->outputs);
     copy->n_outputs = graph->n_outputs;
     *out = copy;
     return DFG_OK;
