@@ -87,7 +87,10 @@ int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
                         dfg_compile_options *options)
 {
     const char *value;
-    int found = dfgc_option_value(command, argc, argv, i, "--planner", &value);
+    int found = dfgc_shapes_option(command, argc, argv, i);
+    if (found != 0)
+        return found;
+    found = dfgc_option_value(command, argc, argv, i, "--planner", &value);
     if (found == 1) {
         dfg_planner planner;
         if (dfg_planner_from_name(value, &planner) != 0) {

@@ -37,6 +37,12 @@ int dfgc_option_value(const char *command, int argc, char **argv, int *i,
 int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
                         dfg_compile_options *options);
 
+/* Handles "--shapes SPEC[,SPEC...]" (SPEC: INPUT:1x3x224x224 or DIM=8),
+ * the values of an ONNX model's symbolic dims, kept for
+ * dfgc_load_graph (tools/model_source.c).
+ * Returns 1 if argv[*i] was it, 0 if not, -1 after a usage error. */
+int dfgc_shapes_option(const char *command, int argc, char **argv, int *i);
+
 /* Opens path for writing ("-" is stdout). NULL after printing an error. */
 FILE *dfgc_open_output(const char *path);
 /* Closes a stream from dfgc_open_output; returns 0, or 1 after printing an

@@ -1,12 +1,17 @@
 /* Where dfgc's MODEL argument comes from (tools/commands.h):
  *   example:NAME (or a bare NAME)  a bundled model, dfg_model_build()
  *   FILE.dfgp                      a compiled program, dfg_program_load()
- * (and FILE.onnx once the ONNX front end is wired in here). Anything else
+ *   FILE.onnx                      an ONNX model, dfg_onnx_import_file(),
+ *                                  symbolic dims from --shapes
+ * Anything else
  * is looked up as a bundled model name, whose error message lists every
  * accepted form. */
 #include "commands.h"
 
+#include <stdio.h>
 #include <string.h>
+
+#include "cli.h"
 
 #define EXAMPLE_PREFIX "example:"
 
@@ -16,8 +21,54 @@ static int has_suffix(const char *text, const char *suffix)
     return n >= m && strcmp(text + n - m, suffix) == 0;
 }
 
+#define MAX_SHAPES 32
+
+/* The --shapes bindings, for the one model a dfgc process loads. */
+static char shape_names[MAX_SHAPES][256];
+static dfg_onnx_binding shape_bindings[MAX_SHAPES];
+static int32_t n_shape_bindings;
+
+int dfgc_shapes_option(const char *command, int argc, char **argv, int *i)
+{
+    const char *value;
+    int found = dfgc_option_value(command, argc, argv, i, "--shapes", &value);
+    if (found <= 0)
+        return found;
+    char spec[1024];
+    for (const char *p = value; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n >= sizeof spec || n_shape_bindings == MAX_SHAPES) {
+            dfgc_usage_error(command, "--shapes: too many or too long specs");
+            return -1;
+        }
+        memcpy(spec, p, n);
+        spec[n] = '\0';
+        int32_t k = n_shape_bindings;
+        if (dfg_onnx_parse_binding(spec, shape_names[k], sizeof shape_names[k],
+                                   &shape_bindings[k]) != DFG_OK) {
+            dfgc_usage_error(command, "--shapes: %s", dfg_last_error());
+            return -1;
+        }
+        n_shape_bindings++;
+        p += n + (p[n] == ',');
+    }
+    return 1;
+}
+
+int dfgc_model_is_program(const char *model)
+{
+    return has_suffix(model, ".dfgp");
+}
+
 dfg_status dfgc_load_graph(const char *model, dfg_graph **out)
 {
+    if (has_suffix(model, ".onnx")) {
+        dfg_onnx_options options;
+        dfg_onnx_options_init(&options);
+        options.bindings = shape_bindings;
+        options.n_bindings = n_shape_bindings;
+        return dfg_onnx_import_file(model, &options, NULL, out);
+    }
     if (strncmp(model, EXAMPLE_PREFIX, strlen(EXAMPLE_PREFIX)) == 0)
         model += strlen(EXAMPLE_PREFIX);
     return dfg_model_build(model, NULL, out);
@@ -27,7 +78,7 @@ dfg_status dfgc_load_program(const char *model,
                              const dfg_compile_options *options,
                              dfg_program **out)
 {
-    if (has_suffix(model, ".dfgp"))
+    if (dfgc_model_is_program(model))
         return dfg_program_load(model, options ? options->allocator : NULL,
                                 out);
     dfg_graph *graph;

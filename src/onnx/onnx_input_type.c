@@ -36,7 +36,7 @@ static dfg_status parse_dims(const char *text, const char *whole,
         dims[(*rank)++] = v;
         if (*end == '\0')
             return DFG_OK;
-        if (*end != 'x' && *end != 'X' && *end != ',')
+        if (*end != 'x' && *end != 'X')
             return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                              "binding '%s': dims are separated by 'x'", whole);
         p = end + 1;
