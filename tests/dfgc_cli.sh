@@ -85,6 +85,19 @@ done
 "$dfgc" plan example:mlp --json - >"$work/stdout.json" || fail "--json -"
 head -c 1 "$work/stdout.json" | grep -q '{' || fail "--json - is not JSON"
 
+# A compiled program reports the plan it was compiled with.
+"$dfgc" compile example:cnn -o "$work/cnn.dfgp" --planner greedy_breadth \
+    --align 128 >/dev/null || fail "dfgc compile example:cnn"
+"$dfgc" plan "$work/cnn.dfgp" --json "$work/loaded.json" >"$work/summary" ||
+    fail "dfgc plan cnn.dfgp"
+grep -q "planner   greedy_breadth, alignment 128 B" "$work/summary" ||
+    fail "the loaded program's summary lacks its planner and alignment"
+"$dfgc" plan example:cnn --planner greedy_breadth --align 128 \
+    --json "$work/fresh.json" >/dev/null || fail "dfgc plan example:cnn"
+cmp -s "$work/loaded.json" "$work/fresh.json" ||
+    fail "the plan of cnn.dfgp differs from the freshly compiled one"
+expect_error 2 plan "$work/cnn.dfgp" --planner no_reuse
+
 expect_error 1 plan example:resnet
 expect_error 1 plan nosuchfile.dfgp
 expect_error 2 plan example:mlp --planner fastest

@@ -33,6 +33,7 @@ typedef struct plan_args {
     const char *json_path;
     const char *dot_path;
     int list;
+    int compile_options_given;
     dfg_compile_options options;
 } plan_args;
 
@@ -53,6 +54,7 @@ static int parse_args(int argc, char **argv, plan_args *a)
             continue;
         }
         found = dfgc_compile_option("plan", argc, argv, &i, &a->options);
+        a->compile_options_given |= found > 0;
         if (found == 0)
             found = dfgc_option_value("plan", argc, argv, &i, "--json",
                                       &a->json_path);
@@ -72,6 +74,9 @@ static int parse_args(int argc, char **argv, plan_args *a)
     }
     if (!a->list && !a->model)
         return dfgc_usage_error("plan", "no MODEL given");
+    if (a->model && a->compile_options_given && dfgc_model_is_program(a->model))
+        return dfgc_usage_error("plan", "--planner and --align do not apply "
+                                "to '%s', which is compiled already", a->model);
     return -1;
 }
 
