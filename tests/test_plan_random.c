@@ -87,6 +87,23 @@ static dfg_status brute_force_verify(const dfg_buffer *b, int32_t n,
     return DFG_OK;
 }
 
+/* Max over steps of the aligned bytes alive, the slow way. */
+static int64_t brute_force_lower_bound(const dfg_buffer *b, int32_t n,
+                                       int64_t alignment)
+{
+    int64_t bound = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int64_t live = 0;
+        for (int32_t j = 0; j < n; j++)
+            if (b[j].first_step <= b[i].first_step &&
+                b[i].first_step <= b[j].last_step)
+                live += (b[j].size + alignment - 1) / alignment * alignment;
+        if (live > bound)
+            bound = live;
+    }
+    return bound;
+}
+
 /* Breaks a valid plan in each way a planner could, and checks that the
  * verifier notices every time. Returns how many breakages were tried. */
 static int32_t check_broken_plans(dfg_buffer *b, int32_t n, int64_t alignment,
@@ -141,6 +158,9 @@ static void test_random_plans(void **state)
         int64_t bound = dfg_plan_lower_bound(lifetimes, n, alignment);
         int64_t no_reuse = dfg_plan_no_reuse_bytes(lifetimes, n, alignment);
         assert_true(bound >= 0 && bound <= no_reuse);
+        if (n <= 60)
+            assert_int_equal(bound, brute_force_lower_bound(lifetimes, n,
+                                                            alignment));
         for (int32_t p = 0; p < N_PLANNERS; p++) {
             memcpy(b, lifetimes, (size_t)n * sizeof *b);
             int64_t arena = -1;
