@@ -10,7 +10,6 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "error.h"
 #include "memory.h"
 #include "memory_plan.h"
 #include "program.h"

@@ -125,6 +125,8 @@ dfg_status dfg_plan_with_ranks(const char *who, dfg_ranked_planner planner,
                                dfg_buffer *buffers, int32_t n,
                                int64_t alignment, int64_t *arena_bytes)
 {
+    if (!arena_bytes)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT, "%s: no arena_bytes", who);
     int64_t *aligned, total;
     dfg_status status = dfg_plan_aligned_sizes(who, buffers, n, alignment,
                                                &aligned, &total);

@@ -29,7 +29,6 @@ typedef struct dfg_lifetime_entry {
     int32_t first;       /* lifetime [first, last], in step ranks */
     int32_t last;
     int32_t buffer;
-    int32_t pad_;
 } dfg_lifetime_entry;
 
 /* A growable array of entries (malloc'ed; free items). */

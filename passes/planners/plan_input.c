@@ -5,6 +5,30 @@
 
 static int is_power_of_two(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
+/* Checks buffer i and adds its aligned size to *sum. */
+static dfg_status add_buffer(const char *who, const dfg_buffer *b, int32_t i,
+                             int64_t alignment, int64_t *aligned, int64_t *sum)
+{
+    if (b->size < 0)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "%s: buffer %d has negative size %lld", who, i,
+                         (long long)b->size);
+    if (b->first_step < 0 || b->last_step < b->first_step)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "%s: buffer %d has lifetime [%d, %d]", who, i,
+                         b->first_step, b->last_step);
+    if (b->size > INT64_MAX - (alignment - 1))
+        return dfg_error(DFG_ERR_OVERFLOW,
+                         "%s: buffer %d of %lld bytes cannot be aligned to %lld",
+                         who, i, (long long)b->size, (long long)alignment);
+    *aligned = (b->size + alignment - 1) & ~(alignment - 1);
+    if (__builtin_add_overflow(*sum, *aligned, sum))
+        return dfg_error(DFG_ERR_OVERFLOW,
+                         "%s: the sizes up to buffer %d overflow 64 bits", who,
+                         i);
+    return DFG_OK;
+}
+
 dfg_status dfg_plan_aligned_sizes(const char *who, const dfg_buffer *buffers,
                                   int32_t n, int64_t alignment,
                                   int64_t **aligned, int64_t *total)
@@ -23,26 +47,12 @@ dfg_status dfg_plan_aligned_sizes(const char *who, const dfg_buffer *buffers,
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "%s: %d buffers", who, n);
     int64_t sum = 0;
     for (int32_t i = 0; i < n; i++) {
-        const dfg_buffer *b = &buffers[i];
-        dfg_status status = DFG_OK;
-        if (b->size < 0)
-            status = dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                               "%s: buffer %d has negative size %lld", who, i,
-                               (long long)b->size);
-        else if (b->first_step < 0 || b->last_step < b->first_step)
-            status = dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                               "%s: buffer %d has lifetime [%d, %d]", who, i,
-                               b->first_step, b->last_step);
-        else if (b->size > INT64_MAX - (alignment - 1) ||
-                 __builtin_add_overflow(sum, (b->size + alignment - 1) & ~(alignment - 1), &sum))
-            status = dfg_error(DFG_ERR_OVERFLOW,
-                               "%s: the sizes up to buffer %d (%lld bytes) "
-                               "overflow 64 bits", who, i, (long long)b->size);
+        dfg_status status = add_buffer(who, &buffers[i], i, alignment,
+                                       &sizes[i], &sum);
         if (status != DFG_OK) {
             free(sizes);
             return status;
         }
-        sizes[i] = (b->size + alignment - 1) & ~(alignment - 1);
     }
     *aligned = sizes;
     *total = sum;
