@@ -58,8 +58,12 @@ dfg_status dfg_onnx_emit(dfg_onnx_importer *im, const char *op,
     for (int32_t i = 0; i < n_in; i++)
         if (in[i] >= 0 && !im->entries[in[i]].constant)
             all_known = 0;
-    if (all_known && n_in > 0)
-        return emit_folded(im, op, in, n_in, attrs, n_out, out);
+    if (all_known && n_in > 0) {
+        dfg_status st = emit_folded(im, op, in, n_in, attrs, n_out, out);
+        if (st != DFG_ERR_OVERFLOW)
+            return st;
+        /* Too large to keep on the host: the graph computes it. */
+    }
 
     dfg_value values[64];
     if (n_in > 64)

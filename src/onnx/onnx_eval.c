@@ -72,15 +72,17 @@ dfg_status dfg_onnx_evaluate(dfg_onnx_importer *im, const char *op,
         return dfg_error(DFG_ERR_UNSUPPORTED, "node '%s': too many operands",
                          im->node_label);
     eval_state s = {0};
+    int too_large = 0;
     dfg_status st = build_graph(im, &s, op, in_types, n_in, attrs, n_out,
                                 out_types);
     for (int32_t i = 0; st == DFG_OK && i < n_out; i++) {
         int64_t bytes = dfg_type_bytes(&out_types[i]);
-        if (bytes > DFG_ONNX_MAX_CONSTANT_BYTES)
-            st = dfg_error(DFG_ERR_UNSUPPORTED,
+        if (bytes > DFG_ONNX_MAX_FOLD_BYTES) {
+            too_large = 1;
+            st = dfg_error(DFG_ERR_OVERFLOW,
                            "node '%s': a folded constant of %lld bytes is "
                            "too large", im->node_label, (long long)bytes);
-        else if (!(out_data[i] = dfg_alloc(&im->allocator,
+        } else if (!(out_data[i] = dfg_alloc(&im->allocator,
                                            (size_t)(bytes ? bytes : 1))))
             st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "ONNX import: out of memory");
     }
@@ -108,6 +110,8 @@ dfg_status dfg_onnx_evaluate(dfg_onnx_importer *im, const char *op,
             dfg_free(&im->allocator, out_data[i]);
             out_data[i] = NULL;
         }
+        if (too_large) /* not an error: the caller leaves it to the graph */
+            return st;
         return dfg_error_prefix(st, "evaluating node '%s' (%s) at import time",
                                 im->node_label, op);
     }

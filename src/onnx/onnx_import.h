@@ -24,6 +24,9 @@
 #define DFG_ONNX_MAX_NODES 1000000
 #define DFG_ONNX_MAX_NODE_INPUTS 4096
 #define DFG_ONNX_MAX_CONSTANT_BYTES ((int64_t)1 << 34)
+/* Values computed at import time stay below this; a larger result (a
+ * ConstantOfShape or Expand of a big shape) is left to the graph. */
+#define DFG_ONNX_MAX_FOLD_BYTES ((int64_t)1 << 26)
 
 typedef struct dfg_onnx_entry {
     const char *name;  /* the ONNX name, or NULL for an intermediate */
@@ -104,7 +107,8 @@ dfg_status dfg_onnx_bind_output(dfg_onnx_importer *im, int32_t index,
                                 int32_t entry);
 /* Evaluates a dfg op on host tensors with the CPU backend (onnx_eval.c):
  * the outputs' types and data (allocated with im's allocator) are
- * returned in out_types / out_data. */
+ * returned in out_types / out_data. DFG_ERR_OVERFLOW, without running,
+ * if an output would exceed DFG_ONNX_MAX_FOLD_BYTES. */
 dfg_status dfg_onnx_evaluate(dfg_onnx_importer *im, const char *op,
                              const dfg_type *in_types,
                              const void *const *in_data, int32_t n_in,

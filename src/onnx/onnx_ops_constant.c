@@ -13,8 +13,9 @@ static dfg_status new_constant(dfg_onnx_importer *im, const dfg_type *type,
                                void **data, int32_t *entry)
 {
     int64_t bytes = dfg_type_bytes(type);
-    if (bytes < 0 || bytes > DFG_ONNX_MAX_CONSTANT_BYTES)
-        return dfg_error(DFG_ERR_OVERFLOW, "a constant of shape too large");
+    if (bytes < 0 || bytes > DFG_ONNX_MAX_FOLD_BYTES)
+        return dfg_error(DFG_ERR_UNSUPPORTED, "a computed constant of more "
+                         "than %lld bytes", (long long)DFG_ONNX_MAX_FOLD_BYTES);
     *data = dfg_calloc(&im->allocator, 1, (size_t)(bytes ? bytes : 1));
     if (!*data)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "ONNX import: out of memory");
@@ -115,6 +116,30 @@ static dfg_status import_shape(dfg_onnx_importer *im, const dfg_onnx_op *op)
     return dfg_onnx_bind_output(im, 0, entry);
 }
 
+/* A ConstantOfShape too large to hold at import time: the value expanded
+ * by the graph. Takes ownership of value. */
+static dfg_status expand_value(dfg_onnx_importer *im, const dfg_type *type,
+                               void *value)
+{
+    dfg_type scalar = {type->dtype, 0, {0}};
+    int32_t entry, out;
+    if (!value) {
+        value = dfg_calloc(&im->allocator, 1, 8);
+        if (!value)
+            return dfg_error(DFG_ERR_OUT_OF_MEMORY, "ONNX import: out of "
+                             "memory");
+    }
+    dfg_status st = dfg_onnx_add_constant(im, NULL, &scalar, value, &entry);
+    if (st != DFG_OK)
+        return st;
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.n_shape = type->rank;
+    memcpy(attrs.shape, type->shape, sizeof attrs.shape);
+    st = dfg_onnx_emit1(im, "expand", entry, &attrs, &out);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
+}
+
 static dfg_status import_constant_of_shape(dfg_onnx_importer *im,
                                            const dfg_onnx_op *op)
 {
@@ -150,6 +175,8 @@ static dfg_status import_constant_of_shape(dfg_onnx_importer *im,
         }
     }
     type.dtype = value_type.dtype;
+    if (dfg_type_bytes(&type) > DFG_ONNX_MAX_FOLD_BYTES)
+        return expand_value(im, &type, value);
     void *data;
     st = new_constant(im, &type, &data, &entry);
     if (st == DFG_OK && value) {

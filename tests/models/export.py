@@ -28,9 +28,25 @@ MODELS = {
 SEED = 20240601
 
 
+def randomize_batch_norms(model):
+    """torchvision initialises BatchNorm to the identity (mean 0, var 1,
+    scale 1, shift 0), which would leave the normalisation untested and
+    lets MobileNetV2's activations fade to ~1e-8: give it random statistics
+    and affine parameters instead."""
+    for module in model.modules():
+        if isinstance(module, torch.nn.BatchNorm2d):
+            c = module.num_features
+            module.running_mean.copy_(torch.randn(c) * 0.1)
+            module.running_var.copy_(torch.rand(c) + 0.5)
+            module.weight.data.copy_(torch.rand(c) + 0.5)
+            module.bias.data.copy_(torch.randn(c) * 0.1)
+
+
 def export(out_dir, name, batch):
     torch.manual_seed(SEED)
     model = MODELS[name](weights=None).eval()
+    with torch.no_grad():
+        randomize_batch_norms(model)
     x = torch.randn(batch, 3, 224, 224, generator=torch.Generator().manual_seed(SEED + 1))
     with torch.no_grad():
         y = model(x)

@@ -1,0 +1,39 @@
+#!/bin/sh
+# usage: model_test.sh DFGC EXPORT_PY CACHE_DIR MODEL
+#
+# Exports a torchvision MODEL with PyTorch (cached in CACHE_DIR), plans it
+# and runs it with dfgc on the CPU, and compares dfg's output with
+# PyTorch's: the relative error ||dfg - torch|| / ||torch|| must stay below
+# 1e-4. Exits 77 only when python3-torch / torchvision cannot be imported.
+set -eu
+dfgc=$1 export_py=$2 cache=$3 model=$4
+python=/usr/bin/python3
+
+if ! "$python" -c 'import torch, torchvision' 2>/dev/null; then
+    echo "SKIP: $python cannot import torch and torchvision" \
+         "(apt-get install python3-torch python3-torchvision)"
+    exit 77
+fi
+mkdir -p "$cache"
+onnx=$cache/$model.onnx
+if [ ! -s "$onnx" ] || [ "$export_py" -nt "$onnx" ]; then
+    "$python" "$export_py" "$cache" "$model"
+fi
+
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+"$dfgc" plan "$onnx" --json "$out/plan.json" > "$out/plan.txt"
+"$dfgc" run "$onnx" --input "input=$cache/$model.input.bin" \
+    --output "output=$out/output.bin"
+"$python" - "$cache/$model.output.bin" "$out/output.bin" <<'PY'
+import sys
+import numpy as np
+want = np.fromfile(sys.argv[1], dtype=np.float32).astype(np.float64)
+got = np.fromfile(sys.argv[2], dtype=np.float32).astype(np.float64)
+if got.shape != want.shape:
+    sys.exit(f"output has {got.size} values, PyTorch's {want.size}")
+error = np.linalg.norm(got - want) / np.linalg.norm(want)
+print(f"relative error vs PyTorch: {error:.3g} (max abs diff "
+      f"{np.abs(got - want).max():.3g})")
+sys.exit(0 if error < 1e-4 else 1)
+PY
