@@ -3,7 +3,9 @@
  * producer -> tensor -> consumer. Weights and constants would crowd the
  * picture, so each step lists how many it reads and their size instead.
  * Node identifiers are generated (s<step>, t<tensor>); names only ever
- * appear escaped inside labels. */
+ * appear escaped inside labels. Tensors are coloured by kind and grouped
+ * by lifetime: each step's cluster holds the step and the tensors whose
+ * lifetime starts there. */
 #include "dfg/report.h"
 
 #include <inttypes.h>
@@ -92,6 +94,28 @@ static void write_edges(FILE *out, const dfg_program *p, int32_t index)
                      "arrowhead=none];\n", index, step->workspace);
 }
 
+/* Clusters name nodes declared above, so the node lines stay as they are;
+ * a step that starts no tensor gets no cluster. */
+static void write_lifetime_groups(FILE *out, const dfg_program *p)
+{
+    for (int32_t s = 0; s < p->n_steps; s++) {
+        int opened = 0;
+        for (int32_t i = 0; i < p->n_tensors; i++) {
+            if (!in_arena(p, i) || p->tensors[i].first_step != s)
+                continue;
+            if (!opened)
+                fprintf(out, "  subgraph cluster_born_%" PRId32 " {\n"
+                             "    label=\"born at step %" PRId32 "\"; "
+                             "style=\"rounded,dashed\"; color=gray70; "
+                             "fontsize=9;\n    s%" PRId32 ";", s, s, s);
+            opened = 1;
+            fprintf(out, " t%" PRId32 ";", i);
+        }
+        if (opened)
+            fputs("\n  }\n", out);
+    }
+}
+
 dfg_status dfg_report_dot(const dfg_program *program, FILE *out)
 {
     if (!program || !out)
@@ -111,6 +135,7 @@ dfg_status dfg_report_dot(const dfg_program *program, FILE *out)
     for (int32_t i = 0; i < program->n_tensors; i++)
         if (in_arena(program, i))
             write_tensor(out, program, i);
+    write_lifetime_groups(out, program);
     for (int32_t i = 0; i < program->n_steps; i++)
         write_edges(out, program, i);
     fputs("}\n", out);

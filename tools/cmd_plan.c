@@ -1,12 +1,14 @@
 /* dfgc plan MODEL: compile and report the memory plan. */
 #include "cli.h"
 #include "commands.h"
+#include "plan_visuals.h"
 
 #include <string.h>
 
 static const char usage[] =
     "usage: dfgc plan MODEL [--planner NAME] [--align N] [--json FILE]\n"
-    "                 [--dot FILE]\n"
+    "                 [--dot FILE] [--svg FILE] [--html FILE] [--trace FILE]\n"
+    "                 [--png FILE] [--svg-graph FILE] [--compare]\n"
     "       dfgc plan --list\n"
     "\n"
     "Compiles MODEL and prints a summary of its memory plan: the arena, the\n"
@@ -19,6 +21,7 @@ static const char usage[] =
     "--json FILE      also write the plan as JSON (docs/plan-json.md);\n"
     "                 '-' is stdout\n"
     "--dot FILE       also write the plan as a Graphviz digraph\n"
+    DFGC_PLAN_VISUALS_USAGE
     "--list           list the bundled models\n";
 
 static int list_models(void)
@@ -35,6 +38,7 @@ typedef struct plan_args {
     int list;
     int compile_options_given;
     dfg_compile_options options;
+    dfgc_plan_visuals visuals;
 } plan_args;
 
 /* Returns -1 when the arguments are fine, else the exit status. */
@@ -61,6 +65,8 @@ static int parse_args(int argc, char **argv, plan_args *a)
         if (found == 0)
             found = dfgc_option_value("plan", argc, argv, &i, "--dot",
                                       &a->dot_path);
+        if (found == 0)
+            found = dfgc_plan_visual_option(argc, argv, &i, &a->visuals);
         if (found < 0)
             return DFGC_EXIT_USAGE;
         if (found > 0)
@@ -77,6 +83,11 @@ static int parse_args(int argc, char **argv, plan_args *a)
     if (a->model && a->compile_options_given && dfgc_model_is_program(a->model))
         return dfgc_usage_error("plan", "--planner and --align do not apply "
                                 "to '%s', which is compiled already", a->model);
+    if (a->visuals.compare && (dfgc_plan_visuals_use_stdout(&a->visuals) ||
+                               (a->json_path && !strcmp(a->json_path, "-")) ||
+                               (a->dot_path && !strcmp(a->dot_path, "-"))))
+        return dfgc_usage_error("plan", "--compare prints on stdout: write "
+                                "the other outputs to files");
     return -1;
 }
 
@@ -95,7 +106,7 @@ static int finish_report(const dfg_program *program, FILE *stream,
 
 /* Compiles, prints the summary and writes the reports; closes json and
  * dot (either may be NULL) in every case. */
-static int plan(const plan_args *a, FILE *json, FILE *dot)
+static int plan(plan_args *a, FILE *json, FILE *dot)
 {
     dfg_program *program;
     if (dfgc_load_program(a->model, &a->options, &program) != DFG_OK) {
@@ -105,11 +116,13 @@ static int plan(const plan_args *a, FILE *json, FILE *dot)
             dfgc_close_output(json, a->json_path);
         if (dot)
             dfgc_close_output(dot, a->dot_path);
+        dfgc_plan_visuals_close(&a->visuals);
         return status;
     }
     int status = 0;
     /* With the JSON or DOT on stdout the summary would corrupt them. */
     if (json != stdout && dot != stdout &&
+        !dfgc_plan_visuals_use_stdout(&a->visuals) &&
         dfg_report_summary(program, stdout) != DFG_OK)
         status = dfgc_library_error("summary");
     if (json) {
@@ -121,6 +134,8 @@ static int plan(const plan_args *a, FILE *json, FILE *dot)
         int s = finish_report(program, dot, a->dot_path, dfg_report_dot, "dot");
         status = status ? status : s;
     }
+    int s = dfgc_plan_visuals_write(program, &a->visuals);
+    status = status ? status : s;
     dfg_program_destroy(program);
     return status;
 }
@@ -140,6 +155,13 @@ int dfgc_plan(int argc, char **argv)
     if (a.dot_path && !(dot = dfgc_open_output(a.dot_path))) {
         if (json)
             dfgc_close_output(json, a.json_path);
+        return DFGC_EXIT_ERROR;
+    }
+    if (dfgc_plan_visuals_open(&a.visuals) != 0) {
+        if (json)
+            dfgc_close_output(json, a.json_path);
+        if (dot)
+            dfgc_close_output(dot, a.dot_path);
         return DFGC_EXIT_ERROR;
     }
     return plan(&a, json, dot);

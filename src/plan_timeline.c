@@ -1,0 +1,99 @@
+#include "plan_timeline.h"
+
+#include "error.h"
+#include "memory.h"
+
+int dfg_tensor_in_arena(const dfg_program *p, int32_t tensor)
+{
+    return tensor >= 0 && tensor < p->n_tensors &&
+           p->tensors[tensor].region == DFG_REGION_ARENA;
+}
+
+static void mark_producers(const dfg_program *p, int32_t *producer)
+{
+    for (int32_t i = 0; i < p->n_tensors; i++)
+        producer[i] = -1;
+    for (int32_t s = 0; s < p->n_steps; s++) {
+        const dfg_program_step *step = &p->steps[s];
+        for (int32_t o = 0; o < step->n_outputs; o++)
+            if (step->outputs[o] >= 0 && step->outputs[o] < p->n_tensors)
+                producer[step->outputs[o]] = s;
+        if (step->workspace >= 0 && step->workspace < p->n_tensors)
+            producer[step->workspace] = s;
+    }
+}
+
+/* Live bytes per step by a difference array: + at first_step, - after
+ * last_step. Lifetimes outside [0, n_steps) are clamped. */
+static void count_live_bytes(const dfg_program *p, dfg_plan_timeline *t)
+{
+    int64_t alignment = p->stats.alignment > 0 ? (int64_t)p->stats.alignment : 1;
+    int64_t *delta = t->live_bytes;
+    for (int32_t i = 0; i < p->n_tensors; i++) {
+        const dfg_program_tensor *tensor = &p->tensors[i];
+        if (!dfg_tensor_in_arena(p, i) || tensor->alias_of >= 0 ||
+            tensor->last_step < 0 || tensor->first_step >= p->n_steps)
+            continue;
+        int64_t bytes = dfg_align_up(tensor->bytes, alignment);
+        int32_t first = tensor->first_step > 0 ? tensor->first_step : 0;
+        delta[first] += bytes;
+        if (tensor->last_step + 1 < p->n_steps)
+            delta[tensor->last_step + 1] -= bytes;
+    }
+    int64_t live = 0;
+    for (int32_t s = 0; s < p->n_steps; s++) {
+        live += delta[s];
+        delta[s] = live;
+        if (t->peak_step < 0 || live > t->peak_bytes) {
+            t->peak_step = s;
+            t->peak_bytes = live;
+        }
+    }
+}
+
+dfg_status dfg_plan_timeline_build(const dfg_program *p, const char *who,
+                                   dfg_plan_timeline *t)
+{
+    *t = (dfg_plan_timeline){.n_steps = p->n_steps, .peak_step = -1};
+    t->live_bytes = dfg_calloc(&p->allocator, (size_t)p->n_steps + 1,
+                               sizeof *t->live_bytes);
+    t->producer = dfg_calloc(&p->allocator, (size_t)p->n_tensors + 1,
+                             sizeof *t->producer);
+    if (!t->live_bytes || !t->producer) {
+        dfg_plan_timeline_free(p, t);
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "%s: out of memory for %d "
+                         "steps and %d tensors", who, p->n_steps, p->n_tensors);
+    }
+    mark_producers(p, t->producer);
+    count_live_bytes(p, t);
+    t->extent_bytes = t->peak_bytes;
+    if (p->region_bytes[DFG_REGION_ARENA] > t->extent_bytes)
+        t->extent_bytes = p->region_bytes[DFG_REGION_ARENA];
+    for (int32_t i = 0; i < p->n_tensors; i++) {
+        if (!dfg_tensor_in_arena(p, i))
+            continue;
+        t->n_arena++;
+        int64_t end = p->tensors[i].offset + p->tensors[i].bytes;
+        if (end > t->extent_bytes)
+            t->extent_bytes = end;
+    }
+    return DFG_OK;
+}
+
+void dfg_plan_timeline_free(const dfg_program *p, dfg_plan_timeline *t)
+{
+    dfg_free(&p->allocator, t->live_bytes);
+    dfg_free(&p->allocator, t->producer);
+    t->live_bytes = NULL;
+    t->producer = NULL;
+}
+
+const char *dfg_plan_timeline_op(const dfg_program *p,
+                                 const dfg_plan_timeline *t, int32_t tensor)
+{
+    int32_t step = t->producer[tensor];
+    if (step < 0)
+        return "graph input";
+    const dfg_op_info *info = dfg_op_get(p->steps[step].op);
+    return info ? info->name : "?";
+}

@@ -1,0 +1,79 @@
+/* The planner comparison as a text table: for the program's arena buffers
+ * in its execution order, the bytes each strategy needs and their ratio
+ * to the lower bound, then the simulated caching allocator's segments and
+ * fragmentation.
+ *
+ * Fragmentation here is 1 - allocated / reserved at the moment the
+ * allocator last had to obtain a segment: the share of the memory it held
+ * then that was cached or unsplittable slack, not serving any tensor, yet
+ * could not serve that request. A static plan has no such moment: its
+ * arena is sized once for every lifetime. */
+#include "dfg/report.h"
+
+#include <inttypes.h>
+#include "error.h"
+#include "report_format.h"
+
+static void write_row(FILE *out, const char *what, const char *note,
+                      uint64_t bytes, uint64_t bound)
+{
+    char size[32], ratio[32], label[64];
+    snprintf(label, sizeof label, "%s%s", what, note);
+    fprintf(out, "  %-36s %14s  %10s\n", label,
+            dfg_format_bytes(bytes, size, sizeof size),
+            dfg_format_ratio(bytes, bound, 3, ratio, sizeof ratio));
+}
+
+static void write_caching_notes(FILE *out, const dfg_plan_comparison *c)
+{
+    const dfg_caching_stats *k = &c->caching;
+    char fragmentation[32];
+    uint64_t unused = k->reserved_peak_bytes - k->allocated_at_reserved_peak;
+    fprintf(out, "caching allocator: %" PRId32 " small segment%s (2 MiB), "
+                 "%" PRId32 " large segment%s; fragmentation %s%% "
+                 "(1 - allocated/reserved when the last segment was "
+                 "reserved)\n",
+            k->small_segments, k->small_segments == 1 ? "" : "s",
+            k->large_segments, k->large_segments == 1 ? "" : "s",
+            dfg_format_ratio(unused * 100, k->reserved_peak_bytes, 1,
+                             fragmentation, sizeof fragmentation));
+    int ordered = k->reserved_peak_bytes >= k->allocated_peak_bytes &&
+                  k->allocated_peak_bytes >= c->lower_bound_bytes;
+    fprintf(out, "reserved >= allocated >= lower bound: %s\n",
+            ordered ? "yes" : "NO");
+}
+
+dfg_status dfg_report_compare(const dfg_program *program, FILE *out)
+{
+    if (!program || !out)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_report_compare: program and stream are "
+                         "required");
+    dfg_plan_comparison c;
+    dfg_status s = dfg_plan_compare(program, &c);
+    if (s != DFG_OK)
+        return s;
+    uint64_t bound = c.lower_bound_bytes;
+    char align[32];
+    fprintf(out, "plan comparison: %" PRId32 " arena buffers, alignment %s, "
+                 "same lifetimes and order\n",
+            c.n_buffers, dfg_format_bytes(c.alignment, align, sizeof align));
+    fprintf(out, "  %-36s %14s  %10s\n", "strategy", "bytes",
+            "/ bound");
+    write_row(out, "no reuse", "", c.no_reuse_bytes, bound);
+    for (int p = 0; p < DFG_PLANNER_COUNT; p++)
+        write_row(out, dfg_planner_name((dfg_planner)p),
+                  (dfg_planner)p == c.compiled_planner ? " (this plan)" : "",
+                  c.planner_arena_bytes[p], bound);
+    write_row(out, "lower bound", "", bound, bound);
+    write_row(out, "caching allocator reserved", "",
+              c.caching.reserved_peak_bytes, bound);
+    write_row(out, "caching allocator allocated peak", "",
+              c.caching.allocated_peak_bytes, bound);
+    write_row(out, "caching allocator requested peak", "",
+              c.caching.requested_peak_bytes, bound);
+    write_caching_notes(out, &c);
+    if (fflush(out) != 0 || ferror(out))
+        return dfg_error(DFG_ERR_IO, "dfg_report_compare: write failed");
+    return DFG_OK;
+}
