@@ -42,11 +42,23 @@ def randomize_batch_norms(model):
             module.bias.data.copy_(torch.randn(c) * 0.1)
 
 
+def randomize_zero_linears(model):
+    """torchvision's ViT starts its classification head at zero, which would
+    make every logit 0 whatever dfg computes: give such layers random
+    weights."""
+    for module in model.modules():
+        if isinstance(module, torch.nn.Linear) and not module.weight.any():
+            torch.nn.init.normal_(module.weight, std=0.02)
+            if module.bias is not None:
+                torch.nn.init.normal_(module.bias, std=0.02)
+
+
 def export(out_dir, name, batch):
     torch.manual_seed(SEED)
     model = MODELS[name](weights=None).eval()
     with torch.no_grad():
         randomize_batch_norms(model)
+        randomize_zero_linears(model)
     x = torch.randn(batch, 3, 224, 224, generator=torch.Generator().manual_seed(SEED + 1))
     with torch.no_grad():
         y = model(x)
