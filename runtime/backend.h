@@ -62,5 +62,8 @@ struct dfg_backend {
 /* The backends compiled in (runtime/backend_registry.c). */
 #define DFG_CPU_BACKEND_NAME "cpu"
 extern const dfg_backend dfg_cpu_backend;
+/* Compiled in when the build defines DFG_HAVE_CUDA (runtime/cuda/). */
+#define DFG_CUDA_BACKEND_NAME "cuda"
+extern const dfg_backend dfg_cuda_backend;
 
 #endif

@@ -5,6 +5,9 @@
 
 static const dfg_backend *const backends[] = {
     &dfg_cpu_backend,
+#ifdef DFG_HAVE_CUDA
+    &dfg_cuda_backend,
+#endif
 };
 
 #define N_BACKENDS ((int)(sizeof backends / sizeof backends[0]))
@@ -38,6 +41,9 @@ const char *const *dfg_backend_names(void)
 {
     static const char *const names[] = {
         DFG_CPU_BACKEND_NAME,
+#ifdef DFG_HAVE_CUDA
+        DFG_CUDA_BACKEND_NAME,
+#endif
         NULL,
     };
     return names;

@@ -1,0 +1,345 @@
+/* The CUDA backend: the program's regions in device memory (one cudaMalloc
+ * each: the arena, with the steps' workspaces and cuBLAS's inside it, and
+ * the weights), one stream, one cuBLAS handle, and the prepared step table
+ * (step_plan.h). prepare() runs the steps once to warm up (module loading,
+ * cuBLAS heuristics) and captures them into a CUDA graph; every run then
+ * launches that graph: no cudaMalloc, no host allocation, one launch.
+ *
+ * Errors a kernel can only find on the device (a gather index out of
+ * range) raise a status word that synchronize() reads and reports. It
+ * lives in a small tail added to each region allocation, so that it costs
+ * no allocation of its own. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "../backend.h"
+#include "blas.h"
+#include "device_memory.h"
+#include "error.h"
+#include "graph_capture.h"
+#include "graph_option.h"
+#include "kernels.h"
+#include "layout_plan.h"
+#include "memory.h"
+#include "step_plan.h"
+
+/* Bytes after each region: the status word, padded to keep alignment. */
+#define STATUS_TAIL_BYTES 256
+
+struct dfg_backend_context {
+    dfg_allocator allocator;
+    cudaStream_t stream;
+    dfg_cuda_blas blas;
+    unsigned int *status;       /* device memory, in the first region's tail */
+    void *status_region;        /* that region */
+    unsigned int status_host;
+    dfg_cuda_step_plan *plans;
+    int32_t n_plans;
+    int32_t failed_step;        /* of the last enqueue that failed */
+    dfg_cuda_graph graph;
+};
+
+static atomic_long device_allocations;
+
+long dfg_cuda_device_allocations(void)
+{
+    return atomic_load(&device_allocations);
+}
+
+static dfg_status cuda_error(cudaError_t e, const char *what)
+{
+    return dfg_error(DFG_ERR_DEVICE, "cuda backend: %s: %s", what,
+                     cudaGetErrorString(e));
+}
+
+static int device_present;
+static pthread_once_t device_once = PTHREAD_ONCE_INIT;
+
+static void probe_device(void)
+{
+    int count = 0;
+    device_present = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+static int cuda_available(void)
+{
+    pthread_once(&device_once, probe_device);
+    return device_present;
+}
+
+static void cuda_destroy(dfg_backend_context *c)
+{
+    if (!c)
+        return;
+    dfg_cuda_graph_destroy(&c->graph);
+    dfg_cuda_blas_destroy(&c->blas);
+    if (c->stream)
+        cudaStreamDestroy(c->stream);
+    dfg_allocator a = c->allocator;
+    dfg_free(&a, c->plans);
+    dfg_free(&a, c);
+}
+
+static dfg_status cuda_create(const dfg_allocator *allocator,
+                              dfg_backend_context **out)
+{
+    dfg_allocator a = dfg_allocator_or_default(allocator);
+    dfg_backend_context *c = dfg_calloc(&a, 1, sizeof *c);
+    if (!c)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                         "cuda backend: out of memory for the session state");
+    c->allocator = a;
+    cudaError_t e = cudaStreamCreateWithFlags(&c->stream,
+                                              cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        c->stream = NULL;
+        cuda_destroy(c);
+        return cuda_error(e, "creating the stream");
+    }
+    dfg_status st = dfg_cuda_blas_create(&c->blas, c->stream);
+    if (st != DFG_OK) {
+        cuda_destroy(c);
+        return st;
+    }
+    *out = c;
+    return DFG_OK;
+}
+
+/* Zeroed, so that the warm-up run reads defined data (gather indices 0)
+ * and the status word starts clear. */
+static dfg_status cuda_alloc_region(dfg_backend_context *c, size_t bytes,
+                                    void **out)
+{
+    size_t body = (size_t)dfg_align_up((int64_t)bytes, STATUS_TAIL_BYTES);
+    void *region = NULL;
+    cudaError_t e = cudaMalloc(&region, body + STATUS_TAIL_BYTES);
+    if (e != cudaSuccess)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                         "cuda backend: cudaMalloc of %zu bytes: %s",
+                         body + STATUS_TAIL_BYTES, cudaGetErrorString(e));
+    atomic_fetch_add(&device_allocations, 1);
+    e = cudaMemsetAsync(region, 0, body + STATUS_TAIL_BYTES, c->stream);
+    if (e != cudaSuccess) {
+        cudaFree(region);
+        return cuda_error(e, "clearing a region");
+    }
+    if (!c->status) {
+        c->status = (unsigned int *)((char *)region + body);
+        c->status_region = region;
+    }
+    *out = region;
+    return DFG_OK;
+}
+
+static void cuda_free_region(dfg_backend_context *c, void *region)
+{
+    if (region == c->status_region)
+        c->status = c->status_region = NULL;
+    cudaFree(region);
+}
+
+/* Host <-> device, or device <-> device when the caller passes an arena
+ * buffer (unified addressing tells which). */
+static dfg_status cuda_upload(dfg_backend_context *c, void *dst,
+                              const void *src, size_t bytes)
+{
+    if (bytes == 0)
+        return DFG_OK;
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault,
+                                    c->stream);
+    return e == cudaSuccess ? DFG_OK : cuda_error(e, "copying to the device");
+}
+
+static dfg_status cuda_download(dfg_backend_context *c, void *dst,
+                                const void *src, size_t bytes)
+{
+    if (bytes == 0)
+        return DFG_OK;
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault,
+                                    c->stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(c->stream);
+    return e == cudaSuccess ? DFG_OK : cuda_error(e, "copying to the host");
+}
+
+static const char *at(const void *base, int64_t elements, int64_t size)
+{
+    return (const char *)base + elements * size;
+}
+
+static cudaError_t launch_parts(const dfg_cuda_step_plan *p, cudaStream_t s)
+{
+    const dfg_step_args *a = p->args;
+    int concat = p->kind == DFG_CUDA_CONCAT;
+    const dfg_type *whole = concat ? &a->out_types[0] : &a->in_types[0];
+    int32_t n = concat ? a->n_inputs : a->n_outputs;
+    int64_t size = dfg_cuda_dtype_size(whole->dtype), pos = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int64_t len = (concat ? a->in_types : a->out_types)[i].shape[p->u.axis];
+        int64_t whole_at;
+        dfg_cuda_strided_copy copy;
+        dfg_cuda_part_plan(whole, p->u.axis, pos, len, concat, &whole_at, &copy);
+        cudaError_t e = concat
+            ? dfg_cuda_launch_strided_copy(&copy, a->in[i],
+                                           (char *)a->out[0] + whole_at * size, s)
+            : dfg_cuda_launch_strided_copy(&copy, at(a->in[0], whole_at, size),
+                                           a->out[i], s);
+        if (e != cudaSuccess)
+            return e;
+        pos += len;
+    }
+    return cudaSuccess;
+}
+
+/* Queues one step's kernels (cuBLAS products go through blas.c). */
+static dfg_status enqueue_step(dfg_backend_context *c,
+                               const dfg_cuda_step_plan *p)
+{
+    const dfg_step_args *a = p->args;
+    cudaStream_t s = c->stream;
+    int64_t size = dfg_cuda_dtype_size(a->out_types[0].dtype);
+    cudaError_t e = cudaSuccess;
+    switch (p->kind) {
+    case DFG_CUDA_UNARY: e = dfg_cuda_launch_unary(&p->u.unary, a->in[0], a->out[0], s); break;
+    case DFG_CUDA_BINARY: e = dfg_cuda_launch_binary(&p->u.binary, a->in[0], a->in[1], a->out[0], s); break;
+    case DFG_CUDA_WHERE: e = dfg_cuda_launch_where(&p->u.where, a->in[0], a->in[1], a->in[2], a->out[0], s); break;
+    case DFG_CUDA_CAST: e = dfg_cuda_launch_cast(&p->u.cast, a->in[0], a->out[0], s); break;
+    case DFG_CUDA_BATCH_NORM: e = dfg_cuda_launch_batch_norm(&p->u.batch_norm, a->in, a->out[0], s); break;
+    case DFG_CUDA_REDUCE: e = dfg_cuda_launch_reduce(&p->u.reduce, a->in[0], a->out[0], s); break;
+    case DFG_CUDA_SOFTMAX: e = dfg_cuda_launch_softmax(&p->u.softmax, a->in[0], a->out[0], s); break;
+    case DFG_CUDA_LAYER_NORM:
+        e = dfg_cuda_launch_layer_norm(&p->u.layer_norm, a->in[0], a->in[1],
+                                       p->u.layer_norm.has_bias ? a->in[2] : NULL,
+                                       a->out[0], s);
+        break;
+    case DFG_CUDA_POOL: e = dfg_cuda_launch_pool(&p->u.pool, a->in[0], a->out[0], s); break;
+    case DFG_CUDA_COPY:
+        if (p->u.copy_bytes > 0)
+            e = cudaMemcpyAsync(a->out[0], a->in[0], (size_t)p->u.copy_bytes,
+                                cudaMemcpyDeviceToDevice, s);
+        break;
+    case DFG_CUDA_STRIDED:
+        e = dfg_cuda_launch_strided_copy(&p->u.strided, at(a->in[0], p->src_at, size),
+                                         a->out[0], s);
+        break;
+    case DFG_CUDA_PAD:
+        e = dfg_cuda_launch_fill(a->out[0], p->u.pad.n, p->u.pad.element_size,
+                                 p->u.pad.fill, s);
+        if (e == cudaSuccess)
+            e = dfg_cuda_launch_strided_copy(&p->u.pad.copy, a->in[0],
+                                             (char *)a->out[0] + p->dst_at * size, s);
+        break;
+    case DFG_CUDA_CONCAT:
+    case DFG_CUDA_SPLIT: e = launch_parts(p, s); break;
+    case DFG_CUDA_GATHER:
+        e = dfg_cuda_launch_gather(&p->u.gather, a->in[0], a->in[1], a->out[0],
+                                   c->status, s);
+        break;
+    case DFG_CUDA_MATMUL:
+    case DFG_CUDA_GEMM:
+    case DFG_CUDA_CONV2D: return dfg_cuda_blas_step(&c->blas, p, s);
+    }
+    return e == cudaSuccess ? DFG_OK : cuda_error(e, "kernel launch");
+}
+
+static dfg_status enqueue_all(void *opaque)
+{
+    dfg_backend_context *c = opaque;
+    for (int32_t i = 0; i < c->n_plans; i++) {
+        dfg_status st = enqueue_step(c, &c->plans[i]);
+        if (st != DFG_OK) {
+            c->failed_step = i;
+            return st;
+        }
+    }
+    return DFG_OK;
+}
+
+/* Waits for the stream, then reads (and clears) the status word. */
+static dfg_status cuda_synchronize(dfg_backend_context *c)
+{
+    cudaError_t e = cudaStreamSynchronize(c->stream);
+    if (e != cudaSuccess)
+        return cuda_error(e, "running the steps");
+    if (!c->status)
+        return DFG_OK;
+    e = cudaMemcpyAsync(&c->status_host, c->status, sizeof c->status_host,
+                        cudaMemcpyDeviceToHost, c->stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(c->stream);
+    if (e != cudaSuccess)
+        return cuda_error(e, "reading the status word");
+    if (c->status_host == 0)
+        return DFG_OK;
+    int32_t step = (int32_t)c->status_host - 1;
+    e = cudaMemsetAsync(c->status, 0, sizeof *c->status, c->stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(c->stream);
+    if (e != cudaSuccess)
+        return cuda_error(e, "clearing the status word");
+    return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                     "cuda backend: run step %d (%s): an index is out of range "
+                     "for the gathered axis (its output elements are 0)",
+                     (int)step,
+                     step >= 0 && step < c->n_plans
+                         ? dfg_op_get(c->plans[step].args->op)->name : "?");
+}
+
+static dfg_status cuda_prepare(dfg_backend_context *c,
+                               const dfg_step_args *steps, int32_t n_steps)
+{
+    dfg_cuda_step_plan *plans =
+        dfg_calloc(&c->allocator, (size_t)n_steps + 1, sizeof *plans);
+    if (!plans)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                         "cuda backend: out of memory for %d step plans",
+                         (int)n_steps);
+    for (int32_t i = 0; i < n_steps; i++) {
+        dfg_status st = dfg_cuda_step_plan_make(&steps[i], i, &plans[i]);
+        if (st != DFG_OK) {
+            dfg_free(&c->allocator, plans);
+            return dfg_error_prefix(st, "cuda backend, run step %d (%s)",
+                                    (int)i, dfg_op_get(steps[i].op)->name);
+        }
+    }
+    dfg_cuda_graph_destroy(&c->graph);
+    dfg_free(&c->allocator, c->plans);
+    c->plans = plans;
+    c->n_plans = n_steps;
+    if (!dfg_cuda_graphs_enabled(getenv(DFG_CUDA_GRAPHS_ENV)) || n_steps == 0)
+        return DFG_OK;
+    /* The warm-up run on the zeroed arena loads modules and lets cuBLAS
+     * pick its kernels, none of which may happen during a capture. */
+    dfg_status st = enqueue_all(c);
+    if (st == DFG_OK)
+        st = cuda_synchronize(c);
+    if (st == DFG_OK)
+        st = dfg_cuda_graph_capture(&c->graph, c->stream, enqueue_all, c);
+    return st;
+}
+
+static dfg_status cuda_run_all(dfg_backend_context *c, int32_t *failed_step)
+{
+    dfg_status st = c->graph.exec ? dfg_cuda_graph_launch(&c->graph, c->stream)
+                                  : enqueue_all(c);
+    *failed_step = st != DFG_OK && !c->graph.exec ? c->failed_step : 0;
+    return st;
+}
+
+static int cuda_supports_op(dfg_op op) { return dfg_cuda_supports_op(op); }
+
+const dfg_backend dfg_cuda_backend = {
+    .name = DFG_CUDA_BACKEND_NAME,
+    .available = cuda_available,
+    .supports_op = cuda_supports_op,
+    .create = cuda_create,
+    .alloc_region = cuda_alloc_region,
+    .free_region = cuda_free_region,
+    .upload = cuda_upload,
+    .download = cuda_download,
+    .prepare = cuda_prepare,
+    .run_all = cuda_run_all,
+    .synchronize = cuda_synchronize,
+    .destroy = cuda_destroy,
+};

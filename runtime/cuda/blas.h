@@ -1,0 +1,30 @@
+/* matmul, gemm and conv2d on cuBLAS (GemmEx and GemmStridedBatchedEx),
+ * with the calls mapped by gemm_mapping.h. f32 products compute in f32
+ * (no TF32: results must match the CPU within 1e-5); f16 and bf16 products
+ * run on tensor cores with f32 accumulation. The handle's workspace is the
+ * step's planned one (or none), set before each product, so that cuBLAS
+ * never allocates memory of its own, during a graph capture or not. */
+#ifndef DFG_CUDA_BLAS_H
+#define DFG_CUDA_BLAS_H
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include "step_plan.h"
+
+typedef struct dfg_cuda_blas {
+    cublasHandle_t handle;
+    void *workspace;         /* the workspace the handle has now */
+    size_t workspace_bytes;
+} dfg_cuda_blas;
+
+/* One handle bound to stream, without a workspace until a step sets one. */
+dfg_status dfg_cuda_blas_create(dfg_cuda_blas *blas, cudaStream_t stream);
+void dfg_cuda_blas_destroy(dfg_cuda_blas *blas);
+
+/* Queues a matmul, gemm or conv2d step (plan->kind says which). */
+dfg_status dfg_cuda_blas_step(dfg_cuda_blas *blas,
+                              const dfg_cuda_step_plan *plan,
+                              cudaStream_t stream);
+
+#endif

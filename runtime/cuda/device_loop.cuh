@@ -1,0 +1,59 @@
+/* Building blocks of the CUDA kernels: the grid-stride loop and the block
+ * reduction used by the kernels that run one block per row. */
+#ifndef DFG_CUDA_DEVICE_LOOP_CUH
+#define DFG_CUDA_DEVICE_LOOP_CUH
+
+#include <stdint.h>
+
+/* i over [0, n), spread over every thread of the grid. */
+#define DFG_CUDA_GRID_STRIDE(i, n)                                        \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;      \
+         i < (n); i += (int64_t)blockDim.x * gridDim.x)
+
+/* Rows over the blocks of the grid, one block at a time per row. */
+#define DFG_CUDA_BLOCK_STRIDE(row, rows) \
+    for (int64_t row = blockIdx.x; row < (rows); row += gridDim.x)
+
+/* Folds every thread's v with op (associative and commutative) through
+ * shared[blockDim.x] (blockDim.x a power of two); every thread gets the
+ * result, and shared may be reused afterwards. */
+template <typename T, typename Op>
+__device__ T dfg_cuda_block_reduce(T v, T *shared, Op op)
+{
+    shared[threadIdx.x] = v;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s)
+            shared[threadIdx.x] = op(shared[threadIdx.x],
+                                     shared[threadIdx.x + s]);
+        __syncthreads();
+    }
+    T result = shared[0];
+    __syncthreads();
+    return result;
+}
+
+struct dfg_cuda_sum {
+    template <typename T> __device__ T operator()(T a, T b) const
+    {
+        return a + b;
+    }
+};
+
+/* int64 sums wrap, as on the CPU. */
+struct dfg_cuda_wrap_sum {
+    __device__ int64_t operator()(int64_t a, int64_t b) const
+    {
+        return (int64_t)((uint64_t)a + (uint64_t)b);
+    }
+};
+
+/* NaN wins, as in numpy and PyTorch (v != v is false for integers). */
+struct dfg_cuda_max_nan_op {
+    template <typename T> __device__ T operator()(T a, T b) const
+    {
+        return (b > a || b != b) ? b : a;
+    }
+};
+
+#endif

@@ -1,0 +1,235 @@
+/* Row-major products to column-major cuBLAS calls (see gemm_mapping.h). */
+#include "gemm_mapping.h"
+
+#include <limits.h>
+#include <string.h>
+
+#include "error.h"
+
+static int fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+/* cuBLAS wants every leading dimension >= 1, even where an empty operand
+ * is never read. */
+static int32_t leading(int64_t ld) { return ld > 0 ? (int32_t)ld : 1; }
+
+dfg_status dfg_cuda_blas_gemm_from_row_major(const dfg_cuda_row_gemm *row,
+                                             dfg_cuda_blas_gemm *out)
+{
+    if (!fits_int(row->m) || !fits_int(row->n) || !fits_int(row->k) ||
+        !fits_int(row->lda) || !fits_int(row->ldb) || !fits_int(row->ldc) ||
+        !fits_int(row->batch))
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "a product of [%lld,%lld] x [%lld,%lld] (batch "
+                         "%lld) does not fit cuBLAS's 32-bit sizes",
+                         (long long)row->m, (long long)row->k,
+                         (long long)row->k, (long long)row->n,
+                         (long long)row->batch);
+    *out = (dfg_cuda_blas_gemm){
+        .trans_first = row->trans_b,
+        .trans_second = row->trans_a,
+        .m = (int32_t)row->n,
+        .n = (int32_t)row->m,
+        .k = (int32_t)row->k,
+        .ld_first = leading(row->ldb),
+        .ld_second = leading(row->lda),
+        .ldc = leading(row->ldc),
+        .stride_first = row->stride_b,
+        .stride_second = row->stride_a,
+        .stride_c = row->stride_c,
+        .batch = (int32_t)row->batch,
+        .alpha = row->alpha,
+        .beta = row->beta,
+    };
+    return DFG_OK;
+}
+
+/* Strides, in whole matrices, of an operand's batch dims aligned on the
+ * right of the output's; 0 where it broadcasts. -1 on a mismatch. */
+static int batch_strides(const dfg_type *t, int32_t batch_rank,
+                         const int64_t *batch, int64_t *stride)
+{
+    int32_t own = t->rank > 2 ? t->rank - 2 : 0;
+    int64_t s = 1;
+    for (int32_t d = batch_rank - 1; d >= 0; d--) {
+        int32_t td = d - (batch_rank - own);
+        int64_t dim = td >= 0 ? t->shape[td] : 1;
+        if (dim != 1 && dim != batch[d])
+            return -1;
+        stride[d] = dim == 1 ? 0 : s;
+        s *= dim;
+    }
+    return 0;
+}
+
+/* Merges the batch dims (size 1 dropped) whose matrix strides line up for
+ * every operand; returns the number of groups. */
+static int32_t merge_batch(int32_t rank, const int64_t *batch,
+                           int64_t strides[3][DFG_MAX_RANK],
+                           int64_t *dims, int64_t merged[3][DFG_MAX_RANK])
+{
+    int32_t groups = 0;
+    for (int32_t d = 0; d < rank; d++) {
+        if (batch[d] == 1)
+            continue;
+        int mergeable = groups > 0;
+        for (int k = 0; k < 3 && mergeable; k++)
+            mergeable = merged[k][groups - 1] == strides[k][d] * batch[d];
+        if (mergeable) {
+            dims[groups - 1] *= batch[d];
+        } else {
+            dims[groups] = batch[d];
+            groups++;
+        }
+        for (int k = 0; k < 3; k++)
+            merged[k][groups - 1] = strides[k][d];
+    }
+    return groups;
+}
+
+dfg_status dfg_cuda_matmul_plan_make(const dfg_type *a, const dfg_type *b,
+                                     const dfg_type *out,
+                                     dfg_cuda_matmul_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    if (a->rank < 1 || b->rank < 1 || out->rank < 0)
+        goto mismatch;
+    int64_t m = a->rank >= 2 ? a->shape[a->rank - 2] : 1;
+    int64_t k = a->shape[a->rank - 1];
+    int64_t n = b->rank >= 2 ? b->shape[b->rank - 1] : 1;
+    int64_t b_k = b->rank >= 2 ? b->shape[b->rank - 2] : b->shape[0];
+    int32_t batch_rank = out->rank - (a->rank >= 2) - (b->rank >= 2);
+    if (b_k != k || batch_rank < 0 ||
+        batch_rank < (a->rank > 2 ? a->rank - 2 : 0) ||
+        batch_rank < (b->rank > 2 ? b->rank - 2 : 0))
+        goto mismatch;
+    if ((a->rank >= 2 && out->shape[batch_rank] != m) ||
+        (b->rank >= 2 && out->shape[out->rank - 1] != n))
+        goto mismatch;
+    int64_t strides[3][DFG_MAX_RANK];
+    if (batch_strides(a, batch_rank, out->shape, strides[0]) != 0 ||
+        batch_strides(b, batch_rank, out->shape, strides[1]) != 0)
+        goto mismatch;
+    int64_t count = 1;
+    for (int32_t d = batch_rank - 1; d >= 0; d--) {
+        strides[2][d] = count;
+        count *= out->shape[d];
+    }
+    plan->gemm = (dfg_cuda_row_gemm){
+        .m = m, .n = n, .k = k, .lda = k, .ldb = n, .ldc = n,
+        .stride_a = m * k, .stride_b = k * n, .stride_c = m * n,
+        .batch = 1, .alpha = 1.0f, .beta = 0.0f};
+    plan->calls = count > 0 ? 1 : 0;
+    /* A shared b: the batch of a folds into the rows of one product,
+     * which is what a linear layer over a sequence wants. */
+    if (b->rank <= 2 && a->rank > 2) {
+        plan->gemm.m = m * count;
+        return DFG_OK;
+    }
+    int64_t dims[DFG_MAX_RANK], merged[3][DFG_MAX_RANK];
+    int32_t groups = merge_batch(batch_rank, out->shape, strides, dims, merged);
+    if (groups == 0 || count == 0)
+        return DFG_OK;
+    const int64_t matrix[3] = {m * k, k * n, m * n};
+    plan->gemm.batch = dims[groups - 1];
+    plan->gemm.stride_a = merged[0][groups - 1] * matrix[0];
+    plan->gemm.stride_b = merged[1][groups - 1] * matrix[1];
+    plan->gemm.stride_c = merged[2][groups - 1] * matrix[2];
+    plan->loop_rank = groups - 1;
+    for (int32_t g = 0; g < groups - 1; g++) {
+        plan->loop_dims[g] = dims[g];
+        plan->loop_a[g] = merged[0][g] * matrix[0];
+        plan->loop_b[g] = merged[1][g] * matrix[1];
+        plan->loop_c[g] = merged[2][g] * matrix[2];
+        plan->calls *= dims[g];
+    }
+    return DFG_OK;
+mismatch:;
+    char sa[96], sb[96], so[96];
+    return dfg_error(DFG_ERR_SHAPE, "matmul: operands %s and %s do not give %s",
+                     dfg_type_format(a, sa, sizeof sa),
+                     dfg_type_format(b, sb, sizeof sb),
+                     dfg_type_format(out, so, sizeof so));
+}
+
+void dfg_cuda_matmul_call_offsets(const dfg_cuda_matmul_plan *plan,
+                                  int64_t call, int64_t *a, int64_t *b,
+                                  int64_t *c)
+{
+    *a = *b = *c = 0;
+    for (int32_t d = plan->loop_rank - 1; d >= 0; d--) {
+        int64_t index = call % plan->loop_dims[d];
+        call /= plan->loop_dims[d];
+        *a += index * plan->loop_a[d];
+        *b += index * plan->loop_b[d];
+        *c += index * plan->loop_c[d];
+    }
+}
+
+dfg_status dfg_cuda_gemm_plan_make(const dfg_attrs *attrs,
+                                   const dfg_type *ta, const dfg_type *tb,
+                                   const dfg_type *out, int has_bias,
+                                   dfg_cuda_row_gemm *gemm)
+{
+    char sa[96], sb[96];
+    if (ta->rank != 2 || tb->rank != 2 || out->rank != 2)
+        return dfg_error(DFG_ERR_SHAPE, "gemm: operands %s and %s must be "
+                         "matrices", dfg_type_format(ta, sa, sizeof sa),
+                         dfg_type_format(tb, sb, sizeof sb));
+    int64_t m = out->shape[0], n = out->shape[1];
+    int64_t k = ta->shape[attrs->trans_a ? 0 : 1];
+    if (ta->shape[attrs->trans_a ? 1 : 0] != m ||
+        tb->shape[attrs->trans_b ? 0 : 1] != n ||
+        tb->shape[attrs->trans_b ? 1 : 0] != k)
+        return dfg_error(DFG_ERR_SHAPE, "gemm: operands %s and %s (trans_a "
+                         "%d, trans_b %d) do not give [%lld,%lld]",
+                         dfg_type_format(ta, sa, sizeof sa),
+                         dfg_type_format(tb, sb, sizeof sb),
+                         (int)attrs->trans_a, (int)attrs->trans_b,
+                         (long long)m, (long long)n);
+    *gemm = (dfg_cuda_row_gemm){
+        .m = m, .n = n, .k = k,
+        .trans_a = attrs->trans_a != 0, .trans_b = attrs->trans_b != 0,
+        .lda = ta->shape[1], .ldb = tb->shape[1], .ldc = n,
+        .batch = 1, .alpha = attrs->alpha,
+        .beta = has_bias ? attrs->beta : 0.0f};
+    return DFG_OK;
+}
+
+dfg_cuda_row_gemm dfg_cuda_conv_direct_gemm(const dfg_conv_geometry *g,
+                                            int64_t grp, float beta,
+                                            int64_t *w_at, int64_t *x_at,
+                                            int64_t *y_at)
+{
+    int64_t in_plane = g->in_h * g->in_w;
+    *w_at = grp * g->filters_per_group * g->k;
+    *x_at = grp * g->channels_per_group * in_plane;
+    *y_at = grp * g->filters_per_group * g->pixels;
+    return (dfg_cuda_row_gemm){
+        .m = g->filters_per_group, .n = g->pixels, .k = g->k,
+        .lda = g->k, .ldb = g->pixels, .ldc = g->pixels,
+        .stride_a = 0, .stride_b = g->in_channels * in_plane,
+        .stride_c = g->out_channels * g->pixels,
+        .batch = g->batch, .alpha = 1.0f, .beta = beta};
+}
+
+dfg_cuda_row_gemm dfg_cuda_conv_chunk_gemm(const dfg_conv_geometry *g,
+                                           int64_t cols, float beta)
+{
+    return (dfg_cuda_row_gemm){
+        .m = g->filters_per_group, .n = cols, .k = g->k,
+        .lda = g->k, .ldb = cols, .ldc = g->pixels,
+        .batch = 1, .alpha = 1.0f, .beta = beta};
+}
+
+void dfg_cuda_blas_workspace(void *workspace, int64_t workspace_bytes,
+                             int64_t op_bytes, void **out, size_t *out_bytes)
+{
+    int64_t used = dfg_align_up(op_bytes > 0 ? op_bytes : 0, 256);
+    if (!workspace || workspace_bytes <= used) {
+        *out = NULL;
+        *out_bytes = 0;
+        return;
+    }
+    *out = (char *)workspace + used;
+    *out_bytes = (size_t)(workspace_bytes - used);
+}

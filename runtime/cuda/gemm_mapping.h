@@ -1,0 +1,98 @@
+/* Matrix products on cuBLAS: from dfg's row-major matmul, gemm and conv2d
+ * to column-major cuBLAS calls. Plain C, no CUDA: the CPU tests run the
+ * calls through a column-major reference and compare with row-major
+ * products.
+ *
+ * The mapping: a row-major matrix X[r, c] with row stride ld is, read
+ * column-major, X^T[c, r] with the same ld. So row-major C = op(A) op(B)
+ * is column-major C^T = op(B)^T op(A)^T: cuBLAS gets B as its first
+ * operand and A as its second, m and n swapped, and each operand's
+ * transpose flag unchanged (a row-major A stored transposed is, read
+ * column-major, A itself, which cuBLAS must transpose again). */
+#ifndef DFG_CUDA_GEMM_MAPPING_H
+#define DFG_CUDA_GEMM_MAPPING_H
+
+#include <stdint.h>
+
+#include "conv_geometry.h"
+#include "dfg/status.h"
+#include "tensor_type.h"
+
+/* Row-major: for each of `batch` entries,
+ * C[m, n] = alpha * op(A)[m, k] op(B)[k, n] + beta * C, where op(A) = A
+ * stored [m, k] or, with trans_a, A^T stored [k, m]; ld* are the stored
+ * row strides and stride_* the elements between batch entries (0: every
+ * entry shares the operand). */
+typedef struct dfg_cuda_row_gemm {
+    int64_t m, n, k;
+    int trans_a, trans_b;
+    int64_t lda, ldb, ldc;
+    int64_t stride_a, stride_b, stride_c;
+    int64_t batch;
+    float alpha, beta;
+} dfg_cuda_row_gemm;
+
+/* One cuBLAS (strided-batched) GemmEx call: C = alpha op(first) op(second)
+ * + beta C, column-major, first = the row-major B, second = the row-major
+ * A. Sizes fit cuBLAS's int. */
+typedef struct dfg_cuda_blas_gemm {
+    int trans_first, trans_second;
+    int32_t m, n, k;
+    int32_t ld_first, ld_second, ldc;
+    int64_t stride_first, stride_second, stride_c;
+    int32_t batch;
+    float alpha, beta;
+} dfg_cuda_blas_gemm;
+
+/* DFG_ERR_UNSUPPORTED if a size does not fit cuBLAS's 32-bit integers. */
+dfg_status dfg_cuda_blas_gemm_from_row_major(const dfg_cuda_row_gemm *row,
+                                             dfg_cuda_blas_gemm *out);
+
+/* A matmul (numpy semantics, batch dims broadcast) as calls of one
+ * strided-batched product: the innermost batch dims whose strides line up
+ * for a, b and out become the cuBLAS batch; the outer ones are looped on
+ * the host, `calls` times. A b without batch dims under a batched a folds
+ * the batch into the rows: one plain product. */
+typedef struct dfg_cuda_matmul_plan {
+    dfg_cuda_row_gemm gemm;
+    int64_t calls;
+    int32_t loop_rank;
+    int64_t loop_dims[DFG_MAX_RANK];
+    int64_t loop_a[DFG_MAX_RANK], loop_b[DFG_MAX_RANK], loop_c[DFG_MAX_RANK];
+} dfg_cuda_matmul_plan;
+
+/* DFG_ERR_SHAPE (naming the types) if a, b and out do not fit. */
+dfg_status dfg_cuda_matmul_plan_make(const dfg_type *a, const dfg_type *b,
+                                     const dfg_type *out,
+                                     dfg_cuda_matmul_plan *plan);
+/* Element offsets of a, b and out for call `call` in [0, calls). */
+void dfg_cuda_matmul_call_offsets(const dfg_cuda_matmul_plan *plan,
+                                  int64_t call, int64_t *a, int64_t *b,
+                                  int64_t *c);
+
+/* gemm (ONNX Gemm) on A, B of ta, tb into out: one product. beta applies
+ * when a bias C was broadcast into out first (has_bias), else 0. */
+dfg_status dfg_cuda_gemm_plan_make(const dfg_attrs *attrs,
+                                   const dfg_type *ta, const dfg_type *tb,
+                                   const dfg_type *out, int has_bias,
+                                   dfg_cuda_row_gemm *gemm);
+
+/* conv2d, one group of every image: weights[M/g, k] x x[k, pixels] (a
+ * direct 1x1 conv, the batch of images strided), offsets of group grp in
+ * *w_at, *x_at and *y_at (elements). */
+dfg_cuda_row_gemm dfg_cuda_conv_direct_gemm(const dfg_conv_geometry *g,
+                                            int64_t grp, float beta,
+                                            int64_t *w_at, int64_t *x_at,
+                                            int64_t *y_at);
+/* conv2d through an im2col chunk of `cols` pixels: weights[M/g, k] x
+ * col[k, cols] into the output rows (stride pixels). */
+dfg_cuda_row_gemm dfg_cuda_conv_chunk_gemm(const dfg_conv_geometry *g,
+                                           int64_t cols, float beta);
+
+/* The cuBLAS workspace of a step: what its planned workspace holds beyond
+ * the op's own scratch (op_bytes, rounded up to 256 bytes). NULL and 0
+ * when nothing is left: cuBLAS then runs without a workspace. */
+void dfg_cuda_blas_workspace(void *workspace, int64_t workspace_bytes,
+                             int64_t op_bytes, void **out, size_t *out_bytes);
+
+#endif

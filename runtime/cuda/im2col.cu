@@ -1,0 +1,23 @@
+/* The im2col chunk of a convolution, one thread per entry, in the input's
+ * dtype so that cuBLAS multiplies it as it multiplies the weights. */
+#include "device_loop.cuh"
+#include "kernels.h"
+#include "launch_geometry.h"
+
+static __global__ void im2col_kernel(dfg_cuda_im2col p, const void *x,
+                                     void *col)
+{
+    DFG_CUDA_GRID_STRIDE(i, p.rows * p.cols)
+        dfg_cuda_im2col_element(&p, x, col, i);
+}
+
+extern "C" cudaError_t dfg_cuda_launch_im2col(const dfg_cuda_im2col *p,
+                                              const void *x, void *col,
+                                              cudaStream_t stream)
+{
+    dfg_cuda_launch l = dfg_cuda_launch_elements(p->rows * p->cols);
+    if (l.blocks == 0)
+        return cudaSuccess;
+    im2col_kernel<<<l.blocks, l.threads, 0, stream>>>(*p, x, col);
+    return cudaGetLastError();
+}

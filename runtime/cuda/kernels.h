@@ -1,0 +1,71 @@
+/* The CUDA kernels' launchers, callable from C (backend.c, blas.c): each
+ * queues one kernel on the stream with the parameters of a step plan
+ * passed by value and returns the launch's error (cudaGetLastError). They
+ * allocate nothing and never synchronize, so they can be captured into a
+ * CUDA graph. Pointers are device pointers, borrowed for the launch. */
+#ifndef DFG_CUDA_KERNELS_H
+#define DFG_CUDA_KERNELS_H
+
+#include <cuda_runtime_api.h>
+
+#include "elementwise_ops.h"
+#include "layout_ops.h"
+#include "reduction_ops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* elementwise.cu */
+cudaError_t dfg_cuda_launch_unary(const dfg_cuda_unary *p, const void *in,
+                                  void *out, cudaStream_t stream);
+cudaError_t dfg_cuda_launch_binary(const dfg_cuda_binary *p, const void *a,
+                                   const void *b, void *out,
+                                   cudaStream_t stream);
+cudaError_t dfg_cuda_launch_where(const dfg_cuda_where *p, const void *cond,
+                                  const void *x, const void *y, void *out,
+                                  cudaStream_t stream);
+cudaError_t dfg_cuda_launch_cast(const dfg_cuda_cast *p, const void *in,
+                                 void *out, cudaStream_t stream);
+/* in: x, scale, bias, mean, var */
+cudaError_t dfg_cuda_launch_batch_norm(const dfg_cuda_batch_norm *p,
+                                       const void *const *in, void *out,
+                                       cudaStream_t stream);
+
+/* reduce.cu */
+cudaError_t dfg_cuda_launch_reduce(const dfg_cuda_reduce *p, const void *in,
+                                   void *out, cudaStream_t stream);
+
+/* softmax_norm.cu */
+cudaError_t dfg_cuda_launch_softmax(const dfg_cuda_softmax *p, const void *in,
+                                    void *out, cudaStream_t stream);
+/* bias may be NULL (p->has_bias 0) */
+cudaError_t dfg_cuda_launch_layer_norm(const dfg_cuda_layer_norm *p,
+                                       const void *x, const void *scale,
+                                       const void *bias, void *out,
+                                       cudaStream_t stream);
+
+/* pool.cu */
+cudaError_t dfg_cuda_launch_pool(const dfg_cuda_pool *p, const void *x,
+                                 void *y, cudaStream_t stream);
+
+/* layout.cu */
+cudaError_t dfg_cuda_launch_strided_copy(const dfg_cuda_strided_copy *p,
+                                         const void *src, void *dst,
+                                         cudaStream_t stream);
+/* n elements of element_size bytes set to the low bytes of value. */
+cudaError_t dfg_cuda_launch_fill(void *dst, int64_t n, int64_t element_size,
+                                 uint64_t value, cudaStream_t stream);
+/* An out-of-range index sets *status to p->step + 1 (when still 0). */
+cudaError_t dfg_cuda_launch_gather(const dfg_cuda_gather *p, const void *data,
+                                   const void *indices, void *out,
+                                   unsigned int *status, cudaStream_t stream);
+
+/* im2col.cu */
+cudaError_t dfg_cuda_launch_im2col(const dfg_cuda_im2col *p, const void *x,
+                                   void *col, cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

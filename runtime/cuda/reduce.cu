@@ -1,0 +1,66 @@
+/* reduce_sum, reduce_mean, reduce_max and global_average_pool: one block
+ * per output element, its threads striding over the elements folded into
+ * it (reduction_ops.h), then a block reduction. Floats accumulate in
+ * double, integers in int64, as on the CPU. */
+#include "device_loop.cuh"
+#include "kernels.h"
+#include "launch_geometry.h"
+
+static __global__ void reduce_float_kernel(dfg_cuda_reduce p, const void *in,
+                                           void *out)
+{
+    __shared__ double shared[DFG_CUDA_ROW_THREADS_MAX];
+    const bool max = p.op == DFG_OP_REDUCE_MAX;
+    DFG_CUDA_BLOCK_STRIDE(o, p.outputs) {
+        double acc = max ? -INFINITY : 0.0;
+        for (int64_t r = threadIdx.x; r < p.count; r += blockDim.x) {
+            double v = dfg_cuda_load_f32(in, p.dtype,
+                                         dfg_cuda_reduce_input(&p, o, r));
+            acc = max ? dfg_cuda_max_nan(acc, v) : acc + v;
+        }
+        acc = max ? dfg_cuda_block_reduce(acc, shared, dfg_cuda_max_nan_op())
+                  : dfg_cuda_block_reduce(acc, shared, dfg_cuda_sum());
+        if (threadIdx.x == 0)
+            dfg_cuda_store_f32(out, p.dtype, o,
+                               (float)(p.op == DFG_OP_REDUCE_MEAN
+                                           ? acc / (double)p.count
+                                           : acc));
+    }
+}
+
+static __global__ void reduce_integer_kernel(dfg_cuda_reduce p, const void *in,
+                                             void *out)
+{
+    __shared__ int64_t shared[DFG_CUDA_ROW_THREADS_MAX];
+    const bool max = p.op == DFG_OP_REDUCE_MAX;
+    DFG_CUDA_BLOCK_STRIDE(o, p.outputs) {
+        int64_t acc = max ? INT64_MIN : 0;
+        for (int64_t r = threadIdx.x; r < p.count; r += blockDim.x) {
+            int64_t v = dfg_cuda_load_i64(in, p.dtype,
+                                          dfg_cuda_reduce_input(&p, o, r));
+            acc = max ? (v > acc ? v : acc)
+                      : (int64_t)((uint64_t)acc + (uint64_t)v);
+        }
+        acc = max ? dfg_cuda_block_reduce(acc, shared, dfg_cuda_max_nan_op())
+                  : dfg_cuda_block_reduce(acc, shared, dfg_cuda_wrap_sum());
+        if (threadIdx.x == 0) {
+            if (p.op == DFG_OP_REDUCE_MEAN)
+                acc = p.count ? acc / p.count : 0;
+            dfg_cuda_store_i64(out, p.dtype, o, acc);
+        }
+    }
+}
+
+extern "C" cudaError_t dfg_cuda_launch_reduce(const dfg_cuda_reduce *p,
+                                              const void *in, void *out,
+                                              cudaStream_t stream)
+{
+    dfg_cuda_launch l = dfg_cuda_launch_rows(p->outputs, p->count);
+    if (l.blocks == 0)
+        return cudaSuccess;
+    if (dfg_cuda_is_integer(p->dtype))
+        reduce_integer_kernel<<<l.blocks, l.threads, 0, stream>>>(*p, in, out);
+    else
+        reduce_float_kernel<<<l.blocks, l.threads, 0, stream>>>(*p, in, out);
+    return cudaGetLastError();
+}

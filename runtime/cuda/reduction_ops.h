@@ -1,0 +1,141 @@
+/* Index arithmetic of the CUDA kernels that fold many inputs into one
+ * output: reductions, softmax, layer_norm and pooling. The parameter
+ * structs are filled on the host (step_plan.c); the kernels (reduce.cu,
+ * softmax_norm.cu, pool.cu) run one block per output row and fold with the
+ * functions below, which the CPU tests exercise against the CPU backend.
+ * Float data accumulates in double, integer data in int64, as on the CPU. */
+#ifndef DFG_CUDA_REDUCTION_OPS_H
+#define DFG_CUDA_REDUCTION_OPS_H
+
+#include "element_access.h"
+#include "math/pool_window.h"
+#include "op_table.h"
+
+/* Dims grouped as the CPU reduce groups them: size-1 dims dropped,
+ * neighbours that are both kept or both reduced merged, outer to inner. */
+typedef struct dfg_cuda_dim_groups {
+    int32_t n;
+    int64_t dims[DFG_MAX_RANK];
+    int64_t strides[DFG_MAX_RANK]; /* in input elements */
+} dfg_cuda_dim_groups;
+
+typedef struct dfg_cuda_reduce {
+    dfg_op op;          /* REDUCE_SUM, _MEAN or _MAX (global pool: MEAN) */
+    dfg_dtype dtype;
+    int64_t outputs;    /* output elements, one block each */
+    int64_t count;      /* input elements folded into each output */
+    dfg_cuda_dim_groups kept, reduced;
+} dfg_cuda_reduce;
+
+/* Input offset of position `index` (row-major) of groups g. */
+DFG_HOST_DEVICE static inline int64_t
+dfg_cuda_group_offset(const dfg_cuda_dim_groups *g, int64_t index)
+{
+    int64_t offset = 0;
+    for (int32_t i = g->n - 1; i >= 0; i--) {
+        offset += (index % g->dims[i]) * g->strides[i];
+        index /= g->dims[i];
+    }
+    return offset;
+}
+
+/* Input offset of the r-th element folded into output o. */
+DFG_HOST_DEVICE static inline int64_t
+dfg_cuda_reduce_input(const dfg_cuda_reduce *p, int64_t o, int64_t r)
+{
+    return dfg_cuda_group_offset(&p->kept, o) +
+           dfg_cuda_group_offset(&p->reduced, r);
+}
+
+/* The fold of a max: NaN wins, as in numpy and PyTorch. */
+DFG_HOST_DEVICE static inline double dfg_cuda_max_nan(double a, double v)
+{
+    return (v > a || v != v) ? v : a;
+}
+
+/* softmax / log_softmax: the input as [outer, n, inner], one row (n
+ * elements spaced by inner) per (outer, inner) pair. */
+typedef struct dfg_cuda_softmax {
+    int log;
+    dfg_dtype dtype;
+    int64_t rows, n, inner;
+} dfg_cuda_softmax;
+
+/* Offset of element j of row `row`. */
+DFG_HOST_DEVICE static inline int64_t
+dfg_cuda_softmax_offset(const dfg_cuda_softmax *p, int64_t row, int64_t j)
+{
+    int64_t outer = row / p->inner, lane = row - outer * p->inner;
+    return (outer * p->n + j) * p->inner + lane;
+}
+
+/* The result for input value v of a row with maximum max and sum of
+ * exponentials sum (both as the CPU kernel computes them). */
+DFG_HOST_DEVICE static inline float
+dfg_cuda_softmax_value(const dfg_cuda_softmax *p, float v, float max,
+                       double sum)
+{
+    if (p->log)
+        return v - max - (float)log(sum);
+    return (float)(expf(v - max) / sum);
+}
+
+typedef struct dfg_cuda_layer_norm {
+    dfg_dtype dtype;
+    int64_t rows, d;    /* d elements normalised together, contiguous */
+    float epsilon;
+    int has_bias;
+} dfg_cuda_layer_norm;
+
+/* 1 / sqrt(var + eps) from the row's sum of squared deviations. */
+DFG_HOST_DEVICE static inline float
+dfg_cuda_layer_norm_rstd(const dfg_cuda_layer_norm *p, double squares)
+{
+    return (float)(1.0 / sqrt(squares / (double)p->d + p->epsilon));
+}
+
+typedef struct dfg_cuda_pool {
+    int is_max, count_include_pad;
+    dfg_dtype dtype;
+    int64_t outputs;    /* N * C * out_h * out_w */
+    int64_t in_h, in_w, out_h, out_w;
+    int64_t kernel[2], stride[2], dilation[2], pad_lo[2], pad_hi[2];
+} dfg_cuda_pool;
+
+/* Output element i of max_pool / average_pool over NCHW x. */
+DFG_HOST_DEVICE static inline float
+dfg_cuda_pool_element(const dfg_cuda_pool *p, const void *x, int64_t i)
+{
+    int64_t ox = i % p->out_w, rest = i / p->out_w;
+    int64_t oy = rest % p->out_h, plane = rest / p->out_h;
+    int64_t y0 = dfg_pool_window_start(oy, p->stride[0], p->pad_lo[0]);
+    int64_t x0 = dfg_pool_window_start(ox, p->stride[1], p->pad_lo[1]);
+    int64_t fy, ey, fx, ex;
+    dfg_pool_window_taps(y0, p->kernel[0], p->dilation[0], p->in_h, &fy, &ey);
+    dfg_pool_window_taps(x0, p->kernel[1], p->dilation[1], p->in_w, &fx, &ex);
+    int64_t base = plane * p->in_h * p->in_w;
+    float acc = p->is_max ? -INFINITY : 0.0f;
+    for (int64_t ty = fy; ty < ey; ty++) {
+        int64_t row = base + (y0 + ty * p->dilation[0]) * p->in_w + x0;
+        for (int64_t tx = fx; tx < ex; tx++) {
+            float v = dfg_cuda_load_f32(x, p->dtype, row + tx * p->dilation[1]);
+            if (!p->is_max)
+                acc += v;
+            else if (v > acc || v != v)
+                acc = v;
+        }
+    }
+    if (p->is_max)
+        return acc;
+    int64_t divisor =
+        dfg_pool_window_divisor(y0, p->kernel[0], p->dilation[0], p->in_h,
+                                p->pad_lo[0], p->pad_hi[0],
+                                p->count_include_pad) *
+        dfg_pool_window_divisor(x0, p->kernel[1], p->dilation[1], p->in_w,
+                                p->pad_lo[1], p->pad_hi[1],
+                                p->count_include_pad);
+    /* No tap inside the input and padding not counted: 0, not 0/0. */
+    return divisor > 0 ? acc / (float)divisor : 0.0f;
+}
+
+#endif

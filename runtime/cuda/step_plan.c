@@ -1,0 +1,525 @@
+/* Step plans of the CUDA backend (see step_plan.h): the checks and the
+ * parameters of every op, the same checks the CPU kernels make, so that
+ * both backends accept and reject the same steps. */
+#include "step_plan.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "error.h"
+#include "layout_plan.h"
+
+static const char *op_name(const dfg_step_args *s)
+{
+    return dfg_op_get(s->op)->name;
+}
+
+/* 16-byte alignment of every pointer: float4 loads and stores. */
+static int aligned16(const void *a, const void *b, const void *c)
+{
+    return ((uintptr_t)a % 16 | (uintptr_t)b % 16 | (uintptr_t)c % 16) == 0;
+}
+
+/* An integer clip bound from a float one: ceil for the lower, floor for
+ * the upper, saturated (infinities and NaN mean no bound). */
+static int64_t integer_bound(float bound, int upper)
+{
+    double b = upper ? floor((double)bound) : ceil((double)bound);
+    if (b != b)
+        return upper ? INT64_MAX : INT64_MIN;
+    if (b <= -9223372036854775808.0)
+        return INT64_MIN;
+    if (b >= 9223372036854775807.0)
+        return INT64_MAX;
+    return (int64_t)b;
+}
+
+static dfg_status plan_unary(const dfg_step_args *s, dfg_cuda_step_plan *p)
+{
+    dfg_dtype dtype = s->in_types[0].dtype;
+    int64_t n = dfg_type_numel(&s->in_types[0]);
+    if (s->out_types[0].dtype != dtype || n < 0 ||
+        dfg_type_numel(&s->out_types[0]) != n)
+        return dfg_error(DFG_ERR_SHAPE, "%s: output type differs from input",
+                         op_name(s));
+    int integer_op = s->op == DFG_OP_NEG || s->op == DFG_OP_ABS ||
+                     s->op == DFG_OP_RELU || s->op == DFG_OP_CLIP;
+    if (dtype == DFG_BOOL || (dfg_cuda_is_integer(dtype) && !integer_op))
+        return dfg_error(DFG_ERR_UNSUPPORTED, "%s on %s has no CUDA kernel",
+                         op_name(s), dfg_dtype_name(dtype));
+    p->kind = DFG_CUDA_UNARY;
+    p->u.unary = (dfg_cuda_unary){
+        .op = s->op, .dtype = dtype, .n = n, .alpha = s->attrs->alpha,
+        .clip_min = s->attrs->clip_min, .clip_max = s->attrs->clip_max,
+        .approximate = s->attrs->approximate,
+        .clip_lo = integer_bound(s->attrs->clip_min, 0),
+        .clip_hi = integer_bound(s->attrs->clip_max, 1),
+        .vector4 = dtype == DFG_F32 && n % 4 == 0 &&
+                   aligned16(s->in[0], s->out[0], NULL)};
+    return DFG_OK;
+}
+
+/* Broadcast of inputs [first, first + n) to output 0. */
+static dfg_status broadcast_of(const dfg_step_args *s, int32_t first,
+                               int32_t n, dfg_broadcast *b)
+{
+    const dfg_type *out = &s->out_types[0];
+    int32_t ranks[DFG_BROADCAST_MAX_OPERANDS];
+    const int64_t *shapes[DFG_BROADCAST_MAX_OPERANDS];
+    for (int32_t k = 0; k < n; k++) {
+        const dfg_type *in = &s->in_types[first + k];
+        int ok = in->rank >= 0 && in->rank <= out->rank;
+        for (int32_t j = 0; ok && j < in->rank; j++) {
+            int64_t want = out->shape[out->rank - in->rank + j];
+            ok = in->shape[j] == want || in->shape[j] == 1;
+        }
+        if (!ok)
+            return dfg_error(DFG_ERR_SHAPE, "%s: input %d does not broadcast "
+                             "to the output shape", op_name(s),
+                             (int)(first + k));
+        ranks[k] = in->rank;
+        shapes[k] = in->shape;
+    }
+    dfg_broadcast_init(b, out->rank, out->shape, n, ranks, shapes);
+    return DFG_OK;
+}
+
+static dfg_status plan_binary(const dfg_step_args *s, dfg_cuda_step_plan *p)
+{
+    dfg_dtype dtype = s->in_types[0].dtype;
+    int compare = s->op == DFG_OP_EQUAL || s->op == DFG_OP_LESS ||
+                  s->op == DFG_OP_GREATER;
+    dfg_dtype out = compare ? DFG_BOOL : dtype;
+    if (s->in_types[1].dtype != dtype || s->out_types[0].dtype != out)
+        return dfg_error(DFG_ERR_DTYPE, "operands of %s have dtypes %s, %s -> %s",
+                         op_name(s), dfg_dtype_name(dtype),
+                         dfg_dtype_name(s->in_types[1].dtype),
+                         dfg_dtype_name(s->out_types[0].dtype));
+    if (!compare && (dtype == DFG_BOOL ||
+                     (dfg_cuda_is_integer(dtype) && s->op == DFG_OP_POW)))
+        return dfg_error(DFG_ERR_UNSUPPORTED, "%s on %s has no CUDA kernel",
+                         op_name(s), dfg_dtype_name(dtype));
+    p->kind = DFG_CUDA_BINARY;
+    dfg_cuda_binary *b = &p->u.binary;
+    b->op = s->op;
+    b->dtype = dtype;
+    b->out_dtype = out;
+    b->n = dfg_type_numel(&s->out_types[0]);
+    dfg_status st = broadcast_of(s, 0, 2, &b->b);
+    if (st != DFG_OK)
+        return st;
+    b->vector4 = !compare && dtype == DFG_F32 && b->n % 4 == 0 &&
+                 b->b.rank == 1 && b->b.strides[0][0] == 1 &&
+                 b->b.strides[1][0] == 1 &&
+                 aligned16(s->in[0], s->in[1], s->out[0]);
+    return DFG_OK;
+}
+
+static dfg_status plan_where(const dfg_step_args *s, dfg_cuda_step_plan *p)
+{
+    dfg_dtype dtype = s->in_types[1].dtype;
+    if (s->in_types[0].dtype != DFG_BOOL || s->in_types[2].dtype != dtype ||
+        s->out_types[0].dtype != dtype)
+        return dfg_error(DFG_ERR_DTYPE,
+                         "where expects (bool, T, T) -> T, got (%s, %s, %s) -> %s",
+                         dfg_dtype_name(s->in_types[0].dtype),
+                         dfg_dtype_name(dtype),
+                         dfg_dtype_name(s->in_types[2].dtype),
+                         dfg_dtype_name(s->out_types[0].dtype));
+    p->kind = DFG_CUDA_WHERE;
+    p->u.where.element_size = dfg_cuda_dtype_size(dtype);
+    p->u.where.n = dfg_type_numel(&s->out_types[0]);
+    return broadcast_of(s, 0, 3, &p->u.where.b);
+}
+
+static dfg_status plan_cast(const dfg_step_args *s, dfg_cuda_step_plan *p)
+{
+    int64_t n = dfg_type_numel(&s->in_types[0]);
+    dfg_dtype from = s->in_types[0].dtype, to = s->out_types[0].dtype;
+    if (n < 0 || dfg_type_numel(&s->out_types[0]) != n ||
+        (unsigned)from >= DFG_DTYPE_COUNT || (unsigned)to >= DFG_DTYPE_COUNT)
+        return dfg_error(DFG_ERR_SHAPE, "cast: output type differs from input");
+    p->kind = DFG_CUDA_CAST;
+    p->u.cast = (dfg_cuda_cast){from, to, n};
+    return DFG_OK;
+}
+
+/* Normalises an axis attribute against rank; -1 if out of range. */
+static int64_t axis_of(int32_t axis, int32_t rank)
+{
+    int64_t a = axis < 0 ? (int64_t)axis + rank : axis;
+    return a >= 0 && a < rank ? a : -1;
+}
+
+/* The checks softmax and layer_norm share: an axis inside the input, the
+ * output of the input's type, a float dtype. */
+static dfg_status check_row_op(const dfg_step_args *s, int64_t *axis)
+{
+    const dfg_type *in = &s->in_types[0];
+    *axis = axis_of(s->attrs->axis, in->rank);
+    if (*axis < 0 || dfg_type_numel(in) < 0 ||
+        !dfg_type_equal(in, &s->out_types[0]) || !dfg_dtype_is_float(in->dtype))
+        return dfg_error(DFG_ERR_SHAPE, "%s: axis %d does not fit input rank "
+                         "%d (or the input is not float)", op_name(s),
+                         (int)s->attrs->axis, (int)in->rank);
+    return DFG_OK;
+}
+
+static dfg_status plan_softmax(const dfg_step_args *s, dfg_cuda_step_plan *p)
+{
+    int64_t axis;
+    dfg_status st = check_row_op(s, &axis);
+    if (st != DFG_OK)
+        return st;
+    const dfg_type *in = &s->in_types[0];
+    dfg_cuda_softmax *m = &p->u.softmax;
+    p->kind = DFG_CUDA_SOFTMAX;
+    *m = (dfg_cuda_softmax){s->op == DFG_OP_LOG_SOFTMAX, in->dtype, 0,
+                            in->shape[axis], 1};
+    for (int32_t d = (int32_t)axis + 1; d < in->rank; d++)
+        m->inner *= in->shape[d];
+    int64_t numel = dfg_type_numel(in);
+    m->rows = m->n * m->inner > 0 ? numel / m->n : 0;
+    return DFG_OK;
+}
+
+static dfg_status plan_layer_norm(const dfg_step_args *s, dfg_cuda_step_plan *p)
+{
+    int64_t axis;
+    dfg_status st = check_row_op(s, &axis);
+    if (st != DFG_OK)
+        return st;
+    const dfg_type *in = &s->in_types[0];
+    dfg_cuda_layer_norm *l = &p->u.layer_norm;
+    p->kind = DFG_CUDA_LAYER_NORM;
+    *l = (dfg_cuda_layer_norm){in->dtype, 0, 1, s->attrs->epsilon,
+                               s->n_inputs > 2 && s->in[2] != NULL};
+    for (int32_t d = (int32_t)axis; d < in->rank; d++)
+        l->d *= in->shape[d];
+    if (dfg_type_numel(&s->in_types[1]) != l->d ||
+        s->in_types[1].dtype != in->dtype ||
+        (l->has_bias && (dfg_type_numel(&s->in_types[2]) != l->d ||
+                         s->in_types[2].dtype != in->dtype)))
+        return dfg_error(DFG_ERR_SHAPE, "layer_norm: scale/bias do not hold "
+                         "%lld %s values", (long long)l->d,
+                         dfg_dtype_name(in->dtype));
+    l->rows = l->d > 0 ? dfg_type_numel(in) / l->d : 0;
+    return DFG_OK;
+}
+
+static dfg_status plan_batch_norm(const dfg_step_args *s, dfg_cuda_step_plan *p)
+{
+    const dfg_type *in = &s->in_types[0];
+    int64_t numel = dfg_type_numel(in);
+    if (in->rank < 2 || numel < 0 || s->n_inputs < 5 ||
+        !dfg_type_equal(in, &s->out_types[0]) || !dfg_dtype_is_float(in->dtype))
+        return dfg_error(DFG_ERR_SHAPE, "batch_norm: expected a float x of "
+                         "rank >= 2 and 5 inputs");
+    for (int32_t i = 1; i < 5; i++)
+        if (dfg_type_numel(&s->in_types[i]) != in->shape[1] ||
+            s->in_types[i].dtype != in->dtype)
+            return dfg_error(DFG_ERR_SHAPE, "batch_norm: input %d must hold "
+                             "%lld %s values", (int)i, (long long)in->shape[1],
+                             dfg_dtype_name(in->dtype));
+    p->kind = DFG_CUDA_BATCH_NORM;
+    p->u.batch_norm = (dfg_cuda_batch_norm){in->dtype, numel, in->shape[1], 1,
+                                            s->attrs->epsilon};
+    for (int32_t d = 2; d < in->rank; d++)
+        p->u.batch_norm.plane *= in->shape[d];
+    if (p->u.batch_norm.plane == 0 || in->shape[1] == 0)
+        p->u.batch_norm.n = 0;
+    return DFG_OK;
+}
+
+/* Groups the input dims as the CPU reduce does: size-1 dims dropped,
+ * neighbours both reduced or both kept merged, outer to inner. */
+static void group_dims(const dfg_type *in, const int *is_reduced,
+                       dfg_cuda_reduce *r)
+{
+    int64_t stride = 1;
+    int last_kind = -1;
+    r->kept.n = r->reduced.n = 0;
+    r->count = r->outputs = 1;
+    for (int32_t d = in->rank - 1; d >= 0; stride *= in->shape[d], d--) {
+        if (in->shape[d] == 1)
+            continue;
+        dfg_cuda_dim_groups *g = is_reduced[d] ? &r->reduced : &r->kept;
+        if (last_kind == is_reduced[d]) {
+            g->dims[g->n - 1] *= in->shape[d];
+        } else {
+            g->dims[g->n] = in->shape[d];
+            g->strides[g->n] = stride;
+            g->n++;
+        }
+        last_kind = is_reduced[d];
+        if (is_reduced[d])
+            r->count *= in->shape[d];
+        else
+            r->outputs *= in->shape[d];
+    }
+    for (int k = 0; k < 2; k++) { /* built inner to outer */
+        dfg_cuda_dim_groups *g = k ? &r->reduced : &r->kept;
+        for (int32_t i = 0; i < g->n / 2; i++) {
+            int32_t j = g->n - 1 - i;
+            int64_t dim = g->dims[i], st = g->strides[i];
+            g->dims[i] = g->dims[j], g->strides[i] = g->strides[j];
+            g->dims[j] = dim, g->strides[j] = st;
+        }
+    }
+}
+
+static dfg_status plan_reduce(const dfg_step_args *s, dfg_cuda_step_plan *p)
+{
+    const dfg_type *in = &s->in_types[0];
+    const dfg_attrs *a = s->attrs;
+    int is_reduced[DFG_MAX_RANK] = {0};
+    dfg_cuda_reduce *r = &p->u.reduce;
+    p->kind = DFG_CUDA_REDUCE;
+    r->op = s->op == DFG_OP_GLOBAL_AVERAGE_POOL ? DFG_OP_REDUCE_MEAN : s->op;
+    r->dtype = in->dtype;
+    if (s->op == DFG_OP_GLOBAL_AVERAGE_POOL) {
+        for (int32_t d = 2; d < in->rank; d++)
+            is_reduced[d] = 1;
+    } else {
+        for (int32_t i = 0; i < a->n_axes; i++) {
+            int64_t axis = a->axes[i] < 0 ? a->axes[i] + in->rank : a->axes[i];
+            if (axis < 0 || axis >= in->rank)
+                return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                                 "%s: axes[%d] = %lld is out of range for "
+                                 "rank %d", op_name(s), (int)i,
+                                 (long long)a->axes[i], (int)in->rank);
+            is_reduced[axis] = 1;
+        }
+        for (int32_t d = 0; a->n_axes == 0 && d < in->rank; d++)
+            is_reduced[d] = 1;
+    }
+    if (dfg_type_numel(in) < 0 || in->rank > DFG_MAX_RANK ||
+        in->dtype == DFG_BOOL || s->out_types[0].dtype != in->dtype)
+        return dfg_error(DFG_ERR_DTYPE, "%s: unsupported input type",
+                         op_name(s));
+    group_dims(in, is_reduced, r);
+    if (dfg_type_numel(&s->out_types[0]) != r->outputs)
+        return dfg_error(DFG_ERR_SHAPE, "%s: output has %lld elements, "
+                         "expected %lld", op_name(s),
+                         (long long)dfg_type_numel(&s->out_types[0]),
+                         (long long)r->outputs);
+    return DFG_OK;
+}
+
+static dfg_status plan_pool(const dfg_step_args *s, dfg_cuda_step_plan *p)
+{
+    const dfg_attrs *a = s->attrs;
+    const dfg_type *tx = &s->in_types[0], *ty = &s->out_types[0];
+    if (tx->rank != 4 || ty->rank != 4 || tx->shape[0] != ty->shape[0] ||
+        tx->shape[1] != ty->shape[1] || tx->dtype != ty->dtype) {
+        char sx[96], sy[96];
+        return dfg_error(DFG_ERR_SHAPE, "%s: input %s and output %s are not "
+                         "[N,C,H,W] of the same N and C", op_name(s),
+                         dfg_type_format(tx, sx, sizeof sx),
+                         dfg_type_format(ty, sy, sizeof sy));
+    }
+    p->kind = DFG_CUDA_POOL;
+    p->u.pool = (dfg_cuda_pool){
+        .is_max = s->op == DFG_OP_MAX_POOL,
+        .count_include_pad = a->count_include_pad != 0,
+        .dtype = tx->dtype,
+        .outputs = dfg_type_numel(ty),
+        .in_h = tx->shape[2], .in_w = tx->shape[3],
+        .out_h = ty->shape[2], .out_w = ty->shape[3],
+        .kernel = {a->kernel[0], a->kernel[1]},
+        .stride = {a->strides[0], a->strides[1]},
+        .dilation = {a->dilations[0], a->dilations[1]},
+        .pad_lo = {a->pads[0], a->pads[1]},
+        .pad_hi = {a->pads[2], a->pads[3]},
+    };
+    for (int i = 0; i < 2; i++)
+        if (a->kernel[i] <= 0 || a->strides[i] <= 0 || a->dilations[i] <= 0 ||
+            a->pads[i] < 0 || a->pads[i + 2] < 0)
+            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                             "%s: kernel, strides and dilations must be "
+                             "positive and pads not negative", op_name(s));
+    return DFG_OK;
+}
+
+static dfg_status plan_copy(const dfg_step_args *s, dfg_cuda_step_plan *p)
+{
+    int64_t bytes = dfg_type_bytes(&s->out_types[0]);
+    if (bytes < 0 || bytes != dfg_type_bytes(&s->in_types[0])) {
+        char si[96], so[96];
+        return dfg_error(DFG_ERR_SHAPE, "%s: input %s and output %s differ "
+                         "in size", op_name(s),
+                         dfg_type_format(&s->in_types[0], si, sizeof si),
+                         dfg_type_format(&s->out_types[0], so, sizeof so));
+    }
+    p->kind = DFG_CUDA_COPY;
+    p->u.copy_bytes = s->out[0] == s->in[0] ? 0 : bytes;
+    return DFG_OK;
+}
+
+/* The planned workspace beyond the op's own scratch goes to cuBLAS. */
+static void take_blas_workspace(const dfg_step_args *s, int64_t op_bytes,
+                                dfg_cuda_step_plan *p)
+{
+    dfg_cuda_blas_workspace(s->workspace, s->workspace_bytes, op_bytes,
+                            &p->blas_workspace, &p->blas_workspace_bytes);
+}
+
+static dfg_status check_float_operands(const dfg_step_args *s, int32_t n)
+{
+    dfg_dtype dtype = s->in_types[0].dtype;
+    for (int32_t i = 0; i < n; i++)
+        if (s->in_types[i].dtype != dtype)
+            goto mixed;
+    if (!dfg_dtype_is_float(dtype) || s->out_types[0].dtype != dtype)
+        goto mixed;
+    return DFG_OK;
+mixed:
+    return dfg_error(DFG_ERR_DTYPE, "%s: operands must share one float dtype "
+                     "(input 0 is %s, output %s)", op_name(s),
+                     dfg_dtype_name(dtype),
+                     dfg_dtype_name(s->out_types[0].dtype));
+}
+
+static dfg_status plan_blas(const dfg_step_args *s, dfg_cuda_step_plan *p)
+{
+    int has_bias = s->n_inputs > 2 && s->in[2] != NULL;
+    dfg_status st = check_float_operands(s, has_bias ? 3 : 2);
+    if (st != DFG_OK)
+        return st;
+    if (s->op == DFG_OP_MATMUL) {
+        p->kind = DFG_CUDA_MATMUL;
+        take_blas_workspace(s, 0, p);
+        return dfg_cuda_matmul_plan_make(&s->in_types[0], &s->in_types[1],
+                                         &s->out_types[0], &p->u.matmul);
+    }
+    if (s->op == DFG_OP_GEMM) {
+        p->kind = DFG_CUDA_GEMM;
+        take_blas_workspace(s, 0, p);
+        p->u.gemm.has_bias = has_bias;
+        st = dfg_cuda_gemm_plan_make(s->attrs, &s->in_types[0],
+                                     &s->in_types[1], &s->out_types[0],
+                                     has_bias, &p->u.gemm.gemm);
+        if (st == DFG_OK && has_bias && (st = dfg_cuda_expand_plan(
+                    &s->in_types[2], &s->out_types[0], &p->u.gemm.bias)) != DFG_OK)
+            return dfg_error_prefix(st, "gemm: C");
+        return st;
+    }
+    p->kind = DFG_CUDA_CONV2D;
+    dfg_conv_geometry *g = &p->u.conv.g;
+    st = dfg_conv_geometry_make(s->attrs, &s->in_types[0], &s->in_types[1],
+                                &s->out_types[0], g);
+    if (st != DFG_OK)
+        return st;
+    int64_t needed = dfg_conv_workspace_bytes(g);
+    if (s->workspace_bytes < needed || (needed > 0 && !s->workspace))
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "conv2d: the step has %lld bytes of workspace, its "
+                         "im2col chunk needs %lld",
+                         (long long)s->workspace_bytes, (long long)needed);
+    take_blas_workspace(s, needed, p);
+    p->u.conv.dims = (dfg_im2col_dims){
+        g->in_h, g->in_w, g->kernel_h, g->kernel_w, g->out_h, g->out_w,
+        g->stride[0], g->stride[1], g->dilation[0], g->dilation[1],
+        g->pad_top, g->pad_left};
+    p->u.conv.has_bias = has_bias;
+    if (has_bias) {
+        if (dfg_type_numel(&s->in_types[2]) != g->out_channels)
+            return dfg_error(DFG_ERR_SHAPE, "conv2d: the bias must hold %lld "
+                             "values", (long long)g->out_channels);
+        dfg_cuda_conv_bias_plan(g, dfg_cuda_dtype_size(s->in_types[0].dtype),
+                                &p->u.conv.bias);
+    }
+    return DFG_OK;
+}
+
+static dfg_status plan_layout(const dfg_step_args *s, dfg_cuda_step_plan *p)
+{
+    const dfg_type *in = &s->in_types[0], *out = &s->out_types[0];
+    switch (s->op) {
+    case DFG_OP_TRANSPOSE:
+        p->kind = DFG_CUDA_STRIDED;
+        return dfg_cuda_transpose_plan(s->attrs, in, out, &p->u.strided);
+    case DFG_OP_SLICE:
+        p->kind = DFG_CUDA_STRIDED;
+        return dfg_cuda_slice_plan(s->attrs, in, out, &p->src_at,
+                                   &p->u.strided);
+    case DFG_OP_EXPAND: {
+        p->kind = DFG_CUDA_STRIDED;
+        dfg_status st = dfg_cuda_expand_plan(in, out, &p->u.strided);
+        return st == DFG_OK ? st : dfg_error_prefix(st, "expand");
+    }
+    case DFG_OP_PAD:
+        p->kind = DFG_CUDA_PAD;
+        p->u.pad.n = dfg_type_numel(out);
+        p->u.pad.element_size = dfg_cuda_dtype_size(out->dtype);
+        return dfg_cuda_pad_plan(s->attrs, in, out, &p->u.pad.fill, &p->dst_at,
+                                 &p->u.pad.copy);
+    case DFG_OP_CONCAT:
+        p->kind = DFG_CUDA_CONCAT;
+        return dfg_cuda_parts_check("concat", out, s->in_types, s->n_inputs,
+                                    s->attrs->axis, &p->u.axis);
+    case DFG_OP_SPLIT:
+        p->kind = DFG_CUDA_SPLIT;
+        return dfg_cuda_parts_check("split", in, s->out_types, s->n_outputs,
+                                    s->attrs->axis, &p->u.axis);
+    case DFG_OP_GATHER:
+        p->kind = DFG_CUDA_GATHER;
+        return dfg_cuda_gather_plan(s->attrs, in, &s->in_types[1], out,
+                                    p->index, &p->u.gather);
+    default:
+        return plan_copy(s, p);
+    }
+}
+
+typedef dfg_status (*plan_fn)(const dfg_step_args *s, dfg_cuda_step_plan *p);
+
+/* The planner of each op; NULL: no CUDA kernel. */
+static const plan_fn planners[DFG_OP_COUNT] = {
+    [DFG_OP_NEG] = plan_unary, [DFG_OP_ABS] = plan_unary,
+    [DFG_OP_EXP] = plan_unary, [DFG_OP_LOG] = plan_unary,
+    [DFG_OP_SQRT] = plan_unary, [DFG_OP_RECIPROCAL] = plan_unary,
+    [DFG_OP_RELU] = plan_unary, [DFG_OP_LEAKY_RELU] = plan_unary,
+    [DFG_OP_SIGMOID] = plan_unary, [DFG_OP_TANH] = plan_unary,
+    [DFG_OP_GELU] = plan_unary, [DFG_OP_ERF] = plan_unary,
+    [DFG_OP_CLIP] = plan_unary,
+    [DFG_OP_ADD] = plan_binary, [DFG_OP_SUB] = plan_binary,
+    [DFG_OP_MUL] = plan_binary, [DFG_OP_DIV] = plan_binary,
+    [DFG_OP_POW] = plan_binary, [DFG_OP_MAX] = plan_binary,
+    [DFG_OP_MIN] = plan_binary, [DFG_OP_EQUAL] = plan_binary,
+    [DFG_OP_LESS] = plan_binary, [DFG_OP_GREATER] = plan_binary,
+    [DFG_OP_WHERE] = plan_where,
+    [DFG_OP_CAST] = plan_cast,
+    [DFG_OP_BATCH_NORM] = plan_batch_norm,
+    [DFG_OP_SOFTMAX] = plan_softmax, [DFG_OP_LOG_SOFTMAX] = plan_softmax,
+    [DFG_OP_LAYER_NORM] = plan_layer_norm,
+    [DFG_OP_REDUCE_SUM] = plan_reduce, [DFG_OP_REDUCE_MEAN] = plan_reduce,
+    [DFG_OP_REDUCE_MAX] = plan_reduce,
+    [DFG_OP_GLOBAL_AVERAGE_POOL] = plan_reduce,
+    [DFG_OP_MAX_POOL] = plan_pool, [DFG_OP_AVERAGE_POOL] = plan_pool,
+    [DFG_OP_MATMUL] = plan_blas, [DFG_OP_GEMM] = plan_blas,
+    [DFG_OP_CONV2D] = plan_blas,
+    [DFG_OP_RESHAPE] = plan_copy, [DFG_OP_FLATTEN] = plan_copy,
+    [DFG_OP_SQUEEZE] = plan_copy, [DFG_OP_UNSQUEEZE] = plan_copy,
+    [DFG_OP_IDENTITY] = plan_copy,
+    [DFG_OP_TRANSPOSE] = plan_layout, [DFG_OP_CONCAT] = plan_layout,
+    [DFG_OP_SPLIT] = plan_layout, [DFG_OP_SLICE] = plan_layout,
+    [DFG_OP_EXPAND] = plan_layout, [DFG_OP_GATHER] = plan_layout,
+    [DFG_OP_PAD] = plan_layout,
+};
+
+int dfg_cuda_supports_op(dfg_op op)
+{
+    return (unsigned)op < DFG_OP_COUNT && planners[op] != NULL;
+}
+
+dfg_status dfg_cuda_step_plan_make(const dfg_step_args *step, int32_t index,
+                                   dfg_cuda_step_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->args = step;
+    plan->index = index;
+    if (!dfg_cuda_supports_op(step->op))
+        return dfg_error(DFG_ERR_UNSUPPORTED, "op %d has no CUDA kernel",
+                         (int)step->op);
+    return planners[step->op](step, plan);
+}

@@ -1,0 +1,88 @@
+/* The CUDA backend's table of prepared steps: at session creation each
+ * step's operand types, attributes and (device) pointers are turned once
+ * into the parameters its kernels or cuBLAS calls take, so that a run, or
+ * its capture into a CUDA graph, is a loop of launches with nothing left to
+ * compute or check. Plain C: the CPU tests build plans from ordinary step
+ * arguments and run them through the per-element functions. */
+#ifndef DFG_CUDA_STEP_PLAN_H
+#define DFG_CUDA_STEP_PLAN_H
+
+#include "../backend.h"
+#include "conv_geometry.h"
+#include "elementwise_ops.h"
+#include "gemm_mapping.h"
+#include "layout_ops.h"
+#include "reduction_ops.h"
+
+typedef enum dfg_cuda_kind {
+    DFG_CUDA_UNARY,
+    DFG_CUDA_BINARY,     /* arithmetic and comparisons */
+    DFG_CUDA_WHERE,
+    DFG_CUDA_CAST,
+    DFG_CUDA_BATCH_NORM,
+    DFG_CUDA_REDUCE,     /* reduce_*, global_average_pool */
+    DFG_CUDA_SOFTMAX,
+    DFG_CUDA_LAYER_NORM,
+    DFG_CUDA_POOL,
+    DFG_CUDA_COPY,       /* reshape & co. when not planned as a view */
+    DFG_CUDA_STRIDED,    /* transpose, slice, expand */
+    DFG_CUDA_PAD,
+    DFG_CUDA_CONCAT,
+    DFG_CUDA_SPLIT,
+    DFG_CUDA_GATHER,
+    DFG_CUDA_MATMUL,
+    DFG_CUDA_GEMM,
+    DFG_CUDA_CONV2D
+} dfg_cuda_kind;
+
+typedef struct dfg_cuda_step_plan {
+    dfg_cuda_kind kind;
+    const dfg_step_args *args;  /* the step it came from (pointers, types) */
+    int32_t index;              /* its position among the prepared steps */
+    /* Element offsets added to input 0 / output 0 (slice, pad). */
+    int64_t src_at, dst_at;
+    /* The step's cuBLAS workspace (gemm_mapping.h), or NULL. */
+    void *blas_workspace;
+    size_t blas_workspace_bytes;
+    union {
+        dfg_cuda_unary unary;
+        dfg_cuda_binary binary;
+        dfg_cuda_where where;
+        dfg_cuda_cast cast;
+        dfg_cuda_batch_norm batch_norm;
+        dfg_cuda_reduce reduce;
+        dfg_cuda_softmax softmax;
+        dfg_cuda_layer_norm layer_norm;
+        dfg_cuda_pool pool;
+        int64_t copy_bytes;
+        dfg_cuda_strided_copy strided;
+        struct {
+            dfg_cuda_strided_copy copy;
+            uint64_t fill;          /* one element's bits */
+            int64_t n, element_size; /* output elements to fill */
+        } pad;
+        int32_t axis;               /* concat, split */
+        dfg_cuda_gather gather;
+        dfg_cuda_matmul_plan matmul;
+        struct {
+            dfg_cuda_row_gemm gemm;
+            int has_bias;
+            dfg_cuda_strided_copy bias; /* C broadcast into the output */
+        } gemm;
+        struct {
+            dfg_conv_geometry g;
+            dfg_im2col_dims dims;
+            int has_bias;
+            dfg_cuda_strided_copy bias;
+        } conv;
+    } u;
+} dfg_cuda_step_plan;
+
+/* 1 if the CUDA backend has kernels for op (every op the CPU backend has). */
+int dfg_cuda_supports_op(dfg_op op);
+
+/* Fills *plan for step `index`; an error names the op and the problem. */
+dfg_status dfg_cuda_step_plan_make(const dfg_step_args *step, int32_t index,
+                                   dfg_cuda_step_plan *plan);
+
+#endif

@@ -1,0 +1,284 @@
+/* The CUDA backend's step table run on the CPU (see cuda_emulator.h). The
+ * dispatch mirrors runtime/cuda/backend.c and blas.c call for call. */
+#include "cuda_emulator.h"
+
+#include <string.h>
+
+#include "cuda/layout_plan.h"
+
+void cuda_emulate_gemm(const dfg_cuda_blas_gemm *g, dfg_dtype dtype,
+                       const void *first, const void *second, void *c)
+{
+    for (int32_t b = 0; b < g->batch; b++) {
+        int64_t fa = b * g->stride_first, sa = b * g->stride_second;
+        int64_t ca = b * g->stride_c;
+        for (int32_t j = 0; j < g->n; j++)
+            for (int32_t i = 0; i < g->m; i++) {
+                float acc = 0.0f;
+                for (int32_t l = 0; l < g->k; l++) {
+                    int64_t fi = g->trans_first ? l + (int64_t)i * g->ld_first
+                                                : i + (int64_t)l * g->ld_first;
+                    int64_t si = g->trans_second ? j + (int64_t)l * g->ld_second
+                                                 : l + (int64_t)j * g->ld_second;
+                    acc += dfg_cuda_load_f32(first, dtype, fa + fi) *
+                           dfg_cuda_load_f32(second, dtype, sa + si);
+                }
+                int64_t at = ca + i + (int64_t)j * g->ldc;
+                float prior = g->beta != 0.0f ? dfg_cuda_load_f32(c, dtype, at)
+                                              : 0.0f;
+                dfg_cuda_store_f32(c, dtype, at, g->alpha * acc + g->beta * prior);
+            }
+    }
+}
+
+static const char *at(const void *base, int64_t elements, int64_t size)
+{
+    return (const char *)base + elements * size;
+}
+
+static dfg_status product(const dfg_cuda_row_gemm *row, dfg_dtype dtype,
+                          const void *a, const void *b, void *c)
+{
+    dfg_cuda_blas_gemm g;
+    dfg_status st = dfg_cuda_blas_gemm_from_row_major(row, &g);
+    if (st == DFG_OK)
+        cuda_emulate_gemm(&g, dtype, b, a, c);
+    return st;
+}
+
+static void strided_copy(const dfg_cuda_strided_copy *c, const void *src,
+                         void *dst)
+{
+    for (int64_t i = 0; i < c->n; i++) {
+        int64_t s, d;
+        dfg_cuda_strided_offsets(c, i, &s, &d);
+        dfg_cuda_copy_element(dst, d, src, s, c->element_size);
+    }
+}
+
+static void reduce(const dfg_cuda_reduce *p, const void *in, void *out)
+{
+    int max = p->op == DFG_OP_REDUCE_MAX;
+    for (int64_t o = 0; o < p->outputs; o++) {
+        if (dfg_cuda_is_integer(p->dtype)) {
+            int64_t acc = max ? INT64_MIN : 0;
+            for (int64_t r = 0; r < p->count; r++) {
+                int64_t v = dfg_cuda_load_i64(in, p->dtype,
+                                              dfg_cuda_reduce_input(p, o, r));
+                acc = max ? (v > acc ? v : acc)
+                          : (int64_t)((uint64_t)acc + (uint64_t)v);
+            }
+            if (p->op == DFG_OP_REDUCE_MEAN)
+                acc = p->count ? acc / p->count : 0;
+            dfg_cuda_store_i64(out, p->dtype, o, acc);
+            continue;
+        }
+        double acc = max ? -INFINITY : 0.0;
+        for (int64_t r = 0; r < p->count; r++) {
+            double v = dfg_cuda_load_f32(in, p->dtype,
+                                         dfg_cuda_reduce_input(p, o, r));
+            acc = max ? dfg_cuda_max_nan(acc, v) : acc + v;
+        }
+        dfg_cuda_store_f32(out, p->dtype, o,
+                           (float)(p->op == DFG_OP_REDUCE_MEAN
+                                       ? acc / (double)p->count : acc));
+    }
+}
+
+static void softmax(const dfg_cuda_softmax *p, const void *in, void *out)
+{
+    for (int64_t row = 0; row < p->rows; row++) {
+        double max = -INFINITY, sum = 0.0;
+        for (int64_t j = 0; j < p->n; j++)
+            max = dfg_cuda_max_nan(max, dfg_cuda_load_f32(
+                                            in, p->dtype,
+                                            dfg_cuda_softmax_offset(p, row, j)));
+        float fmax = (float)max;
+        for (int64_t j = 0; j < p->n; j++)
+            sum += expf(dfg_cuda_load_f32(in, p->dtype,
+                                          dfg_cuda_softmax_offset(p, row, j)) -
+                        fmax);
+        for (int64_t j = 0; j < p->n; j++) {
+            int64_t o = dfg_cuda_softmax_offset(p, row, j);
+            dfg_cuda_store_f32(out, p->dtype, o,
+                               dfg_cuda_softmax_value(
+                                   p, dfg_cuda_load_f32(in, p->dtype, o), fmax,
+                                   sum));
+        }
+    }
+}
+
+static void layer_norm(const dfg_cuda_layer_norm *p, const void *x,
+                       const void *scale, const void *bias, void *out)
+{
+    for (int64_t row = 0; row < p->rows; row++) {
+        int64_t base = row * p->d;
+        double sum = 0.0, squares = 0.0;
+        for (int64_t j = 0; j < p->d; j++)
+            sum += dfg_cuda_load_f32(x, p->dtype, base + j);
+        double mean = sum / (double)p->d;
+        for (int64_t j = 0; j < p->d; j++) {
+            double dev = dfg_cuda_load_f32(x, p->dtype, base + j) - mean;
+            squares += dev * dev;
+        }
+        float rstd = dfg_cuda_layer_norm_rstd(p, squares), fmean = (float)mean;
+        for (int64_t j = 0; j < p->d; j++)
+            dfg_cuda_store_f32(
+                out, p->dtype, base + j,
+                (dfg_cuda_load_f32(x, p->dtype, base + j) - fmean) * rstd *
+                        dfg_cuda_load_f32(scale, p->dtype, j) +
+                    (p->has_bias ? dfg_cuda_load_f32(bias, p->dtype, j) : 0.0f));
+    }
+}
+
+static void parts(const dfg_cuda_step_plan *p)
+{
+    const dfg_step_args *a = p->args;
+    int concat = p->kind == DFG_CUDA_CONCAT;
+    const dfg_type *whole = concat ? &a->out_types[0] : &a->in_types[0];
+    int32_t n = concat ? a->n_inputs : a->n_outputs;
+    int64_t size = dfg_cuda_dtype_size(whole->dtype), pos = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int64_t len = (concat ? a->in_types : a->out_types)[i].shape[p->u.axis];
+        int64_t whole_at;
+        dfg_cuda_strided_copy copy;
+        dfg_cuda_part_plan(whole, p->u.axis, pos, len, concat, &whole_at, &copy);
+        if (concat)
+            strided_copy(&copy, a->in[i], (char *)a->out[0] + whole_at * size);
+        else
+            strided_copy(&copy, at(a->in[0], whole_at, size), a->out[i]);
+        pos += len;
+    }
+}
+
+static dfg_status conv(const dfg_cuda_step_plan *p)
+{
+    const dfg_step_args *s = p->args;
+    const dfg_conv_geometry *g = &p->u.conv.g;
+    dfg_dtype dtype = s->in_types[0].dtype;
+    int64_t size = dfg_cuda_dtype_size(dtype);
+    if (p->u.conv.has_bias)
+        strided_copy(&p->u.conv.bias, s->in[2], s->out[0]);
+    float beta = p->u.conv.has_bias ? 1.0f : 0.0f;
+    dfg_status st = DFG_OK;
+    if (g->direct) {
+        for (int64_t grp = 0; grp < g->group && st == DFG_OK; grp++) {
+            int64_t w_at, x_at, y_at;
+            dfg_cuda_row_gemm row = dfg_cuda_conv_direct_gemm(g, grp, beta,
+                                                              &w_at, &x_at, &y_at);
+            st = product(&row, dtype, at(s->in[1], w_at, size),
+                         at(s->in[0], x_at, size),
+                         (char *)s->out[0] + y_at * size);
+        }
+        return st;
+    }
+    dfg_cuda_im2col chunk = {p->u.conv.dims, g->k, 0, 0, size};
+    for (int64_t n = 0; n < g->batch; n++)
+        for (int64_t grp = 0; grp < g->group; grp++) {
+            int64_t x_at = (n * g->in_channels + grp * g->channels_per_group) *
+                           g->in_h * g->in_w;
+            int64_t y_at = (n * g->out_channels + grp * g->filters_per_group) *
+                           g->pixels;
+            for (int64_t p0 = 0; p0 < g->pixels && st == DFG_OK; p0 += g->chunk) {
+                chunk.first_pixel = p0;
+                chunk.cols = g->pixels - p0 < g->chunk ? g->pixels - p0 : g->chunk;
+                for (int64_t i = 0; i < chunk.rows * chunk.cols; i++)
+                    dfg_cuda_im2col_element(&chunk, at(s->in[0], x_at, size),
+                                            s->workspace, i);
+                dfg_cuda_row_gemm row = dfg_cuda_conv_chunk_gemm(g, chunk.cols, beta);
+                st = product(&row, dtype,
+                             at(s->in[1], grp * g->filters_per_group * g->k, size),
+                             s->workspace, (char *)s->out[0] + (y_at + p0) * size);
+            }
+        }
+    return st;
+}
+
+dfg_status cuda_emulate_step(const dfg_cuda_step_plan *p, unsigned int *status)
+{
+    const dfg_step_args *a = p->args;
+    int64_t size = dfg_cuda_dtype_size(a->out_types[0].dtype);
+    switch (p->kind) {
+    case DFG_CUDA_UNARY:
+        for (int64_t i = 0; i < p->u.unary.n; i++)
+            dfg_cuda_unary_element(&p->u.unary, a->in[0], a->out[0], i);
+        break;
+    case DFG_CUDA_BINARY:
+        for (int64_t i = 0; i < p->u.binary.n; i++)
+            dfg_cuda_binary_element(&p->u.binary, a->in[0], a->in[1], a->out[0], i);
+        break;
+    case DFG_CUDA_WHERE:
+        for (int64_t i = 0; i < p->u.where.n; i++)
+            dfg_cuda_where_element(&p->u.where, a->in[0], a->in[1], a->in[2],
+                                   a->out[0], i);
+        break;
+    case DFG_CUDA_CAST:
+        for (int64_t i = 0; i < p->u.cast.n; i++)
+            dfg_cuda_cast_element(&p->u.cast, a->in[0], a->out[0], i);
+        break;
+    case DFG_CUDA_BATCH_NORM:
+        for (int64_t i = 0; i < p->u.batch_norm.n; i++)
+            dfg_cuda_batch_norm_element(&p->u.batch_norm, a->in[0], a->in[1],
+                                        a->in[2], a->in[3], a->in[4], a->out[0], i);
+        break;
+    case DFG_CUDA_REDUCE: reduce(&p->u.reduce, a->in[0], a->out[0]); break;
+    case DFG_CUDA_SOFTMAX: softmax(&p->u.softmax, a->in[0], a->out[0]); break;
+    case DFG_CUDA_LAYER_NORM:
+        layer_norm(&p->u.layer_norm, a->in[0], a->in[1],
+                   p->u.layer_norm.has_bias ? a->in[2] : NULL, a->out[0]);
+        break;
+    case DFG_CUDA_POOL:
+        for (int64_t i = 0; i < p->u.pool.outputs; i++)
+            dfg_cuda_store_f32(a->out[0], p->u.pool.dtype, i,
+                               dfg_cuda_pool_element(&p->u.pool, a->in[0], i));
+        break;
+    case DFG_CUDA_COPY:
+        if (p->u.copy_bytes > 0)
+            memcpy(a->out[0], a->in[0], (size_t)p->u.copy_bytes);
+        break;
+    case DFG_CUDA_STRIDED:
+        strided_copy(&p->u.strided, at(a->in[0], p->src_at, size), a->out[0]);
+        break;
+    case DFG_CUDA_PAD:
+        for (int64_t i = 0; i < p->u.pad.n; i++)
+            dfg_cuda_copy_element(a->out[0], i, &p->u.pad.fill, 0,
+                                  p->u.pad.element_size);
+        strided_copy(&p->u.pad.copy, a->in[0], (char *)a->out[0] + p->dst_at * size);
+        break;
+    case DFG_CUDA_CONCAT:
+    case DFG_CUDA_SPLIT: parts(p); break;
+    case DFG_CUDA_GATHER:
+        for (int64_t i = 0; i < p->u.gather.n; i++) {
+            int64_t src = dfg_cuda_gather_source(&p->u.gather, a->in[1], i);
+            const uint64_t zero = 0;
+            if (src >= 0) {
+                dfg_cuda_copy_element(a->out[0], i, a->in[0], src,
+                                      p->u.gather.element_size);
+            } else {
+                dfg_cuda_copy_element(a->out[0], i, &zero, 0,
+                                      p->u.gather.element_size);
+                if (*status == 0)
+                    *status = (unsigned)p->u.gather.step + 1u;
+            }
+        }
+        break;
+    case DFG_CUDA_MATMUL:
+        for (int64_t call = 0; call < p->u.matmul.calls; call++) {
+            int64_t ia, ib, ic;
+            dfg_cuda_matmul_call_offsets(&p->u.matmul, call, &ia, &ib, &ic);
+            dfg_status st = product(&p->u.matmul.gemm, a->in_types[0].dtype,
+                                    at(a->in[0], ia, size), at(a->in[1], ib, size),
+                                    (char *)a->out[0] + ic * size);
+            if (st != DFG_OK)
+                return st;
+        }
+        break;
+    case DFG_CUDA_GEMM:
+        if (p->u.gemm.has_bias)
+            strided_copy(&p->u.gemm.bias, a->in[2], a->out[0]);
+        return product(&p->u.gemm.gemm, a->in_types[0].dtype, a->in[0],
+                       a->in[1], a->out[0]);
+    case DFG_CUDA_CONV2D: return conv(p);
+    }
+    return DFG_OK;
+}

@@ -1,0 +1,26 @@
+/* The CUDA backend's steps run on the CPU: what runtime/cuda/backend.c,
+ * blas.c and the kernels do with a step plan, with every launch replaced
+ * by a loop over the same per-element functions (elementwise_ops.h,
+ * reduction_ops.h, layout_ops.h) and every cuBLAS call by a column-major
+ * reference product with cuBLAS's argument conventions. The CPU tests
+ * compare it with the CPU backend, which checks the step plans, the
+ * row-major -> cuBLAS mapping, the strides and the per-element code on a
+ * machine without a GPU. Block reductions fold in a different order on
+ * the device; the sums here run in the same precision (double). */
+#ifndef DFG_TEST_CUDA_EMULATOR_H
+#define DFG_TEST_CUDA_EMULATOR_H
+
+#include "cuda/step_plan.h"
+
+/* Runs plan on host memory. *status receives what the device's status
+ * word would hold (a gather index out of range: step + 1). */
+dfg_status cuda_emulate_step(const dfg_cuda_step_plan *plan,
+                             unsigned int *status);
+
+/* cuBLAS's GemmEx / GemmStridedBatchedEx on host memory: column-major,
+ * first and second operands as dfg_cuda_blas_gemm names them, elements of
+ * dtype (f32, f16, bf16), accumulation in f32. */
+void cuda_emulate_gemm(const dfg_cuda_blas_gemm *g, dfg_dtype dtype,
+                       const void *first, const void *second, void *c);
+
+#endif
