@@ -20,6 +20,7 @@ struct dfg_onnx_op {
 /* Each family's rows, ended by a row with onnx_type NULL. */
 extern const dfg_onnx_op dfg_onnx_ops_elementwise[];
 extern const dfg_onnx_op dfg_onnx_ops_activation[];
+extern const dfg_onnx_op dfg_onnx_ops_logic[];
 extern const dfg_onnx_op dfg_onnx_ops_nn[];
 extern const dfg_onnx_op dfg_onnx_ops_layout[];
 extern const dfg_onnx_op dfg_onnx_ops_reduce[];

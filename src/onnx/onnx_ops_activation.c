@@ -197,6 +197,64 @@ static dfg_status import_thresholded_relu(dfg_onnx_importer *im,
     return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
 }
 
+/* Celu: max(0, x) + min(0, alpha (exp(x / alpha) - 1)) */
+static dfg_status import_celu(dfg_onnx_importer *im, const dfg_onnx_op *op)
+{
+    (void)op;
+    float alpha;
+    int32_t x, pos, neg, out;
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK)
+        st = read_alpha(im, 1.0f, &alpha);
+    if (st == DFG_OK && alpha == 0)
+        st = dfg_error(DFG_ERR_INVALID_ARGUMENT, "alpha is 0");
+    if (st == DFG_OK)
+        st = with_scalar(im, "max", x, 0.0, &pos);
+    if (st == DFG_OK)
+        st = with_scalar(im, "div", x, alpha, &neg);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, "exp", neg, NULL, &neg);
+    if (st == DFG_OK)
+        st = with_scalar(im, "sub", neg, 1.0, &neg);
+    if (st == DFG_OK)
+        st = with_scalar(im, "mul", neg, alpha, &neg);
+    if (st == DFG_OK)
+        st = with_scalar(im, "min", neg, 0.0, &neg);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "add", pos, neg, NULL, &out);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
+}
+
+/* Shrink: x < -lambd ? x + bias : x > lambd ? x - bias : 0 */
+static dfg_status import_shrink(dfg_onnx_importer *im, const dfg_onnx_op *op)
+{
+    (void)op;
+    float bias = 0.0f, lambd = 0.5f;
+    int32_t x, low, high, below, above, zero, out;
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_float(im, "bias", &bias);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_float(im, "lambd", &lambd);
+    if (st == DFG_OK)
+        st = with_scalar(im, "less", x, -lambd, &below);
+    if (st == DFG_OK)
+        st = with_scalar(im, "greater", x, lambd, &above);
+    if (st == DFG_OK)
+        st = with_scalar(im, "add", x, bias, &low);
+    if (st == DFG_OK)
+        st = with_scalar(im, "sub", x, bias, &high);
+    if (st == DFG_OK)
+        st = dfg_onnx_scalar(im, im->entries[x].type.dtype, 0.0, &zero);
+    const int32_t upper[3] = {above, high, zero};
+    if (st == DFG_OK)
+        st = dfg_onnx_emit(im, "where", upper, 3, NULL, 1, &out);
+    const int32_t lower[3] = {below, low, out};
+    if (st == DFG_OK)
+        st = dfg_onnx_emit(im, "where", lower, 3, NULL, 1, &out);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
+}
+
 /* Softmax and LogSoftmax. Before opset 13 the input is seen as 2-D,
  * [prod(dims before axis), prod(dims from axis)], default axis 1. */
 static dfg_status import_softmax(dfg_onnx_importer *im, const dfg_onnx_op *op)
@@ -286,6 +344,8 @@ const dfg_onnx_op dfg_onnx_ops_activation[] = {
     {"Elu", import_elu, NULL},
     {"Selu", import_elu, NULL},
     {"ThresholdedRelu", import_thresholded_relu, NULL},
+    {"Celu", import_celu, NULL},
+    {"Shrink", import_shrink, NULL},
     {"Softmax", import_softmax, "softmax"},
     {"LogSoftmax", import_softmax, "log_softmax"},
     {"Dropout", import_dropout, NULL},

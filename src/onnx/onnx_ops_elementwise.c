@@ -162,6 +162,25 @@ static dfg_status import_clip(dfg_onnx_importer *im, const dfg_onnx_op *op)
     return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
 }
 
+/* Mod: fmod = 1 keeps the dividend's sign (C), 0 the divisor's (Python),
+ * which ONNX allows for integers only. */
+static dfg_status import_mod(dfg_onnx_importer *im, const dfg_onnx_op *op)
+{
+    (void)op;
+    int32_t a, b, out;
+    int64_t fmod = 0;
+    dfg_status st = dfg_onnx_required_input(im, 0, &a);
+    if (st == DFG_OK)
+        st = dfg_onnx_required_input(im, 1, &b);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_int(im, "fmod", &fmod);
+    if (st == DFG_OK && !fmod && dfg_dtype_is_float(im->entries[a].type.dtype))
+        st = dfg_error(DFG_ERR_FORMAT, "fmod = 0 on floats");
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, fmod ? "fmod" : "mod", a, b, NULL, &out);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
+}
+
 const dfg_onnx_op dfg_onnx_ops_elementwise[] = {
     {"Add", import_binary, "add"},
     {"Sub", import_binary, "sub"},
@@ -186,6 +205,21 @@ const dfg_onnx_op dfg_onnx_ops_elementwise[] = {
     {"Sqrt", dfg_onnx_import_direct, "sqrt"},
     {"Reciprocal", dfg_onnx_import_direct, "reciprocal"},
     {"Erf", dfg_onnx_import_direct, "erf"},
+    {"Floor", dfg_onnx_import_direct, "floor"},
+    {"Ceil", dfg_onnx_import_direct, "ceil"},
+    {"Round", dfg_onnx_import_direct, "round"},
+    {"Sin", dfg_onnx_import_direct, "sin"},
+    {"Cos", dfg_onnx_import_direct, "cos"},
+    {"Tan", dfg_onnx_import_direct, "tan"},
+    {"Asin", dfg_onnx_import_direct, "asin"},
+    {"Acos", dfg_onnx_import_direct, "acos"},
+    {"Atan", dfg_onnx_import_direct, "atan"},
+    {"Sinh", dfg_onnx_import_direct, "sinh"},
+    {"Cosh", dfg_onnx_import_direct, "cosh"},
+    {"Asinh", dfg_onnx_import_direct, "asinh"},
+    {"Acosh", dfg_onnx_import_direct, "acosh"},
+    {"Atanh", dfg_onnx_import_direct, "atanh"},
+    {"Mod", import_mod, NULL},
     {"Identity", dfg_onnx_import_direct, "identity"},
     {"Cast", import_cast, NULL},
     {"Clip", import_clip, NULL},

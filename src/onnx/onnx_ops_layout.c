@@ -393,6 +393,41 @@ static dfg_status import_depth_space(dfg_onnx_importer *im,
     return finish(im, st, y);
 }
 
+static dfg_status import_gather_elements(dfg_onnx_importer *im,
+                                         const dfg_onnx_op *op)
+{
+    (void)op;
+    int32_t data, indices, y;
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    dfg_status st = dfg_onnx_required_input(im, 0, &data);
+    if (st == DFG_OK)
+        st = dfg_onnx_required_input(im, 1, &indices);
+    if (st == DFG_OK)
+        st = read_axis(im, 0, &attrs.axis);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "gather_elements", data, indices, &attrs, &y);
+    return finish(im, st, y);
+}
+
+static dfg_status import_scatter_nd(dfg_onnx_importer *im,
+                                    const dfg_onnx_op *op)
+{
+    (void)op;
+    int32_t in[3], y;
+    char reduction[16] = "none";
+    dfg_status st = dfg_onnx_attr_string(im, "reduction", reduction,
+                                         sizeof reduction);
+    if (st == DFG_OK && strcmp(reduction, "none") != 0)
+        st = dfg_error(DFG_ERR_UNSUPPORTED, "reduction '%s' (only 'none')",
+                       reduction);
+    for (int32_t i = 0; st == DFG_OK && i < 3; i++)
+        st = dfg_onnx_required_input(im, i, &in[i]);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit(im, "scatter_nd", in, 3, NULL, 1, &y);
+    return finish(im, st, y);
+}
+
 const dfg_onnx_op dfg_onnx_ops_layout[] = {
     {"Reshape", import_reshape, NULL},
     {"Flatten", import_flatten, NULL},
@@ -408,5 +443,7 @@ const dfg_onnx_op dfg_onnx_ops_layout[] = {
     {"Tile", import_tile, NULL},
     {"DepthToSpace", import_depth_space, NULL},
     {"SpaceToDepth", import_depth_space, NULL},
+    {"GatherElements", import_gather_elements, NULL},
+    {"ScatterND", import_scatter_nd, NULL},
     {NULL, NULL, NULL},
 };

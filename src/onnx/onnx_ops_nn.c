@@ -339,6 +339,115 @@ static dfg_status import_instance_norm(dfg_onnx_importer *im,
     return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
 }
 
+/* LRN: x / (bias + alpha / size * sum of x^2 over a window of `size`
+ * channels)^beta. The window sum is an average pool over the channel axis
+ * of the squares, padded with (size-1)/2 zero channels before and the
+ * rest after, seen as [N, 1, C + size - 1, H*W]. */
+static dfg_status import_lrn(dfg_onnx_importer *im, const dfg_onnx_op *op)
+{
+    (void)op;
+    int32_t x, sq, y;
+    int64_t size = 0;
+    float alpha = 1e-4f, beta = 0.75f, bias = 1.0f;
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_int(im, "size", &size);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_float(im, "alpha", &alpha);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_float(im, "beta", &beta);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_float(im, "bias", &bias);
+    if (st != DFG_OK)
+        return st;
+    dfg_type t = im->entries[x].type;
+    if (t.rank < 3 || size < 1 || size > 4096)
+        return dfg_error(DFG_ERR_SHAPE, "needs [N,C,...] and size in 1..4096");
+    int64_t spatial = 1;
+    for (int32_t d = 2; d < t.rank; d++)
+        if (dfg_mul_checked(spatial, t.shape[d], &spatial) != 0)
+            return dfg_error(DFG_ERR_OVERFLOW, "spatial size overflows");
+    dfg_attrs flat, pad, pool, back;
+    dfg_attrs_init(&flat);
+    dfg_attrs_init(&pad);
+    dfg_attrs_init(&pool);
+    dfg_attrs_init(&back);
+    const int64_t flat_shape[4] = {t.shape[0], 1, t.shape[1], spatial};
+    flat.n_shape = 4;
+    memcpy(flat.shape, flat_shape, sizeof flat_shape);
+    pad.pads[2] = (size - 1) / 2;     /* begin of axis 2 (channels) */
+    pad.pads[4 + 2] = size - 1 - (size - 1) / 2;
+    pool.kernel[0] = (int32_t)size;
+    pool.kernel[1] = 1;
+    back.n_shape = t.rank;
+    memcpy(back.shape, t.shape, sizeof back.shape);
+    st = dfg_onnx_emit2(im, "mul", x, x, NULL, &sq);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, "reshape", sq, &flat, &sq);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, "pad", sq, &pad, &sq);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, "average_pool", sq, &pool, &sq);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, "reshape", sq, &back, &sq);
+    /* average * size = sum; times alpha / size: average * alpha. */
+    int32_t scale, shift, power;
+    dfg_dtype dtype = t.dtype;
+    if (st == DFG_OK)
+        st = dfg_onnx_scalar(im, dtype, alpha, &scale);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "mul", sq, scale, NULL, &sq);
+    if (st == DFG_OK)
+        st = dfg_onnx_scalar(im, dtype, bias, &shift);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "add", sq, shift, NULL, &sq);
+    if (st == DFG_OK)
+        st = dfg_onnx_scalar(im, dtype, beta, &power);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "pow", sq, power, NULL, &sq);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "div", x, sq, NULL, &y);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
+}
+
+/* MeanVarianceNormalization: (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9)
+ * over `axes` (default N, H, W), as the ONNX function defines it. */
+static dfg_status import_mvn(dfg_onnx_importer *im, const dfg_onnx_op *op)
+{
+    (void)op;
+    int32_t x, mean, sq, var, eps, y;
+    dfg_attrs reduce;
+    dfg_attrs_init(&reduce);
+    const int64_t default_axes[3] = {0, 2, 3};
+    reduce.n_axes = 3;
+    memcpy(reduce.axes, default_axes, sizeof default_axes);
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_ints(im, "axes", reduce.axes, DFG_MAX_RANK,
+                                &reduce.n_axes);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, "reduce_mean", x, &reduce, &mean);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "mul", x, x, NULL, &sq);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, "reduce_mean", sq, &reduce, &sq);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "mul", mean, mean, NULL, &var);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "sub", sq, var, NULL, &var);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, "sqrt", var, NULL, &var);
+    if (st == DFG_OK)
+        st = dfg_onnx_scalar(im, im->entries[x].type.dtype, 1e-9, &eps);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "add", var, eps, NULL, &var);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "sub", x, mean, NULL, &y);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit2(im, "div", y, var, NULL, &y);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
+}
+
 const dfg_onnx_op dfg_onnx_ops_nn[] = {
     {"Conv", import_conv, NULL},
     {"MaxPool", import_pool, "max_pool"},
@@ -350,5 +459,7 @@ const dfg_onnx_op dfg_onnx_ops_nn[] = {
     {"BatchNormalization", import_batch_norm, NULL},
     {"LayerNormalization", import_layer_norm, NULL},
     {"InstanceNormalization", import_instance_norm, NULL},
+    {"LRN", import_lrn, NULL},
+    {"MeanVarianceNormalization", import_mvn, NULL},
     {NULL, NULL, NULL},
 };

@@ -2,6 +2,7 @@
  * composed around them (ReduceL2 = sqrt(sum(x^2)), ReduceMin =
  * -max(-x), ...). ReduceSum takes its axes as an input from opset 13, the
  * others as an attribute up to opset 17. */
+#include <stdint.h>
 #include <string.h>
 
 #include "error.h"
@@ -78,6 +79,52 @@ static dfg_status import_reduce(dfg_onnx_importer *im, const dfg_onnx_op *op)
     return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
 }
 
+/* ArgMax / ArgMin. select_last_index = 1 runs on the axis reversed (a
+ * slice with step -1) and maps the index k back to n - 1 - k. */
+static dfg_status import_arg_reduce(dfg_onnx_importer *im,
+                                    const dfg_onnx_op *op)
+{
+    int32_t x, y;
+    int64_t axis = 0, keepdims = 1, last = 0;
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_int(im, "axis", &axis);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_int(im, "keepdims", &keepdims);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_int(im, "select_last_index", &last);
+    if (st != DFG_OK)
+        return st;
+    const dfg_type *t = &im->entries[x].type;
+    if (axis < -t->rank || axis >= t->rank)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT, "axis %lld, rank %d",
+                         (long long)axis, (int)t->rank);
+    int64_t n = t->shape[axis < 0 ? axis + t->rank : axis];
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.axis = (int32_t)axis;
+    attrs.keepdims = keepdims != 0;
+    if (last) {
+        dfg_attrs reverse;
+        dfg_attrs_init(&reverse);
+        reverse.n_axes = 1;
+        reverse.axes[0] = axis;
+        reverse.starts[0] = -1;
+        reverse.ends[0] = INT64_MIN;
+        reverse.steps[0] = -1;
+        st = dfg_onnx_emit1(im, "slice", x, &reverse, &x);
+    }
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, op->dfg_op, x, &attrs, &y);
+    if (st == DFG_OK && last) {
+        int32_t top;
+        st = dfg_onnx_scalar(im, DFG_I64, (double)(n - 1), &top);
+        if (st == DFG_OK)
+            st = dfg_onnx_emit2(im, "sub", top, y, NULL, &y);
+    }
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
+}
+
 const dfg_onnx_op dfg_onnx_ops_reduce[] = {
     {"ReduceSum", import_reduce, NULL},
     {"ReduceMean", import_reduce, NULL},
@@ -88,5 +135,7 @@ const dfg_onnx_op dfg_onnx_ops_reduce[] = {
     {"ReduceSumSquare", import_reduce, NULL},
     {"ReduceLogSum", import_reduce, NULL},
     {"ReduceLogSumExp", import_reduce, NULL},
+    {"ArgMax", import_arg_reduce, "arg_max"},
+    {"ArgMin", import_arg_reduce, "arg_min"},
     {NULL, NULL, NULL},
 };

@@ -1,0 +1,17 @@
+/* CPU kernels of the ops added for the ONNX front end (the rows after
+ * "ONNX front end" in src/ops.def), dispatched by kernel_table.c. */
+#ifndef DFG_CPU_KERNELS_EXTRA_H
+#define DFG_CPU_KERNELS_EXTRA_H
+
+#include "kernels.h"
+
+/* floor, ceil, round, sin ... atanh: float dtypes, in f32. */
+dfg_status dfg_cpu_unary_math(const dfg_kernel_args *args);
+/* mod (the divisor's sign, Python's %) and fmod (the dividend's, C's). */
+dfg_status dfg_cpu_mod(const dfg_kernel_args *args);
+/* arg_max, arg_min: the first index of the extreme. */
+dfg_status dfg_cpu_arg_reduce(const dfg_kernel_args *args);
+dfg_status dfg_cpu_gather_elements(const dfg_kernel_args *args);
+dfg_status dfg_cpu_scatter_nd(const dfg_kernel_args *args);
+
+#endif
