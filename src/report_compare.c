@@ -1,6 +1,6 @@
 /* The planner comparison as a text table: for the program's arena buffers
- * in its execution order, the bytes each strategy needs and their ratio
- * to the lower bound, then the simulated caching allocator's segments and
+ * in its execution order, the bytes each strategy needs (no_reuse is the
+ * baseline) and their ratio to the lower bound, then the simulated caching allocator's segments and
  * fragmentation.
  *
  * Fragmentation here is 1 - allocated / reserved at the moment the
@@ -60,7 +60,6 @@ dfg_status dfg_report_compare(const dfg_program *program, FILE *out)
             c.n_buffers, dfg_format_bytes(c.alignment, align, sizeof align));
     fprintf(out, "  %-36s %14s  %10s\n", "strategy", "bytes",
             "/ bound");
-    write_row(out, "no reuse", "", c.no_reuse_bytes, bound);
     for (int p = 0; p < DFG_PLANNER_COUNT; p++)
         write_row(out, dfg_planner_name((dfg_planner)p),
                   (dfg_planner)p == c.compiled_planner ? " (this plan)" : "",
