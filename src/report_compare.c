@@ -3,11 +3,11 @@
  * baseline) and their ratio to the lower bound, then the simulated caching allocator's segments and
  * fragmentation.
  *
- * Fragmentation here is 1 - allocated / reserved at the moment the
- * allocator last had to obtain a segment: the share of the memory it held
- * then that was cached or unsplittable slack, not serving any tensor, yet
- * could not serve that request. A static plan has no such moment: its
- * arena is sized once for every lifetime. */
+ * Fragmentation is 1 - allocated / reserved, at two moments: when the
+ * allocator last had to obtain a segment (the memory it held then that
+ * served no tensor yet could not serve that request), and at the
+ * allocated peak (reserved memory never in use at once). A static plan
+ * has neither: its arena is sized once for every lifetime. */
 #include "dfg/report.h"
 
 #include <inttypes.h>
@@ -27,17 +27,19 @@ static void write_row(FILE *out, const char *what, const char *note,
 static void write_caching_notes(FILE *out, const dfg_plan_comparison *c)
 {
     const dfg_caching_stats *k = &c->caching;
-    char fragmentation[32];
-    uint64_t unused = k->reserved_peak_bytes - k->allocated_at_reserved_peak;
+    char at_reserve[32], at_peak[32];
+    uint64_t reserved = k->reserved_peak_bytes;
     fprintf(out, "caching allocator: %" PRId32 " small segment%s (2 MiB), "
-                 "%" PRId32 " large segment%s; fragmentation %s%% "
-                 "(1 - allocated/reserved when the last segment was "
-                 "reserved)\n",
+                 "%" PRId32 " large segment%s\n",
             k->small_segments, k->small_segments == 1 ? "" : "s",
-            k->large_segments, k->large_segments == 1 ? "" : "s",
-            dfg_format_ratio(unused * 100, k->reserved_peak_bytes, 1,
-                             fragmentation, sizeof fragmentation));
-    int ordered = k->reserved_peak_bytes >= k->allocated_peak_bytes &&
+            k->large_segments, k->large_segments == 1 ? "" : "s");
+    fprintf(out, "fragmentation: %s%% when the last segment was reserved, "
+                 "%s%% at the allocated peak (1 - allocated/reserved)\n",
+            dfg_format_ratio((reserved - k->allocated_at_reserved_peak) * 100,
+                             reserved, 1, at_reserve, sizeof at_reserve),
+            dfg_format_ratio((reserved - k->allocated_peak_bytes) * 100,
+                             reserved, 1, at_peak, sizeof at_peak));
+    int ordered = reserved >= k->allocated_peak_bytes &&
                   k->allocated_peak_bytes >= c->lower_bound_bytes;
     fprintf(out, "reserved >= allocated >= lower bound: %s\n",
             ordered ? "yes" : "NO");
