@@ -12,6 +12,7 @@
  * (the runtime skips a step whose output is a view, or whose output and
  * input addresses are equal). */
 #include "pass.h"
+#include "training.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -52,6 +53,8 @@ static dfg_status pack_stored(lowering *lw, int64_t alignment, int64_t *total)
 static dfg_tensor_kind value_kind(const lowering *lw, int32_t v)
 {
     const dfg_ir_value *value = &lw->graph->values[v];
+    if (value->role != DFG_ROLE_NONE && !value->is_output)
+        return dfg_training_tensor_kind(value->role);
     switch (value->kind) {
     case DFG_VALUE_INPUT: return DFG_TENSOR_INPUT;
     case DFG_VALUE_WEIGHT: return DFG_TENSOR_WEIGHT;

@@ -1,11 +1,12 @@
 /* dfg_compile: the passes in order, on a private copy of the graph.
  *
- *   verify -> fold -> dce -> schedule -> alias -> liveness -> plan
+ *   verify -> [training] -> fold -> dce -> schedule -> alias -> liveness -> plan
  *          -> lower -> dfg_program_verify
  *
  * Everything the passes make is freed here, on success and on every error
  * path; only the program leaves. */
 #include "pass.h"
+#include "training.h"
 
 #include <string.h>
 #include "error.h"
@@ -85,6 +86,8 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
 {
     dfg_pass_report report;
     dfg_status st = dfg_pass_verify(c->graph, &report);
+    if (st == DFG_OK && o->training)
+        st = dfg_pass_training(c->graph, o->training, &report);
     if (st == DFG_OK && o->fold_constants)
         st = dfg_pass_fold(c->graph, &report);
     if (st == DFG_OK && o->eliminate_dead_code)

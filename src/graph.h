@@ -19,6 +19,16 @@ typedef enum dfg_value_kind {
     DFG_VALUE_NODE_OUTPUT
 } dfg_value_kind;
 
+/* What a value is to a training step, set by the training pass
+ * (passes/training.c) so that the plan can tell the classes apart. */
+typedef enum dfg_training_role {
+    DFG_ROLE_NONE = 0,
+    DFG_ROLE_GRADIENT,
+    DFG_ROLE_GRADIENT_ACCUMULATOR,
+    DFG_ROLE_OPTIMIZER_STATE,
+    DFG_ROLE_SAVED_ACTIVATION
+} dfg_training_role;
+
 typedef struct dfg_ir_value {
     char *name;          /* owned, unique in the graph */
     dfg_type type;
@@ -27,6 +37,7 @@ typedef struct dfg_ir_value {
     int32_t producer_output;
     void *data;          /* weights and constants: owned copy, type bytes */
     int is_output;
+    dfg_training_role role;
 } dfg_ir_value;
 
 typedef struct dfg_ir_node {

@@ -73,5 +73,11 @@ int dfg_op_from_name(const char *name, dfg_op *out);
 #undef DFG_OP
 int64_t dfg_workspace_conv2d(const dfg_attrs *attrs, const dfg_type *in,
                              int32_t n_in, const dfg_type *out, int32_t n_out);
+int64_t dfg_workspace_conv2d_grad_input(const dfg_attrs *attrs,
+                                        const dfg_type *in, int32_t n_in,
+                                        const dfg_type *out, int32_t n_out);
+int64_t dfg_workspace_conv2d_grad_weight(const dfg_attrs *attrs,
+                                         const dfg_type *in, int32_t n_in,
+                                         const dfg_type *out, int32_t n_out);
 
 #endif

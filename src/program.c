@@ -8,7 +8,8 @@ const char *dfg_tensor_kind_name(dfg_tensor_kind kind)
 {
     static const char *const names[DFG_TENSOR_KIND_COUNT] = {
         "input", "output", "activation", "workspace", "weight", "constant",
-        "view",
+        "view", "gradient", "gradient_accumulator", "optimizer_state",
+        "saved_activation",
     };
     if ((unsigned)kind >= DFG_TENSOR_KIND_COUNT)
         return "?";

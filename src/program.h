@@ -14,7 +14,10 @@
 
 typedef enum dfg_region {
     DFG_REGION_ARENA = 0,   /* activations, inputs, outputs, workspaces */
-    DFG_REGION_WEIGHTS = 1, /* weights and constants, read-only */
+    DFG_REGION_WEIGHTS = 1, /* weights and constants, read-only; a training
+                               program's optimizer ops update its weights,
+                               optimizer state and gradient accumulators
+                               here in place (each session owns a copy) */
     DFG_REGION_COUNT
 } dfg_region;
 
@@ -27,6 +30,11 @@ typedef enum dfg_tensor_kind {
     DFG_TENSOR_WEIGHT,
     DFG_TENSOR_CONSTANT,
     DFG_TENSOR_VIEW,
+    DFG_TENSOR_GRADIENT,             /* training: computed by the backward pass */
+    DFG_TENSOR_GRADIENT_ACCUMULATOR, /* training: persistent, weights region */
+    DFG_TENSOR_OPTIMIZER_STATE,      /* training: persistent, weights region */
+    DFG_TENSOR_SAVED_ACTIVATION,     /* training: a forward value the backward
+                                        pass reads */
     DFG_TENSOR_KIND_COUNT
 } dfg_tensor_kind;
 

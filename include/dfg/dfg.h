@@ -14,5 +14,6 @@
 #include "dfg/report.h"
 #include "dfg/session.h"
 #include "dfg/status.h"
+#include "dfg/training.h"
 
 #endif

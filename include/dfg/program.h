@@ -38,6 +38,9 @@ typedef struct dfg_compile_options {
     int reuse_inputs_in_place;  /* elementwise ops may write over a dying
                                    input: 1 */
     const dfg_allocator *allocator; /* for the program; NULL: malloc */
+    /* NULL: an inference program; else a training step
+     * (include/dfg/training.h), read during dfg_compile only. */
+    const struct dfg_training_options *training;
 } dfg_compile_options;
 
 void dfg_compile_options_init(dfg_compile_options *options);

@@ -53,6 +53,19 @@ static const dfg_cpu_kernel kernels[DFG_OP_COUNT] = {
     [DFG_OP_GATHER] = dfg_cpu_gather,
     [DFG_OP_PAD] = dfg_cpu_pad,
     [DFG_OP_IDENTITY] = dfg_cpu_copy,
+    [DFG_OP_SOFTMAX_CROSS_ENTROPY] = dfg_cpu_softmax_cross_entropy,
+    [DFG_OP_SOFTMAX_CROSS_ENTROPY_GRAD] = dfg_cpu_softmax_cross_entropy_grad,
+    [DFG_OP_CONV2D_GRAD_INPUT] = dfg_cpu_conv2d_grad_input,
+    [DFG_OP_CONV2D_GRAD_WEIGHT] = dfg_cpu_conv2d_grad_weight,
+    [DFG_OP_MAX_POOL_GRAD] = dfg_cpu_pool_grad,
+    [DFG_OP_AVERAGE_POOL_GRAD] = dfg_cpu_pool_grad,
+    [DFG_OP_GELU_GRAD] = dfg_cpu_gelu_grad,
+    [DFG_OP_SLICE_GRAD] = dfg_cpu_slice_grad,
+    [DFG_OP_GATHER_GRAD] = dfg_cpu_gather_grad,
+    [DFG_OP_OPTIMIZER_TICK] = dfg_cpu_optimizer_tick,
+    [DFG_OP_SGD_UPDATE] = dfg_cpu_sgd_update,
+    [DFG_OP_ADAM_UPDATE] = dfg_cpu_adam_update,
+    [DFG_OP_ADAMW_UPDATE] = dfg_cpu_adam_update,
 };
 
 dfg_cpu_kernel dfg_cpu_kernel_for(dfg_op op)

@@ -52,5 +52,18 @@ dfg_status dfg_cpu_slice(const dfg_kernel_args *args);
 dfg_status dfg_cpu_expand(const dfg_kernel_args *args);
 dfg_status dfg_cpu_gather(const dfg_kernel_args *args);
 dfg_status dfg_cpu_pad(const dfg_kernel_args *args);
+/* Training (runtime/cpu/loss.c, conv2d_grad.c, pool_grad.c,
+ * activation_grad.c, scatter_grad.c, optimizer.c). */
+dfg_status dfg_cpu_softmax_cross_entropy(const dfg_kernel_args *args);
+dfg_status dfg_cpu_softmax_cross_entropy_grad(const dfg_kernel_args *args);
+dfg_status dfg_cpu_conv2d_grad_input(const dfg_kernel_args *args);
+dfg_status dfg_cpu_conv2d_grad_weight(const dfg_kernel_args *args);
+dfg_status dfg_cpu_pool_grad(const dfg_kernel_args *args); /* max_pool_grad, average_pool_grad */
+dfg_status dfg_cpu_gelu_grad(const dfg_kernel_args *args);
+dfg_status dfg_cpu_slice_grad(const dfg_kernel_args *args);
+dfg_status dfg_cpu_gather_grad(const dfg_kernel_args *args);
+dfg_status dfg_cpu_optimizer_tick(const dfg_kernel_args *args);
+dfg_status dfg_cpu_sgd_update(const dfg_kernel_args *args);
+dfg_status dfg_cpu_adam_update(const dfg_kernel_args *args); /* adam_update, adamw_update */
 
 #endif

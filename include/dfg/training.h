@@ -1,0 +1,61 @@
+/* Training: losses, and the options that make dfg_compile build a training
+ * step (docs/training.md).
+ *
+ * With dfg_compile_options.training set, dfg_compile differentiates the
+ * graph's loss with respect to every f32 weight the loss depends on and
+ * appends, after the backward pass, an optimizer update of each weight.
+ * One run of the program's session is one micro-batch: forward, backward,
+ * and every `accumulate` runs an optimizer step. The weights, the
+ * optimizer state and the gradient accumulators live in the program's
+ * weights region, which a session owns a copy of (so sessions of one
+ * program train independently) and which a training run updates in place.
+ * The program's outputs are the graph's outputs (the loss among them) and
+ * "training.update_sq_norms" (f32[weights]: each weight's squared update
+ * norm at this run, 0 on runs that only accumulate). */
+#ifndef DFG_TRAINING_H
+#define DFG_TRAINING_H
+
+#include <stdint.h>
+#include "dfg/graph.h"
+#include "dfg/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum dfg_optimizer {
+    DFG_OPTIMIZER_SGD = 0,  /* with momentum, as torch.optim.SGD */
+    DFG_OPTIMIZER_ADAM,     /* weight decay added to the gradient */
+    DFG_OPTIMIZER_ADAMW,    /* decoupled weight decay */
+    DFG_OPTIMIZER_COUNT
+} dfg_optimizer;
+
+/* "sgd", "adam", "adamw"; NULL if invalid. */
+const char *dfg_optimizer_name(dfg_optimizer optimizer);
+int dfg_optimizer_from_name(const char *name, dfg_optimizer *out);
+
+typedef struct dfg_training_options {
+    const char *loss;        /* name of the loss value: one f32 element */
+    dfg_optimizer optimizer; /* DFG_OPTIMIZER_SGD */
+    float learning_rate;     /* 0.01 */
+    float momentum;          /* SGD momentum, Adam's beta1: 0.9 */
+    float beta2;             /* Adam: 0.999 */
+    float epsilon;           /* Adam: 1e-8 */
+    float weight_decay;      /* 0 */
+    int32_t accumulate;      /* micro-batches per optimizer step: 1 */
+} dfg_training_options;
+
+void dfg_training_options_init(dfg_training_options *options);
+
+/* The mean over the N rows of logits [N,C] (f32) of the cross-entropy of
+ * softmax(row) against the class labels [N] (i32 or i64): a scalar. */
+dfg_status dfg_softmax_cross_entropy(dfg_graph *g, dfg_value logits,
+                                     dfg_value labels, dfg_value *out);
+/* mean((prediction - target)^2) over every element: a scalar. */
+dfg_status dfg_mean_squared_error(dfg_graph *g, dfg_value prediction,
+                                  dfg_value target, dfg_value *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

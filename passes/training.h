@@ -1,0 +1,20 @@
+/* The training pass (passes/training.c): turns a graph with a loss into
+ * one training step (include/dfg/training.h). */
+#ifndef DFG_TRAINING_PASS_H
+#define DFG_TRAINING_PASS_H
+
+#include "dfg/training.h"
+#include "pass.h"
+
+/* Appends the backward pass (passes/autodiff.c), the persistent optimizer
+ * state and the optimizer updates to graph; marks every value's training
+ * role. DFG_ERR_INVALID_ARGUMENT for bad options or a loss that reaches
+ * no weight. */
+dfg_status dfg_pass_training(dfg_graph *graph,
+                             const dfg_training_options *options,
+                             dfg_pass_report *report);
+
+/* The plan's tensor kind of a value with that training role. */
+dfg_tensor_kind dfg_training_tensor_kind(dfg_training_role role);
+
+#endif

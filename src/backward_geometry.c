@@ -1,0 +1,51 @@
+/* Shapes of the backward ops (see backward_geometry.h). */
+#include "backward_geometry.h"
+
+#include "error.h"
+#include "op_table.h"
+#include "shape_rules.h"
+
+dfg_status dfg_type_from_attrs_shape(const dfg_attrs *attrs,
+                                     const dfg_type *like, dfg_type *out)
+{
+    if (attrs->n_shape < 0 || attrs->n_shape > DFG_MAX_RANK)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "attrs.shape (the forward operand's shape) has %d "
+                         "dims", (int)attrs->n_shape);
+    out->dtype = like->dtype;
+    out->rank = attrs->n_shape;
+    for (int32_t d = 0; d < DFG_MAX_RANK; d++) {
+        out->shape[d] = d < attrs->n_shape ? attrs->shape[d] : 0;
+        if (out->shape[d] < 0)
+            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                             "attrs.shape %s has a negative dim",
+                             dfg_dims_format(attrs->n_shape, attrs->shape).text);
+    }
+    return dfg_shape_check_size(out);
+}
+
+dfg_status dfg_check_same_dims(const char *what, const dfg_type *got,
+                               const dfg_type *want)
+{
+    int same = got->rank == want->rank;
+    for (int32_t d = 0; same && d < got->rank; d++)
+        same = got->shape[d] == want->shape[d];
+    if (!same)
+        return dfg_error(DFG_ERR_SHAPE, "%s has shape %s, expected %s", what,
+                         dfg_dims_format(got->rank, got->shape).text,
+                         dfg_dims_format(want->rank, want->shape).text);
+    return DFG_OK;
+}
+
+dfg_status dfg_conv_grad_geometry(const dfg_attrs *attrs, const dfg_type *x,
+                                  const dfg_type *w, const dfg_type *dy,
+                                  dfg_conv_geometry *g)
+{
+    dfg_type in[2] = {*x, *w}, y;
+    dfg_status st = dfg_shape_conv2d(attrs, in, 2, &y, 1);
+    if (st == DFG_OK)
+        st = dfg_check_same_dims("the conv's output gradient", dy, &y);
+    if (st == DFG_OK)
+        st = dfg_conv_geometry_make(attrs, x, w, dy, g);
+    return st;
+}

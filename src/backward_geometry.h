@@ -1,0 +1,28 @@
+/* Shapes of the backward ops, shared by their shape rules, workspace rules
+ * and kernels.
+ *
+ * A backward op that does not take some forward operand (a conv's input or
+ * weights, a pool's or slice's input, gather's data) carries its shape in
+ * attrs.shape. The conv2d backward ops see the forward conv as
+ * x [N,C,H,W], w [M,C/g,kh,kw] and dy [N,M,OH,OW]; dy must be exactly what
+ * conv2d(x, w) makes with the same attributes, so the forward geometry and
+ * its bounded im2col chunks (conv_geometry.h) apply unchanged. */
+#ifndef DFG_BACKWARD_GEOMETRY_H
+#define DFG_BACKWARD_GEOMETRY_H
+
+#include "conv_geometry.h"
+
+/* attrs->shape (rank attrs->n_shape) as a type of like's dtype. */
+dfg_status dfg_type_from_attrs_shape(const dfg_attrs *attrs,
+                                     const dfg_type *like, dfg_type *out);
+
+/* DFG_ERR_SHAPE, naming what, unless got has want's rank and dims. */
+dfg_status dfg_check_same_dims(const char *what, const dfg_type *got,
+                               const dfg_type *want);
+
+/* Fills *g for the forward conv (x, w) -> dy. */
+dfg_status dfg_conv_grad_geometry(const dfg_attrs *attrs, const dfg_type *x,
+                                  const dfg_type *w, const dfg_type *dy,
+                                  dfg_conv_geometry *g);
+
+#endif
