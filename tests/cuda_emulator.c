@@ -279,6 +279,13 @@ dfg_status cuda_emulate_step(const dfg_cuda_step_plan *p, unsigned int *status)
         return product(&p->u.gemm.gemm, a->in_types[0].dtype, a->in[0],
                        a->in[1], a->out[0]);
     case DFG_CUDA_CONV2D: return conv(p);
+    case DFG_CUDA_DEPTHWISE:
+        for (int64_t i = 0; i < p->u.depthwise.outputs; i++)
+            dfg_cuda_store_f32(a->out[0], p->u.depthwise.dtype, i,
+                               dfg_cuda_depthwise_element(
+                                   &p->u.depthwise, a->in[0], a->in[1],
+                                   p->u.depthwise.has_bias ? a->in[2] : NULL, i));
+        break;
     }
     return DFG_OK;
 }

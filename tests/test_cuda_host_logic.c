@@ -425,6 +425,15 @@ static void test_conv_ops(void **state)
     dfg_type direct[3] = {type_of(DFG_F32, 4, 3, 4, 5, 5),
                           type_of(DFG_F32, 4, 6, 2, 1, 1), type_of(DFG_F32, 1, 6)};
     check_op(DFG_OP_CONV2D, &d, 3, direct, 1, -1, 1);
+    /* Depthwise (one input channel per group, two filters each): the
+     * direct stencil. */
+    dfg_attrs dw = defaults();
+    dw.group = 3, dw.strides[0] = dw.strides[1] = 2;
+    dw.pads[0] = dw.pads[1] = dw.pads[2] = dw.pads[3] = 1;
+    dfg_type depthwise[3] = {type_of(DFG_F32, 4, 2, 3, 9, 8),
+                             type_of(DFG_F32, 4, 6, 1, 3, 3), type_of(DFG_F32, 1, 6)};
+    check_op(DFG_OP_CONV2D, &dw, 3, depthwise, 1, -1, 1);
+    check_op(DFG_OP_CONV2D, &dw, 2, depthwise, 1, -1, 1);
     /* f16, and an im2col of several chunks (k * pixels > the budget). */
     dfg_attrs h = defaults();
     h.pads[0] = h.pads[1] = h.pads[2] = h.pads[3] = 1;

@@ -12,7 +12,7 @@
 
 static const char usage[] =
     "usage: dfgc bench MODEL [--iterations N] [--warmup N] [--seed N]\n"
-    "                  [--backend NAME] [--planner NAME] [--align N]\n"
+    "                  [--device cpu|cuda] [--planner NAME] [--align N]\n"
     "\n"
     "Runs MODEL --warmup times untimed, then --iterations times timed, on\n"
     "random inputs, and prints the median, minimum and maximum latency of\n"
@@ -23,7 +23,8 @@ static const char usage[] =
     "--iterations N    timed runs (100)\n"
     "--warmup N        untimed runs first (10)\n"
     "--seed N          seed of the random inputs (1)\n"
-    "--backend NAME    cpu (default)\n"
+    "--device NAME     cpu (default) or cuda ('dfgc devices'); also\n"
+    "                  --backend NAME\n"
     "--planner, --align as for 'dfgc compile', when MODEL is compiled\n";
 
 typedef struct bench_args {
@@ -58,6 +59,8 @@ static int parse_option(int argc, char **argv, int *i, bench_args *a)
                 return -status;
         }
     }
+    if (found == 0)
+        found = dfgc_option_value("bench", argc, argv, i, "--device", &a->backend);
     if (found == 0)
         found = dfgc_option_value("bench", argc, argv, i, "--backend", &a->backend);
     return found < 0 ? -DFGC_EXIT_USAGE : found;

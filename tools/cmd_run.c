@@ -11,7 +11,7 @@
 
 static const char usage[] =
     "usage: dfgc run MODEL [--input NAME=FILE]... [--output NAME=FILE]...\n"
-    "                [--seed N] [--backend NAME] [--planner NAME] [--align N]\n"
+    "                [--seed N] [--device cpu|cuda] [--planner NAME] [--align N]\n"
     "\n"
     "Runs MODEL once and prints, for each output, its name, shape, dtype,\n"
     "the sum and sum of squares of its elements and a 64-bit hash of its\n"
@@ -23,7 +23,8 @@ static const char usage[] =
     "                   given are random (floats in [-1,1), integers 0..3)\n"
     "--output NAME=FILE also write output NAME's raw bytes to FILE\n"
     "--seed N           seed of the random inputs (1)\n"
-    "--backend NAME     cpu (default)\n"
+    "--device NAME      cpu (default) or cuda ('dfgc devices'); also\n"
+    "                   --backend NAME\n"
     "--planner, --align as for 'dfgc compile', when MODEL is compiled\n";
 
 #define MAX_FILE_ARGS 64
@@ -120,7 +121,8 @@ static int parse_option(int argc, char **argv, int *i, run_args *a)
     else if (found == 0 &&
              (found = dfgc_option_value("run", argc, argv, i, "--seed", &value)) > 0)
         status = dfgc_parse_u64("run", "--seed", value, 0, UINT64_MAX, &a->seed);
-    else if (found == 0)
+    else if (found == 0 &&
+             (found = dfgc_option_value("run", argc, argv, i, "--device", &a->backend)) == 0)
         found = dfgc_option_value("run", argc, argv, i, "--backend", &a->backend);
     if (found < 0)
         return -DFGC_EXIT_USAGE;

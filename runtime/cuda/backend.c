@@ -236,6 +236,11 @@ static dfg_status enqueue_step(dfg_backend_context *c,
         e = dfg_cuda_launch_gather(&p->u.gather, a->in[0], a->in[1], a->out[0],
                                    c->status, s);
         break;
+    case DFG_CUDA_DEPTHWISE:
+        e = dfg_cuda_launch_depthwise(&p->u.depthwise, a->in[0], a->in[1],
+                                      p->u.depthwise.has_bias ? a->in[2] : NULL,
+                                      a->out[0], s);
+        break;
     case DFG_CUDA_MATMUL:
     case DFG_CUDA_GEMM:
     case DFG_CUDA_CONV2D: return dfg_cuda_blas_step(&c->blas, p, s);

@@ -1,5 +1,7 @@
-/* The im2col chunk of a convolution, one thread per entry, in the input's
- * dtype so that cuBLAS multiplies it as it multiplies the weights. */
+/* The convolution's own kernels (its products run on cuBLAS, blas.c): the
+ * im2col chunk, one thread per entry, in the input's dtype so that cuBLAS
+ * multiplies it as it multiplies the weights; and the depthwise stencil,
+ * one thread per output element. */
 #include "device_loop.cuh"
 #include "kernels.h"
 #include "launch_geometry.h"
@@ -19,5 +21,26 @@ extern "C" cudaError_t dfg_cuda_launch_im2col(const dfg_cuda_im2col *p,
     if (l.blocks == 0)
         return cudaSuccess;
     im2col_kernel<<<l.blocks, l.threads, 0, stream>>>(*p, x, col);
+    return cudaGetLastError();
+}
+
+static __global__ void depthwise_kernel(dfg_cuda_depthwise p, const void *x,
+                                        const void *w, const void *bias,
+                                        void *y)
+{
+    DFG_CUDA_GRID_STRIDE(i, p.outputs)
+        dfg_cuda_store_f32(y, p.dtype, i,
+                           dfg_cuda_depthwise_element(&p, x, w, bias, i));
+}
+
+extern "C" cudaError_t dfg_cuda_launch_depthwise(const dfg_cuda_depthwise *p,
+                                                 const void *x, const void *w,
+                                                 const void *bias, void *y,
+                                                 cudaStream_t stream)
+{
+    dfg_cuda_launch l = dfg_cuda_launch_elements(p->outputs);
+    if (l.blocks == 0)
+        return cudaSuccess;
+    depthwise_kernel<<<l.blocks, l.threads, 0, stream>>>(*p, x, w, bias, y);
     return cudaGetLastError();
 }

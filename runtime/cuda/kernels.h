@@ -61,9 +61,13 @@ cudaError_t dfg_cuda_launch_gather(const dfg_cuda_gather *p, const void *data,
                                    const void *indices, void *out,
                                    unsigned int *status, cudaStream_t stream);
 
-/* im2col.cu */
+/* conv.cu (bias may be NULL when p->has_bias is 0) */
 cudaError_t dfg_cuda_launch_im2col(const dfg_cuda_im2col *p, const void *x,
                                    void *col, cudaStream_t stream);
+cudaError_t dfg_cuda_launch_depthwise(const dfg_cuda_depthwise *p,
+                                      const void *x, const void *w,
+                                      const void *bias, void *y,
+                                      cudaStream_t stream);
 
 #ifdef __cplusplus
 }

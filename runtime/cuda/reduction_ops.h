@@ -138,4 +138,45 @@ dfg_cuda_pool_element(const dfg_cuda_pool *p, const void *x, int64_t i)
     return divisor > 0 ? acc / (float)divisor : 0.0f;
 }
 
+/* A depthwise conv2d (one input channel per group, group > 1) as a
+ * direct stencil: its im2col product would have one output row per group,
+ * a poor fit for cuBLAS. */
+typedef struct dfg_cuda_depthwise {
+    dfg_dtype dtype;
+    int has_bias;
+    int64_t outputs;                 /* N * M * out_h * out_w */
+    int64_t channels, multiplier;    /* input channels C; filters per channel */
+    int64_t filters;                 /* M = C * multiplier */
+    int64_t in_h, in_w, out_h, out_w, kernel_h, kernel_w;
+    int64_t stride[2], dilation[2], pad_top, pad_left;
+} dfg_cuda_depthwise;
+
+/* Output element i of y [N, M, out_h, out_w] from x [N, C, in_h, in_w],
+ * w [M, 1, kh, kw] and the optional bias [M]. */
+DFG_HOST_DEVICE static inline float
+dfg_cuda_depthwise_element(const dfg_cuda_depthwise *p, const void *x,
+                           const void *w, const void *bias, int64_t i)
+{
+    int64_t ox = i % p->out_w, rest = i / p->out_w;
+    int64_t oy = rest % p->out_h;
+    rest /= p->out_h;
+    int64_t m = rest % p->filters, n = rest / p->filters;
+    int64_t plane = (n * p->channels + m / p->multiplier) * p->in_h * p->in_w;
+    float acc = p->has_bias ? dfg_cuda_load_f32(bias, p->dtype, m) : 0.0f;
+    for (int64_t ty = 0; ty < p->kernel_h; ty++) {
+        int64_t iy = oy * p->stride[0] - p->pad_top + ty * p->dilation[0];
+        if (iy < 0 || iy >= p->in_h)
+            continue;
+        for (int64_t tx = 0; tx < p->kernel_w; tx++) {
+            int64_t ix = ox * p->stride[1] - p->pad_left + tx * p->dilation[1];
+            if (ix < 0 || ix >= p->in_w)
+                continue;
+            acc += dfg_cuda_load_f32(x, p->dtype, plane + iy * p->in_w + ix) *
+                   dfg_cuda_load_f32(w, p->dtype,
+                                     (m * p->kernel_h + ty) * p->kernel_w + tx);
+        }
+    }
+    return acc;
+}
+
 #endif

@@ -380,6 +380,26 @@ mixed:
                      dfg_dtype_name(s->out_types[0].dtype));
 }
 
+static dfg_status plan_depthwise(const dfg_step_args *s, int has_bias,
+                                 dfg_cuda_step_plan *p)
+{
+    const dfg_conv_geometry g = p->u.conv.g;
+    if (has_bias && dfg_type_numel(&s->in_types[2]) != g.out_channels)
+        return dfg_error(DFG_ERR_SHAPE, "conv2d: the bias must hold %lld "
+                         "values", (long long)g.out_channels);
+    p->kind = DFG_CUDA_DEPTHWISE;
+    p->u.depthwise = (dfg_cuda_depthwise){
+        .dtype = s->in_types[0].dtype, .has_bias = has_bias,
+        .outputs = dfg_type_numel(&s->out_types[0]),
+        .channels = g.in_channels, .multiplier = g.filters_per_group,
+        .filters = g.out_channels, .in_h = g.in_h, .in_w = g.in_w,
+        .out_h = g.out_h, .out_w = g.out_w, .kernel_h = g.kernel_h,
+        .kernel_w = g.kernel_w, .stride = {g.stride[0], g.stride[1]},
+        .dilation = {g.dilation[0], g.dilation[1]}, .pad_top = g.pad_top,
+        .pad_left = g.pad_left};
+    return DFG_OK;
+}
+
 static dfg_status plan_blas(const dfg_step_args *s, dfg_cuda_step_plan *p)
 {
     int has_bias = s->n_inputs > 2 && s->in[2] != NULL;
@@ -410,6 +430,8 @@ static dfg_status plan_blas(const dfg_step_args *s, dfg_cuda_step_plan *p)
                                 &s->out_types[0], g);
     if (st != DFG_OK)
         return st;
+    if (g->channels_per_group == 1 && g->group > 1)
+        return plan_depthwise(s, has_bias, p);
     int64_t needed = dfg_conv_workspace_bytes(g);
     if (s->workspace_bytes < needed || (needed > 0 && !s->workspace))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,

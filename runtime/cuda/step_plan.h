@@ -32,7 +32,8 @@ typedef enum dfg_cuda_kind {
     DFG_CUDA_GATHER,
     DFG_CUDA_MATMUL,
     DFG_CUDA_GEMM,
-    DFG_CUDA_CONV2D
+    DFG_CUDA_CONV2D,
+    DFG_CUDA_DEPTHWISE   /* conv2d with one input channel per group */
 } dfg_cuda_kind;
 
 typedef struct dfg_cuda_step_plan {
@@ -54,6 +55,7 @@ typedef struct dfg_cuda_step_plan {
         dfg_cuda_softmax softmax;
         dfg_cuda_layer_norm layer_norm;
         dfg_cuda_pool pool;
+        dfg_cuda_depthwise depthwise;
         int64_t copy_bytes;
         dfg_cuda_strided_copy strided;
         struct {
