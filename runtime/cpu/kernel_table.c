@@ -1,6 +1,7 @@
 /* The CPU kernel of every op in src/ops.def. Ops without an entry map to
  * NULL, which the backend reports as unsupported. */
 #include "kernels.h"
+#include "kernels_extra.h"
 
 static const dfg_cpu_kernel kernels[DFG_OP_COUNT] = {
     [DFG_OP_ADD] = dfg_cpu_binary,
@@ -66,6 +67,26 @@ static const dfg_cpu_kernel kernels[DFG_OP_COUNT] = {
     [DFG_OP_SGD_UPDATE] = dfg_cpu_sgd_update,
     [DFG_OP_ADAM_UPDATE] = dfg_cpu_adam_update,
     [DFG_OP_ADAMW_UPDATE] = dfg_cpu_adam_update,
+    [DFG_OP_FLOOR] = dfg_cpu_unary_math,
+    [DFG_OP_CEIL] = dfg_cpu_unary_math,
+    [DFG_OP_ROUND] = dfg_cpu_unary_math,
+    [DFG_OP_SIN] = dfg_cpu_unary_math,
+    [DFG_OP_COS] = dfg_cpu_unary_math,
+    [DFG_OP_TAN] = dfg_cpu_unary_math,
+    [DFG_OP_ASIN] = dfg_cpu_unary_math,
+    [DFG_OP_ACOS] = dfg_cpu_unary_math,
+    [DFG_OP_ATAN] = dfg_cpu_unary_math,
+    [DFG_OP_SINH] = dfg_cpu_unary_math,
+    [DFG_OP_COSH] = dfg_cpu_unary_math,
+    [DFG_OP_ASINH] = dfg_cpu_unary_math,
+    [DFG_OP_ACOSH] = dfg_cpu_unary_math,
+    [DFG_OP_ATANH] = dfg_cpu_unary_math,
+    [DFG_OP_MOD] = dfg_cpu_mod,
+    [DFG_OP_FMOD] = dfg_cpu_mod,
+    [DFG_OP_ARG_MAX] = dfg_cpu_arg_reduce,
+    [DFG_OP_ARG_MIN] = dfg_cpu_arg_reduce,
+    [DFG_OP_GATHER_ELEMENTS] = dfg_cpu_gather_elements,
+    [DFG_OP_SCATTER_ND] = dfg_cpu_scatter_nd,
 };
 
 dfg_cpu_kernel dfg_cpu_kernel_for(dfg_op op)
