@@ -197,6 +197,8 @@ static void mark_roles(dfg_graph *g, int32_t n_forward, int32_t n_backward_end)
 {
     for (int32_t n = n_forward; n < n_backward_end; n++) {
         const dfg_ir_node *node = &g->nodes[n];
+        if (node->dead)
+            continue;
         for (int32_t i = 0; i < node->n_outputs; i++) {
             dfg_ir_value *v = &g->values[node->outputs[i]];
             if (dfg_dtype_is_float(v->type.dtype))
@@ -233,13 +235,7 @@ static dfg_status append_step(dfg_graph *g, const dfg_training_options *o,
     dfg_status st = dfg_autodiff(g, loss, weights, n_weights, grads);
     if (st != DFG_OK)
         return st;
-    /* Gradients nobody needs (of inputs, of batch-norm statistics...) go
-     * before roles are marked, so that only real readers count. */
-    dfg_pass_report dce;
-    if ((st = dfg_pass_dce(g, &dce)) != DFG_OK)
-        return st;
-    mark_roles(g, n_forward, g->n_nodes);
-    int32_t control, n_updates = 0;
+    int32_t n_backward_end = g->n_nodes, control, n_updates = 0;
     if ((st = add_tick(g, o, &control)) != DFG_OK)
         return st;
     int32_t *norms = dfg_calloc(&g->allocator, (size_t)n_weights + 1,
@@ -265,6 +261,13 @@ static dfg_status append_step(dfg_graph *g, const dfg_training_options *o,
         st = dfg_graph_output(g, dfg_graph_handle(g, all), NULL);
     if (st == DFG_OK && !g->values[loss].is_output)
         st = dfg_graph_output(g, dfg_graph_handle(g, loss), NULL);
+    /* Gradients nobody needs (of inputs, of batch-norm statistics...) go
+     * before roles are marked, so that only real readers count. */
+    dfg_pass_report dce;
+    if (st == DFG_OK)
+        st = dfg_pass_dce(g, &dce);
+    if (st == DFG_OK)
+        mark_roles(g, n_forward, n_backward_end);
     return st;
 }
 

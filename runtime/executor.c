@@ -276,3 +276,51 @@ dfg_status dfg_session_output_buffer(dfg_session *s, int32_t index, void **out)
 {
     return io_buffer(s, index, 0, out);
 }
+
+static int32_t find_weight(const dfg_program *p, const dfg_program_tensor *like)
+{
+    for (int32_t i = 0; i < p->n_tensors; i++) {
+        const dfg_program_tensor *t = &p->tensors[i];
+        if (t->kind == DFG_TENSOR_WEIGHT && t->alias_of < 0 &&
+            dfg_type_equal(&t->type, &like->type) &&
+            strcmp(t->name, like->name) == 0)
+            return i;
+    }
+    return -1;
+}
+
+dfg_status dfg_session_copy_weights(dfg_session *dst, dfg_session *src,
+                                    int32_t *copied)
+{
+    if (!dst || !src)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_session_copy_weights: sessions must not be NULL");
+    int32_t count = 0;
+    dfg_status st = DFG_OK;
+    for (int32_t i = 0; i < dst->program->n_tensors && st == DFG_OK; i++) {
+        const dfg_program_tensor *t = &dst->program->tensors[i];
+        if (t->kind != DFG_TENSOR_WEIGHT || t->alias_of >= 0)
+            continue;
+        int32_t j = find_weight(src->program, t);
+        if (j < 0)
+            continue;
+        void *staging = dfg_alloc(&dst->allocator, (size_t)t->bytes + 1);
+        if (!staging)
+            return dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                             "dfg_session_copy_weights: out of memory for "
+                             "'%s'", t->name);
+        st = src->backend->synchronize(src->context);
+        if (st == DFG_OK)
+            st = src->backend->download(src->context, staging,
+                                        tensor_address(src, j),
+                                        (size_t)t->bytes);
+        if (st == DFG_OK)
+            st = dst->backend->upload(dst->context, tensor_address(dst, i),
+                                      staging, (size_t)t->bytes);
+        dfg_free(&dst->allocator, staging);
+        count++;
+    }
+    if (copied)
+        *copied = count;
+    return st;
+}

@@ -10,6 +10,7 @@ int dfgc_plan(int argc, char **argv);
 int dfgc_compile(int argc, char **argv);
 int dfgc_run(int argc, char **argv);
 int dfgc_bench(int argc, char **argv);
+int dfgc_train(int argc, char **argv);
 int dfgc_devices(int argc, char **argv);
 
 /* MODEL is a bundled example ("example:cnn"), a program file (.dfgp) or,

@@ -16,6 +16,7 @@ static const subcommand subcommands[] = {
     {"compile", dfgc_compile, "compile a model into a program file (.dfgp)"},
     {"run", dfgc_run, "run a model or program once and print output checksums"},
     {"bench", dfgc_bench, "time runs of a model or program; peak memory"},
+    {"train", dfgc_train, "train example:mlp or example:cnn on the digits"},
     {"devices", dfgc_devices, "list the backends compiled in and their devices"},
 };
 

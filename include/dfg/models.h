@@ -20,6 +20,14 @@ extern "C" {
  * dfg_graph_destroy). Unknown name: DFG_ERR_NOT_FOUND. */
 dfg_status dfg_model_build(const char *name, const dfg_allocator *allocator,
                            dfg_graph **out);
+/* A classifier (mlp, cnn) for training: inputs "x" and "labels" (i64, one
+ * class per row), output "loss", the mean softmax cross-entropy of the
+ * logits the inference model's softmax would read (the same weights and
+ * names as dfg_model_build). DFG_ERR_UNSUPPORTED for a model that does
+ * not end in a softmax. */
+dfg_status dfg_model_build_training(const char *name,
+                                    const dfg_allocator *allocator,
+                                    dfg_graph **out);
 /* The model names, NULL-terminated; static storage. */
 const char *const *dfg_model_names(void);
 /* A one-line description of a model, or NULL for an unknown name. */

@@ -49,6 +49,14 @@ dfg_status dfg_session_input_buffer(dfg_session *session, int32_t index,
 dfg_status dfg_session_output_buffer(dfg_session *session, int32_t index,
                                      void **out);
 
+/* Copies into dst's weights every weight of dst's program that src's
+ * program has under the same name and type, from src's own copy (which a
+ * training program updates in place: this is how a trained model is
+ * evaluated with an inference program). *copied receives the count (may
+ * be NULL). Allocates a host staging buffer per weight. */
+dfg_status dfg_session_copy_weights(dfg_session *dst, dfg_session *src,
+                                    int32_t *copied);
+
 #ifdef __cplusplus
 }
 #endif
