@@ -31,7 +31,9 @@
 typedef struct dfg_onnx_entry {
     const char *name;  /* the ONNX name, or NULL for an intermediate */
     dfg_type type;
-    void *constant;    /* owned host data if known at import time */
+    void *constant;    /* host data if known at import time: owned, or
+                          the graph's copy once materialised (borrowed) */
+    int borrowed;      /* constant points into the graph */
     int is_weight;     /* an initializer: materialised as a weight */
     int produced;      /* value is the output of a graph node */
     dfg_value value;   /* in the graph, or DFG_NO_VALUE */

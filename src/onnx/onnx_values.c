@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "graph.h"
 #include "memory.h"
 #include "onnx_import.h"
 
@@ -90,6 +91,13 @@ dfg_status dfg_onnx_materialise(dfg_onnx_importer *im, int32_t entry,
                                      &e->value);
         if (st != DFG_OK)
             return st;
+        /* The graph holds a copy now: read that one from here on, so that
+         * a model's weights are not held twice while importing. */
+        const dfg_ir_value *v =
+            &im->graph->values[dfg_graph_index(im->graph, e->value)];
+        dfg_free(&im->allocator, e->constant);
+        e->constant = v->data;
+        e->borrowed = 1;
     }
     *out = e->value;
     return DFG_OK;
@@ -98,7 +106,8 @@ dfg_status dfg_onnx_materialise(dfg_onnx_importer *im, int32_t entry,
 void dfg_onnx_importer_free(dfg_onnx_importer *im)
 {
     for (int32_t i = 0; i < im->n_entries; i++)
-        dfg_free(&im->allocator, im->entries[i].constant);
+        if (!im->entries[i].borrowed)
+            dfg_free(&im->allocator, im->entries[i].constant);
     dfg_free(&im->allocator, im->entries);
     dfg_name_table_free(&im->names);
     im->entries = NULL;
