@@ -66,6 +66,7 @@ dfg_status dfg_conv_geometry_make(const dfg_attrs *attrs, const dfg_type *x,
     g->direct = g->kernel_h == 1 && g->kernel_w == 1 && g->stride[0] == 1 &&
                 g->stride[1] == 1 && g->pad_top == 0 && g->pad_left == 0 &&
                 attrs->pads[2] == 0 && attrs->pads[3] == 0;
+    g->depthwise = g->channels_per_group == 1 && g->group > 1;
     int64_t budget_columns =
         DFG_CONV_IM2COL_BUDGET_BYTES / (int64_t)sizeof(float) /
         (g->k > 0 ? g->k : 1);
@@ -82,4 +83,9 @@ int64_t dfg_conv_workspace_bytes(const dfg_conv_geometry *g)
     /* k * chunk <= max(budget, k) floats, and k <= DFG_MAX_ELEMENTS: no
      * overflow. */
     return g->k * g->chunk * (int64_t)sizeof(float);
+}
+
+int64_t dfg_conv_forward_workspace_bytes(const dfg_conv_geometry *g)
+{
+    return g->depthwise ? 0 : dfg_conv_workspace_bytes(g);
 }

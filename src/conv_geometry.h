@@ -11,7 +11,13 @@
  * efficiency is barely affected as long as a chunk keeps a few hundred
  * columns, which 1 MiB gives for every K up to a few thousand. A 1x1
  * convolution with stride 1 and no padding is already a GEMM on the input
- * (its im2col matrix is the input), so it needs no scratch at all. */
+ * (its im2col matrix is the input), so it needs no scratch at all.
+ *
+ * A depthwise convolution (one input channel per group, group > 1) needs
+ * none either: its im2col GEMM would have a single output row per group,
+ * which runs at a small fraction of a direct stencil's speed, so the
+ * forward kernels compute each output plane directly from its one input
+ * plane (dfg_conv_forward_workspace_bytes). */
 #ifndef DFG_CONV_GEOMETRY_H
 #define DFG_CONV_GEOMETRY_H
 
@@ -39,6 +45,7 @@ typedef struct dfg_conv_geometry {
     int64_t k;                      /* rows of im2col: C/group * kh * kw */
     int64_t pixels;                 /* out_h * out_w, per image */
     int direct;                     /* GEMM straight on the input, no im2col */
+    int depthwise;                  /* one input channel per group, group > 1 */
     int64_t chunk;                  /* output pixels per im2col chunk (>= 1) */
 } dfg_conv_geometry;
 
@@ -53,5 +60,10 @@ dfg_status dfg_conv_geometry_make(const dfg_attrs *attrs, const dfg_type *x,
 /* Bytes of the im2col chunk buffer: 0 for a direct conv, else
  * k * chunk * sizeof(float). */
 int64_t dfg_conv_workspace_bytes(const dfg_conv_geometry *g);
+
+/* Bytes of the forward conv2d step's workspace (its op table rule): 0 for
+ * a depthwise conv, which runs as a direct stencil, else the im2col
+ * chunk's. */
+int64_t dfg_conv_forward_workspace_bytes(const dfg_conv_geometry *g);
 
 #endif

@@ -13,5 +13,5 @@ int64_t dfg_workspace_conv2d(const dfg_attrs *attrs, const dfg_type *in,
     dfg_conv_geometry g;
     if (dfg_conv_geometry_make(attrs, &in[0], &in[1], &out[0], &g) != DFG_OK)
         return -1;
-    return dfg_conv_workspace_bytes(&g);
+    return dfg_conv_forward_workspace_bytes(&g);
 }

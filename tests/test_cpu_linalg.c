@@ -216,7 +216,7 @@ typedef struct conv_case {
     int64_t n, c, h, w, m, kh, kw;
     int32_t stride[2], pads[4], dilation[2], group;
     int bias;
-    int direct;      /* expects no workspace */
+    int direct;      /* expects no workspace (1x1 direct, or depthwise) */
     int chunked;     /* expects im2col in several chunks */
 } conv_case;
 
@@ -325,10 +325,15 @@ static const conv_case conv_cases[] = {
     {"dilation (2,1), stride 2", 2, 2, 13, 9, 3, 3, 2, {2, 2}, {1, 0, 0, 1},
      {2, 1}, 1, 0, 0, 0},
     {"group 2", 2, 6, 8, 7, 4, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 2, 1, 0, 0},
-    {"depthwise", 2, 5, 9, 9, 5, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 5, 1, 0,
+    /* Depthwise convs are direct stencils: no workspace either. */
+    {"depthwise", 2, 5, 9, 9, 5, 3, 3, {2, 2}, {1, 1, 1, 1}, {1, 1}, 5, 1, 1,
      0},
     {"depthwise x2", 1, 4, 7, 8, 8, 3, 3, {1, 1}, {1, 1, 1, 1}, {1, 1}, 4, 0,
-     0, 0},
+     1, 0},
+    {"depthwise, dilation 2, asymmetric pads", 2, 6, 12, 11, 6, 3, 3, {1, 2},
+     {2, 0, 1, 3}, {2, 2}, 6, 1, 1, 0},
+    {"depthwise, row wider than a block", 1, 2, 5, 300, 2, 3, 5, {1, 1},
+     {1, 2, 1, 2}, {1, 1}, 2, 1, 1, 0},
     {"1x1 direct", 2, 8, 6, 7, 5, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, 1, 1,
      0},
     {"1x1 direct, group 2", 2, 8, 5, 5, 6, 1, 1, {1, 1}, {0, 0, 0, 0},
@@ -350,7 +355,7 @@ static void test_conv2d(void **state)
     for (size_t i = 0; i < sizeof conv_cases / sizeof conv_cases[0]; i++)
         check_conv(&conv_cases[i], DFG_F32);
     /* Narrow dtypes through the same paths (direct, im2col, groups). */
-    const int narrow[] = {0, 1, 6, 8, 12};
+    const int narrow[] = {0, 1, 6, 9, 10, 14};
     for (size_t i = 0; i < sizeof narrow / sizeof narrow[0]; i++) {
         check_conv(&conv_cases[narrow[i]], DFG_F16);
         check_conv(&conv_cases[narrow[i]], DFG_BF16);

@@ -3,10 +3,12 @@
 
 #include <cblas.h>
 #include <limits.h>
+#include <omp.h>
 #include <string.h>
 
 #include "error.h"
 #include "dtype_access.h"
+#include "parallel.h"
 
 /* Narrow products run on BLOCK x BLOCK tiles converted to f32: three
  * tiles of 64 KiB on the stack, large enough for sgemm to reach most of
@@ -74,27 +76,91 @@ static void gemm_tiled(int64_t m, int64_t n, int64_t k, float alpha,
     }
 }
 
-dfg_status dfg_cpu_gemm_mixed(int64_t m, int64_t n, int64_t k, float alpha,
-                              const dfg_cpu_matrix *a,
-                              const dfg_cpu_matrix *b, float beta,
-                              dfg_dtype c_dtype, void *c, int64_t ldc)
+/* op(x)[row0.., col0..] as a matrix of its own. */
+static dfg_cpu_matrix sub_matrix(const dfg_cpu_matrix *x, int64_t row0,
+                                 int64_t col0)
+{
+    int64_t at = x->trans ? col0 * x->ld + row0 : row0 * x->ld + col0;
+    dfg_cpu_matrix sub = *x;
+    sub.data = (const char *)x->data + (size_t)at * dfg_dtype_size(x->dtype);
+    return sub;
+}
+
+/* The product on the calling thread. */
+static void product(int64_t m, int64_t n, int64_t k, float alpha,
+                    const dfg_cpu_matrix *a, const dfg_cpu_matrix *b,
+                    float beta, dfg_dtype c_dtype, void *c, int64_t ldc)
 {
     if (m == 0 || n == 0)
-        return DFG_OK;
+        return;
     if (a->dtype != DFG_F32 || b->dtype != DFG_F32 || c_dtype != DFG_F32 ||
         k == 0) {
         gemm_tiled(m, n, k, alpha, a, b, beta, c_dtype, c, ldc);
-        return DFG_OK;
+        return;
     }
+    cblas_sgemm(CblasRowMajor, a->trans ? CblasTrans : CblasNoTrans,
+                b->trans ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
+                alpha, a->data, (int)a->ld, b->data, (int)b->ld, beta, c,
+                (int)ldc);
+}
+
+/* This thread's share of the product in the current team: a band of
+ * c's columns, or of its rows when c is taller than wide, cut at
+ * multiples of the sgemm kernels' register blocks. */
+static void product_share(int64_t m, int64_t n, int64_t k, float alpha,
+                          const dfg_cpu_matrix *a, const dfg_cpu_matrix *b,
+                          float beta, dfg_dtype c_dtype, void *c, int64_t ldc)
+{
+    size_t size = dfg_dtype_size(c_dtype);
+    int64_t start, end;
+    if (n >= m) {
+        dfg_cpu_team_share(n, 16, &start, &end);
+        dfg_cpu_matrix b_part = sub_matrix(b, 0, start);
+        product(m, end - start, k, alpha, a, &b_part, beta, c_dtype,
+                (char *)c + (size_t)start * size, ldc);
+    } else {
+        dfg_cpu_team_share(m, 8, &start, &end);
+        dfg_cpu_matrix a_part = sub_matrix(a, start, 0);
+        product(end - start, n, k, alpha, &a_part, b, beta, c_dtype,
+                (char *)c + (size_t)(start * ldc) * size, ldc);
+    }
+}
+
+dfg_status dfg_cpu_gemm_check(int64_t m, int64_t n, int64_t k,
+                              const dfg_cpu_matrix *a,
+                              const dfg_cpu_matrix *b, int64_t ldc)
+{
     if (!fits_blas(m) || !fits_blas(n) || !fits_blas(k) ||
         !fits_blas(a->ld) || !fits_blas(b->ld) || !fits_blas(ldc))
         return dfg_error(DFG_ERR_UNSUPPORTED,
                          "matrix product [%lld x %lld] x [%lld x %lld] "
                          "exceeds BLAS's 32-bit sizes", (long long)m,
                          (long long)k, (long long)k, (long long)n);
-    cblas_sgemm(CblasRowMajor, a->trans ? CblasTrans : CblasNoTrans,
-                b->trans ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
-                alpha, a->data, (int)a->ld, b->data, (int)b->ld, beta, c,
-                (int)ldc);
     return DFG_OK;
+}
+
+dfg_status dfg_cpu_gemm_mixed(int64_t m, int64_t n, int64_t k, float alpha,
+                              const dfg_cpu_matrix *a,
+                              const dfg_cpu_matrix *b, float beta,
+                              dfg_dtype c_dtype, void *c, int64_t ldc)
+{
+    dfg_status st = dfg_cpu_gemm_check(m, n, k, a, b, ldc);
+    if (st != DFG_OK)
+        return st;
+    dfg_cpu_threading_init();
+    int shared = m * n >= DFG_CPU_PARALLEL_MIN_MACS / (k > 0 ? k : 1) &&
+                 !omp_in_parallel();
+#pragma omp parallel if (shared)
+    product_share(m, n, k, alpha, a, b, beta, c_dtype, c, ldc);
+    return DFG_OK;
+}
+
+void dfg_cpu_gemm_mixed_team(int64_t m, int64_t n, int64_t k, float alpha,
+                             const dfg_cpu_matrix *a, const dfg_cpu_matrix *b,
+                             float beta, dfg_dtype c_dtype, void *c,
+                             int64_t ldc)
+{
+    dfg_cpu_threading_init();
+    product_share(m, n, k, alpha, a, b, beta, c_dtype, c, ldc);
+#pragma omp barrier
 }
