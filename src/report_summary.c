@@ -155,6 +155,29 @@ static void write_largest(FILE *out, const dfg_program *p)
     }
 }
 
+/* A training program's bytes per tensor class (weights, gradients,
+ * optimizer state, ...), counting each byte owner once. */
+static void write_kind_bytes(FILE *out, const dfg_program *p)
+{
+    uint64_t bytes[DFG_TENSOR_KIND_COUNT] = {0};
+    int training = 0;
+    for (int32_t i = 0; i < p->n_tensors; i++) {
+        const dfg_program_tensor *t = &p->tensors[i];
+        training |= t->kind >= DFG_TENSOR_GRADIENT;
+        if (t->alias_of < 0 && (unsigned)t->kind < DFG_TENSOR_KIND_COUNT)
+            bytes[t->kind] += (uint64_t)t->bytes;
+    }
+    if (!training)
+        return;
+    fprintf(out, "bytes by class (unplanned sizes):\n");
+    for (int k = 0; k < DFG_TENSOR_KIND_COUNT; k++)
+        if (bytes[k] > 0) {
+            char label[32];
+            snprintf(label, sizeof label, "  %s", dfg_tensor_kind_name((dfg_tensor_kind)k));
+            write_bytes_line(out, label, bytes[k]);
+        }
+}
+
 dfg_status dfg_report_summary(const dfg_program *program, FILE *out)
 {
     if (!program || !out)
@@ -162,6 +185,7 @@ dfg_status dfg_report_summary(const dfg_program *program, FILE *out)
                          "dfg_report_summary: program and stream are required");
     write_model_line(out, program);
     write_plan_lines(out, &program->stats);
+    write_kind_bytes(out, program);
     write_peak(out, program);
     write_largest(out, program);
     if (fflush(out) != 0 || ferror(out))

@@ -157,6 +157,8 @@ dfg_status dfgc_train_digits(const dfgc_train_config *c,
         out->plan_verified = dfg_program_verify(train_program) == DFG_OK;
         if (c->json_path)
             st = write_json(train_program, c->json_path);
+        if (st == DFG_OK && c->log)
+            st = dfg_report_summary(train_program, c->log);
     }
     if (st == DFG_OK)
         st = dfg_model_build(c->model, NULL, &eval_graph);

@@ -17,7 +17,7 @@ typedef struct dfgc_train_config {
     dfg_training_options training;  /* loss is set to "loss" */
     int32_t epochs;
     uint64_t seed;                  /* shuffles the training examples */
-    FILE *log;                      /* per-epoch losses, or NULL */
+    FILE *log;                      /* plan summary, per-epoch losses, or NULL */
     const char *json_path;          /* the training plan's JSON, or NULL */
 } dfgc_train_config;
 
