@@ -11,6 +11,7 @@
 #include "error.h"
 #include "memory.h"
 #include "program.h"
+#include "program_views.h"
 
 struct dfg_session {
     const dfg_program *program;
@@ -34,21 +35,6 @@ static void *tensor_address(const dfg_session *s, int32_t tensor)
     return (char *)s->regions[t->region] + t->offset;
 }
 
-/* A view step (reshape, squeeze, a contiguous slice, ...) whose output the
- * plan placed inside its input's bytes has nothing left to do. */
-static int step_is_planned_view(const dfg_program *p, const dfg_program_step *st)
-{
-    dfg_alias_kind alias = dfg_op_get(st->op)->alias;
-    if (alias != DFG_ALIAS_VIEW && alias != DFG_ALIAS_VIEW_IF_CONTIGUOUS)
-        return 0;
-    if (st->n_inputs < 1 || st->inputs[0] < 0 || st->n_outputs != 1)
-        return 0;
-    const dfg_program_tensor *in = &p->tensors[st->inputs[0]];
-    const dfg_program_tensor *out = &p->tensors[st->outputs[0]];
-    return in->region == out->region && out->offset >= in->offset &&
-           out->offset + out->bytes <= in->offset + in->bytes;
-}
-
 static dfg_status check_backend_supports(const dfg_program *p,
                                          const dfg_backend *backend)
 {
@@ -70,7 +56,7 @@ static dfg_status build_step_block(dfg_session *s)
     const dfg_program *p = s->program;
     size_t n_run = 0, n_operands = 0;
     for (int32_t i = 0; i < p->n_steps; i++) {
-        if (step_is_planned_view(p, &p->steps[i]))
+        if (dfg_program_step_is_view(p, &p->steps[i]))
             continue;
         n_run++;
         n_operands += (size_t)p->steps[i].n_inputs + (size_t)p->steps[i].n_outputs;
@@ -96,7 +82,7 @@ static dfg_status build_step_block(dfg_session *s)
     int32_t k = 0;
     for (int32_t i = 0; i < p->n_steps; i++) {
         const dfg_program_step *st = &p->steps[i];
-        if (step_is_planned_view(p, st))
+        if (dfg_program_step_is_view(p, st))
             continue;
         dfg_type *in_types = types, *out_types = types + st->n_inputs;
         void **in = pointers, **out = pointers + st->n_inputs;

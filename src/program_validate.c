@@ -8,6 +8,7 @@
 #include "error.h"
 #include "memory.h"
 #include "program_format.h"
+#include "program_views.h"
 
 #define INVALID(...) dfg_error(DFG_ERR_FORMAT, "program file: " __VA_ARGS__)
 
@@ -91,7 +92,8 @@ static dfg_status validate_alias_chains(const dfg_program *p)
 }
 
 /* The runtime writes graph inputs, step outputs and workspaces: they must
- * be in the arena, never in the shared read-only weights. */
+ * be in the arena, never in the shared read-only weights (a skipped view
+ * step's output may lie there: nothing writes it). */
 static dfg_status validate_written(const dfg_program *p, int32_t tensor,
                                    const char *what, int32_t index)
 {
@@ -149,12 +151,11 @@ static dfg_status validate_operands(const dfg_program *p, int32_t s,
         return INVALID("step %d '%s' (%s): input 0 of dtype %s is not "
                        "accepted", (int)s, st->name, info->name,
                        dfg_dtype_name(in_types[0].dtype));
-    for (int32_t j = 0; j < st->n_outputs; j++) {
-        dfg_status status = validate_written(p, st->outputs[j], "step output", j);
-        if (status != DFG_OK)
-            return dfg_error_prefix(status, "step %d '%s' (%s)", (int)s,
-                                    st->name, info->name);
-    }
+    for (int32_t j = 0; j < st->n_outputs; j++)
+        if (st->outputs[j] < 0 || st->outputs[j] >= p->n_tensors)
+            return INVALID("step %d '%s' (%s): output %d refers to tensor %d "
+                           "of %d", (int)s, st->name, info->name, (int)j,
+                           (int)st->outputs[j], (int)p->n_tensors);
     if (st->workspace != -1) {
         dfg_status status = validate_written(p, st->workspace, "workspace", 0);
         if (status != DFG_OK)
@@ -163,6 +164,53 @@ static dfg_status validate_operands(const dfg_program *p, int32_t s,
     }
     if (st->flops < 0)
         return INVALID("step %d '%s': negative FLOP count", (int)s, st->name);
+    return DFG_OK;
+}
+
+/* What every kernel assumes about its operands' bytes: outputs lie in
+ * the arena and overlap no input, no other output and no workspace. Two
+ * exceptions are planned on purpose: an in-place output over an input's
+ * exact bytes (for ops that may run in place), and a view step's output
+ * inside its input, which the executor skips. */
+static dfg_status validate_step_memory(const dfg_program *p, int32_t s)
+{
+    const dfg_program_step *st = &p->steps[s];
+    const dfg_op_info *info = dfg_op_get(st->op);
+    if (dfg_program_step_is_view(p, st))
+        return DFG_OK;
+    const dfg_program_tensor *ws =
+        st->workspace >= 0 ? &p->tensors[st->workspace] : NULL;
+    for (int32_t k = 0; ws && k < st->n_inputs; k++)
+        if (st->inputs[k] >= 0 &&
+            dfg_program_tensors_overlap(ws, &p->tensors[st->inputs[k]]))
+            return INVALID("step %d '%s' (%s): the workspace overlaps input "
+                           "%d", (int)s, st->name, info->name, (int)k);
+    for (int32_t j = 0; j < st->n_outputs; j++) {
+        const dfg_program_tensor *out = &p->tensors[st->outputs[j]];
+        dfg_status status = validate_written(p, st->outputs[j], "output", j);
+        if (status != DFG_OK)
+            return dfg_error_prefix(status, "step %d '%s' (%s)", (int)s,
+                                    st->name, info->name);
+        for (int32_t k = 0; k < st->n_inputs; k++) {
+            if (st->inputs[k] < 0)
+                continue;
+            const dfg_program_tensor *in = &p->tensors[st->inputs[k]];
+            int in_place = info->alias == DFG_ALIAS_INPLACE &&
+                           in->region == out->region &&
+                           in->offset == out->offset && in->bytes == out->bytes;
+            if (!in_place && dfg_program_tensors_overlap(out, in))
+                return INVALID("step %d '%s' (%s): output %d ('%s') overlaps "
+                               "input %d ('%s')", (int)s, st->name, info->name,
+                               (int)j, out->name, (int)k, in->name);
+        }
+        for (int32_t k = 0; k < j; k++)
+            if (dfg_program_tensors_overlap(out, &p->tensors[st->outputs[k]]))
+                return INVALID("step %d '%s' (%s): outputs %d and %d overlap",
+                               (int)s, st->name, info->name, (int)k, (int)j);
+        if (ws && dfg_program_tensors_overlap(out, ws))
+            return INVALID("step %d '%s' (%s): output %d overlaps the "
+                           "workspace", (int)s, st->name, info->name, (int)j);
+    }
     return DFG_OK;
 }
 
@@ -218,6 +266,8 @@ static dfg_status validate_steps(const dfg_program *p)
         status = validate_operands(p, s, types);
         if (status == DFG_OK)
             status = validate_rules(p, s, types, types + max_inputs);
+        if (status == DFG_OK)
+            status = validate_step_memory(p, s);
     }
     dfg_free(&p->allocator, types);
     return status;

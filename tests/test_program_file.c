@@ -413,8 +413,7 @@ static void bad_lifetime(dfg_program *p) { p->tensors[0].last_step = 5; }
 static void negative_dim(dfg_program *p) { p->tensors[0].type.shape[0] = -2; }
 static void huge_dims(dfg_program *p) { p->tensors[0].type.shape[0] = INT64_MAX / 2; p->tensors[0].type.shape[1] = 4; }
 static void wrong_dtype_for_op(dfg_program *p) { p->tensors[0].type.dtype = DFG_BOOL; p->tensors[0].bytes = 6; }
-static void bad_attr(dfg_program *p) { p->steps[0].attrs.n_axes = DFG_MAX_RANK + 1; }
-static void bad_cast_target(dfg_program *p) { p->steps[0].attrs.to = (dfg_dtype)77; }
+static void partial_in_place(dfg_program *p) { p->tensors[2].alias_of = 0; p->tensors[2].offset = 8; }
 static void unknown_planner(dfg_program *p) { p->stats.planner = (dfg_planner)9; }
 
 static void test_invalid_programs_are_rejected(void **state)
@@ -443,8 +442,7 @@ static void test_invalid_programs_are_rejected(void **state)
         {"needs -1", negative_dim},
         {"needs -1", huge_dims},
         {"not accepted", wrong_dtype_for_op},
-        {"attributes", bad_attr},
-        {"attributes", bad_cast_target},
+        {"overlaps input 0", partial_in_place},
         {"planner", unknown_planner},
     };
     for (size_t i = 0; i < sizeof mutations / sizeof mutations[0]; i++) {
@@ -460,6 +458,58 @@ static void test_invalid_programs_are_rejected(void **state)
             p->steps[0].n_inputs = 2;
         dfg_program_destroy(p);
     }
+}
+
+/* Attributes the in-memory struct cannot hold are poked into the bytes:
+ * a count past its array, a dtype that does not exist. */
+static void test_invalid_attribute_bytes(void **state)
+{
+    (void)state;
+    dfg_program *p = hand_built();
+    size_t size = 0, len = 0;
+    uint8_t *data = serialize(p, &size);
+    /* Step 0 (add): the count header, the step header, 2 inputs, 1 output. */
+    size_t attrs = DFG_FILE_COUNT_HEADER_BYTES + DFG_FILE_STEP_HEADER_BYTES + 3 * 4;
+    const size_t to_at = 6 * 4 + 5 * 4;                       /* after the f32s, 5 i32s */
+    const size_t n_axes_at = 6 * 4 + 7 * 4 + 6 * 4 + 2 * 4 + 16 * 8; /* after pads */
+    static const struct { size_t at; uint32_t value; } pokes[] = {
+        {0, 77}, {0, 0xffffffffu}, {1, DFG_MAX_RANK + 1}, {1, 0x80000000u},
+    };
+    for (size_t i = 0; i < sizeof pokes / sizeof pokes[0]; i++) {
+        uint8_t *f = copy_bytes(data, size);
+        uint8_t *steps = section(f, DFG_SECTION_STEPS, &len);
+        store_u32(steps + attrs + (pokes[i].at ? n_axes_at : to_at), pokes[i].value);
+        fix_checksums_in(f, size);
+        expect_rejected(f, size, "malformed attributes");
+        free(f);
+    }
+    free(data);
+    dfg_program_destroy(p);
+}
+
+/* y written over x (x dies at the add): allowed, and computed right. */
+static void test_in_place_output_loads_and_runs(void **state)
+{
+    (void)state;
+    dfg_program *p = hand_built();
+    p->tensors[2].offset = 0;
+    p->tensors[2].alias_of = 0;
+    p->region_bytes[DFG_REGION_ARENA] = p->stats.arena_bytes = 256;
+    size_t size = 0;
+    uint8_t *data = serialize(p, &size);
+    dfg_program *loaded = load(data, size);
+    uint8_t *out[1] = {0};
+    assert_int_equal(run_program(loaded, 3, out), 0);
+    uint64_t rng = 3;
+    float x[6];
+    fixture_fill(&rng, x, 6);
+    const float *w = (const float *)p->weights, *y = (const float *)out[0];
+    for (int i = 0; i < 6; i++)
+        assert_float_equal(y[i], x[i] + w[i], 1e-6);
+    free(out[0]);
+    free(data);
+    dfg_program_destroy(loaded);
+    dfg_program_destroy(p);
 }
 
 /* --- hostile files */
@@ -631,6 +681,8 @@ int main(void)
         cmocka_unit_test(test_save_and_load_a_file),
         cmocka_unit_test(test_hand_built_round_trip_and_run),
         cmocka_unit_test(test_invalid_programs_are_rejected),
+        cmocka_unit_test(test_invalid_attribute_bytes),
+        cmocka_unit_test(test_in_place_output_loads_and_runs),
         cmocka_unit_test(test_truncated_files),
         cmocka_unit_test(test_hostile_headers),
         cmocka_unit_test(test_random_corruption),
