@@ -669,8 +669,8 @@ static void test_random_corruption(void **state)
     (void)state;
     random_corruption("fixture", 3000, 0, 1);
     random_corruption("fixture", 4000, 1, 2);
-    random_corruption("cnn", 1500, 1, 3);
-    random_corruption("transformer", 500, 1, 4);
+    random_corruption("cnn", 800, 1, 3);
+    random_corruption("transformer", 250, 1, 4);
 }
 
 int main(void)
