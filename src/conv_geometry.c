@@ -73,6 +73,12 @@ dfg_status dfg_conv_geometry_make(const dfg_attrs *attrs, const dfg_type *x,
     g->chunk = budget_columns < 1 ? 1 : budget_columns;
     if (g->chunk > g->pixels)
         g->chunk = g->pixels > 0 ? g->pixels : 1;
+    int64_t units = g->batch * g->group, fit = budget_columns / g->chunk;
+    g->slots = g->chunk < g->pixels ? 1 : units < fit ? units : fit;
+    if (g->slots > DFG_CONV_MAX_SLOTS)
+        g->slots = DFG_CONV_MAX_SLOTS;
+    if (g->slots < 1)
+        g->slots = 1;
     return DFG_OK;
 }
 
@@ -87,5 +93,6 @@ int64_t dfg_conv_workspace_bytes(const dfg_conv_geometry *g)
 
 int64_t dfg_conv_forward_workspace_bytes(const dfg_conv_geometry *g)
 {
-    return g->depthwise ? 0 : dfg_conv_workspace_bytes(g);
+    /* slots * (bytes of one chunk) <= max(budget, k floats) */
+    return g->depthwise ? 0 : g->slots * dfg_conv_workspace_bytes(g);
 }

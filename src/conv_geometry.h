@@ -30,6 +30,14 @@
  * is larger: one column is the least a chunk can hold. */
 #define DFG_CONV_IM2COL_BUDGET_BYTES ((int64_t)1 << 20)
 
+/* When one image's im2col matrix is small, the forward workspace holds
+ * the matrices of up to this many (image, group) pairs side by side,
+ * within the budget: the CPU threads then each take whole images, with
+ * one synchronisation per batch of them instead of two per image (small
+ * images in large batches, like the bundled CNN's 8x8 ones, would spend
+ * more time synchronising than multiplying). */
+#define DFG_CONV_MAX_SLOTS 4
+
 typedef struct dfg_conv_geometry {
     int64_t batch;                  /* N */
     int64_t in_channels;            /* C */
@@ -47,6 +55,8 @@ typedef struct dfg_conv_geometry {
     int direct;                     /* GEMM straight on the input, no im2col */
     int depthwise;                  /* one input channel per group, group > 1 */
     int64_t chunk;                  /* output pixels per im2col chunk (>= 1) */
+    int64_t slots;                  /* whole-image matrices in the forward
+                                       workspace (>= 1; 1 when chunk < pixels) */
 } dfg_conv_geometry;
 
 /* Fills *g from the conv2d attributes and the types of x [N,C,H,W], the
@@ -62,8 +72,8 @@ dfg_status dfg_conv_geometry_make(const dfg_attrs *attrs, const dfg_type *x,
 int64_t dfg_conv_workspace_bytes(const dfg_conv_geometry *g);
 
 /* Bytes of the forward conv2d step's workspace (its op table rule): 0 for
- * a depthwise conv, which runs as a direct stencil, else the im2col
- * chunk's. */
+ * a depthwise conv, which runs as a direct stencil, else `slots` im2col
+ * chunks (a backend may use just the first). */
 int64_t dfg_conv_forward_workspace_bytes(const dfg_conv_geometry *g);
 
 #endif

@@ -280,7 +280,10 @@ static void check_conv(const conv_case *cc, dfg_dtype dt)
         in_types[2].rank = -1;
     int64_t ws = dfg_workspace_conv2d(&a, in_types, 3, &yt, 1);
     int64_t k = cc->c / cc->group * cc->kh * cc->kw;
-    int64_t full = k * yt.shape[2] * yt.shape[3] * (int64_t)sizeof(float);
+    /* at most one whole im2col matrix per slot (conv_geometry.h) */
+    int64_t units = cc->n * cc->group;
+    int64_t full = k * yt.shape[2] * yt.shape[3] * (int64_t)sizeof(float) *
+                   (units < DFG_CONV_MAX_SLOTS ? units : DFG_CONV_MAX_SLOTS);
     int64_t bound = DFG_CONV_IM2COL_BUDGET_BYTES > k * 4
                         ? DFG_CONV_IM2COL_BUDGET_BYTES : k * 4;
     if (cc->direct)
@@ -377,6 +380,25 @@ static void test_conv2d_chunk_policy(void **state)
     assert_int_equal(g.chunk, DFG_CONV_IM2COL_BUDGET_BYTES / 4 / 2304);
     assert_true(dfg_conv_workspace_bytes(&g) <= DFG_CONV_IM2COL_BUDGET_BYTES);
     assert_true(dfg_conv_workspace_bytes(&g) < dfg_type_bytes(&y) / 8);
+    assert_int_equal(g.slots, 1);
+    assert_int_equal(dfg_conv_forward_workspace_bytes(&g),
+                     dfg_conv_workspace_bytes(&g));
+
+    /* Small images in a batch: several whole-image slots, in budget. */
+    x = T(DFG_F32, 32, 16, 8, 8), w = T(DFG_F32, 16, 16, 3, 3);
+    y = T(DFG_F32, 32, 16, 8, 8);
+    assert_int_equal(dfg_conv_geometry_make(&a, &x, &w, &y, &g), DFG_OK);
+    assert_int_equal(g.chunk, 64);
+    assert_int_equal(g.slots, DFG_CONV_MAX_SLOTS);
+    assert_int_equal(dfg_conv_forward_workspace_bytes(&g),
+                     DFG_CONV_MAX_SLOTS * 144 * 64 * 4);
+
+    /* Depthwise: a direct stencil, no workspace. */
+    a.group = 16;
+    w = T(DFG_F32, 16, 1, 3, 3);
+    assert_int_equal(dfg_conv_geometry_make(&a, &x, &w, &y, &g), DFG_OK);
+    assert_true(g.depthwise);
+    assert_int_equal(dfg_conv_forward_workspace_bytes(&g), 0);
 }
 
 /* ---- pools -------------------------------------------------------------- */

@@ -4,10 +4,12 @@
  * conv with stride 1 and no padding multiplies the input directly; a
  * depthwise conv is a direct stencil (conv2d_depthwise.c).
  *
- * One OpenMP region covers the whole step: the team fills each chunk's
- * im2col rows together, then shares its product (gemm_mixed.h), so that
- * the threads stay in one pool with OpenBLAS running on them
- * (parallel.h). */
+ * One OpenMP region covers the whole step, with OpenBLAS running on its
+ * threads (parallel.h). Large images: the team fills each chunk's im2col
+ * rows together, then shares its product (gemm_mixed.h). Small images:
+ * each thread takes whole (image, group) pairs, im2col and product, into
+ * its own slot of the workspace (conv_geometry.h), which saves the two
+ * synchronisations per image that would cost more than the work. */
 #include <string.h>
 
 #include "conv2d_depthwise.h"
@@ -82,15 +84,14 @@ static void im2col_row(const dfg_im2col_dims *d, const void *x,
     }
 }
 
-/* This thread's share of the rows of the im2col matrix [k, cols] of a
- * chunk starting at output pixel p0; the rows' (channel, tap) are
- * stepped through rather than divided out of each row index. */
-static void im2col_share(const dfg_im2col_dims *d, const void *x,
-                         dfg_dtype dtype, int64_t k, int64_t p0, int64_t cols,
-                         float *col)
+/* Rows [r0, r1) of the im2col matrix [k, cols] of a chunk starting at
+ * output pixel p0; the rows' (channel, tap) are stepped through rather
+ * than divided out of each row index. */
+static void im2col_rows(const dfg_im2col_dims *d, const void *x,
+                        dfg_dtype dtype, int64_t r0, int64_t r1, int64_t p0,
+                        int64_t cols, float *col)
 {
-    int64_t r0, r1, channel, tap_y, tap_x;
-    dfg_cpu_team_share(k, 1, &r0, &r1);
+    int64_t channel, tap_y, tap_x;
     dfg_im2col_row(d, r0, &channel, &tap_y, &tap_x);
     int64_t oy = p0 / d->out_w, ox = p0 - oy * d->out_w;
     for (int64_t row = r0; row < r1; row++) {
@@ -139,39 +140,97 @@ typedef struct conv_step {
     void *y;
 } conv_step;
 
-/* The output of one image and group, [M/group, pixels], computed by the
- * whole team. */
-static void conv_group(const conv_step *s, int64_t n, int64_t grp)
+/* The operands of the product of image n, group grp. */
+typedef struct conv_unit {
+    const char *x;            /* the group's first input channel */
+    dfg_cpu_matrix weights;   /* [M/group, k] */
+    char *y;                  /* the group's first output channel */
+} conv_unit;
+
+static conv_unit unit_of(const conv_step *s, int64_t n, int64_t grp)
 {
     const dfg_conv_geometry *g = s->g;
-    const char *x = (const char *)s->x +
-                    (size_t)((n * g->in_channels + grp * g->channels_per_group) *
-                             g->in_h * g->in_w) * s->size;
-    char *y = (char *)s->y +
-              (size_t)((n * g->out_channels + grp * g->filters_per_group) *
-                       g->pixels) * s->size;
-    dfg_cpu_matrix weights = {
-        s->w_dtype,
-        (const char *)s->w +
-            (size_t)(grp * g->filters_per_group * g->k) *
-                dfg_dtype_size(s->w_dtype),
-        g->k, 0};
+    conv_unit u = {
+        (const char *)s->x +
+            (size_t)((n * g->in_channels + grp * g->channels_per_group) *
+                     g->in_h * g->in_w) * s->size,
+        {s->w_dtype,
+         (const char *)s->w + (size_t)(grp * g->filters_per_group * g->k) *
+                                  dfg_dtype_size(s->w_dtype),
+         g->k, 0},
+        (char *)s->y +
+            (size_t)((n * g->out_channels + grp * g->filters_per_group) *
+                     g->pixels) * s->size};
+    return u;
+}
+
+/* The output of one image and group, [M/group, pixels], computed by the
+ * whole team: the chunk's im2col rows shared out, then its product. */
+static void conv_unit_by_team(const conv_step *s, const conv_unit *u)
+{
+    const dfg_conv_geometry *g = s->g;
     float beta = s->bias ? 1.0f : 0.0f;
     if (g->direct) {
-        dfg_cpu_matrix input = {s->dtype, x, g->pixels, 0};
+        dfg_cpu_matrix input = {s->dtype, u->x, g->pixels, 0};
         dfg_cpu_gemm_mixed_team(g->filters_per_group, g->pixels, g->k, 1.0f,
-                                &weights, &input, beta, s->dtype, y,
+                                &u->weights, &input, beta, s->dtype, u->y,
                                 g->pixels);
         return;
     }
     for (int64_t p0 = 0; p0 < g->pixels; p0 += g->chunk) {
         int64_t cols = g->pixels - p0 < g->chunk ? g->pixels - p0 : g->chunk;
-        im2col_share(&s->dims, x, s->dtype, g->k, p0, cols, s->workspace);
+        int64_t r0, r1;
+        dfg_cpu_team_share(g->k, 1, &r0, &r1);
+        im2col_rows(&s->dims, u->x, s->dtype, r0, r1, p0, cols,
+                    s->workspace);
 #pragma omp barrier
         dfg_cpu_matrix col = {DFG_F32, s->workspace, cols, 0};
         dfg_cpu_gemm_mixed_team(g->filters_per_group, cols, g->k, 1.0f,
-                                &weights, &col, beta, s->dtype,
-                                y + (size_t)p0 * s->size, g->pixels);
+                                &u->weights, &col, beta, s->dtype,
+                                u->y + (size_t)p0 * s->size, g->pixels);
+    }
+}
+
+/* The same on the calling thread alone, the whole image in one chunk
+ * (g->chunk == g->pixels) whose im2col goes to `slot`. */
+static void conv_unit_alone(const conv_step *s, const conv_unit *u,
+                            float *slot)
+{
+    const dfg_conv_geometry *g = s->g;
+    dfg_cpu_matrix input = {s->dtype, u->x, g->pixels, 0};
+    if (!g->direct) {
+        im2col_rows(&s->dims, u->x, s->dtype, 0, g->k, 0, g->pixels, slot);
+        input = (dfg_cpu_matrix){DFG_F32, slot, g->pixels, 0};
+    }
+    dfg_cpu_gemm_mixed_serial(g->filters_per_group, g->pixels, g->k, 1.0f,
+                              &u->weights, &input, s->bias ? 1.0f : 0.0f,
+                              s->dtype, u->y, g->pixels);
+}
+
+/* Whether the (image, group) pairs go to threads whole: when each is too
+ * small to share out and the workspace holds several (conv_geometry.h). */
+static int units_alone(const dfg_conv_geometry *g)
+{
+    double macs = (double)g->filters_per_group * (double)g->pixels *
+                  (double)g->k;
+    return macs < 4.0 * DFG_CPU_PARALLEL_MIN_MACS &&
+           (g->direct || g->slots > 1);
+}
+
+/* Every unit, each on one thread: `slots` of them at a time, each with
+ * its own slot of the workspace (a direct conv needs none: all at once). */
+static void conv_units_alone(const conv_step *s)
+{
+    const dfg_conv_geometry *g = s->g;
+    int64_t units = g->batch * g->group;
+    int64_t batch = g->direct ? units : g->slots;
+    for (int64_t u0 = 0; u0 < units; u0 += batch) {
+        int64_t end = units - u0 < batch ? units : u0 + batch;
+#pragma omp for schedule(static)
+        for (int64_t i = u0; i < end; i++) {
+            conv_unit u = unit_of(s, i / g->group, i % g->group);
+            conv_unit_alone(s, &u, s->workspace + (i - u0) * g->k * g->pixels);
+        }
     }
 }
 
@@ -223,9 +282,14 @@ dfg_status dfg_cpu_conv2d(const dfg_kernel_args *args)
     {
         if (bias)
             fill_bias(&g, bias, s.dtype, s.y);
-        for (int64_t n = 0; n < g.batch; n++)
-            for (int64_t grp = 0; grp < g.group; grp++)
-                conv_group(&s, n, grp);
+        if (units_alone(&g))
+            conv_units_alone(&s);
+        else
+            for (int64_t n = 0; n < g.batch; n++)
+                for (int64_t grp = 0; grp < g.group; grp++) {
+                    conv_unit u = unit_of(&s, n, grp);
+                    conv_unit_by_team(&s, &u);
+                }
     }
     return DFG_OK;
 }

@@ -86,10 +86,10 @@ static dfg_cpu_matrix sub_matrix(const dfg_cpu_matrix *x, int64_t row0,
     return sub;
 }
 
-/* The product on the calling thread. */
-static void product(int64_t m, int64_t n, int64_t k, float alpha,
-                    const dfg_cpu_matrix *a, const dfg_cpu_matrix *b,
-                    float beta, dfg_dtype c_dtype, void *c, int64_t ldc)
+void dfg_cpu_gemm_mixed_serial(int64_t m, int64_t n, int64_t k, float alpha,
+                               const dfg_cpu_matrix *a,
+                               const dfg_cpu_matrix *b, float beta,
+                               dfg_dtype c_dtype, void *c, int64_t ldc)
 {
     if (m == 0 || n == 0)
         return;
@@ -116,13 +116,16 @@ static void product_share(int64_t m, int64_t n, int64_t k, float alpha,
     if (n >= m) {
         dfg_cpu_team_share(n, 16, &start, &end);
         dfg_cpu_matrix b_part = sub_matrix(b, 0, start);
-        product(m, end - start, k, alpha, a, &b_part, beta, c_dtype,
-                (char *)c + (size_t)start * size, ldc);
+        dfg_cpu_gemm_mixed_serial(m, end - start, k, alpha, a, &b_part,
+                                  beta, c_dtype,
+                                  (char *)c + (size_t)start * size, ldc);
     } else {
         dfg_cpu_team_share(m, 8, &start, &end);
         dfg_cpu_matrix a_part = sub_matrix(a, start, 0);
-        product(end - start, n, k, alpha, &a_part, b, beta, c_dtype,
-                (char *)c + (size_t)(start * ldc) * size, ldc);
+        dfg_cpu_gemm_mixed_serial(end - start, n, k, alpha, &a_part, b,
+                                  beta, c_dtype,
+                                  (char *)c + (size_t)(start * ldc) * size,
+                                  ldc);
     }
 }
 

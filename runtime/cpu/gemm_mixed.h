@@ -35,6 +35,13 @@ dfg_status dfg_cpu_gemm_check(int64_t m, int64_t n, int64_t k,
                               const dfg_cpu_matrix *a,
                               const dfg_cpu_matrix *b, int64_t ldc);
 
+/* The same product on the calling thread alone, sizes already accepted
+ * by dfg_cpu_gemm_check (for work already spread over threads). */
+void dfg_cpu_gemm_mixed_serial(int64_t m, int64_t n, int64_t k, float alpha,
+                               const dfg_cpu_matrix *a,
+                               const dfg_cpu_matrix *b, float beta,
+                               dfg_dtype c_dtype, void *c, int64_t ldc);
+
 /* The same product computed together by every thread of the current
  * OpenMP team, each one its band of c; every thread of the team must call
  * it with the same arguments, whose sizes dfg_cpu_gemm_check accepted. It
