@@ -127,7 +127,7 @@ static dfg_program *compile_case(const grad_case *c, int with_gradients,
     assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
     dfg_value x[MAX_INPUTS], y;
     for (int32_t i = 0; i < c->n_inputs; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "x%d", (int)i);
         assert_int_equal(dfg_graph_input(g, name, DFG_F32, c->shapes[i].rank,
                                          c->shapes[i].dims, &x[i]), DFG_OK);
