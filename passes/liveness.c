@@ -43,6 +43,7 @@ static void owner_lifetimes(const dfg_graph *graph, const dfg_schedule *s,
 
 dfg_status dfg_pass_liveness(const dfg_graph *graph, const dfg_schedule *s,
                              const dfg_alias_plan *alias,
+                             int64_t blas_workspace_bytes,
                              const dfg_allocator *allocator, dfg_liveness *l)
 {
     memset(l, 0, sizeof *l);
@@ -78,7 +79,9 @@ dfg_status dfg_pass_liveness(const dfg_graph *graph, const dfg_schedule *s,
             dfg_liveness_free(l, allocator);
             return dfg_error(DFG_ERR_OUT_OF_MEMORY, "liveness: out of memory");
         }
-        int64_t bytes = dfg_node_workspace_bytes(graph, n, types);
+        int64_t bytes = dfg_step_workspace_bytes(
+            graph->nodes[n].op, dfg_node_workspace_bytes(graph, n, types),
+            blas_workspace_bytes);
         dfg_free(allocator, types);
         if (bytes <= 0)
             continue;

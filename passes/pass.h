@@ -107,6 +107,7 @@ typedef struct dfg_liveness {
 dfg_status dfg_pass_liveness(const dfg_graph *graph,
                              const dfg_schedule *schedule,
                              const dfg_alias_plan *alias,
+                             int64_t blas_workspace_bytes,
                              const dfg_allocator *allocator,
                              dfg_liveness *out);
 void dfg_liveness_free(dfg_liveness *liveness, const dfg_allocator *allocator);

@@ -62,6 +62,11 @@ static dfg_status check_options(const dfg_compile_options *o)
     if (o->allocator && (!o->allocator->alloc || !o->allocator->free))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "dfg_compile: allocator without alloc or free");
+    if (o->blas_workspace_bytes > DFG_MAX_BLAS_WORKSPACE)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_compile: blas_workspace_bytes %llu exceeds %llu",
+                         (unsigned long long)o->blas_workspace_bytes,
+                         (unsigned long long)DFG_MAX_BLAS_WORKSPACE);
     return DFG_OK;
 }
 
@@ -105,6 +110,7 @@ static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
                             &c->allocator, &c->alias, &report);
     if (st == DFG_OK)
         st = dfg_pass_liveness(c->graph, &c->schedule, &c->alias,
+                               (int64_t)o->blas_workspace_bytes,
                                &c->allocator, &c->liveness);
     int64_t arena_bytes = 0;
     if (st == DFG_OK)

@@ -25,6 +25,19 @@ const dfg_op_info *dfg_op_get(dfg_op op)
     return &op_table[op];
 }
 
+int dfg_op_uses_blas(dfg_op op)
+{
+    return op == DFG_OP_MATMUL || op == DFG_OP_GEMM || op == DFG_OP_CONV2D;
+}
+
+int64_t dfg_step_workspace_bytes(dfg_op op, int64_t op_bytes,
+                                 int64_t blas_bytes)
+{
+    if (blas_bytes <= 0 || !dfg_op_uses_blas(op))
+        return op_bytes;
+    return dfg_align_up(op_bytes, 256) + blas_bytes;
+}
+
 int dfg_op_from_name(const char *name, dfg_op *out)
 {
     for (int i = 0; name && i < DFG_OP_COUNT; i++) {

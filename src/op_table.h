@@ -58,6 +58,15 @@ typedef struct dfg_op_info {
     dfg_workspace_rule workspace;
 } dfg_op_info;
 
+/* 1 for the ops a device backend runs through its BLAS library (matmul,
+ * gemm, conv2d): their workspace may carry extra BLAS scratch. */
+int dfg_op_uses_blas(dfg_op op);
+/* A step's planned workspace: the op's own bytes, then, for an op that
+ * uses BLAS and blas_bytes > 0, blas_bytes more after a 256-byte boundary
+ * (where the CUDA backend finds it). */
+int64_t dfg_step_workspace_bytes(dfg_op op, int64_t op_bytes,
+                                 int64_t blas_bytes);
+
 /* Table row of a valid op; NULL for an out-of-range value. */
 const dfg_op_info *dfg_op_get(dfg_op op);
 /* Looks an op up by dfg name; returns 0 and sets *out, or -1. */

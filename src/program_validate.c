@@ -241,6 +241,12 @@ static dfg_status validate_rules(const dfg_program *p, int32_t s,
                                            out_types, st->n_outputs)
                          : 0;
     int64_t planned = st->workspace >= 0 ? p->tensors[st->workspace].bytes : 0;
+    /* Planned bytes beyond the op's own (from a 256-byte boundary) are
+     * BLAS scratch for a device backend (blas_workspace_bytes). */
+    int64_t blas = needed >= 0 ? planned - dfg_align_up(needed, 256) : 0;
+    if (blas > 0 && (uint64_t)blas <= DFG_MAX_BLAS_WORKSPACE &&
+        planned == dfg_step_workspace_bytes(st->op, needed, blas))
+        return DFG_OK;
     if (needed < 0 || needed != planned)
         return INVALID("step %d '%s' (%s): workspace of %lld bytes, the op "
                        "needs %lld", (int)s, st->name, info->name,

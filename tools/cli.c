@@ -107,6 +107,23 @@ int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
     }
     if (found < 0)
         return -1;
+    found = dfgc_option_value(command, argc, argv, i, "--blas-workspace",
+                              &value);
+    if (found == 1) {
+        char *end;
+        unsigned long long bytes = strtoull(value, &end, 10);
+        if (*value < '0' || *value > '9' || *end != '\0' ||
+            bytes > DFG_MAX_BLAS_WORKSPACE) {
+            dfgc_usage_error(command, "--blas-workspace wants bytes from 0 "
+                             "to %llu, not '%s'",
+                             (unsigned long long)DFG_MAX_BLAS_WORKSPACE, value);
+            return -1;
+        }
+        options->blas_workspace_bytes = bytes;
+        return 1;
+    }
+    if (found < 0)
+        return -1;
     found = dfgc_option_value(command, argc, argv, i, "--align", &value);
     if (found == 1) {
         options->alignment = parse_alignment(value);

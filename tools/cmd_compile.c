@@ -13,7 +13,10 @@ static const char usage[] =
     "MODEL            example:NAME (a bundled model, see 'dfgc plan --list')\n"
     "-o, --output F   the program file to write\n"
     "--planner NAME   no_reuse, greedy_size (default) or greedy_breadth\n"
-    "--align N        offset alignment in bytes, a power of two (256)\n";
+    "--align N        offset alignment in bytes, a power of two (256)\n"
+    "--blas-workspace BYTES\n"
+    "                 scratch planned into each matmul, gemm and conv2d step\n"
+    "                 for cuBLAS (0; use 4194304 for programs run on cuda)\n";
 
 int dfgc_compile(int argc, char **argv)
 {

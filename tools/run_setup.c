@@ -59,6 +59,15 @@ int dfgc_run_setup_create(const char *model, const dfg_compile_options *options,
     const dfg_backend *backend = NULL;
     if (dfg_backend_find(backend_name, &backend) != DFG_OK)
         return dfgc_library_error(NULL);
+    /* A program compiled here for a device backend plans its BLAS library's
+     * scratch too, so that cuBLAS never allocates during a run. */
+    dfg_compile_options device_options;
+    if (options && options->blas_workspace_bytes == 0 &&
+        strcmp(backend_name, "cpu") != 0) {
+        device_options = *options;
+        device_options.blas_workspace_bytes = DFG_DEFAULT_BLAS_WORKSPACE;
+        options = &device_options;
+    }
     if (dfgc_load_program(model, options, &s->program) != DFG_OK)
         return dfgc_library_error(model);
     if (dfg_session_create(s->program, backend, NULL, &s->session) != DFG_OK) {

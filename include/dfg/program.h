@@ -41,7 +41,19 @@ typedef struct dfg_compile_options {
     /* NULL: an inference program; else a training step
      * (include/dfg/training.h), read during dfg_compile only. */
     const struct dfg_training_options *training;
+    /* Scratch added to the planned workspace of every matmul, gemm and
+     * conv2d step, for the BLAS library of a device backend: the CUDA
+     * backend hands it to cuBLAS (cublasSetWorkspace), so cuBLAS works in
+     * the arena and never allocates. 0 (the CPU needs none); at most
+     * DFG_MAX_BLAS_WORKSPACE. */
+    uint64_t blas_workspace_bytes;
 } dfg_compile_options;
+
+/* The largest blas_workspace_bytes, and what dfgc uses for --device cuda
+ * (cuBLAS asks for 4 MiB on Ampere, 32 MiB on Hopper for its best
+ * kernels; 4 MiB keeps the arena small and is enough for most). */
+#define DFG_MAX_BLAS_WORKSPACE ((uint64_t)256 << 20)
+#define DFG_DEFAULT_BLAS_WORKSPACE ((uint64_t)4 << 20)
 
 void dfg_compile_options_init(dfg_compile_options *options);
 
