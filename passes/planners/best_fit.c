@@ -55,6 +55,8 @@ static dfg_status sorted_spans(dfg_best_fit *fit)
         fit->spans = bigger;
         fit->span_capacity = wanted;
     }
+    if (k == 0)
+        return DFG_OK; /* fit->spans may still be NULL */
     const dfg_lifetime_entry *entries = fit->overlapping.items;
     for (int32_t i = 0; i < k; i++)
         fit->spans[i] = (byte_span){entries[i].begin, entries[i].end};
