@@ -50,7 +50,7 @@ static dfg_status import_constant(dfg_onnx_importer *im, const dfg_onnx_op *op)
                          "and value_int(s) attributes are supported");
     dfg_type type = {kind <= 2 ? DFG_F32 : DFG_I64, kind == 2 || kind == 4,
                      {0}};
-    void *data;
+    void *data = NULL;
     int32_t entry;
     dfg_status st;
     if (kind == 0) {
@@ -105,7 +105,7 @@ static dfg_status import_shape(dfg_onnx_importer *im, const dfg_onnx_op *op)
         end = end < start ? start : end > in.rank ? in.rank : end;
     }
     dfg_type type = {DFG_I64, size ? 0 : 1, {size ? 0 : end - start}};
-    int64_t *data;
+    int64_t *data = NULL;
     st = new_constant(im, &type, (void **)&data, &entry);
     if (st != DFG_OK)
         return st;
@@ -177,7 +177,7 @@ static dfg_status import_constant_of_shape(dfg_onnx_importer *im,
     type.dtype = value_type.dtype;
     if (dfg_type_bytes(&type) > DFG_ONNX_MAX_FOLD_BYTES)
         return expand_value(im, &type, value);
-    void *data;
+    void *data = NULL;
     st = new_constant(im, &type, &data, &entry);
     if (st == DFG_OK && value) {
         size_t size = dfg_dtype_size(type.dtype);
@@ -217,7 +217,7 @@ static dfg_status import_range(dfg_onnx_importer *im, const dfg_onnx_op *op)
     if (count > (double)DFG_MAX_ELEMENTS)
         return dfg_error(DFG_ERR_OVERFLOW, "Range of %g elements", count);
     dfg_type type = {dtype, 1, {(int64_t)count}};
-    void *data;
+    void *data = NULL;
     st = new_constant(im, &type, &data, &entry);
     for (int64_t i = 0; st == DFG_OK && i < type.shape[0]; i++)
         store(dtype, data, i, v[0] + (double)i * v[2]);

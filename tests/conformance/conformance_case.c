@@ -110,8 +110,8 @@ static int read_tensors(const char *set, const char *prefix, case_tensors *c,
     for (int i = 0; i < MAX_TENSORS; i++) {
         char path[4096];
         struct stat info;
-        snprintf(path, sizeof path, "%s/%s_%d.pb", set, prefix, i);
-        if (stat(path, &info) != 0)
+        int n = snprintf(path, sizeof path, "%s/%s_%d.pb", set, prefix, i);
+        if (n < 0 || (size_t)n >= sizeof path || stat(path, &info) != 0)
             return 0;
         if (dfg_onnx_read_tensor_file(path, NULL, &c->t[i]) != DFG_OK) {
             snprintf(detail, size, "reading %s: %s", path, dfg_last_error());
