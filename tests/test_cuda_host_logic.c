@@ -272,7 +272,7 @@ static void test_strided_copy_merging(void **state)
     (void)state;
     /* A contiguous [2,3,4] copy merges into one run of 24. */
     int64_t dims[3] = {2, 3, 4}, s[3];
-    dfg_cuda_contiguous_strides(3, dims, s);
+    dfg_contiguous_strides(3, dims, s);
     dfg_cuda_strided_copy c;
     dfg_cuda_strided_copy_make(3, dims, s, s, 4, &c);
     assert_int_equal(c.rank, 1);

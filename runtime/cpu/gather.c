@@ -6,6 +6,7 @@
 
 #include "error.h"
 #include "kernels.h"
+#include "layout_geometry.h"
 #include "parallel.h"
 
 static int64_t index_at(const void *indices, dfg_dtype dtype, int64_t i)
@@ -17,36 +18,13 @@ static int64_t index_at(const void *indices, dfg_dtype dtype, int64_t i)
 dfg_status dfg_cpu_gather(const dfg_kernel_args *args)
 {
     const dfg_type *data = &args->in_types[0], *idx = &args->in_types[1];
-    const dfg_type *out = &args->out_types[0];
-    char sd[96], si[96], so[96];
-    if (idx->dtype != DFG_I32 && idx->dtype != DFG_I64)
-        return dfg_error(DFG_ERR_DTYPE, "gather: indices have dtype %s, "
-                         "expected i32 or i64", dfg_dtype_name(idx->dtype));
-    int64_t axis = args->attrs->axis;
-    if (axis < 0)
-        axis += data->rank;
-    int ok = axis >= 0 && axis < data->rank &&
-             out->rank == data->rank + idx->rank - 1;
-    int64_t outer = 1, inner = 1;
-    for (int32_t d = 0; ok && d < data->rank; d++) {
-        if (d < axis) {
-            ok = out->shape[d] == data->shape[d];
-            outer *= data->shape[d];
-        } else if (d > axis) {
-            ok = out->shape[d + idx->rank - 1] == data->shape[d];
-            inner *= data->shape[d];
-        }
-    }
-    for (int32_t d = 0; ok && d < idx->rank; d++)
-        ok = out->shape[axis + d] == idx->shape[d];
-    if (!ok)
-        return dfg_error(DFG_ERR_SHAPE, "gather: data %s, indices %s and "
-                         "output %s do not fit along axis %d",
-                         dfg_type_format(data, sd, sizeof sd),
-                         dfg_type_format(idx, si, sizeof si),
-                         dfg_type_format(out, so, sizeof so),
-                         (int)args->attrs->axis);
-    int64_t dim = data->shape[axis], n = dfg_type_numel(idx);
+    char si[96];
+    dfg_gather_geometry g;
+    dfg_status st = dfg_gather_geometry_make(args->attrs, data, idx,
+                                             &args->out_types[0], &g);
+    if (st != DFG_OK)
+        return st;
+    int64_t dim = g.dim, n = g.n_indices, outer = g.outer, inner = g.inner;
     for (int64_t i = 0; i < n; i++) {
         int64_t k = index_at(args->in[1], idx->dtype, i);
         if (k < -dim || k >= dim)
@@ -55,7 +33,7 @@ dfg_status dfg_cpu_gather(const dfg_kernel_args *args)
                              "is out of range for axis %d of size %lld",
                              (long long)k, (long long)i,
                              dfg_type_format(idx, si, sizeof si),
-                             (int)axis, (long long)dim);
+                             (int)g.axis, (long long)dim);
     }
     size_t row = (size_t)inner * dfg_dtype_size(data->dtype);
     const char *src = args->in[0];

@@ -23,7 +23,7 @@ dfg_status dfg_cpu_slice_grad(const dfg_kernel_args *args)
     if (dfg_type_numel(dy) == 0)
         return DFG_OK;
     int64_t strides[DFG_MAX_RANK];
-    dfg_cpu_contiguous_strides(dx->rank, dx->shape, strides);
+    dfg_contiguous_strides(dx->rank, dx->shape, strides);
     dfg_strided dst = {args->out[0], {0}}, src = {(char *)args->in[0], {0}};
     memcpy(dst.strides, strides, sizeof strides);
     int64_t base = 0;
@@ -35,7 +35,7 @@ dfg_status dfg_cpu_slice_grad(const dfg_kernel_args *args)
         dst.strides[axes[i]] = a->steps[i] * strides[axes[i]];
     }
     dst.base += base * (int64_t)sizeof(float);
-    dfg_cpu_contiguous_strides(dy->rank, dy->shape, src.strides);
+    dfg_contiguous_strides(dy->rank, dy->shape, src.strides);
     dfg_cpu_strided_copy(dy->rank, dy->shape, &src, &dst, sizeof(float));
     return DFG_OK;
 }

@@ -32,45 +32,19 @@ static void copy_run(char *dst, int64_t dst_stride, const char *src,
     }
 }
 
-void dfg_cpu_contiguous_strides(int32_t rank, const int64_t *dims,
-                                int64_t *strides)
-{
-    int64_t s = 1;
-    for (int32_t d = rank - 1; d >= 0; d--) {
-        strides[d] = s;
-        s *= dims[d];
-    }
-}
-
 void dfg_cpu_strided_copy(int32_t rank, const int64_t *dims,
                           const dfg_strided *src, const dfg_strided *dst,
                           size_t elem_size)
 {
-    /* Drop size-1 dims and merge neighbours that both sides walk as one,
-     * so that the innermost run is as long as the layouts allow. */
-    int64_t d[DFG_MAX_RANK], ss[DFG_MAX_RANK], ds[DFG_MAX_RANK];
-    int32_t r = 0;
     int64_t total = 1;
     for (int32_t i = 0; i < rank; i++) {
         if (dims[i] == 0)
             return;
         total *= dims[i];
-        if (dims[i] == 1)
-            continue;
-        if (r > 0 && ss[r - 1] == src->strides[i] * dims[i] &&
-            ds[r - 1] == dst->strides[i] * dims[i]) {
-            d[r - 1] *= dims[i];
-        } else {
-            d[r] = dims[i];
-            r++;
-        }
-        ss[r - 1] = src->strides[i];
-        ds[r - 1] = dst->strides[i];
     }
-    if (r == 0) {
-        d[0] = 1, ss[0] = 0, ds[0] = 0;
-        r = 1;
-    }
+    int64_t d[DFG_MAX_RANK], ss[DFG_MAX_RANK], ds[DFG_MAX_RANK];
+    int32_t r = dfg_copy_dims_merge(rank, dims, src->strides, dst->strides, d,
+                                    ss, ds);
     int64_t inner = d[r - 1], rows = total / inner;
 #pragma omp parallel for if (total >= DFG_CPU_PARALLEL_MIN_ELEMENTS)
     for (int64_t row = 0; row < rows; row++) {
@@ -85,4 +59,14 @@ void dfg_cpu_strided_copy(int32_t rank, const int64_t *dims,
                  src->base + src_at * (int64_t)elem_size, ss[r - 1], inner,
                  elem_size);
     }
+}
+
+void dfg_cpu_copy_geometry_run(const dfg_copy_geometry *g, const void *src,
+                               void *dst, size_t elem_size)
+{
+    dfg_strided from = {(char *)src + g->src_at * (int64_t)elem_size, {0}};
+    dfg_strided to = {(char *)dst + g->dst_at * (int64_t)elem_size, {0}};
+    memcpy(from.strides, g->src_strides, sizeof from.strides);
+    memcpy(to.strides, g->dst_strides, sizeof to.strides);
+    dfg_cpu_strided_copy(g->rank, g->dims, &from, &to, elem_size);
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "dfg/attrs.h"
+#include "layout_geometry.h"
 
 /* A strided view of a tensor's elements: element (i0, .., i_{rank-1}) is
  * at base + sum(i_d * strides[d]) elements (strides may be 0 or negative).
@@ -23,8 +24,9 @@ void dfg_cpu_strided_copy(int32_t rank, const int64_t *dims,
                           const dfg_strided *src, const dfg_strided *dst,
                           size_t elem_size);
 
-/* Row-major element strides of a contiguous tensor of dims. */
-void dfg_cpu_contiguous_strides(int32_t rank, const int64_t *dims,
-                                int64_t *strides);
+/* The copy g (layout_geometry.h) from the tensor at src to the one at dst,
+ * elements of elem_size bytes. */
+void dfg_cpu_copy_geometry_run(const dfg_copy_geometry *g, const void *src,
+                               void *dst, size_t elem_size);
 
 #endif

@@ -1,22 +1,11 @@
-/* Data-movement plans for the CUDA backend (see layout_plan.h). The checks
- * mirror the CPU kernels', so that both backends reject the same steps. */
+/* Data-movement plans for the CUDA backend (see layout_plan.h): the
+ * geometry and its checks are layout_geometry.c's, which the CPU kernels
+ * use too, so that both backends reject the same steps. */
 #include "layout_plan.h"
 
 #include <string.h>
 
 #include "element_access.h"
-#include "error.h"
-#include "shape_rules.h"
-
-void dfg_cuda_contiguous_strides(int32_t rank, const int64_t *dims,
-                                 int64_t *strides)
-{
-    int64_t s = 1;
-    for (int32_t d = rank - 1; d >= 0; d--) {
-        strides[d] = s;
-        s *= dims[d];
-    }
-}
 
 void dfg_cuda_strided_copy_make(int32_t rank, const int64_t *dims,
                                 const int64_t *src_strides,
@@ -27,190 +16,71 @@ void dfg_cuda_strided_copy_make(int32_t rank, const int64_t *dims,
     memset(out, 0, sizeof *out);
     out->element_size = element_size;
     out->n = 1;
-    int32_t r = 0;
-    for (int32_t i = 0; i < rank; i++) {
+    for (int32_t i = 0; i < rank; i++)
         out->n *= dims[i];
-        if (dims[i] == 1)
-            continue;
-        if (r > 0 && out->src_strides[r - 1] == src_strides[i] * dims[i] &&
-            out->dst_strides[r - 1] == dst_strides[i] * dims[i]) {
-            out->dims[r - 1] *= dims[i];
-        } else {
-            out->dims[r] = dims[i];
-            r++;
-        }
-        out->src_strides[r - 1] = src_strides[i];
-        out->dst_strides[r - 1] = dst_strides[i];
-    }
-    if (r == 0) { /* a single element */
-        out->dims[0] = 1;
-        r = 1;
-    }
-    out->rank = r;
+    out->rank = dfg_copy_dims_merge(rank, dims, src_strides, dst_strides,
+                                    out->dims, out->src_strides,
+                                    out->dst_strides);
+}
+
+/* The kernel's copy of g, whose element offsets go to *src_at / *dst_at
+ * where asked for. */
+static void copy_of(const dfg_copy_geometry *g, dfg_dtype dtype,
+                    int64_t *src_at, int64_t *dst_at,
+                    dfg_cuda_strided_copy *copy)
+{
+    if (src_at)
+        *src_at = g->src_at;
+    if (dst_at)
+        *dst_at = g->dst_at;
+    dfg_cuda_strided_copy_make(g->rank, g->dims, g->src_strides,
+                               g->dst_strides, dfg_cuda_dtype_size(dtype),
+                               copy);
 }
 
 dfg_status dfg_cuda_transpose_plan(const dfg_attrs *attrs, const dfg_type *in,
                                    const dfg_type *out,
                                    dfg_cuda_strided_copy *copy)
 {
-    int32_t rank = in->rank;
-    if (out->rank != rank || (attrs->n_shape != 0 && attrs->n_shape != rank))
-        return dfg_error(DFG_ERR_SHAPE, "transpose: rank %d input, rank %d "
-                         "output, %d perm entries", (int)rank,
-                         (int)out->rank, (int)attrs->n_shape);
-    int64_t in_strides[DFG_MAX_RANK], src[DFG_MAX_RANK], dst[DFG_MAX_RANK];
-    dfg_cuda_contiguous_strides(rank, in->shape, in_strides);
-    unsigned seen = 0;
-    for (int32_t i = 0; i < rank; i++) {
-        int64_t p = attrs->n_shape ? attrs->shape[i] : rank - 1 - i;
-        if (p < 0 || p >= rank || (seen & (1u << p)) ||
-            out->shape[i] != in->shape[p])
-            return dfg_error(DFG_ERR_SHAPE, "transpose: perm entry %d = %lld "
-                             "does not map the input onto the output",
-                             (int)i, (long long)p);
-        seen |= 1u << p;
-        src[i] = in_strides[p];
-    }
-    dfg_cuda_contiguous_strides(rank, out->shape, dst);
-    dfg_cuda_strided_copy_make(rank, out->shape, src, dst,
-                               dfg_cuda_dtype_size(in->dtype), copy);
-    return DFG_OK;
+    dfg_copy_geometry g;
+    dfg_status st = dfg_transpose_geometry(attrs, in, out, &g);
+    if (st == DFG_OK)
+        copy_of(&g, in->dtype, NULL, NULL, copy);
+    return st;
 }
 
 dfg_status dfg_cuda_slice_plan(const dfg_attrs *attrs, const dfg_type *in,
                                const dfg_type *out, int64_t *src_at,
                                dfg_cuda_strided_copy *copy)
 {
-    int32_t axes[DFG_MAX_RANK];
-    if (out->rank != in->rank || attrs->n_axes < 0 || attrs->n_axes > in->rank)
-        return dfg_error(DFG_ERR_SHAPE, "slice: input rank %d, output rank "
-                         "%d, %d axes", (int)in->rank, (int)out->rank,
-                         (int)attrs->n_axes);
-    dfg_status st = dfg_shape_axes(attrs->axes, attrs->n_axes, in->rank, axes);
-    if (st != DFG_OK)
-        return dfg_error_prefix(st, "slice");
-    int64_t strides[DFG_MAX_RANK], src[DFG_MAX_RANK], dst[DFG_MAX_RANK];
-    int64_t count[DFG_MAX_RANK];
-    dfg_cuda_contiguous_strides(in->rank, in->shape, strides);
-    for (int32_t d = 0; d < in->rank; d++) {
-        src[d] = strides[d];
-        count[d] = in->shape[d];
-    }
-    *src_at = 0;
-    for (int32_t i = 0; i < attrs->n_axes; i++) {
-        int32_t d = axes[i];
-        if (attrs->steps[i] == 0)
-            return dfg_error(DFG_ERR_INVALID_ARGUMENT, "slice: steps[%d] is 0",
-                             (int)i);
-        int64_t first;
-        dfg_slice_range(in->shape[d], attrs->starts[i], attrs->ends[i],
-                        attrs->steps[i], &first, &count[d]);
-        if (count[d] > 0)
-            *src_at += first * strides[d];
-        src[d] = count[d] > 1 ? attrs->steps[i] * strides[d] : 0;
-    }
-    for (int32_t d = 0; d < in->rank; d++)
-        if (count[d] != out->shape[d]) {
-            char si[96], so[96];
-            return dfg_error(DFG_ERR_SHAPE, "slice: the attributes select "
-                             "%lld elements along axis %d of %s, the output "
-                             "%s has %lld", (long long)count[d], (int)d,
-                             dfg_type_format(in, si, sizeof si),
-                             dfg_type_format(out, so, sizeof so),
-                             (long long)out->shape[d]);
-        }
-    dfg_cuda_contiguous_strides(out->rank, out->shape, dst);
-    dfg_cuda_strided_copy_make(out->rank, out->shape, src, dst,
-                               dfg_cuda_dtype_size(in->dtype), copy);
-    return DFG_OK;
+    dfg_copy_geometry g;
+    dfg_status st = dfg_slice_geometry(attrs, in, out, &g);
+    if (st == DFG_OK)
+        copy_of(&g, in->dtype, src_at, NULL, copy);
+    return st;
 }
 
 dfg_status dfg_cuda_expand_plan(const dfg_type *in, const dfg_type *out,
                                 dfg_cuda_strided_copy *copy)
 {
-    int64_t in_strides[DFG_MAX_RANK], src[DFG_MAX_RANK], dst[DFG_MAX_RANK];
-    int32_t lead = out->rank - in->rank;
-    int ok = lead >= 0 && in->dtype == out->dtype;
-    if (ok)
-        dfg_cuda_contiguous_strides(in->rank, in->shape, in_strides);
-    for (int32_t d = 0; ok && d < out->rank; d++) {
-        int64_t dim = d >= lead ? in->shape[d - lead] : 1;
-        ok = dim == 1 || dim == out->shape[d];
-        src[d] = dim == 1 ? 0 : in_strides[d - lead];
-    }
-    if (!ok) {
-        char si[96], so[96];
-        return dfg_error(DFG_ERR_SHAPE, "input %s does not broadcast to %s",
-                         dfg_type_format(in, si, sizeof si),
-                         dfg_type_format(out, so, sizeof so));
-    }
-    dfg_cuda_contiguous_strides(out->rank, out->shape, dst);
-    dfg_cuda_strided_copy_make(out->rank, out->shape, src, dst,
-                               dfg_cuda_dtype_size(in->dtype), copy);
-    return DFG_OK;
+    dfg_copy_geometry g;
+    dfg_status st = dfg_expand_geometry(in, out, &g);
+    if (st == DFG_OK)
+        copy_of(&g, in->dtype, NULL, NULL, copy);
+    return st;
 }
 
 dfg_status dfg_cuda_pad_plan(const dfg_attrs *attrs, const dfg_type *in,
                              const dfg_type *out, uint64_t *fill,
                              int64_t *dst_at, dfg_cuda_strided_copy *copy)
 {
-    const int64_t *pads = attrs->pads;
-    int32_t rank = in->rank;
-    int ok = out->rank == rank && out->dtype == in->dtype;
-    for (int32_t d = 0; ok && d < rank; d++)
-        ok = pads[d] >= 0 && pads[rank + d] >= 0 &&
-             pads[d] <= out->shape[d] && pads[rank + d] <= out->shape[d] &&
-             out->shape[d] - pads[d] - pads[rank + d] == in->shape[d];
-    if (!ok) {
-        char si[96], so[96];
-        return dfg_error(DFG_ERR_SHAPE, "pad: input %s with the pads does not "
-                         "give the output %s",
-                         dfg_type_format(in, si, sizeof si),
-                         dfg_type_format(out, so, sizeof so));
-    }
+    dfg_copy_geometry g;
+    dfg_status st = dfg_pad_geometry(attrs, in, out, &g);
+    if (st != DFG_OK)
+        return st;
     *fill = 0;
     dfg_cuda_store_f32(fill, in->dtype, 0, attrs->pad_value);
-    int64_t src[DFG_MAX_RANK], dst[DFG_MAX_RANK];
-    dfg_cuda_contiguous_strides(rank, in->shape, src);
-    dfg_cuda_contiguous_strides(rank, out->shape, dst);
-    *dst_at = 0;
-    for (int32_t d = 0; d < rank; d++)
-        *dst_at += pads[d] * dst[d];
-    dfg_cuda_strided_copy_make(rank, in->shape, src, dst,
-                               dfg_cuda_dtype_size(in->dtype), copy);
-    return DFG_OK;
-}
-
-dfg_status dfg_cuda_parts_check(const char *op, const dfg_type *whole,
-                                const dfg_type *parts, int32_t n,
-                                int64_t axis, int32_t *axis_out)
-{
-    int64_t ax = axis < 0 ? axis + whole->rank : axis;
-    if (ax < 0 || ax >= whole->rank)
-        return dfg_error(DFG_ERR_INVALID_ARGUMENT, "%s: axis %lld is out of "
-                         "range for rank %d", op, (long long)axis,
-                         (int)whole->rank);
-    int64_t total = 0;
-    for (int32_t i = 0; i < n; i++) {
-        int same = parts[i].rank == whole->rank &&
-                   parts[i].dtype == whole->dtype;
-        for (int32_t d = 0; same && d < whole->rank; d++)
-            same = d == ax || parts[i].shape[d] == whole->shape[d];
-        if (!same) {
-            char sp[96], sw[96];
-            return dfg_error(DFG_ERR_SHAPE, "%s: part %d %s does not fit %s "
-                             "along axis %lld", op, (int)i,
-                             dfg_type_format(&parts[i], sp, sizeof sp),
-                             dfg_type_format(whole, sw, sizeof sw),
-                             (long long)ax);
-        }
-        total += parts[i].shape[ax];
-    }
-    if (total != whole->shape[ax])
-        return dfg_error(DFG_ERR_SHAPE, "%s: parts sum to %lld along axis "
-                         "%lld, the whole has %lld", op, (long long)total,
-                         (long long)ax, (long long)whole->shape[ax]);
-    *axis_out = (int32_t)ax;
+    copy_of(&g, in->dtype, NULL, dst_at, copy);
     return DFG_OK;
 }
 
@@ -218,53 +88,25 @@ void dfg_cuda_part_plan(const dfg_type *whole, int32_t axis, int64_t at,
                         int64_t part_len, int to_whole, int64_t *whole_at,
                         dfg_cuda_strided_copy *copy)
 {
-    int64_t outer = 1, inner = 1;
-    for (int32_t d = 0; d < axis; d++)
-        outer *= whole->shape[d];
-    for (int32_t d = axis + 1; d < whole->rank; d++)
-        inner *= whole->shape[d];
-    const int64_t dims[2] = {outer, part_len * inner};
-    const int64_t whole_strides[2] = {whole->shape[axis] * inner, 1};
-    const int64_t part_strides[2] = {part_len * inner, 1};
-    *whole_at = at * inner;
-    dfg_cuda_strided_copy_make(2, dims, to_whole ? part_strides : whole_strides,
-                               to_whole ? whole_strides : part_strides,
-                               dfg_cuda_dtype_size(whole->dtype), copy);
+    dfg_copy_geometry g;
+    dfg_part_geometry(whole, axis, at, part_len, to_whole, &g);
+    copy_of(&g, whole->dtype, to_whole ? NULL : whole_at,
+            to_whole ? whole_at : NULL, copy);
 }
 
 dfg_status dfg_cuda_gather_plan(const dfg_attrs *attrs, const dfg_type *data,
                                 const dfg_type *indices, const dfg_type *out,
                                 int32_t step, dfg_cuda_gather *gather)
 {
-    char sd[96], si[96], so[96];
-    if (indices->dtype != DFG_I32 && indices->dtype != DFG_I64)
-        return dfg_error(DFG_ERR_DTYPE, "gather: indices have dtype %s, "
-                         "expected i32 or i64", dfg_dtype_name(indices->dtype));
-    int64_t axis = attrs->axis < 0 ? attrs->axis + data->rank : attrs->axis;
-    int ok = axis >= 0 && axis < data->rank && out->dtype == data->dtype &&
-             out->rank == data->rank + indices->rank - 1;
-    int64_t inner = 1;
-    for (int32_t d = 0; ok && d < data->rank; d++) {
-        if (d < axis)
-            ok = out->shape[d] == data->shape[d];
-        else if (d > axis) {
-            ok = out->shape[d + indices->rank - 1] == data->shape[d];
-            inner *= data->shape[d];
-        }
-    }
-    for (int32_t d = 0; ok && d < indices->rank; d++)
-        ok = out->shape[axis + d] == indices->shape[d];
-    if (!ok)
-        return dfg_error(DFG_ERR_SHAPE, "gather: data %s, indices %s and "
-                         "output %s do not fit along axis %d",
-                         dfg_type_format(data, sd, sizeof sd),
-                         dfg_type_format(indices, si, sizeof si),
-                         dfg_type_format(out, so, sizeof so), (int)attrs->axis);
+    dfg_gather_geometry g;
+    dfg_status st = dfg_gather_geometry_make(attrs, data, indices, out, &g);
+    if (st != DFG_OK)
+        return st;
     *gather = (dfg_cuda_gather){
         .n = dfg_type_numel(out),
-        .n_indices = dfg_type_numel(indices),
-        .dim = data->shape[axis],
-        .inner = inner,
+        .n_indices = g.n_indices,
+        .dim = g.dim,
+        .inner = g.inner,
         .element_size = dfg_cuda_dtype_size(data->dtype),
         .index_dtype = indices->dtype,
         .step = step,

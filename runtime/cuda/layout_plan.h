@@ -1,18 +1,15 @@
 /* Host side of the data-movement ops on the CUDA backend: each op's
  * operands turned into the strided copies, fills and gathers of
- * layout_ops.h, checked the way the CPU kernels check them. Plain C,
- * tested on the CPU by running the copies through dfg_cuda_strided_offsets
- * and comparing with the CPU backend. */
+ * layout_ops.h, from the geometry the CPU kernels use too
+ * (layout_geometry.h). Plain C, tested on the CPU by running the copies
+ * through dfg_cuda_strided_offsets and comparing with the CPU backend. */
 #ifndef DFG_CUDA_LAYOUT_PLAN_H
 #define DFG_CUDA_LAYOUT_PLAN_H
 
 #include "conv_geometry.h"
+#include "layout_geometry.h"
 #include "layout_ops.h"
 #include "tensor_type.h"
-
-/* Row-major element strides of a contiguous tensor of dims. */
-void dfg_cuda_contiguous_strides(int32_t rank, const int64_t *dims,
-                                 int64_t *strides);
 
 /* A copy over dims between two strided layouts, with size-1 dims dropped
  * and neighbours both layouts walk as one merged. */
@@ -39,14 +36,9 @@ dfg_status dfg_cuda_pad_plan(const dfg_attrs *attrs, const dfg_type *in,
                              const dfg_type *out, uint64_t *fill,
                              int64_t *dst_at, dfg_cuda_strided_copy *copy);
 
-/* concat / split: checks that parts[0..n) fit the whole along axis (same
- * rank and dtype, other dims equal, lengths summing up) and normalises
- * the axis. op names the op in messages. */
-dfg_status dfg_cuda_parts_check(const char *op, const dfg_type *whole,
-                                const dfg_type *parts, int32_t n,
-                                int64_t axis, int32_t *axis_out);
-/* The copy of one part of length part_len at position at along axis, into
- * the whole (to_whole) or out of it; *whole_at: the whole's offset. */
+/* concat / split: the copy of one part of length part_len at position at
+ * along axis (dfg_parts_check having checked the parts), into the whole
+ * (to_whole) or out of it; *whole_at: the whole's offset. */
 void dfg_cuda_part_plan(const dfg_type *whole, int32_t axis, int64_t at,
                         int64_t part_len, int to_whole, int64_t *whole_at,
                         dfg_cuda_strided_copy *copy);

@@ -478,12 +478,12 @@ static dfg_status plan_layout(const dfg_step_args *s, dfg_cuda_step_plan *p)
                                  &p->u.pad.copy);
     case DFG_OP_CONCAT:
         p->kind = DFG_CUDA_CONCAT;
-        return dfg_cuda_parts_check("concat", out, s->in_types, s->n_inputs,
-                                    s->attrs->axis, &p->u.axis);
+        return dfg_parts_check("concat", out, s->in_types, s->n_inputs,
+                               s->attrs->axis, &p->u.axis);
     case DFG_OP_SPLIT:
         p->kind = DFG_CUDA_SPLIT;
-        return dfg_cuda_parts_check("split", in, s->out_types, s->n_outputs,
-                                    s->attrs->axis, &p->u.axis);
+        return dfg_parts_check("split", in, s->out_types, s->n_outputs,
+                               s->attrs->axis, &p->u.axis);
     case DFG_OP_GATHER:
         p->kind = DFG_CUDA_GATHER;
         return dfg_cuda_gather_plan(s->attrs, in, &s->in_types[1], out,
