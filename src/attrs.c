@@ -18,4 +18,7 @@ void dfg_attrs_init(dfg_attrs *attrs)
     attrs->kernel[0] = attrs->kernel[1] = 1;
     attrs->strides[0] = attrs->strides[1] = 1;
     attrs->dilations[0] = attrs->dilations[1] = 1;
+    attrs->cubic_coeff_a = -0.75f;
+    attrs->largest = 1;
+    attrs->sorted = 1;
 }

@@ -15,7 +15,10 @@
 #include "program.h"
 
 #define DFG_FILE_MAGIC "DFGP"
-#define DFG_FILE_VERSION 1u
+#define DFG_FILE_VERSION 2u
+/* The oldest version this build still reads (version 1 lacks the
+ * attributes of resize and top_k). */
+#define DFG_FILE_OLDEST_VERSION 1u
 #define DFG_FILE_HEADER_BYTES 24u         /* magic, version, n_sections,
                                              table CRC, file size */
 #define DFG_FILE_SECTION_ENTRY_BYTES 32u  /* type, flags, offset, size,
@@ -48,21 +51,40 @@ typedef enum dfg_file_section {
 
 #define DFG_FILE_N_SECTIONS (DFG_SECTION_END - DFG_SECTION_STRINGS)
 
+/* The first file version that can hold op (its attributes or its enum
+ * value are newer than version 1). */
+static inline uint32_t dfg_file_version_of_op(dfg_op op)
+{
+    return op >= DFG_OP_RESIZE ? 2u : 1u;
+}
+
 /* Attributes are stored field by field (never as a raw struct), in the
  * order of this list; arrays with a count field store only `count`
  * entries, after the count has been stored and checked. */
-void dfg_attrs_encode(dfg_byte_writer *w, const dfg_attrs *attrs);
-/* Fails (returns -1) when the bytes run out or a count exceeds its array;
- * *attrs is then partly filled. */
-int dfg_attrs_decode(dfg_byte_reader *r, dfg_attrs *attrs);
-/* The fewest bytes an encoded dfg_attrs takes (every count 0). */
-size_t dfg_attrs_min_encoded_bytes(void);
+void dfg_attrs_encode(dfg_byte_writer *w, uint32_t version,
+                      const dfg_attrs *attrs);
+/* Decodes the fields a file of `version` stores (the others keep their
+ * dfg_attrs_init() defaults). Fails (returns -1) when the bytes run out,
+ * a count exceeds its array or an enum is out of range; *attrs is then
+ * partly filled. */
+int dfg_attrs_decode(dfg_byte_reader *r, uint32_t version, dfg_attrs *attrs);
+/* The fewest bytes an encoded dfg_attrs of `version` takes (every count
+ * 0). */
+size_t dfg_attrs_min_encoded_bytes(uint32_t version);
 
 /* The whole file in memory; *data is allocated with allocator (NULL:
  * malloc) and owned by the caller. */
 dfg_status dfg_program_serialize(const dfg_program *program,
                                  const dfg_allocator *allocator,
                                  uint8_t **data, size_t *size);
+
+/* The same in an older format (DFG_FILE_OLDEST_VERSION up to
+ * DFG_FILE_VERSION), so that tests can check that old files still load;
+ * DFG_ERR_INVALID_ARGUMENT if a step's op is newer than the version. */
+dfg_status dfg_program_serialize_version(const dfg_program *program,
+                                         uint32_t version,
+                                         const dfg_allocator *allocator,
+                                         uint8_t **data, size_t *size);
 
 /* Checks every fact the runtime relies on in a program built by a loader:
  * indices, types, sizes, offsets, operand counts, shape and workspace

@@ -19,6 +19,7 @@
 typedef struct file_sections {
     /* Indexed by dfg_file_section; each reader spans one section. */
     dfg_byte_reader section[DFG_SECTION_END];
+    uint32_t version;
 } file_sections;
 
 static const char *section_name(uint32_t type)
@@ -45,9 +46,11 @@ static dfg_status read_section_table(const uint8_t *data, size_t size,
     uint32_t n_sections = dfg_read_u32(&r);
     uint32_t table_crc = dfg_read_u32(&r);
     uint64_t file_size = dfg_read_u64(&r);
-    if (version != DFG_FILE_VERSION)
-        return FORMAT_ERROR("version %u, this build reads version %u", version,
+    if (version < DFG_FILE_OLDEST_VERSION || version > DFG_FILE_VERSION)
+        return FORMAT_ERROR("version %u, this build reads versions %u to %u",
+                            version, DFG_FILE_OLDEST_VERSION,
                             DFG_FILE_VERSION);
+    out->version = version;
     if (file_size != size)
         return FORMAT_ERROR("the header says %llu bytes but there are %zu "
                             "(truncated or padded)",
@@ -143,7 +146,8 @@ static dfg_status read_counts(file_sections *f, file_counts *c)
     dfg_byte_reader *steps = &f->section[DFG_SECTION_STEPS];
     c->steps = dfg_read_u32(steps);
     reserved = dfg_read_u32(steps);
-    uint64_t min_step = DFG_FILE_STEP_HEADER_BYTES + dfg_attrs_min_encoded_bytes();
+    uint64_t min_step = DFG_FILE_STEP_HEADER_BYTES +
+                        dfg_attrs_min_encoded_bytes(f->version);
     if (steps->failed || reserved != 0 || c->steps > DFG_FILE_MAX_STEPS ||
         (uint64_t)c->steps * min_step > dfg_byte_reader_left(steps))
         return FORMAT_ERROR("the steps section's count does not fit its %zu "
@@ -235,8 +239,8 @@ static dfg_status read_index_array(dfg_byte_reader *r, int32_t n,
     return DFG_OK;
 }
 
-static dfg_status read_steps(dfg_byte_reader *r, const dfg_byte_reader *strings,
-                             dfg_program *p)
+static dfg_status read_steps(dfg_byte_reader *r, uint32_t version,
+                             const dfg_byte_reader *strings, dfg_program *p)
 {
     for (int32_t i = 0; i < p->n_steps; i++) {
         dfg_program_step *st = &p->steps[i];
@@ -256,6 +260,11 @@ static dfg_status read_steps(dfg_byte_reader *r, const dfg_byte_reader *strings,
             return FORMAT_ERROR("step %d (%s): %u inputs and %u outputs",
                                 (int)i, dfg_op_get((dfg_op)op)->name, n_inputs,
                                 n_outputs);
+        if (dfg_file_version_of_op((dfg_op)op) > version)
+            return FORMAT_ERROR("step %d: op %s needs file version %u, the "
+                                "file has version %u", (int)i,
+                                dfg_op_get((dfg_op)op)->name,
+                                dfg_file_version_of_op((dfg_op)op), version);
         st->op = (dfg_op)op;
         st->n_inputs = (int32_t)n_inputs;
         st->n_outputs = (int32_t)n_outputs;
@@ -267,7 +276,7 @@ static dfg_status read_steps(dfg_byte_reader *r, const dfg_byte_reader *strings,
             status = read_index_array(r, st->n_outputs, &p->allocator, &st->outputs);
         if (status != DFG_OK)
             return dfg_error_prefix(status, "step %d", (int)i);
-        if (dfg_attrs_decode(r, &st->attrs) != 0)
+        if (dfg_attrs_decode(r, version, &st->attrs) != 0)
             return FORMAT_ERROR("step %d ('%s', %s): malformed attributes",
                                 (int)i, st->name, dfg_op_get(st->op)->name);
     }
@@ -341,7 +350,8 @@ dfg_status dfg_program_load_memory(const void *data, size_t size,
     read_io_and_plan(&f, p);
     status = read_tensors(&f.section[DFG_SECTION_TENSORS], strings, p);
     if (status == DFG_OK)
-        status = read_steps(&f.section[DFG_SECTION_STEPS], strings, p);
+        status = read_steps(&f.section[DFG_SECTION_STEPS], f.version,
+                            strings, p);
     if (status == DFG_OK)
         status = dfg_program_validate(p);
     if (status == DFG_OK) {

@@ -48,8 +48,8 @@ static void encode_tensors(const dfg_program *p, dfg_byte_writer *w,
     }
 }
 
-static void encode_steps(const dfg_program *p, dfg_byte_writer *w,
-                         dfg_byte_writer *strings)
+static void encode_steps(const dfg_program *p, uint32_t version,
+                         dfg_byte_writer *w, dfg_byte_writer *strings)
 {
     dfg_write_u32(w, (uint32_t)p->n_steps);
     dfg_write_u32(w, 0);
@@ -66,7 +66,7 @@ static void encode_steps(const dfg_program *p, dfg_byte_writer *w,
             dfg_write_i32(w, st->inputs[j]);
         for (int32_t j = 0; j < st->n_outputs; j++)
             dfg_write_i32(w, st->outputs[j]);
-        dfg_attrs_encode(w, &st->attrs);
+        dfg_attrs_encode(w, version, &st->attrs);
     }
 }
 
@@ -97,8 +97,8 @@ static void encode_plan(const dfg_program *p, dfg_byte_writer *w)
 }
 
 /* Header, section table and the sections, each 64-byte aligned. */
-static void assemble(dfg_byte_writer *out, const section_bytes *sections,
-                     int n_sections)
+static void assemble(dfg_byte_writer *out, uint32_t version,
+                     const section_bytes *sections, int n_sections)
 {
     size_t offset = DFG_FILE_HEADER_BYTES +
                     (size_t)n_sections * DFG_FILE_SECTION_ENTRY_BYTES;
@@ -115,7 +115,7 @@ static void assemble(dfg_byte_writer *out, const section_bytes *sections,
         offset += sections[i].size;
     }
     dfg_write_bytes(out, DFG_FILE_MAGIC, 4);
-    dfg_write_u32(out, DFG_FILE_VERSION);
+    dfg_write_u32(out, version);
     dfg_write_u32(out, (uint32_t)n_sections);
     dfg_write_u32(out, table.failed ? 0 : dfg_crc32(table.data, table.size));
     dfg_write_u64(out, offset); /* the file's size */
@@ -132,10 +132,31 @@ dfg_status dfg_program_serialize(const dfg_program *p,
                                  const dfg_allocator *allocator,
                                  uint8_t **data, size_t *size)
 {
+    return dfg_program_serialize_version(p, DFG_FILE_VERSION, allocator, data,
+                                         size);
+}
+
+dfg_status dfg_program_serialize_version(const dfg_program *p,
+                                         uint32_t version,
+                                         const dfg_allocator *allocator,
+                                         uint8_t **data, size_t *size)
+{
     if (!p || !data || !size)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "dfg_program_serialize: program, data and size must "
                          "not be NULL");
+    if (version < DFG_FILE_OLDEST_VERSION || version > DFG_FILE_VERSION)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_program_serialize: version %u, this build "
+                         "writes versions %u to %u", version,
+                         DFG_FILE_OLDEST_VERSION, DFG_FILE_VERSION);
+    for (int32_t i = 0; i < p->n_steps; i++)
+        if (dfg_file_version_of_op(p->steps[i].op) > version)
+            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                             "dfg_program_serialize: step %d (%s) needs file "
+                             "version %u", (int)i,
+                             dfg_op_get(p->steps[i].op)->name,
+                             dfg_file_version_of_op(p->steps[i].op));
     enum { STRINGS, TENSORS, STEPS, IO, PLAN, N_BUILT };
     dfg_byte_writer w[N_BUILT];
     for (int i = 0; i < N_BUILT; i++)
@@ -143,7 +164,7 @@ dfg_status dfg_program_serialize(const dfg_program *p,
     /* Offset 0 holds the empty string, so the section is never empty. */
     put_string(&w[STRINGS], "");
     encode_tensors(p, &w[TENSORS], &w[STRINGS]);
-    encode_steps(p, &w[STEPS], &w[STRINGS]);
+    encode_steps(p, version, &w[STEPS], &w[STRINGS]);
     encode_io(p, &w[IO]);
     encode_plan(p, &w[PLAN]);
 
@@ -162,7 +183,7 @@ dfg_status dfg_program_serialize(const dfg_program *p,
     for (int i = 0; i < N_BUILT; i++)
         failed |= w[i].failed;
     if (!failed)
-        assemble(&out, sections, (int)(sizeof sections / sizeof sections[0]));
+        assemble(&out, version, sections, (int)(sizeof sections / sizeof sections[0]));
     for (int i = 0; i < N_BUILT; i++)
         dfg_byte_writer_dispose(&w[i]);
     if (failed || out.failed) {

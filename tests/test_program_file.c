@@ -145,7 +145,12 @@ static void expect_attrs_equal(const dfg_attrs *a, const dfg_attrs *b)
     SAME(trans_b); SAME(approximate); SAME(to); SAME(group); SAME(kernel);
     SAME(strides); SAME(dilations); SAME(count_include_pad);
     SAME(ceil_mode); SAME(pads); SAME(n_axes); SAME(n_shape); SAME(n_split);
+    SAME(resize_mode); SAME(coordinates); SAME(nearest_rounding);
+    SAME(exclude_outside); SAME(cubic_coeff_a); SAME(n_scales); SAME(k);
+    SAME(largest); SAME(sorted);
 #undef SAME
+    for (int32_t i = 0; i < a->n_scales; i++)
+        assert_true(a->scales[i] == b->scales[i]);
     for (int32_t i = 0; i < a->n_axes; i++) {
         assert_int_equal(a->axes[i], b->axes[i]);
         assert_int_equal(a->starts[i], b->starts[i]);
@@ -319,6 +324,68 @@ static void test_save_and_load_a_file(void **state)
     assert_non_null(strstr(dfg_last_error(), path));
     assert_int_equal(dfg_program_load("/tmp", NULL, &loaded), DFG_ERR_IO);
     assert_int_equal(dfg_program_save(p, "/nonexistent-dir/x.dfgp"), DFG_ERR_IO);
+    dfg_program_destroy(p);
+}
+
+/* A program with the ops of file version 2 (resize, top_k), whose
+ * attributes only that version stores. */
+static dfg_program *resize_top_k_program(void)
+{
+    dfg_graph *g = NULL;
+    dfg_value x, y, values, indices;
+    const int64_t in_shape[] = {1, 2, 3, 4}, sizes[] = {1, 2, 7, 5};
+    const float scales[] = {1.0f, 1.0f, 2.4f, 1.3f};
+    dfg_resize_params params = {DFG_RESIZE_CUBIC, DFG_RESIZE_ALIGN_CORNERS,
+                                DFG_RESIZE_CEIL, -0.5f, 1, scales};
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 4, in_shape, &x), DFG_OK);
+    assert_int_equal(dfg_resize(g, x, 4, sizes, &params, &y), DFG_OK);
+    assert_int_equal(dfg_top_k(g, y, 3, 2, 0, 1, &values, &indices), DFG_OK);
+    assert_int_equal(dfg_graph_output(g, values, "values"), DFG_OK);
+    assert_int_equal(dfg_graph_output(g, indices, "indices"), DFG_OK);
+    dfg_program *p = NULL;
+    assert_int_equal(dfg_compile(g, NULL, &p), DFG_OK);
+    dfg_graph_destroy(g);
+    return p;
+}
+
+/* Files written in version 1 load as they did (the newer attributes keep
+ * their defaults); version 2's ops round-trip and are refused in
+ * version 1. */
+static void test_older_versions(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"fixture", "cnn", "transformer"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        dfg_program *p = compiled(names[i]);
+        uint8_t *data = NULL;
+        size_t size = 0, size_v2 = 0;
+        assert_int_equal(dfg_program_serialize_version(p, 1, NULL, &data, &size),
+                         DFG_OK);
+        free(serialize(p, &size_v2));
+        assert_true(size <= size_v2);
+        dfg_program *loaded = load(data, size);
+        expect_programs_equal(p, loaded);
+        dfg_program_destroy(loaded);
+        /* An op of version 2 in a version 1 file. */
+        size_t len = 0;
+        uint8_t *steps = section(data, DFG_SECTION_STEPS, &len);
+        store_u32(steps + DFG_FILE_COUNT_HEADER_BYTES, DFG_OP_RESIZE);
+        fix_checksums_in(data, size);
+        expect_rejected(data, size, "needs file version 2");
+        free(data);
+        dfg_program_destroy(p);
+    }
+    dfg_program *p = resize_top_k_program();
+    round_trip(p);
+    uint8_t *data = NULL;
+    size_t size = 0;
+    assert_int_equal(dfg_program_serialize_version(p, 1, NULL, &data, &size),
+                     DFG_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(dfg_last_error(), "resize"));
+    assert_int_equal(dfg_program_serialize_version(p, DFG_FILE_VERSION + 1,
+                                                   NULL, &data, &size),
+                     DFG_ERR_INVALID_ARGUMENT);
     dfg_program_destroy(p);
 }
 
@@ -548,7 +615,10 @@ static void test_hostile_headers(void **state)
     size_t len = 0;
 
     RESET(); f[0] = 'X';                         expect_rejected(f, size, "magic");
-    RESET(); store_u32(f + 4, 2);                expect_rejected(f, size, "version");
+    RESET(); store_u32(f + 4, DFG_FILE_VERSION + 1); expect_rejected(f, size, "version");
+    RESET(); store_u32(f + 4, 0);                expect_rejected(f, size, "version");
+    /* Version 1 stores fewer attributes: the steps no longer parse. */
+    RESET(); store_u32(f + 4, 1);                expect_rejected(f, size, NULL);
     RESET(); store_u32(f + 8, 0);                expect_rejected(f, size, "sections");
     RESET(); store_u32(f + 8, 0xffffffffu);      expect_rejected(f, size, "sections");
     RESET(); store_u32(f + 8, 7); fix_checksums_in(f, size); expect_rejected(f, size, NULL);
@@ -679,6 +749,7 @@ int main(void)
         cmocka_unit_test(test_crc32),
         cmocka_unit_test(test_round_trip_compiled),
         cmocka_unit_test(test_save_and_load_a_file),
+        cmocka_unit_test(test_older_versions),
         cmocka_unit_test(test_hand_built_round_trip_and_run),
         cmocka_unit_test(test_invalid_programs_are_rejected),
         cmocka_unit_test(test_invalid_attribute_bytes),

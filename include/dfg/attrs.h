@@ -21,6 +21,33 @@ typedef enum dfg_gelu_approximation {
     DFG_GELU_TANH = 1
 } dfg_gelu_approximation;
 
+/* resize: how values are sampled (mode), how an output coordinate maps to
+ * an input one (coordinates, as ONNX's coordinate_transformation_mode),
+ * and how nearest rounds that coordinate (ONNX's nearest_mode). */
+typedef enum dfg_resize_mode {
+    DFG_RESIZE_NEAREST = 0,
+    DFG_RESIZE_LINEAR = 1,
+    DFG_RESIZE_CUBIC = 2,
+    DFG_RESIZE_MODE_COUNT
+} dfg_resize_mode;
+
+typedef enum dfg_resize_coordinates {
+    DFG_RESIZE_HALF_PIXEL = 0,
+    DFG_RESIZE_PYTORCH_HALF_PIXEL = 1,
+    DFG_RESIZE_ALIGN_CORNERS = 2,
+    DFG_RESIZE_ASYMMETRIC = 3,
+    DFG_RESIZE_TF_HALF_PIXEL_FOR_NN = 4,
+    DFG_RESIZE_COORDINATES_COUNT
+} dfg_resize_coordinates;
+
+typedef enum dfg_resize_nearest {
+    DFG_RESIZE_ROUND_PREFER_FLOOR = 0,
+    DFG_RESIZE_ROUND_PREFER_CEIL = 1,
+    DFG_RESIZE_FLOOR = 2,
+    DFG_RESIZE_CEIL = 3,
+    DFG_RESIZE_NEAREST_COUNT
+} dfg_resize_nearest;
+
 typedef struct dfg_attrs {
     /* leaky_relu slope (default 0.01 in dfg_leaky_relu), gemm alpha (1). */
     float alpha;
@@ -72,6 +99,28 @@ typedef struct dfg_attrs {
      * n_split == 0 splits evenly into the requested number of outputs. */
     int32_t n_split;
     int64_t split[DFG_MAX_SPLIT];
+    /* Fields added in program file version 2. */
+    /* resize: the output's shape is shape/n_shape; resize_mode
+     * (DFG_RESIZE_NEAREST), coordinates (DFG_RESIZE_HALF_PIXEL),
+     * nearest_rounding (DFG_RESIZE_ROUND_PREFER_FLOOR), cubic_coeff_a
+     * (-0.75), exclude_outside (0: taps outside the input take the edge
+     * value; 1: they get weight 0 and the rest are renormalised). scales:
+     * per axis, output / input as the coordinate transform sees it (ONNX's
+     * scales input, which need not equal the ratio of the sizes); n_scales
+     * == 0 means the ratio of the sizes. */
+    int32_t resize_mode;
+    int32_t coordinates;
+    int32_t nearest_rounding;
+    int32_t exclude_outside;
+    float cubic_coeff_a;
+    int32_t n_scales;
+    float scales[DFG_MAX_RANK];
+    /* top_k: how many (k >= 0, at most the axis' size) along attrs.axis,
+     * the largest (1) or the smallest (0), sorted (1) or in input order
+     * (0). */
+    int64_t k;
+    int32_t largest;
+    int32_t sorted;
 } dfg_attrs;
 
 /* Fills *attrs with the defaults named above. */

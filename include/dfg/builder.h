@@ -157,6 +157,64 @@ dfg_status dfg_gather(dfg_graph *g, dfg_value data, dfg_value indices,
 dfg_status dfg_pad(dfg_graph *g, dfg_value x, const int64_t *pads, float value,
                    dfg_value *out);
 
+/* Ops added for the ONNX front end (src/builder_extra.c). Rounding and
+ * trigonometry: float dtypes, the result has x's type. */
+dfg_status dfg_floor(dfg_graph *g, dfg_value x, dfg_value *out);
+dfg_status dfg_ceil(dfg_graph *g, dfg_value x, dfg_value *out);
+dfg_status dfg_round(dfg_graph *g, dfg_value x, dfg_value *out);
+dfg_status dfg_sin(dfg_graph *g, dfg_value x, dfg_value *out);
+dfg_status dfg_cos(dfg_graph *g, dfg_value x, dfg_value *out);
+dfg_status dfg_tan(dfg_graph *g, dfg_value x, dfg_value *out);
+dfg_status dfg_asin(dfg_graph *g, dfg_value x, dfg_value *out);
+dfg_status dfg_acos(dfg_graph *g, dfg_value x, dfg_value *out);
+dfg_status dfg_atan(dfg_graph *g, dfg_value x, dfg_value *out);
+dfg_status dfg_sinh(dfg_graph *g, dfg_value x, dfg_value *out);
+dfg_status dfg_cosh(dfg_graph *g, dfg_value x, dfg_value *out);
+dfg_status dfg_asinh(dfg_graph *g, dfg_value x, dfg_value *out);
+dfg_status dfg_acosh(dfg_graph *g, dfg_value x, dfg_value *out);
+dfg_status dfg_atanh(dfg_graph *g, dfg_value x, dfg_value *out);
+/* a mod b with the divisor's sign (Python's %), and fmod with the
+ * dividend's (C's); broadcasting, numeric dtypes. */
+dfg_status dfg_mod(dfg_graph *g, dfg_value a, dfg_value b, dfg_value *out);
+dfg_status dfg_fmod(dfg_graph *g, dfg_value a, dfg_value b, dfg_value *out);
+/* The i64 index of the first extreme along axis. */
+dfg_status dfg_arg_max(dfg_graph *g, dfg_value x, int32_t axis,
+                       int32_t keepdims, dfg_value *out);
+dfg_status dfg_arg_min(dfg_graph *g, dfg_value x, int32_t axis,
+                       int32_t keepdims, dfg_value *out);
+/* out[p] = data[p with p[axis] = indices[p]]; indices i32 or i64, negative
+ * ones count from the end. */
+dfg_status dfg_gather_elements(dfg_graph *g, dfg_value data,
+                               dfg_value indices, int32_t axis,
+                               dfg_value *out);
+/* data with the slices named by indices [..., k] replaced by updates. */
+dfg_status dfg_scatter_nd(dfg_graph *g, dfg_value data, dfg_value indices,
+                          dfg_value updates, dfg_value *out);
+
+/* Sampling of resize (ONNX Resize). A zero-initialised struct is nearest
+ * with half_pixel coordinates, rounding ties down, scales from the sizes. */
+typedef struct dfg_resize_params {
+    int32_t mode;             /* dfg_resize_mode */
+    int32_t coordinates;      /* dfg_resize_coordinates */
+    int32_t nearest_rounding; /* dfg_resize_nearest */
+    float cubic_coeff_a;      /* 0 means -0.75 */
+    int32_t exclude_outside;
+    /* rank entries, output / input per axis as the coordinate transform
+     * sees it (ONNX's scales), or NULL for sizes / input dims. */
+    const float *scales_or_null;
+} dfg_resize_params;
+/* x resized to sizes (rank == rank(x) entries); params NULL: the
+ * defaults. Linear and cubic need a float x. */
+dfg_status dfg_resize(dfg_graph *g, dfg_value x, int32_t rank,
+                      const int64_t *sizes, const dfg_resize_params *params,
+                      dfg_value *out);
+/* The k largest (largest = 1) or smallest elements along axis, best first
+ * when sorted (else in input order), and their i64 indices; equal values
+ * go to the lower index. */
+dfg_status dfg_top_k(dfg_graph *g, dfg_value x, int64_t k, int32_t axis,
+                     int32_t largest, int32_t sorted, dfg_value *values,
+                     dfg_value *indices);
+
 #ifdef __cplusplus
 }
 #endif

@@ -87,6 +87,8 @@ static const dfg_cpu_kernel kernels[DFG_OP_COUNT] = {
     [DFG_OP_ARG_MIN] = dfg_cpu_arg_reduce,
     [DFG_OP_GATHER_ELEMENTS] = dfg_cpu_gather_elements,
     [DFG_OP_SCATTER_ND] = dfg_cpu_scatter_nd,
+    [DFG_OP_RESIZE] = dfg_cpu_resize,
+    [DFG_OP_TOP_K] = dfg_cpu_top_k,
 };
 
 dfg_cpu_kernel dfg_cpu_kernel_for(dfg_op op)

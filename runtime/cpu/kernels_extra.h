@@ -13,5 +13,9 @@ dfg_status dfg_cpu_mod(const dfg_kernel_args *args);
 dfg_status dfg_cpu_arg_reduce(const dfg_kernel_args *args);
 dfg_status dfg_cpu_gather_elements(const dfg_kernel_args *args);
 dfg_status dfg_cpu_scatter_nd(const dfg_kernel_args *args);
+/* resize: nearest (any dtype), linear and cubic (float dtypes). */
+dfg_status dfg_cpu_resize(const dfg_kernel_args *args);
+/* top_k: values and i64 indices, ties to the lower index. */
+dfg_status dfg_cpu_top_k(const dfg_kernel_args *args);
 
 #endif

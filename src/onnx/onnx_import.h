@@ -164,6 +164,9 @@ dfg_status dfg_onnx_input(dfg_onnx_importer *im, int32_t i, int32_t *out);
  * when the input is absent. */
 dfg_status dfg_onnx_const_ints(dfg_onnx_importer *im, int32_t i,
                                int64_t *out, int32_t max, int32_t *n);
+/* The same for numbers of any dtype (a Resize's scales), as doubles. */
+dfg_status dfg_onnx_const_floats(dfg_onnx_importer *im, int32_t i,
+                                 double *out, int32_t max, int32_t *n);
 /* Input i, known at import time, a single number (any dtype) into *out;
  * *present = 0 if absent. */
 dfg_status dfg_onnx_const_scalar(dfg_onnx_importer *im, int32_t i,

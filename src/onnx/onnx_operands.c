@@ -100,3 +100,29 @@ dfg_status dfg_onnx_const_scalar(dfg_onnx_importer *im, int32_t i,
     *present = 1;
     return DFG_OK;
 }
+
+dfg_status dfg_onnx_const_floats(dfg_onnx_importer *im, int32_t i,
+                                 double *out, int32_t max, int32_t *n)
+{
+    int32_t index;
+    *n = -1;
+    dfg_status st = known_input(im, i, "number list", &index);
+    if (st != DFG_OK || index < 0)
+        return st;
+    const dfg_onnx_entry *e = &im->entries[index];
+    int64_t count = dfg_type_numel(&e->type);
+    if (e->type.rank > 1)
+        return dfg_error(DFG_ERR_FORMAT,
+                         "node '%s' (%s): input %d must be a 1-D tensor, got "
+                         "rank %d", im->node_label, im->node->op_type, (int)i,
+                         (int)e->type.rank);
+    if (count > max)
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "node '%s' (%s): input %d has %lld entries, at most "
+                         "%d are supported", im->node_label, im->node->op_type,
+                         (int)i, (long long)count, (int)max);
+    for (int64_t k = 0; k < count; k++)
+        out[k] = dfg_onnx_entry_get(e, k);
+    *n = (int32_t)count;
+    return DFG_OK;
+}

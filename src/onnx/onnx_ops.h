@@ -25,6 +25,8 @@ extern const dfg_onnx_op dfg_onnx_ops_nn[];
 extern const dfg_onnx_op dfg_onnx_ops_layout[];
 extern const dfg_onnx_op dfg_onnx_ops_reduce[];
 extern const dfg_onnx_op dfg_onnx_ops_constant[];
+extern const dfg_onnx_op dfg_onnx_ops_resize[];
+extern const dfg_onnx_op dfg_onnx_ops_top_k[];
 
 /* The row for an op type of the default domain, or NULL. */
 const dfg_onnx_op *dfg_onnx_find_op(const char *onnx_type);

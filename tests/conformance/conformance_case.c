@@ -192,16 +192,26 @@ static int run_set(const dfg_program *program, dfg_session *session,
     return rc;
 }
 
+/* How much of the inputs a model that needs operands at import time gets
+ * frozen: first the attribute-like ones, then, if that is not enough,
+ * short float vectors too (a Resize's scales). */
+enum { FREEZE_NONE, FREEZE_ATTRIBUTES, FREEZE_SHORT_FLOATS };
+
 /* Inputs that look like operands dfg takes as attributes (shapes, axes,
- * pads, bounds): integer or bool tensors of rank <= 1, and scalars. */
-static int freezable(const dfg_onnx_tensor *t)
+ * pads, bounds): integer or bool tensors of rank <= 1, and scalars; at
+ * FREEZE_SHORT_FLOATS also float vectors of at most 2 * DFG_MAX_RANK
+ * entries. */
+static int freezable(const dfg_onnx_tensor *t, int level)
 {
-    return t->type.rank == 0 ||
-           (t->type.rank == 1 && !dfg_dtype_is_float(t->type.dtype));
+    if (t->type.rank == 0 ||
+        (t->type.rank == 1 && !dfg_dtype_is_float(t->type.dtype)))
+        return 1;
+    return level >= FREEZE_SHORT_FLOATS && t->type.rank == 1 &&
+           t->type.shape[0] <= 2 * DFG_MAX_RANK;
 }
 
-/* Imports the model (freezing attribute-like inputs if freeze), compiles
- * it and runs data set `set`. */
+/* Imports the model (freezing inputs from level `freeze` on, one level
+ * more if that is not enough), compiles it and runs data set `set`. */
 static conformance_outcome run_model_on_set(const char *model_path, const input_names *names,
                             const char *set, int freeze, char *detail,
                             size_t size)
@@ -214,22 +224,29 @@ static conformance_outcome run_model_on_set(const char *model_path, const input_
     options.frozen_inputs = values;
     if (read_tensors(set, "input", &in, detail, size) != 0)
         return CONFORMANCE_FAIL;
-    for (int i = 0; freeze && i < in.n && i < names->n; i++) {
-        if (!freezable(&in.t[i]))
-            continue;
-        dfg_onnx_frozen_input *f = &values[options.n_frozen_inputs++];
-        f->name = names->names[i];
-        f->dtype = in.t[i].type.dtype;
-        f->rank = in.t[i].type.rank;
-        memcpy(f->shape, in.t[i].type.shape, sizeof f->shape);
-        f->data = in.t[i].data;
-        frozen[i] = 1;
-    }
     dfg_graph *graph = NULL;
     dfg_program *program = NULL;
     dfg_session *session = NULL;
     const dfg_backend *cpu = NULL;
-    dfg_status st = dfg_onnx_import_file(model_path, &options, NULL, &graph);
+    dfg_status st;
+    for (int level = freeze;; level++) {
+        options.n_frozen_inputs = 0;
+        for (int i = 0; i < in.n && i < names->n; i++) {
+            frozen[i] = level != FREEZE_NONE && freezable(&in.t[i], level);
+            if (!frozen[i])
+                continue;
+            dfg_onnx_frozen_input *f = &values[options.n_frozen_inputs++];
+            f->name = names->names[i];
+            f->dtype = in.t[i].type.dtype;
+            f->rank = in.t[i].type.rank;
+            memcpy(f->shape, in.t[i].type.shape, sizeof f->shape);
+            f->data = in.t[i].data;
+        }
+        st = dfg_onnx_import_file(model_path, &options, NULL, &graph);
+        if (level != FREEZE_ATTRIBUTES || st != DFG_ERR_UNSUPPORTED ||
+            !strstr(dfg_last_error(), "at import time"))
+            break;
+    }
     conformance_outcome rc = CONFORMANCE_FAIL;
     if (st == DFG_ERR_UNSUPPORTED || st == DFG_ERR_DTYPE)
         rc = CONFORMANCE_SKIP_FEATURE;
@@ -306,7 +323,8 @@ conformance_outcome conformance_run_case(const char *dir, char *detail,
     dfg_status st = dfg_onnx_import_file(model_path, NULL, NULL, &graph);
     dfg_graph_destroy(graph);
     int freeze = st == DFG_ERR_UNSUPPORTED &&
-                 strstr(dfg_last_error(), "at import time") != NULL;
+                 strstr(dfg_last_error(), "at import time") != NULL
+                     ? FREEZE_ATTRIBUTES : FREEZE_NONE;
     if (!freeze && (st == DFG_ERR_UNSUPPORTED || st == DFG_ERR_DTYPE)) {
         snprintf(detail, size, "%s", dfg_last_error());
         return CONFORMANCE_SKIP_FEATURE;
