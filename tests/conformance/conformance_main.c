@@ -65,6 +65,17 @@ static void load_expected(const char *path, expected *x)
         fclose(f);
 }
 
+static void free_expected(expected *x)
+{
+    for (int i = 0; i < x->n; i++) {
+        free(x->names[i]);
+        free(x->reasons[i]);
+    }
+    free(x->names);
+    free(x->reasons);
+    free(x->seen);
+}
+
 static int find_expected(const expected *x, const char *name)
 {
     for (int i = 0; i < x->n; i++)
@@ -247,5 +258,6 @@ int main(int argc, char **argv)
     printf("%d failed unexpectedly, %d as expected (tests/conformance/"
            "expected_failures.txt)\n", unexpected, failed - unexpected);
     printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    free_expected(&x);
     return unexpected ? 1 : 0;
 }
