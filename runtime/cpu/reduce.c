@@ -3,8 +3,9 @@
  * mean over the spatial axes. Float dtypes accumulate in double, integer
  * dtypes exactly in int64 (sums wrap; an integer mean truncates).
  *
- * The input dims are first grouped: size-1 dims dropped, neighbours that
- * are both reduced or both kept merged. Then:
+ * The input dims are first grouped (dfg_reduce_geometry_make, shared with
+ * the CUDA backend): size-1 dims dropped, neighbours that are both reduced
+ * or both kept merged. Then:
  *   - innermost group reduced: each output element folds contiguous runs;
  *   - innermost group kept: a block of up to DFG_CPU_BLOCK neighbouring
  *     outputs folds contiguous strips lane by lane, which reads the input
@@ -15,12 +16,7 @@
 #include "error.h"
 #include "kernels.h"
 #include "parallel.h"
-
-typedef struct dim_groups {
-    int32_t n;
-    int64_t dims[DFG_MAX_RANK];
-    int64_t strides[DFG_MAX_RANK]; /* in input elements */
-} dim_groups;
+#include "reduce_geometry.h"
 
 typedef struct reduce_ctx {
     dfg_op op; /* SUM, MEAN or MAX (global_average_pool is a MEAN) */
@@ -28,7 +24,7 @@ typedef struct reduce_ctx {
     int integer;
     const void *in;
     void *out;
-    dim_groups kept, reduced;
+    dfg_dim_groups kept, reduced;
     int64_t count; /* elements folded into each output */
 } reduce_ctx;
 
@@ -95,17 +91,6 @@ static void finish(const reduce_ctx *c, accumulators *acc, int64_t n,
     dfg_store_f32(c->out, c->dtype, offset, n, result);
 }
 
-/* Input offset of position `index` of the groups g (row-major). */
-static int64_t group_offset(const dim_groups *g, int32_t n, int64_t index)
-{
-    int64_t offset = 0;
-    for (int32_t i = n - 1; i >= 0; i--) {
-        offset += (index % g->dims[i]) * g->strides[i];
-        index /= g->dims[i];
-    }
-    return offset;
-}
-
 /* Calls fold at every position of the first n reduced groups. */
 static void fold_reduced(const reduce_ctx *c, int32_t n, int64_t base,
                          int64_t length, int lanes, accumulators *acc)
@@ -114,7 +99,8 @@ static void fold_reduced(const reduce_ctx *c, int32_t n, int64_t base,
     for (int32_t i = 0; i < n; i++)
         positions *= c->reduced.dims[i];
     for (int64_t p = 0; p < positions; p++)
-        fold(c, base + group_offset(&c->reduced, n, p), length, lanes, acc);
+        fold(c, base + dfg_dim_groups_offset(&c->reduced, n, p), length,
+             lanes, acc);
 }
 
 static void reduce_runs(const reduce_ctx *c, int64_t outputs, int parallel)
@@ -126,8 +112,9 @@ static void reduce_runs(const reduce_ctx *c, int64_t outputs, int parallel)
         accumulators acc;
         init_acc(c, &acc, 1);
         if (c->count > 0)
-            fold_reduced(c, outer, group_offset(&c->kept, c->kept.n, o), run, 0,
-                         &acc);
+            fold_reduced(c, outer,
+                         dfg_dim_groups_offset(&c->kept, c->kept.n, o), run,
+                         0, &acc);
         finish(c, &acc, 1, o);
     }
 }
@@ -142,7 +129,8 @@ static void reduce_strips(const reduce_ctx *c, int64_t outputs, int parallel)
         int64_t outer = t / blocks_per_row;
         int64_t start = (t % blocks_per_row) * DFG_CPU_BLOCK;
         int64_t n = row - start < DFG_CPU_BLOCK ? row - start : DFG_CPU_BLOCK;
-        int64_t base = group_offset(&c->kept, c->kept.n - 1, outer) + start;
+        int64_t base = dfg_dim_groups_offset(&c->kept, c->kept.n - 1,
+                                             outer) + start;
         accumulators acc;
         init_acc(c, &acc, n);
         if (c->count > 0)
@@ -151,90 +139,22 @@ static void reduce_strips(const reduce_ctx *c, int64_t outputs, int parallel)
     }
 }
 
-/* Groups the input dims (see the file comment) into c->kept and
- * c->reduced; returns the output element count. */
-static int64_t group_dims(const dfg_type *in, const int *is_reduced,
-                          reduce_ctx *c, int *innermost_kept)
-{
-    int64_t stride = 1, outputs = 1;
-    int last_kind = -1;
-    c->kept.n = c->reduced.n = 0;
-    c->count = 1;
-    *innermost_kept = 0;
-    for (int32_t d = in->rank - 1; d >= 0; stride *= in->shape[d], d--) {
-        if (in->shape[d] == 1)
-            continue;
-        dim_groups *g = is_reduced[d] ? &c->reduced : &c->kept;
-        if (last_kind == is_reduced[d]) {
-            g->dims[g->n - 1] *= in->shape[d];
-        } else {
-            g->dims[g->n] = in->shape[d];
-            g->strides[g->n] = stride;
-            g->n++;
-        }
-        if (last_kind < 0)
-            *innermost_kept = !is_reduced[d];
-        last_kind = is_reduced[d];
-        if (is_reduced[d])
-            c->count *= in->shape[d];
-        else
-            outputs *= in->shape[d];
-    }
-    /* Built inner to outer; the walks want outer to inner. */
-    for (int k = 0; k < 2; k++) {
-        dim_groups *g = k ? &c->reduced : &c->kept;
-        for (int32_t i = 0; i < g->n / 2; i++) {
-            int32_t j = g->n - 1 - i;
-            int64_t dim = g->dims[i], s = g->strides[i];
-            g->dims[i] = g->dims[j], g->strides[i] = g->strides[j];
-            g->dims[j] = dim, g->strides[j] = s;
-        }
-    }
-    return outputs;
-}
-
 dfg_status dfg_cpu_reduce(const dfg_kernel_args *args)
 {
     const dfg_type *in = &args->in_types[0];
-    const dfg_attrs *a = args->attrs;
-    int is_reduced[DFG_MAX_RANK] = {0};
-    reduce_ctx c = {args->op, in->dtype, dfg_dtype_is_integer(in->dtype),
-                    args->in[0], args->out[0], {0}, {0}, 0};
-    if (args->op == DFG_OP_GLOBAL_AVERAGE_POOL) {
-        c.op = DFG_OP_REDUCE_MEAN;
-        for (int32_t d = 2; d < in->rank; d++)
-            is_reduced[d] = 1;
-    } else {
-        for (int32_t i = 0; i < a->n_axes; i++) {
-            int64_t axis = a->axes[i] < 0 ? a->axes[i] + in->rank : a->axes[i];
-            if (axis < 0 || axis >= in->rank)
-                return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                                 "%s: axes[%d] = %lld is out of range for rank %d",
-                                 dfg_op_get(args->op)->name, (int)i,
-                                 (long long)a->axes[i], (int)in->rank);
-            is_reduced[axis] = 1;
-        }
-        for (int32_t d = 0; a->n_axes == 0 && d < in->rank; d++)
-            is_reduced[d] = 1;
-    }
-    int64_t numel = dfg_type_numel(in);
-    if (numel < 0 || in->rank > DFG_MAX_RANK || in->dtype == DFG_BOOL ||
-        args->out_types[0].dtype != in->dtype)
-        return dfg_error(DFG_ERR_DTYPE, "%s: unsupported input type",
-                         dfg_op_get(args->op)->name);
-    int innermost_kept;
-    int64_t outputs = group_dims(in, is_reduced, &c, &innermost_kept);
-    if (dfg_type_numel(&args->out_types[0]) != outputs)
-        return dfg_error(DFG_ERR_SHAPE, "%s: output has %lld elements, expected %lld",
-                         dfg_op_get(args->op)->name,
-                         (long long)dfg_type_numel(&args->out_types[0]),
-                         (long long)outputs);
-    if (outputs == 0)
+    dfg_reduce_geometry g;
+    dfg_status st = dfg_reduce_geometry_make(args->op, args->attrs, in,
+                                             &args->out_types[0], &g);
+    if (st != DFG_OK)
+        return st;
+    if (g.outputs == 0)
         return DFG_OK;
-    int parallel = numel > DFG_CPU_PARALLEL_MIN_ELEMENTS;
-    if (innermost_kept)
-        reduce_strips(&c, outputs, parallel);
+    reduce_ctx c = {g.op, in->dtype, dfg_dtype_is_integer(in->dtype),
+                    args->in[0], args->out[0], g.kept, g.reduced, g.count};
+    int parallel = dfg_type_numel(in) > DFG_CPU_PARALLEL_MIN_ELEMENTS;
+    if (g.innermost_kept)
+        reduce_strips(&c, g.outputs, parallel);
     else
-        reduce_runs(&c, outputs, parallel);
+        reduce_runs(&c, g.outputs, parallel);
     return DFG_OK;
 }

@@ -8,43 +8,24 @@
 #define DFG_CUDA_REDUCTION_OPS_H
 
 #include "element_access.h"
+#include "math/dim_groups.h"
 #include "math/pool_window.h"
 #include "op_table.h"
-
-/* Dims grouped as the CPU reduce groups them: size-1 dims dropped,
- * neighbours that are both kept or both reduced merged, outer to inner. */
-typedef struct dfg_cuda_dim_groups {
-    int32_t n;
-    int64_t dims[DFG_MAX_RANK];
-    int64_t strides[DFG_MAX_RANK]; /* in input elements */
-} dfg_cuda_dim_groups;
 
 typedef struct dfg_cuda_reduce {
     dfg_op op;          /* REDUCE_SUM, _MEAN or _MAX (global pool: MEAN) */
     dfg_dtype dtype;
     int64_t outputs;    /* output elements, one block each */
     int64_t count;      /* input elements folded into each output */
-    dfg_cuda_dim_groups kept, reduced;
+    dfg_dim_groups kept, reduced; /* dfg_reduce_geometry_make's */
 } dfg_cuda_reduce;
-
-/* Input offset of position `index` (row-major) of groups g. */
-DFG_HOST_DEVICE static inline int64_t
-dfg_cuda_group_offset(const dfg_cuda_dim_groups *g, int64_t index)
-{
-    int64_t offset = 0;
-    for (int32_t i = g->n - 1; i >= 0; i--) {
-        offset += (index % g->dims[i]) * g->strides[i];
-        index /= g->dims[i];
-    }
-    return offset;
-}
 
 /* Input offset of the r-th element folded into output o. */
 DFG_HOST_DEVICE static inline int64_t
 dfg_cuda_reduce_input(const dfg_cuda_reduce *p, int64_t o, int64_t r)
 {
-    return dfg_cuda_group_offset(&p->kept, o) +
-           dfg_cuda_group_offset(&p->reduced, r);
+    return dfg_dim_groups_offset(&p->kept, p->kept.n, o) +
+           dfg_dim_groups_offset(&p->reduced, p->reduced.n, r);
 }
 
 /* The fold of a max: NaN wins, as in numpy and PyTorch. */

@@ -8,6 +8,7 @@
 
 #include "error.h"
 #include "layout_plan.h"
+#include "reduce_geometry.h"
 
 static const char *op_name(const dfg_step_args *s)
 {
@@ -231,78 +232,17 @@ static dfg_status plan_batch_norm(const dfg_step_args *s, dfg_cuda_step_plan *p)
     return DFG_OK;
 }
 
-/* Groups the input dims as the CPU reduce does: size-1 dims dropped,
- * neighbours both reduced or both kept merged, outer to inner. */
-static void group_dims(const dfg_type *in, const int *is_reduced,
-                       dfg_cuda_reduce *r)
-{
-    int64_t stride = 1;
-    int last_kind = -1;
-    r->kept.n = r->reduced.n = 0;
-    r->count = r->outputs = 1;
-    for (int32_t d = in->rank - 1; d >= 0; stride *= in->shape[d], d--) {
-        if (in->shape[d] == 1)
-            continue;
-        dfg_cuda_dim_groups *g = is_reduced[d] ? &r->reduced : &r->kept;
-        if (last_kind == is_reduced[d]) {
-            g->dims[g->n - 1] *= in->shape[d];
-        } else {
-            g->dims[g->n] = in->shape[d];
-            g->strides[g->n] = stride;
-            g->n++;
-        }
-        last_kind = is_reduced[d];
-        if (is_reduced[d])
-            r->count *= in->shape[d];
-        else
-            r->outputs *= in->shape[d];
-    }
-    for (int k = 0; k < 2; k++) { /* built inner to outer */
-        dfg_cuda_dim_groups *g = k ? &r->reduced : &r->kept;
-        for (int32_t i = 0; i < g->n / 2; i++) {
-            int32_t j = g->n - 1 - i;
-            int64_t dim = g->dims[i], st = g->strides[i];
-            g->dims[i] = g->dims[j], g->strides[i] = g->strides[j];
-            g->dims[j] = dim, g->strides[j] = st;
-        }
-    }
-}
-
 static dfg_status plan_reduce(const dfg_step_args *s, dfg_cuda_step_plan *p)
 {
     const dfg_type *in = &s->in_types[0];
-    const dfg_attrs *a = s->attrs;
-    int is_reduced[DFG_MAX_RANK] = {0};
-    dfg_cuda_reduce *r = &p->u.reduce;
+    dfg_reduce_geometry g;
+    dfg_status st = dfg_reduce_geometry_make(s->op, s->attrs, in,
+                                             &s->out_types[0], &g);
+    if (st != DFG_OK)
+        return st;
     p->kind = DFG_CUDA_REDUCE;
-    r->op = s->op == DFG_OP_GLOBAL_AVERAGE_POOL ? DFG_OP_REDUCE_MEAN : s->op;
-    r->dtype = in->dtype;
-    if (s->op == DFG_OP_GLOBAL_AVERAGE_POOL) {
-        for (int32_t d = 2; d < in->rank; d++)
-            is_reduced[d] = 1;
-    } else {
-        for (int32_t i = 0; i < a->n_axes; i++) {
-            int64_t axis = a->axes[i] < 0 ? a->axes[i] + in->rank : a->axes[i];
-            if (axis < 0 || axis >= in->rank)
-                return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                                 "%s: axes[%d] = %lld is out of range for "
-                                 "rank %d", op_name(s), (int)i,
-                                 (long long)a->axes[i], (int)in->rank);
-            is_reduced[axis] = 1;
-        }
-        for (int32_t d = 0; a->n_axes == 0 && d < in->rank; d++)
-            is_reduced[d] = 1;
-    }
-    if (dfg_type_numel(in) < 0 || in->rank > DFG_MAX_RANK ||
-        in->dtype == DFG_BOOL || s->out_types[0].dtype != in->dtype)
-        return dfg_error(DFG_ERR_DTYPE, "%s: unsupported input type",
-                         op_name(s));
-    group_dims(in, is_reduced, r);
-    if (dfg_type_numel(&s->out_types[0]) != r->outputs)
-        return dfg_error(DFG_ERR_SHAPE, "%s: output has %lld elements, "
-                         "expected %lld", op_name(s),
-                         (long long)dfg_type_numel(&s->out_types[0]),
-                         (long long)r->outputs);
+    p->u.reduce = (dfg_cuda_reduce){g.op, in->dtype, g.outputs, g.count,
+                                    g.kept, g.reduced};
     return DFG_OK;
 }
 
