@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "cuda/conv_grad.h"
 #include "cuda/layout_plan.h"
 
 void cuda_emulate_gemm(const dfg_cuda_blas_gemm *g, dfg_dtype dtype,
@@ -194,6 +195,149 @@ static dfg_status conv(const dfg_cuda_step_plan *p)
     return st;
 }
 
+/* The device's status word: the first step to raise it stays. */
+static void raise_status(unsigned int *status, int32_t step)
+{
+    if (*status == 0)
+        *status = (unsigned)step + 1u;
+}
+
+/* The conv2d gradients' primitives on the host (conv_grad.h). */
+static dfg_status host_zero(void *ctx, void *dst, int64_t bytes)
+{
+    (void)ctx;
+    memset(dst, 0, (size_t)bytes);
+    return DFG_OK;
+}
+
+static dfg_status host_product(void *ctx, const dfg_cuda_row_gemm *row,
+                               const float *a, const float *b, float *c)
+{
+    (void)ctx;
+    return product(row, DFG_F32, a, b, c);
+}
+
+static dfg_status host_im2col(void *ctx, const dfg_cuda_im2col *chunk,
+                              const float *x, float *col)
+{
+    (void)ctx;
+    for (int64_t i = 0; i < chunk->rows * chunk->cols; i++)
+        dfg_cuda_im2col_element(chunk, x, col, i);
+    return DFG_OK;
+}
+
+static dfg_status host_col2im(void *ctx, const dfg_cuda_col2im *chunk,
+                              const float *col, float *dx)
+{
+    (void)ctx;
+    for (int64_t i = 0; i < chunk->inputs; i++)
+        dx[i] = dfg_cuda_col2im_element(chunk, col, i, dx[i]);
+    return DFG_OK;
+}
+
+static void cross_entropy(const dfg_cuda_step_plan *p, unsigned int *status)
+{
+    const dfg_step_args *a = p->args;
+    const dfg_cuda_cross_entropy *c = &p->u.cross_entropy;
+    int grad = p->kind == DFG_CUDA_CROSS_ENTROPY_GRAD;
+    double total = 0.0;
+    for (int64_t r = 0; r < c->rows; r++) {
+        int64_t label = dfg_cuda_label_at(c, a->in[1], r);
+        if (label < 0)
+            raise_status(status, c->step);
+        else if (grad)
+            dfg_cross_entropy_grad_row(
+                (const float *)a->in[0] + r * c->classes, c->classes, label,
+                dfg_cuda_cross_entropy_scale(c, a->in[2]),
+                (float *)a->out[0] + r * c->classes);
+        else
+            total += dfg_cuda_cross_entropy_row(c, a->in[0], r, label);
+    }
+    if (!grad)
+        *(float *)a->out[0] = dfg_cuda_cross_entropy_mean(c, total);
+}
+
+/* The index-driven and training kinds, as backend.c's enqueue_later_op
+ * queues them. */
+static void later_op(const dfg_cuda_step_plan *p, unsigned int *status)
+{
+    const dfg_step_args *a = p->args;
+    const uint64_t zero = 0;
+    switch (p->kind) {
+    case DFG_CUDA_ARG_REDUCE:
+        for (int64_t i = 0; i < p->u.arg_reduce.outputs; i++)
+            ((int64_t *)a->out[0])[i] =
+                dfg_cuda_arg_reduce_element(&p->u.arg_reduce, a->in[0], i);
+        break;
+    case DFG_CUDA_GATHER_ELEMENTS: {
+        const dfg_cuda_gather_elements *g = &p->u.gather_elements;
+        for (int64_t i = 0; i < g->n; i++) {
+            int64_t src = dfg_cuda_gather_elements_source(g, a->in[1], i);
+            if (src < 0)
+                raise_status(status, g->step);
+            dfg_cuda_copy_element(a->out[0], i, src >= 0 ? a->in[0] : &zero,
+                                  src >= 0 ? src : 0, g->element_size);
+        }
+        break;
+    }
+    case DFG_CUDA_SCATTER_ND: {
+        const dfg_cuda_scatter_nd *c = &p->u.scatter_nd;
+        if (c->data_bytes > 0)
+            memcpy(a->out[0], a->in[0], (size_t)c->data_bytes);
+        for (int64_t i = 0; i < c->n; i++) {
+            int64_t dst = dfg_cuda_scatter_nd_target(c, a->in[1], i);
+            if (dst < 0)
+                raise_status(status, c->step);
+            else
+                dfg_cuda_copy_element(a->out[0], dst, a->in[2], i,
+                                      c->element_size);
+        }
+        break;
+    }
+    case DFG_CUDA_CROSS_ENTROPY:
+    case DFG_CUDA_CROSS_ENTROPY_GRAD: cross_entropy(p, status); break;
+    case DFG_CUDA_POOL_GRAD: {
+        int is_max = p->u.pool_grad.pool.is_max;
+        for (int64_t i = 0; i < p->u.pool_grad.inputs; i++)
+            ((float *)a->out[0])[i] = dfg_cuda_pool_grad_element(
+                &p->u.pool_grad, is_max ? a->in[0] : NULL, a->in[is_max], i);
+        break;
+    }
+    case DFG_CUDA_GELU_GRAD:
+        for (int64_t i = 0; i < p->u.gelu_grad.n; i++)
+            ((float *)a->out[0])[i] =
+                dfg_cuda_gelu_grad_element(&p->u.gelu_grad, a->in[0], a->in[1], i);
+        break;
+    case DFG_CUDA_GATHER_GRAD: {
+        float *dx = a->out[0];
+        const float *dy = a->in[0];
+        memset(dx, 0, (size_t)dfg_type_bytes(&a->out_types[0]));
+        for (int64_t i = 0; i < p->u.gather_grad.n; i++) {
+            int64_t target = dfg_cuda_gather_source(&p->u.gather_grad, a->in[1], i);
+            if (target < 0)
+                raise_status(status, p->u.gather_grad.step);
+            else
+                dx[target] += dy[i];
+        }
+        break;
+    }
+    case DFG_CUDA_OPTIMIZER_TICK:
+        dfg_optimizer_tick((int64_t *)a->in[0], a->in[1], a->out[0]);
+        break;
+    case DFG_CUDA_OPTIMIZER: {
+        const dfg_cuda_optimizer_operands o = {
+            (float *)a->in[0], a->in[1], a->in[2], (float *)a->in[3],
+            p->u.optimizer.has_accumulator ? (float *)a->in[4] : NULL};
+        double squares = 0.0;
+        for (int64_t i = 0; i < p->u.optimizer.n; i++)
+            squares += dfg_cuda_optimizer_element(&p->u.optimizer, &o, i);
+        *(float *)a->out[0] = (float)squares;
+        break;
+    }
+    default: break;
+    }
+}
+
 dfg_status cuda_emulate_step(const dfg_cuda_step_plan *p, unsigned int *status)
 {
     const dfg_step_args *a = p->args;
@@ -257,8 +401,7 @@ dfg_status cuda_emulate_step(const dfg_cuda_step_plan *p, unsigned int *status)
             } else {
                 dfg_cuda_copy_element(a->out[0], i, &zero, 0,
                                       p->u.gather.element_size);
-                if (*status == 0)
-                    *status = (unsigned)p->u.gather.step + 1u;
+                raise_status(status, p->u.gather.step);
             }
         }
         break;
@@ -279,6 +422,12 @@ dfg_status cuda_emulate_step(const dfg_cuda_step_plan *p, unsigned int *status)
         return product(&p->u.gemm.gemm, a->in_types[0].dtype, a->in[0],
                        a->in[1], a->out[0]);
     case DFG_CUDA_CONV2D: return conv(p);
+    case DFG_CUDA_CONV_GRAD_INPUT:
+    case DFG_CUDA_CONV_GRAD_WEIGHT: {
+        const dfg_cuda_conv_grad_ops ops = {NULL, host_zero, host_product,
+                                            host_im2col, host_col2im};
+        return dfg_cuda_conv_grad_run(p, &ops);
+    }
     case DFG_CUDA_DEPTHWISE:
         for (int64_t i = 0; i < p->u.depthwise.outputs; i++)
             dfg_cuda_store_f32(a->out[0], p->u.depthwise.dtype, i,
@@ -286,6 +435,7 @@ dfg_status cuda_emulate_step(const dfg_cuda_step_plan *p, unsigned int *status)
                                    &p->u.depthwise, a->in[0], a->in[1],
                                    p->u.depthwise.has_bias ? a->in[2] : NULL, i));
         break;
+    default: later_op(p, status); break;
     }
     return DFG_OK;
 }

@@ -23,4 +23,11 @@ dfg_status cuda_emulate_step(const dfg_cuda_step_plan *plan,
 void cuda_emulate_gemm(const dfg_cuda_blas_gemm *g, dfg_dtype dtype,
                        const void *first, const void *second, void *c);
 
+/* A backend ("cuda-emulator", cuda_emulator_backend.c) that runs whole
+ * programs as the CUDA backend does, on host memory: every step through
+ * its plan and cuda_emulate_step, and at session creation the warm-up run
+ * whose in-place writes (dfg_cuda_inplace_writes) are put back, as
+ * backend.c does before a graph capture. */
+extern const dfg_backend cuda_emulator_backend;
+
 #endif

@@ -1,5 +1,6 @@
 /* The CUDA backend against the CPU backend (suite 'cuda'): every op as a
- * one-node program and every bundled model, on seeded random inputs, with
+ * one-node program (the ONNX extras and the training ops included),
+ * training steps of the bundled classifiers, and every bundled model, on seeded random inputs, with
  * relative errors below 1e-5 for f32 and 1e-2 for f16 and bf16 (exact for
  * integer, bool and data movement); CUDA graphs on and off; no device
  * allocation, no host allocation and no change in free device memory
@@ -421,6 +422,183 @@ static void test_pool_and_layout_ops(void **state)
     check_op(&ga, &a);
 }
 
+/* The ONNX extras and the training ops, one-node programs as above. The
+ * backward ops carry the forward operand's shape in attrs.shape. */
+static void test_later_ops(void **state)
+{
+    (void)state;
+    static const char *const math[] = {"floor", "ceil", "round", "sin", "cos",
+        "atan", "sinh", "cosh", "asinh"};
+    static const char *const unit[] = {"asin", "acos", "atanh", "tan"};
+    dfg_attrs a = defaults();
+    for (size_t i = 0; i < sizeof math / sizeof *math; i++) {
+        op_case c = {math[i], 1, 1, {ty(DFG_F32, 2, 33, 64)}, -3, 3, 0};
+        check_op(&c, &a);
+    }
+    for (size_t i = 0; i < sizeof unit / sizeof *unit; i++) {
+        op_case c = {unit[i], 1, 1, {ty(DFG_BF16, 2, 9, 70)}, -0.9f, 0.9f, 0};
+        check_op(&c, &a);
+    }
+    op_case acosh = {"acosh", 1, 1, {ty(DFG_F16, 1, 300)}, 1, 9, 0};
+    check_op(&acosh, &a);
+    for (int m = 0; m < 2; m++) {
+        op_case f = {m ? "mod" : "fmod", 2, 1,
+                     {ty(DFG_F32, 3, 2, 5, 40), ty(DFG_F32, 2, 5, 1)}, -9, 9, 0};
+        check_op(&f, &a);
+        op_case i = {m ? "mod" : "fmod", 2, 1,
+                     {ty(DFG_I64, 1, 99), ty(DFG_I64, 1, 99)}, 0, 0, 0};
+        check_op(&i, &a);
+    }
+    a.axis = 1;
+    op_case am = {"arg_max", 1, 1, {ty(DFG_F32, 3, 4, 300, 7)}, -5, 5, 0};
+    check_op(&am, &a);
+    op_case an = {"arg_min", 1, 1, {ty(DFG_I32, 2, 40, 9)}, 0, 0, 0};
+    check_op(&an, &a);
+    op_case ge = {"gather_elements", 2, 1, {ty(DFG_F32, 3, 4, 6, 5),
+                                            ty(DFG_I64, 3, 4, 9, 5)}, -2, 2, 6};
+    check_op(&ge, &a);
+    a = defaults();
+    op_case gelu = {"gelu_grad", 2, 1, {ty(DFG_F32, 2, 64, 33),
+                                        ty(DFG_F32, 2, 64, 33)}, -4, 4, 0};
+    check_op(&gelu, &a);
+}
+
+/* A backward op of forward-operand shape fwd (attrs.shape). */
+static dfg_attrs carrying(dfg_attrs a, const dfg_tensor_info *fwd)
+{
+    a.n_shape = fwd->rank;
+    for (int32_t d = 0; d < fwd->rank; d++)
+        a.shape[d] = fwd->shape[d];
+    return a;
+}
+
+static void test_backward_ops(void **state)
+{
+    (void)state;
+    dfg_attrs c = defaults();
+    c.pads[0] = c.pads[1] = c.pads[2] = c.pads[3] = 1;
+    dfg_tensor_info x = ty(DFG_F32, 4, 2, 16, 28, 28);
+    dfg_tensor_info w = ty(DFG_F32, 4, 32, 16, 3, 3);
+    dfg_tensor_info dy = ty(DFG_F32, 4, 2, 32, 28, 28);
+    dfg_attrs ci = carrying(c, &x), cw = carrying(c, &w);
+    op_case gi = {"conv2d_grad_input", 2, 1, {dy, w}, -1, 1, 0};
+    check_op(&gi, &ci);
+    op_case gw = {"conv2d_grad_weight", 2, 1, {dy, x}, -1, 1, 0};
+    check_op(&gw, &cw);
+    dfg_attrs one = defaults();
+    dfg_tensor_info x1 = ty(DFG_F32, 4, 4, 32, 14, 14);
+    dfg_tensor_info w1 = ty(DFG_F32, 4, 64, 32, 1, 1);
+    dfg_tensor_info dy1 = ty(DFG_F32, 4, 4, 64, 14, 14);
+    dfg_attrs oi = carrying(one, &x1), ow = carrying(one, &w1);
+    op_case di = {"conv2d_grad_input", 2, 1, {dy1, w1}, -1, 1, 0};
+    check_op(&di, &oi);
+    op_case dw = {"conv2d_grad_weight", 2, 1, {dy1, x1}, -1, 1, 0};
+    check_op(&dw, &ow);
+    dfg_attrs p = defaults();
+    p.kernel[0] = p.kernel[1] = 3, p.strides[0] = p.strides[1] = 2;
+    p.pads[0] = p.pads[1] = p.pads[2] = p.pads[3] = 1;
+    dfg_tensor_info px = ty(DFG_F32, 4, 2, 8, 17, 17);
+    dfg_tensor_info py = ty(DFG_F32, 4, 2, 8, 9, 9);
+    p = carrying(p, &px);
+    op_case mp = {"max_pool_grad", 2, 1, {px, py}, -2, 2, 0};
+    check_op(&mp, &p);
+    op_case ap = {"average_pool_grad", 1, 1, {py}, -2, 2, 0};
+    check_op(&ap, &p);
+    dfg_attrs g = defaults();
+    g.axis = 0;
+    dfg_tensor_info table = ty(DFG_F32, 2, 50, 16);
+    g = carrying(g, &table);
+    op_case gg = {"gather_grad", 2, 1, {ty(DFG_F32, 3, 4, 30, 16),
+                                        ty(DFG_I64, 2, 4, 30)}, -2, 2, 50};
+    check_op(&gg, &g);
+    dfg_attrs s = defaults();
+    s.n_axes = 1, s.axes[0] = 1, s.starts[0] = 1, s.ends[0] = 9, s.steps[0] = 2;
+    dfg_tensor_info sx = ty(DFG_F32, 2, 6, 10);
+    s = carrying(s, &sx);
+    op_case sg = {"slice_grad", 1, 1, {ty(DFG_F32, 2, 6, 4)}, -2, 2, 0};
+    check_op(&sg, &s);
+}
+
+/* One session per backend, `runs` runs of each on the same inputs (the
+ * weights move between them), outputs compared after every run. */
+static void compare_training_runs(const char *what, const dfg_program *p,
+                                  void *const *inputs, int runs)
+{
+    dfg_session *cpu = NULL, *cuda = NULL;
+    assert_int_equal(dfg_session_create(p, backend("cpu"), NULL, &cpu), DFG_OK);
+    if (dfg_session_create(p, backend("cuda"), NULL, &cuda) != DFG_OK)
+        fail_msg("%s: cuda session: %s", what, dfg_last_error());
+    int32_t n_out = dfg_program_num_outputs(p);
+    void *out_cpu[8] = {0}, *out_cuda[8] = {0};
+    dfg_tensor_info info[8];
+    for (int32_t i = 0; i < n_out; i++) {
+        assert_int_equal(dfg_program_output_info(p, i, &info[i]), DFG_OK);
+        size_t bytes = (size_t)numel(&info[i]) * dfg_dtype_size(info[i].dtype) + 1;
+        out_cpu[i] = calloc(1, bytes);
+        out_cuda[i] = calloc(1, bytes);
+    }
+    for (int r = 0; r < runs; r++) {
+        assert_int_equal(dfg_session_run(cpu, (const void *const *)inputs,
+                                         out_cpu), DFG_OK);
+        if (dfg_session_run(cuda, (const void *const *)inputs, out_cuda) != DFG_OK)
+            fail_msg("%s: cuda run %d: %s", what, r, dfg_last_error());
+        for (int32_t i = 0; i < n_out; i++)
+            compare_output(what, &info[i], out_cpu[i], out_cuda[i]);
+    }
+    for (int32_t i = 0; i < n_out; i++) {
+        free(out_cpu[i]);
+        free(out_cuda[i]);
+    }
+    dfg_session_destroy(cpu);
+    dfg_session_destroy(cuda);
+}
+
+/* A training step of example:mlp (and a run of the cnn's) on both
+ * backends: the loss and every update norm, run after run, with CUDA
+ * graphs on (the warm-up must leave the weights and the optimizer state
+ * as they were) and off. */
+static void test_training_step(void **state)
+{
+    (void)state;
+    static const char *const models[] = {"mlp", "cnn"};
+    for (int m = 0; m < 2; m++)
+        for (int graphs = 0; graphs < 2; graphs++) {
+            setenv("DFG_CUDA_GRAPHS", graphs ? "1" : "0", 1);
+            dfg_graph *g = NULL;
+            assert_int_equal(dfg_model_build_training(models[m], NULL, &g),
+                             DFG_OK);
+            dfg_training_options t;
+            dfg_training_options_init(&t);
+            t.loss = "loss";
+            t.optimizer = graphs ? DFG_OPTIMIZER_ADAM : DFG_OPTIMIZER_SGD;
+            dfg_compile_options o;
+            dfg_compile_options_init(&o);
+            o.training = &t;
+            o.blas_workspace_bytes = DFG_DEFAULT_BLAS_WORKSPACE;
+            dfg_program *program = NULL;
+            if (dfg_compile(g, &o, &program) != DFG_OK)
+                fail_msg("%s", dfg_last_error());
+            dfg_graph_destroy(g);
+            void *inputs[2];
+            dfg_tensor_info info[2];
+            for (int32_t i = 0; i < 2; i++) {
+                assert_int_equal(dfg_program_input_info(program, i, &info[i]),
+                                 DFG_OK);
+                inputs[i] = random_tensor(&info[i], 0, 1, 10);
+            }
+            /* Labels in [0, 10): random_tensor drew them in [-10, 10). */
+            for (int64_t e = 0; e < numel(&info[1]); e++) {
+                int64_t *label = (int64_t *)inputs[1] + e;
+                *label = *label < 0 ? -*label - 1 : *label;
+            }
+            compare_training_runs(models[m], program, inputs, 3);
+            free(inputs[0]);
+            free(inputs[1]);
+            dfg_program_destroy(program);
+        }
+    unsetenv("DFG_CUDA_GRAPHS");
+}
+
 static void test_models(void **state)
 {
     (void)state;
@@ -524,6 +702,9 @@ int main(void)
         cmocka_unit_test(test_reduction_ops),
         cmocka_unit_test(test_linalg_ops),
         cmocka_unit_test(test_pool_and_layout_ops),
+        cmocka_unit_test(test_later_ops),
+        cmocka_unit_test(test_backward_ops),
+        cmocka_unit_test(test_training_step),
         cmocka_unit_test(test_models),
         cmocka_unit_test(test_runs_allocate_nothing),
         cmocka_unit_test(test_gather_out_of_range),

@@ -4,10 +4,9 @@
  * label is checked before anything is read: an out-of-range one is an
  * error, never an out-of-bounds read. The shape rule has made every
  * operand f32 [N,C], [N] and a scalar. */
-#include <math.h>
-
 #include "error.h"
 #include "kernels.h"
+#include "math/training.h"
 
 static int64_t label_at(const dfg_kernel_args *args, int64_t row)
 {
@@ -31,18 +30,6 @@ static dfg_status check_labels(const dfg_kernel_args *args, int64_t rows,
     return DFG_OK;
 }
 
-/* log(sum(exp(row - max))) + max, in double. */
-static double log_sum_exp(const float *row, int64_t n)
-{
-    float max = row[0];
-    for (int64_t c = 1; c < n; c++)
-        max = row[c] > max ? row[c] : max;
-    double sum = 0.0;
-    for (int64_t c = 0; c < n; c++)
-        sum += exp((double)row[c] - max);
-    return log(sum) + max;
-}
-
 dfg_status dfg_cpu_softmax_cross_entropy(const dfg_kernel_args *args)
 {
     int64_t rows = args->in_types[0].shape[0];
@@ -54,7 +41,7 @@ dfg_status dfg_cpu_softmax_cross_entropy(const dfg_kernel_args *args)
     double total = 0.0;
     for (int64_t r = 0; r < rows && classes > 0; r++) {
         const float *row = logits + r * classes;
-        total += log_sum_exp(row, classes) - row[label_at(args, r)];
+        total += dfg_log_sum_exp(row, classes) - row[label_at(args, r)];
     }
     *(float *)args->out[0] = rows > 0 ? (float)(total / (double)rows) : 0.0f;
     return DFG_OK;
@@ -72,11 +59,8 @@ dfg_status dfg_cpu_softmax_cross_entropy_grad(const dfg_kernel_args *args)
     double scale = (double)*(const float *)args->in[2] / (double)(rows ? rows : 1);
     for (int64_t r = 0; r < rows && classes > 0; r++) {
         const float *row = logits + r * classes;
-        float *out = grad + r * classes;
-        double lse = log_sum_exp(row, classes);
-        for (int64_t c = 0; c < classes; c++)
-            out[c] = (float)(exp((double)row[c] - lse) * scale);
-        out[label_at(args, r)] -= (float)scale;
+        dfg_cross_entropy_grad_row(row, classes, label_at(args, r), scale,
+                                   grad + r * classes);
     }
     return DFG_OK;
 }

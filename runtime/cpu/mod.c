@@ -7,6 +7,7 @@
 #include "dtype_access.h"
 #include "error.h"
 #include "kernels_extra.h"
+#include "math/elementwise.h"
 
 typedef struct mod_ctx {
     int python; /* the divisor's sign */
@@ -14,24 +15,6 @@ typedef struct mod_ctx {
     const void *a, *b;
     void *out;
 } mod_ctx;
-
-static int64_t int_mod(int64_t x, int64_t y, int python)
-{
-    if (y == 0 || y == -1) /* INT64_MIN % -1 traps on x86 */
-        return 0;
-    int64_t r = x % y;
-    if (python && r != 0 && ((r < 0) != (y < 0)))
-        r += y;
-    return r;
-}
-
-static float float_mod(float x, float y, int python)
-{
-    float r = fmodf(x, y);
-    if (python && r != 0 && ((r < 0) != (y < 0)))
-        r += y;
-    return r;
-}
 
 static void mod_run(void *opaque, int64_t out_offset, const int64_t *offsets,
                     const int64_t *strides, int64_t n)
@@ -46,7 +29,7 @@ static void mod_run(void *opaque, int64_t out_offset, const int64_t *offsets,
             const int64_t *b = dfg_load_i64(c->b, c->dtype, ob, strides[1], m, bb);
             int64_t *o = dfg_i64_target(c->out, c->dtype, out_offset + j, bo);
             for (int64_t i = 0; i < m; i++)
-                o[i] = int_mod(a[i], b[i], c->python);
+                o[i] = dfg_mod_i64(a[i], b[i], c->python);
             dfg_store_i64(c->out, c->dtype, out_offset + j, m, o);
         } else {
             float ba[DFG_CPU_BLOCK], bb[DFG_CPU_BLOCK], bo[DFG_CPU_BLOCK];
@@ -54,7 +37,7 @@ static void mod_run(void *opaque, int64_t out_offset, const int64_t *offsets,
             const float *b = dfg_load_f32(c->b, c->dtype, ob, strides[1], m, bb);
             float *o = dfg_f32_target(c->out, c->dtype, out_offset + j, bo);
             for (int64_t i = 0; i < m; i++)
-                o[i] = float_mod(a[i], b[i], c->python);
+                o[i] = dfg_mod_f32(a[i], b[i], c->python);
             dfg_store_f32(c->out, c->dtype, out_offset + j, m, o);
         }
     }

@@ -6,25 +6,17 @@
 #include "dtype_access.h"
 #include "error.h"
 #include "kernels_extra.h"
+#include "math/elementwise.h"
 #include "parallel.h"
 
 typedef float (*math_fn)(float);
-
-/* Half to even whatever the rounding mode: rintf would follow it. */
-static float round_half_even(float x)
-{
-    float r = roundf(x); /* half away from zero */
-    if (fabsf(x - truncf(x)) == 0.5f)
-        r = 2.0f * roundf(x / 2.0f);
-    return r;
-}
 
 static math_fn function_of(dfg_op op)
 {
     switch (op) {
     case DFG_OP_FLOOR: return floorf;
     case DFG_OP_CEIL: return ceilf;
-    case DFG_OP_ROUND: return round_half_even;
+    case DFG_OP_ROUND: return dfg_round_half_even;
     case DFG_OP_SIN: return sinf;
     case DFG_OP_COS: return cosf;
     case DFG_OP_TAN: return tanf;

@@ -2,10 +2,12 @@
  * each: the arena, with the steps' workspaces and cuBLAS's inside it, and
  * the weights), one stream, one cuBLAS handle, and the prepared step table
  * (step_plan.h). prepare() runs the steps once to warm up (module loading,
- * cuBLAS heuristics) and captures them into a CUDA graph; every run then
+ * cuBLAS heuristics), puts back what they wrote in place (a training
+ * program's weights and optimizer state), and captures them into a CUDA
+ * graph; every run then
  * launches that graph: no cudaMalloc, no host allocation, one launch.
  *
- * Errors a kernel can only find on the device (a gather index out of
+ * Errors a kernel can only find on the device (an index or a label out of
  * range) raise a status word that synchronize() reads and reports. It
  * lives in a small tail added to each region allocation, so that it costs
  * no allocation of its own. */
@@ -37,6 +39,8 @@ struct dfg_backend_context {
     dfg_cuda_step_plan *plans;
     int32_t n_plans;
     int32_t failed_step;        /* of the last enqueue that failed */
+    void *saved;                /* host copy of the in-place writes, held
+                                   during the warm-up only */
     dfg_cuda_graph graph;
 };
 
@@ -192,6 +196,62 @@ static cudaError_t launch_parts(const dfg_cuda_step_plan *p, cudaStream_t s)
     return cudaSuccess;
 }
 
+/* The index-driven and training kinds (index_ops.h, training_ops.h). */
+static cudaError_t enqueue_later_op(dfg_backend_context *c,
+                                    const dfg_cuda_step_plan *p)
+{
+    const dfg_step_args *a = p->args;
+    cudaStream_t s = c->stream;
+    cudaError_t e = cudaSuccess;
+    switch (p->kind) {
+    case DFG_CUDA_ARG_REDUCE:
+        return dfg_cuda_launch_arg_reduce(&p->u.arg_reduce, a->in[0],
+                                          a->out[0], s);
+    case DFG_CUDA_GATHER_ELEMENTS:
+        return dfg_cuda_launch_gather_elements(&p->u.gather_elements,
+                                               a->in[0], a->in[1], a->out[0],
+                                               c->status, s);
+    case DFG_CUDA_SCATTER_ND:
+        if (p->u.scatter_nd.data_bytes > 0)
+            e = cudaMemcpyAsync(a->out[0], a->in[0],
+                                (size_t)p->u.scatter_nd.data_bytes,
+                                cudaMemcpyDeviceToDevice, s);
+        return e != cudaSuccess ? e : dfg_cuda_launch_scatter_nd(
+            &p->u.scatter_nd, a->in[1], a->in[2], a->out[0], c->status, s);
+    case DFG_CUDA_CROSS_ENTROPY:
+        return dfg_cuda_launch_cross_entropy(&p->u.cross_entropy, a->in[0],
+                                             a->in[1], a->out[0], c->status, s);
+    case DFG_CUDA_CROSS_ENTROPY_GRAD:
+        return dfg_cuda_launch_cross_entropy_grad(
+            &p->u.cross_entropy, a->in[0], a->in[1], a->in[2], a->out[0],
+            c->status, s);
+    case DFG_CUDA_POOL_GRAD: {
+        int is_max = p->u.pool_grad.pool.is_max;
+        return dfg_cuda_launch_pool_grad(&p->u.pool_grad,
+                                         is_max ? a->in[0] : NULL,
+                                         a->in[is_max], a->out[0], s);
+    }
+    case DFG_CUDA_GELU_GRAD:
+        return dfg_cuda_launch_gelu_grad(&p->u.gelu_grad, a->in[0], a->in[1],
+                                         a->out[0], s);
+    case DFG_CUDA_GATHER_GRAD:
+        e = cudaMemsetAsync(a->out[0], 0,
+                            (size_t)dfg_type_bytes(&a->out_types[0]), s);
+        return e != cudaSuccess ? e : dfg_cuda_launch_gather_grad(
+            &p->u.gather_grad, a->in[0], a->in[1], a->out[0], c->status, s);
+    case DFG_CUDA_OPTIMIZER_TICK:
+        return dfg_cuda_launch_optimizer_tick((int64_t *)a->in[0], a->in[1],
+                                              a->out[0], s);
+    case DFG_CUDA_OPTIMIZER: {
+        const dfg_cuda_optimizer_operands o = {
+            (float *)a->in[0], a->in[1], a->in[2], (float *)a->in[3],
+            p->u.optimizer.has_accumulator ? (float *)a->in[4] : NULL};
+        return dfg_cuda_launch_optimizer(&p->u.optimizer, &o, a->out[0], s);
+    }
+    default: return cudaErrorInvalidValue;
+    }
+}
+
 /* Queues one step's kernels (cuBLAS products go through blas.c). */
 static dfg_status enqueue_step(dfg_backend_context *c,
                                const dfg_cuda_step_plan *p)
@@ -243,7 +303,10 @@ static dfg_status enqueue_step(dfg_backend_context *c,
         break;
     case DFG_CUDA_MATMUL:
     case DFG_CUDA_GEMM:
-    case DFG_CUDA_CONV2D: return dfg_cuda_blas_step(&c->blas, p, s);
+    case DFG_CUDA_CONV2D:
+    case DFG_CUDA_CONV_GRAD_INPUT:
+    case DFG_CUDA_CONV_GRAD_WEIGHT: return dfg_cuda_blas_step(&c->blas, p, s);
+    default: e = enqueue_later_op(c, p); break;
     }
     return e == cudaSuccess ? DFG_OK : cuda_error(e, "kernel launch");
 }
@@ -284,11 +347,66 @@ static dfg_status cuda_synchronize(dfg_backend_context *c)
     if (e != cudaSuccess)
         return cuda_error(e, "clearing the status word");
     return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                     "cuda backend: run step %d (%s): an index is out of range "
-                     "for the gathered axis (its output elements are 0)",
+                     "cuda backend: run step %d (%s): an index or label is out "
+                     "of range for its axis (what it names is 0 or left as "
+                     "it was)",
                      (int)step,
                      step >= 0 && step < c->n_plans
                          ? dfg_op_get(c->plans[step].args->op)->name : "?");
+}
+
+/* The bytes steps write in place, saved on the host before the warm-up
+ * (c->saved, allocated here) and copied back after it. */
+static dfg_status save_inplace_writes(dfg_backend_context *c,
+                                      const dfg_step_args *steps,
+                                      int32_t n_steps)
+{
+    void *at[DFG_CUDA_MAX_INPLACE_WRITES];
+    size_t bytes[DFG_CUDA_MAX_INPLACE_WRITES], total = 0;
+    for (int32_t i = 0; i < n_steps; i++) {
+        int32_t n = dfg_cuda_inplace_writes(&steps[i], at, bytes);
+        for (int32_t k = 0; k < n; k++)
+            total += bytes[k];
+    }
+    if (total == 0)
+        return DFG_OK;
+    c->saved = dfg_alloc(&c->allocator, total);
+    if (!c->saved)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "cuda backend: out of memory "
+                         "for %zu bytes of optimizer state", total);
+    char *into = c->saved;
+    for (int32_t i = 0; i < n_steps; i++) {
+        int32_t n = dfg_cuda_inplace_writes(&steps[i], at, bytes);
+        for (int32_t k = 0; k < n; into += bytes[k], k++) {
+            dfg_status st = cuda_download(c, into, at[k], bytes[k]);
+            if (st != DFG_OK)
+                return st;
+        }
+    }
+    return DFG_OK;
+}
+
+static dfg_status restore_inplace_writes(dfg_backend_context *c,
+                                         const dfg_step_args *steps,
+                                         int32_t n_steps)
+{
+    if (!c->saved)
+        return DFG_OK;
+    void *at[DFG_CUDA_MAX_INPLACE_WRITES];
+    size_t bytes[DFG_CUDA_MAX_INPLACE_WRITES];
+    const char *from = c->saved;
+    dfg_status st = DFG_OK;
+    for (int32_t i = 0; i < n_steps && st == DFG_OK; i++) {
+        int32_t n = dfg_cuda_inplace_writes(&steps[i], at, bytes);
+        for (int32_t k = 0; k < n && st == DFG_OK; from += bytes[k], k++)
+            st = cuda_upload(c, at[k], from, bytes[k]);
+    }
+    cudaError_t e = cudaStreamSynchronize(c->stream);
+    if (st == DFG_OK && e != cudaSuccess)
+        st = cuda_error(e, "restoring the optimizer state");
+    dfg_free(&c->allocator, c->saved);
+    c->saved = NULL;
+    return st;
 }
 
 static dfg_status cuda_prepare(dfg_backend_context *c,
@@ -315,10 +433,17 @@ static dfg_status cuda_prepare(dfg_backend_context *c,
     if (!dfg_cuda_graphs_enabled(getenv(DFG_CUDA_GRAPHS_ENV)) || n_steps == 0)
         return DFG_OK;
     /* The warm-up run on the zeroed arena loads modules and lets cuBLAS
-     * pick its kernels, none of which may happen during a capture. */
-    dfg_status st = enqueue_all(c);
+     * pick its kernels, none of which may happen during a capture. It
+     * must leave no trace: what steps write in place (a training
+     * program's weights and optimizer state) is put back afterwards. */
+    dfg_status st = save_inplace_writes(c, steps, n_steps);
+    if (st == DFG_OK)
+        st = enqueue_all(c);
     if (st == DFG_OK)
         st = cuda_synchronize(c);
+    dfg_status restored = restore_inplace_writes(c, steps, n_steps);
+    if (st == DFG_OK)
+        st = restored;
     if (st == DFG_OK)
         st = dfg_cuda_graph_capture(&c->graph, c->stream, enqueue_all, c);
     return st;

@@ -1,6 +1,7 @@
 /* cuBLAS products of the CUDA backend (see blas.h). */
 #include "blas.h"
 
+#include "conv_grad.h"
 #include "error.h"
 #include "kernels.h"
 
@@ -180,6 +181,54 @@ static dfg_status run_conv(dfg_cuda_blas *blas, const dfg_cuda_step_plan *p,
     return DFG_OK;
 }
 
+/* The conv2d gradients' primitives on the device (conv_grad.h). */
+typedef struct conv_grad_device {
+    dfg_cuda_blas *blas;
+    cudaStream_t stream;
+} conv_grad_device;
+
+static dfg_status device_zero(void *ctx, void *dst, int64_t bytes)
+{
+    const conv_grad_device *d = ctx;
+    cudaError_t e = cudaMemsetAsync(dst, 0, (size_t)bytes, d->stream);
+    return e == cudaSuccess ? DFG_OK : launch_error(e, "conv2d gradient: clear");
+}
+
+static dfg_status device_product(void *ctx, const dfg_cuda_row_gemm *row,
+                                 const float *a, const float *b, float *c)
+{
+    const conv_grad_device *d = ctx;
+    return product(d->blas, row, DFG_F32, a, b, c);
+}
+
+static dfg_status device_im2col(void *ctx, const dfg_cuda_im2col *chunk,
+                                const float *x, float *col)
+{
+    const conv_grad_device *d = ctx;
+    cudaError_t e = dfg_cuda_launch_im2col(chunk, x, col, d->stream);
+    return e == cudaSuccess ? DFG_OK
+                            : launch_error(e, "conv2d_grad_weight: im2col");
+}
+
+static dfg_status device_col2im(void *ctx, const dfg_cuda_col2im *chunk,
+                                const float *col, float *dx)
+{
+    const conv_grad_device *d = ctx;
+    cudaError_t e = dfg_cuda_launch_col2im(chunk, col, dx, d->stream);
+    return e == cudaSuccess ? DFG_OK
+                            : launch_error(e, "conv2d_grad_input: col2im");
+}
+
+static dfg_status run_conv_grad(dfg_cuda_blas *blas,
+                                const dfg_cuda_step_plan *p,
+                                cudaStream_t stream)
+{
+    conv_grad_device device = {blas, stream};
+    const dfg_cuda_conv_grad_ops ops = {&device, device_zero, device_product,
+                                        device_im2col, device_col2im};
+    return dfg_cuda_conv_grad_run(p, &ops);
+}
+
 dfg_status dfg_cuda_blas_step(dfg_cuda_blas *blas,
                               const dfg_cuda_step_plan *plan,
                               cudaStream_t stream)
@@ -197,6 +246,8 @@ dfg_status dfg_cuda_blas_step(dfg_cuda_blas *blas,
     case DFG_CUDA_MATMUL: return run_matmul(blas, plan);
     case DFG_CUDA_GEMM: return run_gemm(blas, plan, stream);
     case DFG_CUDA_CONV2D: return run_conv(blas, plan, stream);
+    case DFG_CUDA_CONV_GRAD_INPUT:
+    case DFG_CUDA_CONV_GRAD_WEIGHT: return run_conv_grad(blas, plan, stream);
     default:
         return dfg_error(DFG_ERR_INTERNAL, "cuBLAS: step kind %d is not a "
                          "product", (int)plan->kind);

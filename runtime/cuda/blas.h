@@ -1,5 +1,6 @@
-/* matmul, gemm and conv2d on cuBLAS (GemmEx and GemmStridedBatchedEx),
- * with the calls mapped by gemm_mapping.h. f32 products compute in f32
+/* matmul, gemm, conv2d and the conv2d gradients (conv_grad.h) on cuBLAS
+ * (GemmEx and GemmStridedBatchedEx), with the calls mapped by
+ * gemm_mapping.h. f32 products compute in f32
  * (no TF32: results must match the CPU within 1e-5); f16 and bf16 products
  * run on tensor cores with f32 accumulation. The handle's workspace is the
  * step's planned one (or none), set before each product, so that cuBLAS
@@ -22,7 +23,8 @@ typedef struct dfg_cuda_blas {
 dfg_status dfg_cuda_blas_create(dfg_cuda_blas *blas, cudaStream_t stream);
 void dfg_cuda_blas_destroy(dfg_cuda_blas *blas);
 
-/* Queues a matmul, gemm or conv2d step (plan->kind says which). */
+/* Queues a matmul, gemm, conv2d or conv2d gradient step (plan->kind says
+ * which). */
 dfg_status dfg_cuda_blas_step(dfg_cuda_blas *blas,
                               const dfg_cuda_step_plan *plan,
                               cudaStream_t stream);

@@ -1,6 +1,8 @@
-/* The convolution's own kernels (its products run on cuBLAS, blas.c): the
- * im2col chunk, one thread per entry, in the input's dtype so that cuBLAS
- * multiplies it as it multiplies the weights; and the depthwise stencil,
+/* The convolution's own kernels (its products run on cuBLAS, blas.c and
+ * conv_grad.c): the im2col chunk, one thread per entry, in the input's
+ * dtype so that cuBLAS multiplies it as it multiplies the weights; the
+ * col2im of the input gradient, one thread per input element (no two
+ * threads add into one element, so no atomics); and the depthwise stencil,
  * one thread per output element. */
 #include "device_loop.cuh"
 #include "kernels.h"
@@ -42,5 +44,23 @@ extern "C" cudaError_t dfg_cuda_launch_depthwise(const dfg_cuda_depthwise *p,
     if (l.blocks == 0)
         return cudaSuccess;
     depthwise_kernel<<<l.blocks, l.threads, 0, stream>>>(*p, x, w, bias, y);
+    return cudaGetLastError();
+}
+
+static __global__ void col2im_kernel(dfg_cuda_col2im p, const float *col,
+                                     float *dx)
+{
+    DFG_CUDA_GRID_STRIDE(i, p.inputs)
+        dx[i] = dfg_cuda_col2im_element(&p, col, i, dx[i]);
+}
+
+extern "C" cudaError_t dfg_cuda_launch_col2im(const dfg_cuda_col2im *p,
+                                              const float *col, float *dx,
+                                              cudaStream_t stream)
+{
+    dfg_cuda_launch l = dfg_cuda_launch_elements(p->inputs);
+    if (l.blocks == 0)
+        return cudaSuccess;
+    col2im_kernel<<<l.blocks, l.threads, 0, stream>>>(*p, col, dx);
     return cudaGetLastError();
 }

@@ -8,7 +8,7 @@
  *
  * Semantics follow the CPU kernels exactly: float dtypes compute in f32
  * with src/math/elementwise.h, integer dtypes in int64 with wrap-around
- * (integer division truncates, x / 0 gives 0). */
+ * (integer division truncates, x / 0 and x mod 0 give 0). */
 #ifndef DFG_CUDA_ELEMENTWISE_OPS_H
 #define DFG_CUDA_ELEMENTWISE_OPS_H
 
@@ -71,6 +71,20 @@ DFG_HOST_DEVICE static inline float dfg_cuda_unary_f32(const dfg_cuda_unary *u,
                                                : dfg_gelu_erf(x);
     case DFG_OP_ERF: return dfg_erf(x);
     case DFG_OP_CLIP: return dfg_clip(x, u->clip_min, u->clip_max);
+    case DFG_OP_FLOOR: return floorf(x);
+    case DFG_OP_CEIL: return ceilf(x);
+    case DFG_OP_ROUND: return dfg_round_half_even(x);
+    case DFG_OP_SIN: return sinf(x);
+    case DFG_OP_COS: return cosf(x);
+    case DFG_OP_TAN: return tanf(x);
+    case DFG_OP_ASIN: return asinf(x);
+    case DFG_OP_ACOS: return acosf(x);
+    case DFG_OP_ATAN: return atanf(x);
+    case DFG_OP_SINH: return sinhf(x);
+    case DFG_OP_COSH: return coshf(x);
+    case DFG_OP_ASINH: return asinhf(x);
+    case DFG_OP_ACOSH: return acoshf(x);
+    case DFG_OP_ATANH: return atanhf(x);
     default: return x;
     }
 }
@@ -116,6 +130,8 @@ DFG_HOST_DEVICE static inline float dfg_cuda_binary_f32(dfg_op op, float x,
     case DFG_OP_EQUAL: return x == y;
     case DFG_OP_LESS: return x < y;
     case DFG_OP_GREATER: return x > y;
+    case DFG_OP_MOD: return dfg_mod_f32(x, y, 1);
+    case DFG_OP_FMOD: return dfg_mod_f32(x, y, 0);
     default: return 0.0f;
     }
 }
@@ -139,6 +155,8 @@ DFG_HOST_DEVICE static inline int64_t dfg_cuda_binary_i64(dfg_op op, int64_t x,
     case DFG_OP_EQUAL: return x == y;
     case DFG_OP_LESS: return x < y;
     case DFG_OP_GREATER: return x > y;
+    case DFG_OP_MOD: return dfg_mod_i64(x, y, 1);
+    case DFG_OP_FMOD: return dfg_mod_i64(x, y, 0);
     default: return 0;
     }
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "matmul_geometry.h"
 
 static int fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
@@ -43,24 +44,6 @@ dfg_status dfg_cuda_blas_gemm_from_row_major(const dfg_cuda_row_gemm *row,
     return DFG_OK;
 }
 
-/* Strides, in whole matrices, of an operand's batch dims aligned on the
- * right of the output's; 0 where it broadcasts. -1 on a mismatch. */
-static int batch_strides(const dfg_type *t, int32_t batch_rank,
-                         const int64_t *batch, int64_t *stride)
-{
-    int32_t own = t->rank > 2 ? t->rank - 2 : 0;
-    int64_t s = 1;
-    for (int32_t d = batch_rank - 1; d >= 0; d--) {
-        int32_t td = d - (batch_rank - own);
-        int64_t dim = td >= 0 ? t->shape[td] : 1;
-        if (dim != 1 && dim != batch[d])
-            return -1;
-        stride[d] = dim == 1 ? 0 : s;
-        s *= dim;
-    }
-    return 0;
-}
-
 /* Merges the batch dims (size 1 dropped) whose matrix strides line up for
  * every operand; returns the number of groups. */
 static int32_t merge_batch(int32_t rank, const int64_t *batch,
@@ -91,42 +74,30 @@ dfg_status dfg_cuda_matmul_plan_make(const dfg_type *a, const dfg_type *b,
                                      dfg_cuda_matmul_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
-    if (a->rank < 1 || b->rank < 1 || out->rank < 0)
-        goto mismatch;
-    int64_t m = a->rank >= 2 ? a->shape[a->rank - 2] : 1;
-    int64_t k = a->shape[a->rank - 1];
-    int64_t n = b->rank >= 2 ? b->shape[b->rank - 1] : 1;
-    int64_t b_k = b->rank >= 2 ? b->shape[b->rank - 2] : b->shape[0];
-    int32_t batch_rank = out->rank - (a->rank >= 2) - (b->rank >= 2);
-    if (b_k != k || batch_rank < 0 ||
-        batch_rank < (a->rank > 2 ? a->rank - 2 : 0) ||
-        batch_rank < (b->rank > 2 ? b->rank - 2 : 0))
-        goto mismatch;
-    if ((a->rank >= 2 && out->shape[batch_rank] != m) ||
-        (b->rank >= 2 && out->shape[out->rank - 1] != n))
-        goto mismatch;
-    int64_t strides[3][DFG_MAX_RANK];
-    if (batch_strides(a, batch_rank, out->shape, strides[0]) != 0 ||
-        batch_strides(b, batch_rank, out->shape, strides[1]) != 0)
-        goto mismatch;
-    int64_t count = 1;
-    for (int32_t d = batch_rank - 1; d >= 0; d--) {
-        strides[2][d] = count;
-        count *= out->shape[d];
+    dfg_matmul_geometry mg;
+    dfg_status st = dfg_matmul_geometry_make(a, b, out, &mg);
+    if (st != DFG_OK)
+        return st;
+    int64_t m = mg.m, k = mg.k, n = mg.n, count = mg.batch_count;
+    int64_t strides[3][DFG_MAX_RANK], c_stride = 1;
+    memcpy(strides[0], mg.a_stride, sizeof mg.a_stride);
+    memcpy(strides[1], mg.b_stride, sizeof mg.b_stride);
+    for (int32_t d = mg.batch_rank - 1; d >= 0; d--) {
+        strides[2][d] = c_stride;
+        c_stride *= mg.batch[d];
     }
     plan->gemm = (dfg_cuda_row_gemm){
         .m = m, .n = n, .k = k, .lda = k, .ldb = n, .ldc = n,
         .stride_a = m * k, .stride_b = k * n, .stride_c = m * n,
         .batch = 1, .alpha = 1.0f, .beta = 0.0f};
     plan->calls = count > 0 ? 1 : 0;
-    /* A shared b: the batch of a folds into the rows of one product,
-     * which is what a linear layer over a sequence wants. */
-    if (b->rank <= 2 && a->rank > 2) {
+    if (mg.batch_in_rows) {
         plan->gemm.m = m * count;
         return DFG_OK;
     }
     int64_t dims[DFG_MAX_RANK], merged[3][DFG_MAX_RANK];
-    int32_t groups = merge_batch(batch_rank, out->shape, strides, dims, merged);
+    int32_t groups = merge_batch(mg.batch_rank, mg.batch, strides, dims,
+                                 merged);
     if (groups == 0 || count == 0)
         return DFG_OK;
     const int64_t matrix[3] = {m * k, k * n, m * n};
@@ -143,12 +114,6 @@ dfg_status dfg_cuda_matmul_plan_make(const dfg_type *a, const dfg_type *b,
         plan->calls *= dims[g];
     }
     return DFG_OK;
-mismatch:;
-    char sa[96], sb[96], so[96];
-    return dfg_error(DFG_ERR_SHAPE, "matmul: operands %s and %s do not give %s",
-                     dfg_type_format(a, sa, sizeof sa),
-                     dfg_type_format(b, sb, sizeof sb),
-                     dfg_type_format(out, so, sizeof so));
 }
 
 void dfg_cuda_matmul_call_offsets(const dfg_cuda_matmul_plan *plan,
@@ -170,22 +135,10 @@ dfg_status dfg_cuda_gemm_plan_make(const dfg_attrs *attrs,
                                    const dfg_type *out, int has_bias,
                                    dfg_cuda_row_gemm *gemm)
 {
-    char sa[96], sb[96];
-    if (ta->rank != 2 || tb->rank != 2 || out->rank != 2)
-        return dfg_error(DFG_ERR_SHAPE, "gemm: operands %s and %s must be "
-                         "matrices", dfg_type_format(ta, sa, sizeof sa),
-                         dfg_type_format(tb, sb, sizeof sb));
-    int64_t m = out->shape[0], n = out->shape[1];
-    int64_t k = ta->shape[attrs->trans_a ? 0 : 1];
-    if (ta->shape[attrs->trans_a ? 1 : 0] != m ||
-        tb->shape[attrs->trans_b ? 0 : 1] != n ||
-        tb->shape[attrs->trans_b ? 1 : 0] != k)
-        return dfg_error(DFG_ERR_SHAPE, "gemm: operands %s and %s (trans_a "
-                         "%d, trans_b %d) do not give [%lld,%lld]",
-                         dfg_type_format(ta, sa, sizeof sa),
-                         dfg_type_format(tb, sb, sizeof sb),
-                         (int)attrs->trans_a, (int)attrs->trans_b,
-                         (long long)m, (long long)n);
+    int64_t m, n, k;
+    dfg_status st = dfg_gemm_geometry_make(attrs, ta, tb, out, &m, &n, &k);
+    if (st != DFG_OK)
+        return st;
     *gemm = (dfg_cuda_row_gemm){
         .m = m, .n = n, .k = k,
         .trans_a = attrs->trans_a != 0, .trans_b = attrs->trans_b != 0,
@@ -219,6 +172,40 @@ dfg_cuda_row_gemm dfg_cuda_conv_chunk_gemm(const dfg_conv_geometry *g,
         .m = g->filters_per_group, .n = cols, .k = g->k,
         .lda = g->k, .ldb = cols, .ldc = g->pixels,
         .batch = 1, .alpha = 1.0f, .beta = beta};
+}
+
+dfg_cuda_row_gemm dfg_cuda_conv_grad_input_chunk_gemm(const dfg_conv_geometry *g,
+                                                      int64_t cols)
+{
+    return (dfg_cuda_row_gemm){
+        .m = g->k, .n = cols, .k = g->filters_per_group, .trans_a = 1,
+        .lda = g->k, .ldb = g->pixels, .ldc = cols,
+        .batch = 1, .alpha = 1.0f, .beta = 0.0f};
+}
+
+dfg_cuda_row_gemm dfg_cuda_conv_grad_input_direct_gemm(
+    const dfg_conv_geometry *g, int64_t grp, int64_t *w_at, int64_t *dy_at,
+    int64_t *dx_at)
+{
+    int64_t in_plane = g->in_h * g->in_w;
+    *w_at = grp * g->filters_per_group * g->k;
+    *dy_at = grp * g->filters_per_group * g->pixels;
+    *dx_at = grp * g->channels_per_group * in_plane;
+    return (dfg_cuda_row_gemm){
+        .m = g->k, .n = g->pixels, .k = g->filters_per_group, .trans_a = 1,
+        .lda = g->k, .ldb = g->pixels, .ldc = g->pixels,
+        .stride_a = 0, .stride_b = g->out_channels * g->pixels,
+        .stride_c = g->in_channels * in_plane,
+        .batch = g->batch, .alpha = 1.0f, .beta = 0.0f};
+}
+
+dfg_cuda_row_gemm dfg_cuda_conv_grad_weight_gemm(const dfg_conv_geometry *g,
+                                                 int64_t cols)
+{
+    return (dfg_cuda_row_gemm){
+        .m = g->filters_per_group, .n = g->k, .k = cols, .trans_b = 1,
+        .lda = g->pixels, .ldb = cols, .ldc = g->k,
+        .batch = 1, .alpha = 1.0f, .beta = 1.0f};
 }
 
 void dfg_cuda_blas_workspace(void *workspace, int64_t workspace_bytes,

@@ -89,6 +89,23 @@ dfg_cuda_row_gemm dfg_cuda_conv_direct_gemm(const dfg_conv_geometry *g,
 dfg_cuda_row_gemm dfg_cuda_conv_chunk_gemm(const dfg_conv_geometry *g,
                                            int64_t cols, float beta);
 
+/* conv2d_grad_input through a chunk of `cols` pixels of one image and
+ * group: col[k, cols] = w^T [k, M/g] x dy[M/g, cols] (dy rows stride
+ * pixels), into a chunk of its own. */
+dfg_cuda_row_gemm dfg_cuda_conv_grad_input_chunk_gemm(const dfg_conv_geometry *g,
+                                                      int64_t cols);
+/* conv2d_grad_input of a direct (1x1) conv, group grp of every image
+ * (batched): dx[k, pixels] = w^T dy; offsets of w, dy and dx in *w_at,
+ * *dy_at and *dx_at (elements). */
+dfg_cuda_row_gemm dfg_cuda_conv_grad_input_direct_gemm(
+    const dfg_conv_geometry *g, int64_t grp, int64_t *w_at, int64_t *dy_at,
+    int64_t *dx_at);
+/* conv2d_grad_weight, one image and group: dw[M/g, k] += dy[M/g, cols]
+ * x col[k, cols]^T, col being an im2col chunk of `cols` pixels, or x
+ * itself in a direct conv (cols = pixels). */
+dfg_cuda_row_gemm dfg_cuda_conv_grad_weight_gemm(const dfg_conv_geometry *g,
+                                                 int64_t cols);
+
 /* The cuBLAS workspace of a step: what its planned workspace holds beyond
  * the op's own scratch (op_bytes, rounded up to 256 bytes). NULL and 0
  * when nothing is left: cuBLAS then runs without a workspace. */

@@ -9,8 +9,10 @@
 #include <cuda_runtime_api.h>
 
 #include "elementwise_ops.h"
+#include "index_ops.h"
 #include "layout_ops.h"
 #include "reduction_ops.h"
+#include "training_ops.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,6 +69,57 @@ cudaError_t dfg_cuda_launch_im2col(const dfg_cuda_im2col *p, const void *x,
 cudaError_t dfg_cuda_launch_depthwise(const dfg_cuda_depthwise *p,
                                       const void *x, const void *w,
                                       const void *bias, void *y,
+                                      cudaStream_t stream);
+
+/* conv.cu: the chunk col added into the group's dx (conv2d_grad_input) */
+cudaError_t dfg_cuda_launch_col2im(const dfg_cuda_col2im *p, const float *col,
+                                   float *dx, cudaStream_t stream);
+
+/* index.cu. An index out of range sets *status to p->step + 1 (when still
+ * 0), as gather does. scatter_nd writes the updates into out, which holds
+ * a copy of data already. */
+cudaError_t dfg_cuda_launch_arg_reduce(const dfg_cuda_arg_reduce *p,
+                                       const void *in, int64_t *out,
+                                       cudaStream_t stream);
+cudaError_t dfg_cuda_launch_gather_elements(const dfg_cuda_gather_elements *p,
+                                            const void *data,
+                                            const void *indices, void *out,
+                                            unsigned int *status,
+                                            cudaStream_t stream);
+cudaError_t dfg_cuda_launch_scatter_nd(const dfg_cuda_scatter_nd *p,
+                                       const void *indices,
+                                       const void *updates, void *out,
+                                       unsigned int *status,
+                                       cudaStream_t stream);
+
+/* training.cu. A label or index out of range sets *status as above.
+ * gather_grad adds into dx, zeroed before. */
+cudaError_t dfg_cuda_launch_cross_entropy(const dfg_cuda_cross_entropy *p,
+                                          const float *logits,
+                                          const void *labels, float *loss,
+                                          unsigned int *status,
+                                          cudaStream_t stream);
+cudaError_t dfg_cuda_launch_cross_entropy_grad(
+    const dfg_cuda_cross_entropy *p, const float *logits, const void *labels,
+    const float *dloss, float *grad, unsigned int *status,
+    cudaStream_t stream);
+/* x is NULL for average_pool_grad. */
+cudaError_t dfg_cuda_launch_pool_grad(const dfg_cuda_pool_grad *p,
+                                      const float *x, const float *dy,
+                                      float *dx, cudaStream_t stream);
+cudaError_t dfg_cuda_launch_gelu_grad(const dfg_cuda_gelu_grad *p,
+                                      const float *x, const float *dy,
+                                      float *dx, cudaStream_t stream);
+cudaError_t dfg_cuda_launch_gather_grad(const dfg_cuda_gather *p,
+                                        const float *dy, const void *indices,
+                                        float *dx, unsigned int *status,
+                                        cudaStream_t stream);
+cudaError_t dfg_cuda_launch_optimizer_tick(int64_t *counter,
+                                           const float *hyper, float *control,
+                                           cudaStream_t stream);
+cudaError_t dfg_cuda_launch_optimizer(const dfg_cuda_optimizer *p,
+                                      const dfg_cuda_optimizer_operands *o,
+                                      float *update_squares,
                                       cudaStream_t stream);
 
 #ifdef __cplusplus

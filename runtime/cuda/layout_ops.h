@@ -5,9 +5,10 @@
  *   - gather, whose indices are only known on the device: an index out of
  *     range writes zero bits and raises the session's status word, which
  *     synchronize() turns into an error naming the step;
- *   - the im2col chunk of a convolution (src/math/im2col.h).
+ *   - the im2col chunk of a convolution (src/math/im2col.h), and the
+ *     col2im that adds a chunk back into an input gradient.
  * Host code fills the parameter structs (layout_plan.c); the kernels
- * (layout.cu, im2col.cu) are grid-stride loops around the functions here. */
+ * (layout.cu, conv.cu) are grid-stride loops around the functions here. */
 #ifndef DFG_CUDA_LAYOUT_OPS_H
 #define DFG_CUDA_LAYOUT_OPS_H
 
@@ -51,20 +52,32 @@ typedef struct dfg_cuda_gather {
     int32_t step;              /* reported when an index is out of range */
 } dfg_cuda_gather;
 
+/* Element i of an i32 or i64 index tensor, made non-negative against an
+ * axis of dim (ONNX's negative indices count from its end); -1 if it lies
+ * outside [-dim, dim). */
+DFG_HOST_DEVICE static inline int64_t dfg_cuda_index_at(const void *indices,
+                                                        dfg_dtype dtype,
+                                                        int64_t i, int64_t dim)
+{
+    int64_t k = dtype == DFG_I32 ? ((const int32_t *)indices)[i]
+                                 : ((const int64_t *)indices)[i];
+    if (k < -dim || k >= dim)
+        return -1;
+    return k < 0 ? k + dim : k;
+}
+
 /* Source element of output element i, or -1 when its index is out of
- * range for the gathered axis. */
+ * range for the gathered axis. gather_grad walks the same map backwards:
+ * dy element i adds into the data element this returns. */
 DFG_HOST_DEVICE static inline int64_t
 dfg_cuda_gather_source(const dfg_cuda_gather *g, const void *indices,
                        int64_t i)
 {
     int64_t within = i % g->inner, t = i / g->inner;
     int64_t j = t % g->n_indices, outer = t / g->n_indices;
-    int64_t k = g->index_dtype == DFG_I32 ? ((const int32_t *)indices)[j]
-                                          : ((const int64_t *)indices)[j];
-    if (k < -g->dim || k >= g->dim)
-        return -1;
+    int64_t k = dfg_cuda_index_at(indices, g->index_dtype, j, g->dim);
     if (k < 0)
-        k += g->dim;
+        return -1;
     return (outer * g->dim + k) * g->inner + within;
 }
 
@@ -88,6 +101,44 @@ dfg_cuda_im2col_element(const dfg_cuda_im2col *c, const void *x, void *col,
         dfg_cuda_copy_element(col, i, x, src, c->element_size);
     else
         dfg_cuda_copy_element(col, i, &zero, 0, c->element_size);
+}
+
+/* conv2d_grad_input's col2im: the chunk [k, cols] of col = w^T dy added
+ * back into the group's input gradient [C/group, in_h, in_w]. */
+typedef struct dfg_cuda_col2im {
+    dfg_im2col_dims dims;
+    int64_t inputs;            /* C/group * in_h * in_w */
+    int64_t cols, first_pixel;
+} dfg_cuda_col2im;
+
+/* Input-gradient element i plus every chunk entry read from it, added in
+ * ascending im2col row, the order in which the CPU kernel's row-major walk
+ * of the chunk adds them (each row reads an element at most once). */
+DFG_HOST_DEVICE static inline float
+dfg_cuda_col2im_element(const dfg_cuda_col2im *c, const float *col,
+                        int64_t i, float value)
+{
+    const dfg_im2col_dims *d = &c->dims;
+    int64_t ix = i % d->in_w, rest = i / d->in_w;
+    int64_t iy = rest % d->in_h, channel = rest / d->in_h;
+    for (int64_t ty = 0; ty < d->kernel_h; ty++) {
+        int64_t sy = iy + d->pad_top - ty * d->dilation_h;
+        if (sy < 0 || sy % d->stride_h != 0 || sy / d->stride_h >= d->out_h)
+            continue;
+        for (int64_t tx = 0; tx < d->kernel_w; tx++) {
+            int64_t sx = ix + d->pad_left - tx * d->dilation_w;
+            if (sx < 0 || sx % d->stride_w != 0 ||
+                sx / d->stride_w >= d->out_w)
+                continue;
+            int64_t j = (sy / d->stride_h) * d->out_w + sx / d->stride_w -
+                        c->first_pixel;
+            if (j < 0 || j >= c->cols)
+                continue;
+            int64_t row = (channel * d->kernel_h + ty) * d->kernel_w + tx;
+            value += col[row * c->cols + j];
+        }
+    }
+    return value;
 }
 
 #endif

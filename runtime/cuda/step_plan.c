@@ -1,6 +1,8 @@
 /* Step plans of the CUDA backend (see step_plan.h): the checks and the
  * parameters of every op, the same checks the CPU kernels make, so that
- * both backends accept and reject the same steps. */
+ * both backends accept and reject the same steps. The index-driven ops
+ * are planned in step_plan_index.c, the training ops in
+ * step_plan_training.c. */
 #include "step_plan.h"
 
 #include <math.h>
@@ -9,6 +11,7 @@
 #include "error.h"
 #include "layout_plan.h"
 #include "reduce_geometry.h"
+#include "step_plan_ops.h"
 
 static const char *op_name(const dfg_step_args *s)
 {
@@ -246,21 +249,20 @@ static dfg_status plan_reduce(const dfg_step_args *s, dfg_cuda_step_plan *p)
     return DFG_OK;
 }
 
-static dfg_status plan_pool(const dfg_step_args *s, dfg_cuda_step_plan *p)
+dfg_status dfg_cuda_pool_params(const char *op, const dfg_attrs *a,
+                                const dfg_type *tx, const dfg_type *ty,
+                                int is_max, dfg_cuda_pool *pool)
 {
-    const dfg_attrs *a = s->attrs;
-    const dfg_type *tx = &s->in_types[0], *ty = &s->out_types[0];
     if (tx->rank != 4 || ty->rank != 4 || tx->shape[0] != ty->shape[0] ||
         tx->shape[1] != ty->shape[1] || tx->dtype != ty->dtype) {
         char sx[96], sy[96];
         return dfg_error(DFG_ERR_SHAPE, "%s: input %s and output %s are not "
-                         "[N,C,H,W] of the same N and C", op_name(s),
+                         "[N,C,H,W] of the same N and C", op,
                          dfg_type_format(tx, sx, sizeof sx),
                          dfg_type_format(ty, sy, sizeof sy));
     }
-    p->kind = DFG_CUDA_POOL;
-    p->u.pool = (dfg_cuda_pool){
-        .is_max = s->op == DFG_OP_MAX_POOL,
+    *pool = (dfg_cuda_pool){
+        .is_max = is_max,
         .count_include_pad = a->count_include_pad != 0,
         .dtype = tx->dtype,
         .outputs = dfg_type_numel(ty),
@@ -277,8 +279,16 @@ static dfg_status plan_pool(const dfg_step_args *s, dfg_cuda_step_plan *p)
             a->pads[i] < 0 || a->pads[i + 2] < 0)
             return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                              "%s: kernel, strides and dilations must be "
-                             "positive and pads not negative", op_name(s));
+                             "positive and pads not negative", op);
     return DFG_OK;
+}
+
+static dfg_status plan_pool(const dfg_step_args *s, dfg_cuda_step_plan *p)
+{
+    p->kind = DFG_CUDA_POOL;
+    return dfg_cuda_pool_params(op_name(s), s->attrs, &s->in_types[0],
+                                &s->out_types[0], s->op == DFG_OP_MAX_POOL,
+                                &p->u.pool);
 }
 
 static dfg_status plan_copy(const dfg_step_args *s, dfg_cuda_step_plan *p)
@@ -340,6 +350,14 @@ static dfg_status plan_depthwise(const dfg_step_args *s, int has_bias,
     return DFG_OK;
 }
 
+dfg_im2col_dims dfg_cuda_im2col_dims(const dfg_conv_geometry *g)
+{
+    return (dfg_im2col_dims){
+        g->in_h, g->in_w, g->kernel_h, g->kernel_w, g->out_h, g->out_w,
+        g->stride[0], g->stride[1], g->dilation[0], g->dilation[1],
+        g->pad_top, g->pad_left};
+}
+
 static dfg_status plan_blas(const dfg_step_args *s, dfg_cuda_step_plan *p)
 {
     int has_bias = s->n_inputs > 2 && s->in[2] != NULL;
@@ -379,10 +397,7 @@ static dfg_status plan_blas(const dfg_step_args *s, dfg_cuda_step_plan *p)
                          "im2col chunk needs %lld",
                          (long long)s->workspace_bytes, (long long)needed);
     take_blas_workspace(s, needed, p);
-    p->u.conv.dims = (dfg_im2col_dims){
-        g->in_h, g->in_w, g->kernel_h, g->kernel_w, g->out_h, g->out_w,
-        g->stride[0], g->stride[1], g->dilation[0], g->dilation[1],
-        g->pad_top, g->pad_left};
+    p->u.conv.dims = dfg_cuda_im2col_dims(g);
     p->u.conv.has_bias = has_bias;
     if (has_bias) {
         if (dfg_type_numel(&s->in_types[2]) != g->out_channels)
@@ -444,11 +459,19 @@ static const plan_fn planners[DFG_OP_COUNT] = {
     [DFG_OP_SIGMOID] = plan_unary, [DFG_OP_TANH] = plan_unary,
     [DFG_OP_GELU] = plan_unary, [DFG_OP_ERF] = plan_unary,
     [DFG_OP_CLIP] = plan_unary,
+    [DFG_OP_FLOOR] = plan_unary, [DFG_OP_CEIL] = plan_unary,
+    [DFG_OP_ROUND] = plan_unary, [DFG_OP_SIN] = plan_unary,
+    [DFG_OP_COS] = plan_unary, [DFG_OP_TAN] = plan_unary,
+    [DFG_OP_ASIN] = plan_unary, [DFG_OP_ACOS] = plan_unary,
+    [DFG_OP_ATAN] = plan_unary, [DFG_OP_SINH] = plan_unary,
+    [DFG_OP_COSH] = plan_unary, [DFG_OP_ASINH] = plan_unary,
+    [DFG_OP_ACOSH] = plan_unary, [DFG_OP_ATANH] = plan_unary,
     [DFG_OP_ADD] = plan_binary, [DFG_OP_SUB] = plan_binary,
     [DFG_OP_MUL] = plan_binary, [DFG_OP_DIV] = plan_binary,
     [DFG_OP_POW] = plan_binary, [DFG_OP_MAX] = plan_binary,
     [DFG_OP_MIN] = plan_binary, [DFG_OP_EQUAL] = plan_binary,
     [DFG_OP_LESS] = plan_binary, [DFG_OP_GREATER] = plan_binary,
+    [DFG_OP_MOD] = plan_binary, [DFG_OP_FMOD] = plan_binary,
     [DFG_OP_WHERE] = plan_where,
     [DFG_OP_CAST] = plan_cast,
     [DFG_OP_BATCH_NORM] = plan_batch_norm,
@@ -467,6 +490,23 @@ static const plan_fn planners[DFG_OP_COUNT] = {
     [DFG_OP_SPLIT] = plan_layout, [DFG_OP_SLICE] = plan_layout,
     [DFG_OP_EXPAND] = plan_layout, [DFG_OP_GATHER] = plan_layout,
     [DFG_OP_PAD] = plan_layout,
+    [DFG_OP_ARG_MAX] = dfg_cuda_plan_arg_reduce,
+    [DFG_OP_ARG_MIN] = dfg_cuda_plan_arg_reduce,
+    [DFG_OP_GATHER_ELEMENTS] = dfg_cuda_plan_gather_elements,
+    [DFG_OP_SCATTER_ND] = dfg_cuda_plan_scatter_nd,
+    [DFG_OP_SOFTMAX_CROSS_ENTROPY] = dfg_cuda_plan_cross_entropy,
+    [DFG_OP_SOFTMAX_CROSS_ENTROPY_GRAD] = dfg_cuda_plan_cross_entropy,
+    [DFG_OP_CONV2D_GRAD_INPUT] = dfg_cuda_plan_conv_grad,
+    [DFG_OP_CONV2D_GRAD_WEIGHT] = dfg_cuda_plan_conv_grad,
+    [DFG_OP_MAX_POOL_GRAD] = dfg_cuda_plan_pool_grad,
+    [DFG_OP_AVERAGE_POOL_GRAD] = dfg_cuda_plan_pool_grad,
+    [DFG_OP_GELU_GRAD] = dfg_cuda_plan_gelu_grad,
+    [DFG_OP_SLICE_GRAD] = dfg_cuda_plan_slice_grad,
+    [DFG_OP_GATHER_GRAD] = dfg_cuda_plan_gather_grad,
+    [DFG_OP_OPTIMIZER_TICK] = dfg_cuda_plan_optimizer_tick,
+    [DFG_OP_SGD_UPDATE] = dfg_cuda_plan_optimizer,
+    [DFG_OP_ADAM_UPDATE] = dfg_cuda_plan_optimizer,
+    [DFG_OP_ADAMW_UPDATE] = dfg_cuda_plan_optimizer,
 };
 
 int dfg_cuda_supports_op(dfg_op op)

@@ -11,8 +11,10 @@
 #include "conv_geometry.h"
 #include "elementwise_ops.h"
 #include "gemm_mapping.h"
+#include "index_ops.h"
 #include "layout_ops.h"
 #include "reduction_ops.h"
+#include "training_ops.h"
 
 typedef enum dfg_cuda_kind {
     DFG_CUDA_UNARY,
@@ -26,14 +28,26 @@ typedef enum dfg_cuda_kind {
     DFG_CUDA_POOL,
     DFG_CUDA_COPY,       /* reshape & co. when not planned as a view */
     DFG_CUDA_STRIDED,    /* transpose, slice, expand */
-    DFG_CUDA_PAD,
+    DFG_CUDA_PAD,        /* pad; slice_grad (a fill of 0, then dy) */
     DFG_CUDA_CONCAT,
     DFG_CUDA_SPLIT,
     DFG_CUDA_GATHER,
     DFG_CUDA_MATMUL,
     DFG_CUDA_GEMM,
     DFG_CUDA_CONV2D,
-    DFG_CUDA_DEPTHWISE   /* conv2d with one input channel per group */
+    DFG_CUDA_DEPTHWISE,  /* conv2d with one input channel per group */
+    DFG_CUDA_ARG_REDUCE,
+    DFG_CUDA_GATHER_ELEMENTS,
+    DFG_CUDA_SCATTER_ND,
+    DFG_CUDA_CROSS_ENTROPY,       /* the loss */
+    DFG_CUDA_CROSS_ENTROPY_GRAD,
+    DFG_CUDA_CONV_GRAD_INPUT,
+    DFG_CUDA_CONV_GRAD_WEIGHT,
+    DFG_CUDA_POOL_GRAD,
+    DFG_CUDA_GELU_GRAD,
+    DFG_CUDA_GATHER_GRAD,
+    DFG_CUDA_OPTIMIZER_TICK,
+    DFG_CUDA_OPTIMIZER            /* sgd, adam, adamw updates */
 } dfg_cuda_kind;
 
 typedef struct dfg_cuda_step_plan {
@@ -76,9 +90,28 @@ typedef struct dfg_cuda_step_plan {
             dfg_im2col_dims dims;
             int has_bias;
             dfg_cuda_strided_copy bias;
-        } conv;
+        } conv;                     /* conv2d and its two gradients */
+        dfg_cuda_arg_reduce arg_reduce;
+        dfg_cuda_gather_elements gather_elements;
+        dfg_cuda_scatter_nd scatter_nd;
+        dfg_cuda_cross_entropy cross_entropy;
+        dfg_cuda_pool_grad pool_grad;
+        dfg_cuda_gelu_grad gelu_grad;
+        dfg_cuda_gather gather_grad; /* gather's map, walked backwards */
+        dfg_cuda_optimizer optimizer;
     } u;
 } dfg_cuda_step_plan;
+
+/* The most operands a step writes in place besides its outputs. */
+#define DFG_CUDA_MAX_INPLACE_WRITES 3
+
+/* The operands step writes in place besides its outputs: an optimizer
+ * update's weights, state and accumulator, the tick's counter, all in the
+ * weights region. A run that must leave no trace (the warm-up before a
+ * CUDA graph capture) saves and restores them. Returns how many (at most
+ * DFG_CUDA_MAX_INPLACE_WRITES) with their addresses and sizes. */
+int32_t dfg_cuda_inplace_writes(const dfg_step_args *step, void **at,
+                                size_t *bytes);
 
 /* 1 if the CUDA backend has kernels for op (every op the CPU backend has). */
 int dfg_cuda_supports_op(dfg_op op);

@@ -146,6 +146,33 @@ DFG_HOST_DEVICE static inline float dfg_clip(float x, float lo, float hi)
     return x > hi ? hi : x;
 }
 
+/* d/dx gelu_erf = Phi(x) + x * phi(x). */
+DFG_HOST_DEVICE static inline float dfg_gelu_erf_derivative(float x)
+{
+    float cdf = 0.5f * erfcf(x * -0.70710678118654752f);
+    float pdf = 0.39894228040143268f * expf(-0.5f * x * x);
+    return cdf + x * pdf;
+}
+
+/* d/dx gelu_tanh = d/dx x * sigmoid(2u), u = c (x + 0.044715 x^3). */
+DFG_HOST_DEVICE static inline float dfg_gelu_tanh_derivative(float x)
+{
+    float du = 0.79788456080286536f * (1.0f + 3.0f * 0.044715f * x * x);
+    float s = dfg_sigmoid(2.0f * 0.79788456080286536f *
+                          (x + 0.044715f * x * x * x));
+    return s + x * 2.0f * du * s * (1.0f - s);
+}
+
+/* ONNX Round: half to even whatever the rounding mode (rintf would
+ * follow it). */
+DFG_HOST_DEVICE static inline float dfg_round_half_even(float x)
+{
+    float r = roundf(x); /* half away from zero */
+    if (fabsf(x - truncf(x)) == 0.5f)
+        r = 2.0f * roundf(x / 2.0f);
+    return r;
+}
+
 /* ---- binary ops ---------------------------------------------------------- */
 
 DFG_HOST_DEVICE static inline float dfg_add(float a, float b) { return a + b; }
@@ -164,6 +191,28 @@ DFG_HOST_DEVICE static inline float dfg_max(float a, float b)
 DFG_HOST_DEVICE static inline float dfg_min(float a, float b)
 {
     return (a < b || a != a) ? a : b;
+}
+
+/* mod with python set takes the divisor's sign (Python's %), else the
+ * dividend's (C's fmod). */
+DFG_HOST_DEVICE static inline float dfg_mod_f32(float x, float y, int python)
+{
+    float r = fmodf(x, y);
+    if (python && r != 0 && ((r < 0) != (y < 0)))
+        r += y;
+    return r;
+}
+
+/* The integer mod; x mod 0 and x mod -1 give 0 (INT64_MIN % -1 traps). */
+DFG_HOST_DEVICE static inline int64_t dfg_mod_i64(int64_t x, int64_t y,
+                                                  int python)
+{
+    if (y == 0 || y == -1)
+        return 0;
+    int64_t r = x % y;
+    if (python && r != 0 && ((r < 0) != (y < 0)))
+        r += y;
+    return r;
 }
 
 #endif

@@ -1,0 +1,164 @@
+/* Step plans of the training ops (training_ops.h): the loss and its
+ * gradient, the conv2d, pooling, gelu, slice and gather gradients, and the
+ * optimizer ops, whose in-place writes dfg_cuda_inplace_writes lists. */
+#include "backward_geometry.h"
+#include "error.h"
+#include "layout_plan.h"
+#include "step_plan_ops.h"
+
+dfg_status dfg_cuda_plan_cross_entropy(const dfg_step_args *s,
+                                       dfg_cuda_step_plan *p)
+{
+    dfg_status st = dfg_cuda_check_operands(s);
+    if (st != DFG_OK)
+        return st;
+    p->kind = s->op == DFG_OP_SOFTMAX_CROSS_ENTROPY
+                  ? DFG_CUDA_CROSS_ENTROPY : DFG_CUDA_CROSS_ENTROPY_GRAD;
+    p->u.cross_entropy = (dfg_cuda_cross_entropy){
+        s->in_types[0].shape[0], s->in_types[0].shape[1],
+        s->in_types[1].dtype, p->index};
+    if (p->u.cross_entropy.classes == 0)
+        p->u.cross_entropy.rows = 0; /* no row has a class to read */
+    return DFG_OK;
+}
+
+/* The im2col chunk is the op's own workspace (its table rule), the rest
+ * cuBLAS's; its columns, within one image, are as many as fit. */
+dfg_status dfg_cuda_plan_conv_grad(const dfg_step_args *s,
+                                   dfg_cuda_step_plan *p)
+{
+    dfg_status st = dfg_cuda_check_operands(s);
+    if (st != DFG_OK)
+        return st;
+    int input = s->op == DFG_OP_CONV2D_GRAD_INPUT;
+    const dfg_type *x = input ? &s->out_types[0] : &s->in_types[1];
+    const dfg_type *w = input ? &s->in_types[1] : &s->out_types[0];
+    dfg_conv_geometry *g = &p->u.conv.g;
+    st = dfg_conv_grad_geometry(s->attrs, x, w, &s->in_types[0], g);
+    if (st != DFG_OK)
+        return dfg_error_prefix(st, "%s", dfg_op_get(s->op)->name);
+    int64_t op_bytes = dfg_op_get(s->op)->workspace(
+        s->attrs, s->in_types, s->n_inputs, s->out_types, s->n_outputs);
+    int64_t column_bytes = g->k * (int64_t)sizeof(float);
+    if (op_bytes < 0 || s->workspace_bytes < op_bytes ||
+        (op_bytes > 0 && !s->workspace) ||
+        (!g->direct && op_bytes < column_bytes))
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "%s: the step has %lld bytes of workspace, its "
+                         "column chunk needs %lld", dfg_op_get(s->op)->name,
+                         (long long)s->workspace_bytes, (long long)op_bytes);
+    dfg_cuda_blas_workspace(s->workspace, s->workspace_bytes, op_bytes,
+                            &p->blas_workspace, &p->blas_workspace_bytes);
+    if (!g->direct)
+        g->chunk = op_bytes / column_bytes < g->pixels
+                       ? op_bytes / column_bytes : g->pixels;
+    p->u.conv.dims = dfg_cuda_im2col_dims(g);
+    p->kind = input ? DFG_CUDA_CONV_GRAD_INPUT : DFG_CUDA_CONV_GRAD_WEIGHT;
+    return DFG_OK;
+}
+
+dfg_status dfg_cuda_plan_pool_grad(const dfg_step_args *s,
+                                   dfg_cuda_step_plan *p)
+{
+    dfg_status st = dfg_cuda_check_operands(s);
+    if (st != DFG_OK)
+        return st;
+    int is_max = s->op == DFG_OP_MAX_POOL_GRAD;
+    p->kind = DFG_CUDA_POOL_GRAD;
+    p->u.pool_grad.inputs = dfg_type_numel(&s->out_types[0]);
+    return dfg_cuda_pool_params(dfg_op_get(s->op)->name, s->attrs,
+                                &s->out_types[0], &s->in_types[is_max],
+                                is_max, &p->u.pool_grad.pool);
+}
+
+dfg_status dfg_cuda_plan_gelu_grad(const dfg_step_args *s,
+                                   dfg_cuda_step_plan *p)
+{
+    dfg_status st = dfg_cuda_check_operands(s);
+    if (st != DFG_OK)
+        return st;
+    p->kind = DFG_CUDA_GELU_GRAD;
+    p->u.gelu_grad = (dfg_cuda_gelu_grad){
+        dfg_type_numel(&s->out_types[0]),
+        s->attrs->approximate == DFG_GELU_TANH};
+    return DFG_OK;
+}
+
+/* dx is zero but for the sliced elements, which take dy: pad's fill and
+ * copy, the forward slice's copy run the other way. */
+dfg_status dfg_cuda_plan_slice_grad(const dfg_step_args *s,
+                                    dfg_cuda_step_plan *p)
+{
+    dfg_status st = dfg_cuda_check_operands(s);
+    if (st != DFG_OK)
+        return st;
+    const dfg_type *dx = &s->out_types[0], *dy = &s->in_types[0];
+    dfg_copy_geometry g;
+    st = dfg_slice_geometry(s->attrs, dx, dy, &g);
+    if (st != DFG_OK)
+        return dfg_error_prefix(st, "slice_grad");
+    p->kind = DFG_CUDA_PAD;
+    p->dst_at = g.src_at;
+    p->u.pad.fill = 0;
+    p->u.pad.n = dfg_type_numel(dx);
+    p->u.pad.element_size = dfg_cuda_dtype_size(dx->dtype);
+    dfg_cuda_strided_copy_make(g.rank, g.dims, g.dst_strides, g.src_strides,
+                               p->u.pad.element_size, &p->u.pad.copy);
+    return DFG_OK;
+}
+
+/* dy [outer, n_indices, inner] added into dx [outer, dim, inner]: gather's
+ * map from dx (as data) to dy (as its output). */
+dfg_status dfg_cuda_plan_gather_grad(const dfg_step_args *s,
+                                     dfg_cuda_step_plan *p)
+{
+    dfg_status st = dfg_cuda_check_operands(s);
+    if (st != DFG_OK)
+        return st;
+    p->kind = DFG_CUDA_GATHER_GRAD;
+    st = dfg_cuda_gather_plan(s->attrs, &s->out_types[0], &s->in_types[1],
+                              &s->in_types[0], p->index, &p->u.gather_grad);
+    return st == DFG_OK ? st : dfg_error_prefix(st, "gather_grad");
+}
+
+dfg_status dfg_cuda_plan_optimizer_tick(const dfg_step_args *s,
+                                        dfg_cuda_step_plan *p)
+{
+    p->kind = DFG_CUDA_OPTIMIZER_TICK;
+    return dfg_cuda_check_operands(s);
+}
+
+dfg_status dfg_cuda_plan_optimizer(const dfg_step_args *s,
+                                   dfg_cuda_step_plan *p)
+{
+    dfg_status st = dfg_cuda_check_operands(s);
+    if (st != DFG_OK)
+        return st;
+    p->kind = DFG_CUDA_OPTIMIZER;
+    p->u.optimizer = (dfg_cuda_optimizer){
+        s->op, dfg_type_numel(&s->in_types[0]),
+        s->n_inputs > 4 && s->in[4] != NULL};
+    return DFG_OK;
+}
+
+int32_t dfg_cuda_inplace_writes(const dfg_step_args *s, void **at,
+                                size_t *bytes)
+{
+    /* The tick's counter; an update's weights, state and accumulator. */
+    static const int32_t tick[] = {0}, update[] = {0, 3, 4};
+    const int32_t *written = NULL;
+    int32_t n_written = 0, n = 0;
+    if (s->op == DFG_OP_OPTIMIZER_TICK)
+        written = tick, n_written = 1;
+    else if (s->op == DFG_OP_SGD_UPDATE || s->op == DFG_OP_ADAM_UPDATE ||
+             s->op == DFG_OP_ADAMW_UPDATE)
+        written = update, n_written = 3;
+    for (int32_t i = 0; i < n_written; i++) {
+        int32_t k = written[i];
+        if (k >= s->n_inputs || !s->in[k])
+            continue;
+        at[n] = (void *)s->in[k];
+        bytes[n++] = (size_t)dfg_type_bytes(&s->in_types[k]);
+    }
+    return n;
+}

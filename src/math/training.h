@@ -1,0 +1,108 @@
+/* Per-row and per-element math of the training ops, shared by the CPU
+ * kernels (runtime/cpu/loss.c, optimizer.c) and the CUDA kernels
+ * (runtime/cuda/training_ops.h), usable from C and CUDA (DFG_HOST_DEVICE):
+ * the cross-entropy of a row of logits, the optimizer tick that turns the
+ * hyper-parameters into a run's control vector, and one element of the
+ * SGD and Adam updates (PyTorch's rules, see runtime/cpu/optimizer.c). The
+ * layouts of counter, hyper and control are src/training_layout.h's. */
+#ifndef DFG_MATH_TRAINING_H
+#define DFG_MATH_TRAINING_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "math/host_device.h"
+#include "training_layout.h"
+
+/* log(sum(exp(row - max))) + max, in double, so that large logits do not
+ * overflow. */
+DFG_HOST_DEVICE static inline double dfg_log_sum_exp(const float *row,
+                                                     int64_t n)
+{
+    float max = row[0];
+    for (int64_t c = 1; c < n; c++)
+        max = row[c] > max ? row[c] : max;
+    double sum = 0.0;
+    for (int64_t c = 0; c < n; c++)
+        sum += exp((double)row[c] - max);
+    return log(sum) + max;
+}
+
+/* The cross-entropy gradient of one row: (softmax(row) - onehot(label))
+ * * scale, scale being dloss / rows. */
+DFG_HOST_DEVICE static inline void dfg_cross_entropy_grad_row(
+    const float *row, int64_t classes, int64_t label, double scale,
+    float *out)
+{
+    double lse = dfg_log_sum_exp(row, classes);
+    for (int64_t c = 0; c < classes; c++)
+        out[c] = (float)(exp((double)row[c] - lse) * scale);
+    out[label] -= (float)scale;
+}
+
+/* One micro-batch more: advances counter and writes control. */
+DFG_HOST_DEVICE static inline void dfg_optimizer_tick(int64_t *counter,
+                                                      const float *hyper,
+                                                      float *control)
+{
+    int64_t k = (int64_t)lrintf(hyper[DFG_HYPER_ACCUMULATE]);
+    if (k < 1)
+        k = 1;
+    counter[DFG_COUNTER_MICRO_STEPS]++;
+    int apply = counter[DFG_COUNTER_MICRO_STEPS] % k == 0;
+    if (apply)
+        counter[DFG_COUNTER_STEPS]++;
+    double t = (double)counter[DFG_COUNTER_STEPS];
+    control[DFG_CONTROL_APPLY] = apply ? 1.0f : 0.0f;
+    control[DFG_CONTROL_GRAD_SCALE] = 1.0f / (float)k;
+    control[DFG_CONTROL_LR] = hyper[DFG_HYPER_LR];
+    control[DFG_CONTROL_MOMENTUM] = hyper[DFG_HYPER_MOMENTUM];
+    control[DFG_CONTROL_BETA2] = hyper[DFG_HYPER_BETA2];
+    control[DFG_CONTROL_EPSILON] = hyper[DFG_HYPER_EPSILON];
+    control[DFG_CONTROL_WEIGHT_DECAY] = hyper[DFG_HYPER_WEIGHT_DECAY];
+    control[DFG_CONTROL_BIAS1] =
+        (float)(1.0 - pow((double)hyper[DFG_HYPER_MOMENTUM], t));
+    control[DFG_CONTROL_BIAS2] =
+        (float)(1.0 - pow((double)hyper[DFG_HYPER_BETA2], t));
+}
+
+/* SGD with momentum and weight decay on one element; returns the step
+ * subtracted from *w. */
+DFG_HOST_DEVICE static inline float dfg_sgd_step(const float *control,
+                                                 float grad, float *w,
+                                                 float *velocity)
+{
+    float g = grad + control[DFG_CONTROL_WEIGHT_DECAY] * *w;
+    *velocity = control[DFG_CONTROL_MOMENTUM] * *velocity + g;
+    float step = control[DFG_CONTROL_LR] * *velocity;
+    *w -= step;
+    return step;
+}
+
+/* Adam (decoupled 0: weight decay added to the gradient) or AdamW
+ * (decoupled 1) on one element with moments *m and *v; returns the change
+ * of *w. */
+DFG_HOST_DEVICE static inline double dfg_adam_step(const float *control,
+                                                   int decoupled, float grad,
+                                                   float *w, float *m,
+                                                   float *v)
+{
+    float lr = control[DFG_CONTROL_LR];
+    float beta1 = control[DFG_CONTROL_MOMENTUM];
+    float beta2 = control[DFG_CONTROL_BETA2];
+    float decay = control[DFG_CONTROL_WEIGHT_DECAY];
+    float step_size = lr / control[DFG_CONTROL_BIAS1];
+    float bias2_root = sqrtf(control[DFG_CONTROL_BIAS2]);
+    float before = *w;
+    if (decoupled)
+        *w -= lr * decay * *w;
+    else
+        grad += decay * *w;
+    *m = beta1 * *m + (1.0f - beta1) * grad;
+    *v = beta2 * *v + (1.0f - beta2) * grad * grad;
+    *w -= step_size * *m /
+          (sqrtf(*v) / bias2_root + control[DFG_CONTROL_EPSILON]);
+    return (double)before - *w;
+}
+
+#endif

@@ -1,0 +1,561 @@
+/* The CUDA backend's ops added after its first version, tested on the CPU:
+ * the ONNX extras (floor .. atanh, mod, fmod, arg_max, arg_min,
+ * gather_elements, scatter_nd) and the training ops (the cross-entropy and
+ * its gradient, the conv2d, pooling, gelu, slice and gather gradients, the
+ * optimizer tick and updates), each step plan run through the emulator
+ * against the CPU backend on seeded random inputs (cuda_op_check.h); an
+ * index or label out of range raising the status word; and whole programs
+ * (inference and a training step of the bundled classifiers) on the
+ * emulated CUDA backend against the CPU backend, run after run. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cuda_op_check.h"
+#include "dfg/models.h"
+#include "dfg/program.h"
+#include "dfg/session.h"
+#include "dfg/training.h"
+#include "training_layout.h"
+
+/* The output type op's shape rule gives inputs in (a forward op). */
+static dfg_type forward_output(dfg_op op, const dfg_attrs *attrs,
+                               const dfg_type *in, int32_t n_in)
+{
+    dfg_type out;
+    assert_int_equal(dfg_op_get(op)->shape(attrs, in, n_in, &out, 1), DFG_OK);
+    return out;
+}
+
+/* attrs.shape = t's dims (the backward ops' forward operand). */
+static void carry_shape(dfg_attrs *a, const dfg_type *t)
+{
+    a->n_shape = t->rank;
+    for (int32_t d = 0; d < t->rank; d++)
+        a->shape[d] = t->shape[d];
+}
+
+/* Runs r's plan through the emulator; returns the status word. */
+static unsigned emulate_status(op_run *r)
+{
+    dfg_cuda_step_plan plan;
+    assert_int_equal(dfg_cuda_step_plan_make(&r->emu, 4, &plan), DFG_OK);
+    unsigned status = 0;
+    assert_int_equal(cuda_emulate_step(&plan, &status), DFG_OK);
+    return status;
+}
+
+static void fill_indices(op_run *r, int32_t input, int64_t lo, int64_t hi)
+{
+    for (int64_t i = 0; i < dfg_type_numel(&r->in_types[input]); i++)
+        dfg_cuda_store_i64(r->in[input], r->in_types[input].dtype, i,
+                           lo + (int64_t)(next_random() % (uint64_t)(hi - lo)));
+}
+
+static void test_unary_math(void **state)
+{
+    (void)state;
+    static const struct {
+        dfg_op op;
+        float lo, hi;
+    } cases[] = {
+        {DFG_OP_FLOOR, -5, 5}, {DFG_OP_CEIL, -5, 5}, {DFG_OP_ROUND, -5, 5},
+        {DFG_OP_SIN, -4, 4}, {DFG_OP_COS, -4, 4}, {DFG_OP_TAN, -1.3f, 1.3f},
+        {DFG_OP_ASIN, -1, 1}, {DFG_OP_ACOS, -1, 1}, {DFG_OP_ATAN, -6, 6},
+        {DFG_OP_SINH, -4, 4}, {DFG_OP_COSH, -4, 4}, {DFG_OP_ASINH, -6, 6},
+        {DFG_OP_ACOSH, 1, 6}, {DFG_OP_ATANH, -0.99f, 0.99f}};
+    static const dfg_dtype floats[] = {DFG_F32, DFG_F16, DFG_BF16};
+    dfg_attrs a = defaults();
+    for (size_t d = 0; d < 3; d++)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            dfg_type t = type_of(floats[d], 2, 9, 12); /* float4 path */
+            check_op(cases[i].op, &a, 1, &t, 1, cases[i].lo, cases[i].hi);
+            t = type_of(floats[d], 1, 37);
+            check_op(cases[i].op, &a, 1, &t, 1, cases[i].lo, cases[i].hi);
+        }
+    /* Halves round to even. */
+    dfg_type t = type_of(DFG_F32, 1, 8);
+    op_run r;
+    run_setup(&r, DFG_OP_ROUND, &a, 1, &t, 1, 0, 1);
+    const float halves[8] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 3.5f, 2.4f};
+    memcpy(r.in[0], halves, sizeof halves);
+    run_compare(&r);
+    const float even[8] = {0, 2, 2, -0.0f, -2, -2, 4, 2};
+    assert_memory_equal(r.out_emu[0], even, sizeof even);
+    run_free(&r);
+}
+
+static void test_mod(void **state)
+{
+    (void)state;
+    static const dfg_dtype dtypes[] = {DFG_F32, DFG_F16, DFG_I32, DFG_I64};
+    dfg_attrs a = defaults();
+    for (int op = 0; op < 2; op++)
+        for (size_t d = 0; d < 4; d++) {
+            dfg_type in[2] = {type_of(dtypes[d], 3, 2, 3, 8),
+                              type_of(dtypes[d], 2, 3, 1)};
+            check_op(op ? DFG_OP_MOD : DFG_OP_FMOD, &a, 2, in, 1, -9, 9);
+            dfg_type same[2] = {type_of(dtypes[d], 1, 64),
+                                type_of(dtypes[d], 1, 64)};
+            check_op(op ? DFG_OP_MOD : DFG_OP_FMOD, &a, 2, same, 1, -9, 9);
+        }
+}
+
+static void test_arg_reduce(void **state)
+{
+    (void)state;
+    static const dfg_dtype dtypes[] = {DFG_F32, DFG_BF16, DFG_I32, DFG_U8};
+    for (int op = 0; op < 2; op++)
+        for (size_t d = 0; d < 4; d++)
+            for (int axis = -3; axis < 3; axis++) {
+                dfg_attrs a = defaults();
+                a.axis = axis;
+                a.keepdims = axis & 1;
+                dfg_type t = type_of(dtypes[d], 3, 4, 7, 5);
+                check_op(op ? DFG_OP_ARG_MAX : DFG_OP_ARG_MIN, &a, 1, &t, 1,
+                         -3, 3);
+            }
+    /* Ties and a leading NaN: the first extreme that is not NaN. */
+    dfg_attrs a = defaults();
+    a.axis = 1;
+    dfg_type t = type_of(DFG_F32, 2, 2, 4);
+    op_run r;
+    run_setup(&r, DFG_OP_ARG_MAX, &a, 1, &t, 1, 0, 1);
+    const float v[8] = {NAN, 1, 3, 3, 2, 2, -1, 2};
+    memcpy(r.in[0], v, sizeof v);
+    run_compare(&r);
+    const int64_t want[2] = {2, 0};
+    assert_memory_equal(r.out_emu[0], want, sizeof want);
+    run_free(&r);
+}
+
+static void test_gather_elements(void **state)
+{
+    (void)state;
+    static const dfg_dtype dtypes[] = {DFG_F32, DFG_F16, DFG_I64, DFG_U8};
+    for (size_t d = 0; d < 4; d++)
+        for (int axis = -1; axis < 3; axis++) {
+            dfg_attrs a = defaults();
+            a.axis = axis;
+            int32_t ax = axis < 0 ? axis + 3 : axis;
+            dfg_type in[2] = {type_of(dtypes[d], 3, 4, 5, 6),
+                              type_of(d & 1 ? DFG_I32 : DFG_I64, 3, 3, 5, 2)};
+            op_run r;
+            run_setup(&r, DFG_OP_GATHER_ELEMENTS, &a, 2, in, 1, -2, 2);
+            int64_t dim = in[0].shape[ax];
+            fill_indices(&r, 1, -dim, dim);
+            run_compare(&r);
+            dfg_cuda_store_i64(r.in[1], in[1].dtype, 7, dim);
+            assert_int_equal(emulate_status(&r), 5);
+            run_free(&r);
+        }
+}
+
+static void test_scatter_nd(void **state)
+{
+    (void)state;
+    dfg_attrs a = defaults();
+    /* Tuples of 1 and of 2 entries; each tuple names its own slice. */
+    for (int k = 1; k <= 2; k++) {
+        dfg_type in[3] = {type_of(DFG_F32, 3, 6, 4, 3),
+                          type_of(DFG_I64, 2, 3, k),
+                          k == 1 ? type_of(DFG_F32, 3, 3, 4, 3)
+                                 : type_of(DFG_F32, 2, 3, 3)};
+        op_run r;
+        run_setup(&r, DFG_OP_SCATTER_ND, &a, 3, in, 1, -2, 2);
+        int64_t *idx = r.in[1];
+        for (int t = 0; t < 3; t++) {
+            idx[t * k] = 2 * t - 3;   /* -3, -1, 1: distinct rows */
+            if (k == 2)
+                idx[t * k + 1] = t;
+        }
+        run_compare(&r);
+        idx[0] = 6;
+        assert_int_equal(emulate_status(&r), 5);
+        run_free(&r);
+    }
+    dfg_type ints[3] = {type_of(DFG_I32, 1, 9), type_of(DFG_I32, 2, 4, 1),
+                        type_of(DFG_I32, 1, 4)};
+    op_run r;
+    run_setup(&r, DFG_OP_SCATTER_ND, &a, 3, ints, 1, 0, 0);
+    const int32_t rows[4] = {8, 0, -2, 3};
+    memcpy(r.in[1], rows, sizeof rows);
+    run_compare(&r);
+    run_free(&r);
+}
+
+static void test_cross_entropy(void **state)
+{
+    (void)state;
+    dfg_attrs a = defaults();
+    for (int grad = 0; grad < 2; grad++)
+        for (int i64 = 0; i64 < 2; i64++) {
+            dfg_type in[3] = {type_of(DFG_F32, 2, 13, 10),
+                              type_of(i64 ? DFG_I64 : DFG_I32, 1, 13),
+                              type_of(DFG_F32, 0)};
+            op_run r;
+            dfg_op op = grad ? DFG_OP_SOFTMAX_CROSS_ENTROPY_GRAD
+                             : DFG_OP_SOFTMAX_CROSS_ENTROPY;
+            run_setup(&r, op, &a, grad ? 3 : 2, in, 1, -30, 30);
+            fill_indices(&r, 1, 0, 10);
+            run_compare(&r);
+            dfg_cuda_store_i64(r.in[1], in[1].dtype, 4, 10);
+            assert_int_equal(emulate_status(&r), 5);
+            run_free(&r);
+        }
+}
+
+/* conv2d_grad_input and _weight of the conv of x, w and attrs a. */
+static void check_conv_grads(const dfg_attrs *forward, dfg_type x, dfg_type w)
+{
+    dfg_type xw[2] = {x, w};
+    dfg_type y = forward_output(DFG_OP_CONV2D, forward, xw, 2);
+    dfg_attrs a = *forward;
+    carry_shape(&a, &x);
+    dfg_type in_input[2] = {y, w};
+    check_op(DFG_OP_CONV2D_GRAD_INPUT, &a, 2, in_input, 1, -1, 1);
+    carry_shape(&a, &w);
+    dfg_type in_weight[2] = {y, x};
+    check_op(DFG_OP_CONV2D_GRAD_WEIGHT, &a, 2, in_weight, 1, -1, 1);
+}
+
+static void test_conv_grads(void **state)
+{
+    (void)state;
+    dfg_attrs a = defaults();
+    a.pads[0] = a.pads[1] = a.pads[2] = a.pads[3] = 1;
+    check_conv_grads(&a, type_of(DFG_F32, 4, 2, 3, 7, 6),
+                     type_of(DFG_F32, 4, 4, 3, 3, 3));
+    /* Strided, dilated, grouped, asymmetric padding. */
+    a.strides[0] = 2, a.dilations[1] = 2, a.group = 2, a.pads[3] = 2;
+    check_conv_grads(&a, type_of(DFG_F32, 4, 2, 4, 9, 8),
+                     type_of(DFG_F32, 4, 6, 2, 3, 2));
+    /* Depthwise (im2col on the backward side too). */
+    dfg_attrs dw = defaults();
+    dw.group = 3, dw.strides[0] = dw.strides[1] = 2;
+    dw.pads[0] = dw.pads[1] = dw.pads[2] = dw.pads[3] = 1;
+    check_conv_grads(&dw, type_of(DFG_F32, 4, 2, 3, 9, 8),
+                     type_of(DFG_F32, 4, 6, 1, 3, 3));
+    /* 1x1: the direct products, batched over the images for dx. */
+    dfg_attrs d = defaults();
+    d.group = 2;
+    check_conv_grads(&d, type_of(DFG_F32, 4, 3, 4, 5, 5),
+                     type_of(DFG_F32, 4, 6, 2, 1, 1));
+    /* Chunks smaller than an image's pixels. */
+    dfg_attrs big = defaults();
+    big.pads[0] = big.pads[1] = big.pads[2] = big.pads[3] = 1;
+    dfg_type x = type_of(DFG_F32, 4, 2, 64, 40, 40);
+    dfg_type w = type_of(DFG_F32, 4, 8, 64, 3, 3);
+    check_conv_grads(&big, x, w);
+    dfg_type xw[2] = {x, w};
+    dfg_type y = forward_output(DFG_OP_CONV2D, &big, xw, 2);
+    carry_shape(&big, &x);
+    dfg_type in[2] = {y, w};
+    op_run r;
+    run_setup(&r, DFG_OP_CONV2D_GRAD_INPUT, &big, 2, in, 1, -1, 1);
+    dfg_cuda_step_plan plan;
+    assert_int_equal(dfg_cuda_step_plan_make(&r.emu, 0, &plan), DFG_OK);
+    assert_true(plan.u.conv.g.chunk < plan.u.conv.g.pixels);
+    run_free(&r);
+}
+
+static void test_pool_grads(void **state)
+{
+    (void)state;
+    dfg_type x = type_of(DFG_F32, 4, 2, 3, 9, 8);
+    for (int op = 0; op < 2; op++)
+        for (int variant = 0; variant < 4; variant++) {
+            dfg_attrs a = defaults();
+            a.kernel[0] = 3, a.kernel[1] = 2;
+            a.strides[0] = variant == 3 ? 1 : 2, a.strides[1] = 1;
+            if (variant >= 1) {
+                a.pads[0] = 1, a.pads[1] = 1, a.pads[2] = 1, a.pads[3] = 0;
+                a.count_include_pad = variant == 2;
+            }
+            if (variant == 2)
+                a.ceil_mode = 1, a.dilations[0] = 2;
+            dfg_op forward = op ? DFG_OP_MAX_POOL : DFG_OP_AVERAGE_POOL;
+            dfg_type y = forward_output(forward, &a, &x, 1);
+            carry_shape(&a, &x);
+            if (op) {
+                dfg_type in[2] = {x, y};
+                check_op(DFG_OP_MAX_POOL_GRAD, &a, 2, in, 1, -2, 2);
+            } else {
+                check_op(DFG_OP_AVERAGE_POOL_GRAD, &a, 1, &y, 1, -2, 2);
+            }
+        }
+    /* Ties in a max window: the first tap takes the gradient. */
+    dfg_attrs a = defaults();
+    a.kernel[0] = a.kernel[1] = 2, a.strides[0] = a.strides[1] = 1;
+    dfg_type small = type_of(DFG_F32, 4, 1, 1, 3, 3);
+    dfg_type y = forward_output(DFG_OP_MAX_POOL, &a, &small, 1);
+    carry_shape(&a, &small);
+    dfg_type in[2] = {small, y};
+    op_run r;
+    run_setup(&r, DFG_OP_MAX_POOL_GRAD, &a, 2, in, 1, 0.5f, 1);
+    memset(r.in[0], 0, 9 * sizeof(float));
+    run_compare(&r);
+    run_free(&r);
+}
+
+static void test_gelu_slice_gather_grads(void **state)
+{
+    (void)state;
+    dfg_attrs a = defaults();
+    dfg_type g[2] = {type_of(DFG_F32, 2, 7, 9), type_of(DFG_F32, 2, 7, 9)};
+    check_op(DFG_OP_GELU_GRAD, &a, 2, g, 1, -5, 5);
+    a.approximate = DFG_GELU_TANH;
+    check_op(DFG_OP_GELU_GRAD, &a, 2, g, 1, -5, 5);
+
+    dfg_type x = type_of(DFG_F32, 3, 4, 6, 5);
+    a = defaults();
+    a.n_axes = 2, a.axes[0] = 1, a.axes[1] = -1;
+    a.starts[0] = 4, a.ends[0] = -100, a.steps[0] = -2;
+    a.starts[1] = 1, a.ends[1] = 5, a.steps[1] = 3;
+    dfg_type dy = forward_output(DFG_OP_SLICE, &a, &x, 1);
+    carry_shape(&a, &x);
+    check_op(DFG_OP_SLICE_GRAD, &a, 1, &dy, 1, -2, 2);
+
+    /* Repeated indices add up; negative ones count from the end. */
+    for (int axis = 0; axis < 2; axis++) {
+        a = defaults();
+        a.axis = axis;
+        dfg_type data = type_of(DFG_F32, 3, 5, 4, 3);
+        dfg_type idx = type_of(axis ? DFG_I32 : DFG_I64, 2, 3, 4);
+        dfg_type di[2] = {data, idx};
+        dfg_type out = forward_output(DFG_OP_GATHER, &a, di, 2);
+        carry_shape(&a, &data);
+        dfg_type in[2] = {out, idx};
+        op_run r;
+        run_setup(&r, DFG_OP_GATHER_GRAD, &a, 2, in, 1, -2, 2);
+        int64_t dim = data.shape[axis];
+        fill_indices(&r, 1, -dim, dim);
+        run_compare(&r);
+        dfg_cuda_store_i64(r.in[1], idx.dtype, 2, -dim - 1);
+        assert_int_equal(emulate_status(&r), 5);
+        run_free(&r);
+    }
+}
+
+/* One optimizer op on two copies of its operands (it writes them in
+ * place), the CPU kernel on one, the emulated plan on the other. */
+static void check_update(dfg_op op, int with_accumulator, int32_t runs)
+{
+    const int64_t n = 37;
+    int64_t state_n = op == DFG_OP_SGD_UPDATE ? n : 2 * n;
+    dfg_type t_counter = type_of(DFG_I64, 1, DFG_COUNTER_SIZE);
+    dfg_type t_hyper = type_of(DFG_F32, 1, DFG_HYPER_SIZE);
+    dfg_type t_w = type_of(DFG_F32, 1, (int)n);
+    dfg_type t_state = op == DFG_OP_SGD_UPDATE ? t_w : type_of(DFG_F32, 2, 2, (int)n);
+    dfg_type t_control = type_of(DFG_F32, 1, DFG_CONTROL_SIZE);
+    dfg_type t_norm = type_of(DFG_F32, 1, 1);
+    float hyper[DFG_HYPER_SIZE] = {0.05f, 0.9f, 0.99f, 1e-6f, 0.01f,
+                                   with_accumulator ? 2.0f : 1.0f};
+    struct side {
+        int64_t counter[DFG_COUNTER_SIZE];
+        float control[DFG_CONTROL_SIZE], w[37], state[74], acc[37], norm;
+    } sides[2];
+    memset(sides, 0, sizeof sides);
+    for (int64_t i = 0; i < n; i++)
+        sides[0].w[i] = uniform(-1, 1);
+    for (int64_t i = 0; i < state_n; i++)
+        sides[0].state[i] = uniform(0, 0.5f);
+    sides[1] = sides[0];
+    dfg_attrs a = defaults();
+    for (int32_t run = 0; run < runs; run++) {
+        float grad[37];
+        for (int64_t i = 0; i < n; i++)
+            grad[i] = uniform(-1, 1);
+        for (int s = 0; s < 2; s++) {
+            struct side *d = &sides[s];
+            const dfg_type tick_in[2] = {t_counter, t_hyper};
+            const void *tick_ptr[2] = {d->counter, hyper};
+            void *tick_out[1] = {d->control};
+            dfg_kernel_args tick = {DFG_OP_OPTIMIZER_TICK, &a, 2, tick_in,
+                                    tick_ptr, 1, &t_control, tick_out, NULL, 0};
+            const dfg_type up_in[5] = {t_w, t_w, t_control, t_state, t_w};
+            const void *up_ptr[5] = {d->w, grad, d->control, d->state, d->acc};
+            void *up_out[1] = {&d->norm};
+            dfg_kernel_args update = {op, &a, with_accumulator ? 5 : 4, up_in,
+                                      up_ptr, 1, &t_norm, up_out, NULL, 0};
+            if (s == 0) {
+                assert_int_equal(dfg_cpu_kernel_for(DFG_OP_OPTIMIZER_TICK)(&tick), DFG_OK);
+                assert_int_equal(dfg_cpu_kernel_for(op)(&update), DFG_OK);
+                continue;
+            }
+            dfg_cuda_step_plan plan;
+            unsigned status = 0;
+            assert_int_equal(dfg_cuda_step_plan_make(&tick, 0, &plan), DFG_OK);
+            assert_int_equal(cuda_emulate_step(&plan, &status), DFG_OK);
+            assert_int_equal(dfg_cuda_step_plan_make(&update, 1, &plan), DFG_OK);
+            assert_int_equal(cuda_emulate_step(&plan, &status), DFG_OK);
+            void *at[DFG_CUDA_MAX_INPLACE_WRITES];
+            size_t bytes[DFG_CUDA_MAX_INPLACE_WRITES];
+            assert_int_equal(dfg_cuda_inplace_writes(&update, at, bytes),
+                             with_accumulator ? 3 : 2);
+            assert_ptr_equal(at[1], d->state);
+            assert_int_equal(bytes[1], (size_t)state_n * sizeof(float));
+            assert_int_equal(dfg_cuda_inplace_writes(&tick, at, bytes), 1);
+        }
+        /* The same code on the same data: identical bits. */
+        assert_memory_equal(&sides[0], &sides[1], sizeof sides[0]);
+        assert_true(with_accumulator && run % 2 == 0 ? sides[1].norm == 0.0f
+                                                     : sides[1].norm > 0.0f);
+    }
+}
+
+static void test_optimizers(void **state)
+{
+    (void)state;
+    static const dfg_op ops[] = {DFG_OP_SGD_UPDATE, DFG_OP_ADAM_UPDATE,
+                                 DFG_OP_ADAMW_UPDATE};
+    for (int i = 0; i < 3; i++)
+        for (int acc = 0; acc < 2; acc++)
+            check_update(ops[i], acc, 4);
+}
+
+/* ---- whole programs on the emulated CUDA backend ---------------------- */
+
+static const dfg_backend *cpu_backend(void)
+{
+    const dfg_backend *b = NULL;
+    assert_int_equal(dfg_backend_find("cpu", &b), DFG_OK);
+    return b;
+}
+
+/* Runs program `runs` times on both backends with fresh random inputs
+ * (labels in [0, 10)) and compares every output of every run. */
+static void compare_sessions(const char *what, const dfg_program *p,
+                             int32_t runs)
+{
+    dfg_session *cpu = NULL, *emu = NULL;
+    assert_int_equal(dfg_session_create(p, cpu_backend(), NULL, &cpu), DFG_OK);
+    if (dfg_session_create(p, &cuda_emulator_backend, NULL, &emu) != DFG_OK)
+        fail_msg("%s: %s", what, dfg_last_error());
+    int32_t n_in = dfg_program_num_inputs(p), n_out = dfg_program_num_outputs(p);
+    void *inputs[8] = {0}, *out_cpu[8] = {0}, *out_emu[8] = {0};
+    dfg_type in_t[8], out_t[8];
+    for (int32_t i = 0; i < n_in; i++) {
+        dfg_tensor_info info;
+        assert_int_equal(dfg_program_input_info(p, i, &info), DFG_OK);
+        in_t[i] = type_of(info.dtype, 0);
+        in_t[i].rank = info.rank;
+        memcpy(in_t[i].shape, info.shape, sizeof info.shape[0] * (size_t)info.rank);
+    }
+    for (int32_t i = 0; i < n_out; i++) {
+        dfg_tensor_info info;
+        assert_int_equal(dfg_program_output_info(p, i, &info), DFG_OK);
+        out_t[i] = type_of(info.dtype, 0);
+        out_t[i].rank = info.rank;
+        memcpy(out_t[i].shape, info.shape, sizeof info.shape[0] * (size_t)info.rank);
+        out_cpu[i] = calloc(1, (size_t)dfg_type_bytes(&out_t[i]) + 1);
+        out_emu[i] = calloc(1, (size_t)dfg_type_bytes(&out_t[i]) + 1);
+    }
+    for (int32_t run = 0; run < runs; run++) {
+        for (int32_t i = 0; i < n_in; i++) {
+            free(inputs[i]);
+            inputs[i] = random_tensor(&in_t[i], -1, 1);
+            if (!dfg_dtype_is_float(in_t[i].dtype))
+                for (int64_t e = 0; e < dfg_type_numel(&in_t[i]); e++)
+                    dfg_cuda_store_i64(inputs[i], in_t[i].dtype, e,
+                                       (int64_t)(next_random() % 10));
+        }
+        assert_int_equal(dfg_session_run(cpu, (const void *const *)inputs,
+                                         out_cpu), DFG_OK);
+        if (dfg_session_run(emu, (const void *const *)inputs, out_emu) != DFG_OK)
+            fail_msg("%s run %d: %s", what, (int)run, dfg_last_error());
+        for (int32_t i = 0; i < n_out; i++) {
+            double err = relative_error(&out_t[i], out_cpu[i], out_emu[i]);
+            if (!(err < tolerance(out_t[i].dtype)))
+                fail_msg("%s run %d output %d: relative error %g", what,
+                         (int)run, (int)i, err);
+        }
+    }
+    for (int32_t i = 0; i < 8; i++) {
+        free(inputs[i]);
+        free(out_cpu[i]);
+        free(out_emu[i]);
+    }
+    dfg_session_destroy(cpu);
+    dfg_session_destroy(emu);
+}
+
+static void test_training_programs(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *model;
+        dfg_optimizer optimizer;
+        int32_t accumulate;
+    } cases[] = {{"mlp", DFG_OPTIMIZER_SGD, 1}, {"mlp", DFG_OPTIMIZER_ADAM, 2},
+                 {"mlp", DFG_OPTIMIZER_ADAMW, 1}, {"cnn", DFG_OPTIMIZER_SGD, 1}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        dfg_graph *g = NULL;
+        assert_int_equal(dfg_model_build_training(cases[c].model, NULL, &g), DFG_OK);
+        dfg_training_options t;
+        dfg_training_options_init(&t);
+        t.loss = "loss";
+        t.optimizer = cases[c].optimizer;
+        t.accumulate = cases[c].accumulate;
+        t.weight_decay = 0.01f;
+        dfg_compile_options o;
+        dfg_compile_options_init(&o);
+        o.training = &t;
+        dfg_program *p = NULL;
+        if (dfg_compile(g, &o, &p) != DFG_OK)
+            fail_msg("%s", dfg_last_error());
+        dfg_graph_destroy(g);
+        compare_sessions(cases[c].model, p, 4);
+        dfg_program_destroy(p);
+    }
+}
+
+static void test_inference_programs(void **state)
+{
+    (void)state;
+    static const char *const models[] = {"mlp", "cnn"};
+    for (int m = 0; m < 2; m++) {
+        dfg_graph *g = NULL;
+        dfg_program *p = NULL;
+        assert_int_equal(dfg_model_build(models[m], NULL, &g), DFG_OK);
+        assert_int_equal(dfg_compile(g, NULL, &p), DFG_OK);
+        dfg_graph_destroy(g);
+        compare_sessions(models[m], p, 2);
+        dfg_program_destroy(p);
+    }
+}
+
+/* Every op the CPU backend has a kernel for, up to scatter_nd, has a CUDA
+ * plan. */
+static void test_op_coverage(void **state)
+{
+    (void)state;
+    for (int op = 0; op <= DFG_OP_SCATTER_ND; op++)
+        if (dfg_cpu_kernel_for((dfg_op)op) && !dfg_cuda_supports_op((dfg_op)op))
+            fail_msg("%s has no CUDA plan", dfg_op_get((dfg_op)op)->name);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unary_math),
+        cmocka_unit_test(test_mod),
+        cmocka_unit_test(test_arg_reduce),
+        cmocka_unit_test(test_gather_elements),
+        cmocka_unit_test(test_scatter_nd),
+        cmocka_unit_test(test_cross_entropy),
+        cmocka_unit_test(test_conv_grads),
+        cmocka_unit_test(test_pool_grads),
+        cmocka_unit_test(test_gelu_slice_gather_grads),
+        cmocka_unit_test(test_optimizers),
+        cmocka_unit_test(test_training_programs),
+        cmocka_unit_test(test_inference_programs),
+        cmocka_unit_test(test_op_coverage),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
