@@ -2,8 +2,6 @@
  * per-element math (src/math/elementwise.h); neg, abs, relu and clip also
  * run on integer dtypes, exactly, in int64 (neg and abs wrap like C's
  * unsigned arithmetic: abs(INT32_MIN) stays INT32_MIN). */
-#include <math.h>
-
 #include "dtype_access.h"
 #include "error.h"
 #include "kernels.h"
@@ -86,20 +84,6 @@ static void unary_range(void *opaque, int64_t start, int64_t n)
     }
 }
 
-/* An integer bound from a float one: ceil for the lower, floor for the
- * upper, saturated to int64 (infinities and NaN mean no bound). */
-static int64_t integer_bound(float bound, int upper)
-{
-    double b = upper ? floor((double)bound) : ceil((double)bound);
-    if (b != b)
-        return upper ? INT64_MAX : INT64_MIN;
-    if (b <= -9223372036854775808.0)
-        return INT64_MIN;
-    if (b >= 9223372036854775807.0)
-        return INT64_MAX;
-    return (int64_t)b;
-}
-
 static int integer_op(dfg_op op)
 {
     return op == DFG_OP_NEG || op == DFG_OP_ABS || op == DFG_OP_RELU ||
@@ -119,8 +103,8 @@ dfg_status dfg_cpu_unary(const dfg_kernel_args *args)
         return dfg_error(DFG_ERR_UNSUPPORTED, "%s on %s has no CPU kernel",
                          dfg_op_get(args->op)->name, dfg_dtype_name(dtype));
     unary_ctx c = {args->attrs, args->op, dtype, args->in[0], args->out[0],
-                   integer_bound(args->attrs->clip_min, 0),
-                   integer_bound(args->attrs->clip_max, 1)};
+                   dfg_clip_integer_bound(args->attrs->clip_min, 0),
+                   dfg_clip_integer_bound(args->attrs->clip_max, 1)};
     dfg_cpu_parallel_ranges(n, DFG_CPU_BLOCK, unary_range, &c);
     return DFG_OK;
 }

@@ -5,7 +5,6 @@
  * step_plan_training.c. */
 #include "step_plan.h"
 
-#include <math.h>
 #include <string.h>
 
 #include "error.h"
@@ -22,20 +21,6 @@ static const char *op_name(const dfg_step_args *s)
 static int aligned16(const void *a, const void *b, const void *c)
 {
     return ((uintptr_t)a % 16 | (uintptr_t)b % 16 | (uintptr_t)c % 16) == 0;
-}
-
-/* An integer clip bound from a float one: ceil for the lower, floor for
- * the upper, saturated (infinities and NaN mean no bound). */
-static int64_t integer_bound(float bound, int upper)
-{
-    double b = upper ? floor((double)bound) : ceil((double)bound);
-    if (b != b)
-        return upper ? INT64_MAX : INT64_MIN;
-    if (b <= -9223372036854775808.0)
-        return INT64_MIN;
-    if (b >= 9223372036854775807.0)
-        return INT64_MAX;
-    return (int64_t)b;
 }
 
 static dfg_status plan_unary(const dfg_step_args *s, dfg_cuda_step_plan *p)
@@ -56,8 +41,8 @@ static dfg_status plan_unary(const dfg_step_args *s, dfg_cuda_step_plan *p)
         .op = s->op, .dtype = dtype, .n = n, .alpha = s->attrs->alpha,
         .clip_min = s->attrs->clip_min, .clip_max = s->attrs->clip_max,
         .approximate = s->attrs->approximate,
-        .clip_lo = integer_bound(s->attrs->clip_min, 0),
-        .clip_hi = integer_bound(s->attrs->clip_max, 1),
+        .clip_lo = dfg_clip_integer_bound(s->attrs->clip_min, 0),
+        .clip_hi = dfg_clip_integer_bound(s->attrs->clip_max, 1),
         .vector4 = dtype == DFG_F32 && n % 4 == 0 &&
                    aligned16(s->in[0], s->out[0], NULL)};
     return DFG_OK;

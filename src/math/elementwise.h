@@ -146,6 +146,22 @@ DFG_HOST_DEVICE static inline float dfg_clip(float x, float lo, float hi)
     return x > hi ? hi : x;
 }
 
+/* Clip's float bound for integer data: ceil for the lower, floor for the
+ * upper, saturated to int64 (infinities and NaN mean no bound). Computed
+ * once per step on the host. */
+DFG_HOST_DEVICE static inline int64_t dfg_clip_integer_bound(float bound,
+                                                             int upper)
+{
+    double b = upper ? floor((double)bound) : ceil((double)bound);
+    if (b != b)
+        return upper ? INT64_MAX : INT64_MIN;
+    if (b <= -9223372036854775808.0)
+        return INT64_MIN;
+    if (b >= 9223372036854775807.0)
+        return INT64_MAX;
+    return (int64_t)b;
+}
+
 /* d/dx gelu_erf = Phi(x) + x * phi(x). */
 DFG_HOST_DEVICE static inline float dfg_gelu_erf_derivative(float x)
 {
