@@ -184,11 +184,12 @@ int64_t dfg_flops_resize(const dfg_attrs *a, const dfg_type *in, int32_t n_in,
     (void)n_in, (void)n_out;
     if (a->resize_mode == DFG_RESIZE_NEAREST)
         return 0;
-    int64_t taps = 2, per_axis = a->resize_mode == DFG_RESIZE_CUBIC ? 4 : 2;
+    int64_t per_element = 2;
+    int64_t per_axis = a->resize_mode == DFG_RESIZE_CUBIC ? 4 : 2;
     for (int32_t d = 0; d < out->rank; d++)
-        if (out->shape[d] != in->shape[d] && taps < INT64_MAX / per_axis)
-            taps *= per_axis;
+        if (out->shape[d] != in->shape[d])
+            per_element *= per_axis; /* at most 2 * 4^8 */
     int64_t flops, n = dfg_type_numel(out);
-    return dfg_mul_checked(n < 0 ? 0 : n, taps, &flops) == 0 ? flops
-                                                             : INT64_MAX;
+    return dfg_mul_checked(n < 0 ? 0 : n, per_element, &flops) == 0
+               ? flops : INT64_MAX;
 }

@@ -41,17 +41,17 @@ static dfg_status copy_typed(const Onnx__TensorProto *t, const char *what,
     switch (type->dtype) {
     case DFG_F32:
         have = t->n_float_data;
-        if ((int64_t)have == numel)
+        if ((int64_t)have == numel && have) /* empty: data may be NULL */
             memcpy(data, t->float_data, have * sizeof(float));
         break;
     case DFG_I64:
         have = t->n_int64_data;
-        if ((int64_t)have == numel)
+        if ((int64_t)have == numel && have) /* empty: data may be NULL */
             memcpy(data, t->int64_data, have * sizeof(int64_t));
         break;
     case DFG_I32:
         have = t->n_int32_data;
-        if ((int64_t)have == numel)
+        if ((int64_t)have == numel && have) /* empty: data may be NULL */
             memcpy(data, t->int32_data, have * sizeof(int32_t));
         break;
     case DFG_U8:
