@@ -48,6 +48,32 @@ int dfgc_is_help(const char *arg)
     return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
 }
 
+int dfgc_parse_arguments(const char *command, const char *usage, int argc,
+                         char **argv, dfgc_option_parser parse_option,
+                         void *ctx, const char **model)
+{
+    *model = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (dfgc_is_help(arg)) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        int found = parse_option(argc, argv, &i, ctx);
+        if (found < 0)
+            return -found;
+        if (found > 0)
+            continue;
+        if (arg[0] == '-' && arg[1] != '\0')
+            return dfgc_usage_error(command, "unknown option '%s'", arg);
+        if (*model)
+            return dfgc_usage_error(command, "more than one MODEL ('%s', "
+                                    "'%s')", *model, arg);
+        *model = arg;
+    }
+    return -1;
+}
+
 int dfgc_option_value(const char *command, int argc, char **argv, int *i,
                       const char *name, const char **value)
 {

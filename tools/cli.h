@@ -23,6 +23,20 @@ int dfgc_library_error(const char *what);
 /* 1 if argv[i] is "--help" or "-h". */
 int dfgc_is_help(const char *arg);
 
+/* A subcommand's own options: handles argv[*i] if it is one of them
+ * (moving *i past a value it consumes) and returns 1, returns 0 if it is
+ * not, or -(exit status) after printing a usage error. */
+typedef int (*dfgc_option_parser)(int argc, char **argv, int *i, void *ctx);
+
+/* Walks a subcommand's arguments: --help prints usage and returns 0; each
+ * option goes to parse_option(ctx); any other argument starting with '-'
+ * (but "-") is an unknown option, and the one left is the MODEL, stored in
+ * *model (NULL when there is none: the caller says whether it needs one).
+ * Returns -1 when the arguments are fine, else the exit status. */
+int dfgc_parse_arguments(const char *command, const char *usage, int argc,
+                         char **argv, dfgc_option_parser parse_option,
+                         void *ctx, const char **model);
+
 /* Matches argv[*i] against "--name VALUE" and "--name=VALUE". On a match
  * sets *value, moves *i to the last argument consumed and returns 1; a
  * missing VALUE is a usage error (printed) and returns -1; no match

@@ -35,8 +35,9 @@ typedef struct bench_args {
 
 /* Handles argv[*i] if it is one of bench's options: 1 if it was, 0 if
  * not, or -(exit status) on a usage error. */
-static int parse_option(int argc, char **argv, int *i, bench_args *a)
+static int parse_option(int argc, char **argv, int *i, void *ctx)
 {
+    bench_args *a = ctx;
     static const struct {
         const char *name;
         size_t field;
@@ -75,24 +76,10 @@ static int parse_args(int argc, char **argv, bench_args *a)
     a->warmup = 10;
     a->seed = 1;
     dfg_compile_options_init(&a->options);
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (dfgc_is_help(arg)) {
-            fputs(usage, stdout);
-            return 0;
-        }
-        int found = parse_option(argc, argv, &i, a);
-        if (found < 0)
-            return -found;
-        if (found > 0)
-            continue;
-        if (arg[0] == '-' && arg[1] != '\0')
-            return dfgc_usage_error("bench", "unknown option '%s'", arg);
-        if (a->model)
-            return dfgc_usage_error("bench", "more than one MODEL ('%s', '%s')",
-                                    a->model, arg);
-        a->model = arg;
-    }
+    int status = dfgc_parse_arguments("bench", usage, argc, argv, parse_option,
+                                      a, &a->model);
+    if (status >= 0)
+        return status;
     if (!a->model)
         return dfgc_usage_error("bench", "no MODEL given");
     return -1;

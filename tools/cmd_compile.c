@@ -18,50 +18,49 @@ static const char usage[] =
     "                 scratch planned into each matmul, gemm and conv2d step\n"
     "                 for cuBLAS (0; use 4194304 for programs run on cuda)\n";
 
+typedef struct compile_args {
+    const char *output;
+    dfg_compile_options options;
+} compile_args;
+
+/* Handles argv[*i] if it is one of compile's options (dfgc_option_parser). */
+static int parse_option(int argc, char **argv, int *i, void *ctx)
+{
+    compile_args *a = ctx;
+    int found = dfgc_compile_option("compile", argc, argv, i, &a->options);
+    if (found == 0)
+        found = dfgc_option_value("compile", argc, argv, i, "--output",
+                                  &a->output);
+    if (found == 0)
+        found = dfgc_option_value("compile", argc, argv, i, "-o", &a->output);
+    return found < 0 ? -DFGC_EXIT_USAGE : found;
+}
+
 int dfgc_compile(int argc, char **argv)
 {
-    const char *model = NULL, *output = NULL;
-    dfg_compile_options options;
-    dfg_compile_options_init(&options);
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (dfgc_is_help(arg)) {
-            fputs(usage, stdout);
-            return 0;
-        }
-        int found = dfgc_compile_option("compile", argc, argv, &i, &options);
-        if (found == 0)
-            found = dfgc_option_value("compile", argc, argv, &i, "--output",
-                                      &output);
-        if (found == 0)
-            found = dfgc_option_value("compile", argc, argv, &i, "-o", &output);
-        if (found < 0)
-            return DFGC_EXIT_USAGE;
-        if (found > 0)
-            continue;
-        if (arg[0] == '-' && arg[1] != '\0')
-            return dfgc_usage_error("compile", "unknown option '%s'", arg);
-        if (model)
-            return dfgc_usage_error("compile", "more than one MODEL ('%s', '%s')",
-                                    model, arg);
-        model = arg;
-    }
+    const char *model;
+    compile_args a = {0};
+    dfg_compile_options_init(&a.options);
+    int parsed = dfgc_parse_arguments("compile", usage, argc, argv,
+                                      parse_option, &a, &model);
+    if (parsed >= 0)
+        return parsed;
     if (!model)
         return dfgc_usage_error("compile", "no MODEL given");
-    if (!output)
+    if (!a.output)
         return dfgc_usage_error("compile", "no output file given (-o FILE.dfgp)");
 
     dfg_program *program = NULL;
-    if (dfgc_load_program(model, &options, &program) != DFG_OK)
+    if (dfgc_load_program(model, &a.options, &program) != DFG_OK)
         return dfgc_library_error(model);
-    dfg_status status = dfg_program_save(program, output);
+    dfg_status status = dfg_program_save(program, a.output);
     dfg_plan_stats stats;
     dfg_program_stats(program, &stats);
     dfg_program_destroy(program);
     if (status != DFG_OK)
         return dfgc_library_error(NULL);
-    printf("wrote %s: %d steps, arena %llu bytes, weights %llu bytes\n", output,
-           (int)stats.n_steps, (unsigned long long)stats.arena_bytes,
+    printf("wrote %s: %d steps, arena %llu bytes, weights %llu bytes\n",
+           a.output, (int)stats.n_steps, (unsigned long long)stats.arena_bytes,
            (unsigned long long)stats.weights_bytes);
     return 0;
 }

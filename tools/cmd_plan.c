@@ -41,43 +41,36 @@ typedef struct plan_args {
     dfgc_plan_visuals visuals;
 } plan_args;
 
+/* Handles argv[*i] if it is one of plan's options (dfgc_option_parser). */
+static int parse_option(int argc, char **argv, int *i, void *ctx)
+{
+    plan_args *a = ctx;
+    if (strcmp(argv[*i], "--list") == 0) {
+        a->list = 1;
+        return 1;
+    }
+    int found = dfgc_compile_option("plan", argc, argv, i, &a->options);
+    a->compile_options_given |= found > 0;
+    if (found == 0)
+        found = dfgc_option_value("plan", argc, argv, i, "--json",
+                                  &a->json_path);
+    if (found == 0)
+        found = dfgc_option_value("plan", argc, argv, i, "--dot",
+                                  &a->dot_path);
+    if (found == 0)
+        found = dfgc_plan_visual_option(argc, argv, i, &a->visuals);
+    return found < 0 ? -DFGC_EXIT_USAGE : found;
+}
+
 /* Returns -1 when the arguments are fine, else the exit status. */
 static int parse_args(int argc, char **argv, plan_args *a)
 {
     memset(a, 0, sizeof *a);
     dfg_compile_options_init(&a->options);
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        int found;
-        if (dfgc_is_help(arg)) {
-            fputs(usage, stdout);
-            return 0;
-        }
-        if (strcmp(arg, "--list") == 0) {
-            a->list = 1;
-            continue;
-        }
-        found = dfgc_compile_option("plan", argc, argv, &i, &a->options);
-        a->compile_options_given |= found > 0;
-        if (found == 0)
-            found = dfgc_option_value("plan", argc, argv, &i, "--json",
-                                      &a->json_path);
-        if (found == 0)
-            found = dfgc_option_value("plan", argc, argv, &i, "--dot",
-                                      &a->dot_path);
-        if (found == 0)
-            found = dfgc_plan_visual_option(argc, argv, &i, &a->visuals);
-        if (found < 0)
-            return DFGC_EXIT_USAGE;
-        if (found > 0)
-            continue;
-        if (arg[0] == '-' && arg[1] != '\0')
-            return dfgc_usage_error("plan", "unknown option '%s'", arg);
-        if (a->model)
-            return dfgc_usage_error("plan", "more than one MODEL ('%s', '%s')",
-                                    a->model, arg);
-        a->model = arg;
-    }
+    int status = dfgc_parse_arguments("plan", usage, argc, argv, parse_option,
+                                      a, &a->model);
+    if (status >= 0)
+        return status;
     if (!a->list && !a->model)
         return dfgc_usage_error("plan", "no MODEL given");
     if (a->model && a->compile_options_given && dfgc_model_is_program(a->model))

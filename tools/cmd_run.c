@@ -107,8 +107,9 @@ static int add_file_arg(run_args *a, int is_input, const char *value)
 
 /* Handles argv[*i] if it is one of run's options: 1 if it was, 0 if not,
  * or -(exit status) on a usage error. */
-static int parse_option(int argc, char **argv, int *i, run_args *a)
+static int parse_option(int argc, char **argv, int *i, void *ctx)
 {
+    run_args *a = ctx;
     const char *value = NULL;
     int found, status = 0;
     if ((found = dfgc_compile_option("run", argc, argv, i, &a->options)) != 0)
@@ -136,24 +137,10 @@ static int parse_args(int argc, char **argv, run_args *a)
     a->backend = "cpu";
     a->seed = 1;
     dfg_compile_options_init(&a->options);
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (dfgc_is_help(arg)) {
-            fputs(usage, stdout);
-            return 0;
-        }
-        int found = parse_option(argc, argv, &i, a);
-        if (found < 0)
-            return -found;
-        if (found > 0)
-            continue;
-        if (arg[0] == '-' && arg[1] != '\0')
-            return dfgc_usage_error("run", "unknown option '%s'", arg);
-        if (a->model)
-            return dfgc_usage_error("run", "more than one MODEL ('%s', '%s')",
-                                    a->model, arg);
-        a->model = arg;
-    }
+    int status = dfgc_parse_arguments("run", usage, argc, argv, parse_option,
+                                      a, &a->model);
+    if (status >= 0)
+        return status;
     if (!a->model)
         return dfgc_usage_error("run", "no MODEL given");
     return -1;
