@@ -6,29 +6,8 @@
 # missing, after every other check has passed.
 # usage: dfgc_cli.sh PATH/TO/dfgc
 set -u
-dfgc=$1
-work=$(mktemp -d "${TMPDIR:-/tmp}/dfgc-cli.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-
-# expect_error STATUS ARGS...: dfgc ARGS exits with STATUS and prints one
-# line on stderr starting with "dfgc: error:", nothing on stdout.
-expect_error() {
-    want=$1
-    shift
-    "$dfgc" "$@" >"$work/out" 2>"$work/err"
-    got=$?
-    [ "$got" -eq "$want" ] || fail "dfgc $* exited $got, not $want"
-    [ "$(wc -l <"$work/err")" -eq 1 ] ||
-        fail "dfgc $* printed not one line on stderr: $(cat "$work/err")"
-    grep -q '^dfgc: error: ' "$work/err" ||
-        fail "dfgc $*: stderr lacks 'dfgc: error:': $(cat "$work/err")"
-    [ ! -s "$work/out" ] || fail "dfgc $* wrote to stdout on error"
-}
+. "$(dirname "$0")/dfgc_test_lib.sh"
+dfgc_test_setup cli "$1"
 
 "$dfgc" --version | grep -Eq '^dfgc [0-9]+\.[0-9]+\.[0-9]+$' ||
     fail "dfgc --version"

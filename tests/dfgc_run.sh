@@ -5,25 +5,8 @@
 # and name mistakes are one-line errors, bench reports latency and memory.
 # usage: dfgc_run.sh PATH/TO/dfgc
 set -u
-dfgc=$1
-work=$(mktemp -d "${TMPDIR:-/tmp}/dfgc-run.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-
-# expect_error STATUS ARGS...: exit STATUS with one "dfgc: error:" line.
-expect_error() {
-    want=$1
-    shift
-    "$dfgc" "$@" >"$work/out" 2>"$work/err"
-    got=$?
-    [ "$got" -eq "$want" ] || fail "dfgc $* exited $got, not $want"
-    [ "$(wc -l <"$work/err")" -eq 1 ] && grep -q '^dfgc: error: ' "$work/err" ||
-        fail "dfgc $*: stderr is not one error line: $(cat "$work/err")"
-}
+. "$(dirname "$0")/dfgc_test_lib.sh"
+dfgc_test_setup run "$1"
 
 for command in compile run bench; do
     "$dfgc" "$command" --help | grep -q "^usage: dfgc $command" ||

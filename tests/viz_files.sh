@@ -8,14 +8,8 @@
 # Exits 77 (skipped) only when neither python3 nor xmllint can check XML.
 # usage: viz_files.sh PATH/TO/dfgc
 set -u
-dfgc=$1
-work=$(mktemp -d "${TMPDIR:-/tmp}/dfgc-viz.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
+. "$(dirname "$0")/dfgc_test_lib.sh"
+dfgc_test_setup viz "$1"
 
 if command -v python3 >/dev/null 2>&1; then
     check_xml() { python3 -c 'import sys, xml.dom.minidom

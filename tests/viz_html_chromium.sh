@@ -7,7 +7,7 @@
 # installed or it cannot even render a trivial page here.
 # usage: viz_html_chromium.sh PATH/TO/dfgc
 set -u
-dfgc=$1
+. "$(dirname "$0")/dfgc_test_lib.sh"
 browser=
 for candidate in chromium chromium-browser google-chrome; do
     if command -v "$candidate" >/dev/null 2>&1; then
@@ -19,13 +19,7 @@ if [ -z "$browser" ]; then
     echo "no Chromium (apt-get install chromium): HTML not checked"
     exit 77
 fi
-work=$(mktemp -d "${TMPDIR:-/tmp}/dfgc-html.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
+dfgc_test_setup html "$1"
 
 # dump_dom FILE: the DOM after the page's scripts ran, on stdout; the
 # browser's log in $work/log.
