@@ -257,8 +257,8 @@ static void cross_entropy(const dfg_cuda_step_plan *p, unsigned int *status)
         *(float *)a->out[0] = dfg_cuda_cross_entropy_mean(c, total);
 }
 
-/* The index-driven and training kinds, as backend.c's enqueue_later_op
- * queues them. */
+/* The index-driven, sampling and training kinds, as backend.c's
+ * enqueue_later_op queues them. */
 static void later_op(const dfg_cuda_step_plan *p, unsigned int *status)
 {
     const dfg_step_args *a = p->args;
@@ -294,6 +294,20 @@ static void later_op(const dfg_cuda_step_plan *p, unsigned int *status)
         }
         break;
     }
+    case DFG_CUDA_RESIZE:
+        for (int64_t e = 0; e < p->u.resize.n; e++)
+            dfg_cuda_resize_element(&p->u.resize, a->in[0], a->out[0], e);
+        break;
+    case DFG_CUDA_TOP_K:
+        if (p->u.top_k.sorted)
+            for (int64_t e = 0; e < p->u.top_k.slices * p->u.top_k.n; e++)
+                dfg_cuda_top_k_sorted_element(&p->u.top_k, a->in[0], a->out[0],
+                                              a->out[1], e);
+        else
+            for (int64_t s = 0; s < p->u.top_k.slices; s++)
+                dfg_cuda_top_k_unsorted_slice(&p->u.top_k, a->in[0], a->out[0],
+                                              a->out[1], s);
+        break;
     case DFG_CUDA_CROSS_ENTROPY:
     case DFG_CUDA_CROSS_ENTROPY_GRAD: cross_entropy(p, status); break;
     case DFG_CUDA_POOL_GRAD: {

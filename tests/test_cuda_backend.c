@@ -461,6 +461,19 @@ static void test_later_ops(void **state)
     op_case gelu = {"gelu_grad", 2, 1, {ty(DFG_F32, 2, 64, 33),
                                         ty(DFG_F32, 2, 64, 33)}, -4, 4, 0};
     check_op(&gelu, &a);
+    dfg_attrs r = defaults();
+    r.resize_mode = DFG_RESIZE_LINEAR;
+    r.n_shape = 4, r.shape[0] = 2, r.shape[1] = 8, r.shape[2] = 37, r.shape[3] = 20;
+    op_case rs = {"resize", 1, 1, {ty(DFG_F32, 4, 2, 8, 16, 16)}, -2, 2, 0};
+    check_op(&rs, &r);
+    r.resize_mode = DFG_RESIZE_CUBIC;
+    check_op(&rs, &r);
+    dfg_attrs k = defaults();
+    k.axis = -1, k.k = 5;
+    op_case tk = {"top_k", 1, 2, {ty(DFG_F32, 2, 40, 300)}, -3, 3, 0};
+    check_op(&tk, &k);
+    k.sorted = 0, k.largest = 0;
+    check_op(&tk, &k);
 }
 
 /* A backward op of forward-operand shape fwd (attrs.shape). */

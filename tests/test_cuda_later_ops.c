@@ -1,6 +1,6 @@
 /* The CUDA backend's ops added after its first version, tested on the CPU:
  * the ONNX extras (floor .. atanh, mod, fmod, arg_max, arg_min,
- * gather_elements, scatter_nd) and the training ops (the cross-entropy and
+ * gather_elements, scatter_nd, resize, top_k) and the training ops (the cross-entropy and
  * its gradient, the conv2d, pooling, gelu, slice and gather gradients, the
  * optimizer tick and updates), each step plan run through the emulator
  * against the CPU backend on seeded random inputs (cuda_op_check.h); an
@@ -186,6 +186,63 @@ static void test_scatter_nd(void **state)
     const int32_t rows[4] = {8, 0, -2, 3};
     memcpy(r.in[1], rows, sizeof rows);
     run_compare(&r);
+    run_free(&r);
+}
+
+static void test_resize(void **state)
+{
+    (void)state;
+    static const dfg_dtype dtypes[] = {DFG_F32, DFG_BF16};
+    for (int mode = 0; mode < DFG_RESIZE_MODE_COUNT; mode++)
+        for (int coords = 0; coords < DFG_RESIZE_COORDINATES_COUNT; coords++)
+            for (size_t d = 0; d < 2; d++) {
+                dfg_attrs a = defaults();
+                a.resize_mode = mode;
+                a.coordinates = coords;
+                a.nearest_rounding = coords % DFG_RESIZE_NEAREST_COUNT;
+                a.exclude_outside = coords & 1;
+                a.n_shape = 4;
+                a.shape[0] = 2, a.shape[1] = 3, a.shape[2] = 11, a.shape[3] = 4;
+                if (coords == DFG_RESIZE_ASYMMETRIC) { /* scales given */
+                    a.n_scales = 4;
+                    a.scales[0] = a.scales[1] = 1.0f;
+                    a.scales[2] = 2.3f, a.scales[3] = 0.6f;
+                }
+                dfg_type x = type_of(dtypes[d], 4, 2, 3, 5, 7);
+                check_op(DFG_OP_RESIZE, &a, 1, &x, 1, -2, 2);
+            }
+    /* nearest moves any dtype's bits */
+    dfg_attrs a = defaults();
+    a.n_shape = 2, a.shape[0] = 7, a.shape[1] = 3;
+    dfg_type ints = type_of(DFG_I64, 2, 3, 5);
+    check_op(DFG_OP_RESIZE, &a, 1, &ints, 1, 0, 0);
+}
+
+static void test_top_k(void **state)
+{
+    (void)state;
+    static const dfg_dtype dtypes[] = {DFG_F32, DFG_F16, DFG_I32, DFG_U8};
+    for (size_t d = 0; d < 4; d++)
+        for (int variant = 0; variant < 4; variant++) {
+            dfg_attrs a = defaults();
+            a.axis = variant & 1 ? -1 : 1;
+            a.k = variant == 3 ? 0 : 4;
+            a.largest = variant != 1;
+            a.sorted = variant != 2;
+            dfg_type x = type_of(dtypes[d], 3, 3, 9, 9);
+            check_op(DFG_OP_TOP_K, &a, 1, &x, 2, -3, 3); /* with ties */
+        }
+    /* NaN ranks last, largest or smallest. */
+    dfg_attrs a = defaults();
+    a.axis = 0, a.k = 3, a.largest = 0;
+    dfg_type x = type_of(DFG_F32, 1, 5);
+    op_run r;
+    run_setup(&r, DFG_OP_TOP_K, &a, 1, &x, 2, 0, 1);
+    const float v[5] = {NAN, 2, -1, NAN, 2};
+    memcpy(r.in[0], v, sizeof v);
+    run_compare(&r);
+    const int64_t want[3] = {2, 1, 4};
+    assert_memory_equal(r.out_emu[1], want, sizeof want);
     run_free(&r);
 }
 
@@ -530,12 +587,11 @@ static void test_inference_programs(void **state)
     }
 }
 
-/* Every op the CPU backend has a kernel for, up to scatter_nd, has a CUDA
- * plan. */
+/* Every op the CPU backend has a kernel for has a CUDA plan. */
 static void test_op_coverage(void **state)
 {
     (void)state;
-    for (int op = 0; op <= DFG_OP_SCATTER_ND; op++)
+    for (int op = 0; op < DFG_OP_COUNT; op++)
         if (dfg_cpu_kernel_for((dfg_op)op) && !dfg_cuda_supports_op((dfg_op)op))
             fail_msg("%s has no CUDA plan", dfg_op_get((dfg_op)op)->name);
 }
@@ -548,6 +604,8 @@ int main(void)
         cmocka_unit_test(test_arg_reduce),
         cmocka_unit_test(test_gather_elements),
         cmocka_unit_test(test_scatter_nd),
+        cmocka_unit_test(test_resize),
+        cmocka_unit_test(test_top_k),
         cmocka_unit_test(test_cross_entropy),
         cmocka_unit_test(test_conv_grads),
         cmocka_unit_test(test_pool_grads),

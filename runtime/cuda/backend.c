@@ -196,7 +196,8 @@ static cudaError_t launch_parts(const dfg_cuda_step_plan *p, cudaStream_t s)
     return cudaSuccess;
 }
 
-/* The index-driven and training kinds (index_ops.h, training_ops.h). */
+/* The index-driven, sampling and training kinds (index_ops.h,
+ * sampling_ops.h, training_ops.h). */
 static cudaError_t enqueue_later_op(dfg_backend_context *c,
                                     const dfg_cuda_step_plan *p)
 {
@@ -218,6 +219,11 @@ static cudaError_t enqueue_later_op(dfg_backend_context *c,
                                 cudaMemcpyDeviceToDevice, s);
         return e != cudaSuccess ? e : dfg_cuda_launch_scatter_nd(
             &p->u.scatter_nd, a->in[1], a->in[2], a->out[0], c->status, s);
+    case DFG_CUDA_RESIZE:
+        return dfg_cuda_launch_resize(&p->u.resize, a->in[0], a->out[0], s);
+    case DFG_CUDA_TOP_K:
+        return dfg_cuda_launch_top_k(&p->u.top_k, a->in[0], a->out[0],
+                                     a->out[1], s);
     case DFG_CUDA_CROSS_ENTROPY:
         return dfg_cuda_launch_cross_entropy(&p->u.cross_entropy, a->in[0],
                                              a->in[1], a->out[0], c->status, s);

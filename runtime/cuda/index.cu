@@ -1,5 +1,6 @@
-/* The index-driven kernels (index_ops.h): arg_max / arg_min,
- * gather_elements and scatter_nd, one thread per element. */
+/* The index-driven kernels (index_ops.h, sampling_ops.h): arg_max /
+ * arg_min, gather_elements, scatter_nd, resize and top_k, one thread per
+ * element (per slice for an unsorted top_k). */
 #include "device_loop.cuh"
 #include "kernels.h"
 #include "launch_geometry.h"
@@ -77,5 +78,55 @@ extern "C" cudaError_t dfg_cuda_launch_scatter_nd(const dfg_cuda_scatter_nd *p,
         return cudaSuccess;
     scatter_nd_kernel<<<l.blocks, l.threads, 0, stream>>>(*p, indices, updates,
                                                           out, status);
+    return cudaGetLastError();
+}
+
+static __global__ void resize_kernel(dfg_cuda_resize p, const void *in,
+                                     void *out)
+{
+    DFG_CUDA_GRID_STRIDE(e, p.n)
+        dfg_cuda_resize_element(&p, in, out, e);
+}
+
+extern "C" cudaError_t dfg_cuda_launch_resize(const dfg_cuda_resize *p,
+                                              const void *in, void *out,
+                                              cudaStream_t stream)
+{
+    dfg_cuda_launch l = dfg_cuda_launch_elements(p->n);
+    if (l.blocks == 0)
+        return cudaSuccess;
+    resize_kernel<<<l.blocks, l.threads, 0, stream>>>(*p, in, out);
+    return cudaGetLastError();
+}
+
+static __global__ void top_k_sorted_kernel(dfg_cuda_top_k p, const void *in,
+                                           void *values, int64_t *indices)
+{
+    DFG_CUDA_GRID_STRIDE(e, p.slices * p.n)
+        dfg_cuda_top_k_sorted_element(&p, in, values, indices, e);
+}
+
+static __global__ void top_k_unsorted_kernel(dfg_cuda_top_k p, const void *in,
+                                             void *values, int64_t *indices)
+{
+    DFG_CUDA_GRID_STRIDE(s, p.slices)
+        dfg_cuda_top_k_unsorted_slice(&p, in, values, indices, s);
+}
+
+extern "C" cudaError_t dfg_cuda_launch_top_k(const dfg_cuda_top_k *p,
+                                             const void *in, void *values,
+                                             int64_t *indices,
+                                             cudaStream_t stream)
+{
+    dfg_cuda_launch l =
+        dfg_cuda_launch_elements(p->sorted ? p->slices * p->n : p->slices);
+    if (l.blocks == 0)
+        return cudaSuccess;
+    if (p->sorted)
+        top_k_sorted_kernel<<<l.blocks, l.threads, 0, stream>>>(*p, in, values,
+                                                                indices);
+    else
+        top_k_unsorted_kernel<<<l.blocks, l.threads, 0, stream>>>(
+            *p, in, values, indices);
     return cudaGetLastError();
 }

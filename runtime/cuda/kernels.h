@@ -12,6 +12,7 @@
 #include "index_ops.h"
 #include "layout_ops.h"
 #include "reduction_ops.h"
+#include "sampling_ops.h"
 #include "training_ops.h"
 
 #ifdef __cplusplus
@@ -91,6 +92,12 @@ cudaError_t dfg_cuda_launch_scatter_nd(const dfg_cuda_scatter_nd *p,
                                        const void *updates, void *out,
                                        unsigned int *status,
                                        cudaStream_t stream);
+
+cudaError_t dfg_cuda_launch_resize(const dfg_cuda_resize *p, const void *in,
+                                   void *out, cudaStream_t stream);
+cudaError_t dfg_cuda_launch_top_k(const dfg_cuda_top_k *p, const void *in,
+                                  void *values, int64_t *indices,
+                                  cudaStream_t stream);
 
 /* training.cu. A label or index out of range sets *status as above.
  * gather_grad adds into dx, zeroed before. */

@@ -14,6 +14,7 @@
 #include "index_ops.h"
 #include "layout_ops.h"
 #include "reduction_ops.h"
+#include "sampling_ops.h"
 #include "training_ops.h"
 
 typedef enum dfg_cuda_kind {
@@ -39,6 +40,8 @@ typedef enum dfg_cuda_kind {
     DFG_CUDA_ARG_REDUCE,
     DFG_CUDA_GATHER_ELEMENTS,
     DFG_CUDA_SCATTER_ND,
+    DFG_CUDA_RESIZE,
+    DFG_CUDA_TOP_K,
     DFG_CUDA_CROSS_ENTROPY,       /* the loss */
     DFG_CUDA_CROSS_ENTROPY_GRAD,
     DFG_CUDA_CONV_GRAD_INPUT,
@@ -94,6 +97,8 @@ typedef struct dfg_cuda_step_plan {
         dfg_cuda_arg_reduce arg_reduce;
         dfg_cuda_gather_elements gather_elements;
         dfg_cuda_scatter_nd scatter_nd;
+        dfg_cuda_resize resize;
+        dfg_cuda_top_k top_k;
         dfg_cuda_cross_entropy cross_entropy;
         dfg_cuda_pool_grad pool_grad;
         dfg_cuda_gelu_grad gelu_grad;

@@ -8,8 +8,9 @@
 
 #include "step_plan.h"
 
-/* The checks the CPU kernels of these ops rely on: one output, of the
- * type the op's shape rule makes from the inputs (which checks them). */
+/* The checks the CPU kernels of these ops rely on: the op's outputs (one
+ * or two), of the types its shape rule makes from the inputs (which
+ * checks them). */
 dfg_status dfg_cuda_check_operands(const dfg_step_args *s);
 
 /* The forward pool of x -> y (max_pool / average_pool and their
@@ -27,6 +28,8 @@ dfg_status dfg_cuda_plan_gather_elements(const dfg_step_args *s,
                                          dfg_cuda_step_plan *p);
 dfg_status dfg_cuda_plan_scatter_nd(const dfg_step_args *s,
                                     dfg_cuda_step_plan *p);
+dfg_status dfg_cuda_plan_resize(const dfg_step_args *s, dfg_cuda_step_plan *p);
+dfg_status dfg_cuda_plan_top_k(const dfg_step_args *s, dfg_cuda_step_plan *p);
 
 dfg_status dfg_cuda_plan_cross_entropy(const dfg_step_args *s,
                                        dfg_cuda_step_plan *p);
