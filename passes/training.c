@@ -14,8 +14,9 @@
  * one graph output, which keeps them alive through dead-code elimination
  * and reports each update's size.
  *
- * The updates are recorded after every backward node, so every read of a
- * weight (forward and backward) happens before its update. */
+ * The updates are recorded after every backward node, then each moves
+ * to just after its gradient is final and its weight's last reader ran
+ * (training_order.c), so that gradients die early. */
 #include "training.h"
 
 #include <math.h>
@@ -266,8 +267,10 @@ static dfg_status append_step(dfg_graph *g, const dfg_training_options *o,
     dfg_pass_report dce;
     if (st == DFG_OK)
         st = dfg_pass_dce(g, &dce);
-    if (st == DFG_OK)
+    if (st == DFG_OK) {
         mark_roles(g, n_forward, n_backward_end);
+        st = dfg_training_order_updates(g, n_backward_end);
+    }
     return st;
 }
 

@@ -14,6 +14,13 @@ dfg_status dfg_pass_training(dfg_graph *graph,
                              const dfg_training_options *options,
                              dfg_pass_report *report);
 
+/* Moves optimizer_tick and each live update among the nodes from
+ * backward_end on (the training pass records them after the backward
+ * pass) to just after the last node before backward_end that its update
+ * waits for: its gradient's producer and its weight's last reader
+ * (passes/training_order.c says why). Renumbers node indices. */
+dfg_status dfg_training_order_updates(dfg_graph *graph, int32_t backward_end);
+
 /* The plan's tensor kind of a value with that training role. */
 dfg_tensor_kind dfg_training_tensor_kind(dfg_training_role role);
 

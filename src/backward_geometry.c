@@ -49,3 +49,19 @@ dfg_status dfg_conv_grad_geometry(const dfg_attrs *attrs, const dfg_type *x,
         st = dfg_conv_geometry_make(attrs, x, w, dy, g);
     return st;
 }
+
+int64_t dfg_conv_grad_chunk(const dfg_conv_geometry *g)
+{
+    return g->chunk < g->pixels ? g->chunk : g->chunk * g->slots;
+}
+
+int64_t dfg_conv_grad_workspace_bytes(const dfg_conv_geometry *g)
+{
+    /* (M/group + k) * chunk <= (M/group + k) * max(budget / k, 1) floats
+     * (conv_geometry.c), with M/group and k below DFG_MAX_ELEMENTS: no
+     * overflow. */
+    if (g->direct)
+        return 0;
+    return (g->filters_per_group + g->k) * dfg_conv_grad_chunk(g) *
+           (int64_t)sizeof(float);
+}

@@ -25,4 +25,21 @@ dfg_status dfg_conv_grad_geometry(const dfg_attrs *attrs, const dfg_type *x,
                                   const dfg_type *w, const dfg_type *dy,
                                   dfg_conv_geometry *g);
 
+/* The backward convs multiply over the columns of the whole batch, the
+ * flattened (image, output pixel) axis of N * pixels columns, in chunks
+ * of the forward's size (conv_geometry.h): part of an image when an image
+ * is larger than the budget, else `slots` whole images side by side (the
+ * bundled CNN's 8x8 images would give products of 64 columns, too small
+ * for BLAS to run well). Per group, a chunk holds the im2col columns
+ * [k, chunk], as the forward's, and dy's columns [M/group, chunk],
+ * gathered out of [N, M, pixels] so that a chunk spanning several images
+ * is one matrix. */
+int64_t dfg_conv_grad_chunk(const dfg_conv_geometry *g);
+
+/* Bytes of a backward conv's workspace: 0 for a direct conv (its products
+ * run on x and dx as they are), else (M/group + k) * chunk floats. The
+ * CUDA kernels walk the forward's per-image chunk, k * g->chunk floats,
+ * which this always covers. */
+int64_t dfg_conv_grad_workspace_bytes(const dfg_conv_geometry *g);
+
 #endif

@@ -115,6 +115,69 @@ static void test_plan_classes_and_round_trip(void **state)
     dfg_program_destroy(p);
 }
 
+static int is_update(dfg_op op)
+{
+    return op == DFG_OP_SGD_UPDATE || op == DFG_OP_ADAM_UPDATE ||
+           op == DFG_OP_ADAMW_UPDATE;
+}
+
+/* Each weight's update runs as soon as it may: the step before it is its
+ * gradient's producer or the last other reader of its weight, so that the
+ * gradient dies there instead of living to the end of the backward pass;
+ * and no step after it reads the weight it wrote. */
+static void check_updates_run_early(const char *model, int32_t accumulate)
+{
+    dfg_program *p = compile_training(model, accumulate);
+    int32_t updates = 0, before_backward_end = 0, last_backward = -1;
+    for (int32_t s = 0; s < p->n_steps; s++)
+        if (p->steps[s].op == DFG_OP_CONV2D_GRAD_INPUT ||
+            p->steps[s].op == DFG_OP_CONV2D_GRAD_WEIGHT ||
+            p->steps[s].op == DFG_OP_GEMM)
+            last_backward = s;
+    for (int32_t s = 0; s < p->n_steps; s++) {
+        const dfg_program_step *u = &p->steps[s];
+        if (!is_update(u->op))
+            continue;
+        updates++;
+        before_backward_end += s < last_backward;
+        int32_t weight = u->inputs[0], gradient = u->inputs[1];
+        int32_t waited_for = -1;
+        for (int32_t r = 0; r < s; r++) {
+            const dfg_program_step *step = &p->steps[r];
+            for (int32_t i = 0; i < step->n_outputs; i++)
+                if (step->outputs[i] == gradient && r > waited_for)
+                    waited_for = r;
+            for (int32_t i = 0; i < step->n_inputs; i++)
+                if (step->inputs[i] == weight && r > waited_for)
+                    waited_for = r;
+        }
+        for (int32_t r = s + 1; r < p->n_steps; r++)
+            for (int32_t i = 0; i < p->steps[r].n_inputs; i++)
+                if (p->steps[r].inputs[i] == weight)
+                    fail_msg("%s: step %d reads %s after its update", model,
+                             (int)r, p->tensors[weight].name);
+        /* Updates waiting for the same step follow each other. */
+        int32_t gap = s - 1 - waited_for;
+        for (int32_t r = waited_for + 1; r < s; r++)
+            gap -= is_update(p->steps[r].op) ||
+                   p->steps[r].op == DFG_OP_OPTIMIZER_TICK;
+        if (gap != 0)
+            fail_msg("%s: the update of %s (step %d) could run after step %d",
+                     model, p->tensors[weight].name, (int)s, (int)waited_for);
+    }
+    /* Most updates run before the backward pass ends. */
+    assert_true(updates > 0 && 2 * before_backward_end >= updates);
+    dfg_program_destroy(p);
+}
+
+static void test_updates_run_when_their_gradient_is_final(void **state)
+{
+    (void)state;
+    check_updates_run_early("mlp", 1);
+    check_updates_run_early("cnn", 1);
+    check_updates_run_early("cnn", 2);
+}
+
 /* With accumulate = 3 the weights move on every third run only. */
 static void test_accumulation_gates_the_update(void **state)
 {
@@ -151,6 +214,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plan_classes_and_round_trip),
         cmocka_unit_test(test_accumulation_gates_the_update),
+        cmocka_unit_test(test_updates_run_when_their_gradient_is_final),
         cmocka_unit_test(test_mlp_learns_the_digits),
         cmocka_unit_test(test_cnn_learns_the_digits),
     };

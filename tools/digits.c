@@ -17,6 +17,63 @@ const char *dfgc_digits_default_path(void)
     return path;
 }
 
+uint64_t dfgc_digits_seed(uint64_t seed)
+{
+    uint64_t state = seed * 0x9E3779B97F4A7C15ULL + 1;
+    return state ? state : 1;
+}
+
+uint64_t dfgc_digits_random(uint64_t *state)
+{
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    return *state * 0x2545F4914F6CDD1DULL;
+}
+
+void dfgc_digits_shuffle(int32_t *order, int32_t n, uint64_t *state)
+{
+    for (int32_t i = n - 1; i > 0; i--) {
+        int32_t j = (int32_t)(dfgc_digits_random(state) % (uint64_t)(i + 1));
+        int32_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+}
+
+/* Reorders the examples by the fixed split shuffle (digits.h). */
+static int shuffle_examples(dfgc_digits *d)
+{
+    int32_t *order = malloc((size_t)d->n * sizeof *order);
+    float *pixels = malloc((size_t)d->n * DFGC_DIGITS_PIXELS * sizeof(float));
+    int64_t *labels = malloc((size_t)d->n * sizeof(int64_t));
+    int status = order && pixels && labels ? 0 : -1;
+    if (status == 0) {
+        for (int32_t i = 0; i < d->n; i++)
+            order[i] = i;
+        uint64_t state = dfgc_digits_seed(DFGC_DIGITS_SPLIT_SEED);
+        dfgc_digits_shuffle(order, d->n, &state);
+        for (int32_t i = 0; i < d->n; i++) {
+            memcpy(pixels + (size_t)i * DFGC_DIGITS_PIXELS,
+                   d->pixels + (size_t)order[i] * DFGC_DIGITS_PIXELS,
+                   DFGC_DIGITS_PIXELS * sizeof(float));
+            labels[i] = d->labels[order[i]];
+        }
+        free(d->pixels);
+        free(d->labels);
+        d->pixels = pixels;
+        d->labels = labels;
+        pixels = NULL;
+        labels = NULL;
+    } else {
+        fprintf(stderr, "dfgc: error: out of memory shuffling the digits\n");
+    }
+    free(order);
+    free(pixels);
+    free(labels);
+    return status;
+}
+
 static int parse_line(const char *line, float *pixels, int64_t *label)
 {
     const char *p = line;
@@ -67,6 +124,8 @@ int dfgc_digits_load(const char *path, dfgc_digits *out)
                         "than %d\n", path, (int)out->n, DFGC_DIGITS_TRAIN);
         status = -1;
     }
+    if (status == 0)
+        status = shuffle_examples(out);
     if (status != 0)
         dfgc_digits_free(out);
     return status;

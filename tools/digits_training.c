@@ -10,24 +10,6 @@ typedef struct batch {
     int64_t *labels;  /* [size] */
 } batch;
 
-static uint64_t next_random(uint64_t *state)
-{
-    *state ^= *state >> 12;
-    *state ^= *state << 25;
-    *state ^= *state >> 27;
-    return *state * 0x2545F4914F6CDD1DULL;
-}
-
-static void shuffle(int32_t *order, int32_t n, uint64_t *state)
-{
-    for (int32_t i = n - 1; i > 0; i--) {
-        int32_t j = (int32_t)(next_random(state) % (uint64_t)(i + 1));
-        int32_t t = order[i];
-        order[i] = order[j];
-        order[j] = t;
-    }
-}
-
 static void gather(const dfgc_digits *data, const int32_t *rows, batch *b)
 {
     for (int32_t i = 0; i < b->size; i++) {
@@ -76,10 +58,10 @@ static dfg_status train(const dfgc_train_config *c, const dfgc_digits *data,
         return DFG_ERR_OUT_OF_MEMORY;
     for (int32_t i = 0; i < DFGC_DIGITS_TRAIN; i++)
         order[i] = i;
-    uint64_t state = c->seed * 0x9E3779B97F4A7C15ULL + 1;
+    uint64_t state = dfgc_digits_seed(c->seed);
     dfg_status st = DFG_OK;
     for (int32_t epoch = 0; epoch < c->epochs && st == DFG_OK; epoch++) {
-        shuffle(order, DFGC_DIGITS_TRAIN, &state);
+        dfgc_digits_shuffle(order, DFGC_DIGITS_TRAIN, &state);
         double total = 0.0;
         int32_t runs = 0;
         for (int32_t at = 0; at + b->size <= DFGC_DIGITS_TRAIN && st == DFG_OK;

@@ -1,75 +1,74 @@
 /* The conv2d backward ops, f32 (the shape rules check), on the forward's
- * geometry and bounded im2col chunks (src/backward_geometry.h):
- *   conv2d_grad_input(dy, w) -> dx: per image and group, for each chunk of
- *     output pixels, col[k, chunk] = w^T dy[:, chunk] (one sgemm), then
- *     col2im adds each entry back to the input element it was read from;
- *   conv2d_grad_weight(dy, x) -> dw: per image and group, for each chunk,
- *     im2col of x, then dw += dy[:, chunk] col^T (one sgemm).
+ * geometry, over column chunks of the whole batch (backward_geometry.h):
+ *   conv2d_grad_input(dy, w) -> dx: per group and chunk, the chunk's dy
+ *     columns gathered, col[k, chunk] = w^T dy (one product), then col2im
+ *     adds each entry back to the input element it was read from;
+ *   conv2d_grad_weight(dy, x) -> dw: per group and chunk, dy's columns and
+ *     x's im2col gathered, then dw += dy col^T (one product).
  * A 1x1 conv with stride 1 and no padding needs no im2col: the products
- * run on x and dx directly, as the forward does. */
-#include <cblas.h>
+ * run per image on x and dx directly, as the forward does. The products
+ * go through dfg_cpu_gemm_mixed, which shares large ones among threads. */
 #include <string.h>
 
 #include "backward_geometry.h"
+#include "conv_columns.h"
 #include "error.h"
+#include "gemm_mixed.h"
 #include "kernels.h"
-#include "math/im2col.h"
-
-static dfg_im2col_dims im2col_dims(const dfg_conv_geometry *g)
-{
-    return (dfg_im2col_dims){g->in_h, g->in_w, g->kernel_h, g->kernel_w,
-                             g->out_h, g->out_w, g->stride[0], g->stride[1],
-                             g->dilation[0], g->dilation[1], g->pad_top,
-                             g->pad_left};
-}
 
 static dfg_status check_workspace(const dfg_kernel_args *args,
                                   const dfg_conv_geometry *g)
 {
-    int64_t needed = dfg_conv_workspace_bytes(g);
+    int64_t needed = dfg_conv_grad_workspace_bytes(g);
     if (args->workspace_bytes < needed || (needed > 0 && !args->workspace))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "%s: the step has %lld bytes of workspace, its "
-                         "im2col chunk needs %lld", dfg_op_get(args->op)->name,
+                         "column chunk needs %lld", dfg_op_get(args->op)->name,
                          (long long)args->workspace_bytes, (long long)needed);
     return DFG_OK;
 }
 
-/* Offsets of image n, group grp in x/dx, dy and w/dw (elements). */
-typedef struct group_offsets {
-    int64_t x, y, w;
-} group_offsets;
-
-static group_offsets offsets_of(const dfg_conv_geometry *g, int64_t n,
-                                int64_t grp)
+/* An f32 matrix operand; trans: stored transposed (gemm_mixed.h). */
+static dfg_cpu_matrix matrix(const float *data, int64_t ld, int trans)
 {
-    return (group_offsets){
-        (n * g->in_channels + grp * g->channels_per_group) * g->in_h * g->in_w,
-        (n * g->out_channels + grp * g->filters_per_group) * g->pixels,
-        grp * g->filters_per_group * g->k};
+    return (dfg_cpu_matrix){DFG_F32, data, ld, trans};
 }
 
-static void grad_input_group(const dfg_conv_geometry *g,
-                             const dfg_im2col_dims *d, const float *dy,
-                             const float *w, float *col, float *dx)
+/* The chunks of one group: dy's columns then the im2col columns, both in
+ * the workspace. */
+typedef struct chunk_buffers {
+    float *dy; /* [M/group, chunk] */
+    float *col; /* [k, chunk] */
+    int64_t chunk;
+} chunk_buffers;
+
+static chunk_buffers buffers_of(const dfg_conv_geometry *g, void *workspace)
 {
-    int m = (int)g->filters_per_group, k = (int)g->k, pixels = (int)g->pixels;
-    if (g->direct) {
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, pixels, m,
-                    1.0f, w, k, dy, pixels, 1.0f, dx, pixels);
-        return;
-    }
-    for (int64_t p0 = 0; p0 < g->pixels; p0 += g->chunk) {
-        int cols = (int)(g->pixels - p0 < g->chunk ? g->pixels - p0 : g->chunk);
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, cols, m, 1.0f,
-                    w, k, dy + p0, pixels, 0.0f, col, cols);
-        for (int64_t row = 0; row < g->k; row++)
-            for (int64_t j = 0; j < cols; j++) {
-                int64_t src = dfg_im2col_source(d, row, p0 + j);
-                if (src >= 0)
-                    dx[src] += col[row * cols + j];
-            }
-    }
+    int64_t chunk = dfg_conv_grad_chunk(g);
+    return (chunk_buffers){workspace,
+                           (float *)workspace + g->filters_per_group * chunk,
+                           chunk};
+}
+
+/* dx_n += w^T dy_n for every image and group: a direct (1x1) conv. */
+static dfg_status grad_input_direct(const dfg_conv_geometry *g,
+                                    const float *dy, const float *w, float *dx)
+{
+    dfg_status st = DFG_OK;
+    for (int64_t n = 0; n < g->batch && st == DFG_OK; n++)
+        for (int64_t grp = 0; grp < g->group && st == DFG_OK; grp++) {
+            dfg_cpu_matrix a = matrix(w + grp * g->filters_per_group * g->k,
+                                      g->k, 1);
+            dfg_cpu_matrix b = matrix(
+                dy + (n * g->out_channels + grp * g->filters_per_group) *
+                         g->pixels, g->pixels, 0);
+            st = dfg_cpu_gemm_mixed(
+                g->k, g->pixels, g->filters_per_group, 1.0f, &a, &b, 0.0f,
+                DFG_F32,
+                dx + (n * g->in_channels + grp * g->channels_per_group) *
+                         g->pixels, g->pixels);
+        }
+    return st;
 }
 
 dfg_status dfg_cpu_conv2d_grad_input(const dfg_kernel_args *args)
@@ -82,39 +81,48 @@ dfg_status dfg_cpu_conv2d_grad_input(const dfg_kernel_args *args)
         st = check_workspace(args, &g);
     if (st != DFG_OK)
         return st;
-    dfg_im2col_dims d = im2col_dims(&g);
+    const float *dy = args->in[0], *w = args->in[1];
     float *dx = args->out[0];
+    if (g.direct)
+        return grad_input_direct(&g, dy, w, dx);
     memset(dx, 0, (size_t)dfg_type_bytes(&args->out_types[0]));
-    for (int64_t n = 0; n < g.batch; n++)
-        for (int64_t grp = 0; grp < g.group; grp++) {
-            group_offsets at = offsets_of(&g, n, grp);
-            grad_input_group(&g, &d, (const float *)args->in[0] + at.y,
-                             (const float *)args->in[1] + at.w,
-                             args->workspace, dx + at.x);
+    chunk_buffers b = buffers_of(&g, args->workspace);
+    int64_t columns = g.batch * g.pixels;
+    for (int64_t grp = 0; grp < g.group && st == DFG_OK; grp++) {
+        dfg_cpu_matrix wt = matrix(w + grp * g.filters_per_group * g.k, g.k, 1);
+        for (int64_t c0 = 0; c0 < columns && st == DFG_OK; c0 += b.chunk) {
+            int64_t cols = columns - c0 < b.chunk ? columns - c0 : b.chunk;
+            dfg_cpu_conv_gather_dy(&g, dy, grp, c0, cols, b.dy);
+            dfg_cpu_matrix dyc = matrix(b.dy, cols, 0);
+            st = dfg_cpu_gemm_mixed(g.k, cols, g.filters_per_group, 1.0f, &wt,
+                                    &dyc, 0.0f, DFG_F32, b.col, cols);
+            if (st == DFG_OK)
+                dfg_cpu_conv_col2im_add(&g, b.col, grp, c0, cols, dx);
         }
-    return DFG_OK;
+    }
+    return st;
 }
 
-static void grad_weight_group(const dfg_conv_geometry *g,
-                              const dfg_im2col_dims *d, const float *dy,
-                              const float *x, float *col, float *dw)
+/* dw += dy_n x_n^T for every image and group: a direct (1x1) conv. */
+static dfg_status grad_weight_direct(const dfg_conv_geometry *g,
+                                     const float *dy, const float *x,
+                                     float *dw)
 {
-    int m = (int)g->filters_per_group, k = (int)g->k, pixels = (int)g->pixels;
-    if (g->direct) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, k, pixels,
-                    1.0f, dy, pixels, x, pixels, 1.0f, dw, k);
-        return;
-    }
-    for (int64_t p0 = 0; p0 < g->pixels; p0 += g->chunk) {
-        int cols = (int)(g->pixels - p0 < g->chunk ? g->pixels - p0 : g->chunk);
-        for (int64_t row = 0; row < g->k; row++)
-            for (int64_t j = 0; j < cols; j++) {
-                int64_t src = dfg_im2col_source(d, row, p0 + j);
-                col[row * cols + j] = src >= 0 ? x[src] : 0.0f;
-            }
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, k, cols, 1.0f,
-                    dy + p0, pixels, col, cols, 1.0f, dw, k);
-    }
+    dfg_status st = DFG_OK;
+    for (int64_t n = 0; n < g->batch && st == DFG_OK; n++)
+        for (int64_t grp = 0; grp < g->group && st == DFG_OK; grp++) {
+            dfg_cpu_matrix a = matrix(
+                dy + (n * g->out_channels + grp * g->filters_per_group) *
+                         g->pixels, g->pixels, 0);
+            dfg_cpu_matrix b = matrix(
+                x + (n * g->in_channels + grp * g->channels_per_group) *
+                        g->pixels, g->pixels, 1);
+            st = dfg_cpu_gemm_mixed(g->filters_per_group, g->k, g->pixels,
+                                    1.0f, &a, &b, n > 0 ? 1.0f : 0.0f, DFG_F32,
+                                    dw + grp * g->filters_per_group * g->k,
+                                    g->k);
+        }
+    return st;
 }
 
 dfg_status dfg_cpu_conv2d_grad_weight(const dfg_kernel_args *args)
@@ -127,15 +135,22 @@ dfg_status dfg_cpu_conv2d_grad_weight(const dfg_kernel_args *args)
         st = check_workspace(args, &g);
     if (st != DFG_OK)
         return st;
-    dfg_im2col_dims d = im2col_dims(&g);
+    const float *dy = args->in[0], *x = args->in[1];
     float *dw = args->out[0];
-    memset(dw, 0, (size_t)dfg_type_bytes(&args->out_types[0]));
-    for (int64_t n = 0; n < g.batch; n++)
-        for (int64_t grp = 0; grp < g.group; grp++) {
-            group_offsets at = offsets_of(&g, n, grp);
-            grad_weight_group(&g, &d, (const float *)args->in[0] + at.y,
-                              (const float *)args->in[1] + at.x,
-                              args->workspace, dw + at.w);
+    if (g.direct)
+        return grad_weight_direct(&g, dy, x, dw);
+    chunk_buffers b = buffers_of(&g, args->workspace);
+    int64_t columns = g.batch * g.pixels;
+    for (int64_t grp = 0; grp < g.group && st == DFG_OK; grp++)
+        for (int64_t c0 = 0; c0 < columns && st == DFG_OK; c0 += b.chunk) {
+            int64_t cols = columns - c0 < b.chunk ? columns - c0 : b.chunk;
+            dfg_cpu_conv_gather_dy(&g, dy, grp, c0, cols, b.dy);
+            dfg_cpu_conv_im2col(&g, x, grp, c0, cols, b.col);
+            dfg_cpu_matrix dyc = matrix(b.dy, cols, 0);
+            dfg_cpu_matrix colt = matrix(b.col, cols, 1);
+            st = dfg_cpu_gemm_mixed(g.filters_per_group, g.k, cols, 1.0f, &dyc,
+                                    &colt, c0 > 0 ? 1.0f : 0.0f, DFG_F32,
+                                    dw + grp * g.filters_per_group * g.k, g.k);
         }
-    return DFG_OK;
+    return st;
 }
