@@ -35,7 +35,8 @@ static void print_usage(FILE *out)
         fprintf(out, "  %-10s %s\n", subcommands[i].name,
                 subcommands[i].summary);
     fputs("\n'dfgc COMMAND --help' describes a command's arguments.\n"
-          "MODEL arguments: example:NAME ('dfgc plan --list') or FILE.dfgp.\n",
+          "MODEL arguments: example:NAME ('dfgc plan --list'), FILE.onnx or\n"
+          "FILE.dfgp.\n",
           out);
 }
 
