@@ -11,67 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "dfg/dfg.h"
-#include "json_tree.h"
 #include "program.h"
+#include "report_check.h"
 #include "report_format.h"
-
-typedef dfg_status (*report_fn)(const dfg_program *, FILE *);
-
-/* The report as a NUL-terminated string (caller frees). */
-static char *report_text(const dfg_program *program, report_fn report)
-{
-    /* The stream's pointer and size live on the heap: GCC 12 at -O3 takes
-     * the stream's hold on locals for a dangling pointer once inlined. */
-    struct { char *text; size_t size; } *buffer = calloc(1, sizeof *buffer);
-    assert_non_null(buffer);
-    FILE *stream = open_memstream(&buffer->text, &buffer->size);
-    assert_non_null(stream);
-    assert_int_equal(report(program, stream), DFG_OK);
-    assert_int_equal(fclose(stream), 0);
-    char *text = buffer->text;
-    free(buffer);
-    return text;
-}
-
-static dfg_program *compile_model(const char *name, dfg_planner planner)
-{
-    dfg_graph *graph;
-    dfg_program *program;
-    dfg_compile_options options;
-    dfg_compile_options_init(&options);
-    options.planner = planner;
-    assert_int_equal(dfg_model_build(name, NULL, &graph), DFG_OK);
-    dfg_status s = dfg_compile(graph, &options, &program);
-    if (s != DFG_OK)
-        fail_msg("compiling %s: %s", name, dfg_last_error());
-    dfg_graph_destroy(graph);
-    assert_int_equal(dfg_program_verify(program), DFG_OK);
-    return program;
-}
-
-static const json_node *member(const json_node *object, const char *key,
-                               json_type type)
-{
-    const json_node *node = json_get(object, key);
-    if (!node)
-        fail_msg("JSON member '%s' is missing", key);
-    if (node->type != type)
-        fail_msg("JSON member '%s' has type %d, not %d", key, node->type, type);
-    return node;
-}
-
-static int64_t integer_member(const json_node *object, const char *key)
-{
-    const json_node *node = member(object, key, JSON_NUMBER);
-    if (!json_is_integer(node))
-        fail_msg("JSON member '%s' is not an integer: %s", key, node->text);
-    return json_integer(node);
-}
-
-static const char *string_member(const json_node *object, const char *key)
-{
-    return member(object, key, JSON_STRING)->text;
-}
 
 /* A string or null naming a tensor of the program (NULL for null). */
 static const char *tensor_ref(const json_node *node, const dfg_program *p)
@@ -103,26 +45,26 @@ static void check_ratio(const json_node *ratios, const char *key,
 static void check_stats(const json_node *root, const dfg_program *p)
 {
     const dfg_plan_stats *s = &p->stats;
-    assert_int_equal(integer_member(root, "arena_bytes"), s->arena_bytes);
-    assert_int_equal(integer_member(root, "lower_bound_bytes"),
+    assert_int_equal(required_integer(root, "arena_bytes"), s->arena_bytes);
+    assert_int_equal(required_integer(root, "lower_bound_bytes"),
                      s->lower_bound_bytes);
-    assert_int_equal(integer_member(root, "no_reuse_bytes"),
+    assert_int_equal(required_integer(root, "no_reuse_bytes"),
                      s->no_reuse_bytes);
-    assert_int_equal(integer_member(root, "weights_bytes"), s->weights_bytes);
-    assert_int_equal(integer_member(root, "alignment"), s->alignment);
-    assert_string_equal(string_member(root, "planner"),
+    assert_int_equal(required_integer(root, "weights_bytes"), s->weights_bytes);
+    assert_int_equal(required_integer(root, "alignment"), s->alignment);
+    assert_string_equal(required_string(root, "planner"),
                         dfg_planner_name(s->planner));
-    assert_int_equal(member(root, "verified", JSON_BOOL)->boolean,
+    assert_int_equal(required_member(root, "verified", JSON_BOOL)->boolean,
                      s->verified);
-    const json_node *ratios = member(root, "ratios", JSON_OBJECT);
+    const json_node *ratios = required_member(root, "ratios", JSON_OBJECT);
     check_ratio(ratios, "arena_over_lower_bound", s->arena_bytes,
                 s->lower_bound_bytes);
     check_ratio(ratios, "arena_over_no_reuse", s->arena_bytes,
                 s->no_reuse_bytes);
-    const json_node *regions = member(root, "regions", JSON_OBJECT);
-    assert_int_equal(integer_member(regions, "arena"),
+    const json_node *regions = required_member(root, "regions", JSON_OBJECT);
+    assert_int_equal(required_integer(regions, "arena"),
                      p->region_bytes[DFG_REGION_ARENA]);
-    assert_int_equal(integer_member(regions, "weights"),
+    assert_int_equal(required_integer(regions, "weights"),
                      p->region_bytes[DFG_REGION_WEIGHTS]);
 }
 
@@ -142,15 +84,15 @@ static void check_names(const json_node *array, const dfg_program *p,
 
 static void check_steps(const json_node *root, const dfg_program *p)
 {
-    const json_node *steps = member(root, "steps", JSON_ARRAY);
+    const json_node *steps = required_member(root, "steps", JSON_ARRAY);
     assert_int_equal(steps->n_children, p->n_steps);
     for (int32_t i = 0; i < p->n_steps; i++) {
         const json_node *step = &steps->children[i];
         const dfg_program_step *expected = &p->steps[i];
-        assert_int_equal(integer_member(step, "index"), i);
-        assert_string_equal(string_member(step, "op"),
+        assert_int_equal(required_integer(step, "index"), i);
+        assert_string_equal(required_string(step, "op"),
                             dfg_op_get(expected->op)->name);
-        assert_string_equal(string_member(step, "name"), expected->name);
+        assert_string_equal(required_string(step, "name"), expected->name);
         check_names(json_get(step, "inputs"), p, expected->inputs,
                     expected->n_inputs);
         check_names(json_get(step, "outputs"), p, expected->outputs,
@@ -159,7 +101,7 @@ static void check_steps(const json_node *root, const dfg_program *p)
         assert_non_null(workspace);
         assert_int_equal(tensor_ref(workspace, p) != NULL,
                          expected->workspace >= 0);
-        assert_int_equal(integer_member(step, "flops"), expected->flops);
+        assert_int_equal(required_integer(step, "flops"), expected->flops);
     }
 }
 
@@ -168,32 +110,32 @@ static void check_tensors(const json_node *root, const dfg_program *p)
     static const char *const kinds[] = {"input", "output", "activation",
                                         "workspace", "weight", "constant",
                                         "view"};
-    const json_node *tensors = member(root, "tensors", JSON_ARRAY);
+    const json_node *tensors = required_member(root, "tensors", JSON_ARRAY);
     assert_int_equal(tensors->n_children, p->n_tensors);
     for (int32_t i = 0; i < p->n_tensors; i++) {
         const json_node *t = &tensors->children[i];
         const dfg_program_tensor *expected = &p->tensors[i];
-        assert_int_equal(integer_member(t, "index"), i);
-        assert_string_equal(string_member(t, "name"), expected->name);
-        assert_string_equal(string_member(t, "dtype"),
+        assert_int_equal(required_integer(t, "index"), i);
+        assert_string_equal(required_string(t, "name"), expected->name);
+        assert_string_equal(required_string(t, "dtype"),
                             dfg_dtype_name(expected->type.dtype));
-        const json_node *shape = member(t, "shape", JSON_ARRAY);
+        const json_node *shape = required_member(t, "shape", JSON_ARRAY);
         assert_int_equal(shape->n_children, expected->type.rank);
         for (size_t d = 0; d < shape->n_children; d++) {
             assert_true(json_is_integer(&shape->children[d]));
             assert_int_equal(json_integer(&shape->children[d]),
                              expected->type.shape[d]);
         }
-        assert_int_equal(integer_member(t, "bytes"), expected->bytes);
-        const char *kind = string_member(t, "kind");
+        assert_int_equal(required_integer(t, "bytes"), expected->bytes);
+        const char *kind = required_string(t, "kind");
         assert_string_equal(kind, kinds[expected->kind]);
-        const char *region = string_member(t, "region");
+        const char *region = required_string(t, "region");
         assert_string_equal(region, expected->region == DFG_REGION_ARENA
                                         ? "arena" : "weights");
-        assert_int_equal(integer_member(t, "offset"), expected->offset);
-        assert_int_equal(integer_member(t, "first_step"),
+        assert_int_equal(required_integer(t, "offset"), expected->offset);
+        assert_int_equal(required_integer(t, "first_step"),
                          expected->first_step);
-        assert_int_equal(integer_member(t, "last_step"), expected->last_step);
+        assert_int_equal(required_integer(t, "last_step"), expected->last_step);
         const json_node *alias = json_get(t, "alias_of");
         assert_non_null(alias);
         const char *alias_name = tensor_ref(alias, p);
@@ -212,12 +154,12 @@ static void check_json(const dfg_program *program)
     if (!root)
         fail_msg("the JSON report does not parse:\n%.2000s", text);
     assert_int_equal(root->type, JSON_OBJECT);
-    assert_string_equal(string_member(root, "format"), "dfg-plan");
-    assert_int_equal(integer_member(root, "version"), 1);
+    assert_string_equal(required_string(root, "format"), "dfg-plan");
+    assert_int_equal(required_integer(root, "version"), 1);
     check_stats(root, program);
-    check_names(member(root, "inputs", JSON_ARRAY), program, program->inputs,
-                program->n_inputs);
-    check_names(member(root, "outputs", JSON_ARRAY), program,
+    check_names(required_member(root, "inputs", JSON_ARRAY), program,
+                program->inputs, program->n_inputs);
+    check_names(required_member(root, "outputs", JSON_ARRAY), program,
                 program->outputs, program->n_outputs);
     check_steps(root, program);
     check_tensors(root, program);

@@ -17,26 +17,12 @@
 
 #include "caching_allocator.h"
 #include "dfg/dfg.h"
-#include "json_tree.h"
 #include "plan_timeline.h"
 #include "program.h"
+#include "report_check.h"
 
 #define KiB ((int64_t)1024)
 #define MiB ((int64_t)1024 * 1024)
-
-typedef dfg_status (*report_fn)(const dfg_program *, FILE *);
-
-static char *report_text(const dfg_program *program, report_fn report)
-{
-    char *text = NULL;
-    size_t size = 0;
-    FILE *stream = open_memstream(&text, &size);
-    assert_non_null(stream);
-    if (report(program, stream) != DFG_OK)
-        fail_msg("report failed: %s", dfg_last_error());
-    assert_int_equal(fclose(stream), 0);
-    return text;
-}
 
 static size_t count(const char *text, const char *needle)
 {
@@ -45,20 +31,6 @@ static size_t count(const char *text, const char *needle)
          at = strstr(at + 1, needle))
         n++;
     return n;
-}
-
-static dfg_program *compile_model(const char *name, dfg_planner planner)
-{
-    dfg_graph *graph;
-    dfg_program *program;
-    dfg_compile_options options;
-    dfg_compile_options_init(&options);
-    options.planner = planner;
-    assert_int_equal(dfg_model_build(name, NULL, &graph), DFG_OK);
-    if (dfg_compile(graph, &options, &program) != DFG_OK)
-        fail_msg("compiling %s: %s", name, dfg_last_error());
-    dfg_graph_destroy(graph);
-    return program;
 }
 
 static int32_t arena_tensors(const dfg_program *p)
@@ -240,22 +212,6 @@ static void check_html(const dfg_program *p)
     free(html);
 }
 
-static int64_t member_int(const json_node *object, const char *key)
-{
-    const json_node *member = json_get(object, key);
-    assert_non_null(member);
-    assert_true(json_is_integer(member));
-    return json_integer(member);
-}
-
-static const char *member_text(const json_node *object, const char *key)
-{
-    const json_node *member = json_get(object, key);
-    assert_non_null(member);
-    assert_int_equal(member->type, JSON_STRING);
-    return member->text;
-}
-
 /* Counter events peak at the lower bound; one complete event per step
  * and per arena tensor; no two events of a tensor track overlap. */
 static void check_trace(const dfg_program *p)
@@ -273,14 +229,15 @@ static void check_trace(const dfg_program *p)
     assert_non_null(spans);
     for (size_t i = 0; i < events->n_children; i++) {
         const json_node *e = &events->children[i];
-        const char *ph = member_text(e, "ph");
+        const char *ph = required_string(e, "ph");
         if (strcmp(ph, "C") == 0) {
-            int64_t bytes = member_int(json_get(e, "args"), "bytes");
+            int64_t bytes = required_integer(json_get(e, "args"), "bytes");
             peak = bytes > peak ? bytes : peak;
             counters++;
         } else if (strcmp(ph, "X") == 0) {
-            int64_t tid = member_int(e, "tid"), ts = member_int(e, "ts");
-            int64_t dur = member_int(e, "dur");
+            int64_t tid = required_integer(e, "tid");
+            int64_t ts = required_integer(e, "ts");
+            int64_t dur = required_integer(e, "dur");
             assert_true(dur > 0);
             if (tid == 0) {
                 steps++;
