@@ -59,7 +59,8 @@ typedef struct dfg_op_info {
 } dfg_op_info;
 
 /* 1 for the ops a device backend runs through its BLAS library (matmul,
- * gemm, conv2d): their workspace may carry extra BLAS scratch. */
+ * gemm, conv2d and its gradients): their workspace may carry extra BLAS
+ * scratch. */
 int dfg_op_uses_blas(dfg_op op);
 /* A step's planned workspace: the op's own bytes, then, for an op that
  * uses BLAS and blas_bytes > 0, blas_bytes more after a 256-byte boundary
