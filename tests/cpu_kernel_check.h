@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,6 +113,59 @@ static inline double check_rel_error(const check_tensor *out,
         norm += ref[i] * ref[i];
     }
     return sqrt(diff) / sqrt(norm);
+}
+
+/* The float dtypes the float kernels are checked on. */
+static const dfg_dtype check_float_dtypes[] = {DFG_F32, DFG_F16, DFG_BF16};
+
+/* Worst relative error met per dtype by check_expect_close, printed at
+ * the end by check_report_worst. */
+static double check_worst_error[DFG_DTYPE_COUNT];
+
+/* Fails the test unless out is within the dtype's tolerance of ref (1e-5
+ * relative for f32, 1e-2 for f16 and bf16). */
+static inline void check_expect_close(const char *what,
+                                      const check_tensor *out,
+                                      const double *ref)
+{
+    double err = check_rel_error(out, ref);
+    dfg_dtype dtype = out->type.dtype;
+    double tolerance = dtype == DFG_F32 ? 1e-5 : 1e-2;
+    if (err > check_worst_error[dtype])
+        check_worst_error[dtype] = err;
+    if (!(err < tolerance))
+        fail_msg("%s on %s: relative error %g", what, dfg_dtype_name(dtype),
+                 err);
+}
+
+/* A cmocka group teardown printing the worst errors of the float dtypes. */
+static inline int check_report_worst(void **state)
+{
+    (void)state;
+    for (size_t d = 0; d < 3; d++)
+        printf("# worst relative error on %s: %.3g\n",
+               dfg_dtype_name(check_float_dtypes[d]),
+               check_worst_error[check_float_dtypes[d]]);
+    return 0;
+}
+
+/* The index of element `linear` of a row-major tensor of type t. */
+static inline void check_unravel(int64_t linear, const dfg_type *t,
+                                 int64_t *idx)
+{
+    for (int32_t d = t->rank - 1; d >= 0; d--) {
+        idx[d] = linear % t->shape[d];
+        linear /= t->shape[d];
+    }
+}
+
+/* The row-major position of index idx in a tensor of type t. */
+static inline int64_t check_ravel(const int64_t *idx, const dfg_type *t)
+{
+    int64_t at = 0;
+    for (int32_t d = 0; d < t->rank; d++)
+        at = at * t->shape[d] + idx[d];
+    return at;
 }
 
 /* Runs kernel on the given inputs (NULL entries: absent) and outputs. */

@@ -12,23 +12,7 @@
 #include "elementwise_reference.h"
 #include "kernels.h"
 
-static const dfg_dtype float_dtypes[] = {DFG_F32, DFG_F16, DFG_BF16};
 static const dfg_dtype int_dtypes[] = {DFG_I32, DFG_I64, DFG_U8};
-
-static double tolerance(dfg_dtype dtype) { return dtype == DFG_F32 ? 1e-5 : 1e-2; }
-
-static double worst_error[DFG_DTYPE_COUNT]; /* reported at the end */
-
-static void expect_close(const char *what, const check_tensor *out,
-                         const double *ref)
-{
-    double err = check_rel_error(out, ref);
-    dfg_dtype dtype = out->type.dtype;
-    if (err > worst_error[dtype])
-        worst_error[dtype] = err;
-    if (!(err < tolerance(dtype)))
-        fail_msg("%s on %s: relative error %g", what, dfg_dtype_name(dtype), err);
-}
 
 static dfg_status run(dfg_op op, const dfg_attrs *attrs, int32_t n_in,
                       check_tensor *const *in, check_tensor *out)
@@ -77,8 +61,8 @@ static void test_unary_float(void **state)
     check_seed(1);
     for (size_t d = 0; d < 3; d++) {
         for (int size = 0; size < 2; size++) {
-            dfg_type t = size ? check_type(float_dtypes[d], 1, large)
-                              : check_type(float_dtypes[d], 4, small);
+            dfg_type t = size ? check_type(check_float_dtypes[d], 1, large)
+                              : check_type(check_float_dtypes[d], 4, small);
             for (dfg_op op = DFG_OP_NEG; op <= DFG_OP_CLIP; op++) {
                 for (int variant = 0; variant < 2; variant++) {
                     dfg_attrs a;
@@ -91,7 +75,7 @@ static void test_unary_float(void **state)
                         ref[i] = ref_unary(op, &a, check_get(&x, i));
                     check_tensor *in[] = {&x};
                     assert_int_equal(run(op, &a, 1, in, &y), DFG_OK);
-                    expect_close(dfg_op_get(op)->name, &y, ref);
+                    check_expect_close(dfg_op_get(op)->name, &y, ref);
                     check_tensor *self[] = {&inplace};
                     assert_int_equal(run(op, &a, 1, self, &inplace), DFG_OK);
                     assert_memory_equal(inplace.data, y.data,
@@ -199,8 +183,8 @@ static void test_binary_float_broadcast(void **state)
     for (size_t d = 0; d < 3; d++) {
         for (size_t p = 0; p < N_PAIRS; p++) {
             for (dfg_op op = DFG_OP_ADD; op <= DFG_OP_MIN; op++) {
-                dfg_type ta = check_type(float_dtypes[d], pairs[p].rank_a, pairs[p].a);
-                dfg_type tb = check_type(float_dtypes[d], pairs[p].rank_b, pairs[p].b);
+                dfg_type ta = check_type(check_float_dtypes[d], pairs[p].rank_a, pairs[p].a);
+                dfg_type tb = check_type(check_float_dtypes[d], pairs[p].rank_b, pairs[p].b);
                 check_tensor x = ref_scaled(ta, 2.0, op == DFG_OP_POW);
                 check_tensor y = ref_scaled(tb, 2.0, 0);
                 check_tensor out = check_empty(ref_broadcast_type(ta.dtype, &ta, &tb));
@@ -212,7 +196,7 @@ static void test_binary_float_broadcast(void **state)
                 assert_int_equal(run(op, &a, 2, in, &out), DFG_OK);
                 char what[64];
                 snprintf(what, sizeof what, "%s (pair %zu)", dfg_op_get(op)->name, p);
-                expect_close(what, &out, ref);
+                check_expect_close(what, &out, ref);
                 if (dfg_type_equal(&ta, &out.type)) { /* out over input 0 */
                     check_tensor *self[] = {&x, &y};
                     assert_int_equal(run(op, &a, 2, self, &x), DFG_OK);
@@ -438,15 +422,6 @@ static void test_kernel_table_covers_every_op(void **state)
     assert_ptr_equal(dfg_cpu_kernel_for(DFG_OP_IDENTITY), dfg_cpu_copy);
 }
 
-static int report(void **state)
-{
-    (void)state;
-    for (size_t d = 0; d < 3; d++)
-        printf("# worst relative error on %s: %.3g\n",
-               dfg_dtype_name(float_dtypes[d]), worst_error[float_dtypes[d]]);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -460,5 +435,5 @@ int main(void)
         cmocka_unit_test(test_cast_every_pair),
         cmocka_unit_test(test_kernel_table_covers_every_op),
     };
-    return cmocka_run_group_tests(tests, NULL, report);
+    return cmocka_run_group_tests(tests, NULL, check_report_worst);
 }

@@ -38,22 +38,6 @@ static dfg_type random_type(dfg_dtype dt, int32_t rank, int64_t max_dim)
     return t;
 }
 
-static void unravel(int64_t linear, const dfg_type *t, int64_t *idx)
-{
-    for (int32_t d = t->rank - 1; d >= 0; d--) {
-        idx[d] = linear % t->shape[d];
-        linear /= t->shape[d];
-    }
-}
-
-static int64_t ravel(const int64_t *idx, const dfg_type *t)
-{
-    int64_t at = 0;
-    for (int32_t d = 0; d < t->rank; d++)
-        at = at * t->shape[d] + idx[d];
-    return at;
-}
-
 /* Element i of an integer tensor (i32 or i64). */
 static int64_t int_at(const check_tensor *x, int64_t i)
 {
@@ -287,7 +271,7 @@ static void test_arg_reduce(void **state)
             /* Each output position: scan its line of x. */
             for (int64_t o = 0; o < y.numel; o++) {
                 int64_t idx[DFG_MAX_RANK] = {0}, out_idx[DFG_MAX_RANK];
-                unravel(o, &y.type, out_idx);
+                check_unravel(o, &y.type, out_idx);
                 for (int32_t d = 0, k = 0; d < rank; d++) {
                     if (d != axis)
                         idx[d] = out_idx[k];
@@ -298,7 +282,7 @@ static void test_arg_reduce(void **state)
                 double best_value = 0;
                 for (int64_t j = 0; j < x.type.shape[axis]; j++) {
                     idx[axis] = j;
-                    int64_t at = ravel(idx, &x.type);
+                    int64_t at = check_ravel(idx, &x.type);
                     double v = dt == DFG_I32 ? (double)int_at(&x, at)
                                              : ((float *)x.data)[at];
                     if (j == 0 || (want_max ? v > best_value : v < best_value)) {
@@ -340,11 +324,11 @@ static void test_gather_elements(void **state)
                          DFG_OK);
         for (int64_t i = 0; i < y.numel; i++) {
             int64_t pos[DFG_MAX_RANK];
-            unravel(i, &idx.type, pos);
+            check_unravel(i, &idx.type, pos);
             int64_t k = int_at(&idx, i);
             pos[axis] = k < 0 ? k + n : k;
             assert_true(((float *)y.data)[i] ==
-                        ((float *)data.data)[ravel(pos, &data.type)]);
+                        ((float *)data.data)[check_ravel(pos, &data.type)]);
         }
         /* An index outside [-n, n) is an error, not a read past data. */
         set_int(&idx, random_below(idx.numel), trial % 4 < 2 ? n : -n - 1);
@@ -502,14 +486,14 @@ static int64_t ref_nearest_source(const dfg_attrs *a, const dfg_type *in,
 {
     int64_t pos[DFG_MAX_RANK], index[4];
     double w[4];
-    unravel(e, out, pos);
+    check_unravel(e, out, pos);
     for (int32_t d = 0; d < in->rank; d++) {
         double x = ref_source(a->coordinates, pos[d], ref_scale(a, in, out, d),
                               in->shape[d]);
         ref_taps(a, x, in->shape[d], index, w);
         pos[d] = w[0] == 1 ? index[0] : index[1];
     }
-    return ravel(pos, in);
+    return check_ravel(pos, in);
 }
 
 static void ref_resize(const dfg_attrs *a, const check_tensor *x,
@@ -521,7 +505,7 @@ static void ref_resize(const dfg_attrs *a, const check_tensor *x,
         int64_t pos[DFG_MAX_RANK], idx[DFG_MAX_RANK][4], t[DFG_MAX_RANK] = {0};
         double w[DFG_MAX_RANK][4];
         int count[DFG_MAX_RANK];
-        unravel(e, out, pos);
+        check_unravel(e, out, pos);
         for (int32_t d = 0; d < rank; d++) {
             int64_t in = x->type.shape[d];
             double scale = ref_scale(a, &x->type, out, d);
@@ -537,7 +521,7 @@ static void ref_resize(const dfg_attrs *a, const check_tensor *x,
                 src[d] = idx[d][t[d]];
             }
             if (weight != 0)
-                acc += weight * check_get(x, ravel(src, &x->type));
+                acc += weight * check_get(x, check_ravel(src, &x->type));
             int32_t d = rank - 1;
             while (d >= 0 && ++t[d] == count[d])
                 t[d--] = 0;
@@ -741,10 +725,10 @@ static void test_top_k(void **state)
             int64_t pos[DFG_MAX_RANK];
             dfg_type lt = x.type;
             lt.shape[axis] = 1;
-            unravel(l, &lt, pos);
+            check_unravel(l, &lt, pos);
             for (int64_t j = 0; j < n; j++) {
                 pos[axis] = j;
-                int64_t at = ravel(pos, &x.type);
+                int64_t at = check_ravel(pos, &x.type);
                 line[j] = dt == DFG_F32 ? ((float *)x.data)[at]
                                         : (double)int_at(&x, at);
             }
@@ -758,7 +742,7 @@ static void test_top_k(void **state)
                     }
             for (int64_t j = 0; j < a.k; j++) {
                 pos[axis] = j;
-                int64_t at = ravel(pos, &y[0].type);
+                int64_t at = check_ravel(pos, &y[0].type);
                 assert_int_equal(((int64_t *)y[1].data)[at], order[j]);
                 double got = dt == DFG_F32 ? ((float *)y[0].data)[at]
                                            : (double)int_at(&y[0], at);

@@ -18,22 +18,6 @@ static const dfg_dtype all_dtypes[] = {DFG_F32, DFG_F16, DFG_BF16, DFG_I32,
                                        DFG_I64, DFG_U8,  DFG_BOOL};
 #define N_DTYPES ((int)(sizeof all_dtypes / sizeof all_dtypes[0]))
 
-static void unravel(int64_t linear, const dfg_type *t, int64_t *idx)
-{
-    for (int32_t d = t->rank - 1; d >= 0; d--) {
-        idx[d] = linear % t->shape[d];
-        linear /= t->shape[d];
-    }
-}
-
-static int64_t ravel(const int64_t *idx, const dfg_type *t)
-{
-    int64_t at = 0;
-    for (int32_t d = 0; d < t->rank; d++)
-        at = at * t->shape[d] + idx[d];
-    return at;
-}
-
 /* Source element of output element i, or -1 for a fill value. */
 typedef int64_t (*source_fn)(const void *ctx, const int64_t *out_idx);
 
@@ -45,7 +29,7 @@ static void expect_gathered(const check_tensor *in, const check_tensor *out,
     size_t size = dfg_dtype_size(out->type.dtype);
     for (int64_t i = 0; i < out->numel; i++) {
         int64_t idx[DFG_MAX_RANK];
-        unravel(i, &out->type, idx);
+        check_unravel(i, &out->type, idx);
         int64_t src = source(ctx, idx);
         const void *want = src < 0 ? fill
                                    : (const char *)in->data + src * (int64_t)size;
@@ -122,7 +106,7 @@ static int64_t transpose_source(const void *ctx, const int64_t *out_idx)
     int64_t idx[DFG_MAX_RANK];
     for (int32_t d = 0; d < c->in->rank; d++)
         idx[c->perm[d]] = out_idx[d];
-    return ravel(idx, c->in);
+    return check_ravel(idx, c->in);
 }
 
 static void test_transpose(void **state)
@@ -198,7 +182,7 @@ static int64_t slice_source(const void *ctx, const int64_t *out_idx)
     int64_t idx[DFG_MAX_RANK];
     for (int32_t d = 0; d < c->in->rank; d++)
         idx[d] = c->picked[d][out_idx[d]];
-    return ravel(idx, c->in);
+    return check_ravel(idx, c->in);
 }
 
 static void check_slice(check_tensor *x, const dfg_attrs *a)
@@ -286,7 +270,7 @@ static int64_t gather_source(const void *ctx, const int64_t *out_idx)
     const gather_ctx *c = ctx;
     int32_t q = c->indices->type.rank;
     int64_t in_idx[DFG_MAX_RANK];
-    int64_t at = ravel(out_idx + c->axis, &c->indices->type);
+    int64_t at = check_ravel(out_idx + c->axis, &c->indices->type);
     int64_t k = c->indices->type.dtype == DFG_I32
                     ? ((const int32_t *)c->indices->data)[at]
                     : ((const int64_t *)c->indices->data)[at];
@@ -295,7 +279,7 @@ static int64_t gather_source(const void *ctx, const int64_t *out_idx)
     for (int32_t d = 0; d < c->data->rank; d++)
         in_idx[d] = d < c->axis ? out_idx[d]
                   : d == c->axis ? k : out_idx[d + q - 1];
-    return ravel(in_idx, c->data);
+    return check_ravel(in_idx, c->data);
 }
 
 static check_tensor random_indices(dfg_dtype dt, dfg_type shape, int64_t dim)
@@ -379,7 +363,7 @@ static int64_t pad_source(const void *ctx, const int64_t *out_idx)
         if (idx[d] < 0 || idx[d] >= c->in->shape[d])
             return -1;
     }
-    return ravel(idx, c->in);
+    return check_ravel(idx, c->in);
 }
 
 static void test_pad(void **state)
@@ -442,13 +426,13 @@ static void test_concat_split(void **state)
             size_t size = dfg_dtype_size(wt.dtype);
             for (int64_t e = 0; e < whole.numel; e++) {
                 int64_t idx[DFG_MAX_RANK];
-                unravel(e, &wt, idx);
+                check_unravel(e, &wt, idx);
                 int p = 0;
                 while (idx[ax] >= parts[p].type.shape[ax])
                     idx[ax] -= parts[p++].type.shape[ax];
                 assert_memory_equal((char *)whole.data + e * (int64_t)size,
                                     (char *)parts[p].data +
-                                        ravel(idx, &parts[p].type) *
+                                        check_ravel(idx, &parts[p].type) *
                                             (int64_t)size,
                                     size);
             }
@@ -491,7 +475,7 @@ static int64_t expand_source(const void *ctx, const int64_t *out_idx)
     int32_t lead = c->out_rank - c->in->rank;
     for (int32_t d = 0; d < c->in->rank; d++)
         idx[d] = c->in->shape[d] == 1 ? 0 : out_idx[d + lead];
-    return ravel(idx, c->in);
+    return check_ravel(idx, c->in);
 }
 
 static void test_expand(void **state)

@@ -11,21 +11,6 @@
 #include "elementwise_reference.h"
 #include "kernels.h"
 
-static const dfg_dtype float_dtypes[] = {DFG_F32, DFG_F16, DFG_BF16};
-
-static double worst_error[DFG_DTYPE_COUNT]; /* reported at the end */
-
-static void expect_close(const char *what, const check_tensor *out,
-                         const double *ref)
-{
-    double err = check_rel_error(out, ref);
-    dfg_dtype dtype = out->type.dtype;
-    double tolerance = dtype == DFG_F32 ? 1e-5 : 1e-2;
-    if (err > worst_error[dtype])
-        worst_error[dtype] = err;
-    if (!(err < tolerance))
-        fail_msg("%s on %s: relative error %g", what, dfg_dtype_name(dtype), err);
-}
 
 static dfg_status run(dfg_op op, const dfg_attrs *attrs, int32_t n_in,
                       check_tensor *const *in, check_tensor *out)
@@ -94,7 +79,7 @@ static void check_reduction(dfg_op op, const dfg_attrs *a, check_tensor *x,
     if (ref_is_float(x->type.dtype)) {
         for (int64_t o = 0; op != DFG_OP_REDUCE_SUM && !is_max && o < out.numel; o++)
             ref[o] /= (double)count;
-        expect_close(what, &out, ref);
+        check_expect_close(what, &out, ref);
     } else {
         for (int64_t o = 0; o < out.numel; o++) {
             int64_t want = op == DFG_OP_REDUCE_MEAN ? iref[o] / count : iref[o];
@@ -181,17 +166,17 @@ static void test_global_average_pool(void **state)
     check_seed(13);
     for (size_t d = 0; d < 3; d++) {
         for (int size = 0; size < 2; size++) {
-            check_tensor x = check_random(check_type(float_dtypes[d], 4, size ? large : small));
+            check_tensor x = check_random(check_type(check_float_dtypes[d], 4, size ? large : small));
             int64_t n = x.type.shape[0], c = x.type.shape[1];
             int64_t plane = x.numel / (n * c);
             const int64_t out_shape[] = {n, c, 1, 1};
-            check_tensor out = check_empty(check_type(float_dtypes[d], 4, out_shape));
+            check_tensor out = check_empty(check_type(check_float_dtypes[d], 4, out_shape));
             double *ref = alloc_ref(n * c);
             for (int64_t i = 0; i < x.numel; i++)
                 ref[i / plane] += check_get(&x, i) / (double)plane;
             check_tensor *in[] = {&x};
             assert_int_equal(run(DFG_OP_GLOBAL_AVERAGE_POOL, &a, 1, in, &out), DFG_OK);
-            expect_close("global_average_pool", &out, ref);
+            check_expect_close("global_average_pool", &out, ref);
             free(ref);
             check_tensor_free(&x), check_tensor_free(&out);
         }
@@ -235,7 +220,7 @@ static void check_softmax(check_tensor *x, int32_t axis)
         assert_int_equal(run(op, &a, 1, in, &out), DFG_OK);
         char what[64];
         snprintf(what, sizeof what, "%s axis %d", dfg_op_get(op)->name, (int)axis);
-        expect_close(what, &out, ref);
+        check_expect_close(what, &out, ref);
         assert_int_equal(run(op, &a, 1, self, &inplace), DFG_OK);
         assert_memory_equal(inplace.data, out.data,
                             (size_t)x->numel * dfg_dtype_size(x->type.dtype));
@@ -250,7 +235,7 @@ static void test_softmax_every_axis(void **state)
     const int64_t shape[] = {3, 4, 5, 6};
     check_seed(14);
     for (size_t d = 0; d < 3; d++) {
-        check_tensor x = ref_scaled(check_type(float_dtypes[d], 4, shape), 3.0, 0);
+        check_tensor x = ref_scaled(check_type(check_float_dtypes[d], 4, shape), 3.0, 0);
         for (int32_t axis = -4; axis < 4; axis++)
             check_softmax(&x, axis);
         check_tensor_free(&x);
@@ -307,7 +292,7 @@ static void check_layer_norm(check_tensor *x, int32_t axis, int with_bias)
     assert_int_equal(run(DFG_OP_LAYER_NORM, &a, 3, in, &out), DFG_OK);
     char what[64];
     snprintf(what, sizeof what, "layer_norm axis %d bias %d", (int)axis, with_bias);
-    expect_close(what, &out, ref);
+    check_expect_close(what, &out, ref);
     in[0] = &inplace;
     assert_int_equal(run(DFG_OP_LAYER_NORM, &a, 3, in, &inplace), DFG_OK);
     assert_memory_equal(inplace.data, out.data,
@@ -324,7 +309,7 @@ static void test_layer_norm(void **state)
     const int32_t axes[] = {-1, 1, 2, 0, -3};
     check_seed(16);
     for (size_t d = 0; d < 3; d++) {
-        check_tensor x = check_random(check_type(float_dtypes[d], 4, shape));
+        check_tensor x = check_random(check_type(check_float_dtypes[d], 4, shape));
         for (size_t i = 0; i < 5; i++)
             for (int with_bias = 0; with_bias < 2; with_bias++)
                 check_layer_norm(&x, axes[i], with_bias);
@@ -348,7 +333,7 @@ static void test_batch_norm(void **state)
     for (size_t d = 0; d < 3; d++) {
         for (size_t s = 0; s < 3; s++) {
             dfg_type t = shapes[s];
-            t.dtype = float_dtypes[d];
+            t.dtype = check_float_dtypes[d];
             int64_t channels = t.shape[1];
             dfg_type pt = check_type(t.dtype, 1, &channels);
             check_tensor x = check_random(t), scale = check_random(pt);
@@ -367,7 +352,7 @@ static void test_batch_norm(void **state)
             check_tensor out = check_empty(t);
             check_tensor *in[] = {&x, &scale, &bias, &mean, &var};
             assert_int_equal(run(DFG_OP_BATCH_NORM, &a, 5, in, &out), DFG_OK);
-            expect_close("batch_norm", &out, ref);
+            check_expect_close("batch_norm", &out, ref);
             assert_int_equal(run(DFG_OP_BATCH_NORM, &a, 5, in, &x), DFG_OK);
             assert_memory_equal(x.data, out.data, (size_t)x.numel * dfg_dtype_size(t.dtype));
             free(ref);
@@ -394,15 +379,6 @@ static void test_bad_axes_are_errors(void **state)
     check_tensor_free(&x), check_tensor_free(&out);
 }
 
-static int report(void **state)
-{
-    (void)state;
-    for (size_t d = 0; d < 3; d++)
-        printf("# worst relative error on %s: %.3g\n",
-               dfg_dtype_name(float_dtypes[d]), worst_error[float_dtypes[d]]);
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -415,5 +391,5 @@ int main(void)
         cmocka_unit_test(test_batch_norm),
         cmocka_unit_test(test_bad_axes_are_errors),
     };
-    return cmocka_run_group_tests(tests, NULL, report);
+    return cmocka_run_group_tests(tests, NULL, check_report_worst);
 }
