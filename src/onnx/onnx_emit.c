@@ -152,6 +152,22 @@ dfg_status dfg_onnx_scalar(dfg_onnx_importer *im, dfg_dtype dtype,
     return dfg_onnx_add_constant(im, NULL, &type, data, out);
 }
 
+dfg_status dfg_onnx_emit_scalar(dfg_onnx_importer *im, const char *op,
+                                int32_t x, double value, int32_t *out)
+{
+    int32_t c;
+    dfg_status st = dfg_onnx_scalar(im, im->entries[x].type.dtype, value, &c);
+    return st == DFG_OK ? dfg_onnx_emit2(im, op, x, c, NULL, out) : st;
+}
+
+dfg_status dfg_onnx_logical_not(dfg_onnx_importer *im, int32_t x,
+                                int32_t *out)
+{
+    int32_t no;
+    dfg_status st = dfg_onnx_scalar(im, DFG_BOOL, 0, &no);
+    return st == DFG_OK ? dfg_onnx_emit2(im, "equal", x, no, NULL, out) : st;
+}
+
 /* Gives a node's result its ONNX name, so that reports and graph outputs
  * use the model's names. The first graph node of the ONNX node holds the
  * name when a later one computes the result: it moves to "<name>/0". A

@@ -104,6 +104,12 @@ dfg_status dfg_onnx_emit2(dfg_onnx_importer *im, const char *op, int32_t a,
 /* A constant scalar (rank 0) of dtype holding value. */
 dfg_status dfg_onnx_scalar(dfg_onnx_importer *im, dfg_dtype dtype,
                            double value, int32_t *out);
+/* Emits x <op> c, c a constant scalar of x's dtype holding value. */
+dfg_status dfg_onnx_emit_scalar(dfg_onnx_importer *im, const char *op,
+                                int32_t x, double value, int32_t *out);
+/* Emits x == false (x bool). */
+dfg_status dfg_onnx_logical_not(dfg_onnx_importer *im, int32_t x,
+                                int32_t *out);
 /* Binds ONNX output `index` of the current node to entry. */
 dfg_status dfg_onnx_bind_output(dfg_onnx_importer *im, int32_t index,
                                 int32_t entry);

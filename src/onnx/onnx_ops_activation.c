@@ -7,15 +7,6 @@
 #include "error.h"
 #include "onnx_ops.h"
 
-/* x <op> scalar, the scalar in x's dtype. */
-static dfg_status with_scalar(dfg_onnx_importer *im, const char *op,
-                              int32_t x, double value, int32_t *out)
-{
-    int32_t s;
-    dfg_status st = dfg_onnx_scalar(im, im->entries[x].type.dtype, value, &s);
-    return st == DFG_OK ? dfg_onnx_emit2(im, op, x, s, NULL, out) : st;
-}
-
 static dfg_status read_alpha(dfg_onnx_importer *im, float fallback,
                              float *alpha)
 {
@@ -46,9 +37,9 @@ static dfg_status hard_sigmoid(dfg_onnx_importer *im, int32_t x, float alpha,
     dfg_attrs_init(&clip);
     clip.clip_min = 0;
     clip.clip_max = 1;
-    dfg_status st = with_scalar(im, "mul", x, alpha, out);
+    dfg_status st = dfg_onnx_emit_scalar(im, "mul", x, alpha, out);
     if (st == DFG_OK)
-        st = with_scalar(im, "add", *out, beta, out);
+        st = dfg_onnx_emit_scalar(im, "add", *out, beta, out);
     return st == DFG_OK ? dfg_onnx_emit1(im, "clip", *out, &clip, out) : st;
 }
 
@@ -90,7 +81,7 @@ static dfg_status import_softplus(dfg_onnx_importer *im, const dfg_onnx_op *op)
     if (st == DFG_OK)
         st = dfg_onnx_emit1(im, "exp", x, NULL, &out);
     if (st == DFG_OK)
-        st = with_scalar(im, "add", out, 1.0, &out);
+        st = dfg_onnx_emit_scalar(im, "add", out, 1.0, &out);
     if (st == DFG_OK)
         st = dfg_onnx_emit1(im, "log", out, NULL, &out);
     return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
@@ -105,7 +96,7 @@ static dfg_status import_softsign(dfg_onnx_importer *im, const dfg_onnx_op *op)
     if (st == DFG_OK)
         st = dfg_onnx_emit1(im, "abs", x, NULL, &den);
     if (st == DFG_OK)
-        st = with_scalar(im, "add", den, 1.0, &den);
+        st = dfg_onnx_emit_scalar(im, "add", den, 1.0, &den);
     if (st == DFG_OK)
         st = dfg_onnx_emit2(im, "div", x, den, NULL, &out);
     return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
@@ -138,9 +129,9 @@ static dfg_status import_prelu(dfg_onnx_importer *im, const dfg_onnx_op *op)
     if (st == DFG_OK)
         st = legacy_channel_slope(im, x, &slope);
     if (st == DFG_OK)
-        st = with_scalar(im, "max", x, 0.0, &pos);
+        st = dfg_onnx_emit_scalar(im, "max", x, 0.0, &pos);
     if (st == DFG_OK)
-        st = with_scalar(im, "min", x, 0.0, &neg);
+        st = dfg_onnx_emit_scalar(im, "min", x, 0.0, &neg);
     if (st == DFG_OK)
         st = dfg_onnx_emit2(im, "mul", neg, slope, NULL, &neg);
     if (st == DFG_OK)
@@ -153,27 +144,25 @@ static dfg_status import_elu(dfg_onnx_importer *im, const dfg_onnx_op *op)
 {
     int selu = strcmp(op->onnx_type, "Selu") == 0;
     float alpha, gamma = 1.0507009873554805f;
-    int32_t x, zero, positive, neg, out;
+    int32_t x, positive, neg, out;
     dfg_status st = dfg_onnx_required_input(im, 0, &x);
     if (st == DFG_OK)
         st = read_alpha(im, selu ? 1.6732632423543772f : 1.0f, &alpha);
     if (st == DFG_OK && selu)
         st = dfg_onnx_attr_float(im, "gamma", &gamma);
     if (st == DFG_OK)
-        st = dfg_onnx_scalar(im, im->entries[x].type.dtype, 0.0, &zero);
-    if (st == DFG_OK)
-        st = dfg_onnx_emit2(im, "greater", x, zero, NULL, &positive);
+        st = dfg_onnx_emit_scalar(im, "greater", x, 0.0, &positive);
     if (st == DFG_OK)
         st = dfg_onnx_emit1(im, "exp", x, NULL, &neg);
     if (st == DFG_OK)
-        st = with_scalar(im, "sub", neg, 1.0, &neg);
+        st = dfg_onnx_emit_scalar(im, "sub", neg, 1.0, &neg);
     if (st == DFG_OK)
-        st = with_scalar(im, "mul", neg, alpha, &neg);
+        st = dfg_onnx_emit_scalar(im, "mul", neg, alpha, &neg);
     const int32_t pick[3] = {positive, x, neg};
     if (st == DFG_OK)
         st = dfg_onnx_emit(im, "where", pick, 3, NULL, 1, &out);
     if (st == DFG_OK && selu)
-        st = with_scalar(im, "mul", out, gamma, &out);
+        st = dfg_onnx_emit_scalar(im, "mul", out, gamma, &out);
     return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
 }
 
@@ -188,7 +177,7 @@ static dfg_status import_thresholded_relu(dfg_onnx_importer *im,
     if (st == DFG_OK)
         st = read_alpha(im, 1.0f, &alpha);
     if (st == DFG_OK)
-        st = with_scalar(im, "greater", x, alpha, &above);
+        st = dfg_onnx_emit_scalar(im, "greater", x, alpha, &above);
     if (st == DFG_OK)
         st = dfg_onnx_scalar(im, im->entries[x].type.dtype, 0.0, &zero);
     const int32_t pick[3] = {above, x, zero};
@@ -209,17 +198,17 @@ static dfg_status import_celu(dfg_onnx_importer *im, const dfg_onnx_op *op)
     if (st == DFG_OK && alpha == 0)
         st = dfg_error(DFG_ERR_INVALID_ARGUMENT, "alpha is 0");
     if (st == DFG_OK)
-        st = with_scalar(im, "max", x, 0.0, &pos);
+        st = dfg_onnx_emit_scalar(im, "max", x, 0.0, &pos);
     if (st == DFG_OK)
-        st = with_scalar(im, "div", x, alpha, &neg);
+        st = dfg_onnx_emit_scalar(im, "div", x, alpha, &neg);
     if (st == DFG_OK)
         st = dfg_onnx_emit1(im, "exp", neg, NULL, &neg);
     if (st == DFG_OK)
-        st = with_scalar(im, "sub", neg, 1.0, &neg);
+        st = dfg_onnx_emit_scalar(im, "sub", neg, 1.0, &neg);
     if (st == DFG_OK)
-        st = with_scalar(im, "mul", neg, alpha, &neg);
+        st = dfg_onnx_emit_scalar(im, "mul", neg, alpha, &neg);
     if (st == DFG_OK)
-        st = with_scalar(im, "min", neg, 0.0, &neg);
+        st = dfg_onnx_emit_scalar(im, "min", neg, 0.0, &neg);
     if (st == DFG_OK)
         st = dfg_onnx_emit2(im, "add", pos, neg, NULL, &out);
     return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
@@ -237,13 +226,13 @@ static dfg_status import_shrink(dfg_onnx_importer *im, const dfg_onnx_op *op)
     if (st == DFG_OK)
         st = dfg_onnx_attr_float(im, "lambd", &lambd);
     if (st == DFG_OK)
-        st = with_scalar(im, "less", x, -lambd, &below);
+        st = dfg_onnx_emit_scalar(im, "less", x, -lambd, &below);
     if (st == DFG_OK)
-        st = with_scalar(im, "greater", x, lambd, &above);
+        st = dfg_onnx_emit_scalar(im, "greater", x, lambd, &above);
     if (st == DFG_OK)
-        st = with_scalar(im, "add", x, bias, &low);
+        st = dfg_onnx_emit_scalar(im, "add", x, bias, &low);
     if (st == DFG_OK)
-        st = with_scalar(im, "sub", x, bias, &high);
+        st = dfg_onnx_emit_scalar(im, "sub", x, bias, &high);
     if (st == DFG_OK)
         st = dfg_onnx_scalar(im, im->entries[x].type.dtype, 0.0, &zero);
     const int32_t upper[3] = {above, high, zero};

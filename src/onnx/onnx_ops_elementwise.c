@@ -69,22 +69,11 @@ static dfg_status import_variadic(dfg_onnx_importer *im, const dfg_onnx_op *op)
             st = dfg_onnx_emit2(im, op->dfg_op, acc, next, NULL, &acc);
     }
     if (st == DFG_OK && strcmp(op->onnx_type, "Mean") == 0 && n > 1) {
-        int32_t count;
-        st = dfg_onnx_scalar(im, im->entries[acc].type.dtype, n, &count);
-        if (st == DFG_OK)
-            st = dfg_onnx_emit2(im, "div", acc, count, NULL, &acc);
+        st = dfg_onnx_emit_scalar(im, "div", acc, n, &acc);
     }
     if (st == DFG_OK && n == 1) /* a copy keeps the output a node's own */
         st = dfg_onnx_emit1(im, "identity", acc, NULL, &acc);
     return st == DFG_OK ? dfg_onnx_bind_output(im, 0, acc) : st;
-}
-
-/* x == false. */
-static dfg_status logical_not(dfg_onnx_importer *im, int32_t x, int32_t *out)
-{
-    int32_t no;
-    dfg_status st = dfg_onnx_scalar(im, DFG_BOOL, 0, &no);
-    return st == DFG_OK ? dfg_onnx_emit2(im, "equal", x, no, NULL, out) : st;
 }
 
 static dfg_status import_not(dfg_onnx_importer *im, const dfg_onnx_op *op)
@@ -95,7 +84,7 @@ static dfg_status import_not(dfg_onnx_importer *im, const dfg_onnx_op *op)
     if (st == DFG_OK && im->entries[x].type.dtype != DFG_BOOL)
         return dfg_error(DFG_ERR_DTYPE, "input must be bool");
     if (st == DFG_OK)
-        st = logical_not(im, x, &out);
+        st = dfg_onnx_logical_not(im, x, &out);
     return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
 }
 
@@ -110,7 +99,7 @@ static dfg_status import_negated_compare(dfg_onnx_importer *im,
     if (st == DFG_OK)
         st = dfg_onnx_emit2(im, op->dfg_op, a, b, NULL, &out);
     if (st == DFG_OK)
-        st = logical_not(im, out, &out);
+        st = dfg_onnx_logical_not(im, out, &out);
     return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
 }
 

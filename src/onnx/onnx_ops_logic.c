@@ -17,14 +17,6 @@ static dfg_status cast(dfg_onnx_importer *im, int32_t x, dfg_dtype to,
     return dfg_onnx_emit1(im, "cast", x, &attrs, out);
 }
 
-/* x == false */
-static dfg_status negate(dfg_onnx_importer *im, int32_t x, int32_t *out)
-{
-    int32_t no;
-    dfg_status st = dfg_onnx_scalar(im, DFG_BOOL, 0, &no);
-    return st == DFG_OK ? dfg_onnx_emit2(im, "equal", x, no, NULL, out) : st;
-}
-
 static dfg_status two_inputs(dfg_onnx_importer *im, int32_t *a, int32_t *b)
 {
     dfg_status st = dfg_onnx_required_input(im, 0, a);
@@ -44,7 +36,7 @@ static dfg_status import_logical(dfg_onnx_importer *im, const dfg_onnx_op *op)
     if (strcmp(op->onnx_type, "Xor") == 0) {
         st = dfg_onnx_emit2(im, "equal", a, b, NULL, &y);
         if (st == DFG_OK)
-            st = negate(im, y, &y);
+            st = dfg_onnx_logical_not(im, y, &y);
     } else {
         st = cast(im, a, DFG_U8, &a);
         if (st == DFG_OK)
@@ -66,14 +58,14 @@ static dfg_status import_is_nan(dfg_onnx_importer *im, const dfg_onnx_op *op)
     if (st == DFG_OK)
         st = dfg_onnx_emit2(im, "equal", x, x, NULL, &y);
     if (st == DFG_OK)
-        st = negate(im, y, &y);
+        st = dfg_onnx_logical_not(im, y, &y);
     return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
 }
 
 static dfg_status import_is_inf(dfg_onnx_importer *im, const dfg_onnx_op *op)
 {
     (void)op;
-    int32_t x, inf, y = -1;
+    int32_t x, y = -1;
     int64_t positive = 1, negative = 1;
     dfg_status st = dfg_onnx_required_input(im, 0, &x);
     if (st == DFG_OK)
@@ -82,7 +74,6 @@ static dfg_status import_is_inf(dfg_onnx_importer *im, const dfg_onnx_op *op)
         st = dfg_onnx_attr_int(im, "detect_negative", &negative);
     if (st != DFG_OK)
         return st;
-    dfg_dtype dtype = im->entries[x].type.dtype;
     if (positive && negative) {
         st = dfg_onnx_emit1(im, "abs", x, NULL, &x);
         negative = 0;
@@ -90,9 +81,7 @@ static dfg_status import_is_inf(dfg_onnx_importer *im, const dfg_onnx_op *op)
     /* Detecting neither compares with NaN, which nothing equals. */
     double target = positive ? INFINITY : negative ? -INFINITY : NAN;
     if (st == DFG_OK)
-        st = dfg_onnx_scalar(im, dtype, target, &inf);
-    if (st == DFG_OK)
-        st = dfg_onnx_emit2(im, "equal", x, inf, NULL, &y);
+        st = dfg_onnx_emit_scalar(im, "equal", x, target, &y);
     return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
 }
 

@@ -225,7 +225,7 @@ static dfg_status layer_norm_stats(dfg_onnx_importer *im, int32_t x,
     dfg_attrs_init(&reduce);
     for (int32_t d = axis; d < im->entries[x].type.rank; d++)
         reduce.axes[reduce.n_axes++] = d;
-    int32_t mean, d, var, eps;
+    int32_t mean, d, var;
     dfg_status st = dfg_onnx_emit1(im, "reduce_mean", x, &reduce, &mean);
     if (st == DFG_OK && wants_output(im, 1))
         st = dfg_onnx_bind_output(im, 1, mean);
@@ -237,9 +237,7 @@ static dfg_status layer_norm_stats(dfg_onnx_importer *im, int32_t x,
     if (st == DFG_OK)
         st = dfg_onnx_emit1(im, "reduce_mean", var, &reduce, &var);
     if (st == DFG_OK)
-        st = dfg_onnx_scalar(im, im->entries[x].type.dtype, epsilon, &eps);
-    if (st == DFG_OK)
-        st = dfg_onnx_emit2(im, "add", var, eps, NULL, &var);
+        st = dfg_onnx_emit_scalar(im, "add", var, epsilon, &var);
     if (st == DFG_OK)
         st = dfg_onnx_emit1(im, "sqrt", var, NULL, &var);
     if (st == DFG_OK)
@@ -301,7 +299,7 @@ static dfg_status import_instance_norm(dfg_onnx_importer *im,
                                        const dfg_onnx_op *op)
 {
     (void)op;
-    int32_t x, scale, bias, mean, d, var, eps, y;
+    int32_t x, scale, bias, mean, d, var, y;
     float epsilon = 1e-5f;
     dfg_status st = dfg_onnx_required_input(im, 0, &x);
     if (st == DFG_OK)
@@ -321,9 +319,7 @@ static dfg_status import_instance_norm(dfg_onnx_importer *im,
     if (st == DFG_OK)
         st = reduce_spatial(im, "reduce_mean", var, &var);
     if (st == DFG_OK)
-        st = dfg_onnx_scalar(im, im->entries[x].type.dtype, epsilon, &eps);
-    if (st == DFG_OK)
-        st = dfg_onnx_emit2(im, "add", var, eps, NULL, &var);
+        st = dfg_onnx_emit_scalar(im, "add", var, epsilon, &var);
     if (st == DFG_OK)
         st = dfg_onnx_emit1(im, "sqrt", var, NULL, &var);
     if (st == DFG_OK)
@@ -391,20 +387,12 @@ static dfg_status import_lrn(dfg_onnx_importer *im, const dfg_onnx_op *op)
     if (st == DFG_OK)
         st = dfg_onnx_emit1(im, "reshape", sq, &back, &sq);
     /* average * size = sum; times alpha / size: average * alpha. */
-    int32_t scale, shift, power;
-    dfg_dtype dtype = t.dtype;
     if (st == DFG_OK)
-        st = dfg_onnx_scalar(im, dtype, alpha, &scale);
+        st = dfg_onnx_emit_scalar(im, "mul", sq, alpha, &sq);
     if (st == DFG_OK)
-        st = dfg_onnx_emit2(im, "mul", sq, scale, NULL, &sq);
+        st = dfg_onnx_emit_scalar(im, "add", sq, bias, &sq);
     if (st == DFG_OK)
-        st = dfg_onnx_scalar(im, dtype, bias, &shift);
-    if (st == DFG_OK)
-        st = dfg_onnx_emit2(im, "add", sq, shift, NULL, &sq);
-    if (st == DFG_OK)
-        st = dfg_onnx_scalar(im, dtype, beta, &power);
-    if (st == DFG_OK)
-        st = dfg_onnx_emit2(im, "pow", sq, power, NULL, &sq);
+        st = dfg_onnx_emit_scalar(im, "pow", sq, beta, &sq);
     if (st == DFG_OK)
         st = dfg_onnx_emit2(im, "div", x, sq, NULL, &y);
     return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
@@ -415,7 +403,7 @@ static dfg_status import_lrn(dfg_onnx_importer *im, const dfg_onnx_op *op)
 static dfg_status import_mvn(dfg_onnx_importer *im, const dfg_onnx_op *op)
 {
     (void)op;
-    int32_t x, mean, sq, var, eps, y;
+    int32_t x, mean, sq, var, y;
     dfg_attrs reduce;
     dfg_attrs_init(&reduce);
     const int64_t default_axes[3] = {0, 2, 3};
@@ -438,9 +426,7 @@ static dfg_status import_mvn(dfg_onnx_importer *im, const dfg_onnx_op *op)
     if (st == DFG_OK)
         st = dfg_onnx_emit1(im, "sqrt", var, NULL, &var);
     if (st == DFG_OK)
-        st = dfg_onnx_scalar(im, im->entries[x].type.dtype, 1e-9, &eps);
-    if (st == DFG_OK)
-        st = dfg_onnx_emit2(im, "add", var, eps, NULL, &var);
+        st = dfg_onnx_emit_scalar(im, "add", var, 1e-9, &var);
     if (st == DFG_OK)
         st = dfg_onnx_emit2(im, "sub", x, mean, NULL, &y);
     if (st == DFG_OK)
