@@ -55,27 +55,49 @@ static dfg_status known_input(dfg_onnx_importer *im, int32_t i,
     return DFG_OK;
 }
 
-dfg_status dfg_onnx_const_ints(dfg_onnx_importer *im, int32_t i,
-                               int64_t *out, int32_t max, int32_t *n)
+/* Input i as a known 1-D list (of integers when `integers`) of at most
+ * max entries; *entry = NULL if absent. */
+static dfg_status known_list(dfg_onnx_importer *im, int32_t i, int integers,
+                             int32_t max, const dfg_onnx_entry **entry,
+                             int64_t *count)
 {
     int32_t index;
-    *n = -1;
-    dfg_status st = known_input(im, i, "integer list", &index);
+    *entry = NULL;
+    dfg_status st = known_input(im, i, integers ? "integer list"
+                                                : "number list", &index);
     if (st != DFG_OK || index < 0)
         return st;
     const dfg_onnx_entry *e = &im->entries[index];
-    int64_t count = dfg_type_numel(&e->type);
-    if (e->type.rank > 1 || dfg_dtype_is_float(e->type.dtype))
+    if (integers && (e->type.rank > 1 || dfg_dtype_is_float(e->type.dtype)))
         return dfg_error(DFG_ERR_FORMAT,
                          "node '%s' (%s): input %d must be a 1-D integer "
                          "tensor, got rank %d %s", im->node_label,
                          im->node->op_type, (int)i, (int)e->type.rank,
                          dfg_dtype_name(e->type.dtype));
-    if (count > max)
+    if (e->type.rank > 1)
+        return dfg_error(DFG_ERR_FORMAT,
+                         "node '%s' (%s): input %d must be a 1-D tensor, got "
+                         "rank %d", im->node_label, im->node->op_type, (int)i,
+                         (int)e->type.rank);
+    *count = dfg_type_numel(&e->type);
+    if (*count > max)
         return dfg_error(DFG_ERR_UNSUPPORTED,
                          "node '%s' (%s): input %d has %lld entries, at most "
                          "%d are supported", im->node_label, im->node->op_type,
-                         (int)i, (long long)count, (int)max);
+                         (int)i, (long long)*count, (int)max);
+    *entry = e;
+    return DFG_OK;
+}
+
+dfg_status dfg_onnx_const_ints(dfg_onnx_importer *im, int32_t i,
+                               int64_t *out, int32_t max, int32_t *n)
+{
+    const dfg_onnx_entry *e;
+    int64_t count = 0;
+    *n = -1;
+    dfg_status st = known_list(im, i, 1, max, &e, &count);
+    if (st != DFG_OK || !e)
+        return st;
     for (int64_t k = 0; k < count; k++)
         out[k] = e->type.dtype == DFG_I64 ? ((const int64_t *)e->constant)[k]
                                           : (int64_t)dfg_onnx_entry_get(e, k);
@@ -104,23 +126,12 @@ dfg_status dfg_onnx_const_scalar(dfg_onnx_importer *im, int32_t i,
 dfg_status dfg_onnx_const_floats(dfg_onnx_importer *im, int32_t i,
                                  double *out, int32_t max, int32_t *n)
 {
-    int32_t index;
+    const dfg_onnx_entry *e;
+    int64_t count = 0;
     *n = -1;
-    dfg_status st = known_input(im, i, "number list", &index);
-    if (st != DFG_OK || index < 0)
+    dfg_status st = known_list(im, i, 0, max, &e, &count);
+    if (st != DFG_OK || !e)
         return st;
-    const dfg_onnx_entry *e = &im->entries[index];
-    int64_t count = dfg_type_numel(&e->type);
-    if (e->type.rank > 1)
-        return dfg_error(DFG_ERR_FORMAT,
-                         "node '%s' (%s): input %d must be a 1-D tensor, got "
-                         "rank %d", im->node_label, im->node->op_type, (int)i,
-                         (int)e->type.rank);
-    if (count > max)
-        return dfg_error(DFG_ERR_UNSUPPORTED,
-                         "node '%s' (%s): input %d has %lld entries, at most "
-                         "%d are supported", im->node_label, im->node->op_type,
-                         (int)i, (long long)count, (int)max);
     for (int64_t k = 0; k < count; k++)
         out[k] = dfg_onnx_entry_get(e, k);
     *n = (int32_t)count;
