@@ -84,3 +84,17 @@ dfg_status dfg_reduce_geometry_make(dfg_op op, const dfg_attrs *attrs,
                          (long long)g->outputs);
     return DFG_OK;
 }
+
+dfg_status dfg_row_axis_check(dfg_op op, const dfg_attrs *attrs,
+                              const dfg_type *in, const dfg_type *out,
+                              int64_t *axis)
+{
+    *axis = attrs->axis < 0 ? (int64_t)attrs->axis + in->rank : attrs->axis;
+    if (*axis < 0 || *axis >= in->rank || dfg_type_numel(in) < 0 ||
+        !dfg_type_equal(in, out) || !dfg_dtype_is_float(in->dtype))
+        return dfg_error(DFG_ERR_SHAPE, "%s: axis %d does not fit input rank "
+                         "%d (or the input is not float)",
+                         dfg_op_get(op)->name, (int)attrs->axis,
+                         (int)in->rank);
+    return DFG_OK;
+}

@@ -9,6 +9,7 @@
 #include "error.h"
 #include "kernels.h"
 #include "parallel.h"
+#include "reduce_geometry.h"
 
 typedef struct layer_norm_ctx {
     dfg_dtype dtype;
@@ -57,13 +58,12 @@ static void layer_norm_row(const layer_norm_ctx *c, int64_t row)
 dfg_status dfg_cpu_layer_norm(const dfg_kernel_args *args)
 {
     const dfg_type *in = &args->in_types[0];
-    int64_t axis = args->attrs->axis < 0 ? args->attrs->axis + in->rank
-                                         : args->attrs->axis;
+    int64_t axis;
+    dfg_status st = dfg_row_axis_check(args->op, args->attrs, in,
+                                       &args->out_types[0], &axis);
+    if (st != DFG_OK)
+        return st;
     int64_t numel = dfg_type_numel(in);
-    if (axis < 0 || axis >= in->rank || numel < 0 ||
-        !dfg_type_equal(in, &args->out_types[0]) || !dfg_dtype_is_float(in->dtype))
-        return dfg_error(DFG_ERR_SHAPE, "layer_norm: axis %d does not fit input rank %d",
-                         (int)args->attrs->axis, (int)in->rank);
     int has_bias = args->n_inputs > 2 && args->in[2] != NULL;
     layer_norm_ctx c = {in->dtype, args->in[0], args->in[1],
                         has_bias ? args->in[2] : NULL, args->out[0], 1,

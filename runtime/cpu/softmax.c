@@ -12,6 +12,7 @@
 #include "error.h"
 #include "kernels.h"
 #include "parallel.h"
+#include "reduce_geometry.h"
 
 typedef struct softmax_ctx {
     int log;
@@ -88,14 +89,12 @@ static void softmax_run(const softmax_ctx *c, const softmax_block *b)
 dfg_status dfg_cpu_softmax(const dfg_kernel_args *args)
 {
     const dfg_type *in = &args->in_types[0];
-    int64_t axis = args->attrs->axis < 0 ? args->attrs->axis + in->rank
-                                         : args->attrs->axis;
+    int64_t axis;
+    dfg_status st = dfg_row_axis_check(args->op, args->attrs, in,
+                                       &args->out_types[0], &axis);
+    if (st != DFG_OK)
+        return st;
     int64_t numel = dfg_type_numel(in);
-    if (axis < 0 || axis >= in->rank || numel < 0 ||
-        !dfg_type_equal(in, &args->out_types[0]) || !dfg_dtype_is_float(in->dtype))
-        return dfg_error(DFG_ERR_SHAPE, "%s: axis %d does not fit input rank %d",
-                         dfg_op_get(args->op)->name, (int)args->attrs->axis,
-                         (int)in->rank);
     softmax_ctx c = {args->op == DFG_OP_LOG_SOFTMAX, in->dtype, args->in[0],
                      args->out[0], in->shape[axis], 1};
     for (int32_t d = (int32_t)axis + 1; d < in->rank; d++)

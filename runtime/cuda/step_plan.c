@@ -133,31 +133,11 @@ static dfg_status plan_cast(const dfg_step_args *s, dfg_cuda_step_plan *p)
     return DFG_OK;
 }
 
-/* Normalises an axis attribute against rank; -1 if out of range. */
-static int64_t axis_of(int32_t axis, int32_t rank)
-{
-    int64_t a = axis < 0 ? (int64_t)axis + rank : axis;
-    return a >= 0 && a < rank ? a : -1;
-}
-
-/* The checks softmax and layer_norm share: an axis inside the input, the
- * output of the input's type, a float dtype. */
-static dfg_status check_row_op(const dfg_step_args *s, int64_t *axis)
-{
-    const dfg_type *in = &s->in_types[0];
-    *axis = axis_of(s->attrs->axis, in->rank);
-    if (*axis < 0 || dfg_type_numel(in) < 0 ||
-        !dfg_type_equal(in, &s->out_types[0]) || !dfg_dtype_is_float(in->dtype))
-        return dfg_error(DFG_ERR_SHAPE, "%s: axis %d does not fit input rank "
-                         "%d (or the input is not float)", op_name(s),
-                         (int)s->attrs->axis, (int)in->rank);
-    return DFG_OK;
-}
-
 static dfg_status plan_softmax(const dfg_step_args *s, dfg_cuda_step_plan *p)
 {
     int64_t axis;
-    dfg_status st = check_row_op(s, &axis);
+    dfg_status st = dfg_row_axis_check(s->op, s->attrs, &s->in_types[0],
+                                       &s->out_types[0], &axis);
     if (st != DFG_OK)
         return st;
     const dfg_type *in = &s->in_types[0];
@@ -175,7 +155,8 @@ static dfg_status plan_softmax(const dfg_step_args *s, dfg_cuda_step_plan *p)
 static dfg_status plan_layer_norm(const dfg_step_args *s, dfg_cuda_step_plan *p)
 {
     int64_t axis;
-    dfg_status st = check_row_op(s, &axis);
+    dfg_status st = dfg_row_axis_check(s->op, s->attrs, &s->in_types[0],
+                                       &s->out_types[0], &axis);
     if (st != DFG_OK)
         return st;
     const dfg_type *in = &s->in_types[0];
