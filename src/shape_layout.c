@@ -17,6 +17,14 @@ static dfg_status check_count(const char *what, int32_t n, int32_t max)
     return DFG_OK;
 }
 
+/* attrs->axes[0..n_axes) normalised against rank (each in range, none
+ * twice). */
+static dfg_status attr_axes(const dfg_attrs *a, int32_t rank, int32_t *axes)
+{
+    dfg_status st = check_count("n_axes", a->n_axes, rank);
+    return st == DFG_OK ? dfg_shape_axes(a->axes, a->n_axes, rank, axes) : st;
+}
+
 /* Product of dims[0..n); -1 past DFG_MAX_ELEMENTS. */
 static int64_t dims_product(const int64_t *dims, int32_t n)
 {
@@ -188,9 +196,7 @@ dfg_status dfg_shape_slice(const dfg_attrs *a, const dfg_type *in,
 {
     (void)n_in, (void)n_out;
     int32_t axes[DFG_MAX_RANK];
-    dfg_status st = check_count("n_axes", a->n_axes, in[0].rank);
-    if (st == DFG_OK)
-        st = dfg_shape_axes(a->axes, a->n_axes, in[0].rank, axes);
+    dfg_status st = attr_axes(a, in[0].rank, axes);
     if (st != DFG_OK)
         return st;
     out[0] = in[0];
@@ -210,9 +216,7 @@ dfg_status dfg_shape_squeeze(const dfg_attrs *a, const dfg_type *in,
 {
     (void)n_in, (void)n_out;
     int32_t axes[DFG_MAX_RANK];
-    dfg_status st = check_count("n_axes", a->n_axes, in[0].rank);
-    if (st == DFG_OK)
-        st = dfg_shape_axes(a->axes, a->n_axes, in[0].rank, axes);
+    dfg_status st = attr_axes(a, in[0].rank, axes);
     if (st != DFG_OK)
         return st;
     unsigned drop = 0;
