@@ -4,28 +4,19 @@
 #include <math.h>
 
 #include "dtype_access.h"
-#include "error.h"
 #include "kernels.h"
-#include "math/pool_window.h"
 #include "parallel.h"
-
-typedef struct pool_params {
-    int is_max;
-    int count_include_pad;
-    int64_t in_h, in_w, out_h, out_w;
-    int64_t kernel[2], stride[2], dilation[2];
-    int64_t pad_lo[2], pad_hi[2];
-} pool_params;
+#include "pool_geometry.h"
 
 /* Max or sum of the window taps [first_y, end_y) x [first_x, end_x) that
  * start at (y0, x0), read a row of taps at a time. NaN wins a max, as in
  * PyTorch. */
-static float window_reduce(const pool_params *p, const void *x,
-                           dfg_dtype dtype, int64_t plane_at, int64_t y0,
-                           int64_t x0, int64_t first_y, int64_t end_y,
-                           int64_t first_x, int64_t end_x)
+static float window_reduce(const dfg_pool_geometry *p, int is_max,
+                           const void *x, dfg_dtype dtype, int64_t plane_at,
+                           int64_t y0, int64_t x0, int64_t first_y,
+                           int64_t end_y, int64_t first_x, int64_t end_x)
 {
-    float acc = p->is_max ? -INFINITY : 0.0f;
+    float acc = is_max ? -INFINITY : 0.0f;
     float buf[DFG_CPU_BLOCK];
     for (int64_t ty = first_y; ty < end_y; ty++) {
         int64_t iy = y0 + ty * p->dilation[0];
@@ -35,7 +26,7 @@ static float window_reduce(const pool_params *p, const void *x,
                 x, dtype, plane_at + iy * p->in_w + x0 + tx * p->dilation[1],
                 p->dilation[1], n, buf);
             for (int64_t i = 0; i < n; i++) {
-                if (!p->is_max)
+                if (!is_max)
                     acc += v[i];
                 else if (v[i] > acc || isnan(v[i]))
                     acc = v[i];
@@ -46,8 +37,8 @@ static float window_reduce(const pool_params *p, const void *x,
 }
 
 /* One output row (oy) of one plane. */
-static void pool_row(const pool_params *p, const void *x, dfg_dtype dtype,
-                     int64_t plane, int64_t oy, void *y)
+static void pool_row(const dfg_pool_geometry *p, int is_max, const void *x,
+                     dfg_dtype dtype, int64_t plane, int64_t oy, void *y)
 {
     int64_t y0 = dfg_pool_window_start(oy, p->stride[0], p->pad_lo[0]);
     int64_t first_y, end_y;
@@ -70,9 +61,9 @@ static void pool_row(const pool_params *p, const void *x, dfg_dtype dtype,
             int64_t first_x, end_x;
             dfg_pool_window_taps(x0, p->kernel[1], p->dilation[1], p->in_w,
                                  &first_x, &end_x);
-            float v = window_reduce(p, x, dtype, plane_at, y0, x0, first_y,
-                                    end_y, first_x, end_x);
-            if (!p->is_max) {
+            float v = window_reduce(p, is_max, x, dtype, plane_at, y0, x0,
+                                    first_y, end_y, first_x, end_x);
+            if (!is_max) {
                 int64_t divisor =
                     div_y * dfg_pool_window_divisor(
                                 x0, p->kernel[1], p->dilation[1], p->in_w,
@@ -90,42 +81,21 @@ static void pool_row(const pool_params *p, const void *x, dfg_dtype dtype,
 
 dfg_status dfg_cpu_pool(const dfg_kernel_args *args)
 {
-    const dfg_attrs *a = args->attrs;
-    const dfg_type *tx = &args->in_types[0], *ty = &args->out_types[0];
-    if (tx->rank != 4 || ty->rank != 4 || tx->shape[0] != ty->shape[0] ||
-        tx->shape[1] != ty->shape[1]) {
-        char sx[96], sy[96];
-        return dfg_error(DFG_ERR_SHAPE, "%s: input %s and output %s are not "
-                         "[N,C,H,W] of the same N and C",
-                         dfg_op_get(args->op)->name,
-                         dfg_type_format(tx, sx, sizeof sx),
-                         dfg_type_format(ty, sy, sizeof sy));
-    }
-    pool_params p = {
-        .is_max = args->op == DFG_OP_MAX_POOL,
-        .count_include_pad = a->count_include_pad != 0,
-        .in_h = tx->shape[2], .in_w = tx->shape[3],
-        .out_h = ty->shape[2], .out_w = ty->shape[3],
-        .kernel = {a->kernel[0], a->kernel[1]},
-        .stride = {a->strides[0], a->strides[1]},
-        .dilation = {a->dilations[0], a->dilations[1]},
-        .pad_lo = {a->pads[0], a->pads[1]},
-        .pad_hi = {a->pads[2], a->pads[3]},
-    };
-    for (int i = 0; i < 2; i++)
-        if (p.kernel[i] <= 0 || p.stride[i] <= 0 || p.dilation[i] <= 0 ||
-            p.pad_lo[i] < 0 || p.pad_hi[i] < 0)
-            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                             "%s: kernel, strides and dilations must be "
-                             "positive and pads not negative",
-                             dfg_op_get(args->op)->name);
-    int64_t rows = tx->shape[0] * tx->shape[1] * p.out_h;
+    const dfg_type *tx = &args->in_types[0];
+    dfg_pool_geometry p;
+    dfg_status st = dfg_pool_geometry_make(dfg_op_get(args->op)->name,
+                                           args->attrs, tx,
+                                           &args->out_types[0], &p);
+    if (st != DFG_OK)
+        return st;
+    int is_max = args->op == DFG_OP_MAX_POOL;
+    int64_t rows = p.planes * p.out_h;
     const void *x = args->in[0];
     void *y = args->out[0];
     dfg_dtype dtype = tx->dtype;
 #pragma omp parallel for if (rows * p.out_w * p.kernel[0] * p.kernel[1] >= \
                                  DFG_CPU_PARALLEL_MIN_ELEMENTS)
     for (int64_t r = 0; r < rows; r++)
-        pool_row(&p, x, dtype, r / p.out_h, r % p.out_h, y);
+        pool_row(&p, is_max, x, dtype, r / p.out_h, r % p.out_h, y);
     return DFG_OK;
 }

@@ -10,37 +10,15 @@
 #include <string.h>
 
 #include "kernels.h"
-#include "math/pool_window.h"
 #include "parallel.h"
-
-typedef struct pool_grad_geometry {
-    int64_t planes, in_h, in_w, out_h, out_w;
-    int64_t kernel[2], stride[2], dilation[2], pad_lo[2], pad_hi[2];
-    int count_include_pad;
-} pool_grad_geometry;
-
-static pool_grad_geometry geometry_of(const dfg_attrs *a, const dfg_type *x,
-                                      const dfg_type *y)
-{
-    return (pool_grad_geometry){
-        .planes = x->shape[0] * x->shape[1],
-        .in_h = x->shape[2], .in_w = x->shape[3],
-        .out_h = y->shape[2], .out_w = y->shape[3],
-        .kernel = {a->kernel[0], a->kernel[1]},
-        .stride = {a->strides[0], a->strides[1]},
-        .dilation = {a->dilations[0], a->dilations[1]},
-        .pad_lo = {a->pads[0], a->pads[1]},
-        .pad_hi = {a->pads[2], a->pads[3]},
-        .count_include_pad = a->count_include_pad != 0,
-    };
-}
+#include "pool_geometry.h"
 
 /* The taps of output (oy, ox)'s window inside the input, and its corner. */
 typedef struct window {
     int64_t y0, x0, first_y, end_y, first_x, end_x;
 } window;
 
-static window window_at(const pool_grad_geometry *g, int64_t oy, int64_t ox)
+static window window_at(const dfg_pool_geometry *g, int64_t oy, int64_t ox)
 {
     window w;
     w.y0 = dfg_pool_window_start(oy, g->stride[0], g->pad_lo[0]);
@@ -52,7 +30,7 @@ static window window_at(const pool_grad_geometry *g, int64_t oy, int64_t ox)
     return w;
 }
 
-static void max_plane(const pool_grad_geometry *g, const float *x,
+static void max_plane(const dfg_pool_geometry *g, const float *x,
                       const float *dy, float *dx)
 {
     for (int64_t oy = 0; oy < g->out_h; oy++)
@@ -77,7 +55,7 @@ static void max_plane(const pool_grad_geometry *g, const float *x,
         }
 }
 
-static void average_plane(const pool_grad_geometry *g, const float *dy,
+static void average_plane(const dfg_pool_geometry *g, const float *dy,
                           float *dx)
 {
     for (int64_t oy = 0; oy < g->out_h; oy++)
@@ -108,7 +86,11 @@ dfg_status dfg_cpu_pool_grad(const dfg_kernel_args *args)
     const float *x = is_max ? args->in[0] : NULL;
     const float *dy = args->in[is_max ? 1 : 0];
     float *dx = args->out[0];
-    pool_grad_geometry g = geometry_of(args->attrs, dx_type, dy_type);
+    dfg_pool_geometry g;
+    dfg_status st = dfg_pool_geometry_make(dfg_op_get(args->op)->name,
+                                           args->attrs, dx_type, dy_type, &g);
+    if (st != DFG_OK)
+        return st;
     int64_t in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
     memset(dx, 0, (size_t)(g.planes * in_plane) * sizeof *dx);
 #pragma omp parallel for if (g.planes * out_plane * g.kernel[0] * \

@@ -9,6 +9,7 @@
 
 #include "error.h"
 #include "layout_plan.h"
+#include "pool_geometry.h"
 #include "reduce_geometry.h"
 #include "step_plan_ops.h"
 
@@ -219,33 +220,22 @@ dfg_status dfg_cuda_pool_params(const char *op, const dfg_attrs *a,
                                 const dfg_type *tx, const dfg_type *ty,
                                 int is_max, dfg_cuda_pool *pool)
 {
-    if (tx->rank != 4 || ty->rank != 4 || tx->shape[0] != ty->shape[0] ||
-        tx->shape[1] != ty->shape[1] || tx->dtype != ty->dtype) {
-        char sx[96], sy[96];
-        return dfg_error(DFG_ERR_SHAPE, "%s: input %s and output %s are not "
-                         "[N,C,H,W] of the same N and C", op,
-                         dfg_type_format(tx, sx, sizeof sx),
-                         dfg_type_format(ty, sy, sizeof sy));
-    }
+    dfg_pool_geometry g;
+    dfg_status st = dfg_pool_geometry_make(op, a, tx, ty, &g);
+    if (st != DFG_OK)
+        return st;
     *pool = (dfg_cuda_pool){
         .is_max = is_max,
-        .count_include_pad = a->count_include_pad != 0,
+        .count_include_pad = g.count_include_pad,
         .dtype = tx->dtype,
         .outputs = dfg_type_numel(ty),
-        .in_h = tx->shape[2], .in_w = tx->shape[3],
-        .out_h = ty->shape[2], .out_w = ty->shape[3],
-        .kernel = {a->kernel[0], a->kernel[1]},
-        .stride = {a->strides[0], a->strides[1]},
-        .dilation = {a->dilations[0], a->dilations[1]},
-        .pad_lo = {a->pads[0], a->pads[1]},
-        .pad_hi = {a->pads[2], a->pads[3]},
+        .in_h = g.in_h, .in_w = g.in_w, .out_h = g.out_h, .out_w = g.out_w,
+        .kernel = {g.kernel[0], g.kernel[1]},
+        .stride = {g.stride[0], g.stride[1]},
+        .dilation = {g.dilation[0], g.dilation[1]},
+        .pad_lo = {g.pad_lo[0], g.pad_lo[1]},
+        .pad_hi = {g.pad_hi[0], g.pad_hi[1]},
     };
-    for (int i = 0; i < 2; i++)
-        if (a->kernel[i] <= 0 || a->strides[i] <= 0 || a->dilations[i] <= 0 ||
-            a->pads[i] < 0 || a->pads[i + 2] < 0)
-            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                             "%s: kernel, strides and dilations must be "
-                             "positive and pads not negative", op);
     return DFG_OK;
 }
 

@@ -15,6 +15,16 @@
 #include "math/host_device.h"
 #include "math/strided_range.h"
 
+/* A 2-D pooling of [N, C, H, W] planes into [N, C, out_h, out_w]: the
+ * sizes and the window attributes (dfg_pool_geometry_make fills it). */
+typedef struct dfg_pool_geometry {
+    int64_t planes;                 /* N * C */
+    int64_t in_h, in_w, out_h, out_w;
+    int64_t kernel[2], stride[2], dilation[2]; /* height, width */
+    int64_t pad_lo[2], pad_hi[2];
+    int count_include_pad;
+} dfg_pool_geometry;
+
 /* First input position of output index o's window (may be negative). */
 DFG_HOST_DEVICE static inline int64_t dfg_pool_window_start(int64_t o,
                                                             int64_t stride,
