@@ -24,6 +24,21 @@ dfg_program *compile_model(const char *name, dfg_planner planner)
     return program;
 }
 
+dfg_program *compile_named_relu(const char *input, const char *output)
+{
+    dfg_graph *graph;
+    dfg_value x, y;
+    assert_int_equal(dfg_graph_create(NULL, &graph), DFG_OK);
+    assert_int_equal(dfg_graph_input(graph, input, DFG_F32, 2,
+                                     (int64_t[]){4, 8}, &x), DFG_OK);
+    assert_int_equal(dfg_relu(graph, x, &y), DFG_OK);
+    assert_int_equal(dfg_graph_output(graph, y, output), DFG_OK);
+    dfg_program *program;
+    assert_int_equal(dfg_compile(graph, NULL, &program), DFG_OK);
+    dfg_graph_destroy(graph);
+    return program;
+}
+
 char *report_text(const dfg_program *program, report_fn report)
 {
     /* The stream's pointer and size live on the heap: GCC 12 at -O3 takes

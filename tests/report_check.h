@@ -17,6 +17,10 @@ typedef dfg_status (*report_fn)(const dfg_program *, FILE *);
  * (caller destroys). */
 dfg_program *compile_model(const char *name, dfg_planner planner);
 
+/* relu over a [4, 8] f32 input named input, with output named output:
+ * the program the hostile-name tests report on (caller destroys). */
+dfg_program *compile_named_relu(const char *input, const char *output);
+
 /* The report as a NUL-terminated string (caller frees). */
 char *report_text(const dfg_program *program, report_fn report);
 

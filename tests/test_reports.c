@@ -251,16 +251,7 @@ static void test_hostile_names(void **state)
 {
     (void)state;
     static const char hostile[] = "in\"put\\ \n\t\x01 \x80 caf\xc3\xa9 }\"; x";
-    dfg_graph *graph;
-    dfg_value x, y;
-    assert_int_equal(dfg_graph_create(NULL, &graph), DFG_OK);
-    assert_int_equal(dfg_graph_input(graph, hostile, DFG_F32, 2,
-                                     (int64_t[]){4, 8}, &x), DFG_OK);
-    assert_int_equal(dfg_relu(graph, x, &y), DFG_OK);
-    assert_int_equal(dfg_graph_output(graph, y, "out\"\\"), DFG_OK);
-    dfg_program *program;
-    assert_int_equal(dfg_compile(graph, NULL, &program), DFG_OK);
-    dfg_graph_destroy(graph);
+    dfg_program *program = compile_named_relu(hostile, "out\"\\");
 
     char *text = report_text(program, dfg_report_json);
     json_node *root = json_parse(text);
