@@ -2,6 +2,7 @@
 # usage: model_test.sh DFGC EXPORT_PY CACHE_DIR MODEL
 #
 # Exports a torchvision MODEL with PyTorch (cached in CACHE_DIR), plans it
+# (with the SVG, HTML, trace and caching-allocator pictures of the plan)
 # and runs it with dfgc on the CPU, and compares dfg's output with
 # PyTorch's: the relative error ||dfg - torch|| / ||torch|| must stay below
 # 1e-4. Exits 77 only when python3-torch / torchvision cannot be imported.
@@ -22,7 +23,26 @@ fi
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-"$dfgc" plan "$onnx" --json "$out/plan.json" > "$out/plan.txt"
+"$dfgc" plan "$onnx" --json "$out/plan.json" --svg "$out/plan.svg" \
+    --html "$out/plan.html" --trace "$out/trace.json" --compare > "$out/plan.txt"
+# The pictures of a real model's plan: the SVG is XML with one rectangle
+# per arena tensor, the trace is Chrome trace-event JSON, and the caching
+# allocator's reserved >= allocated >= the lower bound.
+"$python" - "$out/plan.json" "$out/plan.svg" "$out/trace.json" <<'PY'
+import json, sys, xml.dom.minidom
+plan = json.load(open(sys.argv[1]))
+svg = xml.dom.minidom.parse(sys.argv[2])
+rects = [r for r in svg.getElementsByTagName("rect")
+         if r.getAttribute("class").startswith("tensor ")]
+arena = sum(t["region"] == "arena" for t in plan["tensors"])
+if len(rects) != arena:
+    sys.exit(f"SVG has {len(rects)} tensor rectangles, the plan {arena}")
+phases = {e["ph"] for e in json.load(open(sys.argv[3]))["traceEvents"]}
+if not {"C", "X"} <= phases:
+    sys.exit(f"trace lacks counter or complete events: {phases}")
+PY
+grep -q '^<!DOCTYPE html>' "$out/plan.html"
+grep -q '^reserved >= allocated >= lower bound: yes$' "$out/plan.txt"
 "$dfgc" run "$onnx" --input "input=$cache/$model.input.bin" \
     --output "output=$out/output.bin"
 "$python" - "$cache/$model.output.bin" "$out/output.bin" <<'PY'
