@@ -3,6 +3,7 @@
 
 #include "error.h"
 #include "json_writer.h"
+#include "kind_bytes.h"
 #include "program.h"
 
 static const char *tensor_name(const dfg_program *p, int32_t index)
@@ -40,6 +41,17 @@ static void write_stats(dfg_json_writer *w, const dfg_plan_stats *s)
                    s->lower_bound_bytes);
     dfg_json_ratio(w, "arena_over_no_reuse", s->arena_bytes,
                    s->no_reuse_bytes);
+    dfg_json_end_object(w);
+}
+
+/* Every tensor kind's bytes (0 when it has none), each byte owner once. */
+static void write_kind_bytes(dfg_json_writer *w, const dfg_program *p)
+{
+    uint64_t bytes[DFG_TENSOR_KIND_COUNT];
+    dfg_program_kind_bytes(p, bytes);
+    dfg_json_begin_object(w, "bytes_by_kind", 0);
+    for (int k = 0; k < DFG_TENSOR_KIND_COUNT; k++)
+        dfg_json_uint(w, dfg_tensor_kind_name((dfg_tensor_kind)k), bytes[k]);
     dfg_json_end_object(w);
 }
 
@@ -95,6 +107,7 @@ dfg_status dfg_report_json(const dfg_program *program, FILE *out)
     dfg_json_int(&w, "arena", program->region_bytes[DFG_REGION_ARENA]);
     dfg_json_int(&w, "weights", program->region_bytes[DFG_REGION_WEIGHTS]);
     dfg_json_end_object(&w);
+    write_kind_bytes(&w, program);
     write_tensor_names(&w, program, "inputs", program->inputs,
                        program->n_inputs);
     write_tensor_names(&w, program, "outputs", program->outputs,

@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include "error.h"
+#include "kind_bytes.h"
 #include "program.h"
 #include "report_format.h"
 #include "text_escape.h"
@@ -159,15 +160,8 @@ static void write_largest(FILE *out, const dfg_program *p)
  * optimizer state, ...), counting each byte owner once. */
 static void write_kind_bytes(FILE *out, const dfg_program *p)
 {
-    uint64_t bytes[DFG_TENSOR_KIND_COUNT] = {0};
-    int training = 0;
-    for (int32_t i = 0; i < p->n_tensors; i++) {
-        const dfg_program_tensor *t = &p->tensors[i];
-        training |= t->kind >= DFG_TENSOR_GRADIENT;
-        if (t->alias_of < 0 && (unsigned)t->kind < DFG_TENSOR_KIND_COUNT)
-            bytes[t->kind] += (uint64_t)t->bytes;
-    }
-    if (!training)
+    uint64_t bytes[DFG_TENSOR_KIND_COUNT];
+    if (!dfg_program_kind_bytes(p, bytes))
         return;
     fprintf(out, "bytes by class (unplanned sizes):\n");
     for (int k = 0; k < DFG_TENSOR_KIND_COUNT; k++)

@@ -1,5 +1,5 @@
 /* Training end to end: both bundled classifiers trained on the digits with
- * a fixed seed reach a test accuracy above 0.90, with verified plans; a
+ * a fixed seed reach a test accuracy above 0.94, with verified plans; a
  * training program tells its tensor classes apart, survives a program
  * file round trip, and accumulates K micro-batches per optimizer step. */
 #include <setjmp.h>
@@ -7,10 +7,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "digits_training.h"
+#include "json_tree.h"
 #include "program.h"
 
 static dfgc_digits data;
@@ -28,9 +30,13 @@ static int free_data(void **state)
     return 0;
 }
 
-static void train_model(const char *model, int32_t epochs)
+/* The defaults of 'dfgc train'; the accuracy goal leaves the margin that
+ * other BLAS kernels (other rounding, another trajectory) may need: the
+ * models reach 0.96-0.98 over seeds 1..10. */
+static void train_model(const char *model)
 {
-    dfgc_train_config c = {model, {0}, epochs, 7, NULL, NULL};
+    dfgc_train_config c = {model, {0}, dfgc_default_epochs(model), 7, NULL,
+                           NULL};
     dfg_training_options_init(&c.training);
     c.training.optimizer = DFG_OPTIMIZER_ADAM;
     c.training.learning_rate = 0.003f;
@@ -40,19 +46,19 @@ static void train_model(const char *model, int32_t epochs)
     printf("%s: loss %.4f, test accuracy %.3f\n", model, r.final_loss,
            r.test_accuracy);
     assert_true(r.plan_verified);
-    assert_true(r.test_accuracy > 0.90);
+    assert_true(r.test_accuracy > 0.94);
 }
 
 static void test_mlp_learns_the_digits(void **state)
 {
     (void)state;
-    train_model("mlp", 10);
+    train_model("mlp");
 }
 
 static void test_cnn_learns_the_digits(void **state)
 {
     (void)state;
-    train_model("cnn", 10);
+    train_model("cnn");
 }
 
 static dfg_program *compile_training(const char *model, int32_t accumulate)
@@ -104,6 +110,31 @@ static void test_plan_classes_and_round_trip(void **state)
     assert_true(bytes_of(p, DFG_TENSOR_GRADIENT, DFG_REGION_ARENA) > 0);
     assert_true(bytes_of(p, DFG_TENSOR_SAVED_ACTIVATION, DFG_REGION_ARENA) > 0);
     assert_string_equal(dfg_tensor_kind_name(DFG_TENSOR_GRADIENT), "gradient");
+    /* The plan JSON's bytes_by_kind holds the same totals. */
+    char *text = NULL;
+    size_t size = 0;
+    FILE *json = open_memstream(&text, &size);
+    assert_non_null(json);
+    assert_int_equal(dfg_report_json(p, json), DFG_OK);
+    fclose(json);
+    json_node *root = json_parse(text);
+    assert_non_null(root);
+    const json_node *by_kind = json_get(root, "bytes_by_kind");
+    assert_non_null(by_kind);
+    const dfg_tensor_kind kinds[] = {DFG_TENSOR_WEIGHT, DFG_TENSOR_GRADIENT,
+                                     DFG_TENSOR_GRADIENT_ACCUMULATOR,
+                                     DFG_TENSOR_OPTIMIZER_STATE,
+                                     DFG_TENSOR_SAVED_ACTIVATION};
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        const json_node *n = json_get(by_kind, dfg_tensor_kind_name(kinds[k]));
+        assert_true(n && json_is_integer(n));
+        dfg_region region = kinds[k] == DFG_TENSOR_GRADIENT ||
+                                    kinds[k] == DFG_TENSOR_SAVED_ACTIVATION
+                                ? DFG_REGION_ARENA : DFG_REGION_WEIGHTS;
+        assert_int_equal(json_integer(n), bytes_of(p, kinds[k], region));
+    }
+    json_free(root);
+    free(text);
     const char *path = "test_training.dfgp";
     assert_int_equal(dfg_program_save(p, path), DFG_OK);
     dfg_program *loaded;

@@ -115,6 +115,11 @@ static dfg_status evaluate(const dfgc_digits *data, dfg_session *s, batch *b,
     return st;
 }
 
+int32_t dfgc_default_epochs(const char *model)
+{
+    return strcmp(model, "mlp") == 0 ? 20 : 10;
+}
+
 dfg_status dfgc_train_digits(const dfgc_train_config *c,
                              const dfgc_digits *data, dfgc_train_result *out)
 {

@@ -6,10 +6,13 @@
 #include "math/im2col.h"
 #include "math/strided_range.h"
 
-/* The part of a chunk that lies in one image: `count` columns from output
- * pixel `pixel` of image `image`, at column `column` of the chunk. */
+/* A piece of a chunk: `images` consecutive images from `image`, each
+ * contributing `count` columns from output pixel `pixel`, side by side
+ * from column `column` of the chunk. Several images only when each is
+ * whole (pixel 0, count = pixels), so that the walk of an im2col row,
+ * the same in every image, is worked out once for all of them. */
 typedef struct image_part {
-    int64_t image, pixel, count, column;
+    int64_t image, images, pixel, count, column;
 } image_part;
 
 /* The first part of the chunk [c0, c0 + cols) when *part is zeroed, then
@@ -17,30 +20,34 @@ typedef struct image_part {
 static int next_part(const dfg_conv_geometry *g, int64_t c0, int64_t cols,
                      image_part *part)
 {
-    int64_t c = c0 + part->column + part->count;
-    if (c >= c0 + cols)
+    int64_t c = c0 + part->column + part->images * part->count;
+    int64_t left = c0 + cols - c;
+    if (left <= 0)
         return 0;
     part->image = c / g->pixels;
     part->pixel = c - part->image * g->pixels;
     part->column = c - c0;
-    part->count = g->pixels - part->pixel < cols - part->column
-                      ? g->pixels - part->pixel
-                      : cols - part->column;
+    part->count = g->pixels - part->pixel < left ? g->pixels - part->pixel
+                                                 : left;
+    part->images = part->pixel == 0 && part->count == g->pixels
+                       ? left / g->pixels : 1;
     return 1;
 }
 
 void dfg_cpu_conv_gather_dy(const dfg_conv_geometry *g, const float *dy,
                             int64_t grp, int64_t c0, int64_t cols, float *dst)
 {
-    image_part part = {0, 0, 0, 0};
-    while (next_part(g, c0, cols, &part)) {
-        const float *src =
-            dy + (part.image * g->out_channels + grp * g->filters_per_group) *
-                     g->pixels + part.pixel;
-        for (int64_t m = 0; m < g->filters_per_group; m++)
-            memcpy(dst + m * cols + part.column, src + m * g->pixels,
-                   (size_t)part.count * sizeof *dst);
-    }
+    image_part part = {0, 0, 0, 0, 0};
+    while (next_part(g, c0, cols, &part))
+        for (int64_t n = 0; n < part.images; n++) {
+            const float *src =
+                dy + ((part.image + n) * g->out_channels +
+                      grp * g->filters_per_group) * g->pixels + part.pixel;
+            float *to = dst + part.column + n * part.count;
+            for (int64_t m = 0; m < g->filters_per_group; m++)
+                memcpy(to + m * cols, src + m * g->pixels,
+                       (size_t)part.count * sizeof *dst);
+        }
 }
 
 /* One im2col row: the input channel (within the group) and kernel tap it
@@ -65,14 +72,14 @@ static inline tap_row tap_row_of(const dfg_im2col_dims *d, int64_t row)
 
 /* A run of an im2col row within output row oy, pixels [ox, ox + length):
  * of them, [first, end) read the input from offset `source` (from the
- * group's first channel) by steps of the stride; the others read padding
- * (first == end == 0 when all do). */
+ * group's first channel of an image) by steps of the stride; the others
+ * read padding (first == end == 0 when all do). */
 typedef struct row_run {
     int64_t length, first, end, source;
 } row_run;
 
-static inline row_run run_of(const dfg_im2col_dims *d, const tap_row *t, int64_t oy,
-                      int64_t ox, int64_t length)
+static inline row_run run_of(const dfg_im2col_dims *d, const tap_row *t,
+                             int64_t oy, int64_t ox, int64_t length)
 {
     row_run r = {length, 0, 0, 0};
     int64_t iy = dfg_im2col_coord(oy, t->tap_y, d->stride_h, d->pad_top,
@@ -105,66 +112,118 @@ static int64_t group_input(const dfg_conv_geometry *g, int64_t n, int64_t grp)
            g->in_w;
 }
 
+/* The contiguous loops below go by blocks of 4, which the compiler turns
+ * into one SSE operation each (its default cost model at -O2 does not
+ * vectorise loops of a run-time length); runs are short (an output row:
+ * 8 pixels in the bundled CNN), so the per-run overhead is what counts. */
+static void copy_floats(float *restrict out, const float *restrict in,
+                        int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        out[i] = in[i];
+        out[i + 1] = in[i + 1];
+        out[i + 2] = in[i + 2];
+        out[i + 3] = in[i + 3];
+    }
+    for (; i < n; i++)
+        out[i] = in[i];
+}
+
+static void add_floats(float *restrict out, const float *restrict in,
+                       int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        out[i] += in[i];
+        out[i + 1] += in[i + 1];
+        out[i + 2] += in[i + 2];
+        out[i + 3] += in[i + 3];
+    }
+    for (; i < n; i++)
+        out[i] += in[i];
+}
+
+/* out[0, r.length) = one run of an im2col row, read from image. */
+static void gather_run(const row_run *r, const float *image, int64_t stride,
+                       float *out)
+{
+    const float *in = image + r->source;
+    int64_t n = r->end - r->first;
+    for (int64_t i = 0; i < r->first; i++)
+        out[i] = 0.0f;
+    if (stride == 1)
+        copy_floats(out + r->first, in, n);
+    else
+        for (int64_t i = 0; i < n; i++)
+            out[r->first + i] = in[i * stride];
+    for (int64_t i = r->end; i < r->length; i++)
+        out[i] = 0.0f;
+}
+
+/* image += one run of an im2col row held in col: its adjoint. */
+static void scatter_run(const row_run *r, const float *col, int64_t stride,
+                        float *image)
+{
+    const float *in = col + r->first;
+    float *out = image + r->source;
+    int64_t n = r->end - r->first;
+    if (stride == 1)
+        add_floats(out, in, n);
+    else
+        for (int64_t i = 0; i < n; i++)
+            out[i * stride] += in[i];
+}
+
+/* Walks the runs of im2col row `row` over a part of a chunk, in every
+ * image of the part: gathers them from x into col (scatter == 0), or adds
+ * them from col back into x (scatter == 1). */
+static void walk_row(const dfg_conv_geometry *g, const dfg_im2col_dims *d,
+                     const tap_row *t, const image_part *part, int scatter,
+                     float *x, int64_t grp, float *col_row)
+{
+    int64_t oy = part->pixel / d->out_w, ox = part->pixel - oy * d->out_w;
+    for (int64_t j = 0; j < part->count; oy++, ox = 0) {
+        int64_t length = d->out_w - ox < part->count - j ? d->out_w - ox
+                                                         : part->count - j;
+        row_run r = run_of(d, t, oy, ox, length);
+        for (int64_t n = 0; n < part->images; n++) {
+            float *image = x + group_input(g, part->image + n, grp);
+            float *cols = col_row + part->column + n * part->count + j;
+            if (scatter) {
+                if (r.end > r.first)
+                    scatter_run(&r, cols, d->stride_w, image);
+            } else {
+                gather_run(&r, image, d->stride_w, cols);
+            }
+        }
+        j += length;
+    }
+}
+
+/* Every im2col row of the chunk [c0, c0 + cols), gathered or scattered. */
+static void walk_chunk(const dfg_conv_geometry *g, float *x, int64_t grp,
+                       int64_t c0, int64_t cols, float *col, int scatter)
+{
+    dfg_im2col_dims d = dims_of(g);
+    for (int64_t row = 0; row < g->k; row++) {
+        tap_row t = tap_row_of(&d, row);
+        image_part part = {0, 0, 0, 0, 0};
+        while (next_part(g, c0, cols, &part))
+            walk_row(g, &d, &t, &part, scatter, x, grp, col + row * cols);
+    }
+}
+
 void dfg_cpu_conv_im2col(const dfg_conv_geometry *g, const float *x,
                          int64_t grp, int64_t c0, int64_t cols, float *col)
 {
-    dfg_im2col_dims d = dims_of(g);
-    int64_t stride = d.stride_w;
-    for (int64_t row = 0; row < g->k; row++) {
-        tap_row t = tap_row_of(&d, row);
-        image_part part = {0, 0, 0, 0};
-        while (next_part(g, c0, cols, &part)) {
-            const float *image = x + group_input(g, part.image, grp);
-            int64_t oy = part.pixel / d.out_w, ox = part.pixel - oy * d.out_w;
-            float *dst = col + row * cols + part.column;
-            for (int64_t j = 0; j < part.count; oy++, ox = 0) {
-                int64_t length = d.out_w - ox < part.count - j
-                                     ? d.out_w - ox : part.count - j;
-                row_run r = run_of(&d, &t, oy, ox, length);
-                float *out = dst + j;
-                for (int64_t i = 0; i < r.first; i++)
-                    out[i] = 0.0f;
-                const float *in = image + r.source;
-                if (stride == 1)
-                    memcpy(out + r.first, in,
-                           (size_t)(r.end - r.first) * sizeof *out);
-                else
-                    for (int64_t i = 0; i < r.end - r.first; i++)
-                        out[r.first + i] = in[i * stride];
-                for (int64_t i = r.end; i < length; i++)
-                    out[i] = 0.0f;
-                j += length;
-            }
-        }
-    }
+    /* Only read: the walk is shared with col2im, which writes. */
+    walk_chunk(g, (float *)x, grp, c0, cols, col, 0);
 }
 
 void dfg_cpu_conv_col2im_add(const dfg_conv_geometry *g, const float *col,
                              int64_t grp, int64_t c0, int64_t cols, float *dx)
 {
-    dfg_im2col_dims d = dims_of(g);
-    int64_t stride = d.stride_w;
-    for (int64_t row = 0; row < g->k; row++) {
-        tap_row t = tap_row_of(&d, row);
-        image_part part = {0, 0, 0, 0};
-        while (next_part(g, c0, cols, &part)) {
-            float *image = dx + group_input(g, part.image, grp);
-            int64_t oy = part.pixel / d.out_w, ox = part.pixel - oy * d.out_w;
-            const float *src = col + row * cols + part.column;
-            for (int64_t j = 0; j < part.count; oy++, ox = 0) {
-                int64_t length = d.out_w - ox < part.count - j
-                                     ? d.out_w - ox : part.count - j;
-                row_run r = run_of(&d, &t, oy, ox, length);
-                const float *in = src + j + r.first;
-                float *out = image + r.source;
-                if (stride == 1)
-                    for (int64_t i = 0; i < r.end - r.first; i++)
-                        out[i] += in[i];
-                else
-                    for (int64_t i = 0; i < r.end - r.first; i++)
-                        out[i * stride] += in[i];
-                j += length;
-            }
-        }
-    }
+    /* Only read: the walk is shared with im2col, which writes. */
+    walk_chunk(g, dx, grp, c0, cols, (float *)col, 1);
 }
