@@ -95,6 +95,10 @@ static dfg_status check_options(const dfg_training_options *o)
                          "training: epsilon %g and weight decay %g must be "
                          "finite and not negative", (double)o->epsilon,
                          (double)o->weight_decay);
+    if (o->decay_steps < 0 || o->decay_steps > (1 << 24))
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "training: decay_steps must lie in [0, 2^24], got "
+                         "%lld", (long long)o->decay_steps);
     if (o->accumulate < 1 || o->accumulate > (1 << 20))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "training: accumulate must lie in [1, 2^20], got %d",
@@ -143,6 +147,7 @@ static dfg_status add_tick(dfg_graph *g, const dfg_training_options *o,
     hyper[DFG_HYPER_EPSILON] = o->epsilon;
     hyper[DFG_HYPER_WEIGHT_DECAY] = o->weight_decay;
     hyper[DFG_HYPER_ACCUMULATE] = (float)o->accumulate;
+    hyper[DFG_HYPER_DECAY_STEPS] = (float)o->decay_steps;
     const dfg_type counter_type = {DFG_I64, 1, {DFG_COUNTER_SIZE}};
     const dfg_type hyper_type = {DFG_F32, 1, {DFG_HYPER_SIZE}};
     int32_t in[2];

@@ -201,7 +201,7 @@ dfg_status dfg_shape_gather_grad(const dfg_attrs *a, const dfg_type *in,
     return st;
 }
 
-/* (counter i64[2], hyper f32[6]) -> control f32[9] */
+/* (counter i64[2], hyper f32[7]) -> control f32[9] */
 dfg_status dfg_shape_optimizer_tick(const dfg_attrs *a, const dfg_type *in,
                                     int32_t n_in, dfg_type *out, int32_t n_out)
 {

@@ -28,6 +28,9 @@ enum {
     DFG_HYPER_EPSILON,
     DFG_HYPER_WEIGHT_DECAY,
     DFG_HYPER_ACCUMULATE,   /* K micro-batches per optimizer step */
+    DFG_HYPER_DECAY_STEPS,  /* T: cosine decay of the learning rate over T
+                               optimizer steps, 0 for a constant one (a
+                               whole number up to 2^24, exact in f32) */
     DFG_HYPER_SIZE
 };
 
@@ -35,7 +38,7 @@ enum {
     DFG_CONTROL_APPLY = 0,  /* 1: update the weights this run, 0: only
                                accumulate */
     DFG_CONTROL_GRAD_SCALE, /* 1/K: the accumulated sum becomes a mean */
-    DFG_CONTROL_LR,
+    DFG_CONTROL_LR,         /* the learning rate of this step, decayed */
     DFG_CONTROL_MOMENTUM,
     DFG_CONTROL_BETA2,
     DFG_CONTROL_EPSILON,

@@ -19,7 +19,8 @@ static const char usage[] =
     "--epochs N        passes over the training examples (mlp 20, cnn 10)\n"
     "--batch N         micro-batch size; the bundled models are built for 32\n"
     "--optimizer NAME  adam (default), adamw, or sgd (momentum 0.9)\n"
-    "--lr X            learning rate (sgd 0.05, adam/adamw 0.003)\n"
+    "--lr X            learning rate (sgd 0.05, adam/adamw 0.003), decayed\n"
+    "                  to 0 over the run by a cosine\n"
     "--accumulate K    micro-batches per optimizer step (1)\n"
     "--json FILE       write the training program's plan JSON\n"
     "--seed N          shuffling seed (1)\n"
@@ -99,6 +100,8 @@ int dfgc_train(int argc, char **argv)
                                     "number", a.lr);
     }
     c.training.accumulate = (int32_t)a.accumulate;
+    c.training.decay_steps = dfgc_optimizer_steps(epochs, (int32_t)a.batch,
+                                                  c.training.accumulate);
     if (a.batch != 32)
         return dfgc_usage_error("train", "--batch %llu: the bundled models are "
                                 "built for batch 32", (unsigned long long)a.batch);

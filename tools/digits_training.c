@@ -120,6 +120,14 @@ int32_t dfgc_default_epochs(const char *model)
     return strcmp(model, "mlp") == 0 ? 20 : 10;
 }
 
+int64_t dfgc_optimizer_steps(int32_t epochs, int32_t batch,
+                             int32_t accumulate)
+{
+    return batch > 0 && accumulate > 0
+               ? (int64_t)epochs * (DFGC_DIGITS_TRAIN / batch) / accumulate
+               : 0;
+}
+
 dfg_status dfgc_train_digits(const dfgc_train_config *c,
                              const dfgc_digits *data, dfgc_train_result *out)
 {

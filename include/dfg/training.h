@@ -43,6 +43,10 @@ typedef struct dfg_training_options {
     float epsilon;           /* Adam: 1e-8 */
     float weight_decay;      /* 0 */
     int32_t accumulate;      /* micro-batches per optimizer step: 1 */
+    /* Cosine decay of the learning rate over this many optimizer steps
+     * (torch's CosineAnnealingLR to 0, stepped once per optimizer step),
+     * then 0; 0 (the default): a constant learning rate. At most 2^24. */
+    int64_t decay_steps;
 } dfg_training_options;
 
 void dfg_training_options_init(dfg_training_options *options);

@@ -40,6 +40,22 @@ DFG_HOST_DEVICE static inline void dfg_cross_entropy_grad_row(
     out[label] -= (float)scale;
 }
 
+/* The learning-rate factor of optimizer step t (1-based) under a cosine
+ * decay over `steps` steps, as torch.optim.lr_scheduler.CosineAnnealingLR
+ * (eta_min 0) stepped after each optimizer step: 1 at step 1, falling to
+ * 0 at step steps + 1 and staying there; steps <= 0: no decay. */
+DFG_HOST_DEVICE static inline float dfg_cosine_decay(double t, float steps)
+{
+    if (!(steps > 0.0f))
+        return 1.0f;
+    double done = (t - 1.0) / (double)steps;
+    if (done >= 1.0)
+        return 0.0f;
+    if (done < 0.0)
+        done = 0.0;
+    return (float)(0.5 * (1.0 + cos(3.14159265358979323846 * done)));
+}
+
 /* One micro-batch more: advances counter and writes control. */
 DFG_HOST_DEVICE static inline void dfg_optimizer_tick(int64_t *counter,
                                                       const float *hyper,
@@ -55,7 +71,8 @@ DFG_HOST_DEVICE static inline void dfg_optimizer_tick(int64_t *counter,
     double t = (double)counter[DFG_COUNTER_STEPS];
     control[DFG_CONTROL_APPLY] = apply ? 1.0f : 0.0f;
     control[DFG_CONTROL_GRAD_SCALE] = 1.0f / (float)k;
-    control[DFG_CONTROL_LR] = hyper[DFG_HYPER_LR];
+    float decay = dfg_cosine_decay(t, hyper[DFG_HYPER_DECAY_STEPS]);
+    control[DFG_CONTROL_LR] = hyper[DFG_HYPER_LR] * decay;
     control[DFG_CONTROL_MOMENTUM] = hyper[DFG_HYPER_MOMENTUM];
     control[DFG_CONTROL_BETA2] = hyper[DFG_HYPER_BETA2];
     control[DFG_CONTROL_EPSILON] = hyper[DFG_HYPER_EPSILON];
