@@ -82,7 +82,8 @@ dfg_status dfg_onnx_attr_ints(dfg_onnx_importer *im, const char *name,
                          "node '%s' (%s): attribute '%s' has %zu entries, at "
                          "most %d are supported", im->node_label,
                          im->node->op_type, name, a->n_ints, (int)max);
-    memcpy(out, a->ints, a->n_ints * sizeof *out);
+    if (a->n_ints) /* an empty list may have no array at all */
+        memcpy(out, a->ints, a->n_ints * sizeof *out);
     *n = (int32_t)a->n_ints;
     return DFG_OK;
 }

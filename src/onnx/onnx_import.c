@@ -103,7 +103,8 @@ static dfg_status add_frozen(dfg_onnx_importer *im,
     void *copy = dfg_alloc(&im->allocator, (size_t)(bytes ? bytes : 1));
     if (!copy)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "ONNX import: out of memory");
-    memcpy(copy, f->data, (size_t)bytes);
+    if (bytes) /* an empty tensor may have no data at all */
+        memcpy(copy, f->data, (size_t)bytes);
     int32_t entry;
     return dfg_onnx_add_constant(im, info->name, &type, copy, &entry);
 }
