@@ -112,9 +112,3 @@ void dfg_patch_u32(dfg_byte_writer *w, size_t pos, uint32_t value)
     if (!w->failed && pos <= w->size && w->size - pos >= 4)
         store_u32le(w->data + pos, value);
 }
-
-void dfg_patch_u64(dfg_byte_writer *w, size_t pos, uint64_t value)
-{
-    dfg_patch_u32(w, pos, (uint32_t)value);
-    dfg_patch_u32(w, pos + 4, (uint32_t)(value >> 32));
-}

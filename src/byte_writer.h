@@ -35,6 +35,5 @@ void dfg_write_f32(dfg_byte_writer *w, float value);
 void dfg_write_align(dfg_byte_writer *w, size_t alignment);
 /* Overwrites 4 bytes already written at pos. */
 void dfg_patch_u32(dfg_byte_writer *w, size_t pos, uint32_t value);
-void dfg_patch_u64(dfg_byte_writer *w, size_t pos, uint64_t value);
 
 #endif
