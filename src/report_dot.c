@@ -10,6 +10,7 @@
 
 #include <inttypes.h>
 #include "error.h"
+#include "plan_timeline.h"
 #include "program.h"
 #include "report_format.h"
 #include "text_escape.h"
@@ -25,12 +26,6 @@ static const char *kind_color(dfg_tensor_kind kind)
     }
 }
 
-static int in_arena(const dfg_program *p, int32_t tensor)
-{
-    return tensor >= 0 && tensor < p->n_tensors &&
-           p->tensors[tensor].region == DFG_REGION_ARENA;
-}
-
 static void write_step(FILE *out, const dfg_program *p, int32_t index)
 {
     const dfg_program_step *step = &p->steps[index];
@@ -39,7 +34,7 @@ static void write_step(FILE *out, const dfg_program *p, int32_t index)
     int64_t weight_bytes = 0;
     for (int32_t i = 0; i < step->n_inputs; i++) {
         int32_t t = step->inputs[i];
-        if (t >= 0 && t < p->n_tensors && !in_arena(p, t)) {
+        if (t >= 0 && t < p->n_tensors && !dfg_tensor_in_arena(p, t)) {
             n_weights++;
             weight_bytes += p->tensors[t].bytes;
         }
@@ -82,14 +77,14 @@ static void write_edges(FILE *out, const dfg_program *p, int32_t index)
 {
     const dfg_program_step *step = &p->steps[index];
     for (int32_t i = 0; i < step->n_inputs; i++)
-        if (in_arena(p, step->inputs[i]))
+        if (dfg_tensor_in_arena(p, step->inputs[i]))
             fprintf(out, "  t%" PRId32 " -> s%" PRId32 ";\n", step->inputs[i],
                     index);
     for (int32_t i = 0; i < step->n_outputs; i++)
-        if (in_arena(p, step->outputs[i]))
+        if (dfg_tensor_in_arena(p, step->outputs[i]))
             fprintf(out, "  s%" PRId32 " -> t%" PRId32 ";\n", index,
                     step->outputs[i]);
-    if (in_arena(p, step->workspace))
+    if (dfg_tensor_in_arena(p, step->workspace))
         fprintf(out, "  s%" PRId32 " -> t%" PRId32 " [style=dashed, "
                      "arrowhead=none];\n", index, step->workspace);
 }
@@ -101,7 +96,7 @@ static void write_lifetime_groups(FILE *out, const dfg_program *p)
     for (int32_t s = 0; s < p->n_steps; s++) {
         int opened = 0;
         for (int32_t i = 0; i < p->n_tensors; i++) {
-            if (!in_arena(p, i) || p->tensors[i].first_step != s)
+            if (!dfg_tensor_in_arena(p, i) || p->tensors[i].first_step != s)
                 continue;
             if (!opened)
                 fprintf(out, "  subgraph cluster_born_%" PRId32 " {\n"
@@ -133,7 +128,7 @@ dfg_status dfg_report_dot(const dfg_program *program, FILE *out)
     for (int32_t i = 0; i < program->n_steps; i++)
         write_step(out, program, i);
     for (int32_t i = 0; i < program->n_tensors; i++)
-        if (in_arena(program, i))
+        if (dfg_tensor_in_arena(program, i))
             write_tensor(out, program, i);
     write_lifetime_groups(out, program);
     for (int32_t i = 0; i < program->n_steps; i++)
