@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "cli_number.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -136,15 +137,10 @@ int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
     found = dfgc_option_value(command, argc, argv, i, "--blas-workspace",
                               &value);
     if (found == 1) {
-        char *end;
-        unsigned long long bytes = strtoull(value, &end, 10);
-        if (*value < '0' || *value > '9' || *end != '\0' ||
-            bytes > DFG_MAX_BLAS_WORKSPACE) {
-            dfgc_usage_error(command, "--blas-workspace wants bytes from 0 "
-                             "to %llu, not '%s'",
-                             (unsigned long long)DFG_MAX_BLAS_WORKSPACE, value);
+        uint64_t bytes;
+        if (dfgc_parse_u64(command, "--blas-workspace", value, 0,
+                           DFG_MAX_BLAS_WORKSPACE, &bytes) != 0)
             return -1;
-        }
         options->blas_workspace_bytes = bytes;
         return 1;
     }
