@@ -523,23 +523,6 @@ dfg_status dfg_graph_set_constant(dfg_graph *graph, int32_t value,
     return DFG_OK;
 }
 
-void dfg_graph_replace_uses(dfg_graph *graph, int32_t from, int32_t to)
-{
-    for (int32_t n = 0; n < graph->n_nodes; n++) {
-        dfg_ir_node *node = &graph->nodes[n];
-        for (int32_t i = 0; i < node->n_inputs; i++)
-            if (node->inputs[i] == from)
-                node->inputs[i] = to;
-    }
-    for (int32_t i = 0; i < graph->n_outputs; i++) {
-        if (graph->outputs[i] == from) {
-            graph->outputs[i] = to;
-            graph->values[from].is_output = 0;
-            graph->values[to].is_output = 1;
-        }
-    }
-}
-
 dfg_status dfg_graph_clone(const dfg_graph *graph,
                            const dfg_allocator *allocator, dfg_graph **out)
 {

@@ -86,8 +86,4 @@ dfg_status dfg_graph_clone(const dfg_graph *graph,
 dfg_status dfg_graph_set_constant(dfg_graph *graph, int32_t value,
                                   const void *data);
 
-/* Makes every reader of value `from` (node inputs and graph outputs) read
- * value `to` instead. */
-void dfg_graph_replace_uses(dfg_graph *graph, int32_t from, int32_t to);
-
 #endif
