@@ -60,11 +60,6 @@ static void set_tensor(dfg_program_tensor *t, const dfg_type *type,
     *end = dfg_align_up(*end + t->bytes, FOLD_ALIGNMENT);
 }
 
-static char *copy_name(dfg_program *p, const char *name)
-{
-    return dfg_strdup(&p->allocator, name);
-}
-
 /* The one-step program computing node n; NULL when out of memory. */
 static dfg_program *one_step_program(const dfg_graph *graph, int32_t n)
 {
@@ -88,7 +83,7 @@ static dfg_program *one_step_program(const dfg_graph *graph, int32_t n)
     if (step) {
         step->inputs = dfg_calloc(&p->allocator, (size_t)node->n_inputs + 1, sizeof *step->inputs);
         step->outputs = dfg_calloc(&p->allocator, (size_t)node->n_outputs, sizeof *step->outputs);
-        step->name = copy_name(p, node->name);
+        step->name = dfg_strdup(&p->allocator, node->name);
     }
     int ok = step && step->inputs && step->outputs && step->name;
     int32_t t = 0;
@@ -101,13 +96,14 @@ static dfg_program *one_step_program(const dfg_graph *graph, int32_t n)
         set_tensor(&p->tensors[t], &types[i], DFG_TENSOR_CONSTANT,
                    DFG_REGION_WEIGHTS, &weights);
         memcpy(p->weights + p->tensors[t].offset, v->data, (size_t)p->tensors[t].bytes);
-        ok = (p->tensors[t].name = copy_name(p, v->name)) != NULL;
+        ok = (p->tensors[t].name = dfg_strdup(&p->allocator, v->name)) != NULL;
         step->inputs[i] = t++;
     }
     for (int32_t i = 0; ok && i < node->n_outputs; i++) {
         set_tensor(&p->tensors[t], &types[node->n_inputs + i], DFG_TENSOR_OUTPUT,
                    DFG_REGION_ARENA, &arena);
-        ok = (p->tensors[t].name = copy_name(p, graph->values[node->outputs[i]].name)) != NULL;
+        const char *name = graph->values[node->outputs[i]].name;
+        ok = (p->tensors[t].name = dfg_strdup(&p->allocator, name)) != NULL;
         p->outputs[i] = step->outputs[i] = t++;
     }
     if (ok) {
@@ -122,7 +118,7 @@ static dfg_program *one_step_program(const dfg_graph *graph, int32_t n)
         dfg_type bytes = {.dtype = DFG_U8, .rank = 1, .shape = {workspace}};
         set_tensor(&p->tensors[t], &bytes, DFG_TENSOR_WORKSPACE, DFG_REGION_ARENA,
                    &arena);
-        ok = (p->tensors[t].name = copy_name(p, "fold#workspace")) != NULL;
+        ok = (p->tensors[t].name = dfg_strdup(&p->allocator, "fold#workspace")) != NULL;
         step->workspace = t++;
     }
     dfg_free(&graph->allocator, types);
