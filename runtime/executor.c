@@ -282,7 +282,8 @@ dfg_status dfg_session_copy_weights(dfg_session *dst, dfg_session *src,
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "dfg_session_copy_weights: sessions must not be NULL");
     int32_t count = 0;
-    dfg_status st = DFG_OK;
+    /* src's last run must have finished before its weights are read. */
+    dfg_status st = src->backend->synchronize(src->context);
     for (int32_t i = 0; i < dst->program->n_tensors && st == DFG_OK; i++) {
         const dfg_program_tensor *t = &dst->program->tensors[i];
         if (t->kind != DFG_TENSOR_WEIGHT || t->alias_of >= 0)
@@ -295,11 +296,8 @@ dfg_status dfg_session_copy_weights(dfg_session *dst, dfg_session *src,
             return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                              "dfg_session_copy_weights: out of memory for "
                              "'%s'", t->name);
-        st = src->backend->synchronize(src->context);
-        if (st == DFG_OK)
-            st = src->backend->download(src->context, staging,
-                                        tensor_address(src, j),
-                                        (size_t)t->bytes);
+        st = src->backend->download(src->context, staging,
+                                    tensor_address(src, j), (size_t)t->bytes);
         if (st == DFG_OK)
             st = dst->backend->upload(dst->context, tensor_address(dst, i),
                                       staging, (size_t)t->bytes);
