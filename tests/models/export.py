@@ -1,8 +1,14 @@
 #!/usr/bin/python3
 """Exports torchvision models to ONNX with a fixed input and PyTorch's output.
 
-usage: export.py OUT_DIR MODEL [MODEL...]   (resnet18, mobilenet_v2, vit_b_16)
+usage: export.py OUT_DIR MODEL [MODEL...]
        export.py OUT_DIR MODEL --batch N
+
+MODEL is a torchvision classification model (resnet18, resnet50,
+mobilenet_v2, mobilenet_v3_small, efficientnet_b0, densenet121, googlenet,
+squeezenet1_0, mnasnet1_0, convnext_tiny, vit_b_16, ...; inception_v3 takes
+299x299) or bert_encoder: a 4-layer BERT-base-like encoder (hidden 768, 12
+heads, feed-forward 3072, GELU, post-norm) over [N,128,768] embeddings.
 
 For each model writes OUT_DIR/MODEL.onnx (random weights, fixed seed, opset
 13), OUT_DIR/MODEL.input.bin (float32 [N,3,224,224], seeded) and
@@ -20,12 +26,60 @@ except ImportError as error:
           "skipping", file=sys.stderr)
     sys.exit(77)
 
-MODELS = {
-    "resnet18": torchvision.models.resnet18,
-    "mobilenet_v2": torchvision.models.mobilenet_v2,
-    "vit_b_16": torchvision.models.vit_b_16,
-}
 SEED = 20240601
+
+
+class EncoderLayer(torch.nn.Module):
+    """One BERT-base layer written with plain ops (the export of
+    torch.nn.TransformerEncoderLayer depends on its fast path)."""
+
+    def __init__(self, hidden=768, heads=12, ff=3072):
+        super().__init__()
+        self.heads = heads
+        self.qkv = torch.nn.Linear(hidden, 3 * hidden)
+        self.out = torch.nn.Linear(hidden, hidden)
+        self.norm1 = torch.nn.LayerNorm(hidden)
+        self.ff1 = torch.nn.Linear(hidden, ff)
+        self.ff2 = torch.nn.Linear(ff, hidden)
+        self.norm2 = torch.nn.LayerNorm(hidden)
+
+    def forward(self, x):
+        n, s, h = x.shape
+        d = h // self.heads
+        q, k, v = self.qkv(x).split(h, dim=-1)
+        q, k, v = (t.reshape(n, s, self.heads, d).transpose(1, 2) for t in (q, k, v))
+        a = torch.softmax(q @ k.transpose(-1, -2) / d ** 0.5, dim=-1) @ v
+        x = self.norm1(x + self.out(a.transpose(1, 2).reshape(n, s, h)))
+        return self.norm2(x + self.ff2(torch.nn.functional.gelu(self.ff1(x))))
+
+
+def bert_encoder(weights=None):
+    del weights
+    return torch.nn.Sequential(*[EncoderLayer() for _ in range(4)])
+
+
+def make_model(name):
+    if name == "bert_encoder":
+        return bert_encoder()
+    if name == "googlenet":
+        return torchvision.models.googlenet(weights=None, aux_logits=False,
+                                            init_weights=True)
+    if name == "inception_v3":
+        return torchvision.models.inception_v3(weights=None, aux_logits=False,
+                                               init_weights=True)
+    return getattr(torchvision.models, name)(weights=None)
+
+
+def example_input(name, batch):
+    shape = {"bert_encoder": (batch, 128, 768),
+             "inception_v3": (batch, 3, 299, 299)}.get(name, (batch, 3, 224, 224))
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(SEED + 1))
+
+
+def known(name):
+    if name in ("bert_encoder", "googlenet", "inception_v3"):
+        return True
+    return name in torchvision.models.list_models(module=torchvision.models)
 
 
 def randomize_batch_norms(model):
@@ -55,11 +109,11 @@ def randomize_zero_linears(model):
 
 def export(out_dir, name, batch):
     torch.manual_seed(SEED)
-    model = MODELS[name](weights=None).eval()
+    model = make_model(name).eval()
     with torch.no_grad():
         randomize_batch_norms(model)
         randomize_zero_linears(model)
-    x = torch.randn(batch, 3, 224, 224, generator=torch.Generator().manual_seed(SEED + 1))
+    x = example_input(name, batch)
     with torch.no_grad():
         y = model(x)
     stem = os.path.join(out_dir, name if batch == 1 else f"{name}_b{batch}")
@@ -82,9 +136,9 @@ def main(argv):
             batch = int(argv[i + 1])
             i += 2
             continue
-        if argv[i] not in MODELS:
-            print(f"unknown model {argv[i]} (known: {', '.join(MODELS)})",
-                  file=sys.stderr)
+        if not known(argv[i]):
+            print(f"unknown model {argv[i]} (a torchvision classification "
+                  "model or bert_encoder)", file=sys.stderr)
             return 2
         names.append(argv[i])
         i += 1
