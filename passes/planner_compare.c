@@ -14,7 +14,7 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include "caching_allocator.h"
+#include "planners/caching_allocator.h"
 #include "error.h"
 #include "memory_plan.h"
 #include "program.h"

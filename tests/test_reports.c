@@ -13,7 +13,7 @@
 #include "dfg/dfg.h"
 #include "program.h"
 #include "report_check.h"
-#include "report_format.h"
+#include "number_format.h"
 
 /* A string or null naming a tensor of the program (NULL for null). */
 static const char *tensor_ref(const json_node *node, const dfg_program *p)

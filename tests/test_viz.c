@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "caching_allocator.h"
+#include "planners/caching_allocator.h"
 #include "dfg/dfg.h"
 #include "plan_timeline.h"
 #include "program.h"

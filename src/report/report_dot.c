@@ -12,7 +12,7 @@
 #include "error.h"
 #include "plan_timeline.h"
 #include "program.h"
-#include "report_format.h"
+#include "number_format.h"
 #include "text_escape.h"
 
 static const char *kind_color(dfg_tensor_kind kind)

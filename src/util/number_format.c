@@ -1,4 +1,4 @@
-#include "report_format.h"
+#include "number_format.h"
 
 #include <inttypes.h>
 #include <stdio.h>

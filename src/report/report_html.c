@@ -12,7 +12,7 @@
 
 #include <stdlib.h>
 #include "error.h"
-#include "report_format.h"
+#include "number_format.h"
 #include "report_html_assets.h"
 #include "report_svg.h"
 

@@ -2,7 +2,7 @@
  * plan, on its tensor table alone. */
 #include <stdlib.h>
 #include "error.h"
-#include "planners/occupancy_sweep.h"
+#include "occupancy_sweep.h"
 #include "program.h"
 
 static const char *tensor_name(const dfg_program_tensor *t)

@@ -16,7 +16,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include "error.h"
-#include "report_format.h"
+#include "number_format.h"
 #include "report_svg.h"
 #include "xml_text.h"
 

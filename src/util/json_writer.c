@@ -2,7 +2,7 @@
 
 #include <assert.h>
 #include <inttypes.h>
-#include "report_format.h"
+#include "number_format.h"
 #include "text_escape.h"
 
 void dfg_json_init(dfg_json_writer *w, FILE *out)

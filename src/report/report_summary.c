@@ -5,7 +5,7 @@
 #include "error.h"
 #include "kind_bytes.h"
 #include "program.h"
-#include "report_format.h"
+#include "number_format.h"
 #include "text_escape.h"
 
 #define DFG_SUMMARY_LARGEST 5

@@ -1,8 +1,8 @@
-/* Number formatting shared by the reports. Integer arithmetic only, so the
+/* Number formatting for reports and JSON. Integer arithmetic only, so the
  * text never depends on the C locale's decimal point. Each function writes
  * into buf (always NUL-terminated) and returns it. */
-#ifndef DFG_REPORT_FORMAT_H
-#define DFG_REPORT_FORMAT_H
+#ifndef DFG_NUMBER_FORMAT_H
+#define DFG_NUMBER_FORMAT_H
 
 #include <stddef.h>
 #include <stdint.h>

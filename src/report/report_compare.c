@@ -12,7 +12,7 @@
 
 #include <inttypes.h>
 #include "error.h"
-#include "report_format.h"
+#include "number_format.h"
 
 static void write_row(FILE *out, const char *what, const char *note,
                       uint64_t bytes, uint64_t bound)
