@@ -12,6 +12,7 @@
  * (the runtime skips a step whose output is a view, or whose output and
  * input addresses are equal). */
 #include "pass.h"
+#include "dfg/compile.h"
 #include "training.h"
 
 #include <stdio.h>

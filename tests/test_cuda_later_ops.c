@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "cuda_op_check.h"
+#include "dfg/compile.h"
 #include "dfg/models.h"
 #include "dfg/program.h"
 #include "dfg/session.h"

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "dfg/builder.h"
+#include "dfg/compile.h"
 #include "dfg/session.h"
 #include "graph.h"
 #include "pass.h"

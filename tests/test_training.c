@@ -3,6 +3,7 @@
  * training program tells its tensor classes apart, survives a program
  * file round trip, and accumulates K micro-batches per optimizer step. */
 #include <setjmp.h>
+#include "dfg/compile.h"
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

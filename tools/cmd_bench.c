@@ -1,13 +1,14 @@
 /* dfgc bench MODEL: the median latency of dfg_session_run over many
  * iterations, and the process's peak resident memory. */
 #include <stddef.h>
+#include "dfg/compile.h"
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 #include "cli.h"
-#include "cli_number.h"
 #include "commands.h"
+#include "compile_options.h"
 #include "run_setup.h"
 
 static const char usage[] =

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "cli_number.h"
 #include "commands.h"
 #include "digits_training.h"
 

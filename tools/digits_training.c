@@ -1,5 +1,6 @@
 /* The digits training loop (digits_training.h). */
 #include "digits_training.h"
+#include "dfg/compile.h"
 
 #include <stdlib.h>
 #include <string.h>

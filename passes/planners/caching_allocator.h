@@ -26,6 +26,7 @@
 #define DFG_CACHING_ALLOCATOR_H
 
 #include <stdint.h>
+#include "dfg/compile.h"
 #include "dfg/report.h"
 
 #define DFG_CACHING_MIN_BLOCK ((int64_t)512)
