@@ -1,7 +1,6 @@
 /* The C example of README.md, compiled and run by the test suite so that
  * the README's code is known to work. Keep the two in step. */
 #include <stdio.h>
-#include "dfg/compile.h"
 #include <dfg/dfg.h>
 
 int main(void)

@@ -11,7 +11,6 @@
  * starts there (in tensor order: outputs before the step's workspace),
  * then frees those whose lifetime ends there. */
 #include "dfg/compile.h"
-#include "dfg/report.h"
 
 #include <stdlib.h>
 #include <string.h>

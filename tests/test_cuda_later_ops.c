@@ -22,7 +22,7 @@
 #include "dfg/program.h"
 #include "dfg/session.h"
 #include "dfg/training.h"
-#include "training_layout.h"
+#include "math/training_layout.h"
 
 /* The output type op's shape rule gives inputs in (a forward op). */
 static dfg_type forward_output(dfg_op op, const dfg_attrs *attrs,

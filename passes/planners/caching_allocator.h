@@ -27,7 +27,6 @@
 
 #include <stdint.h>
 #include "dfg/compile.h"
-#include "dfg/report.h"
 
 #define DFG_CACHING_MIN_BLOCK ((int64_t)512)
 #define DFG_CACHING_SMALL_SIZE ((int64_t)1 << 20)
