@@ -18,6 +18,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "cuda_test_device.h"
 #include "dfg/dfg.h"
 #ifdef DFG_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -699,17 +700,9 @@ static void test_gather_out_of_range(void **state)
 
 int main(void)
 {
-    const dfg_backend *cuda = NULL;
-    if (dfg_backend_find("cuda", &cuda) != DFG_OK) {
-        printf("skipped: the cuda backend is not compiled into this build "
-               "(nvcc or cuBLAS not found, or -Dcuda=disabled)\n");
-        return 77;
-    }
-    if (!dfg_backend_available(cuda)) {
-        printf("skipped: no CUDA device (cudaGetDeviceCount failed or "
-               "reported 0 devices)\n");
-        return 77;
-    }
+    int ready = cuda_test_device_ready();
+    if (ready != 0)
+        return ready;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_elementwise_ops),
         cmocka_unit_test(test_reduction_ops),
