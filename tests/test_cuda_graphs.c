@@ -1,10 +1,11 @@
 /* The CUDA backend with CUDA graphs on and off (suite 'cuda'): the same
  * outputs bit for bit, a training session's weights untouched by the
  * warm-up before the capture, byte for byte, a program whose zeroed
- * warm-up computes an index out of range still created, an error another
- * caller left pending not taken for the session's own, and a session
- * created on one device run from a thread whose current device is
- * another (when there are two).
+ * warm-up computes an index out of range still created, an index out of
+ * range in a run reported and cleared, an error another caller left
+ * pending not taken for the session's own, and a session created on one
+ * device run from a thread whose current device is another (when there
+ * are two).
  *
  * Exits 77 (skipped), saying why, when the backend is not built or cannot
  * run here. */
@@ -296,6 +297,30 @@ static void test_warm_up_status_cleared(void **state)
     dfg_program_destroy(p);
 }
 
+/* An index out of range is the run's error, with graphs on and off, and
+ * clears: the next run succeeds. */
+static void test_index_out_of_range(void **state)
+{
+    (void)state;
+    dfg_program *p = shifted_gather();
+    float data[12] = {0}, result[6];
+    int64_t bad[2] = {-8, 0}, good[2] = {-10, -7}; /* rows 1, 9; -1, 2 */
+    const void *inputs[2] = {data, bad};
+    void *outputs[1] = {result};
+    for (int graphs = 0; graphs < 2; graphs++) {
+        dfg_session *s = session_with_graphs(p, graphs);
+        inputs[1] = bad;
+        assert_int_not_equal(dfg_session_run(s, inputs, outputs), DFG_OK);
+        assert_non_null(strstr(dfg_last_error(), "out of range"));
+        inputs[1] = good;
+        if (dfg_session_run(s, inputs, outputs) != DFG_OK)
+            fail_msg("graphs %d, after the error: %s", graphs,
+                     dfg_last_error());
+        dfg_session_destroy(s);
+    }
+    dfg_program_destroy(p);
+}
+
 #ifdef DFG_HAVE_CUDA
 static void test_pending_error_not_ours(void **state)
 {
@@ -351,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_inference_bitwise),
         cmocka_unit_test(test_training_bitwise),
         cmocka_unit_test(test_warm_up_status_cleared),
+        cmocka_unit_test(test_index_out_of_range),
 #ifdef DFG_HAVE_CUDA
         cmocka_unit_test(test_pending_error_not_ours),
         cmocka_unit_test(test_other_thread_device),
