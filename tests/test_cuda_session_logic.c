@@ -400,7 +400,8 @@ static void test_backend_module_lookup(void **state)
     rmdir(dir);
     unsetenv(DFG_BACKEND_DIR_ENV);
     /* A registered table wins without any module. */
-    dfg_backend fake_cuda = async_backend;
+    static dfg_backend fake_cuda; /* registered for the process */
+    fake_cuda = async_backend;
     fake_cuda.name = DFG_CUDA_BACKEND_NAME;
     assert_int_equal(dfg_backend_register(&fake_cuda), DFG_OK);
     assert_int_equal(dfg_backend_find("cuda", &b), DFG_OK);
