@@ -148,9 +148,9 @@ dfg_status dfg_session_create(const dfg_program *program,
                          "not be NULL");
     *out = NULL;
     if (!backend->available())
-        return dfg_error(DFG_ERR_DEVICE,
-                         "the '%s' backend has no device on this machine",
-                         backend->name);
+        return dfg_error_prefix(DFG_ERR_DEVICE,
+                                "the '%s' backend cannot run here",
+                                backend->name);
     dfg_status status = check_backend_supports(program, backend);
     if (status != DFG_OK)
         return status;
@@ -301,6 +301,11 @@ dfg_status dfg_session_copy_weights(dfg_session *dst, dfg_session *src,
         if (st == DFG_OK)
             st = dst->backend->upload(dst->context, tensor_address(dst, i),
                                       staging, (size_t)t->bytes);
+        /* An upload may read its source until the queue has run (pinned
+         * memory): the staging copy is freed only after that. */
+        dfg_status synced = dst->backend->synchronize(dst->context);
+        if (st == DFG_OK)
+            st = synced;
         dfg_free(&dst->allocator, staging);
         count++;
     }

@@ -7,6 +7,7 @@
 #include "dfg/attrs.h"
 #include "dfg/builder.h"
 #include "dfg/compile.h"
+#include "dfg/cuda_backend.h"
 #include "dfg/dtype.h"
 #include "dfg/graph.h"
 #include "dfg/models.h"
