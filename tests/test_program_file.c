@@ -198,8 +198,10 @@ static void expect_programs_equal(const dfg_program *a, const dfg_program *b)
     assert_memory_equal(a->outputs, b->outputs, (size_t)a->n_outputs * 4);
     for (int r = 0; r < DFG_REGION_COUNT; r++)
         assert_int_equal(a->region_bytes[r], b->region_bytes[r]);
-    assert_memory_equal(a->weights, b->weights,
-                        (size_t)a->region_bytes[DFG_REGION_WEIGHTS]);
+    for (int32_t i = 0; i < a->n_tensors; i++)
+        if (a->tensors[i].region == DFG_REGION_WEIGHTS)
+            assert_memory_equal(a->tensors[i].data, b->tensors[i].data,
+                                (size_t)a->tensors[i].bytes);
     assert_memory_equal(&a->stats, &b->stats, sizeof a->stats);
 }
 
@@ -411,7 +413,12 @@ static dfg_program *hand_built(void)
         t->alias_of = -1;
     }
     uint64_t rng = 17;
-    fixture_fill(&rng, (float *)p->weights, 6);
+    dfg_shared_bytes *w = dfg_shared_bytes_alloc(NULL, 24);
+    assert_non_null(w);
+    fixture_fill(&rng, (float *)dfg_shared_bytes_fill(w), 6);
+    p->tensors[1].data = dfg_shared_bytes_data(w);
+    assert_int_equal(dfg_program_hold(p, w), DFG_OK);
+    dfg_shared_bytes_release(w);
     dfg_program_step *st = &p->steps[0];
     st->op = DFG_OP_ADD;
     st->name = dfg_strdup(&p->allocator, "sum");
@@ -446,7 +453,7 @@ static void test_hand_built_round_trip_and_run(void **state)
     uint64_t rng = 3;
     float x[6];
     fixture_fill(&rng, x, 6);
-    const float *w = (const float *)p->weights, *y = (const float *)out[0];
+    const float *w = (const float *)p->tensors[1].data, *y = (const float *)out[0];
     for (int i = 0; i < 6; i++)
         assert_float_equal(y[i], x[i] + w[i], 1e-6);
     free(out[0]);
@@ -570,7 +577,7 @@ static void test_in_place_output_loads_and_runs(void **state)
     uint64_t rng = 3;
     float x[6];
     fixture_fill(&rng, x, 6);
-    const float *w = (const float *)p->weights, *y = (const float *)out[0];
+    const float *w = (const float *)p->tensors[1].data, *y = (const float *)out[0];
     for (int i = 0; i < 6; i++)
         assert_float_equal(y[i], x[i] + w[i], 1e-6);
     free(out[0]);

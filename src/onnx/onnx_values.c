@@ -96,7 +96,7 @@ dfg_status dfg_onnx_materialise(dfg_onnx_importer *im, int32_t entry,
         const dfg_ir_value *v =
             &im->graph->values[dfg_graph_index(im->graph, e->value)];
         dfg_free(&im->allocator, e->constant);
-        e->constant = v->data;
+        e->constant = (void *)v->data; /* read only from here on */
         e->borrowed = 1;
     }
     *out = e->value;
