@@ -44,6 +44,20 @@ dfg_shared_bytes *dfg_shared_bytes_alloc(const dfg_allocator *allocator,
     return b;
 }
 
+dfg_shared_bytes *dfg_shared_bytes_adopt(const dfg_allocator *allocator,
+                                         void *block, size_t size)
+{
+    dfg_shared_bytes *b = make(allocator);
+    if (!b) {
+        dfg_allocator a = dfg_allocator_or_default(allocator);
+        dfg_free(&a, block);
+        return NULL;
+    }
+    b->data = block;
+    b->size = size;
+    return b;
+}
+
 uint8_t *dfg_shared_bytes_fill(dfg_shared_bytes *bytes)
 {
     return bytes->mapping ? NULL : (uint8_t *)bytes->data;
@@ -106,6 +120,22 @@ size_t dfg_shared_bytes_size(const dfg_shared_bytes *bytes)
 int dfg_shared_bytes_is_mapped(const dfg_shared_bytes *bytes)
 {
     return bytes->mapping != NULL;
+}
+
+void dfg_shared_bytes_drop_pages(const dfg_shared_bytes *bytes,
+                                 const void *data, size_t size)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    if (!bytes->mapping || page <= 0 || size == 0)
+        return;
+    uintptr_t begin = (uintptr_t)data, end = begin + size;
+    uintptr_t first = (begin + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    uintptr_t last = end & ~((uintptr_t)page - 1);
+    if (begin < (uintptr_t)bytes->data ||
+        end > (uintptr_t)bytes->data + bytes->size || first >= last)
+        return;
+    /* Advice only: on failure the pages simply stay. */
+    (void)madvise((void *)first, last - first, MADV_DONTNEED);
 }
 
 void dfg_shared_bytes_retain(dfg_shared_bytes *bytes)

@@ -26,6 +26,11 @@ dfg_shared_bytes *dfg_shared_bytes_alloc(const dfg_allocator *allocator,
  * creator, before anyone else holds it. */
 uint8_t *dfg_shared_bytes_fill(dfg_shared_bytes *bytes);
 
+/* Takes over block (size bytes from dfg_alloc with allocator) with one
+ * reference; NULL when out of memory, block then freed. */
+dfg_shared_bytes *dfg_shared_bytes_adopt(const dfg_allocator *allocator,
+                                         void *block, size_t size);
+
 /* Maps the regular file at path read-only, with one reference. Files
  * larger than max_bytes are refused (DFG_ERR_FORMAT) before mapping; an
  * empty file gives an empty block. The mapping is private: if the file
@@ -41,6 +46,13 @@ const uint8_t *dfg_shared_bytes_data(const dfg_shared_bytes *bytes);
 size_t dfg_shared_bytes_size(const dfg_shared_bytes *bytes);
 /* 1 if the bytes are a file mapping. */
 int dfg_shared_bytes_is_mapped(const dfg_shared_bytes *bytes);
+
+/* Lets the system reclaim the memory behind [data, data + size), inside a
+ * mapping, that the caller has copied and will not read soon: the pages
+ * wholly inside leave the process's resident set (and come back from the
+ * file if read again). Nothing happens for an allocated block. */
+void dfg_shared_bytes_drop_pages(const dfg_shared_bytes *bytes,
+                                 const void *data, size_t size);
 
 void dfg_shared_bytes_retain(dfg_shared_bytes *bytes);
 /* NULL is ignored. */
