@@ -23,9 +23,10 @@ struct dfg_session {
     const dfg_backend *backend;
     dfg_allocator allocator;
     dfg_backend_context *context;
-    /* regions[DFG_REGION_WEIGHTS] is NULL while the session reads the
-     * program's weights in place. */
     void *regions[DFG_REGION_COUNT];
+    /* 1 while the session reads the program's weights in place (and has
+     * no weights region of its own). */
+    int shares_weights;
     /* One allocation: steps[n_steps], then their types, their operand
      * pointers and the program step each came from (for messages). */
     void *block;
@@ -39,7 +40,7 @@ static void *tensor_address(const dfg_session *s, int32_t tensor)
     const dfg_program_tensor *t = &s->program->tensors[tensor];
     /* Kernels only read weights in place: no step of such a program
      * writes them (weights_in_place). */
-    if (t->region == DFG_REGION_WEIGHTS && !s->regions[DFG_REGION_WEIGHTS])
+    if (t->region == DFG_REGION_WEIGHTS && s->shares_weights)
         return (void *)t->data;
     /* Plain address arithmetic: the region may be device memory and is
      * never dereferenced here. */
@@ -211,7 +212,8 @@ static dfg_status own_weights(dfg_session *s)
 static dfg_status allocate_regions(dfg_session *s)
 {
     dfg_status status = allocate_region(s, DFG_REGION_ARENA);
-    if (status != DFG_OK || weights_in_place(s->program, s->backend))
+    s->shares_weights = weights_in_place(s->program, s->backend);
+    if (status != DFG_OK || s->shares_weights)
         return status;
     return own_weights(s);
 }
@@ -346,11 +348,13 @@ dfg_status dfg_session_output_buffer(dfg_session *s, int32_t index, void **out)
  * overwritten; the steps' addresses follow. */
 static dfg_status detach_weights(dfg_session *s)
 {
-    if (s->regions[DFG_REGION_WEIGHTS])
+    if (!s->shares_weights)
         return DFG_OK;
     dfg_status status = own_weights(s);
-    if (status == DFG_OK)
+    if (status == DFG_OK) {
+        s->shares_weights = 0;
         bind_operands(s);
+    }
     return status;
 }
 
