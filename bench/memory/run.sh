@@ -47,7 +47,7 @@ done
 echo
 echo "Eight CPU sessions of one program (each run once), MiB:"
 echo
-echo "| model | sessions | weights | arena | peak RSS | weights + 8 arenas | 8 x (weights + arena) |"
+echo "| model | sessions N | weights | arena | peak RSS | weights + N arenas | N x (weights + arena) |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
 for n in 1 8; do
     "$build/bench/bench-sessions" "$models/resnet50.dfgp" "$n" | awk '{
