@@ -523,6 +523,12 @@ static void huge_dims(dfg_program *p) { p->tensors[0].type.shape[0] = INT64_MAX 
 static void wrong_dtype_for_op(dfg_program *p) { p->tensors[0].type.dtype = DFG_BOOL; p->tensors[0].bytes = 6; }
 static void partial_in_place(dfg_program *p) { p->tensors[2].alias_of = 0; p->tensors[2].offset = 8; }
 static void unknown_planner(dfg_program *p) { p->stats.planner = (dfg_planner)9; }
+static void misaligned_weight(dfg_program *p)
+{
+    p->region_bytes[DFG_REGION_WEIGHTS] = 32;
+    p->stats.weights_bytes = 32;
+    p->tensors[1].offset = 2;
+}
 
 static void test_invalid_programs_are_rejected(void **state)
 {
@@ -552,6 +558,7 @@ static void test_invalid_programs_are_rejected(void **state)
         {"not accepted", wrong_dtype_for_op},
         {"overlaps input 0", partial_in_place},
         {"planner", unknown_planner},
+        {"4-byte elements", misaligned_weight},
     };
     for (size_t i = 0; i < sizeof mutations / sizeof mutations[0]; i++) {
         dfg_program *p = hand_built();
