@@ -95,8 +95,9 @@ static dfg_program *one_step_program(const dfg_graph *graph, int32_t n)
         const dfg_ir_value *v = &graph->values[node->inputs[i]];
         set_tensor(&p->tensors[t], &types[i], DFG_TENSOR_CONSTANT,
                    DFG_REGION_WEIGHTS, &weights);
-        memcpy(p->weights + p->tensors[t].offset, v->data, (size_t)p->tensors[t].bytes);
-        ok = (p->tensors[t].name = dfg_strdup(&p->allocator, v->name)) != NULL;
+        p->tensors[t].data = v->data;
+        ok = dfg_program_hold(p, v->data_owner) == DFG_OK &&
+             (p->tensors[t].name = dfg_strdup(&p->allocator, v->name)) != NULL;
         step->inputs[i] = t++;
     }
     for (int32_t i = 0; ok && i < node->n_outputs; i++) {

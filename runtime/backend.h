@@ -31,6 +31,11 @@ typedef struct dfg_backend_context dfg_backend_context;
 
 struct dfg_backend {
     const char *name;
+    /* 1 if regions are host memory that kernels read directly: a session
+     * of a program that never writes its weights then binds the program's
+     * own weight bytes (read-only, shared by every such session) instead
+     * of allocating and uploading a weights region. */
+    int host_memory;
     /* 1 if sessions can be created here (a device is present); else 0
      * with the reason in dfg_last_error(). */
     int (*available)(void);

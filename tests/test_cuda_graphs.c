@@ -93,7 +93,7 @@ static dfg_program *weights_reader(const dfg_program *training,
         const dfg_program_tensor *t = &training->tensors[i];
         if (t->kind != DFG_TENSOR_WEIGHT || t->alias_of >= 0)
             continue;
-        const uint8_t *data = training->weights + t->offset;
+        const uint8_t *data = t->data;
         memcpy(*initial + at, data, (size_t)t->bytes);
         at += (size_t)t->bytes;
         dfg_value w, y;

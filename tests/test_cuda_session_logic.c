@@ -295,7 +295,7 @@ static dfg_status async_run_all(dfg_backend_context *c, int32_t *failed)
 static void async_destroy(dfg_backend_context *c) { free(c); }
 
 static const dfg_backend async_backend = {
-    "async", async_available, async_supports, async_create,
+    "async", 0, async_available, async_supports, async_create,
     async_alloc_region, async_free_region, async_upload, async_download,
     async_prepare, async_run_all, async_synchronize, async_destroy};
 

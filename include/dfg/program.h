@@ -39,7 +39,11 @@ int dfg_planner_from_name(const char *name, dfg_planner *out);
 void dfg_program_destroy(dfg_program *program);
 
 /* Program files (docs/program-format.md). Loading validates everything and
- * fails with DFG_ERR_FORMAT on a malformed file. */
+ * fails with DFG_ERR_FORMAT on a malformed file. dfg_program_load maps the
+ * file and keeps the mapping until the program is destroyed: its weights
+ * are the file's pages, read in place by CPU inference sessions (replace
+ * a program file by renaming a new one over it, never by rewriting it in
+ * place). dfg_program_load_memory copies the weights out of data. */
 dfg_status dfg_program_save(const dfg_program *program, const char *path);
 dfg_status dfg_program_load(const char *path, const dfg_allocator *allocator,
                             dfg_program **out);

@@ -61,7 +61,9 @@ dfg_status dfg_session_output_buffer(dfg_session *session, int32_t index,
  * program has under the same name and type, from src's own copy (which a
  * training program updates in place: this is how a trained model is
  * evaluated with an inference program). *copied receives the count (may
- * be NULL). Allocates a host staging buffer per weight. */
+ * be NULL). dst stops sharing its program's weights and gets its own
+ * copy of them first; a staging buffer (one, as large as the largest
+ * weight) is allocated only when neither session is in host memory. */
 dfg_status dfg_session_copy_weights(dfg_session *dst, dfg_session *src,
                                     int32_t *copied);
 

@@ -109,6 +109,7 @@ static void cpu_destroy(dfg_backend_context *context)
 
 const dfg_backend dfg_cpu_backend = {
     .name = DFG_CPU_BACKEND_NAME,
+    .host_memory = 1,
     .available = cpu_available,
     .supports_op = cpu_supports_op,
     .create = cpu_create,
