@@ -57,6 +57,12 @@ int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
  * Returns 1 if argv[*i] was it, 0 if not, -1 after a usage error. */
 int dfgc_shapes_option(const char *command, int argc, char **argv, int *i);
 
+/* Handles "--const NAME=FILE": ONNX input NAME becomes a constant of the
+ * graph with FILE's value (a TensorProto .pb, or raw little-endian values
+ * of the input's declared type), kept for dfgc_load_graph. Returns 1 if
+ * argv[*i] was it, 0 if not, -1 after a usage error. */
+int dfgc_const_option(const char *command, int argc, char **argv, int *i);
+
 /* Opens path for writing ("-" is stdout). NULL after printing an error. */
 FILE *dfgc_open_output(const char *path);
 /* Closes a stream from dfgc_open_output; returns 0, or 1 after printing an
