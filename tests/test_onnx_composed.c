@@ -2,7 +2,9 @@
  * edge/reflect, 3-D Conv and pools, NegativeLogLikelihoodLoss,
  * SoftmaxCrossEntropyLoss, training-mode Dropout): one-node models built
  * here, run on the CPU backend on random inputs and compared with a
- * direct double-precision reference; their plans verified. */
+ * direct double-precision reference; their plans verified. The 3-D
+ * windows and reflect padding are also differentiated (autodiff over the
+ * composed ops) and checked against central finite differences. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,7 +16,9 @@
 
 #include <cmocka.h>
 
+#include "autodiff.h"
 #include "dfg/dfg.h"
+#include "graph.h"
 #include "onnx_builder.h"
 
 #define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
@@ -433,6 +437,144 @@ static void test_training_dropout(void **state)
     free(x);
 }
 
+/* ---- gradients through the composed ops ----------------------------- */
+
+#define GRAD_EPS 1e-3
+#define GRAD_TOLERANCE 1e-2
+
+/* The imported model's graph with L = sum(y * R) as output 1 (R fixed
+ * random: every output element weighs in) and, with_gradient, dL/dx as
+ * output 2, x being the model's one input. */
+static dfg_program *compile_with_loss(const onnx_builder *b, int with_gradient)
+{
+    size_t size;
+    uint8_t *bytes = onnx_builder_pack(b, &size);
+    dfg_graph *g;
+    assert_int_equal(dfg_onnx_import_memory(bytes, size, NULL, NULL, &g),
+                     DFG_OK);
+    free(bytes);
+    int32_t x = 0;
+    while (g->values[x].kind != DFG_VALUE_INPUT)
+        x++;
+    dfg_value y = dfg_graph_handle(g, g->outputs[0]), weights, product, loss;
+    dfg_tensor_info info;
+    assert_int_equal(dfg_graph_value_info(g, y, &info), DFG_OK);
+    rng_state = 0x853C49E6748FEA9Bull; /* the same R in both programs */
+    float *r = random_floats(numel(info.rank, info.shape));
+    assert_int_equal(dfg_graph_constant(g, "R", DFG_F32, info.rank, info.shape,
+                                        r, &weights), DFG_OK);
+    free(r);
+    assert_int_equal(dfg_mul(g, y, weights, &product), DFG_OK);
+    assert_int_equal(dfg_reduce_sum(g, product, 0, NULL, 0, &loss), DFG_OK);
+    assert_int_equal(dfg_graph_output(g, loss, "L"), DFG_OK);
+    if (with_gradient) {
+        int32_t grad;
+        if (dfg_autodiff(g, dfg_graph_index(g, loss), &x, 1, &grad) != DFG_OK)
+            fail_msg("autodiff: %s", dfg_last_error());
+        assert_true(grad >= 0);
+        assert_int_equal(dfg_graph_output(g, dfg_graph_handle(g, grad), "dx"),
+                         DFG_OK);
+    }
+    dfg_program *p;
+    assert_int_equal(dfg_compile(g, NULL, &p), DFG_OK);
+    assert_int_equal(dfg_program_verify(p), DFG_OK);
+    dfg_graph_destroy(g);
+    return p;
+}
+
+/* x holds distinct values 0.01 apart (shuffled), so that no perturbation
+ * of GRAD_EPS changes which element a max picks. */
+static void check_gradient(const onnx_builder *b, int32_t rank,
+                           const int64_t *x_dims)
+{
+    const dfg_backend *cpu;
+    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    dfg_program *forward = compile_with_loss(b, 0);
+    dfg_program *backward = compile_with_loss(b, 1);
+    dfg_session *fs, *bs;
+    assert_int_equal(dfg_session_create(forward, cpu, NULL, &fs), DFG_OK);
+    assert_int_equal(dfg_session_create(backward, cpu, NULL, &bs), DFG_OK);
+    dfg_tensor_info y_info;
+    assert_int_equal(dfg_program_output_info(forward, 0, &y_info), DFG_OK);
+    int64_t n = numel(rank, x_dims);
+    float *x = malloc((size_t)n * sizeof *x), *dx = malloc((size_t)n * sizeof *dx);
+    float *y = malloc((size_t)numel(y_info.rank, y_info.shape) * sizeof *y);
+    for (int64_t i = 0; i < n; i++)
+        x[i] = (float)(0.01 * (double)(i - n / 2));
+    for (int64_t i = n - 1; i > 0; i--) {
+        int64_t j = (int64_t)((next_uniform() + 1) / 2 * (double)(i + 1)) % (i + 1);
+        float t = x[i];
+        x[i] = x[j];
+        x[j] = t;
+    }
+    float loss;
+    const void *inputs[1] = {x};
+    assert_int_equal(dfg_session_run(bs, inputs, (void *[]){y, &loss, dx}),
+                     DFG_OK);
+    double diff = 0, norm = 0;
+    for (int64_t i = 0; i < n; i++) {
+        float keep = x[i], up, down;
+        x[i] = (float)(keep + GRAD_EPS);
+        assert_int_equal(dfg_session_run(fs, inputs, (void *[]){y, &up}), DFG_OK);
+        x[i] = (float)(keep - GRAD_EPS);
+        assert_int_equal(dfg_session_run(fs, inputs, (void *[]){y, &down}), DFG_OK);
+        x[i] = keep;
+        double ref = ((double)up - down) / (2 * GRAD_EPS);
+        diff += (dx[i] - ref) * (dx[i] - ref);
+        norm += ref * ref;
+    }
+    assert_true(norm > 0);
+    if (!(sqrt(diff / norm) < GRAD_TOLERANCE))
+        fail_msg("relative gradient error %g", sqrt(diff / norm));
+    free(x), free(dx), free(y);
+    dfg_session_destroy(fs);
+    dfg_session_destroy(bs);
+    dfg_program_destroy(forward);
+    dfg_program_destroy(backward);
+}
+
+static void test_gradients(void **state)
+{
+    (void)state;
+    const int64_t x_dims[5] = {1, 2, 4, 4, 4}, w_dims[5] = {2, 2, 2, 2, 2};
+    const int64_t k[3] = {2, 2, 2}, s[3] = {2, 1, 2};
+    const int64_t pads[6] = {1, 0, 0, 0, 1, 1};
+    const char *types[3] = {"Conv", "MaxPool", "AveragePool"};
+    float *w = random_floats(numel(5, w_dims));
+    for (int t = 0; t < 3; t++) {
+        onnx_builder b;
+        onnx_builder_init(&b, 13);
+        onnx_builder_input(&b, "x", F32, 5, x_dims, NULL);
+        if (t == 0)
+            onnx_builder_initializer(&b, "w", F32, 5, w_dims, w,
+                                     sizeof(float) * (size_t)numel(5, w_dims));
+        Onnx__NodeProto *node = onnx_builder_node(
+            &b, types[t], "y", (const char *[]){"x", t == 0 ? "w" : NULL, NULL},
+            (const char *[]){"y", NULL});
+        if (t > 0)
+            onnx_builder_attr_ints(node, "kernel_shape", k, 3);
+        onnx_builder_attr_ints(node, "strides", s, 3);
+        onnx_builder_attr_ints(node, "pads", pads, 6);
+        onnx_builder_output(&b, "y");
+        check_gradient(&b, 5, x_dims);
+        onnx_builder_free(&b);
+    }
+    free(w);
+
+    const int64_t p_dims[2] = {3, 4}, p_pads[4] = {2, 1, 1, 3}, n_pads[1] = {4};
+    onnx_builder b;
+    onnx_builder_init(&b, 13);
+    onnx_builder_input(&b, "x", F32, 2, p_dims, NULL);
+    onnx_builder_initializer(&b, "pads", I64, 1, n_pads, p_pads, sizeof p_pads);
+    Onnx__NodeProto *node = onnx_builder_node(
+        &b, "Pad", "y", (const char *[]){"x", "pads", NULL},
+        (const char *[]){"y", NULL});
+    onnx_builder_attr_string(node, "mode", "reflect");
+    onnx_builder_output(&b, "y");
+    check_gradient(&b, 2, p_dims);
+    onnx_builder_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -442,6 +584,7 @@ int main(void)
         cmocka_unit_test(test_pools_3d),
         cmocka_unit_test(test_losses),
         cmocka_unit_test(test_training_dropout),
+        cmocka_unit_test(test_gradients),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
