@@ -20,69 +20,11 @@
 #include "dfg/dfg.h"
 #include "graph.h"
 #include "onnx_builder.h"
+#include "onnx_run.h"
 
 #define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 #define I64 ONNX__TENSOR_PROTO__DATA_TYPE__INT64
 #define BOOL ONNX__TENSOR_PROTO__DATA_TYPE__BOOL
-
-static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
-static double next_uniform(void) /* [-1, 1) */
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (double)(rng_state >> 11) / (double)(1ull << 52) - 1.0;
-}
-
-static float *random_floats(int64_t n)
-{
-    float *v = malloc((size_t)n * sizeof *v);
-    assert_non_null(v);
-    for (int64_t i = 0; i < n; i++)
-        v[i] = (float)next_uniform();
-    return v;
-}
-
-static int64_t numel(int rank, const int64_t *dims)
-{
-    int64_t n = 1;
-    for (int i = 0; i < rank; i++)
-        n *= dims[i];
-    return n;
-}
-
-/* Imports the model, compiles and verifies it, runs it on inputs and
- * returns output 0 (malloc'ed) with its dims. */
-static float *run_model(const onnx_builder *b, const void *const *inputs,
-                        int32_t *rank, int64_t *dims)
-{
-    size_t size;
-    uint8_t *bytes = onnx_builder_pack(b, &size);
-    dfg_graph *graph;
-    dfg_program *program;
-    dfg_session *session;
-    const dfg_backend *cpu;
-    dfg_status st = dfg_onnx_import_memory(bytes, size, NULL, NULL, &graph);
-    free(bytes);
-    if (st != DFG_OK)
-        fail_msg("import: %s", dfg_last_error());
-    assert_int_equal(dfg_compile(graph, NULL, &program), DFG_OK);
-    assert_int_equal(dfg_program_verify(program), DFG_OK);
-    dfg_tensor_info info;
-    assert_int_equal(dfg_program_output_info(program, 0, &info), DFG_OK);
-    *rank = info.rank;
-    memcpy(dims, info.shape, (size_t)info.rank * sizeof *dims);
-    float *out = malloc((size_t)numel(info.rank, info.shape) * sizeof *out + 1);
-    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
-    assert_int_equal(dfg_session_create(program, cpu, NULL, &session), DFG_OK);
-    void *outputs[1] = {out};
-    assert_int_equal(dfg_session_run(session, (const void **)inputs, outputs),
-                     DFG_OK);
-    dfg_session_destroy(session);
-    dfg_program_destroy(program);
-    dfg_graph_destroy(graph);
-    return out;
-}
 
 static void expect_dims(int32_t rank, const int64_t *dims, int32_t want_rank,
                         const int64_t *want)
@@ -119,8 +61,8 @@ static void test_conv_transpose_2d(void **state)
                        pads[2];
     const int64_t ow = s[1] * (W - 1) + op[1] + (KW - 1) * d[1] + 1 - pads[1] -
                        pads[3];
-    float *x = random_floats(N * C * H * W), *w = random_floats(C * MG * KH * KW);
-    float *bias = random_floats(G * MG);
+    float *x = onnx_run_random_floats(N * C * H * W), *w = onnx_run_random_floats(C * MG * KH * KW);
+    float *bias = onnx_run_random_floats(G * MG);
     onnx_builder b;
     onnx_builder_init(&b, 13);
     onnx_builder_input(&b, "x", F32, 4, x_dims, NULL);
@@ -137,7 +79,7 @@ static void test_conv_transpose_2d(void **state)
     onnx_builder_output(&b, "y");
     int32_t rank;
     int64_t dims[8];
-    float *y = run_model(&b, (const void *[]){x, w}, &rank, dims);
+    float *y = onnx_run_model(&b, (const void *[]){x, w}, &rank, dims);
     expect_dims(rank, dims, 4, (const int64_t[]){N, G * MG, oh, ow});
     int64_t n_out = N * G * MG * oh * ow;
     double *ref = calloc((size_t)n_out, sizeof *ref);
@@ -170,7 +112,7 @@ static void test_pad_edge_reflect(void **state)
     (void)state;
     const int64_t x_dims[2] = {3, 4}, pads[4] = {1, 2, 2, 3};
     const int64_t pads_dims[1] = {4};
-    float *x = random_floats(12);
+    float *x = onnx_run_random_floats(12);
     const char *modes[2] = {"edge", "reflect"};
     for (int m = 0; m < 2; m++) {
         onnx_builder b;
@@ -185,7 +127,7 @@ static void test_pad_edge_reflect(void **state)
         onnx_builder_output(&b, "y");
         int32_t rank;
         int64_t dims[8];
-        float *y = run_model(&b, (const void *[]){x}, &rank, dims);
+        float *y = onnx_run_model(&b, (const void *[]){x}, &rank, dims);
         expect_dims(rank, dims, 2, (const int64_t[]){6, 9});
         for (int i = 0; i < 6; i++)
             for (int j = 0; j < 9; j++) {
@@ -220,13 +162,13 @@ static void test_conv_3d(void **state)
     const int64_t in[3] = {D, H, W}, k[3] = {KD, KH, KW};
     for (int i = 0; i < 3; i++)
         out[i] = (in[i] + pads[i] + pads[i + 3] - (k[i] - 1) * dl[i] - 1) / s[i] + 1;
-    float *x = random_floats(numel(5, x_dims)), *w = random_floats(numel(5, w_dims));
-    float *bias = random_floats(M);
+    float *x = onnx_run_random_floats(onnx_run_numel(5, x_dims)), *w = onnx_run_random_floats(onnx_run_numel(5, w_dims));
+    float *bias = onnx_run_random_floats(M);
     onnx_builder b;
     onnx_builder_init(&b, 13);
     onnx_builder_input(&b, "x", F32, 5, x_dims, NULL);
     onnx_builder_initializer(&b, "w", F32, 5, w_dims, w,
-                             sizeof(float) * (size_t)numel(5, w_dims));
+                             sizeof(float) * (size_t)onnx_run_numel(5, w_dims));
     onnx_builder_initializer(&b, "b", F32, 1, b_dims, bias, sizeof(float) * M);
     Onnx__NodeProto *node = onnx_builder_node(
         &b, "Conv", "y", (const char *[]){"x", "w", "b", NULL},
@@ -238,7 +180,7 @@ static void test_conv_3d(void **state)
     onnx_builder_output(&b, "y");
     int32_t rank;
     int64_t dims[8];
-    float *y = run_model(&b, (const void *[]){x}, &rank, dims);
+    float *y = onnx_run_model(&b, (const void *[]){x}, &rank, dims);
     expect_dims(rank, dims, 5, (const int64_t[]){N, M, out[0], out[1], out[2]});
     int64_t n_out = N * M * out[0] * out[1] * out[2];
     double *ref = calloc((size_t)n_out, sizeof *ref);
@@ -286,7 +228,7 @@ static void check_pool_3d(const char *type, int include_pad, int ceil_mode)
         if (ceil_mode && span % s[i] && out[i] * s[i] < in[i] + pads[i])
             out[i]++;
     }
-    float *x = random_floats(numel(5, x_dims));
+    float *x = onnx_run_random_floats(onnx_run_numel(5, x_dims));
     onnx_builder b;
     onnx_builder_init(&b, 13);
     onnx_builder_input(&b, "x", F32, 5, x_dims, NULL);
@@ -301,7 +243,7 @@ static void check_pool_3d(const char *type, int include_pad, int ceil_mode)
     onnx_builder_output(&b, "y");
     int32_t rank;
     int64_t dims[8];
-    float *y = run_model(&b, (const void *[]){x}, &rank, dims);
+    float *y = onnx_run_model(&b, (const void *[]){x}, &rank, dims);
     expect_dims(rank, dims, 5, (const int64_t[]){N, C, out[0], out[1], out[2]});
     int64_t n_out = N * C * out[0] * out[1] * out[2], i = 0;
     double *ref = calloc((size_t)n_out, sizeof *ref);
@@ -353,7 +295,7 @@ static void test_losses(void **state)
     const int64_t x_dims[3] = {N, C, D}, t_dims[2] = {N, D}, w_dims[1] = {C};
     const int64_t target[N * D] = {1, 4, 0, 1, 3, 2};
     const int64_t ignore = 1;
-    float *x = random_floats(N * C * D), *weight = random_floats(C);
+    float *x = onnx_run_random_floats(N * C * D), *weight = onnx_run_random_floats(C);
     for (int t = 0; t < 2; t++) {
         int sce = t == 1;
         onnx_builder b;
@@ -372,7 +314,7 @@ static void test_losses(void **state)
         onnx_builder_output(&b, "loss");
         int32_t rank;
         int64_t dims[8];
-        float *y = run_model(&b, (const void *[]){x, target}, &rank, dims);
+        float *y = onnx_run_model(&b, (const void *[]){x, target}, &rank, dims);
         assert_int_equal(rank, 0);
         double total = 0, weights = 0;
         for (int n = 0; n < N; n++)
@@ -404,7 +346,7 @@ static void test_training_dropout(void **state)
     (void)state;
     const int64_t x_dims[2] = {2, 3};
     const uint8_t yes = 1;
-    float *x = random_floats(6);
+    float *x = onnx_run_random_floats(6);
     for (int r = 0; r < 2; r++) {
         const float ratio = r ? 0.25f : 0.0f;
         onnx_builder b;
@@ -419,7 +361,7 @@ static void test_training_dropout(void **state)
         if (r == 0) {
             int32_t rank;
             int64_t dims[8];
-            float *y = run_model(&b, (const void *[]){x}, &rank, dims);
+            float *y = onnx_run_model(&b, (const void *[]){x}, &rank, dims);
             assert_memory_equal(y, x, 6 * sizeof *x);
             free(y);
         } else {
@@ -459,8 +401,11 @@ static dfg_program *compile_with_loss(const onnx_builder *b, int with_gradient)
     dfg_value y = dfg_graph_handle(g, g->outputs[0]), weights, product, loss;
     dfg_tensor_info info;
     assert_int_equal(dfg_graph_value_info(g, y, &info), DFG_OK);
-    rng_state = 0x853C49E6748FEA9Bull; /* the same R in both programs */
-    float *r = random_floats(numel(info.rank, info.shape));
+    /* R: the same in both programs */
+    int64_t n_r = onnx_run_numel(info.rank, info.shape);
+    float *r = malloc((size_t)n_r * sizeof *r);
+    for (int64_t i = 0; i < n_r; i++)
+        r[i] = (float)sin(1.0 + (double)i);
     assert_int_equal(dfg_graph_constant(g, "R", DFG_F32, info.rank, info.shape,
                                         r, &weights), DFG_OK);
     free(r);
@@ -496,13 +441,13 @@ static void check_gradient(const onnx_builder *b, int32_t rank,
     assert_int_equal(dfg_session_create(backward, cpu, NULL, &bs), DFG_OK);
     dfg_tensor_info y_info;
     assert_int_equal(dfg_program_output_info(forward, 0, &y_info), DFG_OK);
-    int64_t n = numel(rank, x_dims);
+    int64_t n = onnx_run_numel(rank, x_dims);
     float *x = malloc((size_t)n * sizeof *x), *dx = malloc((size_t)n * sizeof *dx);
-    float *y = malloc((size_t)numel(y_info.rank, y_info.shape) * sizeof *y);
+    float *y = malloc((size_t)onnx_run_numel(y_info.rank, y_info.shape) * sizeof *y);
     for (int64_t i = 0; i < n; i++)
         x[i] = (float)(0.01 * (double)(i - n / 2));
     for (int64_t i = n - 1; i > 0; i--) {
-        int64_t j = (int64_t)((next_uniform() + 1) / 2 * (double)(i + 1)) % (i + 1);
+        int64_t j = (int64_t)((onnx_run_uniform() + 1) / 2 * (double)(i + 1)) % (i + 1);
         float t = x[i];
         x[i] = x[j];
         x[j] = t;
@@ -540,14 +485,14 @@ static void test_gradients(void **state)
     const int64_t k[3] = {2, 2, 2}, s[3] = {2, 1, 2};
     const int64_t pads[6] = {1, 0, 0, 0, 1, 1};
     const char *types[3] = {"Conv", "MaxPool", "AveragePool"};
-    float *w = random_floats(numel(5, w_dims));
+    float *w = onnx_run_random_floats(onnx_run_numel(5, w_dims));
     for (int t = 0; t < 3; t++) {
         onnx_builder b;
         onnx_builder_init(&b, 13);
         onnx_builder_input(&b, "x", F32, 5, x_dims, NULL);
         if (t == 0)
             onnx_builder_initializer(&b, "w", F32, 5, w_dims, w,
-                                     sizeof(float) * (size_t)numel(5, w_dims));
+                                     sizeof(float) * (size_t)onnx_run_numel(5, w_dims));
         Onnx__NodeProto *node = onnx_builder_node(
             &b, types[t], "y", (const char *[]){"x", t == 0 ? "w" : NULL, NULL},
             (const char *[]){"y", NULL});
