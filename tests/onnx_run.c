@@ -53,17 +53,26 @@ void *onnx_run_model(const onnx_builder *b, const void *const *inputs,
         fail_msg("import: %s", dfg_last_error());
     assert_int_equal(dfg_compile(graph, NULL, &program), DFG_OK);
     assert_int_equal(dfg_program_verify(program), DFG_OK);
-    dfg_tensor_info info;
-    assert_int_equal(dfg_program_output_info(program, 0, &info), DFG_OK);
-    *rank = info.rank;
-    memcpy(dims, info.shape, (size_t)info.rank * sizeof *dims);
-    void *out = malloc((size_t)onnx_run_numel(info.rank, info.shape) *
-                       dfg_dtype_size(info.dtype) + 1);
+    int32_t n_out = dfg_program_num_outputs(program);
+    void *outputs[16];
+    assert_true(n_out >= 1 && n_out <= 16);
+    for (int32_t i = 0; i < n_out; i++) {
+        dfg_tensor_info info;
+        assert_int_equal(dfg_program_output_info(program, i, &info), DFG_OK);
+        if (i == 0) {
+            *rank = info.rank;
+            memcpy(dims, info.shape, (size_t)info.rank * sizeof *dims);
+        }
+        outputs[i] = malloc((size_t)onnx_run_numel(info.rank, info.shape) *
+                            dfg_dtype_size(info.dtype) + 1);
+    }
     assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
     assert_int_equal(dfg_session_create(program, cpu, NULL, &session), DFG_OK);
-    void *outputs[1] = {out};
     assert_int_equal(dfg_session_run(session, (const void **)inputs, outputs),
                      DFG_OK);
+    for (int32_t i = 1; i < n_out; i++)
+        free(outputs[i]);
+    void *out = outputs[0];
     dfg_session_destroy(session);
     dfg_program_destroy(program);
     dfg_graph_destroy(graph);

@@ -13,7 +13,8 @@ double onnx_run_uniform(void);
 float *onnx_run_random_floats(int64_t n);
 int64_t onnx_run_numel(int rank, const int64_t *dims);
 /* Runs the model on inputs (the program's, in order) and returns output
- * 0 (malloc'ed) with its rank and dims (DFG_MAX_RANK entries). */
+ * 0 (malloc'ed) with its rank and dims (DFG_MAX_RANK entries); the other
+ * outputs (at most 15) are computed and dropped. */
 void *onnx_run_model(const onnx_builder *b, const void *const *inputs,
                      int32_t *rank, int64_t *dims);
 

@@ -124,9 +124,13 @@ static dfg_status read_recurrence(dfg_onnx_importer *im, int32_t gates,
                          (long long)hidden, (int)rc->directions,
                          (long long)layout, (int)gates);
     rc->hidden = hidden;
-    if (layout == 1) {
+    if (layout == 1) { /* X [B,S,I], initial states [B,D,H] */
         const int64_t perm[3] = {1, 0, 2};
         st = emit_attrs_shape(im, "transpose", rc->x, 3, perm, &rc->x);
+        if (st == DFG_OK && rc->h0 >= 0)
+            st = emit_attrs_shape(im, "transpose", rc->h0, 3, perm, &rc->h0);
+        if (st == DFG_OK && rc->c0 >= 0)
+            st = emit_attrs_shape(im, "transpose", rc->c0, 3, perm, &rc->c0);
         xt = &im->entries[rc->x].type;
     }
     rc->steps = xt->shape[0];
