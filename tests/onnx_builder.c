@@ -200,6 +200,16 @@ void onnx_builder_attr_ints(Onnx__NodeProto *node, const char *name,
     memcpy(a->ints, v, n * sizeof *v);
 }
 
+void onnx_builder_attr_string(Onnx__NodeProto *node, const char *name,
+                              const char *v)
+{
+    Onnx__AttributeProto *a =
+        new_attr(node, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+    a->has_s = 1;
+    a->s.len = strlen(v);
+    a->s.data = (uint8_t *)copy_string(v);
+}
+
 uint8_t *onnx_builder_pack(const onnx_builder *b, size_t *size)
 {
     *size = onnx__model_proto__get_packed_size(&b->model);

@@ -37,6 +37,8 @@ void onnx_builder_attr_int(Onnx__NodeProto *node, const char *name, int64_t v);
 void onnx_builder_attr_float(Onnx__NodeProto *node, const char *name, float v);
 void onnx_builder_attr_ints(Onnx__NodeProto *node, const char *name,
                             const int64_t *v, size_t n);
+void onnx_builder_attr_string(Onnx__NodeProto *node, const char *name,
+                              const char *v);
 
 /* The packed model (malloc'ed; the caller frees it). */
 uint8_t *onnx_builder_pack(const onnx_builder *b, size_t *size);

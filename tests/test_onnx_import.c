@@ -253,6 +253,73 @@ static void test_symbolic_dims(void **state)
                                                 &binding), DFG_OK);
 }
 
+/* Reshape(x, shape) with shape a graph input: refused until the input is
+ * made a constant, from raw values (the declared type) or a typed value;
+ * the program then has x as its only input. */
+static void test_constant_input(void **state)
+{
+    (void)state;
+    const int64_t x_dims[2] = {2, 6}, shape_dims[1] = {3};
+    const int64_t shape[3] = {3, 2, 2};
+    onnx_builder b;
+    onnx_builder_init(&b, 13);
+    onnx_builder_input(&b, "x", F32, 2, x_dims, NULL);
+    onnx_builder_input(&b, "shape", I64, 1, shape_dims, NULL);
+    onnx_builder_node(&b, "Reshape", "reshape",
+                      (const char *[]){"x", "shape", NULL},
+                      (const char *[]){"y", NULL});
+    onnx_builder_output(&b, "y");
+    dfg_graph *graph = NULL;
+    assert_int_equal(import_builder(&b, NULL, &graph), DFG_ERR_UNSUPPORTED);
+    assert_non_null(strstr(dfg_last_error(), "--const shape=FILE"));
+
+    char path[] = "/tmp/dfg-test-constXXXXXX", spec[64], name[32];
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, shape, sizeof shape), (ssize_t)sizeof shape);
+    close(fd);
+    snprintf(spec, sizeof spec, "shape=%s", path);
+    dfg_onnx_frozen_input constant;
+    assert_int_equal(dfg_onnx_read_constant(spec, name, sizeof name,
+                                            &constant), DFG_OK);
+    assert_int_equal(constant.rank, -1);
+    assert_int_equal(constant.bytes, sizeof shape);
+    dfg_onnx_options options;
+    dfg_onnx_options_init(&options);
+    options.frozen_inputs = &constant;
+    options.n_frozen_inputs = 1;
+    assert_int_equal(import_builder(&b, &options, &graph), DFG_OK);
+    dfg_program *program;
+    dfg_tensor_info info;
+    assert_int_equal(dfg_compile(graph, NULL, &program), DFG_OK);
+    assert_int_equal(dfg_program_num_inputs(program), 1);
+    assert_int_equal(dfg_program_output_info(program, 0, &info), DFG_OK);
+    assert_int_equal(info.rank, 3);
+    assert_int_equal(info.shape[0], 3);
+    dfg_program_destroy(program);
+    dfg_graph_destroy(graph);
+
+    /* Raw values of the wrong size, and a typed value of the wrong dtype,
+     * are errors naming the input. */
+    constant.bytes = 16;
+    assert_int_equal(import_builder(&b, &options, &graph), DFG_ERR_SHAPE);
+    assert_non_null(strstr(dfg_last_error(), "'shape'"));
+    const float wrong[3] = {3, 2, 2};
+    dfg_onnx_frozen_input typed = {"shape", DFG_F32, 1, {3}, wrong, 0};
+    options.frozen_inputs = &typed;
+    assert_int_equal(import_builder(&b, &options, &graph), DFG_ERR_DTYPE);
+    dfg_onnx_constant_free(&constant);
+    onnx_builder_free(&b);
+    unlink(path);
+
+    assert_int_not_equal(dfg_onnx_read_constant("noequals", name, sizeof name,
+                                                &constant), DFG_OK);
+    assert_int_not_equal(dfg_onnx_read_constant("x=/nonexistent/file.pb", name,
+                                                sizeof name, &constant),
+                         DFG_OK);
+    assert_null(constant.data);
+}
+
 static void test_unsupported_ops_listed_once(void **state)
 {
     (void)state;
@@ -513,6 +580,7 @@ int main(void)
         cmocka_unit_test(test_file_import_matches_memory),
         cmocka_unit_test(test_shape_subgraph_folds),
         cmocka_unit_test(test_symbolic_dims),
+        cmocka_unit_test(test_constant_input),
         cmocka_unit_test(test_unsupported_ops_listed_once),
         cmocka_unit_test(test_cycle_and_missing_input),
         cmocka_unit_test(test_huge_and_overflowing_dims),

@@ -11,6 +11,8 @@ int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
 {
     const char *value;
     int found = dfgc_shapes_option(command, argc, argv, i);
+    if (found == 0)
+        found = dfgc_const_option(command, argc, argv, i);
     if (found != 0)
         return found;
     found = dfgc_option_value(command, argc, argv, i, "--planner", &value);

@@ -2,7 +2,8 @@
  *   example:NAME (or a bare NAME)  a bundled model, dfg_model_build()
  *   FILE.dfgp                      a compiled program, dfg_program_load()
  *   FILE.onnx                      an ONNX model, dfg_onnx_import_file(),
- *                                  symbolic dims from --shapes
+ *                                  symbolic dims from --shapes, inputs
+ *                                  made constants by --const
  * Anything else
  * is looked up as a bundled model name, whose error message lists every
  * accepted form. */
@@ -55,6 +56,34 @@ int dfgc_shapes_option(const char *command, int argc, char **argv, int *i)
     return 1;
 }
 
+#define MAX_CONSTS 32
+
+/* The --const inputs, read when the option is parsed and kept for the
+ * process' one model (freed at exit by the operating system). */
+static char const_names[MAX_CONSTS][256];
+static dfg_onnx_frozen_input consts[MAX_CONSTS];
+static int32_t n_consts;
+
+int dfgc_const_option(const char *command, int argc, char **argv, int *i)
+{
+    const char *value;
+    int found = dfgc_option_value(command, argc, argv, i, "--const", &value);
+    if (found <= 0)
+        return found;
+    if (n_consts == MAX_CONSTS) {
+        dfgc_usage_error(command, "--const: at most %d constants", MAX_CONSTS);
+        return -1;
+    }
+    if (dfg_onnx_read_constant(value, const_names[n_consts],
+                               sizeof const_names[n_consts],
+                               &consts[n_consts]) != DFG_OK) {
+        dfgc_usage_error(command, "--const: %s", dfg_last_error());
+        return -1;
+    }
+    n_consts++;
+    return 1;
+}
+
 int dfgc_model_is_program(const char *model)
 {
     return has_suffix(model, ".dfgp");
@@ -67,6 +96,8 @@ dfg_status dfgc_load_graph(const char *model, dfg_graph **out)
         dfg_onnx_options_init(&options);
         options.bindings = shape_bindings;
         options.n_bindings = n_shape_bindings;
+        options.frozen_inputs = consts;
+        options.n_frozen_inputs = n_consts;
         return dfg_onnx_import_file(model, &options, NULL, out);
     }
     if (strncmp(model, EXAMPLE_PREFIX, strlen(EXAMPLE_PREFIX)) == 0)

@@ -12,6 +12,12 @@
  * Returns 1 if argv[*i] was it, 0 if not, -1 after a usage error. */
 int dfgc_shapes_option(const char *command, int argc, char **argv, int *i);
 
+/* Handles "--const NAME=FILE": ONNX input NAME becomes a constant of the
+ * graph with FILE's value (a TensorProto .pb, or raw little-endian values
+ * of the input's declared type), kept for dfgc_load_graph. Returns 1 if
+ * argv[*i] was it, 0 if not, -1 after a usage error. */
+int dfgc_const_option(const char *command, int argc, char **argv, int *i);
+
 /* MODEL is a bundled example ("example:cnn"), a program file (.dfgp) or,
  * once the ONNX front end is in, an .onnx file. */
 dfg_status dfgc_load_graph(const char *model, dfg_graph **out);

@@ -36,17 +36,21 @@ typedef struct dfg_onnx_binding {
     int64_t shape[DFG_MAX_RANK];
 } dfg_onnx_binding;
 
-/* A graph input frozen to a known value: it becomes a constant of the
- * graph instead of an input. dfg compiles static shapes, so a model that
- * feeds a Reshape's shape or a Slice's starts as an input can be imported
- * once those inputs are known. data (product(shape) elements of dtype) is
- * copied. */
+/* A graph input frozen to a known value (a constant input): it becomes a
+ * constant of the graph instead of an input, so the program no longer has
+ * it. dfg compiles static shapes, so a model that feeds a Reshape's shape
+ * or a Slice's starts as an input can be imported once those inputs are
+ * known. data (product(shape) elements of dtype) is copied. With rank ==
+ * -1, dtype and shape are the ones the model declares for the input
+ * (after the bindings), and data must hold exactly `bytes` bytes of them
+ * (raw little-endian values). */
 typedef struct dfg_onnx_frozen_input {
     const char *name;
     dfg_dtype dtype;
     int32_t rank;
     int64_t shape[DFG_MAX_RANK];
     const void *data;
+    size_t bytes; /* read only when rank == -1 */
 } dfg_onnx_frozen_input;
 
 typedef struct dfg_onnx_options {
@@ -71,6 +75,20 @@ void dfg_onnx_options_init(dfg_onnx_options *options);
  * name_size bytes) receives the name and out->name points to it. */
 dfg_status dfg_onnx_parse_binding(const char *text, char *name_buf,
                                   size_t name_size, dfg_onnx_binding *out);
+
+/* Reads a constant input as written on a command line: "NAME=FILE", FILE
+ * either a serialized ONNX TensorProto (a name ending in ".pb", as the ONNX
+ * test data and onnx.numpy_helper write them: dtype and shape come from
+ * the file) or raw little-endian values (any other name: rank -1, dtype and
+ * shape as the model declares the input). name_buf (of name_size bytes)
+ * receives the name and out->name points to it; out->data is allocated
+ * with malloc and released by dfg_onnx_constant_free(). */
+dfg_status dfg_onnx_read_constant(const char *text, char *name_buf,
+                                  size_t name_size,
+                                  dfg_onnx_frozen_input *out);
+/* Frees the data of a constant read by dfg_onnx_read_constant (NULL or a
+ * zeroed struct is a no-op). */
+void dfg_onnx_constant_free(dfg_onnx_frozen_input *constant);
 
 /* options may be NULL for the defaults; allocator (may be NULL) is the
  * graph's. */

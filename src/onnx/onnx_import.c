@@ -86,10 +86,25 @@ static dfg_status add_frozen(dfg_onnx_importer *im,
                              const dfg_onnx_frozen_input *f)
 {
     dfg_type type = {f->dtype, f->rank, {0}};
-    if (f->rank < 0 || f->rank > DFG_MAX_RANK || !f->data)
+    if (f->rank < -1 || f->rank > DFG_MAX_RANK || !f->data)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT, "frozen input '%s': bad "
                          "rank or no data", f->name);
-    memcpy(type.shape, f->shape, (size_t)f->rank * sizeof *f->shape);
+    if (f->rank == -1) {
+        /* Raw values: the model's declared type says what they are. */
+        dfg_status st = dfg_onnx_input_type(info, im->options, &type);
+        if (st != DFG_OK)
+            return st;
+        if (dfg_type_bytes(&type) != (int64_t)f->bytes) {
+            char text[128];
+            return dfg_error(DFG_ERR_SHAPE, "constant input '%s': %zu bytes "
+                             "given, the model declares %s (%lld bytes)",
+                             f->name, f->bytes,
+                             dfg_type_format(&type, text, sizeof text),
+                             (long long)dfg_type_bytes(&type));
+        }
+    } else {
+        memcpy(type.shape, f->shape, (size_t)f->rank * sizeof *f->shape);
+    }
     int64_t bytes = dfg_type_bytes(&type);
     if (bytes < 0 || bytes > DFG_ONNX_MAX_CONSTANT_BYTES)
         return dfg_error(DFG_ERR_OVERFLOW, "frozen input '%s': too large",
@@ -99,10 +114,10 @@ static dfg_status add_frozen(dfg_onnx_importer *im,
     if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
         tp->tensor_type && tp->tensor_type->has_elem_type &&
         (dfg_onnx_dtype(tp->tensor_type->elem_type, &declared) != 0 ||
-         declared != f->dtype))
+         declared != type.dtype))
         return dfg_error(DFG_ERR_DTYPE, "frozen input '%s' has dtype %s, the "
                          "model declares %s", f->name,
-                         dfg_dtype_name(f->dtype),
+                         dfg_dtype_name(type.dtype),
                          dfg_onnx_dtype_name(tp->tensor_type->elem_type));
     void *copy = dfg_alloc(&im->allocator, (size_t)(bytes ? bytes : 1));
     if (!copy)

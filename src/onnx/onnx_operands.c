@@ -49,9 +49,11 @@ static dfg_status known_input(dfg_onnx_importer *im, int32_t i,
         return dfg_error(DFG_ERR_UNSUPPORTED,
                          "node '%s' (%s): input %d ('%s', the %s) must be "
                          "computable at import time (from initializers and "
-                         "static shapes); dfg needs it as an attribute",
+                         "static shapes); dfg needs it as an attribute. A "
+                         "graph input can be made a constant (dfgc --const "
+                         "%s=FILE, dfg_onnx_options.frozen_inputs)",
                          im->node_label, im->node->op_type, (int)i,
-                         im->node->input[i], what);
+                         im->node->input[i], what, im->node->input[i]);
     return DFG_OK;
 }
 

@@ -27,6 +27,10 @@ extern const dfg_onnx_op dfg_onnx_ops_reduce[];
 extern const dfg_onnx_op dfg_onnx_ops_constant[];
 extern const dfg_onnx_op dfg_onnx_ops_resize[];
 extern const dfg_onnx_op dfg_onnx_ops_top_k[];
+extern const dfg_onnx_op dfg_onnx_ops_conv_transpose[];
+extern const dfg_onnx_op dfg_onnx_ops_loss[];
+extern const dfg_onnx_op dfg_onnx_ops_quantize[];
+extern const dfg_onnx_op dfg_onnx_ops_recurrent[];
 
 /* The row for an op type of the default domain, or NULL. */
 const dfg_onnx_op *dfg_onnx_find_op(const char *onnx_type);
@@ -35,6 +39,11 @@ const dfg_onnx_op *dfg_onnx_find_op(const char *onnx_type);
  * dfg_op on inputs 0..n_in-1 as they are, binds output 0. */
 dfg_status dfg_onnx_import_direct(dfg_onnx_importer *im,
                                   const dfg_onnx_op *op);
+/* Pad x in mode 'edge' or 'reflect' (onnx_pad_modes.c): pads holds the
+ * begins of every axis, then the ends. */
+dfg_status dfg_onnx_pad_mode(dfg_onnx_importer *im, int32_t x,
+                             const char *mode, const int64_t *pads,
+                             int32_t *out);
 /* Fails unless input i is present; *out gets its entry. */
 dfg_status dfg_onnx_required_input(dfg_onnx_importer *im, int32_t i,
                                    int32_t *out);

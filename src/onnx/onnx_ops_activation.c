@@ -285,22 +285,28 @@ static dfg_status import_softmax(dfg_onnx_importer *im, const dfg_onnx_op *op)
 }
 
 /* Inference: Dropout passes its input through; the mask, if asked for,
- * is all true. */
+ * is all true. In training mode a ratio of 0 drops nothing, so it is the
+ * identity too (torchvision's attention dropout exports so); any other
+ * ratio drops at random, which an inference graph cannot reproduce. */
 static dfg_status import_dropout(dfg_onnx_importer *im, const dfg_onnx_op *op)
 {
     (void)op;
     int32_t x, out;
-    double training = 0;
+    double training = 0, ratio = 0.5;
     int present;
     dfg_status st = dfg_onnx_required_input(im, 0, &x);
     if (st == DFG_OK && im->opset >= 12)
         st = dfg_onnx_const_scalar(im, 2, &training, &present);
+    if (st == DFG_OK && training != 0)
+        st = dfg_onnx_const_scalar(im, 1, &ratio, &present);
     if (st != DFG_OK)
         return st;
-    if (training != 0)
+    if (training != 0 && ratio != 0)
         return dfg_error(DFG_ERR_UNSUPPORTED,
-                         "training_mode = true is not supported (inference "
-                         "only)");
+                         "training_mode = true with ratio %g drops values at "
+                         "random, which dfg does not run at inference (only "
+                         "ratio 0, the identity); export the model in eval "
+                         "mode", ratio);
     st = dfg_onnx_emit1(im, "identity", x, NULL, &out);
     if (st == DFG_OK)
         st = dfg_onnx_bind_output(im, 0, out);

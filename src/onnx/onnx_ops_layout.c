@@ -270,9 +270,6 @@ static dfg_status import_pad(dfg_onnx_importer *im, const dfg_onnx_op *op)
     dfg_status st = dfg_onnx_required_input(im, 0, &x);
     if (st == DFG_OK)
         st = dfg_onnx_attr_string(im, "mode", mode, sizeof mode);
-    if (st == DFG_OK && strcmp(mode, "constant") != 0)
-        st = dfg_error(DFG_ERR_UNSUPPORTED, "mode '%s' (only 'constant')",
-                       mode);
     if (st == DFG_OK)
         st = int_operand(im, "pads", 1, 11, attrs.pads, 2 * DFG_MAX_RANK,
                          &n_pads);
@@ -289,7 +286,9 @@ static dfg_status import_pad(dfg_onnx_importer *im, const dfg_onnx_op *op)
     if (st == DFG_OK && n_pads != 2 * im->entries[x].type.rank)
         st = dfg_error(DFG_ERR_FORMAT, "%d pads for rank %d", (int)n_pads,
                        (int)im->entries[x].type.rank);
-    if (st == DFG_OK)
+    if (st == DFG_OK && strcmp(mode, "constant") != 0)
+        st = dfg_onnx_pad_mode(im, x, mode, attrs.pads, &y);
+    else if (st == DFG_OK)
         st = dfg_onnx_emit1(im, "pad", x, &attrs, &y);
     return finish(im, st, y);
 }

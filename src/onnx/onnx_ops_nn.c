@@ -1,5 +1,5 @@
-/* Neural-network ONNX ops: Conv and the pools (1-D and 2-D), Gemm,
- * MatMul, and the normalisations. */
+/* Neural-network ONNX ops: Conv and the pools (1-D and 2-D here, 3-D in
+ * onnx_window_3d.c), Gemm, MatMul, and the normalisations. */
 #include <string.h>
 
 #include "error.h"
@@ -28,8 +28,9 @@ static dfg_status spatial_rank(dfg_onnx_importer *im, int32_t x, int32_t *n)
     int32_t rank = im->entries[x].type.rank;
     if (rank != 3 && rank != 4)
         return dfg_error(DFG_ERR_UNSUPPORTED,
-                         "input of rank %d: only 1-D and 2-D windows "
-                         "([N,C,L] and [N,C,H,W]) are supported", (int)rank);
+                         "input of rank %d: only 1-D, 2-D and 3-D windows "
+                         "([N,C,L], [N,C,H,W] and [N,C,D,H,W]) are "
+                         "supported", (int)rank);
     *n = rank - 2;
     return DFG_OK;
 }
@@ -45,9 +46,13 @@ static dfg_status import_conv(dfg_onnx_importer *im, const dfg_onnx_op *op)
     if (st == DFG_OK)
         st = dfg_onnx_input(im, 2, &b);
     if (st == DFG_OK)
-        st = spatial_rank(im, x, &n_spatial);
-    if (st == DFG_OK)
         st = dfg_onnx_attr_int(im, "group", &group);
+    if (st == DFG_OK && im->entries[x].type.rank == 5) {
+        st = dfg_onnx_conv_3d(im, x, w, b, group, &y);
+        return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
+    }
+    if (st == DFG_OK)
+        st = spatial_rank(im, x, &n_spatial);
     if (st == DFG_OK && im->entries[w].type.rank != n_spatial + 2)
         st = dfg_error(DFG_ERR_SHAPE, "weights of rank %d for %d spatial dims",
                        (int)im->entries[w].type.rank, (int)n_spatial);
@@ -82,6 +87,10 @@ static dfg_status import_pool(dfg_onnx_importer *im, const dfg_onnx_op *op)
     dfg_status st = dfg_onnx_required_input(im, 0, &x);
     if (st == DFG_OK)
         st = only_first_output(im);
+    if (st == DFG_OK && im->entries[x].type.rank == 5) {
+        st = dfg_onnx_pool_3d(im, op->dfg_op, x, &y);
+        return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
+    }
     if (st == DFG_OK)
         st = spatial_rank(im, x, &n_spatial);
     if (st == DFG_OK)

@@ -6,10 +6,9 @@
 #include "error.h"
 #include "onnx_window.h"
 
-/* ONNX's auto_pad SAME_*: pad so that out = ceil(in / stride). */
-static void same_pads(int64_t in, int64_t kernel, int64_t stride,
-                      int64_t dilation, int lower, int64_t *begin,
-                      int64_t *end)
+void dfg_onnx_same_pads(int64_t in, int64_t kernel, int64_t stride,
+                        int64_t dilation, int lower, int64_t *begin,
+                        int64_t *end)
 {
     int64_t out = (in + stride - 1) / stride;
     int64_t total = (out - 1) * stride + (kernel - 1) * dilation + 1 - in;
@@ -74,8 +73,8 @@ dfg_status dfg_onnx_window_attrs(dfg_onnx_importer *im, int32_t n_spatial,
     int lower = strcmp(auto_pad, "SAME_LOWER") == 0;
     if (lower || strcmp(auto_pad, "SAME_UPPER") == 0) {
         for (int i = 0; i < 2; i++)
-            same_pads(in[i], kernel[i], strides[i], dilations[i], lower,
-                      &pads[i], &pads[2 + i]);
+            dfg_onnx_same_pads(in[i], kernel[i], strides[i], dilations[i],
+                               lower, &pads[i], &pads[2 + i]);
     } else if (strcmp(auto_pad, "VALID") == 0) {
         memset(pads, 0, sizeof pads);
     } else if (strcmp(auto_pad, "NOTSET") != 0 && auto_pad[0]) {

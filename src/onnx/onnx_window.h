@@ -12,6 +12,20 @@
 dfg_status dfg_onnx_window_attrs(dfg_onnx_importer *im, int32_t n_spatial,
                                  const int64_t in[2], const int64_t kernel[2],
                                  dfg_attrs *a);
+/* ONNX's auto_pad SAME_*: the pads at the begin and end of one axis so
+ * that out = ceil(in / stride); SAME_LOWER (lower) puts the odd one at
+ * the begin. */
+void dfg_onnx_same_pads(int64_t in, int64_t kernel, int64_t stride,
+                        int64_t dilation, int lower, int64_t *begin,
+                        int64_t *end);
+/* Conv over a 3-D window (x [N,C,D,H,W], w [M,C/group,KD,KH,KW], b [M] or
+ * -1), composed of 2-D convolutions (onnx_window_3d.c). */
+dfg_status dfg_onnx_conv_3d(dfg_onnx_importer *im, int32_t x, int32_t w,
+                            int32_t b, int64_t group, int32_t *out);
+/* MaxPool (op "max_pool") or AveragePool ("average_pool") over a 3-D
+ * window, composed of the 2-D pool and depth slices. */
+dfg_status dfg_onnx_pool_3d(dfg_onnx_importer *im, const char *op, int32_t x,
+                            int32_t *out);
 /* [N,C,L] -> [N,C,1,L]; a rank-4 entry is passed through. */
 dfg_status dfg_onnx_to_2d(dfg_onnx_importer *im, int32_t x, int32_t *out);
 /* Undoes dfg_onnx_to_2d on a result when n_spatial == 1. */

@@ -218,7 +218,7 @@ static conformance_outcome run_model_on_set(const char *model_path, const input_
 {
     case_tensors in = {0};
     int frozen[MAX_TENSORS] = {0};
-    dfg_onnx_frozen_input values[MAX_TENSORS];
+    dfg_onnx_frozen_input values[MAX_TENSORS] = {0};
     dfg_onnx_options options;
     dfg_onnx_options_init(&options);
     options.frozen_inputs = values;
