@@ -20,6 +20,11 @@
 extern "C" {
 #endif
 
+/* `queue` is the backend's queue the step is issued on: NULL on the CPU,
+ * where a call does its work on the host (MPI); the session's
+ * cudaStream_t on CUDA, where a call only enqueues its work there in
+ * stream order (NCCL), since the CUDA backend issues its steps once into a
+ * CUDA graph and replays that. */
 typedef struct dfg_collective {
     void *context; /* handed to both calls, owned by the caller */
     /* Starts replacing the `count` f32 at `data` (region memory of the
@@ -27,9 +32,10 @@ typedef struct dfg_collective {
      * the ranks. `bucket` numbers the buckets of the program from 0. The
      * bytes are not touched by the program until the matching wait. */
     dfg_status (*all_reduce_start)(void *context, int32_t bucket, float *data,
-                                   int64_t count);
-    /* Returns once the bucket's average is in place, or an error. */
-    dfg_status (*all_reduce_wait)(void *context, int32_t bucket);
+                                   int64_t count, void *queue);
+    /* Returns (or, on a queue, makes the queue wait) once the bucket's
+     * average is in place; or an error. */
+    dfg_status (*all_reduce_wait)(void *context, int32_t bucket, void *queue);
 } dfg_collective;
 
 /* Makes session's all-reduce steps call *collective (copied; its context

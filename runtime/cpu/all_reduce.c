@@ -11,7 +11,7 @@ dfg_status dfg_cpu_all_reduce_start(const dfg_kernel_args *args)
         return DFG_OK;
     return c->all_reduce_start(c->context, args->attrs->axis,
                                (float *)args->out[0],
-                               args->out_types[0].shape[0]);
+                               args->out_types[0].shape[0], NULL);
 }
 
 dfg_status dfg_cpu_all_reduce_wait(const dfg_kernel_args *args)
@@ -19,5 +19,5 @@ dfg_status dfg_cpu_all_reduce_wait(const dfg_kernel_args *args)
     const dfg_collective *c = args->collective;
     if (!c || !c->all_reduce_wait)
         return DFG_OK;
-    return c->all_reduce_wait(c->context, args->attrs->axis);
+    return c->all_reduce_wait(c->context, args->attrs->axis, NULL);
 }

@@ -43,9 +43,13 @@ static dfg_status fault(dfg_data_parallel *dp, dfg_status st)
 }
 
 static dfg_status start(void *context, int32_t bucket, float *data,
-                        int64_t count)
+                        int64_t count, void *queue)
 {
     dfg_data_parallel *dp = context;
+    if (queue)
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "data-parallel over MPI runs on the CPU backend; "
+                         "device memory needs NCCL");
     if (bucket < 0 || bucket >= dp->n_buckets || count > INT32_MAX)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "data-parallel: bucket %d of %lld floats (the "
@@ -63,8 +67,9 @@ static dfg_status start(void *context, int32_t bucket, float *data,
     return DFG_OK;
 }
 
-static dfg_status wait(void *context, int32_t bucket)
+static dfg_status wait(void *context, int32_t bucket, void *queue)
 {
+    (void)queue; /* start refused a queue */
     dfg_data_parallel *dp = context;
     if (bucket < 0 || bucket >= dp->n_buckets ||
         dp->buckets[bucket].request == MPI_REQUEST_NULL)
