@@ -7,22 +7,13 @@
  * reads the bucket and hands on outputs in the gradients' bytes. */
 #include "error.h"
 #include "program.h"
+#include "program_buckets.h"
 #include "program_verify_buckets.h"
 
 static dfg_status bad(const dfg_program_step *st, const char *what)
 {
     return dfg_error(DFG_ERR_PLAN, "program check: bucket step '%s' (%s): %s",
                      st->name ? st->name : "?", dfg_op_get(st->op)->name, what);
-}
-
-/* The tensor whose bytes t shares in the end (alias_of chains are checked
- * for cycles before this runs). */
-static int32_t owner(const dfg_program *p, int32_t t)
-{
-    for (int32_t hops = 0; t >= 0 && p->tensors[t].alias_of >= 0 &&
-                           hops < p->n_tensors; hops++)
-        t = p->tensors[t].alias_of;
-    return t;
 }
 
 static dfg_status check_start(const dfg_program *p, const dfg_program_step *st,
@@ -37,7 +28,7 @@ static dfg_status check_start(const dfg_program *p, const dfg_program_step *st,
     int64_t end = 0;
     for (int32_t i = 0; i < st->n_inputs; i++) {
         int32_t g = st->inputs[i];
-        if (g < 0 || owner(p, g) != b)
+        if (g < 0 || dfg_program_tensor_owner(p, g) != b)
             return bad(st, "a gradient is not in the bucket's bytes (it "
                            "would have to be copied)");
         int64_t at = (end + alignment - 1) / alignment * alignment;
@@ -64,7 +55,7 @@ static dfg_status check_wait(const dfg_program *p, const dfg_program_step *st)
     int32_t b = st->inputs[0];
     for (int32_t i = 0; i < st->n_outputs; i++) {
         int32_t g = st->inputs[i + 1], out = st->outputs[i];
-        if (g < 0 || owner(p, out) != b || owner(p, g) != b ||
+        if (g < 0 || dfg_program_tensor_owner(p, out) != b || dfg_program_tensor_owner(p, g) != b ||
             p->tensors[out].offset != p->tensors[g].offset ||
             p->tensors[out].bytes != p->tensors[g].bytes)
             return bad(st, "an averaged gradient is not in its gradient's "

@@ -5,6 +5,7 @@
 #include "error.h"
 #include "kind_bytes.h"
 #include "program.h"
+#include "report_buckets.h"
 #include "report_format.h"
 #include "text_escape.h"
 
@@ -182,6 +183,7 @@ dfg_status dfg_report_summary(const dfg_program *program, FILE *out)
     write_kind_bytes(out, program);
     write_peak(out, program);
     write_largest(out, program);
+    dfg_report_summary_buckets(out, program);
     if (fflush(out) != 0 || ferror(out))
         return dfg_error(DFG_ERR_IO, "dfg_report_summary: write failed");
     return DFG_OK;
