@@ -255,6 +255,35 @@ int dfg_data_parallel_size(const dfg_data_parallel *dp)
     return dp ? dp->watchdog.size : 1;
 }
 
+dfg_status dfg_data_parallel_time_blocking(dfg_data_parallel *dp,
+                                           int32_t repeats, double *seconds)
+{
+    if (!dp || !seconds || repeats < 1)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_data_parallel_time_blocking: dp, seconds and "
+                         "repeats >= 1 are needed");
+    int64_t most = 0;
+    for (int32_t b = 0; b < dp->n_buckets; b++)
+        if (dp->buckets[b].count > most)
+            most = dp->buckets[b].count;
+    float *scratch = calloc((size_t)most + 1, sizeof *scratch);
+    if (!scratch)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "data-parallel: %lld floats",
+                         (long long)most);
+    int code = MPI_Barrier(dp->data);
+    double t0 = MPI_Wtime();
+    for (int32_t r = 0; r < repeats && code == MPI_SUCCESS; r++)
+        for (int32_t b = 0; b < dp->n_buckets && code == MPI_SUCCESS; b++)
+            code = MPI_Allreduce(MPI_IN_PLACE, scratch,
+                                 (int)dp->buckets[b].count, MPI_FLOAT, MPI_SUM,
+                                 dp->data);
+    *seconds = (MPI_Wtime() - t0) / repeats;
+    free(scratch);
+    return code == MPI_SUCCESS
+               ? DFG_OK
+               : fault(dp, dfg_mpi_error(code, "timing the all-reduces"));
+}
+
 void dfg_data_parallel_get_stats(const dfg_data_parallel *dp,
                                  dfg_data_parallel_stats *out)
 {
