@@ -7,10 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "crc32.h"
 #include "error.h"
 #include "program.h"
-#include "program_format.h"
+#include "ranks.h"
 #include "watchdog.h"
 
 typedef struct bucket_request {
@@ -90,39 +89,6 @@ static dfg_status wait(void *context, int32_t bucket, void *queue)
     return DFG_OK;
 }
 
-/* Every rank's (program hash, bytes) against rank 0's. */
-static dfg_status check_same_program(dfg_data_parallel *dp,
-                                     const dfg_program *program)
-{
-    uint8_t *bytes = NULL;
-    size_t size = 0;
-    dfg_status st = dfg_program_serialize(program, NULL, &bytes, &size);
-    if (st != DFG_OK)
-        return st;
-    unsigned long long mine[2] = {dfg_crc32(bytes, size), size};
-    free(bytes);
-    int n = dp->watchdog.size;
-    unsigned long long *all = calloc((size_t)n * 2, sizeof *all);
-    if (!all)
-        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "data-parallel: %d ranks", n);
-    MPI_Request request;
-    int code = MPI_Iallgather(mine, 2, MPI_UNSIGNED_LONG_LONG, all, 2,
-                              MPI_UNSIGNED_LONG_LONG, dp->data, &request);
-    st = code == MPI_SUCCESS
-             ? dfg_watchdog_wait(&dp->watchdog, &request,
-                                 "the program check at start")
-             : dfg_mpi_error(code, "the program check at start");
-    for (int r = 1; r < n && st == DFG_OK; r++)
-        if (all[2 * r] != all[0] || all[2 * r + 1] != all[1])
-            st = dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                           "data-parallel: rank %d runs a different program "
-                           "(hash %08llx, %llu bytes) than rank 0 (hash "
-                           "%08llx, %llu bytes): refused", r, all[2 * r],
-                           all[2 * r + 1], all[0], all[1]);
-    free(all);
-    return st;
-}
-
 /* Rank 0's weights region (weights, optimizer state, counters) to all. */
 static dfg_status broadcast_weights(dfg_data_parallel *dp)
 {
@@ -141,40 +107,6 @@ static dfg_status broadcast_weights(dfg_data_parallel *dp)
                  : dfg_mpi_error(code, "the weight broadcast at start");
     }
     return st;
-}
-
-static dfg_status join(dfg_data_parallel *dp, MPI_Comm comm)
-{
-    int ready = 0;
-    MPI_Initialized(&ready);
-    if (!ready && comm != MPI_COMM_NULL)
-        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "data-parallel: a communicator but MPI is not "
-                         "initialised");
-    if (!ready) {
-        int provided;
-        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) !=
-            MPI_SUCCESS)
-            return dfg_error(DFG_ERR_DEVICE, "data-parallel: MPI_Init failed");
-        dp->initialized_mpi = 1;
-    }
-    if (comm == MPI_COMM_NULL)
-        comm = MPI_COMM_WORLD;
-    /* Our own communicators: their error handler is ours to set, and
-     * pings never mix with the caller's messages. */
-    int code = MPI_Comm_dup(comm, &dp->data);
-    if (code == MPI_SUCCESS)
-        code = MPI_Comm_set_errhandler(dp->data, MPI_ERRORS_RETURN);
-    if (code == MPI_SUCCESS)
-        code = MPI_Comm_dup(dp->data, &dp->watchdog.control);
-    if (code == MPI_SUCCESS)
-        code = MPI_Comm_set_errhandler(dp->watchdog.control, MPI_ERRORS_RETURN);
-    if (code == MPI_SUCCESS)
-        code = MPI_Comm_rank(dp->data, &dp->watchdog.rank);
-    if (code == MPI_SUCCESS)
-        code = MPI_Comm_size(dp->data, &dp->watchdog.size);
-    return code == MPI_SUCCESS ? DFG_OK
-                               : dfg_mpi_error(code, "joining the ranks");
 }
 
 dfg_status dfg_data_parallel_create(dfg_session *session,
@@ -207,11 +139,12 @@ dfg_status dfg_data_parallel_create(dfg_session *session,
     dp->buckets = calloc((size_t)dp->n_buckets + 1, sizeof *dp->buckets);
     for (int32_t i = 0; dp->buckets && i < dp->n_buckets; i++)
         dp->buckets[i].request = MPI_REQUEST_NULL;
-    dfg_status st = dp->buckets ? join(dp, comm)
+    dfg_status st = dp->buckets ? dfg_mpi_join(comm, &dp->data, &dp->watchdog,
+                                               &dp->initialized_mpi)
                                 : dfg_error(DFG_ERR_OUT_OF_MEMORY,
                                             "data-parallel: out of memory");
     if (st == DFG_OK)
-        st = check_same_program(dp, program);
+        st = dfg_mpi_check_same_program(&dp->watchdog, dp->data, program);
     if (st == DFG_OK)
         st = broadcast_weights(dp);
     dfg_collective c = {dp, start, wait};
