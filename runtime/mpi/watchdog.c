@@ -6,6 +6,7 @@
  * the ranks that stay silent for a grace period are the lost ones. */
 #include "watchdog.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -14,9 +15,16 @@
 enum { TAG_PING = 1, TAG_PONG = 2 };
 #define GRACE_SECONDS 3.0
 
-static void nap(void)
+/* Between polls: give the core to whatever else may run (the other ranks
+ * on an oversubscribed machine), and after a second of waiting, sleep a
+ * little, so that a long hang does not burn a core. */
+static void nap(double waited_seconds)
 {
-    struct timespec t = {0, 50000}; /* 50 us: leave the core to compute */
+    if (waited_seconds < 1.0) {
+        sched_yield();
+        return;
+    }
+    struct timespec t = {0, 200000};
     nanosleep(&t, NULL);
 }
 
@@ -80,7 +88,7 @@ static int find_silent(const dfg_watchdog *w, char *text, size_t size)
                 pending = 1;
         }
         answer_pings(w);
-        nap();
+        nap(GRACE_SECONDS);
     }
     size_t used = 0;
     text[0] = '\0';
@@ -97,18 +105,18 @@ static int find_silent(const dfg_watchdog *w, char *text, size_t size)
 dfg_status dfg_watchdog_wait(const dfg_watchdog *w, MPI_Request *request,
                              const char *what)
 {
-    double deadline = MPI_Wtime() + w->timeout_seconds;
-    for (unsigned spins = 0;; spins++) {
+    double began = MPI_Wtime(), deadline = began + w->timeout_seconds;
+    for (;;) {
         int done = 0, code = MPI_Test(request, &done, MPI_STATUS_IGNORE);
         if (code != MPI_SUCCESS)
             return dfg_mpi_error(code, what);
         if (done)
             return DFG_OK;
         answer_pings(w);
-        if (MPI_Wtime() > deadline)
+        double now = MPI_Wtime();
+        if (now > deadline)
             break;
-        if (spins > 64)
-            nap();
+        nap(now - began);
     }
     char ranks[256];
     int silent = find_silent(w, ranks, sizeof ranks);
