@@ -12,6 +12,7 @@
  * and a copy out: no lookups, no allocation. */
 #include <string.h>
 #include "backend.h"
+#include "dfg/collective.h"
 #include "error.h"
 #include "memory.h"
 #include "name_table.h"
@@ -33,6 +34,7 @@ struct dfg_session {
     dfg_step_args *steps;
     int32_t n_steps;
     int32_t *program_step;
+    dfg_collective collective; /* every step's args point here */
 };
 
 static void *tensor_address(const dfg_session *s, int32_t tensor)
@@ -155,6 +157,7 @@ static dfg_status build_step_block(dfg_session *s)
             .out_types = out_types,
             .out = out,
             .workspace_bytes = st->workspace >= 0 ? p->tensors[st->workspace].bytes : 0,
+            .collective = &s->collective,
         };
         s->program_step[k] = i;
         k++;
@@ -454,4 +457,33 @@ dfg_status dfg_session_copy_weights(dfg_session *dst, dfg_session *src,
     if (copied)
         *copied = count;
     return st;
+}
+
+dfg_status dfg_session_set_collective(dfg_session *s,
+                                      const dfg_collective *collective)
+{
+    if (!s)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_session_set_collective: session is NULL");
+    if (collective && (!collective->all_reduce_start ||
+                       !collective->all_reduce_wait))
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_session_set_collective: both functions are "
+                         "needed");
+    memset(&s->collective, 0, sizeof s->collective);
+    if (collective)
+        s->collective = *collective;
+    return DFG_OK;
+}
+
+dfg_status dfg_session_weights_region(dfg_session *s, void **data,
+                                      size_t *bytes)
+{
+    if (!s || !data || !bytes)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_session_weights_region: session, data and bytes "
+                         "must not be NULL");
+    *data = s->regions[DFG_REGION_WEIGHTS];
+    *bytes = (size_t)s->program->region_bytes[DFG_REGION_WEIGHTS];
+    return DFG_OK;
 }

@@ -6,6 +6,7 @@
 #include "dfg/allocator.h"
 #include "dfg/attrs.h"
 #include "dfg/builder.h"
+#include "dfg/collective.h"
 #include "dfg/compile.h"
 #include "dfg/cuda_backend.h"
 #include "dfg/dtype.h"

@@ -47,6 +47,13 @@ typedef struct dfg_training_options {
      * (torch's CosineAnnealingLR to 0, stepped once per optimizer step),
      * then 0; 0 (the default): a constant learning rate. At most 2^24. */
     int64_t decay_steps;
+    /* Data-parallel training (docs/data-parallel.md): 1 groups the weight
+     * gradients into buckets of about bucket_bytes (0: 25 MiB), in the
+     * order backward finishes them, each planned as one arena range and
+     * averaged across the ranks by all-reduce steps that overlap the rest
+     * of backward (include/dfg/collective.h). 0 (the default): none. */
+    int32_t data_parallel;
+    int64_t bucket_bytes;
 } dfg_training_options;
 
 void dfg_training_options_init(dfg_training_options *options);

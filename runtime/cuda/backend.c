@@ -368,6 +368,20 @@ static cudaError_t enqueue_later_op(dfg_backend_context *c,
     }
 }
 
+/* An all-reduce step: the session's collective enqueues on the stream;
+ * without one (a single process) there is nothing to do. */
+static dfg_status enqueue_collective(const dfg_step_args *a, cudaStream_t s)
+{
+    const dfg_collective *col = a->collective;
+    if (!col || !col->all_reduce_start)
+        return DFG_OK;
+    if (a->op == DFG_OP_ALL_REDUCE_START)
+        return col->all_reduce_start(col->context, a->attrs->axis,
+                                     (float *)a->out[0],
+                                     a->out_types[0].shape[0], (void *)s);
+    return col->all_reduce_wait(col->context, a->attrs->axis, (void *)s);
+}
+
 /* Queues one step's kernels (cuBLAS products go through blas.c). */
 static dfg_status enqueue_step(dfg_backend_context *c,
                                const dfg_cuda_step_plan *p)
@@ -422,6 +436,7 @@ static dfg_status enqueue_step(dfg_backend_context *c,
     case DFG_CUDA_CONV2D:
     case DFG_CUDA_CONV_GRAD_INPUT:
     case DFG_CUDA_CONV_GRAD_WEIGHT: return dfg_cuda_blas_step(&c->blas, p, s);
+    case DFG_CUDA_COLLECTIVE: return enqueue_collective(a, s);
     default: e = enqueue_later_op(c, p); break;
     }
     return e == cudaSuccess ? DFG_OK : cuda_error(e, "kernel launch");
