@@ -285,6 +285,8 @@ dfg_status dfg_pass_training(dfg_graph *graph, const dfg_training_options *o,
     memset(report, 0, sizeof *report);
     report->pass = "training";
     dfg_status st = check_options(o);
+    if (st == DFG_OK)
+        st = dfg_training_batch_norm_mode(graph);
     if (st != DFG_OK)
         return st;
     int32_t loss = -1;

@@ -21,6 +21,15 @@ dfg_status dfg_pass_training(dfg_graph *graph,
  * (passes/training_order.c says why). Renumbers node indices. */
 dfg_status dfg_training_order_updates(dfg_graph *graph, int32_t backward_end);
 
+/* Applies order (new position -> old node index, a permutation of every
+ * node) to graph: renumbers node indices, producers and node names. */
+dfg_status dfg_training_reorder_nodes(dfg_graph *graph, const int32_t *order);
+
+/* Turns every live batch_norm into batch_norm_train (src/ops.def) in the
+ * same place of the order: batch statistics, running statistics updated
+ * in place (passes/training_batch_norm.c). */
+dfg_status dfg_training_batch_norm_mode(dfg_graph *graph);
+
 /* The plan's tensor kind of a value with that training role. */
 dfg_tensor_kind dfg_training_tensor_kind(dfg_training_role role);
 

@@ -33,7 +33,7 @@ static int free_data(void **state)
 /* The defaults of 'dfgc train'; the accuracy goal leaves the margin that
  * other BLAS kernels (other rounding, another trajectory) may need: the
  * models reach 0.956-0.981 over seeds 1..10 (tools/digits_training.h). */
-static void train_model(const char *model)
+static void train_model(const char *model, double goal)
 {
     dfgc_train_config c = {model, {0}, dfgc_default_epochs(model), 7, NULL,
                            NULL};
@@ -47,19 +47,21 @@ static void train_model(const char *model)
     printf("%s: loss %.4f, test accuracy %.3f\n", model, r.final_loss,
            r.test_accuracy);
     assert_true(r.plan_verified);
-    assert_true(r.test_accuracy > 0.94);
+    assert_true(r.test_accuracy >= goal);
 }
 
 static void test_mlp_learns_the_digits(void **state)
 {
     (void)state;
-    train_model("mlp");
+    train_model("mlp", 0.94);
 }
 
 static void test_cnn_learns_the_digits(void **state)
 {
     (void)state;
-    train_model("cnn");
+    /* Batch norm in training mode (batch statistics, running statistics
+     * for the evaluation): 0.99 here. */
+    train_model("cnn", 0.95);
 }
 
 static dfg_program *compile_training_decayed(const char *model,
@@ -287,9 +289,83 @@ static void test_accumulation_gates_the_update(void **state)
     dfg_program_destroy(p);
 }
 
+/* x [4, 3] -> gemm with weight w [3, 5] -> op -> prediction [4, 5]. */
+static dfg_graph *classifier(const char *op)
+{
+    dfg_graph *g;
+    dfg_value x, w, h, y;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 2, (int64_t[]){4, 3}, &x),
+                     DFG_OK);
+    float data[15] = {0.1f, 0.2f, -0.3f, 0.4f, 0.5f, -0.6f, 0.7f, 0.8f,
+                      -0.9f, 1.0f, 0.1f, 0.2f, 0.3f, -0.4f, 0.5f};
+    assert_int_equal(dfg_graph_weight(g, "w", DFG_F32, 2, (int64_t[]){3, 5},
+                                      data, &w), DFG_OK);
+    assert_int_equal(dfg_matmul(g, x, w, &h), DFG_OK);
+    if (op)
+        assert_int_equal(dfg_graph_node(g, op, NULL, &h, 1, NULL, &y, 1), DFG_OK);
+    else
+        y = h;
+    assert_int_equal(dfg_graph_output(g, y, "prediction"), DFG_OK);
+    return g;
+}
+
+static dfg_status compile_with_loss(dfg_graph *g, dfg_loss_kind kind)
+{
+    dfg_training_options t;
+    dfg_training_options_init(&t);
+    t.loss = "loss";
+    dfg_compile_options o;
+    dfg_compile_options_init(&o);
+    o.training = &t;
+    dfg_program *p = NULL;
+    dfg_status st = dfg_graph_add_loss(g, kind, NULL);
+    if (st == DFG_OK)
+        st = dfg_compile(g, &o, &p);
+    dfg_program_destroy(p);
+    dfg_graph_destroy(g);
+    return st;
+}
+
+/* The errors a user meets when making a model trainable name what is
+ * wrong: labels of another class count, a loss that reaches no weight, an
+ * op without a gradient rule. */
+static void test_training_errors_name_the_cause(void **state)
+{
+    (void)state;
+    dfg_graph *g = classifier(NULL);
+    int64_t classes = 10;
+    assert_int_equal(dfg_graph_add_loss(g, DFG_LOSS_CROSS_ENTROPY, &classes),
+                     DFG_ERR_SHAPE);
+    assert_non_null(strstr(dfg_last_error(), "labels of 10 classes"));
+    assert_non_null(strstr(dfg_last_error(), "'prediction' [4,5]"));
+    classes = 5;
+    assert_int_equal(dfg_graph_add_loss(g, DFG_LOSS_CROSS_ENTROPY, &classes),
+                     DFG_OK);
+    dfg_graph_destroy(g);
+
+    assert_int_equal(compile_with_loss(classifier("floor"), DFG_LOSS_MSE),
+                     DFG_ERR_UNSUPPORTED);
+    assert_non_null(strstr(dfg_last_error(), "floor"));
+    assert_non_null(strstr(dfg_last_error(), "not differentiable"));
+
+    /* A prediction that depends on no weight at all. */
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    dfg_value x, y;
+    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 2, (int64_t[]){4, 5}, &x),
+                     DFG_OK);
+    assert_int_equal(dfg_relu(g, x, &y), DFG_OK);
+    assert_int_equal(dfg_graph_output(g, y, "prediction"), DFG_OK);
+    assert_int_equal(compile_with_loss(g, DFG_LOSS_CROSS_ENTROPY),
+                     DFG_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(dfg_last_error(), "depends on no f32 weight"));
+    assert_int_equal(compile_with_loss(classifier(NULL), DFG_LOSS_MSE), DFG_OK);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_training_errors_name_the_cause),
         cmocka_unit_test(test_plan_classes_and_round_trip),
         cmocka_unit_test(test_accumulation_gates_the_update),
         cmocka_unit_test(test_learning_rate_decays_to_zero),

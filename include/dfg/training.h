@@ -59,6 +59,29 @@ dfg_status dfg_softmax_cross_entropy(dfg_graph *g, dfg_value logits,
 dfg_status dfg_mean_squared_error(dfg_graph *g, dfg_value prediction,
                                   dfg_value target, dfg_value *out);
 
+/* The loss dfg_graph_add_loss appends. */
+typedef enum dfg_loss_kind {
+    DFG_LOSS_CROSS_ENTROPY = 0, /* labels: i64 [N], one class per row */
+    DFG_LOSS_MSE,               /* targets: f32, the prediction's shape */
+    DFG_LOSS_COUNT
+} dfg_loss_kind;
+
+/* "cross_entropy", "mse"; NULL if invalid. */
+const char *dfg_loss_name(dfg_loss_kind kind);
+int dfg_loss_from_name(const char *name, dfg_loss_kind *out);
+
+/* Makes a classifier graph (an imported ONNX model, a bundled model)
+ * trainable: its first output is the prediction, [N, classes] (when a
+ * softmax makes it, the softmax's input, the logits, is used instead:
+ * the same math, fused and stable). Appends the input "labels" (cross
+ * entropy: i64 [N]) or "targets" (mse: f32 like the prediction) and the
+ * loss, named "loss", which replaces every output of the graph.
+ * *classes > 0 must equal the prediction's last dim; 0 takes it; on
+ * success *classes is the prediction's (classes may be NULL). Errors name
+ * the output and its shape. */
+dfg_status dfg_graph_add_loss(dfg_graph *g, dfg_loss_kind kind,
+                              int64_t *classes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -65,5 +65,8 @@ dfg_status dfg_cpu_gather_grad(const dfg_kernel_args *args);
 dfg_status dfg_cpu_optimizer_tick(const dfg_kernel_args *args);
 dfg_status dfg_cpu_sgd_update(const dfg_kernel_args *args);
 dfg_status dfg_cpu_adam_update(const dfg_kernel_args *args); /* adam_update, adamw_update */
+/* runtime/cpu/batch_norm_train.c */
+dfg_status dfg_cpu_batch_norm_train(const dfg_kernel_args *args);
+dfg_status dfg_cpu_batch_norm_train_grad(const dfg_kernel_args *args);
 
 #endif
