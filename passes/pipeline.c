@@ -1,6 +1,6 @@
 /* dfg_compile: the passes in order, on a private copy of the graph.
  *
- *   verify -> [training] -> fold -> dce -> schedule -> alias -> liveness -> plan
+ *   verify -> [training] -> fold -> dce -> [remat] -> schedule -> alias -> liveness -> plan
  *          -> lower -> dfg_program_verify
  *
  * Everything the passes make is freed here, on success and on every error
@@ -97,6 +97,9 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
         st = dfg_pass_fold(c->graph, &report);
     if (st == DFG_OK && o->eliminate_dead_code)
         st = dfg_pass_dce(c->graph, &report);
+    dfg_remat_report remat;
+    if (st == DFG_OK && o->training)
+        st = dfg_pass_remat(c->graph, o, o->training, &remat);
     return st;
 }
 

@@ -30,11 +30,37 @@ static int parse_lr(const char *command, const char *text, float *out,
     return 1;
 }
 
+/* BYTES or N% (of the arena without a budget). */
+static int parse_budget(const char *command, const char *text,
+                        dfg_training_options *t)
+{
+    size_t n = strlen(text);
+    if (n > 1 && text[n - 1] == '%') {
+        char *end;
+        float percent = strtof(text, &end);
+        if (end != text + n - 1 || !(percent > 0.0f && percent <= 100.0f))
+            return dfgc_usage_error(command, "--memory-budget '%s': a percent "
+                                    "must lie in (0, 100]", text), -1;
+        t->memory_budget_percent = percent;
+        return 1;
+    }
+    uint64_t bytes;
+    if (dfgc_parse_u64(command, "--memory-budget", text, 1, UINT64_MAX,
+                       &bytes) != 0)
+        return -1;
+    t->memory_budget_bytes = bytes;
+    return 1;
+}
+
 int dfgc_training_option(const char *command, int argc, char **argv, int *i,
                          dfgc_training_setup *s)
 {
     const char *value;
-    int found = dfgc_option_value(command, argc, argv, i, "--loss", &value);
+    int found = dfgc_option_value(command, argc, argv, i, "--memory-budget",
+                                  &value);
+    if (found != 0)
+        return found < 0 ? -1 : parse_budget(command, value, &s->training);
+    found = dfgc_option_value(command, argc, argv, i, "--loss", &value);
     if (found == 1 && dfg_loss_from_name(value, &s->loss) != 0)
         return dfgc_usage_error(command, "unknown loss '%s' (cross_entropy, "
                                 "mse)", value), -1;

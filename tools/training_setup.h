@@ -19,12 +19,14 @@ typedef struct dfgc_training_setup {
     "--classes N       the classes of the labels; must match the model's\n"  \
     "                  prediction [N, classes] (default: the model's)\n"     \
     "--optimizer NAME  adam (default), adamw, or sgd (momentum 0.9)\n"       \
-    "--lr X            learning rate (sgd 0.05, adam/adamw 0.003)\n"
+    "--lr X            learning rate (sgd 0.05, adam/adamw 0.003)\n"      \
+    "--memory-budget B arena budget, BYTES or N% of the arena without one:\n" \
+    "                  saved activations are recomputed until it fits\n"
 
 /* Adam from lr 0.003, cross entropy, the model's classes. */
 void dfgc_training_setup_init(dfgc_training_setup *setup);
 
-/* Handles --loss, --classes, --optimizer and --lr: 1 if argv[*i] was one
+/* Handles --loss, --classes, --optimizer, --lr and --memory-budget: 1 if argv[*i] was one
  * of them, 0 if not, -1 after a usage error. */
 int dfgc_training_option(const char *command, int argc, char **argv, int *i,
                          dfgc_training_setup *setup);

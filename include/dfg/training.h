@@ -47,6 +47,15 @@ typedef struct dfg_training_options {
      * (torch's CosineAnnealingLR to 0, stepped once per optimizer step),
      * then 0; 0 (the default): a constant learning rate. At most 2^24. */
     int64_t decay_steps;
+    /* A memory budget for the arena, in bytes, or in percent of the arena
+     * the step needs without one (0: no budget; bytes win when both are
+     * set). Saved activations are then recomputed in backward, cheapest
+     * FLOPs per byte freed first, until the plan fits; dfg_compile fails
+     * with DFG_ERR_PLAN (naming the smallest arena reached and what is
+     * alive at its peak) when it cannot. Results are bit for bit the same
+     * as without the budget. */
+    uint64_t memory_budget_bytes;
+    float memory_budget_percent;
 } dfg_training_options;
 
 void dfg_training_options_init(dfg_training_options *options);

@@ -76,16 +76,19 @@ dfg_status dfg_cpu_batch_norm_train(const dfg_kernel_args *args)
     for (int64_t c = 0; c < l.channels; c++) {
         double mean, var;
         batch_statistics(x, &l, c, &mean, &var);
-        float k = (float)(scale[c] / sqrt(var + eps));
-        float shift = bias[c] - (float)mean * k;
+        /* From the statistics as stored, as the inference batch_norm that
+         * recomputes y under a memory budget (passes/remat.c) reads them:
+         * the same y bit for bit. */
+        mean_out[c] = (float)mean;
+        var_out[c] = (float)var;
+        float k = (float)(scale[c] / sqrt((double)var_out[c] + eps));
+        float shift = bias[c] - mean_out[c] * k;
         for (int64_t n = 0; n < l.batch; n++) {
             const float *p = plane_of(x, &l, n, c);
             float *o = y + (p - x);
             for (int64_t i = 0; i < l.plane; i++)
                 o[i] = p[i] * k + shift;
         }
-        mean_out[c] = (float)mean;
-        var_out[c] = (float)var;
         double unbiased = m > 1 ? var * (double)m / (double)(m - 1) : var;
         running_mean[c] = momentum * running_mean[c] + (1.0f - momentum) * (float)mean;
         running_var[c] = momentum * running_var[c] + (1.0f - momentum) * (float)unbiased;
