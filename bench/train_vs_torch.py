@@ -3,12 +3,15 @@
 
 usage: bench/train_vs_torch.py [--bench PATH] [--threads N] [--iterations N]
                                [--warmup N] [--models mlp,cnn]
+                               [--onnx-dir DIR]
 
 One training step = forward, softmax cross-entropy, backward and an Adam
 update (lr 0.003), batch 32, on the bundled mlp and cnn (src/models/,
-rebuilt layer for layer in torch; batch norm in eval mode, as dfg's
-inference batch norm: its statistics are constants, its scale and bias
-are trained). dfg runs build/bench/bench-train-step; torch runs in a fresh
+rebuilt layer for layer in torch) and on torchvision's resnet18 at 32x32
+with 10 classes (resnet18_32) and at 224x224 with 1000 (resnet18_224),
+which dfg reads from DIR/resnet18_32.onnx and DIR/resnet18_224.onnx
+(bench/export_resnet18.py writes them). Batch norms train with batch
+statistics on both sides. dfg runs build/bench/bench-train-step; torch runs in a fresh
 process with torch.set_num_threads(N) (dfg: OMP_NUM_THREADS=N). Memory:
 dfg's planned bytes (arena + weights region, which holds the weights,
 the optimizer state and the accumulators), and for both the growth of the
@@ -30,6 +33,12 @@ sys.path.insert(0, HERE)
 
 def torch_model(name):
     from torch import nn
+    if name.startswith("resnet18_"):
+        import torchvision
+        size = int(name.split("_")[1])
+        classes = 10 if size == 32 else 1000
+        return (torchvision.models.resnet18(num_classes=classes),
+                (32, 3, size, size))
     if name == "mlp":
         return nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 64),
                              nn.ReLU(), nn.Linear(64, 10)), (32, 64)
@@ -57,9 +66,7 @@ def torch_worker(name, threads, iterations, warmup):
     torch.set_num_threads(threads)
     model, shape = torch_model(name)
     model.train()
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            m.eval()
+    params = sum(p.numel() * p.element_size() for p in model.parameters())
     opt = torch.optim.Adam(model.parameters(), lr=0.003)
     x = torch.rand(shape)
     labels = torch.arange(32) % 10
@@ -77,6 +84,7 @@ def torch_worker(name, threads, iterations, warmup):
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"step_ms": statistics.median(times),
                       "min_step_ms": min(times),
+                      "param_bytes": params,
                       "rss_growth_bytes": (peak - before) * 1024}))
 
 
@@ -88,6 +96,7 @@ def main():
     ap.add_argument("--iterations", type=int, default=100)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--models", default="mlp,cnn")
+    ap.add_argument("--onnx-dir", default=".")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.worker:
@@ -101,11 +110,13 @@ def main():
                OPENBLAS_NUM_THREADS=str(a.threads))
     print("| model | dfg step ms | torch step ms | dfg / torch | fastest dfg / "
           "torch ms | dfg arena + weights region | dfg peak RSS growth | "
-          "torch peak RSS growth |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+          "torch parameters + peak RSS growth | dfg planned / torch |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in a.models.split(","):
+        model = (os.path.join(a.onnx_dir, name + ".onnx")
+                 if name.startswith("resnet18_") else name)
         d = json.loads(subprocess.run(
-            [a.bench, name, "adam", str(a.iterations), str(a.warmup)],
+            [a.bench, model, "adam", str(a.iterations), str(a.warmup)],
             env=env, check=True, capture_output=True, text=True).stdout)
         t = json.loads(subprocess.run(
             [sys.executable, __file__, "--worker", name, "--threads",
@@ -113,11 +124,15 @@ def main():
              str(a.warmup)], env=env, check=True, capture_output=True,
             text=True).stdout)
         kib = lambda b: "%.0f KiB" % (b / 1024)
-        print("| %s | %.3f | %.3f | %.2f | %.3f / %.3f | %s + %s | %s | %s |" % (
-            name, d["step_ms"], t["step_ms"], d["step_ms"] / t["step_ms"],
-            d["min_step_ms"], t["min_step_ms"],
-            kib(d["arena_bytes"]), kib(d["weights_bytes"]),
-            kib(d["rss_growth_bytes"]), kib(t["rss_growth_bytes"])))
+        dfg_planned = d["arena_bytes"] + d["weights_bytes"]
+        torch_total = t["param_bytes"] + t["rss_growth_bytes"]
+        print("| %s | %.3f | %.3f | %.2f | %.3f / %.3f | %s + %s | %s | "
+              "%s + %s | %.2f |" % (
+                  name, d["step_ms"], t["step_ms"], d["step_ms"] / t["step_ms"],
+                  d["min_step_ms"], t["min_step_ms"],
+                  kib(d["arena_bytes"]), kib(d["weights_bytes"]),
+                  kib(d["rss_growth_bytes"]), kib(t["param_bytes"]),
+                  kib(t["rss_growth_bytes"]), dfg_planned / torch_total))
     return 0
 
 

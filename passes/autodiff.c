@@ -66,6 +66,7 @@ static dfg_vjp_rule const rules[DFG_OP_COUNT] = {
     [DFG_OP_GATHER] = dfg_vjp_gather,
     [DFG_OP_PAD] = dfg_vjp_pad,
     [DFG_OP_SOFTMAX_CROSS_ENTROPY] = dfg_vjp_softmax_cross_entropy,
+    [DFG_OP_BATCH_NORM_TRAIN] = dfg_vjp_batch_norm_train,
 };
 
 dfg_vjp_rule dfg_vjp_rule_for(dfg_op op)

@@ -29,6 +29,11 @@ typedef struct dfg_ad {
 
 int32_t dfg_ad_op(dfg_ad *ad, dfg_op op, const dfg_attrs *attrs,
                   const int32_t *inputs, int32_t n_inputs);
+/* An op with several outputs: their indices in outputs (all -1 after a
+ * failure). */
+void dfg_ad_op_outputs(dfg_ad *ad, dfg_op op, const dfg_attrs *attrs,
+                       const int32_t *inputs, int32_t n_inputs,
+                       int32_t n_outputs, int32_t *outputs);
 int32_t dfg_ad_unary(dfg_ad *ad, dfg_op op, int32_t x);
 int32_t dfg_ad_binary(dfg_ad *ad, dfg_op op, int32_t a, int32_t b);
 /* An f32 constant of rank 0. */
@@ -70,6 +75,8 @@ void dfg_vjp_global_average_pool(dfg_ad *, const dfg_ir_node *,
                                  const int32_t *, int32_t *);
 void dfg_vjp_batch_norm(dfg_ad *, const dfg_ir_node *, const int32_t *,
                         int32_t *);
+void dfg_vjp_batch_norm_train(dfg_ad *, const dfg_ir_node *, const int32_t *,
+                              int32_t *);
 void dfg_vjp_softmax_cross_entropy(dfg_ad *, const dfg_ir_node *,
                                    const int32_t *, int32_t *);
 void dfg_vjp_softmax(dfg_ad *, const dfg_ir_node *, const int32_t *, int32_t *);

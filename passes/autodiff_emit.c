@@ -8,22 +8,33 @@
 #include <string.h>
 #include "error.h"
 
-int32_t dfg_ad_op(dfg_ad *ad, dfg_op op, const dfg_attrs *attrs,
-                  const int32_t *inputs, int32_t n_inputs)
+void dfg_ad_op_outputs(dfg_ad *ad, dfg_op op, const dfg_attrs *attrs,
+                       const int32_t *inputs, int32_t n_inputs,
+                       int32_t n_outputs, int32_t *outputs)
 {
+    for (int32_t i = 0; i < n_outputs; i++)
+        outputs[i] = -1;
     if (ad->status != DFG_OK)
-        return -1;
+        return;
     for (int32_t i = 0; i < n_inputs; i++)
         if (inputs[i] < -1)
-            return -1;
+            return;
     char name[256];
     snprintf(name, sizeof name, "%.180s/grad/%s_%d",
              ad->graph->nodes[ad->node].name, dfg_op_get(op)->name,
              (int)ad->graph->n_nodes);
-    int32_t out = -1;
     ad->status = dfg_graph_add_node(ad->graph, op, name, inputs, n_inputs,
-                                    attrs, 1, &out);
-    return ad->status == DFG_OK ? out : -1;
+                                    attrs, n_outputs, outputs);
+    for (int32_t i = 0; ad->status != DFG_OK && i < n_outputs; i++)
+        outputs[i] = -1;
+}
+
+int32_t dfg_ad_op(dfg_ad *ad, dfg_op op, const dfg_attrs *attrs,
+                  const int32_t *inputs, int32_t n_inputs)
+{
+    int32_t out;
+    dfg_ad_op_outputs(ad, op, attrs, inputs, n_inputs, 1, &out);
+    return out;
 }
 
 int32_t dfg_ad_unary(dfg_ad *ad, dfg_op op, int32_t x)

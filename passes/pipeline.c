@@ -1,7 +1,8 @@
 /* dfg_compile: the passes in order, on a private copy of the graph.
  *
- *   verify -> [training -> [buckets]] -> fold -> dce -> schedule -> alias
- *          -> [bucket alias] -> liveness -> plan -> lower -> dfg_program_verify
+ *   verify -> [training -> [buckets]] -> fold -> dce -> [remat] -> schedule
+ *          -> alias -> [bucket alias] -> liveness -> plan -> lower
+ *          -> dfg_program_verify
  *
  * Everything the passes make is freed here, on success and on every error
  * path; only the program leaves. */
@@ -79,6 +80,9 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
         st = dfg_pass_fold(c->graph, &report);
     if (st == DFG_OK && o->eliminate_dead_code)
         st = dfg_pass_dce(c->graph, &report);
+    dfg_remat_report remat;
+    if (st == DFG_OK && o->training)
+        st = dfg_pass_remat(c->graph, o, o->training, &remat);
     return st;
 }
 

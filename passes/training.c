@@ -99,6 +99,10 @@ static dfg_status check_options(const dfg_training_options *o)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "training: decay_steps must lie in [0, 2^24], got "
                          "%lld", (long long)o->decay_steps);
+    if (!(o->memory_budget_percent >= 0.0f && o->memory_budget_percent <= 100.0f))
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "training: memory_budget_percent must lie in [0, "
+                         "100], got %g", (double)o->memory_budget_percent);
     if (o->accumulate < 1 || o->accumulate > (1 << 20))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "training: accumulate must lie in [1, 2^20], got %d",
@@ -285,6 +289,8 @@ dfg_status dfg_pass_training(dfg_graph *graph, const dfg_training_options *o,
     memset(report, 0, sizeof *report);
     report->pass = "training";
     dfg_status st = check_options(o);
+    if (st == DFG_OK)
+        st = dfg_training_batch_norm_mode(graph);
     if (st != DFG_OK)
         return st;
     int32_t loss = -1;

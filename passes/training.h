@@ -27,6 +27,29 @@ dfg_status dfg_training_order_updates(dfg_graph *graph, int32_t backward_end);
 dfg_status dfg_training_renumber_nodes(dfg_graph *graph, const int32_t *order,
                                        dfg_ir_node *scratch);
 
+/* The same, with scratch allocated here. */
+dfg_status dfg_training_reorder_nodes(dfg_graph *graph, const int32_t *order);
+
+/* Turns every live batch_norm into batch_norm_train (src/ops.def) in the
+ * same place of the order: batch statistics, running statistics updated
+ * in place (passes/training_batch_norm.c). */
+dfg_status dfg_training_batch_norm_mode(dfg_graph *graph);
+
+/* What rematerialization did (passes/remat.c). */
+typedef struct dfg_remat_report {
+    int64_t unconstrained_arena, budget, arena;
+    int32_t recomputed;          /* saved activations recomputed */
+    double extra_flops_percent;  /* of the step's FLOPs before */
+} dfg_remat_report;
+
+/* With a memory budget in t, recomputes saved activations in backward,
+ * cheapest FLOPs per byte freed first, until a plan of graph (with o's
+ * planner) fits; DFG_ERR_PLAN naming the smallest arena reached and what
+ * is alive at its peak when none does. Nothing without a budget. */
+dfg_status dfg_pass_remat(dfg_graph *graph, const dfg_compile_options *o,
+                          const dfg_training_options *t,
+                          dfg_remat_report *report);
+
 /* The plan's tensor kind of a value with that training role. */
 dfg_tensor_kind dfg_training_tensor_kind(dfg_training_role role);
 

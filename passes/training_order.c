@@ -111,3 +111,15 @@ dfg_status dfg_training_order_updates(dfg_graph *g, int32_t backward_end)
     dfg_free(&g->allocator, scratch);
     return st;
 }
+
+dfg_status dfg_training_reorder_nodes(dfg_graph *g, const int32_t *order)
+{
+    dfg_ir_node *scratch = dfg_calloc(&g->allocator, (size_t)g->n_nodes + 1,
+                                      sizeof *scratch);
+    dfg_status st = scratch ? dfg_training_renumber_nodes(g, order, scratch)
+                            : dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                                        "training: out of memory ordering "
+                                        "nodes");
+    dfg_free(&g->allocator, scratch);
+    return st;
+}

@@ -1,5 +1,6 @@
 /* Vector-Jacobian rules of the linear-algebra and network ops: matmul,
- * gemm, conv2d, pools, batch_norm and the softmax cross-entropy loss.
+ * gemm, conv2d, pools, batch_norm (inference and training mode) and the
+ * softmax cross-entropy loss.
  * Inference batch_norm normalises with its mean and var operands, which
  * are constants to it: they get no gradient (docs/training.md). */
 #include "autodiff.h"
@@ -156,6 +157,23 @@ void dfg_vjp_batch_norm(dfg_ad *ad, const dfg_ir_node *node, const int32_t *dy,
                           dfg_ad_binary(ad, DFG_OP_MUL, g, xhat), n_axes, axes,
                           0);
     dx[2] = dfg_ad_reduce(ad, DFG_OP_REDUCE_SUM, g, n_axes, axes, 0);
+}
+
+/* Training mode: one backward op from the batch statistics the forward
+ * op returned (the running statistics get no gradient). */
+void dfg_vjp_batch_norm_train(dfg_ad *ad, const dfg_ir_node *node,
+                              const int32_t *dy, int32_t *dx)
+{
+    if (dy[0] < 0)
+        return; /* the loss reads only the statistics: no path to x */
+    int32_t in[5] = {node->inputs[0], dy[0], node->inputs[1],
+                     node->outputs[1], node->outputs[2]};
+    int32_t out[3];
+    dfg_ad_op_outputs(ad, DFG_OP_BATCH_NORM_TRAIN_GRAD, &node->attrs, in, 5, 3,
+                      out);
+    dx[0] = out[0];
+    dx[1] = out[1];
+    dx[2] = out[2];
 }
 
 void dfg_vjp_softmax_cross_entropy(dfg_ad *ad, const dfg_ir_node *node,

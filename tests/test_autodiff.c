@@ -346,6 +346,27 @@ static dfg_status b_batch_norm(dfg_graph *g, const dfg_value *x, dfg_value *y)
                         : st;
 }
 
+/* Training mode: batch statistics (output 0 of three); the running
+ * statistics are weights it updates in place, which y does not read. */
+static dfg_status b_batch_norm_train(dfg_graph *g, const dfg_value *x,
+                                     dfg_value *y)
+{
+    dfg_value in[5] = {x[0], x[1], x[2]}, out[3];
+    dfg_status st = dfg_graph_weight(g, "running_mean", DFG_F32, 1,
+                                     (int64_t[]){3}, (float[]){0, 0, 0}, &in[3]);
+    if (st == DFG_OK)
+        st = dfg_graph_weight(g, "running_var", DFG_F32, 1, (int64_t[]){3},
+                              (float[]){1, 1, 1}, &in[4]);
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.alpha = 0.9f;
+    attrs.epsilon = 1e-5f;
+    if (st == DFG_OK)
+        st = dfg_graph_node(g, "batch_norm_train", NULL, in, 5, &attrs, out, 3);
+    *y = out[0];
+    return st;
+}
+
 #define S1(a) {1, {a}}
 #define S2(a, b) {2, {a, b}}
 #define S3(a, b, c) {3, {a, b, c}}
@@ -396,6 +417,8 @@ static const grad_case cases[] = {
     {"global_average_pool", 1, {S4(2, 3, 2, 3)}, {SIGNED}, b_global_pool},
     {"batch_norm", 3, {S4(2, 3, 2, 2), S1(3), S1(3)}, {SIGNED, SIGNED, SIGNED},
      b_batch_norm},
+    {"batch_norm_train", 3, {S4(2, 3, 2, 3), S1(3), S1(3)},
+     {SIGNED, SIGNED, SIGNED}, b_batch_norm_train},
     {"softmax", 1, {S3(2, 5, 3)}, {SIGNED}, b_softmax},
     {"log_softmax", 1, {S2(3, 5)}, {SIGNED}, b_log_softmax},
     {"layer_norm", 3, {S3(2, 3, 4), S2(3, 4), S2(3, 4)},
@@ -463,7 +486,7 @@ static void test_rule_table_matches_the_documentation(void **state)
         DFG_OP_CONV2D_GRAD_WEIGHT, DFG_OP_MAX_POOL_GRAD,
         DFG_OP_AVERAGE_POOL_GRAD, DFG_OP_GELU_GRAD, DFG_OP_SLICE_GRAD,
         DFG_OP_GATHER_GRAD, DFG_OP_OPTIMIZER_TICK, DFG_OP_SGD_UPDATE,
-        DFG_OP_ADAM_UPDATE, DFG_OP_ADAMW_UPDATE};
+        DFG_OP_ADAM_UPDATE, DFG_OP_ADAMW_UPDATE, DFG_OP_BATCH_NORM_TRAIN_GRAD};
     for (size_t i = 0; i < sizeof not_differentiable / sizeof *not_differentiable; i++)
         if (dfg_vjp_rule_for(not_differentiable[i]))
             fail_msg("%s has a rule", dfg_op_get(not_differentiable[i])->name);

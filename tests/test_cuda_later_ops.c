@@ -552,6 +552,8 @@ static void test_training_programs(void **state)
         int32_t accumulate;
     } cases[] = {{"mlp", DFG_OPTIMIZER_SGD, 1}, {"mlp", DFG_OPTIMIZER_ADAM, 2},
                  {"mlp", DFG_OPTIMIZER_ADAMW, 1}, {"cnn", DFG_OPTIMIZER_SGD, 1}};
+    /* The cnn trains its batch norms in training mode, whose ops have no
+     * CUDA kernel yet: a clear error naming the op (docs/training.md). */
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         dfg_graph *g = NULL;
         assert_int_equal(dfg_model_build_training(cases[c].model, NULL, &g), DFG_OK);
@@ -568,7 +570,14 @@ static void test_training_programs(void **state)
         if (dfg_compile(g, &o, &p) != DFG_OK)
             fail_msg("%s", dfg_last_error());
         dfg_graph_destroy(g);
-        compare_sessions(cases[c].model, p, 4);
+        if (strcmp(cases[c].model, "cnn") == 0) {
+            dfg_session *emu = NULL;
+            assert_int_not_equal(dfg_session_create(p, &cuda_emulator_backend,
+                                                    NULL, &emu), DFG_OK);
+            assert_non_null(strstr(dfg_last_error(), "batch_norm_train"));
+        } else {
+            compare_sessions(cases[c].model, p, 4);
+        }
         dfg_program_destroy(p);
     }
 }
@@ -588,12 +597,19 @@ static void test_inference_programs(void **state)
     }
 }
 
-/* Every op the CPU backend has a kernel for has a CUDA plan. */
+/* Every op the CPU backend has a kernel for has a CUDA plan, but the
+ * training-mode batch norm ops (CPU only, docs/training.md). */
+static int cpu_only(dfg_op op)
+{
+    return op == DFG_OP_BATCH_NORM_TRAIN || op == DFG_OP_BATCH_NORM_TRAIN_GRAD;
+}
+
 static void test_op_coverage(void **state)
 {
     (void)state;
     for (int op = 0; op < DFG_OP_COUNT; op++)
-        if (dfg_cpu_kernel_for((dfg_op)op) && !dfg_cuda_supports_op((dfg_op)op))
+        if (dfg_cpu_kernel_for((dfg_op)op) && !cpu_only((dfg_op)op) &&
+            !dfg_cuda_supports_op((dfg_op)op))
             fail_msg("%s has no CUDA plan", dfg_op_get((dfg_op)op)->name);
 }
 

@@ -104,8 +104,22 @@ static const float *weight(const dfg_program *p, dfg_session *s,
     return NULL;
 }
 
-/* Every weight of a (data-parallel) against b (one process); the trained
- * ones have moved from the program's initial weights. */
+/* 1 if tensor is a batch norm's running mean or variance: each rank keeps
+ * its own, from its own rows (docs/data-parallel.md), so they differ from
+ * one process's by design. */
+static int running_statistic(const dfg_program *p, int32_t tensor)
+{
+    for (int32_t s = 0; s < p->n_steps; s++)
+        if (p->steps[s].op == DFG_OP_BATCH_NORM_TRAIN &&
+            (p->steps[s].inputs[3] == tensor ||
+             p->steps[s].inputs[4] == tensor))
+            return 1;
+    return 0;
+}
+
+/* Every weight of a (data-parallel) against b (one process), but the
+ * running statistics; the trained ones have moved from the program's
+ * initial weights. */
 static int compare_weights(const dfg_program *pa, dfg_session *a,
                            const dfg_program *pb, dfg_session *b)
 {
@@ -113,7 +127,8 @@ static int compare_weights(const dfg_program *pa, dfg_session *a,
     double worst = 0.0;
     for (int32_t i = 0; i < pa->n_tensors; i++) {
         const dfg_program_tensor *t = &pa->tensors[i];
-        if (t->kind != DFG_TENSOR_WEIGHT || t->type.dtype != DFG_F32)
+        if (t->kind != DFG_TENSOR_WEIGHT || t->type.dtype != DFG_F32 ||
+            running_statistic(pa, i))
             continue;
         int64_t n = 0, m = 0;
         const float *x = weight(pa, a, t->name, &n);

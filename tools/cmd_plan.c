@@ -5,6 +5,7 @@
 #include "model_source.h"
 #include "compile_options.h"
 #include "plan_visuals.h"
+#include "training_setup.h"
 
 #include <string.h>
 
@@ -27,6 +28,9 @@ static const char usage[] =
     "--json FILE      also write the plan as JSON (docs/plan-json.md);\n"
     "                 '-' is stdout\n"
     "--dot FILE       also write the plan as a Graphviz digraph\n"
+    "--training       plan one training step of MODEL (a classifier) with\n"
+    "                 its loss appended (docs/training.md):\n"
+    DFGC_TRAINING_USAGE
     DFGC_PLAN_VISUALS_USAGE
     "--list           list the bundled models\n";
 
@@ -43,6 +47,8 @@ typedef struct plan_args {
     const char *dot_path;
     int list;
     int compile_options_given;
+    int training;
+    dfgc_training_setup setup;
     dfg_compile_options options;
     dfgc_plan_visuals visuals;
 } plan_args;
@@ -55,8 +61,14 @@ static int parse_option(int argc, char **argv, int *i, void *ctx)
         a->list = 1;
         return 1;
     }
+    if (strcmp(argv[*i], "--training") == 0) {
+        a->training = 1;
+        return 1;
+    }
     int found = dfgc_compile_option("plan", argc, argv, i, &a->options);
     a->compile_options_given |= found > 0;
+    if (found == 0)
+        found = dfgc_training_option("plan", argc, argv, i, &a->setup);
     if (found == 0)
         found = dfgc_option_value("plan", argc, argv, i, "--json",
                                   &a->json_path);
@@ -73,12 +85,16 @@ static int parse_args(int argc, char **argv, plan_args *a)
 {
     memset(a, 0, sizeof *a);
     dfg_compile_options_init(&a->options);
+    dfgc_training_setup_init(&a->setup);
     int status = dfgc_parse_arguments("plan", usage, argc, argv, parse_option,
                                       a, &a->model);
     if (status >= 0)
         return status;
     if (!a->list && !a->model)
         return dfgc_usage_error("plan", "no MODEL given");
+    if (a->model && a->training && dfgc_model_is_program(a->model))
+        return dfgc_usage_error("plan", "--training needs a model, not the "
+                                "compiled program '%s'", a->model);
     if (a->model && a->compile_options_given && dfgc_model_is_program(a->model))
         return dfgc_usage_error("plan", "--planner and --align do not apply "
                                 "to '%s', which is compiled already", a->model);
@@ -103,12 +119,27 @@ static int finish_report(const dfg_program *program, FILE *stream,
     return failed;
 }
 
+/* MODEL's program, or its training step's with --training. */
+static dfg_status load(plan_args *a, dfg_program **out)
+{
+    if (!a->training)
+        return dfgc_load_program(a->model, &a->options, out);
+    dfg_graph *graph;
+    dfg_status st = dfgc_training_graph(a->model, &a->setup, &graph);
+    if (st != DFG_OK)
+        return st;
+    a->options.training = &a->setup.training;
+    st = dfg_compile(graph, &a->options, out);
+    dfg_graph_destroy(graph);
+    return st;
+}
+
 /* Compiles, prints the summary and writes the reports; closes json and
  * dot (either may be NULL) in every case. */
 static int plan(plan_args *a, FILE *json, FILE *dot)
 {
     dfg_program *program;
-    if (dfgc_load_program(a->model, &a->options, &program) != DFG_OK) {
+    if (load(a, &program) != DFG_OK) {
         /* The library's message names the model or file already. */
         int status = dfgc_library_error(NULL);
         if (json)

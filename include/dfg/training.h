@@ -54,9 +54,41 @@ typedef struct dfg_training_options {
      * of backward (include/dfg/collective.h). 0 (the default): none. */
     int32_t data_parallel;
     int64_t bucket_bytes;
+    /* A memory budget for the arena, in bytes, or in percent of the arena
+     * the step needs without one (0: no budget; bytes win when both are
+     * set). Saved activations are then recomputed in backward, cheapest
+     * FLOPs per byte freed first, until the plan fits; dfg_compile fails
+     * with DFG_ERR_PLAN (naming the smallest arena reached and what is
+     * alive at its peak) when it cannot. Results are bit for bit the same
+     * as without the budget. */
+    uint64_t memory_budget_bytes;
+    float memory_budget_percent;
 } dfg_training_options;
 
 void dfg_training_options_init(dfg_training_options *options);
+
+/* The loss dfg_graph_add_loss appends. */
+typedef enum dfg_loss_kind {
+    DFG_LOSS_CROSS_ENTROPY = 0, /* labels: i64 [N], one class per row */
+    DFG_LOSS_MSE,               /* targets: f32, the prediction's shape */
+    DFG_LOSS_COUNT
+} dfg_loss_kind;
+
+/* "cross_entropy", "mse"; NULL if invalid. */
+const char *dfg_loss_name(dfg_loss_kind kind);
+int dfg_loss_from_name(const char *name, dfg_loss_kind *out);
+
+/* Makes a classifier graph (an imported ONNX model, a bundled model)
+ * trainable: its first output is the prediction, [N, classes] (when a
+ * softmax makes it, the softmax's input, the logits, is used instead:
+ * the same math, fused and stable). Appends the input "labels" (cross
+ * entropy: i64 [N]) or "targets" (mse: f32 like the prediction) and the
+ * loss, named "loss", which replaces every output of the graph.
+ * *classes > 0 must equal the prediction's last dim; 0 takes it; on
+ * success *classes is the prediction's (classes may be NULL). Errors name
+ * the output and its shape. */
+dfg_status dfg_graph_add_loss(dfg_graph *g, dfg_loss_kind kind,
+                              int64_t *classes);
 
 #ifdef __cplusplus
 }

@@ -72,5 +72,8 @@ dfg_status dfg_cpu_adam_update(const dfg_kernel_args *args); /* adam_update, ada
 /* Data-parallel (runtime/cpu/all_reduce.c). */
 dfg_status dfg_cpu_all_reduce_start(const dfg_kernel_args *args);
 dfg_status dfg_cpu_all_reduce_wait(const dfg_kernel_args *args);
+/* runtime/cpu/batch_norm_train.c */
+dfg_status dfg_cpu_batch_norm_train(const dfg_kernel_args *args);
+dfg_status dfg_cpu_batch_norm_train_grad(const dfg_kernel_args *args);
 
 #endif

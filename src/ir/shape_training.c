@@ -267,3 +267,43 @@ dfg_status dfg_shape_adam_update(const dfg_attrs *a, const dfg_type *in,
     (void)a, (void)n_out;
     return optimizer_update(in, n_in, 2, out);
 }
+
+/* batch_norm_train (x, scale, bias, running_mean, running_var) -> y, the
+ * batch mean and the batch variance (f32[C]). */
+dfg_status dfg_shape_batch_norm_train(const dfg_attrs *a, const dfg_type *in,
+                                      int32_t n_in, dfg_type *out,
+                                      int32_t n_out)
+{
+    dfg_status st = require_f32(in, 0);
+    if (st == DFG_OK && !(a->alpha >= 0.0f && a->alpha <= 1.0f))
+        st = dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                       "momentum (alpha) %g of the running statistics must "
+                       "lie in [0, 1]", (double)a->alpha);
+    if (st == DFG_OK)
+        st = dfg_shape_batch_norm(a, in, n_in, out, n_out);
+    if (st != DFG_OK)
+        return st;
+    out[1] = out[2] = (dfg_type){DFG_F32, 1, {in[0].shape[1]}};
+    return DFG_OK;
+}
+
+/* batch_norm_train_grad (x, dy, scale, mean, var) -> dx, dscale, dbias. */
+dfg_status dfg_shape_batch_norm_train_grad(const dfg_attrs *a,
+                                           const dfg_type *in, int32_t n_in,
+                                           dfg_type *out, int32_t n_out)
+{
+    (void)n_in, (void)n_out;
+    dfg_status st = require_f32(in, 0);
+    if (st == DFG_OK)
+        st = dfg_check_same_dims("input 1 (dy)", &in[1], &in[0]);
+    if (st == DFG_OK)
+        st = require_f32(in, 1);
+    /* The per-channel operands are checked as batch_norm's would be. */
+    const dfg_type as_forward[5] = {in[0], in[2], in[2], in[3], in[4]};
+    if (st == DFG_OK)
+        st = dfg_shape_batch_norm(a, as_forward, 5, out, 1);
+    if (st != DFG_OK)
+        return st;
+    out[1] = out[2] = (dfg_type){DFG_F32, 1, {in[0].shape[1]}};
+    return DFG_OK;
+}

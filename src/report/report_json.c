@@ -5,6 +5,7 @@
 #include "json_writer.h"
 #include "kind_bytes.h"
 #include "program.h"
+#include "program_recompute.h"
 #include "report_buckets.h"
 
 static const char *tensor_name(const dfg_program *p, int32_t index)
@@ -71,6 +72,22 @@ static void write_step(dfg_json_writer *w, const dfg_program *p, int32_t index)
     dfg_json_end_object(w);
 }
 
+/* Under a memory budget: the recomputing steps and their extra FLOPs. */
+static void write_recomputation(dfg_json_writer *w, const dfg_program *p)
+{
+    int32_t n;
+    uint64_t extra, other;
+    dfg_program_recomputation(p, &n, &extra, &other);
+    if (n == 0)
+        return;
+    dfg_json_begin_array(w, "recomputed_steps", 0);
+    for (int32_t s = 0; s < p->n_steps; s++)
+        if (dfg_program_step_recomputes(&p->steps[s]))
+            dfg_json_int(w, NULL, s);
+    dfg_json_end_array(w);
+    dfg_json_ratio(w, "extra_flops_percent", extra * 100, other);
+}
+
 static void write_tensor(dfg_json_writer *w, const dfg_program *p,
                          int32_t index)
 {
@@ -113,6 +130,7 @@ dfg_status dfg_report_json(const dfg_program *program, FILE *out)
                        program->n_inputs);
     write_tensor_names(&w, program, "outputs", program->outputs,
                        program->n_outputs);
+    write_recomputation(&w, program);
     dfg_json_begin_array(&w, "steps", 0);
     for (int32_t i = 0; i < program->n_steps; i++)
         write_step(&w, program, i);

@@ -6,6 +6,7 @@
 #include "kind_bytes.h"
 #include "program.h"
 #include "number_format.h"
+#include "program_recompute.h"
 #include "report_buckets.h"
 #include "text_escape.h"
 
@@ -87,6 +88,13 @@ static void write_model_line(FILE *out, const dfg_program *p)
     fprintf(out, "          %s parameters, %s flops per run\n",
             dfg_format_count(parameters, a, sizeof a),
             dfg_format_count(flops, b, sizeof b));
+    int32_t recomputed;
+    uint64_t extra, other;
+    dfg_program_recomputation(p, &recomputed, &extra, &other);
+    if (recomputed > 0)
+        fprintf(out, "          %" PRId32 " steps recompute saved activations "
+                     "(memory budget): %.1f%% more flops\n", recomputed,
+                other ? 100.0 * (double)extra / (double)other : 0.0);
 }
 
 static void write_bytes_line(FILE *out, const char *label, uint64_t bytes)

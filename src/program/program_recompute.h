@@ -1,0 +1,16 @@
+/* The steps of a training program that recompute a saved activation
+ * under a memory budget (passes/remat.c names them
+ * "<forward node>/recompute_<k>"), for the summary and the plan JSON. */
+#ifndef DFG_PROGRAM_RECOMPUTE_H
+#define DFG_PROGRAM_RECOMPUTE_H
+
+#include "program.h"
+
+/* 1 if step recomputes a forward value. */
+int dfg_program_step_recomputes(const dfg_program_step *step);
+
+/* Their count, their FLOPs and the other steps' FLOPs. */
+void dfg_program_recomputation(const dfg_program *program, int32_t *steps,
+                               uint64_t *extra_flops, uint64_t *other_flops);
+
+#endif

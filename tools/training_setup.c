@@ -1,0 +1,109 @@
+/* The training options of dfgc's commands (training_setup.h). */
+#include "training_setup.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "model_source.h"
+#include "commands.h"
+
+void dfgc_training_setup_init(dfgc_training_setup *s)
+{
+    memset(s, 0, sizeof *s);
+    dfg_training_options_init(&s->training);
+    s->training.optimizer = DFG_OPTIMIZER_ADAM;
+    s->training.learning_rate = 0.003f;
+    s->training.loss = "loss";
+    s->loss = DFG_LOSS_CROSS_ENTROPY;
+}
+
+static int parse_lr(const char *command, const char *text, float *out,
+                    int *given)
+{
+    char *end;
+    float lr = strtof(text, &end);
+    if (*end != '\0' || !(lr > 0.0f))
+        return dfgc_usage_error(command, "--lr '%s' is not a positive number",
+                                text), -1;
+    *out = lr;
+    *given = 1;
+    return 1;
+}
+
+/* BYTES or N% (of the arena without a budget). */
+static int parse_budget(const char *command, const char *text,
+                        dfg_training_options *t)
+{
+    size_t n = strlen(text);
+    if (n > 1 && text[n - 1] == '%') {
+        char *end;
+        float percent = strtof(text, &end);
+        if (end != text + n - 1 || !(percent > 0.0f && percent <= 100.0f))
+            return dfgc_usage_error(command, "--memory-budget '%s': a percent "
+                                    "must lie in (0, 100]", text), -1;
+        t->memory_budget_percent = percent;
+        return 1;
+    }
+    uint64_t bytes;
+    if (dfgc_parse_u64(command, "--memory-budget", text, 1, UINT64_MAX,
+                       &bytes) != 0)
+        return -1;
+    t->memory_budget_bytes = bytes;
+    return 1;
+}
+
+int dfgc_training_option(const char *command, int argc, char **argv, int *i,
+                         dfgc_training_setup *s)
+{
+    const char *value;
+    int found = dfgc_option_value(command, argc, argv, i, "--memory-budget",
+                                  &value);
+    if (found != 0)
+        return found < 0 ? -1 : parse_budget(command, value, &s->training);
+    found = dfgc_option_value(command, argc, argv, i, "--loss", &value);
+    if (found == 1 && dfg_loss_from_name(value, &s->loss) != 0)
+        return dfgc_usage_error(command, "unknown loss '%s' (cross_entropy, "
+                                "mse)", value), -1;
+    if (found != 0)
+        return found;
+    found = dfgc_option_value(command, argc, argv, i, "--optimizer", &value);
+    if (found == 1) {
+        if (dfg_optimizer_from_name(value, &s->training.optimizer) != 0)
+            return dfgc_usage_error(command, "unknown optimizer '%s' (sgd, "
+                                    "adam, adamw)", value), -1;
+        if (!s->lr_given)
+            s->training.learning_rate =
+                s->training.optimizer == DFG_OPTIMIZER_SGD ? 0.05f : 0.003f;
+    }
+    if (found != 0)
+        return found;
+    found = dfgc_option_value(command, argc, argv, i, "--lr", &value);
+    if (found == 1)
+        return parse_lr(command, value, &s->training.learning_rate,
+                        &s->lr_given);
+    if (found != 0)
+        return found;
+    found = dfgc_option_value(command, argc, argv, i, "--classes", &value);
+    if (found == 1) {
+        uint64_t classes;
+        if (dfgc_parse_u64(command, "--classes", value, 1, 1u << 24,
+                           &classes) != 0)
+            return -1;
+        s->classes = (int64_t)classes;
+    }
+    return found;
+}
+
+dfg_status dfgc_training_graph(const char *model, dfgc_training_setup *s,
+                               dfg_graph **out)
+{
+    dfg_status st = dfgc_load_graph(model, out);
+    if (st != DFG_OK)
+        return st;
+    st = dfg_graph_add_loss(*out, s->loss, &s->classes);
+    if (st != DFG_OK) {
+        dfg_graph_destroy(*out);
+        *out = NULL;
+    }
+    return st;
+}

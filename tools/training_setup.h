@@ -1,0 +1,39 @@
+/* The training options 'dfgc plan --training' and 'dfgc train' share:
+ * which loss is appended to the model (dfg_graph_add_loss), for how many
+ * classes, and the optimizer. */
+#ifndef DFGC_TRAINING_SETUP_H
+#define DFGC_TRAINING_SETUP_H
+
+#include "dfg/dfg.h"
+
+typedef struct dfgc_training_setup {
+    dfg_training_options training; /* loss is set to "loss" */
+    dfg_loss_kind loss;            /* cross_entropy */
+    int64_t classes;               /* 0: the model's */
+    int lr_given;                  /* --lr seen: --optimizer keeps it */
+} dfgc_training_setup;
+
+#define DFGC_TRAINING_USAGE                                                  \
+    "--loss NAME       cross_entropy (default: labels i64 [N]) or mse\n"     \
+    "                  (targets like the prediction)\n"                      \
+    "--classes N       the classes of the labels; must match the model's\n"  \
+    "                  prediction [N, classes] (default: the model's)\n"     \
+    "--optimizer NAME  adam (default), adamw, or sgd (momentum 0.9)\n"       \
+    "--lr X            learning rate (sgd 0.05, adam/adamw 0.003)\n"      \
+    "--memory-budget B arena budget, BYTES or N% of the arena without one:\n" \
+    "                  saved activations are recomputed until it fits\n"
+
+/* Adam from lr 0.003, cross entropy, the model's classes. */
+void dfgc_training_setup_init(dfgc_training_setup *setup);
+
+/* Handles --loss, --classes, --optimizer, --lr and --memory-budget: 1 if argv[*i] was one
+ * of them, 0 if not, -1 after a usage error. */
+int dfgc_training_option(const char *command, int argc, char **argv, int *i,
+                         dfgc_training_setup *setup);
+
+/* MODEL (dfgc_load_graph) with its loss appended; sets setup->classes
+ * to the model's. */
+dfg_status dfgc_training_graph(const char *model, dfgc_training_setup *setup,
+                               dfg_graph **out);
+
+#endif
