@@ -40,6 +40,7 @@ static int count_buckets(const dfg_program *p, int64_t *gradient_bytes)
     for (int32_t s = 0; s < p->n_steps; s++)
         if (dfg_program_bucket_at(p, s, &b)) {
             assert_int_equal(b.copied, 0);
+            assert_int_equal(p->tensors[b.tensor].kind, DFG_TENSOR_GRADIENT);
             assert_true(b.wait_step > b.start_step);
             assert_int_equal(b.index, n);
             *gradient_bytes += b.gradient_bytes;
