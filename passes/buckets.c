@@ -96,8 +96,12 @@ static dfg_status add_bucket(bucket_builder *b, int32_t index, int32_t from,
     int32_t bucket, *averaged = b->gradients + k + 1;
     dfg_status st = dfg_graph_add_node(g, DFG_OP_ALL_REDUCE_START, name,
                                        b->gradients + 1, k, &attrs, 1, &bucket);
-    if (st == DFG_OK)
+    if (st == DFG_OK) {
+        /* The bucket owns the gradients' bytes: the plan counts them as
+         * gradient bytes. */
+        g->values[bucket].role = DFG_ROLE_GRADIENT;
         st = dfg_graph_set_name(g, dfg_graph_handle(g, bucket), name);
+    }
     snprintf(name, sizeof name, "training.bucket%d.wait", (int)index);
     b->gradients[0] = bucket;
     if (st == DFG_OK)

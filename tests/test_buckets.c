@@ -5,7 +5,9 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "dfg/dfg.h"
@@ -40,6 +42,7 @@ static int count_buckets(const dfg_program *p, int64_t *gradient_bytes)
     for (int32_t s = 0; s < p->n_steps; s++)
         if (dfg_program_bucket_at(p, s, &b)) {
             assert_int_equal(b.copied, 0);
+            assert_int_equal(p->tensors[b.tensor].kind, DFG_TENSOR_GRADIENT);
             assert_true(b.wait_step > b.start_step);
             assert_int_equal(b.index, n);
             *gradient_bytes += b.gradient_bytes;
@@ -95,6 +98,28 @@ static void test_verifier_refuses_broken_buckets(void **state)
     dfg_program_destroy(p);
 }
 
+/* A data-parallel program survives its file: the loader's validation
+ * accepts the all-reduce steps, and the buckets are still ranges. */
+static void test_program_file_round_trip(void **state)
+{
+    (void)state;
+    dfg_program *p = compile_cnn(1, 16 << 10), *q = NULL;
+    assert_non_null(p);
+    char path[] = "/tmp/dfg-test-buckets-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(dfg_program_save(p, path), DFG_OK);
+    assert_int_equal(dfg_program_load(path, NULL, &q), DFG_OK);
+    unlink(path);
+    int64_t a, b;
+    assert_int_equal(count_buckets(q, &b), count_buckets(p, &a));
+    assert_int_equal(a, b);
+    assert_int_equal(dfg_program_verify(q), DFG_OK);
+    dfg_program_destroy(p);
+    dfg_program_destroy(q);
+}
+
 static void test_bad_bucket_bytes(void **state)
 {
     (void)state;
@@ -146,6 +171,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_buckets_are_ranges),
         cmocka_unit_test(test_verifier_refuses_broken_buckets),
+        cmocka_unit_test(test_program_file_round_trip),
         cmocka_unit_test(test_bad_bucket_bytes),
         cmocka_unit_test(test_one_process_trains_as_plain),
     };

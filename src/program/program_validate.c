@@ -192,6 +192,11 @@ static dfg_status validate_step_memory(const dfg_program *p, int32_t s)
             dfg_program_tensors_overlap(ws, &p->tensors[st->inputs[k]]))
             return INVALID("step %d '%s' (%s): the workspace overlaps input "
                            "%d", (int)s, st->name, info->name, (int)k);
+    /* The all-reduce steps read and hand on their bucket's own bytes by
+     * design (passes/buckets.c); the plan verifier's bucket check, which
+     * the loader runs too, checks that layout exactly. */
+    int shares_bucket = st->op == DFG_OP_ALL_REDUCE_START ||
+                        st->op == DFG_OP_ALL_REDUCE_WAIT;
     for (int32_t j = 0; j < st->n_outputs; j++) {
         const dfg_program_tensor *out = &p->tensors[st->outputs[j]];
         dfg_status status = validate_written(p, st->outputs[j], "output", j);
@@ -205,7 +210,8 @@ static dfg_status validate_step_memory(const dfg_program *p, int32_t s)
             int in_place = info->alias == DFG_ALIAS_INPLACE &&
                            in->region == out->region &&
                            in->offset == out->offset && in->bytes == out->bytes;
-            if (!in_place && dfg_program_tensors_overlap(out, in))
+            if (!in_place && !shares_bucket &&
+                dfg_program_tensors_overlap(out, in))
                 return INVALID("step %d '%s' (%s): output %d ('%s') overlaps "
                                "input %d ('%s')", (int)s, st->name, info->name,
                                (int)j, out->name, (int)k, in->name);
