@@ -2,9 +2,11 @@
  * dispatch mirrors runtime/cuda/backend.c and blas.c call for call. */
 #include "cuda_emulator.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "cuda/conv_grad.h"
+#include "cuda/launch_geometry.h"
 #include "cuda/layout_plan.h"
 
 void cuda_emulate_gemm(const dfg_cuda_blas_gemm *g, dfg_dtype dtype,
@@ -74,36 +76,35 @@ static void reduce(const dfg_cuda_reduce *p, const void *in, void *out)
             dfg_cuda_store_i64(out, p->dtype, o, acc);
             continue;
         }
-        double acc = max ? -INFINITY : 0.0;
+        float acc = max ? -INFINITY : 0.0f;
         for (int64_t r = 0; r < p->count; r++) {
-            double v = dfg_cuda_load_f32(in, p->dtype,
-                                         dfg_cuda_reduce_input(p, o, r));
+            float v = dfg_cuda_load_f32(in, p->dtype,
+                                        dfg_cuda_reduce_input(p, o, r));
             acc = max ? dfg_cuda_max_nan(acc, v) : acc + v;
         }
         dfg_cuda_store_f32(out, p->dtype, o,
-                           (float)(p->op == DFG_OP_REDUCE_MEAN
-                                       ? acc / (double)p->count : acc));
+                           p->op == DFG_OP_REDUCE_MEAN ? acc / (float)p->count
+                                                       : acc);
     }
 }
 
 static void softmax(const dfg_cuda_softmax *p, const void *in, void *out)
 {
     for (int64_t row = 0; row < p->rows; row++) {
-        double max = -INFINITY, sum = 0.0;
+        float max = -INFINITY, sum = 0.0f;
         for (int64_t j = 0; j < p->n; j++)
             max = dfg_cuda_max_nan(max, dfg_cuda_load_f32(
                                             in, p->dtype,
                                             dfg_cuda_softmax_offset(p, row, j)));
-        float fmax = (float)max;
         for (int64_t j = 0; j < p->n; j++)
             sum += expf(dfg_cuda_load_f32(in, p->dtype,
                                           dfg_cuda_softmax_offset(p, row, j)) -
-                        fmax);
+                        max);
         for (int64_t j = 0; j < p->n; j++) {
             int64_t o = dfg_cuda_softmax_offset(p, row, j);
             dfg_cuda_store_f32(out, p->dtype, o,
                                dfg_cuda_softmax_value(
-                                   p, dfg_cuda_load_f32(in, p->dtype, o), fmax,
+                                   p, dfg_cuda_load_f32(in, p->dtype, o), max,
                                    sum));
         }
     }
@@ -114,19 +115,19 @@ static void layer_norm(const dfg_cuda_layer_norm *p, const void *x,
 {
     for (int64_t row = 0; row < p->rows; row++) {
         int64_t base = row * p->d;
-        double sum = 0.0, squares = 0.0;
+        float sum = 0.0f, squares = 0.0f;
         for (int64_t j = 0; j < p->d; j++)
             sum += dfg_cuda_load_f32(x, p->dtype, base + j);
-        double mean = sum / (double)p->d;
+        float mean = sum / (float)p->d;
         for (int64_t j = 0; j < p->d; j++) {
-            double dev = dfg_cuda_load_f32(x, p->dtype, base + j) - mean;
+            float dev = dfg_cuda_load_f32(x, p->dtype, base + j) - mean;
             squares += dev * dev;
         }
-        float rstd = dfg_cuda_layer_norm_rstd(p, squares), fmean = (float)mean;
+        float rstd = dfg_cuda_layer_norm_rstd(p, squares);
         for (int64_t j = 0; j < p->d; j++)
             dfg_cuda_store_f32(
                 out, p->dtype, base + j,
-                (dfg_cuda_load_f32(x, p->dtype, base + j) - fmean) * rstd *
+                (dfg_cuda_load_f32(x, p->dtype, base + j) - mean) * rstd *
                         dfg_cuda_load_f32(scale, p->dtype, j) +
                     (p->has_bias ? dfg_cuda_load_f32(bias, p->dtype, j) : 0.0f));
     }
@@ -235,26 +236,82 @@ static dfg_status host_col2im(void *ctx, const dfg_cuda_col2im *chunk,
     return DFG_OK;
 }
 
+/* A row's maximum and sum of exp(x - max), as a block folds them. */
+static void row_softmax_stats(const float *row, int64_t classes, float *max,
+                              float *sum)
+{
+    *max = -INFINITY;
+    for (int64_t c = 0; c < classes; c++)
+        *max = dfg_cuda_row_max(*max, row[c]);
+    *sum = 0.0f;
+    for (int64_t c = 0; c < classes; c++)
+        *sum += expf(row[c] - *max);
+}
+
+/* The second pass of a sum spread over blocks (training.cu). */
+static float partial_sums(const float *partials, int32_t n, float divisor)
+{
+    float total = 0.0f;
+    for (int32_t b = 0; b < n; b++)
+        total += partials[b];
+    return total / divisor;
+}
+
+/* One block per row (block-strided over the grid), the loss through its
+ * partial sums, as training.cu launches them. */
 static void cross_entropy(const dfg_cuda_step_plan *p, unsigned int *status)
 {
     const dfg_step_args *a = p->args;
     const dfg_cuda_cross_entropy *c = &p->u.cross_entropy;
     int grad = p->kind == DFG_CUDA_CROSS_ENTROPY_GRAD;
-    double total = 0.0;
-    for (int64_t r = 0; r < c->rows; r++) {
-        int64_t label = dfg_cuda_label_at(c, a->in[1], r);
-        if (label < 0)
-            raise_status(status, c->step);
-        else if (grad)
-            dfg_cross_entropy_grad_row(
-                (const float *)a->in[0] + r * c->classes, c->classes, label,
-                dfg_cuda_cross_entropy_scale(c, a->in[2]),
-                (float *)a->out[0] + r * c->classes);
-        else
-            total += dfg_cuda_cross_entropy_row(c, a->in[0], r, label);
+    int64_t blocks = grad ? c->rows : c->blocks;
+    for (int64_t b = 0; b < blocks; b++) {
+        float partial = 0.0f;
+        for (int64_t r = b; r < c->rows; r += blocks) {
+            const float *row = (const float *)a->in[0] + r * c->classes;
+            float max, sum;
+            row_softmax_stats(row, c->classes, &max, &sum);
+            int64_t label = dfg_cuda_label_at(c, a->in[1], r);
+            if (label < 0) {
+                raise_status(status, c->step);
+                continue;
+            }
+            if (!grad) {
+                partial += dfg_cuda_cross_entropy_term(max, sum, row[label]);
+                continue;
+            }
+            float scale = dfg_cuda_cross_entropy_scale(c, a->in[2]);
+            for (int64_t k = 0; k < c->classes; k++)
+                ((float *)a->out[0])[r * c->classes + k] =
+                    dfg_cuda_cross_entropy_grad_value(row[k], max, sum,
+                                                      k == label, scale);
+        }
+        if (!grad)
+            c->partials[b] = partial;
     }
     if (!grad)
-        *(float *)a->out[0] = dfg_cuda_cross_entropy_mean(c, total);
+        *(float *)a->out[0] = partial_sums(
+            c->partials, c->blocks, c->rows > 0 ? (float)c->rows : 1.0f);
+}
+
+/* A grid-stride loop over the weights, DFG_CUDA_THREADS threads in each of
+ * the plan's blocks, each block's squares into its partial sum. */
+static void optimizer(const dfg_cuda_step_plan *p)
+{
+    const dfg_step_args *a = p->args;
+    const dfg_cuda_optimizer *u = &p->u.optimizer;
+    const dfg_cuda_optimizer_operands o = {
+        (float *)a->in[0], a->in[1], a->in[2], (float *)a->in[3],
+        u->has_accumulator ? (float *)a->in[4] : NULL};
+    int64_t grid = (int64_t)u->blocks * DFG_CUDA_THREADS;
+    for (int32_t b = 0; b < u->blocks; b++) {
+        float partial = 0.0f;
+        for (int64_t t = 0; t < DFG_CUDA_THREADS; t++)
+            for (int64_t i = b * DFG_CUDA_THREADS + t; i < u->n; i += grid)
+                partial += dfg_cuda_optimizer_element(u, &o, i);
+        u->partials[b] = partial;
+    }
+    *(float *)a->out[0] = partial_sums(u->partials, u->blocks, 1.0f);
 }
 
 /* The index-driven, sampling and training kinds, as backend.c's
@@ -338,16 +395,7 @@ static void later_op(const dfg_cuda_step_plan *p, unsigned int *status)
     case DFG_CUDA_OPTIMIZER_TICK:
         dfg_optimizer_tick((int64_t *)a->in[0], a->in[1], a->out[0]);
         break;
-    case DFG_CUDA_OPTIMIZER: {
-        const dfg_cuda_optimizer_operands o = {
-            (float *)a->in[0], a->in[1], a->in[2], (float *)a->in[3],
-            p->u.optimizer.has_accumulator ? (float *)a->in[4] : NULL};
-        double squares = 0.0;
-        for (int64_t i = 0; i < p->u.optimizer.n; i++)
-            squares += dfg_cuda_optimizer_element(&p->u.optimizer, &o, i);
-        *(float *)a->out[0] = (float)squares;
-        break;
-    }
+    case DFG_CUDA_OPTIMIZER: optimizer(p); break;
     default: break;
     }
 }

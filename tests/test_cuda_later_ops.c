@@ -21,6 +21,7 @@
 #include "dfg/program.h"
 #include "dfg/session.h"
 #include "dfg/training.h"
+#include "math/partial_sums.h"
 #include "training_layout.h"
 
 /* The output type op's shape rule gives inputs in (a forward op). */
@@ -252,8 +253,10 @@ static void test_cross_entropy(void **state)
     dfg_attrs a = defaults();
     for (int grad = 0; grad < 2; grad++)
         for (int i64 = 0; i64 < 2; i64++) {
-            dfg_type in[3] = {type_of(DFG_F32, 2, 13, 10),
-                              type_of(i64 ? DFG_I64 : DFG_I32, 1, 13),
+            /* 13 rows: one block; 900: several, each with rows */
+            int rows = i64 ? 900 : 13;
+            dfg_type in[3] = {type_of(DFG_F32, 2, rows, 10),
+                              type_of(i64 ? DFG_I64 : DFG_I32, 1, rows),
                               type_of(DFG_F32, 0)};
             op_run r;
             dfg_op op = grad ? DFG_OP_SOFTMAX_CROSS_ENTROPY_GRAD
@@ -401,9 +404,21 @@ static void test_gelu_slice_gather_grads(void **state)
 
 /* One optimizer op on two copies of its operands (it writes them in
  * place), the CPU kernel on one, the emulated plan on the other. */
-static void check_update(dfg_op op, int with_accumulator, int32_t runs)
+/* The optimizer state of one side: tick, weights, moments, accumulator
+ * and the update's squared norm. */
+typedef struct update_side {
+    int64_t counter[DFG_COUNTER_SIZE];
+    float control[DFG_CONTROL_SIZE];
+    float *w, *state, *acc, *partials, norm;
+} update_side;
+
+/* n weights updated `runs` times by the CPU backend and the emulator: the
+ * weights, moments and accumulators agree bit for bit (the same per-element
+ * code), the norms (a double sum beside the device's partial sums) within
+ * the f32 tolerance. */
+static void check_update(dfg_op op, int with_accumulator, int64_t n,
+                         int32_t runs)
 {
-    const int64_t n = 37;
     int64_t state_n = op == DFG_OP_SGD_UPDATE ? n : 2 * n;
     dfg_type t_counter = type_of(DFG_I64, 1, DFG_COUNTER_SIZE);
     dfg_type t_hyper = type_of(DFG_F32, 1, DFG_HYPER_SIZE);
@@ -413,33 +428,39 @@ static void check_update(dfg_op op, int with_accumulator, int32_t runs)
     dfg_type t_norm = type_of(DFG_F32, 1, 1);
     float hyper[DFG_HYPER_SIZE] = {0.05f, 0.9f, 0.99f, 1e-6f, 0.01f,
                                    with_accumulator ? 2.0f : 1.0f};
-    struct side {
-        int64_t counter[DFG_COUNTER_SIZE];
-        float control[DFG_CONTROL_SIZE], w[37], state[74], acc[37], norm;
-    } sides[2];
-    memset(sides, 0, sizeof sides);
-    for (int64_t i = 0; i < n; i++)
-        sides[0].w[i] = uniform(-1, 1);
-    for (int64_t i = 0; i < state_n; i++)
-        sides[0].state[i] = uniform(0, 0.5f);
-    sides[1] = sides[0];
     dfg_attrs a = defaults();
+    const dfg_type up_in[5] = {t_w, t_w, t_control, t_state, t_w};
+    int64_t ws_bytes = dfg_op_get(op)->workspace(&a, up_in, 4, &t_norm, 1);
+    assert_int_equal(ws_bytes,
+                     dfg_partial_sum_blocks(n) * (int64_t)sizeof(float));
+    update_side sides[2];
+    memset(sides, 0, sizeof sides);
+    float *grad = calloc((size_t)n, sizeof *grad);
+    for (int s = 0; s < 2; s++) {
+        sides[s].w = calloc((size_t)n, sizeof(float));
+        sides[s].state = calloc((size_t)state_n, sizeof(float));
+        sides[s].acc = calloc((size_t)n, sizeof(float));
+        sides[s].partials = calloc((size_t)ws_bytes, 1);
+    }
+    for (int64_t i = 0; i < n; i++)
+        sides[0].w[i] = sides[1].w[i] = uniform(-1, 1);
+    for (int64_t i = 0; i < state_n; i++)
+        sides[0].state[i] = sides[1].state[i] = uniform(0, 0.5f);
     for (int32_t run = 0; run < runs; run++) {
-        float grad[37];
         for (int64_t i = 0; i < n; i++)
             grad[i] = uniform(-1, 1);
         for (int s = 0; s < 2; s++) {
-            struct side *d = &sides[s];
+            update_side *d = &sides[s];
             const dfg_type tick_in[2] = {t_counter, t_hyper};
             const void *tick_ptr[2] = {d->counter, hyper};
             void *tick_out[1] = {d->control};
             dfg_kernel_args tick = {DFG_OP_OPTIMIZER_TICK, &a, 2, tick_in,
                                     tick_ptr, 1, &t_control, tick_out, NULL, 0};
-            const dfg_type up_in[5] = {t_w, t_w, t_control, t_state, t_w};
             const void *up_ptr[5] = {d->w, grad, d->control, d->state, d->acc};
             void *up_out[1] = {&d->norm};
             dfg_kernel_args update = {op, &a, with_accumulator ? 5 : 4, up_in,
-                                      up_ptr, 1, &t_norm, up_out, NULL, 0};
+                                      up_ptr, 1, &t_norm, up_out, d->partials,
+                                      ws_bytes};
             if (s == 0) {
                 assert_int_equal(dfg_cpu_kernel_for(DFG_OP_OPTIMIZER_TICK)(&tick), DFG_OK);
                 assert_int_equal(dfg_cpu_kernel_for(op)(&update), DFG_OK);
@@ -450,6 +471,7 @@ static void check_update(dfg_op op, int with_accumulator, int32_t runs)
             assert_int_equal(dfg_cuda_step_plan_make(&tick, 0, &plan), DFG_OK);
             assert_int_equal(cuda_emulate_step(&plan, &status), DFG_OK);
             assert_int_equal(dfg_cuda_step_plan_make(&update, 1, &plan), DFG_OK);
+            assert_int_equal(plan.u.optimizer.blocks, dfg_partial_sum_blocks(n));
             assert_int_equal(cuda_emulate_step(&plan, &status), DFG_OK);
             void *at[DFG_CUDA_MAX_INPLACE_WRITES];
             size_t bytes[DFG_CUDA_MAX_INPLACE_WRITES];
@@ -458,12 +480,33 @@ static void check_update(dfg_op op, int with_accumulator, int32_t runs)
             assert_ptr_equal(at[1], d->state);
             assert_int_equal(bytes[1], (size_t)state_n * sizeof(float));
             assert_int_equal(dfg_cuda_inplace_writes(&tick, at, bytes), 1);
+            /* Too little workspace for the partial sums: refused. */
+            update.workspace_bytes = ws_bytes - 1;
+            assert_int_equal(dfg_cuda_step_plan_make(&update, 1, &plan),
+                             DFG_ERR_INVALID_ARGUMENT);
         }
         /* The same code on the same data: identical bits. */
-        assert_memory_equal(&sides[0], &sides[1], sizeof sides[0]);
+        assert_memory_equal(sides[0].counter, sides[1].counter,
+                            sizeof sides[0].counter);
+        assert_memory_equal(sides[0].control, sides[1].control,
+                            sizeof sides[0].control);
+        assert_memory_equal(sides[0].w, sides[1].w, (size_t)n * sizeof(float));
+        assert_memory_equal(sides[0].state, sides[1].state,
+                            (size_t)state_n * sizeof(float));
+        assert_memory_equal(sides[0].acc, sides[1].acc,
+                            (size_t)n * sizeof(float));
+        assert_true(fabsf(sides[1].norm - sides[0].norm) <=
+                    1e-5f * sides[0].norm);
         assert_true(with_accumulator && run % 2 == 0 ? sides[1].norm == 0.0f
                                                      : sides[1].norm > 0.0f);
     }
+    for (int s = 0; s < 2; s++) {
+        free(sides[s].w);
+        free(sides[s].state);
+        free(sides[s].acc);
+        free(sides[s].partials);
+    }
+    free(grad);
 }
 
 static void test_optimizers(void **state)
@@ -472,8 +515,11 @@ static void test_optimizers(void **state)
     static const dfg_op ops[] = {DFG_OP_SGD_UPDATE, DFG_OP_ADAM_UPDATE,
                                  DFG_OP_ADAMW_UPDATE};
     for (int i = 0; i < 3; i++)
-        for (int acc = 0; acc < 2; acc++)
-            check_update(ops[i], acc, 4);
+        for (int acc = 0; acc < 2; acc++) {
+            check_update(ops[i], acc, 37, 4);
+            /* several blocks, the last one partly filled */
+            check_update(ops[i], acc, 3 * DFG_PARTIAL_SUM_TERMS + 77, 2);
+        }
 }
 
 /* ---- whole programs on the emulated CUDA backend ---------------------- */

@@ -202,7 +202,7 @@ dfg_cuda_cast_element(const dfg_cuda_cast *p, const void *in, void *out,
 }
 
 /* (x - mean) / sqrt(var + eps) * scale + bias, folded per channel into
- * x * k + shift as the CPU kernel does (k in double, then f32). */
+ * x * k + shift as the CPU kernel does (k in f32 here, in double there). */
 DFG_HOST_DEVICE static inline void dfg_cuda_batch_norm_element(
     const dfg_cuda_batch_norm *p, const void *x, const void *scale,
     const void *bias, const void *mean, const void *var, void *out, int64_t i)
@@ -210,7 +210,7 @@ DFG_HOST_DEVICE static inline void dfg_cuda_batch_norm_element(
     int64_t c = (i / p->plane) % p->channels;
     float s = dfg_cuda_load_f32(scale, p->dtype, c);
     float v = dfg_cuda_load_f32(var, p->dtype, c);
-    float k = (float)(s / sqrt((double)v + p->epsilon));
+    float k = s / sqrtf(v + p->epsilon);
     float shift = dfg_cuda_load_f32(bias, p->dtype, c) -
                   dfg_cuda_load_f32(mean, p->dtype, c) * k;
     dfg_cuda_store_f32(out, p->dtype, i,

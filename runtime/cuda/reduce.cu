@@ -1,7 +1,7 @@
 /* reduce_sum, reduce_mean, reduce_max and global_average_pool: one block
  * per output element, its threads striding over the elements folded into
  * it (reduction_ops.h), then a block reduction. Floats accumulate in
- * double, integers in int64, as on the CPU. */
+ * f32, integers in int64 (reduction_ops.h). */
 #include "device_loop.cuh"
 #include "kernels.h"
 #include "launch_geometry.h"
@@ -9,12 +9,12 @@
 static __global__ void reduce_float_kernel(dfg_cuda_reduce p, const void *in,
                                            void *out)
 {
-    __shared__ double shared[DFG_CUDA_ROW_THREADS_MAX];
+    __shared__ float shared[DFG_CUDA_ROW_THREADS_MAX];
     const bool max = p.op == DFG_OP_REDUCE_MAX;
     DFG_CUDA_BLOCK_STRIDE(o, p.outputs) {
-        double acc = max ? -INFINITY : 0.0;
+        float acc = max ? -INFINITY : 0.0f;
         for (int64_t r = threadIdx.x; r < p.count; r += blockDim.x) {
-            double v = dfg_cuda_load_f32(in, p.dtype,
+            float v = dfg_cuda_load_f32(in, p.dtype,
                                          dfg_cuda_reduce_input(&p, o, r));
             acc = max ? dfg_cuda_max_nan(acc, v) : acc + v;
         }
@@ -22,9 +22,9 @@ static __global__ void reduce_float_kernel(dfg_cuda_reduce p, const void *in,
                   : dfg_cuda_block_reduce(acc, shared, dfg_cuda_sum());
         if (threadIdx.x == 0)
             dfg_cuda_store_f32(out, p.dtype, o,
-                               (float)(p.op == DFG_OP_REDUCE_MEAN
-                                           ? acc / (double)p.count
-                                           : acc));
+                               p.op == DFG_OP_REDUCE_MEAN
+                                   ? acc / (float)p.count
+                                   : acc);
     }
 }
 

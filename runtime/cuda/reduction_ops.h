@@ -3,7 +3,9 @@
  * structs are filled on the host (step_plan.c); the kernels (reduce.cu,
  * softmax_norm.cu, pool.cu) run one block per output row and fold with the
  * functions below, which the CPU tests exercise against the CPU backend.
- * Float data accumulates in double, integer data in int64, as on the CPU. */
+ * Float data accumulates in f32 (each thread's share, then the block's
+ * tree: the CPU's double sums are the reference), integer data in int64,
+ * as on the CPU. */
 #ifndef DFG_CUDA_REDUCTION_OPS_H
 #define DFG_CUDA_REDUCTION_OPS_H
 
@@ -29,7 +31,7 @@ dfg_cuda_reduce_input(const dfg_cuda_reduce *p, int64_t o, int64_t r)
 }
 
 /* The fold of a max: NaN wins, as in numpy and PyTorch. */
-DFG_HOST_DEVICE static inline double dfg_cuda_max_nan(double a, double v)
+DFG_HOST_DEVICE static inline float dfg_cuda_max_nan(float a, float v)
 {
     return (v > a || v != v) ? v : a;
 }
@@ -54,11 +56,11 @@ dfg_cuda_softmax_offset(const dfg_cuda_softmax *p, int64_t row, int64_t j)
  * exponentials sum (both as the CPU kernel computes them). */
 DFG_HOST_DEVICE static inline float
 dfg_cuda_softmax_value(const dfg_cuda_softmax *p, float v, float max,
-                       double sum)
+                       float sum)
 {
     if (p->log)
-        return v - max - (float)log(sum);
-    return (float)(expf(v - max) / sum);
+        return v - max - logf(sum);
+    return expf(v - max) / sum;
 }
 
 typedef struct dfg_cuda_layer_norm {
@@ -70,9 +72,9 @@ typedef struct dfg_cuda_layer_norm {
 
 /* 1 / sqrt(var + eps) from the row's sum of squared deviations. */
 DFG_HOST_DEVICE static inline float
-dfg_cuda_layer_norm_rstd(const dfg_cuda_layer_norm *p, double squares)
+dfg_cuda_layer_norm_rstd(const dfg_cuda_layer_norm *p, float squares)
 {
-    return (float)(1.0 / sqrt(squares / (double)p->d + p->epsilon));
+    return 1.0f / sqrtf(squares / (float)p->d + p->epsilon);
 }
 
 typedef struct dfg_cuda_pool {
