@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cuda/conv_forward.h"
 #include "cuda/conv_grad.h"
 #include "cuda/launch_geometry.h"
 #include "cuda/layout_plan.h"
@@ -153,49 +154,6 @@ static void parts(const dfg_cuda_step_plan *p)
     }
 }
 
-static dfg_status conv(const dfg_cuda_step_plan *p)
-{
-    const dfg_step_args *s = p->args;
-    const dfg_conv_geometry *g = &p->u.conv.g;
-    dfg_dtype dtype = s->in_types[0].dtype;
-    int64_t size = dfg_cuda_dtype_size(dtype);
-    if (p->u.conv.has_bias)
-        strided_copy(&p->u.conv.bias, s->in[2], s->out[0]);
-    float beta = p->u.conv.has_bias ? 1.0f : 0.0f;
-    dfg_status st = DFG_OK;
-    if (g->direct) {
-        for (int64_t grp = 0; grp < g->group && st == DFG_OK; grp++) {
-            int64_t w_at, x_at, y_at;
-            dfg_cuda_row_gemm row = dfg_cuda_conv_direct_gemm(g, grp, beta,
-                                                              &w_at, &x_at, &y_at);
-            st = product(&row, dtype, at(s->in[1], w_at, size),
-                         at(s->in[0], x_at, size),
-                         (char *)s->out[0] + y_at * size);
-        }
-        return st;
-    }
-    dfg_cuda_im2col chunk = {p->u.conv.dims, g->k, 0, 0, size};
-    for (int64_t n = 0; n < g->batch; n++)
-        for (int64_t grp = 0; grp < g->group; grp++) {
-            int64_t x_at = (n * g->in_channels + grp * g->channels_per_group) *
-                           g->in_h * g->in_w;
-            int64_t y_at = (n * g->out_channels + grp * g->filters_per_group) *
-                           g->pixels;
-            for (int64_t p0 = 0; p0 < g->pixels && st == DFG_OK; p0 += g->chunk) {
-                chunk.first_pixel = p0;
-                chunk.cols = g->pixels - p0 < g->chunk ? g->pixels - p0 : g->chunk;
-                for (int64_t i = 0; i < chunk.rows * chunk.cols; i++)
-                    dfg_cuda_im2col_element(&chunk, at(s->in[0], x_at, size),
-                                            s->workspace, i);
-                dfg_cuda_row_gemm row = dfg_cuda_conv_chunk_gemm(g, chunk.cols, beta);
-                st = product(&row, dtype,
-                             at(s->in[1], grp * g->filters_per_group * g->k, size),
-                             s->workspace, (char *)s->out[0] + (y_at + p0) * size);
-            }
-        }
-    return st;
-}
-
 /* The device's status word: the first step to raise it stays. */
 static void raise_status(unsigned int *status, int32_t step)
 {
@@ -203,7 +161,7 @@ static void raise_status(unsigned int *status, int32_t step)
         *status = (unsigned)step + 1u;
 }
 
-/* The conv2d gradients' primitives on the host (conv_grad.h). */
+/* The convolutions' primitives on the host (conv_ops.h). */
 static dfg_status host_zero(void *ctx, void *dst, int64_t bytes)
 {
     (void)ctx;
@@ -211,19 +169,28 @@ static dfg_status host_zero(void *ctx, void *dst, int64_t bytes)
     return DFG_OK;
 }
 
-static dfg_status host_product(void *ctx, const dfg_cuda_row_gemm *row,
-                               const float *a, const float *b, float *c)
+static dfg_status host_copy(void *ctx, const dfg_cuda_strided_copy *copy,
+                            const void *src, void *dst)
 {
     (void)ctx;
-    return product(row, DFG_F32, a, b, c);
+    strided_copy(copy, src, dst);
+    return DFG_OK;
 }
 
-static dfg_status host_im2col(void *ctx, const dfg_cuda_im2col *chunk,
-                              const float *x, float *col)
+static dfg_status host_product(void *ctx, const dfg_cuda_row_gemm *row,
+                               dfg_dtype dtype, const void *a, const void *b,
+                               void *c)
 {
     (void)ctx;
-    for (int64_t i = 0; i < chunk->rows * chunk->cols; i++)
-        dfg_cuda_im2col_element(chunk, x, col, i);
+    return product(row, dtype, a, b, c);
+}
+
+static dfg_status host_im2col(void *ctx, const dfg_cuda_im2col *chunks,
+                              const void *x, void *col)
+{
+    (void)ctx;
+    for (int64_t i = 0; i < dfg_cuda_im2col_entries(chunks); i++)
+        dfg_cuda_im2col_element(chunks, x, col, i);
     return DFG_OK;
 }
 
@@ -235,6 +202,9 @@ static dfg_status host_col2im(void *ctx, const dfg_cuda_col2im *chunk,
         dx[i] = dfg_cuda_col2im_element(chunk, col, i, dx[i]);
     return DFG_OK;
 }
+
+static const dfg_cuda_conv_ops host_conv_ops = {
+    NULL, host_zero, host_copy, host_product, host_im2col, host_col2im};
 
 /* A row's maximum and sum of exp(x - max), as a block folds them. */
 static void row_softmax_stats(const float *row, int64_t classes, float *max,
@@ -483,13 +453,10 @@ dfg_status cuda_emulate_step(const dfg_cuda_step_plan *p, unsigned int *status)
             strided_copy(&p->u.gemm.bias, a->in[2], a->out[0]);
         return product(&p->u.gemm.gemm, a->in_types[0].dtype, a->in[0],
                        a->in[1], a->out[0]);
-    case DFG_CUDA_CONV2D: return conv(p);
+    case DFG_CUDA_CONV2D: return dfg_cuda_conv_forward_run(p, &host_conv_ops);
     case DFG_CUDA_CONV_GRAD_INPUT:
-    case DFG_CUDA_CONV_GRAD_WEIGHT: {
-        const dfg_cuda_conv_grad_ops ops = {NULL, host_zero, host_product,
-                                            host_im2col, host_col2im};
-        return dfg_cuda_conv_grad_run(p, &ops);
-    }
+    case DFG_CUDA_CONV_GRAD_WEIGHT:
+        return dfg_cuda_conv_grad_run(p, &host_conv_ops);
     case DFG_CUDA_DEPTHWISE:
         for (int64_t i = 0; i < p->u.depthwise.outputs; i++)
             dfg_cuda_store_f32(a->out[0], p->u.depthwise.dtype, i,

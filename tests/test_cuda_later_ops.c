@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "cuda_op_check.h"
+#include "conv_geometry.h"
 #include "dfg/models.h"
 #include "dfg/program.h"
 #include "dfg/session.h"
@@ -268,6 +269,56 @@ static void test_cross_entropy(void **state)
             assert_int_equal(emulate_status(&r), 5);
             run_free(&r);
         }
+}
+
+/* conv2d of x and w (bias when with_bias) with attrs a on the emulator
+ * against the CPU; its plan batches `images` images, `groups` groups and
+ * `cols` pixels per im2col. */
+static void check_conv_batching(const dfg_attrs *a, dfg_type x, dfg_type w,
+                                int with_bias, int64_t images, int64_t groups,
+                                int64_t cols)
+{
+    dfg_type in[3] = {x, w, type_of(x.dtype, 1, (int)w.shape[0])};
+    op_run r;
+    run_setup(&r, DFG_OP_CONV2D, a, with_bias ? 3 : 2, in, 1, -1, 1);
+    dfg_cuda_step_plan plan;
+    assert_int_equal(dfg_cuda_step_plan_make(&r.emu, 0, &plan), DFG_OK);
+    assert_int_equal(plan.kind, DFG_CUDA_CONV2D);
+    assert_int_equal(plan.u.conv.batching.images, images);
+    assert_int_equal(plan.u.conv.batching.groups, groups);
+    assert_int_equal(plan.u.conv.batching.cols, cols);
+    run_compare(&r);
+    run_free(&r);
+}
+
+/* The forward conv's batches (conv_forward.h): several whole images per
+ * strided-batched product (group 1 and 2, f32 and f16, a last batch
+ * partly filled), several groups of one image, chunks of one group's
+ * pixels. */
+static void test_conv_batches(void **state)
+{
+    (void)state;
+    dfg_attrs a = defaults();
+    a.pads[0] = a.pads[1] = a.pads[2] = a.pads[3] = 1;
+    /* 8x8 outputs, k = 27: four slots of whole images (DFG_CONV_MAX_SLOTS),
+     * twice as many in f16; 5 images: batches of 4 and 1. */
+    check_conv_batching(&a, type_of(DFG_F32, 4, 5, 3, 8, 8),
+                        type_of(DFG_F32, 4, 4, 3, 3, 3), 1, 4, 1, 64);
+    check_conv_batching(&a, type_of(DFG_F16, 4, 9, 3, 8, 8),
+                        type_of(DFG_F16, 4, 4, 3, 3, 3), 0, 8, 1, 64);
+    /* Two groups: two images of both per batch, 3 images. */
+    a.group = 2;
+    check_conv_batching(&a, type_of(DFG_F32, 4, 3, 4, 8, 8),
+                        type_of(DFG_F32, 4, 6, 2, 3, 3), 1, 2, 2, 64);
+    /* Eight groups, four slots: half of one image's groups per batch. */
+    a.group = 8;
+    check_conv_batching(&a, type_of(DFG_F32, 4, 2, 16, 8, 8),
+                        type_of(DFG_F32, 4, 8, 2, 3, 3), 1, 1, 4, 64);
+    /* k * pixels beyond the budget: chunks of 455 of 1024 pixels. */
+    a.group = 1;
+    check_conv_batching(&a, type_of(DFG_F32, 4, 2, 64, 32, 32),
+                        type_of(DFG_F32, 4, 8, 64, 3, 3), 1, 1, 1,
+                        DFG_CONV_IM2COL_BUDGET_BYTES / 4 / 576);
 }
 
 /* conv2d_grad_input and _weight of the conv of x, w and attrs a. */
@@ -653,6 +704,7 @@ int main(void)
         cmocka_unit_test(test_resize),
         cmocka_unit_test(test_top_k),
         cmocka_unit_test(test_cross_entropy),
+        cmocka_unit_test(test_conv_batches),
         cmocka_unit_test(test_conv_grads),
         cmocka_unit_test(test_pool_grads),
         cmocka_unit_test(test_gelu_slice_gather_grads),

@@ -81,21 +81,38 @@ dfg_cuda_gather_source(const dfg_cuda_gather *g, const void *indices,
     return (outer * g->dim + k) * g->inner + within;
 }
 
-/* The im2col chunk [k, cols] for output pixels [first_pixel, .. + cols),
- * in the input's dtype (element_size bytes; zero bits are 0.0). */
+/* The im2col chunks [k, cols] for output pixels [first_pixel, .. + cols)
+ * of `units` (image, group) pairs, side by side: unit u is image
+ * u / groups and group u % groups of the batch, whose input starts
+ * u / groups * image_stride + u % groups * group_stride elements from x.
+ * In the input's dtype (element_size bytes; zero bits are 0.0). */
 typedef struct dfg_cuda_im2col {
     dfg_im2col_dims dims;
     int64_t rows, cols, first_pixel;
     int64_t element_size;
+    int64_t units, groups;           /* >= 1 */
+    int64_t image_stride, group_stride;
 } dfg_cuda_im2col;
 
-/* Entry i (row-major over [rows, cols]) of the chunk. */
+/* Entries of all the chunks. */
+DFG_HOST_DEVICE static inline int64_t
+dfg_cuda_im2col_entries(const dfg_cuda_im2col *c)
+{
+    return c->units * c->rows * c->cols;
+}
+
+/* Entry i (row-major over [units, rows, cols]) of the chunks. */
 DFG_HOST_DEVICE static inline void
 dfg_cuda_im2col_element(const dfg_cuda_im2col *c, const void *x, void *col,
                         int64_t i)
 {
-    int64_t row = i / c->cols, j = i - row * c->cols;
+    int64_t matrix = c->rows * c->cols;
+    int64_t unit = i / matrix, entry = i - unit * matrix;
+    int64_t row = entry / c->cols, j = entry - row * c->cols;
+    int64_t image = unit / c->groups, group = unit - image * c->groups;
     int64_t src = dfg_im2col_source(&c->dims, row, c->first_pixel + j);
+    x = (const char *)x + (image * c->image_stride + group * c->group_stride) *
+                              c->element_size;
     const uint64_t zero = 0;
     if (src >= 0)
         dfg_cuda_copy_element(col, i, x, src, c->element_size);
