@@ -55,7 +55,7 @@ static void strided_copy(const dfg_cuda_strided_copy *c, const void *src,
 {
     for (int64_t i = 0; i < c->n; i++) {
         int64_t s, d;
-        dfg_cuda_strided_offsets(c, i, &s, &d);
+        dfg_cuda_strided_offsets(c, i, c->index32, &s, &d);
         dfg_cuda_copy_element(dst, d, src, s, c->element_size);
     }
 }
@@ -190,7 +190,7 @@ static dfg_status host_im2col(void *ctx, const dfg_cuda_im2col *chunks,
 {
     (void)ctx;
     for (int64_t i = 0; i < dfg_cuda_im2col_entries(chunks); i++)
-        dfg_cuda_im2col_element(chunks, x, col, i);
+        dfg_cuda_im2col_element(chunks, x, col, i, chunks->index32);
     return DFG_OK;
 }
 
@@ -381,12 +381,13 @@ dfg_status cuda_emulate_step(const dfg_cuda_step_plan *p, unsigned int *status)
         break;
     case DFG_CUDA_BINARY:
         for (int64_t i = 0; i < p->u.binary.n; i++)
-            dfg_cuda_binary_element(&p->u.binary, a->in[0], a->in[1], a->out[0], i);
+            dfg_cuda_binary_element(&p->u.binary, a->in[0], a->in[1], a->out[0],
+                                    i, p->u.binary.index32);
         break;
     case DFG_CUDA_WHERE:
         for (int64_t i = 0; i < p->u.where.n; i++)
             dfg_cuda_where_element(&p->u.where, a->in[0], a->in[1], a->in[2],
-                                   a->out[0], i);
+                                   a->out[0], i, p->u.where.index32);
         break;
     case DFG_CUDA_CAST:
         for (int64_t i = 0; i < p->u.cast.n; i++)
@@ -395,7 +396,8 @@ dfg_status cuda_emulate_step(const dfg_cuda_step_plan *p, unsigned int *status)
     case DFG_CUDA_BATCH_NORM:
         for (int64_t i = 0; i < p->u.batch_norm.n; i++)
             dfg_cuda_batch_norm_element(&p->u.batch_norm, a->in[0], a->in[1],
-                                        a->in[2], a->in[3], a->in[4], a->out[0], i);
+                                        a->in[2], a->in[3], a->in[4], a->out[0],
+                                        i, p->u.batch_norm.index32);
         break;
     case DFG_CUDA_REDUCE: reduce(&p->u.reduce, a->in[0], a->out[0]); break;
     case DFG_CUDA_SOFTMAX: softmax(&p->u.softmax, a->in[0], a->out[0]); break;

@@ -321,6 +321,70 @@ static void test_conv_batches(void **state)
                         DFG_CONV_IM2COL_BUDGET_BYTES / 4 / 576);
 }
 
+/* The 32-bit flag of plan's index arithmetic (math/index_split.h). */
+static int *index32_of(dfg_cuda_step_plan *plan)
+{
+    switch (plan->kind) {
+    case DFG_CUDA_BINARY: return &plan->u.binary.index32;
+    case DFG_CUDA_WHERE: return &plan->u.where.index32;
+    case DFG_CUDA_BATCH_NORM: return &plan->u.batch_norm.index32;
+    case DFG_CUDA_STRIDED: return &plan->u.strided.index32;
+    case DFG_CUDA_CONV2D: return &plan->u.conv.batching.index32;
+    default: fail_msg("kind %d has no index flag", (int)plan->kind);
+    }
+    return NULL;
+}
+
+/* op on inputs in: the plan picks 32-bit index arithmetic (the sizes are
+ * small), and the 64-bit instantiation writes the same bits; the CPU
+ * comparison checks the result. */
+static void check_index_widths(dfg_op op, const dfg_attrs *a, int32_t n_in,
+                               const dfg_type *in)
+{
+    op_run r;
+    run_setup(&r, op, a, n_in, in, 1, -2, 2);
+    run_compare(&r);
+    dfg_cuda_step_plan plan;
+    assert_int_equal(dfg_cuda_step_plan_make(&r.emu, 0, &plan), DFG_OK);
+    assert_int_equal(*index32_of(&plan), 1);
+    size_t bytes = (size_t)dfg_type_bytes(&r.out_types[0]);
+    void *narrow = malloc(bytes);
+    memcpy(narrow, r.out_emu[0], bytes);
+    memset(r.out_emu[0], 0xA5, bytes);
+    *index32_of(&plan) = 0;
+    unsigned status = 0;
+    assert_int_equal(cuda_emulate_step(&plan, &status), DFG_OK);
+    assert_memory_equal(narrow, r.out_emu[0], bytes);
+    free(narrow);
+    run_free(&r);
+}
+
+static void test_index_widths(void **state)
+{
+    (void)state;
+    dfg_attrs a = defaults();
+    dfg_type broadcast[2] = {type_of(DFG_F32, 3, 4, 1, 6),
+                             type_of(DFG_F32, 2, 5, 1)};
+    check_index_widths(DFG_OP_ADD, &a, 2, broadcast);
+    dfg_type where[3] = {type_of(DFG_BOOL, 2, 5, 1), type_of(DFG_F32, 1, 6),
+                         type_of(DFG_F32, 3, 2, 1, 6)};
+    check_index_widths(DFG_OP_WHERE, &a, 3, where);
+    dfg_type norm[5] = {type_of(DFG_F32, 4, 2, 3, 4, 5), type_of(DFG_F32, 1, 3),
+                        type_of(DFG_F32, 1, 3), type_of(DFG_F32, 1, 3),
+                        type_of(DFG_F32, 1, 3)};
+    check_index_widths(DFG_OP_BATCH_NORM, &a, 5, norm);
+    dfg_attrs t = defaults();
+    t.n_shape = 3, t.shape[0] = 2, t.shape[1] = 0, t.shape[2] = 1;
+    dfg_type transpose[1] = {type_of(DFG_F32, 3, 3, 4, 5)};
+    check_index_widths(DFG_OP_TRANSPOSE, &t, 1, transpose);
+    dfg_attrs c = defaults();
+    c.group = 2, c.strides[0] = 2;
+    c.pads[0] = c.pads[1] = c.pads[2] = c.pads[3] = 1;
+    dfg_type conv[2] = {type_of(DFG_F32, 4, 3, 4, 7, 6),
+                        type_of(DFG_F32, 4, 6, 2, 3, 3)};
+    check_index_widths(DFG_OP_CONV2D, &c, 2, conv);
+}
+
 /* conv2d_grad_input and _weight of the conv of x, w and attrs a. */
 static void check_conv_grads(const dfg_attrs *forward, dfg_type x, dfg_type w)
 {
@@ -705,6 +769,7 @@ int main(void)
         cmocka_unit_test(test_top_k),
         cmocka_unit_test(test_cross_entropy),
         cmocka_unit_test(test_conv_batches),
+        cmocka_unit_test(test_index_widths),
         cmocka_unit_test(test_conv_grads),
         cmocka_unit_test(test_pool_grads),
         cmocka_unit_test(test_gelu_slice_gather_grads),

@@ -9,11 +9,12 @@
 #include "kernels.h"
 #include "launch_geometry.h"
 
+template <int Narrow>
 static __global__ void im2col_kernel(dfg_cuda_im2col p, const void *x,
                                      void *col)
 {
     DFG_CUDA_GRID_STRIDE(i, dfg_cuda_im2col_entries(&p))
-        dfg_cuda_im2col_element(&p, x, col, i);
+        dfg_cuda_im2col_element(&p, x, col, i, Narrow);
 }
 
 extern "C" cudaError_t dfg_cuda_launch_im2col(const dfg_cuda_im2col *p,
@@ -23,7 +24,8 @@ extern "C" cudaError_t dfg_cuda_launch_im2col(const dfg_cuda_im2col *p,
     dfg_cuda_launch l = dfg_cuda_launch_elements(dfg_cuda_im2col_entries(p));
     if (l.blocks == 0)
         return cudaSuccess;
-    im2col_kernel<<<l.blocks, l.threads, 0, stream>>>(*p, x, col);
+    DFG_CUDA_LAUNCH_INDEXED(im2col_kernel, p->index32, l.blocks, l.threads,
+                            stream, *p, x, col);
     return cudaGetLastError();
 }
 

@@ -7,7 +7,7 @@ dfg_cuda_conv_batching dfg_cuda_conv_batching_make(const dfg_conv_geometry *g,
 {
     int64_t columns = area_bytes / element_size / (g->k > 0 ? g->k : 1);
     int64_t image_columns = g->pixels * g->group;
-    dfg_cuda_conv_batching b = {1, 1, g->pixels};
+    dfg_cuda_conv_batching b = {1, 1, g->pixels, 0};
     if (columns >= image_columns && image_columns > 0) {
         b.images = columns / image_columns < g->batch ? columns / image_columns
                                                       : g->batch;
@@ -17,6 +17,8 @@ dfg_cuda_conv_batching dfg_cuda_conv_batching_make(const dfg_conv_geometry *g,
     } else {
         b.cols = columns > 0 ? columns : 1;
     }
+    b.index32 = dfg_index_fits_narrow(b.images * b.groups * g->k * b.cols) &&
+                dfg_index_fits_narrow(g->pixels);
     return b;
 }
 
@@ -106,7 +108,7 @@ dfg_status dfg_cuda_conv_forward_run(const dfg_cuda_step_plan *p,
                 dfg_cuda_im2col chunks = {
                     p->u.conv.dims, g->k, least(b->cols, g->pixels - p0), p0,
                     size, images * groups, groups, g->in_channels * in_plane,
-                    g->channels_per_group * in_plane};
+                    g->channels_per_group * in_plane, b->index32};
                 int64_t x_at = (n0 * g->in_channels +
                                 g0 * g->channels_per_group) * in_plane;
                 st = ops->im2col(ops->ctx, &chunks, at(s->in[0], x_at, size),

@@ -67,8 +67,9 @@ static dfg_status grad_weight(const dfg_cuda_step_plan *p,
     const float *dy = s->in[0], *x = s->in[1];
     float *dw = s->out[0], *col = s->workspace;
     dfg_status st = ops->zero(ops->ctx, dw, dfg_type_bytes(&s->out_types[0]));
-    dfg_cuda_im2col chunk = {p->u.conv.dims, g->k, 0, 0, sizeof(float),
-                             1, 1, 0, 0};
+    dfg_cuda_im2col chunk = {p->u.conv.dims, g->k, g->chunk, 0, sizeof(float),
+                             1, 1, 0, 0, 0};
+    chunk.index32 = dfg_cuda_im2col_narrow(&chunk); /* the largest chunk */
     for (int64_t n = 0; n < g->batch; n++)
         for (int64_t grp = 0; grp < g->group; grp++) {
             group_offsets at = offsets_of(g, n, grp);

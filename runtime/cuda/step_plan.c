@@ -96,6 +96,7 @@ static dfg_status plan_binary(const dfg_step_args *s, dfg_cuda_step_plan *p)
     b->dtype = dtype;
     b->out_dtype = out;
     b->n = dfg_type_numel(&s->out_types[0]);
+    b->index32 = dfg_index_fits_narrow(b->n);
     dfg_status st = broadcast_of(s, 0, 2, &b->b);
     if (st != DFG_OK)
         return st;
@@ -120,6 +121,7 @@ static dfg_status plan_where(const dfg_step_args *s, dfg_cuda_step_plan *p)
     p->kind = DFG_CUDA_WHERE;
     p->u.where.element_size = dfg_cuda_dtype_size(dtype);
     p->u.where.n = dfg_type_numel(&s->out_types[0]);
+    p->u.where.index32 = dfg_index_fits_narrow(p->u.where.n);
     return broadcast_of(s, 0, 3, &p->u.where.b);
 }
 
@@ -195,7 +197,8 @@ static dfg_status plan_batch_norm(const dfg_step_args *s, dfg_cuda_step_plan *p)
                              dfg_dtype_name(in->dtype));
     p->kind = DFG_CUDA_BATCH_NORM;
     p->u.batch_norm = (dfg_cuda_batch_norm){in->dtype, numel, in->shape[1], 1,
-                                            s->attrs->epsilon};
+                                            s->attrs->epsilon,
+                                            dfg_index_fits_narrow(numel)};
     for (int32_t d = 2; d < in->rank; d++)
         p->u.batch_norm.plane *= in->shape[d];
     if (p->u.batch_norm.plane == 0 || in->shape[1] == 0)

@@ -54,9 +54,11 @@ typedef enum dfg_cuda_kind {
 } dfg_cuda_kind;
 
 /* What one im2col batch of a conv2d covers (conv_forward.h): `images`
- * images and `groups` groups of each, `cols` output pixels of each. */
+ * images and `groups` groups of each, `cols` output pixels of each;
+ * whether its index arithmetic fits 32 bits (math/index_split.h). */
 typedef struct dfg_cuda_conv_batching {
     int64_t images, groups, cols;
+    int index32;
 } dfg_cuda_conv_batching;
 
 typedef struct dfg_cuda_step_plan {
