@@ -60,9 +60,32 @@ static void strided_copy(const dfg_cuda_strided_copy *c, const void *src,
     }
 }
 
+/* A float sum or mean split over blocks (reduction_ops.h): the partial
+ * sums of every block, DFG_CUDA_THREADS threads each, then the outputs. */
+static void reduce_split(const dfg_cuda_reduce *p, const void *in, void *out)
+{
+    for (int64_t b = 0; b < p->outputs * p->split; b++) {
+        int64_t o = b / p->split, part = b % p->split;
+        float acc = 0.0f;
+        for (int64_t t = 0; t < DFG_CUDA_THREADS; t++)
+            for (int64_t r = part * DFG_CUDA_THREADS + t; r < p->count;
+                 r += (int64_t)p->split * DFG_CUDA_THREADS)
+                acc += dfg_cuda_load_f32(in, p->dtype,
+                                         dfg_cuda_reduce_input(p, o, r));
+        p->partials[b] = acc;
+    }
+    for (int64_t o = 0; o < p->outputs; o++)
+        dfg_cuda_store_f32(out, p->dtype, o,
+                           dfg_cuda_reduce_finish(p, p->partials + o * p->split));
+}
+
 static void reduce(const dfg_cuda_reduce *p, const void *in, void *out)
 {
     int max = p->op == DFG_OP_REDUCE_MAX;
+    if (p->split > 1) {
+        reduce_split(p, in, out);
+        return;
+    }
     for (int64_t o = 0; o < p->outputs; o++) {
         if (dfg_cuda_is_integer(p->dtype)) {
             int64_t acc = max ? INT64_MIN : 0;

@@ -321,6 +321,49 @@ static void test_conv_batches(void **state)
                         DFG_CONV_IM2COL_BUDGET_BYTES / 4 / 576);
 }
 
+/* A float sum or mean reduced to few outputs (a loss): split over
+ * blocks, with split partial sums per output in the planned workspace. */
+static void check_reduce_split(dfg_op op, const dfg_attrs *a, dfg_type in,
+                               int32_t split)
+{
+    op_run r;
+    run_setup(&r, op, a, 1, &in, 1, -2, 2);
+    dfg_cuda_step_plan plan;
+    assert_int_equal(dfg_cuda_step_plan_make(&r.emu, 0, &plan), DFG_OK);
+    assert_int_equal(plan.u.reduce.split, split);
+    assert_int_equal(r.ws_bytes, split > 1 ? plan.u.reduce.outputs * split *
+                                                 (int64_t)sizeof(float)
+                                           : 0);
+    run_compare(&r);
+    if (split > 1) { /* too little workspace: refused */
+        r.emu.workspace_bytes--;
+        assert_int_equal(dfg_cuda_step_plan_make(&r.emu, 0, &plan),
+                         DFG_ERR_INVALID_ARGUMENT);
+    }
+    run_free(&r);
+}
+
+static void test_reduce_split(void **state)
+{
+    (void)state;
+    dfg_attrs all = defaults();
+    all.keepdims = 0;
+    /* One scalar of 3 * 5000 terms: 15000 / 2048 + 1 blocks. */
+    check_reduce_split(DFG_OP_REDUCE_MEAN, &all, type_of(DFG_F32, 2, 3, 5000), 8);
+    check_reduce_split(DFG_OP_REDUCE_SUM, &all, type_of(DFG_BF16, 2, 3, 5000), 8);
+    /* Three outputs over a middle axis of 4100: 3 blocks each. */
+    dfg_attrs middle = defaults();
+    middle.n_axes = 1, middle.axes[0] = 1;
+    check_reduce_split(DFG_OP_REDUCE_SUM, &middle,
+                       type_of(DFG_F32, 3, 3, 4100, 1), 3);
+    /* Many outputs, or short sums: a block per output. */
+    check_reduce_split(DFG_OP_REDUCE_SUM, &middle,
+                       type_of(DFG_F32, 3, 400, 3000, 2), 1);
+    check_reduce_split(DFG_OP_REDUCE_MEAN, &all, type_of(DFG_F32, 1, 2000), 1);
+    /* Integers: a block per output (int64 sums). */
+    check_reduce_split(DFG_OP_REDUCE_SUM, &all, type_of(DFG_I32, 1, 9000), 1);
+}
+
 /* The 32-bit flag of plan's index arithmetic (math/index_split.h). */
 static int *index32_of(dfg_cuda_step_plan *plan)
 {
@@ -770,6 +813,7 @@ int main(void)
         cmocka_unit_test(test_cross_entropy),
         cmocka_unit_test(test_conv_batches),
         cmocka_unit_test(test_index_widths),
+        cmocka_unit_test(test_reduce_split),
         cmocka_unit_test(test_conv_grads),
         cmocka_unit_test(test_pool_grads),
         cmocka_unit_test(test_gelu_slice_gather_grads),

@@ -20,6 +20,13 @@ typedef struct dfg_cuda_reduce {
     int64_t outputs;    /* output elements, one block each */
     int64_t count;      /* input elements folded into each output */
     dfg_dim_groups kept, reduced; /* dfg_reduce_geometry_make's */
+    /* A float sum or mean with few outputs (dfg_partial_sum_split): split
+     * blocks per output, block part of output o (block o * split + part)
+     * folding the terms part * DFG_CUDA_THREADS + t + k * split *
+     * DFG_CUDA_THREADS into partials[o * split + part], which a second
+     * kernel adds; split 1: none of this. */
+    int32_t split;
+    float *partials;    /* outputs * split floats (workspace) */
 } dfg_cuda_reduce;
 
 /* Input offset of the r-th element folded into output o. */
@@ -28,6 +35,16 @@ dfg_cuda_reduce_input(const dfg_cuda_reduce *p, int64_t o, int64_t r)
 {
     return dfg_dim_groups_offset(&p->kept, p->kept.n, o) +
            dfg_dim_groups_offset(&p->reduced, p->reduced.n, r);
+}
+
+/* An output of a split sum or mean from its split partial sums. */
+DFG_HOST_DEVICE static inline float
+dfg_cuda_reduce_finish(const dfg_cuda_reduce *p, const float *partials)
+{
+    float total = 0.0f;
+    for (int32_t part = 0; part < p->split; part++)
+        total += partials[part];
+    return p->op == DFG_OP_REDUCE_MEAN ? total / (float)p->count : total;
 }
 
 /* The fold of a max: NaN wins, as in numpy and PyTorch. */

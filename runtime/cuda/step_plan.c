@@ -10,6 +10,7 @@
 #include "conv_forward.h"
 #include "error.h"
 #include "layout_plan.h"
+#include "math/partial_sums.h"
 #include "pool_geometry.h"
 #include "reduce_geometry.h"
 #include "step_plan_ops.h"
@@ -216,7 +217,21 @@ static dfg_status plan_reduce(const dfg_step_args *s, dfg_cuda_step_plan *p)
         return st;
     p->kind = DFG_CUDA_REDUCE;
     p->u.reduce = (dfg_cuda_reduce){g.op, in->dtype, g.outputs, g.count,
-                                    g.kept, g.reduced};
+                                    g.kept, g.reduced, 1, NULL};
+    /* The op's workspace rule planned the partial sums of a split. */
+    int64_t bytes = dfg_op_get(s->op)->workspace
+                        ? dfg_op_get(s->op)->workspace(s->attrs, s->in_types,
+                                                       1, s->out_types, 1)
+                        : 0;
+    if (bytes <= 0)
+        return DFG_OK;
+    if (!s->workspace || s->workspace_bytes < bytes)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "%s: the step has %lld bytes of workspace, its "
+                         "partial sums need %lld", op_name(s),
+                         (long long)s->workspace_bytes, (long long)bytes);
+    p->u.reduce.split = dfg_partial_sum_split(g.outputs, g.count);
+    p->u.reduce.partials = s->workspace;
     return DFG_OK;
 }
 

@@ -26,4 +26,18 @@ DFG_HOST_DEVICE static inline int32_t dfg_partial_sum_blocks(int64_t terms)
                                                    : DFG_PARTIAL_SUMS_MAX);
 }
 
+/* Blocks per output of a reduction of `outputs` sums of `count` terms
+ * each: several when the outputs are too few to fill a GPU and all their
+ * partial sums fit DFG_PARTIAL_SUMS_MAX (a loss reduced to one scalar),
+ * else 1 (a block per output, no partial sums). */
+DFG_HOST_DEVICE static inline int32_t dfg_partial_sum_split(int64_t outputs,
+                                                           int64_t count)
+{
+    int32_t blocks = dfg_partial_sum_blocks(count);
+    return blocks > 1 && outputs > 0 &&
+                   outputs * blocks <= DFG_PARTIAL_SUMS_MAX
+               ? blocks
+               : 1;
+}
+
 #endif
