@@ -431,7 +431,8 @@ dfg_status cuda_emulate_step(const dfg_cuda_step_plan *p, unsigned int *status)
     case DFG_CUDA_POOL:
         for (int64_t i = 0; i < p->u.pool.outputs; i++)
             dfg_cuda_store_f32(a->out[0], p->u.pool.dtype, i,
-                               dfg_cuda_pool_element(&p->u.pool, a->in[0], i));
+                               dfg_cuda_pool_element(&p->u.pool, a->in[0], i,
+                                                     p->u.pool.index32));
         break;
     case DFG_CUDA_COPY:
         if (p->u.copy_bytes > 0)
@@ -487,7 +488,8 @@ dfg_status cuda_emulate_step(const dfg_cuda_step_plan *p, unsigned int *status)
             dfg_cuda_store_f32(a->out[0], p->u.depthwise.dtype, i,
                                dfg_cuda_depthwise_element(
                                    &p->u.depthwise, a->in[0], a->in[1],
-                                   p->u.depthwise.has_bias ? a->in[2] : NULL, i));
+                                   p->u.depthwise.has_bias ? a->in[2] : NULL, i,
+                                   p->u.depthwise.index32));
         break;
     default: later_op(p, status); break;
     }

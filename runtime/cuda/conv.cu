@@ -29,13 +29,15 @@ extern "C" cudaError_t dfg_cuda_launch_im2col(const dfg_cuda_im2col *p,
     return cudaGetLastError();
 }
 
+template <int Narrow>
 static __global__ void depthwise_kernel(dfg_cuda_depthwise p, const void *x,
                                         const void *w, const void *bias,
                                         void *y)
 {
     DFG_CUDA_GRID_STRIDE(i, p.outputs)
         dfg_cuda_store_f32(y, p.dtype, i,
-                           dfg_cuda_depthwise_element(&p, x, w, bias, i));
+                           dfg_cuda_depthwise_element(&p, x, w, bias, i,
+                                                      Narrow));
 }
 
 extern "C" cudaError_t dfg_cuda_launch_depthwise(const dfg_cuda_depthwise *p,
@@ -46,7 +48,8 @@ extern "C" cudaError_t dfg_cuda_launch_depthwise(const dfg_cuda_depthwise *p,
     dfg_cuda_launch l = dfg_cuda_launch_elements(p->outputs);
     if (l.blocks == 0)
         return cudaSuccess;
-    depthwise_kernel<<<l.blocks, l.threads, 0, stream>>>(*p, x, w, bias, y);
+    DFG_CUDA_LAUNCH_INDEXED(depthwise_kernel, p->index32, l.blocks,
+                            l.threads, stream, *p, x, w, bias, y);
     return cudaGetLastError();
 }
 

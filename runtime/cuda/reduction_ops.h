@@ -11,6 +11,7 @@
 
 #include "element_access.h"
 #include "math/dim_groups.h"
+#include "math/index_split.h"
 #include "math/pool_window.h"
 #include "op_table.h"
 
@@ -100,14 +101,19 @@ typedef struct dfg_cuda_pool {
     int64_t outputs;    /* N * C * out_h * out_w */
     int64_t in_h, in_w, out_h, out_w;
     int64_t kernel[2], stride[2], dilation[2], pad_lo[2], pad_hi[2];
+    int index32;        /* outputs fit 32-bit index arithmetic */
 } dfg_cuda_pool;
 
-/* Output element i of max_pool / average_pool over NCHW x. */
+/* Output element i of max_pool / average_pool over NCHW x; narrow is
+ * p->index32, a constant in a kernel instantiated for it
+ * (math/index_split.h). */
 DFG_HOST_DEVICE static inline float
-dfg_cuda_pool_element(const dfg_cuda_pool *p, const void *x, int64_t i)
+dfg_cuda_pool_element(const dfg_cuda_pool *p, const void *x, int64_t i,
+                      int narrow)
 {
-    int64_t ox = i % p->out_w, rest = i / p->out_w;
-    int64_t oy = rest % p->out_h, plane = rest / p->out_h;
+    int64_t plane = i;
+    int64_t ox = dfg_index_split(&plane, p->out_w, narrow);
+    int64_t oy = dfg_index_split(&plane, p->out_h, narrow);
     int64_t y0 = dfg_pool_window_start(oy, p->stride[0], p->pad_lo[0]);
     int64_t x0 = dfg_pool_window_start(ox, p->stride[1], p->pad_lo[1]);
     int64_t fy, ey, fx, ex;
@@ -149,19 +155,22 @@ typedef struct dfg_cuda_depthwise {
     int64_t filters;                 /* M = C * multiplier */
     int64_t in_h, in_w, out_h, out_w, kernel_h, kernel_w;
     int64_t stride[2], dilation[2], pad_top, pad_left;
+    int index32;                     /* outputs fit 32-bit index arithmetic */
 } dfg_cuda_depthwise;
 
 /* Output element i of y [N, M, out_h, out_w] from x [N, C, in_h, in_w],
- * w [M, 1, kh, kw] and the optional bias [M]. */
+ * w [M, 1, kh, kw] and the optional bias [M]; narrow as for pooling. */
 DFG_HOST_DEVICE static inline float
 dfg_cuda_depthwise_element(const dfg_cuda_depthwise *p, const void *x,
-                           const void *w, const void *bias, int64_t i)
+                           const void *w, const void *bias, int64_t i,
+                           int narrow)
 {
-    int64_t ox = i % p->out_w, rest = i / p->out_w;
-    int64_t oy = rest % p->out_h;
-    rest /= p->out_h;
-    int64_t m = rest % p->filters, n = rest / p->filters;
-    int64_t plane = (n * p->channels + m / p->multiplier) * p->in_h * p->in_w;
+    int64_t n = i;
+    int64_t ox = dfg_index_split(&n, p->out_w, narrow);
+    int64_t oy = dfg_index_split(&n, p->out_h, narrow);
+    int64_t m = dfg_index_split(&n, p->filters, narrow), channel = m;
+    dfg_index_split(&channel, p->multiplier, narrow);
+    int64_t plane = (n * p->channels + channel) * p->in_h * p->in_w;
     float acc = p->has_bias ? dfg_cuda_load_f32(bias, p->dtype, m) : 0.0f;
     for (int64_t ty = 0; ty < p->kernel_h; ty++) {
         int64_t iy = oy * p->stride[0] - p->pad_top + ty * p->dilation[0];

@@ -254,6 +254,7 @@ dfg_status dfg_cuda_pool_params(const char *op, const dfg_attrs *a,
         .dilation = {g.dilation[0], g.dilation[1]},
         .pad_lo = {g.pad_lo[0], g.pad_lo[1]},
         .pad_hi = {g.pad_hi[0], g.pad_hi[1]},
+        .index32 = dfg_index_fits_narrow(dfg_type_numel(ty)),
     };
     return DFG_OK;
 }
@@ -321,7 +322,8 @@ static dfg_status plan_depthwise(const dfg_step_args *s, int has_bias,
         .out_h = g.out_h, .out_w = g.out_w, .kernel_h = g.kernel_h,
         .kernel_w = g.kernel_w, .stride = {g.stride[0], g.stride[1]},
         .dilation = {g.dilation[0], g.dilation[1]}, .pad_top = g.pad_top,
-        .pad_left = g.pad_left};
+        .pad_left = g.pad_left,
+        .index32 = dfg_index_fits_narrow(dfg_type_numel(&s->out_types[0]))};
     return DFG_OK;
 }
 
