@@ -3,8 +3,9 @@
  * pooling and gelu gradients, and the optimizer tick and updates (which
  * write their weight, state and accumulator operands in place). The math
  * is src/math/training.h's and src/math/elementwise.h's, which the CPU
- * kernels use too; the kernels (training.cu) are grid-stride loops around
- * these functions, and the CPU tests run them against the CPU backend.
+ * kernels use too, and the f32 row math below; the kernels (training.cu)
+ * are block-per-row and grid-stride loops around these functions, and the
+ * CPU tests run them against the CPU backend.
  * (gather_grad and slice_grad reuse gather's map and pad's fill and copy;
  * the conv2d gradients are cuBLAS products, conv_grad.c.) */
 #ifndef DFG_CUDA_TRAINING_OPS_H
