@@ -2,9 +2,12 @@
  * dispatch mirrors runtime/cuda/backend.c and blas.c call for call. */
 #include "cuda_emulator.h"
 
+#include <math.h>
 #include <string.h>
 
+#include "cuda/conv_forward.h"
 #include "cuda/conv_grad.h"
+#include "cuda/launch_geometry.h"
 #include "cuda/layout_plan.h"
 
 void cuda_emulate_gemm(const dfg_cuda_blas_gemm *g, dfg_dtype dtype,
@@ -52,14 +55,37 @@ static void strided_copy(const dfg_cuda_strided_copy *c, const void *src,
 {
     for (int64_t i = 0; i < c->n; i++) {
         int64_t s, d;
-        dfg_cuda_strided_offsets(c, i, &s, &d);
+        dfg_cuda_strided_offsets(c, i, c->index32, &s, &d);
         dfg_cuda_copy_element(dst, d, src, s, c->element_size);
     }
+}
+
+/* A float sum or mean split over blocks (reduction_ops.h): the partial
+ * sums of every block, DFG_CUDA_THREADS threads each, then the outputs. */
+static void reduce_split(const dfg_cuda_reduce *p, const void *in, void *out)
+{
+    for (int64_t b = 0; b < p->outputs * p->split; b++) {
+        int64_t o = b / p->split, part = b % p->split;
+        float acc = 0.0f;
+        for (int64_t t = 0; t < DFG_CUDA_THREADS; t++)
+            for (int64_t r = part * DFG_CUDA_THREADS + t; r < p->count;
+                 r += (int64_t)p->split * DFG_CUDA_THREADS)
+                acc += dfg_cuda_load_f32(in, p->dtype,
+                                         dfg_cuda_reduce_input(p, o, r));
+        p->partials[b] = acc;
+    }
+    for (int64_t o = 0; o < p->outputs; o++)
+        dfg_cuda_store_f32(out, p->dtype, o,
+                           dfg_cuda_reduce_finish(p, p->partials + o * p->split));
 }
 
 static void reduce(const dfg_cuda_reduce *p, const void *in, void *out)
 {
     int max = p->op == DFG_OP_REDUCE_MAX;
+    if (p->split > 1) {
+        reduce_split(p, in, out);
+        return;
+    }
     for (int64_t o = 0; o < p->outputs; o++) {
         if (dfg_cuda_is_integer(p->dtype)) {
             int64_t acc = max ? INT64_MIN : 0;
@@ -74,36 +100,35 @@ static void reduce(const dfg_cuda_reduce *p, const void *in, void *out)
             dfg_cuda_store_i64(out, p->dtype, o, acc);
             continue;
         }
-        double acc = max ? -INFINITY : 0.0;
+        float acc = max ? -INFINITY : 0.0f;
         for (int64_t r = 0; r < p->count; r++) {
-            double v = dfg_cuda_load_f32(in, p->dtype,
-                                         dfg_cuda_reduce_input(p, o, r));
+            float v = dfg_cuda_load_f32(in, p->dtype,
+                                        dfg_cuda_reduce_input(p, o, r));
             acc = max ? dfg_cuda_max_nan(acc, v) : acc + v;
         }
         dfg_cuda_store_f32(out, p->dtype, o,
-                           (float)(p->op == DFG_OP_REDUCE_MEAN
-                                       ? acc / (double)p->count : acc));
+                           p->op == DFG_OP_REDUCE_MEAN ? acc / (float)p->count
+                                                       : acc);
     }
 }
 
 static void softmax(const dfg_cuda_softmax *p, const void *in, void *out)
 {
     for (int64_t row = 0; row < p->rows; row++) {
-        double max = -INFINITY, sum = 0.0;
+        float max = -INFINITY, sum = 0.0f;
         for (int64_t j = 0; j < p->n; j++)
             max = dfg_cuda_max_nan(max, dfg_cuda_load_f32(
                                             in, p->dtype,
                                             dfg_cuda_softmax_offset(p, row, j)));
-        float fmax = (float)max;
         for (int64_t j = 0; j < p->n; j++)
             sum += expf(dfg_cuda_load_f32(in, p->dtype,
                                           dfg_cuda_softmax_offset(p, row, j)) -
-                        fmax);
+                        max);
         for (int64_t j = 0; j < p->n; j++) {
             int64_t o = dfg_cuda_softmax_offset(p, row, j);
             dfg_cuda_store_f32(out, p->dtype, o,
                                dfg_cuda_softmax_value(
-                                   p, dfg_cuda_load_f32(in, p->dtype, o), fmax,
+                                   p, dfg_cuda_load_f32(in, p->dtype, o), max,
                                    sum));
         }
     }
@@ -114,19 +139,19 @@ static void layer_norm(const dfg_cuda_layer_norm *p, const void *x,
 {
     for (int64_t row = 0; row < p->rows; row++) {
         int64_t base = row * p->d;
-        double sum = 0.0, squares = 0.0;
+        float sum = 0.0f, squares = 0.0f;
         for (int64_t j = 0; j < p->d; j++)
             sum += dfg_cuda_load_f32(x, p->dtype, base + j);
-        double mean = sum / (double)p->d;
+        float mean = sum / (float)p->d;
         for (int64_t j = 0; j < p->d; j++) {
-            double dev = dfg_cuda_load_f32(x, p->dtype, base + j) - mean;
+            float dev = dfg_cuda_load_f32(x, p->dtype, base + j) - mean;
             squares += dev * dev;
         }
-        float rstd = dfg_cuda_layer_norm_rstd(p, squares), fmean = (float)mean;
+        float rstd = dfg_cuda_layer_norm_rstd(p, squares);
         for (int64_t j = 0; j < p->d; j++)
             dfg_cuda_store_f32(
                 out, p->dtype, base + j,
-                (dfg_cuda_load_f32(x, p->dtype, base + j) - fmean) * rstd *
+                (dfg_cuda_load_f32(x, p->dtype, base + j) - mean) * rstd *
                         dfg_cuda_load_f32(scale, p->dtype, j) +
                     (p->has_bias ? dfg_cuda_load_f32(bias, p->dtype, j) : 0.0f));
     }
@@ -152,49 +177,6 @@ static void parts(const dfg_cuda_step_plan *p)
     }
 }
 
-static dfg_status conv(const dfg_cuda_step_plan *p)
-{
-    const dfg_step_args *s = p->args;
-    const dfg_conv_geometry *g = &p->u.conv.g;
-    dfg_dtype dtype = s->in_types[0].dtype;
-    int64_t size = dfg_cuda_dtype_size(dtype);
-    if (p->u.conv.has_bias)
-        strided_copy(&p->u.conv.bias, s->in[2], s->out[0]);
-    float beta = p->u.conv.has_bias ? 1.0f : 0.0f;
-    dfg_status st = DFG_OK;
-    if (g->direct) {
-        for (int64_t grp = 0; grp < g->group && st == DFG_OK; grp++) {
-            int64_t w_at, x_at, y_at;
-            dfg_cuda_row_gemm row = dfg_cuda_conv_direct_gemm(g, grp, beta,
-                                                              &w_at, &x_at, &y_at);
-            st = product(&row, dtype, at(s->in[1], w_at, size),
-                         at(s->in[0], x_at, size),
-                         (char *)s->out[0] + y_at * size);
-        }
-        return st;
-    }
-    dfg_cuda_im2col chunk = {p->u.conv.dims, g->k, 0, 0, size};
-    for (int64_t n = 0; n < g->batch; n++)
-        for (int64_t grp = 0; grp < g->group; grp++) {
-            int64_t x_at = (n * g->in_channels + grp * g->channels_per_group) *
-                           g->in_h * g->in_w;
-            int64_t y_at = (n * g->out_channels + grp * g->filters_per_group) *
-                           g->pixels;
-            for (int64_t p0 = 0; p0 < g->pixels && st == DFG_OK; p0 += g->chunk) {
-                chunk.first_pixel = p0;
-                chunk.cols = g->pixels - p0 < g->chunk ? g->pixels - p0 : g->chunk;
-                for (int64_t i = 0; i < chunk.rows * chunk.cols; i++)
-                    dfg_cuda_im2col_element(&chunk, at(s->in[0], x_at, size),
-                                            s->workspace, i);
-                dfg_cuda_row_gemm row = dfg_cuda_conv_chunk_gemm(g, chunk.cols, beta);
-                st = product(&row, dtype,
-                             at(s->in[1], grp * g->filters_per_group * g->k, size),
-                             s->workspace, (char *)s->out[0] + (y_at + p0) * size);
-            }
-        }
-    return st;
-}
-
 /* The device's status word: the first step to raise it stays. */
 static void raise_status(unsigned int *status, int32_t step)
 {
@@ -202,7 +184,7 @@ static void raise_status(unsigned int *status, int32_t step)
         *status = (unsigned)step + 1u;
 }
 
-/* The conv2d gradients' primitives on the host (conv_grad.h). */
+/* The convolutions' primitives on the host (conv_ops.h). */
 static dfg_status host_zero(void *ctx, void *dst, int64_t bytes)
 {
     (void)ctx;
@@ -210,19 +192,28 @@ static dfg_status host_zero(void *ctx, void *dst, int64_t bytes)
     return DFG_OK;
 }
 
-static dfg_status host_product(void *ctx, const dfg_cuda_row_gemm *row,
-                               const float *a, const float *b, float *c)
+static dfg_status host_copy(void *ctx, const dfg_cuda_strided_copy *copy,
+                            const void *src, void *dst)
 {
     (void)ctx;
-    return product(row, DFG_F32, a, b, c);
+    strided_copy(copy, src, dst);
+    return DFG_OK;
 }
 
-static dfg_status host_im2col(void *ctx, const dfg_cuda_im2col *chunk,
-                              const float *x, float *col)
+static dfg_status host_product(void *ctx, const dfg_cuda_row_gemm *row,
+                               dfg_dtype dtype, const void *a, const void *b,
+                               void *c)
 {
     (void)ctx;
-    for (int64_t i = 0; i < chunk->rows * chunk->cols; i++)
-        dfg_cuda_im2col_element(chunk, x, col, i);
+    return product(row, dtype, a, b, c);
+}
+
+static dfg_status host_im2col(void *ctx, const dfg_cuda_im2col *chunks,
+                              const void *x, void *col)
+{
+    (void)ctx;
+    for (int64_t i = 0; i < dfg_cuda_im2col_entries(chunks); i++)
+        dfg_cuda_im2col_element(chunks, x, col, i, chunks->index32);
     return DFG_OK;
 }
 
@@ -235,26 +226,85 @@ static dfg_status host_col2im(void *ctx, const dfg_cuda_col2im *chunk,
     return DFG_OK;
 }
 
+static const dfg_cuda_conv_ops host_conv_ops = {
+    NULL, host_zero, host_copy, host_product, host_im2col, host_col2im};
+
+/* A row's maximum and sum of exp(x - max), as a block folds them. */
+static void row_softmax_stats(const float *row, int64_t classes, float *max,
+                              float *sum)
+{
+    *max = -INFINITY;
+    for (int64_t c = 0; c < classes; c++)
+        *max = dfg_cuda_row_max(*max, row[c]);
+    *sum = 0.0f;
+    for (int64_t c = 0; c < classes; c++)
+        *sum += expf(row[c] - *max);
+}
+
+/* The second pass of a sum spread over blocks (training.cu). */
+static float partial_sums(const float *partials, int32_t n, float divisor)
+{
+    float total = 0.0f;
+    for (int32_t b = 0; b < n; b++)
+        total += partials[b];
+    return total / divisor;
+}
+
+/* One block per row (block-strided over the grid), the loss through its
+ * partial sums, as training.cu launches them. */
 static void cross_entropy(const dfg_cuda_step_plan *p, unsigned int *status)
 {
     const dfg_step_args *a = p->args;
     const dfg_cuda_cross_entropy *c = &p->u.cross_entropy;
     int grad = p->kind == DFG_CUDA_CROSS_ENTROPY_GRAD;
-    double total = 0.0;
-    for (int64_t r = 0; r < c->rows; r++) {
-        int64_t label = dfg_cuda_label_at(c, a->in[1], r);
-        if (label < 0)
-            raise_status(status, c->step);
-        else if (grad)
-            dfg_cross_entropy_grad_row(
-                (const float *)a->in[0] + r * c->classes, c->classes, label,
-                dfg_cuda_cross_entropy_scale(c, a->in[2]),
-                (float *)a->out[0] + r * c->classes);
-        else
-            total += dfg_cuda_cross_entropy_row(c, a->in[0], r, label);
+    int64_t blocks = grad ? c->rows : c->blocks;
+    for (int64_t b = 0; b < blocks; b++) {
+        float partial = 0.0f;
+        for (int64_t r = b; r < c->rows; r += blocks) {
+            const float *row = (const float *)a->in[0] + r * c->classes;
+            float max, sum;
+            row_softmax_stats(row, c->classes, &max, &sum);
+            int64_t label = dfg_cuda_label_at(c, a->in[1], r);
+            if (label < 0) {
+                raise_status(status, c->step);
+                continue;
+            }
+            if (!grad) {
+                partial += dfg_cuda_cross_entropy_term(max, sum, row[label]);
+                continue;
+            }
+            float scale = dfg_cuda_cross_entropy_scale(c, a->in[2]);
+            for (int64_t k = 0; k < c->classes; k++)
+                ((float *)a->out[0])[r * c->classes + k] =
+                    dfg_cuda_cross_entropy_grad_value(row[k], max, sum,
+                                                      k == label, scale);
+        }
+        if (!grad)
+            c->partials[b] = partial;
     }
     if (!grad)
-        *(float *)a->out[0] = dfg_cuda_cross_entropy_mean(c, total);
+        *(float *)a->out[0] = partial_sums(
+            c->partials, c->blocks, c->rows > 0 ? (float)c->rows : 1.0f);
+}
+
+/* A grid-stride loop over the weights, DFG_CUDA_THREADS threads in each of
+ * the plan's blocks, each block's squares into its partial sum. */
+static void optimizer(const dfg_cuda_step_plan *p)
+{
+    const dfg_step_args *a = p->args;
+    const dfg_cuda_optimizer *u = &p->u.optimizer;
+    const dfg_cuda_optimizer_operands o = {
+        (float *)a->in[0], a->in[1], a->in[2], (float *)a->in[3],
+        u->has_accumulator ? (float *)a->in[4] : NULL};
+    int64_t grid = (int64_t)u->blocks * DFG_CUDA_THREADS;
+    for (int32_t b = 0; b < u->blocks; b++) {
+        float partial = 0.0f;
+        for (int64_t t = 0; t < DFG_CUDA_THREADS; t++)
+            for (int64_t i = b * DFG_CUDA_THREADS + t; i < u->n; i += grid)
+                partial += dfg_cuda_optimizer_element(u, &o, i);
+        u->partials[b] = partial;
+    }
+    *(float *)a->out[0] = partial_sums(u->partials, u->blocks, 1.0f);
 }
 
 /* The index-driven, sampling and training kinds, as backend.c's
@@ -338,16 +388,7 @@ static void later_op(const dfg_cuda_step_plan *p, unsigned int *status)
     case DFG_CUDA_OPTIMIZER_TICK:
         dfg_optimizer_tick((int64_t *)a->in[0], a->in[1], a->out[0]);
         break;
-    case DFG_CUDA_OPTIMIZER: {
-        const dfg_cuda_optimizer_operands o = {
-            (float *)a->in[0], a->in[1], a->in[2], (float *)a->in[3],
-            p->u.optimizer.has_accumulator ? (float *)a->in[4] : NULL};
-        double squares = 0.0;
-        for (int64_t i = 0; i < p->u.optimizer.n; i++)
-            squares += dfg_cuda_optimizer_element(&p->u.optimizer, &o, i);
-        *(float *)a->out[0] = (float)squares;
-        break;
-    }
+    case DFG_CUDA_OPTIMIZER: optimizer(p); break;
     default: break;
     }
 }
@@ -363,12 +404,13 @@ dfg_status cuda_emulate_step(const dfg_cuda_step_plan *p, unsigned int *status)
         break;
     case DFG_CUDA_BINARY:
         for (int64_t i = 0; i < p->u.binary.n; i++)
-            dfg_cuda_binary_element(&p->u.binary, a->in[0], a->in[1], a->out[0], i);
+            dfg_cuda_binary_element(&p->u.binary, a->in[0], a->in[1], a->out[0],
+                                    i, p->u.binary.index32);
         break;
     case DFG_CUDA_WHERE:
         for (int64_t i = 0; i < p->u.where.n; i++)
             dfg_cuda_where_element(&p->u.where, a->in[0], a->in[1], a->in[2],
-                                   a->out[0], i);
+                                   a->out[0], i, p->u.where.index32);
         break;
     case DFG_CUDA_CAST:
         for (int64_t i = 0; i < p->u.cast.n; i++)
@@ -377,7 +419,8 @@ dfg_status cuda_emulate_step(const dfg_cuda_step_plan *p, unsigned int *status)
     case DFG_CUDA_BATCH_NORM:
         for (int64_t i = 0; i < p->u.batch_norm.n; i++)
             dfg_cuda_batch_norm_element(&p->u.batch_norm, a->in[0], a->in[1],
-                                        a->in[2], a->in[3], a->in[4], a->out[0], i);
+                                        a->in[2], a->in[3], a->in[4], a->out[0],
+                                        i, p->u.batch_norm.index32);
         break;
     case DFG_CUDA_REDUCE: reduce(&p->u.reduce, a->in[0], a->out[0]); break;
     case DFG_CUDA_SOFTMAX: softmax(&p->u.softmax, a->in[0], a->out[0]); break;
@@ -388,7 +431,8 @@ dfg_status cuda_emulate_step(const dfg_cuda_step_plan *p, unsigned int *status)
     case DFG_CUDA_POOL:
         for (int64_t i = 0; i < p->u.pool.outputs; i++)
             dfg_cuda_store_f32(a->out[0], p->u.pool.dtype, i,
-                               dfg_cuda_pool_element(&p->u.pool, a->in[0], i));
+                               dfg_cuda_pool_element(&p->u.pool, a->in[0], i,
+                                                     p->u.pool.index32));
         break;
     case DFG_CUDA_COPY:
         if (p->u.copy_bytes > 0)
@@ -435,19 +479,17 @@ dfg_status cuda_emulate_step(const dfg_cuda_step_plan *p, unsigned int *status)
             strided_copy(&p->u.gemm.bias, a->in[2], a->out[0]);
         return product(&p->u.gemm.gemm, a->in_types[0].dtype, a->in[0],
                        a->in[1], a->out[0]);
-    case DFG_CUDA_CONV2D: return conv(p);
+    case DFG_CUDA_CONV2D: return dfg_cuda_conv_forward_run(p, &host_conv_ops);
     case DFG_CUDA_CONV_GRAD_INPUT:
-    case DFG_CUDA_CONV_GRAD_WEIGHT: {
-        const dfg_cuda_conv_grad_ops ops = {NULL, host_zero, host_product,
-                                            host_im2col, host_col2im};
-        return dfg_cuda_conv_grad_run(p, &ops);
-    }
+    case DFG_CUDA_CONV_GRAD_WEIGHT:
+        return dfg_cuda_conv_grad_run(p, &host_conv_ops);
     case DFG_CUDA_DEPTHWISE:
         for (int64_t i = 0; i < p->u.depthwise.outputs; i++)
             dfg_cuda_store_f32(a->out[0], p->u.depthwise.dtype, i,
                                dfg_cuda_depthwise_element(
                                    &p->u.depthwise, a->in[0], a->in[1],
-                                   p->u.depthwise.has_bias ? a->in[2] : NULL, i));
+                                   p->u.depthwise.has_bias ? a->in[2] : NULL, i,
+                                   p->u.depthwise.index32));
         break;
     default: later_op(p, status); break;
     }

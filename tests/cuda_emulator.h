@@ -6,7 +6,9 @@
  * compare it with the CPU backend, which checks the step plans, the
  * row-major -> cuBLAS mapping, the strides and the per-element code on a
  * machine without a GPU. Block reductions fold in a different order on
- * the device; the sums here run in the same precision (double). */
+ * the device; the sums here run in the same precision (f32), and a sum
+ * spread over blocks (math/partial_sums.h) is split into the same partial
+ * sums. */
 #ifndef DFG_TEST_CUDA_EMULATOR_H
 #define DFG_TEST_CUDA_EMULATOR_H
 

@@ -125,7 +125,7 @@ static void test_strided_copy_merging(void **state)
     assert_int_equal(c.rank, 3);
     assert_int_equal(c.n, 24);
     int64_t src, dst;
-    dfg_cuda_strided_offsets(&c, 1, &src, &dst); /* out (0,0,0,1) = in (0,0,1,0) */
+    dfg_cuda_strided_offsets(&c, 1, c.index32, &src, &dst); /* out (0,0,0,1) = in (0,0,1,0) */
     assert_int_equal(dst, 1);
     assert_int_equal(src, 4);
 }

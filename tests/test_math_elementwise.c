@@ -309,7 +309,9 @@ static void test_broadcast_matches_naive_walk(void **state)
                     int64_t linear = r * row + e;
                     int64_t want = naive_offset(out_rank, out_shape, ranks[k],
                                                 shapes[k], linear);
-                    assert_int_equal(dfg_broadcast_offset(&b, k, linear), want);
+                    for (int narrow = 0; narrow < 2; narrow++)
+                        assert_int_equal(
+                            dfg_broadcast_offset(&b, k, linear, narrow), want);
                     assert_int_equal(cursor.offset[k] + e * b.strides[k][b.rank - 1],
                                      want);
                 }

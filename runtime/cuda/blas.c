@@ -1,6 +1,7 @@
 /* cuBLAS products of the CUDA backend (see blas.h). */
 #include "blas.h"
 
+#include "conv_forward.h"
 #include "conv_grad.h"
 #include "error.h"
 #include "kernels.h"
@@ -119,117 +120,62 @@ static dfg_status run_gemm(dfg_cuda_blas *blas, const dfg_cuda_step_plan *p,
                    s->in[1], s->out[0]);
 }
 
-/* Per image, group and chunk of output pixels: im2col into the step's
- * workspace, then weights x chunk into the output's rows. */
-static dfg_status run_conv_chunks(dfg_cuda_blas *blas,
-                                  const dfg_cuda_step_plan *p, float beta,
-                                  cudaStream_t stream)
-{
-    const dfg_step_args *s = p->args;
-    const dfg_conv_geometry *g = &p->u.conv.g;
-    dfg_dtype dtype = s->in_types[0].dtype;
-    int64_t size = dfg_cuda_dtype_size(dtype);
-    dfg_cuda_im2col chunk = {p->u.conv.dims, g->k, 0, 0, size};
-    for (int64_t n = 0; n < g->batch; n++)
-        for (int64_t grp = 0; grp < g->group; grp++) {
-            int64_t x_at = (n * g->in_channels + grp * g->channels_per_group) *
-                           g->in_h * g->in_w;
-            int64_t y_at = (n * g->out_channels + grp * g->filters_per_group) *
-                           g->pixels;
-            const char *w = at(s->in[1], grp * g->filters_per_group * g->k, size);
-            for (int64_t p0 = 0; p0 < g->pixels; p0 += g->chunk) {
-                chunk.first_pixel = p0;
-                chunk.cols = g->pixels - p0 < g->chunk ? g->pixels - p0 : g->chunk;
-                cudaError_t e = dfg_cuda_launch_im2col(
-                    &chunk, at(s->in[0], x_at, size), s->workspace, stream);
-                if (e != cudaSuccess)
-                    return launch_error(e, "conv2d: im2col");
-                dfg_cuda_row_gemm row = dfg_cuda_conv_chunk_gemm(g, chunk.cols,
-                                                                 beta);
-                dfg_status st = product(blas, &row, dtype, w, s->workspace,
-                                        (char *)s->out[0] + (y_at + p0) * size);
-                if (st != DFG_OK)
-                    return st;
-            }
-        }
-    return DFG_OK;
-}
-
-static dfg_status run_conv(dfg_cuda_blas *blas, const dfg_cuda_step_plan *p,
-                           cudaStream_t stream)
-{
-    const dfg_step_args *s = p->args;
-    const dfg_conv_geometry *g = &p->u.conv.g;
-    if (p->u.conv.has_bias) {
-        cudaError_t e = dfg_cuda_launch_strided_copy(&p->u.conv.bias, s->in[2],
-                                                     s->out[0], stream);
-        if (e != cudaSuccess)
-            return launch_error(e, "conv2d: broadcasting the bias");
-    }
-    float beta = p->u.conv.has_bias ? 1.0f : 0.0f;
-    if (!g->direct)
-        return run_conv_chunks(blas, p, beta, stream);
-    dfg_dtype dtype = s->in_types[0].dtype;
-    int64_t size = dfg_cuda_dtype_size(dtype);
-    for (int64_t grp = 0; grp < g->group; grp++) {
-        int64_t w_at, x_at, y_at;
-        dfg_cuda_row_gemm row = dfg_cuda_conv_direct_gemm(g, grp, beta, &w_at,
-                                                          &x_at, &y_at);
-        dfg_status st = product(blas, &row, dtype, at(s->in[1], w_at, size),
-                                at(s->in[0], x_at, size),
-                                (char *)s->out[0] + y_at * size);
-        if (st != DFG_OK)
-            return st;
-    }
-    return DFG_OK;
-}
-
-/* The conv2d gradients' primitives on the device (conv_grad.h). */
-typedef struct conv_grad_device {
+/* The convolutions' primitives on the device (conv_ops.h). */
+typedef struct conv_device {
     dfg_cuda_blas *blas;
     cudaStream_t stream;
-} conv_grad_device;
+} conv_device;
 
 static dfg_status device_zero(void *ctx, void *dst, int64_t bytes)
 {
-    const conv_grad_device *d = ctx;
+    const conv_device *d = ctx;
     cudaError_t e = cudaMemsetAsync(dst, 0, (size_t)bytes, d->stream);
     return e == cudaSuccess ? DFG_OK : launch_error(e, "conv2d gradient: clear");
 }
 
-static dfg_status device_product(void *ctx, const dfg_cuda_row_gemm *row,
-                                 const float *a, const float *b, float *c)
+static dfg_status device_copy(void *ctx, const dfg_cuda_strided_copy *copy,
+                              const void *src, void *dst)
 {
-    const conv_grad_device *d = ctx;
-    return product(d->blas, row, DFG_F32, a, b, c);
+    const conv_device *d = ctx;
+    cudaError_t e = dfg_cuda_launch_strided_copy(copy, src, dst, d->stream);
+    return e == cudaSuccess ? DFG_OK
+                            : launch_error(e, "conv2d: broadcasting the bias");
 }
 
-static dfg_status device_im2col(void *ctx, const dfg_cuda_im2col *chunk,
-                                const float *x, float *col)
+static dfg_status device_product(void *ctx, const dfg_cuda_row_gemm *row,
+                                 dfg_dtype dtype, const void *a,
+                                 const void *b, void *c)
 {
-    const conv_grad_device *d = ctx;
-    cudaError_t e = dfg_cuda_launch_im2col(chunk, x, col, d->stream);
-    return e == cudaSuccess ? DFG_OK
-                            : launch_error(e, "conv2d_grad_weight: im2col");
+    const conv_device *d = ctx;
+    return product(d->blas, row, dtype, a, b, c);
+}
+
+static dfg_status device_im2col(void *ctx, const dfg_cuda_im2col *chunks,
+                                const void *x, void *col)
+{
+    const conv_device *d = ctx;
+    cudaError_t e = dfg_cuda_launch_im2col(chunks, x, col, d->stream);
+    return e == cudaSuccess ? DFG_OK : launch_error(e, "conv2d: im2col");
 }
 
 static dfg_status device_col2im(void *ctx, const dfg_cuda_col2im *chunk,
                                 const float *col, float *dx)
 {
-    const conv_grad_device *d = ctx;
+    const conv_device *d = ctx;
     cudaError_t e = dfg_cuda_launch_col2im(chunk, col, dx, d->stream);
     return e == cudaSuccess ? DFG_OK
                             : launch_error(e, "conv2d_grad_input: col2im");
 }
 
-static dfg_status run_conv_grad(dfg_cuda_blas *blas,
-                                const dfg_cuda_step_plan *p,
-                                cudaStream_t stream)
+static dfg_status run_conv(dfg_cuda_blas *blas, const dfg_cuda_step_plan *p,
+                           cudaStream_t stream)
 {
-    conv_grad_device device = {blas, stream};
-    const dfg_cuda_conv_grad_ops ops = {&device, device_zero, device_product,
-                                        device_im2col, device_col2im};
-    return dfg_cuda_conv_grad_run(p, &ops);
+    conv_device device = {blas, stream};
+    const dfg_cuda_conv_ops ops = {&device, device_zero, device_copy,
+                                   device_product, device_im2col,
+                                   device_col2im};
+    return p->kind == DFG_CUDA_CONV2D ? dfg_cuda_conv_forward_run(p, &ops)
+                                      : dfg_cuda_conv_grad_run(p, &ops);
 }
 
 dfg_status dfg_cuda_blas_step(dfg_cuda_blas *blas,
@@ -248,9 +194,9 @@ dfg_status dfg_cuda_blas_step(dfg_cuda_blas *blas,
     switch (plan->kind) {
     case DFG_CUDA_MATMUL: return run_matmul(blas, plan);
     case DFG_CUDA_GEMM: return run_gemm(blas, plan, stream);
-    case DFG_CUDA_CONV2D: return run_conv(blas, plan, stream);
+    case DFG_CUDA_CONV2D:
     case DFG_CUDA_CONV_GRAD_INPUT:
-    case DFG_CUDA_CONV_GRAD_WEIGHT: return run_conv_grad(blas, plan, stream);
+    case DFG_CUDA_CONV_GRAD_WEIGHT: return run_conv(blas, plan, stream);
     default:
         return dfg_error(DFG_ERR_INTERNAL, "cuBLAS: step kind %d is not a "
                          "product", (int)plan->kind);

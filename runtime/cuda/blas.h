@@ -1,4 +1,5 @@
-/* matmul, gemm, conv2d and the conv2d gradients (conv_grad.h) on cuBLAS
+/* matmul, gemm, conv2d and the conv2d gradients (conv_forward.h,
+ * conv_grad.h) on cuBLAS
  * (GemmEx and GemmStridedBatchedEx), with the calls mapped by
  * gemm_mapping.h. f32 products compute in f32
  * (no TF32: results must match the CPU within 1e-5); f16 and bf16 products

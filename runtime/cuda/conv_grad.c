@@ -21,7 +21,7 @@ static int64_t chunk_columns(const dfg_conv_geometry *g, int64_t first)
 }
 
 static dfg_status grad_input(const dfg_cuda_step_plan *p,
-                             const dfg_cuda_conv_grad_ops *ops)
+                             const dfg_cuda_conv_ops *ops)
 {
     const dfg_step_args *s = p->args;
     const dfg_conv_geometry *g = &p->u.conv.g;
@@ -33,8 +33,8 @@ static dfg_status grad_input(const dfg_cuda_step_plan *p,
             int64_t w_at, dy_at, dx_at;
             dfg_cuda_row_gemm row = dfg_cuda_conv_grad_input_direct_gemm(
                 g, grp, &w_at, &dy_at, &dx_at);
-            st = ops->product(ops->ctx, &row, w + w_at, dy + dy_at,
-                              dx + dx_at);
+            st = ops->product(ops->ctx, &row, DFG_F32, w + w_at,
+                              dy + dy_at, dx + dx_at);
         }
         return st;
     }
@@ -50,8 +50,8 @@ static dfg_status grad_input(const dfg_cuda_step_plan *p,
                 chunk.cols = chunk_columns(g, p0);
                 dfg_cuda_row_gemm row =
                     dfg_cuda_conv_grad_input_chunk_gemm(g, chunk.cols);
-                st = ops->product(ops->ctx, &row, w + at.w, dy + at.y + p0,
-                                  col);
+                st = ops->product(ops->ctx, &row, DFG_F32, w + at.w,
+                                  dy + at.y + p0, col);
                 if (st == DFG_OK)
                     st = ops->col2im(ops->ctx, &chunk, col, dx + at.x);
             }
@@ -60,14 +60,16 @@ static dfg_status grad_input(const dfg_cuda_step_plan *p,
 }
 
 static dfg_status grad_weight(const dfg_cuda_step_plan *p,
-                              const dfg_cuda_conv_grad_ops *ops)
+                              const dfg_cuda_conv_ops *ops)
 {
     const dfg_step_args *s = p->args;
     const dfg_conv_geometry *g = &p->u.conv.g;
     const float *dy = s->in[0], *x = s->in[1];
     float *dw = s->out[0], *col = s->workspace;
     dfg_status st = ops->zero(ops->ctx, dw, dfg_type_bytes(&s->out_types[0]));
-    dfg_cuda_im2col chunk = {p->u.conv.dims, g->k, 0, 0, sizeof(float)};
+    dfg_cuda_im2col chunk = {p->u.conv.dims, g->k, g->chunk, 0, sizeof(float),
+                             1, 1, 0, 0, 0};
+    chunk.index32 = dfg_cuda_im2col_narrow(&chunk); /* the largest chunk */
     for (int64_t n = 0; n < g->batch; n++)
         for (int64_t grp = 0; grp < g->group; grp++) {
             group_offsets at = offsets_of(g, n, grp);
@@ -75,8 +77,8 @@ static dfg_status grad_weight(const dfg_cuda_step_plan *p,
                 dfg_cuda_row_gemm row =
                     dfg_cuda_conv_grad_weight_gemm(g, g->pixels);
                 if (st == DFG_OK)
-                    st = ops->product(ops->ctx, &row, dy + at.y, x + at.x,
-                                      dw + at.w);
+                    st = ops->product(ops->ctx, &row, DFG_F32, dy + at.y,
+                                      x + at.x, dw + at.w);
                 continue;
             }
             for (int64_t p0 = 0; p0 < g->pixels && st == DFG_OK;
@@ -87,15 +89,15 @@ static dfg_status grad_weight(const dfg_cuda_step_plan *p,
                 dfg_cuda_row_gemm row =
                     dfg_cuda_conv_grad_weight_gemm(g, chunk.cols);
                 if (st == DFG_OK)
-                    st = ops->product(ops->ctx, &row, dy + at.y + p0, col,
-                                      dw + at.w);
+                    st = ops->product(ops->ctx, &row, DFG_F32,
+                                      dy + at.y + p0, col, dw + at.w);
             }
         }
     return st;
 }
 
 dfg_status dfg_cuda_conv_grad_run(const dfg_cuda_step_plan *plan,
-                                  const dfg_cuda_conv_grad_ops *ops)
+                                  const dfg_cuda_conv_ops *ops)
 {
     return plan->kind == DFG_CUDA_CONV_GRAD_INPUT ? grad_input(plan, ops)
                                                   : grad_weight(plan, ops);

@@ -14,6 +14,17 @@
 #define DFG_CUDA_BLOCK_STRIDE(row, rows) \
     for (int64_t row = blockIdx.x; row < (rows); row += gridDim.x)
 
+/* Launches kernel<1> (32-bit index arithmetic, math/index_split.h) when
+ * narrow, else kernel<0>; the kernel passes its template argument on to
+ * the element functions as their `narrow`. */
+#define DFG_CUDA_LAUNCH_INDEXED(kernel, narrow, blocks, threads, stream, ...) \
+    do {                                                                    \
+        if (narrow)                                                         \
+            kernel<1><<<blocks, threads, 0, stream>>>(__VA_ARGS__);         \
+        else                                                                \
+            kernel<0><<<blocks, threads, 0, stream>>>(__VA_ARGS__);         \
+    } while (0)
+
 /* Folds every thread's v with op (associative and commutative) through
  * shared[blockDim.x] (blockDim.x a power of two); every thread gets the
  * result, and shared may be reused afterwards. */

@@ -39,18 +39,20 @@ DFG_HOST_DEVICE static inline int64_t dfg_cuda_dtype_size(dfg_dtype dtype)
 }
 
 /* Truncation toward zero saturated to [lo, hi]; NaN -> 0. Compared in
- * double, where every bound of interest (2^63 included) is exact. */
+ * f32: every bound of interest rounds to a power of two or to itself
+ * (INT32_MAX to 2^31, INT64_MAX to 2^63), so a float at or past the
+ * rounded bound saturates and every other one converts exactly. */
 DFG_HOST_DEVICE static inline int64_t dfg_cuda_truncate_saturated(float x,
-                                                                  double lo,
-                                                                  double hi)
+                                                                  int64_t lo,
+                                                                  int64_t hi)
 {
-    double t = trunc((double)x);
+    float t = truncf(x);
     if (t != t)
         return 0;
-    if (t <= lo)
-        return (int64_t)lo;
-    if (t >= hi)
-        return hi >= 9223372036854775807.0 ? INT64_MAX : (int64_t)hi;
+    if (t <= (float)lo)
+        return lo;
+    if (t >= (float)hi)
+        return hi;
     return (int64_t)t;
 }
 
@@ -82,8 +84,8 @@ DFG_HOST_DEVICE static inline void dfg_cuda_store_f32(void *dst,
             (int32_t)dfg_cuda_truncate_saturated(v, INT32_MIN, INT32_MAX);
         break;
     case DFG_I64:
-        ((int64_t *)dst)[i] = dfg_cuda_truncate_saturated(
-            v, -9223372036854775808.0, 9223372036854775807.0);
+        ((int64_t *)dst)[i] = dfg_cuda_truncate_saturated(v, INT64_MIN,
+                                                          INT64_MAX);
         break;
     case DFG_U8:
         ((uint8_t *)dst)[i] =
@@ -104,8 +106,7 @@ DFG_HOST_DEVICE static inline int64_t dfg_cuda_load_i64(const void *src,
     case DFG_U8: case DFG_BOOL: return ((const uint8_t *)src)[i];
     case DFG_F32: case DFG_F16: case DFG_BF16:
         return dfg_cuda_truncate_saturated(dfg_cuda_load_f32(src, dtype, i),
-                                           -9223372036854775808.0,
-                                           9223372036854775807.0);
+                                           INT64_MIN, INT64_MAX);
     default: return 0;
     }
 }

@@ -1,5 +1,6 @@
 /* Elementwise kernels: grid-stride loops around elementwise_ops.h, with
- * float4 loads and stores for contiguous, aligned f32 data. */
+ * float4 loads and stores for contiguous, aligned f32 data, and the
+ * kernels with index arithmetic instantiated for 32 and 64 bits. */
 #include "device_loop.cuh"
 #include "kernels.h"
 #include "launch_geometry.h"
@@ -38,11 +39,12 @@ extern "C" cudaError_t dfg_cuda_launch_unary(const dfg_cuda_unary *p,
     return cudaGetLastError();
 }
 
+template <int Narrow>
 static __global__ void binary_kernel(dfg_cuda_binary p, const void *a,
                                      const void *b, void *out)
 {
     DFG_CUDA_GRID_STRIDE(i, p.n)
-        dfg_cuda_binary_element(&p, a, b, out, i);
+        dfg_cuda_binary_element(&p, a, b, out, i, Narrow);
 }
 
 static __global__ void binary_vector4_kernel(dfg_cuda_binary p,
@@ -70,15 +72,17 @@ extern "C" cudaError_t dfg_cuda_launch_binary(const dfg_cuda_binary *p,
         binary_vector4_kernel<<<l.blocks, l.threads, 0, stream>>>(
             *p, (const float4 *)a, (const float4 *)b, (float4 *)out);
     else
-        binary_kernel<<<l.blocks, l.threads, 0, stream>>>(*p, a, b, out);
+        DFG_CUDA_LAUNCH_INDEXED(binary_kernel, p->index32, l.blocks,
+                                l.threads, stream, *p, a, b, out);
     return cudaGetLastError();
 }
 
+template <int Narrow>
 static __global__ void where_kernel(dfg_cuda_where p, const uint8_t *cond,
                                     const void *x, const void *y, void *out)
 {
     DFG_CUDA_GRID_STRIDE(i, p.n)
-        dfg_cuda_where_element(&p, cond, x, y, out, i);
+        dfg_cuda_where_element(&p, cond, x, y, out, i, Narrow);
 }
 
 extern "C" cudaError_t dfg_cuda_launch_where(const dfg_cuda_where *p,
@@ -89,8 +93,8 @@ extern "C" cudaError_t dfg_cuda_launch_where(const dfg_cuda_where *p,
     dfg_cuda_launch l = dfg_cuda_launch_elements(p->n);
     if (l.blocks == 0)
         return cudaSuccess;
-    where_kernel<<<l.blocks, l.threads, 0, stream>>>(
-        *p, (const uint8_t *)cond, x, y, out);
+    DFG_CUDA_LAUNCH_INDEXED(where_kernel, p->index32, l.blocks, l.threads,
+                            stream, *p, (const uint8_t *)cond, x, y, out);
     return cudaGetLastError();
 }
 
@@ -111,13 +115,15 @@ extern "C" cudaError_t dfg_cuda_launch_cast(const dfg_cuda_cast *p,
     return cudaGetLastError();
 }
 
+template <int Narrow>
 static __global__ void batch_norm_kernel(dfg_cuda_batch_norm p, const void *x,
                                          const void *scale, const void *bias,
                                          const void *mean, const void *var,
                                          void *out)
 {
     DFG_CUDA_GRID_STRIDE(i, p.n)
-        dfg_cuda_batch_norm_element(&p, x, scale, bias, mean, var, out, i);
+        dfg_cuda_batch_norm_element(&p, x, scale, bias, mean, var, out, i,
+                                    Narrow);
 }
 
 extern "C" cudaError_t dfg_cuda_launch_batch_norm(const dfg_cuda_batch_norm *p,
@@ -128,7 +134,8 @@ extern "C" cudaError_t dfg_cuda_launch_batch_norm(const dfg_cuda_batch_norm *p,
     dfg_cuda_launch l = dfg_cuda_launch_elements(p->n);
     if (l.blocks == 0)
         return cudaSuccess;
-    batch_norm_kernel<<<l.blocks, l.threads, 0, stream>>>(
-        *p, in[0], in[1], in[2], in[3], in[4], out);
+    DFG_CUDA_LAUNCH_INDEXED(batch_norm_kernel, p->index32, l.blocks,
+                            l.threads, stream, *p, in[0], in[1], in[2], in[3],
+                            in[4], out);
     return cudaGetLastError();
 }

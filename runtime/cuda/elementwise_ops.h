@@ -14,6 +14,7 @@
 
 #include "element_access.h"
 #include "math/broadcast.h"
+#include "math/index_split.h"
 #include "op_table.h"
 
 typedef struct dfg_cuda_unary {
@@ -33,12 +34,14 @@ typedef struct dfg_cuda_binary {
     int64_t n;
     dfg_broadcast b;   /* operands 0 and 1 */
     int vector4;       /* f32 arithmetic, no broadcast, aligned: float4 */
+    int index32;       /* n fits 32-bit index arithmetic (index_split.h) */
 } dfg_cuda_binary;
 
 typedef struct dfg_cuda_where {
     int64_t element_size;
     int64_t n;
     dfg_broadcast b;   /* cond, x, y */
+    int index32;       /* as binary's */
 } dfg_cuda_where;
 
 typedef struct dfg_cuda_cast {
@@ -50,6 +53,7 @@ typedef struct dfg_cuda_batch_norm {
     dfg_dtype dtype;
     int64_t n, channels, plane; /* plane: product of the dims after dim 1 */
     float epsilon;
+    int index32;                /* as binary's */
 } dfg_cuda_batch_norm;
 
 DFG_HOST_DEVICE static inline float dfg_cuda_unary_f32(const dfg_cuda_unary *u,
@@ -161,12 +165,14 @@ DFG_HOST_DEVICE static inline int64_t dfg_cuda_binary_i64(dfg_op op, int64_t x,
     }
 }
 
+/* The element functions below take `narrow`: the plan's index32, a
+ * constant in a kernel instantiated for it (math/index_split.h). */
 DFG_HOST_DEVICE static inline void
 dfg_cuda_binary_element(const dfg_cuda_binary *p, const void *a, const void *b,
-                        void *out, int64_t i)
+                        void *out, int64_t i, int narrow)
 {
-    int64_t ia = dfg_broadcast_offset(&p->b, 0, i);
-    int64_t ib = dfg_broadcast_offset(&p->b, 1, i);
+    int64_t ia = dfg_broadcast_offset(&p->b, 0, i, narrow);
+    int64_t ib = dfg_broadcast_offset(&p->b, 1, i, narrow);
     if (dfg_cuda_is_integer(p->dtype))
         dfg_cuda_store_i64(out, p->out_dtype, i,
                            dfg_cuda_binary_i64(p->op,
@@ -181,13 +187,16 @@ dfg_cuda_binary_element(const dfg_cuda_binary *p, const void *a, const void *b,
 
 DFG_HOST_DEVICE static inline void
 dfg_cuda_where_element(const dfg_cuda_where *p, const uint8_t *cond,
-                       const void *x, const void *y, void *out, int64_t i)
+                       const void *x, const void *y, void *out, int64_t i,
+                       int narrow)
 {
-    if (cond[dfg_broadcast_offset(&p->b, 0, i)])
-        dfg_cuda_copy_element(out, i, x, dfg_broadcast_offset(&p->b, 1, i),
+    if (cond[dfg_broadcast_offset(&p->b, 0, i, narrow)])
+        dfg_cuda_copy_element(out, i, x,
+                              dfg_broadcast_offset(&p->b, 1, i, narrow),
                               p->element_size);
     else
-        dfg_cuda_copy_element(out, i, y, dfg_broadcast_offset(&p->b, 2, i),
+        dfg_cuda_copy_element(out, i, y,
+                              dfg_broadcast_offset(&p->b, 2, i, narrow),
                               p->element_size);
 }
 
@@ -202,15 +211,18 @@ dfg_cuda_cast_element(const dfg_cuda_cast *p, const void *in, void *out,
 }
 
 /* (x - mean) / sqrt(var + eps) * scale + bias, folded per channel into
- * x * k + shift as the CPU kernel does (k in double, then f32). */
+ * x * k + shift as the CPU kernel does (k in f32 here, in double there). */
 DFG_HOST_DEVICE static inline void dfg_cuda_batch_norm_element(
     const dfg_cuda_batch_norm *p, const void *x, const void *scale,
-    const void *bias, const void *mean, const void *var, void *out, int64_t i)
+    const void *bias, const void *mean, const void *var, void *out, int64_t i,
+    int narrow)
 {
-    int64_t c = (i / p->plane) % p->channels;
+    int64_t rest = i;
+    dfg_index_split(&rest, p->plane, narrow);
+    int64_t c = dfg_index_split(&rest, p->channels, narrow);
     float s = dfg_cuda_load_f32(scale, p->dtype, c);
     float v = dfg_cuda_load_f32(var, p->dtype, c);
-    float k = (float)(s / sqrt((double)v + p->epsilon));
+    float k = s / sqrtf(v + p->epsilon);
     float shift = dfg_cuda_load_f32(bias, p->dtype, c) -
                   dfg_cuda_load_f32(mean, p->dtype, c) * k;
     dfg_cuda_store_f32(out, p->dtype, i,

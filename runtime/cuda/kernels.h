@@ -1,5 +1,6 @@
 /* The CUDA kernels' launchers, callable from C (backend.c, blas.c): each
- * queues one kernel on the stream with the parameters of a step plan
+ * queues one kernel (two for a sum spread over blocks: its partial sums,
+ * then their total) on the stream with the parameters of a step plan
  * passed by value and returns the launch's error (cudaGetLastError). They
  * allocate nothing and never synchronize, so they can be captured into a
  * CUDA graph. Pointers are device pointers, borrowed for the launch. */

@@ -4,12 +4,13 @@
 #include "kernels.h"
 #include "launch_geometry.h"
 
+template <int Narrow>
 static __global__ void strided_copy_kernel(dfg_cuda_strided_copy p,
                                            const void *src, void *dst)
 {
     DFG_CUDA_GRID_STRIDE(i, p.n) {
         int64_t s, d;
-        dfg_cuda_strided_offsets(&p, i, &s, &d);
+        dfg_cuda_strided_offsets(&p, i, Narrow, &s, &d);
         dfg_cuda_copy_element(dst, d, src, s, p.element_size);
     }
 }
@@ -21,7 +22,8 @@ extern "C" cudaError_t dfg_cuda_launch_strided_copy(
     dfg_cuda_launch l = dfg_cuda_launch_elements(p->n);
     if (l.blocks == 0)
         return cudaSuccess;
-    strided_copy_kernel<<<l.blocks, l.threads, 0, stream>>>(*p, src, dst);
+    DFG_CUDA_LAUNCH_INDEXED(strided_copy_kernel, p->index32, l.blocks,
+                            l.threads, stream, *p, src, dst);
     return cudaGetLastError();
 }
 

@@ -14,6 +14,7 @@
 
 #include "element_access.h"
 #include "math/im2col.h"
+#include "math/index_split.h"
 
 /* dst[i] = src[i] over every index i of dims: element (i0, ..) is at
  * sum(i_d * strides[d]) elements from the base pointers. Dims are merged
@@ -26,17 +27,19 @@ typedef struct dfg_cuda_strided_copy {
     int64_t dims[DFG_MAX_RANK];
     int64_t src_strides[DFG_MAX_RANK];
     int64_t dst_strides[DFG_MAX_RANK];
+    int index32;               /* n fits 32-bit index arithmetic */
 } dfg_cuda_strided_copy;
 
-/* Source and destination element offsets of element `linear`. */
+/* Source and destination element offsets of element `linear`; narrow is
+ * c->index32, a constant in a kernel instantiated for it
+ * (math/index_split.h). */
 DFG_HOST_DEVICE static inline void
 dfg_cuda_strided_offsets(const dfg_cuda_strided_copy *c, int64_t linear,
-                         int64_t *src, int64_t *dst)
+                         int narrow, int64_t *src, int64_t *dst)
 {
     int64_t s = 0, d = 0;
     for (int32_t i = c->rank - 1; i >= 0; i--) {
-        int64_t index = linear % c->dims[i];
-        linear /= c->dims[i];
+        int64_t index = dfg_index_split(&linear, c->dims[i], narrow);
         s += index * c->src_strides[i];
         d += index * c->dst_strides[i];
     }
@@ -81,21 +84,49 @@ dfg_cuda_gather_source(const dfg_cuda_gather *g, const void *indices,
     return (outer * g->dim + k) * g->inner + within;
 }
 
-/* The im2col chunk [k, cols] for output pixels [first_pixel, .. + cols),
- * in the input's dtype (element_size bytes; zero bits are 0.0). */
+/* The im2col chunks [k, cols] for output pixels [first_pixel, .. + cols)
+ * of `units` (image, group) pairs, side by side: unit u is image
+ * u / groups and group u % groups of the batch, whose input starts
+ * u / groups * image_stride + u % groups * group_stride elements from x.
+ * In the input's dtype (element_size bytes; zero bits are 0.0). */
 typedef struct dfg_cuda_im2col {
     dfg_im2col_dims dims;
     int64_t rows, cols, first_pixel;
     int64_t element_size;
+    int64_t units, groups;           /* >= 1 */
+    int64_t image_stride, group_stride;
+    int index32;                     /* dfg_cuda_im2col_narrow */
 } dfg_cuda_im2col;
 
-/* Entry i (row-major over [rows, cols]) of the chunk. */
+/* Entries of all the chunks. */
+DFG_HOST_DEVICE static inline int64_t
+dfg_cuda_im2col_entries(const dfg_cuda_im2col *c)
+{
+    return c->units * c->rows * c->cols;
+}
+
+/* Whether the chunks' index arithmetic fits 32 bits: their entries and
+ * the pixels of an image. */
+DFG_HOST_DEVICE static inline int
+dfg_cuda_im2col_narrow(const dfg_cuda_im2col *c)
+{
+    return dfg_index_fits_narrow(dfg_cuda_im2col_entries(c)) &&
+           dfg_index_fits_narrow(c->dims.out_h * c->dims.out_w);
+}
+
+/* Entry i (row-major over [units, rows, cols]) of the chunks; narrow is
+ * c->index32, a constant in a kernel instantiated for it. */
 DFG_HOST_DEVICE static inline void
 dfg_cuda_im2col_element(const dfg_cuda_im2col *c, const void *x, void *col,
-                        int64_t i)
+                        int64_t i, int narrow)
 {
-    int64_t row = i / c->cols, j = i - row * c->cols;
-    int64_t src = dfg_im2col_source(&c->dims, row, c->first_pixel + j);
+    int64_t unit = i;
+    int64_t j = dfg_index_split(&unit, c->cols, narrow);
+    int64_t row = dfg_index_split(&unit, c->rows, narrow);
+    int64_t group = dfg_index_split(&unit, c->groups, narrow), image = unit;
+    int64_t src = dfg_im2col_source(&c->dims, row, c->first_pixel + j, narrow);
+    x = (const char *)x + (image * c->image_stride + group * c->group_stride) *
+                              c->element_size;
     const uint64_t zero = 0;
     if (src >= 0)
         dfg_cuda_copy_element(col, i, x, src, c->element_size);

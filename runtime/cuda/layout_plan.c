@@ -21,6 +21,7 @@ void dfg_cuda_strided_copy_make(int32_t rank, const int64_t *dims,
     out->rank = dfg_copy_dims_merge(rank, dims, src_strides, dst_strides,
                                     out->dims, out->src_strides,
                                     out->dst_strides);
+    out->index32 = dfg_index_fits_narrow(out->n);
 }
 
 /* The kernel's copy of g, whose element offsets go to *src_at / *dst_at

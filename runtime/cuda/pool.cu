@@ -4,10 +4,12 @@
 #include "kernels.h"
 #include "launch_geometry.h"
 
+template <int Narrow>
 static __global__ void pool_kernel(dfg_cuda_pool p, const void *x, void *y)
 {
     DFG_CUDA_GRID_STRIDE(i, p.outputs)
-        dfg_cuda_store_f32(y, p.dtype, i, dfg_cuda_pool_element(&p, x, i));
+        dfg_cuda_store_f32(y, p.dtype, i,
+                           dfg_cuda_pool_element(&p, x, i, Narrow));
 }
 
 extern "C" cudaError_t dfg_cuda_launch_pool(const dfg_cuda_pool *p,
@@ -17,6 +19,7 @@ extern "C" cudaError_t dfg_cuda_launch_pool(const dfg_cuda_pool *p,
     dfg_cuda_launch l = dfg_cuda_launch_elements(p->outputs);
     if (l.blocks == 0)
         return cudaSuccess;
-    pool_kernel<<<l.blocks, l.threads, 0, stream>>>(*p, x, y);
+    DFG_CUDA_LAUNCH_INDEXED(pool_kernel, p->index32, l.blocks, l.threads,
+                            stream, *p, x, y);
     return cudaGetLastError();
 }

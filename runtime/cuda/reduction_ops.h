@@ -3,12 +3,15 @@
  * structs are filled on the host (step_plan.c); the kernels (reduce.cu,
  * softmax_norm.cu, pool.cu) run one block per output row and fold with the
  * functions below, which the CPU tests exercise against the CPU backend.
- * Float data accumulates in double, integer data in int64, as on the CPU. */
+ * Float data accumulates in f32 (each thread's share, then the block's
+ * tree: the CPU's double sums are the reference), integer data in int64,
+ * as on the CPU. */
 #ifndef DFG_CUDA_REDUCTION_OPS_H
 #define DFG_CUDA_REDUCTION_OPS_H
 
 #include "element_access.h"
 #include "math/dim_groups.h"
+#include "math/index_split.h"
 #include "math/pool_window.h"
 #include "op_table.h"
 
@@ -18,6 +21,13 @@ typedef struct dfg_cuda_reduce {
     int64_t outputs;    /* output elements, one block each */
     int64_t count;      /* input elements folded into each output */
     dfg_dim_groups kept, reduced; /* dfg_reduce_geometry_make's */
+    /* A float sum or mean with few outputs (dfg_partial_sum_split): split
+     * blocks per output, block part of output o (block o * split + part)
+     * folding the terms part * DFG_CUDA_THREADS + t + k * split *
+     * DFG_CUDA_THREADS into partials[o * split + part], which a second
+     * kernel adds; split 1: none of this. */
+    int32_t split;
+    float *partials;    /* outputs * split floats (workspace) */
 } dfg_cuda_reduce;
 
 /* Input offset of the r-th element folded into output o. */
@@ -28,8 +38,18 @@ dfg_cuda_reduce_input(const dfg_cuda_reduce *p, int64_t o, int64_t r)
            dfg_dim_groups_offset(&p->reduced, p->reduced.n, r);
 }
 
+/* An output of a split sum or mean from its split partial sums. */
+DFG_HOST_DEVICE static inline float
+dfg_cuda_reduce_finish(const dfg_cuda_reduce *p, const float *partials)
+{
+    float total = 0.0f;
+    for (int32_t part = 0; part < p->split; part++)
+        total += partials[part];
+    return p->op == DFG_OP_REDUCE_MEAN ? total / (float)p->count : total;
+}
+
 /* The fold of a max: NaN wins, as in numpy and PyTorch. */
-DFG_HOST_DEVICE static inline double dfg_cuda_max_nan(double a, double v)
+DFG_HOST_DEVICE static inline float dfg_cuda_max_nan(float a, float v)
 {
     return (v > a || v != v) ? v : a;
 }
@@ -54,11 +74,11 @@ dfg_cuda_softmax_offset(const dfg_cuda_softmax *p, int64_t row, int64_t j)
  * exponentials sum (both as the CPU kernel computes them). */
 DFG_HOST_DEVICE static inline float
 dfg_cuda_softmax_value(const dfg_cuda_softmax *p, float v, float max,
-                       double sum)
+                       float sum)
 {
     if (p->log)
-        return v - max - (float)log(sum);
-    return (float)(expf(v - max) / sum);
+        return v - max - logf(sum);
+    return expf(v - max) / sum;
 }
 
 typedef struct dfg_cuda_layer_norm {
@@ -70,9 +90,9 @@ typedef struct dfg_cuda_layer_norm {
 
 /* 1 / sqrt(var + eps) from the row's sum of squared deviations. */
 DFG_HOST_DEVICE static inline float
-dfg_cuda_layer_norm_rstd(const dfg_cuda_layer_norm *p, double squares)
+dfg_cuda_layer_norm_rstd(const dfg_cuda_layer_norm *p, float squares)
 {
-    return (float)(1.0 / sqrt(squares / (double)p->d + p->epsilon));
+    return 1.0f / sqrtf(squares / (float)p->d + p->epsilon);
 }
 
 typedef struct dfg_cuda_pool {
@@ -81,14 +101,19 @@ typedef struct dfg_cuda_pool {
     int64_t outputs;    /* N * C * out_h * out_w */
     int64_t in_h, in_w, out_h, out_w;
     int64_t kernel[2], stride[2], dilation[2], pad_lo[2], pad_hi[2];
+    int index32;        /* outputs fit 32-bit index arithmetic */
 } dfg_cuda_pool;
 
-/* Output element i of max_pool / average_pool over NCHW x. */
+/* Output element i of max_pool / average_pool over NCHW x; narrow is
+ * p->index32, a constant in a kernel instantiated for it
+ * (math/index_split.h). */
 DFG_HOST_DEVICE static inline float
-dfg_cuda_pool_element(const dfg_cuda_pool *p, const void *x, int64_t i)
+dfg_cuda_pool_element(const dfg_cuda_pool *p, const void *x, int64_t i,
+                      int narrow)
 {
-    int64_t ox = i % p->out_w, rest = i / p->out_w;
-    int64_t oy = rest % p->out_h, plane = rest / p->out_h;
+    int64_t plane = i;
+    int64_t ox = dfg_index_split(&plane, p->out_w, narrow);
+    int64_t oy = dfg_index_split(&plane, p->out_h, narrow);
     int64_t y0 = dfg_pool_window_start(oy, p->stride[0], p->pad_lo[0]);
     int64_t x0 = dfg_pool_window_start(ox, p->stride[1], p->pad_lo[1]);
     int64_t fy, ey, fx, ex;
@@ -130,19 +155,22 @@ typedef struct dfg_cuda_depthwise {
     int64_t filters;                 /* M = C * multiplier */
     int64_t in_h, in_w, out_h, out_w, kernel_h, kernel_w;
     int64_t stride[2], dilation[2], pad_top, pad_left;
+    int index32;                     /* outputs fit 32-bit index arithmetic */
 } dfg_cuda_depthwise;
 
 /* Output element i of y [N, M, out_h, out_w] from x [N, C, in_h, in_w],
- * w [M, 1, kh, kw] and the optional bias [M]. */
+ * w [M, 1, kh, kw] and the optional bias [M]; narrow as for pooling. */
 DFG_HOST_DEVICE static inline float
 dfg_cuda_depthwise_element(const dfg_cuda_depthwise *p, const void *x,
-                           const void *w, const void *bias, int64_t i)
+                           const void *w, const void *bias, int64_t i,
+                           int narrow)
 {
-    int64_t ox = i % p->out_w, rest = i / p->out_w;
-    int64_t oy = rest % p->out_h;
-    rest /= p->out_h;
-    int64_t m = rest % p->filters, n = rest / p->filters;
-    int64_t plane = (n * p->channels + m / p->multiplier) * p->in_h * p->in_w;
+    int64_t n = i;
+    int64_t ox = dfg_index_split(&n, p->out_w, narrow);
+    int64_t oy = dfg_index_split(&n, p->out_h, narrow);
+    int64_t m = dfg_index_split(&n, p->filters, narrow), channel = m;
+    dfg_index_split(&channel, p->multiplier, narrow);
+    int64_t plane = (n * p->channels + channel) * p->in_h * p->in_w;
     float acc = p->has_bias ? dfg_cuda_load_f32(bias, p->dtype, m) : 0.0f;
     for (int64_t ty = 0; ty < p->kernel_h; ty++) {
         int64_t iy = oy * p->stride[0] - p->pad_top + ty * p->dilation[0];

@@ -1,8 +1,8 @@
 /* softmax, log_softmax and layer_norm: one block per row, numerically
- * stable as on the CPU. softmax subtracts the row's maximum before exp and
- * sums the exponentials in double; layer_norm computes the mean, then the
- * variance from the deviations (two passes: E[x^2] - E[x]^2 cancels when
- * the mean is large against the spread), both in double. */
+ * stable as on the CPU, in f32. softmax subtracts the row's maximum before
+ * exp; layer_norm computes the mean, then the variance from the deviations
+ * (two passes: E[x^2] - E[x]^2 cancels when the mean is large against the
+ * spread). */
 #include "device_loop.cuh"
 #include "kernels.h"
 #include "launch_geometry.h"
@@ -10,16 +10,15 @@
 static __global__ void softmax_kernel(dfg_cuda_softmax p, const void *in,
                                       void *out)
 {
-    __shared__ double shared[DFG_CUDA_ROW_THREADS_MAX];
+    __shared__ float shared[DFG_CUDA_ROW_THREADS_MAX];
     DFG_CUDA_BLOCK_STRIDE(row, p.rows) {
-        double max = -INFINITY;
+        float max = -INFINITY;
         for (int64_t j = threadIdx.x; j < p.n; j += blockDim.x)
             max = dfg_cuda_max_nan(
                 max, dfg_cuda_load_f32(in, p.dtype,
                                        dfg_cuda_softmax_offset(&p, row, j)));
-        float fmax = (float)dfg_cuda_block_reduce(max, shared,
-                                                  dfg_cuda_max_nan_op());
-        double sum = 0.0;
+        float fmax = dfg_cuda_block_reduce(max, shared, dfg_cuda_max_nan_op());
+        float sum = 0.0f;
         for (int64_t j = threadIdx.x; j < p.n; j += blockDim.x)
             sum += expf(dfg_cuda_load_f32(in, p.dtype,
                                           dfg_cuda_softmax_offset(&p, row, j)) -
@@ -50,24 +49,23 @@ static __global__ void layer_norm_kernel(dfg_cuda_layer_norm p, const void *x,
                                          const void *scale, const void *bias,
                                          void *out)
 {
-    __shared__ double shared[DFG_CUDA_ROW_THREADS_MAX];
+    __shared__ float shared[DFG_CUDA_ROW_THREADS_MAX];
     DFG_CUDA_BLOCK_STRIDE(row, p.rows) {
         int64_t base = row * p.d;
-        double sum = 0.0;
+        float sum = 0.0f;
         for (int64_t j = threadIdx.x; j < p.d; j += blockDim.x)
             sum += dfg_cuda_load_f32(x, p.dtype, base + j);
-        double mean = dfg_cuda_block_reduce(sum, shared, dfg_cuda_sum()) /
-                      (double)p.d;
-        double squares = 0.0;
+        float mean = dfg_cuda_block_reduce(sum, shared, dfg_cuda_sum()) /
+                     (float)p.d;
+        float squares = 0.0f;
         for (int64_t j = threadIdx.x; j < p.d; j += blockDim.x) {
-            double dev = dfg_cuda_load_f32(x, p.dtype, base + j) - mean;
+            float dev = dfg_cuda_load_f32(x, p.dtype, base + j) - mean;
             squares += dev * dev;
         }
         squares = dfg_cuda_block_reduce(squares, shared, dfg_cuda_sum());
         float rstd = dfg_cuda_layer_norm_rstd(&p, squares);
-        float fmean = (float)mean;
         for (int64_t j = threadIdx.x; j < p.d; j += blockDim.x) {
-            float v = (dfg_cuda_load_f32(x, p.dtype, base + j) - fmean) * rstd *
+            float v = (dfg_cuda_load_f32(x, p.dtype, base + j) - mean) * rstd *
                           dfg_cuda_load_f32(scale, p.dtype, j) +
                       (p.has_bias ? dfg_cuda_load_f32(bias, p.dtype, j) : 0.0f);
             dfg_cuda_store_f32(out, p.dtype, base + j, v);

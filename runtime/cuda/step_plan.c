@@ -7,8 +7,10 @@
 
 #include <string.h>
 
+#include "conv_forward.h"
 #include "error.h"
 #include "layout_plan.h"
+#include "math/partial_sums.h"
 #include "pool_geometry.h"
 #include "reduce_geometry.h"
 #include "step_plan_ops.h"
@@ -95,6 +97,7 @@ static dfg_status plan_binary(const dfg_step_args *s, dfg_cuda_step_plan *p)
     b->dtype = dtype;
     b->out_dtype = out;
     b->n = dfg_type_numel(&s->out_types[0]);
+    b->index32 = dfg_index_fits_narrow(b->n);
     dfg_status st = broadcast_of(s, 0, 2, &b->b);
     if (st != DFG_OK)
         return st;
@@ -119,6 +122,7 @@ static dfg_status plan_where(const dfg_step_args *s, dfg_cuda_step_plan *p)
     p->kind = DFG_CUDA_WHERE;
     p->u.where.element_size = dfg_cuda_dtype_size(dtype);
     p->u.where.n = dfg_type_numel(&s->out_types[0]);
+    p->u.where.index32 = dfg_index_fits_narrow(p->u.where.n);
     return broadcast_of(s, 0, 3, &p->u.where.b);
 }
 
@@ -194,7 +198,8 @@ static dfg_status plan_batch_norm(const dfg_step_args *s, dfg_cuda_step_plan *p)
                              dfg_dtype_name(in->dtype));
     p->kind = DFG_CUDA_BATCH_NORM;
     p->u.batch_norm = (dfg_cuda_batch_norm){in->dtype, numel, in->shape[1], 1,
-                                            s->attrs->epsilon};
+                                            s->attrs->epsilon,
+                                            dfg_index_fits_narrow(numel)};
     for (int32_t d = 2; d < in->rank; d++)
         p->u.batch_norm.plane *= in->shape[d];
     if (p->u.batch_norm.plane == 0 || in->shape[1] == 0)
@@ -212,7 +217,21 @@ static dfg_status plan_reduce(const dfg_step_args *s, dfg_cuda_step_plan *p)
         return st;
     p->kind = DFG_CUDA_REDUCE;
     p->u.reduce = (dfg_cuda_reduce){g.op, in->dtype, g.outputs, g.count,
-                                    g.kept, g.reduced};
+                                    g.kept, g.reduced, 1, NULL};
+    /* The op's workspace rule planned the partial sums of a split. */
+    int64_t bytes = dfg_op_get(s->op)->workspace
+                        ? dfg_op_get(s->op)->workspace(s->attrs, s->in_types,
+                                                       1, s->out_types, 1)
+                        : 0;
+    if (bytes <= 0)
+        return DFG_OK;
+    if (!s->workspace || s->workspace_bytes < bytes)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "%s: the step has %lld bytes of workspace, its "
+                         "partial sums need %lld", op_name(s),
+                         (long long)s->workspace_bytes, (long long)bytes);
+    p->u.reduce.split = dfg_partial_sum_split(g.outputs, g.count);
+    p->u.reduce.partials = s->workspace;
     return DFG_OK;
 }
 
@@ -235,6 +254,7 @@ dfg_status dfg_cuda_pool_params(const char *op, const dfg_attrs *a,
         .dilation = {g.dilation[0], g.dilation[1]},
         .pad_lo = {g.pad_lo[0], g.pad_lo[1]},
         .pad_hi = {g.pad_hi[0], g.pad_hi[1]},
+        .index32 = dfg_index_fits_narrow(dfg_type_numel(ty)),
     };
     return DFG_OK;
 }
@@ -302,7 +322,8 @@ static dfg_status plan_depthwise(const dfg_step_args *s, int has_bias,
         .out_h = g.out_h, .out_w = g.out_w, .kernel_h = g.kernel_h,
         .kernel_w = g.kernel_w, .stride = {g.stride[0], g.stride[1]},
         .dilation = {g.dilation[0], g.dilation[1]}, .pad_top = g.pad_top,
-        .pad_left = g.pad_left};
+        .pad_left = g.pad_left,
+        .index32 = dfg_index_fits_narrow(dfg_type_numel(&s->out_types[0]))};
     return DFG_OK;
 }
 
@@ -346,13 +367,16 @@ static dfg_status plan_blas(const dfg_step_args *s, dfg_cuda_step_plan *p)
         return st;
     if (g->channels_per_group == 1 && g->group > 1)
         return plan_depthwise(s, has_bias, p);
-    int64_t needed = dfg_conv_workspace_bytes(g);
+    /* The op's whole workspace holds im2col chunks (conv_forward.h). */
+    int64_t needed = dfg_conv_forward_workspace_bytes(g);
     if (s->workspace_bytes < needed || (needed > 0 && !s->workspace))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "conv2d: the step has %lld bytes of workspace, its "
-                         "im2col chunk needs %lld",
+                         "im2col chunks need %lld",
                          (long long)s->workspace_bytes, (long long)needed);
     take_blas_workspace(s, needed, p);
+    p->u.conv.batching = dfg_cuda_conv_batching_make(
+        g, needed, dfg_cuda_dtype_size(s->in_types[0].dtype));
     p->u.conv.dims = dfg_cuda_im2col_dims(g);
     p->u.conv.has_bias = has_bias;
     if (has_bias) {

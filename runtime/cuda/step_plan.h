@@ -55,6 +55,14 @@ typedef enum dfg_cuda_kind {
                                      session's collective, on the stream */
 } dfg_cuda_kind;
 
+/* What one im2col batch of a conv2d covers (conv_forward.h): `images`
+ * images and `groups` groups of each, `cols` output pixels of each;
+ * whether its index arithmetic fits 32 bits (math/index_split.h). */
+typedef struct dfg_cuda_conv_batching {
+    int64_t images, groups, cols;
+    int index32;
+} dfg_cuda_conv_batching;
+
 typedef struct dfg_cuda_step_plan {
     dfg_cuda_kind kind;
     const dfg_step_args *args;  /* the step it came from (pointers, types) */
@@ -95,6 +103,7 @@ typedef struct dfg_cuda_step_plan {
             dfg_im2col_dims dims;
             int has_bias;
             dfg_cuda_strided_copy bias;
+            dfg_cuda_conv_batching batching; /* conv2d */
         } conv;                     /* conv2d and its two gradients */
         dfg_cuda_arg_reduce arg_reduce;
         dfg_cuda_gather_elements gather_elements;

@@ -4,7 +4,24 @@
 #include "backward_geometry.h"
 #include "error.h"
 #include "layout_plan.h"
+#include "math/partial_sums.h"
 #include "step_plan_ops.h"
+
+/* The partial sums of a sum spread over blocks: `blocks` floats at the
+ * start of the step's workspace, which the op's rule sized for as many. */
+static dfg_status partial_sums(const dfg_step_args *s, int32_t blocks,
+                               float **partials)
+{
+    int64_t bytes = (int64_t)blocks * (int64_t)sizeof(float);
+    if (!s->workspace || s->workspace_bytes < bytes)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "%s: the step has %lld bytes of workspace, its %d "
+                         "partial sums need %lld", dfg_op_get(s->op)->name,
+                         (long long)s->workspace_bytes, (int)blocks,
+                         (long long)bytes);
+    *partials = s->workspace;
+    return DFG_OK;
+}
 
 dfg_status dfg_cuda_plan_cross_entropy(const dfg_step_args *s,
                                        dfg_cuda_step_plan *p)
@@ -14,12 +31,18 @@ dfg_status dfg_cuda_plan_cross_entropy(const dfg_step_args *s,
         return st;
     p->kind = s->op == DFG_OP_SOFTMAX_CROSS_ENTROPY
                   ? DFG_CUDA_CROSS_ENTROPY : DFG_CUDA_CROSS_ENTROPY_GRAD;
-    p->u.cross_entropy = (dfg_cuda_cross_entropy){
+    dfg_cuda_cross_entropy *c = &p->u.cross_entropy;
+    *c = (dfg_cuda_cross_entropy){
         s->in_types[0].shape[0], s->in_types[0].shape[1],
-        s->in_types[1].dtype, p->index};
-    if (p->u.cross_entropy.classes == 0)
-        p->u.cross_entropy.rows = 0; /* no row has a class to read */
-    return DFG_OK;
+        s->in_types[1].dtype, p->index, 0, NULL};
+    if (c->classes == 0)
+        c->rows = 0; /* no row has a class to read */
+    if (p->kind == DFG_CUDA_CROSS_ENTROPY_GRAD)
+        return DFG_OK;
+    /* A block per row at least: no more blocks than rows. */
+    int32_t blocks = dfg_partial_sum_blocks(c->rows * c->classes);
+    c->blocks = c->rows < blocks ? (int32_t)c->rows : blocks;
+    return partial_sums(s, c->blocks > 0 ? c->blocks : 1, &c->partials);
 }
 
 /* The im2col chunk is the op's own workspace (its table rule), the rest
@@ -152,10 +175,11 @@ dfg_status dfg_cuda_plan_optimizer(const dfg_step_args *s,
     if (st != DFG_OK)
         return st;
     p->kind = DFG_CUDA_OPTIMIZER;
-    p->u.optimizer = (dfg_cuda_optimizer){
-        s->op, dfg_type_numel(&s->in_types[0]),
-        s->n_inputs > 4 && s->in[4] != NULL};
-    return DFG_OK;
+    int64_t n = dfg_type_numel(&s->in_types[0]);
+    dfg_cuda_optimizer *o = &p->u.optimizer;
+    *o = (dfg_cuda_optimizer){s->op, n, s->n_inputs > 4 && s->in[4] != NULL,
+                              dfg_partial_sum_blocks(n), NULL};
+    return partial_sums(s, o->blocks, &o->partials);
 }
 
 int32_t dfg_cuda_inplace_writes(const dfg_step_args *s, void **at,

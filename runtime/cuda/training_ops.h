@@ -3,8 +3,9 @@
  * pooling and gelu gradients, and the optimizer tick and updates (which
  * write their weight, state and accumulator operands in place). The math
  * is src/math/training.h's and src/math/elementwise.h's, which the CPU
- * kernels use too; the kernels (training.cu) are grid-stride loops around
- * these functions, and the CPU tests run them against the CPU backend.
+ * kernels use too, and the f32 row math below; the kernels (training.cu)
+ * are block-per-row and grid-stride loops around these functions, and the
+ * CPU tests run them against the CPU backend.
  * (gather_grad and slice_grad reuse gather's map and pad's fill and copy;
  * the conv2d gradients are cuBLAS products, conv_grad.c.) */
 #ifndef DFG_CUDA_TRAINING_OPS_H
@@ -14,13 +15,19 @@
 #include "reduction_ops.h"
 
 /* softmax_cross_entropy(logits [rows, classes], labels [rows]) and its
- * gradient (logits, labels, dloss). A label outside [0, classes) raises
- * the status word; its row adds nothing to the loss and its gradient row
- * is left as it was. */
+ * gradient (logits, labels, dloss), in f32. A label outside [0, classes)
+ * raises the status word; its row adds nothing to the loss and its
+ * gradient row is left as it was. Both kernels give a row to a block,
+ * whose threads read it together (coalesced): its maximum, then its sum
+ * of exponentials, then (the gradient) every entry. The loss kernel adds
+ * its rows' terms into one partial sum per block (math/partial_sums.h),
+ * in the step's workspace; a second kernel adds the partials. */
 typedef struct dfg_cuda_cross_entropy {
     int64_t rows, classes;
     dfg_dtype label_dtype;      /* i32 or i64 */
     int32_t step;
+    int32_t blocks;             /* the loss: blocks and partial sums */
+    float *partials;            /* the loss: blocks floats (workspace) */
 } dfg_cuda_cross_entropy;
 
 /* The label of row, or -1 when it is not a class. */
@@ -34,28 +41,44 @@ dfg_cuda_label_at(const dfg_cuda_cross_entropy *p, const void *labels,
     return label >= 0 && label < p->classes ? label : -1;
 }
 
-/* Row's term of the loss sum: -log softmax(row)[label]. */
-DFG_HOST_DEVICE static inline double
-dfg_cuda_cross_entropy_row(const dfg_cuda_cross_entropy *p,
-                           const float *logits, int64_t row, int64_t label)
+/* The fold of a row's maximum: NaN is passed over (it reaches the sum of
+ * exponentials instead), as the CPU kernel's max does. */
+DFG_HOST_DEVICE static inline float dfg_cuda_row_max(float max, float v)
 {
-    const float *r = logits + row * p->classes;
-    return dfg_log_sum_exp(r, p->classes) - r[label];
+    return v > max ? v : max;
 }
 
-/* The mean the loss kernel writes from the sum of the rows' terms. */
+/* A row's term of the loss sum, -log softmax(row)[label], from its
+ * maximum, its sum of exp(x - max) and its label's logit. */
 DFG_HOST_DEVICE static inline float
-dfg_cuda_cross_entropy_mean(const dfg_cuda_cross_entropy *p, double total)
+dfg_cuda_cross_entropy_term(float max, float sum, float label_logit)
 {
-    return p->rows > 0 ? (float)(total / (double)p->rows) : 0.0f;
+    return logf(sum) + max - label_logit;
+}
+
+/* The loss the final pass writes from the sum of the rows' terms. */
+DFG_HOST_DEVICE static inline float
+dfg_cuda_cross_entropy_mean(const dfg_cuda_cross_entropy *p, float total)
+{
+    return p->rows > 0 ? total / (float)p->rows : 0.0f;
 }
 
 /* dloss / rows: the scale of every gradient row. */
-DFG_HOST_DEVICE static inline double
+DFG_HOST_DEVICE static inline float
 dfg_cuda_cross_entropy_scale(const dfg_cuda_cross_entropy *p,
                              const float *dloss)
 {
-    return (double)*dloss / (double)(p->rows ? p->rows : 1);
+    return *dloss / (float)(p->rows ? p->rows : 1);
+}
+
+/* Gradient entry of logit x in a row of maximum max and sum of
+ * exponentials sum: (softmax - onehot) * scale. */
+DFG_HOST_DEVICE static inline float
+dfg_cuda_cross_entropy_grad_value(float x, float max, float sum,
+                                  int is_label, float scale)
+{
+    float softmax = expf(x - max) / sum;
+    return (is_label ? softmax - 1.0f : softmax) * scale;
 }
 
 /* max_pool_grad(x, dy) / average_pool_grad(dy) -> dx: pool describes the
@@ -171,11 +194,16 @@ dfg_cuda_gelu_grad_element(const dfg_cuda_gelu_grad *p, const float *x,
 }
 
 /* sgd_update / adam_update / adamw_update (w, grad, control, state,
- * accumulator?) on n weights. */
+ * accumulator?) on n weights: a grid-stride loop over the weights, each
+ * block adding its squared changes into one partial sum
+ * (math/partial_sums.h, blocks of them in the step's workspace), then a
+ * second kernel adding the partials into the output. */
 typedef struct dfg_cuda_optimizer {
     dfg_op op;
     int64_t n;
     int has_accumulator;
+    int32_t blocks;
+    float *partials;            /* blocks floats (workspace) */
 } dfg_cuda_optimizer;
 
 /* The operands of an update, pointers into the weights region (w, state,
@@ -189,8 +217,8 @@ typedef struct dfg_cuda_optimizer_operands {
 /* Element i of an update: accumulates grad; when the control vector says
  * the step completes, applies the gradient (or the accumulated mean, the
  * accumulator then cleared). Returns the squared change of w[i] (0 when
- * nothing was applied), which the kernel sums into the output. */
-DFG_HOST_DEVICE static inline double
+ * nothing was applied), which the kernels sum into the output. */
+DFG_HOST_DEVICE static inline float
 dfg_cuda_optimizer_element(const dfg_cuda_optimizer *p,
                            const dfg_cuda_optimizer_operands *o, int64_t i)
 {
@@ -199,17 +227,16 @@ dfg_cuda_optimizer_element(const dfg_cuda_optimizer *p,
     if (o->accumulator)
         o->accumulator[i] += g;
     if (control[DFG_CONTROL_APPLY] == 0.0f)
-        return 0.0;
+        return 0.0f;
     if (o->accumulator) {
         g = o->accumulator[i] * control[DFG_CONTROL_GRAD_SCALE];
         o->accumulator[i] = 0.0f;
     }
-    if (p->op == DFG_OP_SGD_UPDATE) {
-        float step = dfg_sgd_step(control, g, &o->w[i], &o->state[i]);
-        return (double)step * step;
-    }
-    double step = dfg_adam_step(control, p->op == DFG_OP_ADAMW_UPDATE, g,
-                                &o->w[i], &o->state[i], &o->state[p->n + i]);
+    float step = p->op == DFG_OP_SGD_UPDATE
+                     ? dfg_sgd_step(control, g, &o->w[i], &o->state[i])
+                     : dfg_adam_step(control, p->op == DFG_OP_ADAMW_UPDATE, g,
+                                     &o->w[i], &o->state[i],
+                                     &o->state[p->n + i]);
     return step * step;
 }
 

@@ -93,5 +93,10 @@ int64_t dfg_workspace_conv2d_grad_input(const dfg_attrs *attrs,
 int64_t dfg_workspace_conv2d_grad_weight(const dfg_attrs *attrs,
                                          const dfg_type *in, int32_t n_in,
                                          const dfg_type *out, int32_t n_out);
+int64_t dfg_workspace_reduce(const dfg_attrs *attrs, const dfg_type *in,
+                             int32_t n_in, const dfg_type *out, int32_t n_out);
+int64_t dfg_workspace_partial_sums(const dfg_attrs *attrs, const dfg_type *in,
+                                   int32_t n_in, const dfg_type *out,
+                                   int32_t n_out);
 
 #endif

@@ -11,7 +11,8 @@
  *
  * A walk over "rows" (all dims but the innermost) uses
  * dfg_broadcast_seek() once and dfg_broadcast_next_row() after each row;
- * a CUDA thread per element uses dfg_broadcast_offset(). */
+ * a CUDA thread per element uses dfg_broadcast_offset(), in 32-bit
+ * arithmetic when the sizes allow (math/index_split.h). */
 #ifndef DFG_MATH_BROADCAST_H
 #define DFG_MATH_BROADCAST_H
 
@@ -19,6 +20,7 @@
 
 #include "dfg/attrs.h"
 #include "math/host_device.h"
+#include "math/index_split.h"
 
 #define DFG_BROADCAST_MAX_OPERANDS 3
 
@@ -118,15 +120,16 @@ dfg_broadcast_next_row(const dfg_broadcast *b, dfg_broadcast_cursor *c)
     }
 }
 
-/* Element offset in operand k of output element `linear`. */
+/* Element offset in operand k of output element `linear` (narrow: see
+ * dfg_index_split). */
 DFG_HOST_DEVICE static inline int64_t
-dfg_broadcast_offset(const dfg_broadcast *b, int32_t k, int64_t linear)
+dfg_broadcast_offset(const dfg_broadcast *b, int32_t k, int64_t linear,
+                     int narrow)
 {
     int64_t offset = 0;
-    for (int32_t i = b->rank - 1; i >= 0; i--) {
-        offset += (linear % b->dims[i]) * b->strides[k][i];
-        linear /= b->dims[i];
-    }
+    for (int32_t i = b->rank - 1; i >= 0; i--)
+        offset += dfg_index_split(&linear, b->dims[i], narrow) *
+                  b->strides[k][i];
     return offset;
 }
 

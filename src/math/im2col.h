@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include "math/host_device.h"
+#include "math/index_split.h"
 
 /* The sizes one im2col matrix depends on (one image, one group). */
 typedef struct dfg_im2col_dims {
@@ -34,29 +35,34 @@ DFG_HOST_DEVICE static inline int64_t dfg_im2col_coord(int64_t out,
 }
 
 /* Splits an im2col row into its channel (within the group) and kernel
- * taps. */
+ * taps (narrow: see dfg_index_split). */
+DFG_HOST_DEVICE static inline void dfg_im2col_row_split(
+    const dfg_im2col_dims *d, int64_t row, int narrow, int64_t *channel,
+    int64_t *tap_y, int64_t *tap_x)
+{
+    *tap_x = dfg_index_split(&row, d->kernel_w, narrow);
+    *tap_y = dfg_index_split(&row, d->kernel_h, narrow);
+    *channel = row;
+}
+
 DFG_HOST_DEVICE static inline void dfg_im2col_row(const dfg_im2col_dims *d,
                                                   int64_t row,
                                                   int64_t *channel,
                                                   int64_t *tap_y,
                                                   int64_t *tap_x)
 {
-    int64_t taps = d->kernel_h * d->kernel_w;
-    *channel = row / taps;
-    int64_t tap = row - *channel * taps;
-    *tap_y = tap / d->kernel_w;
-    *tap_x = tap - *tap_y * d->kernel_w;
+    dfg_im2col_row_split(d, row, 0, channel, tap_y, tap_x);
 }
 
 /* Offset, from the group's first input channel of the image, of the input
  * element at im2col (row, pixel), or -1 where it is padding. A CUDA kernel
  * fills a chunk with one thread per entry around this. */
 DFG_HOST_DEVICE static inline int64_t dfg_im2col_source(
-    const dfg_im2col_dims *d, int64_t row, int64_t pixel)
+    const dfg_im2col_dims *d, int64_t row, int64_t pixel, int narrow)
 {
     int64_t channel, tap_y, tap_x;
-    dfg_im2col_row(d, row, &channel, &tap_y, &tap_x);
-    int64_t oy = pixel / d->out_w, ox = pixel - oy * d->out_w;
+    dfg_im2col_row_split(d, row, narrow, &channel, &tap_y, &tap_x);
+    int64_t ox = dfg_index_split(&pixel, d->out_w, narrow), oy = pixel;
     int64_t iy = dfg_im2col_coord(oy, tap_y, d->stride_h, d->pad_top,
                                   d->dilation_h);
     int64_t ix = dfg_im2col_coord(ox, tap_x, d->stride_w, d->pad_left,
