@@ -7,8 +7,8 @@
  * ONNX's convention, PyTorch's default 0.1), so that an inference
  * program given the trained weights (dfg_session_copy_weights) uses
  * them. The old node is left dead for dead-code elimination. A
- * batch_norm whose statistics are not weights (computed, or constants)
- * keeps its inference form: there is nothing to update. */
+ * batch_norm whose statistics are computed keeps its inference form:
+ * there is nothing to update. */
 #include "training.h"
 
 #include <stdio.h>
@@ -31,13 +31,17 @@ static void replace_reads(dfg_graph *g, int32_t from, int32_t to)
         }
 }
 
+static int is_stored(const dfg_graph *g, int32_t v)
+{
+    return v >= 0 && (g->values[v].kind == DFG_VALUE_WEIGHT ||
+                      g->values[v].kind == DFG_VALUE_CONSTANT);
+}
+
 /* The running statistics are updated in place: they must be stored. */
 static int has_running_statistics(const dfg_graph *g, const dfg_ir_node *node)
 {
-    return node->n_inputs == 5 && node->inputs[3] >= 0 &&
-           node->inputs[4] >= 0 &&
-           g->values[node->inputs[3]].kind == DFG_VALUE_WEIGHT &&
-           g->values[node->inputs[4]].kind == DFG_VALUE_WEIGHT;
+    return node->n_inputs == 5 && is_stored(g, node->inputs[3]) &&
+           is_stored(g, node->inputs[4]);
 }
 
 static int is_convertible(const dfg_graph *g, const dfg_ir_node *node)
@@ -62,6 +66,11 @@ static dfg_status add_training_form(dfg_graph *g, int32_t n, int32_t *added)
         return dfg_error_prefix(st, "training mode of batch_norm '%s'",
                                 old.name);
     *added = g->n_nodes - 1;
+    /* The ONNX importer makes the statistics of a model exported in eval
+     * mode constants; updated at every run, they are weights (persistent
+     * state, never folded). */
+    g->values[old.inputs[3]].kind = DFG_VALUE_WEIGHT;
+    g->values[old.inputs[4]].kind = DFG_VALUE_WEIGHT;
     /* The new output takes the old one's name: a loss or an output may be
      * named after it. */
     int32_t y = old.outputs[0];

@@ -473,11 +473,56 @@ static void test_memory_budget_keeps_the_results(void **state)
     dfg_graph_destroy(cnn);
 }
 
+/* Batch norm trains with batch statistics whether its running
+ * statistics are weights or constants (what the ONNX importer makes of an
+ * eval-mode export): the program runs batch_norm_train, and none of the
+ * inference batch_norm. */
+static void test_batch_norm_trains_with_constant_statistics(void **state)
+{
+    (void)state;
+    dfg_graph *g;
+    dfg_value x, scale, bias, mean, var, y;
+    const float ones[3] = {1, 1, 1}, zeros[3] = {0, 0, 0};
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 2, (int64_t[]){4, 3}, &x),
+                     DFG_OK);
+    assert_int_equal(dfg_graph_weight(g, "scale", DFG_F32, 1, (int64_t[]){3},
+                                      ones, &scale), DFG_OK);
+    assert_int_equal(dfg_graph_weight(g, "bias", DFG_F32, 1, (int64_t[]){3},
+                                      zeros, &bias), DFG_OK);
+    assert_int_equal(dfg_graph_constant(g, "mean", DFG_F32, 1, (int64_t[]){3},
+                                        zeros, &mean), DFG_OK);
+    assert_int_equal(dfg_graph_constant(g, "var", DFG_F32, 1, (int64_t[]){3},
+                                        ones, &var), DFG_OK);
+    assert_int_equal(dfg_batch_norm(g, x, scale, bias, mean, var, 1e-5f, &y),
+                     DFG_OK);
+    assert_int_equal(dfg_graph_output(g, y, "prediction"), DFG_OK);
+    assert_int_equal(dfg_graph_add_loss(g, DFG_LOSS_CROSS_ENTROPY, NULL), DFG_OK);
+    dfg_training_options t;
+    dfg_training_options_init(&t);
+    t.loss = "loss";
+    dfg_compile_options o;
+    dfg_compile_options_init(&o);
+    o.training = &t;
+    dfg_program *p;
+    assert_int_equal(dfg_compile(g, &o, &p), DFG_OK);
+    int training_form = 0, inference_form = 0;
+    for (int32_t s = 0; s < p->n_steps; s++) {
+        training_form += p->steps[s].op == DFG_OP_BATCH_NORM_TRAIN;
+        inference_form += p->steps[s].op == DFG_OP_BATCH_NORM;
+    }
+    assert_int_equal(training_form, 1);
+    assert_int_equal(inference_form, 0);
+    dfg_program_destroy(p);
+    dfg_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_training_errors_name_the_cause),
         cmocka_unit_test(test_memory_budget_keeps_the_results),
+        cmocka_unit_test(test_batch_norm_trains_with_constant_statistics),
         cmocka_unit_test(test_plan_classes_and_round_trip),
         cmocka_unit_test(test_accumulation_gates_the_update),
         cmocka_unit_test(test_learning_rate_decays_to_zero),
