@@ -19,6 +19,7 @@
 
 static const dfg_planner planners[] = {
     DFG_PLANNER_NO_REUSE, DFG_PLANNER_GREEDY_SIZE, DFG_PLANNER_GREEDY_BREADTH,
+    DFG_PLANNER_HILL_CLIMB, DFG_PLANNER_SMALLEST,
 };
 #define N_PLANNERS ((int32_t)(sizeof planners / sizeof planners[0]))
 
