@@ -183,7 +183,8 @@ typedef struct dfg_planned_order {
     dfg_alias_plan alias;
     dfg_liveness liveness;
     int64_t lower_bound;          /* of this order */
-    int64_t recorded_lower_bound; /* of the recorded order */
+    int64_t recorded_lower_bound; /* of the recorded order (with the
+                                     better of the two concat choices) */
 } dfg_planned_order;
 
 typedef struct dfg_order_inputs {

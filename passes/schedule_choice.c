@@ -61,7 +61,8 @@ dfg_status dfg_choose_order(const dfg_graph *graph, const dfg_order_inputs *in,
     dfg_status st = plan_candidate(graph, 0, NULL, 0, in, allocator, best);
     if (st != DFG_OK)
         return st;
-    best->recorded_lower_bound = best->lower_bound;
+    /* The recorded order's bound, with the better concat choice. */
+    int64_t recorded = best->lower_bound;
     int32_t live = 0;
     for (int32_t n = 0; n < graph->n_nodes; n++)
         live += !graph->nodes[n].dead;
@@ -79,14 +80,16 @@ dfg_status dfg_choose_order(const dfg_graph *graph, const dfg_order_inputs *in,
                                 kind == 2, in, allocator, &candidate);
             if (st != DFG_OK)
                 break;
+            if (kind == 0 && candidate.lower_bound < recorded)
+                recorded = candidate.lower_bound;
             if (candidate.lower_bound < best->lower_bound) {
-                candidate.recorded_lower_bound = best->recorded_lower_bound;
                 dfg_planned_order_free(best, allocator);
                 *best = candidate;
             } else {
                 dfg_planned_order_free(&candidate, allocator);
             }
         }
+    best->recorded_lower_bound = recorded;
     dfg_free(allocator, order);
     if (st != DFG_OK)
         dfg_planned_order_free(best, allocator);

@@ -101,6 +101,13 @@ static void test_concat_parts_are_views(void **state)
         assert_int_equal(t->kind, DFG_TENSOR_VIEW);
     }
     assert_int_equal(w->first_step, 0);
+    /* The verifier checks that a part lies inside the concat's output. */
+    dfg_program_tensor *part = &p->tensors[p->steps[0].outputs[0]];
+    int64_t offset = part->offset;
+    part->offset = w->offset + w->bytes;
+    assert_int_equal(dfg_program_verify(p), DFG_ERR_PLAN);
+    part->offset = offset;
+    OK(dfg_program_verify(p));
     float x_data[35], out[105];
     for (int i = 0; i < 35; i++)
         x_data[i] = (float)(i % 11) / 5.0f - 1.0f;
