@@ -62,8 +62,9 @@ int main(int argc, char **argv)
     const int32_t sizes[] = {1000, 10000, 100000};
     const dfg_planner planners[] = {
         DFG_PLANNER_NO_REUSE, DFG_PLANNER_GREEDY_SIZE, DFG_PLANNER_GREEDY_BREADTH,
+        DFG_PLANNER_HILL_CLIMB, DFG_PLANNER_SMALLEST,
     };
-    const char *names[] = {"no_reuse", "greedy_size", "greedy_breadth"};
+    enum { N_PLANNERS = sizeof planners / sizeof planners[0] };
     const int64_t alignment = 256;
     double *times = malloc((size_t)repeats * sizeof *times);
     dfg_buffer *lifetimes = malloc(100000 * sizeof *lifetimes);
@@ -74,12 +75,12 @@ int main(int argc, char **argv)
            "growth per 10x | verify (ms) |\n"
            "|---|---:|---|---:|---:|---:|---:|\n");
     for (int k = 0; k < 2; k++) {
-        double previous[3] = {0, 0, 0};
+        double previous[N_PLANNERS] = {0};
         for (int s = 0; s < 3; s++) {
             int32_t n = sizes[s];
             make_lifetimes(kinds[k], 0x5eed + (uint64_t)n, lifetimes, n);
             int64_t bound = dfg_plan_lower_bound(lifetimes, n, alignment);
-            for (int p = 0; p < 3; p++) {
+            for (int p = 0; p < N_PLANNERS; p++) {
                 int64_t arena = 0;
                 double verify_ms = 0;
                 for (int r = 0; r < repeats; r++) {
@@ -93,13 +94,13 @@ int main(int argc, char **argv)
                         status = dfg_plan_verify_buffers(b, n, alignment, arena);
                     verify_ms = cpu_ms() - start;
                     if (status != DFG_OK) {
-                        fprintf(stderr, "%s: %s\n", names[p], dfg_last_error());
+                        fprintf(stderr, "%s: %s\n", dfg_planner_name(planners[p]), dfg_last_error());
                         return 1;
                     }
                 }
                 qsort(times, (size_t)repeats, sizeof *times, compare_doubles);
                 double median = times[repeats / 2];
-                printf("| %s | %d | %s | %.2f | %.3f | ", kinds[k], n, names[p],
+                printf("| %s | %d | %s | %.2f | %.3f | ", kinds[k], n, dfg_planner_name(planners[p]),
                        median, (double)arena / (double)bound);
                 if (previous[p] > 0)
                     printf("%.1fx | %.2f |\n", median / previous[p], verify_ms);

@@ -11,6 +11,10 @@
  * values sharing them, is this very step. Graph inputs, weights and
  * constants are never overwritten, nor bytes a graph output lives in.
  *
+ * Concat parts (passes/concat_views.c) share their concat's output at
+ * their byte offset in it; they are decided first, and an output that is
+ * a concat part is never written in place over another value.
+ *
  * Graph outputs: a view op whose result is a graph output is kept as a real
  * copy (materialised) when its source's bytes are a graph input, a weight
  * or a constant, or already hold another graph output. So every output has
@@ -115,6 +119,24 @@ static int is_view(const alias_state *a, int32_t n, int64_t *offset)
                             &a->graph->values[node->outputs[0]].type, offset);
 }
 
+/* Last concat first, so that a concat output that is itself a part is
+ * already placed in its own concat when its parts are shared into it. */
+static void decide_concat_parts(alias_state *a, const dfg_concat_views *c,
+                                dfg_pass_report *report)
+{
+    const dfg_graph *g = a->graph;
+    for (int32_t n = g->n_nodes - 1; c && n >= 0; n--) {
+        if (!c->elided[n])
+            continue;
+        const dfg_ir_node *node = &g->nodes[n];
+        for (int32_t i = 0; i < node->n_inputs; i++) {
+            int32_t v = node->inputs[i];
+            share(a, v, node->outputs[0], c->part_offset[v], DFG_ALIAS_VIEW);
+            report->concat_parts++;
+        }
+    }
+}
+
 static void decide_views(alias_state *a, dfg_pass_report *report)
 {
     const dfg_graph *g = a->graph;
@@ -172,6 +194,8 @@ static void decide_in_place(alias_state *a, dfg_pass_report *report)
         if (dfg_op_get(node->op)->alias != DFG_ALIAS_INPLACE)
             continue;
         int32_t out = node->outputs[0];
+        if (a->parent[out] >= 0)
+            continue; /* a concat part */
         for (int32_t i = 0; i < node->n_inputs; i++) {
             if (!may_overwrite(a, node, i, step))
                 continue;
@@ -194,7 +218,8 @@ void dfg_alias_plan_free(dfg_alias_plan *plan, const dfg_allocator *allocator)
 }
 
 dfg_status dfg_pass_alias(const dfg_graph *graph,
-                          const dfg_schedule *schedule, int reuse_in_place,
+                          const dfg_schedule *schedule,
+                          const dfg_concat_views *concat, int reuse_in_place,
                           const dfg_allocator *allocator, dfg_alias_plan *plan,
                           dfg_pass_report *report)
 {
@@ -221,6 +246,7 @@ dfg_status dfg_pass_alias(const dfg_graph *graph,
         a.parent[v] = -1;
         a.has_output[v] = (uint8_t)graph->values[v].is_output;
     }
+    decide_concat_parts(&a, concat, report);
     decide_views(&a, report);
     for (int32_t v = 0; v < graph->n_values; v++)
         a.class_last[v] = -1;

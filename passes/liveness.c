@@ -43,7 +43,7 @@ static void owner_lifetimes(const dfg_graph *graph, const dfg_schedule *s,
 
 dfg_status dfg_pass_liveness(const dfg_graph *graph, const dfg_schedule *s,
                              const dfg_alias_plan *alias,
-                             int64_t blas_workspace_bytes,
+                             const dfg_node_costs *costs,
                              const dfg_allocator *allocator, dfg_liveness *l)
 {
     memset(l, 0, sizeof *l);
@@ -72,17 +72,8 @@ dfg_status dfg_pass_liveness(const dfg_graph *graph, const dfg_schedule *s,
         l->root_buffer[v] = l->n_buffers++;
     }
     for (int32_t step = 0; step < s->n_steps; step++) {
-        int32_t n = s->step_node[step];
+        int64_t bytes = costs->workspace[s->step_node[step]];
         l->step_workspace[step] = -1;
-        dfg_type *types = dfg_node_types(graph, n, allocator);
-        if (!types) {
-            dfg_liveness_free(l, allocator);
-            return dfg_error(DFG_ERR_OUT_OF_MEMORY, "liveness: out of memory");
-        }
-        int64_t bytes = dfg_step_workspace_bytes(
-            graph->nodes[n].op, dfg_node_workspace_bytes(graph, n, types),
-            blas_workspace_bytes);
-        dfg_free(allocator, types);
         if (bytes <= 0)
             continue;
         dfg_buffer *b = &l->buffers[l->n_buffers];

@@ -25,6 +25,7 @@ typedef struct lowering {
     const dfg_schedule *schedule;
     const dfg_alias_plan *alias;
     const dfg_liveness *liveness;
+    const dfg_node_costs *costs;
     dfg_program *program;
     int32_t *value_tensor;  /* [n_values] tensor index or -1 */
     int64_t *stored_offset; /* [n_values] offset of a weight/constant */
@@ -152,13 +153,9 @@ static dfg_status lower_step(lowering *lw, int32_t step, int32_t workspace)
     ps->name = dfg_strdup(&p->allocator, node->name);
     ps->inputs = tensor_indices(lw, node->inputs, node->n_inputs);
     ps->outputs = tensor_indices(lw, node->outputs, node->n_outputs);
-    dfg_type *types = dfg_node_types(lw->graph, n, &p->allocator);
-    if (!ps->name || !ps->inputs || !ps->outputs || !types) {
-        dfg_free(&p->allocator, types);
+    if (!ps->name || !ps->inputs || !ps->outputs)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "lower: out of memory");
-    }
-    ps->flops = dfg_node_flops(lw->graph, n, types);
-    dfg_free(&p->allocator, types);
+    ps->flops = lw->costs->flops[n];
     return DFG_OK;
 }
 
@@ -223,13 +220,14 @@ static dfg_status fill_program(lowering *lw, int64_t arena_bytes,
 
 dfg_status dfg_pass_lower(const dfg_graph *graph, const dfg_schedule *schedule,
                           const dfg_alias_plan *alias,
-                          const dfg_liveness *liveness, int64_t arena_bytes,
+                          const dfg_liveness *liveness,
+                          const dfg_node_costs *costs, int64_t arena_bytes,
                           const dfg_compile_options *options,
                           dfg_program **out)
 {
     *out = NULL;
     dfg_allocator a = dfg_allocator_or_default(options->allocator);
-    lowering lw = {graph, schedule, alias, liveness, NULL, NULL, NULL};
+    lowering lw = {graph, schedule, alias, liveness, costs, NULL, NULL, NULL};
     lw.value_tensor = dfg_calloc(&a, (size_t)graph->n_values + 1, sizeof *lw.value_tensor);
     lw.stored_offset = dfg_calloc(&a, (size_t)graph->n_values + 1, sizeof *lw.stored_offset);
     dfg_status st = DFG_OK;

@@ -35,6 +35,7 @@ typedef struct dfg_pass_report {
     int32_t views;           /* alias: values sharing their source's bytes */
     int32_t in_place;        /* alias: outputs written over a dying input */
     int32_t materialised;    /* alias: view ops kept as copies (outputs) */
+    int32_t concat_parts;    /* alias: concat inputs written into its output */
 } dfg_pass_report;
 
 /* Checks that the graph is well formed: every live node's inputs exist and
@@ -54,6 +55,37 @@ dfg_status dfg_pass_fold(dfg_graph *graph, dfg_pass_report *report);
  * a graph output. */
 dfg_status dfg_pass_dce(dfg_graph *graph, dfg_pass_report *report);
 
+/* Concats that run no step: their inputs are written straight into their
+ * output (passes/concat_views.c). */
+typedef struct dfg_concat_views {
+    uint8_t *elided;      /* [n_nodes] 1 for such a concat */
+    int32_t *part_of;     /* [n_values] the concat output holding v's bytes,
+                             or -1 */
+    int64_t *part_offset; /* [n_values] where, in bytes */
+    int32_t n_elided;
+} dfg_concat_views;
+
+/* single_use: only tensors that no other concat reads become parts. */
+dfg_status dfg_pass_concat_views(const dfg_graph *graph, int single_use,
+                                 const dfg_allocator *allocator,
+                                 dfg_concat_views *out);
+void dfg_concat_views_free(dfg_concat_views *concat,
+                           const dfg_allocator *allocator);
+
+/* Per live node, from its op's rules: the bytes of its step's workspace
+ * (blas_workspace_bytes included, 0 for none) and its FLOP count. Built
+ * once per compilation; every order scored and the program read it. */
+typedef struct dfg_node_costs {
+    int64_t *workspace;   /* [n_nodes] */
+    int64_t *flops;       /* [n_nodes] */
+} dfg_node_costs;
+
+dfg_status dfg_node_costs_build(const dfg_graph *graph,
+                                int64_t blas_workspace_bytes,
+                                const dfg_allocator *allocator,
+                                dfg_node_costs *out);
+void dfg_node_costs_free(dfg_node_costs *costs, const dfg_allocator *allocator);
+
 /* Execution order and each value's own lifetime. A value is in the
  * program ("lowered") if it is a graph input, a graph output, an output of
  * a live node, or a weight/constant read by a live node. */
@@ -67,9 +99,27 @@ typedef struct dfg_schedule {
                              the last step; never read: first */
 } dfg_schedule;
 
-dfg_status dfg_pass_schedule(const dfg_graph *graph,
+/* order: every live node once, in a topological order (NULL: recorded
+ * order); concat: NULL, or the concats that run no step. */
+dfg_status dfg_pass_schedule(const dfg_graph *graph, const int32_t *order,
+                             const dfg_concat_views *concat,
                              const dfg_allocator *allocator,
                              dfg_schedule *out);
+
+/* Fills order with every live node once, in a topological order that
+ * also keeps every node touching a weight or constant that some op writes
+ * in place (optimizer updates) in recorded order, chosen greedily to keep
+ * few bytes alive: at each step the ready node that frees the most and
+ * allocates the least runs next; ties go to the node recorded first
+ * (depth_first 0) or readied last (1). It costs O(nodes x ready nodes):
+ * dfg_compile keeps the recorded order past DFG_SCHEDULE_MAX_NODES live
+ * nodes. */
+#define DFG_SCHEDULE_MAX_NODES 20000
+dfg_status dfg_schedule_by_memory(const dfg_graph *graph,
+                                  const dfg_concat_views *concat,
+                                  int depth_first,
+                                  const dfg_allocator *allocator,
+                                  int32_t *order);
 void dfg_schedule_free(dfg_schedule *schedule, const dfg_allocator *allocator);
 
 /* How each value gets its bytes. root[v] is the value that owns the bytes
@@ -83,7 +133,8 @@ typedef struct dfg_alias_plan {
 } dfg_alias_plan;
 
 dfg_status dfg_pass_alias(const dfg_graph *graph,
-                          const dfg_schedule *schedule, int reuse_in_place,
+                          const dfg_schedule *schedule,
+                          const dfg_concat_views *concat, int reuse_in_place,
                           const dfg_allocator *allocator, dfg_alias_plan *out,
                           dfg_pass_report *report);
 void dfg_alias_plan_free(dfg_alias_plan *alias, const dfg_allocator *allocator);
@@ -108,7 +159,7 @@ typedef struct dfg_liveness {
 dfg_status dfg_pass_liveness(const dfg_graph *graph,
                              const dfg_schedule *schedule,
                              const dfg_alias_plan *alias,
-                             int64_t blas_workspace_bytes,
+                             const dfg_node_costs *costs,
                              const dfg_allocator *allocator,
                              dfg_liveness *out);
 void dfg_liveness_free(dfg_liveness *liveness, const dfg_allocator *allocator);
@@ -125,11 +176,41 @@ int64_t dfg_node_workspace_bytes(const dfg_graph *graph, int32_t node,
 int64_t dfg_node_flops(const dfg_graph *graph, int32_t node,
                        const dfg_type *types);
 
+/* An execution order with its aliasing and lifetimes
+ * (passes/schedule_choice.c). */
+typedef struct dfg_planned_order {
+    dfg_concat_views concat;
+    dfg_schedule schedule;
+    dfg_alias_plan alias;
+    dfg_liveness liveness;
+    int64_t lower_bound;          /* of this order */
+    int64_t recorded_lower_bound; /* of the recorded order (with the
+                                     better of the two concat choices) */
+} dfg_planned_order;
+
+typedef struct dfg_order_inputs {
+    const dfg_node_costs *costs;
+    int reuse_in_place;
+    int64_t alignment;
+} dfg_order_inputs;
+
+/* Plans the recorded order and the memory-aware ones, each with both
+ * choices of concat views (every eligible concat, or only those whose
+ * parts no other concat reads), and keeps in *best the one with the
+ * smallest lower bound (on a tie the first: recorded order, every
+ * eligible concat); free with dfg_planned_order_free. */
+dfg_status dfg_choose_order(const dfg_graph *graph, const dfg_order_inputs *in,
+                            const dfg_allocator *allocator,
+                            dfg_planned_order *best);
+void dfg_planned_order_free(dfg_planned_order *order,
+                            const dfg_allocator *allocator);
+
 /* Builds the program from the placed buffers; stats.verified is left 0.
  * arena_bytes is the planner's arena size. */
 dfg_status dfg_pass_lower(const dfg_graph *graph, const dfg_schedule *schedule,
                           const dfg_alias_plan *alias,
-                          const dfg_liveness *liveness, int64_t arena_bytes,
+                          const dfg_liveness *liveness,
+                          const dfg_node_costs *costs, int64_t arena_bytes,
                           const dfg_compile_options *options,
                           dfg_program **out);
 

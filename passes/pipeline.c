@@ -1,7 +1,9 @@
 /* dfg_compile: the passes in order, on a private copy of the graph.
  *
- *   verify -> [training -> [buckets]] -> fold -> dce -> [remat] -> schedule
- *          -> alias -> [bucket alias] -> liveness -> plan -> lower
+ *   verify -> [training -> [buckets]] -> fold -> dce -> [remat] -> node costs
+ *          -> concat views, schedule, alias, [bucket alias], liveness (for
+ *             each candidate order, keeping the smallest lower bound)
+ *          -> plan -> lower
  *          -> dfg_program_verify
  *
  * Everything the passes make is freed here, on success and on every error
@@ -20,7 +22,7 @@ void dfg_compile_options_init(dfg_compile_options *options)
     if (!options)
         return;
     memset(options, 0, sizeof *options);
-    options->planner = DFG_PLANNER_GREEDY_SIZE;
+    options->planner = DFG_PLANNER_SMALLEST;
     options->alignment = 256;
     options->fold_constants = 1;
     options->eliminate_dead_code = 1;
@@ -53,16 +55,14 @@ static dfg_status check_options(const dfg_compile_options *o)
 typedef struct compilation {
     dfg_allocator allocator;
     dfg_graph *graph;
-    dfg_schedule schedule;
-    dfg_alias_plan alias;
-    dfg_liveness liveness;
+    dfg_node_costs costs;
+    dfg_planned_order order;
 } compilation;
 
 static void compilation_free(compilation *c)
 {
-    dfg_liveness_free(&c->liveness, &c->allocator);
-    dfg_alias_plan_free(&c->alias, &c->allocator);
-    dfg_schedule_free(&c->schedule, &c->allocator);
+    dfg_planned_order_free(&c->order, &c->allocator);
+    dfg_node_costs_free(&c->costs, &c->allocator);
     dfg_graph_destroy(c->graph);
 }
 
@@ -89,26 +89,29 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
 static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
                                   dfg_program **out)
 {
-    dfg_pass_report report;
-    dfg_status st = dfg_pass_schedule(c->graph, &c->allocator, &c->schedule);
+    dfg_status st = dfg_node_costs_build(
+        c->graph, (int64_t)o->blas_workspace_bytes, &c->allocator, &c->costs);
+    dfg_order_inputs in = {&c->costs, o->reuse_inputs_in_place,
+                           (int64_t)o->alignment};
     if (st == DFG_OK)
-        st = dfg_pass_alias(c->graph, &c->schedule, o->reuse_inputs_in_place,
-                            &c->allocator, &c->alias, &report);
-    if (st == DFG_OK)
-        st = dfg_pass_bucket_alias(c->graph, (int64_t)o->alignment,
-                                   &c->allocator, &c->alias);
-    if (st == DFG_OK)
-        st = dfg_pass_liveness(c->graph, &c->schedule, &c->alias,
-                               (int64_t)o->blas_workspace_bytes,
-                               &c->allocator, &c->liveness);
+        st = dfg_choose_order(c->graph, &in, &c->allocator, &c->order);
+    dfg_liveness *l = &c->order.liveness;
     int64_t arena_bytes = 0;
+    dfg_planner winner = o->planner;
+    if (st == DFG_OK && o->planner == DFG_PLANNER_SMALLEST)
+        st = dfg_plan_smallest(l->buffers, l->n_buffers, (int64_t)o->alignment,
+                               &arena_bytes, &winner);
+    else if (st == DFG_OK)
+        st = dfg_plan_buffers(o->planner, l->buffers, l->n_buffers,
+                              (int64_t)o->alignment, &arena_bytes);
     if (st == DFG_OK)
-        st = dfg_plan_buffers(o->planner, c->liveness.buffers,
-                              c->liveness.n_buffers, (int64_t)o->alignment,
-                              &arena_bytes);
-    if (st == DFG_OK)
-        st = dfg_pass_lower(c->graph, &c->schedule, &c->alias, &c->liveness,
-                            arena_bytes, o, out);
+        st = dfg_pass_lower(c->graph, &c->order.schedule, &c->order.alias, l,
+                            &c->costs, arena_bytes, o, out);
+    if (st == DFG_OK) {
+        (*out)->stats.planner = winner;
+        (*out)->stats.recorded_lower_bound_bytes =
+            (uint64_t)c->order.recorded_lower_bound;
+    }
     return st;
 }
 

@@ -266,31 +266,35 @@ static void describe_peak(const dfg_graph *g, const dfg_schedule *s,
     }
 }
 
+/* Plans g as dfg_compile does (the order with the smallest lower bound,
+ * then the planner): its arena in t->arena, and with describe what is
+ * alive at the peak. */
 static dfg_status plan_arena(const dfg_graph *g, const dfg_compile_options *o,
                              const dfg_allocator *allocator, trial *t,
                              int describe)
 {
-    dfg_schedule s;
-    dfg_alias_plan alias;
-    dfg_liveness l;
-    dfg_pass_report report;
-    memset(&alias, 0, sizeof alias);
-    memset(&l, 0, sizeof l);
-    dfg_status st = dfg_pass_schedule(g, allocator, &s);
+    dfg_node_costs costs;
+    dfg_planned_order order;
+    memset(&costs, 0, sizeof costs);
+    memset(&order, 0, sizeof order);
+    dfg_status st = dfg_node_costs_build(g, (int64_t)o->blas_workspace_bytes,
+                                         allocator, &costs);
+    dfg_order_inputs in = {&costs, o->reuse_inputs_in_place,
+                           (int64_t)o->alignment};
     if (st == DFG_OK)
-        st = dfg_pass_alias(g, &s, o->reuse_inputs_in_place, allocator,
-                            &alias, &report);
-    if (st == DFG_OK)
-        st = dfg_pass_liveness(g, &s, &alias, (int64_t)o->blas_workspace_bytes,
-                               allocator, &l);
-    if (st == DFG_OK)
-        st = dfg_plan_buffers(o->planner, l.buffers, l.n_buffers,
+        st = dfg_choose_order(g, &in, allocator, &order);
+    dfg_liveness *l = &order.liveness;
+    dfg_planner winner;
+    if (st == DFG_OK && o->planner == DFG_PLANNER_SMALLEST)
+        st = dfg_plan_smallest(l->buffers, l->n_buffers, (int64_t)o->alignment,
+                               &t->arena, &winner);
+    else if (st == DFG_OK)
+        st = dfg_plan_buffers(o->planner, l->buffers, l->n_buffers,
                               (int64_t)o->alignment, &t->arena);
     if (st == DFG_OK && describe)
-        describe_peak(g, &s, &l, t);
-    dfg_liveness_free(&l, allocator);
-    dfg_alias_plan_free(&alias, allocator);
-    dfg_schedule_free(&s, allocator);
+        describe_peak(g, &order.schedule, l, t);
+    dfg_planned_order_free(&order, allocator);
+    dfg_node_costs_free(&costs, allocator);
     return st;
 }
 

@@ -1,9 +1,12 @@
 /* The execution order and every value's own lifetime.
  *
- * The order is the live nodes in recorded order: recording is topological
- * (an op can only take values that exist), and keeping the user's order
- * keeps the plan predictable. Lifetimes here are per value; aliasing then
- * merges them per byte owner (passes/liveness.c). */
+ * The order is given (passes/schedule_order.c proposes memory-aware ones;
+ * NULL keeps the live nodes in recorded order, which is topological: an op
+ * can only take values that exist). A concat whose inputs are written
+ * straight into its output (passes/concat_views.c) runs no step: its
+ * output's own lifetime starts at the step before where it stood, the
+ * bytes' lifetime at its first part (passes/liveness.c). Lifetimes here
+ * are per value; aliasing then merges them per byte owner. */
 #include "pass.h"
 
 #include <string.h>
@@ -33,7 +36,28 @@ static void note_read(dfg_schedule *s, int32_t value, int32_t step)
         s->last[value] = step;
 }
 
-dfg_status dfg_pass_schedule(const dfg_graph *graph,
+static void schedule_node(const dfg_graph *graph, const dfg_concat_views *c,
+                          int32_t n, dfg_schedule *s)
+{
+    const dfg_ir_node *node = &graph->nodes[n];
+    int elided = c && c->elided[n];
+    /* An elided concat stands after its parts' producers: at least one
+     * step ran before it. */
+    int32_t step = elided ? s->n_steps - 1 : s->n_steps++;
+    if (!elided)
+        s->step_node[step] = n;
+    s->node_step[n] = elided ? -1 : step;
+    for (int32_t i = 0; i < node->n_inputs; i++)
+        if (node->inputs[i] >= 0)
+            note_read(s, node->inputs[i], step);
+    for (int32_t i = 0; i < node->n_outputs; i++) {
+        s->first[node->outputs[i]] = step;
+        s->last[node->outputs[i]] = step;
+    }
+}
+
+dfg_status dfg_pass_schedule(const dfg_graph *graph, const int32_t *order,
+                             const dfg_concat_views *concat,
                              const dfg_allocator *allocator, dfg_schedule *s)
 {
     memset(s, 0, sizeof *s);
@@ -51,21 +75,14 @@ dfg_status dfg_pass_schedule(const dfg_graph *graph,
         s->first[v] = is_input ? 0 : -1;
         s->last[v] = is_input ? 0 : -1;
     }
-    for (int32_t n = 0; n < graph->n_nodes; n++) {
-        const dfg_ir_node *node = &graph->nodes[n];
+    for (int32_t n = 0; n < graph->n_nodes; n++)
         s->node_step[n] = -1;
-        if (node->dead)
+    int32_t live = 0;
+    for (int32_t n = 0; n < graph->n_nodes; n++) {
+        if (graph->nodes[n].dead)
             continue;
-        int32_t step = s->n_steps++;
-        s->step_node[step] = n;
-        s->node_step[n] = step;
-        for (int32_t i = 0; i < node->n_inputs; i++)
-            if (node->inputs[i] >= 0)
-                note_read(s, node->inputs[i], step);
-        for (int32_t i = 0; i < node->n_outputs; i++) {
-            s->first[node->outputs[i]] = step;
-            s->last[node->outputs[i]] = step;
-        }
+        schedule_node(graph, concat, order ? order[live] : n, s);
+        live++;
     }
     int32_t end = s->n_steps > 0 ? s->n_steps - 1 : 0;
     for (int32_t i = 0; i < graph->n_outputs; i++)

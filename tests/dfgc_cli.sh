@@ -24,7 +24,7 @@ have_dot=0
 command -v dot >/dev/null 2>&1 && have_dot=1
 
 for model in mlp cnn transformer; do
-    for planner in no_reuse greedy_size greedy_breadth; do
+    for planner in no_reuse greedy_size greedy_breadth hill_climb; do
         json="$work/$model-$planner.json"
         dotfile="$work/$model-$planner.dot"
         "$dfgc" plan "example:$model" --planner "$planner" --align 64 \

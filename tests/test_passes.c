@@ -647,12 +647,14 @@ static void test_liveness_hand_checked(void **state)
     dfg_alias_plan alias;
     dfg_liveness l;
     dfg_pass_report report;
-    OK(dfg_pass_schedule(g, al, &s));
+    dfg_node_costs costs;
+    OK(dfg_node_costs_build(g, 0, al, &costs));
+    OK(dfg_pass_schedule(g, NULL, NULL, al, &s));
     assert_int_equal(s.n_steps, 6);
-    OK(dfg_pass_alias(g, &s, 0, al, &alias, &report));
+    OK(dfg_pass_alias(g, &s, NULL, 0, al, &alias, &report));
     assert_int_equal(report.views, 2);
     assert_int_equal(report.in_place, 0);
-    OK(dfg_pass_liveness(g, &s, &alias, 0, al, &l));
+    OK(dfg_pass_liveness(g, &s, &alias, &costs, al, &l));
     /* Byte owners x, a, b, dead, c in value order. */
     struct { int64_t size; int32_t first, last; } want[] = {
         {400, 0, 3}, {400, 0, 5}, {400, 1, 5}, {400, 3, 3}, {400, 5, 5},
@@ -670,16 +672,17 @@ static void test_liveness_hand_checked(void **state)
 
     /* In place: c may take b's bytes (they die at step 5, read through
      * the view b2). */
-    OK(dfg_pass_alias(g, &s, 1, al, &alias, &report));
+    OK(dfg_pass_alias(g, &s, NULL, 1, al, &alias, &report));
     assert_int_equal(report.in_place, 1);
     int32_t ic = dfg_graph_index(g, c), ib = dfg_graph_index(g, b);
     assert_int_equal(alias.how[ic], DFG_ALIAS_INPLACE);
     assert_int_equal(alias.root[ic], alias.root[ib]);
-    OK(dfg_pass_liveness(g, &s, &alias, 0, al, &l));
+    OK(dfg_pass_liveness(g, &s, &alias, &costs, al, &l));
     assert_int_equal(l.n_buffers, 4);
     dfg_liveness_free(&l, al);
     dfg_alias_plan_free(&alias, al);
     dfg_schedule_free(&s, al);
+    dfg_node_costs_free(&costs, al);
     dfg_graph_destroy(g);
 }
 

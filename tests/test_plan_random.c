@@ -19,6 +19,7 @@
 
 static const dfg_planner planners[] = {
     DFG_PLANNER_NO_REUSE, DFG_PLANNER_GREEDY_SIZE, DFG_PLANNER_GREEDY_BREADTH,
+    DFG_PLANNER_HILL_CLIMB, DFG_PLANNER_SMALLEST,
 };
 #define N_PLANNERS ((int32_t)(sizeof planners / sizeof planners[0]))
 
@@ -287,13 +288,18 @@ static void test_program_verify(void **state)
     assert_non_null(strstr(dfg_last_error(), "'y' (#1, steps 1..2, bytes [256, 456))"));
     assert_non_null(strstr(dfg_last_error(), "'z' (#2, steps 2..2, bytes [256, 512))"));
 
-    /* ... unless z is a view of y (or a view of a view of y). */
+    /* ... unless z is a view of y (or a view of a view of y), inside its
+     * bytes and lifetime. */
+    p->tensors[2].bytes = 200;
     p->tensors[2].alias_of = 1;
     p->tensors[2].kind = DFG_TENSOR_VIEW;
     assert_int_equal(dfg_program_verify(p), DFG_OK);
     p->tensors[2].alias_of = 0;  /* a view of x does not excuse it */
     assert_int_equal(dfg_program_verify(p), DFG_ERR_PLAN);
     p->tensors[0].alias_of = 1;  /* x itself a view of y: same root */
+    p->tensors[0].offset = 256;
+    p->tensors[0].bytes = 200;
+    p->tensors[0].first_step = 1;
     assert_int_equal(dfg_program_verify(p), DFG_OK);
     p->tensors[1].alias_of = 2;  /* a cycle of aliases */
     assert_int_equal(dfg_program_verify(p), DFG_ERR_PLAN);

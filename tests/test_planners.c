@@ -13,6 +13,7 @@
 
 static const dfg_planner planners[] = {
     DFG_PLANNER_NO_REUSE, DFG_PLANNER_GREEDY_SIZE, DFG_PLANNER_GREEDY_BREADTH,
+    DFG_PLANNER_HILL_CLIMB, DFG_PLANNER_SMALLEST,
 };
 
 /* Plans with planner, checks the plan with the verifier and returns the

@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 typedef struct dfg_compile_options {
-    dfg_planner planner;        /* DFG_PLANNER_GREEDY_SIZE */
+    dfg_planner planner;        /* DFG_PLANNER_SMALLEST */
     uint64_t alignment;         /* offset alignment in bytes, power of 2: 256 */
     int fold_constants;         /* 1 */
     int eliminate_dead_code;    /* 1 */

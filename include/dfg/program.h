@@ -29,10 +29,14 @@ typedef enum dfg_planner {
     DFG_PLANNER_NO_REUSE = 0,    /* every tensor its own bytes: the baseline */
     DFG_PLANNER_GREEDY_SIZE,     /* largest first, smallest fitting gap */
     DFG_PLANNER_GREEDY_BREADTH,  /* step by step, largest tensors first */
+    DFG_PLANNER_HILL_CLIMB,      /* greedy by size, then better orders tried */
+    DFG_PLANNER_SMALLEST,        /* every planner above, the smallest verified
+                                    arena (the plan names the one that won) */
     DFG_PLANNER_COUNT
 } dfg_planner;
 
-/* "no_reuse", "greedy_size", "greedy_breadth"; NULL if invalid. */
+/* "no_reuse", "greedy_size", "greedy_breadth", "hill_climb", "smallest";
+ * NULL if invalid. */
 const char *dfg_planner_name(dfg_planner planner);
 int dfg_planner_from_name(const char *name, dfg_planner *out);
 
@@ -54,7 +58,10 @@ dfg_status dfg_program_load_memory(const void *data, size_t size,
 /* What the memory plan achieved. */
 typedef struct dfg_plan_stats {
     uint64_t arena_bytes;       /* size of the one activation arena */
-    uint64_t lower_bound_bytes; /* max over steps of live bytes */
+    uint64_t lower_bound_bytes; /* max over steps of live bytes, in the
+                                   execution order dfg_compile chose */
+    uint64_t recorded_lower_bound_bytes; /* the same in the order the ops
+                                   were recorded: never below the above */
     uint64_t no_reuse_bytes;    /* sum of every arena tensor, aligned */
     uint64_t weights_bytes;     /* size of the weights region */
     uint64_t alignment;

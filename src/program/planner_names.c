@@ -8,6 +8,8 @@ static const char *const planner_names[DFG_PLANNER_COUNT] = {
     [DFG_PLANNER_NO_REUSE] = "no_reuse",
     [DFG_PLANNER_GREEDY_SIZE] = "greedy_size",
     [DFG_PLANNER_GREEDY_BREADTH] = "greedy_breadth",
+    [DFG_PLANNER_HILL_CLIMB] = "hill_climb",
+    [DFG_PLANNER_SMALLEST] = "smallest",
 };
 
 const char *dfg_planner_name(dfg_planner planner)

@@ -119,9 +119,11 @@ typedef struct file_counts {
 static dfg_status read_counts(file_sections *f, file_counts *c)
 {
     dfg_byte_reader *plan = &f->section[DFG_SECTION_PLAN];
-    if (plan->size != DFG_FILE_PLAN_BYTES)
-        return FORMAT_ERROR("plan section of %zu bytes, expected %u",
-                            plan->size, DFG_FILE_PLAN_BYTES);
+    if (plan->size != DFG_FILE_PLAN_BYTES &&
+        plan->size != DFG_FILE_PLAN_BYTES_WITHOUT_RECORDED_BOUND)
+        return FORMAT_ERROR("plan section of %zu bytes, expected %u or %u",
+                            plan->size, DFG_FILE_PLAN_BYTES,
+                            DFG_FILE_PLAN_BYTES_WITHOUT_RECORDED_BOUND);
     for (int r = 0; r < DFG_REGION_COUNT; r++) {
         c->region_bytes[r] = dfg_read_i64(plan);
         if (c->region_bytes[r] < 0 ||
@@ -313,6 +315,8 @@ static void read_io_and_plan(file_sections *f, dfg_program *p)
     s->verified = (int)dfg_read_u32(&plan);
     s->n_steps = dfg_read_i32(&plan);
     s->n_tensors = dfg_read_i32(&plan);
+    s->recorded_lower_bound_bytes =
+        plan.size == DFG_FILE_PLAN_BYTES ? dfg_read_u64(&plan) : 0;
 }
 
 /* Points every weights-region tensor at its bytes in the weights section,

@@ -32,6 +32,11 @@ static void write_stats(dfg_json_writer *w, const dfg_plan_stats *s)
 {
     dfg_json_uint(w, "arena_bytes", s->arena_bytes);
     dfg_json_uint(w, "lower_bound_bytes", s->lower_bound_bytes);
+    if (s->recorded_lower_bound_bytes > 0)
+        dfg_json_uint(w, "recorded_order_lower_bound_bytes",
+                      s->recorded_lower_bound_bytes);
+    else
+        dfg_json_null(w, "recorded_order_lower_bound_bytes");
     dfg_json_uint(w, "no_reuse_bytes", s->no_reuse_bytes);
     dfg_json_uint(w, "weights_bytes", s->weights_bytes);
     const char *planner = dfg_planner_name(s->planner);

@@ -109,6 +109,8 @@ static void write_plan_lines(FILE *out, const dfg_plan_stats *s)
 {
     write_bytes_line(out, "arena", s->arena_bytes);
     write_bytes_line(out, "lower bound", s->lower_bound_bytes);
+    if (s->recorded_lower_bound_bytes > 0)
+        write_bytes_line(out, "  recorded order", s->recorded_lower_bound_bytes);
     write_bytes_line(out, "no-reuse total", s->no_reuse_bytes);
     write_bytes_line(out, "weights", s->weights_bytes);
     char ratio[32], saved[32];

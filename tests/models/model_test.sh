@@ -2,7 +2,8 @@
 # usage: model_test.sh DFGC EXPORT_PY CACHE_DIR MODEL
 #
 # Exports a torchvision MODEL with PyTorch (cached in CACHE_DIR), plans it
-# (with the SVG, HTML, trace and caching-allocator pictures of the plan)
+# (with the SVG, HTML, trace and caching-allocator pictures of the plan;
+# the arena must be within 2% of its lower bound)
 # and runs it with dfgc on the CPU, and compares dfg's output with
 # PyTorch's: the relative error ||dfg - torch|| / ||torch|| must stay below
 # 1e-4. Exits 77 only when python3-torch / torchvision cannot be imported.
@@ -37,6 +38,13 @@ rects = [r for r in svg.getElementsByTagName("rect")
 arena = sum(t["region"] == "arena" for t in plan["tensors"])
 if len(rects) != arena:
     sys.exit(f"SVG has {len(rects)} tensor rectangles, the plan {arena}")
+# The plan: within 2% of its lower bound, and the chosen order's bound no
+# higher than the recorded order's.
+if plan["arena_bytes"] > 1.02 * plan["lower_bound_bytes"]:
+    sys.exit(f"arena {plan['arena_bytes']} above 1.02 x the lower bound "
+             f"{plan['lower_bound_bytes']}")
+if plan["lower_bound_bytes"] > plan["recorded_order_lower_bound_bytes"]:
+    sys.exit("the scheduled lower bound is above the recorded order's")
 phases = {e["ph"] for e in json.load(open(sys.argv[3]))["traceEvents"]}
 if not {"C", "X"} <= phases:
     sys.exit(f"trace lacks counter or complete events: {phases}")

@@ -1,0 +1,213 @@
+/* Memory-aware scheduling and concatenation without copies: the chosen
+ * order's lower bound is never above the recorded order's, concats whose
+ * inputs can be slices of their output run no step (and fall back to a
+ * copy when they cannot), and the programs verify and compute the same
+ * numbers as a double-precision reference. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "dfg/compile.h"
+#include "dfg/builder.h"
+#include "dfg/session.h"
+#include "program.h"
+
+#define OK(x) assert_int_equal((x), DFG_OK)
+#define DIMS(...) ((const int64_t[]){__VA_ARGS__})
+
+static dfg_program *compile(const dfg_graph *g)
+{
+    dfg_program *p = NULL;
+    OK(dfg_compile(g, NULL, &p));
+    OK(dfg_program_verify(p));
+    assert_true(p->stats.verified);
+    return p;
+}
+
+static int32_t tensor_named(const dfg_program *p, const char *name)
+{
+    for (int32_t i = 0; i < p->n_tensors; i++)
+        if (strcmp(p->tensors[i].name, name) == 0)
+            return i;
+    fail_msg("no tensor '%s'", name);
+    return -1;
+}
+
+static const char *value_name(const dfg_graph *g, dfg_value v)
+{
+    dfg_tensor_info info;
+    OK(dfg_graph_value_info(g, v, &info));
+    return info.name;
+}
+
+static int count_steps(const dfg_program *p, dfg_op op)
+{
+    int count = 0;
+    for (int32_t s = 0; s < p->n_steps; s++)
+        count += p->steps[s].op == op;
+    return count;
+}
+
+static void run_cpu(const dfg_program *p, const float *x, float *y)
+{
+    dfg_session *session;
+    const dfg_backend *cpu;
+    OK(dfg_backend_find("cpu", &cpu));
+    OK(dfg_session_create(p, cpu, NULL, &session));
+    const void *inputs[] = {x};
+    void *outputs[] = {y};
+    OK(dfg_session_run(session, inputs, outputs));
+    dfg_session_destroy(session);
+}
+
+/* y = sigmoid(concat(exp(x), neg(x), tanh(x)) along channels), batch 1:
+ * the three parts are written straight into the concat's output. */
+static void test_concat_parts_are_views(void **state)
+{
+    (void)state;
+    dfg_graph *g;
+    OK(dfg_graph_create(NULL, &g));
+    dfg_value x, parts[3], c, y;
+    OK(dfg_graph_input(g, "x", DFG_F32, 3, DIMS(1, 5, 7), &x));
+    OK(dfg_exp(g, x, &parts[0]));
+    OK(dfg_neg(g, x, &parts[1]));
+    OK(dfg_tanh(g, x, &parts[2]));
+    OK(dfg_concat(g, 3, parts, 1, &c));
+    OK(dfg_sigmoid(g, c, &y));
+    OK(dfg_graph_output(g, y, "y"));
+    dfg_program *p = compile(g);
+    assert_int_equal(count_steps(p, DFG_OP_CONCAT), 0);
+    assert_int_equal(p->n_steps, 4);
+    int32_t whole = -1;
+    for (int32_t i = 0; i < p->n_tensors && whole < 0; i++)
+        if (p->tensors[i].type.rank == 3 && p->tensors[i].type.shape[1] == 15)
+            whole = i; /* the concat's output (y comes after it) */
+    assert_true(whole >= 0);
+    const dfg_program_tensor *w = &p->tensors[whole];
+    assert_int_equal(w->alias_of, -1);
+    const dfg_op part_ops[] = {DFG_OP_EXP, DFG_OP_NEG, DFG_OP_TANH};
+    for (int32_t step = 0; step < p->n_steps; step++) {
+        int k = 0;
+        while (k < 3 && p->steps[step].op != part_ops[k])
+            k++;
+        if (k == 3)
+            continue;
+        const dfg_program_tensor *t = &p->tensors[p->steps[step].outputs[0]];
+        assert_int_equal(t->alias_of, whole);
+        assert_int_equal(t->offset, w->offset + k * 35 * 4);
+        assert_int_equal(t->kind, DFG_TENSOR_VIEW);
+    }
+    assert_int_equal(w->first_step, 0);
+    /* The verifier checks that a part lies inside the concat's output. */
+    dfg_program_tensor *part = &p->tensors[p->steps[0].outputs[0]];
+    int64_t offset = part->offset;
+    part->offset = w->offset + w->bytes;
+    assert_int_equal(dfg_program_verify(p), DFG_ERR_PLAN);
+    part->offset = offset;
+    OK(dfg_program_verify(p));
+    float x_data[35], out[105];
+    for (int i = 0; i < 35; i++)
+        x_data[i] = (float)(i % 11) / 5.0f - 1.0f;
+    run_cpu(p, x_data, out);
+    double err = 0, norm = 0;
+    for (int k = 0; k < 3; k++)
+        for (int i = 0; i < 35; i++) {
+            double v = x_data[i];
+            double part = k == 0 ? exp(v) : k == 1 ? -v : tanh(v);
+            double want = 1 / (1 + exp(-part));
+            err += (out[k * 35 + i] - want) * (out[k * 35 + i] - want);
+            norm += want * want;
+        }
+    assert_true(sqrt(err / norm) < 1e-6);
+    dfg_program_destroy(p);
+    dfg_graph_destroy(g);
+}
+
+/* A graph input, a part given twice, a view, and a concat along a
+ * non-outer axis all keep the copy. */
+static void test_concat_falls_back_to_a_copy(void **state)
+{
+    (void)state;
+    dfg_graph *g;
+    OK(dfg_graph_create(NULL, &g));
+    dfg_value x, a, r, c1, c2, c3, c4, s1, s2, s3, s4;
+    OK(dfg_graph_input(g, "x", DFG_F32, 2, DIMS(1, 8), &x));
+    OK(dfg_exp(g, x, &a));
+    OK(dfg_reshape(g, a, 2, DIMS(1, 8), &r));
+    OK(dfg_concat(g, 2, (dfg_value[]){x, a}, 1, &c1));       /* graph input */
+    OK(dfg_concat(g, 2, (dfg_value[]){a, a}, 1, &c2));       /* twice */
+    OK(dfg_concat(g, 2, (dfg_value[]){r, r}, 0, &c3));       /* views */
+    dfg_value b, b2;
+    OK(dfg_neg(g, x, &b));
+    OK(dfg_abs(g, x, &b2));
+    OK(dfg_concat(g, 2, (dfg_value[]){b, b2}, 0, &c4));      /* [2,8] outer */
+    OK(dfg_relu(g, c1, &s1));
+    OK(dfg_relu(g, c2, &s2));
+    OK(dfg_relu(g, c3, &s3));
+    OK(dfg_transpose(g, c4, 0, NULL, &s4));
+    OK(dfg_graph_output(g, s1, "s1"));
+    OK(dfg_graph_output(g, s2, "s2"));
+    OK(dfg_graph_output(g, s3, "s3"));
+    OK(dfg_graph_output(g, s4, "s4"));
+    dfg_program *p = compile(g);
+    /* Only c4 (fresh parts along the outermost axis) runs no step. */
+    assert_int_equal(count_steps(p, DFG_OP_CONCAT), 3);
+    assert_int_equal(p->tensors[tensor_named(p, value_name(g, b))].alias_of,
+                     tensor_named(p, value_name(g, c4)));
+    dfg_program_destroy(p);
+    dfg_graph_destroy(g);
+}
+
+/* Eight large intermediates recorded first and reduced afterwards: the
+ * recorded order keeps them all alive, a memory-aware order one at a
+ * time. */
+static void test_schedule_lowers_the_bound(void **state)
+{
+    (void)state;
+    dfg_graph *g;
+    OK(dfg_graph_create(NULL, &g));
+    dfg_value x, big[8], small[8], sum;
+    OK(dfg_graph_input(g, "x", DFG_F32, 2, DIMS(1, 1024), &x));
+    for (int i = 0; i < 8; i++) {
+        dfg_value scaled;
+        OK(i % 2 ? dfg_exp(g, x, &scaled) : dfg_tanh(g, x, &scaled));
+        OK(dfg_add(g, scaled, x, &big[i]));
+    }
+    for (int i = 0; i < 8; i++)
+        OK(dfg_reduce_sum(g, big[i], 0, NULL, 1, &small[i]));
+    sum = small[0];
+    for (int i = 1; i < 8; i++)
+        OK(dfg_add(g, sum, small[i], &sum));
+    OK(dfg_graph_output(g, sum, "sum"));
+    dfg_program *p = compile(g);
+    dfg_plan_stats s;
+    dfg_program_stats(p, &s);
+    assert_true(s.lower_bound_bytes <= s.recorded_lower_bound_bytes);
+    assert_true(s.lower_bound_bytes * 3 < s.recorded_lower_bound_bytes);
+    assert_true(s.arena_bytes * 100 <= s.lower_bound_bytes * 102);
+    float x_data[1024], out[1];
+    double want = 0;
+    for (int i = 0; i < 1024; i++) {
+        x_data[i] = (float)((i * 37) % 101) / 50.0f - 1.0f;
+        for (int k = 0; k < 8; k++)
+            want += (k % 2 ? exp(x_data[i]) : tanh(x_data[i])) + x_data[i];
+    }
+    run_cpu(p, x_data, out);
+    assert_true(fabs(out[0] - want) <= 1e-4 * fabs(want) + 1e-3);
+    dfg_program_destroy(p);
+    dfg_graph_destroy(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_concat_parts_are_views),
+        cmocka_unit_test(test_concat_falls_back_to_a_copy),
+        cmocka_unit_test(test_schedule_lowers_the_bound),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
