@@ -3,11 +3,11 @@
  * Nodes are visited in recorded order, so a chain of such nodes folds
  * entirely. Weights are not folded: they are parameters a user may swap.
  *
- * The node is evaluated by the CPU backend through the public session API,
- * as a one-step program made by hand: its inputs as constants in the
- * weights region, its outputs and workspace in the arena, one after the
- * other. The passes never include the runtime, and the folded result is
- * by construction what the runtime would have computed.
+ * The node is evaluated by the CPU backend through the runtime's one
+ * interface for the compiler (runtime/evaluate.h), as a one-step program
+ * made by hand: its inputs as constants in the weights region, its
+ * outputs and workspace in the arena, one after the other. The folded
+ * result is by construction what the runtime would have computed.
  *
  * Left to run time:
  *  - a node producing a graph output, so that every output keeps arena
@@ -21,8 +21,8 @@
 #include "pass.h"
 
 #include <string.h>
-#include "dfg/session.h"
 #include "error.h"
+#include "evaluate.h"
 #include "memory.h"
 
 #define FOLD_ALIGNMENT 256
@@ -95,8 +95,9 @@ static dfg_program *one_step_program(const dfg_graph *graph, int32_t n)
         const dfg_ir_value *v = &graph->values[node->inputs[i]];
         set_tensor(&p->tensors[t], &types[i], DFG_TENSOR_CONSTANT,
                    DFG_REGION_WEIGHTS, &weights);
-        memcpy(p->weights + p->tensors[t].offset, v->data, (size_t)p->tensors[t].bytes);
-        ok = (p->tensors[t].name = dfg_strdup(&p->allocator, v->name)) != NULL;
+        p->tensors[t].data = v->data;
+        ok = dfg_program_hold(p, v->data_owner) == DFG_OK &&
+             (p->tensors[t].name = dfg_strdup(&p->allocator, v->name)) != NULL;
         step->inputs[i] = t++;
     }
     for (int32_t i = 0; ok && i < node->n_outputs; i++) {
@@ -138,8 +139,8 @@ static dfg_program *one_step_program(const dfg_graph *graph, int32_t n)
 }
 
 /* Runs the program and writes each output into results[i] (allocated
- * here); DFG_ERR_UNSUPPORTED if the backend cannot run the op. */
-static dfg_status evaluate(const dfg_backend *cpu, const dfg_program *p,
+ * here); DFG_ERR_UNSUPPORTED if the CPU backend cannot run the op. */
+static dfg_status evaluate(const dfg_program *p,
                            const dfg_allocator *allocator, void **results)
 {
     for (int32_t i = 0; i < p->n_outputs; i++) {
@@ -147,19 +148,12 @@ static dfg_status evaluate(const dfg_backend *cpu, const dfg_program *p,
         if (!results[i])
             return dfg_error(DFG_ERR_OUT_OF_MEMORY, "out of memory");
     }
-    dfg_session *session = NULL;
-    dfg_status st = dfg_session_create(p, cpu, allocator, &session);
-    if (st == DFG_OK)
-        st = dfg_session_run(session, NULL, results);
-    if (session)
-        dfg_session_destroy(session);
-    return st;
+    return dfg_evaluate_program(p, allocator, NULL, results);
 }
 
 /* Folds node n; *folded says whether it did. Only running out of memory
  * is an error. */
-static dfg_status fold_node(dfg_graph *graph, const dfg_backend *cpu,
-                            int32_t n, int *folded)
+static dfg_status fold_node(dfg_graph *graph, int32_t n, int *folded)
 {
     dfg_ir_node *node = &graph->nodes[n];
     const char *op = dfg_op_get(node->op)->name;
@@ -169,7 +163,7 @@ static dfg_status fold_node(dfg_graph *graph, const dfg_backend *cpu,
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                          "fold: node '%s' (%s): out of memory", node->name, op);
     void *results[DFG_MAX_SPLIT] = {0};
-    dfg_status st = evaluate(cpu, p, &graph->allocator, results);
+    dfg_status st = evaluate(p, &graph->allocator, results);
     for (int32_t i = 0; st == DFG_OK && i < node->n_outputs; i++)
         st = dfg_graph_set_constant(graph, node->outputs[i], results[i]);
     for (int32_t i = 0; i < node->n_outputs; i++)
@@ -189,14 +183,11 @@ dfg_status dfg_pass_fold(dfg_graph *graph, dfg_pass_report *report)
 {
     memset(report, 0, sizeof *report);
     report->pass = "fold";
-    const dfg_backend *cpu = NULL;
-    if (dfg_backend_find("cpu", &cpu) != DFG_OK)
-        return DFG_OK; /* no evaluator: everything runs at run time */
     for (int32_t n = 0; n < graph->n_nodes; n++) {
         if (graph->nodes[n].dead || !foldable(graph, &graph->nodes[n]))
             continue;
         int folded;
-        dfg_status st = fold_node(graph, cpu, n, &folded);
+        dfg_status st = fold_node(graph, n, &folded);
         if (st != DFG_OK)
             return st;
         report->nodes_folded += folded;

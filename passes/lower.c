@@ -12,6 +12,7 @@
  * (the runtime skips a step whose output is a view, or whose output and
  * input addresses are equal). */
 #include "pass.h"
+#include "dfg/compile.h"
 #include "training.h"
 
 #include <stdio.h>
@@ -91,8 +92,16 @@ static dfg_status lower_value(lowering *lw, int32_t v, int32_t index)
     t->alias_of = root == v ? -1 : lw->value_tensor[root];
     t->first_step = root == v ? l->root_first[v] : lw->schedule->first[v];
     t->last_step = root == v ? l->root_last[v] : lw->schedule->last[v];
-    if (dfg_value_is_stored(g, v))
-        memcpy(p->weights + t->offset, g->values[v].data, (size_t)t->bytes);
+    /* The program shares the graph's bytes: a view of a weight points
+     * into its root's, which is lowered first (a view is a node output,
+     * recorded after the value it reads). */
+    if (dfg_value_is_stored(g, v) && g->values[v].data) {
+        t->data = g->values[v].data;
+        return dfg_program_hold(p, g->values[v].data_owner);
+    }
+    if (t->region == DFG_REGION_WEIGHTS && t->alias_of >= 0 &&
+        p->tensors[t->alias_of].data)
+        t->data = p->tensors[t->alias_of].data + lw->alias->offset[v];
     return DFG_OK;
 }
 

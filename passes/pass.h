@@ -20,6 +20,7 @@
 
 #include <stdint.h>
 #include "dfg/allocator.h"
+#include "dfg/compile.h"
 #include "dfg/program.h"
 #include "graph.h"
 #include "memory_plan.h"

@@ -1,40 +1,18 @@
 /* dfg_compile: the passes in order, on a private copy of the graph.
  *
- *   verify -> [training] -> fold -> dce -> schedule -> alias -> liveness -> plan
- *          -> lower -> dfg_program_verify
+ *   verify -> [training -> [buckets]] -> fold -> dce -> schedule -> alias
+ *          -> [bucket alias] -> liveness -> plan -> lower -> dfg_program_verify
  *
  * Everything the passes make is freed here, on success and on every error
  * path; only the program leaves. */
 #include "pass.h"
+#include "dfg/compile.h"
+#include "buckets.h"
 #include "training.h"
 
 #include <string.h>
 #include "error.h"
 #include "memory.h"
-
-static const char *const planner_names[DFG_PLANNER_COUNT] = {
-    [DFG_PLANNER_NO_REUSE] = "no_reuse",
-    [DFG_PLANNER_GREEDY_SIZE] = "greedy_size",
-    [DFG_PLANNER_GREEDY_BREADTH] = "greedy_breadth",
-};
-
-const char *dfg_planner_name(dfg_planner planner)
-{
-    if ((unsigned)planner >= DFG_PLANNER_COUNT)
-        return NULL;
-    return planner_names[planner];
-}
-
-int dfg_planner_from_name(const char *name, dfg_planner *out)
-{
-    for (int i = 0; name && out && i < DFG_PLANNER_COUNT; i++) {
-        if (strcmp(planner_names[i], name) == 0) {
-            *out = (dfg_planner)i;
-            return 0;
-        }
-    }
-    return -1;
-}
 
 void dfg_compile_options_init(dfg_compile_options *options)
 {
@@ -93,6 +71,10 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
     dfg_status st = dfg_pass_verify(c->graph, &report);
     if (st == DFG_OK && o->training)
         st = dfg_pass_training(c->graph, o->training, &report);
+    int32_t n_buckets;
+    if (st == DFG_OK && o->training && o->training->data_parallel)
+        st = dfg_pass_gradient_buckets(c->graph, o->training->bucket_bytes,
+                                       (int64_t)o->alignment, &n_buckets);
     if (st == DFG_OK && o->fold_constants)
         st = dfg_pass_fold(c->graph, &report);
     if (st == DFG_OK && o->eliminate_dead_code)
@@ -108,6 +90,9 @@ static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
     if (st == DFG_OK)
         st = dfg_pass_alias(c->graph, &c->schedule, o->reuse_inputs_in_place,
                             &c->allocator, &c->alias, &report);
+    if (st == DFG_OK)
+        st = dfg_pass_bucket_alias(c->graph, (int64_t)o->alignment,
+                                   &c->allocator, &c->alias);
     if (st == DFG_OK)
         st = dfg_pass_liveness(c->graph, &c->schedule, &c->alias,
                                (int64_t)o->blas_workspace_bytes,

@@ -10,7 +10,7 @@
  * the same order: at each step it allocates the buffers whose lifetime
  * starts there (in tensor order: outputs before the step's workspace),
  * then frees those whose lifetime ends there. */
-#include "dfg/report.h"
+#include "dfg/compile.h"
 
 #include <stdlib.h>
 #include <string.h>

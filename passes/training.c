@@ -25,7 +25,7 @@
 #include "autodiff.h"
 #include "error.h"
 #include "memory.h"
-#include "training_layout.h"
+#include "math/training_layout.h"
 
 static const char *const optimizer_names[DFG_OPTIMIZER_COUNT] = {
     [DFG_OPTIMIZER_SGD] = "sgd",

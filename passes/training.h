@@ -21,6 +21,12 @@ dfg_status dfg_pass_training(dfg_graph *graph,
  * (passes/training_order.c says why). Renumbers node indices. */
 dfg_status dfg_training_order_updates(dfg_graph *graph, int32_t backward_end);
 
+/* Applies order (new position -> old node index, a permutation of every
+ * node) to graph: nodes move, each value's producer and the node name
+ * table follow. scratch holds n_nodes nodes. */
+dfg_status dfg_training_renumber_nodes(dfg_graph *graph, const int32_t *order,
+                                       dfg_ir_node *scratch);
+
 /* The plan's tensor kind of a value with that training role. */
 dfg_tensor_kind dfg_training_tensor_kind(dfg_training_role role);
 

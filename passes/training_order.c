@@ -37,9 +37,8 @@ static int32_t ready_after(const dfg_graph *g, const int32_t *last_reader,
     return last_reader[weight] > ready ? last_reader[weight] : ready;
 }
 
-/* Applies order (new position -> old node index) to g. */
-static dfg_status renumber(dfg_graph *g, const int32_t *order,
-                           dfg_ir_node *scratch)
+dfg_status dfg_training_renumber_nodes(dfg_graph *g, const int32_t *order,
+                                       dfg_ir_node *scratch)
 {
     for (int32_t i = 0; i < g->n_nodes; i++)
         scratch[i] = g->nodes[order[i]];
@@ -105,7 +104,7 @@ dfg_status dfg_training_order_updates(dfg_graph *g, int32_t backward_end)
             !(is_update(g->nodes[n].op) && ready[n] >= 0))
             order[at++] = n;
     if (st == DFG_OK)
-        st = renumber(g, order, scratch);
+        st = dfg_training_renumber_nodes(g, order, scratch);
     dfg_free(&g->allocator, last_reader);
     dfg_free(&g->allocator, ready);
     dfg_free(&g->allocator, order);

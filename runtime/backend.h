@@ -1,7 +1,7 @@
 /* The backend interface: what the executor (runtime/executor.c) needs from
- * a device to run a program. A CPU backend (runtime/cpu/backend.c) and,
- * later, a CUDA one implement it; the executor never touches region memory
- * itself, since it may be device memory.
+ * a device to run a program. A CPU backend (runtime/cpu/backend.c) and a
+ * CUDA one (runtime/cuda/backend.c) implement it; the executor never
+ * touches region memory itself, since it may be device memory.
  *
  * Lifetime: a dfg_backend is a static, process-wide table. For each session
  * the executor calls create() once, then alloc_region() / upload() /
@@ -31,7 +31,13 @@ typedef struct dfg_backend_context dfg_backend_context;
 
 struct dfg_backend {
     const char *name;
-    /* 1 if sessions can be created here (a device is present). */
+    /* 1 if regions are host memory that kernels read directly: a session
+     * of a program that never writes its weights then binds the program's
+     * own weight bytes (read-only, shared by every such session) instead
+     * of allocating and uploading a weights region. */
+    int host_memory;
+    /* 1 if sessions can be created here (a device is present); else 0
+     * with the reason in dfg_last_error(). */
     int (*available)(void);
     /* 1 if the backend has a kernel for op. */
     int (*supports_op)(dfg_op op);
@@ -42,7 +48,9 @@ struct dfg_backend {
     dfg_status (*alloc_region)(dfg_backend_context *context, size_t bytes,
                                void **out);
     void (*free_region)(dfg_backend_context *context, void *region);
-    /* Copies between host memory and region memory. */
+    /* Copies between host memory and region memory. An upload may read
+     * host_src until the next synchronize() (asynchronous copies from
+     * pinned memory); a download is complete when it returns. */
     dfg_status (*upload)(dfg_backend_context *context, void *region_dst,
                          const void *host_src, size_t bytes);
     dfg_status (*download)(dfg_backend_context *context, void *host_dst,
@@ -59,11 +67,34 @@ struct dfg_backend {
     void (*destroy)(dfg_backend_context *context);
 };
 
-/* The backends compiled in (runtime/backend_registry.c). */
+/* The backends this build knows (runtime/backend_registry.c): the CPU one
+ * compiled into libdfg, the CUDA one a module opened on demand. */
 #define DFG_CPU_BACKEND_NAME "cpu"
 extern const dfg_backend dfg_cpu_backend;
-/* Compiled in when the build defines DFG_HAVE_CUDA (runtime/cuda/). */
+/* Defined by the CUDA module (runtime/cuda/module.c): libdfg-cuda.so, or
+ * libdfg-cuda.a for a program that links libdfg statically. */
 #define DFG_CUDA_BACKEND_NAME "cuda"
 extern const dfg_backend dfg_cuda_backend;
+
+/* What a backend module (a shared library libdfg opens the first time a
+ * caller asks for its backend) exports under DFG_BACKEND_MODULE_SYMBOL. */
+typedef struct dfg_backend_module {
+    const char *version;        /* the DFG_VERSION_STRING it was built with */
+    const dfg_backend *backend;
+    /* dfg_backend_find as the module's references resolved it: an address
+     * other than the caller's own means the module bound to a second copy
+     * of libdfg (the caller links libdfg statically). */
+    dfg_status (*find)(const char *name, const dfg_backend **out);
+} dfg_backend_module;
+
+#define DFG_BACKEND_MODULE_SYMBOL "dfg_backend_module_info"
+/* A directory to look for backend modules in, instead of beside libdfg
+ * and in the install libdir (for tests in a build tree). */
+#define DFG_BACKEND_DIR_ENV "DFG_BACKEND_DIR"
+
+/* Makes a backend linked into the program (a module's static archive)
+ * what dfg_backend_find returns for its name, without opening a module.
+ * DFG_ERR_NOT_FOUND if the name is not one this build knows. */
+dfg_status dfg_backend_register(const dfg_backend *backend);
 
 #endif

@@ -1,15 +1,21 @@
 /* Sessions: a program bound to a backend.
  *
- * Everything a run needs is resolved here, once: the arena and the weights
- * region (one backend allocation each, the weights uploaded once), and one
- * block holding every step's argument struct, operand types and operand
- * addresses (region base + planned offset). dfg_session_run is then a copy
- * in, one backend call that loops over the prepared steps, and a copy out:
- * no lookups, no allocation. */
+ * Everything a run needs is resolved here, once: the arena (one backend
+ * allocation), the weights, and one block holding every step's argument
+ * struct, operand types and operand addresses (region base + planned
+ * offset). The weights are the program's own bytes, read in place and
+ * shared by every session, when the backend reads host memory and the
+ * program never writes them (inference); otherwise (a device, or a
+ * training program whose optimizer steps update them) the session
+ * allocates a weights region and uploads them once. dfg_session_run is
+ * then a copy in, one backend call that loops over the prepared steps,
+ * and a copy out: no lookups, no allocation. */
 #include <string.h>
 #include "backend.h"
+#include "dfg/collective.h"
 #include "error.h"
 #include "memory.h"
+#include "name_table.h"
 #include "program.h"
 #include "program_views.h"
 
@@ -19,20 +25,43 @@ struct dfg_session {
     dfg_allocator allocator;
     dfg_backend_context *context;
     void *regions[DFG_REGION_COUNT];
+    /* 1 while the session reads the program's weights in place (and has
+     * no weights region of its own). */
+    int shares_weights;
     /* One allocation: steps[n_steps], then their types, their operand
      * pointers and the program step each came from (for messages). */
     void *block;
     dfg_step_args *steps;
     int32_t n_steps;
     int32_t *program_step;
+    dfg_collective collective; /* every step's args point here */
 };
 
 static void *tensor_address(const dfg_session *s, int32_t tensor)
 {
     const dfg_program_tensor *t = &s->program->tensors[tensor];
+    /* Kernels only read weights in place: no step of such a program
+     * writes them (weights_in_place). */
+    if (t->region == DFG_REGION_WEIGHTS && s->shares_weights)
+        return (void *)t->data;
     /* Plain address arithmetic: the region may be device memory and is
      * never dereferenced here. */
     return (char *)s->regions[t->region] + t->offset;
+}
+
+/* 1 if a session on backend can read p's weights in place: host memory,
+ * no step that writes its inputs, and bytes for every weights tensor. */
+static int weights_in_place(const dfg_program *p, const dfg_backend *backend)
+{
+    if (!backend->host_memory)
+        return 0;
+    for (int32_t i = 0; i < p->n_steps; i++)
+        if (dfg_op_writes_inputs(p->steps[i].op))
+            return 0;
+    for (int32_t i = 0; i < p->n_tensors; i++)
+        if (p->tensors[i].region == DFG_REGION_WEIGHTS && !p->tensors[i].data)
+            return 0;
+    return 1;
 }
 
 static dfg_status check_backend_supports(const dfg_program *p,
@@ -48,6 +77,25 @@ static dfg_status check_backend_supports(const dfg_program *p,
                              backend->name);
     }
     return DFG_OK;
+}
+
+/* Writes every operand's address into the argument block (again when the
+ * weights move to the session's own region). */
+static void bind_operands(dfg_session *s)
+{
+    const dfg_program *p = s->program;
+    for (int32_t k = 0; k < s->n_steps; k++) {
+        const dfg_program_step *st = &p->steps[s->program_step[k]];
+        dfg_step_args *args = &s->steps[k];
+        /* The pointer arrays are the block's own (build_step_block). */
+        void **in = (void **)args->in, **out = (void **)args->out;
+        for (int32_t j = 0; j < st->n_inputs; j++)
+            in[j] = st->inputs[j] < 0 ? NULL : tensor_address(s, st->inputs[j]);
+        for (int32_t j = 0; j < st->n_outputs; j++)
+            out[j] = tensor_address(s, st->outputs[j]);
+        args->workspace =
+            st->workspace >= 0 ? tensor_address(s, st->workspace) : NULL;
+    }
 }
 
 /* Lays out and fills the argument block for the steps that run. */
@@ -93,16 +141,12 @@ static dfg_status build_step_block(dfg_session *s)
             if (t < 0) {
                 memset(&in_types[j], 0, sizeof in_types[j]);
                 in_types[j].rank = -1;
-                in[j] = NULL;
             } else {
                 in_types[j] = p->tensors[t].type;
-                in[j] = tensor_address(s, t);
             }
         }
-        for (int32_t j = 0; j < st->n_outputs; j++) {
+        for (int32_t j = 0; j < st->n_outputs; j++)
             out_types[j] = p->tensors[st->outputs[j]].type;
-            out[j] = tensor_address(s, st->outputs[j]);
-        }
         s->steps[k] = (dfg_step_args){
             .op = st->op,
             .attrs = &st->attrs,
@@ -112,29 +156,69 @@ static dfg_status build_step_block(dfg_session *s)
             .n_outputs = st->n_outputs,
             .out_types = out_types,
             .out = out,
-            .workspace = st->workspace >= 0 ? tensor_address(s, st->workspace) : NULL,
             .workspace_bytes = st->workspace >= 0 ? p->tensors[st->workspace].bytes : 0,
+            .collective = &s->collective,
         };
         s->program_step[k] = i;
         k++;
     }
+    bind_operands(s);
     return DFG_OK;
+}
+
+static dfg_status allocate_region(dfg_session *s, dfg_region r)
+{
+    const dfg_program *p = s->program;
+    dfg_status status = s->backend->alloc_region(
+        s->context, (size_t)p->region_bytes[r], &s->regions[r]);
+    if (status != DFG_OK)
+        return dfg_error_prefix(status, "%s region of %lld bytes",
+                                r == DFG_REGION_ARENA ? "arena" : "weights",
+                                (long long)p->region_bytes[r]);
+    return DFG_OK;
+}
+
+/* Copies each weights tensor's bytes (zeros where it has none) to the
+ * session's own weights region, tensor by tensor: no staging copy. */
+static dfg_status upload_weights(dfg_session *s)
+{
+    static const uint8_t zeros[4096];
+    const dfg_program *p = s->program;
+    dfg_status status = DFG_OK;
+    for (int32_t i = 0; i < p->n_tensors && status == DFG_OK; i++) {
+        const dfg_program_tensor *t = &p->tensors[i];
+        if (t->region != DFG_REGION_WEIGHTS || t->alias_of >= 0)
+            continue;
+        char *dst = (char *)s->regions[DFG_REGION_WEIGHTS] + t->offset;
+        if (t->data) {
+            status = s->backend->upload(s->context, dst, t->data,
+                                        (size_t)t->bytes);
+            continue;
+        }
+        for (int64_t done = 0; done < t->bytes && status == DFG_OK;
+             done += (int64_t)sizeof zeros) {
+            int64_t n = t->bytes - done;
+            status = s->backend->upload(
+                s->context, dst + done, zeros,
+                (size_t)(n < (int64_t)sizeof zeros ? n : (int64_t)sizeof zeros));
+        }
+    }
+    return status;
+}
+
+static dfg_status own_weights(dfg_session *s)
+{
+    dfg_status status = allocate_region(s, DFG_REGION_WEIGHTS);
+    return status == DFG_OK ? upload_weights(s) : status;
 }
 
 static dfg_status allocate_regions(dfg_session *s)
 {
-    const dfg_program *p = s->program;
-    for (int r = 0; r < DFG_REGION_COUNT; r++) {
-        dfg_status status = s->backend->alloc_region(
-            s->context, (size_t)p->region_bytes[r], &s->regions[r]);
-        if (status != DFG_OK)
-            return dfg_error_prefix(status, "%s region of %lld bytes",
-                                    r == DFG_REGION_ARENA ? "arena" : "weights",
-                                    (long long)p->region_bytes[r]);
-    }
-    return s->backend->upload(s->context, s->regions[DFG_REGION_WEIGHTS],
-                              p->weights,
-                              (size_t)p->region_bytes[DFG_REGION_WEIGHTS]);
+    dfg_status status = allocate_region(s, DFG_REGION_ARENA);
+    s->shares_weights = weights_in_place(s->program, s->backend);
+    if (status != DFG_OK || s->shares_weights)
+        return status;
+    return own_weights(s);
 }
 
 dfg_status dfg_session_create(const dfg_program *program,
@@ -148,9 +232,9 @@ dfg_status dfg_session_create(const dfg_program *program,
                          "not be NULL");
     *out = NULL;
     if (!backend->available())
-        return dfg_error(DFG_ERR_DEVICE,
-                         "the '%s' backend has no device on this machine",
-                         backend->name);
+        return dfg_error_prefix(DFG_ERR_DEVICE,
+                                "the '%s' backend cannot run here",
+                                backend->name);
     dfg_status status = check_backend_supports(program, backend);
     if (status != DFG_OK)
         return status;
@@ -263,16 +347,73 @@ dfg_status dfg_session_output_buffer(dfg_session *s, int32_t index, void **out)
     return io_buffer(s, index, 0, out);
 }
 
-static int32_t find_weight(const dfg_program *p, const dfg_program_tensor *like)
+/* Gives an in-place session its own weights region, so that they can be
+ * overwritten; the steps' addresses follow. */
+static dfg_status detach_weights(dfg_session *s)
 {
-    for (int32_t i = 0; i < p->n_tensors; i++) {
-        const dfg_program_tensor *t = &p->tensors[i];
-        if (t->kind == DFG_TENSOR_WEIGHT && t->alias_of < 0 &&
-            dfg_type_equal(&t->type, &like->type) &&
-            strcmp(t->name, like->name) == 0)
-            return i;
+    if (!s->shares_weights)
+        return DFG_OK;
+    dfg_status status = own_weights(s);
+    if (status == DFG_OK) {
+        s->shares_weights = 0;
+        bind_operands(s);
     }
-    return -1;
+    return status;
+}
+
+/* Copies tensor src_tensor of src into dst_tensor of dst, through host
+ * memory that either side already is, or through staging. */
+static dfg_status copy_tensor(dfg_session *dst, int32_t dst_tensor,
+                              dfg_session *src, int32_t src_tensor,
+                              void *staging)
+{
+    size_t bytes = (size_t)dst->program->tensors[dst_tensor].bytes;
+    void *to = tensor_address(dst, dst_tensor);
+    const void *from = tensor_address(src, src_tensor);
+    if (src->backend->host_memory)
+        return dst->backend->upload(dst->context, to, from, bytes);
+    if (dst->backend->host_memory)
+        return src->backend->download(src->context, to, from, bytes);
+    dfg_status status = src->backend->download(src->context, staging, from, bytes);
+    if (status == DFG_OK)
+        status = dst->backend->upload(dst->context, to, staging, bytes);
+    /* An upload may read its source until dst's queue has run (pinned
+     * memory): the staging buffer is reused, or freed, only after that. */
+    dfg_status synced = dst->backend->synchronize(dst->context);
+    return status == DFG_OK ? synced : status;
+}
+
+/* For each weight of dst's program, the same weight (name and type) in
+ * src's program, or -1; *largest receives the largest one's bytes. */
+static dfg_status match_weights(const dfg_program *dst, const dfg_program *src,
+                                int32_t *match, int64_t *largest)
+{
+    dfg_name_table names;
+    dfg_name_table_init(&names, &src->allocator);
+    dfg_status status = DFG_OK;
+    for (int32_t i = 0; i < src->n_tensors && status == DFG_OK; i++) {
+        const dfg_program_tensor *t = &src->tensors[i];
+        if (t->kind == DFG_TENSOR_WEIGHT && t->alias_of < 0 &&
+            dfg_name_table_find(&names, t->name) < 0 &&
+            dfg_name_table_insert(&names, t->name, i) != 0)
+            status = dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                               "dfg_session_copy_weights: out of memory");
+    }
+    *largest = 0;
+    for (int32_t i = 0; i < dst->n_tensors && status == DFG_OK; i++) {
+        const dfg_program_tensor *t = &dst->tensors[i];
+        match[i] = -1;
+        if (t->kind != DFG_TENSOR_WEIGHT || t->alias_of >= 0)
+            continue;
+        int32_t j = dfg_name_table_find(&names, t->name);
+        if (j >= 0 && dfg_type_equal(&src->tensors[j].type, &t->type)) {
+            match[i] = j;
+            if (t->bytes > *largest)
+                *largest = t->bytes;
+        }
+    }
+    dfg_name_table_free(&names);
+    return status;
 }
 
 dfg_status dfg_session_copy_weights(dfg_session *dst, dfg_session *src,
@@ -281,30 +422,68 @@ dfg_status dfg_session_copy_weights(dfg_session *dst, dfg_session *src,
     if (!dst || !src)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "dfg_session_copy_weights: sessions must not be NULL");
-    int32_t count = 0;
-    /* src's last run must have finished before its weights are read. */
-    dfg_status st = src->backend->synchronize(src->context);
-    for (int32_t i = 0; i < dst->program->n_tensors && st == DFG_OK; i++) {
-        const dfg_program_tensor *t = &dst->program->tensors[i];
-        if (t->kind != DFG_TENSOR_WEIGHT || t->alias_of >= 0)
-            continue;
-        int32_t j = find_weight(src->program, t);
-        if (j < 0)
-            continue;
-        void *staging = dfg_alloc(&dst->allocator, (size_t)t->bytes + 1);
+    const dfg_program *p = dst->program;
+    int32_t *match = dfg_calloc(&dst->allocator, (size_t)p->n_tensors + 1,
+                                sizeof *match);
+    if (!match)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                         "dfg_session_copy_weights: out of memory");
+    int64_t largest = 0;
+    dfg_status st = match_weights(p, src->program, match, &largest);
+    /* Staging only between two device sessions: one buffer, reused. */
+    void *staging = NULL;
+    if (st == DFG_OK && !src->backend->host_memory &&
+        !dst->backend->host_memory) {
+        staging = dfg_alloc(&dst->allocator, (size_t)largest + 1);
         if (!staging)
-            return dfg_error(DFG_ERR_OUT_OF_MEMORY,
-                             "dfg_session_copy_weights: out of memory for "
-                             "'%s'", t->name);
-        st = src->backend->download(src->context, staging,
-                                    tensor_address(src, j), (size_t)t->bytes);
-        if (st == DFG_OK)
-            st = dst->backend->upload(dst->context, tensor_address(dst, i),
-                                      staging, (size_t)t->bytes);
-        dfg_free(&dst->allocator, staging);
-        count++;
+            st = dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                           "dfg_session_copy_weights: out of memory for a "
+                           "%lld-byte staging buffer", (long long)largest);
     }
+    if (st == DFG_OK)
+        st = detach_weights(dst);
+    /* src's last run must have finished before its weights are read. */
+    if (st == DFG_OK)
+        st = src->backend->synchronize(src->context);
+    int32_t count = 0;
+    for (int32_t i = 0; i < p->n_tensors && st == DFG_OK; i++) {
+        if (match[i] < 0)
+            continue;
+        st = copy_tensor(dst, i, src, match[i], staging);
+        count += st == DFG_OK;
+    }
+    dfg_free(&dst->allocator, staging);
+    dfg_free(&dst->allocator, match);
     if (copied)
         *copied = count;
     return st;
+}
+
+dfg_status dfg_session_set_collective(dfg_session *s,
+                                      const dfg_collective *collective)
+{
+    if (!s)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_session_set_collective: session is NULL");
+    if (collective && (!collective->all_reduce_start ||
+                       !collective->all_reduce_wait))
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_session_set_collective: both functions are "
+                         "needed");
+    memset(&s->collective, 0, sizeof s->collective);
+    if (collective)
+        s->collective = *collective;
+    return DFG_OK;
+}
+
+dfg_status dfg_session_weights_region(dfg_session *s, void **data,
+                                      size_t *bytes)
+{
+    if (!s || !data || !bytes)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_session_weights_region: session, data and bytes "
+                         "must not be NULL");
+    *data = s->regions[DFG_REGION_WEIGHTS];
+    *bytes = (size_t)s->program->region_bytes[DFG_REGION_WEIGHTS];
+    return DFG_OK;
 }

@@ -1,4 +1,5 @@
 #include "program_fixtures.h"
+#include "dfg/compile.h"
 
 #include <math.h>
 

@@ -1,5 +1,6 @@
 /* Helpers of the report tests (see report_check.h). */
 #include "report_check.h"
+#include "dfg/compile.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -4,7 +4,7 @@
  * relative errors below 1e-5 for f32 and 1e-2 for f16 and bf16 (exact for
  * integer, bool and data movement); CUDA graphs on and off; no device
  * allocation, no host allocation and no change in free device memory
- * during runs; a gather index out of range reported by the run.
+ * during runs (device errors and graphs on/off: test_cuda_graphs.c).
  *
  * Exits 77 (skipped), saying why, when the backend is not compiled in or
  * no device is present. */
@@ -18,6 +18,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "cuda_test_device.h"
 #include "dfg/dfg.h"
 #ifdef DFG_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -667,49 +668,11 @@ static void test_runs_allocate_nothing(void **state)
 #endif
 }
 
-static void test_gather_out_of_range(void **state)
-{
-    (void)state;
-    dfg_graph *g = NULL;
-    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
-    const int64_t data_shape[2] = {4, 3}, idx_shape[1] = {2};
-    dfg_value data, idx, out;
-    assert_int_equal(dfg_graph_input(g, "data", DFG_F32, 2, data_shape, &data), DFG_OK);
-    assert_int_equal(dfg_graph_input(g, "idx", DFG_I64, 1, idx_shape, &idx), DFG_OK);
-    dfg_attrs a = defaults();
-    const dfg_value in[2] = {data, idx};
-    assert_int_equal(dfg_graph_node(g, "gather", NULL, in, 2, &a, &out, 1), DFG_OK);
-    assert_int_equal(dfg_graph_output(g, out, NULL), DFG_OK);
-    dfg_program *program = NULL;
-    assert_int_equal(dfg_compile(g, NULL, &program), DFG_OK);
-    dfg_session *s = NULL;
-    assert_int_equal(dfg_session_create(program, backend("cuda"), NULL, &s), DFG_OK);
-    float values[12] = {0}, result[6];
-    int64_t bad[2] = {1, 9}, good[2] = {-1, 2};
-    const void *inputs[2] = {values, bad};
-    void *outputs[1] = {result};
-    assert_int_not_equal(dfg_session_run(s, inputs, outputs), DFG_OK);
-    assert_non_null(strstr(dfg_last_error(), "out of range"));
-    inputs[1] = good; /* the error is cleared: the next run succeeds */
-    assert_int_equal(dfg_session_run(s, inputs, outputs), DFG_OK);
-    dfg_session_destroy(s);
-    dfg_program_destroy(program);
-    dfg_graph_destroy(g);
-}
-
 int main(void)
 {
-    const dfg_backend *cuda = NULL;
-    if (dfg_backend_find("cuda", &cuda) != DFG_OK) {
-        printf("skipped: the cuda backend is not compiled into this build "
-               "(nvcc or cuBLAS not found, or -Dcuda=disabled)\n");
-        return 77;
-    }
-    if (!dfg_backend_available(cuda)) {
-        printf("skipped: no CUDA device (cudaGetDeviceCount failed or "
-               "reported 0 devices)\n");
-        return 77;
-    }
+    int ready = cuda_test_device_ready();
+    if (ready != 0)
+        return ready;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_elementwise_ops),
         cmocka_unit_test(test_reduction_ops),
@@ -720,7 +683,6 @@ int main(void)
         cmocka_unit_test(test_training_step),
         cmocka_unit_test(test_models),
         cmocka_unit_test(test_runs_allocate_nothing),
-        cmocka_unit_test(test_gather_out_of_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

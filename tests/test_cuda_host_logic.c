@@ -60,23 +60,47 @@ static void test_graph_option(void **state)
     assert_false(dfg_cuda_graphs_enabled("no"));
 }
 
+/* cuBLAS gets a 256-byte aligned pointer whatever the program's --align,
+ * at least 16 KiB or none (the session's then). */
 static void test_blas_workspace(void **state)
 {
     (void)state;
-    char buffer[4096];
+    static _Alignas(256) char buffer[64 << 10];
     void *ws;
     size_t bytes;
-    dfg_cuda_blas_workspace(buffer, 4096, 0, &ws, &bytes);
+    dfg_cuda_blas_workspace(buffer, 32 << 10, 0, &ws, &bytes);
     assert_ptr_equal(ws, buffer);
-    assert_int_equal(bytes, 4096);
-    dfg_cuda_blas_workspace(buffer, 4096, 1000, &ws, &bytes);
+    assert_int_equal(bytes, 32 << 10);
+    dfg_cuda_blas_workspace(buffer, 32 << 10, 1000, &ws, &bytes);
     assert_ptr_equal(ws, buffer + 1024); /* after the im2col part, aligned */
-    assert_int_equal(bytes, 3072);
-    dfg_cuda_blas_workspace(buffer, 1024, 1000, &ws, &bytes);
+    assert_int_equal(bytes, (32 << 10) - 1024);
+    /* A step workspace aligned to 64 only (--align 64). */
+    dfg_cuda_blas_workspace(buffer + 64, 32 << 10, 1000, &ws, &bytes);
+    assert_int_equal((uintptr_t)ws % DFG_CUDA_BLAS_WORKSPACE_ALIGN, 0);
+    assert_ptr_equal(ws, buffer + 1280);
+    assert_int_equal(bytes, (32 << 10) + 64 - 1280);
+    /* Below the floor: none. */
+    dfg_cuda_blas_workspace(buffer, 4096, 1000, &ws, &bytes);
     assert_null(ws);
     assert_int_equal(bytes, 0);
+    dfg_cuda_blas_workspace(buffer, (16 << 10) + 1024, 1000, &ws, &bytes);
+    assert_non_null(ws);
+    assert_int_equal(bytes, 16 << 10);
+    dfg_cuda_blas_workspace(buffer, 1024, 1000, &ws, &bytes);
+    assert_null(ws);
     dfg_cuda_blas_workspace(NULL, 0, 0, &ws, &bytes);
     assert_null(ws);
+    /* The session's workspace stands in for a missing one, never for a
+     * step's own. */
+    dfg_cuda_blas_workspace_or_session(&ws, &bytes, buffer + 256, 32 << 10);
+    assert_ptr_equal(ws, buffer + 256);
+    assert_int_equal(bytes, 32 << 10);
+    dfg_cuda_blas_workspace_or_session(&ws, &bytes, buffer + 1024, 48 << 10);
+    assert_ptr_equal(ws, buffer + 256);
+    assert_int_equal(dfg_cuda_session_blas_workspace_bytes(8), 4 << 20);
+    assert_int_equal(dfg_cuda_session_blas_workspace_bytes(9), 32 << 20);
+    assert_true(dfg_cuda_session_blas_workspace_bytes(7) >=
+                DFG_CUDA_BLAS_WORKSPACE_FLOOR);
 }
 
 static void test_strided_copy_merging(void **state)
@@ -193,6 +217,35 @@ static void test_matmul_plans(void **state)
     out = type_of(DFG_F32, 2, 3, 2);
     assert_int_equal(dfg_cuda_matmul_plan_make(&bad[0], &bad[1], &out, &p),
                      DFG_ERR_SHAPE);
+    /* Folded rows beyond INT_MAX (65536 x 65536): a strided batch that
+     * shares b instead, and it still computes the product. */
+    dfg_type tall[2] = {type_of(DFG_F32, 3, 65536, 65536, 2),
+                        type_of(DFG_F32, 2, 2, 3)};
+    out = type_of(DFG_F32, 3, 65536, 65536, 3);
+    assert_int_equal(dfg_cuda_matmul_plan_make(&tall[0], &tall[1], &out, &p),
+                     DFG_OK);
+    assert_int_equal(p.calls, 1);
+    assert_int_equal(p.gemm.m, 65536);
+    assert_int_equal(p.gemm.batch, 65536);
+    assert_int_equal(p.gemm.stride_b, 0);
+    dfg_type few[2] = {type_of(DFG_F32, 3, 5, 4, 2), type_of(DFG_F32, 2, 2, 3)};
+    dfg_type few_out = type_of(DFG_F32, 3, 5, 4, 3);
+    assert_int_equal(dfg_cuda_matmul_plan_make(&few[0], &few[1], &few_out, &p),
+                     DFG_OK);
+    assert_int_equal(p.gemm.m, 20); /* small enough: still folded */
+    /* Rows that cannot fit cuBLAS's int even unfolded: refused when the
+     * step is planned (session creation), naming the operands. */
+    dfg_type huge[2] = {type_of(DFG_F32, 2, 1, 2), type_of(DFG_F32, 2, 2, 3)};
+    out = type_of(DFG_F32, 2, 1, 3);
+    huge[0].shape[0] = out.shape[0] = (int64_t)1 << 31;
+    assert_int_equal(dfg_cuda_matmul_plan_make(&huge[0], &huge[1], &out, &p),
+                     DFG_ERR_UNSUPPORTED);
+    assert_non_null(strstr(dfg_last_error(), "matmul of [2147483648,2] f32"));
+    dfg_step_args args = {DFG_OP_MATMUL, &a, 2, huge, NULL, 1, &out, NULL,
+                          NULL, 0, NULL};
+    dfg_cuda_step_plan plan;
+    assert_int_equal(dfg_cuda_step_plan_make(&args, 0, &plan),
+                     DFG_ERR_UNSUPPORTED);
 }
 
 static void test_gemm_ops(void **state)
@@ -480,19 +533,19 @@ static void test_plan_errors(void **state)
     dfg_type b = type_of(DFG_BOOL, 1, 4), out = b;
     const void *in[1] = {NULL};
     void *outs[1] = {NULL};
-    dfg_kernel_args args = {DFG_OP_EXP, &a, 1, &b, in, 1, &out, outs, NULL, 0};
+    dfg_kernel_args args = {DFG_OP_EXP, &a, 1, &b, in, 1, &out, outs, NULL, 0, NULL};
     dfg_cuda_step_plan plan;
     assert_int_equal(dfg_cuda_step_plan_make(&args, 0, &plan), DFG_ERR_UNSUPPORTED);
     assert_non_null(strstr(dfg_last_error(), "exp"));
     dfg_type g[2] = {type_of(DFG_F32, 1, 4), type_of(DFG_F32, 1, 2)};
     dfg_type go = type_of(DFG_F32, 1, 2);
     const void *gin[2] = {NULL, NULL};
-    args = (dfg_kernel_args){DFG_OP_GATHER, &a, 2, g, gin, 1, &go, outs, NULL, 0};
+    args = (dfg_kernel_args){DFG_OP_GATHER, &a, 2, g, gin, 1, &go, outs, NULL, 0, NULL};
     assert_int_equal(dfg_cuda_step_plan_make(&args, 0, &plan), DFG_ERR_DTYPE);
     /* A conv whose step lacks the workspace its im2col needs. */
     dfg_type c[2] = {type_of(DFG_F32, 4, 1, 1, 5, 5), type_of(DFG_F32, 4, 1, 1, 3, 3)};
     dfg_type co = type_of(DFG_F32, 4, 1, 1, 3, 3);
-    args = (dfg_kernel_args){DFG_OP_CONV2D, &a, 2, c, gin, 1, &co, outs, NULL, 0};
+    args = (dfg_kernel_args){DFG_OP_CONV2D, &a, 2, c, gin, 1, &co, outs, NULL, 0, NULL};
     assert_int_equal(dfg_cuda_step_plan_make(&args, 0, &plan),
                      DFG_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(dfg_last_error(), "workspace"));

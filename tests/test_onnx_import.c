@@ -73,6 +73,24 @@ static void build_gemm_relu(onnx_builder *b, float *w, float *bias)
     onnx_builder_output(b, "y");
 }
 
+/* y [2,4] against relu(x W + bias) in double. */
+static void check_gemm_relu(const float *x, const float *w, const float *bias,
+                            const float *y)
+{
+    double err = 0, norm = 0;
+    for (int r = 0; r < 2; r++)
+        for (int c = 0; c < 4; c++) {
+            double ref = bias[c];
+            for (int k = 0; k < 3; k++)
+                ref += (double)x[r * 3 + k] * w[k * 4 + c];
+            ref = ref > 0 ? ref : 0;
+            err += (y[r * 4 + c] - ref) * (y[r * 4 + c] - ref);
+            norm += ref * ref;
+        }
+    assert_true(norm > 0);
+    assert_true(err <= 1e-12 * norm);
+}
+
 static void test_gemm_relu_matches_reference(void **state)
 {
     (void)state;
@@ -89,19 +107,50 @@ static void test_gemm_relu_matches_reference(void **state)
     assert_int_equal(import_builder(&b, NULL, &graph), DFG_OK);
     onnx_builder_free(&b);
     run_graph(graph, x, y);
-    double err = 0, norm = 0;
-    for (int r = 0; r < 2; r++)
-        for (int c = 0; c < 4; c++) {
-            double ref = bias[c];
-            for (int k = 0; k < 3; k++)
-                ref += (double)x[r * 3 + k] * w[k * 4 + c];
-            ref = ref > 0 ? ref : 0;
-            err += (y[r * 4 + c] - ref) * (y[r * 4 + c] - ref);
-            norm += ref * ref;
-        }
-    assert_true(norm > 0);
-    assert_true(err <= 1e-12 * norm);
+    check_gemm_relu(x, w, bias, y);
     dfg_graph_destroy(graph);
+}
+
+/* The same model from a file, where the importer maps the file and reads
+ * the initializers' raw_data there, with B stored as float_data instead
+ * (not raw): the same result as from memory. */
+static void test_file_import_matches_memory(void **state)
+{
+    (void)state;
+    float w[12], bias[4], x[6], y_memory[8], y_file[8];
+    for (int i = 0; i < 12; i++)
+        w[i] = (float)next_uniform();
+    for (int i = 0; i < 4; i++)
+        bias[i] = (float)next_uniform();
+    for (int i = 0; i < 6; i++)
+        x[i] = (float)next_uniform();
+    onnx_builder b;
+    build_gemm_relu(&b, w, bias);
+    Onnx__TensorProto *b_init = b.graph.initializer[1];
+    b_init->has_raw_data = 0;
+    b_init->float_data = bias;
+    b_init->n_float_data = 4;
+    size_t size;
+    uint8_t *bytes = onnx_builder_pack(&b, &size);
+    onnx_builder_free(&b);
+    char path[] = "/tmp/dfg-onnx-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, bytes, size), (ssize_t)size);
+    close(fd);
+    dfg_graph *from_memory, *from_file;
+    assert_int_equal(dfg_onnx_import_memory(bytes, size, NULL, NULL,
+                                            &from_memory), DFG_OK);
+    assert_int_equal(dfg_onnx_import_file(path, NULL, NULL, &from_file),
+                     DFG_OK);
+    unlink(path);
+    free(bytes);
+    run_graph(from_memory, x, y_memory);
+    run_graph(from_file, x, y_file);
+    check_gemm_relu(x, w, bias, y_file);
+    assert_memory_equal(y_memory, y_file, sizeof y_file);
+    dfg_graph_destroy(from_memory);
+    dfg_graph_destroy(from_file);
 }
 
 /* Reshape's shape computed by Shape -> Gather -> Unsqueeze -> Concat, as
@@ -528,6 +577,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm_relu_matches_reference),
+        cmocka_unit_test(test_file_import_matches_memory),
         cmocka_unit_test(test_shape_subgraph_folds),
         cmocka_unit_test(test_symbolic_dims),
         cmocka_unit_test(test_constant_input),

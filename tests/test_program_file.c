@@ -109,14 +109,32 @@ static void tracking_free(void *ctx, void *ptr)
     free(ptr);
 }
 
-/* Loads bytes that must be rejected: DFG_ERR_FORMAT, a message, no
- * allocation much larger than the file, nothing leaked. */
-static void expect_rejected(const uint8_t *data, size_t size, const char *needle)
+/* dfg_program_load of the bytes, written to a file first: the loader
+ * that maps the file and reads the weights there. */
+static dfg_status load_mapped(const uint8_t *data, size_t size,
+                              const dfg_allocator *allocator, dfg_program **out)
+{
+    char path[] = "/tmp/dfg-program-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, data, size), (ssize_t)size);
+    close(fd);
+    dfg_status s = dfg_program_load(path, allocator, out);
+    unlink(path);
+    return s;
+}
+
+/* Loads bytes that must be rejected, from memory or mapped from a file:
+ * DFG_ERR_FORMAT, a message, no allocation much larger than the file,
+ * nothing leaked. */
+static void expect_rejected_by(int mapped, const uint8_t *data, size_t size,
+                               const char *needle)
 {
     tracking t = {0, 0};
     dfg_allocator allocator = {&t, tracking_alloc, tracking_free};
     dfg_program *p = (dfg_program *)&t;
-    dfg_status s = dfg_program_load_memory(data, size, &allocator, &p);
+    dfg_status s = mapped ? load_mapped(data, size, &allocator, &p)
+                          : dfg_program_load_memory(data, size, &allocator, &p);
     if (s != DFG_ERR_FORMAT)
         fail_msg("expected DFG_ERR_FORMAT, got %s (%s)", dfg_status_name(s),
                  s == DFG_OK ? "loaded" : dfg_last_error());
@@ -126,6 +144,12 @@ static void expect_rejected(const uint8_t *data, size_t size, const char *needle
         fail_msg("message '%s' lacks '%s'", dfg_last_error(), needle);
     assert_true(t.largest <= 2 * size + 65536);
     assert_int_equal(t.live, 0);
+}
+
+static void expect_rejected(const uint8_t *data, size_t size, const char *needle)
+{
+    expect_rejected_by(0, data, size, needle);
+    expect_rejected_by(1, data, size, needle);
 }
 
 static dfg_program *load(const uint8_t *data, size_t size)
@@ -198,8 +222,10 @@ static void expect_programs_equal(const dfg_program *a, const dfg_program *b)
     assert_memory_equal(a->outputs, b->outputs, (size_t)a->n_outputs * 4);
     for (int r = 0; r < DFG_REGION_COUNT; r++)
         assert_int_equal(a->region_bytes[r], b->region_bytes[r]);
-    assert_memory_equal(a->weights, b->weights,
-                        (size_t)a->region_bytes[DFG_REGION_WEIGHTS]);
+    for (int32_t i = 0; i < a->n_tensors; i++)
+        if (a->tensors[i].region == DFG_REGION_WEIGHTS)
+            assert_memory_equal(a->tensors[i].data, b->tensors[i].data,
+                                (size_t)a->tensors[i].bytes);
     assert_memory_equal(&a->stats, &b->stats, sizeof a->stats);
 }
 
@@ -316,9 +342,19 @@ static void test_save_and_load_a_file(void **state)
     close(fd);
     dfg_program *p = compiled("cnn"), *loaded = NULL;
     assert_int_equal(dfg_program_save(p, path), DFG_OK);
-    assert_int_equal(dfg_program_load(path, NULL, &loaded), DFG_OK);
+    /* The file is mapped: no allocation as large as the weights, which
+     * are read in place, aligned. */
+    tracking t = {0, 0};
+    dfg_allocator allocator = {&t, tracking_alloc, tracking_free};
+    assert_int_equal(dfg_program_load(path, &allocator, &loaded), DFG_OK);
     expect_programs_equal(p, loaded);
+    assert_true(t.largest < (size_t)loaded->region_bytes[DFG_REGION_WEIGHTS] / 4);
+    for (int32_t i = 0; i < loaded->n_tensors; i++)
+        if (loaded->tensors[i].region == DFG_REGION_WEIGHTS &&
+            loaded->tensors[i].alias_of < 0)
+            assert_int_equal((uintptr_t)loaded->tensors[i].data % 64, 0);
     dfg_program_destroy(loaded);
+    assert_int_equal(t.live, 0);
     unlink(path);
     assert_int_equal(dfg_program_load(path, NULL, &loaded), DFG_ERR_IO);
     assert_non_null(strstr(dfg_last_error(), path));
@@ -411,7 +447,12 @@ static dfg_program *hand_built(void)
         t->alias_of = -1;
     }
     uint64_t rng = 17;
-    fixture_fill(&rng, (float *)p->weights, 6);
+    dfg_shared_bytes *w = dfg_shared_bytes_alloc(NULL, 24);
+    assert_non_null(w);
+    fixture_fill(&rng, (float *)dfg_shared_bytes_fill(w), 6);
+    p->tensors[1].data = dfg_shared_bytes_data(w);
+    assert_int_equal(dfg_program_hold(p, w), DFG_OK);
+    dfg_shared_bytes_release(w);
     dfg_program_step *st = &p->steps[0];
     st->op = DFG_OP_ADD;
     st->name = dfg_strdup(&p->allocator, "sum");
@@ -446,7 +487,7 @@ static void test_hand_built_round_trip_and_run(void **state)
     uint64_t rng = 3;
     float x[6];
     fixture_fill(&rng, x, 6);
-    const float *w = (const float *)p->weights, *y = (const float *)out[0];
+    const float *w = (const float *)p->tensors[1].data, *y = (const float *)out[0];
     for (int i = 0; i < 6; i++)
         assert_float_equal(y[i], x[i] + w[i], 1e-6);
     free(out[0]);
@@ -482,6 +523,12 @@ static void huge_dims(dfg_program *p) { p->tensors[0].type.shape[0] = INT64_MAX 
 static void wrong_dtype_for_op(dfg_program *p) { p->tensors[0].type.dtype = DFG_BOOL; p->tensors[0].bytes = 6; }
 static void partial_in_place(dfg_program *p) { p->tensors[2].alias_of = 0; p->tensors[2].offset = 8; }
 static void unknown_planner(dfg_program *p) { p->stats.planner = (dfg_planner)9; }
+static void misaligned_weight(dfg_program *p)
+{
+    p->region_bytes[DFG_REGION_WEIGHTS] = 32;
+    p->stats.weights_bytes = 32;
+    p->tensors[1].offset = 2;
+}
 
 static void test_invalid_programs_are_rejected(void **state)
 {
@@ -511,6 +558,7 @@ static void test_invalid_programs_are_rejected(void **state)
         {"not accepted", wrong_dtype_for_op},
         {"overlaps input 0", partial_in_place},
         {"planner", unknown_planner},
+        {"4-byte elements", misaligned_weight},
     };
     for (size_t i = 0; i < sizeof mutations / sizeof mutations[0]; i++) {
         dfg_program *p = hand_built();
@@ -570,7 +618,7 @@ static void test_in_place_output_loads_and_runs(void **state)
     uint64_t rng = 3;
     float x[6];
     fixture_fill(&rng, x, 6);
-    const float *w = (const float *)p->weights, *y = (const float *)out[0];
+    const float *w = (const float *)p->tensors[1].data, *y = (const float *)out[0];
     for (int i = 0; i < 6; i++)
         assert_float_equal(y[i], x[i] + w[i], 1e-6);
     free(out[0]);
@@ -663,6 +711,17 @@ static void test_hostile_headers(void **state)
         fix_checksums_in(f, size);
         expect_rejected(f, size, counts[i].what);
     }
+    /* A version 3 file whose weights section is not on a page boundary
+     * (as version 2 placed it): the mapped weights would be misaligned. */
+    uint8_t *v2 = NULL;
+    size_t v2_size = 0;
+    assert_int_equal(dfg_program_serialize_version(p, 2, NULL, &v2, &v2_size),
+                     DFG_OK);
+    uint8_t *w2 = section(v2, DFG_SECTION_WEIGHTS, &len);
+    assert_true((size_t)(w2 - v2) % DFG_FILE_WEIGHTS_ALIGNMENT != 0);
+    store_u32(v2 + 4, 3);
+    expect_rejected(v2, v2_size, "not a multiple");
+    free(v2);
     /* A strings section without its final NUL. */
     RESET();
     uint8_t *strings = section(f, DFG_SECTION_STRINGS, &len);
@@ -710,7 +769,9 @@ static void random_corruption(const char *model, int rounds, int fix, uint64_t s
         if (fix)
             fix_checksums_in(f, size);
         dfg_program *q = NULL;
-        dfg_status s = dfg_program_load_memory(f, size, NULL, &q);
+        /* Every other round through the mapped loader. */
+        dfg_status s = round % 2 ? load_mapped(f, size, NULL, &q)
+                                 : dfg_program_load_memory(f, size, NULL, &q);
         if (s != DFG_OK) {
             if (s != DFG_ERR_FORMAT)
                 fail_msg("round %d: %s: %s", round, dfg_status_name(s),

@@ -1,9 +1,9 @@
 /* Sessions (runtime/executor.c) on the CPU backend: results against a
  * double-precision reference, the input/output buffers, no allocation
  * during runs (through the session's allocator and through malloc & co.,
- * wrapped at link time), many threads sharing one program, and the errors
- * for unknown backends and unsupported ops. */
-#include <pthread.h>
+ * wrapped at link time), sessions sharing their program's weights, and the
+ * errors for unknown backends and unsupported ops. Threads sharing one
+ * program: test_session_threads.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +14,7 @@
 
 #include "backend.h"
 #include "dfg/dfg.h"
+#include "program.h"
 #include "program_fixtures.h"
 
 /* --- malloc & co., wrapped (-Wl,--wrap=...) for the library's objects */
@@ -52,12 +53,13 @@ void *__wrap_aligned_alloc(size_t alignment, size_t size)
 /* --- a counting dfg_allocator */
 
 typedef struct counting {
-    _Atomic long allocs, frees;
+    _Atomic long allocs, frees, bytes;
 } counting;
 
 static void *counting_alloc(void *ctx, size_t size, size_t alignment)
 {
     ((counting *)ctx)->allocs++;
+    ((counting *)ctx)->bytes += (long)size;
     void *ptr = NULL;
     return __real_posix_memalign(&ptr, alignment < sizeof(void *) ? sizeof(void *) : alignment,
                                  size ? size : 1) == 0 ? ptr : NULL;
@@ -162,7 +164,7 @@ static void test_run_allocates_nothing(void **state)
     (void)state;
     static const char *const models[] = {"fixture", "mlp", "cnn", "transformer"};
     for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
-        counting counts = {0, 0};
+        counting counts = {0, 0, 0};
         dfg_allocator allocator = {&counts, counting_alloc, counting_free};
         dfg_program *program = NULL;
         fixture_weights w;
@@ -201,64 +203,113 @@ static void test_run_allocates_nothing(void **state)
     assert_true(libc_calls > before);
 }
 
-#define N_THREADS 4
-#define RUNS_PER_THREAD 25
+#define N_SESSIONS 8
 
-typedef struct thread_job {
-    const dfg_program *program;
-    const float *x;
-    float probs[FIX_BATCH * FIX_OUT], sums[2];
-    int failures;
-} thread_job;
+/* A CPU backend that keeps the steps each session was given, in the order
+ * the sessions were created, so that the test can see what they bound. */
+typedef struct prepared {
+    const dfg_step_args *steps;
+    int32_t n_steps;
+} prepared;
+static prepared kept[N_SESSIONS];
+static int n_kept;
 
-static void *run_thread(void *arg)
+static dfg_status keep_steps(dfg_backend_context *context,
+                             const dfg_step_args *steps, int32_t n_steps)
 {
-    thread_job *job = arg;
-    dfg_session *session = NULL;
-    if (dfg_session_create(job->program, cpu(), NULL, &session) != DFG_OK) {
-        job->failures++;
-        return NULL;
-    }
-    const void *inputs[] = {job->x};
-    void *outputs[] = {job->probs, job->sums};
-    float first[FIX_BATCH * FIX_OUT];
-    for (int run = 0; run < RUNS_PER_THREAD; run++) {
-        if (dfg_session_run(session, inputs, outputs) != DFG_OK)
-            job->failures++;
-        if (run == 0)
-            memcpy(first, job->probs, sizeof first);
-        else if (memcmp(first, job->probs, sizeof first) != 0)
-            job->failures++;
-    }
-    dfg_session_destroy(session);
-    return NULL;
+    if (n_kept < N_SESSIONS)
+        kept[n_kept++] = (prepared){steps, n_steps};
+    return dfg_cpu_backend.prepare(context, steps, n_steps);
 }
 
-static void test_threads_share_a_program(void **state)
+/* 1 if some step of session i reads data. */
+static int reads(int i, const void *data)
+{
+    for (int32_t k = 0; k < kept[i].n_steps; k++)
+        for (int32_t j = 0; j < kept[i].steps[k].n_inputs; j++)
+            if (kept[i].steps[k].in[j] == data)
+                return 1;
+    return 0;
+}
+
+/* Runs session on the same seeded input; out receives output 0. */
+static void run_seeded(const dfg_program *program, dfg_session *session,
+                       float *out, size_t n)
+{
+    void *in = NULL, *probs = NULL;
+    assert_int_equal(dfg_session_input_buffer(session, 0, &in), DFG_OK);
+    assert_int_equal(dfg_session_output_buffer(session, 0, &probs), DFG_OK);
+    dfg_tensor_info info;
+    assert_int_equal(dfg_program_input_info(program, 0, &info), DFG_OK);
+    int64_t numel = 1;
+    for (int32_t d = 0; d < info.rank; d++)
+        numel *= info.shape[d];
+    uint64_t rng = 42;
+    fixture_fill(&rng, in, numel);
+    assert_int_equal(dfg_session_run(session, NULL, NULL), DFG_OK);
+    memcpy(out, probs, n * sizeof *out);
+}
+
+/* Inference sessions read the program's weights in place: eight of them
+ * allocate eight arenas and no copy of the weights. A session that
+ * receives weights (copy_weights) gets its own copy first, leaving the
+ * program and the other sessions alone. */
+static void test_sessions_share_the_weights(void **state)
 {
     (void)state;
-    fixture_weights w;
-    dfg_program *program = compile_fixture(11, &w, DFG_PLANNER_GREEDY_BREADTH);
-    float x[FIX_BATCH * FIX_IN];
-    uint64_t rng = 1234;
-    fixture_fill(&rng, x, FIX_BATCH * FIX_IN);
-    thread_job jobs[N_THREADS];
-    pthread_t threads[N_THREADS];
-    for (int t = 0; t < N_THREADS; t++) {
-        memset(&jobs[t], 0, sizeof jobs[t]);
-        jobs[t].program = program;
-        jobs[t].x = x;
-        assert_int_equal(pthread_create(&threads[t], NULL, run_thread, &jobs[t]), 0);
+    dfg_backend keeping = dfg_cpu_backend;
+    keeping.prepare = keep_steps;
+    n_kept = 0;
+    dfg_graph *graph = NULL;
+    dfg_program *program = NULL;
+    assert_int_equal(dfg_model_build("cnn", NULL, &graph), DFG_OK);
+    assert_int_equal(dfg_compile(graph, NULL, &program), DFG_OK);
+    dfg_plan_stats stats;
+    dfg_program_stats(program, &stats);
+    assert_true(stats.weights_bytes > 10000);
+
+    counting counts = {0, 0, 0};
+    dfg_allocator allocator = {&counts, counting_alloc, counting_free};
+    dfg_session *sessions[N_SESSIONS];
+    for (int i = 0; i < N_SESSIONS; i++)
+        assert_int_equal(dfg_session_create(program, &keeping, &allocator,
+                                            &sessions[i]), DFG_OK);
+    long beyond_arenas = counts.bytes - N_SESSIONS * (long)stats.arena_bytes;
+    if (beyond_arenas >= (long)stats.weights_bytes)
+        fail_msg("%d sessions allocated %ld bytes beyond their arenas, the "
+                 "weights are %llu", N_SESSIONS, beyond_arenas,
+                 (unsigned long long)stats.weights_bytes);
+    int32_t n_weights = 0;
+    for (int32_t t = 0; t < program->n_tensors; t++) {
+        const dfg_program_tensor *w = &program->tensors[t];
+        if (w->kind != DFG_TENSOR_WEIGHT)
+            continue;
+        n_weights++;
+        for (int i = 0; i < N_SESSIONS; i++)
+            assert_true(reads(i, w->data));
     }
-    for (int t = 0; t < N_THREADS; t++)
-        assert_int_equal(pthread_join(threads[t], NULL), 0);
-    for (int t = 0; t < N_THREADS; t++) {
-        assert_int_equal(jobs[t].failures, 0);
-        assert_memory_equal(jobs[t].probs, jobs[0].probs, sizeof jobs[0].probs);
-        assert_memory_equal(jobs[t].sums, jobs[0].sums, sizeof jobs[0].sums);
+    assert_true(n_weights > 2);
+
+    float probs0[32 * 10], probs1[32 * 10];
+    run_seeded(program, sessions[0], probs0, 32 * 10);
+    int32_t copied = 0;
+    assert_int_equal(dfg_session_copy_weights(sessions[1], sessions[0], &copied),
+                     DFG_OK);
+    assert_int_equal(copied, n_weights);
+    for (int32_t t = 0; t < program->n_tensors; t++) {
+        const dfg_program_tensor *w = &program->tensors[t];
+        if (w->kind == DFG_TENSOR_WEIGHT) {
+            assert_false(reads(1, w->data));
+            assert_true(reads(0, w->data));
+        }
     }
-    check_outputs(&w, x, jobs[0].probs, jobs[0].sums);
+    run_seeded(program, sessions[1], probs1, 32 * 10);
+    assert_memory_equal(probs0, probs1, sizeof probs0);
+    for (int i = 0; i < N_SESSIONS; i++)
+        dfg_session_destroy(sessions[i]);
+    assert_int_equal(counts.allocs, counts.frees);
     dfg_program_destroy(program);
+    dfg_graph_destroy(graph);
 }
 
 static void test_backend_registry(void **state)
@@ -309,7 +360,7 @@ int main(void)
         cmocka_unit_test(test_run_matches_reference),
         cmocka_unit_test(test_arena_buffers),
         cmocka_unit_test(test_run_allocates_nothing),
-        cmocka_unit_test(test_threads_share_a_program),
+        cmocka_unit_test(test_sessions_share_the_weights),
         cmocka_unit_test(test_backend_registry),
         cmocka_unit_test(test_unsupported_op_is_named),
     };

@@ -3,6 +3,7 @@
  * training program tells its tensor classes apart, survives a program
  * file round trip, and accumulates K micro-batches per optimizer step. */
 #include <setjmp.h>
+#include "dfg/compile.h"
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,7 +37,7 @@ static int free_data(void **state)
 static void train_model(const char *model)
 {
     dfgc_train_config c = {model, {0}, dfgc_default_epochs(model), 7, NULL,
-                           NULL};
+                           NULL, 0, 1, NULL, NULL};
     dfg_training_options_init(&c.training);
     c.training.optimizer = DFG_OPTIMIZER_ADAM;
     c.training.learning_rate = 0.003f;

@@ -1,5 +1,4 @@
 #include "cli.h"
-#include "cli_number.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -96,70 +95,6 @@ int dfgc_option_value(const char *command, int argc, char **argv, int *i,
     return 1;
 }
 
-/* A decimal power of two in [1, 2^30]; 0 on anything else. */
-static uint64_t parse_alignment(const char *text)
-{
-    if (!text[0] || text[0] < '0' || text[0] > '9')
-        return 0;
-    errno = 0;
-    char *end;
-    unsigned long long value = strtoull(text, &end, 10);
-    if (errno || *end || value == 0 || value > (1ull << 30) ||
-        (value & (value - 1)))
-        return 0;
-    return (uint64_t)value;
-}
-
-int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
-                        dfg_compile_options *options)
-{
-    const char *value;
-    int found = dfgc_shapes_option(command, argc, argv, i);
-    if (found == 0)
-        found = dfgc_const_option(command, argc, argv, i);
-    if (found != 0)
-        return found;
-    found = dfgc_option_value(command, argc, argv, i, "--planner", &value);
-    if (found == 1) {
-        dfg_planner planner;
-        if (dfg_planner_from_name(value, &planner) != 0) {
-            char known[256] = "";
-            for (int p = 0; p < DFG_PLANNER_COUNT; p++)
-                snprintf(known + strlen(known), sizeof known - strlen(known),
-                         "%s%s", p ? ", " : "", dfg_planner_name(p));
-            dfgc_usage_error(command, "unknown planner '%s' (planners: %s)",
-                             value, known);
-            return -1;
-        }
-        options->planner = planner;
-        return 1;
-    }
-    if (found < 0)
-        return -1;
-    found = dfgc_option_value(command, argc, argv, i, "--blas-workspace",
-                              &value);
-    if (found == 1) {
-        uint64_t bytes;
-        if (dfgc_parse_u64(command, "--blas-workspace", value, 0,
-                           DFG_MAX_BLAS_WORKSPACE, &bytes) != 0)
-            return -1;
-        options->blas_workspace_bytes = bytes;
-        return 1;
-    }
-    if (found < 0)
-        return -1;
-    found = dfgc_option_value(command, argc, argv, i, "--align", &value);
-    if (found == 1) {
-        options->alignment = parse_alignment(value);
-        if (options->alignment == 0) {
-            dfgc_usage_error(command, "--align wants a power of two from 1 "
-                             "to 1073741824, not '%s'", value);
-            return -1;
-        }
-    }
-    return found;
-}
-
 FILE *dfgc_open_output(const char *path)
 {
     if (strcmp(path, "-") == 0)
@@ -177,5 +112,22 @@ int dfgc_close_output(FILE *stream, const char *path)
         failed |= fclose(stream) != 0;
     if (failed)
         return dfgc_error("writing '%s' failed", path);
+    return 0;
+}
+
+int dfgc_parse_u64(const char *command, const char *option, const char *text,
+                   uint64_t min, uint64_t max, uint64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long value = strtoull(text, &end, 10);
+    /* strtoull accepts "-1" as a huge value; only plain digits are wanted. */
+    if (text[0] < '0' || text[0] > '9' || errno || *end || value < min ||
+        value > max)
+        return dfgc_usage_error(command, "%s wants an integer from %llu to "
+                                "%llu, not '%s'", option,
+                                (unsigned long long)min,
+                                (unsigned long long)max, text);
+    *out = value;
     return 0;
 }

@@ -5,7 +5,9 @@
 #ifndef DFGC_CLI_H
 #define DFGC_CLI_H
 
-#include "dfg/dfg.h"
+#include <stdint.h>
+#include <stdio.h>
+#include "dfg/status.h"
 
 #define DFGC_EXIT_ERROR 1
 #define DFGC_EXIT_USAGE 2
@@ -44,24 +46,10 @@ int dfgc_parse_arguments(const char *command, const char *usage, int argc,
 int dfgc_option_value(const char *command, int argc, char **argv, int *i,
                       const char *name, const char **value);
 
-/* Parses the compile options every compiling subcommand accepts:
- * --planner NAME and --align N (a power of two). Returns 1 if argv[*i] was
- * one of them (consumed as dfgc_option_value does), 0 if not, and -1 after
- * printing a usage error for a bad value. */
-int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
-                        dfg_compile_options *options);
-
-/* Handles "--shapes SPEC[,SPEC...]" (SPEC: INPUT:1x3x224x224 or DIM=8),
- * the values of an ONNX model's symbolic dims, kept for
- * dfgc_load_graph (tools/model_source.c).
- * Returns 1 if argv[*i] was it, 0 if not, -1 after a usage error. */
-int dfgc_shapes_option(const char *command, int argc, char **argv, int *i);
-
-/* Handles "--const NAME=FILE": ONNX input NAME becomes a constant of the
- * graph with FILE's value (a TensorProto .pb, or raw little-endian values
- * of the input's declared type), kept for dfgc_load_graph. Returns 1 if
- * argv[*i] was it, 0 if not, -1 after a usage error. */
-int dfgc_const_option(const char *command, int argc, char **argv, int *i);
+/* A decimal integer in [min, max]. Returns 0, or prints a usage error
+ * naming the command and option and returns DFGC_EXIT_USAGE. */
+int dfgc_parse_u64(const char *command, const char *option, const char *text,
+                   uint64_t min, uint64_t max, uint64_t *out);
 
 /* Opens path for writing ("-" is stdout). NULL after printing an error. */
 FILE *dfgc_open_output(const char *path);

@@ -1,13 +1,15 @@
 /* dfgc bench MODEL: the median latency of dfg_session_run over many
  * iterations, and the process's peak resident memory. */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 #include "cli.h"
-#include "cli_number.h"
 #include "commands.h"
+#include "compile_options.h"
 #include "run_setup.h"
 
 static const char usage[] =
@@ -17,7 +19,10 @@ static const char usage[] =
     "Runs MODEL --warmup times untimed, then --iterations times timed, on\n"
     "random inputs, and prints the median, minimum and maximum latency of\n"
     "one run (inputs copied in and outputs copied out included) and the\n"
-    "peak resident memory of the process (getrusage).\n"
+    "peak resident memory of the process (getrusage), split into the\n"
+    "weights, the arena (in host memory on the cpu device), what the\n"
+    "process held before reading MODEL (code, libraries) and the rest\n"
+    "(compiling, buffers, thread stacks, allocator slack).\n"
     "\n"
     "MODEL             a program FILE.dfgp, or example:NAME (compiled first)\n"
     "--iterations N    timed runs (100)\n"
@@ -85,6 +90,33 @@ static int parse_args(int argc, char **argv, bench_args *a)
     return -1;
 }
 
+/* The process's resident bytes now (Linux's /proc/self/statm); 0 if
+ * unknown. */
+static double resident_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long size = 0, resident = 0;
+    int got = f ? fscanf(f, "%llu %llu", &size, &resident) : 0;
+    if (f)
+        fclose(f);
+    long page = sysconf(_SC_PAGESIZE);
+    return got == 2 && page > 0 ? (double)resident * (double)page : 0.0;
+}
+
+static void print_rss_split(double peak, double weights, double arena,
+                            double at_start)
+{
+    const double mib = 1024.0 * 1024.0;
+    printf("peak rss    %.1f MiB\n", peak / mib);
+    printf("  weights   %7.1f MiB  the program's, read in place by cpu "
+           "sessions\n", weights / mib);
+    printf("  arena     %7.1f MiB\n", arena / mib);
+    printf("  at start  %7.1f MiB  code and libraries, before MODEL was "
+           "read\n", at_start / mib);
+    printf("  the rest  %7.1f MiB  compiling, buffers, thread stacks, "
+           "allocator slack\n", (peak - weights - arena - at_start) / mib);
+}
+
 static double now_seconds(void)
 {
     struct timespec t;
@@ -123,6 +155,7 @@ int dfgc_bench(int argc, char **argv)
     if (!times)
         return dfgc_error("out of memory for %llu timings",
                           (unsigned long long)a.iterations);
+    double at_start = resident_bytes();
     dfgc_run_setup s;
     status = dfgc_run_setup_create(a.model, &a.options, a.backend, a.seed, &s);
     if (status == 0)
@@ -146,8 +179,13 @@ int dfgc_bench(int argc, char **argv)
         printf("max         %.4f ms\n", times[n - 1] * 1e3);
         printf("arena       %llu bytes\n", (unsigned long long)stats.arena_bytes);
         printf("weights     %llu bytes\n", (unsigned long long)stats.weights_bytes);
-        /* Linux reports ru_maxrss in KiB. */
-        printf("peak rss    %.1f MiB\n", (double)usage.ru_maxrss / 1024.0);
+        /* Linux reports ru_maxrss in KiB. A device's arena is not in
+         * the process's memory. */
+        int host_arena = strcmp(a.backend, "cpu") == 0;
+        print_rss_split((double)usage.ru_maxrss * 1024.0,
+                        (double)stats.weights_bytes,
+                        host_arena ? (double)stats.arena_bytes : 0.0,
+                        at_start);
     }
     dfgc_run_setup_destroy(&s); /* safe on the zeroed struct of a failure */
     free(times);

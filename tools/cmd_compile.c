@@ -1,7 +1,10 @@
 /* dfgc compile MODEL -o FILE.dfgp: compile once, run many times. */
 #include <string.h>
+#include "dfg/compile.h"
 #include "cli.h"
 #include "commands.h"
+#include "model_source.h"
+#include "compile_options.h"
 
 static const char usage[] =
     "usage: dfgc compile MODEL -o FILE.dfgp [--planner NAME] [--align N]\n"

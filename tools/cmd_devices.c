@@ -1,5 +1,6 @@
-/* dfgc devices: the backends compiled into this build, and whether each
- * can run here (a device is present). */
+/* dfgc devices: the backends this build knows, and whether each can run
+ * here. Asking for "cuda" opens the CUDA module, so this is also how to
+ * see why it cannot run (not installed, no driver, no device). */
 #include <stdio.h>
 #include <string.h>
 
@@ -9,8 +10,9 @@
 static const char usage[] =
     "usage: dfgc devices\n"
     "\n"
-    "Lists the backends compiled into this build, one per line, with\n"
-    "'available' when sessions can be created on it here or 'no device'.\n"
+    "Lists the backends this build knows, one per line: 'available' when\n"
+    "sessions can be created on it here, else 'not installed' (its module\n"
+    "is missing) or 'unavailable', each with the reason.\n"
     "Use a name with 'dfgc run/bench --device NAME'.\n";
 
 int dfgc_devices(int argc, char **argv)
@@ -24,10 +26,13 @@ int dfgc_devices(int argc, char **argv)
     }
     for (const char *const *name = dfg_backend_names(); *name; name++) {
         const dfg_backend *backend = NULL;
-        if (dfg_backend_find(*name, &backend) != DFG_OK)
-            return dfgc_library_error(*name);
-        printf("%-6s %s\n", *name,
-               dfg_backend_available(backend) ? "available" : "no device");
+        dfg_status st = dfg_backend_find(*name, &backend);
+        if (st == DFG_OK && dfg_backend_available(backend))
+            printf("%-6s available\n", *name);
+        else
+            printf("%-6s %s: %s\n", *name,
+                   st == DFG_ERR_NOT_FOUND ? "not installed" : "unavailable",
+                   dfg_last_error());
     }
     return 0;
 }

@@ -1,6 +1,9 @@
 /* dfgc plan MODEL: compile and report the memory plan. */
 #include "cli.h"
+#include "dfg/compile.h"
 #include "commands.h"
+#include "model_source.h"
+#include "compile_options.h"
 #include "plan_visuals.h"
 
 #include <string.h>

@@ -1,11 +1,12 @@
 /* dfgc run MODEL: one run on given or random inputs, printing a checksum
  * line per output (tools/tensor_data.h). */
 #include <errno.h>
+#include "dfg/compile.h"
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
-#include "cli_number.h"
 #include "commands.h"
+#include "compile_options.h"
 #include "run_setup.h"
 #include "tensor_data.h"
 

@@ -13,15 +13,4 @@ int dfgc_bench(int argc, char **argv);
 int dfgc_train(int argc, char **argv);
 int dfgc_devices(int argc, char **argv);
 
-/* MODEL is a bundled example ("example:cnn"), a program file (.dfgp) or,
- * once the ONNX front end is in, an .onnx file. */
-dfg_status dfgc_load_graph(const char *model, dfg_graph **out);
-/* 1 if MODEL names a compiled program file (.dfgp), which compile options
- * cannot change. */
-int dfgc_model_is_program(const char *model);
-/* A .dfgp is loaded; anything else is built and compiled with options. */
-dfg_status dfgc_load_program(const char *model,
-                             const dfg_compile_options *options,
-                             dfg_program **out);
-
 #endif

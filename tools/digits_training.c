@@ -1,5 +1,6 @@
 /* The digits training loop (digits_training.h). */
 #include "digits_training.h"
+#include "dfg/compile.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -60,13 +61,14 @@ static dfg_status train(const dfgc_train_config *c, const dfgc_digits *data,
         order[i] = i;
     uint64_t state = dfgc_digits_seed(c->seed);
     dfg_status st = DFG_OK;
+    int32_t ranks = c->ranks > 1 ? c->ranks : 1, global = ranks * b->size;
     for (int32_t epoch = 0; epoch < c->epochs && st == DFG_OK; epoch++) {
         dfgc_digits_shuffle(order, DFGC_DIGITS_TRAIN, &state);
         double total = 0.0;
         int32_t runs = 0;
-        for (int32_t at = 0; at + b->size <= DFGC_DIGITS_TRAIN && st == DFG_OK;
-             at += b->size, runs++) {
-            gather(data, order + at, b);
+        for (int32_t at = 0; at + global <= DFGC_DIGITS_TRAIN && st == DFG_OK;
+             at += global, runs++) {
+            gather(data, order + at + c->rank * b->size, b);
             float loss, norms[DFGC_MAX_TRAINED];
             const void *inputs[2] = {b->pixels, b->labels};
             void *outputs[2] = {&loss, norms};
@@ -169,6 +171,8 @@ dfg_status dfgc_train_digits(const dfgc_train_config *c,
     }
     if (st == DFG_OK)
         st = dfg_session_create(train_program, cpu, NULL, &train_session);
+    if (st == DFG_OK && c->attach)
+        st = c->attach(c->attach_context, train_session, train_program);
     if (st == DFG_OK)
         st = train(c, data, train_session, &b, out);
     if (st == DFG_OK)

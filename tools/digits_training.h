@@ -19,6 +19,14 @@ typedef struct dfgc_train_config {
     uint64_t seed;                  /* shuffles the training examples */
     FILE *log;                      /* plan summary, per-epoch losses, or NULL */
     const char *json_path;          /* the training plan's JSON, or NULL */
+    /* Data-parallel (docs/data-parallel.md): this process is rank `rank`
+     * of `ranks` (0 of 1 alone) and takes rows rank*B..(rank+1)*B-1 of
+     * each global batch of ranks*B; attach (if set) is called with the
+     * training session before its first run. */
+    int32_t rank, ranks;
+    dfg_status (*attach)(void *context, dfg_session *session,
+                         const dfg_program *program);
+    void *attach_context;
 } dfgc_train_config;
 
 typedef struct dfgc_train_result {

@@ -1,4 +1,4 @@
-/* Where dfgc's MODEL argument comes from (tools/commands.h):
+/* Where dfgc's MODEL argument comes from (tools/model_source.h):
  *   example:NAME (or a bare NAME)  a bundled model, dfg_model_build()
  *   FILE.dfgp                      a compiled program, dfg_program_load()
  *   FILE.onnx                      an ONNX model, dfg_onnx_import_file(),
@@ -7,7 +7,7 @@
  * Anything else
  * is looked up as a bundled model name, whose error message lists every
  * accepted form. */
-#include "commands.h"
+#include "model_source.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -96,7 +96,9 @@ int dfgc_plan_visuals_write(const dfg_program *program, dfgc_plan_visuals *v)
     s = v->svg_graph_path ? dfgc_render_dot(program, "svg", v->svg_graph_path)
                           : 0;
     status = status ? status : s;
-    if (v->compare && dfg_report_compare(program, stdout) != DFG_OK) {
+    dfg_plan_comparison comparison;
+    if (v->compare && (dfg_plan_compare(program, &comparison) != DFG_OK ||
+                       dfg_report_compare(&comparison, stdout) != DFG_OK)) {
         s = dfgc_library_error("compare");
         status = status ? status : s;
     }

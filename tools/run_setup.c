@@ -1,9 +1,11 @@
 #include "run_setup.h"
+#include "dfg/compile.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
 #include "commands.h"
+#include "model_source.h"
 #include "tensor_data.h"
 
 void dfgc_run_setup_destroy(dfgc_run_setup *s)

@@ -215,6 +215,15 @@ dfg_status dfg_top_k(dfg_graph *g, dfg_value x, int64_t k, int32_t axis,
                      int32_t largest, int32_t sorted, dfg_value *values,
                      dfg_value *indices);
 
+/* Losses, for training graphs (include/dfg/training.h). */
+/* The mean over the N rows of logits [N,C] (f32) of the cross-entropy of
+ * softmax(row) against the class labels [N] (i32 or i64): a scalar. */
+dfg_status dfg_softmax_cross_entropy(dfg_graph *g, dfg_value logits,
+                                     dfg_value labels, dfg_value *out);
+/* mean((prediction - target)^2) over every element: a scalar. */
+dfg_status dfg_mean_squared_error(dfg_graph *g, dfg_value prediction,
+                                  dfg_value target, dfg_value *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,10 +1,10 @@
-/* Compiling a graph into a program, and program files.
+/* The compiled program (made by dfg_compile, include/dfg/compile.h) and
+ * program files.
  *
- * dfg_compile() runs the passes on a private copy of the graph (the caller's
- * graph is not changed and may be freed or compiled again) and returns an
- * immutable, self-contained program: the steps in order, every tensor with
- * its region, offset, size and lifetime, the region sizes and the weights.
- * A program may be shared read-only by many sessions on many threads. */
+ * A program is immutable and self-contained: the steps in order, every
+ * tensor with its region, offset, size and lifetime, the region sizes and
+ * the weights. A program may be shared read-only by many sessions on many
+ * threads. */
 #ifndef DFG_PROGRAM_H
 #define DFG_PROGRAM_H
 
@@ -19,6 +19,12 @@ extern "C" {
 
 typedef struct dfg_program dfg_program;
 
+/* The largest blas_workspace_bytes, and what dfgc uses for --device cuda
+ * (cuBLAS asks for 4 MiB on Ampere, 32 MiB on Hopper for its best
+ * kernels; 4 MiB keeps the arena small and is enough for most). */
+#define DFG_MAX_BLAS_WORKSPACE ((uint64_t)256 << 20)
+#define DFG_DEFAULT_BLAS_WORKSPACE ((uint64_t)4 << 20)
+
 typedef enum dfg_planner {
     DFG_PLANNER_NO_REUSE = 0,    /* every tensor its own bytes: the baseline */
     DFG_PLANNER_GREEDY_SIZE,     /* largest first, smallest fitting gap */
@@ -30,41 +36,14 @@ typedef enum dfg_planner {
 const char *dfg_planner_name(dfg_planner planner);
 int dfg_planner_from_name(const char *name, dfg_planner *out);
 
-typedef struct dfg_compile_options {
-    dfg_planner planner;        /* DFG_PLANNER_GREEDY_SIZE */
-    uint64_t alignment;         /* offset alignment in bytes, power of 2: 256 */
-    int fold_constants;         /* 1 */
-    int eliminate_dead_code;    /* 1 */
-    int reuse_inputs_in_place;  /* elementwise ops may write over a dying
-                                   input: 1 */
-    const dfg_allocator *allocator; /* for the program; NULL: malloc */
-    /* NULL: an inference program; else a training step
-     * (include/dfg/training.h), read during dfg_compile only. */
-    const struct dfg_training_options *training;
-    /* Scratch added to the planned workspace of every matmul, gemm and
-     * conv2d step, for the BLAS library of a device backend: the CUDA
-     * backend hands it to cuBLAS (cublasSetWorkspace), so cuBLAS works in
-     * the arena and never allocates. 0 (the CPU needs none); at most
-     * DFG_MAX_BLAS_WORKSPACE. */
-    uint64_t blas_workspace_bytes;
-} dfg_compile_options;
-
-/* The largest blas_workspace_bytes, and what dfgc uses for --device cuda
- * (cuBLAS asks for 4 MiB on Ampere, 32 MiB on Hopper for its best
- * kernels; 4 MiB keeps the arena small and is enough for most). */
-#define DFG_MAX_BLAS_WORKSPACE ((uint64_t)256 << 20)
-#define DFG_DEFAULT_BLAS_WORKSPACE ((uint64_t)4 << 20)
-
-void dfg_compile_options_init(dfg_compile_options *options);
-
-/* options may be NULL for the defaults. */
-dfg_status dfg_compile(const dfg_graph *graph,
-                       const dfg_compile_options *options,
-                       dfg_program **out);
 void dfg_program_destroy(dfg_program *program);
 
 /* Program files (docs/program-format.md). Loading validates everything and
- * fails with DFG_ERR_FORMAT on a malformed file. */
+ * fails with DFG_ERR_FORMAT on a malformed file. dfg_program_load maps the
+ * file and keeps the mapping until the program is destroyed: its weights
+ * are the file's pages, read in place by CPU inference sessions (replace
+ * a program file by renaming a new one over it, never by rewriting it in
+ * place). dfg_program_load_memory copies the weights out of data. */
 dfg_status dfg_program_save(const dfg_program *program, const char *path);
 dfg_status dfg_program_load(const char *path, const dfg_allocator *allocator,
                             dfg_program **out);

@@ -5,6 +5,7 @@
 #define DFG_REPORT_H
 
 #include <stdio.h>
+#include "dfg/compile.h"
 #include "dfg/program.h"
 
 #ifdef __cplusplus
@@ -26,39 +27,8 @@ dfg_status dfg_report_svg(const dfg_program *program, FILE *out);
 dfg_status dfg_report_html(const dfg_program *program, FILE *out);
 dfg_status dfg_report_trace(const dfg_program *program, FILE *out);
 
-/* A simulated PyTorch CUDA caching allocator replaying the arena's
- * allocations and frees in step order (docs/plan-visuals.md gives the
- * policy). Peaks are maxima over the replay; the allocator never returns a
- * segment, so its reserved bytes only grow. */
-typedef struct dfg_caching_stats {
-    uint64_t reserved_peak_bytes;   /* segments obtained from the device */
-    uint64_t allocated_peak_bytes;  /* blocks handed out (rounded sizes) */
-    uint64_t requested_peak_bytes;  /* bytes the tensors asked for */
-    /* allocated bytes just after the last segment was obtained: what was
-     * in use when the cache could not serve a request */
-    uint64_t allocated_at_reserved_peak;
-    int32_t small_segments;         /* 2 MiB segments */
-    int32_t large_segments;         /* 20 MiB or exact-size segments */
-} dfg_caching_stats;
-
-/* The same buffers (the program's arena tensors that own their bytes),
- * lifetimes and order, placed every way dfg knows. */
-typedef struct dfg_plan_comparison {
-    int32_t n_buffers;
-    uint64_t alignment;
-    uint64_t no_reuse_bytes;
-    uint64_t lower_bound_bytes;
-    uint64_t planner_arena_bytes[DFG_PLANNER_COUNT]; /* each re-planned and
-                                                        verified */
-    dfg_planner compiled_planner;   /* the program's own plan */
-    uint64_t compiled_arena_bytes;
-    dfg_caching_stats caching;
-} dfg_plan_comparison;
-
-dfg_status dfg_plan_compare(const dfg_program *program,
-                            dfg_plan_comparison *out);
-/* The comparison as a text table. */
-dfg_status dfg_report_compare(const dfg_program *program, FILE *out);
+dfg_status dfg_report_compare(const dfg_plan_comparison *comparison,
+                              FILE *out);
 
 #ifdef __cplusplus
 }

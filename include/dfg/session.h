@@ -21,12 +21,20 @@ extern "C" {
 typedef struct dfg_backend dfg_backend;
 typedef struct dfg_session dfg_session;
 
-/* "cpu" or "cuda". DFG_ERR_NOT_FOUND if not compiled in. */
+/* "cpu" or "cuda". The CUDA backend is a module, opened the first time it
+ * is asked for: libdfg-cuda.so beside the loaded libdfg, else in the
+ * install libdir (the environment variable DFG_BACKEND_DIR names another
+ * directory); a program linking libdfg statically registers it instead
+ * (dfg/cuda_backend.h). DFG_ERR_NOT_FOUND for an unknown name or a module
+ * not installed; another error, with dlopen's reason, for a module that
+ * does not load. Thread-safe. */
 dfg_status dfg_backend_find(const char *name, const dfg_backend **out);
 const char *dfg_backend_name(const dfg_backend *backend);
-/* 1 if the backend can create sessions here (a device is present). */
+/* 1 if the backend can create sessions here (a driver and a device it has
+ * kernels for); else 0, with the reason in dfg_last_error(). */
 int dfg_backend_available(const dfg_backend *backend);
-/* Names of the backends compiled in, NULL-terminated. */
+/* Names of the backends this build knows, NULL-terminated (a module's
+ * name is listed whether or not the module is installed). */
 const char *const *dfg_backend_names(void);
 
 dfg_status dfg_session_create(const dfg_program *program,
@@ -53,7 +61,9 @@ dfg_status dfg_session_output_buffer(dfg_session *session, int32_t index,
  * program has under the same name and type, from src's own copy (which a
  * training program updates in place: this is how a trained model is
  * evaluated with an inference program). *copied receives the count (may
- * be NULL). Allocates a host staging buffer per weight. */
+ * be NULL). dst stops sharing its program's weights and gets its own
+ * copy of them first; a staging buffer (one, as large as the largest
+ * weight) is allocated only when neither session is in host memory. */
 dfg_status dfg_session_copy_weights(dfg_session *dst, dfg_session *src,
                                     int32_t *copied);
 

@@ -1,5 +1,5 @@
-/* Training: losses, and the options that make dfg_compile build a training
- * step (docs/training.md).
+/* Training: the options that make dfg_compile build a training step
+ * (docs/training.md); the losses are builders (include/dfg/builder.h).
  *
  * With dfg_compile_options.training set, dfg_compile differentiates the
  * graph's loss with respect to every f32 weight the loss depends on and
@@ -47,17 +47,16 @@ typedef struct dfg_training_options {
      * (torch's CosineAnnealingLR to 0, stepped once per optimizer step),
      * then 0; 0 (the default): a constant learning rate. At most 2^24. */
     int64_t decay_steps;
+    /* Data-parallel training (docs/data-parallel.md): 1 groups the weight
+     * gradients into buckets of about bucket_bytes (0: 25 MiB), in the
+     * order backward finishes them, each planned as one arena range and
+     * averaged across the ranks by all-reduce steps that overlap the rest
+     * of backward (include/dfg/collective.h). 0 (the default): none. */
+    int32_t data_parallel;
+    int64_t bucket_bytes;
 } dfg_training_options;
 
 void dfg_training_options_init(dfg_training_options *options);
-
-/* The mean over the N rows of logits [N,C] (f32) of the cross-entropy of
- * softmax(row) against the class labels [N] (i32 or i64): a scalar. */
-dfg_status dfg_softmax_cross_entropy(dfg_graph *g, dfg_value logits,
-                                     dfg_value labels, dfg_value *out);
-/* mean((prediction - target)^2) over every element: a scalar. */
-dfg_status dfg_mean_squared_error(dfg_graph *g, dfg_value prediction,
-                                  dfg_value target, dfg_value *out);
 
 #ifdef __cplusplus
 }

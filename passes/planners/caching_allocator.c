@@ -3,6 +3,7 @@
  * segment; a best-fit search scans the array, which is quick enough for
  * the thousands of tensors of a model and keeps the code obvious. */
 #include "caching_allocator.h"
+#include "dfg/compile.h"
 
 #include <stdlib.h>
 #include "error.h"

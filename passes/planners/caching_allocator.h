@@ -26,7 +26,7 @@
 #define DFG_CACHING_ALLOCATOR_H
 
 #include <stdint.h>
-#include "dfg/report.h"
+#include "dfg/compile.h"
 
 #define DFG_CACHING_MIN_BLOCK ((int64_t)512)
 #define DFG_CACHING_SMALL_SIZE ((int64_t)1 << 20)

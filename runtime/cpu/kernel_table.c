@@ -89,6 +89,8 @@ static const dfg_cpu_kernel kernels[DFG_OP_COUNT] = {
     [DFG_OP_SCATTER_ND] = dfg_cpu_scatter_nd,
     [DFG_OP_RESIZE] = dfg_cpu_resize,
     [DFG_OP_TOP_K] = dfg_cpu_top_k,
+    [DFG_OP_ALL_REDUCE_START] = dfg_cpu_all_reduce_start,
+    [DFG_OP_ALL_REDUCE_WAIT] = dfg_cpu_all_reduce_wait,
 };
 
 dfg_cpu_kernel dfg_cpu_kernel_for(dfg_op op)

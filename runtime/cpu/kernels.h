@@ -10,6 +10,7 @@
 #ifndef DFG_CPU_KERNELS_H
 #define DFG_CPU_KERNELS_H
 
+#include "dfg/collective.h"
 #include "op_table.h"
 #include "tensor_type.h"
 
@@ -24,6 +25,9 @@ typedef struct dfg_kernel_args {
     void *const *out;
     void *workspace;           /* the step's planned scratch, or NULL */
     int64_t workspace_bytes;
+    /* The session's communicator for the all-reduce ops (its functions
+     * NULL when it has none); owned by the session. */
+    const dfg_collective *collective;
 } dfg_kernel_args;
 
 typedef dfg_status (*dfg_cpu_kernel)(const dfg_kernel_args *args);
@@ -65,5 +69,8 @@ dfg_status dfg_cpu_gather_grad(const dfg_kernel_args *args);
 dfg_status dfg_cpu_optimizer_tick(const dfg_kernel_args *args);
 dfg_status dfg_cpu_sgd_update(const dfg_kernel_args *args);
 dfg_status dfg_cpu_adam_update(const dfg_kernel_args *args); /* adam_update, adamw_update */
+/* Data-parallel (runtime/cpu/all_reduce.c). */
+dfg_status dfg_cpu_all_reduce_start(const dfg_kernel_args *args);
+dfg_status dfg_cpu_all_reduce_wait(const dfg_kernel_args *args);
 
 #endif

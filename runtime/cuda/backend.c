@@ -1,16 +1,22 @@
 /* The CUDA backend: the program's regions in device memory (one cudaMalloc
- * each: the arena, with the steps' workspaces and cuBLAS's inside it, and
- * the weights), one stream, one cuBLAS handle, and the prepared step table
- * (step_plan.h). prepare() runs the steps once to warm up (module loading,
- * cuBLAS heuristics), puts back what they wrote in place (a training
- * program's weights and optimizer state), and captures them into a CUDA
- * graph; every run then
- * launches that graph: no cudaMalloc, no host allocation, one launch.
+ * each: the arena, with the steps' workspaces inside it, and the weights),
+ * one stream, one cuBLAS handle, and the prepared step table
+ * (step_plan.h). prepare() runs the steps once to warm up (warm_up.h) and
+ * captures them into a CUDA graph; every run then launches that graph: no
+ * cudaMalloc, no host allocation, one launch.
  *
- * Errors a kernel can only find on the device (an index or a label out of
- * range) raise a status word that synchronize() reads and reports. It
- * lives in a small tail added to each region allocation, so that it costs
- * no allocation of its own. */
+ * The session belongs to the device current when it was created: every
+ * call makes that device current and gives the caller's back
+ * (thread_state.h).
+ *
+ * The arena's allocation ends with a tail of the session's own: the cuBLAS
+ * workspace of the steps whose program planned none (gemm_mapping.h), then
+ * the status word. Errors a kernel can only find on the device (an index
+ * or a label out of range) raise that word, which synchronize() reads and
+ * reports.
+ *
+ * Built as its own module, libdfg-cuda.so (module.c), which libdfg opens
+ * the first time a caller asks for "cuda". */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -18,6 +24,7 @@
 #include "../backend.h"
 #include "blas.h"
 #include "device_memory.h"
+#include "device_support.h"
 #include "error.h"
 #include "graph_capture.h"
 #include "graph_option.h"
@@ -25,14 +32,19 @@
 #include "layout_plan.h"
 #include "memory.h"
 #include "step_plan.h"
+#include "thread_state.h"
+#include "warm_up.h"
 
 /* Bytes after each region: the status word, padded to keep alignment. */
 #define STATUS_TAIL_BYTES 256
 
 struct dfg_backend_context {
     dfg_allocator allocator;
+    int device;                 /* current at creation */
     cudaStream_t stream;
     dfg_cuda_blas blas;
+    void *blas_workspace;       /* the session's, in the arena's tail */
+    size_t blas_workspace_bytes;
     unsigned int *status;       /* device memory, in the first region's tail */
     void *status_region;        /* that region */
     unsigned int status_host;
@@ -57,32 +69,97 @@ static dfg_status cuda_error(cudaError_t e, const char *what)
                      cudaGetErrorString(e));
 }
 
-static int device_present;
-static pthread_once_t device_once = PTHREAD_ONCE_INIT;
+static int get_device(int *device) { return (int)cudaGetDevice(device); }
+static int set_device(int device) { return (int)cudaSetDevice(device); }
+static int get_last_error(void) { return (int)cudaGetLastError(); }
 
-static void probe_device(void)
+static const dfg_cuda_thread_calls thread_calls = {get_device, set_device,
+                                                   get_last_error};
+
+/* What this module's kernels were compiled for (runtime/cuda/meson.build
+ * passes nvcc's -gencode list). */
+static const int built_sm[] = {DFG_CUDA_SM};
+static const dfg_cuda_build_targets built_targets = {
+    built_sm, (int)(sizeof built_sm / sizeof built_sm[0]), DFG_CUDA_PTX};
+
+static int platform_ok;
+static char platform_why[256];
+static pthread_once_t platform_once = PTHREAD_ONCE_INIT;
+
+static void probe_platform(void)
 {
-    int count = 0;
-    device_present = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+    dfg_cuda_platform p = {0};
+    if (cudaDriverGetVersion(&p.driver_version) != cudaSuccess)
+        p.driver_version = 0;
+    cudaRuntimeGetVersion(&p.runtime_version);
+    int device = 0;
+    if (p.driver_version > 0 &&
+        (cudaGetDeviceCount(&p.device_count) != cudaSuccess ||
+         cudaGetDevice(&device) != cudaSuccess ||
+         cudaDeviceGetAttribute(&p.major, cudaDevAttrComputeCapabilityMajor,
+                                device) != cudaSuccess ||
+         cudaDeviceGetAttribute(&p.minor, cudaDevAttrComputeCapabilityMinor,
+                                device) != cudaSuccess))
+        p.device_count = 0;
+    /* A failed probe is handled here, not a later launch's error. */
+    cudaGetLastError();
+    platform_ok = dfg_cuda_platform_supported(&p, &built_targets, platform_why,
+                                              sizeof platform_why);
 }
 
+/* 0 with the reason in dfg_last_error() when sessions cannot run here. */
 static int cuda_available(void)
 {
-    pthread_once(&device_once, probe_device);
-    return device_present;
+    pthread_once(&platform_once, probe_platform);
+    if (!platform_ok)
+        dfg_error(DFG_ERR_DEVICE, "cuda backend: %s", platform_why);
+    return platform_ok;
+}
+
+/* Each call of a session runs with its device current (thread_state.h). */
+static dfg_status enter(const dfg_backend_context *c, int *previous)
+{
+    int e = dfg_cuda_device_enter(&thread_calls, c->device, previous);
+    return e == 0 ? DFG_OK
+                  : cuda_error((cudaError_t)e, "selecting the session's device");
+}
+
+static void leave(const dfg_backend_context *c, int previous)
+{
+    dfg_cuda_device_leave(&thread_calls, c->device, previous);
 }
 
 static void cuda_destroy(dfg_backend_context *c)
 {
     if (!c)
         return;
+    int previous;
+    int entered = enter(c, &previous) == DFG_OK;
     dfg_cuda_graph_destroy(&c->graph);
     dfg_cuda_blas_destroy(&c->blas);
     if (c->stream)
         cudaStreamDestroy(c->stream);
+    if (entered)
+        leave(c, previous);
     dfg_allocator a = c->allocator;
     dfg_free(&a, c->plans);
     dfg_free(&a, c);
+}
+
+static dfg_status create_here(dfg_backend_context *c)
+{
+    int major = 0;
+    cudaError_t e = cudaDeviceGetAttribute(
+        &major, cudaDevAttrComputeCapabilityMajor, c->device);
+    if (e != cudaSuccess)
+        return cuda_error(e, "reading the device's compute capability");
+    c->blas_workspace_bytes = dfg_cuda_session_blas_workspace_bytes(major);
+    e = cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking);
+    if (e != cudaSuccess) {
+        c->stream = NULL;
+        return cuda_error(e, "creating the stream");
+    }
+    return dfg_cuda_blas_create(&c->blas, c->stream);
 }
 
 static dfg_status cuda_create(const dfg_allocator *allocator,
@@ -94,15 +171,15 @@ static dfg_status cuda_create(const dfg_allocator *allocator,
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                          "cuda backend: out of memory for the session state");
     c->allocator = a;
-    cudaError_t e = cudaStreamCreateWithFlags(&c->stream,
-                                              cudaStreamNonBlocking);
+    cudaError_t e = cudaGetDevice(&c->device);
     if (e != cudaSuccess) {
-        c->stream = NULL;
-        cuda_destroy(c);
-        return cuda_error(e, "creating the stream");
+        cudaGetLastError();
+        dfg_free(&a, c);
+        return cuda_error(e, "reading the current device");
     }
-    dfg_status st = dfg_cuda_blas_create(&c->blas, c->stream);
+    dfg_status st = create_here(c);
     if (st != DFG_OK) {
+        cudaGetLastError(); /* handled: not a later launch's error */
         cuda_destroy(c);
         return st;
     }
@@ -111,60 +188,93 @@ static dfg_status cuda_create(const dfg_allocator *allocator,
 }
 
 /* Zeroed, so that the warm-up run reads defined data (gather indices 0)
- * and the status word starts clear. */
-static dfg_status cuda_alloc_region(dfg_backend_context *c, size_t bytes,
+ * and the status word starts clear. The first region (the arena) carries
+ * the session's tail: its cuBLAS workspace and the status word. */
+static dfg_status alloc_region_here(dfg_backend_context *c, size_t bytes,
                                     void **out)
 {
     size_t body = (size_t)dfg_align_up((int64_t)bytes, STATUS_TAIL_BYTES);
+    size_t blas = c->status ? 0 : c->blas_workspace_bytes;
+    size_t total = body + blas + STATUS_TAIL_BYTES;
     void *region = NULL;
-    cudaError_t e = cudaMalloc(&region, body + STATUS_TAIL_BYTES);
-    if (e != cudaSuccess)
+    cudaError_t e = cudaMalloc(&region, total);
+    if (e != cudaSuccess) {
+        cudaGetLastError(); /* reported here, not by the next launch */
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
-                         "cuda backend: cudaMalloc of %zu bytes: %s",
-                         body + STATUS_TAIL_BYTES, cudaGetErrorString(e));
+                         "cuda backend: cudaMalloc of %zu bytes: %s", total,
+                         cudaGetErrorString(e));
+    }
     atomic_fetch_add(&device_allocations, 1);
-    e = cudaMemsetAsync(region, 0, body + STATUS_TAIL_BYTES, c->stream);
+    e = cudaMemsetAsync(region, 0, total, c->stream);
     if (e != cudaSuccess) {
         cudaFree(region);
         return cuda_error(e, "clearing a region");
     }
     if (!c->status) {
-        c->status = (unsigned int *)((char *)region + body);
+        c->blas_workspace = (char *)region + body;
+        c->status = (unsigned int *)((char *)region + body + blas);
         c->status_region = region;
     }
     *out = region;
     return DFG_OK;
 }
 
+static dfg_status cuda_alloc_region(dfg_backend_context *c, size_t bytes,
+                                    void **out)
+{
+    int previous;
+    dfg_status st = enter(c, &previous);
+    if (st == DFG_OK) {
+        st = alloc_region_here(c, bytes, out);
+        leave(c, previous);
+    }
+    return st;
+}
+
 static void cuda_free_region(dfg_backend_context *c, void *region)
 {
-    if (region == c->status_region)
+    if (region == c->status_region) {
         c->status = c->status_region = NULL;
-    cudaFree(region);
+        c->blas_workspace = NULL;
+    }
+    int previous;
+    if (enter(c, &previous) == DFG_OK) {
+        cudaFree(region);
+        leave(c, previous);
+    }
 }
 
 /* Host <-> device, or device <-> device when the caller passes an arena
- * buffer (unified addressing tells which). */
-static dfg_status cuda_upload(dfg_backend_context *c, void *dst,
-                              const void *src, size_t bytes)
+ * buffer (unified addressing tells which). An upload may still read
+ * host_src after it returns (pinned memory): the caller keeps it until
+ * synchronize(). */
+static dfg_status copy(dfg_backend_context *c, void *dst, const void *src,
+                       size_t bytes, int wait)
 {
     if (bytes == 0)
         return DFG_OK;
+    int previous;
+    dfg_status st = enter(c, &previous);
+    if (st != DFG_OK)
+        return st;
     cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault,
                                     c->stream);
-    return e == cudaSuccess ? DFG_OK : cuda_error(e, "copying to the device");
+    if (e == cudaSuccess && wait)
+        e = cudaStreamSynchronize(c->stream);
+    leave(c, previous);
+    return e == cudaSuccess ? DFG_OK : cuda_error(e, "copying");
+}
+
+static dfg_status cuda_upload(dfg_backend_context *c, void *dst,
+                              const void *src, size_t bytes)
+{
+    return copy(c, dst, src, bytes, 0);
 }
 
 static dfg_status cuda_download(dfg_backend_context *c, void *dst,
                                 const void *src, size_t bytes)
 {
-    if (bytes == 0)
-        return DFG_OK;
-    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault,
-                                    c->stream);
-    if (e == cudaSuccess)
-        e = cudaStreamSynchronize(c->stream);
-    return e == cudaSuccess ? DFG_OK : cuda_error(e, "copying to the host");
+    return copy(c, dst, src, bytes, 1);
 }
 
 static const char *at(const void *base, int64_t elements, int64_t size)
@@ -258,6 +368,20 @@ static cudaError_t enqueue_later_op(dfg_backend_context *c,
     }
 }
 
+/* An all-reduce step: the session's collective enqueues on the stream;
+ * without one (a single process) there is nothing to do. */
+static dfg_status enqueue_collective(const dfg_step_args *a, cudaStream_t s)
+{
+    const dfg_collective *col = a->collective;
+    if (!col || !col->all_reduce_start)
+        return DFG_OK;
+    if (a->op == DFG_OP_ALL_REDUCE_START)
+        return col->all_reduce_start(col->context, a->attrs->axis,
+                                     (float *)a->out[0],
+                                     a->out_types[0].shape[0], (void *)s);
+    return col->all_reduce_wait(col->context, a->attrs->axis, (void *)s);
+}
+
 /* Queues one step's kernels (cuBLAS products go through blas.c). */
 static dfg_status enqueue_step(dfg_backend_context *c,
                                const dfg_cuda_step_plan *p)
@@ -312,6 +436,7 @@ static dfg_status enqueue_step(dfg_backend_context *c,
     case DFG_CUDA_CONV2D:
     case DFG_CUDA_CONV_GRAD_INPUT:
     case DFG_CUDA_CONV_GRAD_WEIGHT: return dfg_cuda_blas_step(&c->blas, p, s);
+    case DFG_CUDA_COLLECTIVE: return enqueue_collective(a, s);
     default: e = enqueue_later_op(c, p); break;
     }
     return e == cudaSuccess ? DFG_OK : cuda_error(e, "kernel launch");
@@ -320,6 +445,10 @@ static dfg_status enqueue_step(dfg_backend_context *c,
 static dfg_status enqueue_all(void *opaque)
 {
     dfg_backend_context *c = opaque;
+    int sticky = dfg_cuda_take_pending_error(&thread_calls);
+    if (sticky != 0)
+        return cuda_error((cudaError_t)sticky, "an earlier CUDA error left "
+                          "the device unusable");
     for (int32_t i = 0; i < c->n_plans; i++) {
         dfg_status st = enqueue_step(c, &c->plans[i]);
         if (st != DFG_OK) {
@@ -330,16 +459,34 @@ static dfg_status enqueue_all(void *opaque)
     return DFG_OK;
 }
 
-/* Waits for the stream, then reads (and clears) the status word. */
-static dfg_status cuda_synchronize(dfg_backend_context *c)
+static dfg_status wait_stream(void *opaque)
 {
+    dfg_backend_context *c = opaque;
     cudaError_t e = cudaStreamSynchronize(c->stream);
-    if (e != cudaSuccess)
-        return cuda_error(e, "running the steps");
+    return e == cudaSuccess ? DFG_OK : cuda_error(e, "running the steps");
+}
+
+static dfg_status clear_status(void *opaque)
+{
+    dfg_backend_context *c = opaque;
     if (!c->status)
         return DFG_OK;
-    e = cudaMemcpyAsync(&c->status_host, c->status, sizeof c->status_host,
-                        cudaMemcpyDeviceToHost, c->stream);
+    cudaError_t e = cudaMemsetAsync(c->status, 0, sizeof *c->status, c->stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(c->stream);
+    return e == cudaSuccess ? DFG_OK
+                            : cuda_error(e, "clearing the status word");
+}
+
+/* Waits for the stream, then reads (and clears) the status word. */
+static dfg_status synchronize_here(dfg_backend_context *c)
+{
+    dfg_status st = wait_stream(c);
+    if (st != DFG_OK || !c->status)
+        return st;
+    cudaError_t e = cudaMemcpyAsync(&c->status_host, c->status,
+                                    sizeof c->status_host,
+                                    cudaMemcpyDeviceToHost, c->stream);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(c->stream);
     if (e != cudaSuccess)
@@ -347,11 +494,9 @@ static dfg_status cuda_synchronize(dfg_backend_context *c)
     if (c->status_host == 0)
         return DFG_OK;
     int32_t step = (int32_t)c->status_host - 1;
-    e = cudaMemsetAsync(c->status, 0, sizeof *c->status, c->stream);
-    if (e == cudaSuccess)
-        e = cudaStreamSynchronize(c->stream);
-    if (e != cudaSuccess)
-        return cuda_error(e, "clearing the status word");
+    st = clear_status(c);
+    if (st != DFG_OK)
+        return st;
     return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                      "cuda backend: run step %d (%s): an index or label is out "
                      "of range for its axis (what it names is 0 or left as "
@@ -361,61 +506,86 @@ static dfg_status cuda_synchronize(dfg_backend_context *c)
                          ? dfg_op_get(c->plans[step].args->op)->name : "?");
 }
 
-/* The bytes steps write in place, saved on the host before the warm-up
- * (c->saved, allocated here) and copied back after it. */
-static dfg_status save_inplace_writes(dfg_backend_context *c,
-                                      const dfg_step_args *steps,
-                                      int32_t n_steps)
+static dfg_status cuda_synchronize(dfg_backend_context *c)
 {
+    int previous;
+    dfg_status st = enter(c, &previous);
+    if (st == DFG_OK) {
+        st = synchronize_here(c);
+        leave(c, previous);
+    }
+    return st;
+}
+
+/* The bytes steps write in place, saved on the host before the warm-up
+ * (c->saved, kept only when every byte was saved) and copied back after
+ * it. */
+static dfg_status save_inplace_writes(void *opaque)
+{
+    dfg_backend_context *c = opaque;
     void *at[DFG_CUDA_MAX_INPLACE_WRITES];
     size_t bytes[DFG_CUDA_MAX_INPLACE_WRITES], total = 0;
-    for (int32_t i = 0; i < n_steps; i++) {
-        int32_t n = dfg_cuda_inplace_writes(&steps[i], at, bytes);
+    for (int32_t i = 0; i < c->n_plans; i++) {
+        int32_t n = dfg_cuda_inplace_writes(c->plans[i].args, at, bytes);
         for (int32_t k = 0; k < n; k++)
             total += bytes[k];
     }
     if (total == 0)
         return DFG_OK;
-    c->saved = dfg_alloc(&c->allocator, total);
-    if (!c->saved)
+    char *saved = dfg_alloc(&c->allocator, total), *into = saved;
+    if (!saved)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "cuda backend: out of memory "
                          "for %zu bytes of optimizer state", total);
-    char *into = c->saved;
-    for (int32_t i = 0; i < n_steps; i++) {
-        int32_t n = dfg_cuda_inplace_writes(&steps[i], at, bytes);
+    for (int32_t i = 0; i < c->n_plans; i++) {
+        int32_t n = dfg_cuda_inplace_writes(c->plans[i].args, at, bytes);
         for (int32_t k = 0; k < n; into += bytes[k], k++) {
-            dfg_status st = cuda_download(c, into, at[k], bytes[k]);
-            if (st != DFG_OK)
-                return st;
+            cudaError_t e = cudaMemcpyAsync(into, at[k], bytes[k],
+                                            cudaMemcpyDeviceToHost, c->stream);
+            if (e == cudaSuccess)
+                e = cudaStreamSynchronize(c->stream);
+            if (e != cudaSuccess) {
+                dfg_free(&c->allocator, saved);
+                return cuda_error(e, "saving the optimizer state");
+            }
         }
     }
+    c->saved = saved;
     return DFG_OK;
 }
 
-static dfg_status restore_inplace_writes(dfg_backend_context *c,
-                                         const dfg_step_args *steps,
-                                         int32_t n_steps)
+static dfg_status restore_inplace_writes(void *opaque)
 {
+    dfg_backend_context *c = opaque;
     if (!c->saved)
         return DFG_OK;
     void *at[DFG_CUDA_MAX_INPLACE_WRITES];
     size_t bytes[DFG_CUDA_MAX_INPLACE_WRITES];
     const char *from = c->saved;
-    dfg_status st = DFG_OK;
-    for (int32_t i = 0; i < n_steps && st == DFG_OK; i++) {
-        int32_t n = dfg_cuda_inplace_writes(&steps[i], at, bytes);
-        for (int32_t k = 0; k < n && st == DFG_OK; from += bytes[k], k++)
-            st = cuda_upload(c, at[k], from, bytes[k]);
+    cudaError_t e = cudaSuccess;
+    for (int32_t i = 0; i < c->n_plans && e == cudaSuccess; i++) {
+        int32_t n = dfg_cuda_inplace_writes(c->plans[i].args, at, bytes);
+        for (int32_t k = 0; k < n && e == cudaSuccess; from += bytes[k], k++)
+            e = cudaMemcpyAsync(at[k], from, bytes[k], cudaMemcpyHostToDevice,
+                                c->stream);
     }
-    cudaError_t e = cudaStreamSynchronize(c->stream);
-    if (st == DFG_OK && e != cudaSuccess)
-        st = cuda_error(e, "restoring the optimizer state");
+    /* The saved bytes are freed only once the copies have read them. */
+    cudaError_t waited = cudaStreamSynchronize(c->stream);
+    if (e == cudaSuccess)
+        e = waited;
     dfg_free(&c->allocator, c->saved);
     c->saved = NULL;
-    return st;
+    return e == cudaSuccess ? DFG_OK
+                            : cuda_error(e, "restoring the optimizer state");
 }
 
-static dfg_status cuda_prepare(dfg_backend_context *c,
+static int is_blas_kind(dfg_cuda_kind kind)
+{
+    return kind == DFG_CUDA_MATMUL || kind == DFG_CUDA_GEMM ||
+           kind == DFG_CUDA_CONV2D || kind == DFG_CUDA_CONV_GRAD_INPUT ||
+           kind == DFG_CUDA_CONV_GRAD_WEIGHT;
+}
+
+static dfg_status prepare_here(dfg_backend_context *c,
                                const dfg_step_args *steps, int32_t n_steps)
 {
     dfg_cuda_step_plan *plans =
@@ -431,6 +601,10 @@ static dfg_status cuda_prepare(dfg_backend_context *c,
             return dfg_error_prefix(st, "cuda backend, run step %d (%s)",
                                     (int)i, dfg_op_get(steps[i].op)->name);
         }
+        if (is_blas_kind(plans[i].kind))
+            dfg_cuda_blas_workspace_or_session(
+                &plans[i].blas_workspace, &plans[i].blas_workspace_bytes,
+                c->blas_workspace, c->blas_workspace_bytes);
     }
     dfg_cuda_graph_destroy(&c->graph);
     dfg_free(&c->allocator, c->plans);
@@ -438,27 +612,36 @@ static dfg_status cuda_prepare(dfg_backend_context *c,
     c->n_plans = n_steps;
     if (!dfg_cuda_graphs_enabled(getenv(DFG_CUDA_GRAPHS_ENV)) || n_steps == 0)
         return DFG_OK;
-    /* The warm-up run on the zeroed arena loads modules and lets cuBLAS
-     * pick its kernels, none of which may happen during a capture. It
-     * must leave no trace: what steps write in place (a training
-     * program's weights and optimizer state) is put back afterwards. */
-    dfg_status st = save_inplace_writes(c, steps, n_steps);
-    if (st == DFG_OK)
-        st = enqueue_all(c);
-    if (st == DFG_OK)
-        st = cuda_synchronize(c);
-    dfg_status restored = restore_inplace_writes(c, steps, n_steps);
-    if (st == DFG_OK)
-        st = restored;
+    const dfg_cuda_warm_up_calls warm_up = {
+        c, save_inplace_writes, enqueue_all, wait_stream, clear_status,
+        restore_inplace_writes};
+    dfg_status st = dfg_cuda_warm_up(&warm_up);
     if (st == DFG_OK)
         st = dfg_cuda_graph_capture(&c->graph, c->stream, enqueue_all, c);
     return st;
 }
 
+static dfg_status cuda_prepare(dfg_backend_context *c,
+                               const dfg_step_args *steps, int32_t n_steps)
+{
+    int previous;
+    dfg_status st = enter(c, &previous);
+    if (st == DFG_OK) {
+        st = prepare_here(c, steps, n_steps);
+        leave(c, previous);
+    }
+    return st;
+}
+
 static dfg_status cuda_run_all(dfg_backend_context *c, int32_t *failed_step)
 {
-    dfg_status st = c->graph.exec ? dfg_cuda_graph_launch(&c->graph, c->stream)
-                                  : enqueue_all(c);
+    int previous;
+    dfg_status st = enter(c, &previous);
+    if (st != DFG_OK)
+        return st;
+    st = c->graph.exec ? dfg_cuda_graph_launch(&c->graph, c->stream)
+                       : enqueue_all(c);
+    leave(c, previous);
     *failed_step = st != DFG_OK && !c->graph.exec ? c->failed_step : 0;
     return st;
 }

@@ -25,10 +25,13 @@ dfg_status dfg_cuda_blas_create(dfg_cuda_blas *blas, cudaStream_t stream)
         blas->handle = NULL;
         return blas_error(s, "create");
     }
-    /* No workspace of cuBLAS's own: the planned one, step by step. */
+    /* No workspace of cuBLAS's own: the planned one, step by step. The
+     * default math mode lets f16 and bf16 products reduce split-K partial
+     * sums in their own 16 bits; blas.h promises f32 accumulation. */
     if ((s = cublasSetStream(blas->handle, stream)) != CUBLAS_STATUS_SUCCESS ||
         (s = cublasSetWorkspace(blas->handle, NULL, 0)) != CUBLAS_STATUS_SUCCESS ||
-        (s = cublasSetMathMode(blas->handle, CUBLAS_DEFAULT_MATH)) !=
+        (s = cublasSetMathMode(blas->handle, CUBLAS_DEFAULT_MATH |
+                               CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)) !=
             CUBLAS_STATUS_SUCCESS) {
         dfg_cuda_blas_destroy(blas);
         return blas_error(s, "setup");

@@ -2,6 +2,7 @@
 #include "gemm_mapping.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "error.h"
@@ -69,6 +70,20 @@ static int32_t merge_batch(int32_t rank, const int64_t *batch,
     return groups;
 }
 
+/* Refused when planned (at session creation), not on the first run. */
+static dfg_status check_fits(const dfg_cuda_matmul_plan *plan,
+                             const dfg_type *a, const dfg_type *b)
+{
+    dfg_cuda_blas_gemm g;
+    dfg_status st = dfg_cuda_blas_gemm_from_row_major(&plan->gemm, &g);
+    if (st == DFG_OK)
+        return DFG_OK;
+    char ta[128], tb[128];
+    return dfg_error_prefix(st, "matmul of %s and %s",
+                            dfg_type_format(a, ta, sizeof ta),
+                            dfg_type_format(b, tb, sizeof tb));
+}
+
 dfg_status dfg_cuda_matmul_plan_make(const dfg_type *a, const dfg_type *b,
                                      const dfg_type *out,
                                      dfg_cuda_matmul_plan *plan)
@@ -91,15 +106,22 @@ dfg_status dfg_cuda_matmul_plan_make(const dfg_type *a, const dfg_type *b,
         .stride_a = m * k, .stride_b = k * n, .stride_c = m * n,
         .batch = 1, .alpha = 1.0f, .beta = 0.0f};
     plan->calls = count > 0 ? 1 : 0;
-    if (mg.batch_in_rows) {
+    if (mg.batch_in_rows && (count == 0 || m <= INT_MAX / count)) {
         plan->gemm.m = m * count;
-        return DFG_OK;
+        return check_fits(plan, a, b);
+    }
+    if (mg.batch_in_rows) {
+        /* The folded rows would overflow cuBLAS's int: one strided batch
+         * of products sharing b instead. */
+        plan->gemm.batch = count;
+        plan->gemm.stride_b = 0;
+        return check_fits(plan, a, b);
     }
     int64_t dims[DFG_MAX_RANK], merged[3][DFG_MAX_RANK];
     int32_t groups = merge_batch(mg.batch_rank, mg.batch, strides, dims,
                                  merged);
     if (groups == 0 || count == 0)
-        return DFG_OK;
+        return check_fits(plan, a, b);
     const int64_t matrix[3] = {m * k, k * n, m * n};
     plan->gemm.batch = dims[groups - 1];
     plan->gemm.stride_a = merged[0][groups - 1] * matrix[0];
@@ -113,7 +135,7 @@ dfg_status dfg_cuda_matmul_plan_make(const dfg_type *a, const dfg_type *b,
         plan->loop_c[g] = merged[2][g] * matrix[2];
         plan->calls *= dims[g];
     }
-    return DFG_OK;
+    return check_fits(plan, a, b);
 }
 
 void dfg_cuda_matmul_call_offsets(const dfg_cuda_matmul_plan *plan,
@@ -145,7 +167,9 @@ dfg_status dfg_cuda_gemm_plan_make(const dfg_attrs *attrs,
         .lda = ta->shape[1], .ldb = tb->shape[1], .ldc = n,
         .batch = 1, .alpha = attrs->alpha,
         .beta = has_bias ? attrs->beta : 0.0f};
-    return DFG_OK;
+    dfg_cuda_blas_gemm fits;
+    st = dfg_cuda_blas_gemm_from_row_major(gemm, &fits);
+    return st == DFG_OK ? DFG_OK : dfg_error_prefix(st, "gemm");
 }
 
 dfg_cuda_row_gemm dfg_cuda_conv_direct_gemm(const dfg_conv_geometry *g,
@@ -211,12 +235,34 @@ dfg_cuda_row_gemm dfg_cuda_conv_grad_weight_gemm(const dfg_conv_geometry *g,
 void dfg_cuda_blas_workspace(void *workspace, int64_t workspace_bytes,
                              int64_t op_bytes, void **out, size_t *out_bytes)
 {
-    int64_t used = dfg_align_up(op_bytes > 0 ? op_bytes : 0, 256);
-    if (!workspace || workspace_bytes <= used) {
-        *out = NULL;
-        *out_bytes = 0;
+    *out = NULL;
+    *out_bytes = 0;
+    if (!workspace || workspace_bytes <= 0)
         return;
-    }
-    *out = (char *)workspace + used;
-    *out_bytes = (size_t)(workspace_bytes - used);
+    /* The pointer itself is aligned: the step's workspace is aligned only
+     * to the program's --align, which may be below cuBLAS's 256. */
+    uintptr_t begin = (uintptr_t)workspace;
+    uintptr_t end = begin + (uintptr_t)workspace_bytes;
+    uintptr_t start = begin + (uintptr_t)(op_bytes > 0 ? op_bytes : 0);
+    start = (start + DFG_CUDA_BLAS_WORKSPACE_ALIGN - 1) &
+            ~(uintptr_t)(DFG_CUDA_BLAS_WORKSPACE_ALIGN - 1);
+    if (start >= end || end - start < DFG_CUDA_BLAS_WORKSPACE_FLOOR)
+        return;
+    *out = (char *)workspace + (start - begin);
+    *out_bytes = (size_t)(end - start);
+}
+
+void dfg_cuda_blas_workspace_or_session(void **workspace, size_t *bytes,
+                                        void *session_workspace,
+                                        size_t session_bytes)
+{
+    if (*workspace)
+        return;
+    dfg_cuda_blas_workspace(session_workspace, (int64_t)session_bytes, 0,
+                            workspace, bytes);
+}
+
+size_t dfg_cuda_session_blas_workspace_bytes(int compute_major)
+{
+    return compute_major >= 9 ? (size_t)32 << 20 : (size_t)4 << 20;
 }

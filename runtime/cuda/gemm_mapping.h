@@ -12,6 +12,7 @@
 #ifndef DFG_CUDA_GEMM_MAPPING_H
 #define DFG_CUDA_GEMM_MAPPING_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "conv_geometry.h"
@@ -106,10 +107,31 @@ dfg_cuda_row_gemm dfg_cuda_conv_grad_input_direct_gemm(
 dfg_cuda_row_gemm dfg_cuda_conv_grad_weight_gemm(const dfg_conv_geometry *g,
                                                  int64_t cols);
 
+/* cuBLAS wants its workspace pointer 256-byte aligned (else
+ * CUBLAS_STATUS_INVALID_VALUE) and documents that less than 16 KiB may
+ * fail with CUBLAS_STATUS_ALLOC_FAILED. */
+#define DFG_CUDA_BLAS_WORKSPACE_ALIGN 256
+#define DFG_CUDA_BLAS_WORKSPACE_FLOOR ((size_t)16 << 10)
+
 /* The cuBLAS workspace of a step: what its planned workspace holds beyond
- * the op's own scratch (op_bytes, rounded up to 256 bytes). NULL and 0
- * when nothing is left: cuBLAS then runs without a workspace. */
+ * the op's own scratch (op_bytes), from the first 256-byte aligned
+ * address. NULL and 0 when that leaves less than the floor: the step then
+ * uses its session's workspace (below). */
 void dfg_cuda_blas_workspace(void *workspace, int64_t workspace_bytes,
                              int64_t op_bytes, void **out, size_t *out_bytes);
+
+/* A step without a workspace of its own (*workspace NULL: the program
+ * planned none, or less than the floor) gets the session's: one block per
+ * session, shared by every product, since the stream runs them one after
+ * the other. */
+void dfg_cuda_blas_workspace_or_session(void **workspace, size_t *bytes,
+                                        void *session_workspace,
+                                        size_t session_bytes);
+
+/* The session's workspace for a device of compute capability
+ * compute_major.x: what cuBLAS itself would allocate per handle (32 MiB on
+ * Hopper, where its fastest kernels need it; 4 MiB before). It sits in the
+ * CUDA backend's arena allocation, so a CPU session pays nothing. */
+size_t dfg_cuda_session_blas_workspace_bytes(int compute_major);
 
 #endif

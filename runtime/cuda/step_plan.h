@@ -50,7 +50,9 @@ typedef enum dfg_cuda_kind {
     DFG_CUDA_GELU_GRAD,
     DFG_CUDA_GATHER_GRAD,
     DFG_CUDA_OPTIMIZER_TICK,
-    DFG_CUDA_OPTIMIZER            /* sgd, adam, adamw updates */
+    DFG_CUDA_OPTIMIZER,           /* sgd, adam, adamw updates */
+    DFG_CUDA_COLLECTIVE           /* all_reduce_start / _wait: the
+                                     session's collective, on the stream */
 } dfg_cuda_kind;
 
 typedef struct dfg_cuda_step_plan {

@@ -43,6 +43,8 @@ dfg_status dfg_cuda_plan_slice_grad(const dfg_step_args *s,
                                     dfg_cuda_step_plan *p);
 dfg_status dfg_cuda_plan_gather_grad(const dfg_step_args *s,
                                      dfg_cuda_step_plan *p);
+dfg_status dfg_cuda_plan_collective(const dfg_step_args *s,
+                                    dfg_cuda_step_plan *p);
 dfg_status dfg_cuda_plan_optimizer_tick(const dfg_step_args *s,
                                         dfg_cuda_step_plan *p);
 dfg_status dfg_cuda_plan_optimizer(const dfg_step_args *s,

@@ -121,6 +121,23 @@ dfg_status dfg_cuda_plan_gather_grad(const dfg_step_args *s,
     return st == DFG_OK ? st : dfg_error_prefix(st, "gather_grad");
 }
 
+/* The all-reduce steps call the session's collective when the step is
+ * issued, with the stream (include/dfg/collective.h); a wait has one
+ * output per gradient, more than dfg_cuda_check_operands allows. */
+dfg_status dfg_cuda_plan_collective(const dfg_step_args *s,
+                                    dfg_cuda_step_plan *p)
+{
+    p->kind = DFG_CUDA_COLLECTIVE;
+    for (int32_t i = 0; i < s->n_inputs + s->n_outputs; i++) {
+        const dfg_type *t = i < s->n_inputs ? &s->in_types[i]
+                                            : &s->out_types[i - s->n_inputs];
+        if (t->dtype != DFG_F32)
+            return dfg_error(DFG_ERR_DTYPE, "%s: operand %d is not f32",
+                             dfg_op_get(s->op)->name, (int)i);
+    }
+    return DFG_OK;
+}
+
 dfg_status dfg_cuda_plan_optimizer_tick(const dfg_step_args *s,
                                         dfg_cuda_step_plan *p)
 {

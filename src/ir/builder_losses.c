@@ -1,6 +1,5 @@
-/* The loss builders of include/dfg/training.h. */
+/* The loss builders of include/dfg/builder.h. */
 #include "dfg/builder.h"
-#include "dfg/training.h"
 
 dfg_status dfg_softmax_cross_entropy(dfg_graph *g, dfg_value logits,
                                      dfg_value labels, dfg_value *out)

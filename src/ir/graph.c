@@ -57,7 +57,7 @@ void dfg_graph_destroy(dfg_graph *graph)
     const dfg_allocator *a = &graph->allocator;
     for (int32_t i = 0; i < graph->n_values; i++) {
         dfg_free(a, graph->values[i].name);
-        dfg_free(a, graph->values[i].data);
+        dfg_shared_bytes_release(graph->values[i].data_owner);
     }
     for (int32_t i = 0; i < graph->n_nodes; i++) {
         dfg_free(a, graph->nodes[i].name);
@@ -105,11 +105,33 @@ static char *unique_name(dfg_graph *graph, const dfg_name_table *table,
     }
 }
 
+/* Points v at data inside owner (retained), or, without an owner, at a
+ * new block holding a copy of data. -1 when out of memory. */
+static int set_value_data(dfg_graph *graph, dfg_ir_value *v, const void *data,
+                          dfg_shared_bytes *owner)
+{
+    if (owner) {
+        dfg_shared_bytes_retain(owner);
+    } else {
+        size_t bytes = (size_t)dfg_type_bytes(&v->type);
+        owner = dfg_shared_bytes_alloc(&graph->allocator, bytes);
+        if (!owner)
+            return -1;
+        memcpy(dfg_shared_bytes_fill(owner), data, bytes);
+        data = dfg_shared_bytes_data(owner);
+    }
+    dfg_shared_bytes_release(v->data_owner);
+    v->data_owner = owner;
+    v->data = data;
+    return 0;
+}
+
 /* Appends a value; returns its index or -1 (out of memory). name is
- * made unique; data (may be NULL) is copied. */
+ * made unique; data (may be NULL) is shared when owner holds it, else
+ * copied. */
 static int32_t append_value(dfg_graph *graph, const char *name,
                             const dfg_type *type, dfg_value_kind kind,
-                            const void *data)
+                            const void *data, dfg_shared_bytes *owner)
 {
     if (reserve(graph, (void **)&graph->values, &graph->values_capacity,
                 graph->n_values + 1, sizeof *graph->values) != 0)
@@ -121,19 +143,14 @@ static int32_t append_value(dfg_graph *graph, const char *name,
     v.name = unique_name(graph, &graph->value_names, name);
     if (!v.name)
         return -1;
-    if (data) {
-        size_t bytes = (size_t)dfg_type_bytes(type);
-        v.data = dfg_alloc(&graph->allocator, bytes);
-        if (!v.data) {
-            dfg_free(&graph->allocator, v.name);
-            return -1;
-        }
-        memcpy(v.data, data, bytes);
+    if (data && set_value_data(graph, &v, data, owner) != 0) {
+        dfg_free(&graph->allocator, v.name);
+        return -1;
     }
     int32_t index = graph->n_values;
     if (dfg_name_table_insert(&graph->value_names, v.name, index) != 0) {
         dfg_free(&graph->allocator, v.name);
-        dfg_free(&graph->allocator, v.data);
+        dfg_shared_bytes_release(v.data_owner);
         return -1;
     }
     graph->values[graph->n_values++] = v;
@@ -187,7 +204,7 @@ static dfg_status add_leaf(dfg_graph *graph, const char *what,
     dfg_status st = check_type(what, name, dtype, rank, shape, &type);
     if (st != DFG_OK)
         return st;
-    int32_t index = append_value(graph, name, &type, kind, data);
+    int32_t index = append_value(graph, name, &type, kind, data, NULL);
     if (index < 0)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "%s '%s': out of memory",
                          what, name);
@@ -426,7 +443,7 @@ dfg_status dfg_graph_add_node(dfg_graph *graph, dfg_op op,
         else
             snprintf(value_name, sizeof value_name, "%s:%d", node_name, (int)i);
         int32_t index = append_value(graph, value_name, &out_types[i],
-                                     DFG_VALUE_NODE_OUTPUT, NULL);
+                                     DFG_VALUE_NODE_OUTPUT, NULL, NULL);
         if (index < 0) {
             ok = 0;
             break;
@@ -510,16 +527,25 @@ dfg_status dfg_graph_set_constant(dfg_graph *graph, int32_t value,
                                   const void *data)
 {
     dfg_ir_value *v = &graph->values[value];
-    size_t bytes = (size_t)dfg_type_bytes(&v->type);
-    void *copy = dfg_alloc(&graph->allocator, bytes);
-    if (!copy)
+    if (set_value_data(graph, v, data, NULL) != 0)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "constant '%s': out of memory",
                          v->name);
-    memcpy(copy, data, bytes);
-    dfg_free(&graph->allocator, v->data);
-    v->data = copy;
     v->kind = DFG_VALUE_CONSTANT;
     v->producer = -1;
+    return DFG_OK;
+}
+
+dfg_status dfg_graph_shared_leaf(dfg_graph *graph, dfg_value_kind kind,
+                                 const char *name, const dfg_type *type,
+                                 dfg_shared_bytes *owner, const void *data,
+                                 int32_t *out_index)
+{
+    if (dfg_name_table_find(&graph->value_names, name) >= 0)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "'%s': a value of that name exists", name);
+    *out_index = append_value(graph, name, type, kind, data, owner);
+    if (*out_index < 0)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "'%s': out of memory", name);
     return DFG_OK;
 }
 
@@ -533,7 +559,8 @@ dfg_status dfg_graph_clone(const dfg_graph *graph,
     copy->serial = graph->serial; /* handles of the original stay valid */
     for (int32_t i = 0; i < graph->n_values; i++) {
         const dfg_ir_value *v = &graph->values[i];
-        int32_t index = append_value(copy, v->name, &v->type, v->kind, v->data);
+        int32_t index = append_value(copy, v->name, &v->type, v->kind,
+                                     v->data, v->data_owner);
         if (index < 0) {
             dfg_graph_destroy(copy);
             return dfg_error(DFG_ERR_OUT_OF_MEMORY, "clone: out of memory");

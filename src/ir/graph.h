@@ -10,6 +10,7 @@
 #include "dfg/graph.h"
 #include "name_table.h"
 #include "op_table.h"
+#include "shared_bytes.h"
 #include "tensor_type.h"
 
 typedef enum dfg_value_kind {
@@ -35,7 +36,9 @@ typedef struct dfg_ir_value {
     dfg_value_kind kind;
     int32_t producer;    /* node index, or -1 */
     int32_t producer_output;
-    void *data;          /* weights and constants: owned copy, type bytes */
+    const void *data;    /* weights and constants: type bytes, read-only,
+                            inside data_owner */
+    dfg_shared_bytes *data_owner; /* a reference held by this value */
     int is_output;
     dfg_training_role role;
 } dfg_ir_value;
@@ -76,7 +79,8 @@ dfg_status dfg_graph_add_node(dfg_graph *graph, dfg_op op,
                               int32_t n_inputs, const dfg_attrs *attrs,
                               int32_t n_outputs, int32_t *out_indices);
 
-/* A deep copy (values, nodes, names, data) with the given allocator. */
+/* A copy (values, nodes, names) with the given allocator; the copy shares
+ * the weights' and constants' bytes (it holds references to them). */
 dfg_status dfg_graph_clone(const dfg_graph *graph,
                            const dfg_allocator *allocator, dfg_graph **out);
 
@@ -85,5 +89,13 @@ dfg_status dfg_graph_clone(const dfg_graph *graph,
  * removes it once nothing reads it. */
 dfg_status dfg_graph_set_constant(dfg_graph *graph, int32_t value,
                                   const void *data);
+
+/* Records a weight or constant whose type's bytes are data, inside owner
+ * (which the value retains): the ONNX importer's way to point at a mapped
+ * file instead of copying it. name must not be taken. */
+dfg_status dfg_graph_shared_leaf(dfg_graph *graph, dfg_value_kind kind,
+                                 const char *name, const dfg_type *type,
+                                 dfg_shared_bytes *owner, const void *data,
+                                 int32_t *out_index);
 
 #endif

@@ -31,6 +31,12 @@ int dfg_op_uses_blas(dfg_op op)
            op == DFG_OP_CONV2D_GRAD_INPUT || op == DFG_OP_CONV2D_GRAD_WEIGHT;
 }
 
+int dfg_op_writes_inputs(dfg_op op)
+{
+    return op == DFG_OP_SGD_UPDATE || op == DFG_OP_ADAM_UPDATE ||
+           op == DFG_OP_ADAMW_UPDATE;
+}
+
 int64_t dfg_step_workspace_bytes(dfg_op op, int64_t op_bytes,
                                  int64_t blas_bytes)
 {

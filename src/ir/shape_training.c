@@ -6,7 +6,7 @@
 #include "error.h"
 #include "op_table.h"
 #include "shape_rules.h"
-#include "training_layout.h"
+#include "math/training_layout.h"
 
 static dfg_status require_f32(const dfg_type *in, int32_t i)
 {

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "math/host_device.h"
-#include "training_layout.h"
+#include "math/training_layout.h"
 
 /* log(sum(exp(row - max))) + max, in double, so that large logits do not
  * overflow. */

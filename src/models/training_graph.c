@@ -5,6 +5,7 @@
  * and dead-code elimination removes it. */
 #include "dfg/models.h"
 
+#include "dfg/builder.h"
 #include "dfg/training.h"
 #include "error.h"
 #include "graph.h"

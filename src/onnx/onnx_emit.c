@@ -245,13 +245,10 @@ dfg_status dfg_onnx_bind_output(dfg_onnx_importer *im, int32_t index,
     a->value = e->value;
     a->is_weight = e->is_weight;
     a->produced = e->produced;
-    if (e->constant) {
-        int64_t bytes = dfg_type_bytes(&e->type);
-        a->constant = dfg_alloc(&im->allocator, (size_t)(bytes ? bytes : 1));
-        if (!a->constant)
-            return dfg_error(DFG_ERR_OUT_OF_MEMORY,
-                             "ONNX import: out of memory");
-        memcpy(a->constant, e->constant, (size_t)bytes);
+    if (e->bytes) {
+        dfg_shared_bytes_retain(e->bytes);
+        a->bytes = e->bytes;
+        a->constant = e->constant;
     }
     return DFG_OK;
 }

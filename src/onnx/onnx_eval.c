@@ -1,25 +1,24 @@
-/* Evaluating one dfg op on host tensors at import time, through the public
- * API: a one-node graph, compiled and run by a CPU session. The same
- * kernels run at import time as at run time, so a folded value is exactly
- * what the graph would have computed. */
+/* Evaluating one dfg op on host tensors at import time: a one-node graph,
+ * compiled and run once on the CPU (runtime/evaluate.h). The same kernels
+ * run at import time as at run time, so a folded value is exactly what
+ * the graph would have computed. */
 #include <stdio.h>
 #include <string.h>
 
+#include "dfg/compile.h"
 #include "dfg/program.h"
-#include "dfg/session.h"
 #include "error.h"
+#include "evaluate.h"
 #include "memory.h"
 #include "onnx_import.h"
 
 typedef struct eval_state {
     dfg_graph *graph;
     dfg_program *program;
-    dfg_session *session;
 } eval_state;
 
 static void eval_state_free(eval_state *s)
 {
-    dfg_session_destroy(s->session);
     dfg_program_destroy(s->program);
     dfg_graph_destroy(s->graph);
 }
@@ -89,20 +88,16 @@ dfg_status dfg_onnx_evaluate(dfg_onnx_importer *im, const char *op,
     dfg_compile_options options;
     dfg_compile_options_init(&options);
     options.allocator = &im->allocator;
-    const dfg_backend *cpu = NULL;
     if (st == DFG_OK)
         st = dfg_compile(s.graph, &options, &s.program);
-    if (st == DFG_OK)
-        st = dfg_backend_find("cpu", &cpu);
-    if (st == DFG_OK)
-        st = dfg_session_create(s.program, cpu, &im->allocator, &s.session);
     if (st == DFG_OK) {
         const void *inputs[64];
         int32_t n = 0;
         for (int32_t i = 0; i < n_in; i++)
             if (in_types[i].rank >= 0)
                 inputs[n++] = in_data[i];
-        st = dfg_session_run(s.session, inputs, out_data);
+        st = dfg_evaluate_program(s.program, &im->allocator, inputs,
+                                  out_data);
     }
     eval_state_free(&s);
     if (st != DFG_OK) {

@@ -55,6 +55,10 @@ static dfg_status add_initializers(dfg_onnx_importer *im,
         void *data;
         dfg_status st = dfg_onnx_tensor_decode(t, what, im->base_dir,
                                                &im->allocator, &type, &data);
+        /* The decoded copy is the one kept: the file's pages can go. */
+        if (st == DFG_OK && im->source && t->has_raw_data)
+            dfg_shared_bytes_drop_pages(im->source, t->raw_data.data,
+                                        t->raw_data.len);
         int32_t entry;
         if (st == DFG_OK)
             st = dfg_onnx_add_constant(im, t->name, &type, data, &entry);
@@ -271,6 +275,7 @@ static dfg_status add_outputs(dfg_onnx_importer *im, const Onnx__GraphProto *g)
 dfg_status dfg_onnx_import_model(const Onnx__ModelProto *model,
                                  const dfg_onnx_options *options,
                                  const char *base_dir,
+                                 const dfg_shared_bytes *source,
                                  const dfg_allocator *allocator,
                                  dfg_graph **out)
 {
@@ -282,6 +287,7 @@ dfg_status dfg_onnx_import_model(const Onnx__ModelProto *model,
     im.allocator = dfg_allocator_or_default(allocator);
     im.options = options;
     im.base_dir = base_dir;
+    im.source = source;
     dfg_name_table_init(&im.names, &im.allocator);
     dfg_status st = find_opset(model, &im.opset);
     if (st == DFG_OK)

@@ -18,6 +18,7 @@
 #include "dfg/onnx.h"
 #include "name_table.h"
 #include "onnx.pb-c.h"
+#include "shared_bytes.h"
 #include "tensor_type.h"
 
 /* Limits that keep a malformed model from asking for absurd work. */
@@ -31,9 +32,9 @@
 typedef struct dfg_onnx_entry {
     const char *name;  /* the ONNX name, or NULL for an intermediate */
     dfg_type type;
-    void *constant;    /* host data if known at import time: owned, or
-                          the graph's copy once materialised (borrowed) */
-    int borrowed;      /* constant points into the graph */
+    void *constant;    /* host data if known at import time, inside
+                          bytes; the graph shares it once materialised */
+    dfg_shared_bytes *bytes; /* a reference, or NULL */
     int is_weight;     /* an initializer: materialised as a weight */
     int produced;      /* value is the output of a graph node */
     dfg_value value;   /* in the graph, or DFG_NO_VALUE */
@@ -43,6 +44,7 @@ typedef struct dfg_onnx_importer {
     dfg_allocator allocator;   /* the graph's, also for the importer */
     const dfg_onnx_options *options;
     const char *base_dir;      /* for external data, or NULL: refused */
+    const dfg_shared_bytes *source; /* the mapped model file, or NULL */
     dfg_graph *graph;
     int64_t opset;             /* of the default ("" / "ai.onnx") domain */
     dfg_name_table names;      /* ONNX name -> entry index */
@@ -55,12 +57,42 @@ typedef struct dfg_onnx_importer {
     dfg_value first_value;     /* output of the first, named like the node */
 } dfg_onnx_importer;
 
-/* Imports model (already unpacked) into a new graph. */
+/* Imports model (already unpacked) into a new graph. source (may be NULL)
+ * is the mapped file that initializers' raw_data point into: the pages of
+ * each are dropped from memory once it is decoded. */
 dfg_status dfg_onnx_import_model(const Onnx__ModelProto *model,
                                  const dfg_onnx_options *options,
                                  const char *base_dir,
+                                 const dfg_shared_bytes *source,
                                  const dfg_allocator *allocator,
                                  dfg_graph **out);
+
+/* ---- a model without its weights' bytes (onnx_wire.c) ---- */
+
+/* Where one initializer's raw_data lies in the original bytes. */
+typedef struct dfg_onnx_raw_data {
+    size_t offset, size;
+    int present;
+} dfg_onnx_raw_data;
+
+/* A serialized model whose initializers' raw_data are empty, and where
+ * each was (raw[i] for initializer i, in order). data and raw are owned,
+ * from the allocator given to dfg_onnx_elide_raw_data. */
+typedef struct dfg_onnx_elided_model {
+    uint8_t *data;
+    size_t size;
+    dfg_onnx_raw_data *raw;
+    size_t n_raw;
+} dfg_onnx_elided_model;
+
+/* 1 and *out filled; 0 when the bytes are not shaped as expected (unpack
+ * the original ones instead: protobuf-c will say what is wrong); -1 when
+ * out of memory. */
+int dfg_onnx_elide_raw_data(const uint8_t *data, size_t size,
+                            const dfg_allocator *allocator,
+                            dfg_onnx_elided_model *out);
+void dfg_onnx_elided_model_free(dfg_onnx_elided_model *model,
+                                const dfg_allocator *allocator);
 
 /* A graph input's type, symbolic dims resolved from options' bindings
  * (onnx_input_type.c); an unresolved dim is an error naming it. */

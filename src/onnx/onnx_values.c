@@ -42,13 +42,19 @@ dfg_status dfg_onnx_add_constant(dfg_onnx_importer *im, const char *name,
                                  const dfg_type *type, void *data,
                                  int32_t *out)
 {
+    int64_t size = dfg_type_bytes(type);
+    dfg_shared_bytes *bytes = dfg_shared_bytes_adopt(
+        &im->allocator, data, (size_t)(size > 0 ? size : 0));
+    if (!bytes)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "ONNX import: out of memory");
     dfg_status st = dfg_onnx_add_entry(im, name, out);
     if (st != DFG_OK) {
-        dfg_free(&im->allocator, data);
+        dfg_shared_bytes_release(bytes);
         return st;
     }
     im->entries[*out].type = *type;
     im->entries[*out].constant = data;
+    im->entries[*out].bytes = bytes;
     return DFG_OK;
 }
 
@@ -82,22 +88,15 @@ dfg_status dfg_onnx_materialise(dfg_onnx_importer *im, int32_t entry,
             snprintf(name, sizeof name, "%.256s/constant", e->name);
         else
             snprintf(name, sizeof name, "onnx_constant_%d", (int)entry);
-        dfg_status st =
-            e->is_weight
-                ? dfg_graph_weight(im->graph, name, e->type.dtype, e->type.rank,
-                                   e->type.shape, e->constant, &e->value)
-                : dfg_graph_constant(im->graph, name, e->type.dtype,
-                                     e->type.rank, e->type.shape, e->constant,
-                                     &e->value);
+        /* The graph shares the entry's bytes: a model's weights are
+         * held once while importing. */
+        int32_t index;
+        dfg_status st = dfg_graph_shared_leaf(
+            im->graph, e->is_weight ? DFG_VALUE_WEIGHT : DFG_VALUE_CONSTANT,
+            name, &e->type, e->bytes, e->constant, &index);
         if (st != DFG_OK)
             return st;
-        /* The graph holds a copy now: read that one from here on, so that
-         * a model's weights are not held twice while importing. */
-        const dfg_ir_value *v =
-            &im->graph->values[dfg_graph_index(im->graph, e->value)];
-        dfg_free(&im->allocator, e->constant);
-        e->constant = v->data;
-        e->borrowed = 1;
+        e->value = dfg_graph_handle(im->graph, index);
     }
     *out = e->value;
     return DFG_OK;
@@ -106,8 +105,7 @@ dfg_status dfg_onnx_materialise(dfg_onnx_importer *im, int32_t entry,
 void dfg_onnx_importer_free(dfg_onnx_importer *im)
 {
     for (int32_t i = 0; i < im->n_entries; i++)
-        if (!im->entries[i].borrowed)
-            dfg_free(&im->allocator, im->entries[i].constant);
+        dfg_shared_bytes_release(im->entries[i].bytes);
     dfg_free(&im->allocator, im->entries);
     dfg_name_table_free(&im->names);
     im->entries = NULL;

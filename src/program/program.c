@@ -34,9 +34,8 @@ dfg_program *dfg_program_alloc(const dfg_allocator *allocator,
     p->steps = dfg_calloc(&p->allocator, (size_t)n_steps + 1, sizeof *p->steps);
     p->inputs = dfg_calloc(&p->allocator, (size_t)n_inputs + 1, sizeof *p->inputs);
     p->outputs = dfg_calloc(&p->allocator, (size_t)n_outputs + 1, sizeof *p->outputs);
-    p->weights = dfg_calloc(&p->allocator, (size_t)weights_bytes + 1, 1);
     p->region_bytes[DFG_REGION_WEIGHTS] = weights_bytes;
-    if (!p->tensors || !p->steps || !p->inputs || !p->outputs || !p->weights) {
+    if (!p->tensors || !p->steps || !p->inputs || !p->outputs) {
         dfg_program_destroy(p);
         return NULL;
     }
@@ -59,9 +58,45 @@ void dfg_program_destroy(dfg_program *p)
     dfg_free(a, p->steps);
     dfg_free(a, p->inputs);
     dfg_free(a, p->outputs);
-    dfg_free(a, p->weights);
+    for (int32_t i = 0; i < p->n_held; i++)
+        dfg_shared_bytes_release(p->held[i]);
+    dfg_free(a, p->held);
     dfg_allocator copy = p->allocator;
     dfg_free(&copy, p);
+}
+
+dfg_status dfg_program_hold(dfg_program *p, dfg_shared_bytes *bytes)
+{
+    /* Consecutive tensors often come from one block (a mapped file). */
+    if (!bytes || (p->n_held && p->held[p->n_held - 1] == bytes))
+        return DFG_OK;
+    if (p->n_held == p->held_capacity) {
+        int32_t capacity = p->held_capacity ? 2 * p->held_capacity : 16;
+        dfg_shared_bytes **held =
+            dfg_calloc(&p->allocator, (size_t)capacity, sizeof *held);
+        if (!held)
+            return dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                             "out of memory holding the program's weights");
+        if (p->n_held)
+            memcpy(held, p->held, (size_t)p->n_held * sizeof *held);
+        dfg_free(&p->allocator, p->held);
+        p->held = held;
+        p->held_capacity = capacity;
+    }
+    dfg_shared_bytes_retain(bytes);
+    p->held[p->n_held++] = bytes;
+    return DFG_OK;
+}
+
+void dfg_program_gather_weights(const dfg_program *p, uint8_t *dst)
+{
+    memset(dst, 0, (size_t)p->region_bytes[DFG_REGION_WEIGHTS]);
+    for (int32_t i = 0; i < p->n_tensors; i++) {
+        const dfg_program_tensor *t = &p->tensors[i];
+        if (t->region == DFG_REGION_WEIGHTS && t->alias_of < 0 && t->data &&
+            t->bytes > 0)
+            memcpy(dst + t->offset, t->data, (size_t)t->bytes);
+    }
 }
 
 void dfg_program_stats(const dfg_program *program, dfg_plan_stats *out)

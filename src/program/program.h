@@ -3,13 +3,17 @@
  * and the op table, never the graph or the passes.
  *
  * Everything a program points to is owned by it and allocated with
- * program->allocator; dfg_program_destroy() frees it all. A program is
- * immutable once built (dfg_compile or dfg_program_load). */
+ * program->allocator, except the bytes of its weights region: those lie in
+ * shared blocks (the graph's weight buffers, a mapped program file) that
+ * the program holds a reference to. dfg_program_destroy() frees what it
+ * owns and drops its references. A program is immutable once built
+ * (dfg_compile or dfg_program_load). */
 #ifndef DFG_PROGRAM_INTERNAL_H
 #define DFG_PROGRAM_INTERNAL_H
 
 #include "dfg/program.h"
 #include "op_table.h"
+#include "shared_bytes.h"
 #include "tensor_type.h"
 
 typedef enum dfg_region {
@@ -51,6 +55,10 @@ typedef struct dfg_program_tensor {
     int32_t first_step;   /* first step at which the bytes hold this tensor */
     int32_t last_step;    /* last step that reads it */
     int32_t alias_of;     /* tensor whose bytes it shares, or -1 */
+    /* Weights region only: the tensor's bytes on the host, read-only,
+     * inside one of program->held; NULL means zeros (a training program's
+     * accumulators and optimizer state). Arena tensors: NULL. */
+    const uint8_t *data;
 } dfg_program_tensor;
 
 typedef struct dfg_program_step {
@@ -76,15 +84,26 @@ struct dfg_program {
     int32_t n_outputs;
     int32_t *outputs;     /* tensor indices of the graph outputs, in order */
     int64_t region_bytes[DFG_REGION_COUNT];
-    uint8_t *weights;     /* region_bytes[DFG_REGION_WEIGHTS] bytes */
+    /* The blocks the tensors' data point into, one reference each. */
+    int32_t n_held, held_capacity;
+    dfg_shared_bytes **held;
     dfg_plan_stats stats;
 };
 
-/* An empty program with zeroed arrays of the given sizes; NULL on failure
- * (out of memory). Steps' input/output arrays are left NULL. */
+/* An empty program with zeroed arrays of the given sizes and a weights
+ * region of weights_bytes (its bytes come from tensors' data); NULL on
+ * failure (out of memory). Steps' input/output arrays are left NULL. */
 dfg_program *dfg_program_alloc(const dfg_allocator *allocator,
                                int32_t n_tensors, int32_t n_steps,
                                int32_t n_inputs, int32_t n_outputs,
                                int64_t weights_bytes);
+
+/* Takes a reference to bytes, which tensors' data will point into. */
+dfg_status dfg_program_hold(dfg_program *program, dfg_shared_bytes *bytes);
+
+/* Writes the weights region as the plan lays it out into dst
+ * (region_bytes[DFG_REGION_WEIGHTS] bytes): each tensor's data at its
+ * offset, zeros elsewhere. */
+void dfg_program_gather_weights(const dfg_program *program, uint8_t *dst);
 
 #endif

@@ -3,7 +3,7 @@
  * describes it for people; this header is the single source for code.
  *
  * Everything is little-endian. The file is a 24-byte header, a section
- * table, and the sections, each at a 64-byte aligned offset with a CRC-32
+ * table, and the sections, each at an aligned offset (below) with a CRC-32
  * in the table. */
 #ifndef DFG_PROGRAM_FORMAT_H
 #define DFG_PROGRAM_FORMAT_H
@@ -15,7 +15,7 @@
 #include "program.h"
 
 #define DFG_FILE_MAGIC "DFGP"
-#define DFG_FILE_VERSION 2u
+#define DFG_FILE_VERSION 3u
 /* The oldest version this build still reads (version 1 lacks the
  * attributes of resize and top_k). */
 #define DFG_FILE_OLDEST_VERSION 1u
@@ -24,6 +24,10 @@
 #define DFG_FILE_SECTION_ENTRY_BYTES 32u  /* type, flags, offset, size,
                                              CRC, reserved */
 #define DFG_FILE_SECTION_ALIGNMENT 64u
+/* From version 3 on the weights section starts on a page boundary, so a
+ * mapped file's weights share no page with the rest and every offset the
+ * plan aligned stays aligned in memory. */
+#define DFG_FILE_WEIGHTS_ALIGNMENT 4096u
 #define DFG_FILE_TENSOR_RECORD_BYTES 120u
 #define DFG_FILE_STEP_HEADER_BYTES 32u    /* before operands and attrs */
 #define DFG_FILE_PLAN_BYTES 72u
@@ -56,6 +60,15 @@ typedef enum dfg_file_section {
 static inline uint32_t dfg_file_version_of_op(dfg_op op)
 {
     return op >= DFG_OP_RESIZE ? 2u : 1u;
+}
+
+/* The alignment of a section's offset in a file of `version`. */
+static inline uint32_t dfg_file_section_alignment(uint32_t version,
+                                                  uint32_t section)
+{
+    return section == DFG_SECTION_WEIGHTS && version >= 3u
+               ? DFG_FILE_WEIGHTS_ALIGNMENT
+               : DFG_FILE_SECTION_ALIGNMENT;
 }
 
 /* Attributes are stored field by field (never as a raw struct), in the

@@ -6,9 +6,7 @@
  * range-checked as it is decoded. The decoded program then goes through
  * dfg_program_validate() (the runtime's assumptions) and
  * dfg_program_verify() (the memory plan) before the caller sees it. */
-#include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "crc32.h"
 #include "error.h"
 #include "memory.h"
@@ -92,6 +90,11 @@ static dfg_status read_section_table(const uint8_t *data, size_t size,
             if (seen[t] && offset < end[t] && begin[t] < offset + length)
                 return FORMAT_ERROR("the %s and %s sections overlap",
                                     section_name(t), section_name(type));
+        uint32_t alignment = dfg_file_section_alignment(version, type);
+        if (offset % alignment != 0)
+            return FORMAT_ERROR("%s section at offset %llu, not a multiple "
+                                "of %u", section_name(type),
+                                (unsigned long long)offset, alignment);
         if (dfg_crc32(data + offset, (size_t)length) != crc)
             return FORMAT_ERROR("%s section: checksum does not match",
                                 section_name(type));
@@ -312,15 +315,25 @@ static void read_io_and_plan(file_sections *f, dfg_program *p)
     s->n_tensors = dfg_read_i32(&plan);
 }
 
-dfg_status dfg_program_load_memory(const void *data, size_t size,
-                                   const dfg_allocator *allocator,
-                                   dfg_program **out)
+/* Points every weights-region tensor at its bytes in the weights section,
+ * which lies inside owner (held by the program). The plan was validated,
+ * so each tensor lies inside the section. */
+static dfg_status attach_weights(dfg_program *p, dfg_shared_bytes *owner,
+                                 const uint8_t *section)
 {
-    if (!data || !out)
-        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "dfg_program_load_memory: data and out must not be "
-                         "NULL");
-    *out = NULL;
+    for (int32_t i = 0; i < p->n_tensors; i++)
+        if (p->tensors[i].region == DFG_REGION_WEIGHTS)
+            p->tensors[i].data = section + p->tensors[i].offset;
+    return dfg_program_hold(p, owner);
+}
+
+/* Decodes and checks the file in data; the weights are the section's
+ * bytes in place when weights_owner holds data (a mapped file), else a
+ * copy. */
+static dfg_status load_bytes(const uint8_t *data, size_t size,
+                             dfg_shared_bytes *weights_owner,
+                             const dfg_allocator *allocator, dfg_program **out)
+{
     file_sections f;
     memset(&f, 0, sizeof f);
     file_counts c;
@@ -340,13 +353,9 @@ dfg_status dfg_program_load_memory(const void *data, size_t size,
                                        c.region_bytes[DFG_REGION_WEIGHTS]);
     if (!p)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
-                         "out of memory for a program of %u tensors, %u steps "
-                         "and %lld bytes of weights", c.tensors, c.steps,
-                         (long long)c.region_bytes[DFG_REGION_WEIGHTS]);
+                         "out of memory for a program of %u tensors and %u "
+                         "steps", c.tensors, c.steps);
     p->region_bytes[DFG_REGION_ARENA] = c.region_bytes[DFG_REGION_ARENA];
-    const dfg_byte_reader *weights = &f.section[DFG_SECTION_WEIGHTS];
-    if (weights->size)
-        memcpy(p->weights, weights->data, weights->size);
     read_io_and_plan(&f, p);
     status = read_tensors(&f.section[DFG_SECTION_TENSORS], strings, p);
     if (status == DFG_OK)
@@ -361,12 +370,39 @@ dfg_status dfg_program_load_memory(const void *data, size_t size,
                                       "program file: the memory plan does not "
                                       "verify");
     }
+    const dfg_byte_reader *weights = &f.section[DFG_SECTION_WEIGHTS];
+    if (status == DFG_OK && weights_owner) {
+        status = attach_weights(p, weights_owner, weights->data);
+    } else if (status == DFG_OK) {
+        dfg_shared_bytes *copy = dfg_shared_bytes_alloc(allocator, weights->size);
+        if (!copy)
+            status = dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                               "out of memory for %zu bytes of weights",
+                               weights->size);
+        if (copy && weights->size)
+            memcpy(dfg_shared_bytes_fill(copy), weights->data, weights->size);
+        if (copy)
+            status = attach_weights(p, copy, dfg_shared_bytes_data(copy));
+        dfg_shared_bytes_release(copy);
+    }
     if (status != DFG_OK) {
         dfg_program_destroy(p);
         return status;
     }
     *out = p;
     return DFG_OK;
+}
+
+dfg_status dfg_program_load_memory(const void *data, size_t size,
+                                   const dfg_allocator *allocator,
+                                   dfg_program **out)
+{
+    if (!data || !out)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_program_load_memory: data and out must not be "
+                         "NULL");
+    *out = NULL;
+    return load_bytes(data, size, NULL, allocator, out);
 }
 
 dfg_status dfg_program_load(const char *path, const dfg_allocator *allocator,
@@ -376,34 +412,16 @@ dfg_status dfg_program_load(const char *path, const dfg_allocator *allocator,
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "dfg_program_load: path and out must not be NULL");
     *out = NULL;
-    FILE *file = fopen(path, "rb");
-    if (!file)
-        return dfg_error(DFG_ERR_IO, "cannot open '%s'", path);
-    struct stat st;
-    if (fstat(fileno(file), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(file);
-        return dfg_error(DFG_ERR_IO, "'%s' is not a regular file", path);
-    }
-    if ((uint64_t)st.st_size > DFG_FILE_MAX_BYTES) {
-        fclose(file);
-        return dfg_error(DFG_ERR_FORMAT,
-                         "'%s': %lld bytes, more than a program file may have",
-                         path, (long long)st.st_size);
-    }
-    dfg_allocator a = dfg_allocator_or_default(allocator);
-    size_t size = (size_t)st.st_size;
-    uint8_t *data = dfg_alloc(&a, size);
-    if (!data) {
-        fclose(file);
-        return dfg_error(DFG_ERR_OUT_OF_MEMORY,
-                         "out of memory reading %zu bytes of '%s'", size, path);
-    }
-    size_t got = fread(data, 1, size, file);
-    fclose(file);
-    dfg_status status =
-        got == size ? dfg_program_load_memory(data, size, &a, out)
-                    : dfg_error(DFG_ERR_IO, "cannot read %zu bytes", size);
-    dfg_free(&a, data);
+    /* Mapped, not read: the program's weights stay the file's pages, so
+     * loading copies no weight byte and every process that loads the file
+     * shares them through the page cache. */
+    dfg_shared_bytes *file = NULL;
+    dfg_status status = dfg_shared_bytes_map(path, DFG_FILE_MAX_BYTES,
+                                             allocator, &file);
+    if (status == DFG_OK)
+        status = load_bytes(dfg_shared_bytes_data(file),
+                            dfg_shared_bytes_size(file), file, allocator, out);
+    dfg_shared_bytes_release(file);
     if (status != DFG_OK)
         return dfg_error_prefix(status, "'%s'", path);
     return DFG_OK;

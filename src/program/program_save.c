@@ -96,7 +96,8 @@ static void encode_plan(const dfg_program *p, dfg_byte_writer *w)
     dfg_write_i32(w, s->n_tensors);
 }
 
-/* Header, section table and the sections, each 64-byte aligned. */
+/* Header, section table and the sections, each aligned as
+ * dfg_file_section_alignment says. */
 static void assemble(dfg_byte_writer *out, uint32_t version,
                      const section_bytes *sections, int n_sections)
 {
@@ -105,7 +106,9 @@ static void assemble(dfg_byte_writer *out, uint32_t version,
     dfg_byte_writer table;
     dfg_byte_writer_init(&table, &out->allocator);
     for (int i = 0; i < n_sections; i++) {
-        offset = (size_t)dfg_align_up((int64_t)offset, DFG_FILE_SECTION_ALIGNMENT);
+        offset = (size_t)dfg_align_up(
+            (int64_t)offset,
+            (int64_t)dfg_file_section_alignment(version, sections[i].type));
         dfg_write_u32(&table, (uint32_t)sections[i].type);
         dfg_write_u32(&table, 0);
         dfg_write_u64(&table, offset);
@@ -123,7 +126,8 @@ static void assemble(dfg_byte_writer *out, uint32_t version,
     out->failed |= table.failed;
     dfg_byte_writer_dispose(&table);
     for (int i = 0; i < n_sections; i++) {
-        dfg_write_align(out, DFG_FILE_SECTION_ALIGNMENT);
+        dfg_write_align(out,
+                        dfg_file_section_alignment(version, sections[i].type));
         dfg_write_bytes(out, sections[i].data, sections[i].size);
     }
 }
@@ -167,6 +171,11 @@ dfg_status dfg_program_serialize_version(const dfg_program *p,
     encode_steps(p, version, &w[STEPS], &w[STRINGS]);
     encode_io(p, &w[IO]);
     encode_plan(p, &w[PLAN]);
+    size_t weights_bytes = (size_t)p->region_bytes[DFG_REGION_WEIGHTS];
+    dfg_allocator a = dfg_allocator_or_default(allocator);
+    uint8_t *weights = dfg_alloc(&a, weights_bytes + 1);
+    if (weights)
+        dfg_program_gather_weights(p, weights);
 
     const section_bytes sections[] = {
         {DFG_SECTION_STRINGS, w[STRINGS].data, w[STRINGS].size},
@@ -174,18 +183,18 @@ dfg_status dfg_program_serialize_version(const dfg_program *p,
         {DFG_SECTION_STEPS, w[STEPS].data, w[STEPS].size},
         {DFG_SECTION_IO, w[IO].data, w[IO].size},
         {DFG_SECTION_PLAN, w[PLAN].data, w[PLAN].size},
-        {DFG_SECTION_WEIGHTS, p->weights,
-         (size_t)p->region_bytes[DFG_REGION_WEIGHTS]},
+        {DFG_SECTION_WEIGHTS, weights, weights_bytes},
     };
     dfg_byte_writer out;
     dfg_byte_writer_init(&out, allocator);
-    int failed = 0;
+    int failed = !weights;
     for (int i = 0; i < N_BUILT; i++)
         failed |= w[i].failed;
     if (!failed)
         assemble(&out, version, sections, (int)(sizeof sections / sizeof sections[0]));
     for (int i = 0; i < N_BUILT; i++)
         dfg_byte_writer_dispose(&w[i]);
+    dfg_free(&a, weights);
     if (failed || out.failed) {
         dfg_byte_writer_dispose(&out);
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,

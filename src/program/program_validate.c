@@ -48,6 +48,13 @@ static dfg_status validate_tensor(const dfg_program *p, int32_t i)
                        "region of %lld bytes", (int)i, t->name,
                        (long long)t->offset, (long long)t->bytes,
                        (long long)region);
+    /* Kernels read elements with plain loads, from a mapped file too: each
+     * tensor starts on a multiple of its element size (a compiled plan
+     * aligns far more). */
+    if (t->offset % (int64_t)dfg_dtype_size(t->type.dtype) != 0)
+        return INVALID("tensor %d '%s': offset %lld is not a multiple of its "
+                       "%zu-byte elements", (int)i, t->name,
+                       (long long)t->offset, dfg_dtype_size(t->type.dtype));
     int is_data = t->kind == DFG_TENSOR_WEIGHT || t->kind == DFG_TENSOR_CONSTANT;
     if (is_data && t->region != DFG_REGION_WEIGHTS)
         return INVALID("tensor %d '%s': a %s outside the weights region",

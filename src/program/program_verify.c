@@ -4,6 +4,7 @@
 #include "error.h"
 #include "occupancy_sweep.h"
 #include "program.h"
+#include "program_verify_buckets.h"
 
 static const char *tensor_name(const dfg_program_tensor *t)
 {
@@ -146,6 +147,8 @@ dfg_status dfg_program_verify(const dfg_program *p)
     dfg_status status = alias_roots(p, roots);
     if (status == DFG_OK)
         status = check_sharing(p, roots);
+    if (status == DFG_OK)
+        status = dfg_program_verify_buckets(p, alignment);
     free(roots);
     return status;
 }

@@ -8,6 +8,7 @@
  * served no tensor yet could not serve that request), and at the
  * allocated peak (reserved memory never in use at once). A static plan
  * has neither: its arena is sized once for every lifetime. */
+#include "dfg/compile.h"
 #include "dfg/report.h"
 
 #include <inttypes.h>
@@ -45,35 +46,33 @@ static void write_caching_notes(FILE *out, const dfg_plan_comparison *c)
             ordered ? "yes" : "NO");
 }
 
-dfg_status dfg_report_compare(const dfg_program *program, FILE *out)
+dfg_status dfg_report_compare(const dfg_plan_comparison *comparison,
+                              FILE *out)
 {
-    if (!program || !out)
+    if (!comparison || !out)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "dfg_report_compare: program and stream are "
+                         "dfg_report_compare: comparison and stream are "
                          "required");
-    dfg_plan_comparison c;
-    dfg_status s = dfg_plan_compare(program, &c);
-    if (s != DFG_OK)
-        return s;
-    uint64_t bound = c.lower_bound_bytes;
+    const dfg_plan_comparison *c = comparison;
+    uint64_t bound = c->lower_bound_bytes;
     char align[32];
     fprintf(out, "plan comparison: %" PRId32 " arena buffers, alignment %s, "
                  "same lifetimes and order\n",
-            c.n_buffers, dfg_format_bytes(c.alignment, align, sizeof align));
+            c->n_buffers, dfg_format_bytes(c->alignment, align, sizeof align));
     fprintf(out, "  %-36s %14s  %10s\n", "strategy", "bytes",
             "/ bound");
     for (int p = 0; p < DFG_PLANNER_COUNT; p++)
         write_row(out, dfg_planner_name((dfg_planner)p),
-                  (dfg_planner)p == c.compiled_planner ? " (this plan)" : "",
-                  c.planner_arena_bytes[p], bound);
+                  (dfg_planner)p == c->compiled_planner ? " (this plan)" : "",
+                  c->planner_arena_bytes[p], bound);
     write_row(out, "lower bound", "", bound, bound);
     write_row(out, "caching allocator reserved", "",
-              c.caching.reserved_peak_bytes, bound);
+              c->caching.reserved_peak_bytes, bound);
     write_row(out, "caching allocator allocated peak", "",
-              c.caching.allocated_peak_bytes, bound);
+              c->caching.allocated_peak_bytes, bound);
     write_row(out, "caching allocator requested peak", "",
-              c.caching.requested_peak_bytes, bound);
-    write_caching_notes(out, &c);
+              c->caching.requested_peak_bytes, bound);
+    write_caching_notes(out, c);
     if (fflush(out) != 0 || ferror(out))
         return dfg_error(DFG_ERR_IO, "dfg_report_compare: write failed");
     return DFG_OK;

@@ -5,6 +5,7 @@
 #include "json_writer.h"
 #include "kind_bytes.h"
 #include "program.h"
+#include "report_buckets.h"
 
 static const char *tensor_name(const dfg_program *p, int32_t index)
 {
@@ -120,6 +121,7 @@ dfg_status dfg_report_json(const dfg_program *program, FILE *out)
     for (int32_t i = 0; i < program->n_tensors; i++)
         write_tensor(&w, program, i);
     dfg_json_end_array(&w);
+    dfg_report_json_buckets(&w, program);
     dfg_json_end_object(&w);
     if (fflush(out) != 0 || ferror(out))
         return dfg_error(DFG_ERR_IO, "dfg_report_json: write failed");

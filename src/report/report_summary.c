@@ -6,6 +6,7 @@
 #include "kind_bytes.h"
 #include "program.h"
 #include "number_format.h"
+#include "report_buckets.h"
 #include "text_escape.h"
 
 #define DFG_SUMMARY_LARGEST 5
@@ -182,6 +183,7 @@ dfg_status dfg_report_summary(const dfg_program *program, FILE *out)
     write_kind_bytes(out, program);
     write_peak(out, program);
     write_largest(out, program);
+    dfg_report_summary_buckets(out, program);
     if (fflush(out) != 0 || ferror(out))
         return dfg_error(DFG_ERR_IO, "dfg_report_summary: write failed");
     return DFG_OK;

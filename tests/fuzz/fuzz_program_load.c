@@ -1,14 +1,18 @@
-/* libFuzzer target for dfg_program_load_memory (scripts/fuzz-program-load
- * builds and runs it with clang, AddressSanitizer and UBSan).
+/* libFuzzer target for dfg_program_load_memory and dfg_program_load, the
+ * loader that maps a file (scripts/fuzz-program-load builds and runs it
+ * with clang, AddressSanitizer and UBSan).
  *
  * Each input is loaded twice: as it is, and with every checksum
  * recomputed, since a mutation caught by a CRC never reaches the decoder
- * and the validator behind it. Whatever loads must pass the plan verifier
- * and serialise again. Any crash, hang, leak or sanitizer report is a
- * finding. */
+ * and the validator behind it; each time from memory and mapped from a
+ * file. Whatever loads must pass the plan verifier and serialise again.
+ * Any crash, hang, leak or sanitizer report is a finding. */
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "byte_reader.h"
 #include "crc32.h"
 #include "dfg/dfg.h"
@@ -41,10 +45,28 @@ static void fix_checksums(uint8_t *f, size_t size)
                                 (size_t)n * DFG_FILE_SECTION_ENTRY_BYTES));
 }
 
-static void load_and_check(const uint8_t *data, size_t size)
+/* dfg_program_load of the bytes, written to a file of this process. */
+static dfg_status load_mapped(const uint8_t *data, size_t size,
+                              dfg_program **out)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/dfg-fuzz-program-%ld.dfgp",
+             (long)getpid());
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || write(fd, data, size) != (ssize_t)size)
+        abort();
+    close(fd);
+    dfg_status status = dfg_program_load(path, NULL, out);
+    unlink(path);
+    return status;
+}
+
+static void load_and_check(const uint8_t *data, size_t size, int mapped)
 {
     dfg_program *program = NULL;
-    dfg_status status = dfg_program_load_memory(data, size, NULL, &program);
+    dfg_status status = mapped ? load_mapped(data, size, &program)
+                               : dfg_program_load_memory(data, size, NULL,
+                                                         &program);
     if (status != DFG_OK) {
         if (status != DFG_ERR_FORMAT || program != NULL || !dfg_last_error()[0])
             abort();
@@ -69,9 +91,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!copy)
         return 0;
     memcpy(copy, data, size);
-    load_and_check(copy, size);
+    for (int mapped = 0; mapped < 2; mapped++)
+        load_and_check(copy, size, mapped);
     fix_checksums(copy, size);
-    load_and_check(copy, size);
+    for (int mapped = 0; mapped < 2; mapped++)
+        load_and_check(copy, size, mapped);
     free(copy);
     return 0;
 }

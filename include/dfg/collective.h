@@ -1,0 +1,54 @@
+/* The communication behind a data-parallel training program's all-reduce
+ * steps (docs/data-parallel.md).
+ *
+ * A program compiled with dfg_training_options.data_parallel has, per
+ * bucket of gradients, an all_reduce_start step (right after the bucket's
+ * last gradient is computed) and an all_reduce_wait step (before the
+ * bucket's optimizer updates). A session runs them through the
+ * dfg_collective it is given; without one they do nothing, which is the
+ * average over one process. libdfg_mpi (include/dfg/mpi.h) provides one
+ * over MPI; a host program may provide its own. */
+#ifndef DFG_COLLECTIVE_H
+#define DFG_COLLECTIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "dfg/session.h"
+#include "dfg/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* `queue` is the backend's queue the step is issued on: NULL on the CPU,
+ * where a call does its work on the host (MPI); the session's
+ * cudaStream_t on CUDA, where a call only enqueues its work there in
+ * stream order (NCCL), since the CUDA backend issues its steps once into a
+ * CUDA graph and replays that. */
+typedef struct dfg_collective {
+    void *context; /* handed to both calls, owned by the caller */
+    /* Starts replacing the `count` f32 at `data` (region memory of the
+     * session: device memory on a device backend) by their average over
+     * the ranks. `bucket` numbers the buckets of the program from 0. The
+     * bytes are not touched by the program until the matching wait. */
+    dfg_status (*all_reduce_start)(void *context, int32_t bucket, float *data,
+                                   int64_t count, void *queue);
+    /* Returns (or, on a queue, makes the queue wait) once the bucket's
+     * average is in place; or an error. */
+    dfg_status (*all_reduce_wait)(void *context, int32_t bucket, void *queue);
+} dfg_collective;
+
+/* Makes session's all-reduce steps call *collective (copied; its context
+ * must outlive the session's runs); NULL removes it. */
+dfg_status dfg_session_set_collective(dfg_session *session,
+                                      const dfg_collective *collective);
+
+/* The session's own weights region: its address (region memory) and size.
+ * Training runs update it in place; a data-parallel start broadcasts it. */
+dfg_status dfg_session_weights_region(dfg_session *session, void **data,
+                                      size_t *bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,83 @@
+/* Compiling a graph into a program, and re-planning a program's arena with
+ * every planner.
+ *
+ * dfg_compile() runs the passes on a private copy of the graph (the caller's
+ * graph is not changed and may be freed or compiled again) and returns an
+ * immutable, self-contained program (include/dfg/program.h). */
+#ifndef DFG_COMPILE_H
+#define DFG_COMPILE_H
+
+#include <stdint.h>
+#include "dfg/allocator.h"
+#include "dfg/graph.h"
+#include "dfg/program.h"
+#include "dfg/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dfg_compile_options {
+    dfg_planner planner;        /* DFG_PLANNER_GREEDY_SIZE */
+    uint64_t alignment;         /* offset alignment in bytes, power of 2: 256 */
+    int fold_constants;         /* 1 */
+    int eliminate_dead_code;    /* 1 */
+    int reuse_inputs_in_place;  /* elementwise ops may write over a dying
+                                   input: 1 */
+    const dfg_allocator *allocator; /* for the program; NULL: malloc */
+    /* NULL: an inference program; else a training step
+     * (include/dfg/training.h), read during dfg_compile only. */
+    const struct dfg_training_options *training;
+    /* Scratch added to the planned workspace of every matmul, gemm and
+     * conv2d step, for the BLAS library of a device backend: the CUDA
+     * backend hands it to cuBLAS (cublasSetWorkspace), so cuBLAS works in
+     * the arena and never allocates. 0 (the CPU needs none); at most
+     * DFG_MAX_BLAS_WORKSPACE. */
+    uint64_t blas_workspace_bytes;
+} dfg_compile_options;
+
+void dfg_compile_options_init(dfg_compile_options *options);
+
+/* options may be NULL for the defaults. */
+dfg_status dfg_compile(const dfg_graph *graph,
+                       const dfg_compile_options *options,
+                       dfg_program **out);
+
+/* A simulated PyTorch CUDA caching allocator replaying the arena's
+ * allocations and frees in step order (docs/plan-visuals.md gives the
+ * policy). Peaks are maxima over the replay; the allocator never returns a
+ * segment, so its reserved bytes only grow. */
+typedef struct dfg_caching_stats {
+    uint64_t reserved_peak_bytes;   /* segments obtained from the device */
+    uint64_t allocated_peak_bytes;  /* blocks handed out (rounded sizes) */
+    uint64_t requested_peak_bytes;  /* bytes the tensors asked for */
+    /* allocated bytes just after the last segment was obtained: what was
+     * in use when the cache could not serve a request */
+    uint64_t allocated_at_reserved_peak;
+    int32_t small_segments;         /* 2 MiB segments */
+    int32_t large_segments;         /* 20 MiB or exact-size segments */
+} dfg_caching_stats;
+
+/* The same buffers (the program's arena tensors that own their bytes),
+ * lifetimes and order, placed every way dfg knows. */
+typedef struct dfg_plan_comparison {
+    int32_t n_buffers;
+    uint64_t alignment;
+    uint64_t no_reuse_bytes;
+    uint64_t lower_bound_bytes;
+    uint64_t planner_arena_bytes[DFG_PLANNER_COUNT]; /* each re-planned and
+                                                        verified */
+    dfg_planner compiled_planner;   /* the program's own plan */
+    uint64_t compiled_arena_bytes;
+    dfg_caching_stats caching;
+} dfg_plan_comparison;
+
+/* Re-plans the program's arena buffers with every planner (each plan
+ * verified) and replays them through the caching allocator. */
+dfg_status dfg_plan_compare(const dfg_program *program,
+                            dfg_plan_comparison *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,629 @@
+/* dfg._dfg: the CPython extension under the `dfg` package (python/dfg/).
+ * A thin layer over the public C API: it owns dfg_program and dfg_session
+ * handles, turns every failing status into dfg.Error carrying
+ * dfg_last_error(), and runs sessions with the GIL released. Checking names,
+ * dtypes and shapes, and building NumPy arrays, is the package's Python
+ * side; this side still checks every buffer's size, so that nothing a
+ * caller passes can make the library read or write out of bounds.
+ *
+ * Ownership: a Program object owns its dfg_program; a Session object owns
+ * its dfg_session and holds a reference to its Program, which therefore
+ * outlives it. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dfg/dfg.h"
+
+#define MAX_SHAPE_BINDINGS 64
+
+static PyObject *dfg_error_type;
+
+static PyObject *raise_status(dfg_status status, const char *what)
+{
+    PyErr_Format(dfg_error_type, "%s: %s (%s)", what, dfg_last_error(),
+                 dfg_status_name(status));
+    return NULL;
+}
+
+/* ---- Program ---------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    dfg_program *program;
+} program_object;
+
+static PyTypeObject program_type;
+
+static void program_dealloc(program_object *self)
+{
+    dfg_program_destroy(self->program);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *wrap_program(dfg_program *program)
+{
+    program_object *self = PyObject_New(program_object, &program_type);
+    if (!self) {
+        dfg_program_destroy(program);
+        return NULL;
+    }
+    self->program = program;
+    return (PyObject *)self;
+}
+
+/* Fills bindings from a dict {name: shape tuple}; names point into the
+ * dict's keys, alive as long as the dict. */
+static int parse_shapes(PyObject *shapes, dfg_onnx_binding *bindings,
+                        int32_t *n)
+{
+    *n = 0;
+    if (shapes == Py_None)
+        return 0;
+    if (!PyDict_Check(shapes)) {
+        PyErr_SetString(PyExc_TypeError, "shapes must be a dict of name to "
+                                         "shape");
+        return -1;
+    }
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(shapes, &pos, &key, &value)) {
+        if (*n == MAX_SHAPE_BINDINGS) {
+            PyErr_SetString(PyExc_ValueError, "too many shape bindings");
+            return -1;
+        }
+        dfg_onnx_binding *b = &bindings[*n];
+        memset(b, 0, sizeof *b);
+        b->name = PyUnicode_AsUTF8(key);
+        if (!b->name)
+            return -1;
+        if (PyLong_Check(value)) { /* a symbolic dimension: DIM=8 */
+            b->rank = -1;
+            b->shape[0] = PyLong_AsLongLong(value);
+        } else {
+            PyObject *seq = PySequence_Fast(value, "a shape must be a "
+                                                   "sequence of ints");
+            if (!seq)
+                return -1;
+            Py_ssize_t rank = PySequence_Fast_GET_SIZE(seq);
+            if (rank > DFG_MAX_RANK) {
+                Py_DECREF(seq);
+                PyErr_Format(PyExc_ValueError, "shape of '%s' has more than "
+                             "%d dimensions", b->name, DFG_MAX_RANK);
+                return -1;
+            }
+            b->rank = (int32_t)rank;
+            for (Py_ssize_t i = 0; i < rank; i++)
+                b->shape[i] = PyLong_AsLongLong(
+                    PySequence_Fast_GET_ITEM(seq, i));
+            Py_DECREF(seq);
+        }
+        if (PyErr_Occurred())
+            return -1;
+        (*n)++;
+    }
+    return 0;
+}
+
+/* compile(kind, source, shapes, planner, alignment, training):
+ *   kind "example": source is a bundled model name;
+ *   kind "onnx_path" / "onnx_bytes": an ONNX file's path or its bytes. */
+static PyObject *compile_model(PyObject *module, PyObject *args)
+{
+    (void)module;
+    const char *kind, *planner = NULL;
+    PyObject *source, *shapes;
+    unsigned long long alignment = 0;
+    int training = 0;
+    if (!PyArg_ParseTuple(args, "sOOzKp", &kind, &source, &shapes, &planner,
+                          &alignment, &training))
+        return NULL;
+    dfg_onnx_binding bindings[MAX_SHAPE_BINDINGS];
+    dfg_onnx_options onnx;
+    dfg_onnx_options_init(&onnx);
+    if (parse_shapes(shapes, bindings, &onnx.n_bindings) != 0)
+        return NULL;
+    onnx.bindings = bindings;
+    dfg_compile_options options;
+    dfg_compile_options_init(&options);
+    if (planner && dfg_planner_from_name(planner, &options.planner) != 0)
+        return PyErr_Format(PyExc_ValueError, "unknown planner '%s'",
+                            planner);
+    if (alignment)
+        options.alignment = alignment;
+
+    dfg_graph *graph = NULL;
+    dfg_status st;
+    if (strcmp(kind, "example") == 0) {
+        const char *name = PyUnicode_AsUTF8(source);
+        if (!name)
+            return NULL;
+        Py_BEGIN_ALLOW_THREADS
+        st = training ? dfg_model_build_training(name, NULL, &graph)
+                      : dfg_model_build(name, NULL, &graph);
+        Py_END_ALLOW_THREADS
+    } else if (strcmp(kind, "onnx_path") == 0) {
+        PyObject *bytes = NULL;
+        if (!PyUnicode_FSConverter(source, &bytes))
+            return NULL;
+        const char *path = PyBytes_AS_STRING(bytes);
+        Py_BEGIN_ALLOW_THREADS
+        st = dfg_onnx_import_file(path, &onnx, NULL, &graph);
+        Py_END_ALLOW_THREADS
+        Py_DECREF(bytes);
+    } else if (strcmp(kind, "onnx_bytes") == 0) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(source, &view, PyBUF_SIMPLE) != 0)
+            return NULL;
+        Py_BEGIN_ALLOW_THREADS
+        st = dfg_onnx_import_memory(view.buf, (size_t)view.len, &onnx, NULL,
+                                    &graph);
+        Py_END_ALLOW_THREADS
+        PyBuffer_Release(&view);
+    } else {
+        return PyErr_Format(PyExc_ValueError, "unknown model kind '%s'",
+                            kind);
+    }
+    if (st != DFG_OK)
+        return raise_status(st, "loading the model");
+    dfg_training_options train;
+    if (training) {
+        dfg_training_options_init(&train);
+        train.loss = "loss";
+        options.training = &train;
+    }
+    dfg_program *program = NULL;
+    Py_BEGIN_ALLOW_THREADS
+    st = dfg_compile(graph, &options, &program);
+    Py_END_ALLOW_THREADS
+    dfg_graph_destroy(graph);
+    if (st != DFG_OK)
+        return raise_status(st, "compiling");
+    return wrap_program(program);
+}
+
+static PyObject *load_program(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *bytes = NULL;
+    if (!PyArg_ParseTuple(args, "O&", PyUnicode_FSConverter, &bytes))
+        return NULL;
+    dfg_program *program = NULL;
+    dfg_status st;
+    const char *path = PyBytes_AS_STRING(bytes);
+    Py_BEGIN_ALLOW_THREADS
+    st = dfg_program_load(path, NULL, &program);
+    Py_END_ALLOW_THREADS
+    Py_DECREF(bytes);
+    if (st != DFG_OK)
+        return raise_status(st, "loading the program");
+    return wrap_program(program);
+}
+
+static PyObject *program_save(program_object *self, PyObject *args)
+{
+    PyObject *bytes = NULL;
+    if (!PyArg_ParseTuple(args, "O&", PyUnicode_FSConverter, &bytes))
+        return NULL;
+    dfg_status st = dfg_program_save(self->program, PyBytes_AS_STRING(bytes));
+    Py_DECREF(bytes);
+    if (st != DFG_OK)
+        return raise_status(st, "saving the program");
+    Py_RETURN_NONE;
+}
+
+static PyObject *program_stats(program_object *self, PyObject *unused)
+{
+    (void)unused;
+    dfg_plan_stats s;
+    dfg_program_stats(self->program, &s);
+    return Py_BuildValue("{sKsKsKsKsKsssisisi}",
+                         "arena_bytes", (unsigned long long)s.arena_bytes,
+                         "lower_bound_bytes",
+                         (unsigned long long)s.lower_bound_bytes,
+                         "no_reuse_bytes", (unsigned long long)s.no_reuse_bytes,
+                         "weights_bytes", (unsigned long long)s.weights_bytes,
+                         "alignment", (unsigned long long)s.alignment,
+                         "planner", dfg_planner_name(s.planner),
+                         "verified", s.verified, "n_steps", (int)s.n_steps,
+                         "n_tensors", (int)s.n_tensors);
+}
+
+static PyObject *tensor_list(const dfg_program *program, int inputs)
+{
+    int32_t n = inputs ? dfg_program_num_inputs(program)
+                       : dfg_program_num_outputs(program);
+    PyObject *list = PyList_New(n);
+    for (int32_t i = 0; list && i < n; i++) {
+        dfg_tensor_info info;
+        dfg_status st = inputs ? dfg_program_input_info(program, i, &info)
+                               : dfg_program_output_info(program, i, &info);
+        if (st != DFG_OK) {
+            Py_DECREF(list);
+            return raise_status(st, "reading the program's tensors");
+        }
+        PyObject *shape = PyTuple_New(info.rank);
+        for (int32_t d = 0; shape && d < info.rank; d++)
+            PyTuple_SET_ITEM(shape, d, PyLong_FromLongLong(info.shape[d]));
+        PyObject *item = shape ? Py_BuildValue("(ssN)", info.name,
+                                               dfg_dtype_name(info.dtype),
+                                               shape)
+                               : NULL;
+        if (!item) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, item);
+    }
+    return list;
+}
+
+static PyObject *program_inputs(program_object *self, PyObject *unused)
+{
+    (void)unused;
+    return tensor_list(self->program, 1);
+}
+
+static PyObject *program_outputs(program_object *self, PyObject *unused)
+{
+    (void)unused;
+    return tensor_list(self->program, 0);
+}
+
+typedef dfg_status (*report_fn)(const dfg_program *, FILE *);
+
+static const struct {
+    const char *name;
+    report_fn write;
+} reports[] = {
+    {"json", dfg_report_json},   {"dot", dfg_report_dot},
+    {"summary", dfg_report_summary}, {"svg", dfg_report_svg},
+    {"html", dfg_report_html},   {"trace", dfg_report_trace},
+};
+
+/* report(kind) -> str: one of the program's reports. */
+static PyObject *program_report(program_object *self, PyObject *args)
+{
+    const char *kind;
+    if (!PyArg_ParseTuple(args, "s", &kind))
+        return NULL;
+    report_fn write = NULL;
+    for (size_t i = 0; i < sizeof reports / sizeof reports[0]; i++)
+        if (strcmp(reports[i].name, kind) == 0)
+            write = reports[i].write;
+    if (!write)
+        return PyErr_Format(PyExc_ValueError, "unknown report '%s'", kind);
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    if (!out)
+        return PyErr_NoMemory();
+    dfg_status st = write(self->program, out);
+    fclose(out);
+    PyObject *result = st == DFG_OK
+        ? PyUnicode_DecodeUTF8(text, (Py_ssize_t)size, "replace")
+        : raise_status(st, kind);
+    free(text);
+    return result;
+}
+
+static PyObject *program_compare(program_object *self, PyObject *unused)
+{
+    (void)unused;
+    dfg_plan_comparison c;
+    dfg_status st = dfg_plan_compare(self->program, &c);
+    if (st != DFG_OK)
+        return raise_status(st, "comparing planners");
+    PyObject *planners = PyDict_New();
+    for (int p = 0; planners && p < DFG_PLANNER_COUNT; p++) {
+        PyObject *bytes = PyLong_FromUnsignedLongLong(c.planner_arena_bytes[p]);
+        if (!bytes || PyDict_SetItemString(planners,
+                                           dfg_planner_name((dfg_planner)p),
+                                           bytes) != 0) {
+            Py_XDECREF(bytes);
+            Py_DECREF(planners);
+            return NULL;
+        }
+        Py_DECREF(bytes);
+    }
+    if (!planners)
+        return NULL;
+    const dfg_caching_stats *k = &c.caching;
+    return Py_BuildValue(
+        "{sisKsKsKsNsssKs{sKsKsKsKsisi}}", "n_buffers", (int)c.n_buffers,
+        "alignment", (unsigned long long)c.alignment, "no_reuse_bytes",
+        (unsigned long long)c.no_reuse_bytes, "lower_bound_bytes",
+        (unsigned long long)c.lower_bound_bytes, "planner_arena_bytes",
+        planners, "compiled_planner", dfg_planner_name(c.compiled_planner),
+        "compiled_arena_bytes", (unsigned long long)c.compiled_arena_bytes,
+        "caching_allocator", "reserved_peak_bytes",
+        (unsigned long long)k->reserved_peak_bytes, "allocated_peak_bytes",
+        (unsigned long long)k->allocated_peak_bytes, "requested_peak_bytes",
+        (unsigned long long)k->requested_peak_bytes,
+        "allocated_at_reserved_peak",
+        (unsigned long long)k->allocated_at_reserved_peak, "small_segments",
+        (int)k->small_segments, "large_segments", (int)k->large_segments);
+}
+
+static PyMethodDef program_methods[] = {
+    {"save", (PyCFunction)program_save, METH_VARARGS, "save(path)"},
+    {"stats", (PyCFunction)program_stats, METH_NOARGS, "stats() -> dict"},
+    {"inputs", (PyCFunction)program_inputs, METH_NOARGS,
+     "inputs() -> [(name, dtype, shape)]"},
+    {"outputs", (PyCFunction)program_outputs, METH_NOARGS,
+     "outputs() -> [(name, dtype, shape)]"},
+    {"report", (PyCFunction)program_report, METH_VARARGS,
+     "report(kind) -> str: json, dot, summary, svg, html or trace"},
+    {"compare", (PyCFunction)program_compare, METH_NOARGS,
+     "compare() -> dict: every planner and the caching allocator"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject program_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "dfg._dfg.Program",
+    .tp_basicsize = sizeof(program_object),
+    .tp_dealloc = (destructor)program_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A compiled dfg program (immutable).",
+    .tp_methods = program_methods,
+};
+
+/* ---- Session ---------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    dfg_session *session;
+    program_object *program; /* a reference: the program outlives us */
+    int busy;                /* a run is in progress (checked under the GIL) */
+} session_object;
+
+static PyTypeObject session_type;
+
+static void session_close_handles(session_object *self)
+{
+    dfg_session_destroy(self->session);
+    self->session = NULL;
+    Py_CLEAR(self->program);
+}
+
+static void session_dealloc(session_object *self)
+{
+    session_close_handles(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* session(program, device) -> Session */
+static PyObject *create_session(PyObject *module, PyObject *args)
+{
+    (void)module;
+    program_object *program;
+    const char *device;
+    if (!PyArg_ParseTuple(args, "O!s", &program_type, &program, &device))
+        return NULL;
+    const dfg_backend *backend = NULL;
+    dfg_status st = dfg_backend_find(device, &backend);
+    if (st != DFG_OK)
+        return raise_status(st, "finding the device");
+    session_object *self = PyObject_New(session_object, &session_type);
+    if (!self)
+        return NULL;
+    self->session = NULL;
+    self->busy = 0;
+    Py_INCREF(program);
+    self->program = program;
+    Py_BEGIN_ALLOW_THREADS
+    st = dfg_session_create(program->program, backend, NULL, &self->session);
+    Py_END_ALLOW_THREADS
+    if (st != DFG_OK) {
+        Py_DECREF(self);
+        return raise_status(st, "creating the session");
+    }
+    return (PyObject *)self;
+}
+
+/* Gets n buffers of the program's tensors (inputs or outputs) from seq,
+ * each C-contiguous with exactly the tensor's bytes. */
+static int get_buffers(session_object *self, PyObject *seq, int inputs,
+                       Py_buffer *views, int32_t n)
+{
+    if (!PyList_Check(seq) || PyList_GET_SIZE(seq) != n) {
+        PyErr_Format(PyExc_ValueError, "expected a list of %d %s buffers",
+                     (int)n, inputs ? "input" : "output");
+        return -1;
+    }
+    int flags = PyBUF_C_CONTIGUOUS | (inputs ? 0 : PyBUF_WRITABLE);
+    for (int32_t i = 0; i < n; i++) {
+        dfg_tensor_info info;
+        dfg_status st = inputs
+            ? dfg_program_input_info(self->program->program, i, &info)
+            : dfg_program_output_info(self->program->program, i, &info);
+        int64_t bytes = (int64_t)dfg_dtype_size(info.dtype);
+        for (int32_t d = 0; st == DFG_OK && d < info.rank; d++)
+            bytes *= info.shape[d];
+        if (st != DFG_OK ||
+            PyObject_GetBuffer(PyList_GET_ITEM(seq, i), &views[i], flags)) {
+            for (int32_t k = 0; k < i; k++)
+                PyBuffer_Release(&views[k]);
+            if (st != DFG_OK)
+                raise_status(st, "reading the program's tensors");
+            return -1;
+        }
+        if (views[i].len != bytes) {
+            PyErr_Format(PyExc_ValueError, "%s '%s' needs %lld bytes, the "
+                         "buffer has %lld", inputs ? "input" : "output",
+                         info.name, (long long)bytes,
+                         (long long)views[i].len);
+            for (int32_t k = 0; k <= i; k++)
+                PyBuffer_Release(&views[k]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* run(inputs, outputs): inputs and outputs are lists of buffers in the
+ * program's order; the outputs are written. */
+static PyObject *session_run(session_object *self, PyObject *args)
+{
+    PyObject *in_seq, *out_seq;
+    if (!PyArg_ParseTuple(args, "OO", &in_seq, &out_seq))
+        return NULL;
+    if (!self->session) {
+        PyErr_SetString(PyExc_ValueError, "the session is closed");
+        return NULL;
+    }
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the session is running in "
+                        "another thread (use one session per thread)");
+        return NULL;
+    }
+    const dfg_program *program = self->program->program;
+    int32_t n_in = dfg_program_num_inputs(program);
+    int32_t n_out = dfg_program_num_outputs(program);
+    Py_buffer *views = PyMem_Calloc((size_t)(n_in + n_out) + 1,
+                                    sizeof *views);
+    const void **in_ptrs = PyMem_Calloc((size_t)n_in + 1, sizeof *in_ptrs);
+    void **out_ptrs = PyMem_Calloc((size_t)n_out + 1, sizeof *out_ptrs);
+    PyObject *result = NULL;
+    if (!views || !in_ptrs || !out_ptrs) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (get_buffers(self, in_seq, 1, views, n_in) != 0)
+        goto done;
+    if (get_buffers(self, out_seq, 0, views + n_in, n_out) != 0) {
+        for (int32_t i = 0; i < n_in; i++)
+            PyBuffer_Release(&views[i]);
+        goto done;
+    }
+    for (int32_t i = 0; i < n_in; i++)
+        in_ptrs[i] = views[i].buf;
+    for (int32_t i = 0; i < n_out; i++)
+        out_ptrs[i] = views[n_in + i].buf;
+    self->busy = 1;
+    dfg_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = dfg_session_run(self->session, in_ptrs, out_ptrs);
+    Py_END_ALLOW_THREADS
+    self->busy = 0;
+    for (int32_t i = 0; i < n_in + n_out; i++)
+        PyBuffer_Release(&views[i]);
+    if (st != DFG_OK)
+        raise_status(st, "running");
+    else
+        result = Py_NewRef(Py_None);
+done:
+    PyMem_Free(views);
+    PyMem_Free(in_ptrs);
+    PyMem_Free(out_ptrs);
+    return result;
+}
+
+static PyObject *session_close(session_object *self, PyObject *unused)
+{
+    (void)unused;
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "cannot close a session while "
+                        "it runs");
+        return NULL;
+    }
+    session_close_handles(self);
+    Py_RETURN_NONE;
+}
+
+static PyObject *session_closed(session_object *self, void *unused)
+{
+    (void)unused;
+    return PyBool_FromLong(self->session == NULL);
+}
+
+static PyMethodDef session_methods[] = {
+    {"run", (PyCFunction)session_run, METH_VARARGS,
+     "run(inputs, outputs): buffers in the program's order"},
+    {"close", (PyCFunction)session_close, METH_NOARGS,
+     "close(): frees the session's memory"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef session_getset[] = {
+    {"closed", (getter)session_closed, NULL, "whether close() was called",
+     NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject session_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "dfg._dfg.Session",
+    .tp_basicsize = sizeof(session_object),
+    .tp_dealloc = (destructor)session_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A program bound to a device, with its arena.",
+    .tp_methods = session_methods,
+    .tp_getset = session_getset,
+};
+
+/* ---- module ----------------------------------------------------------- */
+
+static PyObject *library_version(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    return PyUnicode_FromString(dfg_version());
+}
+
+static PyObject *model_names(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    PyObject *list = PyList_New(0);
+    for (const char *const *n = dfg_model_names(); list && *n; n++) {
+        PyObject *name = PyUnicode_FromString(*n);
+        if (!name || PyList_Append(list, name) != 0) {
+            Py_XDECREF(name);
+            Py_CLEAR(list);
+        }
+        Py_XDECREF(name);
+    }
+    return list;
+}
+
+static PyMethodDef module_methods[] = {
+    {"compile", compile_model, METH_VARARGS,
+     "compile(kind, source, shapes, planner, alignment, training)"},
+    {"load", load_program, METH_VARARGS, "load(path) -> Program"},
+    {"session", create_session, METH_VARARGS,
+     "session(program, device) -> Session"},
+    {"version", library_version, METH_NOARGS, "the C library's version"},
+    {"model_names", model_names, METH_NOARGS, "the bundled models"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "dfg._dfg",
+    "The C library under the dfg package.", -1, module_methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__dfg(void)
+{
+    if (PyType_Ready(&program_type) < 0 || PyType_Ready(&session_type) < 0)
+        return NULL;
+    PyObject *module = PyModule_Create(&module_def);
+    if (!module)
+        return NULL;
+    dfg_error_type = PyErr_NewExceptionWithDoc(
+        "dfg.Error", "An error reported by the dfg library.", NULL, NULL);
+    if (!dfg_error_type ||
+        PyModule_AddObjectRef(module, "Error", dfg_error_type) < 0 ||
+        PyModule_AddObjectRef(module, "Program",
+                              (PyObject *)&program_type) < 0 ||
+        PyModule_AddObjectRef(module, "Session",
+                              (PyObject *)&session_type) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

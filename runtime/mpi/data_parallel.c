@@ -1,0 +1,225 @@
+/* Data-parallel training over MPI (include/dfg/mpi.h): the session's
+ * collective (include/dfg/collective.h) as MPI_Iallreduce per bucket, in
+ * place in the arena (the bucket's bytes are the gradients' own), and the
+ * checks and broadcast at the start. */
+#include "dfg/mpi.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "error.h"
+#include "program.h"
+#include "ranks.h"
+#include "watchdog.h"
+
+typedef struct bucket_request {
+    MPI_Request request;
+    float *data;
+    int64_t count;
+} bucket_request;
+
+struct dfg_data_parallel {
+    dfg_session *session;
+    MPI_Comm data;          /* a duplicate of the caller's communicator */
+    dfg_watchdog watchdog;
+    int initialized_mpi, failed;
+    int32_t n_buckets;
+    bucket_request *buckets;
+    dfg_data_parallel_stats stats;
+};
+
+void dfg_data_parallel_options_init(dfg_data_parallel_options *o)
+{
+    if (o)
+        o->timeout_seconds = 20.0;
+}
+
+static dfg_status fault(dfg_data_parallel *dp, dfg_status st)
+{
+    if (st != DFG_OK)
+        dp->failed = 1;
+    return st;
+}
+
+static dfg_status start(void *context, int32_t bucket, float *data,
+                        int64_t count, void *queue)
+{
+    dfg_data_parallel *dp = context;
+    if (queue)
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "data-parallel over MPI runs on the CPU backend; "
+                         "device memory needs NCCL");
+    if (bucket < 0 || bucket >= dp->n_buckets || count > INT32_MAX)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "data-parallel: bucket %d of %lld floats (the "
+                         "program has %d buckets)", (int)bucket,
+                         (long long)count, (int)dp->n_buckets);
+    bucket_request *b = &dp->buckets[bucket];
+    b->data = data;
+    b->count = count;
+    int code = MPI_Iallreduce(MPI_IN_PLACE, data, (int)count, MPI_FLOAT,
+                              MPI_SUM, dp->data, &b->request);
+    if (code != MPI_SUCCESS)
+        return fault(dp, dfg_mpi_error(code, "starting a bucket's all-reduce"));
+    dp->stats.all_reduces++;
+    dp->stats.bytes += count * (int64_t)sizeof(float);
+    return DFG_OK;
+}
+
+static dfg_status wait(void *context, int32_t bucket, void *queue)
+{
+    (void)queue; /* start refused a queue */
+    dfg_data_parallel *dp = context;
+    if (bucket < 0 || bucket >= dp->n_buckets ||
+        dp->buckets[bucket].request == MPI_REQUEST_NULL)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "data-parallel: wait for bucket %d, not started",
+                         (int)bucket);
+    bucket_request *b = &dp->buckets[bucket];
+    char what[64];
+    snprintf(what, sizeof what, "the all-reduce of bucket %d", (int)bucket);
+    double t0 = MPI_Wtime();
+    dfg_status st = dfg_watchdog_wait(&dp->watchdog, &b->request, what);
+    dp->stats.wait_seconds += MPI_Wtime() - t0;
+    if (st != DFG_OK)
+        return fault(dp, st);
+    float scale = 1.0f / (float)dp->watchdog.size;
+    for (int64_t i = 0; i < b->count; i++)
+        b->data[i] *= scale;
+    return DFG_OK;
+}
+
+/* Rank 0's weights region (weights, optimizer state, counters) to all. */
+static dfg_status broadcast_weights(dfg_data_parallel *dp)
+{
+    void *region;
+    size_t bytes;
+    dfg_status st = dfg_session_weights_region(dp->session, &region, &bytes);
+    for (size_t at = 0; at < bytes && st == DFG_OK; at += (size_t)1 << 30) {
+        size_t chunk = bytes - at < ((size_t)1 << 30) ? bytes - at
+                                                      : (size_t)1 << 30;
+        MPI_Request request;
+        int code = MPI_Ibcast((char *)region + at, (int)chunk, MPI_BYTE, 0,
+                              dp->data, &request);
+        st = code == MPI_SUCCESS
+                 ? dfg_watchdog_wait(&dp->watchdog, &request,
+                                     "the weight broadcast at start")
+                 : dfg_mpi_error(code, "the weight broadcast at start");
+    }
+    return st;
+}
+
+dfg_status dfg_data_parallel_create(dfg_session *session,
+                                    const dfg_program *program, MPI_Comm comm,
+                                    const dfg_data_parallel_options *options,
+                                    dfg_data_parallel **out)
+{
+    if (!session || !program || !out)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_data_parallel_create: session, program and out "
+                         "must not be NULL");
+    *out = NULL;
+    dfg_data_parallel_options defaults;
+    dfg_data_parallel_options_init(&defaults);
+    if (!options)
+        options = &defaults;
+    if (!(options->timeout_seconds > 0.0))
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_data_parallel_create: the timeout must be "
+                         "positive");
+    dfg_data_parallel *dp = calloc(1, sizeof *dp);
+    if (!dp)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "data-parallel: out of memory");
+    dp->session = session;
+    dp->data = dp->watchdog.control = MPI_COMM_NULL;
+    dp->watchdog.timeout_seconds = options->timeout_seconds;
+    for (int32_t i = 0; i < program->n_steps; i++)
+        if (program->steps[i].op == DFG_OP_ALL_REDUCE_START)
+            dp->n_buckets++;
+    dp->buckets = calloc((size_t)dp->n_buckets + 1, sizeof *dp->buckets);
+    for (int32_t i = 0; dp->buckets && i < dp->n_buckets; i++)
+        dp->buckets[i].request = MPI_REQUEST_NULL;
+    dfg_status st = dp->buckets ? dfg_mpi_join(comm, &dp->data, &dp->watchdog,
+                                               &dp->initialized_mpi)
+                                : dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                                            "data-parallel: out of memory");
+    if (st == DFG_OK)
+        st = dfg_mpi_check_same_program(&dp->watchdog, dp->data, program);
+    if (st == DFG_OK)
+        st = broadcast_weights(dp);
+    dfg_collective c = {dp, start, wait};
+    if (st == DFG_OK)
+        st = dfg_session_set_collective(session, &c);
+    if (st != DFG_OK) {
+        dp->failed = 1;
+        dfg_data_parallel_destroy(dp);
+        return st;
+    }
+    *out = dp;
+    return DFG_OK;
+}
+
+void dfg_data_parallel_destroy(dfg_data_parallel *dp)
+{
+    if (!dp)
+        return;
+    dfg_session_set_collective(dp->session, NULL);
+    /* After a fault, a lost rank never joins a collective call again
+     * (freeing a communicator or finalizing is one), so leave MPI alone. */
+    if (!dp->failed) {
+        if (dp->watchdog.control != MPI_COMM_NULL)
+            MPI_Comm_free(&dp->watchdog.control);
+        if (dp->data != MPI_COMM_NULL)
+            MPI_Comm_free(&dp->data);
+        if (dp->initialized_mpi)
+            MPI_Finalize();
+    }
+    free(dp->buckets);
+    free(dp);
+}
+
+int dfg_data_parallel_rank(const dfg_data_parallel *dp)
+{
+    return dp ? dp->watchdog.rank : 0;
+}
+
+int dfg_data_parallel_size(const dfg_data_parallel *dp)
+{
+    return dp ? dp->watchdog.size : 1;
+}
+
+dfg_status dfg_data_parallel_time_blocking(dfg_data_parallel *dp,
+                                           int32_t repeats, double *seconds)
+{
+    if (!dp || !seconds || repeats < 1)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_data_parallel_time_blocking: dp, seconds and "
+                         "repeats >= 1 are needed");
+    int64_t most = 0;
+    for (int32_t b = 0; b < dp->n_buckets; b++)
+        if (dp->buckets[b].count > most)
+            most = dp->buckets[b].count;
+    float *scratch = calloc((size_t)most + 1, sizeof *scratch);
+    if (!scratch)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "data-parallel: %lld floats",
+                         (long long)most);
+    int code = MPI_Barrier(dp->data);
+    double t0 = MPI_Wtime();
+    for (int32_t r = 0; r < repeats && code == MPI_SUCCESS; r++)
+        for (int32_t b = 0; b < dp->n_buckets && code == MPI_SUCCESS; b++)
+            code = MPI_Allreduce(MPI_IN_PLACE, scratch,
+                                 (int)dp->buckets[b].count, MPI_FLOAT, MPI_SUM,
+                                 dp->data);
+    *seconds = (MPI_Wtime() - t0) / repeats;
+    free(scratch);
+    return code == MPI_SUCCESS
+               ? DFG_OK
+               : fault(dp, dfg_mpi_error(code, "timing the all-reduces"));
+}
+
+void dfg_data_parallel_get_stats(const dfg_data_parallel *dp,
+                                 dfg_data_parallel_stats *out)
+{
+    if (out)
+        *out = dp ? dp->stats : (dfg_data_parallel_stats){0, 0, 0.0};
+}

@@ -1,0 +1,78 @@
+/* The plan verifier's check of gradient buckets (docs/data-parallel.md),
+ * on the program's steps and tensor table alone: each all_reduce_start
+ * step's output (the bucket) is one arena range with bytes of its own;
+ * its gradients lie inside it back to back, each on the alignment right
+ * after the previous one, and are the bucket's own bytes (aliases of it),
+ * so none is copied to be communicated; the matching all_reduce_wait
+ * reads the bucket and hands on outputs in the gradients' bytes. */
+#include "error.h"
+#include "program.h"
+#include "program_buckets.h"
+#include "program_verify_buckets.h"
+
+static dfg_status bad(const dfg_program_step *st, const char *what)
+{
+    return dfg_error(DFG_ERR_PLAN, "program check: bucket step '%s' (%s): %s",
+                     st->name ? st->name : "?", dfg_op_get(st->op)->name, what);
+}
+
+static dfg_status check_start(const dfg_program *p, const dfg_program_step *st,
+                              int64_t alignment)
+{
+    if (st->n_outputs != 1 || st->n_inputs < 1)
+        return bad(st, "needs gradients and one bucket");
+    int32_t b = st->outputs[0];
+    const dfg_program_tensor *bucket = &p->tensors[b];
+    if (bucket->region != DFG_REGION_ARENA || bucket->alias_of >= 0)
+        return bad(st, "the bucket is not an arena range of its own");
+    int64_t end = 0;
+    for (int32_t i = 0; i < st->n_inputs; i++) {
+        int32_t g = st->inputs[i];
+        if (g < 0 || dfg_program_tensor_owner(p, g) != b)
+            return bad(st, "a gradient is not in the bucket's bytes (it "
+                           "would have to be copied)");
+        int64_t at = (end + alignment - 1) / alignment * alignment;
+        const dfg_program_tensor *t = &p->tensors[g];
+        if (t->offset != bucket->offset + at)
+            return dfg_error(DFG_ERR_PLAN,
+                             "program check: bucket step '%s': gradient '%s' "
+                             "is at arena offset %lld, not %lld (the bucket's "
+                             "ranges must follow each other)", st->name,
+                             t->name, (long long)t->offset,
+                             (long long)(bucket->offset + at));
+        end = at + t->bytes;
+    }
+    if (end > bucket->bytes)
+        return bad(st, "the gradients run past the bucket's end");
+    return DFG_OK;
+}
+
+static dfg_status check_wait(const dfg_program *p, const dfg_program_step *st)
+{
+    if (st->n_inputs < 2 || st->n_outputs != st->n_inputs - 1 ||
+        st->inputs[0] < 0)
+        return bad(st, "needs the bucket, its gradients and their outputs");
+    int32_t b = st->inputs[0];
+    for (int32_t i = 0; i < st->n_outputs; i++) {
+        int32_t g = st->inputs[i + 1], out = st->outputs[i];
+        if (g < 0 || dfg_program_tensor_owner(p, out) != b || dfg_program_tensor_owner(p, g) != b ||
+            p->tensors[out].offset != p->tensors[g].offset ||
+            p->tensors[out].bytes != p->tensors[g].bytes)
+            return bad(st, "an averaged gradient is not in its gradient's "
+                           "bytes inside the bucket");
+    }
+    return DFG_OK;
+}
+
+dfg_status dfg_program_verify_buckets(const dfg_program *p, int64_t alignment)
+{
+    dfg_status status = DFG_OK;
+    for (int32_t i = 0; i < p->n_steps && status == DFG_OK; i++) {
+        const dfg_program_step *st = &p->steps[i];
+        if (st->op == DFG_OP_ALL_REDUCE_START)
+            status = check_start(p, st, alignment);
+        else if (st->op == DFG_OP_ALL_REDUCE_WAIT)
+            status = check_wait(p, st);
+    }
+    return status;
+}

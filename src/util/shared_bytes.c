@@ -1,0 +1,158 @@
+#include "shared_bytes.h"
+
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "error.h"
+#include "memory.h"
+
+struct dfg_shared_bytes {
+    atomic_int references;
+    dfg_allocator allocator;
+    const uint8_t *data;
+    size_t size;
+    void *mapping; /* NULL for an allocated block */
+};
+
+static dfg_shared_bytes *make(const dfg_allocator *allocator)
+{
+    dfg_allocator a = dfg_allocator_or_default(allocator);
+    dfg_shared_bytes *b = dfg_calloc(&a, 1, sizeof *b);
+    if (!b)
+        return NULL;
+    atomic_init(&b->references, 1);
+    b->allocator = a;
+    return b;
+}
+
+dfg_shared_bytes *dfg_shared_bytes_alloc(const dfg_allocator *allocator,
+                                         size_t size)
+{
+    dfg_shared_bytes *b = make(allocator);
+    if (!b)
+        return NULL;
+    /* One spare byte keeps an empty block a valid, distinct pointer. */
+    b->data = size + 1 > size ? dfg_alloc(&b->allocator, size + 1) : NULL;
+    if (!b->data) {
+        dfg_allocator a = b->allocator;
+        dfg_free(&a, b);
+        return NULL;
+    }
+    b->size = size;
+    return b;
+}
+
+dfg_shared_bytes *dfg_shared_bytes_adopt(const dfg_allocator *allocator,
+                                         void *block, size_t size)
+{
+    dfg_shared_bytes *b = make(allocator);
+    if (!b) {
+        dfg_allocator a = dfg_allocator_or_default(allocator);
+        dfg_free(&a, block);
+        return NULL;
+    }
+    b->data = block;
+    b->size = size;
+    return b;
+}
+
+uint8_t *dfg_shared_bytes_fill(dfg_shared_bytes *bytes)
+{
+    return bytes->mapping ? NULL : (uint8_t *)bytes->data;
+}
+
+dfg_status dfg_shared_bytes_map(const char *path, uint64_t max_bytes,
+                                const dfg_allocator *allocator,
+                                dfg_shared_bytes **out)
+{
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return dfg_error(DFG_ERR_IO, "cannot open '%s'", path);
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return dfg_error(DFG_ERR_IO, "'%s' is not a regular file", path);
+    }
+    if (st.st_size < 0 || (uint64_t)st.st_size > max_bytes ||
+        (uint64_t)st.st_size > SIZE_MAX) {
+        close(fd);
+        return dfg_error(DFG_ERR_FORMAT, "'%s': %lld bytes, more than the "
+                         "%llu allowed", path, (long long)st.st_size,
+                         (unsigned long long)max_bytes);
+    }
+    size_t size = (size_t)st.st_size;
+    if (size == 0) {
+        close(fd);
+        *out = dfg_shared_bytes_alloc(allocator, 0);
+        return *out ? DFG_OK
+                    : dfg_error(DFG_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    void *mapping = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (mapping == MAP_FAILED)
+        return dfg_error(DFG_ERR_IO, "cannot map the %zu bytes of '%s'", size,
+                         path);
+    dfg_shared_bytes *b = make(allocator);
+    if (!b) {
+        munmap(mapping, size);
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    b->mapping = mapping;
+    b->data = mapping;
+    b->size = size;
+    *out = b;
+    return DFG_OK;
+}
+
+const uint8_t *dfg_shared_bytes_data(const dfg_shared_bytes *bytes)
+{
+    return bytes->data;
+}
+
+size_t dfg_shared_bytes_size(const dfg_shared_bytes *bytes)
+{
+    return bytes->size;
+}
+
+int dfg_shared_bytes_is_mapped(const dfg_shared_bytes *bytes)
+{
+    return bytes->mapping != NULL;
+}
+
+void dfg_shared_bytes_drop_pages(const dfg_shared_bytes *bytes,
+                                 const void *data, size_t size)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    if (!bytes->mapping || page <= 0 || size == 0)
+        return;
+    uintptr_t begin = (uintptr_t)data, end = begin + size;
+    uintptr_t first = (begin + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    uintptr_t last = end & ~((uintptr_t)page - 1);
+    if (begin < (uintptr_t)bytes->data ||
+        end > (uintptr_t)bytes->data + bytes->size || first >= last)
+        return;
+    /* Advice only: on failure the pages simply stay. */
+    (void)madvise((void *)first, last - first, MADV_DONTNEED);
+}
+
+void dfg_shared_bytes_retain(dfg_shared_bytes *bytes)
+{
+    atomic_fetch_add_explicit(&bytes->references, 1, memory_order_relaxed);
+}
+
+void dfg_shared_bytes_release(dfg_shared_bytes *bytes)
+{
+    if (!bytes ||
+        atomic_fetch_sub_explicit(&bytes->references, 1,
+                                  memory_order_acq_rel) != 1)
+        return;
+    dfg_allocator a = bytes->allocator;
+    if (bytes->mapping)
+        munmap(bytes->mapping, bytes->size);
+    else
+        dfg_free(&a, (void *)bytes->data);
+    dfg_free(&a, bytes);
+}

@@ -1,0 +1,73 @@
+#!/bin/sh
+# scripts/check-layers on the tree (it must pass), then on small trees made
+# here with the same docs/architecture.md, each with one planted fault: a
+# back-include, an include circle, an overlong file, a file in no layer.
+# Each must fail and name the file and the include.
+# usage: layer_check.sh SOURCE_ROOT
+set -u
+root=$1
+check="$root/scripts/check-layers"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+out=$(python3 "$check" "$root" 2>&1) || fail "the tree itself: $out"
+
+# A minimal tree: util and ir files that respect the layers.
+make_tree() {
+    rm -rf "$tmp/tree"
+    mkdir -p "$tmp/tree/docs" "$tmp/tree/src/util" "$tmp/tree/src/ir"
+    cp "$root/docs/architecture.md" "$tmp/tree/docs/"
+    printf '#include "memory.h"\n' >"$tmp/tree/src/util/memory.c"
+    printf '/* memory */\n' >"$tmp/tree/src/util/memory.h"
+    printf '#include "graph.h"\n#include "memory.h"\n' >"$tmp/tree/src/ir/graph.c"
+    printf '#include "memory.h"\n' >"$tmp/tree/src/ir/graph.h"
+}
+
+# expect_failure WHAT TEXT: the check fails on the tree and prints TEXT.
+expect_failure() {
+    if out=$(python3 "$check" "$tmp/tree" 2>&1); then
+        fail "$1: the check passed"
+    else
+        case "$out" in
+            *"$2"*) ;;
+            *) fail "$1: expected '$2' in: $out" ;;
+        esac
+    fi
+}
+
+make_tree
+out=$(python3 "$check" "$tmp/tree" 2>&1) || fail "the clean small tree: $out"
+
+make_tree
+printf '#include "graph.h"\n' >>"$tmp/tree/src/util/memory.c"
+expect_failure "back-include" \
+    'src/util/memory.c: includes "graph.h" (ir layer): a util-layer file may not include it'
+
+make_tree
+mkdir -p "$tmp/tree/runtime"
+printf '#include "graph.h"\n' >"$tmp/tree/runtime/executor.c"
+expect_failure "runtime includes the graph" \
+    'runtime/executor.c: includes "graph.h" (ir layer): a runtime-layer file may not include it'
+
+make_tree
+printf '#include "util_b.h"\n' >"$tmp/tree/src/util/util_a.c"
+printf '/* a */\n' >"$tmp/tree/src/util/util_a.h"
+printf '#include "util_a.h"\n' >"$tmp/tree/src/util/util_b.c"
+printf '/* b */\n' >"$tmp/tree/src/util/util_b.h"
+expect_failure "circle" \
+    'include circle: src/util/util_a -> src/util/util_b -> src/util/util_a'
+
+make_tree
+awk 'BEGIN { for (i = 0; i < 701; i++) print "/* line */" }' \
+    >"$tmp/tree/src/ir/long.c"
+expect_failure "long file" 'src/ir/long.c: 701 lines'
+
+make_tree
+mkdir -p "$tmp/tree/elsewhere"
+printf '/* x */\n' >"$tmp/tree/elsewhere/stray.c"
+expect_failure "file in no layer" 'elsewhere/stray.c: in no layer'
+
+[ "$failures" -eq 0 ] || exit 1
+echo "check-layers passes on the tree and fails on each planted fault"

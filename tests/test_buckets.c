@@ -1,0 +1,153 @@
+/* Gradient buckets in the plan (passes/buckets.c), without MPI: buckets
+ * are contiguous arena ranges holding their gradients in place, the plan
+ * verifier refuses one that is not, and a data-parallel program run by one
+ * process trains exactly as the plain training program does. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "dfg/dfg.h"
+#include "program.h"
+#include "program_buckets.h"
+
+static dfg_program *compile_cnn(int data_parallel, int64_t bucket_bytes)
+{
+    dfg_graph *g = NULL;
+    dfg_program *p = NULL;
+    dfg_training_options t;
+    dfg_training_options_init(&t);
+    t.loss = "loss";
+    t.data_parallel = data_parallel;
+    t.bucket_bytes = bucket_bytes;
+    dfg_compile_options o;
+    dfg_compile_options_init(&o);
+    o.training = &t;
+    assert_int_equal(dfg_model_build_training("cnn", NULL, &g), DFG_OK);
+    dfg_status st = dfg_compile(g, &o, &p);
+    dfg_graph_destroy(g);
+    if (st != DFG_OK)
+        return NULL;
+    return p;
+}
+
+static int count_buckets(const dfg_program *p, int64_t *gradient_bytes)
+{
+    int n = 0;
+    dfg_bucket_view b;
+    *gradient_bytes = 0;
+    for (int32_t s = 0; s < p->n_steps; s++)
+        if (dfg_program_bucket_at(p, s, &b)) {
+            assert_int_equal(b.copied, 0);
+            assert_true(b.wait_step > b.start_step);
+            assert_int_equal(b.index, n);
+            *gradient_bytes += b.gradient_bytes;
+            n++;
+        }
+    return n;
+}
+
+static void test_buckets_are_ranges(void **state)
+{
+    (void)state;
+    dfg_program *one = compile_cnn(1, 0), *many = compile_cnn(1, 16 << 10);
+    assert_non_null(one);
+    assert_non_null(many);
+    int64_t bytes_one, bytes_many;
+    assert_int_equal(count_buckets(one, &bytes_one), 1); /* < 25 MiB */
+    assert_true(count_buckets(many, &bytes_many) > 3);
+    assert_int_equal(bytes_one, bytes_many);
+    assert_true(bytes_one > 100000);
+    assert_int_equal(dfg_program_verify(many), DFG_OK);
+    dfg_program_destroy(one);
+    dfg_program_destroy(many);
+}
+
+static int32_t first_start(const dfg_program *p)
+{
+    for (int32_t s = 0; s < p->n_steps; s++)
+        if (p->steps[s].op == DFG_OP_ALL_REDUCE_START &&
+            p->steps[s].n_inputs > 1)
+            return s;
+    fail_msg("no bucket of two gradients");
+    return -1;
+}
+
+static void test_verifier_refuses_broken_buckets(void **state)
+{
+    (void)state;
+    dfg_program *p = compile_cnn(1, 16 << 10);
+    assert_non_null(p);
+    const dfg_program_step *st = &p->steps[first_start(p)];
+    dfg_program_tensor *second = &p->tensors[st->inputs[1]];
+    /* A gap between two gradients of a bucket. */
+    second->offset += 256;
+    assert_int_equal(dfg_program_verify(p), DFG_ERR_PLAN);
+    assert_non_null(strstr(dfg_last_error(), "must follow each other"));
+    second->offset -= 256;
+    assert_int_equal(dfg_program_verify(p), DFG_OK);
+    /* A gradient with bytes of its own: it would have to be copied. */
+    int32_t alias = second->alias_of;
+    second->alias_of = -1;
+    assert_int_equal(dfg_program_verify(p), DFG_ERR_PLAN);
+    second->alias_of = alias;
+    dfg_program_destroy(p);
+}
+
+static void test_bad_bucket_bytes(void **state)
+{
+    (void)state;
+    assert_null(compile_cnn(1, -1));
+    assert_non_null(strstr(dfg_last_error(), "bucket_bytes"));
+}
+
+/* One process: the all-reduce steps do nothing, and the loss and update
+ * norms of every run equal the plain program's. */
+static void test_one_process_trains_as_plain(void **state)
+{
+    (void)state;
+    dfg_program *dp = compile_cnn(1, 16 << 10), *plain = compile_cnn(0, 0);
+    const dfg_backend *cpu;
+    dfg_session *a = NULL, *b = NULL;
+    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    assert_int_equal(dfg_session_create(dp, cpu, NULL, &a), DFG_OK);
+    assert_int_equal(dfg_session_create(plain, cpu, NULL, &b), DFG_OK);
+    static float pixels[32 * 64];
+    static int64_t labels[32];
+    uint32_t seed = 5;
+    for (int step = 0; step < 3; step++) {
+        for (int i = 0; i < 32 * 64; i++) {
+            seed = seed * 1664525u + 1013904223u;
+            pixels[i] = (float)(seed >> 8) / (float)(1 << 24);
+        }
+        for (int i = 0; i < 32; i++)
+            labels[i] = (int64_t)((seed >> (i % 24)) % 10);
+        float loss_a, loss_b, norms_a[64], norms_b[64];
+        const void *in[2] = {pixels, labels};
+        void *out_a[2] = {&loss_a, norms_a}, *out_b[2] = {&loss_b, norms_b};
+        assert_int_equal(dfg_session_run(a, in, out_a), DFG_OK);
+        assert_int_equal(dfg_session_run(b, in, out_b), DFG_OK);
+        assert_float_equal(loss_a, loss_b, 0.0f);
+        dfg_tensor_info info;
+        assert_int_equal(dfg_program_output_info(dp, 1, &info), DFG_OK);
+        assert_true(info.shape[0] > 10 && info.shape[0] <= 64);
+        for (int64_t i = 0; i < info.shape[0]; i++)
+            assert_float_equal(norms_a[i], norms_b[i], 0.0f);
+    }
+    dfg_session_destroy(a);
+    dfg_session_destroy(b);
+    dfg_program_destroy(dp);
+    dfg_program_destroy(plain);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_buckets_are_ranges),
+        cmocka_unit_test(test_verifier_refuses_broken_buckets),
+        cmocka_unit_test(test_bad_bucket_bytes),
+        cmocka_unit_test(test_one_process_trains_as_plain),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

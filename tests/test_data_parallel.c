@@ -1,0 +1,229 @@
+/* Data-parallel training over MPI (docs/data-parallel.md), run by
+ * tests/data_parallel.sh under mpirun -np 2:
+ *
+ *   test_data_parallel equal     the bundled cnn trained for a few steps on
+ *                                2 ranks has the weights of one process
+ *                                trained on the same global batches (as 2
+ *                                accumulated micro-batches), within 1e-5
+ *   test_data_parallel mismatch  a rank with another program is refused
+ *   test_data_parallel kill      rank 1 dies mid-run; rank 0's run fails
+ *                                within 30 s naming rank 1
+ *
+ * Each prints "PASS ..." on rank 0 and exits 0, or says what failed and
+ * exits 1. */
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dfg/mpi.h"
+#include "program.h"
+
+#define BATCH 32
+#define STEPS 4
+#define PIXELS 64
+
+static int rank, ranks;
+
+static int fail(const char *what)
+{
+    fprintf(stderr, "rank %d: FAIL %s: %s\n", rank, what, dfg_last_error());
+    return 1;
+}
+
+/* The global batch of `step`: the same on every rank. */
+static void global_batch(int step, float *pixels, int64_t *labels, int rows)
+{
+    uint64_t state = 0x9e3779b97f4a7c15ull * (uint64_t)(step + 1);
+    for (int i = 0; i < rows * PIXELS; i++) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        pixels[i] = (float)(state >> 40) / (float)(1 << 24);
+    }
+    for (int i = 0; i < rows; i++) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        labels[i] = (int64_t)((state >> 33) % 10);
+    }
+}
+
+static dfg_status compile(int data_parallel, int accumulate, float lr,
+                          dfg_program **out)
+{
+    dfg_graph *g = NULL;
+    dfg_training_options t;
+    dfg_training_options_init(&t);
+    t.loss = "loss";
+    t.learning_rate = lr;
+    t.accumulate = accumulate;
+    t.data_parallel = data_parallel;
+    t.bucket_bytes = 16 << 10; /* several buckets */
+    dfg_compile_options o;
+    dfg_compile_options_init(&o);
+    o.training = &t;
+    dfg_status st = dfg_model_build_training("cnn", NULL, &g);
+    if (st == DFG_OK)
+        st = dfg_compile(g, &o, out);
+    dfg_graph_destroy(g);
+    return st;
+}
+
+/* Runs the session on rows [first, first + BATCH) of each global batch. */
+static dfg_status train(dfg_session *s, int first, int steps, int global_rows,
+                        int micro_batches)
+{
+    float *pixels = malloc((size_t)global_rows * PIXELS * sizeof *pixels);
+    int64_t *labels = malloc((size_t)global_rows * sizeof *labels);
+    float loss, norms[256];
+    dfg_status st = pixels && labels ? DFG_OK : DFG_ERR_OUT_OF_MEMORY;
+    for (int step = 0; step < steps && st == DFG_OK; step++) {
+        global_batch(step, pixels, labels, global_rows);
+        for (int m = 0; m < micro_batches && st == DFG_OK; m++) {
+            int row = first + m * BATCH;
+            const void *in[2] = {pixels + (size_t)row * PIXELS, labels + row};
+            void *out[2] = {&loss, norms};
+            st = dfg_session_run(s, in, out);
+        }
+    }
+    free(pixels);
+    free(labels);
+    return st;
+}
+
+static const float *weight(const dfg_program *p, dfg_session *s,
+                           const char *name, int64_t *count)
+{
+    void *region;
+    size_t bytes;
+    if (dfg_session_weights_region(s, &region, &bytes) != DFG_OK)
+        return NULL;
+    for (int32_t i = 0; i < p->n_tensors; i++)
+        if (p->tensors[i].kind == DFG_TENSOR_WEIGHT &&
+            strcmp(p->tensors[i].name, name) == 0) {
+            *count = p->tensors[i].bytes / 4;
+            return (const float *)((char *)region + p->tensors[i].offset);
+        }
+    return NULL;
+}
+
+/* Every weight of a (data-parallel) against b (one process); the trained
+ * ones have moved from the program's initial weights. */
+static int compare_weights(const dfg_program *pa, dfg_session *a,
+                           const dfg_program *pb, dfg_session *b)
+{
+    int compared = 0, trained = 0;
+    double worst = 0.0;
+    for (int32_t i = 0; i < pa->n_tensors; i++) {
+        const dfg_program_tensor *t = &pa->tensors[i];
+        if (t->kind != DFG_TENSOR_WEIGHT || t->type.dtype != DFG_F32)
+            continue;
+        int64_t n = 0, m = 0;
+        const float *x = weight(pa, a, t->name, &n);
+        const float *y = weight(pb, b, t->name, &m);
+        const float *x0 = (const float *)t->data;
+        if (!x || !y || n != m) {
+            fprintf(stderr, "FAIL: weight '%s' missing\n", t->name);
+            return 1;
+        }
+        double diff = 0.0, norm = 0.0, moved = 0.0;
+        for (int64_t k = 0; k < n; k++) {
+            diff += ((double)x[k] - y[k]) * ((double)x[k] - y[k]);
+            norm += (double)y[k] * y[k];
+            moved += fabs((double)x[k] - x0[k]);
+        }
+        double rel = sqrt(diff / (norm > 0 ? norm : 1.0));
+        if (rel > worst)
+            worst = rel;
+        trained += moved > 0.0;
+        if (rel > 1e-5) {
+            fprintf(stderr, "FAIL: weight '%s': relative difference %.3g, "
+                    "moved %.3g\n", t->name, rel, moved);
+            return 1;
+        }
+        compared++;
+    }
+    printf("PASS equal: %d weights (%d trained) after %d steps on %d ranks, "
+           "worst relative difference %.3g\n", compared, trained, STEPS,
+           ranks, worst);
+    return trained > 0 ? 0 : 1;
+}
+
+static int run_equal(dfg_session *s, const dfg_program *p)
+{
+    if (train(s, rank * BATCH, STEPS, ranks * BATCH, 1) != DFG_OK)
+        return fail("data-parallel training");
+    if (rank != 0)
+        return 0;
+    dfg_program *ref = NULL;
+    dfg_session *rs = NULL;
+    const dfg_backend *cpu;
+    int result = 1;
+    if (compile(0, ranks, 0.05f, &ref) == DFG_OK &&
+        dfg_backend_find("cpu", &cpu) == DFG_OK &&
+        dfg_session_create(ref, cpu, NULL, &rs) == DFG_OK &&
+        train(rs, 0, STEPS, ranks * BATCH, ranks) == DFG_OK)
+        result = compare_weights(p, s, ref, rs);
+    else
+        fail("single-process reference");
+    dfg_session_destroy(rs);
+    dfg_program_destroy(ref);
+    return result;
+}
+
+static int run_kill(dfg_session *s)
+{
+    if (rank == 1) {
+        if (train(s, BATCH, 2, ranks * BATCH, 1) != DFG_OK)
+            return fail("steps before the kill");
+        raise(SIGKILL);
+    }
+    double t0 = MPI_Wtime();
+    dfg_status st = train(s, rank * BATCH, 1000, ranks * BATCH, 1);
+    double seconds = MPI_Wtime() - t0;
+    if (rank != 0)
+        return 0;
+    if (st == DFG_OK || !strstr(dfg_last_error(), "rank 1") || seconds > 30.0) {
+        fprintf(stderr, "FAIL kill: status %s after %.1f s: %s\n",
+                dfg_status_name(st), seconds, dfg_last_error());
+        return 1;
+    }
+    printf("PASS kill: after %.1f s: %s\n", seconds, dfg_last_error());
+    fflush(stdout);
+    /* The lost rank never joins MPI_Finalize: leave without it. */
+    _Exit(0);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "equal";
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    int mismatch = strcmp(mode, "mismatch") == 0;
+    dfg_program *p = NULL;
+    dfg_session *s = NULL;
+    dfg_data_parallel *dp = NULL;
+    const dfg_backend *cpu;
+    int result = 1;
+    if (compile(1, 1, mismatch && rank == 1 ? 0.04f : 0.05f, &p) != DFG_OK ||
+        dfg_backend_find("cpu", &cpu) != DFG_OK ||
+        dfg_session_create(p, cpu, NULL, &s) != DFG_OK)
+        result = fail("compiling the cnn");
+    else if (dfg_data_parallel_create(s, p, MPI_COMM_WORLD, NULL, &dp) !=
+             DFG_OK) {
+        result = !(mismatch && strstr(dfg_last_error(), "rank 1 runs a "
+                                                        "different program"));
+        if (result)
+            fail("attaching");
+        else if (rank == 0)
+            printf("PASS mismatch: %s\n", dfg_last_error());
+    } else if (mismatch)
+        fprintf(stderr, "FAIL mismatch: rank 1's program was accepted\n");
+    else if (strcmp(mode, "kill") == 0)
+        result = run_kill(s);
+    else
+        result = run_equal(s, p);
+    dfg_data_parallel_destroy(dp);
+    dfg_session_destroy(s);
+    dfg_program_destroy(p);
+    MPI_Finalize();
+    return result;
+}

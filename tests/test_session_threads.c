@@ -1,0 +1,121 @@
+/* Threads running sessions of one program at once (runtime/executor.c):
+ * each thread creates its own session, runs it many times and must agree
+ * with the others and with a double-precision reference, for a compiled
+ * program and for one mapped from a file; the sessions read the program's
+ * weights in place, concurrently. scripts/test also runs this test built
+ * with ThreadSanitizer (OMP_NUM_THREADS=1, since libgomp is not built
+ * for it), which must report no race. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "dfg/dfg.h"
+#include "program_fixtures.h"
+
+#define N_THREADS 4
+#define RUNS_PER_THREAD 25
+
+typedef struct thread_job {
+    const dfg_program *program;
+    const float *x;
+    float probs[FIX_BATCH * FIX_OUT], sums[2];
+    int failures;
+} thread_job;
+
+static void *run_thread(void *arg)
+{
+    thread_job *job = arg;
+    const dfg_backend *cpu = NULL;
+    dfg_session *session = NULL;
+    if (dfg_backend_find("cpu", &cpu) != DFG_OK ||
+        dfg_session_create(job->program, cpu, NULL, &session) != DFG_OK) {
+        job->failures++;
+        return NULL;
+    }
+    const void *inputs[] = {job->x};
+    void *outputs[] = {job->probs, job->sums};
+    float first[FIX_BATCH * FIX_OUT];
+    for (int run = 0; run < RUNS_PER_THREAD; run++) {
+        if (dfg_session_run(session, inputs, outputs) != DFG_OK)
+            job->failures++;
+        if (run == 0)
+            memcpy(first, job->probs, sizeof first);
+        else if (memcmp(first, job->probs, sizeof first) != 0)
+            job->failures++;
+    }
+    dfg_session_destroy(session);
+    return NULL;
+}
+
+static void run_threads(const dfg_program *program, const fixture_weights *w)
+{
+    float x[FIX_BATCH * FIX_IN];
+    uint64_t rng = 1234;
+    fixture_fill(&rng, x, FIX_BATCH * FIX_IN);
+    thread_job jobs[N_THREADS];
+    pthread_t threads[N_THREADS];
+    for (int t = 0; t < N_THREADS; t++) {
+        memset(&jobs[t], 0, sizeof jobs[t]);
+        jobs[t].program = program;
+        jobs[t].x = x;
+        assert_int_equal(pthread_create(&threads[t], NULL, run_thread, &jobs[t]), 0);
+    }
+    for (int t = 0; t < N_THREADS; t++)
+        assert_int_equal(pthread_join(threads[t], NULL), 0);
+    double ref_probs[FIX_BATCH * FIX_OUT], ref_sums[2];
+    fixture_reference(w, x, ref_probs, ref_sums);
+    for (int t = 0; t < N_THREADS; t++) {
+        assert_int_equal(jobs[t].failures, 0);
+        assert_memory_equal(jobs[t].probs, jobs[0].probs, sizeof jobs[0].probs);
+        assert_memory_equal(jobs[t].sums, jobs[0].sums, sizeof jobs[0].sums);
+    }
+    assert_true(fixture_relative_error(jobs[0].probs, ref_probs,
+                                       FIX_BATCH * FIX_OUT) < 1e-5);
+    assert_true(fixture_relative_error(jobs[0].sums, ref_sums, 2) < 1e-5);
+}
+
+static void test_threads_share_a_compiled_program(void **state)
+{
+    (void)state;
+    fixture_weights w;
+    dfg_program *program = NULL;
+    assert_int_equal(fixture_compile(11, &w, DFG_PLANNER_GREEDY_BREADTH,
+                                     &program), DFG_OK);
+    run_threads(program, &w);
+    dfg_program_destroy(program);
+}
+
+static void test_threads_share_a_mapped_program(void **state)
+{
+    (void)state;
+    fixture_weights w;
+    dfg_program *compiled = NULL, *mapped = NULL;
+    assert_int_equal(fixture_compile(12, &w, DFG_PLANNER_GREEDY_SIZE,
+                                     &compiled), DFG_OK);
+    char path[] = "/tmp/dfg-threads-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(dfg_program_save(compiled, path), DFG_OK);
+    assert_int_equal(dfg_program_load(path, NULL, &mapped), DFG_OK);
+    unlink(path); /* the mapping keeps the file's bytes */
+    run_threads(mapped, &w);
+    dfg_program_destroy(mapped);
+    dfg_program_destroy(compiled);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_threads_share_a_compiled_program),
+        cmocka_unit_test(test_threads_share_a_mapped_program),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,61 @@
+/* The compile options every compiling subcommand accepts. */
+#include "compile_options.h"
+
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+#include "model_source.h"
+
+int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
+                        dfg_compile_options *options)
+{
+    const char *value;
+    int found = dfgc_shapes_option(command, argc, argv, i);
+    if (found == 0)
+        found = dfgc_const_option(command, argc, argv, i);
+    if (found != 0)
+        return found;
+    found = dfgc_option_value(command, argc, argv, i, "--planner", &value);
+    if (found == 1) {
+        dfg_planner planner;
+        if (dfg_planner_from_name(value, &planner) != 0) {
+            char known[256] = "";
+            for (int p = 0; p < DFG_PLANNER_COUNT; p++)
+                snprintf(known + strlen(known), sizeof known - strlen(known),
+                         "%s%s", p ? ", " : "", dfg_planner_name(p));
+            dfgc_usage_error(command, "unknown planner '%s' (planners: %s)",
+                             value, known);
+            return -1;
+        }
+        options->planner = planner;
+        return 1;
+    }
+    if (found < 0)
+        return -1;
+    found = dfgc_option_value(command, argc, argv, i, "--blas-workspace",
+                              &value);
+    if (found == 1) {
+        uint64_t bytes;
+        if (dfgc_parse_u64(command, "--blas-workspace", value, 0,
+                           DFG_MAX_BLAS_WORKSPACE, &bytes) != 0)
+            return -1;
+        options->blas_workspace_bytes = bytes;
+        return 1;
+    }
+    if (found < 0)
+        return -1;
+    found = dfgc_option_value(command, argc, argv, i, "--align", &value);
+    if (found == 1) {
+        uint64_t alignment;
+        if (dfgc_parse_u64(command, "--align", value, 1, (uint64_t)1 << 30,
+                           &alignment) != 0)
+            return -1;
+        if (alignment & (alignment - 1)) {
+            dfgc_usage_error(command, "--align wants a power of two, not "
+                             "'%s'", value);
+            return -1;
+        }
+        options->alignment = alignment;
+    }
+    return found;
+}

@@ -1,0 +1,47 @@
+/* 'dfgc train --data-parallel' (data_parallel_cli.h). */
+#include "data_parallel_cli.h"
+
+#include "dfg/mpi.h"
+
+static dfg_data_parallel *attached;
+
+static dfg_status attach(void *context, dfg_session *session,
+                         const dfg_program *program)
+{
+    (void)context;
+    return dfg_data_parallel_create(session, program, MPI_COMM_WORLD, NULL,
+                                    &attached);
+}
+
+int dfgc_data_parallel_begin(dfgc_train_config *c)
+{
+    int provided, rank = 0, ranks = 1;
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) !=
+            MPI_SUCCESS ||
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank) != MPI_SUCCESS ||
+        MPI_Comm_size(MPI_COMM_WORLD, &ranks) != MPI_SUCCESS) {
+        fprintf(stderr, "dfgc train: MPI could not start\n");
+        return -1;
+    }
+    c->rank = rank;
+    c->ranks = ranks;
+    c->attach = attach;
+    return 0;
+}
+
+void dfgc_data_parallel_end(dfgc_train_config *c, int failed)
+{
+    dfg_data_parallel_stats s;
+    dfg_data_parallel_get_stats(attached, &s);
+    if (c->rank == 0 && !failed)
+        printf("data-parallel: %d ranks, %lld bucket all-reduces, %lld bytes, "
+               "%.3f s blocked in waits\n", (int)c->ranks,
+               (long long)s.all_reduces, (long long)s.bytes, s.wait_seconds);
+    /* After a failure a lost rank may never join MPI_Finalize (a
+     * collective call): the process exits with its error instead. */
+    if (failed)
+        return;
+    dfg_data_parallel_destroy(attached);
+    attached = NULL;
+    MPI_Finalize();
+}

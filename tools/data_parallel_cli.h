@@ -1,0 +1,15 @@
+/* 'dfgc train --data-parallel' over MPI (tools/data_parallel_cli.c, built
+ * when MPI is found; docs/data-parallel.md). */
+#ifndef DFGC_DATA_PARALLEL_CLI_H
+#define DFGC_DATA_PARALLEL_CLI_H
+
+#include "digits_training.h"
+
+/* Initialises MPI, sets c's rank, ranks and attach (which attaches the
+ * training session to MPI_COMM_WORLD). 0, or -1 with a message printed. */
+int dfgc_data_parallel_begin(dfgc_train_config *c);
+/* Prints the all-reduce statistics (rank 0) and finalizes MPI, unless the
+ * run failed (a lost rank would never join the finalization). */
+void dfgc_data_parallel_end(dfgc_train_config *c, int failed);
+
+#endif
