@@ -90,6 +90,22 @@ expect_error 1 plan example:mlp --json "$work/no/such/dir/p.json"
 expect_error 2 frobnicate
 expect_error 2
 
+# --const: an ONNX Reshape whose shape is a graph input compiles once that
+# input is a constant (a TensorProto file of the ONNX test data).
+reshape=/usr/share/libonnx-testdata/data/node/test_reshape_extended_dims
+if [ -d "$reshape" ]; then
+    expect_error 1 plan "$reshape/model.onnx"
+    grep -q -- '--const shape=FILE' "$work/err" ||
+        fail "the refusal does not name --const: $(cat "$work/err")"
+    "$dfgc" run "$reshape/model.onnx" \
+        --const "shape=$reshape/test_data_set_0/input_1.pb" >"$work/out" ||
+        fail "dfgc run --const shape=input_1.pb"
+    grep -q '^reshaped \[2,3,2,2\] f32 ' "$work/out" ||
+        fail "dfgc run --const: $(cat "$work/out")"
+    expect_error 2 plan "$reshape/model.onnx" --const shape
+    expect_error 2 plan "$reshape/model.onnx" --const shape=/no/such/file.pb
+fi
+
 if [ $have_dot -eq 0 ]; then
     echo "Graphviz 'dot' not found: DOT rendering not checked"
     exit 77

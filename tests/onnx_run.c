@@ -1,6 +1,7 @@
 /* Running small ONNX models in tests (tests/onnx_run.h). */
 #include "onnx_run.h"
 
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -77,4 +78,16 @@ void *onnx_run_model(const onnx_builder *b, const void *const *inputs,
     dfg_program_destroy(program);
     dfg_graph_destroy(graph);
     return out;
+}
+
+void onnx_run_expect_close(const float *got, const double *ref, int64_t n)
+{
+    double err = 0, norm = 0;
+    for (int64_t i = 0; i < n; i++) {
+        err += (got[i] - ref[i]) * (got[i] - ref[i]);
+        norm += ref[i] * ref[i];
+    }
+    assert_true(norm > 0);
+    if (!(err <= 1e-10 * norm))
+        fail_msg("relative error %g", sqrt(err / norm));
 }

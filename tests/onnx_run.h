@@ -17,5 +17,7 @@ int64_t onnx_run_numel(int rank, const int64_t *dims);
  * outputs (at most 15) are computed and dropped. */
 void *onnx_run_model(const onnx_builder *b, const void *const *inputs,
                      int32_t *rank, int64_t *dims);
+/* Fails unless ||got - ref|| <= 1e-5 ||ref|| and ref is not zero. */
+void onnx_run_expect_close(const float *got, const double *ref, int64_t n);
 
 #endif

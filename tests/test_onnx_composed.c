@@ -34,19 +34,6 @@ static void expect_dims(int32_t rank, const int64_t *dims, int32_t want_rank,
         assert_int_equal(dims[i], want[i]);
 }
 
-/* ||got - ref|| / ||ref|| below 1e-5, on a reference that is not zero. */
-static void expect_close(const float *got, const double *ref, int64_t n)
-{
-    double err = 0, norm = 0;
-    for (int64_t i = 0; i < n; i++) {
-        err += (got[i] - ref[i]) * (got[i] - ref[i]);
-        norm += ref[i] * ref[i];
-    }
-    assert_true(norm > 0);
-    if (!(err <= 1e-10 * norm))
-        fail_msg("relative error %g", sqrt(err / norm));
-}
-
 /* ConvTranspose, 2-D, groups 2, strides, dilations, pads, output_padding
  * and a bias: every input pixel scatters its weighted kernel. */
 static void test_conv_transpose_2d(void **state)
@@ -101,7 +88,7 @@ static void test_conv_transpose_2d(void **state)
                                     (double)x[((n * C + c) * H + ih) * W + iw] *
                                     w[((c * MG + m) * KH + kh) * KW + kw];
                             }
-    expect_close(y, ref, n_out);
+    onnx_run_expect_close(y, ref, n_out);
     free(ref), free(y), free(x), free(w), free(bias);
     onnx_builder_free(&b);
 }
@@ -207,7 +194,7 @@ static void test_conv_3d(void **state)
                                     }
                         ref[i] = acc;
                     }
-    expect_close(y, ref, n_out);
+    onnx_run_expect_close(y, ref, n_out);
     free(ref), free(y), free(x), free(w), free(bias);
     onnx_builder_free(&b);
 }
@@ -272,7 +259,7 @@ static void check_pool_3d(const char *type, int include_pad, int ceil_mode)
                             }
                     ref[i] = max ? acc : acc / (double)counted;
                 }
-    expect_close(y, ref, n_out);
+    onnx_run_expect_close(y, ref, n_out);
     free(ref), free(y), free(x);
     onnx_builder_free(&b);
 }
@@ -332,7 +319,7 @@ static void test_losses(void **state)
                 }
             }
         double ref = sce ? total : total / weights;
-        expect_close(y, &ref, 1);
+        onnx_run_expect_close(y, &ref, 1);
         free(y);
         onnx_builder_free(&b);
     }

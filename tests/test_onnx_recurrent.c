@@ -96,19 +96,6 @@ static void reference_run(reference *f)
         }
 }
 
-/* ||got - ref|| <= 1e-5 ||ref||. */
-static void expect_close(const float *got, const double *ref, int64_t n)
-{
-    double err = 0, norm = 0;
-    for (int64_t i = 0; i < n; i++) {
-        err += (got[i] - ref[i]) * (got[i] - ref[i]);
-        norm += ref[i] * ref[i];
-    }
-    assert_true(norm > 0);
-    if (!(err <= 1e-10 * norm))
-        fail_msg("relative error %g", sqrt(err / norm));
-}
-
 static void check(const char *type, int gates, int lbr, int layout)
 {
     const int64_t x_dims[3] = {layout ? B : S, layout ? S : B, I};
@@ -173,7 +160,7 @@ static void check(const char *type, int gates, int lbr, int layout)
                     ref[layout ? ((n * S + t) * D + d) * H + j
                                : ((t * D + d) * B + n) * H + j] =
                         f->y[t][d][n][j];
-    expect_close(y, ref, S * D * B * H);
+    onnx_run_expect_close(y, ref, S * D * B * H);
     free(y);
     onnx_builder_free(&ob);
     free(f), free(x), free(w), free(r), free(b), free(h0), free(p);

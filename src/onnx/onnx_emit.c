@@ -122,6 +122,31 @@ dfg_status dfg_onnx_emit2(dfg_onnx_importer *im, const char *op, int32_t a,
     return dfg_onnx_emit(im, op, in, 2, attrs, 1, out);
 }
 
+dfg_status dfg_onnx_emit_shaped(dfg_onnx_importer *im, const char *op,
+                                int32_t x, int32_t n, const int64_t *dims,
+                                int32_t *out)
+{
+    dfg_attrs a;
+    dfg_attrs_init(&a);
+    a.n_shape = n;
+    memcpy(a.shape, dims, (size_t)n * sizeof *dims);
+    return dfg_onnx_emit1(im, op, x, &a, out);
+}
+
+dfg_status dfg_onnx_slice_axis(dfg_onnx_importer *im, int32_t x, int32_t axis,
+                               int64_t start, int64_t end, int64_t step,
+                               int32_t *out)
+{
+    dfg_attrs a;
+    dfg_attrs_init(&a);
+    a.n_axes = 1;
+    a.axes[0] = axis;
+    a.starts[0] = start;
+    a.ends[0] = end;
+    a.steps[0] = step;
+    return dfg_onnx_emit1(im, "slice", x, &a, out);
+}
+
 dfg_status dfg_onnx_scalar(dfg_onnx_importer *im, dfg_dtype dtype,
                            double value, int32_t *out)
 {

@@ -133,6 +133,15 @@ dfg_status dfg_onnx_emit1(dfg_onnx_importer *im, const char *op, int32_t in,
 /* Emits a two-input op. */
 dfg_status dfg_onnx_emit2(dfg_onnx_importer *im, const char *op, int32_t a,
                           int32_t b, const dfg_attrs *attrs, int32_t *out);
+/* Emits op on x with attrs.shape = dims (n of them): a reshape, expand
+ * or transpose. */
+dfg_status dfg_onnx_emit_shaped(dfg_onnx_importer *im, const char *op,
+                                int32_t x, int32_t n, const int64_t *dims,
+                                int32_t *out);
+/* Emits x[start:end:step] along one axis. */
+dfg_status dfg_onnx_slice_axis(dfg_onnx_importer *im, int32_t x, int32_t axis,
+                               int64_t start, int64_t end, int64_t step,
+                               int32_t *out);
 /* A constant scalar (rank 0) of dtype holding value. */
 dfg_status dfg_onnx_scalar(dfg_onnx_importer *im, dfg_dtype dtype,
                            double value, int32_t *out);

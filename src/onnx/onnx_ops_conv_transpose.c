@@ -17,44 +17,24 @@ typedef struct transpose_window {
     char auto_pad[32];
 } transpose_window;
 
-/* Reads an ints attribute of n_spatial * width entries into the last
- * n_spatial of each group of 2 entries of out. */
-static dfg_status window_ints(dfg_onnx_importer *im, const char *name,
-                              int32_t n_spatial, int32_t width, int64_t *out,
-                              int32_t *present)
-{
-    int64_t values[4];
-    int32_t n = -1;
-    dfg_status st = dfg_onnx_attr_ints(im, name, values, 4, &n);
-    if (present)
-        *present = n;
-    if (st != DFG_OK || n < 0)
-        return st;
-    if (n != n_spatial * width)
-        return dfg_error(DFG_ERR_FORMAT, "attribute '%s' has %d entries, "
-                         "expected %d", name, (int)n, (int)(n_spatial * width));
-    for (int32_t w = 0; w < width; w++)
-        for (int32_t i = 0; i < n_spatial; i++)
-            out[w * 2 + 2 - n_spatial + i] = values[w * n_spatial + i];
-    return DFG_OK;
-}
-
 static dfg_status read_window(dfg_onnx_importer *im, int32_t n_spatial,
                               transpose_window *w)
 {
     *w = (transpose_window){{1, 1}, {1, 1}, {0, 0, 0, 0}, {0, 0}, {1, 1}, -1,
                             "NOTSET"};
-    dfg_status st = window_ints(im, "strides", n_spatial, 1, w->strides, NULL);
+    dfg_status st = dfg_onnx_window_ints(im, "strides", n_spatial, 1,
+                                         w->strides, NULL);
     if (st == DFG_OK)
-        st = window_ints(im, "dilations", n_spatial, 1, w->dilations, NULL);
+        st = dfg_onnx_window_ints(im, "dilations", n_spatial, 1,
+                                  w->dilations, NULL);
     if (st == DFG_OK)
-        st = window_ints(im, "pads", n_spatial, 2, w->pads, NULL);
+        st = dfg_onnx_window_ints(im, "pads", n_spatial, 2, w->pads, NULL);
     if (st == DFG_OK)
-        st = window_ints(im, "output_padding", n_spatial, 1,
-                         w->output_padding, NULL);
+        st = dfg_onnx_window_ints(im, "output_padding", n_spatial, 1,
+                                  w->output_padding, NULL);
     if (st == DFG_OK)
-        st = window_ints(im, "output_shape", n_spatial, 1, w->output_shape,
-                         &w->n_output_shape);
+        st = dfg_onnx_window_ints(im, "output_shape", n_spatial, 1,
+                                  w->output_shape, &w->n_output_shape);
     if (st == DFG_OK)
         st = dfg_onnx_attr_string(im, "auto_pad", w->auto_pad,
                                   sizeof w->auto_pad);

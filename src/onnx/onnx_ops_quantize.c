@@ -203,20 +203,6 @@ static dfg_status import_dynamic_quantize(dfg_onnx_importer *im,
     return st == DFG_OK ? dfg_onnx_bind_output(im, 2, zp) : st;
 }
 
-/* One slice [start, end) of x along axis. */
-static dfg_status slice_axis(dfg_onnx_importer *im, int32_t x, int32_t axis,
-                             int64_t start, int64_t end, int32_t *out)
-{
-    dfg_attrs a;
-    dfg_attrs_init(&a);
-    a.n_axes = 1;
-    a.axes[0] = axis;
-    a.starts[0] = start;
-    a.ends[0] = end;
-    a.steps[0] = 1;
-    return dfg_onnx_emit1(im, "slice", x, &a, out);
-}
-
 /* acc (-1 at first) += cast_i32(part). */
 static dfg_status accumulate(dfg_onnx_importer *im, int32_t part, int32_t *acc)
 {
@@ -245,9 +231,9 @@ static dfg_status integer_matmul(dfg_onnx_importer *im, int32_t a, int32_t azp,
         int64_t k1 = k - k0 < EXACT_TERMS ? k : k0 + EXACT_TERMS;
         int32_t pa = ac, pb = bc, part;
         if (k > EXACT_TERMS) {
-            st = slice_axis(im, ac, ra - 1, k0, k1, &pa);
+            st = dfg_onnx_slice_axis(im, ac, ra - 1, k0, k1, 1, &pa);
             if (st == DFG_OK)
-                st = slice_axis(im, bc, rb - 2, k0, k1, &pb);
+                st = dfg_onnx_slice_axis(im, bc, rb - 2, k0, k1, 1, &pb);
         }
         if (st == DFG_OK)
             st = dfg_onnx_emit2(im, "matmul", pa, pb, NULL, &part);
@@ -308,9 +294,9 @@ static dfg_status integer_conv(dfg_onnx_importer *im, int32_t x, int32_t xzp,
         int64_t c1 = channels - c0 < step ? channels : c0 + step;
         int32_t px = xc, pw = wc, part;
         if (step < channels) {
-            st = slice_axis(im, xc, 1, c0, c1, &px);
+            st = dfg_onnx_slice_axis(im, xc, 1, c0, c1, 1, &px);
             if (st == DFG_OK)
-                st = slice_axis(im, wc, 1, c0, c1, &pw);
+                st = dfg_onnx_slice_axis(im, wc, 1, c0, c1, 1, &pw);
         }
         const int32_t operands[3] = {px, pw, -1};
         if (st == DFG_OK)

@@ -31,33 +31,15 @@ typedef struct recurrence {
     int32_t w, r, b, h0, c0, p;     /* ONNX inputs, -1 when absent */
 } recurrence;
 
-static dfg_status emit_attrs_shape(dfg_onnx_importer *im, const char *op,
-                                   int32_t x, int32_t n, const int64_t *dims,
-                                   int32_t *out)
-{
-    dfg_attrs a;
-    dfg_attrs_init(&a);
-    a.n_shape = n;
-    memcpy(a.shape, dims, (size_t)n * sizeof *dims);
-    return dfg_onnx_emit1(im, op, x, &a, out);
-}
-
 /* x[start:end] along axis, reshaped to `rank` dims `dims` (or as it is
  * when rank is 0). */
 static dfg_status piece(dfg_onnx_importer *im, int32_t x, int32_t axis,
                         int64_t start, int64_t end, int32_t rank,
                         const int64_t *dims, int32_t *out)
 {
-    dfg_attrs a;
-    dfg_attrs_init(&a);
-    a.n_axes = 1;
-    a.axes[0] = axis;
-    a.starts[0] = start;
-    a.ends[0] = end;
-    a.steps[0] = 1;
-    dfg_status st = dfg_onnx_emit1(im, "slice", x, &a, out);
+    dfg_status st = dfg_onnx_slice_axis(im, x, axis, start, end, 1, out);
     if (st == DFG_OK && rank > 0)
-        st = emit_attrs_shape(im, "reshape", *out, rank, dims, out);
+        st = dfg_onnx_emit_shaped(im, "reshape", *out, rank, dims, out);
     return st;
 }
 
@@ -126,11 +108,11 @@ static dfg_status read_recurrence(dfg_onnx_importer *im, int32_t gates,
     rc->hidden = hidden;
     if (layout == 1) { /* X [B,S,I], initial states [B,D,H] */
         const int64_t perm[3] = {1, 0, 2};
-        st = emit_attrs_shape(im, "transpose", rc->x, 3, perm, &rc->x);
+        st = dfg_onnx_emit_shaped(im, "transpose", rc->x, 3, perm, &rc->x);
         if (st == DFG_OK && rc->h0 >= 0)
-            st = emit_attrs_shape(im, "transpose", rc->h0, 3, perm, &rc->h0);
+            st = dfg_onnx_emit_shaped(im, "transpose", rc->h0, 3, perm, &rc->h0);
         if (st == DFG_OK && rc->c0 >= 0)
-            st = emit_attrs_shape(im, "transpose", rc->c0, 3, perm, &rc->c0);
+            st = dfg_onnx_emit_shaped(im, "transpose", rc->c0, 3, perm, &rc->c0);
         xt = &im->entries[rc->x].type;
     }
     rc->steps = xt->shape[0];
@@ -170,11 +152,11 @@ static dfg_status direction_setup(dfg_onnx_importer *im, const recurrence *rc,
     dw->peep[0] = dw->peep[1] = dw->peep[2] = -1;
     dfg_status st = piece(im, rc->w, 0, d, d + 1, 2, wdims, &w);
     if (st == DFG_OK)
-        st = emit_attrs_shape(im, "transpose", w, 2, swap, &dw->wt);
+        st = dfg_onnx_emit_shaped(im, "transpose", w, 2, swap, &dw->wt);
     if (st == DFG_OK)
         st = piece(im, rc->r, 0, d, d + 1, 2, rdims, &r);
     if (st == DFG_OK)
-        st = emit_attrs_shape(im, "transpose", r, 2, swap, &dw->rt);
+        st = dfg_onnx_emit_shaped(im, "transpose", r, 2, swap, &dw->rt);
     if (st == DFG_OK)
         st = binary(im, "matmul", rc->x, dw->wt, xw);
     if (st == DFG_OK && rc->b >= 0) {
@@ -351,16 +333,16 @@ static dfg_status run_direction(dfg_onnx_importer *im, const recurrence *rc,
         if (st == DFG_OK)
             st = step(im, rc, &dw, x, h, c);
         if (st == DFG_OK)
-            st = emit_attrs_shape(im, "reshape", *h, 4, one, &hs[t]);
+            st = dfg_onnx_emit_shaped(im, "reshape", *h, 4, one, &hs[t]);
     }
     dfg_attrs along0;
     dfg_attrs_init(&along0);
     if (st == DFG_OK)
         st = dfg_onnx_emit(im, "concat", hs, (int32_t)rc->steps, &along0, 1, y);
     if (st == DFG_OK)
-        st = emit_attrs_shape(im, "reshape", *h, 3, &one[1], h);
+        st = dfg_onnx_emit_shaped(im, "reshape", *h, 3, &one[1], h);
     if (st == DFG_OK && *c >= 0)
-        st = emit_attrs_shape(im, "reshape", *c, 3, &one[1], c);
+        st = dfg_onnx_emit_shaped(im, "reshape", *c, 3, &one[1], c);
     return st;
 }
 
@@ -380,7 +362,7 @@ static dfg_status finish_output(dfg_onnx_importer *im, int32_t index,
     dfg_status st = n > 1 ? dfg_onnx_emit(im, "concat", parts, n, &a, 1, &y)
                           : DFG_OK;
     if (st == DFG_OK && perm)
-        st = emit_attrs_shape(im, "transpose", y, rank, perm, &y);
+        st = dfg_onnx_emit_shaped(im, "transpose", y, rank, perm, &y);
     return st == DFG_OK ? dfg_onnx_bind_output(im, index, y) : st;
 }
 

@@ -13,34 +13,26 @@
 static dfg_status border(dfg_onnx_importer *im, int32_t x, int32_t axis,
                          int64_t width, int end, int reflect, int32_t *out)
 {
-    const dfg_type *t = &im->entries[x].type;
-    int64_t n = t->shape[axis];
-    dfg_attrs slice;
-    dfg_attrs_init(&slice);
-    slice.n_axes = 1;
-    slice.axes[0] = axis;
+    const dfg_type t = im->entries[x].type;
+    int64_t n = t.shape[axis];
     if (reflect) {
         /* begin: x[width], ..., x[1]; end: x[n-2], ..., x[n-1-width]. A
          * stop before the first element is written -n-1, since -1 would
          * count from the back. */
         int64_t start = end ? n - 2 : width;
         int64_t stop = end ? n - 2 - width : 0;
-        slice.starts[0] = start;
-        slice.ends[0] = stop >= 0 ? stop : -n - 1;
-        slice.steps[0] = -1;
-        return dfg_onnx_emit1(im, "slice", x, &slice, out);
+        return dfg_onnx_slice_axis(im, x, axis, start,
+                                   stop >= 0 ? stop : -n - 1, -1, out);
     }
-    slice.starts[0] = end ? n - 1 : 0;
-    slice.ends[0] = slice.starts[0] + 1;
-    slice.steps[0] = 1;
-    dfg_attrs expand;
-    dfg_attrs_init(&expand);
-    expand.n_shape = t->rank;
-    memcpy(expand.shape, t->shape, sizeof expand.shape);
-    expand.shape[axis] = width;
+    int64_t dims[DFG_MAX_RANK];
+    memcpy(dims, t.shape, sizeof dims);
+    dims[axis] = width;
     int32_t one;
-    dfg_status st = dfg_onnx_emit1(im, "slice", x, &slice, &one);
-    return st == DFG_OK ? dfg_onnx_emit1(im, "expand", one, &expand, out) : st;
+    dfg_status st = dfg_onnx_slice_axis(im, x, axis, end ? n - 1 : 0,
+                                        end ? n : 1, 1, &one);
+    return st == DFG_OK ? dfg_onnx_emit_shaped(im, "expand", one, t.rank,
+                                               dims, out)
+                        : st;
 }
 
 dfg_status dfg_onnx_pad_mode(dfg_onnx_importer *im, int32_t x,

@@ -18,14 +18,15 @@ void dfg_onnx_same_pads(int64_t in, int64_t kernel, int64_t stride,
     *end = total - *begin;
 }
 
-/* Reads an ints attribute of n_spatial entries into out[2] (the last
- * n_spatial of them). */
-static dfg_status spatial_ints(dfg_onnx_importer *im, const char *name,
-                               int32_t n_spatial, int64_t *out, int32_t width)
+dfg_status dfg_onnx_window_ints(dfg_onnx_importer *im, const char *name,
+                                int32_t n_spatial, int32_t width,
+                                int64_t *out, int32_t *present)
 {
     int64_t values[4];
     int32_t n = -1;
     dfg_status st = dfg_onnx_attr_ints(im, name, values, 4, &n);
+    if (present)
+        *present = n;
     if (st != DFG_OK || n < 0)
         return st;
     if (n != n_spatial * width)
@@ -56,11 +57,12 @@ dfg_status dfg_onnx_window_attrs(dfg_onnx_importer *im, int32_t n_spatial,
                          "supported", (int)n_spatial);
     int64_t strides[2] = {1, 1}, dilations[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
     char auto_pad[32] = "NOTSET";
-    dfg_status st = spatial_ints(im, "strides", n_spatial, strides, 1);
+    dfg_status st = dfg_onnx_window_ints(im, "strides", n_spatial, 1, strides, NULL);
     if (st == DFG_OK)
-        st = spatial_ints(im, "dilations", n_spatial, dilations, 1);
+        st = dfg_onnx_window_ints(im, "dilations", n_spatial, 1, dilations,
+                                  NULL);
     if (st == DFG_OK)
-        st = spatial_ints(im, "pads", n_spatial, pads, 2);
+        st = dfg_onnx_window_ints(im, "pads", n_spatial, 2, pads, NULL);
     if (st == DFG_OK)
         st = dfg_onnx_attr_string(im, "auto_pad", auto_pad, sizeof auto_pad);
     for (int i = 0; st == DFG_OK && i < 2; i++) {

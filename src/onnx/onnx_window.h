@@ -12,6 +12,13 @@
 dfg_status dfg_onnx_window_attrs(dfg_onnx_importer *im, int32_t n_spatial,
                                  const int64_t in[2], const int64_t kernel[2],
                                  dfg_attrs *a);
+/* Reads ints attribute `name` of n_spatial * width entries (width 1:
+ * strides; 2: begins then ends) into out, width groups of 2 whose last
+ * n_spatial entries it fills (a 1-D window leaves the height's).
+ * *present (may be NULL) gets the count read, -1 when absent. */
+dfg_status dfg_onnx_window_ints(dfg_onnx_importer *im, const char *name,
+                                int32_t n_spatial, int32_t width,
+                                int64_t *out, int32_t *present);
 /* ONNX's auto_pad SAME_*: the pads at the begin and end of one axis so
  * that out = ceil(in / stride); SAME_LOWER (lower) puts the odd one at
  * the begin. */

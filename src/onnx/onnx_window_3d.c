@@ -119,17 +119,6 @@ static void window_2d(const window_3d *w, dfg_attrs *a)
     a->count_include_pad = w->count_include_pad;
 }
 
-static dfg_status emit_shape(dfg_onnx_importer *im, const char *op,
-                             int32_t x, int32_t rank, const int64_t *dims,
-                             int32_t *out)
-{
-    dfg_attrs a;
-    dfg_attrs_init(&a);
-    a.n_shape = rank;
-    memcpy(a.shape, dims, (size_t)rank * sizeof *dims);
-    return dfg_onnx_emit1(im, op, x, &a, out);
-}
-
 /* Pads axis `axis` of x by begin and end entries of `value`. */
 static dfg_status pad_axis(dfg_onnx_importer *im, int32_t x, int32_t axis,
                            int64_t begin, int64_t end, float value,
@@ -151,14 +140,10 @@ static dfg_status pad_axis(dfg_onnx_importer *im, int32_t x, int32_t axis,
 static dfg_status depth_tap(dfg_onnx_importer *im, int32_t x, int32_t axis,
                             const window_3d *w, int64_t j, int32_t *out)
 {
-    dfg_attrs a;
-    dfg_attrs_init(&a);
-    a.n_axes = 1;
-    a.axes[0] = axis;
-    a.starts[0] = j * w->dilations[0];
-    a.ends[0] = a.starts[0] + (w->out_depth - 1) * w->strides[0] + 1;
-    a.steps[0] = w->strides[0];
-    return dfg_onnx_emit1(im, "slice", x, &a, out);
+    int64_t start = j * w->dilations[0];
+    return dfg_onnx_slice_axis(im, x, axis, start,
+                               start + (w->out_depth - 1) * w->strides[0] + 1,
+                               w->strides[0], out);
 }
 
 static const int64_t swap_depth[5] = {0, 2, 1, 3, 4};
@@ -181,7 +166,7 @@ dfg_status dfg_onnx_conv_3d(dfg_onnx_importer *im, int32_t x, int32_t w,
     int32_t padded, view, acc = -1;
     st = pad_axis(im, x, 2, win.pads[0], win.pads[3], 0, &padded);
     if (st == DFG_OK)
-        st = emit_shape(im, "transpose", padded, 5, swap_depth, &view);
+        st = dfg_onnx_emit_shaped(im, "transpose", padded, 5, swap_depth, &view);
     dfg_attrs conv;
     dfg_attrs_init(&conv);
     window_2d(&win, &conv);
@@ -194,20 +179,13 @@ dfg_status dfg_onnx_conv_3d(dfg_onnx_importer *im, int32_t x, int32_t w,
                              wt.shape[4]};
     for (int64_t j = 0; st == DFG_OK && j < win.kernel[0]; j++) {
         int32_t tap, filters, y;
-        dfg_attrs one;
-        dfg_attrs_init(&one);
-        one.n_axes = 1;
-        one.axes[0] = 2;
-        one.starts[0] = j;
-        one.ends[0] = j + 1;
-        one.steps[0] = 1;
         st = depth_tap(im, view, 1, &win, j, &tap);
         if (st == DFG_OK)
-            st = emit_shape(im, "reshape", tap, 4, batch, &tap);
+            st = dfg_onnx_emit_shaped(im, "reshape", tap, 4, batch, &tap);
         if (st == DFG_OK)
-            st = dfg_onnx_emit1(im, "slice", w, &one, &filters);
+            st = dfg_onnx_slice_axis(im, w, 2, j, j + 1, 1, &filters);
         if (st == DFG_OK)
-            st = emit_shape(im, "reshape", filters, 4, taps, &filters);
+            st = dfg_onnx_emit_shaped(im, "reshape", filters, 4, taps, &filters);
         const int32_t operands[3] = {tap, filters, j == 0 ? b : -1};
         if (st == DFG_OK)
             st = dfg_onnx_emit(im, "conv2d", operands, 3, &conv, 1, &y);
@@ -220,8 +198,8 @@ dfg_status dfg_onnx_conv_3d(dfg_onnx_importer *im, int32_t x, int32_t w,
     const dfg_type *yt = &im->entries[acc].type;
     const int64_t split[5] = {xt.shape[0], win.out_depth, yt->shape[1],
                               yt->shape[2], yt->shape[3]};
-    st = emit_shape(im, "reshape", acc, 5, split, &acc);
-    return st == DFG_OK ? emit_shape(im, "transpose", acc, 5, swap_depth, out)
+    st = dfg_onnx_emit_shaped(im, "reshape", acc, 5, split, &acc);
+    return st == DFG_OK ? dfg_onnx_emit_shaped(im, "transpose", acc, 5, swap_depth, out)
                         : st;
 }
 
@@ -278,7 +256,7 @@ dfg_status dfg_onnx_pool_3d(dfg_onnx_importer *im, const char *op, int32_t x,
     window_2d(&win, &pool);
     const int64_t flat[4] = {xt.shape[0], planes, xt.shape[3], xt.shape[4]};
     int32_t y, acc = -1;
-    st = emit_shape(im, "reshape", x, 4, flat, &y);
+    st = dfg_onnx_emit_shaped(im, "reshape", x, 4, flat, &y);
     if (st == DFG_OK)
         st = dfg_onnx_emit1(im, op, y, &pool, &y);
     if (st != DFG_OK)
@@ -286,7 +264,7 @@ dfg_status dfg_onnx_pool_3d(dfg_onnx_importer *im, const char *op, int32_t x,
     const dfg_type *yt = &im->entries[y].type;
     const int64_t split[5] = {xt.shape[0], xt.shape[1], depth, yt->shape[2],
                               yt->shape[3]};
-    st = emit_shape(im, "reshape", y, 5, split, &y);
+    st = dfg_onnx_emit_shaped(im, "reshape", y, 5, split, &y);
     if (st == DFG_OK)
         st = pad_axis(im, y, 2, win.pads[0], end_pad > 0 ? end_pad : 0,
                       max ? -INFINITY : 0.0f, &y);

@@ -7,13 +7,17 @@ usage: export.py OUT_DIR MODEL [MODEL...]
 MODEL is a torchvision classification model (resnet18, resnet50,
 mobilenet_v2, mobilenet_v3_small, efficientnet_b0, densenet121, googlenet,
 squeezenet1_0, mnasnet1_0, convnext_tiny, vit_b_16, ...; inception_v3 takes
-299x299) or bert_encoder: a 4-layer BERT-base-like encoder (hidden 768, 12
-heads, feed-forward 3072, GELU, post-norm) over [N,128,768] embeddings.
+299x299), bert_encoder: a 4-layer BERT-base-like encoder (hidden 768, 12
+heads, feed-forward 3072, GELU, post-norm) over [N,128,768] embeddings, or
+one of the model families of the ONNX front end (model_families.py):
+lstm_lm, dcgan, gpt2_decoder, r3d_18 (video, 3-D convolutions) and
+fcn_resnet50 (segmentation: dilated convolutions and Resize).
 
 For each model writes OUT_DIR/MODEL.onnx (random weights, fixed seed, opset
-13), OUT_DIR/MODEL.input.bin (float32 [N,3,224,224], seeded) and
-OUT_DIR/MODEL.output.bin (PyTorch's float32 logits). Exits 77 with a message
-if torch or torchvision cannot be imported.
+13; 14 for the families), OUT_DIR/MODEL.input.bin (the seeded input: float32
+[N,3,224,224] for the classifiers, int64 tokens for the language models)
+and OUT_DIR/MODEL.output.bin (PyTorch's float32 output). Exits 77 with a
+message if torch or torchvision cannot be imported.
 """
 import os
 import sys
@@ -27,6 +31,8 @@ except ImportError as error:
     sys.exit(77)
 
 SEED = 20240601
+
+import model_families  # noqa: E402 (needs torch, imported above)
 
 
 class EncoderLayer(torch.nn.Module):
@@ -59,6 +65,8 @@ def bert_encoder(weights=None):
 
 
 def make_model(name):
+    if name in model_families.FAMILIES:
+        return model_families.make(name)
     if name == "bert_encoder":
         return bert_encoder()
     if name == "googlenet":
@@ -71,13 +79,16 @@ def make_model(name):
 
 
 def example_input(name, batch):
+    if name in model_families.FAMILIES:
+        return model_families.example_input(name, batch, SEED + 1)
     shape = {"bert_encoder": (batch, 128, 768),
              "inception_v3": (batch, 3, 299, 299)}.get(name, (batch, 3, 224, 224))
     return torch.randn(*shape, generator=torch.Generator().manual_seed(SEED + 1))
 
 
 def known(name):
-    if name in ("bert_encoder", "googlenet", "inception_v3"):
+    if name in ("bert_encoder", "googlenet", "inception_v3") or \
+            name in model_families.FAMILIES:
         return True
     return name in torchvision.models.list_models(module=torchvision.models)
 
@@ -88,7 +99,7 @@ def randomize_batch_norms(model):
     lets MobileNetV2's activations fade to ~1e-8: give it random statistics
     and affine parameters instead."""
     for module in model.modules():
-        if isinstance(module, torch.nn.BatchNorm2d):
+        if isinstance(module, (torch.nn.BatchNorm2d, torch.nn.BatchNorm3d)):
             c = module.num_features
             module.running_mean.copy_(torch.randn(c) * 0.1)
             module.running_var.copy_(torch.rand(c) + 0.5)
@@ -117,10 +128,11 @@ def export(out_dir, name, batch):
     with torch.no_grad():
         y = model(x)
     stem = os.path.join(out_dir, name if batch == 1 else f"{name}_b{batch}")
-    torch.onnx.export(model, x, stem + ".onnx", opset_version=13,
+    opset = 14 if name in model_families.FAMILIES else 13
+    torch.onnx.export(model, x, stem + ".onnx", opset_version=opset,
                       input_names=["input"], output_names=["output"],
                       do_constant_folding=True)
-    x.numpy().astype("float32").tofile(stem + ".input.bin")
+    x.numpy().tofile(stem + ".input.bin")  # float32, or int64 tokens
     y.numpy().astype("float32").tofile(stem + ".output.bin")
     print(f"{stem}.onnx: input {list(x.shape)}, output {list(y.shape)}")
 

@@ -1,0 +1,120 @@
+"""The model families the ONNX front end is checked on (tests/models/
+export.py): each exercises ops the importer composes.
+
+  lstm_lm        embedding, a 2-layer LSTM, a linear head: tokens [16, N]
+  dcgan          a DCGAN generator (ConvTranspose2d, BatchNorm, ReLU,
+                 Tanh): noise [N, 100, 1, 1] -> [N, 3, 64, 64]
+  gpt2_decoder   a 4-layer GPT-2-style causal decoder (a triu mask applied
+                 with where, tanh GELU, pre-norm): tokens [N, 32]
+  r3d_18         torchvision's video ResNet (3-D convolutions and pools) on
+                 [N, 3, 4, 32, 32]
+  fcn_resnet50   torchvision's segmentation FCN (dilated convolutions and a
+                 bilinear Resize) on [N, 3, 64, 64]
+"""
+import torch
+import torchvision
+
+FAMILIES = ("lstm_lm", "dcgan", "gpt2_decoder", "r3d_18", "fcn_resnet50")
+VOCAB = 1000
+
+
+class LstmLanguageModel(torch.nn.Module):
+    def __init__(self, emb=128, hidden=256, layers=2):
+        super().__init__()
+        self.emb = torch.nn.Embedding(VOCAB, emb)
+        self.lstm = torch.nn.LSTM(emb, hidden, layers)
+        self.head = torch.nn.Linear(hidden, VOCAB)
+
+    def forward(self, tokens):
+        y, _ = self.lstm(self.emb(tokens))
+        return self.head(y)
+
+
+def dcgan_generator(nz=100, ngf=32):
+    chans = [nz, ngf * 8, ngf * 4, ngf * 2, ngf]
+    layers = []
+    for i in range(4):
+        layers += [torch.nn.ConvTranspose2d(chans[i], chans[i + 1], 4,
+                                            1 if i == 0 else 2,
+                                            0 if i == 0 else 1, bias=False),
+                   torch.nn.BatchNorm2d(chans[i + 1]), torch.nn.ReLU(True)]
+    layers += [torch.nn.ConvTranspose2d(ngf, 3, 4, 2, 1, bias=False),
+               torch.nn.Tanh()]
+    return torch.nn.Sequential(*layers)
+
+
+class CausalBlock(torch.nn.Module):
+    def __init__(self, hidden=256, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.ln1 = torch.nn.LayerNorm(hidden)
+        self.qkv = torch.nn.Linear(hidden, 3 * hidden)
+        self.proj = torch.nn.Linear(hidden, hidden)
+        self.ln2 = torch.nn.LayerNorm(hidden)
+        self.fc = torch.nn.Linear(hidden, 4 * hidden)
+        self.fc2 = torch.nn.Linear(4 * hidden, hidden)
+
+    def forward(self, x):
+        n, s, h = x.shape
+        d = h // self.heads
+        q, k, v = self.qkv(self.ln1(x)).split(h, dim=-1)
+        q, k, v = (t.reshape(n, s, self.heads, d).transpose(1, 2)
+                   for t in (q, k, v))
+        scores = q @ k.transpose(-1, -2) / d ** 0.5
+        future = torch.triu(torch.ones(s, s, dtype=torch.bool), diagonal=1)
+        scores = torch.where(future, torch.tensor(float("-inf")), scores)
+        a = torch.softmax(scores, dim=-1) @ v
+        x = x + self.proj(a.transpose(1, 2).reshape(n, s, h))
+        mlp = torch.nn.functional.gelu(self.fc(self.ln2(x)), approximate="tanh")
+        return x + self.fc2(mlp)
+
+
+class Gpt2Decoder(torch.nn.Module):
+    def __init__(self, hidden=256, layers=4, context=64):
+        super().__init__()
+        self.wte = torch.nn.Embedding(VOCAB, hidden)
+        self.wpe = torch.nn.Embedding(context, hidden)
+        self.blocks = torch.nn.Sequential(*[CausalBlock(hidden)
+                                            for _ in range(layers)])
+        self.ln = torch.nn.LayerNorm(hidden)
+        self.head = torch.nn.Linear(hidden, VOCAB, bias=False)
+
+    def forward(self, tokens):
+        positions = torch.arange(tokens.shape[1])
+        x = self.wte(tokens) + self.wpe(positions)
+        return self.head(self.ln(self.blocks(x)))
+
+
+class Segmentation(torch.nn.Module):
+    """fcn_resnet50 returns a dict; its 'out' is the [N,21,H,W] map."""
+
+    def __init__(self):
+        super().__init__()
+        self.fcn = torchvision.models.segmentation.fcn_resnet50(
+            weights=None, weights_backbone=None, aux_loss=False)
+
+    def forward(self, x):
+        return self.fcn(x)["out"]
+
+
+def make(name):
+    if name == "lstm_lm":
+        return LstmLanguageModel()
+    if name == "dcgan":
+        return dcgan_generator()
+    if name == "gpt2_decoder":
+        return Gpt2Decoder()
+    if name == "r3d_18":
+        return torchvision.models.video.r3d_18(weights=None)
+    return Segmentation()
+
+
+def example_input(name, batch, seed):
+    g = torch.Generator().manual_seed(seed)
+    if name == "lstm_lm":
+        return torch.randint(0, VOCAB, (16, batch), generator=g)
+    if name == "gpt2_decoder":
+        return torch.randint(0, VOCAB, (batch, 32), generator=g)
+    shape = {"dcgan": (batch, 100, 1, 1), "r3d_18": (batch, 3, 4, 32, 32),
+             "fcn_resnet50": (batch, 3, 64, 64)}[name]
+    return torch.randn(*shape, generator=g)
