@@ -108,6 +108,7 @@ dfg_status dfg_pass_liveness(const dfg_graph *graph,
                              const dfg_schedule *schedule,
                              const dfg_alias_plan *alias,
                              int64_t blas_workspace_bytes,
+                             dfg_backend_workspace_fn backend_workspace,
                              const dfg_allocator *allocator,
                              dfg_liveness *out);
 void dfg_liveness_free(dfg_liveness *liveness, const dfg_allocator *allocator);

@@ -111,6 +111,7 @@ static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
     if (st == DFG_OK)
         st = dfg_pass_liveness(c->graph, &c->schedule, &c->alias,
                                (int64_t)o->blas_workspace_bytes,
+                               o->backend_workspace,
                                &c->allocator, &c->liveness);
     int64_t arena_bytes = 0;
     if (st == DFG_OK)

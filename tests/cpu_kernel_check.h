@@ -187,7 +187,7 @@ static inline dfg_status check_run(dfg_cpu_kernel kernel, dfg_op op,
         out_data[i] = out[i]->data;
     }
     dfg_kernel_args args = {op, attrs, n_in, in_types, in_data, n_out,
-                            out_types, out_data, workspace, workspace_bytes};
+                            out_types, out_data, workspace, workspace_bytes, 0};
     return kernel(&args);
 }
 

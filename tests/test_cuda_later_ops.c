@@ -434,12 +434,12 @@ static void check_update(dfg_op op, int with_accumulator, int32_t runs)
             const void *tick_ptr[2] = {d->counter, hyper};
             void *tick_out[1] = {d->control};
             dfg_kernel_args tick = {DFG_OP_OPTIMIZER_TICK, &a, 2, tick_in,
-                                    tick_ptr, 1, &t_control, tick_out, NULL, 0};
+                                    tick_ptr, 1, &t_control, tick_out, NULL, 0, 0};
             const dfg_type up_in[5] = {t_w, t_w, t_control, t_state, t_w};
             const void *up_ptr[5] = {d->w, grad, d->control, d->state, d->acc};
             void *up_out[1] = {&d->norm};
             dfg_kernel_args update = {op, &a, with_accumulator ? 5 : 4, up_in,
-                                      up_ptr, 1, &t_norm, up_out, NULL, 0};
+                                      up_ptr, 1, &t_norm, up_out, NULL, 0, 0};
             if (s == 0) {
                 assert_int_equal(dfg_cpu_kernel_for(DFG_OP_OPTIMIZER_TICK)(&tick), DFG_OK);
                 assert_int_equal(dfg_cpu_kernel_for(op)(&update), DFG_OK);

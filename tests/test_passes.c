@@ -651,7 +651,7 @@ static void test_liveness_hand_checked(void **state)
     OK(dfg_pass_alias(g, &s, 0, al, &alias, &report));
     assert_int_equal(report.views, 2);
     assert_int_equal(report.in_place, 0);
-    OK(dfg_pass_liveness(g, &s, &alias, 0, al, &l));
+    OK(dfg_pass_liveness(g, &s, &alias, 0, NULL, al, &l));
     /* Byte owners x, a, b, dead, c in value order. */
     struct { int64_t size; int32_t first, last; } want[] = {
         {400, 0, 3}, {400, 0, 5}, {400, 1, 5}, {400, 3, 3}, {400, 5, 5},
@@ -674,7 +674,7 @@ static void test_liveness_hand_checked(void **state)
     int32_t ic = dfg_graph_index(g, c), ib = dfg_graph_index(g, b);
     assert_int_equal(alias.how[ic], DFG_ALIAS_INPLACE);
     assert_int_equal(alias.root[ic], alias.root[ib]);
-    OK(dfg_pass_liveness(g, &s, &alias, 0, al, &l));
+    OK(dfg_pass_liveness(g, &s, &alias, 0, NULL, al, &l));
     assert_int_equal(l.n_buffers, 4);
     dfg_liveness_free(&l, al);
     dfg_alias_plan_free(&alias, al);

@@ -30,6 +30,16 @@ typedef enum dfg_planner {
 const char *dfg_planner_name(dfg_planner planner);
 int dfg_planner_from_name(const char *name, dfg_planner *out);
 
+struct dfg_type;
+/* Bytes of scratch a backend wants for one step of op (a dfg_op) with
+ * these attributes and operand types (internal, src/tensor_type.h). */
+typedef int64_t (*dfg_backend_workspace_fn)(int32_t op,
+                                            const dfg_attrs *attrs,
+                                            const struct dfg_type *in,
+                                            int32_t n_in,
+                                            const struct dfg_type *out,
+                                            int32_t n_out);
+
 typedef struct dfg_compile_options {
     dfg_planner planner;        /* DFG_PLANNER_GREEDY_SIZE */
     uint64_t alignment;         /* offset alignment in bytes, power of 2: 256 */
@@ -47,6 +57,13 @@ typedef struct dfg_compile_options {
      * the arena and never allocates. 0 (the CPU needs none); at most
      * DFG_MAX_BLAS_WORKSPACE. */
     uint64_t blas_workspace_bytes;
+    /* NULL, or the rule of the backend the program is for
+     * (dfg_backend_workspace_rule): what it returns for a matmul, gemm or
+     * conv2d step, beyond the op's own scratch, is planned into that
+     * step's workspace, so that the backend's library (oneDNN on the CPU)
+     * works in the arena. A backend whose step finds less planned runs
+     * its reference kernel. */
+    dfg_backend_workspace_fn backend_workspace;
 } dfg_compile_options;
 
 /* The largest blas_workspace_bytes, and what dfgc uses for --device cuda
@@ -94,6 +111,16 @@ dfg_status dfg_program_input_info(const dfg_program *program, int32_t index,
                                   dfg_tensor_info *info);
 dfg_status dfg_program_output_info(const dfg_program *program, int32_t index,
                                    dfg_tensor_info *info);
+
+/* One step of the program, in execution order. Strings point into the
+ * program (name) or into static storage (op). */
+typedef struct dfg_step_info {
+    const char *name; /* the graph node's name */
+    const char *op;   /* dfg's op name, "conv2d" */
+    int64_t flops;
+} dfg_step_info;
+dfg_status dfg_program_step_info(const dfg_program *program, int32_t index,
+                                 dfg_step_info *info);
 
 /* Checks the program's memory plan with the independent verifier: no two
  * tensors live at the same step share bytes unless one aliases the other,

@@ -24,6 +24,10 @@ typedef struct dfg_kernel_args {
     void *const *out;
     void *workspace;           /* the step's planned scratch, or NULL */
     int64_t workspace_bytes;
+    /* Bit j set: input j (j < 32) holds the same bytes at every run (a
+     * weight of a program that never updates its weights), so a backend
+     * may keep a copy of it in another layout, made once. */
+    uint32_t constant_inputs;
 } dfg_kernel_args;
 
 typedef dfg_status (*dfg_cpu_kernel)(const dfg_kernel_args *args);
