@@ -35,8 +35,8 @@ median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (
 echo "| model | batch | dfg ms | ONNX Runtime ms | PyTorch ms | dfg / ORT | dfg / PyTorch |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
 ratios=""
-for model in $models; do
-    for batch in 1 8; do
+for batch in 1 8; do
+    for model in $models; do
         stem=$model
         [ "$batch" -eq 1 ] || stem=${model}_b$batch
         [ -s "$dir/$stem.onnx" ] ||
