@@ -2,10 +2,14 @@
 """The peers' side of bench/cpu_speed/run.sh: latency of one model on the
 CPU, in this fresh process.
 
-usage: peer_bench.py ort|torch MODEL.onnx NAME BATCH THREADS ITERATIONS WARMUP
+usage: peer_bench.py ort|ort-passive|torch MODEL.onnx NAME BATCH THREADS
+                     ITERATIONS WARMUP
   ort    ONNX Runtime's default CPU session, all graph optimisations on,
          THREADS intra-op threads, on MODEL.onnx (run with /work/venv's
          or any python that has onnxruntime).
+  ort-passive  the same with its threads not spinning while they wait
+         (session.intra_op.allow_spinning 0), what OMP_WAIT_POLICY=passive
+         is to OpenMP.
   torch  PyTorch eager (torch.no_grad) on the model NAME as
          tests/models/export.py builds it, THREADS threads.
 Prints one line: "median_ms min_ms peak_rss_mib".
@@ -17,10 +21,12 @@ import sys
 import time
 
 
-def ort_runner(path, threads):
+def ort_runner(path, threads, spinning):
     import numpy as np
     import onnxruntime as ort
     options = ort.SessionOptions()
+    if not spinning:
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.intra_op_num_threads = threads
     session = ort.InferenceSession(path, options,
@@ -50,8 +56,10 @@ def torch_runner(name, batch, threads):
 def main(argv):
     peer, path, name = argv[1], argv[2], argv[3]
     batch, threads, iterations, warmup = map(int, argv[4:8])
-    run = ort_runner(path, threads) if peer == "ort" else \
-        torch_runner(name, batch, threads)
+    if peer == "torch":
+        run = torch_runner(name, batch, threads)
+    else:
+        run = ort_runner(path, threads, peer == "ort")
     times = []
     for i in range(warmup + iterations):
         start = time.perf_counter()

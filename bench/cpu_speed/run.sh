@@ -20,6 +20,12 @@ models=${*:-resnet50 mobilenet_v2 mobilenet_v3_small efficientnet_b0 squeezenet1
 warmup=3
 threads=${OMP_NUM_THREADS:-2}
 export OMP_NUM_THREADS=$threads
+# OpenMP threads (dfg's and PyTorch's; ONNX Runtime has its own pool) that
+# spin at barriers wait for partners the scheduler has taken off a shared,
+# oversubscribed machine: on the 2-core build machine at load 30,
+# mobilenet_v2 took 11 s per run spinning and 20 ms passive. A dedicated
+# machine needs no setting; this one concerns waiting, not the CPU type.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 python=/usr/bin/python3
 ort_python=${ORT_PYTHON:-/work/venv/bin/python}
 dfgc=$build/tools/dfgc
@@ -57,4 +63,4 @@ for batch in 1 8; do
 done
 echo
 echo $ratios | tr ' ' '\n' | awk '{s += log($1); n++; if ($1 > m) m = $1} END {printf "geometric mean dfg / ORT %.2f, largest %.2f, over %d cells\n", exp(s / n), m, n}'
-echo "threads: $threads, $repeats interleaved fresh-process repeats of $iterations runs after $warmup warmup runs, $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg)"
+echo "threads: $threads, OMP_WAIT_POLICY=$OMP_WAIT_POLICY, $repeats interleaved fresh-process repeats of $iterations runs after $warmup warmup runs, $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg)"
