@@ -53,8 +53,31 @@ void dfg_node_costs_free(dfg_node_costs *costs, const dfg_allocator *allocator)
     costs->flops = NULL;
 }
 
+/* Scratch planned past the op's own for node n: the device BLAS's
+ * (blas_workspace_bytes) or what the backend's rule asks for beyond the
+ * op's bytes, whichever is larger; the backend uses the whole workspace.
+ * More than DFG_MAX_BLAS_WORKSPACE is not planned (the backend then runs
+ * its reference kernel). */
+static int64_t backend_scratch(const dfg_graph *graph, int32_t n,
+                               const dfg_type *types, int64_t op_bytes,
+                               int64_t blas_workspace_bytes,
+                               dfg_backend_workspace_fn backend_workspace)
+{
+    const dfg_ir_node *node = &graph->nodes[n];
+    if (!backend_workspace || !dfg_op_uses_blas(node->op))
+        return blas_workspace_bytes;
+    int64_t wanted = backend_workspace((int32_t)node->op, &node->attrs, types,
+                                       node->n_inputs, types + node->n_inputs,
+                                       node->n_outputs) -
+                     dfg_align_up(op_bytes, 256);
+    if (wanted > (int64_t)DFG_MAX_BLAS_WORKSPACE)
+        wanted = 0;
+    return wanted > blas_workspace_bytes ? wanted : blas_workspace_bytes;
+}
+
 dfg_status dfg_node_costs_build(const dfg_graph *graph,
                                 int64_t blas_workspace_bytes,
+                                dfg_backend_workspace_fn backend_workspace,
                                 const dfg_allocator *allocator,
                                 dfg_node_costs *out)
 {
@@ -69,9 +92,11 @@ dfg_status dfg_node_costs_build(const dfg_graph *graph,
         ok = types != NULL;
         if (!ok)
             break;
+        int64_t op_bytes = dfg_node_workspace_bytes(graph, n, types);
         out->workspace[n] = dfg_step_workspace_bytes(
-            graph->nodes[n].op, dfg_node_workspace_bytes(graph, n, types),
-            blas_workspace_bytes);
+            graph->nodes[n].op, op_bytes,
+            backend_scratch(graph, n, types, op_bytes, blas_workspace_bytes,
+                            backend_workspace));
         out->flops[n] = dfg_node_flops(graph, n, types);
         dfg_free(allocator, types);
     }

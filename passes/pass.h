@@ -73,7 +73,8 @@ void dfg_concat_views_free(dfg_concat_views *concat,
                            const dfg_allocator *allocator);
 
 /* Per live node, from its op's rules: the bytes of its step's workspace
- * (blas_workspace_bytes included, 0 for none) and its FLOP count. Built
+ * (blas_workspace_bytes, or the backend's rule for its library's scratch,
+ * included; 0 for none) and its FLOP count. Built
  * once per compilation; every order scored and the program read it. */
 typedef struct dfg_node_costs {
     int64_t *workspace;   /* [n_nodes] */
@@ -82,6 +83,7 @@ typedef struct dfg_node_costs {
 
 dfg_status dfg_node_costs_build(const dfg_graph *graph,
                                 int64_t blas_workspace_bytes,
+                                dfg_backend_workspace_fn backend_workspace,
                                 const dfg_allocator *allocator,
                                 dfg_node_costs *out);
 void dfg_node_costs_free(dfg_node_costs *costs, const dfg_allocator *allocator);

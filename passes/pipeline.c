@@ -90,7 +90,8 @@ static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
                                   dfg_program **out)
 {
     dfg_status st = dfg_node_costs_build(
-        c->graph, (int64_t)o->blas_workspace_bytes, &c->allocator, &c->costs);
+        c->graph, (int64_t)o->blas_workspace_bytes, o->backend_workspace,
+        &c->allocator, &c->costs);
     dfg_order_inputs in = {&c->costs, o->reuse_inputs_in_place,
                            (int64_t)o->alignment};
     if (st == DFG_OK)

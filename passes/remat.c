@@ -278,6 +278,7 @@ static dfg_status plan_arena(const dfg_graph *g, const dfg_compile_options *o,
     memset(&costs, 0, sizeof costs);
     memset(&order, 0, sizeof order);
     dfg_status st = dfg_node_costs_build(g, (int64_t)o->blas_workspace_bytes,
+                                         o->backend_workspace,
                                          allocator, &costs);
     dfg_order_inputs in = {&costs, o->reuse_inputs_in_place,
                            (int64_t)o->alignment};

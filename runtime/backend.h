@@ -55,16 +55,25 @@ struct dfg_backend {
                          const void *host_src, size_t bytes);
     dfg_status (*download)(dfg_backend_context *context, void *host_dst,
                            const void *region_src, size_t bytes);
-    /* Called once at session creation with the steps to run, in order.
-     * steps stays valid (and unchanged) until destroy(). */
+    /* Called at session creation with the steps to run, in order, and
+     * again after dfg_session_copy_weights replaced the weights (what was
+     * prepared from them, reordered copies, must be made again). steps
+     * stays valid (and unchanged) until destroy(). */
     dfg_status (*prepare)(dfg_backend_context *context,
                           const dfg_step_args *steps, int32_t n_steps);
     /* Runs every prepared step; *failed_step receives the index of a step
      * that failed. May return before the work is done (see synchronize). */
     dfg_status (*run_all)(dfg_backend_context *context, int32_t *failed_step);
+    /* Runs prepared step i alone and waits for it, for profiling (NULL:
+     * the backend cannot). */
+    dfg_status (*run_step)(dfg_backend_context *context, int32_t i);
     /* Waits until all work queued so far is done. */
     dfg_status (*synchronize)(dfg_backend_context *context);
     void (*destroy)(dfg_backend_context *context);
+    /* The scratch this backend's own kernels want for a step, beyond the
+     * op's (NULL: none); dfg_backend_workspace_rule hands it to
+     * dfg_compile (dfg_compile_options.backend_workspace). */
+    dfg_backend_workspace_fn step_workspace;
 };
 
 /* The backends this build knows (runtime/backend_registry.c): the CPU one

@@ -163,6 +163,11 @@ const char *dfg_backend_name(const dfg_backend *backend)
     return backend ? backend->name : "?";
 }
 
+dfg_backend_workspace_fn dfg_backend_workspace_rule(const dfg_backend *backend)
+{
+    return backend ? backend->step_workspace : NULL;
+}
+
 int dfg_backend_available(const dfg_backend *backend)
 {
     return backend && backend->available();

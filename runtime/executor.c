@@ -11,6 +11,7 @@
  * then a copy in, one backend call that loops over the prepared steps,
  * and a copy out: no lookups, no allocation. */
 #include <string.h>
+#include <time.h>
 #include "backend.h"
 #include "dfg/collective.h"
 #include "error.h"
@@ -49,15 +50,22 @@ static void *tensor_address(const dfg_session *s, int32_t tensor)
     return (char *)s->regions[t->region] + t->offset;
 }
 
+/* 1 if some step writes its inputs (a training program's optimizer
+ * updates): the weights then change from run to run. */
+static int program_updates_weights(const dfg_program *p)
+{
+    for (int32_t i = 0; i < p->n_steps; i++)
+        if (dfg_op_writes_inputs(p->steps[i].op))
+            return 1;
+    return 0;
+}
+
 /* 1 if a session on backend can read p's weights in place: host memory,
  * no step that writes its inputs, and bytes for every weights tensor. */
 static int weights_in_place(const dfg_program *p, const dfg_backend *backend)
 {
-    if (!backend->host_memory)
+    if (!backend->host_memory || program_updates_weights(p))
         return 0;
-    for (int32_t i = 0; i < p->n_steps; i++)
-        if (dfg_op_writes_inputs(p->steps[i].op))
-            return 0;
     for (int32_t i = 0; i < p->n_tensors; i++)
         if (p->tensors[i].region == DFG_REGION_WEIGHTS && !p->tensors[i].data)
             return 0;
@@ -127,11 +135,13 @@ static dfg_status build_step_block(dfg_session *s)
     s->program_step = (int32_t *)(base + args_bytes + types_bytes + pointers_bytes);
     s->n_steps = (int32_t)n_run;
 
+    int weights_fixed = !program_updates_weights(p);
     int32_t k = 0;
     for (int32_t i = 0; i < p->n_steps; i++) {
         const dfg_program_step *st = &p->steps[i];
         if (dfg_program_step_is_view(p, st))
             continue;
+        uint32_t constant_inputs = 0;
         dfg_type *in_types = types, *out_types = types + st->n_inputs;
         void **in = pointers, **out = pointers + st->n_inputs;
         types += st->n_inputs + st->n_outputs;
@@ -143,6 +153,9 @@ static dfg_status build_step_block(dfg_session *s)
                 in_types[j].rank = -1;
             } else {
                 in_types[j] = p->tensors[t].type;
+                if (weights_fixed && j < 32 &&
+                    p->tensors[t].region == DFG_REGION_WEIGHTS)
+                    constant_inputs |= (uint32_t)1 << j;
             }
         }
         for (int32_t j = 0; j < st->n_outputs; j++)
@@ -158,6 +171,7 @@ static dfg_status build_step_block(dfg_session *s)
             .out = out,
             .workspace_bytes = st->workspace >= 0 ? p->tensors[st->workspace].bytes : 0,
             .collective = &s->collective,
+            .constant_inputs = constant_inputs,
         };
         s->program_step[k] = i;
         k++;
@@ -278,12 +292,43 @@ void dfg_session_destroy(dfg_session *s)
     dfg_free(&a, s);
 }
 
-dfg_status dfg_session_run(dfg_session *s, const void *const *inputs,
-                           void *const *outputs)
+static double now_seconds(void)
 {
-    if (!s)
-        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "dfg_session_run: session is NULL");
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Runs every step: in one backend call, or one step at a time, timed
+ * into step_seconds (indexed by program step), when it is not NULL. */
+static dfg_status run_steps(dfg_session *s, double *step_seconds)
+{
+    int32_t failed = 0;
+    dfg_status status = DFG_OK;
+    if (!step_seconds) {
+        status = s->backend->run_all(s->context, &failed);
+    } else {
+        for (int32_t i = 0; i < s->program->n_steps; i++)
+            step_seconds[i] = 0.0;
+        for (int32_t k = 0; k < s->n_steps && status == DFG_OK; k++) {
+            double start = now_seconds();
+            status = s->backend->run_step(s->context, k);
+            step_seconds[s->program_step[k]] = now_seconds() - start;
+            failed = k;
+        }
+    }
+    if (status != DFG_OK) {
+        const dfg_program_step *st = &s->program->steps[s->program_step[failed]];
+        return dfg_error_prefix(status, "step %d '%s' (%s)",
+                                (int)s->program_step[failed], st->name,
+                                dfg_op_get(st->op)->name);
+    }
+    return s->backend->synchronize(s->context);
+}
+
+static dfg_status run_session(dfg_session *s, const void *const *inputs,
+                              void *const *outputs, double *step_seconds)
+{
     const dfg_program *p = s->program;
     dfg_status status = DFG_OK;
     for (int32_t i = 0; inputs && i < p->n_inputs && status == DFG_OK; i++) {
@@ -295,18 +340,8 @@ dfg_status dfg_session_run(dfg_session *s, const void *const *inputs,
                                     inputs[i],
                                     (size_t)p->tensors[p->inputs[i]].bytes);
     }
-    int32_t failed = 0;
-    if (status == DFG_OK) {
-        status = s->backend->run_all(s->context, &failed);
-        if (status != DFG_OK) {
-            const dfg_program_step *st = &p->steps[s->program_step[failed]];
-            return dfg_error_prefix(status, "step %d '%s' (%s)",
-                                    (int)s->program_step[failed], st->name,
-                                    dfg_op_get(st->op)->name);
-        }
-    }
     if (status == DFG_OK)
-        status = s->backend->synchronize(s->context);
+        status = run_steps(s, step_seconds);
     for (int32_t i = 0; outputs && i < p->n_outputs && status == DFG_OK; i++) {
         if (!outputs[i])
             return dfg_error(DFG_ERR_INVALID_ARGUMENT,
@@ -317,6 +352,29 @@ dfg_status dfg_session_run(dfg_session *s, const void *const *inputs,
                                       (size_t)p->tensors[p->outputs[i]].bytes);
     }
     return status;
+}
+
+dfg_status dfg_session_run(dfg_session *s, const void *const *inputs,
+                           void *const *outputs)
+{
+    if (!s)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_session_run: session is NULL");
+    return run_session(s, inputs, outputs, NULL);
+}
+
+dfg_status dfg_session_run_profiled(dfg_session *s, const void *const *inputs,
+                                    void *const *outputs, double *step_seconds)
+{
+    if (!s || !step_seconds)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_session_run_profiled: session and step_seconds "
+                         "must not be NULL");
+    if (!s->backend->run_step)
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "dfg_session_run_profiled: the '%s' backend cannot "
+                         "time steps one by one", s->backend->name);
+    return run_session(s, inputs, outputs, step_seconds);
 }
 
 static dfg_status io_buffer(dfg_session *s, int32_t index, int is_input,
@@ -454,6 +512,10 @@ dfg_status dfg_session_copy_weights(dfg_session *dst, dfg_session *src,
     }
     dfg_free(&dst->allocator, staging);
     dfg_free(&dst->allocator, match);
+    /* The backend prepares again from the new weights (the copies it may
+     * keep in other layouts). */
+    if (st == DFG_OK && count > 0)
+        st = dst->backend->prepare(dst->context, dst->steps, dst->n_steps);
     if (copied)
         *copied = count;
     return st;

@@ -188,7 +188,7 @@ static inline dfg_status check_run(dfg_cpu_kernel kernel, dfg_op op,
     }
     dfg_kernel_args args = {op, attrs, n_in, in_types, in_data, n_out,
                             out_types, out_data, workspace, workspace_bytes,
-                            NULL};
+                            NULL, 0};
     return kernel(&args);
 }
 

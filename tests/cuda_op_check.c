@@ -91,7 +91,7 @@ void run_setup(op_run *r, dfg_op op, const dfg_attrs *attrs,
     r->ws_emu = calloc(1, (size_t)r->ws_bytes + 1);
     r->cpu = (dfg_kernel_args){op, &r->attrs, n_in, r->in_types,
                                (const void *const *)r->in, n_out, r->out_types,
-                               r->out_cpu, r->ws_cpu, r->ws_bytes, NULL};
+                               r->out_cpu, r->ws_cpu, r->ws_bytes, NULL, 0};
     r->emu = r->cpu;
     r->emu.out = r->out_emu;
     r->emu.workspace = r->ws_emu;

@@ -242,12 +242,12 @@ static void check_update(dfg_op op, int with_accumulator, int64_t n,
             const void *tick_ptr[2] = {d->counter, hyper};
             void *tick_out[1] = {d->control};
             dfg_kernel_args tick = {DFG_OP_OPTIMIZER_TICK, &a, 2, tick_in,
-                                    tick_ptr, 1, &t_control, tick_out, NULL, 0, NULL};
+                                    tick_ptr, 1, &t_control, tick_out, NULL, 0, NULL, 0};
             const void *up_ptr[5] = {d->w, grad, d->control, d->state, d->acc};
             void *up_out[1] = {&d->norm};
             dfg_kernel_args update = {op, &a, with_accumulator ? 5 : 4, up_in,
                                       up_ptr, 1, &t_norm, up_out, d->partials,
-                                      ws_bytes, NULL};
+                                      ws_bytes, NULL, 0};
             if (s == 0) {
                 assert_int_equal(dfg_cpu_kernel_for(DFG_OP_OPTIMIZER_TICK)(&tick), DFG_OK);
                 assert_int_equal(dfg_cpu_kernel_for(op)(&update), DFG_OK);

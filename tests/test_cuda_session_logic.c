@@ -295,9 +295,19 @@ static dfg_status async_run_all(dfg_backend_context *c, int32_t *failed)
 static void async_destroy(dfg_backend_context *c) { free(c); }
 
 static const dfg_backend async_backend = {
-    "async", 0, async_available, async_supports, async_create,
-    async_alloc_region, async_free_region, async_upload, async_download,
-    async_prepare, async_run_all, async_synchronize, async_destroy};
+    .name = "async",
+    .available = async_available,
+    .supports_op = async_supports,
+    .create = async_create,
+    .alloc_region = async_alloc_region,
+    .free_region = async_free_region,
+    .upload = async_upload,
+    .download = async_download,
+    .prepare = async_prepare,
+    .run_all = async_run_all,
+    .synchronize = async_synchronize,
+    .destroy = async_destroy,
+};
 
 /* Frees by poisoning and keeping the block (a quarantine), so that a read
  * after free sees garbage instead of the old bytes. */

@@ -648,7 +648,7 @@ static void test_liveness_hand_checked(void **state)
     dfg_liveness l;
     dfg_pass_report report;
     dfg_node_costs costs;
-    OK(dfg_node_costs_build(g, 0, al, &costs));
+    OK(dfg_node_costs_build(g, 0, NULL, al, &costs));
     OK(dfg_pass_schedule(g, NULL, NULL, al, &s));
     assert_int_equal(s.n_steps, 6);
     OK(dfg_pass_alias(g, &s, NULL, 0, al, &alias, &report));

@@ -173,7 +173,11 @@ static void test_run_allocates_nothing(void **state)
         } else {
             dfg_graph *graph = NULL;
             assert_int_equal(dfg_model_build(models[m], NULL, &graph), DFG_OK);
-            assert_int_equal(dfg_compile(graph, NULL, &program), DFG_OK);
+            /* Compiled for the CPU backend: its convs run on oneDNN. */
+            dfg_compile_options options;
+            dfg_compile_options_init(&options);
+            options.backend_workspace = dfg_backend_workspace_rule(cpu());
+            assert_int_equal(dfg_compile(graph, &options, &program), DFG_OK);
             dfg_graph_destroy(graph);
         }
         dfg_session *session = NULL;
@@ -354,12 +358,83 @@ static void test_unsupported_op_is_named(void **state)
     dfg_program_destroy(program);
 }
 
+/* A profiled run gives the outputs of a plain one and a time for every
+ * step that runs (the cnn's convs on oneDNN, an activation merged into
+ * its conv timed as 0), none for a view. */
+static void test_run_profiled(void **state)
+{
+    (void)state;
+    dfg_graph *graph = NULL;
+    assert_int_equal(dfg_model_build("cnn", NULL, &graph), DFG_OK);
+    dfg_compile_options options;
+    dfg_compile_options_init(&options);
+    options.backend_workspace = dfg_backend_workspace_rule(cpu());
+    dfg_program *program = NULL;
+    assert_int_equal(dfg_compile(graph, &options, &program), DFG_OK);
+    dfg_graph_destroy(graph);
+    dfg_session *session = NULL;
+    assert_int_equal(dfg_session_create(program, cpu(), NULL, &session), DFG_OK);
+    dfg_plan_stats stats;
+    dfg_program_stats(program, &stats);
+    double *seconds = calloc((size_t)stats.n_steps, sizeof *seconds);
+    assert_non_null(seconds);
+    float *plain = NULL, *profiled = NULL;
+    dfg_tensor_info info;
+    assert_int_equal(dfg_program_output_info(program, 0, &info), DFG_OK);
+    size_t n = 1;
+    for (int32_t i = 0; i < info.rank; i++)
+        n *= (size_t)info.shape[i];
+    plain = malloc(n * sizeof *plain);
+    profiled = malloc(n * sizeof *profiled);
+    dfg_tensor_info in_info;
+    assert_int_equal(dfg_program_input_info(program, 0, &in_info), DFG_OK);
+    size_t n_in = 1;
+    for (int32_t i = 0; i < in_info.rank; i++)
+        n_in *= (size_t)in_info.shape[i];
+    float *x = malloc(n_in * sizeof *x);
+    assert_non_null(x);
+    uint64_t rng = 7;
+    fixture_fill(&rng, x, (int64_t)n_in);
+    const void *inputs[1] = {x};
+    void *plain_out[1] = {plain}, *profiled_out[1] = {profiled};
+    assert_int_equal(dfg_session_run(session, inputs, plain_out), DFG_OK);
+    assert_int_equal(dfg_session_run_profiled(session, inputs, profiled_out,
+                                              seconds), DFG_OK);
+    free(x);
+    assert_memory_equal(plain, profiled, n * sizeof *plain);
+    int convs = 0;
+    for (int32_t i = 0; i < stats.n_steps; i++) {
+        dfg_step_info step;
+        assert_int_equal(dfg_program_step_info(program, i, &step), DFG_OK);
+        assert_true(seconds[i] >= 0.0);
+        if (strcmp(step.op, "conv2d") == 0) {
+            assert_true(seconds[i] > 0.0);
+            assert_true(step.flops > 0);
+            convs++;
+        }
+        if (strcmp(step.op, "flatten") == 0 || strcmp(step.op, "reshape") == 0)
+            assert_true(seconds[i] == 0.0);
+    }
+    assert_true(convs > 0);
+    dfg_step_info step;
+    assert_int_equal(dfg_program_step_info(program, stats.n_steps, &step),
+                     DFG_ERR_INVALID_ARGUMENT);
+    assert_int_equal(dfg_session_run_profiled(session, NULL, NULL, NULL),
+                     DFG_ERR_INVALID_ARGUMENT);
+    free(plain);
+    free(profiled);
+    free(seconds);
+    dfg_session_destroy(session);
+    dfg_program_destroy(program);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_run_matches_reference),
         cmocka_unit_test(test_arena_buffers),
         cmocka_unit_test(test_run_allocates_nothing),
+        cmocka_unit_test(test_run_profiled),
         cmocka_unit_test(test_sessions_share_the_weights),
         cmocka_unit_test(test_backend_registry),
         cmocka_unit_test(test_unsupported_op_is_named),

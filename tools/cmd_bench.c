@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench_profile.h"
 #include "cli.h"
 #include "commands.h"
 #include "compile_options.h"
@@ -15,6 +16,7 @@
 static const char usage[] =
     "usage: dfgc bench MODEL [--iterations N] [--warmup N] [--seed N]\n"
     "                  [--device cpu|cuda] [--planner NAME] [--align N]\n"
+    "                  [--profile] [--trace FILE.json]\n"
     "\n"
     "Runs MODEL --warmup times untimed, then --iterations times timed, on\n"
     "random inputs, and prints the median, minimum and maximum latency of\n"
@@ -30,11 +32,16 @@ static const char usage[] =
     "--seed N          seed of the random inputs (1)\n"
     "--device NAME     cpu (default) or cuda ('dfgc devices'); also\n"
     "                  --backend NAME\n"
-    "--planner, --align as for 'dfgc compile', when MODEL is compiled\n";
+    "--planner, --align as for 'dfgc compile', when MODEL is compiled\n"
+    "--profile         then times each step alone over --iterations runs\n"
+    "                  and prints the time per op type and the slowest steps\n"
+    "--trace FILE      writes those step times as a Perfetto trace (Chrome\n"
+    "                  trace-event JSON, https://ui.perfetto.dev)\n";
 
 typedef struct bench_args {
-    const char *model, *backend;
+    const char *model, *backend, *trace;
     uint64_t iterations, warmup, seed;
+    int profile;
     dfg_compile_options options;
 } bench_args;
 
@@ -65,6 +72,12 @@ static int parse_option(int argc, char **argv, int *i, void *ctx)
                 return -status;
         }
     }
+    if (found == 0 && strcmp(argv[*i], "--profile") == 0) {
+        a->profile = 1;
+        found = 1;
+    }
+    if (found == 0)
+        found = dfgc_option_value("bench", argc, argv, i, "--trace", &a->trace);
     if (found == 0)
         found = dfgc_option_value("bench", argc, argv, i, "--device", &a->backend);
     if (found == 0)
@@ -186,6 +199,8 @@ int dfgc_bench(int argc, char **argv)
                         (double)stats.weights_bytes,
                         host_arena ? (double)stats.arena_bytes : 0.0,
                         at_start);
+        if (a.profile || a.trace)
+            status = dfgc_bench_profile(&s, a.iterations, a.profile, a.trace);
     }
     dfgc_run_setup_destroy(&s); /* safe on the zeroed struct of a failure */
     free(times);

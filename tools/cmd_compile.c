@@ -23,7 +23,10 @@ static const char usage[] =
     "--align N        offset alignment in bytes, a power of two (256)\n"
     "--blas-workspace BYTES\n"
     "                 scratch planned into each matmul, gemm and conv2d step\n"
-    "                 for cuBLAS (0; use 4194304 for programs run on cuda)\n";
+    "                 for cuBLAS (0; use 4194304 for programs run on cuda)\n"
+    "\n"
+    "The plan includes the scratch of the CPU backend's oneDNN convolutions;\n"
+    "a backend without them leaves it unused.\n";
 
 typedef struct compile_args {
     const char *output;
@@ -47,7 +50,7 @@ int dfgc_compile(int argc, char **argv)
 {
     const char *model;
     compile_args a = {0};
-    dfg_compile_options_init(&a.options);
+    dfgc_compile_options_for_cpu(&a.options);
     int parsed = dfgc_parse_arguments("compile", usage, argc, argv,
                                       parse_option, &a, &model);
     if (parsed >= 0)

@@ -85,7 +85,7 @@ static int parse_option(int argc, char **argv, int *i, void *ctx)
 static int parse_args(int argc, char **argv, plan_args *a)
 {
     memset(a, 0, sizeof *a);
-    dfg_compile_options_init(&a->options);
+    dfgc_compile_options_for_cpu(&a->options);
     dfgc_training_setup_init(&a->setup);
     int status = dfgc_parse_arguments("plan", usage, argc, argv, parse_option,
                                       a, &a->model);

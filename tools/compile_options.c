@@ -6,6 +6,14 @@
 #include "cli.h"
 #include "model_source.h"
 
+void dfgc_compile_options_for_cpu(dfg_compile_options *options)
+{
+    dfg_compile_options_init(options);
+    const dfg_backend *cpu = NULL;
+    if (dfg_backend_find("cpu", &cpu) == DFG_OK)
+        options->backend_workspace = dfg_backend_workspace_rule(cpu);
+}
+
 int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
                         dfg_compile_options *options)
 {

@@ -64,10 +64,15 @@ int dfgc_run_setup_create(const char *model, const dfg_compile_options *options,
     /* A program compiled here for a device backend plans its BLAS library's
      * scratch too, so that cuBLAS never allocates during a run. */
     dfg_compile_options device_options;
-    if (options && options->blas_workspace_bytes == 0 &&
-        strcmp(backend_name, "cpu") != 0) {
+    if (options) {
         device_options = *options;
-        device_options.blas_workspace_bytes = DFG_DEFAULT_BLAS_WORKSPACE;
+        if (options->blas_workspace_bytes == 0 &&
+            strcmp(backend_name, "cpu") != 0)
+            device_options.blas_workspace_bytes = DFG_DEFAULT_BLAS_WORKSPACE;
+        /* ... and the scratch of its own libraries (oneDNN on the CPU). */
+        if (!options->backend_workspace)
+            device_options.backend_workspace =
+                dfg_backend_workspace_rule(backend);
         options = &device_options;
     }
     if (dfgc_load_program(model, options, &s->program) != DFG_OK)

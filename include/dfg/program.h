@@ -19,6 +19,18 @@ extern "C" {
 
 typedef struct dfg_program dfg_program;
 
+struct dfg_type;
+/* Bytes of scratch a backend wants for one step of op (a dfg_op) with
+ * these attributes and operand types (internal, src/ir/tensor_type.h):
+ * dfg_backend_workspace_rule (include/dfg/session.h) gives a backend's,
+ * dfg_compile_options.backend_workspace (include/dfg/compile.h) plans it. */
+typedef int64_t (*dfg_backend_workspace_fn)(int32_t op,
+                                            const dfg_attrs *attrs,
+                                            const struct dfg_type *in,
+                                            int32_t n_in,
+                                            const struct dfg_type *out,
+                                            int32_t n_out);
+
 /* The largest blas_workspace_bytes, and what dfgc uses for --device cuda
  * (cuBLAS asks for 4 MiB on Ampere, 32 MiB on Hopper for its best
  * kernels; 4 MiB keeps the arena small and is enough for most). */
@@ -80,6 +92,16 @@ dfg_status dfg_program_input_info(const dfg_program *program, int32_t index,
                                   dfg_tensor_info *info);
 dfg_status dfg_program_output_info(const dfg_program *program, int32_t index,
                                    dfg_tensor_info *info);
+
+/* One step of the program, in execution order. Strings point into the
+ * program (name) or into static storage (op). */
+typedef struct dfg_step_info {
+    const char *name; /* the graph node's name */
+    const char *op;   /* dfg's op name, "conv2d" */
+    int64_t flops;
+} dfg_step_info;
+dfg_status dfg_program_step_info(const dfg_program *program, int32_t index,
+                                 dfg_step_info *info);
 
 /* Checks the program's memory plan with the independent verifier: no two
  * tensors live at the same step share bytes unless one aliases the other,

@@ -30,6 +30,9 @@ typedef struct dfg_session dfg_session;
  * does not load. Thread-safe. */
 dfg_status dfg_backend_find(const char *name, const dfg_backend **out);
 const char *dfg_backend_name(const dfg_backend *backend);
+/* The scratch the backend's own kernels want per step (oneDNN's on the
+ * CPU), for dfg_compile_options.backend_workspace; NULL if none. */
+dfg_backend_workspace_fn dfg_backend_workspace_rule(const dfg_backend *backend);
 /* 1 if the backend can create sessions here (a driver and a device it has
  * kernels for); else 0, with the reason in dfg_last_error(). */
 int dfg_backend_available(const dfg_backend *backend);
@@ -49,6 +52,16 @@ void dfg_session_destroy(dfg_session *session);
  * arena-resident buffers below instead. */
 dfg_status dfg_session_run(dfg_session *session, const void *const *inputs,
                            void *const *outputs);
+/* dfg_session_run with each step timed: step_seconds[i] (one entry per
+ * program step, dfg_plan_stats.n_steps) receives the wall time of step i,
+ * the backend waited for after each step (0 for a view, which does not
+ * run, and for a step the backend merged into the one before it). For
+ * profiling: slower than dfg_session_run, and DFG_ERR_UNSUPPORTED on a
+ * backend that cannot run steps one by one. */
+dfg_status dfg_session_run_profiled(dfg_session *session,
+                                    const void *const *inputs,
+                                    void *const *outputs,
+                                    double *step_seconds);
 
 /* The arena-resident buffer of input/output `index` (device memory for a
  * device backend), valid until the session is destroyed. */

@@ -4,6 +4,7 @@
  * loop of indirect calls. */
 #include <string.h>
 #include "../backend.h"
+#include "dnnl_steps.h"
 #include "error.h"
 #include "memory.h"
 
@@ -12,6 +13,7 @@ struct dfg_backend_context {
     const dfg_step_args *steps;
     int32_t n_steps;
     dfg_cpu_kernel *kernels; /* n_steps of them, parallel to steps */
+    dfg_dnnl_steps *dnnl;    /* the steps oneDNN runs, or NULL */
 };
 
 static int cpu_available(void) { return 1; }
@@ -72,6 +74,15 @@ static dfg_status cpu_prepare(dfg_backend_context *context,
      * (cpu_supports_op), so each lookup finds one. */
     for (int32_t i = 0; i < n_steps; i++)
         kernels[i] = dfg_cpu_kernel_for(steps[i].op);
+    dfg_dnnl_steps *dnnl = NULL;
+    dfg_status status =
+        dfg_dnnl_steps_prepare(&context->allocator, steps, n_steps, &dnnl);
+    if (status != DFG_OK) {
+        dfg_free(&context->allocator, kernels);
+        return status;
+    }
+    dfg_dnnl_steps_destroy(context->dnnl, &context->allocator);
+    context->dnnl = dnnl;
     dfg_free(&context->allocator, context->kernels);
     context->kernels = kernels;
     context->steps = steps;
@@ -79,11 +90,18 @@ static dfg_status cpu_prepare(dfg_backend_context *context,
     return DFG_OK;
 }
 
+static dfg_status cpu_run_step(dfg_backend_context *context, int32_t i)
+{
+    return dfg_dnnl_steps_take(context->dnnl, i)
+               ? dfg_dnnl_steps_run(context->dnnl, i)
+               : context->kernels[i](&context->steps[i]);
+}
+
 static dfg_status cpu_run_all(dfg_backend_context *context,
                               int32_t *failed_step)
 {
     for (int32_t i = 0; i < context->n_steps; i++) {
-        dfg_status status = context->kernels[i](&context->steps[i]);
+        dfg_status status = cpu_run_step(context, i);
         if (status != DFG_OK) {
             *failed_step = i;
             return status;
@@ -103,6 +121,7 @@ static void cpu_destroy(dfg_backend_context *context)
     if (!context)
         return;
     dfg_allocator a = context->allocator;
+    dfg_dnnl_steps_destroy(context->dnnl, &a);
     dfg_free(&a, context->kernels);
     dfg_free(&a, context);
 }
@@ -119,6 +138,8 @@ const dfg_backend dfg_cpu_backend = {
     .download = cpu_copy,
     .prepare = cpu_prepare,
     .run_all = cpu_run_all,
+    .run_step = cpu_run_step,
     .synchronize = cpu_synchronize,
     .destroy = cpu_destroy,
+    .step_workspace = dfg_cpu_step_workspace,
 };

@@ -28,6 +28,10 @@ typedef struct dfg_kernel_args {
     /* The session's communicator for the all-reduce ops (its functions
      * NULL when it has none); owned by the session. */
     const dfg_collective *collective;
+    /* Bit j set: input j (j < 32) holds the same bytes at every run (a
+     * weight of a program that never updates its weights), so a backend
+     * may keep a copy of it in another layout, made once. */
+    uint32_t constant_inputs;
 } dfg_kernel_args;
 
 typedef dfg_status (*dfg_cpu_kernel)(const dfg_kernel_args *args);

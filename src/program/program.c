@@ -137,3 +137,16 @@ dfg_status dfg_program_output_info(const dfg_program *p, int32_t index,
                          "dfg_program_output_info: no output %d", (int)index);
     return tensor_info(p, p->outputs[index], info);
 }
+
+dfg_status dfg_program_step_info(const dfg_program *p, int32_t index,
+                                 dfg_step_info *info)
+{
+    if (!p || !info || index < 0 || index >= p->n_steps)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_program_step_info: no step %d", (int)index);
+    const dfg_program_step *st = &p->steps[index];
+    info->name = st->name;
+    info->op = dfg_op_get(st->op)->name;
+    info->flops = st->flops;
+    return DFG_OK;
+}

@@ -1,0 +1,66 @@
+#!/bin/sh
+# bench/cpu_speed/run.sh [BUILD_DIR] [REPEATS] [ITERATIONS] [MODELS...]
+#
+# CPU latency of dfg beside ONNX Runtime (default CPU session, all graph
+# optimisations on) and PyTorch eager, at batch 1 and 8, with the same
+# number of threads (OMP_NUM_THREADS, default 2). Each measurement is a
+# fresh process; the three run interleaved, REPEATS times (default 3), and
+# each cell is the median of the REPEATS per-process medians. Models are
+# exported once into BUILD_DIR/bench-models with tests/models/export.py.
+# Prints a Markdown table and the geometric mean of dfg / ONNX Runtime.
+# ONNX Runtime comes from $ORT_PYTHON (default /work/venv/bin/python, any
+# python with onnxruntime and numpy); no other variable is set.
+set -eu
+cd "$(dirname "$0")/../.."
+build=${1:-build}
+repeats=${2:-3}
+iterations=${3:-20}
+[ $# -gt 3 ] && shift 3 || set --
+models=${*:-resnet50 mobilenet_v2 mobilenet_v3_small efficientnet_b0 squeezenet1_0 googlenet convnext_tiny vit_b_16 bert_encoder}
+warmup=3
+threads=${OMP_NUM_THREADS:-2}
+export OMP_NUM_THREADS=$threads
+# OpenMP threads (dfg's and PyTorch's; ONNX Runtime has its own pool) that
+# spin at barriers wait for partners the scheduler has taken off a shared,
+# oversubscribed machine: on the 2-core build machine at load 30,
+# mobilenet_v2 took 11 s per run spinning and 20 ms passive. A dedicated
+# machine needs no setting; this one concerns waiting, not the CPU type.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+python=/usr/bin/python3
+ort_python=${ORT_PYTHON:-/work/venv/bin/python}
+dfgc=$build/tools/dfgc
+dir=$build/bench-models
+mkdir -p "$dir"
+"$python" -c 'import torch, torchvision' 2>/dev/null ||
+    { echo "python3-torch and python3-torchvision are needed"; exit 77; }
+"$ort_python" -c 'import onnxruntime' 2>/dev/null ||
+    { echo "$ort_python has no onnxruntime (set ORT_PYTHON)"; exit 77; }
+
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+echo "| model | batch | dfg ms | ONNX Runtime ms | PyTorch ms | dfg / ORT | dfg / PyTorch |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+ratios=""
+for batch in 1 8; do
+    for model in $models; do
+        stem=$model
+        [ "$batch" -eq 1 ] || stem=${model}_b$batch
+        [ -s "$dir/$stem.onnx" ] ||
+            "$python" tests/models/export.py "$dir" "$model" --batch "$batch" >/dev/null 2>&1
+        dfg="" ort="" torch=""
+        for r in $(seq "$repeats"); do
+            dfg="$dfg $("$dfgc" bench "$dir/$stem.onnx" --iterations "$iterations" --warmup "$warmup" | awk '/^median/ {print $2}')"
+            ort="$ort $("$ort_python" bench/cpu_speed/peer_bench.py ort "$dir/$stem.onnx" "$model" "$batch" "$threads" "$iterations" "$warmup" | awk '{print $1}')"
+            torch="$torch $("$python" bench/cpu_speed/peer_bench.py torch "$dir/$stem.onnx" "$model" "$batch" "$threads" "$iterations" "$warmup" | awk '{print $1}')"
+        done
+        d=$(echo $dfg | tr ' ' '\n' | median)
+        o=$(echo $ort | tr ' ' '\n' | median)
+        t=$(echo $torch | tr ' ' '\n' | median)
+        ratio=$(echo "$d $o" | awk '{printf "%.2f", $1 / $2}')
+        ratios="$ratios $ratio"
+        echo "| $model | $batch | $d | $o | $t | $ratio | $(echo "$d $t" | awk '{printf "%.2f", $1 / $2}') |"
+    done
+done
+echo
+echo $ratios | tr ' ' '\n' | awk '{s += log($1); n++; if ($1 > m) m = $1} END {printf "geometric mean dfg / ORT %.2f, largest %.2f, over %d cells\n", exp(s / n), m, n}'
+echo "threads: $threads, OMP_WAIT_POLICY=$OMP_WAIT_POLICY, $repeats interleaved fresh-process repeats of $iterations runs after $warmup warmup runs, $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg)"

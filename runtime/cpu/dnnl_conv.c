@@ -1,0 +1,455 @@
+/* conv2d on oneDNN (dnnl_conv.h says what runs where, and why). The
+ * compiler's workspace rule and the session's preparation build the same
+ * primitive descriptor (conv_plan_make), so the bytes planned and the
+ * bytes used cannot disagree. */
+#include <string.h>
+
+#include "conv_geometry.h"
+#include "dnnl_conv.h"
+#include "error.h"
+#include "memory.h"
+
+/* Workspace parts start on this boundary (oneDNN's own alignment). */
+#define PART_ALIGN 64
+
+/* The descriptors of one conv: the plain (dfg) and chosen (oneDNN)
+ * formats of x, w and y, and the primitive descriptors of the conv and of
+ * the reorders of x and y (NULL where the chosen format is the plain
+ * one). Every primitive descriptor has a user scratchpad. */
+typedef struct conv_plan {
+    dnnl_memory_desc_t x_plain, w_plain, b_plain, y_plain;
+    const dnnl_memory_desc_t *x_chosen, *w_chosen, *y_chosen;
+    dnnl_primitive_desc_t conv, x_reorder, y_reorder;
+    int64_t scratch_bytes, x_bytes, y_bytes; /* aligned */
+} conv_plan;
+
+static void conv_plan_free(conv_plan *p)
+{
+    if (p->y_reorder)
+        dnnl_primitive_desc_destroy(p->y_reorder);
+    if (p->x_reorder)
+        dnnl_primitive_desc_destroy(p->x_reorder);
+    if (p->conv)
+        dnnl_primitive_desc_destroy(p->conv);
+    memset(p, 0, sizeof *p);
+}
+
+static int64_t workspace_of(const conv_plan *p)
+{
+    return p->scratch_bytes + p->x_bytes + p->y_bytes;
+}
+
+static int64_t scratchpad_bytes(const_dnnl_primitive_desc_t pd)
+{
+    const dnnl_memory_desc_t *md =
+        dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    return md ? (int64_t)dnnl_memory_desc_get_size(md) : 0;
+}
+
+static int64_t aligned_size(const dnnl_memory_desc_t *md)
+{
+    return dfg_align_up((int64_t)dnnl_memory_desc_get_size(md), PART_ALIGN);
+}
+
+/* A reorder from -> to with a user scratchpad, or NULL when the two are
+ * the same layout; -1 if oneDNN has none. */
+static int reorder_make(dnnl_engine_t engine, const dnnl_memory_desc_t *from,
+                        const dnnl_memory_desc_t *to,
+                        const_dnnl_primitive_attr_t attr,
+                        dnnl_primitive_desc_t *out)
+{
+    *out = NULL;
+    if (dnnl_memory_desc_equal(from, to))
+        return 0;
+    return dnnl_reorder_primitive_desc_create(out, from, engine, to, engine,
+                                              attr) == dnnl_success
+               ? 0
+               : -1;
+}
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* The oneDNN eltwise post-op computing activation step a; -1 if none. */
+static int eltwise_of(const dfg_kernel_args *a, dnnl_alg_kind_t *alg,
+                      float *alpha, float *beta)
+{
+    *alpha = 0.0f;
+    *beta = 0.0f;
+    switch (a->op) {
+    case DFG_OP_RELU:
+        *alg = dnnl_eltwise_relu;
+        return 0;
+    case DFG_OP_LEAKY_RELU:
+        *alg = dnnl_eltwise_relu;
+        *alpha = a->attrs->alpha;
+        return 0;
+    case DFG_OP_CLIP:
+        *alg = dnnl_eltwise_clip;
+        *alpha = a->attrs->clip_min;
+        *beta = a->attrs->clip_max;
+        return 0;
+    case DFG_OP_SIGMOID:
+        *alg = dnnl_eltwise_logistic;
+        return 0;
+    case DFG_OP_TANH:
+        *alg = dnnl_eltwise_tanh;
+        return 0;
+    case DFG_OP_GELU:
+        *alg = a->attrs->approximate == DFG_GELU_TANH ? dnnl_eltwise_gelu_tanh
+                                                      : dnnl_eltwise_gelu_erf;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+/* Whether next, the step after conv, is an activation that writes over
+ * conv's output in place: conv can apply it as a post-op and next need
+ * not run (written in place, the bare conv output has no other reader). */
+int dfg_dnnl_conv_absorbs(const dfg_kernel_args *conv,
+                          const dfg_kernel_args *next)
+{
+    dnnl_alg_kind_t alg;
+    float alpha, beta;
+    return next->n_inputs == 1 && next->n_outputs == 1 &&
+           next->in[0] == conv->out[0] && next->out[0] == conv->out[0] &&
+           next->in_types[0].dtype == DFG_F32 &&
+           next->out_types[0].dtype == DFG_F32 &&
+           eltwise_of(next, &alg, &alpha, &beta) == 0;
+}
+
+/* attr's post-ops: activation's eltwise, if any; -1 on failure. */
+static int post_ops_set(dnnl_primitive_attr_t attr,
+                        const dfg_kernel_args *activation)
+{
+    if (!activation)
+        return 0;
+    dnnl_alg_kind_t alg;
+    float alpha, beta;
+    dnnl_post_ops_t ops = NULL;
+    int ok = eltwise_of(activation, &alg, &alpha, &beta) == 0 &&
+             dnnl_post_ops_create(&ops) == dnnl_success &&
+             dnnl_post_ops_append_eltwise(ops, 1.0f, alg, alpha, beta) ==
+                 dnnl_success &&
+             dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
+    if (ops)
+        dnnl_post_ops_destroy(ops);
+    return ok ? 0 : -1;
+}
+
+/* Fills *p for the conv of x = in[0], w = in[1], bias = in[2] (if any)
+ * into y = out[0], followed by activation (a step, or NULL); -1 when
+ * oneDNN does not take it. */
+static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
+                          const dfg_type *in, int32_t n_in,
+                          const dfg_type *out,
+                          const dfg_kernel_args *activation, conv_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    dfg_conv_geometry g;
+    if (in[0].dtype != DFG_F32 || in[1].dtype != DFG_F32 ||
+        out[0].dtype != DFG_F32 || in[0].rank != 4 ||
+        (n_in > 2 && in[2].rank >= 0 && in[2].dtype != DFG_F32) ||
+        dfg_conv_geometry_make(attrs, &in[0], &in[1], &out[0], &g) != DFG_OK)
+        return -1;
+    int has_bias = n_in > 2 && in[2].rank >= 0;
+    dnnl_dims_t x_dims = {g.batch, g.in_channels, g.in_h, g.in_w};
+    dnnl_dims_t y_dims = {g.batch, g.out_channels, g.out_h, g.out_w};
+    dnnl_dims_t b_dims = {g.out_channels};
+    dnnl_dims_t w_dims = {g.out_channels, g.channels_per_group, g.kernel_h,
+                          g.kernel_w};
+    dnnl_dims_t grouped = {g.group, g.filters_per_group, g.channels_per_group,
+                           g.kernel_h, g.kernel_w};
+    int grouped_w = g.group > 1;
+    dnnl_dims_t strides = {g.stride[0], g.stride[1]};
+    dnnl_dims_t dilates = {g.dilation[0] - 1, g.dilation[1] - 1};
+    dnnl_dims_t pad_l = {g.pad_top, g.pad_left};
+    dnnl_dims_t pad_r = {attrs->pads[2], attrs->pads[3]};
+
+    dnnl_memory_desc_t x_any, w_any, y_any;
+    dnnl_convolution_desc_t desc;
+    dnnl_primitive_attr_t attr = NULL, reorder_attr = NULL;
+    int ok =
+        dnnl_memory_desc_init_by_tag(&p->x_plain, 4, x_dims, dnnl_f32,
+                                     dnnl_nchw) == dnnl_success &&
+        dnnl_memory_desc_init_by_tag(&p->y_plain, 4, y_dims, dnnl_f32,
+                                     dnnl_nchw) == dnnl_success &&
+        dnnl_memory_desc_init_by_tag(&p->b_plain, 1, b_dims, dnnl_f32,
+                                     dnnl_a) == dnnl_success &&
+        dnnl_memory_desc_init_by_tag(
+            &p->w_plain, grouped_w ? 5 : 4, grouped_w ? grouped : w_dims,
+            dnnl_f32, grouped_w ? dnnl_goihw : dnnl_oihw) == dnnl_success &&
+        dnnl_memory_desc_init_by_tag(&x_any, 4, x_dims, dnnl_f32,
+                                     dnnl_format_tag_any) == dnnl_success &&
+        dnnl_memory_desc_init_by_tag(&y_any, 4, y_dims, dnnl_f32,
+                                     dnnl_format_tag_any) == dnnl_success &&
+        dnnl_memory_desc_init_by_tag(
+            &w_any, grouped_w ? 5 : 4, grouped_w ? grouped : w_dims, dnnl_f32,
+            dnnl_format_tag_any) == dnnl_success &&
+        dnnl_dilated_convolution_forward_desc_init(
+            &desc, dnnl_forward_inference, dnnl_convolution_direct, &x_any,
+            &w_any, has_bias ? &p->b_plain : NULL, &y_any, strides, dilates,
+            pad_l, pad_r) == dnnl_success &&
+        dnnl_primitive_attr_create(&attr) == dnnl_success &&
+        dnnl_primitive_attr_set_scratchpad_mode(
+            attr, dnnl_scratchpad_mode_user) == dnnl_success &&
+        /* The reorders have the scratchpad but not the post-ops (an attr
+         * whose post-ops were set, even to none, has no reorder). */
+        dnnl_primitive_attr_clone(&reorder_attr, attr) == dnnl_success &&
+        post_ops_set(attr, activation) == 0 &&
+        dnnl_primitive_desc_create(&p->conv, &desc, attr, engine, NULL) ==
+            dnnl_success;
+    if (ok) {
+        p->x_chosen = dnnl_primitive_desc_query_md(p->conv, dnnl_query_src_md, 0);
+        p->w_chosen =
+            dnnl_primitive_desc_query_md(p->conv, dnnl_query_weights_md, 0);
+        p->y_chosen = dnnl_primitive_desc_query_md(p->conv, dnnl_query_dst_md, 0);
+        ok = reorder_make(engine, &p->x_plain, p->x_chosen, reorder_attr,
+                          &p->x_reorder) == 0 &&
+             reorder_make(engine, p->y_chosen, &p->y_plain, reorder_attr,
+                          &p->y_reorder) == 0;
+    }
+    if (reorder_attr)
+        dnnl_primitive_attr_destroy(reorder_attr);
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
+    if (!ok) {
+        conv_plan_free(p);
+        return -1;
+    }
+    /* The conv and the reorders run one after the other: one scratchpad,
+     * as large as the largest of theirs, serves them all. */
+    p->scratch_bytes = dfg_align_up(scratchpad_bytes(p->conv), PART_ALIGN);
+    if (p->x_reorder) {
+        p->scratch_bytes = max64(p->scratch_bytes,
+                                 dfg_align_up(scratchpad_bytes(p->x_reorder),
+                                              PART_ALIGN));
+        p->x_bytes = aligned_size(p->x_chosen);
+    }
+    if (p->y_reorder) {
+        p->scratch_bytes = max64(p->scratch_bytes,
+                                 dfg_align_up(scratchpad_bytes(p->y_reorder),
+                                              PART_ALIGN));
+        p->y_bytes = aligned_size(p->y_chosen);
+    }
+    return 0;
+}
+
+int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
+                                      const dfg_type *in, int32_t n_in,
+                                      const dfg_type *out, int32_t n_out)
+{
+    if (n_in < 2 || n_out < 1)
+        return 0;
+    dnnl_engine_t engine;
+    if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
+        return 0;
+    conv_plan p;
+    int64_t bytes = 0;
+    if (conv_plan_make(engine, attrs, in, n_in, out, NULL, &p) == 0) {
+        /* 0 would read as "not for oneDNN": a conv that needs no scratch
+         * still asks for one part. */
+        bytes = max64(workspace_of(&p), PART_ALIGN);
+        conv_plan_free(&p);
+    }
+    dnnl_engine_destroy(engine);
+    return bytes;
+}
+
+/* One primitive and the arguments it runs with. */
+typedef struct dnnl_call {
+    dnnl_primitive_t primitive;
+    int n_args;
+    dnnl_exec_arg_t args[5];
+} dnnl_call;
+
+struct dfg_dnnl_conv {
+    dnnl_call calls[3]; /* x reorder, conv, y reorder; n_calls of them */
+    int n_calls;
+    dnnl_memory_t memories[7];
+    int n_memories;
+    void *weights;      /* reordered weights, or NULL if used in place */
+    char impl[64];
+};
+
+static dnnl_memory_t memory_at(dfg_dnnl_conv *c, dnnl_engine_t engine,
+                               const dnnl_memory_desc_t *md, void *data)
+{
+    dnnl_memory_t m = NULL;
+    if (dnnl_memory_create(&m, md, engine, data) != dnnl_success)
+        return NULL;
+    c->memories[c->n_memories++] = m;
+    return m;
+}
+
+static int call_add(dfg_dnnl_conv *c, const_dnnl_primitive_desc_t pd,
+                    const dnnl_exec_arg_t *args, int n_args)
+{
+    dnnl_call *call = &c->calls[c->n_calls];
+    if (dnnl_primitive_create(&call->primitive, pd) != dnnl_success)
+        return -1;
+    memcpy(call->args, args, (size_t)n_args * sizeof *args);
+    call->n_args = n_args;
+    c->n_calls++;
+    return 0;
+}
+
+/* The weights in the conv's chosen format, reordered once into memory the
+ * conv owns; NULL on failure. */
+static dnnl_memory_t weights_memory(dfg_dnnl_conv *c, dnnl_engine_t engine,
+                                    const conv_plan *p, const void *weights,
+                                    const dfg_allocator *allocator)
+{
+    if (dnnl_memory_desc_equal(&p->w_plain, p->w_chosen))
+        return memory_at(c, engine, p->w_chosen, (void *)weights);
+    c->weights = dfg_alloc(allocator, dnnl_memory_desc_get_size(p->w_chosen));
+    dnnl_memory_t plain = NULL, chosen = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_t reorder = NULL;
+    dnnl_stream_t stream = NULL;
+    int ok = c->weights &&
+             (chosen = memory_at(c, engine, p->w_chosen, c->weights)) &&
+             dnnl_memory_create(&plain, &p->w_plain, engine,
+                                (void *)weights) == dnnl_success &&
+             dnnl_reorder_primitive_desc_create(&pd, &p->w_plain, engine,
+                                                p->w_chosen, engine,
+                                                NULL) == dnnl_success &&
+             dnnl_primitive_create(&reorder, pd) == dnnl_success &&
+             dnnl_stream_create(&stream, engine, dnnl_stream_default_flags) ==
+                 dnnl_success;
+    if (ok) {
+        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, plain},
+                                   {DNNL_ARG_TO, chosen}};
+        ok = dnnl_primitive_execute(reorder, stream, 2, args) == dnnl_success &&
+             dnnl_stream_wait(stream) == dnnl_success;
+    }
+    if (stream)
+        dnnl_stream_destroy(stream);
+    if (reorder)
+        dnnl_primitive_destroy(reorder);
+    if (pd)
+        dnnl_primitive_desc_destroy(pd);
+    if (plain)
+        dnnl_memory_destroy(plain);
+    return ok ? chosen : NULL;
+}
+
+/* Builds the calls of c from plan p over the step's operands; -1 if
+ * oneDNN refuses any of it. */
+static int conv_calls_make(dfg_dnnl_conv *c, dnnl_engine_t engine,
+                           const conv_plan *p, const dfg_kernel_args *step,
+                           const dfg_allocator *allocator)
+{
+    char *ws = step->workspace;
+    dnnl_memory_desc_t scratch_md;
+    dnnl_dims_t scratch_dims = {p->scratch_bytes};
+    if (dnnl_memory_desc_init_by_tag(&scratch_md, 1, scratch_dims, dnnl_u8,
+                                     dnnl_a) != dnnl_success)
+        return -1;
+    dnnl_memory_t scratch = memory_at(c, engine, &scratch_md, ws);
+    dnnl_memory_t x_user = memory_at(c, engine, &p->x_plain, (void *)step->in[0]);
+    dnnl_memory_t y_user = memory_at(c, engine, &p->y_plain, step->out[0]);
+    dnnl_memory_t w = weights_memory(c, engine, p, step->in[1], allocator);
+    if (!scratch || !x_user || !y_user || !w)
+        return -1;
+    dnnl_memory_t x = x_user, y = y_user;
+    if (p->x_reorder) {
+        x = memory_at(c, engine, p->x_chosen, ws + p->scratch_bytes);
+        dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, x_user},
+                                   {DNNL_ARG_TO, x},
+                                   {DNNL_ARG_SCRATCHPAD, scratch}};
+        if (!x || call_add(c, p->x_reorder, args, 3) != 0)
+            return -1;
+    }
+    if (p->y_reorder &&
+        !(y = memory_at(c, engine, p->y_chosen,
+                        ws + p->scratch_bytes + p->x_bytes)))
+        return -1;
+    dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, x},
+                               {DNNL_ARG_WEIGHTS, w},
+                               {DNNL_ARG_DST, y},
+                               {DNNL_ARG_SCRATCHPAD, scratch}};
+    int n_args = 4;
+    if (step->n_inputs > 2 && step->in[2]) {
+        dnnl_memory_t b = memory_at(c, engine, &p->b_plain, (void *)step->in[2]);
+        if (!b)
+            return -1;
+        args[n_args++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, b};
+    }
+    if (call_add(c, p->conv, args, n_args) != 0)
+        return -1;
+    if (p->y_reorder) {
+        dnnl_exec_arg_t back[3] = {{DNNL_ARG_FROM, y},
+                                   {DNNL_ARG_TO, y_user},
+                                   {DNNL_ARG_SCRATCHPAD, scratch}};
+        if (call_add(c, p->y_reorder, back, 3) != 0)
+            return -1;
+    }
+    const char *impl = NULL;
+    if (dnnl_primitive_desc_query(p->conv, dnnl_query_impl_info_str, 0,
+                                  &impl) == dnnl_success && impl) {
+        strncpy(c->impl, impl, sizeof c->impl - 1);
+    }
+    return 0;
+}
+
+dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
+                                const dfg_kernel_args *step,
+                                const dfg_kernel_args *activation,
+                                const dfg_allocator *allocator,
+                                dfg_dnnl_conv **out)
+{
+    *out = NULL;
+    conv_plan p;
+    /* The weights are reordered once: they must not change between runs. */
+    if (step->n_inputs < 2 || !(step->constant_inputs & 2u) ||
+        conv_plan_make(engine, step->attrs, step->in_types, step->n_inputs,
+                       step->out_types, activation, &p) != 0)
+        return DFG_OK;
+    if (step->workspace_bytes < workspace_of(&p) || !step->workspace) {
+        conv_plan_free(&p);
+        return DFG_OK;
+    }
+    dfg_dnnl_conv *c = dfg_calloc(allocator, 1, sizeof *c);
+    if (!c) {
+        conv_plan_free(&p);
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                         "cpu backend: out of memory for a oneDNN conv");
+    }
+    int made = conv_calls_make(c, engine, &p, step, allocator);
+    conv_plan_free(&p);
+    if (made != 0) {
+        dfg_dnnl_conv_destroy(c, allocator);
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "cpu backend: oneDNN could not prepare a conv2d "
+                         "it had planned");
+    }
+    *out = c;
+    return DFG_OK;
+}
+
+dfg_status dfg_dnnl_conv_run(const dfg_dnnl_conv *c, dnnl_stream_t stream)
+{
+    for (int i = 0; i < c->n_calls; i++) {
+        const dnnl_call *call = &c->calls[i];
+        if (dnnl_primitive_execute(call->primitive, stream, call->n_args,
+                                   call->args) != dnnl_success)
+            return dfg_error(DFG_ERR_INTERNAL,
+                             "oneDNN conv2d (%s) failed to run", c->impl);
+    }
+    return DFG_OK;
+}
+
+const char *dfg_dnnl_conv_impl(const dfg_dnnl_conv *c) { return c->impl; }
+
+void dfg_dnnl_conv_destroy(dfg_dnnl_conv *c, const dfg_allocator *allocator)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < c->n_calls; i++)
+        dnnl_primitive_destroy(c->calls[i].primitive);
+    for (int i = 0; i < c->n_memories; i++)
+        dnnl_memory_destroy(c->memories[i]);
+    dfg_free(allocator, c->weights);
+    dfg_free(allocator, c);
+}

@@ -1,0 +1,54 @@
+/* conv2d on oneDNN: a convolution primitive whose formats oneDNN chooses
+ * for the CPU it runs on (blocked nChw8c / nChw16c on AVX2 / AVX-512),
+ * with the step's x and y reordered between dfg's plain NCHW and those
+ * formats inside the step, and its weights reordered once, when the
+ * session is created. An activation that the next step applies in place
+ * to the conv's output runs as the conv's post-op instead.
+ *
+ * Scratch: everything oneDNN needs while the step runs (its scratchpad,
+ * in user mode, and the blocked copies of x and y) lies in the step's
+ * planned workspace, so a run allocates nothing of its own. The compiler
+ * learns how much through dfg_dnnl_conv_workspace_bytes (the CPU
+ * backend's workspace rule, handed to dfg_compile by the caller); a step
+ * whose planned workspace is smaller (a program compiled without that
+ * rule, or for another backend) runs on the reference kernel instead.
+ *
+ * Lifetime: a dfg_dnnl_conv is made by dfg_dnnl_conv_create with the
+ * session's allocator, owns its oneDNN objects and its reordered weights,
+ * points into the step's regions (which must outlive it), and is freed by
+ * dfg_dnnl_conv_destroy. */
+#ifndef DFG_CPU_DNNL_CONV_H
+#define DFG_CPU_DNNL_CONV_H
+
+#include <dnnl.h>
+#include "dfg/allocator.h"
+#include "kernels.h"
+
+typedef struct dfg_dnnl_conv dfg_dnnl_conv;
+
+/* Bytes of workspace the oneDNN convolution of these operands needs, or
+ * 0 when oneDNN does not take it (not f32, not 2-D, no implementation). */
+int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
+                                      const dfg_type *in, int32_t n_in,
+                                      const dfg_type *out, int32_t n_out);
+
+/* 1 if next, the step after conv, is an activation (relu, leaky_relu,
+ * clip, sigmoid, tanh, gelu) writing over conv's output in place: the
+ * conv may then apply it as a oneDNN post-op, and next need not run. */
+int dfg_dnnl_conv_absorbs(const dfg_kernel_args *conv,
+                          const dfg_kernel_args *next);
+
+/* Prepares step (a conv2d) on engine, followed by activation (a step that
+ * dfg_dnnl_conv_absorbs, or NULL). *out is NULL, with DFG_OK, when the
+ * step is not for oneDNN or its workspace is too small for it. */
+dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
+                                const dfg_kernel_args *step,
+                                const dfg_kernel_args *activation,
+                                const dfg_allocator *allocator,
+                                dfg_dnnl_conv **out);
+dfg_status dfg_dnnl_conv_run(const dfg_dnnl_conv *conv, dnnl_stream_t stream);
+/* The implementation oneDNN chose ("jit:avx2", ...), for reports. */
+const char *dfg_dnnl_conv_impl(const dfg_dnnl_conv *conv);
+void dfg_dnnl_conv_destroy(dfg_dnnl_conv *conv, const dfg_allocator *allocator);
+
+#endif

@@ -1,0 +1,33 @@
+/* The steps of a CPU session that run on oneDNN, prepared once when the
+ * session is created: one engine and one stream for the session, and a
+ * prepared primitive for each step oneDNN takes (dnnl_conv.h); the other
+ * steps run on the reference kernels.
+ *
+ * Lifetime: made by dfg_dnnl_steps_prepare with the session's allocator,
+ * pointing into the session's regions and argument block (which must
+ * outlive it); freed by dfg_dnnl_steps_destroy. */
+#ifndef DFG_CPU_DNNL_STEPS_H
+#define DFG_CPU_DNNL_STEPS_H
+
+#include "dfg/allocator.h"
+#include "kernels.h"
+
+typedef struct dfg_dnnl_steps dfg_dnnl_steps;
+
+/* *out is NULL when no step runs on oneDNN. */
+dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
+                                  const dfg_kernel_args *steps,
+                                  int32_t n_steps, dfg_dnnl_steps **out);
+/* 1 if step i runs on oneDNN (steps may be NULL). */
+int dfg_dnnl_steps_take(const dfg_dnnl_steps *steps, int32_t i);
+dfg_status dfg_dnnl_steps_run(const dfg_dnnl_steps *steps, int32_t i);
+void dfg_dnnl_steps_destroy(dfg_dnnl_steps *steps,
+                            const dfg_allocator *allocator);
+
+/* The CPU backend's workspace rule: the bytes of scratch a step of op
+ * needs to run on oneDNN, 0 if it runs on the reference kernel. */
+int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
+                               const struct dfg_type *in, int32_t n_in,
+                               const struct dfg_type *out, int32_t n_out);
+
+#endif

@@ -1,0 +1,210 @@
+/* The CPU backend's oneDNN steps against its reference kernels: each graph
+ * is built twice, once with its conv weights as weights, compiled with the
+ * CPU backend's workspace rule (the convs then run on oneDNN, their
+ * scratch planned in the arena, an activation after them as a post-op),
+ * and once with the weights as a graph input (which oneDNN, reordering
+ * weights once, does not take: the reference kernels run), run on the
+ * same random data, and the outputs compared by relative error. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dfg/dfg.h"
+#include "dnnl_steps.h"
+
+static uint64_t rng = 12345;
+
+static float uniform(void)
+{
+    rng ^= rng >> 12;
+    rng ^= rng << 25;
+    rng ^= rng >> 27;
+    float u = (float)(((rng * 0x2545f4914f6cdd1du) >> 40) * (1.0 / 16777216.0));
+    return 2.0f * u - 1.0f;
+}
+
+static float *random_floats(int64_t n)
+{
+    float *x = malloc((size_t)n * sizeof *x);
+    assert_non_null(x);
+    for (int64_t i = 0; i < n; i++)
+        x[i] = uniform();
+    return x;
+}
+
+static const dfg_backend *cpu(void)
+{
+    const dfg_backend *b = NULL;
+    assert_int_equal(dfg_backend_find("cpu", &b), DFG_OK);
+    return b;
+}
+
+/* Runs graph, compiled with or without the CPU rule, on inputs; returns
+ * the first output (malloc'd) and its element count. */
+static float *run_graph(const dfg_graph *graph, int with_rule,
+                        const void *const *inputs, int64_t *n_out)
+{
+    dfg_compile_options options;
+    dfg_compile_options_init(&options);
+    if (with_rule)
+        options.backend_workspace = dfg_backend_workspace_rule(cpu());
+    dfg_program *program = NULL;
+    assert_int_equal(dfg_compile(graph, &options, &program), DFG_OK);
+    dfg_session *session = NULL;
+    assert_int_equal(dfg_session_create(program, cpu(), NULL, &session), DFG_OK);
+    dfg_tensor_info info;
+    assert_int_equal(dfg_program_output_info(program, 0, &info), DFG_OK);
+    int64_t n = 1;
+    for (int32_t i = 0; i < info.rank; i++)
+        n *= info.shape[i];
+    float *y = malloc((size_t)n * sizeof *y);
+    assert_non_null(y);
+    void *outputs[1] = {y};
+    assert_int_equal(dfg_session_run(session, inputs, outputs), DFG_OK);
+    dfg_session_destroy(session);
+    dfg_program_destroy(program);
+    *n_out = n;
+    return y;
+}
+
+/* ||a - b|| / ||b|| */
+static double relative_error(const float *a, const float *b, int64_t n)
+{
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = (double)a[i] - (double)b[i];
+        num += d * d;
+        den += (double)b[i] * (double)b[i];
+    }
+    return sqrt(num / den);
+}
+
+typedef struct conv_case {
+    const char *what;
+    int64_t n, c, h, w, m, kh, kw;
+    dfg_conv2d_params params;
+    int bias;
+    const char *activation; /* an op applied to the conv's output, or NULL */
+} conv_case;
+
+/* x -> conv2d (w, b) -> activation -> y; w is a graph input (after x)
+ * when w_as_input. */
+static dfg_graph *conv_graph(const conv_case *k, const float *weights,
+                             const float *bias, int w_as_input,
+                             dfg_value *y)
+{
+    dfg_graph *g = NULL;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    int32_t group = k->params.group ? k->params.group : 1;
+    int64_t x_shape[4] = {k->n, k->c, k->h, k->w};
+    int64_t w_shape[4] = {k->m, k->c / group, k->kh, k->kw};
+    dfg_value x, w, b = DFG_NO_VALUE;
+    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 4, x_shape, &x), DFG_OK);
+    if (w_as_input)
+        assert_int_equal(dfg_graph_input(g, "w", DFG_F32, 4, w_shape, &w),
+                         DFG_OK);
+    else
+        assert_int_equal(
+            dfg_graph_weight(g, "w", DFG_F32, 4, w_shape, weights, &w), DFG_OK);
+    if (k->bias)
+        assert_int_equal(dfg_graph_weight(g, "b", DFG_F32, 1, &k->m, bias, &b),
+                         DFG_OK);
+    assert_int_equal(dfg_conv2d(g, x, w, b, &k->params, y), DFG_OK);
+    if (k->activation) {
+        dfg_attrs attrs;
+        dfg_attrs_init(&attrs);
+        attrs.clip_min = 0.0f; /* relu6, for clip */
+        attrs.clip_max = 0.5f;
+        dfg_value z;
+        assert_int_equal(dfg_graph_node(g, k->activation, NULL, y, 1, &attrs,
+                                        &z, 1), DFG_OK);
+        *y = z;
+    }
+    assert_int_equal(dfg_graph_output(g, *y, "y"), DFG_OK);
+    return g;
+}
+
+static void check_conv(const conv_case *k)
+{
+    int32_t group = k->params.group ? k->params.group : 1;
+    int64_t n_w = k->m * (k->c / group) * k->kh * k->kw;
+    float *weights = random_floats(n_w), *bias = random_floats(k->m);
+    float *input = random_floats(k->n * k->c * k->h * k->w);
+    dfg_value y, y_ref;
+    dfg_graph *g = conv_graph(k, weights, bias, 0, &y);
+    dfg_graph *g_ref = conv_graph(k, weights, bias, 1, &y_ref);
+    const void *inputs[2] = {input, weights};
+    int64_t n_fast, n_ref;
+    float *fast = run_graph(g, 1, inputs, &n_fast);
+    float *ref = run_graph(g_ref, 0, inputs, &n_ref);
+    assert_int_equal(n_fast, n_ref);
+    double err = relative_error(fast, ref, n_ref);
+    if (!(err < 1e-5))
+        fail_msg("%s: oneDNN vs reference relative error %g", k->what, err);
+    /* oneDNN takes the conv: its rule asks for scratch. */
+    dfg_type types[4] = {{DFG_F32, 4, {k->n, k->c, k->h, k->w}},
+                         {DFG_F32, 4, {k->m, k->c / group, k->kh, k->kw}},
+                         {DFG_F32, 1, {k->m}},
+                         {DFG_F32, 4, {0}}};
+    dfg_tensor_info y_info;
+    /* (the activation keeps the conv's shape) */
+    assert_int_equal(dfg_graph_value_info(g, y, &y_info), DFG_OK);
+    memcpy(types[3].shape, y_info.shape, sizeof y_info.shape);
+    if (!k->bias)
+        types[2].rank = -1;
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.group = group;
+    memcpy(attrs.strides, k->params.strides, sizeof attrs.strides);
+    memcpy(attrs.dilations, k->params.dilations, sizeof attrs.dilations);
+    memcpy(attrs.pads, k->params.pads, sizeof k->params.pads);
+    assert_true(dfg_cpu_step_workspace(DFG_OP_CONV2D, &attrs, types, 3,
+                                       types + 3, 1) > 0);
+    free(fast);
+    free(ref);
+    free(input);
+    free(weights);
+    free(bias);
+    dfg_graph_destroy(g);
+    dfg_graph_destroy(g_ref);
+}
+
+static void test_conv_variants(void **state)
+{
+    (void)state;
+    static const conv_case cases[] = {
+        {"3x3 pad 1", 2, 16, 14, 14, 32, 3, 3, {{1, 1}, {1, 1}, {1, 1, 1, 1}, 1}, 1, NULL},
+        {"1x1 no bias", 1, 24, 9, 9, 40, 1, 1, {{1, 1}, {1, 1}, {0, 0, 0, 0}, 1}, 0, NULL},
+        {"strided 7x7, 3 channels", 1, 3, 32, 32, 16, 7, 7,
+         {{2, 2}, {1, 1}, {3, 3, 3, 3}, 1}, 1, NULL},
+        {"grouped", 2, 16, 10, 10, 24, 3, 3, {{1, 1}, {1, 1}, {1, 1, 1, 1}, 4}, 1, NULL},
+        {"depthwise strided", 1, 32, 15, 15, 32, 3, 3,
+         {{2, 2}, {1, 1}, {1, 1, 1, 1}, 32}, 1, NULL},
+        {"depthwise 5x5", 2, 24, 12, 12, 24, 5, 5, {{1, 1}, {1, 1}, {2, 2, 2, 2}, 24}, 0, NULL},
+        {"dilated, asymmetric pads", 1, 8, 17, 13, 12, 3, 3,
+         {{1, 2}, {2, 3}, {2, 1, 0, 3}, 1}, 1, NULL},
+        {"channels not a multiple of 8", 3, 5, 11, 11, 7, 3, 2,
+         {{2, 1}, {1, 1}, {1, 0, 1, 1}, 1}, 1, NULL},
+        {"+ relu", 1, 16, 8, 8, 16, 3, 3, {{1, 1}, {1, 1}, {1, 1, 1, 1}, 1}, 1, "relu"},
+        {"depthwise + clip", 2, 16, 9, 9, 16, 3, 3, {{1, 1}, {1, 1}, {1, 1, 1, 1}, 16}, 1, "clip"},
+        {"1x1 + sigmoid", 1, 8, 7, 7, 24, 1, 1, {{1, 1}, {1, 1}, {0, 0, 0, 0}, 1}, 0, "sigmoid"},
+        {"+ gelu", 1, 8, 6, 6, 8, 3, 3, {{1, 1}, {1, 1}, {1, 1, 1, 1}, 1}, 1, "gelu"},
+        {"+ tanh", 1, 8, 6, 6, 8, 3, 3, {{1, 1}, {1, 1}, {1, 1, 1, 1}, 1}, 1, "tanh"},
+        {"+ leaky_relu", 1, 8, 6, 6, 8, 3, 3, {{1, 1}, {1, 1}, {1, 1, 1, 1}, 1}, 1, "leaky_relu"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_conv(&cases[i]);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conv_variants),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
