@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "error.h"
-#include "onnx_import.h"
+#include "onnx_importer.h"
 
 const Onnx__AttributeProto *dfg_onnx_attr(const Onnx__NodeProto *node,
                                           const char *name)

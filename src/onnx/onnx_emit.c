@@ -6,7 +6,7 @@
 
 #include "error.h"
 #include "memory.h"
-#include "onnx_import.h"
+#include "onnx_importer.h"
 
 /* Evaluates op on known entries and adds its outputs as constants. */
 static dfg_status emit_folded(dfg_onnx_importer *im, const char *op,

@@ -10,7 +10,7 @@
 #include "error.h"
 #include "evaluate.h"
 #include "memory.h"
-#include "onnx_import.h"
+#include "onnx_importer.h"
 
 typedef struct eval_state {
     dfg_graph *graph;

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "error.h"
-#include "onnx_import.h"
+#include "onnx_importer.h"
 
 /* Parses a non-negative decimal integer (the offset and length keys). */
 static int parse_size(const char *text, int64_t *out)

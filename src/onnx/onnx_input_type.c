@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "error.h"
-#include "onnx_import.h"
+#include "onnx_importer.h"
 
 void dfg_onnx_options_init(dfg_onnx_options *options)
 {

@@ -5,7 +5,7 @@
 
 #include "error.h"
 #include "math/elementwise.h"
-#include "onnx_import.h"
+#include "onnx_importer.h"
 
 int32_t dfg_onnx_n_inputs(const dfg_onnx_importer *im)
 {

@@ -5,7 +5,7 @@
 
 #include "error.h"
 #include "memory.h"
-#include "onnx_import.h"
+#include "onnx_importer.h"
 
 int dfg_onnx_dtype(int64_t onnx_type, dfg_dtype *out)
 {

@@ -9,7 +9,7 @@
 
 #include "error.h"
 #include "memory.h"
-#include "onnx_import.h"
+#include "onnx_importer.h"
 
 #define DFG_ONNX_MAX_TENSOR_FILE ((int64_t)1 << 32)
 

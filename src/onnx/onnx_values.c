@@ -6,7 +6,7 @@
 #include "error.h"
 #include "graph.h"
 #include "memory.h"
-#include "onnx_import.h"
+#include "onnx_importer.h"
 
 dfg_status dfg_onnx_add_entry(dfg_onnx_importer *im, const char *name,
                               int32_t *out)

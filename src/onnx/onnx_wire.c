@@ -17,7 +17,7 @@
 
 #include "byte_writer.h"
 #include "memory.h"
-#include "onnx_import.h"
+#include "onnx_importer.h"
 
 enum {
     MODEL_GRAPH = 7,
