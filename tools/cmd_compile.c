@@ -21,6 +21,8 @@ static const char usage[] =
     "--planner NAME   no_reuse, greedy_size, greedy_breadth, hill_climb or\n"
     "                 smallest (default: every planner, the smallest arena)\n"
     "--align N        offset alignment in bytes, a power of two (256)\n"
+    "--onednn         run convolutions on oneDNN (faster; each session keeps\n"
+    "                 the conv weights reordered, a second copy of them)\n"
     "--blas-workspace BYTES\n"
     "                 scratch planned into each matmul, gemm and conv2d step\n"
     "                 for cuBLAS (0; use 4194304 for programs run on cuda)\n"
@@ -50,7 +52,7 @@ int dfgc_compile(int argc, char **argv)
 {
     const char *model;
     compile_args a = {0};
-    dfgc_compile_options_for_cpu(&a.options);
+    dfg_compile_options_init(&a.options);
     int parsed = dfgc_parse_arguments("compile", usage, argc, argv,
                                       parse_option, &a, &model);
     if (parsed >= 0)

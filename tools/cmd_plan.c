@@ -26,6 +26,8 @@ static const char usage[] =
     "--planner NAME   no_reuse, greedy_size, greedy_breadth, hill_climb or\n"
     "                 smallest (default: every planner, the smallest arena)\n"
     "--align N        offset alignment in bytes, a power of two (256)\n"
+    "--onednn         run convolutions on oneDNN (faster; each session keeps\n"
+    "                 the conv weights reordered, a second copy of them)\n"
     "--json FILE      also write the plan as JSON (docs/plan-json.md);\n"
     "                 '-' is stdout\n"
     "--dot FILE       also write the plan as a Graphviz digraph\n"
@@ -85,7 +87,7 @@ static int parse_option(int argc, char **argv, int *i, void *ctx)
 static int parse_args(int argc, char **argv, plan_args *a)
 {
     memset(a, 0, sizeof *a);
-    dfgc_compile_options_for_cpu(&a->options);
+    dfg_compile_options_init(&a->options);
     dfgc_training_setup_init(&a->setup);
     int status = dfgc_parse_arguments("plan", usage, argc, argv, parse_option,
                                       a, &a->model);

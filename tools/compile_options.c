@@ -6,14 +6,6 @@
 #include "cli.h"
 #include "model_source.h"
 
-void dfgc_compile_options_for_cpu(dfg_compile_options *options)
-{
-    dfg_compile_options_init(options);
-    const dfg_backend *cpu = NULL;
-    if (dfg_backend_find("cpu", &cpu) == DFG_OK)
-        options->backend_workspace = dfg_backend_workspace_rule(cpu);
-}
-
 int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
                         dfg_compile_options *options)
 {
@@ -23,6 +15,13 @@ int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
         found = dfgc_const_option(command, argc, argv, i);
     if (found != 0)
         return found;
+    if (strcmp(argv[*i], "--onednn") == 0) {
+        const dfg_backend *cpu = NULL;
+        if (dfg_backend_find("cpu", &cpu) != DFG_OK)
+            return dfgc_library_error("--onednn"), -1;
+        options->backend_workspace = dfg_backend_workspace_rule(cpu);
+        return 1;
+    }
     found = dfgc_option_value(command, argc, argv, i, "--planner", &value);
     if (found == 1) {
         dfg_planner planner;

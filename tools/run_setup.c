@@ -69,10 +69,6 @@ int dfgc_run_setup_create(const char *model, const dfg_compile_options *options,
         if (options->blas_workspace_bytes == 0 &&
             strcmp(backend_name, "cpu") != 0)
             device_options.blas_workspace_bytes = DFG_DEFAULT_BLAS_WORKSPACE;
-        /* ... and the scratch of its own libraries (oneDNN on the CPU). */
-        if (!options->backend_workspace)
-            device_options.backend_workspace =
-                dfg_backend_workspace_rule(backend);
         options = &device_options;
     }
     if (dfgc_load_program(model, options, &s->program) != DFG_OK)

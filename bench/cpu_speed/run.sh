@@ -49,7 +49,7 @@ for batch in 1 8; do
             "$python" tests/models/export.py "$dir" "$model" --batch "$batch" >/dev/null 2>&1
         dfg="" ort="" torch=""
         for r in $(seq "$repeats"); do
-            dfg="$dfg $("$dfgc" bench "$dir/$stem.onnx" --iterations "$iterations" --warmup "$warmup" | awk '/^median/ {print $2}')"
+            dfg="$dfg $("$dfgc" bench "$dir/$stem.onnx" --onednn --iterations "$iterations" --warmup "$warmup" | awk '/^median/ {print $2}')"
             ort="$ort $("$ort_python" bench/cpu_speed/peer_bench.py ort "$dir/$stem.onnx" "$model" "$batch" "$threads" "$iterations" "$warmup" | awk '{print $1}')"
             torch="$torch $("$python" bench/cpu_speed/peer_bench.py torch "$dir/$stem.onnx" "$model" "$batch" "$threads" "$iterations" "$warmup" | awk '{print $1}')"
         done
