@@ -406,7 +406,16 @@ dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
         conv_plan_make(engine, step->attrs, step->in_types, step->n_inputs,
                        step->out_types, activation, &p) != 0)
         return DFG_OK;
-    if (step->workspace_bytes < workspace_of(&p) || !step->workspace) {
+    /* Only a program compiled with the CPU backend's workspace rule
+     * (dfgc --onednn) planned scratch past the op's own: the rule is the
+     * opt-in, since each session then keeps these weights reordered, a
+     * second copy beside the program's. */
+    int64_t own = dfg_align_up(
+        dfg_workspace_conv2d(step->attrs, step->in_types, step->n_inputs,
+                             step->out_types, step->n_outputs),
+        256);
+    if (step->workspace_bytes <= own ||
+        step->workspace_bytes < workspace_of(&p) || !step->workspace) {
         conv_plan_free(&p);
         return DFG_OK;
     }
