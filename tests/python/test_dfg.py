@@ -165,6 +165,21 @@ def test_training_program():
     assert kinds.get("gradient", 0) > 0
 
 
+@pytest.mark.skipif(not DFGC, reason="DFGC (the dfgc binary) not given")
+def test_resnet18_plan_equals_dfgc_json(tmp_path):
+    torch = pytest.importorskip("torch")
+    torchvision = pytest.importorskip("torchvision")
+    model = torchvision.models.resnet18(weights=None).eval()
+    path = tmp_path / "resnet18.onnx"
+    torch.onnx.export(model, torch.randn(1, 3, 224, 224), str(path),
+                      opset_version=13, input_names=["input"],
+                      output_names=["output"])
+    out = tmp_path / "plan.json"
+    subprocess.run([DFGC, "plan", str(path), "--json", str(out)],
+                   check=True, stdout=subprocess.DEVNULL)
+    assert json.loads(out.read_text()) == dfg.compile(str(path)).plan
+
+
 def test_from_torch_resnet18_matches_pytorch():
     torch = pytest.importorskip("torch")
     torchvision = pytest.importorskip("torchvision")
