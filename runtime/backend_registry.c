@@ -94,7 +94,7 @@ static dfg_status adopt_module(const backend_entry *e, const char *path,
 static dfg_status open_module(const backend_entry *e, const dfg_backend **out)
 {
     char own[4096];
-    const char *dirs[2];
+    const char *dirs[2] = {"no directory", ""};
     int n_dirs = 0;
     const char *override = getenv(DFG_BACKEND_DIR_ENV);
     if (override && *override) {
@@ -102,7 +102,9 @@ static dfg_status open_module(const backend_entry *e, const dfg_backend **out)
     } else {
         if (own_directory(own, sizeof own))
             dirs[n_dirs++] = own;
+#ifdef DFG_LIBDIR /* the install libdir (meson); absent from the fuzz builds */
         dirs[n_dirs++] = DFG_LIBDIR;
+#endif
     }
     for (int d = 0; d < n_dirs; d++) {
         char path[4096 + 64];
@@ -118,8 +120,8 @@ static dfg_status open_module(const backend_entry *e, const dfg_backend **out)
     }
     return dfg_error(DFG_ERR_NOT_FOUND, "%s backend not installed: %s is not "
                      "in %s%s%s (%s names another directory)", e->name,
-                     e->module, dirs[0], n_dirs > 1 ? " nor in " : "",
-                     n_dirs > 1 ? dirs[1] : "", DFG_BACKEND_DIR_ENV);
+                     e->module, dirs[0], n_dirs > 1 ? " nor in " : "", dirs[1],
+                     DFG_BACKEND_DIR_ENV);
 }
 
 dfg_status dfg_backend_find(const char *name, const dfg_backend **out)
