@@ -35,8 +35,8 @@ dfg_require_packages() {
 # dfg_require_build_packages [PKG...]: what every build needs, plus PKG...
 dfg_require_build_packages() {
     dfg_require_packages meson ninja-build pkg-config gcc libcmocka-dev \
-        libopenblas-dev libprotobuf-c-dev protobuf-c-compiler libonnx-dev \
-        zlib1g-dev "$@"
+        libopenblas-dev libdnnl-dev libprotobuf-c-dev protobuf-c-compiler \
+        libonnx-dev zlib1g-dev "$@"
 }
 
 # dfg_build DIR [MESON SETUP OPTIONS...]: configures DIR once and builds it.
