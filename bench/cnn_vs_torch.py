@@ -205,8 +205,7 @@ def main():
     os.makedirs(work_dir, exist_ok=True)
     print(f"threads {args.threads}, {args.iterations} iterations after "
           f"{args.warmup} warmup, median of {args.repeats} repeats; "
-          f"load average {os.getloadavg()[0]:.1f}; OPENBLAS_CORETYPE="
-          f"{os.environ.get('OPENBLAS_CORETYPE', '(unset)')}\n")
+          f"load average {os.getloadavg()[0]:.1f}\n")
     print("| model | dfg ms | torch ms | dfg/torch | dfg peak RSS MiB | "
           "torch peak RSS MiB (run) | dfg/torch | dfg arena MiB |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
