@@ -147,6 +147,20 @@ dfg_status dfg_onnx_slice_axis(dfg_onnx_importer *im, int32_t x, int32_t axis,
     return dfg_onnx_emit1(im, "slice", x, &a, out);
 }
 
+/* value as an integer, clamped to int64's range (NaN: 0): converting a
+ * double outside the target's range is undefined behaviour, and ONNX
+ * files are untrusted. Narrower integer types then wrap. */
+static int64_t integer_value(double value)
+{
+    if (!(value == value))
+        return 0;
+    if (value >= 9.2e18)
+        return INT64_MAX;
+    if (value <= -9.2e18)
+        return INT64_MIN;
+    return (int64_t)value;
+}
+
 dfg_status dfg_onnx_scalar(dfg_onnx_importer *im, dfg_dtype dtype,
                            double value, int32_t *out)
 {
@@ -156,9 +170,9 @@ dfg_status dfg_onnx_scalar(dfg_onnx_importer *im, dfg_dtype dtype,
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "ONNX import: out of memory");
     switch (dtype) {
     case DFG_F32: *(float *)data = (float)value; break;
-    case DFG_I32: *(int32_t *)data = (int32_t)value; break;
-    case DFG_I64: *(int64_t *)data = (int64_t)value; break;
-    case DFG_U8: *(uint8_t *)data = (uint8_t)value; break;
+    case DFG_I32: *(int32_t *)data = (int32_t)integer_value(value); break;
+    case DFG_I64: *(int64_t *)data = integer_value(value); break;
+    case DFG_U8: *(uint8_t *)data = (uint8_t)integer_value(value); break;
     case DFG_BOOL: *(uint8_t *)data = value != 0; break;
     default: {
         /* f16 / bf16: cast an f32 scalar to the narrow type. */
