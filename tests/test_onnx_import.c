@@ -430,6 +430,62 @@ static void test_huge_and_overflowing_dims(void **state)
     onnx_builder_free(&b);
 }
 
+/* Records the largest request it saw (an allocator for the graph). */
+static void *largest_request_alloc(void *ctx, size_t size, size_t alignment)
+{
+    size_t *largest = ctx;
+    if (size > *largest)
+        *largest = size;
+    void *p = NULL;
+    return posix_memalign(&p, alignment < sizeof(void *) ? sizeof(void *)
+                                                         : alignment,
+                          size) == 0 ? p : NULL;
+}
+
+static void largest_request_free(void *ctx, void *ptr)
+{
+    (void)ctx;
+    free(ptr);
+}
+
+/* An initializer whose dims claim gigabytes but whose file holds a few
+ * bytes is refused before a buffer of the claimed size is allocated (the
+ * fuzzer found a 12 GB request from a 200-byte model). */
+static void test_claimed_size_needs_data(void **state)
+{
+    (void)state;
+    const int64_t small[1] = {4};
+    const int64_t claimed[2] = {(int64_t)1 << 16, (int64_t)3 << 14};
+    const float three[3] = {1, 2, 3};
+    size_t largest = 0;
+    dfg_allocator counting = {&largest, largest_request_alloc,
+                              largest_request_free};
+    for (int typed = 0; typed < 2; typed++) {
+        onnx_builder b;
+        onnx_builder_init(&b, 13);
+        onnx_builder_input(&b, "x", F32, 1, small, NULL);
+        Onnx__TensorProto *w = onnx_builder_initializer(
+            &b, "w", F32, 2, claimed, typed ? NULL : three, sizeof three);
+        if (typed) { /* the same three floats in float_data instead */
+            w->n_float_data = 3;
+            w->float_data = (float *)three;
+        }
+        onnx_builder_node(&b, "Add", "r", (const char *[]){"x", "w", NULL},
+                          (const char *[]){"y", NULL});
+        onnx_builder_output(&b, "y");
+        size_t size;
+        uint8_t *bytes = onnx_builder_pack(&b, &size);
+        dfg_graph *graph = NULL;
+        assert_int_equal(dfg_onnx_import_memory(bytes, size, NULL, &counting,
+                                                &graph),
+                         DFG_ERR_FORMAT);
+        assert_null(graph);
+        free(bytes);
+        onnx_builder_free(&b);
+    }
+    assert_true(largest < ((size_t)1 << 24));
+}
+
 static void test_wrong_attribute_type(void **state)
 {
     (void)state;
@@ -584,6 +640,7 @@ int main(void)
         cmocka_unit_test(test_unsupported_ops_listed_once),
         cmocka_unit_test(test_cycle_and_missing_input),
         cmocka_unit_test(test_huge_and_overflowing_dims),
+        cmocka_unit_test(test_claimed_size_needs_data),
         cmocka_unit_test(test_wrong_attribute_type),
         cmocka_unit_test(test_truncated_at_every_length),
         cmocka_unit_test(test_random_byte_flips),

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "memory.h"
 #include "onnx_importer.h"
 
 /* Parses a non-negative decimal integer (the offset and length keys). */
@@ -74,7 +75,8 @@ static dfg_status open_location(const char *what, const char *base_dir,
 
 dfg_status dfg_onnx_external_read(const Onnx__TensorProto *t,
                                   const char *what, const char *base_dir,
-                                  void *data, int64_t bytes)
+                                  const dfg_allocator *allocator,
+                                  int64_t bytes, void **data)
 {
     const char *location = NULL;
     int64_t offset = 0, length = -1;
@@ -113,17 +115,25 @@ dfg_status dfg_onnx_external_read(const Onnx__TensorProto *t,
                          "lies outside the file", what, location,
                          (long long)offset, (long long)bytes);
     }
+    char *buffer = dfg_alloc(allocator, (size_t)(bytes ? bytes : 1));
+    if (!buffer) {
+        close(fd);
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "%s: out of memory (%lld "
+                         "bytes)", what, (long long)bytes);
+    }
     int64_t done = 0;
     while (done < bytes) {
-        ssize_t n = pread(fd, (char *)data + done, (size_t)(bytes - done),
+        ssize_t n = pread(fd, buffer + done, (size_t)(bytes - done),
                           (off_t)(offset + done));
         if (n <= 0) {
             close(fd);
+            dfg_free(allocator, buffer);
             return dfg_error(DFG_ERR_IO, "%s: reading '%s': %s", what,
                              location, n < 0 ? strerror(errno) : "short file");
         }
         done += n;
     }
     close(fd);
+    *data = buffer;
     return DFG_OK;
 }

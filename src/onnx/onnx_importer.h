@@ -167,10 +167,12 @@ dfg_status dfg_onnx_tensor_decode(const Onnx__TensorProto *tensor,
                                   const dfg_allocator *allocator,
                                   dfg_type *type, void **data);
 /* Reads the bytes of external data (location validated to stay inside
- * base_dir) into data (bytes long). */
+ * base_dir, the range inside the file) into a new buffer of bytes from
+ * allocator, allocated only once the file is known to hold them. */
 dfg_status dfg_onnx_external_read(const Onnx__TensorProto *tensor,
                                   const char *what, const char *base_dir,
-                                  void *data, int64_t bytes);
+                                  const dfg_allocator *allocator,
+                                  int64_t bytes, void **data);
 
 /* ---- attributes (onnx_attr.c) ---- */
 

@@ -32,45 +32,44 @@ const char *dfg_onnx_dtype_name(int64_t onnx_type)
     return names[onnx_type];
 }
 
-/* Copies a typed repeated field of count elements into data, narrowing
- * int32_data to the element size for u8, bool, f16 and bf16. */
-static dfg_status copy_typed(const Onnx__TensorProto *t, const char *what,
-                             const dfg_type *type, int64_t numel, void *data)
+/* How many elements the typed repeated field for dtype holds (int32_data
+ * carries i32, u8, bool, f16 and bf16). */
+static size_t typed_count(const Onnx__TensorProto *t, dfg_dtype dtype)
 {
-    size_t have;
-    switch (type->dtype) {
+    switch (dtype) {
+    case DFG_F32: return t->n_float_data;
+    case DFG_I64: return t->n_int64_data;
+    default: return t->n_int32_data;
+    }
+}
+
+/* Copies the typed repeated field (numel elements, counted already) into
+ * data, narrowing int32_data to the element size for u8, bool, f16, bf16. */
+static void copy_typed(const Onnx__TensorProto *t, dfg_dtype dtype,
+                       size_t numel, void *data)
+{
+    if (!numel) /* empty: the field may be NULL */
+        return;
+    switch (dtype) {
     case DFG_F32:
-        have = t->n_float_data;
-        if ((int64_t)have == numel && have) /* empty: data may be NULL */
-            memcpy(data, t->float_data, have * sizeof(float));
+        memcpy(data, t->float_data, numel * sizeof(float));
         break;
     case DFG_I64:
-        have = t->n_int64_data;
-        if ((int64_t)have == numel && have) /* empty: data may be NULL */
-            memcpy(data, t->int64_data, have * sizeof(int64_t));
+        memcpy(data, t->int64_data, numel * sizeof(int64_t));
         break;
     case DFG_I32:
-        have = t->n_int32_data;
-        if ((int64_t)have == numel && have) /* empty: data may be NULL */
-            memcpy(data, t->int32_data, have * sizeof(int32_t));
+        memcpy(data, t->int32_data, numel * sizeof(int32_t));
         break;
     case DFG_U8:
     case DFG_BOOL:
-        have = t->n_int32_data;
-        for (size_t i = 0; (int64_t)have == numel && i < have; i++)
+        for (size_t i = 0; i < numel; i++)
             ((uint8_t *)data)[i] = (uint8_t)t->int32_data[i];
         break;
     default: /* f16, bf16: the 16 bits in the low half of each int32 */
-        have = t->n_int32_data;
-        for (size_t i = 0; (int64_t)have == numel && i < have; i++)
+        for (size_t i = 0; i < numel; i++)
             ((uint16_t *)data)[i] = (uint16_t)t->int32_data[i];
         break;
     }
-    if ((int64_t)have != numel)
-        return dfg_error(DFG_ERR_FORMAT,
-                         "%s: holds %lld elements, its dims need %lld", what,
-                         (long long)have, (long long)numel);
-    return DFG_OK;
 }
 
 dfg_status dfg_onnx_tensor_decode(const Onnx__TensorProto *t,
@@ -104,28 +103,30 @@ dfg_status dfg_onnx_tensor_decode(const Onnx__TensorProto *t,
         return dfg_error(DFG_ERR_OVERFLOW,
                          "%s: the dims' product overflows or exceeds the "
                          "size limit", what);
+    if (t->has_data_location &&
+        t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+        return dfg_onnx_external_read(t, what, base_dir, allocator, bytes,
+                                      data);
+    /* The dims are untrusted: the data must be in the file before any
+     * buffer of their size is allocated. */
+    if (t->has_raw_data && (int64_t)t->raw_data.len != bytes)
+        return dfg_error(DFG_ERR_FORMAT,
+                         "%s: raw_data holds %zu bytes, its type %s needs "
+                         "%lld", what, t->raw_data.len,
+                         dfg_dtype_name(type->dtype), (long long)bytes);
+    if (!t->has_raw_data && (int64_t)typed_count(t, type->dtype) != numel)
+        return dfg_error(DFG_ERR_FORMAT,
+                         "%s: holds %zu elements, its dims need %lld", what,
+                         typed_count(t, type->dtype), (long long)numel);
     void *buffer = dfg_alloc(allocator, (size_t)(bytes ? bytes : 1));
     if (!buffer)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "%s: out of memory (%lld bytes)",
                          what, (long long)bytes);
-    dfg_status st = DFG_OK;
-    if (t->has_data_location &&
-        t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-        st = dfg_onnx_external_read(t, what, base_dir, buffer, bytes);
-    } else if (t->has_raw_data) {
-        if ((int64_t)t->raw_data.len != bytes)
-            st = dfg_error(DFG_ERR_FORMAT,
-                           "%s: raw_data holds %zu bytes, its type %s needs "
-                           "%lld", what, t->raw_data.len,
-                           dfg_dtype_name(type->dtype), (long long)bytes);
-        else if (bytes)
+    if (t->has_raw_data) {
+        if (bytes)
             memcpy(buffer, t->raw_data.data, (size_t)bytes);
     } else {
-        st = copy_typed(t, what, type, numel, buffer);
-    }
-    if (st != DFG_OK) {
-        dfg_free(allocator, buffer);
-        return st;
+        copy_typed(t, type->dtype, (size_t)numel, buffer);
     }
     *data = buffer;
     return DFG_OK;
