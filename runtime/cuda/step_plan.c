@@ -491,6 +491,8 @@ static const plan_fn planners[DFG_OP_COUNT] = {
     [DFG_OP_ADAMW_UPDATE] = dfg_cuda_plan_optimizer,
     [DFG_OP_ALL_REDUCE_START] = dfg_cuda_plan_collective,
     [DFG_OP_ALL_REDUCE_WAIT] = dfg_cuda_plan_collective,
+    [DFG_OP_BATCH_NORM_TRAIN] = dfg_cuda_plan_batch_norm_train,
+    [DFG_OP_BATCH_NORM_TRAIN_GRAD] = dfg_cuda_plan_batch_norm_train,
 };
 
 int dfg_cuda_supports_op(dfg_op op)
