@@ -61,6 +61,24 @@ const float *dfg_load_f32(const void *src, dfg_dtype dtype, int64_t offset,
             buf[i] = (float)p[i * stride];
         break;
     }
+    case DFG_I8: {
+        const int8_t *p = (const int8_t *)src + offset;
+        for (int64_t i = 0; i < n; i++)
+            buf[i] = (float)p[i * stride];
+        break;
+    }
+    case DFG_I16: {
+        const int16_t *p = (const int16_t *)src + offset;
+        for (int64_t i = 0; i < n; i++)
+            buf[i] = (float)p[i * stride];
+        break;
+    }
+    case DFG_U16: {
+        const uint16_t *p = (const uint16_t *)src + offset;
+        for (int64_t i = 0; i < n; i++)
+            buf[i] = (float)p[i * stride];
+        break;
+    }
     default:
         break;
     }
@@ -114,6 +132,25 @@ void dfg_store_f32(void *dst, dfg_dtype dtype, int64_t offset, int64_t n,
             p[i] = (uint8_t)truncate_saturated(values[i], 0, UINT8_MAX);
         break;
     }
+    case DFG_I8: {
+        int8_t *p = (int8_t *)dst + offset;
+        for (int64_t i = 0; i < n; i++)
+            p[i] = (int8_t)truncate_saturated(values[i], INT8_MIN, INT8_MAX);
+        break;
+    }
+    case DFG_I16: {
+        int16_t *p = (int16_t *)dst + offset;
+        for (int64_t i = 0; i < n; i++)
+            p[i] = (int16_t)truncate_saturated(values[i], INT16_MIN,
+                                               INT16_MAX);
+        break;
+    }
+    case DFG_U16: {
+        uint16_t *p = (uint16_t *)dst + offset;
+        for (int64_t i = 0; i < n; i++)
+            p[i] = (uint16_t)truncate_saturated(values[i], 0, UINT16_MAX);
+        break;
+    }
     case DFG_BOOL: {
         uint8_t *p = (uint8_t *)dst + offset;
         for (int64_t i = 0; i < n; i++)
@@ -146,6 +183,24 @@ const int64_t *dfg_load_i64(const void *src, dfg_dtype dtype, int64_t offset,
     case DFG_U8:
     case DFG_BOOL: {
         const uint8_t *p = (const uint8_t *)src + offset;
+        for (int64_t i = 0; i < n; i++)
+            buf[i] = p[i * stride];
+        break;
+    }
+    case DFG_I8: {
+        const int8_t *p = (const int8_t *)src + offset;
+        for (int64_t i = 0; i < n; i++)
+            buf[i] = p[i * stride];
+        break;
+    }
+    case DFG_I16: {
+        const int16_t *p = (const int16_t *)src + offset;
+        for (int64_t i = 0; i < n; i++)
+            buf[i] = p[i * stride];
+        break;
+    }
+    case DFG_U16: {
+        const uint16_t *p = (const uint16_t *)src + offset;
         for (int64_t i = 0; i < n; i++)
             buf[i] = p[i * stride];
         break;
@@ -195,6 +250,24 @@ void dfg_store_i64(void *dst, dfg_dtype dtype, int64_t offset, int64_t n,
         uint8_t *p = (uint8_t *)dst + offset;
         for (int64_t i = 0; i < n; i++)
             p[i] = (uint8_t)(uint64_t)values[i];
+        break;
+    }
+    case DFG_I8: {
+        int8_t *p = (int8_t *)dst + offset;
+        for (int64_t i = 0; i < n; i++)
+            p[i] = (int8_t)(uint8_t)(uint64_t)values[i];
+        break;
+    }
+    case DFG_I16: {
+        int16_t *p = (int16_t *)dst + offset;
+        for (int64_t i = 0; i < n; i++)
+            p[i] = (int16_t)(uint16_t)(uint64_t)values[i];
+        break;
+    }
+    case DFG_U16: {
+        uint16_t *p = (uint16_t *)dst + offset;
+        for (int64_t i = 0; i < n; i++)
+            p[i] = (uint16_t)(uint64_t)values[i];
         break;
     }
     case DFG_BOOL: {

@@ -2,7 +2,8 @@
  * that compute in one of two domains:
  *   - float: f32, f16 and bf16 are computed in f32 (narrow types widened on
  *     load, rounded to nearest even on store);
- *   - integer: i32, i64, u8 and bool are computed exactly in int64.
+ *   - integer: i32, i64, u8, bool, i8, i16 and u16 are computed exactly
+ *     in int64.
  * A kernel loads a block of at most DFG_CPU_BLOCK elements into a stack
  * buffer, computes there, and stores it back; for f32 data the load and
  * the store are free (they hand back / recognise a pointer into the
@@ -22,11 +23,12 @@
 
 #define DFG_CPU_BLOCK 256
 
-/* 1 for i32, i64, u8, bool: the dtypes computed in the integer domain. */
+/* 1 for the dtypes computed in the integer domain. */
 static inline int dfg_dtype_is_integer(dfg_dtype dtype)
 {
     return dtype == DFG_I32 || dtype == DFG_I64 || dtype == DFG_U8 ||
-           dtype == DFG_BOOL;
+           dtype == DFG_BOOL || dtype == DFG_I8 || dtype == DFG_I16 ||
+           dtype == DFG_U16;
 }
 
 /* Elements src[offset + i * stride], 0 <= i < n <= DFG_CPU_BLOCK, as f32:

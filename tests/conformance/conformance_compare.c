@@ -19,6 +19,9 @@ static double element(const void *p, int dtype, long long i)
     case DFG_BF16: return dfg_bf16_to_f32(((const uint16_t *)p)[i]);
     case DFG_I32: return ((const int32_t *)p)[i];
     case DFG_I64: return (double)((const int64_t *)p)[i];
+    case DFG_I8: return ((const int8_t *)p)[i];
+    case DFG_I16: return ((const int16_t *)p)[i];
+    case DFG_U16: return ((const uint16_t *)p)[i];
     default: return ((const uint8_t *)p)[i];
     }
 }
