@@ -10,7 +10,8 @@
 
 static inline int ref_is_float(dfg_dtype dtype)
 {
-    return dtype == DFG_F32 || dtype == DFG_F16 || dtype == DFG_BF16;
+    return dtype == DFG_F32 || dtype == DFG_F16 || dtype == DFG_BF16 ||
+           dtype == DFG_F64;
 }
 
 /* Element i of an integer or bool tensor. */
@@ -40,6 +41,7 @@ static inline void ref_set(check_tensor *x, int64_t i, double v)
     case DFG_F32: ((float *)x->data)[i] = (float)v; break;
     case DFG_F16: ((uint16_t *)x->data)[i] = dfg_f32_to_f16((float)v); break;
     case DFG_BF16: ((uint16_t *)x->data)[i] = dfg_f32_to_bf16((float)v); break;
+    case DFG_F64: ((double *)x->data)[i] = v; break;
     case DFG_I32: ((int32_t *)x->data)[i] = (int32_t)(int64_t)v; break;
     case DFG_I64: ((int64_t *)x->data)[i] = (int64_t)v; break;
     case DFG_I8: ((int8_t *)x->data)[i] = (int8_t)(int64_t)v; break;

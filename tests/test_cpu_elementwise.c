@@ -343,7 +343,9 @@ static void ref_cast(check_tensor *want, int64_t i, const check_tensor *src)
     dfg_dtype to = want->type.dtype;
     if (!ref_is_float(src->type.dtype)) {
         int64_t k = ref_get_int(src, i);
-        if (ref_is_float(to))
+        if (to == DFG_F64)
+            ref_set(want, i, (double)k);
+        else if (ref_is_float(to))
             ref_set(want, i, (double)(float)k);
         else
             ref_set(want, i, (double)ref_wrap(to, k));

@@ -43,6 +43,14 @@ void dfg_store_f32(void *dst, dfg_dtype dtype, int64_t offset, int64_t n,
  * it is f32, otherwise buf (then pass the result to dfg_store_f32). */
 float *dfg_f32_target(void *dst, dfg_dtype dtype, int64_t offset, float *buf);
 
+/* f64 is stored, not computed on (its arithmetic would round in f32):
+ * loads into f32 round it, stores from f32 are exact. cast converts it
+ * through these two, in double: n <= DFG_CPU_BLOCK elements, stride 1. */
+void dfg_load_f64(const void *src, dfg_dtype dtype, int64_t offset,
+                  int64_t n, double *buf);
+void dfg_store_f64(void *dst, dfg_dtype dtype, int64_t offset, int64_t n,
+                   const double *values);
+
 /* The same in the integer domain. */
 const int64_t *dfg_load_i64(const void *src, dfg_dtype dtype, int64_t offset,
                             int64_t stride, int64_t n, int64_t *buf);

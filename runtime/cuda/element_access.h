@@ -1,6 +1,7 @@
 /* One tensor element of any dtype, read or written in one of the two
  * compute domains of the kernels (float: f32, f16, bf16 in f32; integer:
- * i32, i64, u8, bool, i8, i16, u16 in int64), usable from C and CUDA (DFG_HOST_DEVICE).
+ * i32, i64, u8, bool, i8, i16, u16 in int64; f64 is only moved, its
+ * casts have no CUDA kernel), usable from C and CUDA (DFG_HOST_DEVICE).
  *
  * The conversions are those of the CPU backend (runtime/cpu/dtype_access.h),
  * element by element instead of block by block:
@@ -33,7 +34,7 @@ DFG_HOST_DEVICE static inline int64_t dfg_cuda_dtype_size(dfg_dtype dtype)
     switch (dtype) {
     case DFG_F32: case DFG_I32: return 4;
     case DFG_F16: case DFG_BF16: case DFG_I16: case DFG_U16: return 2;
-    case DFG_I64: return 8;
+    case DFG_I64: case DFG_F64: return 8;
     case DFG_U8: case DFG_BOOL: case DFG_I8: return 1;
     default: return 0;
     }
@@ -71,6 +72,7 @@ DFG_HOST_DEVICE static inline float dfg_cuda_load_f32(const void *src,
     case DFG_I8: return (float)((const int8_t *)src)[i];
     case DFG_I16: return (float)((const int16_t *)src)[i];
     case DFG_U16: return (float)((const uint16_t *)src)[i];
+    case DFG_F64: return (float)((const double *)src)[i];
     default: return 0.0f;
     }
 }
@@ -108,6 +110,7 @@ DFG_HOST_DEVICE static inline void dfg_cuda_store_f32(void *dst,
             (uint16_t)dfg_cuda_truncate_saturated(v, 0, UINT16_MAX);
         break;
     case DFG_BOOL: ((uint8_t *)dst)[i] = v != 0.0f; break;
+    case DFG_F64: ((double *)dst)[i] = v; break;
     default: break;
     }
 }

@@ -20,6 +20,7 @@ int dfg_onnx_dtype(int64_t onnx_type, dfg_dtype *out)
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: *out = DFG_I8; return 0;
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT16: *out = DFG_I16; return 0;
     case ONNX__TENSOR_PROTO__DATA_TYPE__UINT16: *out = DFG_U16; return 0;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: *out = DFG_F64; return 0;
     default: return -1;
     }
 }
@@ -42,6 +43,7 @@ static size_t typed_count(const Onnx__TensorProto *t, dfg_dtype dtype)
     switch (dtype) {
     case DFG_F32: return t->n_float_data;
     case DFG_I64: return t->n_int64_data;
+    case DFG_F64: return t->n_double_data;
     default: return t->n_int32_data;
     }
 }
@@ -63,6 +65,9 @@ static void copy_typed(const Onnx__TensorProto *t, dfg_dtype dtype,
         break;
     case DFG_I32:
         memcpy(data, t->int32_data, numel * sizeof(int32_t));
+        break;
+    case DFG_F64:
+        memcpy(data, t->double_data, numel * sizeof(double));
         break;
     case DFG_U8:
     case DFG_I8:
@@ -86,7 +91,8 @@ dfg_status dfg_onnx_tensor_decode(const Onnx__TensorProto *t,
     if (!t->has_data_type || dfg_onnx_dtype(t->data_type, &type->dtype) != 0)
         return dfg_error(t->has_data_type ? DFG_ERR_UNSUPPORTED : DFG_ERR_FORMAT,
                          "%s: data type %s is not supported (dfg has f32, "
-                         "f16, bf16, i32, i64, u8, bool, i8, i16, u16)", what,
+                         "f16, bf16, i32, i64, u8, bool, i8, i16, u16, f64)",
+                         what,
                          t->has_data_type ? dfg_onnx_dtype_name(t->data_type)
                                           : "missing");
     if (t->n_dims > DFG_MAX_RANK)
