@@ -3,7 +3,9 @@
  * of 1), on random data: the contractions models export (batched
  * matmuls, attention scores, transposes, sums, outer and inner products,
  * an ellipsis, three operands), then the equations it refuses, each with
- * a message naming what it cannot express. */
+ * a message naming what it cannot express, and corrupted equations
+ * (every prefix, random character edits), which must import and compile
+ * or fail with a message, never crash. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -191,11 +193,61 @@ static void test_refusals(void **state)
     }
 }
 
+/* Imports the model; if that succeeds, compiles it too. Returns 1 when
+ * either step refused it (with a message). */
+static int refused(const onnx_builder *b)
+{
+    size_t size;
+    uint8_t *bytes = onnx_builder_pack(b, &size);
+    dfg_graph *graph = NULL;
+    dfg_status st = dfg_onnx_import_memory(bytes, size, NULL, NULL, &graph);
+    free(bytes);
+    if (st == DFG_OK) {
+        dfg_program *program = NULL;
+        st = dfg_compile(graph, NULL, &program);
+        dfg_program_destroy(program);
+        dfg_graph_destroy(graph);
+    }
+    if (st != DFG_OK)
+        assert_true(dfg_last_error()[0] != 0);
+    return st != DFG_OK;
+}
+
+static void test_corrupted_equations(void **state)
+{
+    (void)state;
+    static const char alphabet[] = "abijkz.,->. \x7f\xe9";
+    int refusals = 0, tries = 0;
+    srand(11);
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        const einsum_case *c = &cases[k];
+        size_t len = strlen(c->equation);
+        char text[64];
+        for (size_t trial = 0; trial < len + 40; trial++, tries++) {
+            memcpy(text, c->equation, len + 1);
+            if (trial < len) {
+                text[trial] = 0; /* every prefix */
+            } else {
+                for (int edits = 1 + rand() % 3; edits > 0; edits--)
+                    text[rand() % (int)len] =
+                        alphabet[rand() % (int)(sizeof alphabet - 1)];
+            }
+            onnx_builder b;
+            build(&b, text, c->n, c->rank, c->dims, F32);
+            refusals += refused(&b);
+            onnx_builder_free(&b);
+        }
+    }
+    /* most edits break the equation; some leave a valid one */
+    assert_true(refusals > tries / 2 && refusals < tries);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_contractions),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_corrupted_equations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
