@@ -30,7 +30,7 @@ typedef struct einsum_case {
     const char *reference;
     int n;
     int rank[MAX_OPERANDS];
-    int64_t dims[MAX_OPERANDS][6];
+    int64_t dims[MAX_OPERANDS][8];
 } einsum_case;
 
 static const einsum_case cases[] = {
@@ -109,7 +109,7 @@ static double *reference(const einsum_case *c, float *const *x,
 }
 
 static void build(onnx_builder *b, const char *equation, int n,
-                  const int *rank, const int64_t (*dims)[6], int32_t type)
+                  const int *rank, const int64_t (*dims)[8], int32_t type)
 {
     static const char *const names[MAX_OPERANDS] = {"x0", "x1", "x2"};
     onnx_builder_init(b, 13);
@@ -156,7 +156,7 @@ static void test_refusals(void **state)
         const char *equation;
         int n;
         int rank[2];
-        int64_t dims[2][6];
+        int64_t dims[2][8];
         int32_t type;
         dfg_status status;
         const char *phrase;
@@ -174,6 +174,11 @@ static void test_refusals(void **state)
          "unexpected ';'"},
         {"i,j", 1, {1}, {{3}}, F32, DFG_ERR_INVALID_ARGUMENT,
          "more subscripts than the 1 operands"},
+        {"abcde,fghij", 2, {5, 5}, {{1, 1, 1, 1, 2}, {1, 1, 1, 1, 2}}, F32,
+         DFG_ERR_SHAPE, "implicit output of rank above 8"},
+        {"abcdefgh,abcdefgh->abcdefg", 2, {8, 8},
+         {{1, 1, 1, 1, 1, 1, 2, 2}, {1, 1, 1, 1, 1, 1, 2, 2}}, F32,
+         DFG_ERR_SHAPE, "7 batch dims"},
     };
     for (size_t k = 0; k < sizeof refusals / sizeof *refusals; k++) {
         onnx_builder b;

@@ -95,8 +95,8 @@ static dfg_status parse_subscripts(const char *text, size_t len, int32_t rank,
 
 /* The implicit output: the ellipsis labels, then the letters met exactly
  * once over all operands, alphabetically. */
-static void implicit_output(const einsum_parse *p, int32_t max_ellipsis,
-                            char *out)
+static dfg_status implicit_output(const einsum_parse *p,
+                                  int32_t max_ellipsis, char *out)
 {
     int32_t n = 0;
     for (int32_t e = 0; e < max_ellipsis; e++)
@@ -105,10 +105,14 @@ static void implicit_output(const einsum_parse *p, int32_t max_ellipsis,
         int count = 0;
         for (int32_t t = 0; t < p->n_terms; t++)
             count += strchr(p->terms[t].labels, c) != NULL && is_letter((char)c);
-        if (count == 1 && n < DFG_MAX_RANK)
+        if (count == 1 && n == DFG_MAX_RANK)
+            return dfg_error(DFG_ERR_SHAPE, "an implicit output of rank above "
+                             "%d", DFG_MAX_RANK);
+        if (count == 1)
             out[n++] = (char)c;
     }
     out[n] = 0;
+    return DFG_OK;
 }
 
 /* equation (spaces removed) -> labels of every operand and the output. */
@@ -159,10 +163,8 @@ static dfg_status parse_equation(dfg_onnx_importer *im, const char *equation,
             return st;
         start = end + 1;
     }
-    if (!arrow) {
-        implicit_output(p, max_ellipsis, p->output);
-        return DFG_OK;
-    }
+    if (!arrow)
+        return implicit_output(p, max_ellipsis, p->output);
     const char *rhs = arrow + 2;
     einsum_term out = {.rank = 0};
     int32_t out_ellipsis;
@@ -225,6 +227,9 @@ static dfg_status sum_labels(dfg_onnx_importer *im, einsum_term *t,
 static dfg_status arrange(dfg_onnx_importer *im, einsum_term *t,
                           const char *order)
 {
+    if ((size_t)t->rank != strlen(order))
+        return dfg_error(DFG_ERR_INTERNAL, "labels '%s' arranged as '%s'",
+                         t->labels, order);
     dfg_attrs a;
     dfg_attrs_init(&a);
     a.n_shape = t->rank;
@@ -286,6 +291,9 @@ static dfg_status contract(dfg_onnx_importer *im, einsum_term *a,
     for (const char *c = b->labels; *c; c++)
         if (!strchr(a->labels, *c))
             b_only[nn++] = *c;
+    if (nb + 2 > DFG_MAX_RANK)
+        return dfg_error(DFG_ERR_SHAPE, "%d batch dims (matmul takes at "
+                         "most %d)", (int)nb, DFG_MAX_RANK - 2);
     char order_a[DFG_MAX_RANK + 1], order_b[DFG_MAX_RANK + 1];
     snprintf(order_a, sizeof order_a, "%s%s%s", batch, a_only, summed);
     snprintf(order_b, sizeof order_b, "%s%s%s", batch, summed, b_only);
