@@ -224,12 +224,41 @@ static void test_quantize_dequantize(void **state)
     quantize_dequantize(1);
 }
 
+/* Integer products over nothing (K = 0, weights of 0 input channels)
+ * are refused; they once bound an output that was never made. */
+static void test_empty_contractions(void **state)
+{
+    (void)state;
+    const int64_t a_dims[2] = {2, 0}, b_dims[2] = {0, 3};
+    const int64_t x_dims[4] = {1, 1, 3, 3}, w_dims[4] = {1, 0, 2, 2};
+    for (int conv = 0; conv < 2; conv++) {
+        onnx_builder ob;
+        onnx_builder_init(&ob, 13);
+        onnx_builder_input(&ob, "a", U8, conv ? 4 : 2, conv ? x_dims : a_dims, NULL);
+        onnx_builder_input(&ob, "b", I8, conv ? 4 : 2, conv ? w_dims : b_dims, NULL);
+        onnx_builder_node(&ob, conv ? "ConvInteger" : "MatMulInteger", "y",
+                          (const char *[]){"a", "b", NULL},
+                          (const char *[]){"y", NULL});
+        onnx_builder_output(&ob, "y");
+        size_t size;
+        uint8_t *bytes = onnx_builder_pack(&ob, &size);
+        dfg_graph *graph = NULL;
+        assert_int_equal(dfg_onnx_import_memory(bytes, size, NULL, NULL, &graph),
+                         DFG_ERR_UNSUPPORTED);
+        assert_non_null(strstr(dfg_last_error(), conv ? "0 input channels"
+                                                      : "K = 0"));
+        free(bytes);
+        onnx_builder_free(&ob);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matmul_integer),
         cmocka_unit_test(test_qlinear_conv),
         cmocka_unit_test(test_quantize_dequantize),
+        cmocka_unit_test(test_empty_contractions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

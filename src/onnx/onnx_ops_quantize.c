@@ -250,6 +250,8 @@ static dfg_status integer_matmul(dfg_onnx_importer *im, int32_t a, int32_t azp,
         return dfg_error(DFG_ERR_UNSUPPORTED, "operands of rank %d and %d "
                          "(at least 2)", (int)ra, (int)rb);
     int64_t k = im->entries[a].type.shape[ra - 1];
+    if (k < 1)
+        return dfg_error(DFG_ERR_UNSUPPORTED, "an empty contraction (K = 0)");
     int32_t ac, bc, acc = -1;
     st = centered(im, a, azp, ra - 2, &ac);
     if (st == DFG_OK)
@@ -305,6 +307,8 @@ static dfg_status integer_conv(dfg_onnx_importer *im, int32_t x, int32_t xzp,
     const int64_t in[2] = {xt->shape[2], xt->shape[3]};
     const int64_t kernel[2] = {wt->shape[2], wt->shape[3]};
     int64_t taps = kernel[0] * kernel[1], channels = wt->shape[1];
+    if (channels < 1)
+        return dfg_error(DFG_ERR_UNSUPPORTED, "weights of 0 input channels");
     int64_t step = channels;
     if (channels * taps > EXACT_TERMS) {
         step = EXACT_TERMS / taps;
