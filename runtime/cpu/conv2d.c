@@ -1,7 +1,7 @@
 /* conv2d: per image and group, im2col of a chunk of output pixels into the
- * step's workspace (chunks as large as the planned workspace holds, from
- * one output row up: conv_geometry.h), then one sgemm weights[M/group, k] x im2col[k, chunk]
- * into the output (conv_geometry.h says why chunks, and how large). A 1x1
+ * step's workspace, then one sgemm weights[M/group, k] x im2col[k, chunk]
+ * into the output (conv_geometry.h says why chunks, and how large: as
+ * large as the planned workspace holds, from one output row up). A 1x1
  * conv with stride 1 and no padding multiplies the input directly; a
  * depthwise conv is a direct stencil (conv2d_depthwise.c).
  *
