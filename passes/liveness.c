@@ -5,7 +5,8 @@
  * (its views, outputs written over it in place, their views); graph
  * outputs keep their bytes to the last step. Weights and constants live in
  * their own region and are not planned. Each step's workspace is a buffer
- * of its own, live at that step only. */
+ * of its own, live at that step only (a conv's of its least size in an
+ * inference program, passes/workspace_fit.c). */
 #include "pass.h"
 
 #include <string.h>
@@ -72,7 +73,8 @@ dfg_status dfg_pass_liveness(const dfg_graph *graph, const dfg_schedule *s,
         l->root_buffer[v] = l->n_buffers++;
     }
     for (int32_t step = 0; step < s->n_steps; step++) {
-        int64_t bytes = costs->workspace[s->step_node[step]];
+        /* a conv's least, in inference (passes/workspace_fit.c) */
+        int64_t bytes = costs->workspace_least[s->step_node[step]];
         l->step_workspace[step] = -1;
         if (bytes <= 0)
             continue;

@@ -49,8 +49,10 @@ void dfg_node_costs_free(dfg_node_costs *costs, const dfg_allocator *allocator)
 {
     dfg_free(allocator, costs->workspace);
     dfg_free(allocator, costs->flops);
+    dfg_free(allocator, costs->workspace_least);
     costs->workspace = NULL;
     costs->flops = NULL;
+    costs->workspace_least = NULL;
 }
 
 /* Scratch planned past the op's own for node n: the device BLAS's
@@ -84,7 +86,9 @@ dfg_status dfg_node_costs_build(const dfg_graph *graph,
     size_t nodes = (size_t)graph->n_nodes + 1;
     out->workspace = dfg_calloc(allocator, nodes, sizeof *out->workspace);
     out->flops = dfg_calloc(allocator, nodes, sizeof *out->flops);
-    int ok = out->workspace && out->flops;
+    out->workspace_least = dfg_calloc(allocator, nodes,
+                                      sizeof *out->workspace_least);
+    int ok = out->workspace && out->flops && out->workspace_least;
     for (int32_t n = 0; ok && n < graph->n_nodes; n++) {
         if (graph->nodes[n].dead)
             continue;
@@ -97,6 +101,7 @@ dfg_status dfg_node_costs_build(const dfg_graph *graph,
             graph->nodes[n].op, op_bytes,
             backend_scratch(graph, n, types, op_bytes, blas_workspace_bytes,
                             backend_workspace));
+        out->workspace_least[n] = out->workspace[n];
         out->flops[n] = dfg_node_flops(graph, n, types);
         dfg_free(allocator, types);
     }
@@ -104,4 +109,30 @@ dfg_status dfg_node_costs_build(const dfg_graph *graph,
         return DFG_OK;
     dfg_node_costs_free(out, allocator);
     return dfg_error(DFG_ERR_OUT_OF_MEMORY, "node costs: out of memory");
+}
+
+dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph,
+                                    const dfg_allocator *allocator,
+                                    dfg_node_costs *costs)
+{
+    for (int32_t n = 0; n < graph->n_nodes; n++) {
+        const dfg_ir_node *node = &graph->nodes[n];
+        if (node->dead || costs->workspace[n] <= 0)
+            continue;
+        dfg_type *types = dfg_node_types(graph, n, allocator);
+        if (!types)
+            return dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                             "node costs: out of memory");
+        /* A step holding a backend's scratch past the op's own keeps it
+         * all: the backend finds its scratch after the op's full bytes. */
+        if (dfg_node_workspace_bytes(graph, n, types) == costs->workspace[n]) {
+            int64_t least = dfg_op_least_workspace(
+                node->op, &node->attrs, types, node->n_inputs,
+                types + node->n_inputs, node->n_outputs);
+            if (least >= 0 && least < costs->workspace[n])
+                costs->workspace_least[n] = least;
+        }
+        dfg_free(allocator, types);
+    }
+    return DFG_OK;
 }

@@ -79,6 +79,9 @@ void dfg_concat_views_free(dfg_concat_views *concat,
 typedef struct dfg_node_costs {
     int64_t *workspace;   /* [n_nodes] */
     int64_t *flops;       /* [n_nodes] */
+    /* [n_nodes] the workspace liveness plans: workspace itself, or after
+     * dfg_node_costs_fit_convs the least a conv works with */
+    int64_t *workspace_least;
 } dfg_node_costs;
 
 dfg_status dfg_node_costs_build(const dfg_graph *graph,
@@ -87,6 +90,13 @@ dfg_status dfg_node_costs_build(const dfg_graph *graph,
                                 const dfg_allocator *allocator,
                                 dfg_node_costs *out);
 void dfg_node_costs_free(dfg_node_costs *costs, const dfg_allocator *allocator);
+/* Lowers workspace_least to the least workspace of every conv step that
+ * holds no backend scratch (dfg_op_least_workspace), for
+ * dfg_plan_fitting_workspaces to grow where there is room: inference
+ * programs only (passes/workspace_fit.c says why). */
+dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph,
+                                    const dfg_allocator *allocator,
+                                    dfg_node_costs *costs);
 
 /* Execution order and each value's own lifetime. A value is in the
  * program ("lowered") if it is a graph input, a graph output, an output of
@@ -206,6 +216,21 @@ dfg_status dfg_choose_order(const dfg_graph *graph, const dfg_order_inputs *in,
                             dfg_planned_order *best);
 void dfg_planned_order_free(dfg_planned_order *order,
                             const dfg_allocator *allocator);
+
+/* Grows each step's workspace buffer in l from its least size
+ * (workspace_least) towards its full one (workspace) as far as the lower
+ * bound allows, then places l's buffers with planner
+ * (DFG_PLANNER_SMALLEST: the smallest of every planner); keeps the least
+ * sizes if those give the smaller arena (passes/workspace_fit.c). Sizes
+ * and offsets in l->buffers, the arena in *arena_bytes, the planner in
+ * *winner. */
+dfg_status dfg_plan_fitting_workspaces(dfg_planner planner,
+                                       const dfg_schedule *schedule,
+                                       const dfg_node_costs *costs,
+                                       int64_t alignment,
+                                       const dfg_allocator *allocator,
+                                       dfg_liveness *l, int64_t *arena_bytes,
+                                       dfg_planner *winner);
 
 /* Builds the program from the placed buffers; stats.verified is left 0.
  * arena_bytes is the planner's arena size. */

@@ -3,7 +3,8 @@
  *   verify -> [training -> [buckets]] -> fold -> dce -> [remat] -> node costs
  *          -> concat views, schedule, alias, [bucket alias], liveness (for
  *             each candidate order, keeping the smallest lower bound)
- *          -> plan -> lower
+ *          -> plan (inference: conv workspaces fitted under the peak)
+ *          -> lower
  *          -> dfg_program_verify
  *
  * Everything the passes make is freed here, on success and on every error
@@ -92,6 +93,8 @@ static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
     dfg_status st = dfg_node_costs_build(
         c->graph, (int64_t)o->blas_workspace_bytes, o->backend_workspace,
         &c->allocator, &c->costs);
+    if (st == DFG_OK && !o->training)
+        st = dfg_node_costs_fit_convs(c->graph, &c->allocator, &c->costs);
     dfg_order_inputs in = {&c->costs, o->reuse_inputs_in_place,
                            (int64_t)o->alignment};
     if (st == DFG_OK)
@@ -99,12 +102,11 @@ static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
     dfg_liveness *l = &c->order.liveness;
     int64_t arena_bytes = 0;
     dfg_planner winner = o->planner;
-    if (st == DFG_OK && o->planner == DFG_PLANNER_SMALLEST)
-        st = dfg_plan_smallest(l->buffers, l->n_buffers, (int64_t)o->alignment,
-                               &arena_bytes, &winner);
-    else if (st == DFG_OK)
-        st = dfg_plan_buffers(o->planner, l->buffers, l->n_buffers,
-                              (int64_t)o->alignment, &arena_bytes);
+    if (st == DFG_OK)
+        st = dfg_plan_fitting_workspaces(o->planner, &c->order.schedule,
+                                         &c->costs, (int64_t)o->alignment,
+                                         &c->allocator, l, &arena_bytes,
+                                         &winner);
     if (st == DFG_OK)
         st = dfg_pass_lower(c->graph, &c->order.schedule, &c->order.alias, l,
                             &c->costs, arena_bytes, o, out);

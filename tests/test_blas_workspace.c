@@ -1,5 +1,6 @@
 /* BLAS scratch planned into matmul, gemm and conv2d steps for device
  * backends (dfg_compile_options.blas_workspace_bytes). */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,8 +29,24 @@ static dfg_program *compile_model(const char *name, uint64_t blas_bytes)
     return program;
 }
 
-/* Every BLAS step gets its own bytes plus the scratch after a 256-byte
- * boundary; no other step gets any; the plan still verifies. */
+/* The bytes of step s's op's workspace rule on its operands. */
+static int64_t rule_bytes(const dfg_program *p, int32_t s)
+{
+    const dfg_program_step *st = &p->steps[s];
+    dfg_type in[8], out = p->tensors[st->outputs[0]].type;
+    for (int32_t i = 0; i < st->n_inputs && i < 8; i++)
+        in[i] = st->inputs[i] >= 0 ? p->tensors[st->inputs[i]].type
+                                   : (dfg_type){DFG_F32, -1, {0}};
+    const dfg_op_info *info = dfg_op_get(st->op);
+    return info->workspace ? info->workspace(&st->attrs, in, st->n_inputs,
+                                             &out, 1)
+                           : 0;
+}
+
+/* Every BLAS step gets its op's own bytes (in full: the plan shrinks a
+ * conv's only without scratch, passes/workspace_fit.c) plus the scratch
+ * after a 256-byte boundary; no other step gets any; the plan still
+ * verifies. */
 static void blas_steps_carry_the_scratch(void **state)
 {
     (void)state;
@@ -46,7 +63,8 @@ static void blas_steps_carry_the_scratch(void **state)
             int64_t got = b->workspace >= 0 ? device->tensors[b->workspace].bytes : 0;
             if (dfg_op_uses_blas(b->op)) {
                 blas_steps++;
-                assert_int_equal(got, dfg_align_up(own, 256) + (int64_t)blas);
+                assert_int_equal(got, dfg_align_up(rule_bytes(device, s), 256) +
+                                          (int64_t)blas);
             } else {
                 assert_int_equal(got, own);
             }
@@ -62,7 +80,9 @@ static void blas_steps_carry_the_scratch(void **state)
 }
 
 /* The loader accepts the scratch, and the CPU backend runs such a program
- * to the same outputs as one without it. */
+ * to the outputs of one without it (within float rounding: without
+ * scratch, a conv at the peak may have a smaller workspace, whose chunks
+ * sum in another order). */
 static void programs_with_scratch_load_and_run(void **state)
 {
     (void)state;
@@ -105,7 +125,12 @@ static void programs_with_scratch_load_and_run(void **state)
         OK(dfg_session_run(session, inputs, outs));
         dfg_session_destroy(session);
     }
-    assert_memory_equal(y0, y1, n_out * sizeof *y0);
+    double diff = 0.0, norm = 0.0;
+    for (size_t i = 0; i < n_out; i++) {
+        diff += ((double)y0[i] - y1[i]) * ((double)y0[i] - y1[i]);
+        norm += (double)y1[i] * y1[i];
+    }
+    assert_true(norm > 0.0 && sqrt(diff / norm) < 1e-6);
     free(x);
     free(y0);
     free(y1);

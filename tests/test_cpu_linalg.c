@@ -297,9 +297,13 @@ static void check_conv(const conv_case *cc, dfg_dtype dt)
      * the kernel uses what the workspace rule promised, no more. */
     uint8_t *workspace = malloc((size_t)ws + GUARD);
     memset(workspace + ws, 0xa5, GUARD);
+    /* Less than the least chunk (conv_geometry.h) is refused. */
+    int64_t least = dfg_op_least_workspace(DFG_OP_CONV2D, &a, in_types, 3,
+                                           &yt, 1);
+    assert_true(least <= ws && (least > 0) == (ws > 0));
     if (ws > 0)
         assert_int_equal(check_run(dfg_cpu_conv2d, DFG_OP_CONV2D, &a, 3, in,
-                                   1, out, workspace, ws - 1),
+                                   1, out, workspace, least - 1),
                          DFG_ERR_INVALID_ARGUMENT);
     assert_int_equal(check_run(dfg_cpu_conv2d, DFG_OP_CONV2D, &a, 3, in, 1,
                                out, ws ? workspace : NULL, ws), DFG_OK);

@@ -1,6 +1,7 @@
 /* The CUDA kernels' division of work, tested on the CPU through the
  * emulator (cuda_emulator.h) against the CPU backend: the forward conv's
- * im2col batches and strided-batched products (conv_forward.h), sums
+ * im2col batches and strided-batched products (conv_forward.h), also
+ * with a workspace the plan shrank (down to one output row), sums
  * spread over blocks through partial sums planned in the workspace
  * (math/partial_sums.h: reductions to few outputs, the optimizer
  * updates), the training batch norm's per-channel block folds
@@ -68,6 +69,51 @@ static void test_conv_batches(void **state)
     check_conv_batching(&a, type_of(DFG_F32, 4, 2, 64, 32, 32),
                         type_of(DFG_F32, 4, 8, 64, 3, 3), 1, 1, 1,
                         DFG_CONV_IM2COL_BUDGET_BYTES / 4 / 576);
+}
+
+/* conv2d with less than the full workspace, as the plan gives a conv at
+ * the arena's peak (passes/workspace_fit.c): both sides get `bytes`; the
+ * emulator's plan takes chunks of `cols` pixels, one byte less than the
+ * least is refused. */
+static void check_conv_workspace(const dfg_attrs *a, dfg_type x, dfg_type w,
+                                 int64_t bytes, int64_t cols)
+{
+    dfg_type in[2] = {x, w};
+    op_run r;
+    run_setup(&r, DFG_OP_CONV2D, a, 2, in, 1, -1, 1);
+    int64_t least = dfg_op_least_workspace(DFG_OP_CONV2D, a, in, 2,
+                                           r.out_types, 1);
+    assert_true(least <= bytes && bytes < r.ws_bytes);
+    dfg_cuda_step_plan plan;
+    r.emu.workspace_bytes = least - 1;
+    assert_int_equal(dfg_cuda_step_plan_make(&r.emu, 0, &plan),
+                     DFG_ERR_INVALID_ARGUMENT);
+    r.cpu.workspace_bytes = r.emu.workspace_bytes = bytes;
+    assert_int_equal(dfg_cuda_step_plan_make(&r.emu, 0, &plan), DFG_OK);
+    assert_int_equal(plan.u.conv.batching.images, 1);
+    assert_int_equal(plan.u.conv.batching.groups, 1);
+    assert_int_equal(plan.u.conv.batching.cols, cols);
+    run_compare(&r);
+    run_free(&r);
+}
+
+/* The least workspace (one output row of 32 or 8 pixels; f16 fits two),
+ * and one in between (an odd byte count). */
+static void test_conv_small_workspace(void **state)
+{
+    (void)state;
+    dfg_attrs a = defaults();
+    a.pads[0] = a.pads[1] = a.pads[2] = a.pads[3] = 1;
+    dfg_type w = type_of(DFG_F32, 4, 8, 64, 3, 3); /* k = 576 */
+    check_conv_workspace(&a, type_of(DFG_F32, 4, 2, 64, 32, 32), w,
+                         576 * 32 * 4, 32);
+    check_conv_workspace(&a, type_of(DFG_F32, 4, 2, 64, 32, 32), w,
+                         576 * 100 * 4 + 3, 100);
+    check_conv_workspace(&a, type_of(DFG_F16, 4, 2, 64, 32, 32),
+                         type_of(DFG_F16, 4, 8, 64, 3, 3), 576 * 32 * 4, 64);
+    /* Small images (whole ones per slot in full): one row of 8. */
+    check_conv_workspace(&a, type_of(DFG_F32, 4, 5, 3, 8, 8),
+                         type_of(DFG_F32, 4, 4, 3, 3, 3), 27 * 8 * 4, 8);
 }
 
 /* A float sum or mean reduced to few outputs (a loss): split over
@@ -399,6 +445,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_batches),
+        cmocka_unit_test(test_conv_small_workspace),
         cmocka_unit_test(test_reduce_split),
         cmocka_unit_test(test_index_widths),
         cmocka_unit_test(test_optimizers),

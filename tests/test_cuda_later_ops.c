@@ -321,6 +321,13 @@ static void test_conv_grads(void **state)
     dfg_cuda_step_plan plan;
     assert_int_equal(dfg_cuda_step_plan_make(&r.emu, 0, &plan), DFG_OK);
     assert_true(plan.u.conv.g.chunk < plan.u.conv.g.pixels);
+    /* The least workspace, as the plan gives a conv at the peak
+     * (passes/workspace_fit.c): chunks of one output row of 40. */
+    r.cpu.workspace_bytes = r.emu.workspace_bytes = dfg_op_least_workspace(
+        DFG_OP_CONV2D_GRAD_INPUT, &big, in, 2, r.out_types, 1);
+    assert_int_equal(dfg_cuda_step_plan_make(&r.emu, 0, &plan), DFG_OK);
+    assert_int_equal(plan.u.conv.g.chunk, 40);
+    run_compare(&r);
     run_free(&r);
 }
 

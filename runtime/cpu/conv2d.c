@@ -1,6 +1,7 @@
 /* conv2d: per image and group, im2col of a chunk of output pixels into the
  * step's workspace, then one sgemm weights[M/group, k] x im2col[k, chunk]
- * into the output (conv_geometry.h says why chunks, and how large). A 1x1
+ * into the output (conv_geometry.h says why chunks, and how large: as
+ * large as the planned workspace holds, from one output row up). A 1x1
  * conv with stride 1 and no padding multiplies the input directly; a
  * depthwise conv is a direct stencil (conv2d_depthwise.c).
  *
@@ -252,12 +253,14 @@ dfg_status dfg_cpu_conv2d(const dfg_kernel_args *args)
                                            &args->out_types[0], &g);
     if (st != DFG_OK)
         return st;
-    int64_t needed = dfg_conv_forward_workspace_bytes(&g);
-    if (args->workspace_bytes < needed || (needed > 0 && !args->workspace))
+    int64_t least = dfg_conv_forward_least_workspace_bytes(&g);
+    if (args->workspace_bytes < least || (least > 0 && !args->workspace))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "conv2d: the step has %lld bytes of workspace, its "
-                         "im2col chunk needs %lld",
-                         (long long)args->workspace_bytes, (long long)needed);
+                         "im2col chunk needs at least %lld",
+                         (long long)args->workspace_bytes, (long long)least);
+    if (args->workspace_bytes < dfg_conv_forward_workspace_bytes(&g))
+        dfg_conv_geometry_fit(&g, args->workspace_bytes);
     const void *bias = args->n_inputs > 2 ? args->in[2] : NULL;
     if (g.depthwise) {
         dfg_cpu_conv2d_depthwise(&g, args->in_types[0].dtype, args->in[0],

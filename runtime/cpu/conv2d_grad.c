@@ -5,6 +5,8 @@
  *     adds each entry back to the input element it was read from;
  *   conv2d_grad_weight(dy, x) -> dw: per group and chunk, dy's columns and
  *     x's im2col gathered, then dw += dy col^T (one product).
+ * Chunks are as large as the planned workspace holds, from one output row
+ * up to the full ones (conv_geometry.h).
  * A 1x1 conv with stride 1 and no padding needs no im2col: the products
  * run per image on x and dx directly, as the forward does. The products
  * go through dfg_cpu_gemm_mixed, which shares large ones among threads. */
@@ -16,15 +18,17 @@
 #include "gemm_mixed.h"
 #include "kernels.h"
 
+/* The op's part of the step's workspace: at least its least chunk. */
 static dfg_status check_workspace(const dfg_kernel_args *args,
                                   const dfg_conv_geometry *g)
 {
-    int64_t needed = dfg_conv_grad_workspace_bytes(g);
-    if (args->workspace_bytes < needed || (needed > 0 && !args->workspace))
+    int64_t least = dfg_conv_grad_least_workspace_bytes(g);
+    if (args->workspace_bytes < least || (least > 0 && !args->workspace))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "%s: the step has %lld bytes of workspace, its "
-                         "column chunk needs %lld", dfg_op_get(args->op)->name,
-                         (long long)args->workspace_bytes, (long long)needed);
+                         "column chunk needs at least %lld",
+                         dfg_op_get(args->op)->name,
+                         (long long)args->workspace_bytes, (long long)least);
     return DFG_OK;
 }
 
@@ -42,11 +46,14 @@ typedef struct chunk_buffers {
     int64_t chunk;
 } chunk_buffers;
 
-static chunk_buffers buffers_of(const dfg_conv_geometry *g, void *workspace)
+/* Chunks as large as the step's workspace holds, up to the full ones. */
+static chunk_buffers buffers_of(const dfg_conv_geometry *g,
+                                const dfg_kernel_args *args)
 {
-    int64_t chunk = dfg_conv_grad_chunk(g);
-    return (chunk_buffers){workspace,
-                           (float *)workspace + g->filters_per_group * chunk,
+    int64_t chunk = dfg_conv_grad_chunk_within(g, args->workspace_bytes);
+    return (chunk_buffers){args->workspace,
+                           (float *)args->workspace +
+                               g->filters_per_group * chunk,
                            chunk};
 }
 
@@ -86,7 +93,7 @@ dfg_status dfg_cpu_conv2d_grad_input(const dfg_kernel_args *args)
     if (g.direct)
         return grad_input_direct(&g, dy, w, dx);
     memset(dx, 0, (size_t)dfg_type_bytes(&args->out_types[0]));
-    chunk_buffers b = buffers_of(&g, args->workspace);
+    chunk_buffers b = buffers_of(&g, args);
     int64_t columns = g.batch * g.pixels;
     for (int64_t grp = 0; grp < g.group && st == DFG_OK; grp++) {
         dfg_cpu_matrix wt = matrix(w + grp * g.filters_per_group * g.k, g.k, 1);
@@ -139,7 +146,7 @@ dfg_status dfg_cpu_conv2d_grad_weight(const dfg_kernel_args *args)
     float *dw = args->out[0];
     if (g.direct)
         return grad_weight_direct(&g, dy, x, dw);
-    chunk_buffers b = buffers_of(&g, args->workspace);
+    chunk_buffers b = buffers_of(&g, args);
     int64_t columns = g.batch * g.pixels;
     for (int64_t grp = 0; grp < g.group && st == DFG_OK; grp++)
         for (int64_t c0 = 0; c0 < columns && st == DFG_OK; c0 += b.chunk) {

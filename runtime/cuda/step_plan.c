@@ -370,16 +370,20 @@ static dfg_status plan_blas(const dfg_step_args *s, dfg_cuda_step_plan *p)
         return st;
     if (g->channels_per_group == 1 && g->group > 1)
         return plan_depthwise(s, has_bias, p);
-    /* The op's whole workspace holds im2col chunks (conv_forward.h). */
+    /* The op's part of the workspace holds im2col chunks (conv_forward.h):
+     * the full bytes, or fewer where the plan shrank them (no cuBLAS
+     * scratch then), down to the least (conv_geometry.h). */
     int64_t needed = dfg_conv_forward_workspace_bytes(g);
-    if (s->workspace_bytes < needed || (needed > 0 && !s->workspace))
+    int64_t least = dfg_conv_forward_least_workspace_bytes(g);
+    if (s->workspace_bytes < least || (least > 0 && !s->workspace))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "conv2d: the step has %lld bytes of workspace, its "
-                         "im2col chunks need %lld",
-                         (long long)s->workspace_bytes, (long long)needed);
+                         "im2col chunks need at least %lld",
+                         (long long)s->workspace_bytes, (long long)least);
     take_blas_workspace(s, needed, p);
     p->u.conv.batching = dfg_cuda_conv_batching_make(
-        g, needed, dfg_cuda_dtype_size(s->in_types[0].dtype));
+        g, s->workspace_bytes < needed ? s->workspace_bytes : needed,
+        dfg_cuda_dtype_size(s->in_types[0].dtype));
     p->u.conv.dims = dfg_cuda_im2col_dims(g);
     p->u.conv.has_bias = has_bias;
     if (has_bias) {

@@ -47,8 +47,9 @@ dfg_status dfg_cuda_plan_cross_entropy(const dfg_step_args *s,
     return partial_sums(s, c->blocks > 0 ? c->blocks : 1, &c->partials);
 }
 
-/* The im2col chunk is the op's own workspace (its table rule), the rest
- * cuBLAS's; its columns, within one image, are as many as fit. */
+/* The im2col chunk is the op's own workspace (its table rule, or less
+ * where the plan shrank it), the rest cuBLAS's; its columns, within one
+ * image, are as many as fit. */
 dfg_status dfg_cuda_plan_conv_grad(const dfg_step_args *s,
                                    dfg_cuda_step_plan *p)
 {
@@ -64,14 +65,20 @@ dfg_status dfg_cuda_plan_conv_grad(const dfg_step_args *s,
         return dfg_error_prefix(st, "%s", dfg_op_get(s->op)->name);
     int64_t op_bytes = dfg_op_get(s->op)->workspace(
         s->attrs, s->in_types, s->n_inputs, s->out_types, s->n_outputs);
+    int64_t least = dfg_conv_grad_least_workspace_bytes(g);
     int64_t column_bytes = g->k * (int64_t)sizeof(float);
-    if (op_bytes < 0 || s->workspace_bytes < op_bytes ||
-        (op_bytes > 0 && !s->workspace) ||
+    if (op_bytes < 0 || s->workspace_bytes < least ||
+        (least > 0 && !s->workspace) ||
         (!g->direct && op_bytes < column_bytes))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "%s: the step has %lld bytes of workspace, its "
-                         "column chunk needs %lld", dfg_op_get(s->op)->name,
-                         (long long)s->workspace_bytes, (long long)op_bytes);
+                         "column chunk needs at least %lld",
+                         dfg_op_get(s->op)->name,
+                         (long long)s->workspace_bytes, (long long)least);
+    /* A workspace the plan shrank below the rule holds no cuBLAS scratch
+     * (conv_geometry.h). */
+    if (s->workspace_bytes < op_bytes)
+        op_bytes = s->workspace_bytes;
     dfg_cuda_blas_workspace(s->workspace, s->workspace_bytes, op_bytes,
                             &p->blas_workspace, &p->blas_workspace_bytes);
     if (!g->direct)

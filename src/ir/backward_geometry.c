@@ -65,3 +65,22 @@ int64_t dfg_conv_grad_workspace_bytes(const dfg_conv_geometry *g)
     return (g->filters_per_group + g->k) * dfg_conv_grad_chunk(g) *
            (int64_t)sizeof(float);
 }
+
+int64_t dfg_conv_grad_least_workspace_bytes(const dfg_conv_geometry *g)
+{
+    if (g->direct)
+        return 0;
+    /* <= the full workspace: no overflow */
+    int64_t columns = dfg_conv_least_columns(g), chunk = dfg_conv_grad_chunk(g);
+    return (g->filters_per_group + g->k) * (columns < chunk ? columns : chunk) *
+           (int64_t)sizeof(float);
+}
+
+int64_t dfg_conv_grad_chunk_within(const dfg_conv_geometry *g,
+                                   int64_t op_bytes)
+{
+    int64_t column = (g->filters_per_group + g->k) * (int64_t)sizeof(float);
+    int64_t chunk = op_bytes / (column > 0 ? column : 1);
+    int64_t full = dfg_conv_grad_chunk(g);
+    return chunk > full ? full : chunk < 1 ? 1 : chunk;
+}

@@ -42,4 +42,14 @@ int64_t dfg_conv_grad_chunk(const dfg_conv_geometry *g);
  * which this always covers. */
 int64_t dfg_conv_grad_workspace_bytes(const dfg_conv_geometry *g);
 
+/* The least backward workspace the CPU kernels work with (conv_geometry.h):
+ * 0 for a direct conv, else (M/group + k) floats per column of a least
+ * chunk (one output row, at most the full chunk). */
+int64_t dfg_conv_grad_least_workspace_bytes(const dfg_conv_geometry *g);
+
+/* Columns of the chunks that op_bytes of workspace hold (between the
+ * least and the full workspace): 1 to dfg_conv_grad_chunk(g). */
+int64_t dfg_conv_grad_chunk_within(const dfg_conv_geometry *g,
+                                   int64_t op_bytes);
+
 #endif

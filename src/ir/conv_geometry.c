@@ -67,9 +67,14 @@ dfg_status dfg_conv_geometry_make(const dfg_attrs *attrs, const dfg_type *x,
                 g->stride[1] == 1 && g->pad_top == 0 && g->pad_left == 0 &&
                 attrs->pads[2] == 0 && attrs->pads[3] == 0;
     g->depthwise = g->channels_per_group == 1 && g->group > 1;
+    dfg_conv_geometry_fit(g, DFG_CONV_IM2COL_BUDGET_BYTES);
+    return DFG_OK;
+}
+
+void dfg_conv_geometry_fit(dfg_conv_geometry *g, int64_t im2col_bytes)
+{
     int64_t budget_columns =
-        DFG_CONV_IM2COL_BUDGET_BYTES / (int64_t)sizeof(float) /
-        (g->k > 0 ? g->k : 1);
+        im2col_bytes / (int64_t)sizeof(float) / (g->k > 0 ? g->k : 1);
     g->chunk = budget_columns < 1 ? 1 : budget_columns;
     if (g->chunk > g->pixels)
         g->chunk = g->pixels > 0 ? g->pixels : 1;
@@ -79,7 +84,12 @@ dfg_status dfg_conv_geometry_make(const dfg_attrs *attrs, const dfg_type *x,
         g->slots = DFG_CONV_MAX_SLOTS;
     if (g->slots < 1)
         g->slots = 1;
-    return DFG_OK;
+}
+
+int64_t dfg_conv_least_columns(const dfg_conv_geometry *g)
+{
+    return g->out_w < g->pixels ? (g->out_w > 0 ? g->out_w : 1)
+                                : (g->pixels > 0 ? g->pixels : 1);
 }
 
 int64_t dfg_conv_workspace_bytes(const dfg_conv_geometry *g)
@@ -95,4 +105,14 @@ int64_t dfg_conv_forward_workspace_bytes(const dfg_conv_geometry *g)
 {
     /* slots * (bytes of one chunk) <= max(budget, k floats) */
     return g->depthwise ? 0 : g->slots * dfg_conv_workspace_bytes(g);
+}
+
+int64_t dfg_conv_forward_least_workspace_bytes(const dfg_conv_geometry *g)
+{
+    if (g->depthwise || g->direct)
+        return 0;
+    /* <= k * chunk floats: no overflow (dfg_conv_workspace_bytes) */
+    int64_t columns = dfg_conv_least_columns(g);
+    return g->k * (columns < g->chunk ? columns : g->chunk) *
+           (int64_t)sizeof(float);
 }

@@ -17,7 +17,15 @@
  * none either: its im2col GEMM would have a single output row per group,
  * which runs at a small fraction of a direct stencil's speed, so the
  * forward kernels compute each output plane directly from its one input
- * plane (dfg_conv_forward_workspace_bytes). */
+ * plane (dfg_conv_forward_workspace_bytes).
+ *
+ * Any workspace from the least (one output row's im2col columns, or one
+ * chunk if that is smaller) up to the full one works: the kernels refit
+ * the chunks to the bytes the plan gave the step (dfg_conv_geometry_fit),
+ * and the planner gives a conv at the arena's peak only what fits under
+ * it (passes/workspace_fit.c). A step's workspace beyond the op's full
+ * bytes is a backend library's scratch, planned only with the full ones,
+ * so the op's part of a step's workspace is min(planned, full). */
 #ifndef DFG_CONV_GEOMETRY_H
 #define DFG_CONV_GEOMETRY_H
 
@@ -67,6 +75,13 @@ dfg_status dfg_conv_geometry_make(const dfg_attrs *attrs, const dfg_type *x,
                                   const dfg_type *w, const dfg_type *y,
                                   dfg_conv_geometry *g);
 
+/* Refits chunk and slots to an im2col scratch of im2col_bytes (f32), as
+ * dfg_conv_geometry_make does to DFG_CONV_IM2COL_BUDGET_BYTES. */
+void dfg_conv_geometry_fit(dfg_conv_geometry *g, int64_t im2col_bytes);
+
+/* Output pixels of the least chunk: one output row (>= 1). */
+int64_t dfg_conv_least_columns(const dfg_conv_geometry *g);
+
 /* Bytes of the im2col chunk buffer: 0 for a direct conv, else
  * k * chunk * sizeof(float). */
 int64_t dfg_conv_workspace_bytes(const dfg_conv_geometry *g);
@@ -75,5 +90,10 @@ int64_t dfg_conv_workspace_bytes(const dfg_conv_geometry *g);
  * a depthwise conv, which runs as a direct stencil, else `slots` im2col
  * chunks (a backend may use just the first). */
 int64_t dfg_conv_forward_workspace_bytes(const dfg_conv_geometry *g);
+
+/* The least forward workspace the kernels work with: 0 where the full one
+ * is 0, else one least chunk (k * dfg_conv_least_columns floats, at most
+ * the full chunk); g as dfg_conv_geometry_make made it. */
+int64_t dfg_conv_forward_least_workspace_bytes(const dfg_conv_geometry *g);
 
 #endif

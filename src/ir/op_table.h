@@ -75,6 +75,14 @@ int dfg_op_writes_inputs(dfg_op op);
 int64_t dfg_step_workspace_bytes(dfg_op op, int64_t op_bytes,
                                  int64_t blas_bytes);
 
+/* The least workspace op's kernels work with, given these operands: below
+ * the op's workspace rule for conv2d and its gradients, whose kernels
+ * chunk their im2col to whatever the plan gave them (conv_geometry.h);
+ * the rule itself for every other op; -1 where the rule is. */
+int64_t dfg_op_least_workspace(dfg_op op, const dfg_attrs *attrs,
+                               const dfg_type *in, int32_t n_in,
+                               const dfg_type *out, int32_t n_out);
+
 /* Table row of a valid op; NULL for an out-of-range value. */
 const dfg_op_info *dfg_op_get(dfg_op op);
 /* Looks an op up by dfg name; returns 0 and sets *out, or -1. */

@@ -1,6 +1,6 @@
 /* Workspace rules of the op table: the bytes of per-step scratch an op
  * needs, planned as a tensor living for that one step. */
-#include "conv_geometry.h"
+#include "backward_geometry.h"
 #include "math/partial_sums.h"
 #include "op_table.h"
 
@@ -48,4 +48,37 @@ int64_t dfg_workspace_partial_sums(const dfg_attrs *attrs, const dfg_type *in,
         return -1;
     return dfg_partial_sum_blocks(dfg_type_numel(&in[0])) *
            (int64_t)sizeof(float);
+}
+
+/* The forward conv of a conv2d or conv2d gradient step: 0 and *g, or -1
+ * when the operands do not describe one. */
+static int conv_of_step(dfg_op op, const dfg_attrs *attrs, const dfg_type *in,
+                        int32_t n_in, const dfg_type *out, int32_t n_out,
+                        dfg_conv_geometry *g)
+{
+    if (n_in < 2 || n_out < 1)
+        return -1;
+    dfg_status st = DFG_ERR_INVALID_ARGUMENT;
+    if (op == DFG_OP_CONV2D)
+        st = dfg_conv_geometry_make(attrs, &in[0], &in[1], &out[0], g);
+    else if (op == DFG_OP_CONV2D_GRAD_INPUT)
+        st = dfg_conv_grad_geometry(attrs, &out[0], &in[1], &in[0], g);
+    else if (op == DFG_OP_CONV2D_GRAD_WEIGHT)
+        st = dfg_conv_grad_geometry(attrs, &in[1], &out[0], &in[0], g);
+    return st == DFG_OK ? 0 : -1;
+}
+
+int64_t dfg_op_least_workspace(dfg_op op, const dfg_attrs *attrs,
+                               const dfg_type *in, int32_t n_in,
+                               const dfg_type *out, int32_t n_out)
+{
+    const dfg_op_info *info = dfg_op_get(op);
+    if (!info || !info->workspace)
+        return 0;
+    int64_t full = info->workspace(attrs, in, n_in, out, n_out);
+    dfg_conv_geometry g;
+    if (full <= 0 || conv_of_step(op, attrs, in, n_in, out, n_out, &g) != 0)
+        return full;
+    return op == DFG_OP_CONV2D ? dfg_conv_forward_least_workspace_bytes(&g)
+                               : dfg_conv_grad_least_workspace_bytes(&g);
 }

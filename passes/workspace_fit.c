@@ -1,0 +1,124 @@
+/* Placing the buffers with each conv's workspace fitted under the peak.
+ *
+ * A conv's full im2col workspace (up to 1 MiB, conv_geometry.h) can be
+ * what sets the peak: mnasnet1_0's first conv keeps 1 MiB alive at step
+ * 0, where its input and output already are. Its kernels work with any
+ * workspace from a least one (one output row) up, so in an inference
+ * program liveness gives every conv step its least workspace
+ * (dfg_node_costs_fit_convs): the orders are scored and the lower bound
+ * found with those. Then each workspace grows, up to its full size, into
+ * the room its step has under that bound (the bound less the bytes live
+ * at the step), and the planner places the result. A workspace lives for
+ * its one step, so each grows alone: no iteration, the bound does not
+ * move, a conv away from the peak keeps its full workspace and one at the
+ * peak gets what is left there, never less than its least. Should the
+ * grown workspaces leave the planner an arena above the bound where the
+ * least ones do not, the least ones are kept: memory first.
+ *
+ * Training programs keep every full workspace: a workspace's size changes
+ * the order of the sums of a conv's chunks in the last bits, and a
+ * training step must compute the same with or without a memory budget or
+ * data parallelism (passes/remat.c plans on full workspaces too). */
+#include "pass.h"
+
+#include <string.h>
+#include "error.h"
+#include "memory.h"
+
+static dfg_status plan(dfg_planner planner, dfg_buffer *buffers, int32_t n,
+                       int64_t alignment, int64_t *arena_bytes,
+                       dfg_planner *winner)
+{
+    *winner = planner;
+    if (planner == DFG_PLANNER_SMALLEST)
+        return dfg_plan_smallest(buffers, n, alignment, arena_bytes, winner);
+    return dfg_plan_buffers(planner, buffers, n, alignment, arena_bytes);
+}
+
+/* live[step] = the aligned bytes of the buffers live at each of `steps`
+ * steps; the largest of them (the lower bound) returned. */
+static int64_t live_bytes(const dfg_buffer *buffers, int32_t n,
+                          int64_t alignment, int32_t steps, int64_t *live)
+{
+    for (int32_t i = 0; i < n; i++) {
+        int64_t bytes = dfg_align_up(buffers[i].size, alignment);
+        live[buffers[i].first_step] += bytes;
+        live[buffers[i].last_step + 1] -= bytes;
+    }
+    int64_t bound = 0;
+    for (int32_t step = 0; step < steps; step++) {
+        if (step > 0)
+            live[step] += live[step - 1];
+        if (live[step] > bound)
+            bound = live[step];
+    }
+    return bound;
+}
+
+/* Grows each step's workspace buffer, up to the full size its node's
+ * costs give, as far as the lower bound allows; *bound receives it, and
+ * *grown whether any buffer grew. */
+static dfg_status grow_workspaces(const dfg_schedule *s,
+                                  const dfg_node_costs *costs,
+                                  int64_t alignment,
+                                  const dfg_allocator *allocator,
+                                  dfg_liveness *l, int64_t *bound, int *grown)
+{
+    int32_t n = l->n_buffers, steps = s->n_steps;
+    for (int32_t i = 0; i < n; i++)
+        if (l->buffers[i].last_step >= steps)
+            steps = l->buffers[i].last_step + 1;
+    int64_t *live = dfg_calloc(allocator, (size_t)steps + 1, sizeof *live);
+    if (!live)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "workspace fit: out of memory");
+    *bound = live_bytes(l->buffers, n, alignment, steps, live);
+    *grown = 0;
+    for (int32_t step = 0; step < s->n_steps; step++) {
+        int32_t b = l->step_workspace[step];
+        int64_t full = costs->workspace[s->step_node[step]];
+        if (b < 0 || l->buffers[b].size >= full)
+            continue;
+        /* What the step holds besides this workspace, under the bound. */
+        int64_t room = *bound - live[step] +
+                       dfg_align_up(l->buffers[b].size, alignment);
+        int64_t bytes = full < room ? full : room;
+        if (bytes > l->buffers[b].size) {
+            l->buffers[b].size = bytes;
+            *grown = 1;
+        }
+    }
+    dfg_free(allocator, live);
+    return DFG_OK;
+}
+
+dfg_status dfg_plan_fitting_workspaces(dfg_planner planner,
+                                       const dfg_schedule *s,
+                                       const dfg_node_costs *costs,
+                                       int64_t alignment,
+                                       const dfg_allocator *allocator,
+                                       dfg_liveness *l, int64_t *arena_bytes,
+                                       dfg_planner *winner)
+{
+    int32_t n = l->n_buffers;
+    dfg_buffer *least = dfg_calloc(allocator, (size_t)n + 1, sizeof *least);
+    if (!least)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "workspace fit: out of memory");
+    memcpy(least, l->buffers, (size_t)n * sizeof *least);
+    int64_t bound = 0, least_arena = 0;
+    int grown = 0;
+    dfg_planner least_winner = planner;
+    dfg_status st = grow_workspaces(s, costs, alignment, allocator, l, &bound,
+                                    &grown);
+    if (st == DFG_OK)
+        st = plan(planner, l->buffers, n, alignment, arena_bytes, winner);
+    int retry = st == DFG_OK && grown && *arena_bytes > bound;
+    if (retry)
+        st = plan(planner, least, n, alignment, &least_arena, &least_winner);
+    if (retry && st == DFG_OK && least_arena < *arena_bytes) {
+        memcpy(l->buffers, least, (size_t)n * sizeof *least);
+        *arena_bytes = least_arena;
+        *winner = least_winner;
+    }
+    dfg_free(allocator, least);
+    return st;
+}
