@@ -5,6 +5,9 @@
  *                                2 ranks has the weights of one process
  *                                trained on the same global batches (as 2
  *                                accumulated micro-batches), within 1e-5
+ *   test_data_parallel equal M.onnx  the same for an ONNX classifier with
+ *                                input [2, 3, 32, 32] and 10 classes
+ *                                (resnet18: tests/data_parallel_onnx.sh)
  *   test_data_parallel mismatch  a rank with another program is refused
  *   test_data_parallel kill      rank 1 dies mid-run; rank 0's run fails
  *                                within 30 s naming rank 1
@@ -19,11 +22,17 @@
 #include "dfg/mpi.h"
 #include "program.h"
 
-#define BATCH 32
 #define STEPS 4
-#define PIXELS 64
+#define CLASSES 10
 
 static int rank, ranks;
+
+/* The model: the bundled cnn, or an ONNX classifier (onnx != NULL). */
+static struct {
+    const char *onnx;
+    int batch;  /* rows per micro-batch: each rank's share */
+    int pixels; /* floats per row */
+} model = {NULL, 32, 64};
 
 static int fail(const char *what)
 {
@@ -35,14 +44,25 @@ static int fail(const char *what)
 static void global_batch(int step, float *pixels, int64_t *labels, int rows)
 {
     uint64_t state = 0x9e3779b97f4a7c15ull * (uint64_t)(step + 1);
-    for (int i = 0; i < rows * PIXELS; i++) {
+    for (int i = 0; i < rows * model.pixels; i++) {
         state = state * 6364136223846793005ull + 1442695040888963407ull;
         pixels[i] = (float)(state >> 40) / (float)(1 << 24);
     }
     for (int i = 0; i < rows; i++) {
         state = state * 6364136223846793005ull + 1442695040888963407ull;
-        labels[i] = (int64_t)((state >> 33) % 10);
+        labels[i] = (int64_t)((state >> 33) % CLASSES);
     }
+}
+
+static dfg_status build(dfg_graph **g)
+{
+    if (!model.onnx)
+        return dfg_model_build_training("cnn", NULL, g);
+    int64_t classes = CLASSES;
+    dfg_status st = dfg_onnx_import_file(model.onnx, NULL, NULL, g);
+    return st == DFG_OK ? dfg_graph_add_loss(*g, DFG_LOSS_CROSS_ENTROPY,
+                                             &classes)
+                        : st;
 }
 
 static dfg_status compile(int data_parallel, int accumulate, float lr,
@@ -59,26 +79,27 @@ static dfg_status compile(int data_parallel, int accumulate, float lr,
     dfg_compile_options o;
     dfg_compile_options_init(&o);
     o.training = &t;
-    dfg_status st = dfg_model_build_training("cnn", NULL, &g);
+    dfg_status st = build(&g);
     if (st == DFG_OK)
         st = dfg_compile(g, &o, out);
     dfg_graph_destroy(g);
     return st;
 }
 
-/* Runs the session on rows [first, first + BATCH) of each global batch. */
+/* Runs the session on rows [first, first + batch) of each global batch. */
 static dfg_status train(dfg_session *s, int first, int steps, int global_rows,
                         int micro_batches)
 {
-    float *pixels = malloc((size_t)global_rows * PIXELS * sizeof *pixels);
+    float *pixels = malloc((size_t)global_rows * model.pixels * sizeof *pixels);
     int64_t *labels = malloc((size_t)global_rows * sizeof *labels);
     float loss, norms[256];
     dfg_status st = pixels && labels ? DFG_OK : DFG_ERR_OUT_OF_MEMORY;
     for (int step = 0; step < steps && st == DFG_OK; step++) {
         global_batch(step, pixels, labels, global_rows);
         for (int m = 0; m < micro_batches && st == DFG_OK; m++) {
-            int row = first + m * BATCH;
-            const void *in[2] = {pixels + (size_t)row * PIXELS, labels + row};
+            int row = first + m * model.batch;
+            const void *in[2] = {pixels + (size_t)row * model.pixels,
+                                 labels + row};
             void *out[2] = {&loss, norms};
             st = dfg_session_run(s, in, out);
         }
@@ -163,7 +184,7 @@ static int compare_weights(const dfg_program *pa, dfg_session *a,
 
 static int run_equal(dfg_session *s, const dfg_program *p)
 {
-    if (train(s, rank * BATCH, STEPS, ranks * BATCH, 1) != DFG_OK)
+    if (train(s, rank * model.batch, STEPS, ranks * model.batch, 1) != DFG_OK)
         return fail("data-parallel training");
     if (rank != 0)
         return 0;
@@ -174,7 +195,7 @@ static int run_equal(dfg_session *s, const dfg_program *p)
     if (compile(0, ranks, 0.05f, &ref) == DFG_OK &&
         dfg_backend_find("cpu", &cpu) == DFG_OK &&
         dfg_session_create(ref, cpu, NULL, &rs) == DFG_OK &&
-        train(rs, 0, STEPS, ranks * BATCH, ranks) == DFG_OK)
+        train(rs, 0, STEPS, ranks * model.batch, ranks) == DFG_OK)
         result = compare_weights(p, s, ref, rs);
     else
         fail("single-process reference");
@@ -186,12 +207,12 @@ static int run_equal(dfg_session *s, const dfg_program *p)
 static int run_kill(dfg_session *s)
 {
     if (rank == 1) {
-        if (train(s, BATCH, 2, ranks * BATCH, 1) != DFG_OK)
+        if (train(s, model.batch, 2, ranks * model.batch, 1) != DFG_OK)
             return fail("steps before the kill");
         raise(SIGKILL);
     }
     double t0 = MPI_Wtime();
-    dfg_status st = train(s, rank * BATCH, 1000, ranks * BATCH, 1);
+    dfg_status st = train(s, rank * model.batch, 1000, ranks * model.batch, 1);
     double seconds = MPI_Wtime() - t0;
     if (rank != 0)
         return 0;
@@ -209,6 +230,11 @@ static int run_kill(dfg_session *s)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "equal";
+    if (argc > 2) {
+        model.onnx = argv[2];
+        model.batch = 2;
+        model.pixels = 3 * 32 * 32;
+    }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
@@ -221,7 +247,7 @@ int main(int argc, char **argv)
     if (compile(1, 1, mismatch && rank == 1 ? 0.04f : 0.05f, &p) != DFG_OK ||
         dfg_backend_find("cpu", &cpu) != DFG_OK ||
         dfg_session_create(p, cpu, NULL, &s) != DFG_OK)
-        result = fail("compiling the cnn");
+        result = fail("compiling the model");
     else if (dfg_data_parallel_create(s, p, MPI_COMM_WORLD, NULL, &dp) !=
              DFG_OK) {
         result = !(mismatch && strstr(dfg_last_error(), "rank 1 runs a "
