@@ -523,10 +523,12 @@ static void test_inference_programs(void **state)
 }
 
 /* Every op the CPU backend has a kernel for has a CUDA plan, but the
- * training-mode batch norm ops (CPU only, docs/training.md). */
+ * training-mode batch norm ops (CPU only, docs/training.md) and the
+ * sharded optimizer's (CPU only, docs/data-parallel.md). */
 static int cpu_only(dfg_op op)
 {
-    return op == DFG_OP_BATCH_NORM_TRAIN || op == DFG_OP_BATCH_NORM_TRAIN_GRAD;
+    return op == DFG_OP_BATCH_NORM_TRAIN || op == DFG_OP_BATCH_NORM_TRAIN_GRAD ||
+           op == DFG_OP_SHARD_WEIGHTS || op == DFG_OP_ALL_GATHER_WEIGHTS;
 }
 
 static void test_op_coverage(void **state)

@@ -8,6 +8,10 @@
  *   test_data_parallel equal M.onnx  the same for an ONNX classifier with
  *                                input [2, 3, 32, 32] and 10 classes
  *                                (resnet18: tests/data_parallel_onnx.sh)
+ *   test_data_parallel shard [M.onnx]  the same with Adam and the
+ *                                optimizer sharded over the ranks (ZeRO-1),
+ *                                whose optimizer state per rank is about
+ *                                1/ranks of the single process's
  *   test_data_parallel mismatch  a rank with another program is refused
  *   test_data_parallel kill      rank 1 dies mid-run; rank 0's run fails
  *                                within 30 s naming rank 1
@@ -26,6 +30,7 @@
 #define CLASSES 10
 
 static int rank, ranks;
+static int shard; /* shard mode: Adam, its state sharded over the ranks */
 
 /* The model: the bundled cnn, or an ONNX classifier (onnx != NULL). */
 static struct {
@@ -72,9 +77,11 @@ static dfg_status compile(int data_parallel, int accumulate, float lr,
     dfg_training_options t;
     dfg_training_options_init(&t);
     t.loss = "loss";
-    t.learning_rate = lr;
+    t.learning_rate = shard ? lr / 5 : lr;
     t.accumulate = accumulate;
     t.data_parallel = data_parallel;
+    t.optimizer = shard ? DFG_OPTIMIZER_ADAM : DFG_OPTIMIZER_SGD;
+    t.shard_optimizer = data_parallel && shard ? ranks : 0;
     t.bucket_bytes = 16 << 10; /* several buckets */
     dfg_compile_options o;
     dfg_compile_options_init(&o);
@@ -176,10 +183,37 @@ static int compare_weights(const dfg_program *pa, dfg_session *a,
         }
         compared++;
     }
-    printf("PASS equal: %d weights (%d trained) after %d steps on %d ranks, "
-           "worst relative difference %.3g\n", compared, trained, STEPS,
+    printf("PASS %s: %d weights (%d trained) after %d steps on %d ranks, "
+           "worst relative difference %.3g\n", shard ? "shard" : "equal",
+           compared, trained, STEPS,
            ranks, worst);
     return trained > 0 ? 0 : 1;
+}
+
+static int64_t optimizer_state_bytes(const dfg_program *p)
+{
+    int64_t bytes = 0;
+    for (int32_t i = 0; i < p->n_tensors; i++)
+        if (p->tensors[i].kind == DFG_TENSOR_OPTIMIZER_STATE)
+            bytes += p->tensors[i].bytes;
+    return bytes;
+}
+
+/* Sharded: each rank's optimizer state is about 1/ranks of one process's
+ * (the shards round up to the alignment; the step counter is whole). */
+static int check_state_bytes(const dfg_program *sharded,
+                             const dfg_program *whole)
+{
+    int64_t mine = optimizer_state_bytes(sharded);
+    int64_t all = optimizer_state_bytes(whole);
+    printf("%s optimizer state: %lld bytes per rank, %lld in one process\n",
+           shard ? "sharded" : "unsharded", (long long)mine, (long long)all);
+    if (shard && (double)mine * ranks > 1.05 * (double)all) {
+        fprintf(stderr, "FAIL: the sharded state is not 1/%d of the whole\n",
+                ranks);
+        return 1;
+    }
+    return 0;
 }
 
 static int run_equal(dfg_session *s, const dfg_program *p)
@@ -196,7 +230,7 @@ static int run_equal(dfg_session *s, const dfg_program *p)
         dfg_backend_find("cpu", &cpu) == DFG_OK &&
         dfg_session_create(ref, cpu, NULL, &rs) == DFG_OK &&
         train(rs, 0, STEPS, ranks * model.batch, ranks) == DFG_OK)
-        result = compare_weights(p, s, ref, rs);
+        result = compare_weights(p, s, ref, rs) || check_state_bytes(p, ref);
     else
         fail("single-process reference");
     dfg_session_destroy(rs);
@@ -239,6 +273,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     int mismatch = strcmp(mode, "mismatch") == 0;
+    shard = strcmp(mode, "shard") == 0 ? ranks : 0;
     dfg_program *p = NULL;
     dfg_session *s = NULL;
     dfg_data_parallel *dp = NULL;

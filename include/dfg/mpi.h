@@ -53,6 +53,9 @@ typedef struct dfg_data_parallel_stats {
     int64_t all_reduces;    /* buckets started */
     int64_t bytes;          /* bytes all-reduced (each rank's share) */
     double wait_seconds;    /* time spent blocked in waits */
+    /* With a sharded optimizer: time spent in the weight all-gathers
+     * (blocking), whose bytes `bytes` counts too. */
+    double gather_seconds;
 } dfg_data_parallel_stats;
 
 void dfg_data_parallel_get_stats(const dfg_data_parallel *dp,

@@ -41,20 +41,32 @@ static dfg_status fault(dfg_data_parallel *dp, dfg_status st)
     return st;
 }
 
-static dfg_status start(void *context, int32_t bucket, float *data,
-                        int64_t count, void *queue)
+/* The request slot of `bucket` for `count` floats on the CPU, or an
+ * error. */
+static dfg_status slot(dfg_data_parallel *dp, int32_t bucket, int64_t count,
+                       void *queue, bucket_request **out)
 {
-    dfg_data_parallel *dp = context;
     if (queue)
         return dfg_error(DFG_ERR_UNSUPPORTED,
                          "data-parallel over MPI runs on the CPU backend; "
                          "device memory needs NCCL");
-    if (bucket < 0 || bucket >= dp->n_buckets || count > INT32_MAX)
+    if (bucket < 0 || bucket >= dp->n_buckets || count > INT32_MAX / 2)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "data-parallel: bucket %d of %lld floats (the "
                          "program has %d buckets)", (int)bucket,
                          (long long)count, (int)dp->n_buckets);
-    bucket_request *b = &dp->buckets[bucket];
+    *out = &dp->buckets[bucket];
+    return DFG_OK;
+}
+
+static dfg_status start(void *context, int32_t bucket, float *data,
+                        int64_t count, void *queue)
+{
+    dfg_data_parallel *dp = context;
+    bucket_request *b = NULL;
+    dfg_status st = slot(dp, bucket, count, queue, &b);
+    if (st != DFG_OK)
+        return st;
     b->data = data;
     b->count = count;
     int code = MPI_Iallreduce(MPI_IN_PLACE, data, (int)count, MPI_FLOAT,
@@ -64,6 +76,53 @@ static dfg_status start(void *context, int32_t bucket, float *data,
     dp->stats.all_reduces++;
     dp->stats.bytes += count * (int64_t)sizeof(float);
     return DFG_OK;
+}
+
+/* The sharded optimizer's gradients: rank r's sum of floats [r * shard,
+ * (r + 1) * shard) lands at data[0, shard) (MPI_IN_PLACE). */
+static dfg_status reduce_scatter_start(void *context, int32_t bucket,
+                                       float *data, int64_t shard, void *queue)
+{
+    dfg_data_parallel *dp = context;
+    bucket_request *b = NULL;
+    dfg_status st = slot(dp, bucket, shard * dp->watchdog.size, queue, &b);
+    if (st != DFG_OK)
+        return st;
+    b->data = data;
+    b->count = shard;
+    int code = MPI_Ireduce_scatter_block(MPI_IN_PLACE, data, (int)shard,
+                                         MPI_FLOAT, MPI_SUM, dp->data,
+                                         &b->request);
+    if (code != MPI_SUCCESS)
+        return fault(dp, dfg_mpi_error(code, "starting a bucket's "
+                                             "reduce-scatter"));
+    dp->stats.all_reduces++;
+    dp->stats.bytes += shard * dp->watchdog.size * (int64_t)sizeof(float);
+    return DFG_OK;
+}
+
+/* The sharded optimizer's updated weights: every rank's shard to all. */
+static dfg_status all_gather(void *context, int32_t bucket, float *data,
+                             int64_t shard, void *queue)
+{
+    dfg_data_parallel *dp = context;
+    bucket_request *b = NULL;
+    dfg_status st = slot(dp, bucket, shard * dp->watchdog.size, queue, &b);
+    if (st != DFG_OK)
+        return st;
+    MPI_Request request;
+    int code = MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data,
+                              (int)shard, MPI_FLOAT, dp->data, &request);
+    if (code != MPI_SUCCESS)
+        return fault(dp, dfg_mpi_error(code, "gathering a bucket's weights"));
+    char what[64];
+    snprintf(what, sizeof what, "the weight all-gather of bucket %d",
+             (int)bucket);
+    double t0 = MPI_Wtime();
+    st = dfg_watchdog_wait(&dp->watchdog, &request, what);
+    dp->stats.gather_seconds += MPI_Wtime() - t0;
+    dp->stats.bytes += shard * dp->watchdog.size * (int64_t)sizeof(float);
+    return fault(dp, st);
 }
 
 static dfg_status wait(void *context, int32_t bucket, void *queue)
@@ -109,6 +168,21 @@ static dfg_status broadcast_weights(dfg_data_parallel *dp)
     return st;
 }
 
+/* A program with a sharded optimizer must be compiled for these ranks. */
+static dfg_status check_shards(const dfg_program *program, int ranks)
+{
+    for (int32_t i = 0; i < program->n_steps; i++) {
+        const dfg_program_step *s = &program->steps[i];
+        if (s->op == DFG_OP_ALL_REDUCE_START && s->attrs.group > 1 &&
+            s->attrs.group != ranks)
+            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                             "data-parallel: the program shards its optimizer "
+                             "over %d ranks (step '%s'), but %d ranks run it",
+                             (int)s->attrs.group, s->name, ranks);
+    }
+    return DFG_OK;
+}
+
 dfg_status dfg_data_parallel_create(dfg_session *session,
                                     const dfg_program *program, MPI_Comm comm,
                                     const dfg_data_parallel_options *options,
@@ -147,7 +221,15 @@ dfg_status dfg_data_parallel_create(dfg_session *session,
         st = dfg_mpi_check_same_program(&dp->watchdog, dp->data, program);
     if (st == DFG_OK)
         st = broadcast_weights(dp);
-    dfg_collective c = {dp, start, wait};
+    dfg_collective c = {.context = dp,
+                        .all_reduce_start = start,
+                        .all_reduce_wait = wait,
+                        .rank = dp->watchdog.rank,
+                        .ranks = dp->watchdog.size,
+                        .reduce_scatter_start = reduce_scatter_start,
+                        .all_gather = all_gather};
+    if (st == DFG_OK)
+        st = check_shards(program, dp->watchdog.size);
     if (st == DFG_OK)
         st = dfg_session_set_collective(session, &c);
     if (st != DFG_OK) {
@@ -221,5 +303,5 @@ void dfg_data_parallel_get_stats(const dfg_data_parallel *dp,
                                  dfg_data_parallel_stats *out)
 {
     if (out)
-        *out = dp ? dp->stats : (dfg_data_parallel_stats){0, 0, 0.0};
+        *out = dp ? dp->stats : (dfg_data_parallel_stats){0};
 }
