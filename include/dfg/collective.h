@@ -51,6 +51,10 @@ typedef struct dfg_collective {
      * (r + 1) * shard) of its own `data`, and returns when done. */
     dfg_status (*all_gather)(void *context, int32_t bucket, float *data,
                              int64_t shard, void *queue);
+    /* Optional: called by the CPU backend after each step, so that the
+     * communication in flight advances while the rest of backward runs
+     * (MPI progresses non-blocking collectives only inside MPI calls). */
+    void (*progress)(void *context);
 } dfg_collective;
 
 /* Makes session's all-reduce steps call *collective (copied; its context

@@ -62,8 +62,9 @@ void dfg_data_parallel_get_stats(const dfg_data_parallel *dp,
                                  dfg_data_parallel_stats *out);
 
 /* For benchmarks: the seconds one step's all-reduces take when nothing
- * overlaps them: the buckets of the last run, each all-reduced (blocking,
- * on scratch memory) `repeats` times; the mean per step. Collective over
+ * overlaps them: the buckets of the last run, each all-reduced (or, with
+ * a sharded optimizer, reduce-scattered; blocking, on scratch memory)
+ * `repeats` times; the mean per step. Collective over
  * the ranks; call it after at least one run. */
 dfg_status dfg_data_parallel_time_blocking(dfg_data_parallel *dp,
                                            int32_t repeats, double *seconds);

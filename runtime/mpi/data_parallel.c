@@ -13,7 +13,9 @@
 #include "watchdog.h"
 
 typedef struct bucket_request {
-    MPI_Request request;
+    MPI_Request request;    /* MPI_REQUEST_NULL once complete */
+    int in_flight;          /* started, not yet waited for */
+    int sharded;            /* reduce-scattered: count is the shard's */
     float *data;
     int64_t count;
 } bucket_request;
@@ -71,6 +73,7 @@ static dfg_status start(void *context, int32_t bucket, float *data,
     b->count = count;
     int code = MPI_Iallreduce(MPI_IN_PLACE, data, (int)count, MPI_FLOAT,
                               MPI_SUM, dp->data, &b->request);
+    b->in_flight = code == MPI_SUCCESS;
     if (code != MPI_SUCCESS)
         return fault(dp, dfg_mpi_error(code, "starting a bucket's all-reduce"));
     dp->stats.all_reduces++;
@@ -90,9 +93,11 @@ static dfg_status reduce_scatter_start(void *context, int32_t bucket,
         return st;
     b->data = data;
     b->count = shard;
+    b->sharded = 1;
     int code = MPI_Ireduce_scatter_block(MPI_IN_PLACE, data, (int)shard,
                                          MPI_FLOAT, MPI_SUM, dp->data,
                                          &b->request);
+    b->in_flight = code == MPI_SUCCESS;
     if (code != MPI_SUCCESS)
         return fault(dp, dfg_mpi_error(code, "starting a bucket's "
                                              "reduce-scatter"));
@@ -129,8 +134,7 @@ static dfg_status wait(void *context, int32_t bucket, void *queue)
 {
     (void)queue; /* start refused a queue */
     dfg_data_parallel *dp = context;
-    if (bucket < 0 || bucket >= dp->n_buckets ||
-        dp->buckets[bucket].request == MPI_REQUEST_NULL)
+    if (bucket < 0 || bucket >= dp->n_buckets || !dp->buckets[bucket].in_flight)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "data-parallel: wait for bucket %d, not started",
                          (int)bucket);
@@ -140,12 +144,28 @@ static dfg_status wait(void *context, int32_t bucket, void *queue)
     double t0 = MPI_Wtime();
     dfg_status st = dfg_watchdog_wait(&dp->watchdog, &b->request, what);
     dp->stats.wait_seconds += MPI_Wtime() - t0;
+    b->in_flight = 0;
     if (st != DFG_OK)
         return fault(dp, st);
     float scale = 1.0f / (float)dp->watchdog.size;
     for (int64_t i = 0; i < b->count; i++)
         b->data[i] *= scale;
     return DFG_OK;
+}
+
+/* Between steps: one MPI_Test per bucket in flight advances its
+ * all-reduce (Open MPI's non-blocking collectives move only inside MPI
+ * calls), so that it overlaps the rest of backward. An error here is
+ * left to the bucket's wait, which reports it. */
+static void progress(void *context)
+{
+    dfg_data_parallel *dp = context;
+    for (int32_t i = 0; i < dp->n_buckets; i++) {
+        bucket_request *b = &dp->buckets[i];
+        int done = 0;
+        if (b->in_flight && b->request != MPI_REQUEST_NULL)
+            MPI_Test(&b->request, &done, MPI_STATUS_IGNORE);
+    }
 }
 
 /* Rank 0's weights region (weights, optimizer state, counters) to all. */
@@ -227,7 +247,8 @@ dfg_status dfg_data_parallel_create(dfg_session *session,
                         .rank = dp->watchdog.rank,
                         .ranks = dp->watchdog.size,
                         .reduce_scatter_start = reduce_scatter_start,
-                        .all_gather = all_gather};
+                        .all_gather = all_gather,
+                        .progress = progress};
     if (st == DFG_OK)
         st = check_shards(program, dp->watchdog.size);
     if (st == DFG_OK)
@@ -277,10 +298,12 @@ dfg_status dfg_data_parallel_time_blocking(dfg_data_parallel *dp,
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "dfg_data_parallel_time_blocking: dp, seconds and "
                          "repeats >= 1 are needed");
-    int64_t most = 0;
-    for (int32_t b = 0; b < dp->n_buckets; b++)
-        if (dp->buckets[b].count > most)
-            most = dp->buckets[b].count;
+    int64_t most = 0, size = dp->watchdog.size;
+    for (int32_t b = 0; b < dp->n_buckets; b++) {
+        const bucket_request *r = &dp->buckets[b];
+        if (r->count * (r->sharded ? size : 1) > most)
+            most = r->count * (r->sharded ? size : 1);
+    }
     float *scratch = calloc((size_t)most + 1, sizeof *scratch);
     if (!scratch)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "data-parallel: %lld floats",
@@ -289,9 +312,13 @@ dfg_status dfg_data_parallel_time_blocking(dfg_data_parallel *dp,
     double t0 = MPI_Wtime();
     for (int32_t r = 0; r < repeats && code == MPI_SUCCESS; r++)
         for (int32_t b = 0; b < dp->n_buckets && code == MPI_SUCCESS; b++)
-            code = MPI_Allreduce(MPI_IN_PLACE, scratch,
-                                 (int)dp->buckets[b].count, MPI_FLOAT, MPI_SUM,
-                                 dp->data);
+            code = dp->buckets[b].sharded
+                       ? MPI_Reduce_scatter_block(MPI_IN_PLACE, scratch,
+                                                  (int)dp->buckets[b].count,
+                                                  MPI_FLOAT, MPI_SUM, dp->data)
+                       : MPI_Allreduce(MPI_IN_PLACE, scratch,
+                                       (int)dp->buckets[b].count, MPI_FLOAT,
+                                       MPI_SUM, dp->data);
     *seconds = (MPI_Wtime() - t0) / repeats;
     free(scratch);
     return code == MPI_SUCCESS
