@@ -28,6 +28,10 @@ typedef struct dfg_data_parallel_options {
     /* A wait longer than this is a fault: the error names the ranks that
      * do not answer (20 s; the whole report comes within 30 s). */
     double timeout_seconds;
+    /* 1 (the default): test the all-reduces in flight after every step,
+     * which is what makes them progress behind the rest of backward; 0
+     * leaves them to the waits (for measuring what the overlap hides). */
+    int32_t progress_between_steps;
 } dfg_data_parallel_options;
 
 void dfg_data_parallel_options_init(dfg_data_parallel_options *options);

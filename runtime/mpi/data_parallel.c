@@ -32,8 +32,10 @@ struct dfg_data_parallel {
 
 void dfg_data_parallel_options_init(dfg_data_parallel_options *o)
 {
-    if (o)
+    if (o) {
         o->timeout_seconds = 20.0;
+        o->progress_between_steps = 1;
+    }
 }
 
 static dfg_status fault(dfg_data_parallel *dp, dfg_status st)
@@ -248,7 +250,8 @@ dfg_status dfg_data_parallel_create(dfg_session *session,
                         .ranks = dp->watchdog.size,
                         .reduce_scatter_start = reduce_scatter_start,
                         .all_gather = all_gather,
-                        .progress = progress};
+                        .progress = options->progress_between_steps ? progress
+                                                                    : NULL};
     if (st == DFG_OK)
         st = check_shards(program, dp->watchdog.size);
     if (st == DFG_OK)
