@@ -24,16 +24,21 @@ dfg_status dfg_cpu_check_shard_ranks(const dfg_kernel_args *args)
 }
 
 /* Zeros the bytes of the bucket that no gradient holds (the gaps the
- * alignment leaves and the end), which a shard's update reads. */
+ * alignment leaves and the end), which a shard's update reads. The plan
+ * verifier checks that the gradients lie in the bucket in order; a
+ * gradient that does not (a corrupt program) leaves its gap as it is. */
 static void zero_gaps(const dfg_kernel_args *args)
 {
     char *at = args->out[0];
+    char *end = at + dfg_type_numel(&args->out_types[0]) * 4;
     for (int32_t i = 0; i < args->n_inputs; i++) {
         const char *gradient = args->in[i];
+        const char *after = gradient + dfg_type_numel(&args->in_types[i]) * 4;
+        if (gradient < at || after > end)
+            continue;
         memset(at, 0, (size_t)(gradient - at));
-        at = (char *)gradient + dfg_type_numel(&args->in_types[i]) * 4;
+        at = (char *)after;
     }
-    char *end = (char *)args->out[0] + dfg_type_numel(&args->out_types[0]) * 4;
     memset(at, 0, (size_t)(end - at));
 }
 
