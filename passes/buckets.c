@@ -22,6 +22,8 @@
 #include <string.h>
 #include "error.h"
 #include "memory.h"
+#include "math/bucket_layout.h"
+#include "shard_optimizer.h"
 #include "training.h"
 
 #define DEFAULT_BUCKET_BYTES ((int64_t)25 << 20)
@@ -37,7 +39,7 @@ int64_t dfg_bucket_offsets(const dfg_type *gradients, int32_t n,
 {
     int64_t end = 0;
     for (int32_t i = 0; i < n; i++) {
-        int64_t at = dfg_align_up(end, alignment);
+        int64_t at = dfg_bucket_place(end, alignment);
         if (offsets)
             offsets[i] = at;
         end = at + dfg_type_bytes(&gradients[i]);
@@ -69,10 +71,19 @@ static int32_t updates_by_gradient(const dfg_graph *g, int32_t *updates)
 typedef struct bucket_builder {
     dfg_graph *g;
     int64_t alignment;
+    int32_t ranks;      /* > 1: the optimizer is sharded over them */
     int32_t *updates;   /* [n_updates], in gradient order */
     int32_t *gradients; /* scratch: one bucket's gradient values */
     dfg_type *types;    /* scratch: their types */
+    int32_t *norms;     /* sharded: each bucket's shard norm */
 } bucket_builder;
+
+/* Nodes recorded per bucket: start and wait, and with a sharded optimizer
+ * shard_weights, the update and all_gather_weights. */
+static int32_t nodes_per_bucket(int32_t ranks)
+{
+    return ranks > 1 ? 5 : 2;
+}
 
 /* Records bucket `index`: start and wait nodes over the gradients of
  * updates[from, to), and points those updates at the wait's outputs. */
@@ -91,6 +102,12 @@ static dfg_status add_bucket(bucket_builder *b, int32_t index, int32_t from,
     attrs.axis = index;
     attrs.n_shape = 1;
     attrs.shape[0] = (bytes + 3) / 4;
+    int64_t shard = 0;
+    if (b->ranks > 1) {
+        shard = dfg_bucket_shard_floats(attrs.shape[0], b->ranks, b->alignment);
+        attrs.group = b->ranks;
+        attrs.shape[0] = shard * b->ranks;
+    }
     char name[64];
     snprintf(name, sizeof name, "training.bucket%d", (int)index);
     int32_t bucket, *averaged = b->gradients + k + 1;
@@ -106,7 +123,21 @@ static dfg_status add_bucket(bucket_builder *b, int32_t index, int32_t from,
     b->gradients[0] = bucket;
     if (st == DFG_OK)
         st = dfg_graph_add_node(g, DFG_OP_ALL_REDUCE_WAIT, name, b->gradients,
-                                k + 1, &attrs, k, averaged);
+                                k + 1, &attrs, b->ranks > 1 ? 1 : k, averaged);
+    if (st == DFG_OK && b->ranks > 1) {
+        snprintf(name, sizeof name, "training.bucket%d.averaged_shard",
+                 (int)index);
+        g->values[averaged[0]].role = DFG_ROLE_GRADIENT;
+        st = dfg_graph_set_name(g, dfg_graph_handle(g, averaged[0]), name);
+        dfg_shard_bucket shard_bucket = {
+            .index = index, .ranks = b->ranks, .shard = shard,
+            .alignment = b->alignment, .bucket = bucket,
+            .averaged = averaged[0], .updates = b->updates + from,
+            .n_updates = k, .scratch = averaged + 1};
+        if (st == DFG_OK)
+            st = dfg_shard_bucket_update(g, &shard_bucket, &b->norms[index]);
+        return st;
+    }
     for (int32_t i = 0; i < k && st == DFG_OK; i++) {
         char averaged_name[300];
         snprintf(averaged_name, sizeof averaged_name, "%.280s.averaged",
@@ -165,7 +196,7 @@ static void mark_after_updates(const dfg_graph *g, int32_t n_nodes,
  * after its last gradient's producer; then the tick; then per bucket its
  * wait and its updates; then what reads the updates. The updates already
  * ran after their weight's last reader, which is still true later. */
-static int32_t order_nodes(const dfg_graph *g, int32_t n_old,
+static int32_t order_nodes(const dfg_graph *g, int32_t n_old, int32_t per,
                            const uint8_t *tainted, int32_t *order)
 {
     int32_t at = 0, tick = -1;
@@ -177,7 +208,7 @@ static int32_t order_nodes(const dfg_graph *g, int32_t n_old,
         if (tainted[n])
             continue;
         order[at++] = n;
-        for (int32_t s = n_old; s < g->n_nodes; s += 2) {
+        for (int32_t s = n_old; s < g->n_nodes; s += per) {
             const dfg_ir_node *start = &g->nodes[s];
             int32_t last = -1;
             for (int32_t i = 0; i < start->n_inputs; i++)
@@ -189,8 +220,9 @@ static int32_t order_nodes(const dfg_graph *g, int32_t n_old,
     }
     if (tick >= 0)
         order[at++] = tick;
-    for (int32_t s = n_old; s < g->n_nodes; s += 2) {
-        order[at++] = s + 1;
+    for (int32_t s = n_old; s < g->n_nodes; s += per) {
+        for (int32_t i = 1; i < per; i++)
+            order[at++] = s + i;
         for (int32_t u = 0; u < n_old; u++)
             if (is_update(g->nodes[u].op) && !g->nodes[u].dead &&
                 g->values[g->nodes[u].inputs[1]].producer == s + 1)
@@ -203,23 +235,27 @@ static int32_t order_nodes(const dfg_graph *g, int32_t n_old,
 }
 
 dfg_status dfg_pass_gradient_buckets(dfg_graph *g, int64_t bucket_bytes,
-                                     int64_t alignment, int32_t *n_buckets)
+                                     int64_t alignment, int32_t shard_ranks,
+                                     int32_t *n_buckets)
 {
     *n_buckets = 0;
-    if (bucket_bytes < 0)
+    if (bucket_bytes < 0 || shard_ranks < 0 || shard_ranks > (1 << 20))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "gradient buckets: bucket_bytes %lld is negative",
-                         (long long)bucket_bytes);
+                         "gradient buckets: bucket_bytes %lld is negative or "
+                         "the optimizer is sharded over %d ranks (0 or 1: "
+                         "not sharded, at most 2^20)",
+                         (long long)bucket_bytes, (int)shard_ranks);
     if (bucket_bytes == 0)
         bucket_bytes = DEFAULT_BUCKET_BYTES;
     int32_t n_old = g->n_nodes;
     size_t nodes = (size_t)n_old + 1;
-    bucket_builder b = {g, alignment, NULL, NULL, NULL};
+    bucket_builder b = {.g = g, .alignment = alignment, .ranks = shard_ranks};
     b.updates = dfg_calloc(&g->allocator, nodes, sizeof *b.updates);
-    b.gradients = dfg_calloc(&g->allocator, 2 * nodes + 1, sizeof *b.gradients);
+    b.gradients = dfg_calloc(&g->allocator, 2 * nodes + 8, sizeof *b.gradients);
     b.types = dfg_calloc(&g->allocator, nodes, sizeof *b.types);
+    b.norms = dfg_calloc(&g->allocator, nodes, sizeof *b.norms);
     dfg_status st = DFG_OK;
-    if (!b.updates || !b.gradients || !b.types)
+    if (!b.updates || !b.gradients || !b.types || !b.norms)
         st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "gradient buckets: out of memory");
     if (st == DFG_OK)
         st = add_buckets(&b, updates_by_gradient(g, b.updates), bucket_bytes,
@@ -238,8 +274,15 @@ dfg_status dfg_pass_gradient_buckets(dfg_graph *g, int64_t bucket_bytes,
                            "gradient buckets: out of memory");
     }
     if (st == DFG_OK) {
+        /* The concat of the norms reads the updates: it goes after them,
+         * also when it reads the shard updates' norms instead. */
         mark_after_updates(g, n_old, tainted, value_tainted);
-        if (order_nodes(g, n_old, tainted, order) != g->n_nodes)
+        if (shard_ranks > 1)
+            st = dfg_shard_norms_output(g, b.norms, *n_buckets);
+    }
+    if (st == DFG_OK) {
+        if (order_nodes(g, n_old, nodes_per_bucket(shard_ranks), tainted,
+                        order) != g->n_nodes)
             st = dfg_error(DFG_ERR_INTERNAL,
                            "gradient buckets: the new node order lost nodes");
     }
@@ -248,6 +291,7 @@ dfg_status dfg_pass_gradient_buckets(dfg_graph *g, int64_t bucket_bytes,
     dfg_free(&g->allocator, b.updates);
     dfg_free(&g->allocator, b.gradients);
     dfg_free(&g->allocator, b.types);
+    dfg_free(&g->allocator, b.norms);
     dfg_free(&g->allocator, tainted);
     dfg_free(&g->allocator, value_tainted);
     dfg_free(&g->allocator, order);
@@ -293,10 +337,11 @@ static dfg_status alias_bucket(const dfg_graph *g, dfg_alias_plan *alias,
     dfg_status st = DFG_OK;
     for (int32_t i = 0; i < k && st == DFG_OK; i++)
         st = move_into_bucket(g, alias, bucket, start->inputs[i], offsets[i]);
+    /* Sharded, the one output is this rank's shard, at the bucket's start. */
     for (int32_t i = 0; i < wait->n_outputs && st == DFG_OK; i++) {
         int32_t out = wait->outputs[i];
         alias->root[out] = bucket;
-        alias->offset[out] = offsets[i];
+        alias->offset[out] = start->attrs.group > 1 ? 0 : offsets[i];
         alias->how[out] = DFG_ALIAS_INPLACE;
     }
     return st;

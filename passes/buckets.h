@@ -16,9 +16,12 @@ int64_t dfg_bucket_offsets(const dfg_type *gradients, int32_t n,
  * computes them, records an all_reduce_start and an all_reduce_wait node
  * per bucket, points the updates at the waits' outputs and orders the
  * nodes: each start right after its last gradient, the waits and the
- * updates after backward. *n_buckets receives the count. */
+ * updates after backward. With shard_ranks > 1, each bucket is
+ * reduce-scattered and its updates become one update of this rank's shard
+ * (passes/shard_optimizer.c). *n_buckets receives the count. */
 dfg_status dfg_pass_gradient_buckets(dfg_graph *graph, int64_t bucket_bytes,
-                                     int64_t alignment, int32_t *n_buckets);
+                                     int64_t alignment, int32_t shard_ranks,
+                                     int32_t *n_buckets);
 
 /* After the alias pass: places each bucket's gradients (and all values
  * sharing their bytes) and its wait's outputs inside the bucket value, at

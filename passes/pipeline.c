@@ -76,7 +76,12 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
     int32_t n_buckets;
     if (st == DFG_OK && o->training && o->training->data_parallel)
         st = dfg_pass_gradient_buckets(c->graph, o->training->bucket_bytes,
-                                       (int64_t)o->alignment, &n_buckets);
+                                       (int64_t)o->alignment,
+                                       o->training->shard_optimizer,
+                                       &n_buckets);
+    else if (st == DFG_OK && o->training && o->training->shard_optimizer > 1)
+        st = dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                       "training: shard_optimizer needs data_parallel");
     if (st == DFG_OK && o->fold_constants)
         st = dfg_pass_fold(c->graph, &report);
     if (st == DFG_OK && o->eliminate_dead_code)

@@ -110,11 +110,10 @@ static dfg_status check_options(const dfg_training_options *o)
     return DFG_OK;
 }
 
-/* A persistent weight named "<base><suffix>" holding data (zeros if
- * NULL), with a role; its index in *out. */
-static dfg_status persistent(dfg_graph *g, const char *base, const char *suffix,
-                             const dfg_type *type, const void *data,
-                             dfg_training_role role, int32_t *out)
+dfg_status dfg_training_persistent(dfg_graph *g, const char *base,
+                                   const char *suffix, const dfg_type *type,
+                                   const void *data, dfg_training_role role,
+                                   int32_t *out)
 {
     char name[300];
     snprintf(name, sizeof name, "%.200s%s", base, suffix);
@@ -155,11 +154,13 @@ static dfg_status add_tick(dfg_graph *g, const dfg_training_options *o,
     const dfg_type counter_type = {DFG_I64, 1, {DFG_COUNTER_SIZE}};
     const dfg_type hyper_type = {DFG_F32, 1, {DFG_HYPER_SIZE}};
     int32_t in[2];
-    dfg_status st = persistent(g, "training.step_counter", "", &counter_type,
-                               NULL, DFG_ROLE_OPTIMIZER_STATE, &in[0]);
+    dfg_status st = dfg_training_persistent(g, "training.step_counter", "",
+                                            &counter_type, NULL,
+                                            DFG_ROLE_OPTIMIZER_STATE, &in[0]);
     if (st == DFG_OK)
-        st = persistent(g, "training.hyper_parameters", "", &hyper_type,
-                        hyper, DFG_ROLE_OPTIMIZER_STATE, &in[1]);
+        st = dfg_training_persistent(g, "training.hyper_parameters", "",
+                                     &hyper_type, hyper,
+                                     DFG_ROLE_OPTIMIZER_STATE, &in[1]);
     if (st == DFG_OK)
         st = add_node(g, DFG_OP_OPTIMIZER_TICK, "training.tick", in, 2,
                       control);
@@ -189,11 +190,12 @@ static dfg_status add_update(dfg_graph *g, const dfg_training_options *o,
     snprintf(name, sizeof name, "%s.grad", base);
     dfg_status st = dfg_graph_set_name(g, dfg_graph_handle(g, grad), name);
     if (st == DFG_OK)
-        st = persistent(g, base, state_suffix, &state_type, NULL,
-                        DFG_ROLE_OPTIMIZER_STATE, &in[3]);
+        st = dfg_training_persistent(g, base, state_suffix, &state_type, NULL,
+                                     DFG_ROLE_OPTIMIZER_STATE, &in[3]);
     if (st == DFG_OK && o->accumulate > 1)
-        st = persistent(g, base, ".grad_accumulator", &g->values[w].type,
-                        NULL, DFG_ROLE_GRADIENT_ACCUMULATOR, &in[4]);
+        st = dfg_training_persistent(g, base, ".grad_accumulator",
+                                     &g->values[w].type, NULL,
+                                     DFG_ROLE_GRADIENT_ACCUMULATOR, &in[4]);
     snprintf(name, sizeof name, "%s.update", base);
     if (st == DFG_OK)
         st = add_node(g, op, name, in, o->accumulate > 1 ? 5 : 4, out);

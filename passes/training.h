@@ -50,6 +50,13 @@ dfg_status dfg_pass_remat(dfg_graph *graph, const dfg_compile_options *o,
                           const dfg_training_options *t,
                           dfg_remat_report *report);
 
+/* A persistent weight named "<base><suffix>" (the training step's own
+ * state) holding data (zeros if NULL), with a role; its index in *out. */
+dfg_status dfg_training_persistent(dfg_graph *g, const char *base,
+                                   const char *suffix, const dfg_type *type,
+                                   const void *data, dfg_training_role role,
+                                   int32_t *out);
+
 /* The plan's tensor kind of a value with that training role. */
 dfg_tensor_kind dfg_training_tensor_kind(dfg_training_role role);
 

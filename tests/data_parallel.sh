@@ -1,6 +1,7 @@
 #!/bin/sh
 # The data-parallel tests (tests/test_data_parallel.c) under mpirun -np 2
-# on this machine: equal weights, a refused program, a lost rank.
+# on this machine: equal weights (also with the optimizer sharded), a
+# refused program, a lost rank.
 # usage: data_parallel.sh MPIRUN TEST_DATA_PARALLEL
 mpirun=$1
 test=$2
@@ -13,6 +14,7 @@ export OMP_NUM_THREADS=1
 # processes (tests/test_buckets.c covers the library's bucket code).
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 "$mpirun" --oversubscribe -np 2 "$test" equal || exit 1
+"$mpirun" --oversubscribe -np 2 "$test" shard || exit 1
 "$mpirun" --oversubscribe -np 2 "$test" mismatch || exit 1
 # --enable-recovery: mpirun keeps the other rank running when one dies
 # (without it mpirun kills the whole job at once, naming the dead rank).

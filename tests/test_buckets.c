@@ -1,7 +1,9 @@
 /* Gradient buckets in the plan (passes/buckets.c), without MPI: buckets
  * are contiguous arena ranges holding their gradients in place, the plan
  * verifier refuses one that is not, and a data-parallel program run by one
- * process trains exactly as the plain training program does. */
+ * process trains exactly as the plain training program does; with the
+ * optimizer sharded, each rank's state is about half of it on 2 ranks,
+ * and a sharded program needs a communicator of those ranks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,7 +16,8 @@
 #include "program.h"
 #include "program_buckets.h"
 
-static dfg_program *compile_cnn(int data_parallel, int64_t bucket_bytes)
+static dfg_program *compile_cnn(int data_parallel, int64_t bucket_bytes,
+                                int32_t shard_ranks)
 {
     dfg_graph *g = NULL;
     dfg_program *p = NULL;
@@ -23,6 +26,7 @@ static dfg_program *compile_cnn(int data_parallel, int64_t bucket_bytes)
     t.loss = "loss";
     t.data_parallel = data_parallel;
     t.bucket_bytes = bucket_bytes;
+    t.shard_optimizer = shard_ranks;
     dfg_compile_options o;
     dfg_compile_options_init(&o);
     o.training = &t;
@@ -54,7 +58,7 @@ static int count_buckets(const dfg_program *p, int64_t *gradient_bytes)
 static void test_buckets_are_ranges(void **state)
 {
     (void)state;
-    dfg_program *one = compile_cnn(1, 0), *many = compile_cnn(1, 16 << 10);
+    dfg_program *one = compile_cnn(1, 0, 0), *many = compile_cnn(1, 16 << 10, 0);
     assert_non_null(one);
     assert_non_null(many);
     int64_t bytes_one, bytes_many;
@@ -80,7 +84,7 @@ static int32_t first_start(const dfg_program *p)
 static void test_verifier_refuses_broken_buckets(void **state)
 {
     (void)state;
-    dfg_program *p = compile_cnn(1, 16 << 10);
+    dfg_program *p = compile_cnn(1, 16 << 10, 0);
     assert_non_null(p);
     const dfg_program_step *st = &p->steps[first_start(p)];
     dfg_program_tensor *second = &p->tensors[st->inputs[1]];
@@ -98,12 +102,21 @@ static void test_verifier_refuses_broken_buckets(void **state)
     dfg_program_destroy(p);
 }
 
-/* A data-parallel program survives its file: the loader's validation
- * accepts the all-reduce steps, and the buckets are still ranges. */
-static void test_program_file_round_trip(void **state)
+static int64_t optimizer_state_bytes(const dfg_program *p)
 {
-    (void)state;
-    dfg_program *p = compile_cnn(1, 16 << 10), *q = NULL;
+    int64_t bytes = 0;
+    for (int32_t i = 0; i < p->n_tensors; i++)
+        if (p->tensors[i].kind == DFG_TENSOR_OPTIMIZER_STATE)
+            bytes += p->tensors[i].bytes;
+    return bytes;
+}
+
+/* A data-parallel program, plain or sharded, survives its file: the
+ * loader's validation accepts the all-reduce and shard steps, and the
+ * buckets are still ranges. */
+static void round_trip(int32_t shard_ranks)
+{
+    dfg_program *p = compile_cnn(1, 16 << 10, shard_ranks), *q = NULL;
     assert_non_null(p);
     char path[] = "/tmp/dfg-test-buckets-XXXXXX";
     int fd = mkstemp(path);
@@ -116,14 +129,22 @@ static void test_program_file_round_trip(void **state)
     assert_int_equal(count_buckets(q, &b), count_buckets(p, &a));
     assert_int_equal(a, b);
     assert_int_equal(dfg_program_verify(q), DFG_OK);
+    assert_int_equal(optimizer_state_bytes(q), optimizer_state_bytes(p));
     dfg_program_destroy(p);
     dfg_program_destroy(q);
+}
+
+static void test_program_file_round_trip(void **state)
+{
+    (void)state;
+    round_trip(0);
+    round_trip(2);
 }
 
 static void test_bad_bucket_bytes(void **state)
 {
     (void)state;
-    assert_null(compile_cnn(1, -1));
+    assert_null(compile_cnn(1, -1, 0));
     assert_non_null(strstr(dfg_last_error(), "bucket_bytes"));
 }
 
@@ -132,7 +153,7 @@ static void test_bad_bucket_bytes(void **state)
 static void test_one_process_trains_as_plain(void **state)
 {
     (void)state;
-    dfg_program *dp = compile_cnn(1, 16 << 10), *plain = compile_cnn(0, 0);
+    dfg_program *dp = compile_cnn(1, 16 << 10, 0), *plain = compile_cnn(0, 0, 0);
     const dfg_backend *cpu;
     dfg_session *a = NULL, *b = NULL;
     assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
@@ -166,6 +187,55 @@ static void test_one_process_trains_as_plain(void **state)
     dfg_program_destroy(plain);
 }
 
+static void test_sharded_optimizer_plan(void **state)
+{
+    (void)state;
+    dfg_program *sharded = compile_cnn(1, 16 << 10, 2);
+    dfg_program *whole = compile_cnn(1, 16 << 10, 0);
+    assert_non_null(sharded);
+    assert_non_null(whole);
+    int64_t a, b;
+    assert_int_equal(count_buckets(sharded, &a), count_buckets(whole, &b));
+    assert_int_equal(a, b);
+    /* SGD's velocity: half per rank, but for the shards' alignment and
+     * the step counter and hyper-parameters every rank keeps. */
+    int64_t mine = optimizer_state_bytes(sharded);
+    int64_t all = optimizer_state_bytes(whole);
+    assert_true(mine * 2 < all * 21 / 20);
+    assert_true(mine * 2 > all);
+    /* The shard wait's output must be the bucket's first half. */
+    int32_t wait = -1;
+    for (int32_t s = 0; s < sharded->n_steps && wait < 0; s++)
+        if (sharded->steps[s].op == DFG_OP_ALL_REDUCE_WAIT)
+            wait = s;
+    assert_true(wait >= 0);
+    assert_int_equal(sharded->steps[wait].attrs.group, 2);
+    dfg_program_tensor *shard = &sharded->tensors[sharded->steps[wait].outputs[0]];
+    shard->offset += 256;
+    assert_int_equal(dfg_program_verify(sharded), DFG_ERR_PLAN);
+    assert_non_null(strstr(dfg_last_error(), "1/ranks of the bucket"));
+    shard->offset -= 256;
+    assert_int_equal(dfg_program_verify(sharded), DFG_OK);
+    /* Without a communicator of 2 ranks it cannot run. */
+    const dfg_backend *cpu;
+    dfg_session *s = NULL;
+    static float pixels[32 * 64];
+    static int64_t labels[32];
+    float loss, norms[64];
+    const void *in[2] = {pixels, labels};
+    void *out[2] = {&loss, norms};
+    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    assert_int_equal(dfg_session_create(sharded, cpu, NULL, &s), DFG_OK);
+    assert_int_equal(dfg_session_run(s, in, out), DFG_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(dfg_last_error(), "over 2 ranks"));
+    dfg_session_destroy(s);
+    dfg_program_destroy(sharded);
+    dfg_program_destroy(whole);
+    /* Sharding needs data-parallel training. */
+    assert_null(compile_cnn(0, 0, 2));
+    assert_non_null(strstr(dfg_last_error(), "needs data_parallel"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -174,6 +244,7 @@ int main(void)
         cmocka_unit_test(test_program_file_round_trip),
         cmocka_unit_test(test_bad_bucket_bytes),
         cmocka_unit_test(test_one_process_trains_as_plain),
+        cmocka_unit_test(test_sharded_optimizer_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,6 +44,8 @@ static const char usage[] =
     "                  every global batch of N*B, gradients averaged across\n"
     "                  the ranks (docs/data-parallel.md)\n"
     "--bucket-bytes N  gradient bucket size for --data-parallel (25 MiB)\n"
+    "--shard-optimizer with --data-parallel: each rank keeps and updates the\n"
+    "                  optimizer state of 1/N of every bucket (ZeRO-1)\n"
     "DFG_DATA_DIR      the folder holding digits/digits.csv.gz\n";
 
 /* example:NAME or NAME. */
@@ -55,7 +57,7 @@ static const char *model_name(const char *model)
 typedef struct train_args {
     const char *json;
     uint64_t epochs, batch, accumulate, seed, steps, bucket_bytes;
-    int synthetic, data_parallel;
+    int synthetic, data_parallel, shard_optimizer;
     dfgc_training_setup setup;
 } train_args;
 
@@ -68,6 +70,10 @@ static int parse_option(int argc, char **argv, int *i, void *ctx)
     }
     if (strcmp(argv[*i], "--data-parallel") == 0) {
         a->data_parallel = 1;
+        return 1;
+    }
+    if (strcmp(argv[*i], "--shard-optimizer") == 0) {
+        a->shard_optimizer = 1;
         return 1;
     }
     static const char *const numbers[] = {"--epochs", "--batch", "--accumulate",
@@ -123,8 +129,9 @@ static int train_digits(const char *model, const train_args *a)
     if (a->batch != 32)
         return dfgc_usage_error("train", "--batch %llu: the bundled models are "
                                 "built for batch 32", (unsigned long long)a->batch);
-    if (a->bucket_bytes && !a->data_parallel)
-        return dfgc_usage_error("train", "--bucket-bytes needs --data-parallel");
+    if ((a->bucket_bytes || a->shard_optimizer) && !a->data_parallel)
+        return dfgc_usage_error("train", "--bucket-bytes and --shard-optimizer "
+                                "need --data-parallel");
     c.training.data_parallel = a->data_parallel;
     c.training.bucket_bytes = (int64_t)a->bucket_bytes;
 #ifdef DFGC_HAVE_MPI
@@ -135,6 +142,8 @@ static int train_digits(const char *model, const train_args *a)
         return dfgc_usage_error("train", "--data-parallel: this dfgc was built "
                                 "without MPI");
 #endif
+    if (a->shard_optimizer)
+        c.training.shard_optimizer = c.ranks;
     if (c.rank != 0)
         c.log = NULL;
     c.training.decay_steps = dfgc_optimizer_steps(

@@ -35,8 +35,9 @@ void dfgc_data_parallel_end(dfgc_train_config *c, int failed)
     dfg_data_parallel_get_stats(attached, &s);
     if (c->rank == 0 && !failed)
         printf("data-parallel: %d ranks, %lld bucket all-reduces, %lld bytes, "
-               "%.3f s blocked in waits\n", (int)c->ranks,
-               (long long)s.all_reduces, (long long)s.bytes, s.wait_seconds);
+               "%.3f s blocked in waits, %.3f s in weight all-gathers\n",
+               (int)c->ranks, (long long)s.all_reduces, (long long)s.bytes,
+               s.wait_seconds, s.gather_seconds);
     /* After a failure a lost rank may never join MPI_Finalize (a
      * collective call): the process exits with its error instead. */
     if (failed)

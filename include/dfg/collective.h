@@ -36,6 +36,25 @@ typedef struct dfg_collective {
     /* Returns (or, on a queue, makes the queue wait) once the bucket's
      * average is in place; or an error. */
     dfg_status (*all_reduce_wait)(void *context, int32_t bucket, void *queue);
+    /* For a program with a sharded optimizer (its buckets' all-reduce
+     * steps have attrs.group = ranks > 1; docs/data-parallel.md); NULL
+     * (and 0) otherwise, and such a program's steps then fail. */
+    int32_t rank, ranks;
+    /* Starts replacing the first `shard` f32 at `data` by the sum over the
+     * ranks of floats [rank * shard, (rank + 1) * shard) of their `data`
+     * (ranks x shard floats); the matching all_reduce_wait divides them
+     * by the ranks. */
+    dfg_status (*reduce_scatter_start)(void *context, int32_t bucket,
+                                       float *data, int64_t shard,
+                                       void *queue);
+    /* Fills `data` (ranks x shard f32) with every rank's floats [r * shard,
+     * (r + 1) * shard) of its own `data`, and returns when done. */
+    dfg_status (*all_gather)(void *context, int32_t bucket, float *data,
+                             int64_t shard, void *queue);
+    /* Optional: called by the CPU backend after each step, so that the
+     * communication in flight advances while the rest of backward runs
+     * (MPI progresses non-blocking collectives only inside MPI calls). */
+    void (*progress)(void *context);
 } dfg_collective;
 
 /* Makes session's all-reduce steps call *collective (copied; its context

@@ -28,6 +28,10 @@ typedef struct dfg_data_parallel_options {
     /* A wait longer than this is a fault: the error names the ranks that
      * do not answer (20 s; the whole report comes within 30 s). */
     double timeout_seconds;
+    /* 1 (the default): test the all-reduces in flight after every step,
+     * which is what makes them progress behind the rest of backward; 0
+     * leaves them to the waits (for measuring what the overlap hides). */
+    int32_t progress_between_steps;
 } dfg_data_parallel_options;
 
 void dfg_data_parallel_options_init(dfg_data_parallel_options *options);
@@ -53,14 +57,18 @@ typedef struct dfg_data_parallel_stats {
     int64_t all_reduces;    /* buckets started */
     int64_t bytes;          /* bytes all-reduced (each rank's share) */
     double wait_seconds;    /* time spent blocked in waits */
+    /* With a sharded optimizer: time spent in the weight all-gathers
+     * (blocking), whose bytes `bytes` counts too. */
+    double gather_seconds;
 } dfg_data_parallel_stats;
 
 void dfg_data_parallel_get_stats(const dfg_data_parallel *dp,
                                  dfg_data_parallel_stats *out);
 
 /* For benchmarks: the seconds one step's all-reduces take when nothing
- * overlaps them: the buckets of the last run, each all-reduced (blocking,
- * on scratch memory) `repeats` times; the mean per step. Collective over
+ * overlaps them: the buckets of the last run, each all-reduced (or, with
+ * a sharded optimizer, reduce-scattered; blocking, on scratch memory)
+ * `repeats` times; the mean per step. Collective over
  * the ranks; call it after at least one run. */
 dfg_status dfg_data_parallel_time_blocking(dfg_data_parallel *dp,
                                            int32_t repeats, double *seconds);

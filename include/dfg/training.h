@@ -54,6 +54,14 @@ typedef struct dfg_training_options {
      * of backward (include/dfg/collective.h). 0 (the default): none. */
     int32_t data_parallel;
     int64_t bucket_bytes;
+    /* With data_parallel: shard the optimizer over this many ranks (ZeRO
+     * stage 1, docs/data-parallel.md), the number that will run the
+     * program. Each rank then keeps the optimizer state of 1/N of every
+     * bucket and updates only that shard; gradients are reduce-scattered
+     * and the updated weights all-gathered. training.update_sq_norms is
+     * then one squared norm per bucket, of this rank's shard. 0 or 1 (the
+     * default): every rank updates every weight. */
+    int32_t shard_optimizer;
     /* A memory budget for the arena, in bytes, or in percent of the arena
      * the step needs without one (0: no budget; bytes win when both are
      * set). Saved activations are then recomputed in backward, cheapest

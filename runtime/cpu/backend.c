@@ -106,6 +106,9 @@ static dfg_status cpu_run_all(dfg_backend_context *context,
             *failed_step = i;
             return status;
         }
+        const dfg_collective *c = context->steps[i].collective;
+        if (c && c->progress)
+            c->progress(c->context);
     }
     return DFG_OK;
 }

@@ -91,6 +91,8 @@ static const dfg_cpu_kernel kernels[DFG_OP_COUNT] = {
     [DFG_OP_TOP_K] = dfg_cpu_top_k,
     [DFG_OP_ALL_REDUCE_START] = dfg_cpu_all_reduce_start,
     [DFG_OP_ALL_REDUCE_WAIT] = dfg_cpu_all_reduce_wait,
+    [DFG_OP_SHARD_WEIGHTS] = dfg_cpu_shard_weights,
+    [DFG_OP_ALL_GATHER_WEIGHTS] = dfg_cpu_all_gather_weights,
     [DFG_OP_BATCH_NORM_TRAIN] = dfg_cpu_batch_norm_train,
     [DFG_OP_BATCH_NORM_TRAIN_GRAD] = dfg_cpu_batch_norm_train_grad,
 };

@@ -76,6 +76,11 @@ dfg_status dfg_cpu_adam_update(const dfg_kernel_args *args); /* adam_update, ada
 /* Data-parallel (runtime/cpu/all_reduce.c). */
 dfg_status dfg_cpu_all_reduce_start(const dfg_kernel_args *args);
 dfg_status dfg_cpu_all_reduce_wait(const dfg_kernel_args *args);
+/* The sharded optimizer (runtime/cpu/shard_weights.c); the check that the
+ * communicator has the program's attrs.group ranks. */
+dfg_status dfg_cpu_check_shard_ranks(const dfg_kernel_args *args);
+dfg_status dfg_cpu_shard_weights(const dfg_kernel_args *args);
+dfg_status dfg_cpu_all_gather_weights(const dfg_kernel_args *args);
 /* runtime/cpu/batch_norm_train.c */
 dfg_status dfg_cpu_batch_norm_train(const dfg_kernel_args *args);
 dfg_status dfg_cpu_batch_norm_train_grad(const dfg_kernel_args *args);

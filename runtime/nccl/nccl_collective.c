@@ -115,7 +115,9 @@ dfg_status dfg_nccl_create(dfg_session *session, const dfg_program *program,
         st = open_comm(n);
     if (st == DFG_OK)
         st = broadcast_weights(n);
-    dfg_collective c = {n, start, wait};
+    dfg_collective c = {.context = n,
+                        .all_reduce_start = start,
+                        .all_reduce_wait = wait};
     if (st == DFG_OK)
         st = dfg_session_set_collective(session, &c);
     if (st != DFG_OK) {

@@ -15,8 +15,12 @@ int dfg_program_bucket_at(const dfg_program *p, int32_t step,
     const dfg_program_step *st = &p->steps[step];
     if (st->op != DFG_OP_ALL_REDUCE_START || st->n_outputs != 1)
         return 0;
-    *out = (dfg_bucket_view){st->attrs.axis, st->outputs[0], step, -1,
-                             st->n_inputs, 0, 0};
+    *out = (dfg_bucket_view){.index = st->attrs.axis,
+                             .tensor = st->outputs[0],
+                             .start_step = step,
+                             .wait_step = -1,
+                             .n_gradients = st->n_inputs,
+                             .shard_ranks = st->attrs.group};
     for (int32_t i = 0; i < st->n_inputs; i++) {
         int32_t g = st->inputs[i];
         if (g < 0)

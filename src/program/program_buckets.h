@@ -14,6 +14,8 @@ typedef struct dfg_bucket_view {
     int64_t gradient_bytes; /* their bytes together */
     int32_t copied;         /* gradients not in the bucket's own bytes, which
                                would need a copy (0 in a verified plan) */
+    int32_t shard_ranks;    /* > 1: reduce-scattered, the optimizer sharded
+                               over them (attrs.group); 1: all-reduced */
 } dfg_bucket_view;
 
 /* The tensor whose bytes tensor t shares in the end (following alias_of,

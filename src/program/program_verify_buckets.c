@@ -4,7 +4,9 @@
  * its gradients lie inside it back to back, each on the alignment right
  * after the previous one, and are the bucket's own bytes (aliases of it),
  * so none is copied to be communicated; the matching all_reduce_wait
- * reads the bucket and hands on outputs in the gradients' bytes. */
+ * reads the bucket and hands on outputs in the gradients' bytes (with a
+ * sharded optimizer: this rank's shard at the bucket's start, and the
+ * weights gathered through the bucket's bytes). */
 #include "error.h"
 #include "program.h"
 #include "program_buckets.h"
@@ -47,8 +49,44 @@ static dfg_status check_start(const dfg_program *p, const dfg_program_step *st,
     return DFG_OK;
 }
 
+/* Sharded (attrs.group ranks): the one output is this rank's shard at the
+ * bucket's start, 1/group of it. */
+static dfg_status check_shard_wait(const dfg_program *p,
+                                   const dfg_program_step *st)
+{
+    int32_t b = st->inputs[0], out = st->outputs[0];
+    if (st->n_outputs != 1 || dfg_program_tensor_owner(p, out) != b ||
+        p->tensors[out].offset != p->tensors[b].offset ||
+        p->tensors[out].bytes * st->attrs.group != p->tensors[b].bytes)
+        return bad(st, "the averaged shard is not 1/ranks of the bucket at "
+                       "its start");
+    return DFG_OK;
+}
+
+/* The gather of a sharded optimizer writes the weights (inputs 3...)
+ * through the bucket (input 2): all ranks' shards, in its own bytes. */
+static dfg_status check_gather(const dfg_program *p, const dfg_program_step *st)
+{
+    if (st->n_inputs < 4 || st->inputs[0] < 0 || st->inputs[2] < 0 ||
+        st->attrs.group < 2)
+        return bad(st, "needs the shard, its norm, the bucket and weights");
+    const dfg_program_tensor *shard = &p->tensors[st->inputs[0]];
+    const dfg_program_tensor *bucket = &p->tensors[st->inputs[2]];
+    if (bucket->region != DFG_REGION_ARENA || bucket->alias_of >= 0 ||
+        bucket->bytes != shard->bytes * st->attrs.group)
+        return bad(st, "the gather's bucket is not an arena range of its own "
+                       "holding every rank's shard");
+    for (int32_t i = 3; i < st->n_inputs; i++)
+        if (st->inputs[i] < 0 ||
+            p->tensors[st->inputs[i]].region != DFG_REGION_WEIGHTS)
+            return bad(st, "a gathered weight is not in the weights region");
+    return DFG_OK;
+}
+
 static dfg_status check_wait(const dfg_program *p, const dfg_program_step *st)
 {
+    if (st->n_inputs >= 2 && st->inputs[0] >= 0 && st->attrs.group > 1)
+        return check_shard_wait(p, st);
     if (st->n_inputs < 2 || st->n_outputs != st->n_inputs - 1 ||
         st->inputs[0] < 0)
         return bad(st, "needs the bucket, its gradients and their outputs");
@@ -73,6 +111,8 @@ dfg_status dfg_program_verify_buckets(const dfg_program *p, int64_t alignment)
             status = check_start(p, st, alignment);
         else if (st->op == DFG_OP_ALL_REDUCE_WAIT)
             status = check_wait(p, st);
+        else if (st->op == DFG_OP_ALL_GATHER_WEIGHTS)
+            status = check_gather(p, st);
     }
     return status;
 }

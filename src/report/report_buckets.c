@@ -2,6 +2,7 @@
  * docs/data-parallel.md). */
 #include "report_buckets.h"
 
+#include "kind_bytes.h"
 #include "program_buckets.h"
 #include "number_format.h"
 
@@ -25,6 +26,7 @@ void dfg_report_json_buckets(dfg_json_writer *w, const dfg_program *p)
         dfg_json_int(w, "copied_gradients", b.copied);
         dfg_json_int(w, "all_reduce_start_step", b.start_step);
         dfg_json_int(w, "all_reduce_wait_step", b.wait_step);
+        dfg_json_int(w, "shard_ranks", b.shard_ranks);
         dfg_json_end_object(w);
     }
     if (any)
@@ -34,7 +36,7 @@ void dfg_report_json_buckets(dfg_json_writer *w, const dfg_program *p)
 void dfg_report_summary_buckets(FILE *out, const dfg_program *p)
 {
     dfg_bucket_view b;
-    int any = 0;
+    int any = 0, sharded = 0;
     for (int32_t s = 0; s < p->n_steps; s++) {
         if (!dfg_program_bucket_at(p, s, &b))
             continue;
@@ -44,9 +46,20 @@ void dfg_report_summary_buckets(FILE *out, const dfg_program *p)
         const dfg_program_tensor *t = &p->tensors[b.tensor];
         char bytes[32];
         fprintf(out, "  bucket %-3d %10s at offset %-10lld %3d gradients, %d "
-                "copied, all-reduce steps %d..%d\n", (int)b.index,
+                "copied, %s steps %d..%d\n", (int)b.index,
                 dfg_format_bytes((uint64_t)t->bytes, bytes, sizeof bytes),
                 (long long)t->offset, (int)b.n_gradients, (int)b.copied,
+                b.shard_ranks > 1 ? "reduce-scatter" : "all-reduce",
                 (int)b.start_step, (int)b.wait_step);
+        sharded = b.shard_ranks > 1 ? b.shard_ranks : sharded;
+    }
+    uint64_t kinds[DFG_TENSOR_KIND_COUNT];
+    if (sharded && dfg_program_kind_bytes(p, kinds)) {
+        char state[32];
+        fprintf(out, "optimizer sharded over %d ranks (ZeRO-1): each rank's "
+                "optimizer state is %s (its shard of every bucket)\n",
+                (int)sharded,
+                dfg_format_bytes(kinds[DFG_TENSOR_OPTIMIZER_STATE], state,
+                                 sizeof state));
     }
 }
