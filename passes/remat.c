@@ -17,9 +17,10 @@
  *
  * A recompute reads the operands kept for backward anyway; the forward
  * values between them and v are recomputed with it (a chain, at most
- * MAX_CHAIN ops). When single values cannot reach the budget, whole
- * checkpoint segments are recomputed instead (passes/checkpoint.c, with
- * the same machinery: dfg_remat_recompute on a set of values). */
+ * MAX_CHAIN ops). Checkpoint segments (passes/checkpoint.c, the same
+ * machinery: dfg_remat_recompute on a set of values) are the other
+ * strategy. Both are found on copies of the graph, and the one that fits
+ * with fewer extra FLOPs is replayed on the graph itself. */
 #include "remat.h"
 
 #include <stdio.h>
