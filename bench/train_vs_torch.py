@@ -4,6 +4,9 @@
 usage: bench/train_vs_torch.py [--bench PATH] [--threads N] [--iterations N]
                                [--warmup N] [--models mlp,cnn]
                                [--onnx-dir DIR]
+       bench/train_vs_torch.py --memory [--dfgc PATH] [--threads N]
+                               [--models resnet18_32,resnet18_224]
+                               [--onnx-dir DIR]
 
 One training step = forward, softmax cross-entropy, backward and an Adam
 update (lr 0.003), batch 32, on the bundled mlp and cnn (src/models/,
@@ -19,6 +22,18 @@ peak resident set over the steps (ru_maxrss minus the RSS before the
 first step), the one measure both sides share. Prints a markdown table.
 Needs Debian's python3-torch: run it with /usr/bin/python3 (exits 77
 without torch).
+
+--memory compares the memory of one Adam step only, without timing dfg
+(a resnet18 step at 224x224 takes minutes on dfg's reference kernels):
+dfg's planned arena + weights region (`dfgc plan --training --optimizer
+adam --json`), then the same plan with --memory-budget at one third of
+that arena (fits or not, the arena reached, the extra FLOPs dfg reports);
+PyTorch's parameter bytes plus the peak growth, over its first step (the
+one that creates Adam's two moments, which dfg's weights region holds
+too), of the bytes malloc has handed out and not taken back (glibc's
+mallinfo2 uordblks + hblkhd, PyTorch's CPU allocator being malloc),
+sampled after every aten op by a TorchDispatchMode, which sees the
+backward's ops as well; the peak RSS growth is printed beside it.
 """
 import argparse
 import json
@@ -58,9 +73,9 @@ def rss_kib():
     return 0
 
 
-def torch_worker(name, threads, iterations, warmup):
-    import resource
-    import time
+def torch_training_setup(name, threads):
+    """The model in training mode, its parameter bytes, Adam, a batch of
+    32 (inputs in [0, 1), labels row % 10) and the loss."""
     import torch
     from torch import nn
     torch.set_num_threads(threads)
@@ -68,9 +83,15 @@ def torch_worker(name, threads, iterations, warmup):
     model.train()
     params = sum(p.numel() * p.element_size() for p in model.parameters())
     opt = torch.optim.Adam(model.parameters(), lr=0.003)
-    x = torch.rand(shape)
-    labels = torch.arange(32) % 10
-    loss_fn = nn.CrossEntropyLoss()
+    return (model, params, opt, torch.rand(shape),
+            torch.arange(shape[0]) % 10, nn.CrossEntropyLoss())
+
+
+def torch_worker(name, threads, iterations, warmup):
+    import resource
+    import time
+    model, params, opt, x, labels, loss_fn = torch_training_setup(name,
+                                                                  threads)
     before = rss_kib()
     times = []
     for i in range(warmup + iterations):
@@ -88,6 +109,100 @@ def torch_worker(name, threads, iterations, warmup):
                       "rss_growth_bytes": (peak - before) * 1024}))
 
 
+class MallInfo2:
+    """glibc's mallinfo2(): bytes in use from the heap and from mmap."""
+
+    def __init__(self):
+        import ctypes
+        fields = ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                  "fsmblks", "uordblks", "fordblks", "keepcost")
+
+        class Info(ctypes.Structure):
+            _fields_ = [(f, ctypes.c_size_t) for f in fields]
+        self.libc = ctypes.CDLL("libc.so.6")
+        self.libc.mallinfo2.restype = Info
+
+    def in_use(self):
+        info = self.libc.mallinfo2()
+        return info.uordblks + info.hblkhd
+
+
+def torch_memory_worker(name, threads):
+    import resource
+    from torch.utils._python_dispatch import TorchDispatchMode
+    malloc = MallInfo2()
+
+    class PeakAfterEachOp(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.peak = malloc.in_use()
+            self.ops = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            self.ops += 1
+            self.peak = max(self.peak, malloc.in_use())
+            return out
+
+    model, params, opt, x, labels, loss_fn = torch_training_setup(name,
+                                                                  threads)
+    rss_before = rss_kib()
+    before = malloc.in_use()
+    with PeakAfterEachOp() as tracker:
+        opt.zero_grad(set_to_none=True)
+        loss_fn(model(x), labels).backward()
+        opt.step()
+    peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"param_bytes": params, "ops": tracker.ops,
+                      "malloc_growth_bytes": tracker.peak - before,
+                      "rss_growth_bytes": (peak_rss - rss_before) * 1024}))
+
+
+def dfg_plan(dfgc, model, classes, budget=None):
+    """dfg's plan of one Adam step: the JSON, or the error line."""
+    import tempfile
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        command = [dfgc, "plan", model, "--training", "--optimizer", "adam",
+                   "--classes", str(classes), "--json", out.name]
+        if budget:
+            command += ["--memory-budget", str(budget)]
+        run = subprocess.run(command, capture_output=True, text=True)
+        if run.returncode != 0:
+            return None, run.stderr.strip().splitlines()[-1]
+        with open(out.name) as f:
+            return json.load(f), None
+
+
+def memory_table(a):
+    mib = lambda b: "%.1f MiB" % (b / 2**20)
+    print("| model | dfg arena + weights region | PyTorch parameters + peak "
+          "malloc growth (RSS growth) | dfg / PyTorch | dfg at one third of "
+          "its arena |")
+    print("| --- | --- | --- | --- | --- |")
+    for name in a.models.split(","):
+        classes = 10 if name == "resnet18_32" else 1000
+        model = os.path.join(a.onnx_dir, name + ".onnx")
+        free, error = dfg_plan(a.dfgc, model, classes)
+        if error:
+            raise SystemExit(error)
+        budget = free["arena_bytes"] // 3
+        cut, error = dfg_plan(a.dfgc, model, classes, budget)
+        t = json.loads(subprocess.run(
+            [sys.executable, __file__, "--worker", name, "--memory",
+             "--threads", str(a.threads)], check=True, capture_output=True,
+            text=True).stdout)
+        dfg_total = free["arena_bytes"] + free["weights_bytes"]
+        torch_total = t["param_bytes"] + t["malloc_growth_bytes"]
+        third = ("fits: arena %s, +%.1f%% FLOPs" % (
+            mib(cut["arena_bytes"]), cut["extra_flops_percent"])
+            if cut else "does not fit (budget %s): %s" % (mib(budget), error))
+        print("| %s | %s + %s = %s | %s + %s = %s (RSS %s) | %.2f | %s |" % (
+            name, mib(free["arena_bytes"]), mib(free["weights_bytes"]),
+            mib(dfg_total), mib(t["param_bytes"]),
+            mib(t["malloc_growth_bytes"]), mib(torch_total),
+            mib(t["rss_growth_bytes"]), dfg_total / torch_total, third))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bench", default=os.path.join(HERE, "..", "build", "bench",
@@ -97,8 +212,13 @@ def main():
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--models", default="mlp,cnn")
     ap.add_argument("--onnx-dir", default=".")
+    ap.add_argument("--memory", action="store_true")
+    ap.add_argument("--dfgc", default=os.path.join(HERE, "..", "build", "tools",
+                                                   "dfgc"))
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    if a.worker and a.memory:
+        return torch_memory_worker(a.worker, a.threads)
     if a.worker:
         return torch_worker(a.worker, a.threads, a.iterations, a.warmup)
     try:
@@ -106,6 +226,8 @@ def main():
     except ImportError:
         print("PyTorch is missing (apt-get install python3-torch)")
         return 77
+    if a.memory:
+        return memory_table(a)
     env = dict(os.environ, OMP_NUM_THREADS=str(a.threads),
                OPENBLAS_NUM_THREADS=str(a.threads))
     print("| model | dfg step ms | torch step ms | dfg / torch | fastest dfg / "

@@ -232,6 +232,22 @@ dfg_status dfg_plan_fitting_workspaces(dfg_planner planner,
                                        dfg_liveness *l, int64_t *arena_bytes,
                                        dfg_planner *winner);
 
+/* A graph planned as dfg_compile plans it (passes/graph_plan.c): node
+ * costs, the order with the smallest lower bound and its buffers placed
+ * by o's planner (winner: the planner that made the arena, for
+ * DFG_PLANNER_SMALLEST the smallest one). Free with dfg_graph_plan_free,
+ * after an error too. */
+typedef struct dfg_graph_plan {
+    dfg_node_costs costs;
+    dfg_planned_order order;
+    int64_t arena_bytes;
+    dfg_planner winner;
+} dfg_graph_plan;
+
+dfg_status dfg_plan_graph(const dfg_graph *graph, const dfg_compile_options *o,
+                          const dfg_allocator *allocator, dfg_graph_plan *out);
+void dfg_graph_plan_free(dfg_graph_plan *plan, const dfg_allocator *allocator);
+
 /* Builds the program from the placed buffers; stats.verified is left 0.
  * arena_bytes is the planner's arena size. */
 dfg_status dfg_pass_lower(const dfg_graph *graph, const dfg_schedule *schedule,

@@ -56,14 +56,12 @@ static dfg_status check_options(const dfg_compile_options *o)
 typedef struct compilation {
     dfg_allocator allocator;
     dfg_graph *graph;
-    dfg_node_costs costs;
-    dfg_planned_order order;
+    dfg_graph_plan plan;
 } compilation;
 
 static void compilation_free(compilation *c)
 {
-    dfg_planned_order_free(&c->order, &c->allocator);
-    dfg_node_costs_free(&c->costs, &c->allocator);
+    dfg_graph_plan_free(&c->plan, &c->allocator);
     dfg_graph_destroy(c->graph);
 }
 
@@ -95,30 +93,16 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
 static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
                                   dfg_program **out)
 {
-    dfg_status st = dfg_node_costs_build(
-        c->graph, (int64_t)o->blas_workspace_bytes, o->backend_workspace,
-        &c->allocator, &c->costs);
-    if (st == DFG_OK && !o->training)
-        st = dfg_node_costs_fit_convs(c->graph, &c->allocator, &c->costs);
-    dfg_order_inputs in = {&c->costs, o->reuse_inputs_in_place,
-                           (int64_t)o->alignment};
+    dfg_status st = dfg_plan_graph(c->graph, o, &c->allocator, &c->plan);
+    const dfg_planned_order *order = &c->plan.order;
     if (st == DFG_OK)
-        st = dfg_choose_order(c->graph, &in, &c->allocator, &c->order);
-    dfg_liveness *l = &c->order.liveness;
-    int64_t arena_bytes = 0;
-    dfg_planner winner = o->planner;
-    if (st == DFG_OK)
-        st = dfg_plan_fitting_workspaces(o->planner, &c->order.schedule,
-                                         &c->costs, (int64_t)o->alignment,
-                                         &c->allocator, l, &arena_bytes,
-                                         &winner);
-    if (st == DFG_OK)
-        st = dfg_pass_lower(c->graph, &c->order.schedule, &c->order.alias, l,
-                            &c->costs, arena_bytes, o, out);
+        st = dfg_pass_lower(c->graph, &order->schedule, &order->alias,
+                            &order->liveness, &c->plan.costs,
+                            c->plan.arena_bytes, o, out);
     if (st == DFG_OK) {
-        (*out)->stats.planner = winner;
+        (*out)->stats.planner = c->plan.winner;
         (*out)->stats.recorded_lower_bound_bytes =
-            (uint64_t)c->order.recorded_lower_bound;
+            (uint64_t)order->recorded_lower_bound;
     }
     return st;
 }

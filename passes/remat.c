@@ -17,9 +17,11 @@
  *
  * A recompute reads the operands kept for backward anyway; the forward
  * values between them and v are recomputed with it (a chain, at most
- * MAX_CHAIN ops). Not done: checkpoint segments chosen along long chains
- * (Chen et al.). */
-#include "training.h"
+ * MAX_CHAIN ops). Checkpoint segments (passes/checkpoint.c, the same
+ * machinery: dfg_remat_recompute on a set of values) are the other
+ * strategy. Both are found on copies of the graph, and the one that fits
+ * with fewer extra FLOPs is replayed on the graph itself. */
+#include "remat.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +35,7 @@ typedef struct candidate {
     double cost; /* FLOPs per byte freed */
 } candidate;
 
+/* Single values recompute chains of at most this many ops. */
 static int is_backward(const dfg_graph *g, const dfg_ir_node *node)
 {
     for (int32_t i = 0; i < node->n_outputs; i++)
@@ -61,7 +64,7 @@ static int32_t first_backward_reader(const dfg_graph *g, int32_t v)
     return -1;
 }
 
-static int recomputable(const dfg_graph *g, int32_t v)
+int dfg_remat_recomputable(const dfg_graph *g, int32_t v)
 {
     const dfg_ir_value *value = &g->values[v];
     if (value->role != DFG_ROLE_SAVED_ACTIVATION || value->is_output ||
@@ -93,9 +96,8 @@ static int operands_unchanged_until(const dfg_graph *g, const dfg_ir_node *p,
     return 1;
 }
 
-/* A node's FLOPs by its op's rule. */
-static int64_t flops_of(const dfg_graph *g, int32_t node,
-                        const dfg_allocator *allocator)
+int64_t dfg_remat_node_flops(const dfg_graph *g, int32_t node,
+                             const dfg_allocator *allocator)
 {
     dfg_type *types = dfg_node_types(g, node, allocator);
     int64_t flops = types ? dfg_node_flops(g, node, types) : 0;
@@ -128,22 +130,41 @@ static int kept(const dfg_graph *g, int32_t u)
                               p->op < DFG_OP_SOFTMAX_CROSS_ENTROPY));
 }
 
-/* The values to recompute for v, operands before readers, into chain
- * (at most MAX_CHAIN); -1 when the chain is too long. */
-static int32_t collect(const dfg_graph *g, int32_t v, int32_t *chain,
-                       int32_t n)
+static int in_set(const int32_t *set, int32_t n, int32_t v)
 {
     for (int32_t k = 0; k < n; k++)
-        if (chain[k] == v)
-            return n;
+        if (set[k] == v)
+            return 1;
+    return 0;
+}
+
+/* A set of values to recompute and the chain that does it. */
+typedef struct recompute_chain {
+    const int32_t *set;
+    int32_t n_set;
+    int32_t *chain; /* values in the order they are recomputed */
+    int32_t *clone; /* chain[k]'s recomputed copy */
+    int32_t max;
+} recompute_chain;
+
+/* Appends v to r->chain after the operands it needs recomputed (those
+ * not kept, and those in the set); returns the new length, -1 when the
+ * chain would exceed r->max. */
+static int32_t collect(const dfg_graph *g, recompute_chain *r, int32_t v,
+                       int32_t n)
+{
+    if (in_set(r->chain, n, v))
+        return n;
     const dfg_ir_node *p = &g->nodes[g->values[v].producer];
     int32_t operands = p->op == DFG_OP_BATCH_NORM_TRAIN ? 3 : p->n_inputs;
-    for (int32_t i = 0; i < operands && n >= 0; i++)
-        if (p->inputs[i] >= 0 && !kept(g, p->inputs[i]))
-            n = collect(g, p->inputs[i], chain, n);
-    if (n < 0 || n == MAX_CHAIN)
+    for (int32_t i = 0; i < operands && n >= 0; i++) {
+        int32_t u = p->inputs[i];
+        if (u >= 0 && (!kept(g, u) || in_set(r->set, r->n_set, u)))
+            n = collect(g, r, u, n);
+    }
+    if (n < 0 || n == r->max)
         return -1;
-    chain[n++] = v;
+    r->chain[n++] = v;
     return n;
 }
 
@@ -174,49 +195,122 @@ static dfg_status append_clone(dfg_graph *g, const int32_t *chain,
     return dfg_graph_add_node(g, op, name, in, n_in, &p.attrs, 1, out);
 }
 
-/* Recomputes v (and the chain it needs) before its first backward
- * reader; *flops receives the recompute's FLOPs (0 when v is skipped). */
-static dfg_status recompute(dfg_graph *g, int32_t v, int64_t *flops)
+static int reads(const dfg_ir_node *node, int32_t v)
 {
-    *flops = 0;
-    int32_t at = first_backward_reader(g, v), chain[MAX_CHAIN],
-            clone[MAX_CHAIN];
-    int32_t n = at < 0 ? -1 : collect(g, v, chain, 0);
-    for (int32_t k = 0; k < n; k++)
-        if (!operands_unchanged_until(g, &g->nodes[g->values[chain[k]].producer],
-                                      at))
-            n = -1;
-    if (n < 0)
-        return DFG_OK;
-    int32_t first_added = g->n_nodes;
-    dfg_status st = DFG_OK;
-    for (int32_t k = 0; k < n && st == DFG_OK; k++)
-        st = append_clone(g, chain, clone, k, &clone[k]);
-    if (st != DFG_OK)
-        return st;
+    for (int32_t i = 0; i < node->n_inputs; i++)
+        if (node->inputs[i] == v)
+            return 1;
+    return 0;
+}
+
+/* Points the backward readers of every chain value (from node at on) at
+ * its clone, and places each clone (node first_added + k, in chain order)
+ * just before its first reader, so that a segment's values come back one
+ * by one as backward needs them rather than all at once. */
+static dfg_status splice(dfg_graph *g, const recompute_chain *r, int32_t n,
+                         int32_t at, int32_t first_added)
+{
     for (int32_t m = at; m < first_added; m++) {
         dfg_ir_node *node = &g->nodes[m];
         for (int32_t i = 0; !node->dead && is_backward(g, node) &&
                             i < node->n_inputs; i++)
-            if (node->inputs[i] == v)
-                node->inputs[i] = clone[n - 1];
+            for (int32_t k = 0; k < n; k++)
+                if (node->inputs[i] == r->chain[k])
+                    node->inputs[i] = r->clone[k];
     }
+    int32_t *place = dfg_calloc(&g->allocator, (size_t)n + 1, sizeof *place);
     int32_t *order = dfg_calloc(&g->allocator, (size_t)g->n_nodes + 1,
                                 sizeof *order);
-    if (!order)
+    if (!place || !order) {
+        dfg_free(&g->allocator, place);
+        dfg_free(&g->allocator, order);
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "remat: out of memory");
-    int32_t k = 0;
-    for (int32_t m = 0; m < first_added; m++) {
-        for (int32_t c = first_added; m == at && c < g->n_nodes; c++)
-            order[k++] = c;
-        order[k++] = m;
     }
-    st = dfg_training_reorder_nodes(g, order);
+    for (int32_t k = n - 1; k >= 0; k--) {
+        place[k] = first_added;
+        for (int32_t m = at; m < first_added && place[k] == first_added; m++)
+            if (!g->nodes[m].dead && reads(&g->nodes[m], r->clone[k]))
+                place[k] = m;
+        for (int32_t j = k + 1; j < n; j++)
+            if (place[j] < place[k] &&
+                reads(&g->nodes[first_added + j], r->clone[k]))
+                place[k] = place[j];
+        if (place[k] == first_added)
+            place[k] = at;
+    }
+    int32_t count = 0;
+    for (int32_t m = 0; m < first_added; m++) {
+        for (int32_t k = 0; k < n; k++)
+            if (place[k] == m)
+                order[count++] = first_added + k;
+        order[count++] = m;
+    }
+    dfg_status st = dfg_training_reorder_nodes(g, order);
+    dfg_free(&g->allocator, place);
     dfg_free(&g->allocator, order);
-    for (int32_t c = 0; c < n; c++)
-        *flops += flops_of(g, g->values[clone[c]].producer, &g->allocator);
-    g->values[v].role = first_backward_reader(g, v) >= 0
-                            ? DFG_ROLE_SAVED_ACTIVATION : DFG_ROLE_NONE;
+    return st;
+}
+
+/* The recompute point of a set: the first backward reader of any of its
+ * values, or -1. */
+static int32_t recompute_point(const dfg_graph *g, const int32_t *set,
+                               int32_t n_set)
+{
+    int32_t at = -1;
+    for (int32_t k = 0; k < n_set; k++) {
+        int32_t reader = first_backward_reader(g, set[k]);
+        if (reader >= 0 && (at < 0 || reader < at))
+            at = reader;
+    }
+    return at;
+}
+
+static dfg_status recompute_chain_at(dfg_graph *g, recompute_chain *r,
+                                     int32_t at, int64_t *flops)
+{
+    int32_t n = 0;
+    for (int32_t k = 0; k < r->n_set && n >= 0; k++)
+        n = collect(g, r, r->set[k], n);
+    for (int32_t k = 0; k < n; k++)
+        if (!operands_unchanged_until(
+                g, &g->nodes[g->values[r->chain[k]].producer], at))
+            n = -1;
+    if (n <= 0)
+        return DFG_OK;
+    int32_t first_added = g->n_nodes;
+    dfg_status st = DFG_OK;
+    for (int32_t k = 0; k < n && st == DFG_OK; k++)
+        st = append_clone(g, r->chain, r->clone, k, &r->clone[k]);
+    if (st == DFG_OK)
+        st = splice(g, r, n, at, first_added);
+    for (int32_t c = 0; st == DFG_OK && c < n; c++)
+        *flops += dfg_remat_node_flops(g, g->values[r->clone[c]].producer,
+                                       &g->allocator);
+    for (int32_t k = 0; st == DFG_OK && k < r->n_set; k++)
+        g->values[r->set[k]].role =
+            first_backward_reader(g, r->set[k]) >= 0
+                ? DFG_ROLE_SAVED_ACTIVATION : DFG_ROLE_NONE;
+    return st;
+}
+
+dfg_status dfg_remat_recompute(dfg_graph *g, const int32_t *set,
+                               int32_t n_set, int32_t max_chain,
+                               int64_t *flops)
+{
+    *flops = 0;
+    int32_t at = recompute_point(g, set, n_set);
+    if (at < 0)
+        return DFG_OK;
+    int32_t cap = max_chain < g->n_values ? max_chain : g->n_values;
+    recompute_chain r = {.set = set, .n_set = n_set, .max = cap};
+    r.chain = dfg_calloc(&g->allocator, (size_t)cap + 1, sizeof *r.chain);
+    r.clone = dfg_calloc(&g->allocator, (size_t)cap + 1, sizeof *r.clone);
+    dfg_status st = r.chain && r.clone
+                        ? recompute_chain_at(g, &r, at, flops)
+                        : dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                                    "remat: out of memory");
+    dfg_free(&g->allocator, r.chain);
+    dfg_free(&g->allocator, r.clone);
     return st;
 }
 
@@ -266,36 +360,28 @@ static void describe_peak(const dfg_graph *g, const dfg_schedule *s,
     }
 }
 
-/* Plans g as dfg_compile does (the order with the smallest lower bound,
- * then the planner): its arena in t->arena, and with describe what is
- * alive at the peak. */
-static dfg_status plan_arena(const dfg_graph *g, const dfg_compile_options *o,
-                             const dfg_allocator *allocator, trial *t,
-                             int describe)
+dfg_status dfg_remat_trial_arena(const dfg_graph *g,
+                                 const dfg_compile_options *o,
+                                 int64_t *arena)
 {
-    dfg_node_costs costs;
-    dfg_planned_order order;
-    memset(&costs, 0, sizeof costs);
-    memset(&order, 0, sizeof order);
-    dfg_status st = dfg_node_costs_build(g, (int64_t)o->blas_workspace_bytes,
-                                         o->backend_workspace,
-                                         allocator, &costs);
-    dfg_order_inputs in = {&costs, o->reuse_inputs_in_place,
-                           (int64_t)o->alignment};
-    if (st == DFG_OK)
-        st = dfg_choose_order(g, &in, allocator, &order);
-    dfg_liveness *l = &order.liveness;
-    dfg_planner winner;
-    if (st == DFG_OK && o->planner == DFG_PLANNER_SMALLEST)
-        st = dfg_plan_smallest(l->buffers, l->n_buffers, (int64_t)o->alignment,
-                               &t->arena, &winner);
-    else if (st == DFG_OK)
-        st = dfg_plan_buffers(o->planner, l->buffers, l->n_buffers,
-                              (int64_t)o->alignment, &t->arena);
-    if (st == DFG_OK && describe)
-        describe_peak(g, &order.schedule, l, t);
-    dfg_planned_order_free(&order, allocator);
-    dfg_node_costs_free(&costs, allocator);
+    dfg_graph_plan plan;
+    dfg_status st = dfg_plan_graph(g, o, &g->allocator, &plan);
+    *arena = plan.arena_bytes;
+    dfg_graph_plan_free(&plan, &g->allocator);
+    return st;
+}
+
+/* What is alive at the peak of g's plan, for the error. */
+static dfg_status describe(const dfg_graph *g, const dfg_compile_options *o,
+                           trial *t)
+{
+    dfg_graph_plan plan;
+    dfg_status st = dfg_plan_graph(g, o, &g->allocator, &plan);
+    if (st == DFG_OK) {
+        t->arena = plan.arena_bytes;
+        describe_peak(g, &plan.order.schedule, &plan.order.liveness, t);
+    }
+    dfg_graph_plan_free(&plan, &g->allocator);
     return st;
 }
 
@@ -305,10 +391,11 @@ static candidate *candidates(dfg_graph *g, int32_t *n)
                               sizeof *c);
     *n = 0;
     for (int32_t v = 0; c && v < g->n_values; v++) {
-        if (!recomputable(g, v))
+        if (!dfg_remat_recomputable(g, v))
             continue;
         int64_t bytes = dfg_type_bytes(&g->values[v].type);
-        int64_t flops = flops_of(g, g->values[v].producer, &g->allocator);
+        int64_t flops = dfg_remat_node_flops(g, g->values[v].producer,
+                                             &g->allocator);
         if (bytes > 0)
             c[(*n)++] = (candidate){v, (double)flops / (double)bytes};
     }
@@ -317,13 +404,134 @@ static candidate *candidates(dfg_graph *g, int32_t *n)
     return c;
 }
 
-static int64_t total_flops(const dfg_graph *g, const dfg_allocator *allocator)
+int64_t dfg_remat_total_flops(const dfg_graph *g)
 {
     int64_t total = 0;
     for (int32_t n = 0; n < g->n_nodes; n++)
         if (!g->nodes[n].dead)
-            total += flops_of(g, n, allocator);
+            total += dfg_remat_node_flops(g, n, &g->allocator);
     return total;
+}
+
+/* The single values to recompute: on work (a copy of the graph, changed
+ * here), cheapest first, each followed by a trial plan, until the arena
+ * fits the budget or no candidate is left. The values taken go to
+ * taken[] (n_values entries) in the order they were taken. */
+typedef struct single_values {
+    int32_t *taken;
+    int32_t n_taken;
+    int64_t arena, extra_flops;
+} single_values;
+
+static dfg_status choose_single_values(dfg_graph *work,
+                                       const dfg_compile_options *o,
+                                       int64_t budget, single_values *out)
+{
+    int32_t n;
+    candidate *c = candidates(work, &n);
+    if (!c)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "remat: out of memory");
+    dfg_status st = dfg_remat_trial_arena(work, o, &out->arena);
+    for (int32_t i = 0; i < n && st == DFG_OK && out->arena > budget; i++) {
+        int64_t flops;
+        st = dfg_remat_recompute(work, &c[i].value, 1, MAX_CHAIN, &flops);
+        if (st == DFG_OK && flops > 0) {
+            out->extra_flops += flops;
+            out->taken[out->n_taken++] = c[i].value;
+            st = dfg_remat_trial_arena(work, o, &out->arena);
+        }
+    }
+    dfg_free(&work->allocator, c);
+    return st;
+}
+
+/* Replays the single values chosen on a copy: the graph is the same, so
+ * the value numbers and the recomputations are too. */
+static dfg_status apply_single_values(dfg_graph *g, const single_values *s)
+{
+    dfg_status st = DFG_OK;
+    for (int32_t i = 0; i < s->n_taken && st == DFG_OK; i++) {
+        int64_t flops;
+        st = dfg_remat_recompute(g, &s->taken[i], 1, MAX_CHAIN, &flops);
+    }
+    return st;
+}
+
+static dfg_status try_single_values(dfg_graph *g, const dfg_compile_options *o,
+                                    int64_t budget, single_values *out)
+{
+    out->taken = dfg_calloc(&g->allocator, (size_t)g->n_values + 1,
+                            sizeof *out->taken);
+    dfg_graph *work = NULL;
+    dfg_status st = out->taken ? dfg_graph_clone(g, &g->allocator, &work)
+                               : dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                                           "remat: out of memory");
+    if (st == DFG_OK)
+        st = choose_single_values(work, o, budget, out);
+    dfg_graph_destroy(work);
+    return st;
+}
+
+/* Applies the strategy that fits with fewer extra FLOPs; when neither
+ * fits, the one with the smaller arena, and after single values also
+ * segments on top of them (they can drop what the single values kept). */
+static dfg_status apply_cheaper(dfg_graph *g, const dfg_compile_options *o,
+                                dfg_remat_report *report,
+                                const single_values *single,
+                                const dfg_checkpoint_plan *segments,
+                                int64_t *extra)
+{
+    int64_t budget = report->budget;
+    int single_fits = single->arena <= budget;
+    int segments_fit = segments->arena > 0 && segments->arena <= budget;
+    if (segments_fit && (!single_fits ||
+                         segments->extra_flops < single->extra_flops)) {
+        report->recomputed = segments->recomputed;
+        report->arena = segments->arena;
+        return dfg_checkpoint_apply(g, segments, extra);
+    }
+    if (!single_fits && segments->arena > 0 &&
+        segments->arena < single->arena) {
+        report->recomputed = segments->recomputed;
+        report->arena = segments->arena;
+        return dfg_checkpoint_apply(g, segments, extra);
+    }
+    dfg_status st = apply_single_values(g, single);
+    *extra = single->extra_flops;
+    report->recomputed = single->n_taken;
+    report->arena = single->arena;
+    dfg_checkpoint_plan on_top = {0};
+    if (st == DFG_OK && !single_fits)
+        st = dfg_checkpoint_search(g, o, budget, &on_top);
+    if (st == DFG_OK && on_top.arena > 0 && on_top.arena < single->arena) {
+        int64_t more = 0;
+        st = dfg_checkpoint_apply(g, &on_top, &more);
+        *extra += more;
+        report->recomputed += on_top.recomputed;
+        report->arena = report->segment_arena = on_top.arena;
+    }
+    return st;
+}
+
+/* The error when neither strategy fits: g carries the one that reached
+ * the smaller arena, whose peak it describes. */
+static dfg_status unreachable(dfg_graph *g, const dfg_compile_options *o,
+                              const dfg_remat_report *report)
+{
+    trial now;
+    dfg_status st = describe(g, o, &now);
+    if (st != DFG_OK)
+        return st;
+    return dfg_error(DFG_ERR_PLAN,
+                     "memory budget %lld bytes cannot be met: after "
+                     "recomputing %d saved activations the arena is %lld "
+                     "bytes (%lld without the budget; %lld with single "
+                     "values, %lld with checkpoint segments); peak %s",
+                     (long long)report->budget, (int)report->recomputed,
+                     (long long)now.arena,
+                     (long long)report->unconstrained_arena,
+                     (long long)report->single_value_arena,
+                     (long long)report->segment_arena, now.alive);
 }
 
 dfg_status dfg_pass_remat(dfg_graph *g, const dfg_compile_options *o,
@@ -333,48 +541,31 @@ dfg_status dfg_pass_remat(dfg_graph *g, const dfg_compile_options *o,
     memset(report, 0, sizeof *report);
     if (t->memory_budget_bytes == 0 && t->memory_budget_percent == 0.0f)
         return DFG_OK;
-    trial base;
-    dfg_status st = plan_arena(g, o, &g->allocator, &base, 0);
+    int64_t base;
+    dfg_status st = dfg_remat_trial_arena(g, o, &base);
     if (st != DFG_OK)
         return st;
-    report->unconstrained_arena = base.arena;
+    report->unconstrained_arena = report->arena = base;
     report->budget = t->memory_budget_bytes
                          ? (int64_t)t->memory_budget_bytes
-                         : (int64_t)((double)base.arena *
+                         : (int64_t)((double)base *
                                      t->memory_budget_percent / 100.0);
-    report->arena = base.arena;
-    if (base.arena <= report->budget)
+    if (base <= report->budget)
         return DFG_OK;
-    int64_t before = total_flops(g, &g->allocator), extra = 0;
-    int32_t n;
-    candidate *c = candidates(g, &n);
-    if (!c)
-        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "remat: out of memory");
-    trial now = base;
-    for (int32_t i = 0; i < n && st == DFG_OK && now.arena > report->budget;
-         i++) {
-        int64_t flops;
-        st = recompute(g, c[i].value, &flops);
-        if (st == DFG_OK && flops > 0) {
-            extra += flops;
-            report->recomputed++;
-            st = plan_arena(g, o, &g->allocator, &now, 0);
-        }
-    }
-    dfg_free(&g->allocator, c);
-    report->arena = now.arena;
+    int64_t before = dfg_remat_total_flops(g), extra = 0;
+    single_values single = {0};
+    dfg_checkpoint_plan segments = {0};
+    st = try_single_values(g, o, report->budget, &single);
+    if (st == DFG_OK)
+        st = dfg_checkpoint_search(g, o, report->budget, &segments);
+    report->single_value_arena = single.arena;
+    report->segment_arena = segments.arena;
+    if (st == DFG_OK)
+        st = apply_cheaper(g, o, report, &single, &segments, &extra);
+    dfg_free(&g->allocator, single.taken);
     report->extra_flops_percent = before > 0 ? 100.0 * (double)extra /
                                                    (double)before : 0.0;
-    if (st == DFG_OK && now.arena > report->budget) {
-        st = plan_arena(g, o, &g->allocator, &now, 1);
-        if (st == DFG_OK)
-            st = dfg_error(DFG_ERR_PLAN,
-                           "memory budget %lld bytes cannot be met: after "
-                           "recomputing %d saved activations the arena is "
-                           "%lld bytes (%lld without the budget); peak %s",
-                           (long long)report->budget, (int)report->recomputed,
-                           (long long)now.arena, (long long)base.arena,
-                           now.alive);
-    }
+    if (st == DFG_OK && report->arena > report->budget)
+        st = unreachable(g, o, report);
     return st;
 }

@@ -40,12 +40,16 @@ typedef struct dfg_remat_report {
     int64_t unconstrained_arena, budget, arena;
     int32_t recomputed;          /* saved activations recomputed */
     double extra_flops_percent;  /* of the step's FLOPs before */
+    /* The arenas each strategy reached (0: not tried). */
+    int64_t single_value_arena, segment_arena;
 } dfg_remat_report;
 
 /* With a memory budget in t, recomputes saved activations in backward,
  * cheapest FLOPs per byte freed first, until a plan of graph (with o's
- * planner) fits; DFG_ERR_PLAN naming the smallest arena reached and what
- * is alive at its peak when none does. Nothing without a budget. */
+ * planner) fits; when single values cannot, checkpoint segments
+ * (passes/checkpoint.c). DFG_ERR_PLAN naming the smallest arena reached
+ * and what is alive at its peak when neither fits. Nothing without a
+ * budget. */
 dfg_status dfg_pass_remat(dfg_graph *graph, const dfg_compile_options *o,
                           const dfg_training_options *t,
                           dfg_remat_report *report);

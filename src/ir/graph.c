@@ -568,6 +568,7 @@ dfg_status dfg_graph_clone(const dfg_graph *graph,
         copy->values[index].producer = v->producer;
         copy->values[index].producer_output = v->producer_output;
         copy->values[index].is_output = v->is_output;
+        copy->values[index].role = v->role;
     }
     for (int32_t n = 0; n < graph->n_nodes; n++) {
         const dfg_ir_node *src = &graph->nodes[n];

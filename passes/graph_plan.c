@@ -1,0 +1,40 @@
+/* Planning a graph as dfg_compile does (pass.h): node costs, the order
+ * with the smallest lower bound, then the planner (conv workspaces fitted
+ * under the bound, passes/workspace_fit.c). One function for the
+ * compiler's plan and rematerialization's trial plans, so that what a
+ * trial measures is what the program gets. */
+#include "pass.h"
+
+#include <string.h>
+
+dfg_status dfg_plan_graph(const dfg_graph *graph, const dfg_compile_options *o,
+                          const dfg_allocator *allocator, dfg_graph_plan *out)
+{
+    memset(out, 0, sizeof *out);
+    out->winner = o->planner;
+    dfg_status st = dfg_node_costs_build(
+        graph, (int64_t)o->blas_workspace_bytes, o->backend_workspace,
+        allocator, &out->costs);
+    /* Inference convs plan from their least workspace and grow into the
+     * room under the bound; training keeps full workspaces, so that a
+     * budget or data parallelism computes the same bits. */
+    if (st == DFG_OK && !o->training)
+        st = dfg_node_costs_fit_convs(graph, allocator, &out->costs);
+    dfg_order_inputs in = {.costs = &out->costs,
+                           .reuse_in_place = o->reuse_inputs_in_place,
+                           .alignment = (int64_t)o->alignment};
+    if (st == DFG_OK)
+        st = dfg_choose_order(graph, &in, allocator, &out->order);
+    if (st == DFG_OK)
+        st = dfg_plan_fitting_workspaces(o->planner, &out->order.schedule,
+                                         &out->costs, (int64_t)o->alignment,
+                                         allocator, &out->order.liveness,
+                                         &out->arena_bytes, &out->winner);
+    return st;
+}
+
+void dfg_graph_plan_free(dfg_graph_plan *plan, const dfg_allocator *allocator)
+{
+    dfg_planned_order_free(&plan->order, allocator);
+    dfg_node_costs_free(&plan->costs, allocator);
+}

@@ -1,0 +1,63 @@
+/* Rematerialization's shared machinery (passes/remat.c), used by its two
+ * strategies: single saved activations (remat.c) and checkpoint segments
+ * (passes/checkpoint.c). Every function works on a graph after the
+ * training pass; none keeps a pointer past its return. */
+#ifndef DFG_REMAT_H
+#define DFG_REMAT_H
+
+#include "training.h"
+
+/* 1 if v is a saved activation that a recomputation can make: a forward
+ * value backward reads, from a deterministic single-output op that is not
+ * a view (or output 0 of batch_norm_train). */
+int dfg_remat_recomputable(const dfg_graph *g, int32_t v);
+
+/* A node's FLOPs by its op's rule, and the sum over live nodes. */
+int64_t dfg_remat_node_flops(const dfg_graph *g, int32_t node,
+                             const dfg_allocator *allocator);
+int64_t dfg_remat_total_flops(const dfg_graph *g);
+
+/* Recomputes the n_set values of set (each dfg_remat_recomputable) once,
+ * just before the first backward node that reads any of them, from the
+ * operands kept for backward; forward values between are recomputed too
+ * (the chain, at most max_chain ops). Backward readers read the copies,
+ * so the originals die with their last forward reader. *flops receives
+ * the recomputation's FLOPs: 0 when nothing was done (the chain is too
+ * long, or an update writes an operand before the recompute point).
+ * Renumbers nodes; value numbers stay. */
+dfg_status dfg_remat_recompute(dfg_graph *g, const int32_t *set,
+                               int32_t n_set, int32_t max_chain,
+                               int64_t *flops);
+
+/* The arena dfg_compile would plan for g now. */
+dfg_status dfg_remat_trial_arena(const dfg_graph *g,
+                                 const dfg_compile_options *o,
+                                 int64_t *arena);
+
+/* Checkpoint segments (passes/checkpoint.c), found on copies of a graph
+ * and then applied to the graph itself: the forward's recomputable saved
+ * activations, in forward order, cut into segments of about
+ * segment_bytes each (the last value of a segment is its checkpoint and
+ * stays), and the cheapest n_taken segments (FLOPs per byte) recomputed. */
+typedef struct dfg_checkpoint_plan {
+    int64_t segment_bytes;
+    int32_t n_taken;
+    int64_t arena;        /* planned arena; 0 when nothing was tried */
+    int64_t extra_flops;
+    int32_t recomputed;   /* saved activations in the taken segments */
+} dfg_checkpoint_plan;
+
+/* Tries segment sizes and, for each, the segments cheapest first with a
+ * trial plan after each, and keeps in *best the choice that fits budget
+ * with the fewest extra FLOPs, or else the one with the smallest arena.
+ * g is not changed. */
+dfg_status dfg_checkpoint_search(const dfg_graph *g,
+                                 const dfg_compile_options *o, int64_t budget,
+                                 dfg_checkpoint_plan *best);
+
+/* Applies plan (from dfg_checkpoint_search on this graph) to g;
+ * *extra_flops receives the recomputations' FLOPs. */
+dfg_status dfg_checkpoint_apply(dfg_graph *g, const dfg_checkpoint_plan *plan,
+                                int64_t *extra_flops);
+
+#endif
