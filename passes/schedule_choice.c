@@ -1,6 +1,6 @@
 /* Choosing the execution order and the concats without copies: the
  * recorded order and the memory-aware ones (passes/schedule_order.c), each
- * with both choices of concat views (passes/concat_views.c), are
+ * with every policy of concat views (passes/concat_views.c), are
  * scheduled, aliased and given lifetimes, and the one whose lower bound is
  * smallest is kept; the first candidate (the recorded order) wins ties, so
  * the scheduled bound is never above the recorded one. */
@@ -19,9 +19,10 @@ void dfg_planned_order_free(dfg_planned_order *p, const dfg_allocator *allocator
     dfg_concat_views_free(&p->concat, allocator);
 }
 
-/* Plans one candidate: concat views (single_use), then order (NULL:
+/* Plans one candidate: concat views (policy), then order (NULL:
  * recorded, else the memory-aware one of that kind). */
-static dfg_status plan_candidate(const dfg_graph *graph, int single_use,
+static dfg_status plan_candidate(const dfg_graph *graph,
+                                 dfg_concat_policy policy,
                                  int32_t *order, int depth_first,
                                  const dfg_order_inputs *in,
                                  const dfg_allocator *allocator,
@@ -29,7 +30,7 @@ static dfg_status plan_candidate(const dfg_graph *graph, int single_use,
 {
     memset(out, 0, sizeof *out);
     dfg_pass_report report;
-    dfg_status st = dfg_pass_concat_views(graph, single_use, allocator,
+    dfg_status st = dfg_pass_concat_views(graph, policy, allocator,
                                           &out->concat);
     if (st == DFG_OK && order)
         st = dfg_schedule_by_memory(graph, &out->concat, depth_first,
@@ -58,11 +59,28 @@ static dfg_status plan_candidate(const dfg_graph *graph, int single_use,
     return st;
 }
 
+/* SHORT_FAMILY is the same as ONE_FAMILY where no family is shortened:
+ * *policies drops it then. */
+static dfg_status count_shortened(const dfg_graph *graph,
+                                  const dfg_allocator *allocator,
+                                  int *policies)
+{
+    dfg_concat_views probe;
+    dfg_status st = dfg_pass_concat_views(graph, DFG_CONCAT_SHORT_FAMILY,
+                                          allocator, &probe);
+    if (st == DFG_OK && probe.n_shortened == 0)
+        *policies = DFG_CONCAT_SHORT_FAMILY;
+    if (st == DFG_OK)
+        dfg_concat_views_free(&probe, allocator);
+    return st;
+}
+
 dfg_status dfg_choose_order(const dfg_graph *graph, const dfg_order_inputs *in,
                             const dfg_allocator *allocator,
                             dfg_planned_order *best)
 {
-    dfg_status st = plan_candidate(graph, 0, NULL, 0, in, allocator, best);
+    dfg_status st = plan_candidate(graph, DFG_CONCAT_LAST_READER, NULL, 0, in,
+                                   allocator, best);
     if (st != DFG_OK)
         return st;
     /* The recorded order's bound, with the better concat choice. */
@@ -81,10 +99,14 @@ dfg_status dfg_choose_order(const dfg_graph *graph, const dfg_order_inputs *in,
      * bucket pass put each all-reduce right after its bucket's last
      * gradient, so that it overlaps the rest of backward. */
     int kinds = live > DFG_SCHEDULE_MAX_NODES || collective ? 1 : 3;
-    for (int single_use = 0; st == DFG_OK && single_use < 2; single_use++)
-        for (int kind = single_use ? 0 : 1; st == DFG_OK && kind < kinds; kind++) {
+    int policies = DFG_CONCAT_POLICIES;
+    if (st == DFG_OK)
+        st = count_shortened(graph, allocator, &policies);
+    for (int policy = 0; st == DFG_OK && policy < policies; policy++)
+        for (int kind = policy ? 0 : 1; st == DFG_OK && kind < kinds; kind++) {
             dfg_planned_order candidate;
-            st = plan_candidate(graph, single_use, kind ? order : NULL,
+            st = plan_candidate(graph, (dfg_concat_policy)policy,
+                                kind ? order : NULL,
                                 kind == 2, in, allocator, &candidate);
             if (st != DFG_OK)
                 break;

@@ -14,6 +14,8 @@
 #include "dfg/compile.h"
 #include "dfg/builder.h"
 #include "dfg/session.h"
+#include "graph.h"
+#include "pass.h"
 #include "program.h"
 
 #define OK(x) assert_int_equal((x), DFG_OK)
@@ -162,6 +164,144 @@ static void test_concat_falls_back_to_a_copy(void **state)
     dfg_graph_destroy(g);
 }
 
+/* A dense block at batch 1: x0 = exp(x) [1,4,8,8]; layer k reads
+ * c_k = concat(x0..x{k-1}) and adds x_k = reduce_sum(sigmoid(c_k)) + b
+ * [1,2,8,8]; y = neg(concat(x0..x3)). */
+enum { BLOCK_LAYERS = 3, BLOCK_X0 = 4, BLOCK_GROWTH = 2, BLOCK_HW = 64 };
+
+typedef struct dense_block {
+    dfg_graph *graph;
+    dfg_value features[BLOCK_LAYERS + 1], concats[BLOCK_LAYERS + 1];
+} dense_block;
+
+static void build_dense_block(dense_block *d)
+{
+    static const float bias[BLOCK_GROWTH] = {0.25f, -0.5f};
+    OK(dfg_graph_create(NULL, &d->graph));
+    dfg_graph *g = d->graph;
+    dfg_value x, b, y;
+    OK(dfg_graph_input(g, "x", DFG_F32, 4, DIMS(1, BLOCK_X0, 8, 8), &x));
+    OK(dfg_graph_constant(g, "b", DFG_F32, 4, DIMS(1, BLOCK_GROWTH, 1, 1),
+                          bias, &b));
+    OK(dfg_exp(g, x, &d->features[0]));
+    for (int k = 1; k <= BLOCK_LAYERS; k++) {
+        dfg_value squashed, summed;
+        OK(dfg_concat(g, k, d->features, 1, &d->concats[k - 1]));
+        OK(dfg_sigmoid(g, d->concats[k - 1], &squashed));
+        OK(dfg_reduce_sum(g, squashed, 1, DIMS(1), 1, &summed));
+        OK(dfg_add(g, summed, b, &d->features[k]));
+    }
+    OK(dfg_concat(g, BLOCK_LAYERS + 1, d->features, 1,
+                  &d->concats[BLOCK_LAYERS]));
+    OK(dfg_neg(g, d->concats[BLOCK_LAYERS], &y));
+    OK(dfg_graph_output(g, y, "y"));
+}
+
+/* The block's reference in double precision: y[c * 64 + i]. */
+static void dense_block_reference(const float *x, double *y)
+{
+    double features[(BLOCK_X0 + BLOCK_LAYERS * BLOCK_GROWTH) * BLOCK_HW];
+    int channels = BLOCK_X0;
+    for (int i = 0; i < BLOCK_X0 * BLOCK_HW; i++)
+        features[i] = exp(x[i]);
+    for (int k = 1; k <= BLOCK_LAYERS; k++) {
+        for (int i = 0; i < BLOCK_HW; i++) {
+            double sum = 0;
+            for (int c = 0; c < channels; c++)
+                sum += 1 / (1 + exp(-features[c * BLOCK_HW + i]));
+            features[channels * BLOCK_HW + i] = sum + 0.25;
+            features[(channels + 1) * BLOCK_HW + i] = sum - 0.5;
+        }
+        channels += BLOCK_GROWTH;
+    }
+    for (int i = 0; i < channels * BLOCK_HW; i++)
+        y[i] = -features[i];
+}
+
+/* Every concat of the block runs no step: the features are parts of the
+ * block's last concat and each layer's concat is a view of its first
+ * channels, inside it by the verifier's check. */
+static void test_dense_block_concats_are_views(void **state)
+{
+    (void)state;
+    dense_block d;
+    build_dense_block(&d);
+    dfg_program *p = compile(d.graph);
+    assert_int_equal(count_steps(p, DFG_OP_CONCAT), 0);
+    int32_t whole = tensor_named(p, value_name(d.graph, d.concats[BLOCK_LAYERS]));
+    const dfg_program_tensor *w = &p->tensors[whole];
+    assert_int_equal(w->alias_of, -1);
+    int64_t feature_offset = 0;
+    for (int k = 0; k <= BLOCK_LAYERS; k++) {
+        const dfg_program_tensor *f =
+            &p->tensors[tensor_named(p, value_name(d.graph, d.features[k]))];
+        assert_int_equal(f->alias_of, whole);
+        assert_int_equal(f->offset, w->offset + feature_offset);
+        feature_offset += f->bytes;
+    }
+    dfg_program_tensor *prefix = NULL;
+    for (int k = 0; k < BLOCK_LAYERS; k++) {
+        prefix = &p->tensors[tensor_named(p, value_name(d.graph, d.concats[k]))];
+        assert_int_equal(prefix->alias_of, whole);
+        assert_int_equal(prefix->kind, DFG_TENSOR_VIEW);
+        assert_int_equal(prefix->offset, w->offset);
+        assert_int_equal(prefix->bytes,
+                         (BLOCK_X0 + k * BLOCK_GROWTH) * BLOCK_HW * 4);
+    }
+    /* A prefix that outlives, or reaches past, the longest concat's bytes
+     * is refused. */
+    int32_t last = prefix->last_step;
+    prefix->last_step = w->last_step + 1;
+    assert_int_equal(dfg_program_verify(p), DFG_ERR_PLAN);
+    prefix->last_step = last;
+    prefix->bytes += 256;
+    prefix->offset = w->offset + w->bytes - prefix->bytes + 256;
+    assert_int_equal(dfg_program_verify(p), DFG_ERR_PLAN);
+    prefix->bytes -= 256;
+    prefix->offset = w->offset;
+    OK(dfg_program_verify(p));
+    float x[BLOCK_X0 * BLOCK_HW], y[(BLOCK_X0 + BLOCK_LAYERS * BLOCK_GROWTH) * BLOCK_HW];
+    double want[sizeof y / sizeof y[0]];
+    for (int i = 0; i < BLOCK_X0 * BLOCK_HW; i++)
+        x[i] = (float)((i * 29) % 53) / 26.0f - 1.0f;
+    run_cpu(p, x, y);
+    dense_block_reference(x, want);
+    double err = 0, norm = 0;
+    for (size_t i = 0; i < sizeof y / sizeof y[0]; i++) {
+        err += (y[i] - want[i]) * (y[i] - want[i]);
+        norm += want[i] * want[i];
+    }
+    assert_true(sqrt(err / norm) < 1e-6);
+    dfg_program_destroy(p);
+    dfg_graph_destroy(d.graph);
+}
+
+/* The policies on the same block: LAST_READER and ONE_FAMILY elide all
+ * four concats; SHORT_FAMILY leaves the last one a copy, its three
+ * shorter ones views of the longest of them. */
+static void test_dense_block_policies(void **state)
+{
+    (void)state;
+    dense_block d;
+    build_dense_block(&d);
+    const int32_t elided[DFG_CONCAT_POLICIES] = {4, 4, 3};
+    for (int policy = 0; policy < DFG_CONCAT_POLICIES; policy++) {
+        dfg_concat_views views;
+        OK(dfg_pass_concat_views(d.graph, (dfg_concat_policy)policy, NULL,
+                                 &views));
+        assert_int_equal(views.n_elided, elided[policy]);
+        assert_int_equal(views.n_shortened, policy == DFG_CONCAT_SHORT_FAMILY);
+        int32_t root = dfg_graph_index(
+            d.graph, d.concats[policy == DFG_CONCAT_SHORT_FAMILY
+                                   ? BLOCK_LAYERS - 1 : BLOCK_LAYERS]);
+        for (int k = 0; k < BLOCK_LAYERS; k++)
+            assert_int_equal(
+                views.part_of[dfg_graph_index(d.graph, d.features[k])], root);
+        dfg_concat_views_free(&views, NULL);
+    }
+    dfg_graph_destroy(d.graph);
+}
+
 /* Eight large intermediates recorded first and reduced afterwards: the
  * recorded order keeps them all alive, a memory-aware order one at a
  * time. */
@@ -207,6 +347,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_concat_parts_are_views),
         cmocka_unit_test(test_concat_falls_back_to_a_copy),
+        cmocka_unit_test(test_dense_block_concats_are_views),
+        cmocka_unit_test(test_dense_block_policies),
         cmocka_unit_test(test_schedule_lowers_the_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
