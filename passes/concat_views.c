@@ -25,7 +25,9 @@
  * are live, plus the empty slot of the feature it is computing. The
  * policy SHORT_FAMILY leaves the longest concat a copy (of the next
  * longest's output, which holds the parts, and the last input), so that
- * slot is not reserved: one copy per family instead of none.
+ * slot is not reserved: one copy per family instead of none
+ * (dfg_compile then makes whole again, one by one, the families whose
+ * shortening does not lower the bound: kept_whole).
  *
  * An input keeps its own bytes, and its concat stays a copy, when it is
  * absent, a graph input, a weight or constant, a graph output, the result
@@ -49,6 +51,7 @@ typedef struct concat_scan {
     const dfg_graph *graph;
     dfg_concat_views *views;
     dfg_concat_policy policy;
+    const uint8_t *kept_whole;   /* [n_nodes] or NULL: see pass.h */
     const int32_t *concat_reads; /* [n_values] live concats reading v (twice
                                     in one: 2); NULL for LAST_READER */
     int32_t *by_first_head;      /* [n_values] last live concat whose input 0
@@ -60,6 +63,7 @@ typedef struct concat_scan {
 void dfg_concat_views_free(dfg_concat_views *c, const dfg_allocator *allocator)
 {
     dfg_free(allocator, c->elided);
+    dfg_free(allocator, c->shortened);
     dfg_free(allocator, c->part_of);
     dfg_free(allocator, c->part_offset);
     memset(c, 0, sizeof *c);
@@ -164,7 +168,9 @@ static void consider(concat_scan *s, int32_t n)
          m = s->by_first_next[m])
         if (is_prefix_of(s, m, n, axis))
             s->members[n_members++] = m;
-    int shortened = s->policy == DFG_CONCAT_SHORT_FAMILY && n_members > 0;
+    int shortened = s->policy == DFG_CONCAT_SHORT_FAMILY && n_members > 0 &&
+                    !(s->kept_whole && s->kept_whole[n]);
+    int32_t longest_node = n;
     if (shortened)
         n = shorten(s, &n_members);
     const dfg_ir_node *node = &g->nodes[n];
@@ -188,6 +194,7 @@ static void consider(concat_scan *s, int32_t n)
     }
     c->n_elided += 1 + n_members;
     c->n_shortened += shortened;
+    c->shortened[longest_node] = (uint8_t)shortened;
 }
 
 /* The index of live concats by first input, and (concat_reads not NULL)
@@ -212,12 +219,14 @@ static void index_concats(concat_scan *s, int32_t *concat_reads)
 
 dfg_status dfg_pass_concat_views(const dfg_graph *graph,
                                  dfg_concat_policy policy,
+                                 const uint8_t *kept_whole,
                                  const dfg_allocator *allocator,
                                  dfg_concat_views *out)
 {
     memset(out, 0, sizeof *out);
     size_t nodes = (size_t)graph->n_nodes + 1, values = (size_t)graph->n_values + 1;
     out->elided = dfg_calloc(allocator, nodes, sizeof *out->elided);
+    out->shortened = dfg_calloc(allocator, nodes, sizeof *out->shortened);
     out->part_of = dfg_calloc(allocator, values, sizeof *out->part_of);
     out->part_offset = dfg_calloc(allocator, values, sizeof *out->part_offset);
     int counts_reads = policy != DFG_CONCAT_LAST_READER;
@@ -227,13 +236,14 @@ dfg_status dfg_pass_concat_views(const dfg_graph *graph,
         .graph = graph,
         .views = out,
         .policy = policy,
+        .kept_whole = kept_whole,
         .concat_reads = reads,
         .by_first_head = dfg_calloc(allocator, values, sizeof *s.by_first_head),
         .by_first_next = dfg_calloc(allocator, nodes, sizeof *s.by_first_next),
         .members = dfg_calloc(allocator, nodes, sizeof *s.members),
     };
     dfg_status st = DFG_OK;
-    if (!out->elided || !out->part_of || !out->part_offset ||
+    if (!out->elided || !out->shortened || !out->part_of || !out->part_offset ||
         (counts_reads && !reads) || !s.by_first_head || !s.by_first_next ||
         !s.members) {
         dfg_concat_views_free(out, allocator);

@@ -70,9 +70,10 @@ typedef struct dfg_concat_views {
     int32_t *part_of;     /* [n_values] the concat output holding v's bytes
                              (a part, or a prefix concat's output), or -1 */
     int64_t *part_offset; /* [n_values] where, in bytes */
+    uint8_t *shortened;   /* [n_nodes] 1 for a family's longest concat that
+                             SHORT_FAMILY leaves a copy */
     int32_t n_elided;
-    int32_t n_shortened;  /* DFG_CONCAT_SHORT_FAMILY: families whose longest
-                             concat copies */
+    int32_t n_shortened;  /* how many of those */
 } dfg_concat_views;
 
 /* Which tensors read by several concats become parts (dfg_compile scores
@@ -90,8 +91,11 @@ typedef enum dfg_concat_policy {
     DFG_CONCAT_POLICIES = 3
 } dfg_concat_policy;
 
+/* kept_whole: NULL, or [n_nodes] 1 for a longest concat whose family
+ * SHORT_FAMILY leaves whole. */
 dfg_status dfg_pass_concat_views(const dfg_graph *graph,
                                  dfg_concat_policy policy,
+                                 const uint8_t *kept_whole,
                                  const dfg_allocator *allocator,
                                  dfg_concat_views *out);
 void dfg_concat_views_free(dfg_concat_views *concat,
@@ -224,8 +228,9 @@ typedef struct dfg_order_inputs {
 /* Plans the recorded order and the memory-aware ones, each with every
  * dfg_concat_policy (SHORT_FAMILY only where it shortens a family), and
  * keeps in *best the one with the smallest lower bound (on a tie the
- * first: recorded order, LAST_READER); free with
- * dfg_planned_order_free. */
+ * first: recorded order, LAST_READER). When SHORT_FAMILY wins, each of
+ * its families is made whole again where that keeps the bound (one copy
+ * less). Free with dfg_planned_order_free. */
 dfg_status dfg_choose_order(const dfg_graph *graph, const dfg_order_inputs *in,
                             const dfg_allocator *allocator,
                             dfg_planned_order *best);

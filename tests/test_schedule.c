@@ -288,7 +288,7 @@ static void test_dense_block_policies(void **state)
     for (int policy = 0; policy < DFG_CONCAT_POLICIES; policy++) {
         dfg_concat_views views;
         OK(dfg_pass_concat_views(d.graph, (dfg_concat_policy)policy, NULL,
-                                 &views));
+                                 NULL, &views));
         assert_int_equal(views.n_elided, elided[policy]);
         assert_int_equal(views.n_shortened, policy == DFG_CONCAT_SHORT_FAMILY);
         int32_t root = dfg_graph_index(
