@@ -132,6 +132,7 @@ dfg_status dfg_choose_order(const dfg_graph *graph, const dfg_order_inputs *in,
                             const dfg_allocator *allocator,
                             dfg_planned_order *best)
 {
+    memset(best, 0, sizeof *best);
     order_search s = {
         .graph = graph, .in = in, .allocator = allocator, .best = best,
         .order = dfg_calloc(allocator, (size_t)graph->n_nodes + 1,
