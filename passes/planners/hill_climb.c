@@ -12,8 +12,8 @@
  * one, and can stall in a local minimum (fcn_resnet50: 1.07x its bound,
  * with 1 MiB im2col workspaces of layer4's dilated convolutions at two
  * steps that each set the peak): when the climb ends above the bound, a
- * second one from the size order also moves any buffer to any position,
- * and the smaller arena is kept. Random choices come from a fixed seed,
+ * second one from the size order, with half the tries, also moves any
+ * buffer to any position, and the smaller arena is kept. Random choices come from a fixed seed,
  * so plans are reproducible.
  *
  * Each try re-places every buffer (O(n log n)); the number of tries
@@ -146,6 +146,8 @@ static dfg_status climb_from_size_order(climb *c, int64_t bound,
     keep_offsets(c);
     int32_t tries = c->n > 0 ? HILL_CLIMB_WORK / c->n : 0;
     tries = tries > HILL_CLIMB_TRIES ? HILL_CLIMB_TRIES : tries < 2 ? 2 : tries;
+    if (c->moves == 3)
+        tries = tries / 2 > 2 ? tries / 2 : 2; /* the second climb */
     c->rng = HILL_CLIMB_SEED;
     for (int32_t t = 0; status == DFG_OK && t < tries && best > bound; t++) {
         if (top == 0 && c->moves == 2)
