@@ -12,7 +12,8 @@
  * constants are never overwritten, nor bytes a graph output lives in.
  *
  * Concat parts (passes/concat_views.c) share their concat's output at
- * their byte offset in it; they are decided first, and an output that is
+ * their byte offset in it, and a prefix concat's output the first bytes of
+ * its longer concat's output; they are decided first, and an output that is
  * a concat part is never written in place over another value.
  *
  * Graph outputs: a view op whose result is a graph output is kept as a real
@@ -129,6 +130,12 @@ static void decide_concat_parts(alias_state *a, const dfg_concat_views *c,
         if (!c->elided[n])
             continue;
         const dfg_ir_node *node = &g->nodes[n];
+        if (c->elided[n] == DFG_CONCAT_IS_PREFIX) {
+            int32_t out = node->outputs[0];
+            share(a, out, c->part_of[out], 0, DFG_ALIAS_VIEW);
+            report->concat_parts++;
+            continue;
+        }
         for (int32_t i = 0; i < node->n_inputs; i++) {
             int32_t v = node->inputs[i];
             share(a, v, node->outputs[0], c->part_offset[v], DFG_ALIAS_VIEW);

@@ -35,7 +35,8 @@ typedef struct dfg_pass_report {
     int32_t views;           /* alias: values sharing their source's bytes */
     int32_t in_place;        /* alias: outputs written over a dying input */
     int32_t materialised;    /* alias: view ops kept as copies (outputs) */
-    int32_t concat_parts;    /* alias: concat inputs written into its output */
+    int32_t concat_parts;    /* alias: concat inputs written into its output,
+                                prefix concats into a longer one's */
 } dfg_pass_report;
 
 /* Checks that the graph is well formed: every live node's inputs exist and
@@ -56,17 +57,45 @@ dfg_status dfg_pass_fold(dfg_graph *graph, dfg_pass_report *report);
 dfg_status dfg_pass_dce(dfg_graph *graph, dfg_pass_report *report);
 
 /* Concats that run no step: their inputs are written straight into their
- * output (passes/concat_views.c). */
+ * output, or their output is the first bytes of a longer concat's output
+ * that holds the same first inputs (passes/concat_views.c). */
+enum {
+    DFG_CONCAT_COPIES = 0,      /* runs a step */
+    DFG_CONCAT_HOLDS_PARTS = 1, /* its inputs are parts of its output */
+    DFG_CONCAT_IS_PREFIX = 2    /* its output is a part (at offset 0) of a
+                                   longer concat's output */
+};
 typedef struct dfg_concat_views {
-    uint8_t *elided;      /* [n_nodes] 1 for such a concat */
-    int32_t *part_of;     /* [n_values] the concat output holding v's bytes,
-                             or -1 */
+    uint8_t *elided;      /* [n_nodes] DFG_CONCAT_*: nonzero runs no step */
+    int32_t *part_of;     /* [n_values] the concat output holding v's bytes
+                             (a part, or a prefix concat's output), or -1 */
     int64_t *part_offset; /* [n_values] where, in bytes */
+    uint8_t *shortened;   /* [n_nodes] 1 for a family's longest concat that
+                             SHORT_FAMILY leaves a copy */
     int32_t n_elided;
+    int32_t n_shortened;  /* how many of those */
 } dfg_concat_views;
 
-/* single_use: only tensors that no other concat reads become parts. */
-dfg_status dfg_pass_concat_views(const dfg_graph *graph, int single_use,
+/* Which tensors read by several concats become parts (dfg_compile scores
+ * each policy and keeps the smallest lower bound). */
+typedef enum dfg_concat_policy {
+    DFG_CONCAT_LAST_READER = 0, /* a part of the last concat reading it
+                                   (and of that concat's prefixes) */
+    DFG_CONCAT_ONE_FAMILY = 1,  /* only if every concat reading it is in one
+                                   family */
+    DFG_CONCAT_SHORT_FAMILY = 2, /* as ONE_FAMILY, but a family's longest
+                                   concat copies and the next longest holds
+                                   the parts, so that the longest's last
+                                   parts reserve no bytes before they are
+                                   written */
+    DFG_CONCAT_POLICIES = 3
+} dfg_concat_policy;
+
+/* kept_whole: NULL, or [n_nodes] 1 for a longest concat whose family
+ * SHORT_FAMILY leaves whole. */
+dfg_status dfg_pass_concat_views(const dfg_graph *graph,
+                                 dfg_concat_policy policy,
+                                 const uint8_t *kept_whole,
                                  const dfg_allocator *allocator,
                                  dfg_concat_views *out);
 void dfg_concat_views_free(dfg_concat_views *concat,
@@ -197,7 +226,7 @@ typedef struct dfg_planned_order {
     dfg_liveness liveness;
     int64_t lower_bound;          /* of this order */
     int64_t recorded_lower_bound; /* of the recorded order (with the
-                                     better of the two concat choices) */
+                                     best of the concat policies) */
 } dfg_planned_order;
 
 typedef struct dfg_order_inputs {
@@ -206,11 +235,12 @@ typedef struct dfg_order_inputs {
     int64_t alignment;
 } dfg_order_inputs;
 
-/* Plans the recorded order and the memory-aware ones, each with both
- * choices of concat views (every eligible concat, or only those whose
- * parts no other concat reads), and keeps in *best the one with the
- * smallest lower bound (on a tie the first: recorded order, every
- * eligible concat); free with dfg_planned_order_free. */
+/* Plans the recorded order and the memory-aware ones, each with every
+ * dfg_concat_policy (SHORT_FAMILY only where it shortens a family), and
+ * keeps in *best the one with the smallest lower bound (on a tie the
+ * first: recorded order, LAST_READER). When SHORT_FAMILY wins, each of
+ * its families is made whole again where that keeps the bound (one copy
+ * less). Free with dfg_planned_order_free. */
 dfg_status dfg_choose_order(const dfg_graph *graph, const dfg_order_inputs *in,
                             const dfg_allocator *allocator,
                             dfg_planned_order *best);

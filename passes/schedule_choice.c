@@ -1,6 +1,6 @@
 /* Choosing the execution order and the concats without copies: the
  * recorded order and the memory-aware ones (passes/schedule_order.c), each
- * with both choices of concat views (passes/concat_views.c), are
+ * with every policy of concat views (passes/concat_views.c), are
  * scheduled, aliased and given lifetimes, and the one whose lower bound is
  * smallest is kept; the first candidate (the recorded order) wins ties, so
  * the scheduled bound is never above the recorded one. */
@@ -19,20 +19,33 @@ void dfg_planned_order_free(dfg_planned_order *p, const dfg_allocator *allocator
     dfg_concat_views_free(&p->concat, allocator);
 }
 
-/* Plans one candidate: concat views (single_use), then order (NULL:
- * recorded, else the memory-aware one of that kind). */
-static dfg_status plan_candidate(const dfg_graph *graph, int single_use,
-                                 int32_t *order, int depth_first,
-                                 const dfg_order_inputs *in,
-                                 const dfg_allocator *allocator,
+typedef struct order_search {
+    const dfg_graph *graph;
+    const dfg_order_inputs *in;
+    const dfg_allocator *allocator;
+    int32_t *order;       /* [n_nodes] scratch for a memory-aware order */
+    uint8_t *kept_whole;  /* [n_nodes] families SHORT_FAMILY leaves whole */
+    int64_t recorded;     /* the smallest bound in the recorded order */
+    int best_kind;
+    dfg_planned_order *best;
+} order_search;
+
+/* Plans one candidate: concat views (policy), then order (kind 0:
+ * recorded; 1, 2: memory-aware, ties by recorded index or depth first). */
+static dfg_status plan_candidate(const order_search *s,
+                                 dfg_concat_policy policy, int kind,
                                  dfg_planned_order *out)
 {
+    const dfg_graph *graph = s->graph;
+    const dfg_order_inputs *in = s->in;
+    const dfg_allocator *allocator = s->allocator;
+    int32_t *order = kind ? s->order : NULL;
     memset(out, 0, sizeof *out);
     dfg_pass_report report;
-    dfg_status st = dfg_pass_concat_views(graph, single_use, allocator,
-                                          &out->concat);
+    dfg_status st = dfg_pass_concat_views(graph, policy, s->kept_whole,
+                                          allocator, &out->concat);
     if (st == DFG_OK && order)
-        st = dfg_schedule_by_memory(graph, &out->concat, depth_first,
+        st = dfg_schedule_by_memory(graph, &out->concat, kind == 2,
                                     allocator, order);
     if (st == DFG_OK)
         st = dfg_pass_schedule(graph, order, &out->concat, allocator,
@@ -58,47 +71,105 @@ static dfg_status plan_candidate(const dfg_graph *graph, int single_use,
     return st;
 }
 
+/* Plans a candidate and keeps it as the best when its bound is smaller
+ * (or_equal: no larger); *kept (may be NULL) says whether it was. */
+static dfg_status try_candidate(order_search *s, dfg_concat_policy policy,
+                                int kind, int or_equal, int *kept)
+{
+    dfg_planned_order candidate;
+    dfg_status st = plan_candidate(s, policy, kind, &candidate);
+    if (st != DFG_OK)
+        return st;
+    if (kind == 0 && candidate.lower_bound < s->recorded)
+        s->recorded = candidate.lower_bound;
+    int better = candidate.lower_bound < s->best->lower_bound ||
+                 (or_equal && candidate.lower_bound == s->best->lower_bound);
+    if (better) {
+        dfg_planned_order_free(s->best, s->allocator);
+        *s->best = candidate;
+        s->best_kind = kind;
+    } else {
+        dfg_planned_order_free(&candidate, s->allocator);
+    }
+    if (kept)
+        *kept = better;
+    return DFG_OK;
+}
+
+/* SHORT_FAMILY is the same as ONE_FAMILY where no family is shortened:
+ * *policies drops it then. */
+static dfg_status count_shortened(const dfg_graph *graph,
+                                  const dfg_allocator *allocator,
+                                  int *policies)
+{
+    dfg_concat_views probe;
+    dfg_status st = dfg_pass_concat_views(graph, DFG_CONCAT_SHORT_FAMILY,
+                                          NULL, allocator, &probe);
+    if (st == DFG_OK && probe.n_shortened == 0)
+        *policies = DFG_CONCAT_SHORT_FAMILY;
+    if (st == DFG_OK)
+        dfg_concat_views_free(&probe, allocator);
+    return st;
+}
+
+/* The best plan shortens families: each made whole again, in the best's
+ * order kind, stays whole if the bound does not grow. */
+static dfg_status keep_families_whole(order_search *s)
+{
+    dfg_status st = DFG_OK;
+    for (int32_t n = 0; st == DFG_OK && n < s->graph->n_nodes; n++) {
+        if (!s->best->concat.shortened[n])
+            continue;
+        int kept;
+        s->kept_whole[n] = 1;
+        st = try_candidate(s, DFG_CONCAT_SHORT_FAMILY, s->best_kind, 1, &kept);
+        s->kept_whole[n] = (uint8_t)(st == DFG_OK && kept);
+    }
+    return st;
+}
+
 dfg_status dfg_choose_order(const dfg_graph *graph, const dfg_order_inputs *in,
                             const dfg_allocator *allocator,
                             dfg_planned_order *best)
 {
-    dfg_status st = plan_candidate(graph, 0, NULL, 0, in, allocator, best);
-    if (st != DFG_OK)
+    memset(best, 0, sizeof *best);
+    order_search s = {
+        .graph = graph, .in = in, .allocator = allocator, .best = best,
+        .order = dfg_calloc(allocator, (size_t)graph->n_nodes + 1,
+                            sizeof *s.order),
+        .kept_whole = dfg_calloc(allocator, (size_t)graph->n_nodes + 1,
+                                 sizeof *s.kept_whole),
+    };
+    dfg_status st = s.order && s.kept_whole
+                        ? plan_candidate(&s, DFG_CONCAT_LAST_READER, 0, best)
+                        : dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                                    "schedule: out of memory");
+    if (st != DFG_OK) {
+        dfg_free(allocator, s.order);
+        dfg_free(allocator, s.kept_whole);
         return st;
-    /* The recorded order's bound, with the better concat choice. */
-    int64_t recorded = best->lower_bound;
+    }
+    /* The recorded order's bound, with the best concat policy. */
+    s.recorded = best->lower_bound;
     int32_t live = 0, collective = 0;
     for (int32_t n = 0; n < graph->n_nodes; n++) {
         live += !graph->nodes[n].dead;
         collective |= graph->nodes[n].op == DFG_OP_ALL_REDUCE_START;
     }
-    int32_t *order = dfg_calloc(allocator, (size_t)graph->n_nodes + 1,
-                                sizeof *order);
-    if (!order)
-        st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "schedule: out of memory");
-    /* kind 0: recorded order; 1, 2: memory-aware, ties by recorded index
-     * or depth first. A data-parallel step keeps its recorded order: the
-     * bucket pass put each all-reduce right after its bucket's last
-     * gradient, so that it overlaps the rest of backward. */
+    /* A data-parallel step keeps its recorded order: the bucket pass put
+     * each all-reduce right after its bucket's last gradient, so that it
+     * overlaps the rest of backward. */
     int kinds = live > DFG_SCHEDULE_MAX_NODES || collective ? 1 : 3;
-    for (int single_use = 0; st == DFG_OK && single_use < 2; single_use++)
-        for (int kind = single_use ? 0 : 1; st == DFG_OK && kind < kinds; kind++) {
-            dfg_planned_order candidate;
-            st = plan_candidate(graph, single_use, kind ? order : NULL,
-                                kind == 2, in, allocator, &candidate);
-            if (st != DFG_OK)
-                break;
-            if (kind == 0 && candidate.lower_bound < recorded)
-                recorded = candidate.lower_bound;
-            if (candidate.lower_bound < best->lower_bound) {
-                dfg_planned_order_free(best, allocator);
-                *best = candidate;
-            } else {
-                dfg_planned_order_free(&candidate, allocator);
-            }
-        }
-    best->recorded_lower_bound = recorded;
-    dfg_free(allocator, order);
+    int policies = DFG_CONCAT_POLICIES;
+    st = count_shortened(graph, allocator, &policies);
+    for (int policy = 0; st == DFG_OK && policy < policies; policy++)
+        for (int kind = policy ? 0 : 1; st == DFG_OK && kind < kinds; kind++)
+            st = try_candidate(&s, (dfg_concat_policy)policy, kind, 0, NULL);
+    if (st == DFG_OK && best->concat.n_shortened > 0)
+        st = keep_families_whole(&s);
+    best->recorded_lower_bound = s.recorded;
+    dfg_free(allocator, s.order);
+    dfg_free(allocator, s.kept_whole);
     if (st != DFG_OK)
         dfg_planned_order_free(best, allocator);
     return st;

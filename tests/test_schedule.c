@@ -8,12 +8,15 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "dfg/compile.h"
 #include "dfg/builder.h"
 #include "dfg/session.h"
+#include "graph.h"
+#include "pass.h"
 #include "program.h"
 
 #define OK(x) assert_int_equal((x), DFG_OK)
@@ -162,6 +165,233 @@ static void test_concat_falls_back_to_a_copy(void **state)
     dfg_graph_destroy(g);
 }
 
+/* Dense blocks at batch 1: layer k reads c_k = concat(x0..x{k-1}),
+ * squashes it (sigmoid), with a bottleneck narrows it to BOTTLENECK
+ * channels (a 1x1 convolution, as DenseNet's), and adds
+ * x_k = reduce_sum over channels + (0.25, -0.5) [1,2,h,w]; the block ends
+ * with concat(x0..x3). */
+enum { LAYERS = 3, GROWTH = 2, BOTTLENECK = 6 };
+
+typedef struct dense_block {
+    dfg_value features[LAYERS + 1], concats[LAYERS + 1];
+} dense_block;
+
+static const float block_bias[GROWTH] = {0.25f, -0.5f};
+
+static float bottleneck_weight(int o, int c)
+{
+    return (float)((o * 7 + c * 3) % 11 - 5) / 20.0f;
+}
+
+static void build_dense_block(dfg_graph *g, dfg_value x0, int64_t channels,
+                              int bottleneck, dense_block *d)
+{
+    char name[32];
+    dfg_value b;
+    snprintf(name, sizeof name, "b%lld", (long long)channels);
+    OK(dfg_graph_constant(g, name, DFG_F32, 4, DIMS(1, GROWTH, 1, 1),
+                          block_bias, &b));
+    d->features[0] = x0;
+    for (int k = 1; k <= LAYERS; k++, channels += GROWTH) {
+        dfg_value squashed, narrowed, summed;
+        OK(dfg_concat(g, k, d->features, 1, &d->concats[k - 1]));
+        OK(dfg_sigmoid(g, d->concats[k - 1], &squashed));
+        narrowed = squashed;
+        if (bottleneck) {
+            float w[BOTTLENECK * 16];
+            dfg_value weight;
+            assert_true(channels <= 16);
+            for (int o = 0; o < BOTTLENECK; o++)
+                for (int c = 0; c < channels; c++)
+                    w[o * channels + c] = bottleneck_weight(o, c);
+            snprintf(name, sizeof name, "w%lld", (long long)channels);
+            OK(dfg_graph_weight(g, name, DFG_F32, 4,
+                                DIMS(BOTTLENECK, channels, 1, 1), w, &weight));
+            OK(dfg_conv2d(g, squashed, weight, DFG_NO_VALUE, NULL, &narrowed));
+        }
+        OK(dfg_reduce_sum(g, narrowed, 1, DIMS(1), 1, &summed));
+        OK(dfg_add(g, summed, b, &d->features[k]));
+    }
+    OK(dfg_concat(g, LAYERS + 1, d->features, 1, &d->concats[LAYERS]));
+}
+
+/* The block in double precision: features holds x0 (channels x hw) and
+ * receives the block's last concat. */
+static void dense_block_reference(double *features, int channels, int hw,
+                                  int bottleneck)
+{
+    for (int k = 1; k <= LAYERS; k++, channels += GROWTH)
+        for (int i = 0; i < hw; i++) {
+            double sum = 0;
+            for (int o = 0; o < (bottleneck ? BOTTLENECK : 1); o++)
+                for (int c = 0; c < channels; c++) {
+                    double s = 1 / (1 + exp(-features[c * hw + i]));
+                    sum += bottleneck ? bottleneck_weight(o, c) * s : s;
+                }
+            for (int j = 0; j < GROWTH; j++)
+                features[(channels + j) * hw + i] = sum + block_bias[j];
+        }
+}
+
+static void assert_close(const float *got, const double *want, int n)
+{
+    double err = 0, norm = 0;
+    for (int i = 0; i < n; i++) {
+        err += (got[i] - want[i]) * (got[i] - want[i]);
+        norm += want[i] * want[i];
+    }
+    assert_true(sqrt(err / norm) < 1e-6);
+}
+
+/* The first `features` features of block d are parts of `holder`'s output
+ * at their offsets, and the concats shorter than it views of its start. */
+static void assert_block_views(const dfg_program *p, const dfg_graph *g,
+                               const dense_block *d, dfg_value holder,
+                               int features)
+{
+    int32_t whole = tensor_named(p, value_name(g, holder));
+    const dfg_program_tensor *w = &p->tensors[whole];
+    assert_int_equal(w->alias_of, -1);
+    int64_t feature_offset = 0;
+    for (int k = 0; k < features; k++) {
+        const dfg_program_tensor *f =
+            &p->tensors[tensor_named(p, value_name(g, d->features[k]))];
+        assert_int_equal(f->alias_of, whole);
+        assert_int_equal(f->offset, w->offset + feature_offset);
+        feature_offset += f->bytes;
+    }
+    for (int k = 0; k < features - 1; k++) {
+        const dfg_program_tensor *c =
+            &p->tensors[tensor_named(p, value_name(g, d->concats[k]))];
+        assert_int_equal(c->alias_of, whole);
+        assert_int_equal(c->kind, DFG_TENSOR_VIEW);
+        assert_int_equal(c->offset, w->offset);
+    }
+}
+
+/* y = neg(block(exp(x))) without a bottleneck: every concat of the block
+ * runs no step, and the verifier checks each view. */
+static void test_dense_block_concats_are_views(void **state)
+{
+    (void)state;
+    enum { HW = 64, OUT = (4 + LAYERS * GROWTH) * HW };
+    dfg_graph *g;
+    dense_block d;
+    dfg_value x, x0, y;
+    OK(dfg_graph_create(NULL, &g));
+    OK(dfg_graph_input(g, "x", DFG_F32, 4, DIMS(1, 4, 8, 8), &x));
+    OK(dfg_exp(g, x, &x0));
+    build_dense_block(g, x0, 4, 0, &d);
+    OK(dfg_neg(g, d.concats[LAYERS], &y));
+    OK(dfg_graph_output(g, y, "y"));
+    dfg_program *p = compile(g);
+    assert_int_equal(count_steps(p, DFG_OP_CONCAT), 0);
+    assert_block_views(p, g, &d, d.concats[LAYERS], LAYERS + 1);
+    /* A prefix that outlives, or reaches past, the longest concat's bytes
+     * is refused. */
+    const dfg_program_tensor *w =
+        &p->tensors[tensor_named(p, value_name(g, d.concats[LAYERS]))];
+    dfg_program_tensor *prefix =
+        &p->tensors[tensor_named(p, value_name(g, d.concats[LAYERS - 1]))];
+    int32_t last = prefix->last_step;
+    prefix->last_step = w->last_step + 1;
+    assert_int_equal(dfg_program_verify(p), DFG_ERR_PLAN);
+    prefix->last_step = last;
+    prefix->offset = w->offset + w->bytes - prefix->bytes + 256;
+    assert_int_equal(dfg_program_verify(p), DFG_ERR_PLAN);
+    prefix->offset = w->offset;
+    OK(dfg_program_verify(p));
+    float x_data[4 * HW], out[OUT];
+    double want[OUT];
+    for (int i = 0; i < 4 * HW; i++) {
+        x_data[i] = (float)((i * 29) % 53) / 26.0f - 1.0f;
+        want[i] = exp(x_data[i]);
+    }
+    run_cpu(p, x_data, out);
+    dense_block_reference(want, 4, HW, 0);
+    for (int i = 0; i < OUT; i++)
+        want[i] = -want[i];
+    assert_close(out, want, OUT);
+    dfg_program_destroy(p);
+    dfg_graph_destroy(g);
+}
+
+/* Two blocks with bottlenecks, the second on half the rows of the first's
+ * output. Keeping block 1 whole would reserve its last feature's slot
+ * during its last bottleneck, at the peak: its last concat copies (the
+ * parts are in the concat before it), block 2 stays whole. */
+static void test_dense_blocks_shortened_where_it_pays(void **state)
+{
+    (void)state;
+    enum { C2 = 4 + LAYERS * GROWTH, OUT = (C2 + LAYERS * GROWTH) * 32 };
+    dfg_graph *g;
+    dense_block d1, d2;
+    dfg_value x, x0, rows, x2, y;
+    OK(dfg_graph_create(NULL, &g));
+    OK(dfg_graph_input(g, "x", DFG_F32, 4, DIMS(1, 4, 8, 8), &x));
+    OK(dfg_exp(g, x, &x0));
+    build_dense_block(g, x0, 4, 1, &d1);
+    OK(dfg_slice(g, d1.concats[LAYERS], 1, DIMS(2), DIMS(0), DIMS(4), NULL,
+                 &rows));
+    OK(dfg_exp(g, rows, &x2));
+    build_dense_block(g, x2, C2, 1, &d2);
+    OK(dfg_neg(g, d2.concats[LAYERS], &y));
+    OK(dfg_graph_output(g, y, "y"));
+    dfg_program *p = compile(g);
+    assert_int_equal(count_steps(p, DFG_OP_CONCAT), 1);
+    assert_block_views(p, g, &d1, d1.concats[LAYERS - 1], LAYERS);
+    assert_block_views(p, g, &d2, d2.concats[LAYERS], LAYERS + 1);
+    float x_data[4 * 64], out[OUT];
+    double block1[C2 * 64], want[OUT];
+    for (int i = 0; i < 4 * 64; i++) {
+        x_data[i] = (float)((i * 31) % 47) / 23.0f - 1.0f;
+        block1[i] = exp(x_data[i]);
+    }
+    run_cpu(p, x_data, out);
+    dense_block_reference(block1, 4, 64, 1);
+    for (int c = 0; c < C2; c++)
+        for (int i = 0; i < 32; i++)
+            want[c * 32 + i] = exp(block1[c * 64 + i]);
+    dense_block_reference(want, C2, 32, 1);
+    for (int i = 0; i < OUT; i++)
+        want[i] = -want[i];
+    assert_close(out, want, OUT);
+    dfg_program_destroy(p);
+    dfg_graph_destroy(g);
+}
+
+/* The policies on one block: LAST_READER and ONE_FAMILY elide all four
+ * concats; SHORT_FAMILY leaves the last one a copy, its three shorter
+ * ones views of the longest of them. */
+static void test_dense_block_policies(void **state)
+{
+    (void)state;
+    dfg_graph *g;
+    dense_block d;
+    dfg_value x, x0, y;
+    OK(dfg_graph_create(NULL, &g));
+    OK(dfg_graph_input(g, "x", DFG_F32, 4, DIMS(1, 4, 8, 8), &x));
+    OK(dfg_exp(g, x, &x0));
+    build_dense_block(g, x0, 4, 0, &d);
+    OK(dfg_neg(g, d.concats[LAYERS], &y));
+    OK(dfg_graph_output(g, y, "y"));
+    const int32_t elided[DFG_CONCAT_POLICIES] = {4, 4, 3};
+    for (int policy = 0; policy < DFG_CONCAT_POLICIES; policy++) {
+        dfg_concat_views views;
+        OK(dfg_pass_concat_views(g, (dfg_concat_policy)policy, NULL, NULL,
+                                 &views));
+        assert_int_equal(views.n_elided, elided[policy]);
+        assert_int_equal(views.n_shortened, policy == DFG_CONCAT_SHORT_FAMILY);
+        int32_t holder = dfg_graph_index(
+            g, d.concats[policy == DFG_CONCAT_SHORT_FAMILY ? LAYERS - 1 : LAYERS]);
+        for (int k = 0; k < LAYERS; k++)
+            assert_int_equal(views.part_of[dfg_graph_index(g, d.features[k])],
+                             holder);
+        dfg_concat_views_free(&views, NULL);
+    }
+    dfg_graph_destroy(g);
+}
+
 /* Eight large intermediates recorded first and reduced afterwards: the
  * recorded order keeps them all alive, a memory-aware order one at a
  * time. */
@@ -207,6 +437,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_concat_parts_are_views),
         cmocka_unit_test(test_concat_falls_back_to_a_copy),
+        cmocka_unit_test(test_dense_block_concats_are_views),
+        cmocka_unit_test(test_dense_blocks_shortened_where_it_pays),
+        cmocka_unit_test(test_dense_block_policies),
         cmocka_unit_test(test_schedule_lowers_the_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

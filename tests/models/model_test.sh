@@ -1,15 +1,15 @@
 #!/bin/sh
-# usage: model_test.sh DFGC EXPORT_PY CACHE_DIR MODEL [ARENA_SLACK]
+# usage: model_test.sh DFGC EXPORT_PY CACHE_DIR MODEL
 #
 # Exports a torchvision MODEL with PyTorch (cached in CACHE_DIR), plans it
 # (with the SVG, HTML, trace and caching-allocator pictures of the plan;
-# the arena must be within ARENA_SLACK, default 1.02, of its lower bound)
+# the arena must be within 1.02x its lower bound)
 # and runs it with dfgc on the CPU, and compares dfg's output with
 # PyTorch's: the relative error ||dfg - torch|| / ||torch|| must stay below
 # 1e-4; for a quantized model (output from DequantizeLinear), the same
 # top-1 on every input and every value within one quantization step. Exits 77 only when python3-torch / torchvision cannot be imported.
 set -eu
-dfgc=$1 export_py=$2 cache=$3 model=$4 slack=${5:-1.02}
+dfgc=$1 export_py=$2 cache=$3 model=$4
 python=/usr/bin/python3
 
 if ! "$python" -c 'import torch, torchvision' 2>/dev/null; then
@@ -30,10 +30,10 @@ trap 'rm -rf "$out"' EXIT
 # The pictures of a real model's plan: the SVG is XML with one rectangle
 # per arena tensor, the trace is Chrome trace-event JSON, and the caching
 # allocator's reserved >= allocated >= the lower bound.
-"$python" - "$out/plan.json" "$out/plan.svg" "$out/trace.json" "$slack" <<'PY'
+"$python" - "$out/plan.json" "$out/plan.svg" "$out/trace.json" <<'PY'
 import json, sys, xml.dom.minidom
 plan = json.load(open(sys.argv[1]))
-slack = float(sys.argv[4])
+slack = 1.02
 svg = xml.dom.minidom.parse(sys.argv[2])
 rects = [r for r in svg.getElementsByTagName("rect")
          if r.getAttribute("class").startswith("tensor ")]
