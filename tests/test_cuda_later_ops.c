@@ -523,10 +523,11 @@ static void test_inference_programs(void **state)
 }
 
 /* Every op the CPU backend has a kernel for has a CUDA plan, but the
- * training-mode batch norm ops (CPU only, docs/training.md). */
+ * training-mode batch norm and dropout ops (CPU only, docs/training.md). */
 static int cpu_only(dfg_op op)
 {
-    return op == DFG_OP_BATCH_NORM_TRAIN || op == DFG_OP_BATCH_NORM_TRAIN_GRAD;
+    return op == DFG_OP_BATCH_NORM_TRAIN || op == DFG_OP_BATCH_NORM_TRAIN_GRAD ||
+           op == DFG_OP_DROPOUT_TRAIN;
 }
 
 static void test_op_coverage(void **state)

@@ -259,9 +259,11 @@ static void run_mlp(dfg_program *p, int runs, float *norms)
     dfg_session_destroy(s);
 }
 
+#define CNN_WEIGHTS 26
+
 /* One SGD step of the cnn on the first 32 digits, activations stored in
  * `precision`: the loss and each weight's squared update norm (lr^2 times
- * its squared gradient norm), 36 of them. */
+ * its squared gradient norm), CNN_WEIGHTS of them. */
 static void cnn_sgd_step(dfg_dtype precision, float *loss, float *norms)
 {
     dfg_graph *g;
@@ -279,7 +281,7 @@ static void cnn_sgd_step(dfg_dtype precision, float *loss, float *norms)
     dfg_graph_destroy(g);
     dfg_tensor_info info;
     assert_int_equal(dfg_program_output_info(p, 1, &info), DFG_OK);
-    assert_int_equal(info.shape[0], 36);
+    assert_int_equal(info.shape[0], CNN_WEIGHTS);
     const dfg_backend *cpu;
     dfg_session *s;
     assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
@@ -300,11 +302,11 @@ static void cnn_sgd_step(dfg_dtype precision, float *loss, float *norms)
 static void test_bf16_step_matches_f32(void **state)
 {
     (void)state;
-    float loss[2], norms[2][36];
+    float loss[2], norms[2][CNN_WEIGHTS];
     cnn_sgd_step(DFG_F32, &loss[0], norms[0]);
     cnn_sgd_step(DFG_BF16, &loss[1], norms[1]);
     assert_true(fabsf(loss[1] - loss[0]) <= 0.01f * loss[0]);
-    for (int k = 0; k < 36; k++) {
+    for (int k = 0; k < CNN_WEIGHTS; k++) {
         double f32 = sqrt(norms[0][k]), bf16 = sqrt(norms[1][k]);
         if (!(f32 > 0.0) || !(fabs(bf16 - f32) <= 0.05 * f32))
             fail_msg("weight %d: gradient norm %g in f32, %g in bf16", k,
