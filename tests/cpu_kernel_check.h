@@ -66,6 +66,7 @@ static inline check_tensor check_random(dfg_type t)
         case DFG_F32: ((float *)x.data)[i] = v; break;
         case DFG_F16: ((uint16_t *)x.data)[i] = dfg_f32_to_f16(v); break;
         case DFG_BF16: ((uint16_t *)x.data)[i] = dfg_f32_to_bf16(v); break;
+        case DFG_F64: ((double *)x.data)[i] = v; break;
         default:
             for (size_t b = 0; b < size; b++)
                 ((uint8_t *)x.data)[i * (int64_t)size + (int64_t)b] =
@@ -98,6 +99,7 @@ static inline double check_get(const check_tensor *x, int64_t i)
     switch (x->type.dtype) {
     case DFG_F16: return dfg_f16_to_f32(((const uint16_t *)x->data)[i]);
     case DFG_BF16: return dfg_bf16_to_f32(((const uint16_t *)x->data)[i]);
+    case DFG_F64: return ((const double *)x->data)[i];
     default: return ((const float *)x->data)[i];
     }
 }

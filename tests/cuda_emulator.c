@@ -307,6 +307,88 @@ static void optimizer(const dfg_cuda_step_plan *p)
     *(float *)a->out[0] = partial_sums(u->partials, u->blocks, 1.0f);
 }
 
+/* What a channel's block folds (batch_norm_train.cu). */
+typedef enum channel_term {
+    TERM_X,             /* x */
+    TERM_SQUARE,        /* (x - mean)^2 */
+    TERM_DY,            /* dy */
+    TERM_DY_XHAT        /* dy (x - mean) rstd */
+} channel_term;
+
+/* A sum over channel c's elements as its block folds it: each of the
+ * launch's threads adds every threads-th term, then the shares add in
+ * dfg_cuda_block_reduce's tree. */
+static float channel_sum(const dfg_cuda_batch_norm_train *b, int64_t c,
+                         channel_term term, const float *x, const float *dy,
+                         float mean, float rstd)
+{
+    int64_t m = dfg_cuda_bn_train_count(b);
+    uint32_t threads = dfg_cuda_launch_rows(b->channels, m).threads;
+    float shares[DFG_CUDA_ROW_THREADS_MAX];
+    for (uint32_t t = 0; t < threads; t++) {
+        float acc = 0.0f;
+        for (int64_t r = t; r < m; r += threads) {
+            int64_t at = dfg_cuda_bn_train_offset(b, c, r, b->index32);
+            float d = x[at] - mean;
+            acc += term == TERM_X        ? x[at]
+                   : term == TERM_SQUARE ? d * d
+                   : term == TERM_DY     ? dy[at]
+                   : dy[at] * dfg_cuda_bn_train_xhat(x[at], mean, rstd);
+        }
+        shares[t] = acc;
+    }
+    for (uint32_t s = threads / 2; s > 0; s >>= 1)
+        for (uint32_t t = 0; t < s; t++)
+            shares[t] += shares[t + s];
+    return shares[0];
+}
+
+/* batch_norm_train and its gradient, a channel at a time. */
+static void batch_norm_train(const dfg_cuda_step_plan *p)
+{
+    const dfg_step_args *a = p->args;
+    const dfg_cuda_batch_norm_train *b = &p->u.batch_norm_train;
+    const float *x = a->in[0];
+    float *out0 = a->out[0], *out1 = a->out[1], *out2 = a->out[2];
+    int64_t m = dfg_cuda_bn_train_count(b);
+    for (int64_t c = 0; c < b->channels; c++) {
+        if (p->kind == DFG_CUDA_BATCH_NORM_TRAIN) {
+            const float *scale = a->in[1], *bias = a->in[2];
+            float mean = dfg_cuda_bn_train_mean_of(
+                b, channel_sum(b, c, TERM_X, x, NULL, 0.0f, 0.0f));
+            float var = dfg_cuda_bn_train_mean_of(
+                b, channel_sum(b, c, TERM_SQUARE, x, NULL, mean, 0.0f));
+            out1[c] = mean;
+            out2[c] = var;
+            dfg_cuda_bn_train_running(b, mean, var, (float *)a->in[3] + c,
+                                      (float *)a->in[4] + c);
+            float k, shift;
+            dfg_cuda_batch_norm_affine(scale[c], bias[c], mean, var,
+                                       b->epsilon, &k, &shift);
+            for (int64_t r = 0; r < m; r++) {
+                int64_t at = dfg_cuda_bn_train_offset(b, c, r, b->index32);
+                out0[at] = x[at] * k + shift;
+            }
+            continue;
+        }
+        const float *dy = a->in[1], *scale = a->in[2];
+        const float mean = ((const float *)a->in[3])[c];
+        const float rstd = dfg_cuda_bn_train_rstd(b, ((const float *)a->in[4])[c]);
+        float sum_dy = channel_sum(b, c, TERM_DY, x, dy, mean, rstd);
+        float sum_dy_xhat = channel_sum(b, c, TERM_DY_XHAT, x, dy, mean, rstd);
+        out1[c] = sum_dy_xhat;
+        out2[c] = sum_dy;
+        float mean_dy = dfg_cuda_bn_train_mean_of(b, sum_dy);
+        float mean_dy_xhat = dfg_cuda_bn_train_mean_of(b, sum_dy_xhat);
+        for (int64_t r = 0; r < m; r++) {
+            int64_t at = dfg_cuda_bn_train_offset(b, c, r, b->index32);
+            out0[at] = dfg_cuda_bn_train_dx(x[at], dy[at], mean, rstd,
+                                            scale[c] * rstd, mean_dy,
+                                            mean_dy_xhat);
+        }
+    }
+}
+
 /* The index-driven, sampling and training kinds, as backend.c's
  * enqueue_later_op queues them. */
 static void later_op(const dfg_cuda_step_plan *p, unsigned int *status)
@@ -389,6 +471,8 @@ static void later_op(const dfg_cuda_step_plan *p, unsigned int *status)
         dfg_optimizer_tick((int64_t *)a->in[0], a->in[1], a->out[0]);
         break;
     case DFG_CUDA_OPTIMIZER: optimizer(p); break;
+    case DFG_CUDA_BATCH_NORM_TRAIN:
+    case DFG_CUDA_BATCH_NORM_TRAIN_GRAD: batch_norm_train(p); break;
     default: break;
     }
 }

@@ -10,7 +10,8 @@
 
 static inline int ref_is_float(dfg_dtype dtype)
 {
-    return dtype == DFG_F32 || dtype == DFG_F16 || dtype == DFG_BF16;
+    return dtype == DFG_F32 || dtype == DFG_F16 || dtype == DFG_BF16 ||
+           dtype == DFG_F64;
 }
 
 /* Element i of an integer or bool tensor. */
@@ -19,6 +20,9 @@ static inline int64_t ref_get_int(const check_tensor *x, int64_t i)
     switch (x->type.dtype) {
     case DFG_I32: return ((const int32_t *)x->data)[i];
     case DFG_I64: return ((const int64_t *)x->data)[i];
+    case DFG_I8: return ((const int8_t *)x->data)[i];
+    case DFG_I16: return ((const int16_t *)x->data)[i];
+    case DFG_U16: return ((const uint16_t *)x->data)[i];
     default: return ((const uint8_t *)x->data)[i];
     }
 }
@@ -37,8 +41,12 @@ static inline void ref_set(check_tensor *x, int64_t i, double v)
     case DFG_F32: ((float *)x->data)[i] = (float)v; break;
     case DFG_F16: ((uint16_t *)x->data)[i] = dfg_f32_to_f16((float)v); break;
     case DFG_BF16: ((uint16_t *)x->data)[i] = dfg_f32_to_bf16((float)v); break;
+    case DFG_F64: ((double *)x->data)[i] = v; break;
     case DFG_I32: ((int32_t *)x->data)[i] = (int32_t)(int64_t)v; break;
     case DFG_I64: ((int64_t *)x->data)[i] = (int64_t)v; break;
+    case DFG_I8: ((int8_t *)x->data)[i] = (int8_t)(int64_t)v; break;
+    case DFG_I16: ((int16_t *)x->data)[i] = (int16_t)(int64_t)v; break;
+    case DFG_U16: ((uint16_t *)x->data)[i] = (uint16_t)(int64_t)v; break;
     default: ((uint8_t *)x->data)[i] = (uint8_t)(int64_t)v; break;
     }
 }
@@ -108,6 +116,9 @@ static inline int64_t ref_wrap(dfg_dtype dtype, int64_t v)
     switch (dtype) {
     case DFG_I32: return (int32_t)(uint32_t)(uint64_t)v;
     case DFG_U8: return (uint8_t)(uint64_t)v;
+    case DFG_I8: return (int8_t)(uint8_t)(uint64_t)v;
+    case DFG_I16: return (int16_t)(uint16_t)(uint64_t)v;
+    case DFG_U16: return (uint16_t)(uint64_t)v;
     case DFG_BOOL: return v != 0;
     default: return v;
     }

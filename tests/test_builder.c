@@ -262,6 +262,11 @@ static void test_bad_dtype(void **state)
                    "[4] f32, [2,3] i32", "input 1 has dtype i32");
     EXPECT_FAILURE(g, DFG_ERR_DTYPE, dfg_gather(g, f->x, f->x, 0, &out),
                    "gather_1", "indices");
+    /* f64 is cast and moved, never computed on */
+    dfg_value d = INPUT(g, "d", DFG_F64, 2, 3), back;
+    assert_int_equal(dfg_cast(g, d, DFG_F32, &back), DFG_OK);
+    EXPECT_FAILURE(g, DFG_ERR_DTYPE, dfg_add(g, d, d, &out), "add_2",
+                   "[2,3] f64", "dtype f64");
 }
 
 static void test_bad_attribute(void **state)

@@ -12,7 +12,8 @@
 #include "elementwise_reference.h"
 #include "kernels.h"
 
-static const dfg_dtype int_dtypes[] = {DFG_I32, DFG_I64, DFG_U8};
+static const dfg_dtype int_dtypes[] = {DFG_I32, DFG_I64, DFG_U8, DFG_I8,
+                                       DFG_I16, DFG_U16};
 
 static dfg_status run(dfg_op op, const dfg_attrs *attrs, int32_t n_in,
                       check_tensor *const *in, check_tensor *out)
@@ -109,7 +110,7 @@ static void test_unary_integer_exact(void **state)
     a.clip_min = -100.7f;
     a.clip_max = 50.2f;
     check_seed(2);
-    for (size_t d = 0; d < 3; d++) {
+    for (size_t d = 0; d < sizeof int_dtypes / sizeof *int_dtypes; d++) {
         for (size_t o = 0; o < 4; o++) {
             check_tensor x = check_random(check_type(int_dtypes[d], 1, shape));
             check_tensor y = check_empty(x.type);
@@ -218,14 +219,14 @@ static void test_binary_integer_exact(void **state)
     dfg_attrs a;
     dfg_attrs_init(&a);
     check_seed(4);
-    for (size_t d = 0; d < 3; d++) {
+    for (size_t d = 0; d < sizeof int_dtypes / sizeof *int_dtypes; d++) {
         for (size_t p = 0; p < N_PAIRS; p++) {
             for (size_t o = 0; o < 6; o++) {
                 dfg_type ta = check_type(int_dtypes[d], pairs[p].rank_a, pairs[p].a);
                 dfg_type tb = check_type(int_dtypes[d], pairs[p].rank_b, pairs[p].b);
                 /* Full-range values exercise wrap-around; small ones give
                  * divisions with non-trivial quotients, and zeros. */
-                int lo = int_dtypes[d] == DFG_U8 ? 0 : -9;
+                int lo = int_dtypes[d] == DFG_U8 || int_dtypes[d] == DFG_U16 ? 0 : -9;
                 check_tensor x = o == 3 ? ref_small_ints(ta, 10 * lo, 200) : check_random(ta);
                 check_tensor y = o == 3 ? ref_small_ints(tb, lo, 9) : check_random(tb);
                 check_tensor out = check_empty(ref_broadcast_type(ta.dtype, &ta, &tb));
@@ -251,12 +252,13 @@ static void test_compare_exact(void **state)
 {
     (void)state;
     const dfg_dtype dtypes[] = {DFG_F32, DFG_F16, DFG_BF16, DFG_I32, DFG_I64,
-                                DFG_U8, DFG_BOOL};
+                                DFG_U8, DFG_BOOL, DFG_I8, DFG_I16, DFG_U16};
     dfg_attrs a;
     dfg_attrs_init(&a);
     check_seed(5);
-    for (size_t d = 0; d < 7; d++) {
-        int lo = dtypes[d] == DFG_U8 || dtypes[d] == DFG_BOOL ? 0 : -2;
+    for (size_t d = 0; d < sizeof dtypes / sizeof *dtypes; d++) {
+        int lo = dtypes[d] == DFG_U8 || dtypes[d] == DFG_BOOL ||
+                 dtypes[d] == DFG_U16 ? 0 : -2;
         int hi = dtypes[d] == DFG_BOOL ? 1 : 2;
         for (dfg_op op = DFG_OP_EQUAL; op <= DFG_OP_GREATER; op++) {
             int64_t hits = 0, total = 0; /* both outcomes must occur */
@@ -341,7 +343,9 @@ static void ref_cast(check_tensor *want, int64_t i, const check_tensor *src)
     dfg_dtype to = want->type.dtype;
     if (!ref_is_float(src->type.dtype)) {
         int64_t k = ref_get_int(src, i);
-        if (ref_is_float(to))
+        if (to == DFG_F64)
+            ref_set(want, i, (double)k);
+        else if (ref_is_float(to))
             ref_set(want, i, (double)(float)k);
         else
             ref_set(want, i, (double)ref_wrap(to, k));
@@ -358,8 +362,12 @@ static void ref_cast(check_tensor *want, int64_t i, const check_tensor *src)
         ref_set(want, i, v != 0);
         return;
     }
-    double lo = to == DFG_U8 ? 0 : to == DFG_I32 ? INT32_MIN : -9223372036854775808.0;
-    double hi = to == DFG_U8 ? 255 : to == DFG_I32 ? INT32_MAX : 9223372036854775807.0;
+    double lo = to == DFG_U8 || to == DFG_U16 ? 0
+                : to == DFG_I8 ? INT8_MIN : to == DFG_I16 ? INT16_MIN
+                : to == DFG_I32 ? INT32_MIN : -9223372036854775808.0;
+    double hi = to == DFG_U8 ? UINT8_MAX : to == DFG_U16 ? UINT16_MAX
+                : to == DFG_I8 ? INT8_MAX : to == DFG_I16 ? INT16_MAX
+                : to == DFG_I32 ? INT32_MAX : 9223372036854775807.0;
     double t = isnan(v) ? 0 : trunc(v);
     if (to == DFG_I64 && t >= hi)
         ((int64_t *)want->data)[i] = INT64_MAX;

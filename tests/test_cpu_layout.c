@@ -15,7 +15,8 @@
 #define T(dt, ...) check_type(dt, N_DIMS(__VA_ARGS__), DIMS(__VA_ARGS__))
 
 static const dfg_dtype all_dtypes[] = {DFG_F32, DFG_F16, DFG_BF16, DFG_I32,
-                                       DFG_I64, DFG_U8,  DFG_BOOL};
+                                       DFG_I64, DFG_U8,  DFG_BOOL, DFG_I8,
+                                       DFG_I16, DFG_U16, DFG_F64};
 #define N_DTYPES ((int)(sizeof all_dtypes / sizeof all_dtypes[0]))
 
 /* Source element of output element i, or -1 for a fill value. */
@@ -387,6 +388,8 @@ static void test_pad(void **state)
         case DFG_BF16: { uint16_t v = dfg_f32_to_bf16(2.5f); memcpy(fill, &v, 2); break; }
         case DFG_I32: { int32_t v = 2; memcpy(fill, &v, 4); break; }
         case DFG_I64: { int64_t v = 2; memcpy(fill, &v, 8); break; }
+        case DFG_I16: case DFG_U16: { uint16_t v = 2; memcpy(fill, &v, 2); break; }
+        case DFG_F64: { double v = 2.5; memcpy(fill, &v, 8); break; }
         default: fill[0] = dt == DFG_BOOL ? 1 : 2; break;
         }
         pad_ctx ctx = {&x.type, a.pads};

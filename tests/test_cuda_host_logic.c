@@ -353,7 +353,8 @@ static void test_binary_ops(void **state)
                                  DFG_OP_MAX, DFG_OP_MIN, DFG_OP_EQUAL,
                                  DFG_OP_LESS, DFG_OP_GREATER};
     static const dfg_dtype dtypes[] = {DFG_F32, DFG_F16, DFG_BF16, DFG_I32,
-                                       DFG_I64, DFG_U8};
+                                       DFG_I64, DFG_U8,  DFG_I8,   DFG_I16,
+                                       DFG_U16};
     dfg_attrs a = defaults();
     for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++)
         for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
@@ -378,10 +379,11 @@ static void test_where_and_cast(void **state)
                           type_of(dtypes[d], 2, 3, 4)};
         check_op(DFG_OP_WHERE, &a, 3, in, 1, -2, 2);
     }
-    static const dfg_dtype all[] = {DFG_F32, DFG_F16, DFG_BF16, DFG_I32,
-                                    DFG_I64, DFG_U8, DFG_BOOL};
-    for (size_t f = 0; f < 7; f++)
-        for (size_t t = 0; t < 7; t++) {
+    static const dfg_dtype all[] = {DFG_F32, DFG_F16, DFG_BF16, DFG_I32, DFG_I64,
+                                    DFG_U8,  DFG_BOOL, DFG_I8, DFG_I16, DFG_U16};
+    const size_t n_all = sizeof all / sizeof *all;
+    for (size_t f = 0; f < n_all; f++)
+        for (size_t t = 0; t < n_all; t++) {
             a.to = all[t];
             dfg_type in = type_of(all[f], 2, 5, 6);
             check_op(DFG_OP_CAST, &a, 1, &in, 1, -300, 300);

@@ -3,8 +3,9 @@
  * im2col batches and strided-batched products (conv_forward.h), sums
  * spread over blocks through partial sums planned in the workspace
  * (math/partial_sums.h: reductions to few outputs, the optimizer
- * updates), and the 32- and 64-bit instantiations of the index arithmetic
- * (math/index_split.h). */
+ * updates), the training batch norm's per-channel block folds
+ * (batch_norm_train_ops.h), and the 32- and 64-bit instantiations of the
+ * index arithmetic (math/index_split.h). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -309,6 +310,91 @@ static void test_optimizers(void **state)
         }
 }
 
+/* Fills input i of r with values in [lo, hi) (a variance: positive). */
+static void refill(op_run *r, int32_t i, float lo, float hi)
+{
+    for (int64_t e = 0; e < dfg_type_numel(&r->in_types[i]); e++)
+        ((float *)r->in[i])[e] = uniform(lo, hi);
+}
+
+/* The plan's other index width writes the same bits (math/index_split.h). */
+static void check_wide_index(op_run *r, dfg_cuda_step_plan *plan)
+{
+    assert_int_equal(plan->u.batch_norm_train.index32, 1);
+    size_t bytes = (size_t)dfg_type_bytes(&r->out_types[0]);
+    void *narrow = malloc(bytes);
+    memcpy(narrow, r->out_emu[0], bytes);
+    plan->u.batch_norm_train.index32 = 0;
+    unsigned status = 0;
+    assert_int_equal(cuda_emulate_step(plan, &status), DFG_OK);
+    assert_memory_equal(narrow, r->out_emu[0], bytes);
+    free(narrow);
+}
+
+/* batch_norm_train on x (momentum 0.9) against the CPU backend: y, the
+ * batch statistics, and the running statistics it updates in place (a
+ * copy of them on each side); then its gradient on random dy. */
+static void check_batch_norm_train(dfg_type x)
+{
+    dfg_attrs a = defaults();
+    a.alpha = 0.9f;
+    a.epsilon = 1e-5f;
+    dfg_type c = type_of(DFG_F32, 1, (int)x.shape[1]);
+    const dfg_type forward[5] = {x, c, c, c, c};
+    op_run r;
+    run_setup(&r, DFG_OP_BATCH_NORM_TRAIN, &a, 5, forward, 3, -2, 3);
+    refill(&r, 4, 0.5f, 2.0f);
+    size_t c_bytes = (size_t)dfg_type_bytes(&c);
+    float *running[2] = {malloc(c_bytes), malloc(c_bytes)};
+    memcpy(running[0], r.in[3], c_bytes);
+    memcpy(running[1], r.in[4], c_bytes);
+    const void *emu_in[5] = {r.in[0], r.in[1], r.in[2], running[0], running[1]};
+    r.emu.in = emu_in;
+    run_compare(&r);
+    for (int i = 0; i < 2; i++) {
+        double err = relative_error(&c, r.in[3 + i], running[i]);
+        if (!(err < tolerance(DFG_F32)))
+            fail_msg("running %s: relative error %g", i ? "var" : "mean", err);
+    }
+    dfg_cuda_step_plan plan;
+    assert_int_equal(dfg_cuda_step_plan_make(&r.emu, 0, &plan), DFG_OK);
+    assert_int_equal(plan.kind, DFG_CUDA_BATCH_NORM_TRAIN);
+    check_wide_index(&r, &plan);
+    void *at[DFG_CUDA_MAX_INPLACE_WRITES];
+    size_t bytes[DFG_CUDA_MAX_INPLACE_WRITES];
+    assert_int_equal(dfg_cuda_inplace_writes(&r.emu, at, bytes), 2);
+    assert_ptr_equal(at[0], running[0]);
+    assert_ptr_equal(at[1], running[1]);
+    assert_int_equal(bytes[1], c_bytes);
+    free(running[0]);
+    free(running[1]);
+    /* The gradient with the statistics the CPU computed. */
+    const dfg_type backward[5] = {x, x, c, c, c};
+    op_run g;
+    run_setup(&g, DFG_OP_BATCH_NORM_TRAIN_GRAD, &a, 5, backward, 3, -2, 3);
+    memcpy(g.in[0], r.in[0], (size_t)dfg_type_bytes(&x));
+    memcpy(g.in[3], r.out_cpu[1], c_bytes);
+    memcpy(g.in[4], r.out_cpu[2], c_bytes);
+    run_compare(&g);
+    assert_int_equal(dfg_cuda_step_plan_make(&g.emu, 0, &plan), DFG_OK);
+    assert_int_equal(plan.kind, DFG_CUDA_BATCH_NORM_TRAIN_GRAD);
+    check_wide_index(&g, &plan);
+    run_free(&g);
+    run_free(&r);
+}
+
+static void test_batch_norm_train(void **state)
+{
+    (void)state;
+    /* Channels of 162, 140 and 37 elements (fewer than a block's threads),
+     * of 1200 (several per thread), x of rank 2 (plane 1) and 5. */
+    check_batch_norm_train(type_of(DFG_F32, 4, 2, 16, 9, 9));
+    check_batch_norm_train(type_of(DFG_F32, 4, 4, 3, 5, 7));
+    check_batch_norm_train(type_of(DFG_F32, 2, 37, 5));
+    check_batch_norm_train(type_of(DFG_F32, 4, 3, 2, 20, 20));
+    check_batch_norm_train(type_of(DFG_F32, 5, 2, 3, 4, 3, 5));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -316,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_reduce_split),
         cmocka_unit_test(test_index_widths),
         cmocka_unit_test(test_optimizers),
+        cmocka_unit_test(test_batch_norm_train),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

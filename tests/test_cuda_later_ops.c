@@ -412,9 +412,10 @@ static const dfg_backend *cpu_backend(void)
 }
 
 /* Runs program `runs` times on both backends with fresh random inputs
- * (labels in [0, 10)) and compares every output of every run. */
+ * (labels in [0, 10)) and compares every output of every run: within
+ * tolerance(dtype), or f32_tolerance for f32 outputs when that is larger. */
 static void compare_sessions(const char *what, const dfg_program *p,
-                             int32_t runs)
+                             int32_t runs, double f32_tolerance)
 {
     dfg_session *cpu = NULL, *emu = NULL;
     assert_int_equal(dfg_session_create(p, cpu_backend(), NULL, &cpu), DFG_OK);
@@ -454,7 +455,10 @@ static void compare_sessions(const char *what, const dfg_program *p,
             fail_msg("%s run %d: %s", what, (int)run, dfg_last_error());
         for (int32_t i = 0; i < n_out; i++) {
             double err = relative_error(&out_t[i], out_cpu[i], out_emu[i]);
-            if (!(err < tolerance(out_t[i].dtype)))
+            double tol = tolerance(out_t[i].dtype);
+            if (out_t[i].dtype == DFG_F32 && f32_tolerance > tol)
+                tol = f32_tolerance;
+            if (!(err < tol))
                 fail_msg("%s run %d output %d: relative error %g", what,
                          (int)run, (int)i, err);
         }
@@ -477,8 +481,15 @@ static void test_training_programs(void **state)
         int32_t accumulate;
     } cases[] = {{"mlp", DFG_OPTIMIZER_SGD, 1}, {"mlp", DFG_OPTIMIZER_ADAM, 2},
                  {"mlp", DFG_OPTIMIZER_ADAMW, 1}, {"cnn", DFG_OPTIMIZER_SGD, 1}};
-    /* The cnn trains its batch norms in training mode, whose ops have no
-     * CUDA kernel yet: a clear error naming the op (docs/training.md). */
+    /* The cnn trains its batch norms in training mode (batch_norm_train
+     * and its gradient). Every forward step agrees with the CPU's within
+     * 8e-7, but one of the last block's relu inputs is -4.8e-7 on the
+     * CPU and +6.9e-7 here (of values near 1): its gradient passes here,
+     * not there, which moves the backward tensors by about
+     * 1/sqrt(16384) and the update norms by 5e-4; the weights then drift
+     * apart run after run (2.3e-3 at the fourth). A GPU's sums cannot
+     * match the CPU's bit for bit, so such a flip can happen on any
+     * run: hence 1e-2 for this program. */
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         dfg_graph *g = NULL;
         assert_int_equal(dfg_model_build_training(cases[c].model, NULL, &g), DFG_OK);
@@ -495,14 +506,8 @@ static void test_training_programs(void **state)
         if (dfg_compile(g, &o, &p) != DFG_OK)
             fail_msg("%s", dfg_last_error());
         dfg_graph_destroy(g);
-        if (strcmp(cases[c].model, "cnn") == 0) {
-            dfg_session *emu = NULL;
-            assert_int_not_equal(dfg_session_create(p, &cuda_emulator_backend,
-                                                    NULL, &emu), DFG_OK);
-            assert_non_null(strstr(dfg_last_error(), "batch_norm_train"));
-        } else {
-            compare_sessions(cases[c].model, p, 4);
-        }
+        compare_sessions(cases[c].model, p, 4,
+                         strcmp(cases[c].model, "cnn") == 0 ? 1e-2 : 0.0);
         dfg_program_destroy(p);
     }
 }
@@ -517,17 +522,16 @@ static void test_inference_programs(void **state)
         assert_int_equal(dfg_model_build(models[m], NULL, &g), DFG_OK);
         assert_int_equal(dfg_compile(g, NULL, &p), DFG_OK);
         dfg_graph_destroy(g);
-        compare_sessions(models[m], p, 2);
+        compare_sessions(models[m], p, 2, 0.0);
         dfg_program_destroy(p);
     }
 }
 
-/* Every op the CPU backend has a kernel for has a CUDA plan, but the
- * training-mode batch norm and dropout ops (CPU only, docs/training.md). */
+/* Every op the CPU backend has a kernel for has a CUDA plan, but
+ * dropout_train (CPU only, docs/training.md). */
 static int cpu_only(dfg_op op)
 {
-    return op == DFG_OP_BATCH_NORM_TRAIN || op == DFG_OP_BATCH_NORM_TRAIN_GRAD ||
-           op == DFG_OP_DROPOUT_TRAIN;
+    return op == DFG_OP_DROPOUT_TRAIN;
 }
 
 static void test_op_coverage(void **state)

@@ -1,5 +1,5 @@
 /* The quantized ONNX ops (src/onnx/onnx_ops_quantize.c) on random uint8
- * data against a double-precision reference: integer products exactly,
+ * and int8 data against a double-precision reference: integer products exactly,
  * also past the 256 products after which the importer splits a
  * contraction; requantized outputs within one quantization step (the
  * reference rounds in double, the kernels in f32), and nearly all equal. */
@@ -19,6 +19,7 @@
 
 #define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 #define U8 ONNX__TENSOR_PROTO__DATA_TYPE__UINT8
+#define I8 ONNX__TENSOR_PROTO__DATA_TYPE__INT8
 #define I32 ONNX__TENSOR_PROTO__DATA_TYPE__INT32
 
 static uint8_t *random_bytes(int64_t n)
@@ -30,21 +31,30 @@ static uint8_t *random_bytes(int64_t n)
     return v;
 }
 
-static double quantize_ref(double real, double scale, int zp)
+/* Byte i of v as an int8 (is_signed) or a uint8. */
+static int element(const void *v, int64_t i, int is_signed)
+{
+    const uint8_t *bytes = v;
+    return is_signed ? (int)(int8_t)bytes[i] : (int)bytes[i];
+}
+
+static double quantize_ref(double real, double scale, int zp, int is_signed)
 {
     double q = nearbyint(real / scale) + zp; /* to even, as fesetround's default */
-    return q < 0 ? 0 : q > 255 ? 255 : q;
+    double lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
+    return q < lo ? lo : q > hi ? hi : q;
 }
 
 /* Every element within one step and at most 1% off by one. */
-static void expect_quantized(const uint8_t *got, const double *ref, int64_t n)
+static void expect_quantized(const void *got, const double *ref, int64_t n,
+                             int is_signed)
 {
     int64_t off = 0;
     for (int64_t i = 0; i < n; i++) {
-        double d = fabs(got[i] - ref[i]);
+        double d = fabs(element(got, i, is_signed) - ref[i]);
         if (d > 1)
-            fail_msg("element %lld: %d, expected %g", (long long)i, got[i],
-                     ref[i]);
+            fail_msg("element %lld: %d, expected %g", (long long)i,
+                     element(got, i, is_signed), ref[i]);
         off += d > 0;
     }
     assert_true(off * 100 <= n);
@@ -91,27 +101,31 @@ static void test_matmul_integer(void **state)
 }
 
 /* QLinearConv [1,40,6,6] with 3x3 weights (360 products per output),
- * per-channel weight scales and zero points, a bias and a pad. */
-static void test_qlinear_conv(void **state)
+ * per-channel weight scales and zero points, a bias and a pad; x, w and y
+ * in uint8 or int8 (signed: the zero points too), mixed as
+ * ONNX Runtime's and PyTorch's QDQ models mix them. */
+static void qlinear_conv(int x_signed, int w_signed, int y_signed)
 {
-    (void)state;
     enum { C = 40, H = 6, W = 6, M = 3, K = 3 };
     const int64_t x_dims[4] = {1, C, H, W}, w_dims[4] = {M, C, K, K};
     const int64_t m_dims[1] = {M}, pads[4] = {1, 1, 1, 1};
     uint8_t *x = random_bytes(C * H * W), *w = random_bytes(M * C * K * K);
-    uint8_t *wzp = random_bytes(M), xzp = 121, yzp = 130;
+    uint8_t *wzp = random_bytes(M);
+    const uint8_t xzp = x_signed ? (uint8_t)-7 : 121;
+    const uint8_t yzp = y_signed ? 5 : 130;
     const float xs = 0.02f, ys = 0.5f, ws[M] = {0.01f, 0.013f, 0.007f};
     const int32_t bias[M] = {-700, 35, 1200};
     onnx_builder ob;
     onnx_builder_init(&ob, 13);
-    onnx_builder_input(&ob, "x", U8, 4, x_dims, NULL);
+    onnx_builder_input(&ob, "x", x_signed ? I8 : U8, 4, x_dims, NULL);
     onnx_builder_initializer(&ob, "xs", F32, 0, NULL, &xs, sizeof xs);
-    onnx_builder_initializer(&ob, "xzp", U8, 0, NULL, &xzp, 1);
-    onnx_builder_initializer(&ob, "w", U8, 4, w_dims, w, M * C * K * K);
+    onnx_builder_initializer(&ob, "xzp", x_signed ? I8 : U8, 0, NULL, &xzp, 1);
+    onnx_builder_initializer(&ob, "w", w_signed ? I8 : U8, 4, w_dims, w,
+                             M * C * K * K);
     onnx_builder_initializer(&ob, "ws", F32, 1, m_dims, ws, sizeof ws);
-    onnx_builder_initializer(&ob, "wzp", U8, 1, m_dims, wzp, M);
+    onnx_builder_initializer(&ob, "wzp", w_signed ? I8 : U8, 1, m_dims, wzp, M);
     onnx_builder_initializer(&ob, "ys", F32, 0, NULL, &ys, sizeof ys);
-    onnx_builder_initializer(&ob, "yzp", U8, 0, NULL, &yzp, 1);
+    onnx_builder_initializer(&ob, "yzp", y_signed ? I8 : U8, 0, NULL, &yzp, 1);
     onnx_builder_initializer(&ob, "b", I32, 1, m_dims, bias, sizeof bias);
     Onnx__NodeProto *node = onnx_builder_node(
         &ob, "QLinearConv", "y",
@@ -136,31 +150,45 @@ static void test_qlinear_conv(void **state)
                             int ih = oh - 1 + kh, iw = ow - 1 + kw;
                             if (ih < 0 || ih >= H || iw < 0 || iw >= W)
                                 continue;
-                            acc += (int64_t)(x[(c * H + ih) * W + iw] - xzp) *
-                                   (w[((m * C + c) * K + kh) * K + kw] - wzp[m]);
+                            int64_t xi = (c * H + ih) * W + iw;
+                            int64_t wi = ((m * C + c) * K + kh) * K + kw;
+                            acc += (int64_t)(element(x, xi, x_signed) -
+                                             element(&xzp, 0, x_signed)) *
+                                   (element(w, wi, w_signed) -
+                                    element(wzp, m, w_signed));
                         }
                 ref[(m * H + oh) * W + ow] =
-                    quantize_ref((double)acc * xs * ws[m], ys, yzp);
+                    quantize_ref((double)acc * xs * ws[m], ys,
+                                 element(&yzp, 0, y_signed), y_signed);
             }
-    expect_quantized(y, ref, M * H * W);
+    expect_quantized(y, ref, M * H * W, y_signed);
     free(y), free(x), free(w), free(wzp);
     onnx_builder_free(&ob);
 }
 
-/* QuantizeLinear then DequantizeLinear per axis 1 of [2,3,4]. */
-static void test_quantize_dequantize(void **state)
+static void test_qlinear_conv(void **state)
 {
     (void)state;
+    qlinear_conv(0, 0, 0);
+    qlinear_conv(1, 1, 1);
+    qlinear_conv(0, 1, 0);
+}
+
+/* QuantizeLinear then DequantizeLinear per axis 1 of [2,3,4], in uint8 or
+ * int8 (zero points included). */
+static void quantize_dequantize(int is_signed)
+{
     const int64_t x_dims[3] = {2, 3, 4}, c_dims[1] = {3};
     const float scale[3] = {0.01f, 0.02f, 0.005f};
-    const uint8_t zp[3] = {128, 10, 250};
+    const uint8_t zp[3] = {128, 10, 250}; /* int8: -128, 10, -6 */
+    const int32_t q_type = is_signed ? I8 : U8;
     float *x = onnx_run_random_floats(24);
     for (int pass = 0; pass < 2; pass++) {
         onnx_builder ob;
         onnx_builder_init(&ob, 13);
-        onnx_builder_input(&ob, "x", pass ? U8 : F32, 3, x_dims, NULL);
+        onnx_builder_input(&ob, "x", pass ? q_type : F32, 3, x_dims, NULL);
         onnx_builder_initializer(&ob, "s", F32, 1, c_dims, scale, sizeof scale);
-        onnx_builder_initializer(&ob, "z", U8, 1, c_dims, zp, 3);
+        onnx_builder_initializer(&ob, "z", q_type, 1, c_dims, zp, 3);
         onnx_builder_node(&ob, pass ? "DequantizeLinear" : "QuantizeLinear",
                           "y", (const char *[]){"x", "s", "z", NULL},
                           (const char *[]){"y", NULL});
@@ -174,19 +202,54 @@ static void test_quantize_dequantize(void **state)
                                  &rank, dims);
         double ref[24];
         for (int i = 0; i < 24; i++) {
-            int c = (i / 4) % 3;
-            ref[i] = pass ? (q[i] - zp[c]) * (double)scale[c]
-                          : quantize_ref(x[i], scale[c], zp[c]);
+            int c = (i / 4) % 3, z = element(zp, c, is_signed);
+            ref[i] = pass ? (element(q, i, is_signed) - z) * (double)scale[c]
+                          : quantize_ref(x[i], scale[c], z, is_signed);
         }
         if (pass)
             for (int i = 0; i < 24; i++)
                 assert_true(fabs(((float *)y)[i] - ref[i]) <= 1e-6);
         else
-            expect_quantized(y, ref, 24);
+            expect_quantized(y, ref, 24, is_signed);
         free(y);
         onnx_builder_free(&ob);
     }
     free(x);
+}
+
+static void test_quantize_dequantize(void **state)
+{
+    (void)state;
+    quantize_dequantize(0);
+    quantize_dequantize(1);
+}
+
+/* Integer products over nothing (K = 0, weights of 0 input channels)
+ * are refused; they once bound an output that was never made. */
+static void test_empty_contractions(void **state)
+{
+    (void)state;
+    const int64_t a_dims[2] = {2, 0}, b_dims[2] = {0, 3};
+    const int64_t x_dims[4] = {1, 1, 3, 3}, w_dims[4] = {1, 0, 2, 2};
+    for (int conv = 0; conv < 2; conv++) {
+        onnx_builder ob;
+        onnx_builder_init(&ob, 13);
+        onnx_builder_input(&ob, "a", U8, conv ? 4 : 2, conv ? x_dims : a_dims, NULL);
+        onnx_builder_input(&ob, "b", I8, conv ? 4 : 2, conv ? w_dims : b_dims, NULL);
+        onnx_builder_node(&ob, conv ? "ConvInteger" : "MatMulInteger", "y",
+                          (const char *[]){"a", "b", NULL},
+                          (const char *[]){"y", NULL});
+        onnx_builder_output(&ob, "y");
+        size_t size;
+        uint8_t *bytes = onnx_builder_pack(&ob, &size);
+        dfg_graph *graph = NULL;
+        assert_int_equal(dfg_onnx_import_memory(bytes, size, NULL, NULL, &graph),
+                         DFG_ERR_UNSUPPORTED);
+        assert_non_null(strstr(dfg_last_error(), conv ? "0 input channels"
+                                                      : "K = 0"));
+        free(bytes);
+        onnx_builder_free(&ob);
+    }
 }
 
 int main(void)
@@ -195,6 +258,7 @@ int main(void)
         cmocka_unit_test(test_matmul_integer),
         cmocka_unit_test(test_qlinear_conv),
         cmocka_unit_test(test_quantize_dequantize),
+        cmocka_unit_test(test_empty_contractions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,6 +48,7 @@ static void bad_lifetime(dfg_program *p) { p->tensors[0].last_step = 5; }
 static void negative_dim(dfg_program *p) { p->tensors[0].type.shape[0] = -2; }
 static void huge_dims(dfg_program *p) { p->tensors[0].type.shape[0] = INT64_MAX / 2; p->tensors[0].type.shape[1] = 4; }
 static void wrong_dtype_for_op(dfg_program *p) { p->tensors[0].type.dtype = DFG_BOOL; p->tensors[0].bytes = 6; }
+static void f64_for_arithmetic(dfg_program *p) { p->tensors[0].type.dtype = DFG_F64; p->tensors[0].bytes = 48; }
 static void partial_in_place(dfg_program *p) { p->tensors[2].alias_of = 0; p->tensors[2].offset = 8; }
 static void unknown_planner(dfg_program *p) { p->stats.planner = (dfg_planner)9; }
 static void misaligned_weight(dfg_program *p)
@@ -83,6 +84,7 @@ static void test_invalid_programs_are_rejected(void **state)
         {"needs -1", negative_dim},
         {"needs -1", huge_dims},
         {"not accepted", wrong_dtype_for_op},
+        {"not accepted", f64_for_arithmetic},
         {"overlaps input 0", partial_in_place},
         {"planner", unknown_planner},
         {"4-byte elements", misaligned_weight},
@@ -203,6 +205,7 @@ static void test_hostile_headers(void **state)
         {DFG_SECTION_TENSORS, 8, 0x7fffffffu, "strings"},    /* name of tensor 0 */
         {DFG_SECTION_TENSORS, 8 + 16, 9, "rank"},
         {DFG_SECTION_TENSORS, 8 + 12, 200, "dtype"},
+        {DFG_SECTION_TENSORS, 8 + 12, DFG_DTYPE_COUNT, "dtype"}, /* the first code past the table */
         {DFG_SECTION_PLAN, 4, 0x80000000u, "region"},        /* arena bytes < 0 */
         {DFG_SECTION_PLAN, 12, 0x7fffffffu, "weights"},      /* weights bytes huge */
     };

@@ -88,6 +88,9 @@ static void test_compare_where_cast_unary(void **state)
                            T(DFG_I64, 3)), DFG_OK);
     EXPECT_SHAPE(out, 4, 3);
     assert_int_equal(out.dtype, DFG_BOOL);
+    /* f64 is moved and cast, never compared (the kernels would round) */
+    assert_int_equal(INFER(DFG_OP_EQUAL, &a, &out, T(DFG_F64, 4, 1),
+                           T(DFG_F64, 3)), DFG_ERR_DTYPE);
     assert_int_equal(INFER(DFG_OP_WHERE, &a, &out, T(DFG_BOOL, 2, 1),
                            T(DFG_F16, 1, 3), T(DFG_F16, 3)), DFG_OK);
     EXPECT_SHAPE(out, 2, 3);

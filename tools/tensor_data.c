@@ -92,6 +92,10 @@ void dfgc_fill_random(const dfg_tensor_info *info, uint64_t *state, void *data)
         case DFG_I64: ((int64_t *)data)[i] = small; break;
         case DFG_U8: ((uint8_t *)data)[i] = (uint8_t)small; break;
         case DFG_BOOL: ((uint8_t *)data)[i] = (uint8_t)(small & 1); break;
+        case DFG_I8: ((int8_t *)data)[i] = (int8_t)small; break;
+        case DFG_I16: ((int16_t *)data)[i] = (int16_t)small; break;
+        case DFG_U16: ((uint16_t *)data)[i] = (uint16_t)small; break;
+        case DFG_F64: ((double *)data)[i] = uniform; break;
         case DFG_DTYPE_COUNT: break;
         }
     }
@@ -107,6 +111,10 @@ static double element(const dfg_tensor_info *info, const void *data, size_t i)
     case DFG_I64: return (double)((const int64_t *)data)[i];
     case DFG_U8:
     case DFG_BOOL: return ((const uint8_t *)data)[i];
+    case DFG_I8: return ((const int8_t *)data)[i];
+    case DFG_I16: return ((const int16_t *)data)[i];
+    case DFG_U16: return ((const uint16_t *)data)[i];
+    case DFG_F64: return ((const double *)data)[i];
     case DFG_DTYPE_COUNT: break;
     }
     return 0;

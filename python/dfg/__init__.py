@@ -31,6 +31,10 @@ _NUMPY_DTYPES = {
     "i64": np.dtype(np.int64),
     "u8": np.dtype(np.uint8),
     "bool": np.dtype(np.bool_),
+    "i8": np.dtype(np.int8),
+    "i16": np.dtype(np.int16),
+    "u16": np.dtype(np.uint16),
+    "f64": np.dtype(np.float64),
     # NumPy has no bfloat16: such tensors travel as their uint16 bits.
     "bf16": np.dtype(np.uint16),
 }

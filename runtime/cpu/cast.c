@@ -1,6 +1,7 @@
 /* cast: every pair of dtypes. The source's domain decides the path (see
  * dtype_access.h for the conversions): float sources go through f32 (exact
- * for f16 and bf16), integer sources through int64 (exact). */
+ * for f16 and bf16), integer sources through int64 (exact); a cast from or
+ * to f64 goes through double. */
 #include "dtype_access.h"
 #include "error.h"
 #include "kernels.h"
@@ -15,7 +16,11 @@ typedef struct cast_ctx {
 static void cast_range(void *opaque, int64_t start, int64_t n)
 {
     const cast_ctx *c = opaque;
-    if (dfg_dtype_is_integer(c->from)) {
+    if (c->from == DFG_F64 || c->to == DFG_F64) {
+        double buf[DFG_CPU_BLOCK];
+        dfg_load_f64(c->in, c->from, start, n, buf);
+        dfg_store_f64(c->out, c->to, start, n, buf);
+    } else if (dfg_dtype_is_integer(c->from)) {
         int64_t buf[DFG_CPU_BLOCK];
         dfg_store_i64(c->out, c->to, start, n,
                       dfg_load_i64(c->in, c->from, start, 1, n, buf));

@@ -2,7 +2,8 @@
  * that compute in one of two domains:
  *   - float: f32, f16 and bf16 are computed in f32 (narrow types widened on
  *     load, rounded to nearest even on store);
- *   - integer: i32, i64, u8 and bool are computed exactly in int64.
+ *   - integer: i32, i64, u8, bool, i8, i16 and u16 are computed exactly
+ *     in int64.
  * A kernel loads a block of at most DFG_CPU_BLOCK elements into a stack
  * buffer, computes there, and stores it back; for f32 data the load and
  * the store are free (they hand back / recognise a pointer into the
@@ -23,11 +24,12 @@
 
 #define DFG_CPU_BLOCK 256
 
-/* 1 for i32, i64, u8, bool: the dtypes computed in the integer domain. */
+/* 1 for the dtypes computed in the integer domain. */
 static inline int dfg_dtype_is_integer(dfg_dtype dtype)
 {
     return dtype == DFG_I32 || dtype == DFG_I64 || dtype == DFG_U8 ||
-           dtype == DFG_BOOL;
+           dtype == DFG_BOOL || dtype == DFG_I8 || dtype == DFG_I16 ||
+           dtype == DFG_U16;
 }
 
 /* Elements src[offset + i * stride], 0 <= i < n <= DFG_CPU_BLOCK, as f32:
@@ -41,6 +43,14 @@ void dfg_store_f32(void *dst, dfg_dtype dtype, int64_t offset, int64_t n,
 /* Where to compute n f32 results bound for dst[offset..): dst itself when
  * it is f32, otherwise buf (then pass the result to dfg_store_f32). */
 float *dfg_f32_target(void *dst, dfg_dtype dtype, int64_t offset, float *buf);
+
+/* f64 is stored, not computed on (its arithmetic would round in f32):
+ * loads into f32 round it, stores from f32 are exact. cast converts it
+ * through these two, in double: n <= DFG_CPU_BLOCK elements, stride 1. */
+void dfg_load_f64(const void *src, dfg_dtype dtype, int64_t offset,
+                  int64_t n, double *buf);
+void dfg_store_f64(void *dst, dfg_dtype dtype, int64_t offset, int64_t n,
+                   const double *values);
 
 /* Element i of a float tensor (f32, f16 or bf16) as f32, and element i
  * set from f32 (rounded to nearest even when narrow): for kernels that

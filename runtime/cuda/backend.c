@@ -307,7 +307,7 @@ static cudaError_t launch_parts(const dfg_cuda_step_plan *p, cudaStream_t s)
 }
 
 /* The index-driven, sampling and training kinds (index_ops.h,
- * sampling_ops.h, training_ops.h). */
+ * sampling_ops.h, training_ops.h, batch_norm_train_ops.h). */
 static cudaError_t enqueue_later_op(dfg_backend_context *c,
                                     const dfg_cuda_step_plan *p)
 {
@@ -364,6 +364,12 @@ static cudaError_t enqueue_later_op(dfg_backend_context *c,
             p->u.optimizer.has_accumulator ? (float *)a->in[4] : NULL};
         return dfg_cuda_launch_optimizer(&p->u.optimizer, &o, a->out[0], s);
     }
+    case DFG_CUDA_BATCH_NORM_TRAIN:
+        return dfg_cuda_launch_batch_norm_train(&p->u.batch_norm_train, a->in,
+                                                a->out, s);
+    case DFG_CUDA_BATCH_NORM_TRAIN_GRAD:
+        return dfg_cuda_launch_batch_norm_train_grad(&p->u.batch_norm_train,
+                                                     a->in, a->out, s);
     default: return cudaErrorInvalidValue;
     }
 }

@@ -1,6 +1,7 @@
 /* One tensor element of any dtype, read or written in one of the two
  * compute domains of the kernels (float: f32, f16, bf16 in f32; integer:
- * i32, i64, u8, bool in int64), usable from C and CUDA (DFG_HOST_DEVICE).
+ * i32, i64, u8, bool, i8, i16, u16 in int64; f64 is only moved, its
+ * casts have no CUDA kernel), usable from C and CUDA (DFG_HOST_DEVICE).
  *
  * The conversions are those of the CPU backend (runtime/cpu/dtype_access.h),
  * element by element instead of block by block:
@@ -23,7 +24,8 @@
 DFG_HOST_DEVICE static inline int dfg_cuda_is_integer(dfg_dtype dtype)
 {
     return dtype == DFG_I32 || dtype == DFG_I64 || dtype == DFG_U8 ||
-           dtype == DFG_BOOL;
+           dtype == DFG_BOOL || dtype == DFG_I8 || dtype == DFG_I16 ||
+           dtype == DFG_U16;
 }
 
 /* Bytes per element (0 for an invalid dtype), callable on the device. */
@@ -31,9 +33,9 @@ DFG_HOST_DEVICE static inline int64_t dfg_cuda_dtype_size(dfg_dtype dtype)
 {
     switch (dtype) {
     case DFG_F32: case DFG_I32: return 4;
-    case DFG_F16: case DFG_BF16: return 2;
-    case DFG_I64: return 8;
-    case DFG_U8: case DFG_BOOL: return 1;
+    case DFG_F16: case DFG_BF16: case DFG_I16: case DFG_U16: return 2;
+    case DFG_I64: case DFG_F64: return 8;
+    case DFG_U8: case DFG_BOOL: case DFG_I8: return 1;
     default: return 0;
     }
 }
@@ -67,6 +69,10 @@ DFG_HOST_DEVICE static inline float dfg_cuda_load_f32(const void *src,
     case DFG_I32: return (float)((const int32_t *)src)[i];
     case DFG_I64: return (float)((const int64_t *)src)[i];
     case DFG_U8: case DFG_BOOL: return (float)((const uint8_t *)src)[i];
+    case DFG_I8: return (float)((const int8_t *)src)[i];
+    case DFG_I16: return (float)((const int16_t *)src)[i];
+    case DFG_U16: return (float)((const uint16_t *)src)[i];
+    case DFG_F64: return (float)((const double *)src)[i];
     default: return 0.0f;
     }
 }
@@ -91,7 +97,20 @@ DFG_HOST_DEVICE static inline void dfg_cuda_store_f32(void *dst,
         ((uint8_t *)dst)[i] =
             (uint8_t)dfg_cuda_truncate_saturated(v, 0, UINT8_MAX);
         break;
+    case DFG_I8:
+        ((int8_t *)dst)[i] =
+            (int8_t)dfg_cuda_truncate_saturated(v, INT8_MIN, INT8_MAX);
+        break;
+    case DFG_I16:
+        ((int16_t *)dst)[i] =
+            (int16_t)dfg_cuda_truncate_saturated(v, INT16_MIN, INT16_MAX);
+        break;
+    case DFG_U16:
+        ((uint16_t *)dst)[i] =
+            (uint16_t)dfg_cuda_truncate_saturated(v, 0, UINT16_MAX);
+        break;
     case DFG_BOOL: ((uint8_t *)dst)[i] = v != 0.0f; break;
+    case DFG_F64: ((double *)dst)[i] = v; break;
     default: break;
     }
 }
@@ -104,6 +123,9 @@ DFG_HOST_DEVICE static inline int64_t dfg_cuda_load_i64(const void *src,
     case DFG_I64: return ((const int64_t *)src)[i];
     case DFG_I32: return ((const int32_t *)src)[i];
     case DFG_U8: case DFG_BOOL: return ((const uint8_t *)src)[i];
+    case DFG_I8: return ((const int8_t *)src)[i];
+    case DFG_I16: return ((const int16_t *)src)[i];
+    case DFG_U16: return ((const uint16_t *)src)[i];
     case DFG_F32: case DFG_F16: case DFG_BF16:
         return dfg_cuda_truncate_saturated(dfg_cuda_load_f32(src, dtype, i),
                                            INT64_MIN, INT64_MAX);
@@ -120,6 +142,9 @@ DFG_HOST_DEVICE static inline void dfg_cuda_store_i64(void *dst,
     case DFG_I64: ((int64_t *)dst)[i] = v; break;
     case DFG_I32: ((int32_t *)dst)[i] = (int32_t)(uint32_t)(uint64_t)v; break;
     case DFG_U8: ((uint8_t *)dst)[i] = (uint8_t)(uint64_t)v; break;
+    case DFG_I8: ((int8_t *)dst)[i] = (int8_t)(uint8_t)(uint64_t)v; break;
+    case DFG_I16: ((int16_t *)dst)[i] = (int16_t)(uint16_t)(uint64_t)v; break;
+    case DFG_U16: ((uint16_t *)dst)[i] = (uint16_t)(uint64_t)v; break;
     case DFG_BOOL: ((uint8_t *)dst)[i] = v != 0; break;
     case DFG_F32: case DFG_F16: case DFG_BF16:
         dfg_cuda_store_f32(dst, dtype, i, (float)v);

@@ -211,7 +211,18 @@ dfg_cuda_cast_element(const dfg_cuda_cast *p, const void *in, void *out,
 }
 
 /* (x - mean) / sqrt(var + eps) * scale + bias, folded per channel into
- * x * k + shift as the CPU kernel does (k in f32 here, in double there). */
+ * x * k + shift as the CPU kernel does (k in f32 here, in double there).
+ * batch_norm_train (batch_norm_train_ops.h) maps x with it too, so that
+ * a y recomputed from the stored statistics (passes/remat.c) has the
+ * same bits. */
+DFG_HOST_DEVICE static inline void
+dfg_cuda_batch_norm_affine(float scale, float bias, float mean, float var,
+                           float epsilon, float *k, float *shift)
+{
+    *k = scale / sqrtf(var + epsilon);
+    *shift = bias - mean * *k;
+}
+
 DFG_HOST_DEVICE static inline void dfg_cuda_batch_norm_element(
     const dfg_cuda_batch_norm *p, const void *x, const void *scale,
     const void *bias, const void *mean, const void *var, void *out, int64_t i,
@@ -220,11 +231,12 @@ DFG_HOST_DEVICE static inline void dfg_cuda_batch_norm_element(
     int64_t rest = i;
     dfg_index_split(&rest, p->plane, narrow);
     int64_t c = dfg_index_split(&rest, p->channels, narrow);
-    float s = dfg_cuda_load_f32(scale, p->dtype, c);
-    float v = dfg_cuda_load_f32(var, p->dtype, c);
-    float k = s / sqrtf(v + p->epsilon);
-    float shift = dfg_cuda_load_f32(bias, p->dtype, c) -
-                  dfg_cuda_load_f32(mean, p->dtype, c) * k;
+    float k, shift;
+    dfg_cuda_batch_norm_affine(dfg_cuda_load_f32(scale, p->dtype, c),
+                               dfg_cuda_load_f32(bias, p->dtype, c),
+                               dfg_cuda_load_f32(mean, p->dtype, c),
+                               dfg_cuda_load_f32(var, p->dtype, c),
+                               p->epsilon, &k, &shift);
     dfg_cuda_store_f32(out, p->dtype, i,
                        dfg_cuda_load_f32(x, p->dtype, i) * k + shift);
 }

@@ -9,6 +9,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "batch_norm_train_ops.h"
 #include "elementwise_ops.h"
 #include "index_ops.h"
 #include "layout_ops.h"
@@ -129,6 +130,16 @@ cudaError_t dfg_cuda_launch_optimizer(const dfg_cuda_optimizer *p,
                                       const dfg_cuda_optimizer_operands *o,
                                       float *update_squares,
                                       cudaStream_t stream);
+
+/* batch_norm_train.cu: in and out are the op's operands in order;
+ * batch_norm_train updates running_mean and running_var (in[3], in[4])
+ * in place. */
+cudaError_t dfg_cuda_launch_batch_norm_train(
+    const dfg_cuda_batch_norm_train *p, const void *const *in,
+    void *const *out, cudaStream_t stream);
+cudaError_t dfg_cuda_launch_batch_norm_train_grad(
+    const dfg_cuda_batch_norm_train *p, const void *const *in,
+    void *const *out, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -133,6 +133,9 @@ static dfg_status plan_cast(const dfg_step_args *s, dfg_cuda_step_plan *p)
     if (n < 0 || dfg_type_numel(&s->out_types[0]) != n ||
         (unsigned)from >= DFG_DTYPE_COUNT || (unsigned)to >= DFG_DTYPE_COUNT)
         return dfg_error(DFG_ERR_SHAPE, "cast: output type differs from input");
+    if (from == DFG_F64 || to == DFG_F64) /* its element access is f32's */
+        return dfg_error(DFG_ERR_UNSUPPORTED, "cast from %s to %s has no CUDA "
+                         "kernel", dfg_dtype_name(from), dfg_dtype_name(to));
     p->kind = DFG_CUDA_CAST;
     p->u.cast = (dfg_cuda_cast){from, to, n};
     return DFG_OK;
@@ -492,6 +495,8 @@ static const plan_fn planners[DFG_OP_COUNT] = {
     [DFG_OP_ADAMW_UPDATE] = dfg_cuda_plan_optimizer,
     [DFG_OP_ALL_REDUCE_START] = dfg_cuda_plan_collective,
     [DFG_OP_ALL_REDUCE_WAIT] = dfg_cuda_plan_collective,
+    [DFG_OP_BATCH_NORM_TRAIN] = dfg_cuda_plan_batch_norm_train,
+    [DFG_OP_BATCH_NORM_TRAIN_GRAD] = dfg_cuda_plan_batch_norm_train,
 };
 
 int dfg_cuda_supports_op(dfg_op op)

@@ -13,8 +13,8 @@
 #define DFG_CUDA_MAX_INPLACE_WRITES 3
 
 /* The operands step writes in place besides its outputs: an optimizer
- * update's weights, state and accumulator, the tick's counter, all in the
- * weights region. A run that must leave no trace (the warm-up before a
+ * update's weights, state and accumulator, the tick's counter, a training
+ * batch norm's running statistics, all in the weights region. A run that must leave no trace (the warm-up before a
  * CUDA graph capture) saves and restores them. Returns how many (at most
  * DFG_CUDA_MAX_INPLACE_WRITES) with their addresses and sizes. */
 int32_t dfg_cuda_inplace_writes(const dfg_step_args *step, void **at,

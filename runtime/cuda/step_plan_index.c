@@ -10,8 +10,8 @@
 dfg_status dfg_cuda_check_operands(const dfg_step_args *s)
 {
     const dfg_op_info *info = dfg_op_get(s->op);
-    dfg_type want[2];
-    if (s->n_outputs < 1 || s->n_outputs > 2 ||
+    dfg_type want[3];
+    if (s->n_outputs < 1 || s->n_outputs > 3 ||
         (info->outputs > 0 && s->n_outputs != info->outputs))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT, "%s: %d outputs",
                          info->name, (int)s->n_outputs);

@@ -9,7 +9,7 @@
 #include "step_plan_types.h"
 
 /* The checks the CPU kernels of these ops rely on: the op's outputs (one
- * or two), of the types its shape rule makes from the inputs (which
+ * to three), of the types its shape rule makes from the inputs (which
  * checks them). */
 dfg_status dfg_cuda_check_operands(const dfg_step_args *s);
 
@@ -49,5 +49,7 @@ dfg_status dfg_cuda_plan_optimizer_tick(const dfg_step_args *s,
                                         dfg_cuda_step_plan *p);
 dfg_status dfg_cuda_plan_optimizer(const dfg_step_args *s,
                                    dfg_cuda_step_plan *p);
+dfg_status dfg_cuda_plan_batch_norm_train(const dfg_step_args *s,
+                                          dfg_cuda_step_plan *p);
 
 #endif

@@ -1,6 +1,8 @@
-/* Step plans of the training ops (training_ops.h): the loss and its
- * gradient, the conv2d, pooling, gelu, slice and gather gradients, and the
- * optimizer ops, whose in-place writes dfg_cuda_inplace_writes lists. */
+/* Step plans of the training ops (training_ops.h, batch_norm_train_ops.h):
+ * the loss and its gradient, the conv2d, pooling, gelu, slice and gather
+ * gradients, batch_norm_train and its gradient, and the optimizer ops,
+ * whose in-place writes (and batch_norm_train's running statistics)
+ * dfg_cuda_inplace_writes lists. */
 #include "backward_geometry.h"
 #include "error.h"
 #include "layout_plan.h"
@@ -198,15 +200,42 @@ dfg_status dfg_cuda_plan_optimizer(const dfg_step_args *s,
     return partial_sums(s, o->blocks, &o->partials);
 }
 
+/* x [batch, channels, ...] as [batch, channels, plane]; the shape rules
+ * checked the rest (per-channel operands of C values), f32 only here. */
+dfg_status dfg_cuda_plan_batch_norm_train(const dfg_step_args *s,
+                                          dfg_cuda_step_plan *p)
+{
+    dfg_status st = floats_are_f32(s);
+    if (st == DFG_OK)
+        st = dfg_cuda_check_operands(s);
+    if (st != DFG_OK)
+        return st;
+    const dfg_type *x = &s->in_types[0];
+    p->kind = s->op == DFG_OP_BATCH_NORM_TRAIN ? DFG_CUDA_BATCH_NORM_TRAIN
+                                               : DFG_CUDA_BATCH_NORM_TRAIN_GRAD;
+    dfg_cuda_batch_norm_train *b = &p->u.batch_norm_train;
+    *b = (dfg_cuda_batch_norm_train){
+        .batch = x->shape[0], .channels = x->shape[1], .plane = 1,
+        .epsilon = s->attrs->epsilon, .momentum = s->attrs->alpha,
+        .index32 = dfg_index_fits_narrow(dfg_type_numel(x))};
+    for (int32_t d = 2; d < x->rank; d++)
+        b->plane *= x->shape[d];
+    return DFG_OK;
+}
+
 int32_t dfg_cuda_inplace_writes(const dfg_step_args *s, void **at,
                                 size_t *bytes)
 {
-    /* The tick's counter; an update's weights, state and accumulator. */
-    static const int32_t tick[] = {0}, update[] = {0, 3, 4};
+    /* The tick's counter; an update's weights, state and accumulator; a
+     * training batch norm's running mean and variance. */
+    static const int32_t tick[] = {0}, update[] = {0, 3, 4},
+                         running[] = {3, 4};
     const int32_t *written = NULL;
     int32_t n_written = 0, n = 0;
     if (s->op == DFG_OP_OPTIMIZER_TICK)
         written = tick, n_written = 1;
+    else if (s->op == DFG_OP_BATCH_NORM_TRAIN)
+        written = running, n_written = 2;
     else if (s->op == DFG_OP_SGD_UPDATE || s->op == DFG_OP_ADAM_UPDATE ||
              s->op == DFG_OP_ADAMW_UPDATE)
         written = update, n_written = 3;

@@ -6,6 +6,7 @@
 #define DFG_CUDA_STEP_PLAN_TYPES_H
 
 #include "../backend.h"
+#include "batch_norm_train_ops.h"
 #include "conv_geometry.h"
 #include "elementwise_ops.h"
 #include "gemm_mapping.h"
@@ -49,8 +50,10 @@ typedef enum dfg_cuda_kind {
     DFG_CUDA_GATHER_GRAD,
     DFG_CUDA_OPTIMIZER_TICK,
     DFG_CUDA_OPTIMIZER,           /* sgd, adam, adamw updates */
-    DFG_CUDA_COLLECTIVE           /* all_reduce_start / _wait: the
+    DFG_CUDA_COLLECTIVE,          /* all_reduce_start / _wait: the
                                      session's collective, on the stream */
+    DFG_CUDA_BATCH_NORM_TRAIN,
+    DFG_CUDA_BATCH_NORM_TRAIN_GRAD
 } dfg_cuda_kind;
 
 /* What one im2col batch of a conv2d covers (conv_forward.h): `images`
@@ -113,6 +116,7 @@ typedef struct dfg_cuda_step_plan {
         dfg_cuda_gelu_grad gelu_grad;
         dfg_cuda_gather gather_grad; /* gather's map, walked backwards */
         dfg_cuda_optimizer optimizer;
+        dfg_cuda_batch_norm_train batch_norm_train; /* and its gradient */
     } u;
 } dfg_cuda_step_plan;
 

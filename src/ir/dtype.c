@@ -8,7 +8,8 @@ static const struct {
 } dtype_table[DFG_DTYPE_COUNT] = {
     [DFG_F32] = {"f32", 4}, [DFG_F16] = {"f16", 2}, [DFG_BF16] = {"bf16", 2},
     [DFG_I32] = {"i32", 4}, [DFG_I64] = {"i64", 8}, [DFG_U8] = {"u8", 1},
-    [DFG_BOOL] = {"bool", 1},
+    [DFG_BOOL] = {"bool", 1}, [DFG_I8] = {"i8", 1}, [DFG_I16] = {"i16", 2},
+    [DFG_U16] = {"u16", 2}, [DFG_F64] = {"f64", 8},
 };
 
 size_t dfg_dtype_size(dfg_dtype dtype)

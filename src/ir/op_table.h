@@ -18,10 +18,13 @@ typedef enum dfg_op {
 
 /* Which dtypes an op accepts for its input 0 (a bit per dfg_dtype). */
 #define DFG_TYPES_FLOAT ((1u << DFG_F32) | (1u << DFG_F16) | (1u << DFG_BF16))
-#define DFG_TYPES_NUMERIC \
-    (DFG_TYPES_FLOAT | (1u << DFG_I32) | (1u << DFG_I64) | (1u << DFG_U8))
+#define DFG_TYPES_NUMERIC                                                 \
+    (DFG_TYPES_FLOAT | (1u << DFG_I32) | (1u << DFG_I64) | (1u << DFG_U8) | \
+     (1u << DFG_I8) | (1u << DFG_I16) | (1u << DFG_U16))
 #define DFG_TYPES_BOOL (1u << DFG_BOOL)
-#define DFG_TYPES_ANY (DFG_TYPES_NUMERIC | DFG_TYPES_BOOL)
+/* f64 only where nothing is computed on it: data movement and cast
+ * (equal refuses it in its shape rule). */
+#define DFG_TYPES_ANY (DFG_TYPES_NUMERIC | DFG_TYPES_BOOL | (1u << DFG_F64))
 
 typedef enum dfg_alias_kind {
     DFG_ALIAS_NONE = 0,

@@ -35,6 +35,9 @@ dfg_status dfg_shape_compare(const dfg_attrs *a, const dfg_type *in,
 {
     dfg_status st = dfg_shape_binary(a, in, n_in, out, n_out);
     out[0].dtype = DFG_BOOL;
+    if (st == DFG_OK && in[0].dtype == DFG_F64)
+        return dfg_error(DFG_ERR_DTYPE, "f64 operands (the kernels compare "
+                         "in f32, which would round them)");
     return st;
 }
 

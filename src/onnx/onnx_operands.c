@@ -32,6 +32,10 @@ double dfg_onnx_entry_get(const dfg_onnx_entry *entry, int64_t e)
     case DFG_I64: return (double)((const int64_t *)p)[e];
     case DFG_U8:
     case DFG_BOOL: return ((const uint8_t *)p)[e];
+    case DFG_I8: return ((const int8_t *)p)[e];
+    case DFG_I16: return ((const int16_t *)p)[e];
+    case DFG_U16: return ((const uint16_t *)p)[e];
+    case DFG_F64: return ((const double *)p)[e];
     case DFG_F16: return dfg_f16_to_f32(((const uint16_t *)p)[e]);
     case DFG_BF16: return dfg_bf16_to_f32(((const uint16_t *)p)[e]);
     default: return 0;

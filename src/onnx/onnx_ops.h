@@ -31,6 +31,7 @@ extern const dfg_onnx_op dfg_onnx_ops_conv_transpose[];
 extern const dfg_onnx_op dfg_onnx_ops_loss[];
 extern const dfg_onnx_op dfg_onnx_ops_quantize[];
 extern const dfg_onnx_op dfg_onnx_ops_recurrent[];
+extern const dfg_onnx_op dfg_onnx_ops_einsum[];
 
 /* The row for an op type of the default domain, or NULL. */
 const dfg_onnx_op *dfg_onnx_find_op(const char *onnx_type);

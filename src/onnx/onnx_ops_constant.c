@@ -29,8 +29,6 @@ static void store(dfg_dtype dtype, void *data, int64_t i, double value)
     case DFG_F32: ((float *)data)[i] = (float)value; break;
     case DFG_I32: ((int32_t *)data)[i] = (int32_t)value; break;
     case DFG_I64: ((int64_t *)data)[i] = (int64_t)value; break;
-    case DFG_U8: ((uint8_t *)data)[i] = (uint8_t)value; break;
-    case DFG_BOOL: ((uint8_t *)data)[i] = value != 0; break;
     default: break;
     }
 }
@@ -204,8 +202,7 @@ static dfg_status import_range(dfg_onnx_importer *im, const dfg_onnx_op *op)
     if (st != DFG_OK)
         return st;
     dfg_dtype dtype = im->entries[first].type.dtype;
-    if (dtype == DFG_F16 || dtype == DFG_BF16 || dtype == DFG_BOOL ||
-        dtype == DFG_U8)
+    if (dtype != DFG_F32 && dtype != DFG_I32 && dtype != DFG_I64)
         return dfg_error(DFG_ERR_UNSUPPORTED, "Range of %s",
                          dfg_dtype_name(dtype));
     if (v[2] == 0 || !isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]))

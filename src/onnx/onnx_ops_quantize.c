@@ -1,9 +1,11 @@
-/* Quantized ONNX ops (uint8; int8 tensors are refused where they are
- * read, as a dtype dfg lacks), composed of float ops:
+/* Quantized ONNX ops (u8 and i8, and i16/u16 for Quantize/
+ * DequantizeLinear as opset 21 allows), composed of float ops:
  *
  *   DequantizeLinear  (f32(x) - f32(zero_point)) * scale
- *   QuantizeLinear    clip(round(x / scale) + zero_point, 0, 255) as u8,
- *                     round halving to even as ONNX does
+ *   QuantizeLinear    clip(round(x / scale) + zero_point, lo, hi) in the
+ *                     zero point's dtype ([0, 255] for u8, [-128, 127] for
+ *                     i8; u8 without a zero point), round halving to even
+ *                     as ONNX does
  *   MatMulInteger, ConvInteger   the products of (x - zero_point) as i32
  *   QLinearMatMul, QLinearConv   those products (plus the i32 bias) times
  *                     x_scale * w_scale, quantized with y's scale and
@@ -12,12 +14,12 @@
  *                     point round(-min / scale) clipped, then quantized
  *
  * Integer products are exact: the operands minus their zero points are
- * integers of at most 255 in magnitude held in f32, and each matmul or
- * convolution sums at most EXACT_TERMS products (255 * 255 * 256 < 2^24),
- * so every partial sum is an exact f32 integer; longer contractions are
- * split into pieces whose results are cast to i32 and added there.
- * Scales and zero points are per tensor (a scalar or one element) or per
- * axis (1-D, along attribute `axis`, by default 1). */
+ * integers of at most 255 in magnitude (u8 - u8 or i8 - i8) held in f32,
+ * and each matmul or convolution sums at most EXACT_TERMS products
+ * (255 * 255 * 256 < 2^24), so every partial sum is an exact f32 integer;
+ * longer contractions are split into pieces whose results are cast to i32
+ * and added there. Scales and zero points are per tensor (a scalar or one
+ * element) or per axis (1-D, along attribute `axis`, by default 1). */
 #include <string.h>
 
 #include "error.h"
@@ -80,14 +82,30 @@ static dfg_status centered(dfg_onnx_importer *im, int32_t x, int32_t zp,
     return st == DFG_OK ? dfg_onnx_emit2(im, "sub", *out, z, NULL, out) : st;
 }
 
-/* clip(round(y / scale) + zero_point, 0, 255) as u8. */
+/* The range of a quantized dtype; 0 if it is none. */
+static int quantized_range(dfg_dtype dtype, dfg_attrs *bounds)
+{
+    dfg_attrs_init(bounds);
+    switch (dtype) {
+    case DFG_U8: bounds->clip_min = 0; bounds->clip_max = UINT8_MAX; return 1;
+    case DFG_I8: bounds->clip_min = INT8_MIN; bounds->clip_max = INT8_MAX; return 1;
+    case DFG_I16: bounds->clip_min = INT16_MIN; bounds->clip_max = INT16_MAX; return 1;
+    case DFG_U16: bounds->clip_min = 0; bounds->clip_max = UINT16_MAX; return 1;
+    default: return 0;
+    }
+}
+
+/* clip(round(y / scale) + zero_point, lo, hi) in the zero point's dtype
+ * (u8 without one). */
 static dfg_status quantize(dfg_onnx_importer *im, int32_t y, int32_t scale,
                            int32_t zp, int64_t axis, int32_t *out)
 {
     int32_t rank = im->entries[y].type.rank, s, q;
-    if (zp >= 0 && im->entries[zp].type.dtype != DFG_U8)
-        return dfg_error(DFG_ERR_DTYPE, "zero point of dtype %s (only u8)",
-                         dfg_dtype_name(im->entries[zp].type.dtype));
+    dfg_dtype to = zp >= 0 ? im->entries[zp].type.dtype : DFG_U8;
+    dfg_attrs bounds;
+    if (!quantized_range(to, &bounds))
+        return dfg_error(DFG_ERR_DTYPE, "zero point of dtype %s (u8, i8, "
+                         "i16 or u16)", dfg_dtype_name(to));
     dfg_status st = along_axis(im, scale, axis, rank, &s);
     if (st == DFG_OK)
         st = dfg_onnx_emit2(im, "div", y, s, NULL, &q);
@@ -101,13 +119,9 @@ static dfg_status quantize(dfg_onnx_importer *im, int32_t y, int32_t scale,
         if (st == DFG_OK)
             st = dfg_onnx_emit2(im, "add", q, z, NULL, &q);
     }
-    dfg_attrs bounds;
-    dfg_attrs_init(&bounds);
-    bounds.clip_min = 0;
-    bounds.clip_max = 255;
     if (st == DFG_OK)
         st = dfg_onnx_emit1(im, "clip", q, &bounds, &q);
-    return st == DFG_OK ? cast_to(im, q, DFG_U8, out) : st;
+    return st == DFG_OK ? cast_to(im, q, to, out) : st;
 }
 
 static dfg_status import_dequantize(dfg_onnx_importer *im,
@@ -123,10 +137,11 @@ static dfg_status import_dequantize(dfg_onnx_importer *im,
         st = dfg_onnx_input(im, 2, &zp);
     if (st == DFG_OK)
         st = dfg_onnx_attr_int(im, "axis", &axis);
-    if (st == DFG_OK && im->entries[x].type.dtype != DFG_U8 &&
-        im->entries[x].type.dtype != DFG_I32)
-        st = dfg_error(DFG_ERR_DTYPE, "input of dtype %s (u8 or i32)",
-                       dfg_dtype_name(im->entries[x].type.dtype));
+    dfg_attrs range;
+    if (st == DFG_OK && im->entries[x].type.dtype != DFG_I32 &&
+        !quantized_range(im->entries[x].type.dtype, &range))
+        st = dfg_error(DFG_ERR_DTYPE, "input of dtype %s (u8, i8, i16, u16 "
+                       "or i32)", dfg_dtype_name(im->entries[x].type.dtype));
     if (st == DFG_OK)
         st = centered(im, x, zp, axis, &y);
     if (st == DFG_OK)
@@ -163,9 +178,7 @@ static dfg_status import_dynamic_quantize(dfg_onnx_importer *im,
     dfg_attrs all, bounds;
     dfg_attrs_init(&all);
     all.keepdims = 0;
-    dfg_attrs_init(&bounds);
-    bounds.clip_min = 0;
-    bounds.clip_max = 255;
+    quantized_range(DFG_U8, &bounds);
     dfg_status st = dfg_onnx_required_input(im, 0, &x);
     if (st == DFG_OK && im->entries[x].type.dtype != DFG_F32)
         st = dfg_error(DFG_ERR_DTYPE, "input of dtype %s (f32)",
@@ -214,17 +227,33 @@ static dfg_status accumulate(dfg_onnx_importer *im, int32_t part, int32_t *acc)
     return dfg_onnx_emit2(im, "add", *acc, part, NULL, acc);
 }
 
+/* The integer products are exact for 8-bit operands only (see the top). */
+static dfg_status eight_bit_operands(dfg_onnx_importer *im, int32_t a,
+                                     int32_t b)
+{
+    dfg_dtype da = im->entries[a].type.dtype, db = im->entries[b].type.dtype;
+    if ((da != DFG_U8 && da != DFG_I8) || (db != DFG_U8 && db != DFG_I8))
+        return dfg_error(DFG_ERR_DTYPE, "operands of dtype %s and %s (u8 or "
+                         "i8)", dfg_dtype_name(da), dfg_dtype_name(db));
+    return DFG_OK;
+}
+
 /* (a - a_zp) @ (b - b_zp) as i32; a's zero point per row, b's per column. */
 static dfg_status integer_matmul(dfg_onnx_importer *im, int32_t a, int32_t azp,
                                  int32_t b, int32_t bzp, int32_t *out)
 {
+    dfg_status st = eight_bit_operands(im, a, b);
+    if (st != DFG_OK)
+        return st;
     int32_t ra = im->entries[a].type.rank, rb = im->entries[b].type.rank;
     if (ra < 2 || rb < 2)
         return dfg_error(DFG_ERR_UNSUPPORTED, "operands of rank %d and %d "
                          "(at least 2)", (int)ra, (int)rb);
     int64_t k = im->entries[a].type.shape[ra - 1];
+    if (k < 1)
+        return dfg_error(DFG_ERR_UNSUPPORTED, "an empty contraction (K = 0)");
     int32_t ac, bc, acc = -1;
-    dfg_status st = centered(im, a, azp, ra - 2, &ac);
+    st = centered(im, a, azp, ra - 2, &ac);
     if (st == DFG_OK)
         st = centered(im, b, bzp, rb - 1, &bc);
     for (int64_t k0 = 0; st == DFG_OK && k0 < k; k0 += EXACT_TERMS) {
@@ -258,7 +287,9 @@ static dfg_status integer_conv(dfg_onnx_importer *im, int32_t x, int32_t xzp,
                          "rank %d: 1-D and 2-D windows only", (int)rank,
                          (int)im->entries[w].type.rank);
     int32_t xc, wc, acc = -1;
-    dfg_status st = dfg_onnx_attr_int(im, "group", &group);
+    dfg_status st = eight_bit_operands(im, x, w);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_int(im, "group", &group);
     if (st == DFG_OK && (group < 1 || group > INT32_MAX))
         st = dfg_error(DFG_ERR_INVALID_ARGUMENT, "group = %lld",
                        (long long)group);
@@ -276,6 +307,8 @@ static dfg_status integer_conv(dfg_onnx_importer *im, int32_t x, int32_t xzp,
     const int64_t in[2] = {xt->shape[2], xt->shape[3]};
     const int64_t kernel[2] = {wt->shape[2], wt->shape[3]};
     int64_t taps = kernel[0] * kernel[1], channels = wt->shape[1];
+    if (channels < 1)
+        return dfg_error(DFG_ERR_UNSUPPORTED, "weights of 0 input channels");
     int64_t step = channels;
     if (channels * taps > EXACT_TERMS) {
         step = EXACT_TERMS / taps;

@@ -10,7 +10,7 @@ static const dfg_onnx_op *const families[] = {
     dfg_onnx_ops_layout,      dfg_onnx_ops_reduce,     dfg_onnx_ops_constant,
     dfg_onnx_ops_logic,       dfg_onnx_ops_resize,     dfg_onnx_ops_top_k,
     dfg_onnx_ops_conv_transpose, dfg_onnx_ops_loss, dfg_onnx_ops_quantize,
-    dfg_onnx_ops_recurrent,
+    dfg_onnx_ops_recurrent, dfg_onnx_ops_einsum,
 };
 
 const dfg_onnx_op *dfg_onnx_find_op(const char *onnx_type)

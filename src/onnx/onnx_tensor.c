@@ -17,6 +17,10 @@ int dfg_onnx_dtype(int64_t onnx_type, dfg_dtype *out)
     case ONNX__TENSOR_PROTO__DATA_TYPE__INT64: *out = DFG_I64; return 0;
     case ONNX__TENSOR_PROTO__DATA_TYPE__UINT8: *out = DFG_U8; return 0;
     case ONNX__TENSOR_PROTO__DATA_TYPE__BOOL: *out = DFG_BOOL; return 0;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT8: *out = DFG_I8; return 0;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__INT16: *out = DFG_I16; return 0;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__UINT16: *out = DFG_U16; return 0;
+    case ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE: *out = DFG_F64; return 0;
     default: return -1;
     }
 }
@@ -33,18 +37,20 @@ const char *dfg_onnx_dtype_name(int64_t onnx_type)
 }
 
 /* How many elements the typed repeated field for dtype holds (int32_data
- * carries i32, u8, bool, f16 and bf16). */
+ * carries i32, the small integers, bool, f16 and bf16). */
 static size_t typed_count(const Onnx__TensorProto *t, dfg_dtype dtype)
 {
     switch (dtype) {
     case DFG_F32: return t->n_float_data;
     case DFG_I64: return t->n_int64_data;
+    case DFG_F64: return t->n_double_data;
     default: return t->n_int32_data;
     }
 }
 
 /* Copies the typed repeated field (numel elements, counted already) into
- * data, narrowing int32_data to the element size for u8, bool, f16, bf16. */
+ * data, narrowing int32_data to the element size for the small integers,
+ * bool, f16 and bf16. */
 static void copy_typed(const Onnx__TensorProto *t, dfg_dtype dtype,
                        size_t numel, void *data)
 {
@@ -60,12 +66,16 @@ static void copy_typed(const Onnx__TensorProto *t, dfg_dtype dtype,
     case DFG_I32:
         memcpy(data, t->int32_data, numel * sizeof(int32_t));
         break;
+    case DFG_F64:
+        memcpy(data, t->double_data, numel * sizeof(double));
+        break;
     case DFG_U8:
+    case DFG_I8:
     case DFG_BOOL:
         for (size_t i = 0; i < numel; i++)
             ((uint8_t *)data)[i] = (uint8_t)t->int32_data[i];
         break;
-    default: /* f16, bf16: the 16 bits in the low half of each int32 */
+    default: /* f16, bf16, i16, u16: the low 16 bits of each int32 */
         for (size_t i = 0; i < numel; i++)
             ((uint16_t *)data)[i] = (uint16_t)t->int32_data[i];
         break;
@@ -81,7 +91,8 @@ dfg_status dfg_onnx_tensor_decode(const Onnx__TensorProto *t,
     if (!t->has_data_type || dfg_onnx_dtype(t->data_type, &type->dtype) != 0)
         return dfg_error(t->has_data_type ? DFG_ERR_UNSUPPORTED : DFG_ERR_FORMAT,
                          "%s: data type %s is not supported (dfg has f32, "
-                         "f16, bf16, i32, i64, u8, bool)", what,
+                         "f16, bf16, i32, i64, u8, bool, i8, i16, u16, f64)",
+                         what,
                          t->has_data_type ? dfg_onnx_dtype_name(t->data_type)
                                           : "missing");
     if (t->n_dims > DFG_MAX_RANK)

@@ -19,6 +19,10 @@ static double element(const void *p, int dtype, long long i)
     case DFG_BF16: return dfg_bf16_to_f32(((const uint16_t *)p)[i]);
     case DFG_I32: return ((const int32_t *)p)[i];
     case DFG_I64: return (double)((const int64_t *)p)[i];
+    case DFG_I8: return ((const int8_t *)p)[i];
+    case DFG_I16: return ((const int16_t *)p)[i];
+    case DFG_U16: return ((const uint16_t *)p)[i];
+    case DFG_F64: return ((const double *)p)[i];
     default: return ((const uint8_t *)p)[i];
     }
 }
@@ -26,7 +30,7 @@ static double element(const void *p, int dtype, long long i)
 int conformance_compare(const char *what, const void *got, const void *want,
                         int dtype, long long count, char *detail, size_t size)
 {
-    if (!dfg_dtype_is_float((dfg_dtype)dtype)) {
+    if (!dfg_dtype_is_float((dfg_dtype)dtype) && dtype != DFG_F64) {
         size_t bytes = dfg_dtype_size((dfg_dtype)dtype) * (size_t)count;
         if (memcmp(got, want, bytes) == 0)
             return 0;

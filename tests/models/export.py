@@ -10,8 +10,9 @@ squeezenet1_0, mnasnet1_0, convnext_tiny, vit_b_16, ...; inception_v3 takes
 299x299), bert_encoder: a 4-layer BERT-base-like encoder (hidden 768, 12
 heads, feed-forward 3072, GELU, post-norm) over [N,128,768] embeddings, or
 one of the model families of the ONNX front end (model_families.py):
-lstm_lm, dcgan, gpt2_decoder, r3d_18 (video, 3-D convolutions) and
-fcn_resnet50 (segmentation: dilated convolutions and Resize).
+lstm_lm, dcgan, gpt2_decoder, r3d_18 (video, 3-D convolutions),
+fcn_resnet50 (segmentation: dilated convolutions and Resize) and int8_cnn
+(QDQ int8 quantized, eight test images).
 
 For each model writes OUT_DIR/MODEL.onnx (random weights, fixed seed, opset
 13; 14 for the families), OUT_DIR/MODEL.input.bin (the seeded input: float32

@@ -10,11 +10,17 @@ export.py): each exercises ops the importer composes.
                  [N, 3, 4, 32, 32]
   fcn_resnet50   torchvision's segmentation FCN (dilated convolutions and a
                  bilinear Resize) on [N, 3, 64, 64]
+  int8_cnn       a small CNN quantized as PyTorch exports fake quantization:
+                 QuantizeLinear/DequantizeLinear pairs, int8 weights per
+                 output channel, activations per tensor in uint8 (after a
+                 ReLU) or int8 (signed, nonzero zero points), a residual
+                 add: eight test images [8N, 3, 32, 32] -> 10 classes
 """
 import torch
 import torchvision
 
-FAMILIES = ("lstm_lm", "dcgan", "gpt2_decoder", "r3d_18", "fcn_resnet50")
+FAMILIES = ("lstm_lm", "dcgan", "gpt2_decoder", "r3d_18", "fcn_resnet50",
+            "int8_cnn")
 VOCAB = 1000
 
 
@@ -97,6 +103,89 @@ class Segmentation(torch.nn.Module):
         return self.fcn(x)["out"]
 
 
+class QuantizedConv(torch.nn.Module):
+    """A 3x3 convolution whose weights are fake-quantized to int8 per
+    output channel (symmetric: zero points 0), scales fixed at creation."""
+
+    def __init__(self, cin, cout, stride=1):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(cin, cout, 3, stride, 1)
+        w = self.conv.weight.detach()
+        self.register_buffer("w_scale", w.abs().amax(dim=(1, 2, 3)) / 127)
+        self.register_buffer("w_zero", torch.zeros(cout, dtype=torch.int32))
+
+    def forward(self, x):
+        w = torch.fake_quantize_per_channel_affine(
+            self.conv.weight, self.w_scale, self.w_zero, 0, -128, 127)
+        return torch.nn.functional.conv2d(x, w, self.conv.bias,
+                                          self.conv.stride, self.conv.padding)
+
+
+class Int8Cnn(torch.nn.Module):
+    """Activations fake-quantized per tensor after every layer: uint8 after
+    a ReLU, int8 (signed) elsewhere. The scales and zero points come from
+    the min/max of a calibration batch (make_int8_cnn)."""
+
+    def __init__(self):
+        super().__init__()
+        self.convs = torch.nn.ModuleList([
+            QuantizedConv(3, 32), QuantizedConv(32, 64, 2),
+            QuantizedConv(64, 64), QuantizedConv(64, 128, 2)])
+        self.fc = torch.nn.Linear(128, 10)
+        self.ranges = None  # calibrating: a list collecting (min, max)
+        self.quant = []     # (scale, zero point, signed) per point
+
+    def q(self, x, signed):
+        if self.ranges is not None:
+            self.ranges.append((min(x.min().item(), 0.0),
+                                max(x.max().item(), 0.0), signed))
+            return x
+        scale, zero, signed = self.quant[self.point]
+        self.point += 1
+        lo, hi = (-128, 127) if signed else (0, 255)
+        return torch.fake_quantize_per_tensor_affine(x, scale, zero, lo, hi)
+
+    def features(self, x):
+        self.point = 0
+        x = self.q(x, True)
+        x = self.q(torch.relu(self.convs[0](x)), False)
+        x = self.q(torch.relu(self.convs[1](x)), False)
+        x = self.q(x + self.q(self.convs[2](x), True), True)
+        x = self.q(torch.relu(self.convs[3](x)), False)
+        return self.q(torch.flatten(
+            torch.nn.functional.adaptive_avg_pool2d(x, 1), 1), False)
+
+    def forward(self, x):
+        return self.q(self.fc(self.features(x)), True)
+
+    def calibrate(self, x):
+        self.ranges = []
+        self(x)
+        self.quant = []
+        for lo, hi, signed in self.ranges:
+            scale = (hi - lo) / 255
+            zero = round(-lo / scale) - (128 if signed else 0)
+            self.quant.append((scale, int(zero), signed))
+        self.ranges = None
+
+
+def make_int8_cnn():
+    """Random weights; the head is centred on the calibration images'
+    features and scaled to their spread, so that the test images' classes
+    differ (on raw random features every image would get the same one)."""
+    model = Int8Cnn().eval()
+    g = torch.Generator().manual_seed(7)
+    images = torch.randn(64, 3, 32, 32, generator=g)
+    with torch.no_grad():
+        model.calibrate(images)
+        f = model.features(images)
+        w = model.fc.weight / f.std(dim=0).clamp_min(1e-6)
+        model.fc.weight.copy_(w)
+        model.fc.bias.copy_(-(f.mean(dim=0) @ w.T))
+        model.calibrate(images)
+    return model
+
+
 def make(name):
     if name == "lstm_lm":
         return LstmLanguageModel()
@@ -106,6 +195,8 @@ def make(name):
         return Gpt2Decoder()
     if name == "r3d_18":
         return torchvision.models.video.r3d_18(weights=None)
+    if name == "int8_cnn":
+        return make_int8_cnn()
     return Segmentation()
 
 
@@ -116,5 +207,6 @@ def example_input(name, batch, seed):
     if name == "gpt2_decoder":
         return torch.randint(0, VOCAB, (batch, 32), generator=g)
     shape = {"dcgan": (batch, 100, 1, 1), "r3d_18": (batch, 3, 4, 32, 32),
-             "fcn_resnet50": (batch, 3, 64, 64)}[name]
+             "fcn_resnet50": (batch, 3, 64, 64),
+             "int8_cnn": (8 * batch, 3, 32, 32)}[name]
     return torch.randn(*shape, generator=g)
