@@ -67,6 +67,8 @@ static dfg_vjp_rule const rules[DFG_OP_COUNT] = {
     [DFG_OP_PAD] = dfg_vjp_pad,
     [DFG_OP_SOFTMAX_CROSS_ENTROPY] = dfg_vjp_softmax_cross_entropy,
     [DFG_OP_BATCH_NORM_TRAIN] = dfg_vjp_batch_norm_train,
+    [DFG_OP_DROPOUT] = dfg_vjp_view,
+    [DFG_OP_DROPOUT_TRAIN] = dfg_vjp_dropout_train,
 };
 
 dfg_vjp_rule dfg_vjp_rule_for(dfg_op op)
@@ -74,8 +76,8 @@ dfg_vjp_rule dfg_vjp_rule_for(dfg_op op)
     return (unsigned)op < DFG_OP_COUNT ? rules[op] : NULL;
 }
 
-/* needs[v] for every value; the wrt values must be f32, and so must every
- * value computed from them that is floating-point. */
+/* needs[v] for every value: the wrt values (f32) and every floating-point
+ * value computed from them, in whatever float dtype it is stored. */
 static dfg_status mark_needs(const dfg_graph *g, const int32_t *wrt,
                              int32_t n_wrt, uint8_t *needs)
 {
@@ -96,29 +98,41 @@ static dfg_status mark_needs(const dfg_graph *g, const int32_t *wrt,
         int any = 0;
         for (int32_t i = 0; !node->dead && i < node->n_inputs; i++)
             any |= node->inputs[i] >= 0 && needs[node->inputs[i]];
-        for (int32_t i = 0; any && i < node->n_outputs; i++) {
-            const dfg_ir_value *v = &g->values[node->outputs[i]];
-            if (!dfg_dtype_is_float(v->type.dtype))
-                continue; /* an index or a mask: no gradient flows */
-            if (v->type.dtype != DFG_F32)
-                return dfg_error(DFG_ERR_DTYPE,
-                                 "autodiff: node '%s' (%s) makes '%s' of "
-                                 "dtype %s from a trained value; gradients "
-                                 "are computed in f32", node->name,
-                                 dfg_op_get(node->op)->name, v->name,
-                                 dfg_dtype_name(v->type.dtype));
-            needs[node->outputs[i]] = 1;
-        }
+        /* An index or a mask output: no gradient flows. */
+        for (int32_t i = 0; any && i < node->n_outputs; i++)
+            needs[node->outputs[i]] =
+                dfg_dtype_is_float(g->values[node->outputs[i]].type.dtype);
     }
     return DFG_OK;
 }
 
-/* grad[v] += g, as a new add node when v already has a gradient. */
+/* grad[v] += g, as a new add node when v already has a gradient; in the
+ * dtype of the gradient already there (a value read in two dtypes gets
+ * gradients in both). */
 static void accumulate(dfg_ad *ad, int32_t *grad, int32_t v, int32_t g)
 {
     if (g < 0)
         return;
-    grad[v] = grad[v] < 0 ? g : dfg_ad_binary(ad, DFG_OP_ADD, grad[v], g);
+    if (grad[v] < 0) {
+        grad[v] = g;
+        return;
+    }
+    dfg_dtype dtype = dfg_ad_type(ad, grad[v]).dtype;
+    if (dfg_ad_type(ad, g).dtype != dtype)
+        g = dfg_ad_cast(ad, g, dtype);
+    grad[v] = dfg_ad_binary(ad, DFG_OP_ADD, grad[v], g);
+}
+
+/* The dtype of the node's first float output: its gradients' and so its
+ * rule's constants' dtype. */
+static dfg_dtype gradient_dtype(const dfg_graph *g, const dfg_ir_node *node)
+{
+    for (int32_t i = 0; i < node->n_outputs; i++) {
+        dfg_dtype dtype = g->values[node->outputs[i]].type.dtype;
+        if (dfg_dtype_is_float(dtype))
+            return dtype;
+    }
+    return DFG_F32;
 }
 
 static dfg_status differentiate_node(dfg_ad *ad, int32_t n, const uint8_t *needs,
@@ -152,6 +166,7 @@ static dfg_status differentiate_node(dfg_ad *ad, int32_t n, const uint8_t *needs
     for (int32_t i = 0; i < node.n_inputs; i++)
         dx[i] = -1;
     ad->node = n;
+    ad->dtype = gradient_dtype(ad->graph, &node);
     rule(ad, &node, dy, dx);
     for (int32_t i = 0; i < node.n_inputs && ad->status == DFG_OK; i++)
         if (node.inputs[i] >= 0 && needs[node.inputs[i]])
@@ -186,7 +201,7 @@ dfg_status dfg_autodiff(dfg_graph *graph, int32_t loss, const int32_t *wrt,
     dfg_status st = mark_needs(graph, wrt, n_wrt, needs);
     for (size_t v = 0; v < n_values; v++)
         grad[v] = -1;
-    dfg_ad ad = {graph, DFG_OK, producer >= 0 ? producer : 0};
+    dfg_ad ad = {graph, DFG_OK, producer >= 0 ? producer : 0, DFG_F32};
     if (st == DFG_OK && needs[loss] && producer >= 0) {
         int32_t one = dfg_ad_scalar(&ad, 1.0f);
         grad[loss] = dfg_ad_reshape(&ad, one, &loss_type);

@@ -12,7 +12,8 @@
 /* Appends the nodes computing d loss / d wrt[i] for every i; grads[i]
  * receives the gradient's value index, or -1 when loss does not depend on
  * wrt[i] through differentiable operands. loss must be an f32 value of one
- * element; every value on a path from a wrt to the loss must be f32. An op
+ * element; wrt values are f32, values on the way may be stored narrower
+ * (mixed precision), and their gradients are stored like them. An op
  * without a rule on such a path is an error naming it
  * (DFG_ERR_UNSUPPORTED). */
 dfg_status dfg_autodiff(dfg_graph *graph, int32_t loss, const int32_t *wrt,
@@ -25,6 +26,7 @@ typedef struct dfg_ad {
     dfg_graph *graph;
     dfg_status status;
     int32_t node;       /* the forward node being differentiated */
+    dfg_dtype dtype;    /* its gradients' float dtype: dfg_ad_scalar's */
 } dfg_ad;
 
 int32_t dfg_ad_op(dfg_ad *ad, dfg_op op, const dfg_attrs *attrs,
@@ -36,8 +38,10 @@ void dfg_ad_op_outputs(dfg_ad *ad, dfg_op op, const dfg_attrs *attrs,
                        int32_t n_outputs, int32_t *outputs);
 int32_t dfg_ad_unary(dfg_ad *ad, dfg_op op, int32_t x);
 int32_t dfg_ad_binary(dfg_ad *ad, dfg_op op, int32_t a, int32_t b);
-/* An f32 constant of rank 0. */
+/* A constant of rank 0 in ad->dtype. */
 int32_t dfg_ad_scalar(dfg_ad *ad, float value);
+/* x cast to dtype (x itself if it has that dtype). */
+int32_t dfg_ad_cast(dfg_ad *ad, int32_t x, dfg_dtype dtype);
 /* where(cond, a, b) */
 int32_t dfg_ad_where(dfg_ad *ad, int32_t cond, int32_t a, int32_t b);
 /* The value's type (a copy: the value array moves as nodes are added). */
@@ -67,6 +71,8 @@ dfg_vjp_rule dfg_vjp_rule_for(dfg_op op);
 void dfg_vjp_unary(dfg_ad *, const dfg_ir_node *, const int32_t *, int32_t *);
 void dfg_vjp_binary(dfg_ad *, const dfg_ir_node *, const int32_t *, int32_t *);
 void dfg_vjp_where(dfg_ad *, const dfg_ir_node *, const int32_t *, int32_t *);
+void dfg_vjp_dropout_train(dfg_ad *, const dfg_ir_node *, const int32_t *,
+                           int32_t *);
 void dfg_vjp_matmul(dfg_ad *, const dfg_ir_node *, const int32_t *, int32_t *);
 void dfg_vjp_gemm(dfg_ad *, const dfg_ir_node *, const int32_t *, int32_t *);
 void dfg_vjp_conv2d(dfg_ad *, const dfg_ir_node *, const int32_t *, int32_t *);

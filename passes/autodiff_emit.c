@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "error.h"
+#include "math/elementwise.h"
 
 void dfg_ad_op_outputs(dfg_ad *ad, dfg_op op, const dfg_attrs *attrs,
                        const int32_t *inputs, int32_t n_inputs,
@@ -66,9 +67,23 @@ int32_t dfg_ad_scalar(dfg_ad *ad, float value)
     snprintf(name, sizeof name, "%.180s/grad/constant_%d",
              ad->graph->nodes[ad->node].name, (int)ad->graph->n_values);
     dfg_value handle;
-    ad->status = dfg_graph_constant(ad->graph, name, DFG_F32, 0, NULL, &value,
-                                    &handle);
+    uint16_t narrow = ad->dtype == DFG_BF16 ? dfg_f32_to_bf16(value)
+                                            : dfg_f32_to_f16(value);
+    ad->status = dfg_graph_constant(
+        ad->graph, name, ad->dtype, 0, NULL,
+        ad->dtype == DFG_F32 ? (const void *)&value : (const void *)&narrow,
+        &handle);
     return ad->status == DFG_OK ? dfg_graph_index(ad->graph, handle) : -1;
+}
+
+int32_t dfg_ad_cast(dfg_ad *ad, int32_t x, dfg_dtype dtype)
+{
+    if (x < 0 || dfg_ad_type(ad, x).dtype == dtype)
+        return x;
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.to = dtype;
+    return dfg_ad_op(ad, DFG_OP_CAST, &attrs, &x, 1);
 }
 
 dfg_type dfg_ad_type(const dfg_ad *ad, int32_t value)

@@ -1,6 +1,6 @@
 /* dfg_compile: the passes in order, on a private copy of the graph.
  *
- *   verify -> [training -> [buckets]] -> fold -> dce -> [remat] -> node costs
+ *   verify -> [precision] -> [training -> [buckets]] -> fold -> dce -> [remat] -> node costs
  *          -> concat views, schedule, alias, [bucket alias], liveness (for
  *             each candidate order, keeping the smallest lower bound)
  *          -> plan (inference: conv workspaces fitted under the peak)
@@ -12,6 +12,7 @@
 #include "pass.h"
 #include "dfg/compile.h"
 #include "buckets.h"
+#include "mixed_precision.h"
 #include "training.h"
 
 #include <string.h>
@@ -69,6 +70,8 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
 {
     dfg_pass_report report;
     dfg_status st = dfg_pass_verify(c->graph, &report);
+    if (st == DFG_OK)
+        st = dfg_pass_mixed_precision(c->graph, o->precision, &report);
     if (st == DFG_OK && o->training)
         st = dfg_pass_training(c->graph, o->training, &report);
     int32_t n_buckets;

@@ -245,6 +245,8 @@ static dfg_status append_step(dfg_graph *g, const dfg_training_options *o,
 {
     int32_t n_forward = g->n_nodes;
     dfg_status st = dfg_autodiff(g, loss, weights, n_weights, grads);
+    if (st == DFG_OK)
+        st = dfg_mixed_precision_backward(g, n_forward, grads, n_weights);
     if (st != DFG_OK)
         return st;
     int32_t n_backward_end = g->n_nodes, control, n_updates = 0;
@@ -293,6 +295,8 @@ dfg_status dfg_pass_training(dfg_graph *graph, const dfg_training_options *o,
     dfg_status st = check_options(o);
     if (st == DFG_OK)
         st = dfg_training_batch_norm_mode(graph);
+    if (st == DFG_OK)
+        st = dfg_training_dropout_mode(graph, o->seed);
     if (st != DFG_OK)
         return st;
     int32_t loss = -1;

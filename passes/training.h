@@ -30,10 +30,45 @@ dfg_status dfg_training_renumber_nodes(dfg_graph *graph, const int32_t *order,
 /* The same, with scratch allocated here. */
 dfg_status dfg_training_reorder_nodes(dfg_graph *graph, const int32_t *order);
 
+/* An op's training form (passes/training_forms.c): applies says whether
+ * node is replaced; append records its replacement, taking the same
+ * place, and hands out the output that takes the place of the old node's
+ * first output. ctx is the form's, passed back to both. */
+typedef struct dfg_training_form {
+    int (*applies)(const dfg_graph *graph, const dfg_ir_node *node,
+                   const void *ctx);
+    dfg_status (*append)(dfg_graph *graph, int32_t node, const void *ctx,
+                         int32_t *first_output);
+    const void *ctx;
+} dfg_training_form;
+
+/* Replaces every live node form applies to by its training form, at the
+ * same place of the order; its first output takes the old one's readers,
+ * graph outputs and name. Renumbers node indices. */
+dfg_status dfg_training_replace_forms(dfg_graph *graph,
+                                      const dfg_training_form *form);
+
 /* Turns every live batch_norm into batch_norm_train (src/ops.def) in the
  * same place of the order: batch statistics, running statistics updated
  * in place (passes/training_batch_norm.c). */
 dfg_status dfg_training_batch_norm_mode(dfg_graph *graph);
+
+/* Turns every live dropout with a drop probability above 0 into
+ * dropout_train (src/ops.def), its state {seed, 0} a new weight; seed
+ * and the dropout's place among the graph's dropouts make its stream
+ * (passes/training_dropout.c). */
+dfg_status dfg_training_dropout_mode(dfg_graph *graph, uint64_t seed);
+
+/* Mixed precision's half after autodiff appended the backward nodes
+ * (from n_forward on; passes/mixed_precision.c): each backward reader of
+ * a weight's narrow copy reads a fresh copy made just before it, so that
+ * the forward's copy dies in the forward pass; and each of
+ * grads[0..n_grads) that autodiff widened from a narrow gradient is
+ * replaced by that narrow gradient, which the optimizer update reads as
+ * it is (no f32 copy of a weight's gradient in the arena). Nothing to do
+ * in an f32 graph. */
+dfg_status dfg_mixed_precision_backward(dfg_graph *graph, int32_t n_forward,
+                                        int32_t *grads, int32_t n_grads);
 
 /* What rematerialization did (passes/remat.c). */
 typedef struct dfg_remat_report {

@@ -88,8 +88,8 @@ void dfg_vjp_unary(dfg_ad *ad, const dfg_ir_node *node, const int32_t *dy,
                          compare_scalar(ad, DFG_OP_GREATER, x, a->clip_max),
                          dfg_ad_scalar(ad, 0.0f), g));
         break;
-    case DFG_OP_CAST: /* f32 -> f32 (autodiff admits no other float) */
-        dx[0] = g;
+    case DFG_OP_CAST: /* float -> float: the gradient cast back */
+        dx[0] = dfg_ad_cast(ad, g, dfg_ad_type(ad, x).dtype);
         break;
     default:
         break;
@@ -150,4 +150,13 @@ void dfg_vjp_where(dfg_ad *ad, const dfg_ir_node *node, const int32_t *dy,
     dfg_type ty = dfg_ad_type(ad, node->inputs[2]);
     dx[1] = dfg_ad_sum_to(ad, dfg_ad_where(ad, cond, dy[0], zero), &tx);
     dx[2] = dfg_ad_sum_to(ad, dfg_ad_where(ad, cond, zero, dy[0]), &ty);
+}
+
+/* dropout_train: the kept elements' gradient, scaled as they were, from
+ * the mask the forward run drew (output 1), so backward needs no draw. */
+void dfg_vjp_dropout_train(dfg_ad *ad, const dfg_ir_node *node,
+                           const int32_t *dy, int32_t *dx)
+{
+    float scale = 1.0f / (1.0f - node->attrs.alpha);
+    dx[0] = masked(ad, node->outputs[1], scaled(ad, dy[0], scale));
 }

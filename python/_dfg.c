@@ -107,18 +107,18 @@ static int parse_shapes(PyObject *shapes, dfg_onnx_binding *bindings,
     return 0;
 }
 
-/* compile(kind, source, shapes, planner, alignment, training):
+/* compile(kind, source, shapes, planner, alignment, training, precision):
  *   kind "example": source is a bundled model name;
  *   kind "onnx_path" / "onnx_bytes": an ONNX file's path or its bytes. */
 static PyObject *compile_model(PyObject *module, PyObject *args)
 {
     (void)module;
-    const char *kind, *planner = NULL;
+    const char *kind, *planner = NULL, *precision = NULL;
     PyObject *source, *shapes;
     unsigned long long alignment = 0;
     int training = 0;
-    if (!PyArg_ParseTuple(args, "sOOzKp", &kind, &source, &shapes, &planner,
-                          &alignment, &training))
+    if (!PyArg_ParseTuple(args, "sOOzKpz", &kind, &source, &shapes, &planner,
+                          &alignment, &training, &precision))
         return NULL;
     dfg_onnx_binding bindings[MAX_SHAPE_BINDINGS];
     dfg_onnx_options onnx;
@@ -133,6 +133,11 @@ static PyObject *compile_model(PyObject *module, PyObject *args)
                             planner);
     if (alignment)
         options.alignment = alignment;
+    if (precision && (dfg_dtype_from_name(precision, &options.precision) != 0 ||
+                      (options.precision != DFG_F32 &&
+                       options.precision != DFG_BF16)))
+        return PyErr_Format(PyExc_ValueError, "precision '%s': f32 or bf16",
+                            precision);
 
     dfg_graph *graph = NULL;
     dfg_status st;
@@ -592,7 +597,8 @@ static PyObject *model_names(PyObject *module, PyObject *unused)
 
 static PyMethodDef module_methods[] = {
     {"compile", compile_model, METH_VARARGS,
-     "compile(kind, source, shapes, planner, alignment, training)"},
+     "compile(kind, source, shapes, planner, alignment, training, "
+     "precision)"},
     {"load", load_program, METH_VARARGS, "load(path) -> Program"},
     {"session", create_session, METH_VARARGS,
      "session(program, device) -> Session"},

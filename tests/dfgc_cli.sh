@@ -90,6 +90,26 @@ expect_error 1 plan example:mlp --json "$work/no/such/dir/p.json"
 expect_error 2 frobnicate
 expect_error 2
 
+# --precision bf16: a training step's activations and gradients in bf16,
+# the arena smaller than in f32; f16 is refused as a usage error.
+arena_of() {
+    "$dfgc" plan example:cnn --training "$@" --json "$work/p.json" \
+        >/dev/null || fail "dfgc plan example:cnn --training $*"
+    python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["arena_bytes"])' \
+        "$work/p.json"
+}
+f32_arena=$(arena_of --precision f32)
+bf16_arena=$(arena_of --precision bf16)
+python3 - "$work/p.json" <<'PY' || fail "--precision bf16: no bf16 gradient"
+import json, sys
+plan = json.load(open(sys.argv[1]))
+assert any(t["kind"] == "gradient" and t["dtype"] == "bf16"
+           for t in plan["tensors"])
+PY
+[ $((bf16_arena * 10)) -lt $((f32_arena * 7)) ] ||
+    fail "--precision bf16: arena $bf16_arena, f32 $f32_arena"
+expect_error 2 plan example:cnn --training --precision f16
+
 # --const: an ONNX Reshape whose shape is a graph input compiles once that
 # input is a constant (a TensorProto file of the ONNX test data).
 reshape=/usr/share/libonnx-testdata/data/node/test_reshape_extended_dims

@@ -163,13 +163,37 @@ static dfg_program *compile_case(const grad_case *c, int with_gradients,
     return p;
 }
 
-static double run_loss(dfg_session *s, float *const *inputs)
+static double run_loss(dfg_session *s, void *const *inputs)
 {
     float loss;
     void *outputs[1] = {&loss};
     assert_int_equal(dfg_session_run(s, (const void *const *)inputs, outputs),
                      DFG_OK);
     return loss;
+}
+
+/* ||dx - reference|| / ||reference|| over the n floats of inputs[i], the
+ * reference by central differences of the forward session fs; the
+ * reference's norm in *norm. */
+static double gradient_error(dfg_session *fs, void *const *inputs, int32_t i,
+                             int64_t n, const float *dx, double *norm)
+{
+    float *x = inputs[i];
+    double diff = 0.0;
+    *norm = 0.0;
+    for (int64_t j = 0; j < n; j++) {
+        float keep = x[j];
+        x[j] = (float)(keep + EPS);
+        double up = run_loss(fs, inputs);
+        x[j] = (float)(keep - EPS);
+        double down = run_loss(fs, inputs);
+        x[j] = keep;
+        double reference = (up - down) / (2.0 * EPS);
+        diff += (dx[j] - reference) * (dx[j] - reference);
+        *norm += reference * reference;
+    }
+    *norm = sqrt(*norm);
+    return sqrt(diff) / (*norm > 1e-6 ? *norm : 1e-6);
 }
 
 static void check_case(const grad_case *c)
@@ -195,22 +219,11 @@ static void check_case(const grad_case *c)
     assert_int_equal(dfg_session_run(bs, (const void *const *)x, outputs),
                      DFG_OK);
     for (int32_t i = 0; i < c->n_inputs; i++) {
-        double diff = 0.0, norm = 0.0;
-        for (int64_t j = 0; j < numel(&c->shapes[i]); j++) {
-            float keep = x[i][j];
-            x[i][j] = (float)(keep + EPS);
-            double up = run_loss(fs, x);
-            x[i][j] = (float)(keep - EPS);
-            double down = run_loss(fs, x);
-            x[i][j] = keep;
-            double reference = (up - down) / (2.0 * EPS);
-            diff += (dx[i][j] - reference) * (dx[i][j] - reference);
-            norm += reference * reference;
-        }
-        double error = sqrt(diff) / (sqrt(norm) > 1e-6 ? sqrt(norm) : 1e-6);
+        double norm, error = gradient_error(fs, (void *const *)x, i,
+                                            numel(&c->shapes[i]), dx[i], &norm);
         if (!(error < TOLERANCE) || norm == 0.0)
             fail_msg("%s: input %d: relative gradient error %.3g (|ref| %.3g)",
-                     c->name, (int)i, error, sqrt(norm));
+                     c->name, (int)i, error, norm);
     }
     for (int32_t i = 0; i < c->n_inputs; i++) {
         free(x[i]);
@@ -497,14 +510,81 @@ static void test_rule_table_matches_the_documentation(void **state)
             fail_msg("%s has no rule", dfg_op_get((dfg_op)op)->name);
 }
 
+/* dropout_train against finite differences: its state {seed, step} is
+ * an input here, so that every run of the forward program draws the
+ * backward run's mask (the kernel's increment of the step lands in the
+ * arena's copy of the input). The gradient is the mask's, scaled, and 0
+ * where an element was dropped. */
+static dfg_program *compile_dropout(int with_gradient)
+{
+    dfg_graph *g;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    dfg_value x, state, out[2];
+    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 2, (int64_t[]){4, 50},
+                                     &x), DFG_OK);
+    assert_int_equal(dfg_graph_input(g, "state", DFG_I64, 1, (int64_t[]){2},
+                                     &state), DFG_OK);
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.alpha = 0.3f;
+    assert_int_equal(dfg_graph_node(g, "dropout_train", NULL,
+                                    (dfg_value[]){x, state}, 2, &attrs, out, 2),
+                     DFG_OK);
+    rng = 7;
+    dfg_value loss = weighted_sum(g, out[0]);
+    assert_int_equal(dfg_graph_output(g, loss, "L"), DFG_OK);
+    if (with_gradient) {
+        int32_t wrt = dfg_graph_index(g, x), grad;
+        assert_int_equal(dfg_autodiff(g, dfg_graph_index(g, loss), &wrt, 1,
+                                      &grad), DFG_OK);
+        assert_int_equal(dfg_graph_output(g, dfg_graph_handle(g, grad), "dx"),
+                         DFG_OK);
+    }
+    dfg_program *p;
+    assert_int_equal(dfg_compile(g, NULL, &p), DFG_OK);
+    dfg_graph_destroy(g);
+    return p;
+}
+
+static void test_dropout_train_gradient(void **state)
+{
+    (void)state;
+    enum { N = 200 };
+    const dfg_backend *cpu;
+    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    dfg_program *forward = compile_dropout(0), *backward = compile_dropout(1);
+    dfg_session *fs, *bs;
+    assert_int_equal(dfg_session_create(forward, cpu, NULL, &fs), DFG_OK);
+    assert_int_equal(dfg_session_create(backward, cpu, NULL, &bs), DFG_OK);
+    float x[N], dx[N], loss;
+    int64_t seed_step[2] = {12345, 3};
+    fill(x, N, SIGNED);
+    void *inputs[2] = {x, seed_step};
+    assert_int_equal(dfg_session_run(bs, (const void *const *)inputs,
+                                     (void *[]){&loss, dx}), DFG_OK);
+    int dropped = 0;
+    for (int j = 0; j < N; j++)
+        dropped += dx[j] == 0.0f;
+    assert_in_range(dropped, N / 10, N / 2);
+    double norm, error = gradient_error(fs, inputs, 0, N, dx, &norm);
+    if (!(error < TOLERANCE) || norm == 0.0)
+        fail_msg("dropout_train: relative gradient error %.3g (|ref| %.3g)",
+                 error, norm);
+    dfg_session_destroy(fs);
+    dfg_session_destroy(bs);
+    dfg_program_destroy(forward);
+    dfg_program_destroy(backward);
+}
+
 int main(void)
 {
     enum { N = sizeof cases / sizeof cases[0] };
-    struct CMUnitTest tests[N + 2];
+    struct CMUnitTest tests[N + 3];
     for (int i = 0; i < N; i++)
         tests[i] = (struct CMUnitTest){cases[i].name, test_case, NULL, NULL,
                                        (void *)&cases[i]};
     tests[N] = (struct CMUnitTest)cmocka_unit_test(test_non_differentiable_is_an_error);
     tests[N + 1] = (struct CMUnitTest)cmocka_unit_test(test_rule_table_matches_the_documentation);
-    return _cmocka_run_group_tests("autodiff", tests, N + 2, NULL, NULL);
+    tests[N + 2] = (struct CMUnitTest)cmocka_unit_test(test_dropout_train_gradient);
+    return _cmocka_run_group_tests("autodiff", tests, N + 3, NULL, NULL);
 }

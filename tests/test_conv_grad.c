@@ -10,13 +10,15 @@
  * others put several images in one chunk. The finite
  * differences of test_autodiff.c check the rules around these kernels on
  * small shapes; this checks the kernels' chunking at sizes finite
- * differences cannot reach. */
+ * differences cannot reach. Each case runs in f32 and with bf16
+ * activations and gradients (mixed precision). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "backward_geometry.h"
@@ -71,18 +73,48 @@ static dfg_attrs grad_attrs(const conv_case *c, int64_t rank_shape[4])
 }
 
 /* Runs op (dy, operand) -> out through a compiled one-node program. */
+/* bf16: the high half of an f32, rounded to nearest even (finite data). */
+static uint16_t to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
+static float from_bf16(uint16_t b)
+{
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* data (n floats) as dtype: the floats themselves, or a new bf16 copy. */
+static void *as_dtype(const float *data, int64_t n, dfg_dtype dtype)
+{
+    if (dtype == DFG_F32)
+        return (void *)data;
+    uint16_t *narrow = malloc((size_t)n * sizeof *narrow);
+    for (int64_t i = 0; i < n; i++)
+        narrow[i] = to_bf16(data[i]);
+    return narrow;
+}
+
+/* Runs op(dy, operand) -> out (n_out floats); dy and the output are
+ * stored in dtype, the operand in operand_dtype (f32 or bf16). */
 static void run_grad_op(const char *op, const dfg_attrs *attrs,
-                        const int64_t dy_shape[4], const float *dy,
+                        dfg_dtype dtype, const int64_t dy_shape[4],
+                        const float *dy, dfg_dtype operand_dtype,
                         const int64_t operand_shape[4], const float *operand,
-                        float *out)
+                        int64_t n_out, float *out)
 {
     dfg_graph *g;
     dfg_value in[2], result;
     assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
-    assert_int_equal(dfg_graph_input(g, "dy", DFG_F32, 4, dy_shape, &in[0]),
+    assert_int_equal(dfg_graph_input(g, "dy", dtype, 4, dy_shape, &in[0]),
                      DFG_OK);
-    assert_int_equal(dfg_graph_input(g, "operand", DFG_F32, 4, operand_shape,
-                                     &in[1]), DFG_OK);
+    assert_int_equal(dfg_graph_input(g, "operand", operand_dtype, 4,
+                                     operand_shape, &in[1]), DFG_OK);
     if (dfg_graph_node(g, op, NULL, in, 2, attrs, &result, 1) != DFG_OK)
         fail_msg("%s: %s", op, dfg_last_error());
     assert_int_equal(dfg_graph_output(g, result, "out"), DFG_OK);
@@ -94,10 +126,24 @@ static void run_grad_op(const char *op, const dfg_attrs *attrs,
     dfg_session *s;
     assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
     assert_int_equal(dfg_session_create(p, cpu, NULL, &s), DFG_OK);
-    const void *inputs[2] = {dy, operand};
-    void *outputs[1] = {out};
+    int64_t n_dy = dy_shape[0] * dy_shape[1] * dy_shape[2] * dy_shape[3];
+    int64_t n_operand = operand_shape[0] * operand_shape[1] *
+                        operand_shape[2] * operand_shape[3];
+    const void *inputs[2] = {as_dtype(dy, n_dy, dtype),
+                             as_dtype(operand, n_operand, operand_dtype)};
+    uint16_t *narrow_out = dtype == DFG_F32
+                               ? NULL
+                               : malloc((size_t)n_out * sizeof *narrow_out);
+    void *outputs[1] = {narrow_out ? (void *)narrow_out : (void *)out};
     if (dfg_session_run(s, inputs, outputs) != DFG_OK)
         fail_msg("%s: run: %s", op, dfg_last_error());
+    for (int64_t i = 0; narrow_out && i < n_out; i++)
+        out[i] = from_bf16(narrow_out[i]);
+    if (inputs[0] != dy)
+        free((void *)inputs[0]);
+    if (inputs[1] != operand)
+        free((void *)inputs[1]);
+    free(narrow_out);
     dfg_session_destroy(s);
     dfg_program_destroy(p);
     dfg_graph_destroy(g);
@@ -114,7 +160,18 @@ static double relative_error(const float *got, const double *want, int64_t n)
     return sqrt(diff / norm);
 }
 
-static void check_case(const conv_case *c)
+/* The tensor's values rounded to bf16 (what a bf16 operand holds). */
+static void round_to_bf16(float *data, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        data[i] = from_bf16(to_bf16(data[i]));
+}
+
+/* Both kernels on the case, dy, x, dx and dw stored in dtype (f32, or
+ * bf16 as mixed precision stores them, with f32 weights), against the
+ * double-precision reference on the same (rounded) values: within 1e-5
+ * in f32, 1e-2 in bf16 (the output's rounding and col2im's sums). */
+static void check_case_in(const conv_case *c, dfg_dtype dtype)
 {
     const dfg_conv2d_params *p = &c->params;
     int64_t cg = c->c / p->group, mg = c->m / p->group;
@@ -129,6 +186,10 @@ static void check_case(const conv_case *c)
     int64_t ny = c->n * c->m * oh * ow;
     float *x = random_tensor(nx), *w = random_tensor(nw);
     float *dy = random_tensor(ny);
+    if (dtype != DFG_F32) {
+        round_to_bf16(x, nx);
+        round_to_bf16(dy, ny);
+    }
     float *dx = malloc((size_t)nx * sizeof *dx), *dw = malloc((size_t)nw * sizeof *dw);
     double *dx_ref = calloc((size_t)nx, sizeof *dx_ref);
     double *dw_ref = calloc((size_t)nw, sizeof *dw_ref);
@@ -157,12 +218,15 @@ static void check_case(const conv_case *c)
                 }
     dfg_attrs input_attrs = grad_attrs(c, x_shape);
     dfg_attrs weight_attrs = grad_attrs(c, w_shape);
-    run_grad_op("conv2d_grad_input", &input_attrs, dy_shape, dy, w_shape, w, dx);
-    run_grad_op("conv2d_grad_weight", &weight_attrs, dy_shape, dy, x_shape, x,
-                dw);
+    run_grad_op("conv2d_grad_input", &input_attrs, dtype, dy_shape, dy,
+                DFG_F32, w_shape, w, nx, dx);
+    run_grad_op("conv2d_grad_weight", &weight_attrs, dtype, dy_shape, dy,
+                dtype, x_shape, x, nw, dw);
     double ex = relative_error(dx, dx_ref, nx), ew = relative_error(dw, dw_ref, nw);
-    if (!(ex < 1e-5) || !(ew < 1e-5))
-        fail_msg("relative error: dx %.3g, dw %.3g", ex, ew);
+    double tolerance = dtype == DFG_F32 ? 1e-5 : 1e-2;
+    if (!(ex < tolerance) || !(ew < tolerance))
+        fail_msg("%s: relative error: dx %.3g, dw %.3g",
+                 dfg_dtype_name(dtype), ex, ew);
     free(x);
     free(w);
     free(dy);
@@ -170,6 +234,12 @@ static void check_case(const conv_case *c)
     free(dw);
     free(dx_ref);
     free(dw_ref);
+}
+
+static void check_case(const conv_case *c)
+{
+    check_case_in(c, DFG_F32);
+    check_case_in(c, DFG_BF16);
 }
 
 static void test_padded(void **state)

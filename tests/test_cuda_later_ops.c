@@ -535,10 +535,12 @@ static void test_inference_programs(void **state)
 }
 
 /* Every op the CPU backend has a kernel for has a CUDA plan, but the
- * sharded optimizer's (CPU only, docs/data-parallel.md). */
+ * sharded optimizer's (CPU only, docs/data-parallel.md) and dropout_train
+ * (CPU only, docs/training.md). */
 static int cpu_only(dfg_op op)
 {
-    return op == DFG_OP_SHARD_WEIGHTS || op == DFG_OP_ALL_GATHER_WEIGHTS;
+    return op == DFG_OP_SHARD_WEIGHTS || op == DFG_OP_ALL_GATHER_WEIGHTS ||
+           op == DFG_OP_DROPOUT_TRAIN;
 }
 
 static void test_op_coverage(void **state)

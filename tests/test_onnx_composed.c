@@ -326,43 +326,102 @@ static void test_losses(void **state)
     free(x), free(weight);
 }
 
-/* Dropout in training mode: ratio 0 is the identity; another ratio is a
- * clear refusal. */
-static void test_training_dropout(void **state)
+/* Dropout in training mode: ratio 0 is the identity. */
+static void test_training_dropout_ratio_0(void **state)
 {
     (void)state;
     const int64_t x_dims[2] = {2, 3};
     const uint8_t yes = 1;
+    const float ratio = 0.0f;
     float *x = onnx_run_random_floats(6);
-    for (int r = 0; r < 2; r++) {
-        const float ratio = r ? 0.25f : 0.0f;
-        onnx_builder b;
-        onnx_builder_init(&b, 13);
-        onnx_builder_input(&b, "x", F32, 2, x_dims, NULL);
-        onnx_builder_initializer(&b, "ratio", F32, 0, NULL, &ratio, sizeof ratio);
-        onnx_builder_initializer(&b, "training", BOOL, 0, NULL, &yes, 1);
-        onnx_builder_node(&b, "Dropout", "y",
-                          (const char *[]){"x", "ratio", "training", NULL},
-                          (const char *[]){"y", NULL});
-        onnx_builder_output(&b, "y");
-        if (r == 0) {
-            int32_t rank;
-            int64_t dims[8];
-            float *y = onnx_run_model(&b, (const void *[]){x}, &rank, dims);
-            assert_memory_equal(y, x, 6 * sizeof *x);
-            free(y);
-        } else {
-            size_t size;
-            uint8_t *bytes = onnx_builder_pack(&b, &size);
-            dfg_graph *graph = NULL;
-            assert_int_equal(dfg_onnx_import_memory(bytes, size, NULL, NULL,
-                                                    &graph),
-                             DFG_ERR_UNSUPPORTED);
-            assert_non_null(strstr(dfg_last_error(), "ratio 0.25"));
-            free(bytes);
-        }
-        onnx_builder_free(&b);
+    onnx_builder b;
+    onnx_builder_init(&b, 13);
+    onnx_builder_input(&b, "x", F32, 2, x_dims, NULL);
+    onnx_builder_initializer(&b, "ratio", F32, 0, NULL, &ratio, sizeof ratio);
+    onnx_builder_initializer(&b, "training", BOOL, 0, NULL, &yes, 1);
+    onnx_builder_node(&b, "Dropout", "y",
+                      (const char *[]){"x", "ratio", "training", NULL},
+                      (const char *[]){"y", NULL});
+    onnx_builder_output(&b, "y");
+    int32_t rank;
+    int64_t dims[8];
+    float *y = onnx_run_model(&b, (const void *[]){x}, &rank, dims);
+    assert_memory_equal(y, x, 6 * sizeof *x);
+    free(y);
+    onnx_builder_free(&b);
+    free(x);
+}
+
+/* Runs a session of p once: x in, y and mask out. */
+static void run_dropout(dfg_session *s, const float *x, float *y,
+                        uint8_t *mask)
+{
+    void *outputs[2] = {y, mask};
+    assert_int_equal(dfg_session_run(s, (const void *const[]){x}, outputs),
+                     DFG_OK);
+}
+
+/* Dropout in training mode with ratio 0.25 drops at every run, as ONNX
+ * says: the mask output tells the kept elements, which are scaled by
+ * 1 / 0.75, the rest 0; about a quarter is dropped; the next run draws
+ * another mask; a new session draws the first one again (seeded). */
+static void test_training_dropout_drops(void **state)
+{
+    (void)state;
+    enum { N = 4000 };
+    const int64_t x_dims[1] = {N};
+    const uint8_t yes = 1;
+    const float ratio = 0.25f;
+    float *x = onnx_run_random_floats(N), *y[3];
+    uint8_t *mask[3];
+    onnx_builder b;
+    onnx_builder_init(&b, 13);
+    onnx_builder_input(&b, "x", F32, 1, x_dims, NULL);
+    onnx_builder_initializer(&b, "ratio", F32, 0, NULL, &ratio, sizeof ratio);
+    onnx_builder_initializer(&b, "training", BOOL, 0, NULL, &yes, 1);
+    onnx_builder_node(&b, "Dropout", "y",
+                      (const char *[]){"x", "ratio", "training", NULL},
+                      (const char *[]){"y", "mask", NULL});
+    onnx_builder_output(&b, "y");
+    onnx_builder_output(&b, "mask");
+    size_t size;
+    uint8_t *bytes = onnx_builder_pack(&b, &size);
+    dfg_graph *graph = NULL;
+    assert_int_equal(dfg_onnx_import_memory(bytes, size, NULL, NULL, &graph),
+                     DFG_OK);
+    dfg_program *p;
+    assert_int_equal(dfg_compile(graph, NULL, &p), DFG_OK);
+    const dfg_backend *cpu;
+    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    dfg_session *s[2];
+    for (int i = 0; i < 3; i++) {
+        y[i] = malloc(N * sizeof *y[i]);
+        mask[i] = malloc(N);
     }
+    assert_int_equal(dfg_session_create(p, cpu, NULL, &s[0]), DFG_OK);
+    assert_int_equal(dfg_session_create(p, cpu, NULL, &s[1]), DFG_OK);
+    run_dropout(s[0], x, y[0], mask[0]);
+    run_dropout(s[0], x, y[1], mask[1]);
+    run_dropout(s[1], x, y[2], mask[2]);
+    int64_t dropped = 0, changed = 0;
+    for (int64_t i = 0; i < N; i++) {
+        dropped += !mask[0][i];
+        changed += mask[0][i] != mask[1][i];
+        assert_true(mask[0][i] <= 1);
+        assert_true(y[0][i] == (mask[0][i] ? x[i] * (1.0f / 0.75f) : 0.0f));
+    }
+    assert_in_range(dropped, N / 4 - N / 20, N / 4 + N / 20);
+    assert_true(changed > N / 10);
+    assert_memory_equal(mask[0], mask[2], N);
+    assert_memory_equal(y[0], y[2], N * sizeof *y[0]);
+    for (int i = 0; i < 3; i++)
+        free(y[i]), free(mask[i]);
+    dfg_session_destroy(s[0]);
+    dfg_session_destroy(s[1]);
+    dfg_program_destroy(p);
+    dfg_graph_destroy(graph);
+    free(bytes);
+    onnx_builder_free(&b);
     free(x);
 }
 
@@ -515,7 +574,8 @@ int main(void)
         cmocka_unit_test(test_conv_3d),
         cmocka_unit_test(test_pools_3d),
         cmocka_unit_test(test_losses),
-        cmocka_unit_test(test_training_dropout),
+        cmocka_unit_test(test_training_dropout_ratio_0),
+        cmocka_unit_test(test_training_dropout_drops),
         cmocka_unit_test(test_gradients),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -35,10 +35,11 @@ static int free_data(void **state)
 /* The defaults of 'dfgc train'; the accuracy goal leaves the margin that
  * other BLAS kernels (other rounding, another trajectory) may need: the
  * models reach 0.956-0.981 over seeds 1..10 (tools/digits_training.h). */
-static void train_model(const char *model, double goal)
+static void train_model(const char *model, dfg_dtype precision,
+                        int32_t epochs, double goal)
 {
-    dfgc_train_config c = {model, {0}, dfgc_default_epochs(model), 7, NULL,
-                           NULL, 0, 1, NULL, NULL};
+    dfgc_train_config c = {.model = model, .epochs = epochs, .seed = 7,
+                           .rank = 0, .ranks = 1, .precision = precision};
     dfg_training_options_init(&c.training);
     c.training.optimizer = DFG_OPTIMIZER_ADAM;
     c.training.learning_rate = 0.003f;
@@ -55,7 +56,7 @@ static void train_model(const char *model, double goal)
 static void test_mlp_learns_the_digits(void **state)
 {
     (void)state;
-    train_model("mlp", 0.94);
+    train_model("mlp", DFG_F32, dfgc_default_epochs("mlp"), 0.94);
 }
 
 static void test_cnn_learns_the_digits(void **state)
@@ -63,7 +64,18 @@ static void test_cnn_learns_the_digits(void **state)
     (void)state;
     /* Batch norm in training mode (batch statistics, running statistics
      * for the evaluation): 0.99 here. */
-    train_model("cnn", 0.95);
+    train_model("cnn", DFG_F32, dfgc_default_epochs("cnn"), 0.95);
+}
+
+/* The same with activations and gradients stored in bf16, weights and
+ * optimizer state in f32 (passes/mixed_precision.c), evaluated in bf16
+ * too: issue 12 asks for 0.94. Three epochs keep the suite short (one
+ * reaches 0.95 already; 'dfgc train example:cnn --precision bf16' runs
+ * the default ten). */
+static void test_cnn_learns_the_digits_in_bf16(void **state)
+{
+    (void)state;
+    train_model("cnn", DFG_BF16, 3, 0.94);
 }
 
 static dfg_program *compile_training_decayed(const char *model,
@@ -247,6 +259,61 @@ static void run_mlp(dfg_program *p, int runs, float *norms)
     dfg_session_destroy(s);
 }
 
+#define CNN_WEIGHTS 26
+
+/* One SGD step of the cnn on the first 32 digits, activations stored in
+ * `precision`: the loss and each weight's squared update norm (lr^2 times
+ * its squared gradient norm), CNN_WEIGHTS of them. */
+static void cnn_sgd_step(dfg_dtype precision, float *loss, float *norms)
+{
+    dfg_graph *g;
+    assert_int_equal(dfg_model_build_training("cnn", NULL, &g), DFG_OK);
+    dfg_training_options t;
+    dfg_training_options_init(&t);
+    t.loss = "loss";
+    t.momentum = 0.0f;
+    dfg_compile_options o;
+    dfg_compile_options_init(&o);
+    o.training = &t;
+    o.precision = precision;
+    dfg_program *p;
+    assert_int_equal(dfg_compile(g, &o, &p), DFG_OK);
+    dfg_graph_destroy(g);
+    dfg_tensor_info info;
+    assert_int_equal(dfg_program_output_info(p, 1, &info), DFG_OK);
+    assert_int_equal(info.shape[0], CNN_WEIGHTS);
+    const dfg_backend *cpu;
+    dfg_session *s;
+    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    assert_int_equal(dfg_session_create(p, cpu, NULL, &s), DFG_OK);
+    int64_t labels[32];
+    for (int i = 0; i < 32; i++)
+        labels[i] = data.labels[i];
+    assert_int_equal(dfg_session_run(s, (const void *[]){data.pixels, labels},
+                                     (void *[]){loss, norms}), DFG_OK);
+    dfg_session_destroy(s);
+    dfg_program_destroy(p);
+}
+
+/* bf16 storage computes the same step as f32 to bf16's precision: the
+ * loss within 1%, every weight's gradient norm within 5% (a wrong bf16
+ * kernel, a lost cast or a gradient read as the wrong dtype is off by
+ * far more). */
+static void test_bf16_step_matches_f32(void **state)
+{
+    (void)state;
+    float loss[2], norms[2][CNN_WEIGHTS];
+    cnn_sgd_step(DFG_F32, &loss[0], norms[0]);
+    cnn_sgd_step(DFG_BF16, &loss[1], norms[1]);
+    assert_true(fabsf(loss[1] - loss[0]) <= 0.01f * loss[0]);
+    for (int k = 0; k < CNN_WEIGHTS; k++) {
+        double f32 = sqrt(norms[0][k]), bf16 = sqrt(norms[1][k]);
+        if (!(f32 > 0.0) || !(fabs(bf16 - f32) <= 0.05 * f32))
+            fail_msg("weight %d: gradient norm %g in f32, %g in bf16", k,
+                     f32, bf16);
+    }
+}
+
 /* A cosine decay over 2 steps: full steps, then half (the factor at step
  * 2 is (1 + cos(pi / 2)) / 2), then none: the weights stop moving. */
 static void test_learning_rate_decays_to_zero(void **state)
@@ -362,6 +429,75 @@ static void test_training_errors_name_the_cause(void **state)
                      DFG_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(dfg_last_error(), "depends on no f32 weight"));
     assert_int_equal(compile_with_loss(classifier(NULL), DFG_LOSS_MSE), DFG_OK);
+}
+
+/* The classifier with dropout (p 0.5) on its prediction, compiled as a
+ * training step with the given seed. */
+static dfg_program *compile_dropout_classifier(uint64_t seed)
+{
+    dfg_graph *g;
+    dfg_value x, w, h, y;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 2, (int64_t[]){4, 3}, &x),
+                     DFG_OK);
+    assert_int_equal(dfg_graph_weight(g, "w", DFG_F32, 2, (int64_t[]){3, 5},
+                                      (float[15]){0.5f, -0.3f, 0.2f, 0.1f},
+                                      &w), DFG_OK);
+    assert_int_equal(dfg_matmul(g, x, w, &h), DFG_OK);
+    assert_int_equal(dfg_dropout(g, h, 0.5f, &y), DFG_OK);
+    assert_int_equal(dfg_graph_output(g, y, "prediction"), DFG_OK);
+    assert_int_equal(dfg_graph_add_loss(g, DFG_LOSS_MSE, NULL), DFG_OK);
+    dfg_training_options t;
+    dfg_training_options_init(&t);
+    t.loss = "loss";
+    t.seed = seed;
+    dfg_compile_options o;
+    dfg_compile_options_init(&o);
+    o.training = &t;
+    dfg_program *p;
+    assert_int_equal(dfg_compile(g, &o, &p), DFG_OK);
+    dfg_graph_destroy(g);
+    int found = 0;
+    for (int32_t s = 0; s < p->n_steps; s++)
+        found += p->steps[s].op == DFG_OP_DROPOUT_TRAIN;
+    assert_int_equal(found, 1);
+    return p;
+}
+
+/* The losses of three runs on one batch (learning rate aside, the masks
+ * make them differ). */
+static void dropout_losses(uint64_t seed, float *losses)
+{
+    dfg_program *p = compile_dropout_classifier(seed);
+    const dfg_backend *cpu;
+    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    dfg_session *s;
+    assert_int_equal(dfg_session_create(p, cpu, NULL, &s), DFG_OK);
+    float x[12], targets[20], norms[1];
+    for (int i = 0; i < 12; i++)
+        x[i] = 0.1f * (float)(i % 5) - 0.2f;
+    for (int i = 0; i < 20; i++)
+        targets[i] = 0.05f * (float)(i % 7);
+    for (int run = 0; run < 3; run++)
+        assert_int_equal(dfg_session_run(s, (const void *[]){x, targets},
+                                         (void *[]){&losses[run], norms}),
+                         DFG_OK);
+    dfg_session_destroy(s);
+    dfg_program_destroy(p);
+}
+
+/* A training step drops: a dropout becomes dropout_train, each run draws
+ * another mask, and the seed makes the masks (so the losses) repeat. */
+static void test_dropout_trains_with_seeded_masks(void **state)
+{
+    (void)state;
+    float a[3], b[3], c[3];
+    dropout_losses(1, a);
+    dropout_losses(1, b);
+    dropout_losses(2, c);
+    assert_memory_equal(a, b, sizeof a);
+    assert_true(a[0] != a[1] && a[1] != a[2]);
+    assert_true(a[0] != c[0] || a[1] != c[1] || a[2] != c[2]);
 }
 
 static dfg_program *compile_cnn(float budget_percent)
@@ -527,11 +663,14 @@ int main(void)
         cmocka_unit_test(test_memory_budget_keeps_the_results),
         cmocka_unit_test(test_batch_norm_trains_with_constant_statistics),
         cmocka_unit_test(test_plan_classes_and_round_trip),
+        cmocka_unit_test(test_dropout_trains_with_seeded_masks),
         cmocka_unit_test(test_accumulation_gates_the_update),
         cmocka_unit_test(test_learning_rate_decays_to_zero),
         cmocka_unit_test(test_updates_run_when_their_gradient_is_final),
         cmocka_unit_test(test_mlp_learns_the_digits),
         cmocka_unit_test(test_cnn_learns_the_digits),
+        cmocka_unit_test(test_cnn_learns_the_digits_in_bf16),
+        cmocka_unit_test(test_bf16_step_matches_f32),
     };
     return cmocka_run_group_tests(tests, load_data, free_data);
 }

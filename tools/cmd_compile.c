@@ -23,6 +23,8 @@ static const char usage[] =
     "--align N        offset alignment in bytes, a power of two (256)\n"
     "--onednn         run convolutions on oneDNN (faster; each session keeps\n"
     "                 the conv weights reordered, a second copy of them)\n"
+    "--precision P    f32 (default) or bf16: activations stored in bf16,\n"
+    "                 weights in f32 (inputs and outputs keep their dtype)\n"
     "--blas-workspace BYTES\n"
     "                 scratch planned into each matmul, gemm and conv2d step\n"
     "                 for cuBLAS (0; use 4194304 for programs run on cuda)\n"

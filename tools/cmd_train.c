@@ -37,7 +37,8 @@ static const char usage[] =
     "                  (digits: decayed to 0 over the run by a cosine)\n"
     "--accumulate K    micro-batches per optimizer step (1)\n"
     "--json FILE       write the training program's plan JSON\n"
-    "--seed N          shuffling seed, or the synthetic batch's (1)\n"
+    "--seed N          shuffling seed, or the synthetic batch's (1); also\n"
+    "                  the dropout masks' seed\n"
     "--steps S         synthetic training steps (50)\n"
     "--shapes SPEC     an ONNX model's symbolic dims (INPUT:32x3x32x32, B=32)\n"
     "--data-parallel   under mpirun -np N: each rank trains on its B rows of\n"
@@ -106,6 +107,8 @@ static int train_synthetic(const char *model, const train_args *a)
                                a->seed, stdout};
     dfg_compile_options_init(&c.options);
     c.setup.training.accumulate = (int32_t)a->accumulate;
+    c.setup.training.seed = a->seed;
+    c.options.precision = a->setup.precision;
     dfgc_synthetic_result r;
     if (dfgc_train_synthetic(&c, &r) != DFG_OK)
         return dfgc_library_error(model);
@@ -123,9 +126,12 @@ static int train_synthetic(const char *model, const train_args *a)
 static int train_digits(const char *model, const train_args *a)
 {
     int32_t epochs = a->epochs ? (int32_t)a->epochs : dfgc_default_epochs(model);
-    dfgc_train_config c = {model, a->setup.training, epochs, a->seed, stdout,
-                           a->json, 0, 1, NULL, NULL};
+    dfgc_train_config c = {.model = model, .training = a->setup.training,
+                           .epochs = epochs, .seed = a->seed, .log = stdout,
+                           .json_path = a->json, .rank = 0, .ranks = 1,
+                           .precision = a->setup.precision};
     c.training.accumulate = (int32_t)a->accumulate;
+    c.training.seed = a->seed;
     if (a->batch != 32)
         return dfgc_usage_error("train", "--batch %llu: the bundled models are "
                                 "built for batch 32", (unsigned long long)a->batch);

@@ -6,6 +6,22 @@
 #include "cli.h"
 #include "model_source.h"
 
+int dfgc_precision_option(const char *command, int argc, char **argv, int *i,
+                          dfg_dtype *precision)
+{
+    const char *value;
+    int found = dfgc_option_value(command, argc, argv, i, "--precision",
+                                  &value);
+    if (found != 1)
+        return found;
+    if (strcmp(value, "f32") == 0 || strcmp(value, "bf16") == 0) {
+        *precision = value[0] == 'f' ? DFG_F32 : DFG_BF16;
+        return 1;
+    }
+    dfgc_usage_error(command, "--precision '%s': f32 or bf16", value);
+    return -1;
+}
+
 int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
                         dfg_compile_options *options)
 {
@@ -13,6 +29,9 @@ int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
     int found = dfgc_shapes_option(command, argc, argv, i);
     if (found == 0)
         found = dfgc_const_option(command, argc, argv, i);
+    if (found == 0)
+        found = dfgc_precision_option(command, argc, argv, i,
+                                      &options->precision);
     if (found != 0)
         return found;
     if (strcmp(argv[*i], "--onednn") == 0) {

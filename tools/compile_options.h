@@ -1,5 +1,5 @@
 /* dfgc's compile options (--planner, --align, --blas-workspace, --shapes,
- * --const, --onednn). */
+ * --const, --onednn, --precision). */
 #ifndef DFGC_COMPILE_OPTIONS_H
 #define DFGC_COMPILE_OPTIONS_H
 
@@ -12,5 +12,10 @@
  * printing a usage error for a bad value. */
 int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
                         dfg_compile_options *options);
+
+/* --precision f32|bf16 into *precision, returning as dfgc_compile_option
+ * does. */
+int dfgc_precision_option(const char *command, int argc, char **argv, int *i,
+                          dfg_dtype *precision);
 
 #endif

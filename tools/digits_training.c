@@ -144,6 +144,10 @@ dfg_status dfgc_train_digits(const dfgc_train_config *c,
     dfg_compile_options options;
     dfg_compile_options_init(&options);
     options.training = &training;
+    options.precision = c->precision;
+    dfg_compile_options eval_options;
+    dfg_compile_options_init(&eval_options);
+    eval_options.precision = c->precision;
     dfg_status st = dfg_backend_find("cpu", &cpu);
     if (st == DFG_OK)
         st = dfg_model_build_training(c->model, NULL, &train_graph);
@@ -160,7 +164,7 @@ dfg_status dfgc_train_digits(const dfgc_train_config *c,
     if (st == DFG_OK)
         st = dfg_model_build(c->model, NULL, &eval_graph);
     if (st == DFG_OK)
-        st = dfg_compile(eval_graph, NULL, &eval_program);
+        st = dfg_compile(eval_graph, &eval_options, &eval_program);
     if (st == DFG_OK)
         st = batch_size(train_program, &b.size);
     if (st == DFG_OK) {

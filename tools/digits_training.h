@@ -27,6 +27,9 @@ typedef struct dfgc_train_config {
     dfg_status (*attach)(void *context, dfg_session *session,
                          const dfg_program *program);
     void *attach_context;
+    /* Activations stored in f32 (0, the default) or bf16, for training
+     * and for the test accuracy (dfg_compile_options.precision). */
+    dfg_dtype precision;
 } dfgc_train_config;
 
 typedef struct dfgc_train_result {

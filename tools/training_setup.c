@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
+#include "compile_options.h"
 #include "model_source.h"
 #include "commands.h"
 
@@ -56,8 +57,11 @@ int dfgc_training_option(const char *command, int argc, char **argv, int *i,
                          dfgc_training_setup *s)
 {
     const char *value;
-    int found = dfgc_option_value(command, argc, argv, i, "--memory-budget",
-                                  &value);
+    int found = dfgc_precision_option(command, argc, argv, i, &s->precision);
+    if (found != 0)
+        return found;
+    found = dfgc_option_value(command, argc, argv, i, "--memory-budget",
+                              &value);
     if (found != 0)
         return found < 0 ? -1 : parse_budget(command, value, &s->training);
     found = dfgc_option_value(command, argc, argv, i, "--loss", &value);

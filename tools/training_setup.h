@@ -11,6 +11,7 @@ typedef struct dfgc_training_setup {
     dfg_loss_kind loss;            /* cross_entropy */
     int64_t classes;               /* 0: the model's */
     int lr_given;                  /* --lr seen: --optimizer keeps it */
+    dfg_dtype precision;           /* --precision: f32 (default) or bf16 */
 } dfgc_training_setup;
 
 #define DFGC_TRAINING_USAGE                                                  \
@@ -21,12 +22,15 @@ typedef struct dfgc_training_setup {
     "--optimizer NAME  adam (default), adamw, or sgd (momentum 0.9)\n"       \
     "--lr X            learning rate (sgd 0.05, adam/adamw 0.003)\n"      \
     "--memory-budget B arena budget, BYTES or N% of the arena without one:\n" \
-    "                  saved activations are recomputed until it fits\n"
+    "                  saved activations are recomputed until it fits\n" \
+    "--precision P     f32 (default) or bf16: activations and gradients\n"  \
+    "                  stored in bf16, weights and optimizer state f32\n"
 
 /* Adam from lr 0.003, cross entropy, the model's classes. */
 void dfgc_training_setup_init(dfgc_training_setup *setup);
 
-/* Handles --loss, --classes, --optimizer, --lr and --memory-budget: 1 if argv[*i] was one
+/* Handles --loss, --classes, --optimizer, --lr, --memory-budget and
+ * --precision: 1 if argv[*i] was one
  * of them, 0 if not, -1 after a usage error. */
 int dfgc_training_option(const char *command, int argc, char **argv, int *i,
                          dfgc_training_setup *setup);

@@ -214,6 +214,11 @@ dfg_status dfg_resize(dfg_graph *g, dfg_value x, int32_t rank,
 dfg_status dfg_top_k(dfg_graph *g, dfg_value x, int64_t k, int32_t axis,
                      int32_t largest, int32_t sorted, dfg_value *values,
                      dfg_value *indices);
+/* Dropout with drop probability p in [0, 1): the identity in an inference
+ * program; a training step (include/dfg/training.h) drops each element
+ * with probability p, from a seeded mask drawn anew at every run, and
+ * scales the rest by 1 / (1 - p). */
+dfg_status dfg_dropout(dfg_graph *g, dfg_value x, float p, dfg_value *out);
 
 /* Losses, for training graphs (include/dfg/training.h). */
 /* The mean over the N rows of logits [N,C] (f32) of the cross-entropy of

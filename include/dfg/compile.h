@@ -41,6 +41,11 @@ typedef struct dfg_compile_options {
      * works in the arena. A backend whose step finds less planned runs
      * its reference kernel. */
     dfg_backend_workspace_fn backend_workspace;
+    /* The dtype activations (and in a training step their gradients) are
+     * stored in: DFG_F32 (the default) or DFG_BF16, with weights,
+     * optimizer state and the loss kept in f32 and the CPU kernels
+     * computing in f32 (passes/mixed_precision.c). */
+    dfg_dtype precision;
 } dfg_compile_options;
 
 void dfg_compile_options_init(dfg_compile_options *options);

@@ -71,6 +71,9 @@ typedef struct dfg_training_options {
      * as without the budget. */
     uint64_t memory_budget_bytes;
     float memory_budget_percent;
+    /* The seed of the dropout masks (include/dfg/builder.h dfg_dropout):
+     * the same seed, the same masks run after run (0). */
+    uint64_t seed;
 } dfg_training_options;
 
 void dfg_training_options_init(dfg_training_options *options);

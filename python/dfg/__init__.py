@@ -77,14 +77,14 @@ def compile(model, shapes=None, planner=None, training=None,
     symbolic dimensions: {"input": (1, 3, 224, 224)} or {"N": 1}. planner:
     "greedy_size" (default), "greedy_breadth", "no_reuse", ... training:
     True compiles one training step of a bundled model (its loss and the
-    optimizer update). memory_budget and precision are not in this version
-    of the library and are refused.
+    optimizer update). precision: "f32" (default) or "bf16", the dtype
+    activations (and a training step's gradients) are stored in, weights
+    and optimizer state staying f32. memory_budget is not in this version
+    of the binding and is refused.
     """
-    for name, value in (("memory_budget", memory_budget),
-                        ("precision", precision)):
-        if value is not None:
-            raise NotImplementedError(
-                f"{name} is not supported by this version of dfg")
+    if memory_budget is not None:
+        raise NotImplementedError(
+            "memory_budget is not supported by this version of dfg")
     if isinstance(model, (bytes, bytearray, memoryview)):
         kind, source = "onnx_bytes", bytes(model)
     elif isinstance(model, str) and model.startswith(_EXAMPLE_PREFIX):
@@ -106,7 +106,8 @@ def compile(model, shapes=None, planner=None, training=None,
                            tuple(int(d) for d in v))
                   for k, v in shapes.items()}
     return Program(_dfg.compile(kind, source, shapes, planner,
-                                int(alignment or 0), bool(training)))
+                                int(alignment or 0), bool(training),
+                                precision))
 
 
 def load(path):

@@ -8,10 +8,11 @@
  *     with xhat = (x - mean) rstd over the M elements of a channel,
  *     dx = scale rstd / M (M dy - sum(dy) - xhat sum(dy xhat)),
  *     dscale = sum(dy xhat), dbias = sum(dy).
- * One channel per iteration, statistics in double. f32 only (the shape
- * rules say so). */
+ * One channel per iteration, statistics in double; x, y, dy, dx may be
+ * stored narrow (mixed precision), computed in f32. */
 #include <math.h>
 
+#include "dtype_access.h"
 #include "error.h"
 #include "kernels.h"
 #include "parallel.h"
@@ -33,27 +34,54 @@ static dfg_status layout_of(const dfg_kernel_args *args, channel_layout *l)
     return DFG_OK;
 }
 
-static const float *plane_of(const float *t, const channel_layout *l,
-                             int64_t n, int64_t c)
+/* An operand: data and dtype (x, y, dy, dx: f32 or narrow; the
+ * per-channel ones f32 or x's dtype, as the shape rules allow). */
+typedef struct operand {
+    void *data;
+    dfg_dtype dtype;
+} operand;
+
+static float get(const operand *t, int64_t i)
 {
-    return t + (n * l->channels + c) * l->plane;
+    return dfg_float_at(t->data, t->dtype, i);
 }
 
-static void batch_statistics(const float *x, const channel_layout *l,
+static void put(const operand *t, int64_t i, float v)
+{
+    dfg_float_put(t->data, t->dtype, i, v);
+}
+
+static operand input(const dfg_kernel_args *args, int32_t i)
+{
+    return (operand){(void *)args->in[i], args->in_types[i].dtype};
+}
+
+static operand output(const dfg_kernel_args *args, int32_t i)
+{
+    return (operand){args->out[i], args->out_types[i].dtype};
+}
+
+/* The first element of image n's channel c. */
+static int64_t plane_of(const channel_layout *l, int64_t n, int64_t c)
+{
+    return (n * l->channels + c) * l->plane;
+}
+
+static void batch_statistics(const operand *x, const channel_layout *l,
                              int64_t c, double *mean, double *var)
 {
     double sum = 0.0, squares = 0.0;
     for (int64_t n = 0; n < l->batch; n++) {
-        const float *p = plane_of(x, l, n, c);
+        int64_t p = plane_of(l, n, c);
         for (int64_t i = 0; i < l->plane; i++)
-            sum += p[i];
+            sum += get(x, p + i);
     }
     int64_t m = l->batch * l->plane;
     *mean = m ? sum / (double)m : 0.0;
     for (int64_t n = 0; n < l->batch; n++) {
-        const float *p = plane_of(x, l, n, c);
+        int64_t p = plane_of(l, n, c);
         for (int64_t i = 0; i < l->plane; i++) {
-            double d = p[i] - *mean;
+            double d = get(x, p + i) - *mean;
             squares += d * d;
         }
     }
@@ -66,32 +94,34 @@ dfg_status dfg_cpu_batch_norm_train(const dfg_kernel_args *args)
     dfg_status st = layout_of(args, &l);
     if (st != DFG_OK)
         return st;
-    const float *x = args->in[0], *scale = args->in[1], *bias = args->in[2];
-    float *running_mean = (float *)args->in[3];
-    float *running_var = (float *)args->in[4];
-    float *y = args->out[0], *mean_out = args->out[1], *var_out = args->out[2];
+    const operand x = input(args, 0), scale = input(args, 1),
+                  bias = input(args, 2), running_mean = input(args, 3),
+                  running_var = input(args, 4), y = output(args, 0),
+                  mean_out = output(args, 1), var_out = output(args, 2);
     const float momentum = args->attrs->alpha, eps = args->attrs->epsilon;
     const int64_t m = l.batch * l.plane;
 #pragma omp parallel for if (m * l.channels > DFG_CPU_PARALLEL_MIN_ELEMENTS) schedule(static)
     for (int64_t c = 0; c < l.channels; c++) {
         double mean, var;
-        batch_statistics(x, &l, c, &mean, &var);
+        batch_statistics(&x, &l, c, &mean, &var);
         /* From the statistics as stored, as the inference batch_norm that
          * recomputes y under a memory budget (passes/remat.c) reads them:
          * the same y bit for bit. */
-        mean_out[c] = (float)mean;
-        var_out[c] = (float)var;
-        float k = (float)(scale[c] / sqrt((double)var_out[c] + eps));
-        float shift = bias[c] - mean_out[c] * k;
+        put(&mean_out, c, (float)mean);
+        put(&var_out, c, (float)var);
+        float k = (float)(get(&scale, c) /
+                          sqrt((double)get(&var_out, c) + eps));
+        float shift = get(&bias, c) - get(&mean_out, c) * k;
         for (int64_t n = 0; n < l.batch; n++) {
-            const float *p = plane_of(x, &l, n, c);
-            float *o = y + (p - x);
+            int64_t p = plane_of(&l, n, c);
             for (int64_t i = 0; i < l.plane; i++)
-                o[i] = p[i] * k + shift;
+                put(&y, p + i, get(&x, p + i) * k + shift);
         }
         double unbiased = m > 1 ? var * (double)m / (double)(m - 1) : var;
-        running_mean[c] = momentum * running_mean[c] + (1.0f - momentum) * (float)mean;
-        running_var[c] = momentum * running_var[c] + (1.0f - momentum) * (float)unbiased;
+        put(&running_mean, c, momentum * get(&running_mean, c) +
+                                  (1.0f - momentum) * (float)mean);
+        put(&running_var, c, momentum * get(&running_var, c) +
+                                 (1.0f - momentum) * (float)unbiased);
     }
     return DFG_OK;
 }
@@ -102,33 +132,35 @@ dfg_status dfg_cpu_batch_norm_train_grad(const dfg_kernel_args *args)
     dfg_status st = layout_of(args, &l);
     if (st != DFG_OK)
         return st;
-    const float *x = args->in[0], *dy = args->in[1], *scale = args->in[2];
-    const float *mean = args->in[3], *var = args->in[4];
-    float *dx = args->out[0], *dscale = args->out[1], *dbias = args->out[2];
+    const operand x = input(args, 0), dy = input(args, 1),
+                  scale = input(args, 2), mean = input(args, 3),
+                  var = input(args, 4), dx = output(args, 0),
+                  dscale = output(args, 1), dbias = output(args, 2);
     const float eps = args->attrs->epsilon;
     const int64_t m = l.batch * l.plane;
 #pragma omp parallel for if (m * l.channels > DFG_CPU_PARALLEL_MIN_ELEMENTS) schedule(static)
     for (int64_t c = 0; c < l.channels; c++) {
-        double rstd = 1.0 / sqrt((double)var[c] + eps), sum_dy = 0.0,
-               sum_dy_xhat = 0.0;
+        double rstd = 1.0 / sqrt((double)get(&var, c) + eps), sum_dy = 0.0,
+               sum_dy_xhat = 0.0, mean_c = get(&mean, c);
         for (int64_t n = 0; n < l.batch; n++) {
-            const float *p = plane_of(x, &l, n, c), *g = dy + (p - x);
+            int64_t p = plane_of(&l, n, c);
             for (int64_t i = 0; i < l.plane; i++) {
-                sum_dy += g[i];
-                sum_dy_xhat += g[i] * ((p[i] - mean[c]) * rstd);
+                float g = get(&dy, p + i);
+                sum_dy += g;
+                sum_dy_xhat += g * ((get(&x, p + i) - mean_c) * rstd);
             }
         }
-        dscale[c] = (float)sum_dy_xhat;
-        dbias[c] = (float)sum_dy;
+        put(&dscale, c, (float)sum_dy_xhat);
+        put(&dbias, c, (float)sum_dy);
         double mean_dy = m ? sum_dy / (double)m : 0.0;
         double mean_dy_xhat = m ? sum_dy_xhat / (double)m : 0.0;
-        float k = (float)(scale[c] * rstd);
+        float k = (float)(get(&scale, c) * rstd);
         for (int64_t n = 0; n < l.batch; n++) {
-            const float *p = plane_of(x, &l, n, c), *g = dy + (p - x);
-            float *o = dx + (p - x);
+            int64_t p = plane_of(&l, n, c);
             for (int64_t i = 0; i < l.plane; i++) {
-                double xhat = (p[i] - mean[c]) * rstd;
-                o[i] = k * (float)(g[i] - mean_dy - xhat * mean_dy_xhat);
+                double xhat = (get(&x, p + i) - mean_c) * rstd;
+                put(&dx, p + i, k * (float)(get(&dy, p + i) - mean_dy -
+                                            xhat * mean_dy_xhat));
             }
         }
     }

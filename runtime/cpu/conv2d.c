@@ -109,9 +109,10 @@ static void im2col_rows(const dfg_im2col_dims *d, const void *x,
 }
 
 /* y[n, m, :] = bias[m] for every image and filter, so that the products
- * can accumulate onto it (beta = 1); the planes are shared by the team. */
+ * can accumulate onto it (beta = 1); the planes are shared by the team.
+ * The bias has the weights' dtype: y's, or f32 under mixed precision. */
 static void fill_bias(const dfg_conv_geometry *g, const void *bias,
-                      dfg_dtype dtype, void *y)
+                      dfg_dtype bias_dtype, dfg_dtype dtype, void *y)
 {
     size_t size = dfg_dtype_size(dtype);
     int64_t planes = g->batch * g->out_channels;
@@ -120,11 +121,15 @@ static void fill_bias(const dfg_conv_geometry *g, const void *bias,
         int64_t m = plane % g->out_channels;
         char *out = (char *)y + (size_t)(plane * g->pixels) * size;
         if (dtype == DFG_F32) {
-            float value = ((const float *)bias)[m];
+            float value = dfg_float_at(bias, bias_dtype, m);
             for (int64_t p = 0; p < g->pixels; p++)
                 ((float *)out)[p] = value;
-        } else { /* f16, bf16: copied as they are */
-            uint16_t value = ((const uint16_t *)bias)[m];
+        } else { /* f16, bf16: one rounding, then copies */
+            float wide = dfg_float_at(bias, bias_dtype, m);
+            uint16_t value = bias_dtype == dtype
+                                 ? ((const uint16_t *)bias)[m]
+                             : dtype == DFG_BF16 ? dfg_f32_to_bf16(wide)
+                                                 : dfg_f32_to_f16(wide);
             for (int64_t p = 0; p < g->pixels; p++)
                 ((uint16_t *)out)[p] = value;
         }
@@ -284,7 +289,7 @@ dfg_status dfg_cpu_conv2d(const dfg_kernel_args *args)
 #pragma omp parallel if (macs >= DFG_CPU_PARALLEL_MIN_MACS)
     {
         if (bias)
-            fill_bias(&g, bias, s.dtype, s.y);
+            fill_bias(&g, bias, s.w_dtype, s.dtype, s.y);
         if (units_alone(&g))
             conv_units_alone(&s);
         else

@@ -75,7 +75,7 @@ static void plane(const depthwise_step *s, int64_t plane)
     int64_t channel = m / g->filters_per_group;
     int64_t x_plane = (n * g->in_channels + channel) * g->in_h * g->in_w;
     int64_t w_filter = m * g->kernel_h * g->kernel_w;
-    float bias = s->bias ? load_one(s->bias, s->dtype, m) : 0.0f;
+    float bias = s->bias ? load_one(s->bias, s->w_dtype, m) : 0.0f;
     float buf[DFG_CPU_BLOCK];
     for (int64_t oy = 0; oy < g->out_h; oy++)
         for (int64_t ox0 = 0; ox0 < g->out_w; ox0 += DFG_CPU_BLOCK) {

@@ -1,4 +1,5 @@
-/* The conv2d backward ops, f32 (the shape rules check), on the forward's
+/* The conv2d backward ops, f32 or, under mixed precision, narrow operands
+ * of one dtype (the shape rules check) computed in f32, on the forward's
  * geometry, over column chunks of the whole batch (backward_geometry.h):
  *   conv2d_grad_input(dy, w) -> dx: per group and chunk, the chunk's dy
  *     columns gathered, col[k, chunk] = w^T dy (one product), then col2im
@@ -32,10 +33,27 @@ static dfg_status check_workspace(const dfg_kernel_args *args,
     return DFG_OK;
 }
 
-/* An f32 matrix operand; trans: stored transposed (gemm_mixed.h). */
+/* A matrix operand; trans: stored transposed (gemm_mixed.h). */
 static dfg_cpu_matrix matrix(const float *data, int64_t ld, int trans)
 {
     return (dfg_cpu_matrix){DFG_F32, data, ld, trans};
+}
+
+/* A tensor operand of the step, and element `offset` of it. */
+typedef struct operand {
+    void *data;
+    dfg_dtype dtype;
+} operand;
+
+static void *element(const operand *t, int64_t offset)
+{
+    return (char *)t->data + offset * (int64_t)dfg_dtype_size(t->dtype);
+}
+
+static dfg_cpu_matrix operand_matrix(const operand *t, int64_t offset,
+                                     int64_t ld, int trans)
+{
+    return (dfg_cpu_matrix){t->dtype, element(t, offset), ld, trans};
 }
 
 /* The chunks of one group: dy's columns then the im2col columns, both in
@@ -59,23 +77,29 @@ static chunk_buffers buffers_of(const dfg_conv_geometry *g,
 
 /* dx_n += w^T dy_n for every image and group: a direct (1x1) conv. */
 static dfg_status grad_input_direct(const dfg_conv_geometry *g,
-                                    const float *dy, const float *w, float *dx)
+                                    const operand *dy, const operand *w,
+                                    const operand *dx)
 {
     dfg_status st = DFG_OK;
     for (int64_t n = 0; n < g->batch && st == DFG_OK; n++)
         for (int64_t grp = 0; grp < g->group && st == DFG_OK; grp++) {
-            dfg_cpu_matrix a = matrix(w + grp * g->filters_per_group * g->k,
-                                      g->k, 1);
-            dfg_cpu_matrix b = matrix(
-                dy + (n * g->out_channels + grp * g->filters_per_group) *
-                         g->pixels, g->pixels, 0);
+            dfg_cpu_matrix a = operand_matrix(
+                w, grp * g->filters_per_group * g->k, g->k, 1);
+            dfg_cpu_matrix b = operand_matrix(
+                dy, (n * g->out_channels + grp * g->filters_per_group) *
+                        g->pixels, g->pixels, 0);
             st = dfg_cpu_gemm_mixed(
                 g->k, g->pixels, g->filters_per_group, 1.0f, &a, &b, 0.0f,
-                DFG_F32,
-                dx + (n * g->in_channels + grp * g->channels_per_group) *
-                         g->pixels, g->pixels);
+                dx->dtype,
+                element(dx, (n * g->in_channels + grp * g->channels_per_group) *
+                                g->pixels), g->pixels);
         }
     return st;
+}
+
+static operand input_of(const dfg_kernel_args *args, int32_t i)
+{
+    return (operand){(void *)args->in[i], args->in_types[i].dtype};
 }
 
 dfg_status dfg_cpu_conv2d_grad_input(const dfg_kernel_args *args)
@@ -88,23 +112,25 @@ dfg_status dfg_cpu_conv2d_grad_input(const dfg_kernel_args *args)
         st = check_workspace(args, &g);
     if (st != DFG_OK)
         return st;
-    const float *dy = args->in[0], *w = args->in[1];
-    float *dx = args->out[0];
+    const operand dy = input_of(args, 0), w = input_of(args, 1);
+    const operand dx = {args->out[0], args->out_types[0].dtype};
     if (g.direct)
-        return grad_input_direct(&g, dy, w, dx);
-    memset(dx, 0, (size_t)dfg_type_bytes(&args->out_types[0]));
+        return grad_input_direct(&g, &dy, &w, &dx);
+    memset(dx.data, 0, (size_t)dfg_type_bytes(&args->out_types[0]));
     chunk_buffers b = buffers_of(&g, args);
     int64_t columns = g.batch * g.pixels;
     for (int64_t grp = 0; grp < g.group && st == DFG_OK; grp++) {
-        dfg_cpu_matrix wt = matrix(w + grp * g.filters_per_group * g.k, g.k, 1);
+        dfg_cpu_matrix wt = operand_matrix(&w, grp * g.filters_per_group * g.k,
+                                           g.k, 1);
         for (int64_t c0 = 0; c0 < columns && st == DFG_OK; c0 += b.chunk) {
             int64_t cols = columns - c0 < b.chunk ? columns - c0 : b.chunk;
-            dfg_cpu_conv_gather_dy(&g, dy, grp, c0, cols, b.dy);
+            dfg_cpu_conv_gather_dy(&g, dy.data, dy.dtype, grp, c0, cols, b.dy);
             dfg_cpu_matrix dyc = matrix(b.dy, cols, 0);
             st = dfg_cpu_gemm_mixed(g.k, cols, g.filters_per_group, 1.0f, &wt,
                                     &dyc, 0.0f, DFG_F32, b.col, cols);
             if (st == DFG_OK)
-                dfg_cpu_conv_col2im_add(&g, b.col, grp, c0, cols, dx);
+                dfg_cpu_conv_col2im_add(&g, b.col, grp, c0, cols, dx.data,
+                                        dx.dtype);
         }
     }
     return st;
@@ -112,22 +138,23 @@ dfg_status dfg_cpu_conv2d_grad_input(const dfg_kernel_args *args)
 
 /* dw += dy_n x_n^T for every image and group: a direct (1x1) conv. */
 static dfg_status grad_weight_direct(const dfg_conv_geometry *g,
-                                     const float *dy, const float *x,
-                                     float *dw)
+                                     const operand *dy, const operand *x,
+                                     const operand *dw)
 {
     dfg_status st = DFG_OK;
     for (int64_t n = 0; n < g->batch && st == DFG_OK; n++)
         for (int64_t grp = 0; grp < g->group && st == DFG_OK; grp++) {
-            dfg_cpu_matrix a = matrix(
-                dy + (n * g->out_channels + grp * g->filters_per_group) *
-                         g->pixels, g->pixels, 0);
-            dfg_cpu_matrix b = matrix(
-                x + (n * g->in_channels + grp * g->channels_per_group) *
-                        g->pixels, g->pixels, 1);
+            dfg_cpu_matrix a = operand_matrix(
+                dy, (n * g->out_channels + grp * g->filters_per_group) *
+                        g->pixels, g->pixels, 0);
+            dfg_cpu_matrix b = operand_matrix(
+                x, (n * g->in_channels + grp * g->channels_per_group) *
+                       g->pixels, g->pixels, 1);
             st = dfg_cpu_gemm_mixed(g->filters_per_group, g->k, g->pixels,
-                                    1.0f, &a, &b, n > 0 ? 1.0f : 0.0f, DFG_F32,
-                                    dw + grp * g->filters_per_group * g->k,
-                                    g->k);
+                                    1.0f, &a, &b, n > 0 ? 1.0f : 0.0f,
+                                    dw->dtype,
+                                    element(dw, grp * g->filters_per_group *
+                                                    g->k), g->k);
         }
     return st;
 }
@@ -142,22 +169,23 @@ dfg_status dfg_cpu_conv2d_grad_weight(const dfg_kernel_args *args)
         st = check_workspace(args, &g);
     if (st != DFG_OK)
         return st;
-    const float *dy = args->in[0], *x = args->in[1];
-    float *dw = args->out[0];
+    const operand dy = input_of(args, 0), x = input_of(args, 1);
+    const operand dw = {args->out[0], args->out_types[0].dtype};
     if (g.direct)
-        return grad_weight_direct(&g, dy, x, dw);
+        return grad_weight_direct(&g, &dy, &x, &dw);
     chunk_buffers b = buffers_of(&g, args);
     int64_t columns = g.batch * g.pixels;
     for (int64_t grp = 0; grp < g.group && st == DFG_OK; grp++)
         for (int64_t c0 = 0; c0 < columns && st == DFG_OK; c0 += b.chunk) {
             int64_t cols = columns - c0 < b.chunk ? columns - c0 : b.chunk;
-            dfg_cpu_conv_gather_dy(&g, dy, grp, c0, cols, b.dy);
-            dfg_cpu_conv_im2col(&g, x, grp, c0, cols, b.col);
+            dfg_cpu_conv_gather_dy(&g, dy.data, dy.dtype, grp, c0, cols, b.dy);
+            dfg_cpu_conv_im2col(&g, x.data, x.dtype, grp, c0, cols, b.col);
             dfg_cpu_matrix dyc = matrix(b.dy, cols, 0);
             dfg_cpu_matrix colt = matrix(b.col, cols, 1);
             st = dfg_cpu_gemm_mixed(g.filters_per_group, g.k, cols, 1.0f, &dyc,
-                                    &colt, c0 > 0 ? 1.0f : 0.0f, DFG_F32,
-                                    dw + grp * g.filters_per_group * g.k, g.k);
+                                    &colt, c0 > 0 ? 1.0f : 0.0f, dw.dtype,
+                                    element(&dw, grp * g.filters_per_group *
+                                                     g.k), g.k);
         }
     return st;
 }

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "dtype_access.h"
 #include "math/im2col.h"
 #include "math/strided_range.h"
 
@@ -34,19 +35,24 @@ static int next_part(const dfg_conv_geometry *g, int64_t c0, int64_t cols,
     return 1;
 }
 
-void dfg_cpu_conv_gather_dy(const dfg_conv_geometry *g, const float *dy,
-                            int64_t grp, int64_t c0, int64_t cols, float *dst)
+void dfg_cpu_conv_gather_dy(const dfg_conv_geometry *g, const void *dy,
+                            dfg_dtype dtype, int64_t grp, int64_t c0,
+                            int64_t cols, float *dst)
 {
     image_part part = {0, 0, 0, 0, 0};
     while (next_part(g, c0, cols, &part))
         for (int64_t n = 0; n < part.images; n++) {
-            const float *src =
-                dy + ((part.image + n) * g->out_channels +
-                      grp * g->filters_per_group) * g->pixels + part.pixel;
+            int64_t src = ((part.image + n) * g->out_channels +
+                           grp * g->filters_per_group) * g->pixels + part.pixel;
             float *to = dst + part.column + n * part.count;
             for (int64_t m = 0; m < g->filters_per_group; m++)
-                memcpy(to + m * cols, src + m * g->pixels,
-                       (size_t)part.count * sizeof *dst);
+                if (dtype == DFG_F32)
+                    memcpy(to + m * cols, (const float *)dy + src + m * g->pixels,
+                           (size_t)part.count * sizeof *dst);
+                else
+                    for (int64_t i = 0; i < part.count; i++)
+                        to[m * cols + i] =
+                            dfg_float_at(dy, dtype, src + m * g->pixels + i);
         }
 }
 
@@ -144,35 +150,48 @@ static void add_floats(float *restrict out, const float *restrict in,
         out[i] += in[i];
 }
 
-/* out[0, r.length) = one run of an im2col row, read from image. */
-static void gather_run(const row_run *r, const float *image, int64_t stride,
-                       float *out)
+/* A tensor the columns come from or go to: x or dx, f32 or narrow. */
+typedef struct typed_tensor {
+    void *data;
+    dfg_dtype dtype;
+} typed_tensor;
+
+/* out[0, r.length) = one run of an im2col row, read from the image that
+ * starts at element `image` of t. */
+static void gather_run(const row_run *r, const typed_tensor *t, int64_t image,
+                       int64_t stride, float *out)
 {
-    const float *in = image + r->source;
-    int64_t n = r->end - r->first;
+    int64_t n = r->end - r->first, at = image + r->source;
     for (int64_t i = 0; i < r->first; i++)
         out[i] = 0.0f;
-    if (stride == 1)
-        copy_floats(out + r->first, in, n);
+    if (t->dtype != DFG_F32)
+        for (int64_t i = 0; i < n; i++)
+            out[r->first + i] = dfg_float_at(t->data, t->dtype, at + i * stride);
+    else if (stride == 1)
+        copy_floats(out + r->first, (const float *)t->data + at, n);
     else
         for (int64_t i = 0; i < n; i++)
-            out[r->first + i] = in[i * stride];
+            out[r->first + i] = ((const float *)t->data)[at + i * stride];
     for (int64_t i = r->end; i < r->length; i++)
         out[i] = 0.0f;
 }
 
-/* image += one run of an im2col row held in col: its adjoint. */
+/* The image += one run of an im2col row held in col: its adjoint. */
 static void scatter_run(const row_run *r, const float *col, int64_t stride,
-                        float *image)
+                        const typed_tensor *t, int64_t image)
 {
     const float *in = col + r->first;
-    float *out = image + r->source;
-    int64_t n = r->end - r->first;
-    if (stride == 1)
-        add_floats(out, in, n);
+    int64_t n = r->end - r->first, at = image + r->source;
+    if (t->dtype != DFG_F32)
+        for (int64_t i = 0; i < n; i++)
+            dfg_float_put(t->data, t->dtype, at + i * stride,
+                          dfg_float_at(t->data, t->dtype, at + i * stride) +
+                              in[i]);
+    else if (stride == 1)
+        add_floats((float *)t->data + at, in, n);
     else
         for (int64_t i = 0; i < n; i++)
-            out[i * stride] += in[i];
+            ((float *)t->data)[at + i * stride] += in[i];
 }
 
 /* Walks the runs of im2col row `row` over a part of a chunk, in every
@@ -180,7 +199,7 @@ static void scatter_run(const row_run *r, const float *col, int64_t stride,
  * them from col back into x (scatter == 1). */
 static void walk_row(const dfg_conv_geometry *g, const dfg_im2col_dims *d,
                      const tap_row *t, const image_part *part, int scatter,
-                     float *x, int64_t grp, float *col_row)
+                     const typed_tensor *x, int64_t grp, float *col_row)
 {
     int64_t oy = part->pixel / d->out_w, ox = part->pixel - oy * d->out_w;
     for (int64_t j = 0; j < part->count; oy++, ox = 0) {
@@ -188,13 +207,13 @@ static void walk_row(const dfg_conv_geometry *g, const dfg_im2col_dims *d,
                                                          : part->count - j;
         row_run r = run_of(d, t, oy, ox, length);
         for (int64_t n = 0; n < part->images; n++) {
-            float *image = x + group_input(g, part->image + n, grp);
+            int64_t image = group_input(g, part->image + n, grp);
             float *cols = col_row + part->column + n * part->count + j;
             if (scatter) {
                 if (r.end > r.first)
-                    scatter_run(&r, cols, d->stride_w, image);
+                    scatter_run(&r, cols, d->stride_w, x, image);
             } else {
-                gather_run(&r, image, d->stride_w, cols);
+                gather_run(&r, x, image, d->stride_w, cols);
             }
         }
         j += length;
@@ -202,8 +221,9 @@ static void walk_row(const dfg_conv_geometry *g, const dfg_im2col_dims *d,
 }
 
 /* Every im2col row of the chunk [c0, c0 + cols), gathered or scattered. */
-static void walk_chunk(const dfg_conv_geometry *g, float *x, int64_t grp,
-                       int64_t c0, int64_t cols, float *col, int scatter)
+static void walk_chunk(const dfg_conv_geometry *g, const typed_tensor *x,
+                       int64_t grp, int64_t c0, int64_t cols, float *col,
+                       int scatter)
 {
     dfg_im2col_dims d = dims_of(g);
     for (int64_t row = 0; row < g->k; row++) {
@@ -214,16 +234,20 @@ static void walk_chunk(const dfg_conv_geometry *g, float *x, int64_t grp,
     }
 }
 
-void dfg_cpu_conv_im2col(const dfg_conv_geometry *g, const float *x,
-                         int64_t grp, int64_t c0, int64_t cols, float *col)
+void dfg_cpu_conv_im2col(const dfg_conv_geometry *g, const void *x,
+                         dfg_dtype dtype, int64_t grp, int64_t c0,
+                         int64_t cols, float *col)
 {
     /* Only read: the walk is shared with col2im, which writes. */
-    walk_chunk(g, (float *)x, grp, c0, cols, col, 0);
+    const typed_tensor t = {(void *)x, dtype};
+    walk_chunk(g, &t, grp, c0, cols, col, 0);
 }
 
 void dfg_cpu_conv_col2im_add(const dfg_conv_geometry *g, const float *col,
-                             int64_t grp, int64_t c0, int64_t cols, float *dx)
+                             int64_t grp, int64_t c0, int64_t cols, void *dx,
+                             dfg_dtype dtype)
 {
     /* Only read: the walk is shared with im2col, which writes. */
-    walk_chunk(g, dx, grp, c0, cols, (float *)col, 1);
+    const typed_tensor t = {dx, dtype};
+    walk_chunk(g, &t, grp, c0, cols, (float *)col, 1);
 }

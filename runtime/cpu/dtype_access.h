@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "dfg/dtype.h"
+#include "math/elementwise.h"
 
 #define DFG_CPU_BLOCK 256
 
@@ -50,6 +51,27 @@ void dfg_load_f64(const void *src, dfg_dtype dtype, int64_t offset,
                   int64_t n, double *buf);
 void dfg_store_f64(void *dst, dfg_dtype dtype, int64_t offset, int64_t n,
                    const double *values);
+
+/* Element i of a float tensor (f32, f16 or bf16) as f32, and element i
+ * set from f32 (rounded to nearest even when narrow): for kernels that
+ * walk their operands element by element. */
+static inline float dfg_float_at(const void *p, dfg_dtype dtype, int64_t i)
+{
+    switch (dtype) {
+    case DFG_BF16: return dfg_bf16_to_f32(((const uint16_t *)p)[i]);
+    case DFG_F16: return dfg_f16_to_f32(((const uint16_t *)p)[i]);
+    default: return ((const float *)p)[i];
+    }
+}
+
+static inline void dfg_float_put(void *p, dfg_dtype dtype, int64_t i, float v)
+{
+    switch (dtype) {
+    case DFG_BF16: ((uint16_t *)p)[i] = dfg_f32_to_bf16(v); break;
+    case DFG_F16: ((uint16_t *)p)[i] = dfg_f32_to_f16(v); break;
+    default: ((float *)p)[i] = v; break;
+    }
+}
 
 /* The same in the integer domain. */
 const int64_t *dfg_load_i64(const void *src, dfg_dtype dtype, int64_t offset,

@@ -85,4 +85,7 @@ dfg_status dfg_cpu_all_gather_weights(const dfg_kernel_args *args);
 dfg_status dfg_cpu_batch_norm_train(const dfg_kernel_args *args);
 dfg_status dfg_cpu_batch_norm_train_grad(const dfg_kernel_args *args);
 
+/* runtime/cpu/dropout.c */
+dfg_status dfg_cpu_dropout_train(const dfg_kernel_args *args);
+
 #endif

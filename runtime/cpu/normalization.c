@@ -87,6 +87,7 @@ dfg_status dfg_cpu_layer_norm(const dfg_kernel_args *args)
 typedef struct batch_norm_ctx {
     dfg_dtype dtype;
     const void *x, *scale, *bias, *mean, *var;
+    dfg_dtype params_dtype; /* x's, or f32 (mixed precision) */
     void *out;
     int64_t channels, plane; /* dim 1, and the product of dims 2.. */
     float epsilon;
@@ -105,7 +106,8 @@ static void batch_norm_range(void *opaque, int64_t start, int64_t n)
         const void *params[4] = {c->scale, c->bias, c->mean, c->var};
         float v4[4];
         for (int k = 0; k < 4; k++)
-            v4[k] = *dfg_load_f32(params[k], c->dtype, channel, 1, 1, one);
+            v4[k] = *dfg_load_f32(params[k], c->params_dtype, channel, 1, 1,
+                                  one);
         float k_scale = (float)(v4[0] / sqrt((double)v4[3] + c->epsilon));
         float shift = v4[1] - v4[2] * k_scale;
         const float *v = dfg_load_f32(c->x, c->dtype, start, 1, m, buf);
@@ -124,15 +126,17 @@ dfg_status dfg_cpu_batch_norm(const dfg_kernel_args *args)
     if (in->rank < 2 || numel < 0 || args->n_inputs < 5 ||
         !dfg_type_equal(in, &args->out_types[0]) || !dfg_dtype_is_float(in->dtype))
         return dfg_error(DFG_ERR_SHAPE, "batch_norm: expected x of rank >= 2 and 5 inputs");
+    dfg_dtype params = args->in_types[1].dtype;
     for (int32_t i = 1; i < 5; i++)
         if (dfg_type_numel(&args->in_types[i]) != in->shape[1] ||
-            args->in_types[i].dtype != in->dtype)
+            args->in_types[i].dtype != params ||
+            (params != in->dtype && params != DFG_F32))
             return dfg_error(DFG_ERR_SHAPE, "batch_norm: input %d must hold %lld %s values",
                              (int)i, (long long)in->shape[1],
-                             dfg_dtype_name(in->dtype));
+                             dfg_dtype_name(params));
     batch_norm_ctx c = {in->dtype, args->in[0], args->in[1], args->in[2],
-                        args->in[3], args->in[4], args->out[0], in->shape[1], 1,
-                        args->attrs->epsilon};
+                        args->in[3], args->in[4], params, args->out[0],
+                        in->shape[1], 1, args->attrs->epsilon};
     for (int32_t d = 2; d < in->rank; d++)
         c.plane *= in->shape[d];
     if (numel == 0)

@@ -4,7 +4,8 @@
  *   optimizer_tick(counter, hyper) -> control: one micro-batch more; it
  *     completes an optimizer step every K micro-batches;
  *   sgd_update / adam_update / adamw_update(w, grad, control, state,
- *     accumulator?) -> the update's squared L2 norm: with an accumulator,
+ *     accumulator?) -> the update's squared L2 norm (grad f32, or bf16
+ *     under mixed precision, widened here): with an accumulator,
  *     grad is added to it and, when the step completes, the mean over the
  *     K micro-batches is applied and the accumulator cleared; without
  *     one, grad is applied directly.
@@ -13,6 +14,7 @@
  * so the same hyper-parameters mean the same thing. */
 #include <string.h>
 
+#include "dtype_access.h"
 #include "kernels.h"
 #include "math/training.h"
 
@@ -24,14 +26,16 @@ dfg_status dfg_cpu_optimizer_tick(const dfg_kernel_args *args)
 
 /* The gradient to apply at element i: grad, or the accumulated mean. */
 typedef struct gradient_source {
-    const float *grad;
-    float *accumulator; /* NULL without accumulation */
+    const void *grad;
+    dfg_dtype grad_dtype; /* f32, or narrow under mixed precision */
+    float *accumulator;   /* NULL without accumulation */
     float scale;
 } gradient_source;
 
 static float gradient_at(const gradient_source *s, int64_t i)
 {
-    return s->accumulator ? s->accumulator[i] * s->scale : s->grad[i];
+    return s->accumulator ? s->accumulator[i] * s->scale
+                          : dfg_float_at(s->grad, s->grad_dtype, i);
 }
 
 /* Accumulates this micro-batch; returns 1 if the weights update now. */
@@ -40,11 +44,12 @@ static int prepare_gradient(const dfg_kernel_args *args, int64_t n,
 {
     const float *control = args->in[2];
     s->grad = args->in[1];
+    s->grad_dtype = args->in_types[1].dtype;
     s->accumulator = args->n_inputs > 4 ? (float *)args->in[4] : NULL;
     s->scale = control[DFG_CONTROL_GRAD_SCALE];
     if (s->accumulator)
         for (int64_t i = 0; i < n; i++)
-            s->accumulator[i] += s->grad[i];
+            s->accumulator[i] += dfg_float_at(s->grad, s->grad_dtype, i);
     return control[DFG_CONTROL_APPLY] != 0.0f;
 }
 

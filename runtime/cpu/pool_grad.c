@@ -1,4 +1,6 @@
-/* Backward pooling over NCHW f32 (the shape rules check the operands):
+/* Backward pooling over NCHW, f32 or narrow (mixed precision: computed in
+ * f32, each sum of overlapping windows rounded to the narrow dtype), the
+ * shape rules checking the operands:
  *   max_pool_grad(x, dy): each dy element goes to the first largest tap of
  *     its window (the tap the forward max kept);
  *   average_pool_grad(dy): each dy element is spread evenly over the taps
@@ -9,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "dtype_access.h"
 #include "kernels.h"
 #include "parallel.h"
 #include "pool_geometry.h"
@@ -30,8 +33,25 @@ static window window_at(const dfg_pool_geometry *g, int64_t oy, int64_t ox)
     return w;
 }
 
-static void max_plane(const dfg_pool_geometry *g, const float *x,
-                      const float *dy, float *dx)
+/* A plane of an operand: its data, dtype and first element. */
+typedef struct plane {
+    void *data;
+    dfg_dtype dtype;
+    int64_t at;
+} plane;
+
+static float get(const plane *p, int64_t i)
+{
+    return dfg_float_at(p->data, p->dtype, p->at + i);
+}
+
+static void add(const plane *p, int64_t i, float v)
+{
+    dfg_float_put(p->data, p->dtype, p->at + i, get(p, i) + v);
+}
+
+static void max_plane(const dfg_pool_geometry *g, const plane *x,
+                      const plane *dy, const plane *dx)
 {
     for (int64_t oy = 0; oy < g->out_h; oy++)
         for (int64_t ox = 0; ox < g->out_w; ox++) {
@@ -42,21 +62,22 @@ static void max_plane(const dfg_pool_geometry *g, const float *x,
                 for (int64_t tx = w.first_x; tx < w.end_x; tx++) {
                     int64_t at = (w.y0 + ty * g->dilation[0]) * g->in_w +
                                  w.x0 + tx * g->dilation[1];
-                    if (best < 0 || x[at] > best_value || isnan(x[at])) {
+                    float value = get(x, at);
+                    if (best < 0 || value > best_value || isnan(value)) {
                         best = at;
-                        best_value = x[at];
+                        best_value = value;
                         if (isnan(best_value))
                             goto found;
                     }
                 }
         found:
             if (best >= 0)
-                dx[best] += dy[oy * g->out_w + ox];
+                add(dx, best, get(dy, oy * g->out_w + ox));
         }
 }
 
-static void average_plane(const dfg_pool_geometry *g, const float *dy,
-                          float *dx)
+static void average_plane(const dfg_pool_geometry *g, const plane *dy,
+                          const plane *dx)
 {
     for (int64_t oy = 0; oy < g->out_h; oy++)
         for (int64_t ox = 0; ox < g->out_w; ox++) {
@@ -70,37 +91,39 @@ static void average_plane(const dfg_pool_geometry *g, const float *dy,
                                         g->count_include_pad);
             if (divisor <= 0)
                 continue;
-            float share = dy[oy * g->out_w + ox] / (float)divisor;
+            float share = get(dy, oy * g->out_w + ox) / (float)divisor;
             for (int64_t ty = w.first_y; ty < w.end_y; ty++)
                 for (int64_t tx = w.first_x; tx < w.end_x; tx++)
-                    dx[(w.y0 + ty * g->dilation[0]) * g->in_w + w.x0 +
-                       tx * g->dilation[1]] += share;
+                    add(dx, (w.y0 + ty * g->dilation[0]) * g->in_w + w.x0 +
+                                tx * g->dilation[1], share);
         }
 }
 
 dfg_status dfg_cpu_pool_grad(const dfg_kernel_args *args)
 {
-    int is_max = args->op == DFG_OP_MAX_POOL_GRAD;
+    int is_max = args->op == DFG_OP_MAX_POOL_GRAD, dy_at = is_max ? 1 : 0;
     const dfg_type *dx_type = &args->out_types[0];
-    const dfg_type *dy_type = &args->in_types[is_max ? 1 : 0];
-    const float *x = is_max ? args->in[0] : NULL;
-    const float *dy = args->in[is_max ? 1 : 0];
-    float *dx = args->out[0];
+    const dfg_type *dy_type = &args->in_types[dy_at];
     dfg_pool_geometry g;
     dfg_status st = dfg_pool_geometry_make(dfg_op_get(args->op)->name,
                                            args->attrs, dx_type, dy_type, &g);
     if (st != DFG_OK)
         return st;
     int64_t in_plane = g.in_h * g.in_w, out_plane = g.out_h * g.out_w;
-    memset(dx, 0, (size_t)(g.planes * in_plane) * sizeof *dx);
+    memset(args->out[0], 0, (size_t)dfg_type_bytes(dx_type));
 #pragma omp parallel for if (g.planes * out_plane * g.kernel[0] * \
                              g.kernel[1] >= DFG_CPU_PARALLEL_MIN_ELEMENTS)
     for (int64_t p = 0; p < g.planes; p++) {
-        if (is_max)
-            max_plane(&g, x + p * in_plane, dy + p * out_plane,
-                      dx + p * in_plane);
-        else
-            average_plane(&g, dy + p * out_plane, dx + p * in_plane);
+        const plane dy = {(void *)args->in[dy_at], dy_type->dtype,
+                          p * out_plane};
+        const plane dx = {args->out[0], dx_type->dtype, p * in_plane};
+        if (is_max) {
+            const plane x = {(void *)args->in[0], args->in_types[0].dtype,
+                             p * in_plane};
+            max_plane(&g, &x, &dy, &dx);
+        } else {
+            average_plane(&g, &dy, &dx);
+        }
     }
     return DFG_OK;
 }

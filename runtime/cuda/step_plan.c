@@ -473,6 +473,7 @@ static const plan_fn planners[DFG_OP_COUNT] = {
     [DFG_OP_RESHAPE] = plan_copy, [DFG_OP_FLATTEN] = plan_copy,
     [DFG_OP_SQUEEZE] = plan_copy, [DFG_OP_UNSQUEEZE] = plan_copy,
     [DFG_OP_IDENTITY] = plan_copy,
+    [DFG_OP_DROPOUT] = plan_copy, /* the inference form: the identity */
     [DFG_OP_TRANSPOSE] = plan_layout, [DFG_OP_CONCAT] = plan_layout,
     [DFG_OP_SPLIT] = plan_layout, [DFG_OP_SLICE] = plan_layout,
     [DFG_OP_EXPAND] = plan_layout, [DFG_OP_GATHER] = plan_layout,

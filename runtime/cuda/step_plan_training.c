@@ -47,13 +47,32 @@ dfg_status dfg_cuda_plan_cross_entropy(const dfg_step_args *s,
     return partial_sums(s, c->blocks > 0 ? c->blocks : 1, &c->partials);
 }
 
+/* The CUDA kernels of the backward and optimizer ops compute on f32;
+ * the CPU's also take the narrow activations and gradients of mixed
+ * precision, which these refuse by name. */
+static dfg_status floats_are_f32(const dfg_step_args *s)
+{
+    for (int32_t i = 0; i < s->n_inputs + s->n_outputs; i++) {
+        const dfg_type *t = i < s->n_inputs ? &s->in_types[i]
+                                            : &s->out_types[i - s->n_inputs];
+        if (dfg_dtype_is_float(t->dtype) && t->dtype != DFG_F32)
+            return dfg_error(DFG_ERR_DTYPE, "%s: operand %d is %s; the CUDA "
+                             "kernel computes on f32 only",
+                             dfg_op_get(s->op)->name, (int)i,
+                             dfg_dtype_name(t->dtype));
+    }
+    return DFG_OK;
+}
+
 /* The im2col chunk is the op's own workspace (its table rule, or less
  * where the plan shrank it), the rest cuBLAS's; its columns, within one
  * image, are as many as fit. */
 dfg_status dfg_cuda_plan_conv_grad(const dfg_step_args *s,
                                    dfg_cuda_step_plan *p)
 {
-    dfg_status st = dfg_cuda_check_operands(s);
+    dfg_status st = floats_are_f32(s);
+    if (st == DFG_OK)
+        st = dfg_cuda_check_operands(s);
     if (st != DFG_OK)
         return st;
     int input = s->op == DFG_OP_CONV2D_GRAD_INPUT;
@@ -92,7 +111,9 @@ dfg_status dfg_cuda_plan_conv_grad(const dfg_step_args *s,
 dfg_status dfg_cuda_plan_pool_grad(const dfg_step_args *s,
                                    dfg_cuda_step_plan *p)
 {
-    dfg_status st = dfg_cuda_check_operands(s);
+    dfg_status st = floats_are_f32(s);
+    if (st == DFG_OK)
+        st = dfg_cuda_check_operands(s);
     if (st != DFG_OK)
         return st;
     int is_max = s->op == DFG_OP_MAX_POOL_GRAD;
@@ -160,14 +181,7 @@ dfg_status dfg_cuda_plan_collective(const dfg_step_args *s,
                                     dfg_cuda_step_plan *p)
 {
     p->kind = DFG_CUDA_COLLECTIVE;
-    for (int32_t i = 0; i < s->n_inputs + s->n_outputs; i++) {
-        const dfg_type *t = i < s->n_inputs ? &s->in_types[i]
-                                            : &s->out_types[i - s->n_inputs];
-        if (t->dtype != DFG_F32)
-            return dfg_error(DFG_ERR_DTYPE, "%s: operand %d is not f32",
-                             dfg_op_get(s->op)->name, (int)i);
-    }
-    return DFG_OK;
+    return floats_are_f32(s);
 }
 
 dfg_status dfg_cuda_plan_optimizer_tick(const dfg_step_args *s,
@@ -180,7 +194,9 @@ dfg_status dfg_cuda_plan_optimizer_tick(const dfg_step_args *s,
 dfg_status dfg_cuda_plan_optimizer(const dfg_step_args *s,
                                    dfg_cuda_step_plan *p)
 {
-    dfg_status st = dfg_cuda_check_operands(s);
+    dfg_status st = floats_are_f32(s);
+    if (st == DFG_OK)
+        st = dfg_cuda_check_operands(s);
     if (st != DFG_OK)
         return st;
     p->kind = DFG_CUDA_OPTIMIZER;
@@ -192,11 +208,13 @@ dfg_status dfg_cuda_plan_optimizer(const dfg_step_args *s,
 }
 
 /* x [batch, channels, ...] as [batch, channels, plane]; the shape rules
- * checked the rest (f32, per-channel operands of C values). */
+ * checked the rest (per-channel operands of C values), f32 only here. */
 dfg_status dfg_cuda_plan_batch_norm_train(const dfg_step_args *s,
                                           dfg_cuda_step_plan *p)
 {
-    dfg_status st = dfg_cuda_check_operands(s);
+    dfg_status st = floats_are_f32(s);
+    if (st == DFG_OK)
+        st = dfg_cuda_check_operands(s);
     if (st != DFG_OK)
         return st;
     const dfg_type *x = &s->in_types[0];

@@ -129,3 +129,11 @@ dfg_status dfg_top_k(dfg_graph *g, dfg_value x, int64_t k, int32_t axis,
     }
     return st;
 }
+
+dfg_status dfg_dropout(dfg_graph *g, dfg_value x, float p, dfg_value *out)
+{
+    dfg_attrs a;
+    dfg_attrs_init(&a);
+    a.alpha = p;
+    return dfg_graph_node(g, "dropout", NULL, &x, 1, &a, out, 1);
+}

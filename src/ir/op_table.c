@@ -34,7 +34,8 @@ int dfg_op_uses_blas(dfg_op op)
 int dfg_op_writes_inputs(dfg_op op)
 {
     return op == DFG_OP_SGD_UPDATE || op == DFG_OP_ADAM_UPDATE ||
-           op == DFG_OP_ADAMW_UPDATE || op == DFG_OP_ALL_GATHER_WEIGHTS;
+           op == DFG_OP_ADAMW_UPDATE || op == DFG_OP_ALL_GATHER_WEIGHTS ||
+           op == DFG_OP_DROPOUT_TRAIN;
 }
 
 int64_t dfg_step_workspace_bytes(dfg_op op, int64_t op_bytes,

@@ -66,7 +66,7 @@ typedef struct dfg_op_info {
  * scratch. */
 int dfg_op_uses_blas(dfg_op op);
 /* 1 for the ops that update some of their inputs in place (the optimizer
- * steps of a training program): a program with one writes its weights
+ * steps of a training program, dropout_train's step): a program with one writes its weights
  * region, so each session needs its own copy of it. */
 int dfg_op_writes_inputs(dfg_op op);
 /* A step's planned workspace: the op's own bytes, then, for an op that

@@ -157,7 +157,10 @@ dfg_status dfg_shape_conv2d(const dfg_attrs *a, const dfg_type *in,
     dfg_status st = dfg_shape_rank(in, 0, 4);
     if (st == DFG_OK)
         st = dfg_shape_rank(in, 1, 4);
-    if (st == DFG_OK)
+    /* The weights (and bias): x's dtype, or f32 under narrow activations
+     * (mixed precision reads the f32 master weights as they are). */
+    int f32_weights = in[1].dtype == DFG_F32 && dfg_dtype_is_float(in[0].dtype);
+    if (st == DFG_OK && !f32_weights)
         st = dfg_shape_same_dtype(in, 0, 1);
     if (st != DFG_OK)
         return st;
@@ -174,7 +177,7 @@ dfg_status dfg_shape_conv2d(const dfg_attrs *a, const dfg_type *in,
                          (long long)(c / a->group), (long long)c,
                          (int)a->group);
     if (n_in > 2 && in[2].rank >= 0) {
-        if ((st = dfg_shape_same_dtype(in, 0, 2)) != DFG_OK)
+        if ((st = dfg_shape_same_dtype(in, 1, 2)) != DFG_OK)
             return st;
         if (in[2].rank != 1 || in[2].shape[0] != m)
             return dfg_error(DFG_ERR_SHAPE,
@@ -216,15 +219,18 @@ dfg_status dfg_shape_global_pool(const dfg_attrs *a, const dfg_type *in,
     return DFG_OK;
 }
 
-/* DFG_ERR_SHAPE/DTYPE unless in[i] has in[0]'s dtype and exactly the dims
- * dims[0..rank). */
+/* DFG_ERR_SHAPE/DTYPE unless in[i] has in[0]'s dtype (or f32, when
+ * f32_allowed) and exactly the dims dims[0..rank). */
 static dfg_status expect_param(const dfg_type *in, int32_t i, const char *what,
-                               int32_t rank, const int64_t *dims)
+                               int32_t rank, const int64_t *dims,
+                               int f32_allowed)
 {
-    dfg_status st = dfg_shape_same_dtype(in, 0, i);
+    int f32 = f32_allowed && in[i].dtype == DFG_F32 &&
+              dfg_dtype_is_float(in[0].dtype);
+    dfg_status st = f32 ? DFG_OK : dfg_shape_same_dtype(in, 0, i);
     if (st != DFG_OK)
         return st;
-    dfg_type want = {in[0].dtype, rank, {0}};
+    dfg_type want = {in[i].dtype, rank, {0}};
     for (int32_t d = 0; d < rank; d++)
         want.shape[d] = dims[d];
     if (!dfg_type_equal(&in[i], &want))
@@ -246,7 +252,9 @@ dfg_status dfg_shape_batch_norm(const dfg_attrs *a, const dfg_type *in,
                          "input 0 has rank %d, expected [N,C,...] of rank >= 2",
                          (int)in[0].rank);
     for (int32_t i = 1; i < 5; i++) {
-        dfg_status st = expect_param(in, i, names[i], 1, &in[0].shape[1]);
+        /* Per-channel operands may stay f32 under narrow activations
+         * (mixed precision: the running statistics are updated in f32). */
+        dfg_status st = expect_param(in, i, names[i], 1, &in[0].shape[1], 1);
         if (st != DFG_OK)
             return st;
     }
@@ -264,9 +272,9 @@ dfg_status dfg_shape_layer_norm(const dfg_attrs *a, const dfg_type *in,
         return st;
     const int64_t *normalized = &in[0].shape[axis];
     int32_t rank = in[0].rank - axis;
-    st = expect_param(in, 1, "scale", rank, normalized);
+    st = expect_param(in, 1, "scale", rank, normalized, 0);
     if (st == DFG_OK && n_in > 2 && in[2].rank >= 0)
-        st = expect_param(in, 2, "bias", rank, normalized);
+        st = expect_param(in, 2, "bias", rank, normalized, 0);
     out[0] = in[0];
     return st;
 }

@@ -1,7 +1,8 @@
 /* Shape rules of the training ops: losses, backward ops and optimizer
- * updates (docs/training.md). Training computes in f32: the backward and
- * optimizer ops take f32 operands only, so that their kernels need no
- * narrow-float paths. */
+ * updates (docs/training.md). The losses and the optimizer updates take
+ * f32 operands (an update's gradient may be narrow); the backward ops of conv2d, the pools and batch norm also
+ * take activations stored narrow (mixed precision, their kernels compute
+ * in f32); the others take f32 only. */
 #include "backward_geometry.h"
 #include "error.h"
 #include "op_table.h"
@@ -15,6 +16,18 @@ static dfg_status require_f32(const dfg_type *in, int32_t i)
                          "input %d has dtype %s; training ops compute in f32",
                          (int)i, dfg_dtype_name(in[i].dtype));
     return DFG_OK;
+}
+
+/* in[i] a float of in[like]'s dtype: the backward ops of the layers take
+ * activations and their gradients in one float dtype (f32, or bf16/f16
+ * under mixed precision). */
+static dfg_status require_float_like(const dfg_type *in, int32_t i,
+                                     int32_t like)
+{
+    if (!dfg_dtype_is_float(in[like].dtype))
+        return dfg_error(DFG_ERR_DTYPE, "input %d has dtype %s, expected a "
+                         "float", (int)like, dfg_dtype_name(in[like].dtype));
+    return dfg_shape_same_dtype(in, like, i);
 }
 
 static dfg_status require_vector(const dfg_type *in, int32_t i,
@@ -81,7 +94,7 @@ dfg_status dfg_shape_softmax_cross_entropy_grad(const dfg_attrs *a,
 static dfg_status grad_operands(const dfg_attrs *a, const dfg_type *in,
                                 dfg_type *forward)
 {
-    dfg_status st = require_f32(in, 0);
+    dfg_status st = require_float_like(in, 0, 0);
     if (st == DFG_OK)
         st = dfg_type_from_attrs_shape(a, &in[0], forward);
     return st;
@@ -95,8 +108,10 @@ dfg_status dfg_shape_conv2d_grad_input(const dfg_attrs *a, const dfg_type *in,
     dfg_type x;
     dfg_conv_geometry g;
     dfg_status st = grad_operands(a, in, &x);
-    if (st == DFG_OK)
-        st = require_f32(in, 1);
+    /* The weights: dy's dtype, or f32 under mixed precision (the master
+     * weights read as they are). */
+    if (st == DFG_OK && in[1].dtype != DFG_F32)
+        st = require_float_like(in, 1, 0);
     if (st == DFG_OK)
         st = dfg_conv_grad_geometry(a, &x, &in[1], &in[0], &g);
     out[0] = x;
@@ -112,7 +127,7 @@ dfg_status dfg_shape_conv2d_grad_weight(const dfg_attrs *a,
     dfg_conv_geometry g;
     dfg_status st = grad_operands(a, in, &w);
     if (st == DFG_OK)
-        st = require_f32(in, 1);
+        st = require_float_like(in, 1, 0);
     if (st == DFG_OK)
         st = dfg_conv_grad_geometry(a, &in[1], &w, &in[0], &g);
     out[0] = w;
@@ -135,9 +150,7 @@ dfg_status dfg_shape_max_pool_grad(const dfg_attrs *a, const dfg_type *in,
                                    int32_t n_in, dfg_type *out, int32_t n_out)
 {
     (void)n_in, (void)n_out;
-    dfg_status st = require_f32(in, 0);
-    if (st == DFG_OK)
-        st = require_f32(in, 1);
+    dfg_status st = require_float_like(in, 1, 0);
     if (st == DFG_OK)
         st = check_pool_grad(a, &in[0], &in[1]);
     out[0] = in[0];
@@ -222,8 +235,9 @@ static dfg_status optimizer_update(const dfg_type *in, int32_t n_in,
                                    int64_t state_copies, dfg_type *out)
 {
     dfg_status st = require_f32(in, 0);
-    if (st == DFG_OK)
-        st = require_f32(in, 1);
+    if (st == DFG_OK && !dfg_dtype_is_float(in[1].dtype))
+        st = dfg_error(DFG_ERR_DTYPE, "input 1 (the gradient) has dtype %s, "
+                       "expected a float", dfg_dtype_name(in[1].dtype));
     if (st == DFG_OK)
         st = dfg_check_same_dims("input 1 (the gradient)", &in[1], &in[0]);
     if (st == DFG_OK)
@@ -274,7 +288,7 @@ dfg_status dfg_shape_batch_norm_train(const dfg_attrs *a, const dfg_type *in,
                                       int32_t n_in, dfg_type *out,
                                       int32_t n_out)
 {
-    dfg_status st = require_f32(in, 0);
+    dfg_status st = require_float_like(in, 0, 0);
     if (st == DFG_OK && !(a->alpha >= 0.0f && a->alpha <= 1.0f))
         st = dfg_error(DFG_ERR_INVALID_ARGUMENT,
                        "momentum (alpha) %g of the running statistics must "
@@ -293,11 +307,9 @@ dfg_status dfg_shape_batch_norm_train_grad(const dfg_attrs *a,
                                            dfg_type *out, int32_t n_out)
 {
     (void)n_in, (void)n_out;
-    dfg_status st = require_f32(in, 0);
+    dfg_status st = require_float_like(in, 1, 0);
     if (st == DFG_OK)
         st = dfg_check_same_dims("input 1 (dy)", &in[1], &in[0]);
-    if (st == DFG_OK)
-        st = require_f32(in, 1);
     /* The per-channel operands are checked as batch_norm's would be. */
     const dfg_type as_forward[5] = {in[0], in[2], in[2], in[3], in[4]};
     if (st == DFG_OK)
@@ -306,4 +318,36 @@ dfg_status dfg_shape_batch_norm_train_grad(const dfg_attrs *a,
         return st;
     out[1] = out[2] = (dfg_type){DFG_F32, 1, {in[0].shape[1]}};
     return DFG_OK;
+}
+
+static dfg_status check_drop_probability(const dfg_attrs *a)
+{
+    if (!(a->alpha >= 0.0f && a->alpha < 1.0f))
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "the drop probability (alpha) %g must lie in [0, 1)",
+                         (double)a->alpha);
+    return DFG_OK;
+}
+
+/* (x) -> x: the identity, until the training pass makes it dropout_train. */
+dfg_status dfg_shape_dropout(const dfg_attrs *a, const dfg_type *in,
+                             int32_t n_in, dfg_type *out, int32_t n_out)
+{
+    (void)n_in, (void)n_out;
+    out[0] = in[0];
+    return check_drop_probability(a);
+}
+
+/* (x, state i64[2]) -> y like x, mask bool of x's dims. */
+dfg_status dfg_shape_dropout_train(const dfg_attrs *a, const dfg_type *in,
+                                   int32_t n_in, dfg_type *out, int32_t n_out)
+{
+    (void)n_in, (void)n_out;
+    dfg_status st = check_drop_probability(a);
+    if (st == DFG_OK)
+        st = require_vector(in, 1, DFG_I64, 2, "dropout state {seed, step}");
+    out[0] = in[0];
+    out[1] = in[0];
+    out[1].dtype = DFG_BOOL;
+    return st;
 }

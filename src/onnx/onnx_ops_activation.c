@@ -2,6 +2,7 @@
  * elementwise ops (HardSigmoid = clip(alpha x + beta, 0, 1), ...), which
  * keeps every backend's work to the kernels it already has. Softmax before
  * opset 13 works on the input flattened to 2-D at `axis`. */
+#include <stdio.h>
 #include <string.h>
 
 #include "error.h"
@@ -284,45 +285,87 @@ static dfg_status import_softmax(dfg_onnx_importer *im, const dfg_onnx_op *op)
     return st == DFG_OK ? dfg_onnx_bind_output(im, 0, out) : st;
 }
 
-/* Inference: Dropout passes its input through; the mask, if asked for,
- * is all true. In training mode a ratio of 0 drops nothing, so it is the
- * identity too (torchvision's attention dropout exports so); any other
- * ratio drops at random, which an inference graph cannot reproduce. */
+/* The mask output of a Dropout that keeps everything: all true. */
+static dfg_status bind_full_mask(dfg_onnx_importer *im, int32_t x)
+{
+    int32_t yes, mask;
+    dfg_attrs expand;
+    dfg_attrs_init(&expand);
+    dfg_type type = im->entries[x].type;
+    expand.n_shape = type.rank;
+    memcpy(expand.shape, type.shape, sizeof expand.shape);
+    dfg_status st = dfg_onnx_scalar(im, DFG_BOOL, 1, &yes);
+    if (st == DFG_OK)
+        st = dfg_onnx_emit1(im, "expand", yes, &expand, &mask);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 1, mask) : st;
+}
+
+/* dropout_train's state {seed, step}: a weight named after the node. */
+static dfg_status dropout_state(dfg_onnx_importer *im, int64_t seed,
+                                int32_t *out)
+{
+    char name[300];
+    snprintf(name, sizeof name, "%.270s.dropout_state", im->node_label);
+    const dfg_type type = {DFG_I64, 1, {2}};
+    int64_t state[2] = {seed, 0};
+    dfg_value value;
+    dfg_status st = dfg_graph_weight(im->graph, name, type.dtype, type.rank,
+                                     type.shape, state, &value);
+    if (st == DFG_OK)
+        st = dfg_onnx_add_entry(im, NULL, out);
+    if (st == DFG_OK) {
+        im->entries[*out].type = type;
+        im->entries[*out].value = value;
+    }
+    return st;
+}
+
+/* Dropout with its drop probability (input 1 from opset 12, the ratio
+ * attribute before; 0.5 by default). In training mode (input 2, opset
+ * 12) it drops at every run, as ONNX says: dropout_train, seeded by the
+ * seed attribute, its mask the optional output 1. Otherwise it is
+ * dropout, the identity at inference, which a dfg training step turns
+ * into dropout_train (passes/training_dropout.c); its mask, if asked
+ * for, is all true. */
 static dfg_status import_dropout(dfg_onnx_importer *im, const dfg_onnx_op *op)
 {
     (void)op;
-    int32_t x, out;
+    int32_t x, out[2];
     double training = 0, ratio = 0.5;
+    float ratio_attribute = 0.5f;
+    int64_t seed = 0;
     int present;
     dfg_status st = dfg_onnx_required_input(im, 0, &x);
     if (st == DFG_OK && im->opset >= 12)
         st = dfg_onnx_const_scalar(im, 2, &training, &present);
-    if (st == DFG_OK && training != 0)
+    if (st == DFG_OK && im->opset >= 12)
         st = dfg_onnx_const_scalar(im, 1, &ratio, &present);
+    else if (st == DFG_OK)
+        st = dfg_onnx_attr_float(im, "ratio", &ratio_attribute);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_int(im, "seed", &seed);
     if (st != DFG_OK)
         return st;
-    if (training != 0 && ratio != 0)
-        return dfg_error(DFG_ERR_UNSUPPORTED,
-                         "training_mode = true with ratio %g drops values at "
-                         "random, which dfg does not run at inference (only "
-                         "ratio 0, the identity); export the model in eval "
-                         "mode", ratio);
-    st = dfg_onnx_emit1(im, "identity", x, NULL, &out);
-    if (st == DFG_OK)
-        st = dfg_onnx_bind_output(im, 0, out);
-    if (st == DFG_OK && im->node->n_output > 1 && im->node->output[1][0]) {
-        int32_t yes, mask;
-        dfg_attrs expand;
-        dfg_attrs_init(&expand);
-        dfg_type type = im->entries[x].type;
-        expand.n_shape = type.rank;
-        memcpy(expand.shape, type.shape, sizeof expand.shape);
-        st = dfg_onnx_scalar(im, DFG_BOOL, 1, &yes);
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.alpha = im->opset >= 12 ? (float)ratio : ratio_attribute;
+    if (training != 0 && attrs.alpha > 0.0f) {
+        int32_t in[2] = {x, -1};
+        st = dropout_state(im, seed, &in[1]);
         if (st == DFG_OK)
-            st = dfg_onnx_emit1(im, "expand", yes, &expand, &mask);
+            st = dfg_onnx_emit(im, "dropout_train", in, 2, &attrs, 2, out);
         if (st == DFG_OK)
-            st = dfg_onnx_bind_output(im, 1, mask);
+            st = dfg_onnx_bind_output(im, 0, out[0]);
+        if (st == DFG_OK && im->node->n_output > 1 && im->node->output[1][0])
+            st = dfg_onnx_bind_output(im, 1, out[1]);
+        return st;
     }
+    st = dfg_onnx_emit1(im, training != 0 ? "identity" : "dropout", x,
+                        &attrs, &out[0]);
+    if (st == DFG_OK)
+        st = dfg_onnx_bind_output(im, 0, out[0]);
+    if (st == DFG_OK && im->node->n_output > 1 && im->node->output[1][0])
+        st = bind_full_mask(im, x);
     return st;
 }
 

@@ -155,8 +155,32 @@ def test_bad_models_raise(tmp_path):
         dfg.compile(42)
     with pytest.raises(NotImplementedError):
         dfg.compile("example:cnn", memory_budget="50%")
+    with pytest.raises(ValueError, match="precision 'f16'"):
+        dfg.compile("example:cnn", precision="f16")
     with pytest.raises(dfg.Error):
         dfg.compile("example:cnn").session(device="no_such_device")
+
+
+def test_bf16_precision():
+    """bf16 storage: the training step's activations and gradients are
+    bf16 and its arena smaller; the inference program still takes and
+    returns f32, and agrees with the f32 one to bf16's precision."""
+    f32 = dfg.compile("example:cnn", training=True)
+    bf16 = dfg.compile("example:cnn", training=True, precision="bf16")
+    assert bf16.arena_bytes < 0.8 * f32.arena_bytes
+    dtypes = {t["kind"]: t["dtype"] for t in bf16.plan["tensors"]
+              if t["kind"] in ("gradient", "saved_activation")
+              and t["dtype"] == "bf16"}
+    assert dtypes == {"gradient": "bf16", "saved_activation": "bf16"}
+    x = np.random.default_rng(3).standard_normal((32, 1, 8, 8),
+                                                 dtype=np.float32)
+    outputs = []
+    for precision in ("f32", "bf16"):
+        program = dfg.compile("example:cnn", precision=precision)
+        assert [i.dtype for i in program.inputs] == ["f32"]
+        outputs.append(program.session().run({"x": x})["probs"])
+    assert outputs[1].dtype == np.float32
+    assert np.abs(outputs[1] - outputs[0]).max() < 0.05
 
 
 def test_training_program():
