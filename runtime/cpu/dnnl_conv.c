@@ -2,6 +2,7 @@
  * compiler's workspace rule and the session's preparation build the same
  * primitive descriptor (conv_plan_make), so the bytes planned and the
  * bytes used cannot disagree. */
+#include <omp.h>
 #include <string.h>
 
 #include "conv_geometry.h"
@@ -245,9 +246,18 @@ int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
     dnnl_engine_t engine;
     if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
         return 0;
+    /* oneDNN sizes a scratchpad for the threads it may use: plan for every
+     * core, whatever this thread's setting is now (a process that loaded
+     * PyTorch runs with fewer), so that the program does not depend on
+     * the process that compiled it and a session's primitives, made with
+     * at most that many threads, fit. The setting is this thread's own. */
+    int threads = omp_get_max_threads();
+    omp_set_num_threads(omp_get_num_procs());
     conv_plan p;
     int64_t bytes = 0;
-    if (conv_plan_make(engine, attrs, in, n_in, out, NULL, &p) == 0) {
+    int made = conv_plan_make(engine, attrs, in, n_in, out, NULL, &p) == 0;
+    omp_set_num_threads(threads);
+    if (made) {
         /* 0 would read as "not for oneDNN": a conv that needs no scratch
          * still asks for one part. */
         bytes = max64(workspace_of(&p), PART_ALIGN);
