@@ -16,6 +16,7 @@
 #include "training.h"
 
 #include <string.h>
+#include "cpu_workspace_rule.h"
 #include "error.h"
 #include "memory.h"
 
@@ -30,6 +31,20 @@ void dfg_compile_options_init(dfg_compile_options *options)
     options->eliminate_dead_code = 1;
     options->reuse_inputs_in_place = 1;
     options->allocator = NULL;
+    options->backend_workspace = dfg_cpu_step_workspace;
+    options->backend_workspace_for = DFG_CPU_BACKEND_NAME;
+}
+
+/* 1 if name fits dfg_program.workspace_rule and program_validate.c's
+ * alphabet. */
+static int rule_name_valid(const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((name[i] >= 'a' && name[i] <= 'z') ||
+              (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
+            return 0;
+    return n > 0 && n < DFG_PROGRAM_RULE_NAME_BYTES;
 }
 
 static dfg_status check_options(const dfg_compile_options *o)
@@ -50,6 +65,12 @@ static dfg_status check_options(const dfg_compile_options *o)
                          "dfg_compile: blas_workspace_bytes %llu exceeds %llu",
                          (unsigned long long)o->blas_workspace_bytes,
                          (unsigned long long)DFG_MAX_BLAS_WORKSPACE);
+    if (o->backend_workspace && !rule_name_valid(o->backend_workspace_for))
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_compile: backend_workspace needs "
+                         "backend_workspace_for, a backend's name (a-z, 0-9, "
+                         "'_', under %d characters)",
+                         DFG_PROGRAM_RULE_NAME_BYTES);
     return DFG_OK;
 }
 
@@ -103,6 +124,8 @@ static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
                             &order->liveness, &c->plan.costs,
                             c->plan.arena_bytes, o, out);
     if (st == DFG_OK) {
+        if (o->backend_workspace)
+            strcpy((*out)->workspace_rule, o->backend_workspace_for);
         (*out)->stats.planner = c->plan.winner;
         (*out)->stats.recorded_lower_bound_bytes =
             (uint64_t)order->recorded_lower_bound;
@@ -125,6 +148,14 @@ dfg_status dfg_compile(const dfg_graph *graph,
     dfg_status st = check_options(options);
     if (st != DFG_OK)
         return st;
+    /* A training step updates its weights: no backend rule (see
+     * dfg_compile_options.backend_workspace). */
+    dfg_compile_options effective = *options;
+    if (effective.training) {
+        effective.backend_workspace = NULL;
+        effective.backend_workspace_for = NULL;
+    }
+    options = &effective;
     compilation c;
     memset(&c, 0, sizeof c);
     c.allocator = dfg_allocator_or_default(options->allocator);

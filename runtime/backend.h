@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include "cpu/kernels.h"
+#include "cpu_workspace_rule.h"
 #include "dfg/allocator.h"
 #include "dfg/session.h"
 #include "op_table.h"
@@ -78,7 +79,6 @@ struct dfg_backend {
 
 /* The backends this build knows (runtime/backend_registry.c): the CPU one
  * compiled into libdfg, the CUDA one a module opened on demand. */
-#define DFG_CPU_BACKEND_NAME "cpu"
 extern const dfg_backend dfg_cpu_backend;
 /* Defined by the CUDA module (runtime/cuda/module.c): libdfg-cuda.so, or
  * libdfg-cuda.a for a program that links libdfg statically. */

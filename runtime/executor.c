@@ -103,6 +103,13 @@ static void bind_operands(dfg_session *s)
             out[j] = tensor_address(s, st->outputs[j]);
         args->workspace =
             st->workspace >= 0 ? tensor_address(s, st->workspace) : NULL;
+        /* The program's bytes, read in place: shared by its sessions. */
+        args->shared_inputs = s->shares_weights ? args->constant_inputs : 0;
+        args->mapped_inputs = 0;
+        for (int32_t j = 0; j < st->n_inputs && j < 32; j++)
+            if ((args->shared_inputs >> j & 1u) &&
+                dfg_program_bytes_mapped(p, in[j]))
+                args->mapped_inputs |= (uint32_t)1 << j;
     }
 }
 
@@ -172,6 +179,8 @@ static dfg_status build_step_block(dfg_session *s)
             .workspace_bytes = st->workspace >= 0 ? p->tensors[st->workspace].bytes : 0,
             .collective = &s->collective,
             .constant_inputs = constant_inputs,
+            .backend_workspace =
+                strcmp(p->workspace_rule, s->backend->name) == 0,
         };
         s->program_step[k] = i;
         k++;

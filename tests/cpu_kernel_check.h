@@ -188,9 +188,11 @@ static inline dfg_status check_run(dfg_cpu_kernel kernel, dfg_op op,
         out_types[i] = out[i]->type;
         out_data[i] = out[i]->data;
     }
-    dfg_kernel_args args = {op, attrs, n_in, in_types, in_data, n_out,
-                            out_types, out_data, workspace, workspace_bytes,
-                            NULL, 0};
+    dfg_kernel_args args = {.op = op, .attrs = attrs, .n_inputs = n_in,
+                            .in_types = in_types, .in = in_data,
+                            .n_outputs = n_out, .out_types = out_types,
+                            .out = out_data, .workspace = workspace,
+                            .workspace_bytes = workspace_bytes};
     return kernel(&args);
 }
 

@@ -89,9 +89,12 @@ void run_setup(op_run *r, dfg_op op, const dfg_attrs *attrs,
                                       r->out_types, n_out);
     r->ws_cpu = calloc(1, (size_t)r->ws_bytes + 1);
     r->ws_emu = calloc(1, (size_t)r->ws_bytes + 1);
-    r->cpu = (dfg_kernel_args){op, &r->attrs, n_in, r->in_types,
-                               (const void *const *)r->in, n_out, r->out_types,
-                               r->out_cpu, r->ws_cpu, r->ws_bytes, NULL, 0};
+    r->cpu = (dfg_kernel_args){.op = op, .attrs = &r->attrs, .n_inputs = n_in,
+                               .in_types = r->in_types,
+                               .in = (const void *const *)r->in,
+                               .n_outputs = n_out, .out_types = r->out_types,
+                               .out = r->out_cpu, .workspace = r->ws_cpu,
+                               .workspace_bytes = r->ws_bytes};
     r->emu = r->cpu;
     r->emu.out = r->out_emu;
     r->emu.workspace = r->ws_emu;

@@ -23,6 +23,9 @@ static dfg_program *compile_model(const char *name, uint64_t blas_bytes)
     dfg_compile_options options;
     dfg_compile_options_init(&options);
     options.blas_workspace_bytes = blas_bytes;
+    /* A device's program: the CPU backend's rule plans nothing here. */
+    options.backend_workspace = NULL;
+    options.backend_workspace_for = NULL;
     dfg_program *program;
     OK(dfg_compile(graph, &options, &program));
     dfg_graph_destroy(graph);

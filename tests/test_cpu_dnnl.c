@@ -13,9 +13,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dfg/dfg.h"
 #include "dnnl_steps.h"
+#include "dnnl_weights.h"
+#include "program_format.h"
 
 static uint64_t rng = 12345;
 
@@ -50,9 +53,11 @@ static float *run_graph(const dfg_graph *graph, int with_rule,
                         const void *const *inputs, int64_t *n_out)
 {
     dfg_compile_options options;
-    dfg_compile_options_init(&options);
-    if (with_rule)
-        options.backend_workspace = dfg_backend_workspace_rule(cpu());
+    dfg_compile_options_init(&options); /* the CPU backend's rule */
+    if (!with_rule) {
+        options.backend_workspace = NULL;
+        options.backend_workspace_for = NULL;
+    }
     dfg_program *program = NULL;
     assert_int_equal(dfg_compile(graph, &options, &program), DFG_OK);
     dfg_session *session = NULL;
@@ -201,10 +206,129 @@ static void test_conv_variants(void **state)
         check_conv(&cases[i]);
 }
 
+/* The output of a session of program on input (malloc'd, n floats). */
+static float *run_session(dfg_session *session, const float *input, int64_t n)
+{
+    float *y = malloc((size_t)n * sizeof *y);
+    assert_non_null(y);
+    const void *inputs[1] = {input};
+    void *outputs[1] = {y};
+    assert_int_equal(dfg_session_run(session, inputs, outputs), DFG_OK);
+    return y;
+}
+
+/* Sessions of one program share one reordered copy of its conv weights:
+ * the second session adds none, the last one to go frees it; a program
+ * compiled without the rule keeps none. */
+static void test_sessions_share_weights(void **state)
+{
+    (void)state;
+    static const conv_case k = {"3x3", 1, 16, 10, 10, 32, 3, 3,
+                                {{1, 1}, {1, 1}, {1, 1, 1, 1}, 1}, 1, NULL};
+    float *weights = random_floats(32 * 16 * 9), *bias = random_floats(32);
+    float *input = random_floats(16 * 10 * 10);
+    dfg_value y;
+    dfg_graph *g = conv_graph(&k, weights, bias, 0, &y);
+    int64_t before = dfg_dnnl_weights_held_bytes();
+    dfg_program *program = NULL;
+    assert_int_equal(dfg_compile(g, NULL, &program), DFG_OK);
+    dfg_session *a = NULL, *b = NULL;
+    assert_int_equal(dfg_session_create(program, cpu(), NULL, &a), DFG_OK);
+    int64_t one = dfg_dnnl_weights_held_bytes() - before;
+    assert_true(one >= (int64_t)(32 * 16 * 9 * sizeof(float)));
+    assert_int_equal(dfg_session_create(program, cpu(), NULL, &b), DFG_OK);
+    assert_int_equal(dfg_dnnl_weights_held_bytes() - before, one);
+    float *ya = run_session(a, input, 32 * 10 * 10);
+    float *yb = run_session(b, input, 32 * 10 * 10);
+    assert_memory_equal(ya, yb, 32 * 10 * 10 * sizeof *ya);
+    dfg_session_destroy(a);
+    assert_int_equal(dfg_dnnl_weights_held_bytes() - before, one);
+    dfg_session_destroy(b);
+    assert_int_equal(dfg_dnnl_weights_held_bytes(), before);
+    dfg_program_destroy(program);
+
+    dfg_compile_options options;
+    dfg_compile_options_init(&options);
+    options.backend_workspace = NULL;
+    options.backend_workspace_for = NULL;
+    assert_int_equal(dfg_compile(g, &options, &program), DFG_OK);
+    assert_int_equal(dfg_session_create(program, cpu(), NULL, &a), DFG_OK);
+    assert_int_equal(dfg_dnnl_weights_held_bytes(), before);
+    float *reference = run_session(a, input, 32 * 10 * 10);
+    double err = relative_error(ya, reference, 32 * 10 * 10);
+    if (!(err < 1e-5))
+        fail_msg("shared weights vs reference relative error %g", err);
+    dfg_session_destroy(a);
+    dfg_program_destroy(program);
+    /* A rule without the name the program records is refused. */
+    options.backend_workspace = dfg_backend_workspace_rule(cpu());
+    assert_int_equal(dfg_compile(g, &options, &program),
+                     DFG_ERR_INVALID_ARGUMENT);
+    free(ya);
+    free(yb);
+    free(reference);
+    free(input);
+    free(weights);
+    free(bias);
+    dfg_graph_destroy(g);
+}
+
+/* A mapped program's conv weights leave the resident set once reordered,
+ * and come back from the file when read again: saving the program after
+ * a session ran writes the same file. */
+static void test_mapped_weights_come_back(void **state)
+{
+    (void)state;
+    static const conv_case k = {"3x3 64", 1, 64, 8, 8, 64, 3, 3,
+                                {{1, 1}, {1, 1}, {1, 1, 1, 1}, 1}, 1, "relu"};
+    float *weights = random_floats(64 * 64 * 9), *bias = random_floats(64);
+    float *input = random_floats(64 * 8 * 8);
+    dfg_value y;
+    dfg_graph *g = conv_graph(&k, weights, bias, 0, &y);
+    dfg_program *compiled = NULL, *mapped = NULL;
+    assert_int_equal(dfg_compile(g, NULL, &compiled), DFG_OK);
+    char path[] = "/tmp/dfg-test-dnnl-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(dfg_program_save(compiled, path), DFG_OK);
+    assert_int_equal(dfg_program_load(path, NULL, &mapped), DFG_OK);
+    dfg_session *session = NULL;
+    assert_int_equal(dfg_session_create(mapped, cpu(), NULL, &session), DFG_OK);
+    float *out = run_session(session, input, 64 * 8 * 8);
+    dfg_session_destroy(session);
+    uint8_t *before = NULL, *after = NULL;
+    size_t n_before = 0, n_after = 0;
+    assert_int_equal(dfg_program_serialize(compiled, NULL, &before, &n_before),
+                     DFG_OK);
+    assert_int_equal(dfg_program_serialize(mapped, NULL, &after, &n_after),
+                     DFG_OK);
+    assert_int_equal(n_before, n_after);
+    assert_memory_equal(before, after, n_before);
+    /* The same output as a session of the program it was saved from. */
+    assert_int_equal(dfg_session_create(compiled, cpu(), NULL, &session), DFG_OK);
+    float *again = run_session(session, input, 64 * 8 * 8);
+    assert_memory_equal(out, again, 64 * 8 * 8 * sizeof *out);
+    dfg_session_destroy(session);
+    unlink(path);
+    free(before);
+    free(after);
+    free(out);
+    free(again);
+    free(input);
+    free(weights);
+    free(bias);
+    dfg_program_destroy(mapped);
+    dfg_program_destroy(compiled);
+    dfg_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_variants),
+        cmocka_unit_test(test_sessions_share_weights),
+        cmocka_unit_test(test_mapped_weights_come_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

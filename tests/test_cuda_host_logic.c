@@ -241,8 +241,8 @@ static void test_matmul_plans(void **state)
     assert_int_equal(dfg_cuda_matmul_plan_make(&huge[0], &huge[1], &out, &p),
                      DFG_ERR_UNSUPPORTED);
     assert_non_null(strstr(dfg_last_error(), "matmul of [2147483648,2] f32"));
-    dfg_step_args args = {DFG_OP_MATMUL, &a, 2, huge, NULL, 1, &out, NULL,
-                          NULL, 0, NULL, 0};
+    dfg_step_args args = {.op = DFG_OP_MATMUL, .attrs = &a, .n_inputs = 2,
+                          .in_types = huge, .n_outputs = 1, .out_types = &out};
     dfg_cuda_step_plan plan;
     assert_int_equal(dfg_cuda_step_plan_make(&args, 0, &plan),
                      DFG_ERR_UNSUPPORTED);
@@ -535,19 +535,25 @@ static void test_plan_errors(void **state)
     dfg_type b = type_of(DFG_BOOL, 1, 4), out = b;
     const void *in[1] = {NULL};
     void *outs[1] = {NULL};
-    dfg_kernel_args args = {DFG_OP_EXP, &a, 1, &b, in, 1, &out, outs, NULL, 0, NULL, 0};
+    dfg_kernel_args args = {.op = DFG_OP_EXP, .attrs = &a, .n_inputs = 1,
+                            .in_types = &b, .in = in, .n_outputs = 1,
+                            .out_types = &out, .out = outs};
     dfg_cuda_step_plan plan;
     assert_int_equal(dfg_cuda_step_plan_make(&args, 0, &plan), DFG_ERR_UNSUPPORTED);
     assert_non_null(strstr(dfg_last_error(), "exp"));
     dfg_type g[2] = {type_of(DFG_F32, 1, 4), type_of(DFG_F32, 1, 2)};
     dfg_type go = type_of(DFG_F32, 1, 2);
     const void *gin[2] = {NULL, NULL};
-    args = (dfg_kernel_args){DFG_OP_GATHER, &a, 2, g, gin, 1, &go, outs, NULL, 0, NULL, 0};
+    args = (dfg_kernel_args){.op = DFG_OP_GATHER, .attrs = &a, .n_inputs = 2,
+                             .in_types = g, .in = gin, .n_outputs = 1,
+                             .out_types = &go, .out = outs};
     assert_int_equal(dfg_cuda_step_plan_make(&args, 0, &plan), DFG_ERR_DTYPE);
     /* A conv whose step lacks the workspace its im2col needs. */
     dfg_type c[2] = {type_of(DFG_F32, 4, 1, 1, 5, 5), type_of(DFG_F32, 4, 1, 1, 3, 3)};
     dfg_type co = type_of(DFG_F32, 4, 1, 1, 3, 3);
-    args = (dfg_kernel_args){DFG_OP_CONV2D, &a, 2, c, gin, 1, &co, outs, NULL, 0, NULL, 0};
+    args = (dfg_kernel_args){.op = DFG_OP_CONV2D, .attrs = &a, .n_inputs = 2,
+                             .in_types = c, .in = gin, .n_outputs = 1,
+                             .out_types = &co, .out = outs};
     assert_int_equal(dfg_cuda_step_plan_make(&args, 0, &plan),
                      DFG_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(dfg_last_error(), "workspace"));

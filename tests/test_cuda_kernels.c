@@ -288,13 +288,18 @@ static void check_update(dfg_op op, int with_accumulator, int64_t n,
             const dfg_type tick_in[2] = {t_counter, t_hyper};
             const void *tick_ptr[2] = {d->counter, hyper};
             void *tick_out[1] = {d->control};
-            dfg_kernel_args tick = {DFG_OP_OPTIMIZER_TICK, &a, 2, tick_in,
-                                    tick_ptr, 1, &t_control, tick_out, NULL, 0, NULL, 0};
+            dfg_kernel_args tick = {.op = DFG_OP_OPTIMIZER_TICK, .attrs = &a,
+                                    .n_inputs = 2, .in_types = tick_in,
+                                    .in = tick_ptr, .n_outputs = 1,
+                                    .out_types = &t_control, .out = tick_out};
             const void *up_ptr[5] = {d->w, grad, d->control, d->state, d->acc};
             void *up_out[1] = {&d->norm};
-            dfg_kernel_args update = {op, &a, with_accumulator ? 5 : 4, up_in,
-                                      up_ptr, 1, &t_norm, up_out, d->partials,
-                                      ws_bytes, NULL, 0};
+            dfg_kernel_args update = {.op = op, .attrs = &a,
+                                      .n_inputs = with_accumulator ? 5 : 4,
+                                      .in_types = up_in, .in = up_ptr,
+                                      .n_outputs = 1, .out_types = &t_norm,
+                                      .out = up_out, .workspace = d->partials,
+                                      .workspace_bytes = ws_bytes};
             if (s == 0) {
                 assert_int_equal(dfg_cpu_kernel_for(DFG_OP_OPTIMIZER_TICK)(&tick), DFG_OK);
                 assert_int_equal(dfg_cpu_kernel_for(op)(&update), DFG_OK);

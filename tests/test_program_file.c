@@ -289,6 +289,41 @@ static void test_in_place_output_loads_and_runs(void **state)
     dfg_program_destroy(p);
 }
 
+/* A program records the backend whose workspace rule it was compiled
+ * with; a file from before that field (an 80-byte plan section) loads as
+ * compiled without one, and a malformed name is refused. */
+static void test_workspace_rule_recorded(void **state)
+{
+    (void)state;
+    dfg_program *p = compiled("cnn"); /* default options: the CPU's rule */
+    assert_string_equal(p->workspace_rule, "cpu");
+    size_t size = 0;
+    uint8_t *data = serialize(p, &size);
+    dfg_program *loaded = load(data, size);
+    assert_string_equal(loaded->workspace_rule, "cpu");
+    dfg_program_destroy(loaded);
+
+    uint8_t *old = copy_bytes(data, size);
+    size_t plan_size = 0;
+    uint8_t *plan = section(old, DFG_SECTION_PLAN, &plan_size);
+    assert_int_equal(plan_size, DFG_FILE_PLAN_BYTES);
+    for (uint32_t i = 0; i < DFG_FILE_N_SECTIONS; i++)
+        if (dfg_load_u32le(entry(old, i)) == DFG_SECTION_PLAN)
+            store_u64(entry(old, i) + 16, DFG_FILE_PLAN_BYTES_WITHOUT_RULE);
+    fix_checksums_in(old, size);
+    loaded = load(old, size);
+    assert_string_equal(loaded->workspace_rule, "");
+    dfg_program_destroy(loaded);
+
+    free(old);
+    plan = section(data, DFG_SECTION_PLAN, &plan_size);
+    memcpy(plan + DFG_FILE_PLAN_BYTES_WITHOUT_RULE, "CPU!", 4);
+    fix_checksums_in(data, size);
+    expect_rejected(data, size, "workspace rule");
+    free(data);
+    dfg_program_destroy(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -298,6 +333,7 @@ int main(void)
         cmocka_unit_test(test_older_versions),
         cmocka_unit_test(test_hand_built_round_trip_and_run),
         cmocka_unit_test(test_in_place_output_loads_and_runs),
+        cmocka_unit_test(test_workspace_rule_recorded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

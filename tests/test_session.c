@@ -173,11 +173,9 @@ static void test_run_allocates_nothing(void **state)
         } else {
             dfg_graph *graph = NULL;
             assert_int_equal(dfg_model_build(models[m], NULL, &graph), DFG_OK);
-            /* Compiled for the CPU backend: its convs run on oneDNN. */
-            dfg_compile_options options;
-            dfg_compile_options_init(&options);
-            options.backend_workspace = dfg_backend_workspace_rule(cpu());
-            assert_int_equal(dfg_compile(graph, &options, &program), DFG_OK);
+            /* Compiled for the CPU backend (the default): its convs run
+             * on oneDNN. */
+            assert_int_equal(dfg_compile(graph, NULL, &program), DFG_OK);
             dfg_graph_destroy(graph);
         }
         dfg_session *session = NULL;
@@ -366,11 +364,8 @@ static void test_run_profiled(void **state)
     (void)state;
     dfg_graph *graph = NULL;
     assert_int_equal(dfg_model_build("cnn", NULL, &graph), DFG_OK);
-    dfg_compile_options options;
-    dfg_compile_options_init(&options);
-    options.backend_workspace = dfg_backend_workspace_rule(cpu());
     dfg_program *program = NULL;
-    assert_int_equal(dfg_compile(graph, &options, &program), DFG_OK);
+    assert_int_equal(dfg_compile(graph, NULL, &program), DFG_OK);
     dfg_graph_destroy(graph);
     dfg_session *session = NULL;
     assert_int_equal(dfg_session_create(program, cpu(), NULL, &session), DFG_OK);

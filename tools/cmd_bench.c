@@ -32,7 +32,7 @@ static const char usage[] =
     "--seed N          seed of the random inputs (1)\n"
     "--device NAME     cpu (default) or cuda ('dfgc devices'); also\n"
     "                  --backend NAME\n"
-    "--planner, --align, --onednn as for 'dfgc compile', when MODEL is compiled\n"
+    "--planner, --align, --no-onednn as for 'dfgc compile', when MODEL is compiled\n"
     "--profile         then times each step alone over --iterations runs\n"
     "                  and prints the time per op type and the slowest steps\n"
     "--trace FILE      writes those step times as a Perfetto trace (Chrome\n"

@@ -34,11 +34,9 @@ int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
                                       &options->precision);
     if (found != 0)
         return found;
-    if (strcmp(argv[*i], "--onednn") == 0) {
-        const dfg_backend *cpu = NULL;
-        if (dfg_backend_find("cpu", &cpu) != DFG_OK)
-            return dfgc_library_error("--onednn"), -1;
-        options->backend_workspace = dfg_backend_workspace_rule(cpu);
+    if (strcmp(argv[*i], "--no-onednn") == 0) {
+        options->backend_workspace = NULL;
+        options->backend_workspace_for = NULL;
         return 1;
     }
     found = dfgc_option_value(command, argc, argv, i, "--planner", &value);

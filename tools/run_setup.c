@@ -62,13 +62,22 @@ int dfgc_run_setup_create(const char *model, const dfg_compile_options *options,
     if (dfg_backend_find(backend_name, &backend) != DFG_OK)
         return dfgc_library_error(NULL);
     /* A program compiled here for a device backend plans its BLAS library's
-     * scratch too, so that cuBLAS never allocates during a run. */
+     * scratch too, so that cuBLAS never allocates during a run, and that
+     * backend's rule (if any) rather than the CPU backend's. */
     dfg_compile_options device_options;
     if (options) {
         device_options = *options;
-        if (options->blas_workspace_bytes == 0 &&
-            strcmp(backend_name, "cpu") != 0)
-            device_options.blas_workspace_bytes = DFG_DEFAULT_BLAS_WORKSPACE;
+        if (strcmp(backend_name, "cpu") != 0) {
+            if (options->blas_workspace_bytes == 0)
+                device_options.blas_workspace_bytes =
+                    DFG_DEFAULT_BLAS_WORKSPACE;
+            if (options->backend_workspace) {
+                device_options.backend_workspace =
+                    dfg_backend_workspace_rule(backend);
+                device_options.backend_workspace_for =
+                    device_options.backend_workspace ? backend_name : NULL;
+            }
+        }
         options = &device_options;
     }
     if (dfgc_load_program(model, options, &s->program) != DFG_OK)

@@ -34,18 +34,25 @@ typedef struct dfg_compile_options {
      * the arena and never allocates. 0 (the CPU needs none); at most
      * DFG_MAX_BLAS_WORKSPACE. */
     uint64_t blas_workspace_bytes;
-    /* NULL, or the rule of the backend the program is for
+    /* The rule of the backend the program is for
      * (dfg_backend_workspace_rule): what it returns for a matmul, gemm or
      * conv2d step, beyond the op's own scratch, is planned into that
      * step's workspace, so that the backend's library (oneDNN on the CPU)
      * works in the arena. A backend whose step finds less planned runs
-     * its reference kernel. */
+     * its reference kernel. The CPU backend's by default (convolutions on
+     * oneDNN); NULL: none (every step on the reference kernels). A
+     * training step plans none (its weights change, so the CPU backend's
+     * prepared copies of them could not follow). */
     dfg_backend_workspace_fn backend_workspace;
     /* The dtype activations (and in a training step their gradients) are
      * stored in: DFG_F32 (the default) or DFG_BF16, with weights,
      * optimizer state and the loss kept in f32 and the CPU kernels
      * computing in f32 (passes/mixed_precision.c). */
     dfg_dtype precision;
+    /* The name of the backend whose rule backend_workspace is ("cpu"),
+     * recorded in the program: that backend, and no other, finds its
+     * scratch in the workspaces. Required with backend_workspace. */
+    const char *backend_workspace_for;
 } dfg_compile_options;
 
 void dfg_compile_options_init(dfg_compile_options *options);

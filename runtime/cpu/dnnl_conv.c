@@ -2,10 +2,12 @@
  * compiler's workspace rule and the session's preparation build the same
  * primitive descriptor (conv_plan_make), so the bytes planned and the
  * bytes used cannot disagree. */
+#include <omp.h>
 #include <string.h>
 
 #include "conv_geometry.h"
 #include "dnnl_conv.h"
+#include "dnnl_weights.h"
 #include "error.h"
 #include "memory.h"
 
@@ -244,9 +246,18 @@ int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
     dnnl_engine_t engine;
     if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
         return 0;
+    /* oneDNN sizes a scratchpad for the threads it may use: plan for every
+     * core, whatever this thread's setting is now (a process that loaded
+     * PyTorch runs with fewer), so that the program does not depend on
+     * the process that compiled it and a session's primitives, made with
+     * at most that many threads, fit. The setting is this thread's own. */
+    int threads = omp_get_max_threads();
+    omp_set_num_threads(omp_get_num_procs());
     conv_plan p;
     int64_t bytes = 0;
-    if (conv_plan_make(engine, attrs, in, n_in, out, NULL, &p) == 0) {
+    int made = conv_plan_make(engine, attrs, in, n_in, out, NULL, &p) == 0;
+    omp_set_num_threads(threads);
+    if (made) {
         /* 0 would read as "not for oneDNN": a conv that needs no scratch
          * still asks for one part. */
         bytes = max64(workspace_of(&p), PART_ALIGN);
@@ -268,7 +279,9 @@ struct dfg_dnnl_conv {
     int n_calls;
     dnnl_memory_t memories[7];
     int n_memories;
-    void *weights;      /* reordered weights, or NULL if used in place */
+    dfg_dnnl_weights *weights; /* reordered weights, or NULL if used in
+                                  place */
+    dfg_dnnl_weights *bias;    /* a mapped program's bias copied, or NULL */
     char impl[64];
 };
 
@@ -294,51 +307,35 @@ static int call_add(dfg_dnnl_conv *c, const_dnnl_primitive_desc_t pd,
     return 0;
 }
 
-/* The weights in the conv's chosen format, reordered once into memory the
- * conv owns; NULL on failure. */
+/* The weights in the conv's chosen format: used in place when that is
+ * their own, else reordered once, into the copy every session of the
+ * program shares when they are the program's bytes (dnnl_weights.h);
+ * NULL on failure, and NULL for a program's weights that are not a file's
+ * pages (compiled in this process, on the heap): their plain bytes cannot
+ * leave memory, so a blocked copy would hold the weights twice, and the
+ * memory promise (weights once) wins over the speed; such a conv runs on
+ * the reference kernel. A program loaded from a .dfgp gets both. */
 static dnnl_memory_t weights_memory(dfg_dnnl_conv *c, dnnl_engine_t engine,
-                                    const conv_plan *p, const void *weights,
-                                    const dfg_allocator *allocator)
+                                    const conv_plan *p,
+                                    const dfg_kernel_args *step)
 {
     if (dnnl_memory_desc_equal(&p->w_plain, p->w_chosen))
-        return memory_at(c, engine, p->w_chosen, (void *)weights);
-    c->weights = dfg_alloc(allocator, dnnl_memory_desc_get_size(p->w_chosen));
-    dnnl_memory_t plain = NULL, chosen = NULL;
-    dnnl_primitive_desc_t pd = NULL;
-    dnnl_primitive_t reorder = NULL;
-    dnnl_stream_t stream = NULL;
-    int ok = c->weights &&
-             (chosen = memory_at(c, engine, p->w_chosen, c->weights)) &&
-             dnnl_memory_create(&plain, &p->w_plain, engine,
-                                (void *)weights) == dnnl_success &&
-             dnnl_reorder_primitive_desc_create(&pd, &p->w_plain, engine,
-                                                p->w_chosen, engine,
-                                                NULL) == dnnl_success &&
-             dnnl_primitive_create(&reorder, pd) == dnnl_success &&
-             dnnl_stream_create(&stream, engine, dnnl_stream_default_flags) ==
-                 dnnl_success;
-    if (ok) {
-        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, plain},
-                                   {DNNL_ARG_TO, chosen}};
-        ok = dnnl_primitive_execute(reorder, stream, 2, args) == dnnl_success &&
-             dnnl_stream_wait(stream) == dnnl_success;
-    }
-    if (stream)
-        dnnl_stream_destroy(stream);
-    if (reorder)
-        dnnl_primitive_destroy(reorder);
-    if (pd)
-        dnnl_primitive_desc_destroy(pd);
-    if (plain)
-        dnnl_memory_destroy(plain);
-    return ok ? chosen : NULL;
+        return memory_at(c, engine, p->w_chosen, (void *)step->in[1]);
+    if ((step->shared_inputs & 2u) && !(step->mapped_inputs & 2u))
+        return NULL;
+    void *data = NULL;
+    if (dfg_dnnl_weights_acquire(engine, &p->w_plain, step->in[1],
+                                 p->w_chosen, (step->shared_inputs & 2u) != 0,
+                                 (step->mapped_inputs & 2u) != 0, &c->weights,
+                                 &data) != DFG_OK)
+        return NULL;
+    return memory_at(c, engine, p->w_chosen, data);
 }
 
 /* Builds the calls of c from plan p over the step's operands; -1 if
  * oneDNN refuses any of it. */
 static int conv_calls_make(dfg_dnnl_conv *c, dnnl_engine_t engine,
-                           const conv_plan *p, const dfg_kernel_args *step,
-                           const dfg_allocator *allocator)
+                           const conv_plan *p, const dfg_kernel_args *step)
 {
     char *ws = step->workspace;
     dnnl_memory_desc_t scratch_md;
@@ -349,7 +346,7 @@ static int conv_calls_make(dfg_dnnl_conv *c, dnnl_engine_t engine,
     dnnl_memory_t scratch = memory_at(c, engine, &scratch_md, ws);
     dnnl_memory_t x_user = memory_at(c, engine, &p->x_plain, (void *)step->in[0]);
     dnnl_memory_t y_user = memory_at(c, engine, &p->y_plain, step->out[0]);
-    dnnl_memory_t w = weights_memory(c, engine, p, step->in[1], allocator);
+    dnnl_memory_t w = weights_memory(c, engine, p, step);
     if (!scratch || !x_user || !y_user || !w)
         return -1;
     dnnl_memory_t x = x_user, y = y_user;
@@ -371,7 +368,16 @@ static int conv_calls_make(dfg_dnnl_conv *c, dnnl_engine_t engine,
                                {DNNL_ARG_SCRATCHPAD, scratch}};
     int n_args = 4;
     if (step->n_inputs > 2 && step->in[2]) {
-        dnnl_memory_t b = memory_at(c, engine, &p->b_plain, (void *)step->in[2]);
+        /* A mapped program's bias is copied too: reading it in place would
+         * bring back its neighbours, the dropped weight pages, with it
+         * (the page cache maps files in folios up to 2 MiB). */
+        void *bias = (void *)step->in[2];
+        if ((step->mapped_inputs & 4u) &&
+            dfg_dnnl_weights_acquire(engine, &p->b_plain, step->in[2],
+                                     &p->b_plain, 1, 0, &c->bias,
+                                     &bias) != DFG_OK)
+            return -1;
+        dnnl_memory_t b = memory_at(c, engine, &p->b_plain, bias);
         if (!b)
             return -1;
         args[n_args++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, b};
@@ -406,16 +412,11 @@ dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
         conv_plan_make(engine, step->attrs, step->in_types, step->n_inputs,
                        step->out_types, activation, &p) != 0)
         return DFG_OK;
-    /* Only a program compiled with the CPU backend's workspace rule
-     * (dfgc --onednn) planned scratch past the op's own: the rule is the
-     * opt-in, since each session then keeps these weights reordered, a
-     * second copy beside the program's. */
-    int64_t own = dfg_align_up(
-        dfg_workspace_conv2d(step->attrs, step->in_types, step->n_inputs,
-                             step->out_types, step->n_outputs),
-        256);
-    if (step->workspace_bytes <= own ||
-        step->workspace_bytes < workspace_of(&p) || !step->workspace) {
+    /* Only a program compiled with the CPU backend's workspace rule (it
+     * records that) planned oneDNN's scratch; a CPU whose primitive wants
+     * more than the one it was compiled on planned runs the reference. */
+    if (!step->backend_workspace || !step->workspace ||
+        step->workspace_bytes < workspace_of(&p)) {
         conv_plan_free(&p);
         return DFG_OK;
     }
@@ -425,7 +426,7 @@ dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                          "cpu backend: out of memory for a oneDNN conv");
     }
-    int made = conv_calls_make(c, engine, &p, step, allocator);
+    int made = conv_calls_make(c, engine, &p, step);
     conv_plan_free(&p);
     if (made != 0) {
         dfg_dnnl_conv_destroy(c, allocator);
@@ -451,6 +452,11 @@ dfg_status dfg_dnnl_conv_run(const dfg_dnnl_conv *c, dnnl_stream_t stream)
 
 const char *dfg_dnnl_conv_impl(const dfg_dnnl_conv *c) { return c->impl; }
 
+void dfg_dnnl_conv_drop_plain(const dfg_dnnl_conv *c)
+{
+    dfg_dnnl_weights_drop_plain(c->weights);
+}
+
 void dfg_dnnl_conv_destroy(dfg_dnnl_conv *c, const dfg_allocator *allocator)
 {
     if (!c)
@@ -459,6 +465,7 @@ void dfg_dnnl_conv_destroy(dfg_dnnl_conv *c, const dfg_allocator *allocator)
         dnnl_primitive_destroy(c->calls[i].primitive);
     for (int i = 0; i < c->n_memories; i++)
         dnnl_memory_destroy(c->memories[i]);
-    dfg_free(allocator, c->weights);
+    dfg_dnnl_weights_release(c->weights);
+    dfg_dnnl_weights_release(c->bias);
     dfg_free(allocator, c);
 }

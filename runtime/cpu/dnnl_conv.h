@@ -1,22 +1,24 @@
 /* conv2d on oneDNN: a convolution primitive whose formats oneDNN chooses
  * for the CPU it runs on (blocked nChw8c / nChw16c on AVX2 / AVX-512),
  * with the step's x and y reordered between dfg's plain NCHW and those
- * formats inside the step, and its weights reordered once, when the
- * session is created. An activation that the next step applies in place
- * to the conv's output runs as the conv's post-op instead.
+ * formats inside the step, and its weights reordered once, when the first
+ * session of the program is created, into a copy all its sessions share
+ * (dnnl_weights.h). An activation that the next step applies in place to
+ * the conv's output runs as the conv's post-op instead.
  *
  * Scratch: everything oneDNN needs while the step runs (its scratchpad,
  * in user mode, and the blocked copies of x and y) lies in the step's
  * planned workspace, so a run allocates nothing of its own. The compiler
  * learns how much through dfg_dnnl_conv_workspace_bytes (the CPU
- * backend's workspace rule, handed to dfg_compile by the caller); a step
- * whose planned workspace is smaller (a program compiled without that
- * rule, or for another backend) runs on the reference kernel instead.
+ * backend's workspace rule, dfg_compile's default); a step of a program
+ * compiled without that rule (the program records it), or whose planned
+ * workspace is smaller (compiled on a CPU whose primitives needed less),
+ * runs on the reference kernel instead.
  *
  * Lifetime: a dfg_dnnl_conv is made by dfg_dnnl_conv_create with the
- * session's allocator, owns its oneDNN objects and its reordered weights,
- * points into the step's regions (which must outlive it), and is freed by
- * dfg_dnnl_conv_destroy. */
+ * session's allocator, owns its oneDNN objects and a reference to its
+ * reordered weights, points into the step's regions (which must outlive
+ * it), and is freed by dfg_dnnl_conv_destroy. */
 #ifndef DFG_CPU_DNNL_CONV_H
 #define DFG_CPU_DNNL_CONV_H
 
@@ -49,6 +51,10 @@ dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
 dfg_status dfg_dnnl_conv_run(const dfg_dnnl_conv *conv, dnnl_stream_t stream);
 /* The implementation oneDNN chose ("jit:avx2", ...), for reports. */
 const char *dfg_dnnl_conv_impl(const dfg_dnnl_conv *conv);
+/* Drops the pages of the plain weights again, if they are a mapped
+ * program's, once every conv of the session has been prepared (reading a
+ * neighbour's bytes brought some of them back). */
+void dfg_dnnl_conv_drop_plain(const dfg_dnnl_conv *conv);
 void dfg_dnnl_conv_destroy(dfg_dnnl_conv *conv, const dfg_allocator *allocator);
 
 #endif

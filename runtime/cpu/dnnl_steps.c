@@ -39,7 +39,7 @@ void dfg_dnnl_steps_destroy(dfg_dnnl_steps *s, const dfg_allocator *allocator)
 static int any_conv(const dfg_kernel_args *steps, int32_t n_steps)
 {
     for (int32_t i = 0; i < n_steps; i++)
-        if (steps[i].op == DFG_OP_CONV2D && steps[i].workspace_bytes > 0)
+        if (steps[i].op == DFG_OP_CONV2D && steps[i].backend_workspace)
             return 1;
     return 0;
 }
@@ -97,6 +97,9 @@ dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
         dfg_dnnl_steps_destroy(s, allocator);
         return DFG_OK;
     }
+    for (int32_t i = 0; i < n_steps; i++)
+        if (s->convs[i])
+            dfg_dnnl_conv_drop_plain(s->convs[i]);
     *out = s;
     return DFG_OK;
 }

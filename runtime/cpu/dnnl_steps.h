@@ -9,6 +9,7 @@
 #ifndef DFG_CPU_DNNL_STEPS_H
 #define DFG_CPU_DNNL_STEPS_H
 
+#include "cpu_workspace_rule.h"
 #include "dfg/allocator.h"
 #include "kernels.h"
 
@@ -23,11 +24,5 @@ int dfg_dnnl_steps_take(const dfg_dnnl_steps *steps, int32_t i);
 dfg_status dfg_dnnl_steps_run(const dfg_dnnl_steps *steps, int32_t i);
 void dfg_dnnl_steps_destroy(dfg_dnnl_steps *steps,
                             const dfg_allocator *allocator);
-
-/* The CPU backend's workspace rule: the bytes of scratch a step of op
- * needs to run on oneDNN, 0 if it runs on the reference kernel. */
-int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
-                               const struct dfg_type *in, int32_t n_in,
-                               const struct dfg_type *out, int32_t n_out);
 
 #endif

@@ -32,6 +32,17 @@ typedef struct dfg_kernel_args {
      * weight of a program that never updates its weights), so a backend
      * may keep a copy of it in another layout, made once. */
     uint32_t constant_inputs;
+    /* Bit j set: input j is the program's bytes, read in place by every
+     * session of it and outliving them all, so a backend may share its
+     * copy in another layout among them (runtime/cpu/dnnl_weights.h). */
+    uint32_t shared_inputs;
+    /* Bit j set: and those bytes are pages of a mapped file, which may
+     * leave the resident set once copied (read again, they come back). */
+    uint32_t mapped_inputs;
+    /* 1 if the program was compiled with this backend's workspace rule
+     * (it records which), so the step's workspace holds the backend's
+     * scratch past the op's own. */
+    int backend_workspace;
 } dfg_kernel_args;
 
 typedef dfg_status (*dfg_cpu_kernel)(const dfg_kernel_args *args);

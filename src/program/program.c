@@ -1,5 +1,6 @@
 #include "program.h"
 
+#include <stdint.h>
 #include <string.h>
 #include "error.h"
 #include "memory.h"
@@ -86,6 +87,17 @@ dfg_status dfg_program_hold(dfg_program *p, dfg_shared_bytes *bytes)
     dfg_shared_bytes_retain(bytes);
     p->held[p->n_held++] = bytes;
     return DFG_OK;
+}
+
+int dfg_program_bytes_mapped(const dfg_program *p, const void *data)
+{
+    uintptr_t at = (uintptr_t)data;
+    for (int32_t i = 0; i < p->n_held; i++) {
+        uintptr_t base = (uintptr_t)dfg_shared_bytes_data(p->held[i]);
+        if (at >= base && at - base < dfg_shared_bytes_size(p->held[i]))
+            return dfg_shared_bytes_is_mapped(p->held[i]);
+    }
+    return 0;
 }
 
 void dfg_program_gather_weights(const dfg_program *p, uint8_t *dst)

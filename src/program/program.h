@@ -73,6 +73,9 @@ typedef struct dfg_program_step {
     int64_t flops;
 } dfg_program_step;
 
+/* Room for a backend's name in dfg_program.workspace_rule, NUL included. */
+#define DFG_PROGRAM_RULE_NAME_BYTES 16
+
 struct dfg_program {
     dfg_allocator allocator;
     int32_t n_tensors;
@@ -88,6 +91,10 @@ struct dfg_program {
     int32_t n_held, held_capacity;
     dfg_shared_bytes **held;
     dfg_plan_stats stats;
+    /* The backend whose workspace rule planned its scratch into the steps'
+     * workspaces (dfg_compile_options.backend_workspace_for, "cpu"), or ""
+     * for none: only that backend finds its scratch there. */
+    char workspace_rule[DFG_PROGRAM_RULE_NAME_BYTES];
 };
 
 /* An empty program with zeroed arrays of the given sizes and a weights
@@ -100,6 +107,9 @@ dfg_program *dfg_program_alloc(const dfg_allocator *allocator,
 
 /* Takes a reference to bytes, which tensors' data will point into. */
 dfg_status dfg_program_hold(dfg_program *program, dfg_shared_bytes *bytes);
+
+/* 1 if data lies in a block of the program's that is a file mapping. */
+int dfg_program_bytes_mapped(const dfg_program *program, const void *data);
 
 /* Writes the weights region as the plan lays it out into dst
  * (region_bytes[DFG_REGION_WEIGHTS] bytes): each tensor's data at its

@@ -30,7 +30,10 @@
 #define DFG_FILE_WEIGHTS_ALIGNMENT 4096u
 #define DFG_FILE_TENSOR_RECORD_BYTES 120u
 #define DFG_FILE_STEP_HEADER_BYTES 32u    /* before operands and attrs */
-#define DFG_FILE_PLAN_BYTES 80u
+#define DFG_FILE_PLAN_BYTES 96u
+/* A plan section written before the workspace rule's name was added (it
+ * then loads as "": compiled without a backend's rule). */
+#define DFG_FILE_PLAN_BYTES_WITHOUT_RULE 80u
 /* A plan section written before the recorded-order lower bound was added
  * (it then loads as 0: not recorded). */
 #define DFG_FILE_PLAN_BYTES_WITHOUT_RECORDED_BOUND 72u

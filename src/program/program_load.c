@@ -120,9 +120,11 @@ static dfg_status read_counts(file_sections *f, file_counts *c)
 {
     dfg_byte_reader *plan = &f->section[DFG_SECTION_PLAN];
     if (plan->size != DFG_FILE_PLAN_BYTES &&
+        plan->size != DFG_FILE_PLAN_BYTES_WITHOUT_RULE &&
         plan->size != DFG_FILE_PLAN_BYTES_WITHOUT_RECORDED_BOUND)
-        return FORMAT_ERROR("plan section of %zu bytes, expected %u or %u",
+        return FORMAT_ERROR("plan section of %zu bytes, expected %u, %u or %u",
                             plan->size, DFG_FILE_PLAN_BYTES,
+                            DFG_FILE_PLAN_BYTES_WITHOUT_RULE,
                             DFG_FILE_PLAN_BYTES_WITHOUT_RECORDED_BOUND);
     for (int r = 0; r < DFG_REGION_COUNT; r++) {
         c->region_bytes[r] = dfg_read_i64(plan);
@@ -316,7 +318,15 @@ static void read_io_and_plan(file_sections *f, dfg_program *p)
     s->n_steps = dfg_read_i32(&plan);
     s->n_tensors = dfg_read_i32(&plan);
     s->recorded_lower_bound_bytes =
-        plan.size == DFG_FILE_PLAN_BYTES ? dfg_read_u64(&plan) : 0;
+        plan.size > DFG_FILE_PLAN_BYTES_WITHOUT_RECORDED_BOUND
+            ? dfg_read_u64(&plan)
+            : 0;
+    /* Checked by dfg_program_validate (a NUL within the field). */
+    const uint8_t *rule = plan.size == DFG_FILE_PLAN_BYTES
+                              ? dfg_read_bytes(&plan, sizeof p->workspace_rule)
+                              : NULL;
+    if (rule)
+        memcpy(p->workspace_rule, rule, sizeof p->workspace_rule);
 }
 
 /* Points every weights-region tensor at its bytes in the weights section,

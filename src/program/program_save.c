@@ -95,6 +95,7 @@ static void encode_plan(const dfg_program *p, dfg_byte_writer *w)
     dfg_write_i32(w, s->n_steps);
     dfg_write_i32(w, s->n_tensors);
     dfg_write_u64(w, s->recorded_lower_bound_bytes);
+    dfg_write_bytes(w, p->workspace_rule, sizeof p->workspace_rule);
 }
 
 /* Header, section table and the sections, each aligned as

@@ -29,6 +29,17 @@ static dfg_status validate_stats(const dfg_program *p)
         (s->verified != 0 && s->verified != 1))
         return INVALID("alignment %llu or verified flag %d is invalid",
                        (unsigned long long)s->alignment, s->verified);
+    /* A backend's name: letters, digits and '_', then NULs. */
+    size_t n = strnlen(p->workspace_rule, sizeof p->workspace_rule);
+    int named = n < sizeof p->workspace_rule;
+    for (size_t i = 0; named && i < sizeof p->workspace_rule; i++) {
+        char c = p->workspace_rule[i];
+        named = i < n ? (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                            c == '_'
+                      : c == 0;
+    }
+    if (!named)
+        return INVALID("the workspace rule's backend name is malformed");
     return DFG_OK;
 }
 

@@ -122,20 +122,27 @@ int dfg_shared_bytes_is_mapped(const dfg_shared_bytes *bytes)
     return bytes->mapping != NULL;
 }
 
-void dfg_shared_bytes_drop_pages(const dfg_shared_bytes *bytes,
-                                 const void *data, size_t size)
+void dfg_drop_file_pages(const void *data, size_t size)
 {
     long page = sysconf(_SC_PAGESIZE);
-    if (!bytes->mapping || page <= 0 || size == 0)
+    if (page <= 0 || size == 0)
         return;
     uintptr_t begin = (uintptr_t)data, end = begin + size;
     uintptr_t first = (begin + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
     uintptr_t last = end & ~((uintptr_t)page - 1);
-    if (begin < (uintptr_t)bytes->data ||
-        end > (uintptr_t)bytes->data + bytes->size || first >= last)
+    if (first >= last)
         return;
     /* Advice only: on failure the pages simply stay. */
     (void)madvise((void *)first, last - first, MADV_DONTNEED);
+}
+
+void dfg_shared_bytes_drop_pages(const dfg_shared_bytes *bytes,
+                                 const void *data, size_t size)
+{
+    uintptr_t begin = (uintptr_t)data, base = (uintptr_t)bytes->data;
+    if (bytes->mapping && begin >= base && begin - base <= bytes->size &&
+        size <= bytes->size - (begin - base))
+        dfg_drop_file_pages(data, size);
 }
 
 void dfg_shared_bytes_retain(dfg_shared_bytes *bytes)

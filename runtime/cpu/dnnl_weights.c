@@ -1,0 +1,179 @@
+/* Reordered weights shared by the sessions that read the same plain bytes
+ * (dnnl_weights.h). A list under one lock: a program has a few hundred
+ * convs at most, and the list is walked only while sessions are made. */
+#include <pthread.h>
+#include <string.h>
+
+#include "dnnl_weights.h"
+#include "error.h"
+#include "memory.h"
+#include "shared_bytes.h"
+
+struct dfg_dnnl_weights {
+    dfg_dnnl_weights *next;
+    const void *plain;
+    dnnl_memory_desc_t chosen;
+    void *data;
+    int64_t bytes;
+    int64_t references;
+    int listed; /* shared: in entries */
+    size_t plain_bytes; /* > 0: plain is a file's pages, to be dropped */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static dfg_dnnl_weights *entries; /* under lock */
+static int64_t held_bytes;        /* under lock */
+
+static dfg_allocator shared_allocator(void)
+{
+    return dfg_allocator_or_default(NULL);
+}
+
+/* Reorders plain (plain_md) into data (chosen_md); -1 on failure. */
+static int reorder(dnnl_engine_t engine, const dnnl_memory_desc_t *plain_md,
+                   const void *plain, const dnnl_memory_desc_t *chosen_md,
+                   void *data)
+{
+    dnnl_memory_t from = NULL, to = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_primitive_t primitive = NULL;
+    dnnl_stream_t stream = NULL;
+    int ok = dnnl_memory_create(&from, plain_md, engine, (void *)plain) ==
+                 dnnl_success &&
+             dnnl_memory_create(&to, chosen_md, engine, data) == dnnl_success &&
+             dnnl_reorder_primitive_desc_create(&pd, plain_md, engine,
+                                                chosen_md, engine, NULL) ==
+                 dnnl_success &&
+             dnnl_primitive_create(&primitive, pd) == dnnl_success &&
+             dnnl_stream_create(&stream, engine, dnnl_stream_default_flags) ==
+                 dnnl_success;
+    if (ok) {
+        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+        ok = dnnl_primitive_execute(primitive, stream, 2, args) ==
+                 dnnl_success &&
+             dnnl_stream_wait(stream) == dnnl_success;
+    }
+    if (stream)
+        dnnl_stream_destroy(stream);
+    if (primitive)
+        dnnl_primitive_destroy(primitive);
+    if (pd)
+        dnnl_primitive_desc_destroy(pd);
+    if (to)
+        dnnl_memory_destroy(to);
+    if (from)
+        dnnl_memory_destroy(from);
+    return ok ? 0 : -1;
+}
+
+static dfg_dnnl_weights *find(const void *plain,
+                              const dnnl_memory_desc_t *chosen_md)
+{
+    for (dfg_dnnl_weights *e = entries; e; e = e->next)
+        if (e->plain == plain && dnnl_memory_desc_equal(&e->chosen, chosen_md))
+            return e;
+    return NULL;
+}
+
+/* *out: a new entry (not yet listed) holding plain reordered. */
+static dfg_status make(dnnl_engine_t engine, const dnnl_memory_desc_t *plain_md,
+                       const void *plain, const dnnl_memory_desc_t *chosen_md,
+                       int drop_plain, dfg_dnnl_weights **out)
+{
+    dfg_allocator a = shared_allocator();
+    dfg_dnnl_weights *e = dfg_calloc(&a, 1, sizeof *e);
+    size_t bytes = dnnl_memory_desc_get_size(chosen_md);
+    if (e)
+        e->data = dfg_alloc(&a, bytes);
+    if (!e || !e->data) {
+        dfg_free(&a, e);
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                         "cpu backend: out of memory for %zu bytes of "
+                         "reordered conv weights", bytes);
+    }
+    if (reorder(engine, plain_md, plain, chosen_md, e->data) != 0) {
+        dfg_free(&a, e->data);
+        dfg_free(&a, e);
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "cpu backend: oneDNN could not reorder conv weights");
+    }
+    /* One tensor at a time: the plain pages go as soon as their copy is
+     * made, so the two never sum up over the whole model. */
+    if (drop_plain)
+        dfg_drop_file_pages(plain, dnnl_memory_desc_get_size(plain_md));
+    e->plain = plain;
+    e->plain_bytes = drop_plain ? dnnl_memory_desc_get_size(plain_md) : 0;
+    e->chosen = *chosen_md;
+    e->bytes = (int64_t)bytes;
+    *out = e;
+    return DFG_OK;
+}
+
+dfg_status dfg_dnnl_weights_acquire(dnnl_engine_t engine,
+                                    const dnnl_memory_desc_t *plain_md,
+                                    const void *plain,
+                                    const dnnl_memory_desc_t *chosen_md,
+                                    int shared, int drop_plain,
+                                    dfg_dnnl_weights **out, void **data)
+{
+    *out = NULL;
+    *data = NULL;
+    dfg_status status = DFG_OK;
+    pthread_mutex_lock(&lock);
+    dfg_dnnl_weights *e = shared ? find(plain, chosen_md) : NULL;
+    if (!e) {
+        status = make(engine, plain_md, plain, chosen_md, drop_plain, &e);
+        if (status == DFG_OK) {
+            held_bytes += e->bytes;
+            e->listed = shared;
+            if (shared) {
+                e->next = entries;
+                entries = e;
+            }
+        }
+    }
+    if (e)
+        e->references++;
+    pthread_mutex_unlock(&lock);
+    if (status != DFG_OK)
+        return status;
+    *out = e;
+    *data = e->data;
+    return DFG_OK;
+}
+
+void dfg_dnnl_weights_release(dfg_dnnl_weights *weights)
+{
+    if (!weights)
+        return;
+    pthread_mutex_lock(&lock);
+    int last = --weights->references == 0;
+    if (last && weights->listed) {
+        dfg_dnnl_weights **link = &entries;
+        while (*link != weights)
+            link = &(*link)->next;
+        *link = weights->next;
+    }
+    if (last)
+        held_bytes -= weights->bytes;
+    pthread_mutex_unlock(&lock);
+    if (last) {
+        dfg_allocator a = shared_allocator();
+        dfg_free(&a, weights->data);
+        dfg_free(&a, weights);
+    }
+}
+
+void dfg_dnnl_weights_drop_plain(const dfg_dnnl_weights *weights)
+{
+    if (weights && weights->plain_bytes)
+        dfg_drop_file_pages(weights->plain, weights->plain_bytes);
+}
+
+int64_t dfg_dnnl_weights_held_bytes(void)
+{
+    pthread_mutex_lock(&lock);
+    int64_t bytes = held_bytes;
+    pthread_mutex_unlock(&lock);
+    return bytes;
+}

@@ -1,0 +1,50 @@
+/* Weights in the layout a oneDNN primitive chose, reordered once per
+ * process for every session that reads the same plain bytes in place (the
+ * program's weights): eight sessions of one program hold one blocked copy
+ * of each conv weight, not eight.
+ *
+ * Entries are found by the plain bytes' address and the chosen layout, so
+ * only bytes that never change while a session holds them may be shared:
+ * a program's weights read in place (dfg_kernel_args.shared_inputs), which
+ * outlive every session of the program. Once the copy is made, plain bytes
+ * that are a file's pages (a mapped .dfgp, dfg_kernel_args.mapped_inputs)
+ * leave the resident set: read again, they come back from the file.
+ *
+ * Lifetime: dfg_dnnl_weights_acquire returns a reference to an entry,
+ * made by the first caller (under a process-wide lock, so sessions may be
+ * created on many threads) and freed by the last dfg_dnnl_weights_release.
+ * The copies are allocated with malloc, not with a session's allocator: no
+ * one session owns them. */
+#ifndef DFG_CPU_DNNL_WEIGHTS_H
+#define DFG_CPU_DNNL_WEIGHTS_H
+
+#include <dnnl.h>
+#include <stdint.h>
+#include "dfg/status.h"
+
+typedef struct dfg_dnnl_weights dfg_dnnl_weights;
+
+/* A reference to plain (laid out as plain_md) reordered to chosen_md on
+ * engine: the entry every shared caller of the same plain bytes and
+ * layout holds, or, when not shared (a session's own weights, which may
+ * change), a copy of the caller's own. drop_plain: plain lies in a file
+ * mapping whose pages may go. *data receives the reordered bytes, valid
+ * until the release. */
+dfg_status dfg_dnnl_weights_acquire(dnnl_engine_t engine,
+                                    const dnnl_memory_desc_t *plain_md,
+                                    const void *plain,
+                                    const dnnl_memory_desc_t *chosen_md,
+                                    int shared, int drop_plain,
+                                    dfg_dnnl_weights **out, void **data);
+/* NULL is ignored. */
+void dfg_dnnl_weights_release(dfg_dnnl_weights *weights);
+
+/* Drops the plain pages of weights (if they are a file's) again: reading
+ * a neighbour in place brings back the whole folio (up to 2 MiB) it lies
+ * in, dropped pages included. NULL is ignored. */
+void dfg_dnnl_weights_drop_plain(const dfg_dnnl_weights *weights);
+
+/* Bytes of reordered weights held now, for tests and reports. */
+int64_t dfg_dnnl_weights_held_bytes(void);
+
+#endif

@@ -1,0 +1,23 @@
+/* The CPU backend's workspace rule (runtime/cpu/dnnl_steps.c), which the
+ * compiler's default options plan with (passes/pipeline.c): a program
+ * compiled without naming a rule is compiled for the CPU backend, its
+ * convolutions on oneDNN. With runtime/evaluate.h, the runtime interface
+ * the passes may include (docs/architecture.md); it brings no session or
+ * backend into the compiler. */
+#ifndef DFG_RUNTIME_CPU_WORKSPACE_RULE_H
+#define DFG_RUNTIME_CPU_WORKSPACE_RULE_H
+
+#include <stdint.h>
+#include "dfg/graph.h"
+
+/* The CPU backend's name, which a program compiled with its rule records. */
+#define DFG_CPU_BACKEND_NAME "cpu"
+
+struct dfg_type;
+/* The bytes of scratch a step of op needs to run on oneDNN, 0 if it runs
+ * on the reference kernel (a dfg_backend_workspace_fn). */
+int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
+                               const struct dfg_type *in, int32_t n_in,
+                               const struct dfg_type *out, int32_t n_out);
+
+#endif
