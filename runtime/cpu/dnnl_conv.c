@@ -310,19 +310,13 @@ static int call_add(dfg_dnnl_conv *c, const_dnnl_primitive_desc_t pd,
 /* The weights in the conv's chosen format: used in place when that is
  * their own, else reordered once, into the copy every session of the
  * program shares when they are the program's bytes (dnnl_weights.h);
- * NULL on failure, and NULL for a program's weights that are not a file's
- * pages (compiled in this process, on the heap): their plain bytes cannot
- * leave memory, so a blocked copy would hold the weights twice, and the
- * memory promise (weights once) wins over the speed; such a conv runs on
- * the reference kernel. A program loaded from a .dfgp gets both. */
+ * NULL on failure. */
 static dnnl_memory_t weights_memory(dfg_dnnl_conv *c, dnnl_engine_t engine,
                                     const conv_plan *p,
                                     const dfg_kernel_args *step)
 {
     if (dnnl_memory_desc_equal(&p->w_plain, p->w_chosen))
         return memory_at(c, engine, p->w_chosen, (void *)step->in[1]);
-    if ((step->shared_inputs & 2u) && !(step->mapped_inputs & 2u))
-        return NULL;
     void *data = NULL;
     if (dfg_dnnl_weights_acquire(engine, &p->w_plain, step->in[1],
                                  p->w_chosen, (step->shared_inputs & 2u) != 0,
@@ -417,6 +411,16 @@ dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
      * more than the one it was compiled on planned runs the reference. */
     if (!step->backend_workspace || !step->workspace ||
         step->workspace_bytes < workspace_of(&p)) {
+        conv_plan_free(&p);
+        return DFG_OK;
+    }
+    /* Weights that are not a file's pages (a program compiled in this
+     * process, a session's own copy) cannot leave memory: a blocked copy
+     * would hold them twice, and weights once wins over speed, so such a
+     * conv runs on the reference kernel. A program loaded from a .dfgp
+     * (mapped) gets both. */
+    if (!dnnl_memory_desc_equal(&p.w_plain, p.w_chosen) &&
+        !(step->mapped_inputs & 2u)) {
         conv_plan_free(&p);
         return DFG_OK;
     }
