@@ -132,8 +132,16 @@ void dfg_drop_file_pages(const void *data, size_t size)
     uintptr_t last = end & ~((uintptr_t)page - 1);
     if (first >= last)
         return;
-    /* Advice only: on failure the pages simply stay. */
+    /* Advice only: on failure the pages simply stay. Unmapped, the pages
+     * would still be in the page cache, and a read of a neighbour maps
+     * every cached page around it back in (fault-around): evict them too
+     * (MADV_PAGEOUT, where the kernel has it), and read no more than the
+     * page asked for when a neighbour faults (MADV_RANDOM). */
+    (void)madvise((void *)first, last - first, MADV_RANDOM);
     (void)madvise((void *)first, last - first, MADV_DONTNEED);
+#ifdef MADV_PAGEOUT
+    (void)madvise((void *)first, last - first, MADV_PAGEOUT);
+#endif
 }
 
 void dfg_shared_bytes_drop_pages(const dfg_shared_bytes *bytes,
