@@ -66,7 +66,10 @@ def test_save_load_same_outputs(cnn, tmp_path):
     x = random_inputs(cnn, seed=3)
     a = cnn.session().run(x)["probs"]
     b = loaded.session().run(x)["probs"]
-    np.testing.assert_array_equal(a, b)
+    # the loaded program is mapped, so its convs run on oneDNN; the one
+    # compiled here keeps its weights on the heap and runs the reference
+    # kernels (runtime/cpu/dnnl_conv.c): the same up to float rounding
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
 
 
 @pytest.mark.skipif(not DFGC, reason="DFGC (the dfgc binary) not given")
