@@ -30,18 +30,46 @@
 #include "memory.h"
 #include "memory_plan.h"
 
-typedef struct candidate {
-    int32_t value;
-    double cost; /* FLOPs per byte freed */
-} candidate;
-
-/* Single values recompute chains of at most this many ops. */
-static int is_backward(const dfg_graph *g, const dfg_ir_node *node)
+static int writes_gradient(const dfg_graph *g, const dfg_ir_node *node)
 {
     for (int32_t i = 0; i < node->n_outputs; i++)
         if (g->values[node->outputs[i]].role == DFG_ROLE_GRADIENT)
             return 1;
     return 0;
+}
+
+/* A recomputation appended by dfg_remat_recompute (named so, as the
+ * program's recomputing steps are, src/program/program_recompute.c). */
+static int is_recomputation(const dfg_ir_node *node)
+{
+    return node->name && strstr(node->name, "/recompute_") != NULL;
+}
+
+/* A backward node writes a gradient, recomputes a forward value for
+ * backward (what it reads can be recomputed in turn, before it), or
+ * writes a mask that only nodes writing gradients read (relu's VJP
+ * compares its saved output with 0: the comparison must read the
+ * recomputed copy, not keep the original). */
+static int is_backward(const dfg_graph *g, const dfg_ir_node *node)
+{
+    if (writes_gradient(g, node) || is_recomputation(node))
+        return 1;
+    if (node->n_outputs != 1)
+        return 0;
+    const dfg_ir_value *mask = &g->values[node->outputs[0]];
+    if (mask->is_output || dfg_dtype_is_float(mask->type.dtype))
+        return 0;
+    int readers = 0;
+    for (int32_t n = 0; n < g->n_nodes; n++) {
+        const dfg_ir_node *m = &g->nodes[n];
+        for (int32_t i = 0; !m->dead && i < m->n_inputs; i++)
+            if (m->inputs[i] == node->outputs[0]) {
+                if (!writes_gradient(g, m))
+                    return 0;
+                readers++;
+            }
+    }
+    return readers > 0;
 }
 
 static int is_update(dfg_op op)
@@ -107,7 +135,7 @@ int64_t dfg_remat_node_flops(const dfg_graph *g, int32_t node,
 
 static int by_cost(const void *a, const void *b)
 {
-    const candidate *x = a, *y = b;
+    const dfg_remat_candidate *x = a, *y = b;
     return (x->cost > y->cost) - (x->cost < y->cost);
 }
 
@@ -385,10 +413,10 @@ static dfg_status describe(const dfg_graph *g, const dfg_compile_options *o,
     return st;
 }
 
-static candidate *candidates(dfg_graph *g, int32_t *n)
+dfg_remat_candidate *dfg_remat_candidates(const dfg_graph *g, int32_t *n)
 {
-    candidate *c = dfg_calloc(&g->allocator, (size_t)g->n_values + 1,
-                              sizeof *c);
+    dfg_remat_candidate *c = dfg_calloc(&g->allocator,
+                                        (size_t)g->n_values + 1, sizeof *c);
     *n = 0;
     for (int32_t v = 0; c && v < g->n_values; v++) {
         if (!dfg_remat_recomputable(g, v))
@@ -397,7 +425,8 @@ static candidate *candidates(dfg_graph *g, int32_t *n)
         int64_t flops = dfg_remat_node_flops(g, g->values[v].producer,
                                              &g->allocator);
         if (bytes > 0)
-            c[(*n)++] = (candidate){v, (double)flops / (double)bytes};
+            c[(*n)++] = (dfg_remat_candidate){v, (double)flops /
+                                                     (double)bytes};
     }
     if (c)
         qsort(c, (size_t)*n, sizeof *c, by_cost);
@@ -428,7 +457,7 @@ static dfg_status choose_single_values(dfg_graph *work,
                                        int64_t budget, single_values *out)
 {
     int32_t n;
-    candidate *c = candidates(work, &n);
+    dfg_remat_candidate *c = dfg_remat_candidates(work, &n);
     if (!c)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "remat: out of memory");
     dfg_status st = dfg_remat_trial_arena(work, o, &out->arena);
@@ -539,10 +568,12 @@ dfg_status dfg_pass_remat(dfg_graph *g, const dfg_compile_options *o,
                           dfg_remat_report *report)
 {
     memset(report, 0, sizeof *report);
-    if (t->memory_budget_bytes == 0 && t->memory_budget_percent == 0.0f)
-        return DFG_OK;
+    dfg_status st = dfg_remat_cheap(g, o);
+    if (st != DFG_OK ||
+        (t->memory_budget_bytes == 0 && t->memory_budget_percent == 0.0f))
+        return st;
     int64_t base;
-    dfg_status st = dfg_remat_trial_arena(g, o, &base);
+    st = dfg_remat_trial_arena(g, o, &base);
     if (st != DFG_OK)
         return st;
     report->unconstrained_arena = report->arena = base;

@@ -12,6 +12,16 @@
  * a view (or output 0 of batch_norm_train). */
 int dfg_remat_recomputable(const dfg_graph *g, int32_t v);
 
+/* A recomputable saved activation and its producer's FLOPs per byte. */
+typedef struct dfg_remat_candidate {
+    int32_t value;
+    double cost;
+} dfg_remat_candidate;
+
+/* g's recomputable saved activations, cheapest first (*n of them; the
+ * array is g's allocator's, NULL when out of memory). */
+dfg_remat_candidate *dfg_remat_candidates(const dfg_graph *g, int32_t *n);
+
 /* A node's FLOPs by its op's rule, and the sum over live nodes. */
 int64_t dfg_remat_node_flops(const dfg_graph *g, int32_t node,
                              const dfg_allocator *allocator);
@@ -28,6 +38,12 @@ int64_t dfg_remat_total_flops(const dfg_graph *g);
 dfg_status dfg_remat_recompute(dfg_graph *g, const int32_t *set,
                                int32_t n_set, int32_t max_chain,
                                int64_t *flops);
+
+/* Recomputes, in backward, each saved activation that a cheap
+ * elementwise chain remakes from operands kept anyway (at most 4 FLOPs
+ * per byte freed), where that shrinks the arena (passes/remat_cheap.c).
+ * Every training step does. */
+dfg_status dfg_remat_cheap(dfg_graph *g, const dfg_compile_options *o);
 
 /* The arena dfg_compile would plan for g now. */
 dfg_status dfg_remat_trial_arena(const dfg_graph *g,

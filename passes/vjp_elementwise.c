@@ -55,7 +55,7 @@ void dfg_vjp_unary(dfg_ad *ad, const dfg_ir_node *node, const int32_t *dy,
         dx[0] = dfg_ad_unary(ad, DFG_OP_NEG, mul(ad, g, mul(ad, y, y)));
         break;
     case DFG_OP_RELU:
-        dx[0] = masked(ad, compare_scalar(ad, DFG_OP_GREATER, x, 0.0f), g);
+        dx[0] = masked(ad, compare_scalar(ad, DFG_OP_GREATER, y, 0.0f), g);
         break;
     case DFG_OP_LEAKY_RELU:
         dx[0] = dfg_ad_where(ad, compare_scalar(ad, DFG_OP_GREATER, x, 0.0f),

@@ -529,24 +529,23 @@ static int count_recomputed(const dfg_program *p)
     return n;
 }
 
-/* Under a memory budget of 65% of the arena (the memory-aware schedule
- * already took the unconstrained arena from 2.06 to 1.58 MiB; half of that
- * is beyond what recomputing saved activations reaches), saved
- * activations are
- * recomputed and the arena fits, and an epoch's worth of runs (44 batches)
- * ends with the same weights: the recomputation is bit for bit the
- * forward's. An unreachable budget is an error naming the smallest arena
- * reached. */
+/* Every training step recomputes cheap chains (batch norm and relu from
+ * the conv output batch norm's backward keeps, passes/remat_cheap.c):
+ * the unconstrained arena is 1.01 MiB, not 1.50. Under a memory budget of
+ * 95% of it, more saved activations (convolutions) are recomputed and
+ * the arena fits, and an epoch's worth of runs (44 batches) ends with the
+ * same weights: every recomputation is bit for bit the forward's. An
+ * unreachable budget is an error naming the smallest arena reached. */
 static void test_memory_budget_keeps_the_results(void **state)
 {
     (void)state;
-    dfg_program *free_plan = compile_cnn(0.0f), *budget = compile_cnn(65.0f);
+    dfg_program *free_plan = compile_cnn(0.0f), *budget = compile_cnn(95.0f);
     dfg_plan_stats a, b;
     dfg_program_stats(free_plan, &a);
     dfg_program_stats(budget, &b);
-    assert_true(b.arena_bytes * 100 <= a.arena_bytes * 65);
-    assert_int_equal(count_recomputed(free_plan), 0);
-    assert_true(count_recomputed(budget) > 0);
+    assert_true(b.arena_bytes * 100 <= a.arena_bytes * 95);
+    assert_true(count_recomputed(free_plan) > 0);
+    assert_true(count_recomputed(budget) > count_recomputed(free_plan));
     const dfg_backend *cpu;
     assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
     dfg_session *sa, *sb;

@@ -93,7 +93,7 @@ static void write_model_line(FILE *out, const dfg_program *p)
     dfg_program_recomputation(p, &recomputed, &extra, &other);
     if (recomputed > 0)
         fprintf(out, "          %" PRId32 " steps recompute saved activations "
-                     "(memory budget): %.1f%% more flops\n", recomputed,
+                     "in backward: %.1f%% more flops\n", recomputed,
                 other ? 100.0 * (double)extra / (double)other : 0.0);
 }
 
