@@ -442,35 +442,37 @@ int64_t dfg_remat_total_flops(const dfg_graph *g)
     return total;
 }
 
-/* The single values to recompute: on work (a copy of the graph, changed
- * here), cheapest first, each followed by a trial plan, until the arena
- * fits the budget or no candidate is left. The values taken go to
- * taken[] (n_values entries) in the order they were taken. */
+/* The single values to recompute: on *work (a copy of the graph, replaced
+ * here), cheapest first, each tried on a copy with a trial plan and kept
+ * unless the arena grows, until the arena fits the budget or no candidate
+ * is left. The values taken go to taken[] (n_values entries) in the
+ * order they were taken. */
 typedef struct single_values {
     int32_t *taken;
     int32_t n_taken;
     int64_t arena, extra_flops;
 } single_values;
 
-static dfg_status choose_single_values(dfg_graph *work,
+static dfg_status choose_single_values(dfg_graph **work,
                                        const dfg_compile_options *o,
                                        int64_t budget, single_values *out)
 {
+    const dfg_remat_limits any = {.max_chain = MAX_CHAIN, .keep_equal = 1};
     int32_t n;
-    dfg_remat_candidate *c = dfg_remat_candidates(work, &n);
+    dfg_remat_candidate *c = dfg_remat_candidates(*work, &n);
     if (!c)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "remat: out of memory");
-    dfg_status st = dfg_remat_trial_arena(work, o, &out->arena);
+    dfg_status st = dfg_remat_trial_arena(*work, o, &out->arena);
     for (int32_t i = 0; i < n && st == DFG_OK && out->arena > budget; i++) {
         int64_t flops;
-        st = dfg_remat_recompute(work, &c[i].value, 1, MAX_CHAIN, &flops);
+        st = dfg_remat_try_value(work, o, c[i].value, &any, &out->arena,
+                                 &flops);
         if (st == DFG_OK && flops > 0) {
             out->extra_flops += flops;
             out->taken[out->n_taken++] = c[i].value;
-            st = dfg_remat_trial_arena(work, o, &out->arena);
         }
     }
-    dfg_free(&work->allocator, c);
+    dfg_free(&(*work)->allocator, c);
     return st;
 }
 
@@ -496,7 +498,7 @@ static dfg_status try_single_values(dfg_graph *g, const dfg_compile_options *o,
                                : dfg_error(DFG_ERR_OUT_OF_MEMORY,
                                            "remat: out of memory");
     if (st == DFG_OK)
-        st = choose_single_values(work, o, budget, out);
+        st = choose_single_values(&work, o, budget, out);
     dfg_graph_destroy(work);
     return st;
 }

@@ -45,6 +45,23 @@ dfg_status dfg_remat_recompute(dfg_graph *g, const int32_t *set,
  * Every training step does. */
 dfg_status dfg_remat_cheap(dfg_graph *g, const dfg_compile_options *o);
 
+/* What a recomputation may cost: chains of at most max_chain ops, at most
+ * max_flops_per_byte FLOPs per byte freed (0: any); keep_equal: kept when
+ * the arena stays the same (it may take several to move a peak). */
+typedef struct dfg_remat_limits {
+    int32_t max_chain;
+    double max_flops_per_byte;
+    int keep_equal;
+} dfg_remat_limits;
+
+/* Recomputes v on a copy of *work (when dfg_remat_recomputable and within
+ * limits); the copy replaces *work when its trial arena is below *arena
+ * (or equal, with keep_equal): *arena is updated and *flops receives the
+ * recomputation's FLOPs. Otherwise the copy is dropped and *flops is 0. */
+dfg_status dfg_remat_try_value(dfg_graph **work, const dfg_compile_options *o,
+                               int32_t v, const dfg_remat_limits *limits,
+                               int64_t *arena, int64_t *flops);
+
 /* The arena dfg_compile would plan for g now. */
 dfg_status dfg_remat_trial_arena(const dfg_graph *g,
                                  const dfg_compile_options *o,

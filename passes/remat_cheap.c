@@ -27,29 +27,29 @@
 #define CHEAP_FLOPS_PER_BYTE 4.0
 #define CHEAP_CHAIN 8
 
-/* Recomputes v on a copy of *work; the copy replaces *work when it is
- * cheap and shrinks the arena (*arena updated), and is dropped otherwise.
- * *taken receives whether it replaced it. */
-static dfg_status try_value(dfg_graph **work, const dfg_compile_options *o,
-                            int32_t v, int64_t *arena, int *taken)
+dfg_status dfg_remat_try_value(dfg_graph **work, const dfg_compile_options *o,
+                               int32_t v, const dfg_remat_limits *limits,
+                               int64_t *arena, int64_t *flops)
 {
-    *taken = 0;
+    *flops = 0;
     if (!dfg_remat_recomputable(*work, v))
         return DFG_OK;
     dfg_graph *t = NULL;
-    int64_t flops = 0, now = 0;
+    int64_t f = 0, now = 0;
     double bytes = (double)dfg_type_bytes(&(*work)->values[v].type);
     dfg_status st = dfg_graph_clone(*work, &(*work)->allocator, &t);
     if (st == DFG_OK)
-        st = dfg_remat_recompute(t, &v, 1, CHEAP_CHAIN, &flops);
-    int cheap = flops > 0 && (double)flops <= CHEAP_FLOPS_PER_BYTE * bytes;
-    if (st == DFG_OK && cheap)
+        st = dfg_remat_recompute(t, &v, 1, limits->max_chain, &f);
+    int allowed = f > 0 && (limits->max_flops_per_byte <= 0.0 ||
+                            (double)f <= limits->max_flops_per_byte * bytes);
+    if (st == DFG_OK && allowed)
         st = dfg_remat_trial_arena(t, o, &now);
-    if (st == DFG_OK && cheap && now < *arena) {
+    if (st == DFG_OK && allowed &&
+        (now < *arena || (limits->keep_equal && now == *arena))) {
         dfg_graph_destroy(*work);
         *work = t;
         *arena = now;
-        *taken = 1;
+        *flops = f;
         return DFG_OK;
     }
     dfg_graph_destroy(t);
@@ -61,6 +61,8 @@ static dfg_status choose(const dfg_graph *g, const dfg_compile_options *o,
                          const dfg_remat_candidate *c, int32_t n,
                          int32_t *taken, int32_t *n_taken)
 {
+    const dfg_remat_limits cheap = {.max_chain = CHEAP_CHAIN,
+                                    .max_flops_per_byte = CHEAP_FLOPS_PER_BYTE};
     dfg_graph *work = NULL;
     int64_t arena = 0;
     dfg_status st = dfg_graph_clone(g, &g->allocator, &work);
@@ -69,9 +71,9 @@ static dfg_status choose(const dfg_graph *g, const dfg_compile_options *o,
     for (int32_t i = 0; st == DFG_OK && i < n; i++) {
         if (c[i].cost > CHEAP_FLOPS_PER_BYTE)
             break;
-        int took;
-        st = try_value(&work, o, c[i].value, &arena, &took);
-        if (took)
+        int64_t flops;
+        st = dfg_remat_try_value(&work, o, c[i].value, &cheap, &arena, &flops);
+        if (flops > 0)
             taken[(*n_taken)++] = c[i].value;
     }
     dfg_graph_destroy(work);
