@@ -9,7 +9,10 @@
  *     dx = scale rstd / M (M dy - sum(dy) - xhat sum(dy xhat)),
  *     dscale = sum(dy xhat), dbias = sum(dy).
  * One channel per iteration, statistics in double; x, y, dy, dx may be
- * stored narrow (mixed precision), computed in f32. */
+ * stored narrow (mixed precision), computed in f32. dx may be written
+ * over x or dy (the op runs in place): a channel's sums are complete
+ * before its dx, and each dx element is written after its x and dy are
+ * read. */
 #include <math.h>
 
 #include "dtype_access.h"

@@ -1,7 +1,9 @@
 /* batch_norm_train and its gradient (batch_norm_train_ops.h): a block per
  * channel (block-strided over the grid), its threads folding the
  * channel's elements in f32, the block adding their shares in a tree,
- * then every thread writing its share of the channel's outputs. */
+ * then every thread writing its share of the channel's outputs. The
+ * gradient's dx may be written over x or dy (the op runs in place): each
+ * thread writes the elements it read, after the block's sums. */
 #include "device_loop.cuh"
 #include "kernels.h"
 #include "launch_geometry.h"
