@@ -205,6 +205,17 @@ dfg_status dfg_pass_liveness(const dfg_graph *graph,
                              dfg_liveness *out);
 void dfg_liveness_free(dfg_liveness *liveness, const dfg_allocator *allocator);
 
+/* Splits the buffer of each concat output that no step writes into cells,
+ * a rigid group whose cells live from their own part's producer on
+ * (passes/concat_cells.c); l->buffers is reallocated, root_buffer names
+ * each group's base cell. */
+dfg_status dfg_pass_concat_cells(const dfg_graph *graph,
+                                 const dfg_schedule *schedule,
+                                 const dfg_alias_plan *alias,
+                                 int64_t alignment,
+                                 const dfg_allocator *allocator,
+                                 dfg_liveness *l);
+
 /* The operand types of a node, inputs then outputs (n_inputs + n_outputs
  * entries; rank -1 for an absent optional input), in an array allocated
  * with allocator that the caller frees; NULL when out of memory. */

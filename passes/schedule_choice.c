@@ -60,6 +60,9 @@ static dfg_status plan_candidate(const order_search *s,
     if (st == DFG_OK)
         st = dfg_pass_liveness(graph, &out->schedule, &out->alias, in->costs,
                                allocator, &out->liveness);
+    if (st == DFG_OK)
+        st = dfg_pass_concat_cells(graph, &out->schedule, &out->alias,
+                                   in->alignment, allocator, &out->liveness);
     if (st == DFG_OK) {
         out->lower_bound = dfg_plan_lower_bound(
             out->liveness.buffers, out->liveness.n_buffers, in->alignment);

@@ -8,37 +8,10 @@
 #include "number_format.h"
 #include "program_recompute.h"
 #include "report_buckets.h"
+#include "report_peak.h"
 #include "text_escape.h"
 
 #define DFG_SUMMARY_LARGEST 5
-
-/* Arena bytes that hold a live tensor during step `step`. A tensor that
- * aliases another shares its bytes and is not counted twice. */
-static uint64_t live_bytes_at(const dfg_program *p, int32_t step)
-{
-    uint64_t live = 0;
-    for (int32_t i = 0; i < p->n_tensors; i++) {
-        const dfg_program_tensor *t = &p->tensors[i];
-        if (t->region == DFG_REGION_ARENA && t->alias_of < 0 &&
-            t->first_step <= step && step <= t->last_step)
-            live += (uint64_t)t->bytes;
-    }
-    return live;
-}
-
-static int32_t peak_step(const dfg_program *p, uint64_t *peak_bytes)
-{
-    int32_t peak = -1;
-    *peak_bytes = 0;
-    for (int32_t s = 0; s < p->n_steps; s++) {
-        uint64_t live = live_bytes_at(p, s);
-        if (peak < 0 || live > *peak_bytes) {
-            peak = s;
-            *peak_bytes = live;
-        }
-    }
-    return peak;
-}
 
 /* Indices of the largest arena tensors that own their bytes, largest
  * first (ties keep the earlier tensor); returns how many were found. */
@@ -130,19 +103,39 @@ static void write_plan_lines(FILE *out, const dfg_plan_stats *s)
             planner ? planner : "?", s->alignment, s->verified ? "yes" : "no");
 }
 
+/* The peak step and, when it holds a workspace, how much of the peak that
+ * is and why it is kept (report_peak.h). */
 static void write_peak(FILE *out, const dfg_program *p)
 {
-    uint64_t bytes;
-    int32_t step = peak_step(p, &bytes);
-    if (step < 0)
+    dfg_report_peak peak;
+    dfg_report_peak_find(p, &peak);
+    if (peak.step < 0)
         return;
-    const dfg_op_info *info = dfg_op_get(p->steps[step].op);
-    char human[32];
-    fprintf(out, "peak      step %" PRId32 " (%s \"", step,
+    const dfg_program_step *st = &p->steps[peak.step];
+    const dfg_op_info *info = dfg_op_get(st->op);
+    char human[32], own[32];
+    fprintf(out, "peak      step %" PRId32 " (%s \"", peak.step,
             info ? info->name : "?");
-    dfg_write_quoted_text(out, p->steps[step].name);
+    dfg_write_quoted_text(out, st->name);
     fprintf(out, "\"): %s live\n",
-            dfg_format_bytes(bytes, human, sizeof human));
+            dfg_format_bytes(peak.live_bytes, human, sizeof human));
+    if (peak.workspace <= 0)
+        return;
+    fprintf(out, "          peak includes %s of ",
+            dfg_format_bytes((uint64_t)peak.workspace, human, sizeof human));
+    if (peak.library_scratch)
+        fprintf(out, "%s for %s step %" PRId32 " (its own kernel needs %s; "
+                     "kept: faster)\n", dfg_report_peak_scratch_name(p),
+                info ? info->name : "?", peak.step,
+                dfg_format_bytes((uint64_t)peak.own_workspace, own, sizeof own));
+    else if (peak.workspace < peak.own_workspace)
+        fprintf(out, "workspace for %s step %" PRId32 " (fitted under the "
+                     "lower bound: its kernel could use %s)\n",
+                info ? info->name : "?", peak.step,
+                dfg_format_bytes((uint64_t)peak.own_workspace, own, sizeof own));
+    else
+        fprintf(out, "workspace for %s step %" PRId32 " (what the op needs)\n",
+                info ? info->name : "?", peak.step);
 }
 
 static void write_largest(FILE *out, const dfg_program *p)
