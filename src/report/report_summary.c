@@ -4,7 +4,9 @@
 #include <inttypes.h>
 #include "error.h"
 #include "kind_bytes.h"
+#include "memory.h"
 #include "program.h"
+#include "program_views.h"
 #include "number_format.h"
 #include "program_recompute.h"
 #include "report_buckets.h"
@@ -176,6 +178,32 @@ static void write_kind_bytes(FILE *out, const dfg_program *p)
         }
 }
 
+/* Concats without copies: their outputs, held slot by slot, and the
+ * tensors written straight into them. */
+static void write_concat_views(FILE *out, const dfg_program *p)
+{
+    uint8_t *written = dfg_calloc(&p->allocator, (size_t)p->n_tensors + 1, 1);
+    if (!written)
+        return;
+    dfg_program_mark_written(p, written);
+    int32_t outputs = 0, parts = 0;
+    for (int32_t i = 0; i < p->n_tensors; i++) {
+        const dfg_program_tensor *t = &p->tensors[i];
+        int32_t r = t->alias_of;
+        if (dfg_program_is_assembled(p, written, i))
+            outputs++;
+        else if (r >= 0 && r < p->n_tensors && written[i] &&
+                 dfg_program_is_assembled(p, written, r) &&
+                 t->first_step <= p->tensors[r].first_step)
+            parts++;
+    }
+    dfg_free(&p->allocator, written);
+    if (outputs > 0)
+        fprintf(out, "concats   %" PRId32 " outputs without a copy step, "
+                     "%" PRId32 " tensors written straight into them (each "
+                     "holds its slot from its step on)\n", outputs, parts);
+}
+
 dfg_status dfg_report_summary(const dfg_program *program, FILE *out)
 {
     if (!program || !out)
@@ -185,6 +213,7 @@ dfg_status dfg_report_summary(const dfg_program *program, FILE *out)
     write_plan_lines(out, &program->stats);
     write_kind_bytes(out, program);
     write_peak(out, program);
+    write_concat_views(out, program);
     write_largest(out, program);
     dfg_report_summary_buckets(out, program);
     if (fflush(out) != 0 || ferror(out))
