@@ -67,7 +67,7 @@ int main(int argc, char **argv)
     enum { N_PLANNERS = sizeof planners / sizeof planners[0] };
     const int64_t alignment = 256;
     double *times = malloc((size_t)repeats * sizeof *times);
-    dfg_buffer *lifetimes = malloc(100000 * sizeof *lifetimes);
+    dfg_buffer *lifetimes = calloc(100000, sizeof *lifetimes);
     dfg_buffer *b = malloc(100000 * sizeof *b);
     if (!times || !lifetimes || !b)
         return 1;

@@ -19,15 +19,10 @@
  * last concat of a chain is the longest found; a longer concat recorded
  * before a shorter one is not merged with it.
  *
- * A family reserves the longest's bytes from its first part on, also the
- * bytes of parts not written yet: in DenseNet's last layer of a block, the
- * features so far, the normalized copy the layer reads and its bottleneck
- * are live, plus the empty slot of the feature it is computing. The
- * policy SHORT_FAMILY leaves the longest concat a copy (of the next
- * longest's output, which holds the parts, and the last input), so that
- * slot is not reserved: one copy per family instead of none
- * (dfg_compile then makes whole again, one by one, the families whose
- * shortening does not lower the bound: kept_whole).
+ * A family's buffer is planned slot by slot (passes/concat_cells.c): the
+ * slot of a part not written yet holds other tensors, so in DenseNet's
+ * last layer of a block the empty slot of the feature it computes costs
+ * nothing.
  *
  * An input keeps its own bytes, and its concat stays a copy, when it is
  * absent, a graph input, a weight or constant, a graph output, the result
@@ -51,7 +46,6 @@ typedef struct concat_scan {
     const dfg_graph *graph;
     dfg_concat_views *views;
     dfg_concat_policy policy;
-    const uint8_t *kept_whole;   /* [n_nodes] or NULL: see pass.h */
     const int32_t *concat_reads; /* [n_values] live concats reading v (twice
                                     in one: 2); NULL for LAST_READER */
     int32_t *by_first_head;      /* [n_values] last live concat whose input 0
@@ -63,7 +57,6 @@ typedef struct concat_scan {
 void dfg_concat_views_free(dfg_concat_views *c, const dfg_allocator *allocator)
 {
     dfg_free(allocator, c->elided);
-    dfg_free(allocator, c->shortened);
     dfg_free(allocator, c->part_of);
     dfg_free(allocator, c->part_offset);
     memset(c, 0, sizeof *c);
@@ -127,31 +120,16 @@ static int is_prefix_of(const concat_scan *s, int32_t m, int32_t n, int32_t axis
 }
 
 /* Unless the policy is LAST_READER, input i may be a part only if every
- * concat reading it is node, one of its n_members prefixes, or the longer
- * concat that the family was shortened from (shortened: 1). */
+ * concat reading it is node or one of its n_members prefixes. */
 static int read_by_family_only(const concat_scan *s, const dfg_ir_node *node,
-                               int32_t i, int32_t n_members, int shortened)
+                               int32_t i, int32_t n_members)
 {
     if (!s->concat_reads)
         return 1;
-    int32_t family_reads = 1 + shortened;
+    int32_t family_reads = 1;
     for (int32_t k = 0; k < n_members; k++)
         family_reads += s->graph->nodes[s->members[k]].n_inputs > i;
     return s->concat_reads[node->inputs[i]] == family_reads;
-}
-
-/* SHORT_FAMILY: the longest of n's prefixes (the last recorded on ties)
- * takes n's place; it leaves the members. */
-static int32_t shorten(concat_scan *s, int32_t *n_members)
-{
-    int32_t best = 0;
-    for (int32_t k = 1; k < *n_members; k++)
-        if (s->graph->nodes[s->members[k]].n_inputs >
-            s->graph->nodes[s->members[best]].n_inputs)
-            best = k;
-    int32_t root = s->members[best];
-    s->members[best] = s->members[--*n_members];
-    return root;
 }
 
 static void consider(concat_scan *s, int32_t n)
@@ -168,15 +146,10 @@ static void consider(concat_scan *s, int32_t n)
          m = s->by_first_next[m])
         if (is_prefix_of(s, m, n, axis))
             s->members[n_members++] = m;
-    int shortened = s->policy == DFG_CONCAT_SHORT_FAMILY && n_members > 0 &&
-                    !(s->kept_whole && s->kept_whole[n]);
-    int32_t longest_node = n;
-    if (shortened)
-        n = shorten(s, &n_members);
-    const dfg_ir_node *node = &g->nodes[n];
+    const dfg_ir_node *node = longest;
     for (int32_t i = 0; i < node->n_inputs; i++)
         if (!may_be_part(g, c, node, i) ||
-            !read_by_family_only(s, node, i, n_members, shortened))
+            !read_by_family_only(s, node, i, n_members))
             return;
     int64_t offset = 0;
     for (int32_t i = 0; i < node->n_inputs; i++) {
@@ -193,8 +166,6 @@ static void consider(concat_scan *s, int32_t n)
         c->part_offset[out] = 0;
     }
     c->n_elided += 1 + n_members;
-    c->n_shortened += shortened;
-    c->shortened[longest_node] = (uint8_t)shortened;
 }
 
 /* The index of live concats by first input, and (concat_reads not NULL)
@@ -219,14 +190,12 @@ static void index_concats(concat_scan *s, int32_t *concat_reads)
 
 dfg_status dfg_pass_concat_views(const dfg_graph *graph,
                                  dfg_concat_policy policy,
-                                 const uint8_t *kept_whole,
                                  const dfg_allocator *allocator,
                                  dfg_concat_views *out)
 {
     memset(out, 0, sizeof *out);
     size_t nodes = (size_t)graph->n_nodes + 1, values = (size_t)graph->n_values + 1;
     out->elided = dfg_calloc(allocator, nodes, sizeof *out->elided);
-    out->shortened = dfg_calloc(allocator, nodes, sizeof *out->shortened);
     out->part_of = dfg_calloc(allocator, values, sizeof *out->part_of);
     out->part_offset = dfg_calloc(allocator, values, sizeof *out->part_offset);
     int counts_reads = policy != DFG_CONCAT_LAST_READER;
@@ -236,14 +205,13 @@ dfg_status dfg_pass_concat_views(const dfg_graph *graph,
         .graph = graph,
         .views = out,
         .policy = policy,
-        .kept_whole = kept_whole,
         .concat_reads = reads,
         .by_first_head = dfg_calloc(allocator, values, sizeof *s.by_first_head),
         .by_first_next = dfg_calloc(allocator, nodes, sizeof *s.by_first_next),
         .members = dfg_calloc(allocator, nodes, sizeof *s.members),
     };
     dfg_status st = DFG_OK;
-    if (!out->elided || !out->shortened || !out->part_of || !out->part_offset ||
+    if (!out->elided || !out->part_of || !out->part_offset ||
         (counts_reads && !reads) || !s.by_first_head || !s.by_first_next ||
         !s.members) {
         dfg_concat_views_free(out, allocator);

@@ -7,7 +7,11 @@
  * byte owner's tensor, which is never itself an alias, and lies at the
  * owner's offset plus its own byte offset, in the owner's region: views of
  * weights stay in the weights region. An owner's first/last step span
- * every value sharing its bytes; a sharer's are its own. View ops remain
+ * every value sharing its bytes; a sharer's are its own. A buffer that no
+ * step writes (a concat without copies) is held slot by slot: its own
+ * first step is when it is whole, and each part written into it keeps its
+ * bytes from its producer's step to the buffer's last, so that the tensors'
+ * lifetimes draw the staircase that passes/concat_cells.c planned. View ops remain
  * steps so that the plan shows them; their output already holds the data
  * (the runtime skips a step whose output is a view, or whose output and
  * input addresses are equal). */
@@ -70,6 +74,26 @@ static dfg_tensor_kind value_kind(const lowering *lw, int32_t v)
     return DFG_TENSOR_ACTIVATION;
 }
 
+/* A buffer no step writes (a concat without copies): its parts' producers
+ * write it, each at its own step (passes/concat_cells.c). */
+static int is_assembled(const lowering *lw, int32_t root)
+{
+    const dfg_ir_value *value = &lw->graph->values[root];
+    return value->kind == DFG_VALUE_NODE_OUTPUT && !dfg_value_is_stored(lw->graph, root) &&
+           lw->schedule->node_step[value->producer] < 0;
+}
+
+/* 1 if a step writes v's bytes: its node runs and is no view. */
+static int writes_bytes(const lowering *lw, int32_t v)
+{
+    const dfg_ir_value *value = &lw->graph->values[v];
+    if (value->kind != DFG_VALUE_NODE_OUTPUT ||
+        lw->schedule->node_step[value->producer] < 0)
+        return 0;
+    dfg_alias_kind kind = dfg_op_get(lw->graph->nodes[value->producer].op)->alias;
+    return kind != DFG_ALIAS_VIEW && kind != DFG_ALIAS_VIEW_IF_CONTIGUOUS;
+}
+
 static dfg_status lower_value(lowering *lw, int32_t v, int32_t index)
 {
     const dfg_graph *g = lw->graph;
@@ -93,6 +117,10 @@ static dfg_status lower_value(lowering *lw, int32_t v, int32_t index)
     t->alias_of = root == v ? -1 : lw->value_tensor[root];
     t->first_step = root == v ? l->root_first[v] : lw->schedule->first[v];
     t->last_step = root == v ? l->root_last[v] : lw->schedule->last[v];
+    if (is_assembled(lw, root) && root == v)
+        t->first_step = lw->schedule->first[v];
+    else if (is_assembled(lw, root) && writes_bytes(lw, v))
+        t->last_step = l->root_last[root];
     /* The program shares the graph's bytes: a view of a weight points
      * into its root's, which is lowered first (a view is a node output,
      * recorded after the value it reads). */

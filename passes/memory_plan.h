@@ -17,6 +17,14 @@ typedef struct dfg_buffer {
     int32_t first_step;  /* first step the bytes must hold the buffer */
     int32_t last_step;   /* last step, >= first_step */
     int64_t offset;      /* written by the planner */
+    /* A rigid group (a concat's buffer planned slot by slot): each cell
+     * is a buffer with its own lifetime, and the planner places the group
+     * as one, cell k at the group's base offset + its cell_offset. group
+     * is 0 for a buffer on its own; for a cell, 1 + the index of the
+     * group's base cell, whose cell_offset is 0. cell_offset is a
+     * multiple of the alignment. */
+    int32_t group;
+    int64_t cell_offset;
 } dfg_buffer;
 
 /* Places every buffer with the chosen planner; *arena_bytes receives the
@@ -40,8 +48,9 @@ dfg_status dfg_plan_hill_climb(dfg_buffer *buffers, int32_t n,
 dfg_status dfg_plan_smallest(dfg_buffer *buffers, int32_t n, int64_t alignment,
                              int64_t *arena_bytes, dfg_planner *winner);
 
-/* Max over steps of the sum of live (aligned) sizes: no placement of these
- * lifetimes can use less. */
+/* Max over steps of the sum of live (aligned) sizes, each cell of a group
+ * counted over its own lifetime: no placement of these lifetimes can use
+ * less. */
 int64_t dfg_plan_lower_bound(const dfg_buffer *buffers, int32_t n,
                              int64_t alignment);
 /* Sum of all aligned sizes: the arena without reuse. */
@@ -49,8 +58,10 @@ int64_t dfg_plan_no_reuse_bytes(const dfg_buffer *buffers, int32_t n,
                                 int64_t alignment);
 
 /* The independent check: every offset aligned, every buffer inside
- * [0, arena_bytes), and no two buffers whose lifetimes overlap share a
- * byte. Returns DFG_ERR_PLAN with a message naming the first conflict. */
+ * [0, arena_bytes), every cell of a group at its base's offset + its
+ * cell_offset, and no two buffers (cells included) whose lifetimes
+ * overlap share a byte. Returns DFG_ERR_PLAN with a message naming the
+ * first conflict. */
 dfg_status dfg_plan_verify_buffers(const dfg_buffer *buffers, int32_t n,
                                    int64_t alignment, int64_t arena_bytes);
 

@@ -70,10 +70,7 @@ typedef struct dfg_concat_views {
     int32_t *part_of;     /* [n_values] the concat output holding v's bytes
                              (a part, or a prefix concat's output), or -1 */
     int64_t *part_offset; /* [n_values] where, in bytes */
-    uint8_t *shortened;   /* [n_nodes] 1 for a family's longest concat that
-                             SHORT_FAMILY leaves a copy */
     int32_t n_elided;
-    int32_t n_shortened;  /* how many of those */
 } dfg_concat_views;
 
 /* Which tensors read by several concats become parts (dfg_compile scores
@@ -83,19 +80,11 @@ typedef enum dfg_concat_policy {
                                    (and of that concat's prefixes) */
     DFG_CONCAT_ONE_FAMILY = 1,  /* only if every concat reading it is in one
                                    family */
-    DFG_CONCAT_SHORT_FAMILY = 2, /* as ONE_FAMILY, but a family's longest
-                                   concat copies and the next longest holds
-                                   the parts, so that the longest's last
-                                   parts reserve no bytes before they are
-                                   written */
-    DFG_CONCAT_POLICIES = 3
+    DFG_CONCAT_POLICIES = 2
 } dfg_concat_policy;
 
-/* kept_whole: NULL, or [n_nodes] 1 for a longest concat whose family
- * SHORT_FAMILY leaves whole. */
 dfg_status dfg_pass_concat_views(const dfg_graph *graph,
                                  dfg_concat_policy policy,
-                                 const uint8_t *kept_whole,
                                  const dfg_allocator *allocator,
                                  dfg_concat_views *out);
 void dfg_concat_views_free(dfg_concat_views *concat,
@@ -205,6 +194,17 @@ dfg_status dfg_pass_liveness(const dfg_graph *graph,
                              dfg_liveness *out);
 void dfg_liveness_free(dfg_liveness *liveness, const dfg_allocator *allocator);
 
+/* Splits the buffer of each concat output that no step writes into cells,
+ * a rigid group whose cells live from their own part's producer on
+ * (passes/concat_cells.c); l->buffers is reallocated, root_buffer names
+ * each group's base cell. */
+dfg_status dfg_pass_concat_cells(const dfg_graph *graph,
+                                 const dfg_schedule *schedule,
+                                 const dfg_alias_plan *alias,
+                                 int64_t alignment,
+                                 const dfg_allocator *allocator,
+                                 dfg_liveness *l);
+
 /* The operand types of a node, inputs then outputs (n_inputs + n_outputs
  * entries; rank -1 for an absent optional input), in an array allocated
  * with allocator that the caller frees; NULL when out of memory. */
@@ -236,11 +236,9 @@ typedef struct dfg_order_inputs {
 } dfg_order_inputs;
 
 /* Plans the recorded order and the memory-aware ones, each with every
- * dfg_concat_policy (SHORT_FAMILY only where it shortens a family), and
- * keeps in *best the one with the smallest lower bound (on a tie the
- * first: recorded order, LAST_READER). When SHORT_FAMILY wins, each of
- * its families is made whole again where that keeps the bound (one copy
- * less). Free with dfg_planned_order_free. */
+ * dfg_concat_policy, and keeps in *best the one with the smallest lower
+ * bound (on a tie the first: recorded order, LAST_READER). Free with
+ * dfg_planned_order_free. */
 dfg_status dfg_choose_order(const dfg_graph *graph, const dfg_order_inputs *in,
                             const dfg_allocator *allocator,
                             dfg_planned_order *best);

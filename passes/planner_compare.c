@@ -4,7 +4,9 @@
  * The buffers are the arena tensors that own their bytes (alias_of < 0):
  * a view or an in-place output shares its owner's bytes, whose lifetime
  * already spans it, exactly as when the program was planned. So the row
- * of the program's own planner reproduces its arena.
+ * of the program's own planner reproduces its arena, but for a concat's
+ * buffer planned slot by slot (passes/concat_cells.c): here it is one
+ * buffer from its first slot on.
  *
  * The replay is what a dynamic framework does with the same tensors in
  * the same order: at each step it allocates the buffers whose lifetime
@@ -18,25 +20,47 @@
 #include "error.h"
 #include "memory_plan.h"
 #include "program.h"
+#include "program_views.h"
 
-/* The arena buffers of the program, malloc'ed into *out. */
+/* The arena buffers of the program, malloc'ed into *out. A buffer held
+ * slot by slot (dfg_program_held_steps) is one here, from its first slot
+ * on, as a framework holds a tensor it allocates. */
 static dfg_status collect_buffers(const dfg_program *p, dfg_buffer **out,
                                   int32_t *n)
 {
     *n = 0;
     *out = malloc(((size_t)p->n_tensors + 1) * sizeof **out);
-    if (!*out)
+    int32_t *buffer_of = malloc(((size_t)p->n_tensors + 1) * sizeof *buffer_of);
+    uint8_t *written = malloc((size_t)p->n_tensors + 1);
+    if (!*out || !buffer_of || !written) {
+        free(buffer_of);
+        free(written);
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                          "plan comparison: out of memory for %d tensors",
                          p->n_tensors);
+    }
     for (int32_t i = 0; i < p->n_tensors; i++) {
         const dfg_program_tensor *t = &p->tensors[i];
+        buffer_of[i] = -1;
         if (t->region != DFG_REGION_ARENA || t->alias_of >= 0)
             continue;
+        buffer_of[i] = *n;
         (*out)[(*n)++] = (dfg_buffer){.size = t->bytes,
                                       .first_step = t->first_step,
                                       .last_step = t->last_step};
     }
+    dfg_program_mark_written(p, written);
+    for (int32_t i = 0; i < p->n_tensors; i++) {
+        int32_t first, last;
+        if (p->tensors[i].alias_of < 0 ||
+            !dfg_program_held_steps(p, written, i, &first, &last))
+            continue;
+        dfg_buffer *whole = &(*out)[buffer_of[p->tensors[i].alias_of]];
+        if (first < whole->first_step)
+            whole->first_step = first;
+    }
+    free(buffer_of);
+    free(written);
     return DFG_OK;
 }
 

@@ -24,9 +24,7 @@ typedef struct order_search {
     const dfg_order_inputs *in;
     const dfg_allocator *allocator;
     int32_t *order;       /* [n_nodes] scratch for a memory-aware order */
-    uint8_t *kept_whole;  /* [n_nodes] families SHORT_FAMILY leaves whole */
     int64_t recorded;     /* the smallest bound in the recorded order */
-    int best_kind;
     dfg_planned_order *best;
 } order_search;
 
@@ -42,8 +40,8 @@ static dfg_status plan_candidate(const order_search *s,
     int32_t *order = kind ? s->order : NULL;
     memset(out, 0, sizeof *out);
     dfg_pass_report report;
-    dfg_status st = dfg_pass_concat_views(graph, policy, s->kept_whole,
-                                          allocator, &out->concat);
+    dfg_status st = dfg_pass_concat_views(graph, policy, allocator,
+                                          &out->concat);
     if (st == DFG_OK && order)
         st = dfg_schedule_by_memory(graph, &out->concat, kind == 2,
                                     allocator, order);
@@ -60,6 +58,9 @@ static dfg_status plan_candidate(const order_search *s,
     if (st == DFG_OK)
         st = dfg_pass_liveness(graph, &out->schedule, &out->alias, in->costs,
                                allocator, &out->liveness);
+    if (st == DFG_OK)
+        st = dfg_pass_concat_cells(graph, &out->schedule, &out->alias,
+                                   in->alignment, allocator, &out->liveness);
     if (st == DFG_OK) {
         out->lower_bound = dfg_plan_lower_bound(
             out->liveness.buffers, out->liveness.n_buffers, in->alignment);
@@ -71,10 +72,9 @@ static dfg_status plan_candidate(const order_search *s,
     return st;
 }
 
-/* Plans a candidate and keeps it as the best when its bound is smaller
- * (or_equal: no larger); *kept (may be NULL) says whether it was. */
+/* Plans a candidate and keeps it as the best when its bound is smaller. */
 static dfg_status try_candidate(order_search *s, dfg_concat_policy policy,
-                                int kind, int or_equal, int *kept)
+                                int kind)
 {
     dfg_planned_order candidate;
     dfg_status st = plan_candidate(s, policy, kind, &candidate);
@@ -82,50 +82,13 @@ static dfg_status try_candidate(order_search *s, dfg_concat_policy policy,
         return st;
     if (kind == 0 && candidate.lower_bound < s->recorded)
         s->recorded = candidate.lower_bound;
-    int better = candidate.lower_bound < s->best->lower_bound ||
-                 (or_equal && candidate.lower_bound == s->best->lower_bound);
-    if (better) {
+    if (candidate.lower_bound < s->best->lower_bound) {
         dfg_planned_order_free(s->best, s->allocator);
         *s->best = candidate;
-        s->best_kind = kind;
     } else {
         dfg_planned_order_free(&candidate, s->allocator);
     }
-    if (kept)
-        *kept = better;
     return DFG_OK;
-}
-
-/* SHORT_FAMILY is the same as ONE_FAMILY where no family is shortened:
- * *policies drops it then. */
-static dfg_status count_shortened(const dfg_graph *graph,
-                                  const dfg_allocator *allocator,
-                                  int *policies)
-{
-    dfg_concat_views probe;
-    dfg_status st = dfg_pass_concat_views(graph, DFG_CONCAT_SHORT_FAMILY,
-                                          NULL, allocator, &probe);
-    if (st == DFG_OK && probe.n_shortened == 0)
-        *policies = DFG_CONCAT_SHORT_FAMILY;
-    if (st == DFG_OK)
-        dfg_concat_views_free(&probe, allocator);
-    return st;
-}
-
-/* The best plan shortens families: each made whole again, in the best's
- * order kind, stays whole if the bound does not grow. */
-static dfg_status keep_families_whole(order_search *s)
-{
-    dfg_status st = DFG_OK;
-    for (int32_t n = 0; st == DFG_OK && n < s->graph->n_nodes; n++) {
-        if (!s->best->concat.shortened[n])
-            continue;
-        int kept;
-        s->kept_whole[n] = 1;
-        st = try_candidate(s, DFG_CONCAT_SHORT_FAMILY, s->best_kind, 1, &kept);
-        s->kept_whole[n] = (uint8_t)(st == DFG_OK && kept);
-    }
-    return st;
 }
 
 dfg_status dfg_choose_order(const dfg_graph *graph, const dfg_order_inputs *in,
@@ -137,16 +100,13 @@ dfg_status dfg_choose_order(const dfg_graph *graph, const dfg_order_inputs *in,
         .graph = graph, .in = in, .allocator = allocator, .best = best,
         .order = dfg_calloc(allocator, (size_t)graph->n_nodes + 1,
                             sizeof *s.order),
-        .kept_whole = dfg_calloc(allocator, (size_t)graph->n_nodes + 1,
-                                 sizeof *s.kept_whole),
     };
-    dfg_status st = s.order && s.kept_whole
+    dfg_status st = s.order
                         ? plan_candidate(&s, DFG_CONCAT_LAST_READER, 0, best)
                         : dfg_error(DFG_ERR_OUT_OF_MEMORY,
                                     "schedule: out of memory");
     if (st != DFG_OK) {
         dfg_free(allocator, s.order);
-        dfg_free(allocator, s.kept_whole);
         return st;
     }
     /* The recorded order's bound, with the best concat policy. */
@@ -160,16 +120,11 @@ dfg_status dfg_choose_order(const dfg_graph *graph, const dfg_order_inputs *in,
      * each all-reduce right after its bucket's last gradient, so that it
      * overlaps the rest of backward. */
     int kinds = live > DFG_SCHEDULE_MAX_NODES || collective ? 1 : 3;
-    int policies = DFG_CONCAT_POLICIES;
-    st = count_shortened(graph, allocator, &policies);
-    for (int policy = 0; st == DFG_OK && policy < policies; policy++)
+    for (int policy = 0; st == DFG_OK && policy < DFG_CONCAT_POLICIES; policy++)
         for (int kind = policy ? 0 : 1; st == DFG_OK && kind < kinds; kind++)
-            st = try_candidate(&s, (dfg_concat_policy)policy, kind, 0, NULL);
-    if (st == DFG_OK && best->concat.n_shortened > 0)
-        st = keep_families_whole(&s);
+            st = try_candidate(&s, (dfg_concat_policy)policy, kind);
     best->recorded_lower_bound = s.recorded;
     dfg_free(allocator, s.order);
-    dfg_free(allocator, s.kept_whole);
     if (st != DFG_OK)
         dfg_planned_order_free(best, allocator);
     return st;

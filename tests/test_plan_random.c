@@ -34,6 +34,32 @@ static int64_t random_size(uint64_t *rng)
     }
 }
 
+/* Runs of consecutive buffers become rigid groups, each cell after the
+ * one before it and live from its own first step to the group's last
+ * (a concat's buffer planned slot by slot). */
+static void make_staircases(uint64_t *rng, dfg_buffer *b, int32_t n,
+                            int64_t alignment)
+{
+    for (int32_t i = 0; i + 1 < n;) {
+        int32_t k = 2 + (int32_t)dfg_random_below(rng, 5);
+        if (k > n - i || dfg_random_below(rng, 2) == 0) {
+            i++;
+            continue;
+        }
+        int32_t last = 0;
+        for (int32_t j = i; j < i + k; j++)
+            last = b[j].last_step > last ? b[j].last_step : last;
+        int64_t at = 0;
+        for (int32_t j = i; j < i + k; j++) {
+            b[j].group = i + 1;
+            b[j].cell_offset = at;
+            b[j].last_step = last;
+            at += (b[j].size + alignment - 1) / alignment * alignment;
+        }
+        i += k;
+    }
+}
+
 /* A random graph (or, one time in four, a chain) of up to MAX_TENSORS
  * tensors with random sizes; returns the tensor count and an alignment. */
 static int32_t random_case(uint64_t *rng, dfg_buffer *b, int64_t *alignment)
@@ -56,8 +82,12 @@ static int32_t random_case(uint64_t *rng, dfg_buffer *b, int64_t *alignment)
     for (int32_t i = 0; i < n; i++) {
         b[i].size = random_size(rng);
         b[i].offset = -1;
+        b[i].group = 0;
+        b[i].cell_offset = 0;
     }
     *alignment = (int64_t)1 << dfg_random_below(rng, 10);
+    if (dfg_random_below(rng, 3) == 0)
+        make_staircases(rng, b, n, *alignment);
     return n;
 }
 
@@ -78,7 +108,9 @@ static dfg_status brute_force_verify(const dfg_buffer *b, int32_t n,
 {
     for (int32_t i = 0; i < n; i++)
         if (b[i].offset < 0 || b[i].offset % alignment != 0 ||
-            b[i].offset + b[i].size > arena)
+            b[i].offset + b[i].size > arena ||
+            (b[i].group > 0 &&
+             b[i].offset != b[b[i].group - 1].offset + b[i].cell_offset))
             return DFG_ERR_PLAN;
     for (int32_t i = 0; i < n; i++)
         for (int32_t j = i + 1; j < n; j++)
@@ -138,6 +170,14 @@ static int32_t check_broken_plans(dfg_buffer *b, int32_t n, int64_t alignment,
             assert_int_equal(dfg_plan_verify_buffers(b, n, alignment,
                                                      arena + alignment),
                              DFG_ERR_PLAN);
+        }
+        if (b[i].group > 0 && b[i].group - 1 != i &&
+            offset + alignment + b[i].size <= arena) {
+            b[i].offset = offset + alignment; /* out of its group's line */
+            assert_int_equal(dfg_plan_verify_buffers(b, n, alignment, arena),
+                             DFG_ERR_PLAN);
+            assert_non_null(strstr(dfg_last_error(), "group"));
+            tried++;
         }
         b[i].offset = offset;
         tried += 3;
@@ -199,6 +239,15 @@ static void test_verifier_agrees_with_brute_force(void **state)
         for (int32_t i = 0; i < n; i++) {
             b[i].size = dfg_random_below(&rng, 12);
             b[i].offset = dfg_random_below(&rng, arena) - (dfg_random_below(&rng, 50) == 0);
+            b[i].group = 0;
+            b[i].cell_offset = 0;
+        }
+        /* Now and then a pair in a rigid group, mostly in line. */
+        if (n >= 2 && dfg_random_below(&rng, 4) == 0) {
+            b[0].group = b[1].group = 1;
+            b[1].cell_offset = 16 * dfg_random_below(&rng, 2);
+            if (dfg_random_below(&rng, 3) > 0)
+                b[1].offset = b[0].offset + b[1].cell_offset;
         }
         dfg_status expected = brute_force_verify(b, n, alignment, arena);
         assert_int_equal(dfg_plan_verify_buffers(b, n, alignment, arena), expected);
@@ -217,7 +266,7 @@ static void test_large_graph(void **state)
     (void)state;
     enum { N = 20000 };
     uint64_t rng = 0x5eed0003;
-    dfg_buffer *lifetimes = malloc(N * sizeof *lifetimes);
+    dfg_buffer *lifetimes = calloc(N, sizeof *lifetimes);
     dfg_buffer *b = malloc(N * sizeof *b);
     assert_non_null(lifetimes);
     assert_non_null(b);

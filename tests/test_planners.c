@@ -32,8 +32,8 @@ static int64_t plan_checked(dfg_planner planner, dfg_buffer *b, int32_t n,
  * (size, first op, last op). The largest step (5) holds 36 + 16 + 8 + 64
  * bytes, so no plan beats 124, and greedy by size reaches it. */
 static const dfg_buffer paper_example[] = {
-    {32, 0, 1, 0}, {28, 1, 4, 0}, {36, 2, 5, 0}, {16, 3, 5, 0},
-    {8, 4, 5, 0},  {64, 5, 7, 0}, {10, 6, 8, 0}, {40, 7, 8, 0},
+    {32, 0, 1, 0, 0, 0}, {28, 1, 4, 0, 0, 0}, {36, 2, 5, 0, 0, 0}, {16, 3, 5, 0, 0, 0},
+    {8, 4, 5, 0, 0, 0},  {64, 5, 7, 0, 0, 0}, {10, 6, 8, 0, 0, 0}, {40, 7, 8, 0, 0, 0},
 };
 
 static void test_paper_example(void **state)
@@ -63,9 +63,9 @@ static void test_tflite_complex_records(void **state)
 {
     (void)state;
     dfg_buffer b[] = {
-        {32, 0, 1, 0}, {32, 1, 4, 0}, {8, 2, 5, 0}, {16, 3, 5, 0},
-        {8, 4, 5, 0},  {64, 5, 7, 0}, {8, 6, 8, 0}, {8, 7, 8, 0},
-        {16, 8, 9, 0},
+        {32, 0, 1, 0, 0, 0}, {32, 1, 4, 0, 0, 0}, {8, 2, 5, 0, 0, 0}, {16, 3, 5, 0, 0, 0},
+        {8, 4, 5, 0, 0, 0},  {64, 5, 7, 0, 0, 0}, {8, 6, 8, 0, 0, 0}, {8, 7, 8, 0, 0, 0},
+        {16, 8, 9, 0, 0, 0},
     };
     assert_int_equal(dfg_plan_lower_bound(b, COUNT(b), 1), 96);
     assert_int_equal(plan_checked(DFG_PLANNER_GREEDY_SIZE, b, COUNT(b), 1), 96);
@@ -77,7 +77,7 @@ static void test_alignment_rounds_sizes(void **state)
     (void)state;
     /* All alive at step 3: the arena is the sum of the rounded sizes. */
     const dfg_buffer sizes[] = {
-        {1, 0, 3, 0}, {255, 1, 3, 0}, {256, 2, 3, 0}, {257, 3, 3, 0},
+        {1, 0, 3, 0, 0, 0}, {255, 1, 3, 0, 0, 0}, {256, 2, 3, 0, 0, 0}, {257, 3, 3, 0, 0, 0},
     };
     int32_t n = COUNT(sizes);
     assert_int_equal(dfg_plan_lower_bound(sizes, n, 256), 1280);
@@ -96,7 +96,7 @@ static void test_zero_size_buffers(void **state)
 {
     (void)state;
     const dfg_buffer sizes[] = {
-        {0, 0, 4, 0}, {100, 0, 2, 0}, {0, 1, 1, 0}, {50, 2, 4, 0}, {0, 3, 4, 0},
+        {0, 0, 4, 0, 0, 0}, {100, 0, 2, 0, 0, 0}, {0, 1, 1, 0, 0, 0}, {50, 2, 4, 0, 0, 0}, {0, 3, 4, 0, 0, 0},
     };
     int32_t n = COUNT(sizes);
     assert_int_equal(dfg_plan_lower_bound(sizes, n, 64), 192);
@@ -111,7 +111,7 @@ static void test_zero_size_buffers(void **state)
         assert_int_equal(b[2].offset, 0);
         assert_int_equal(b[4].offset, 0);
     }
-    dfg_buffer empty[] = {{0, 0, 0, 7}, {0, 0, 1, 7}};
+    dfg_buffer empty[] = {{0, 0, 0, 7, 0, 0}, {0, 0, 1, 7, 0, 0}};
     for (int32_t p = 0; p < COUNT(planners); p++)
         assert_int_equal(plan_checked(planners[p], empty, 2, 8), 0);
     int64_t arena = -1;
@@ -123,7 +123,7 @@ static void test_single_buffer(void **state)
 {
     (void)state;
     for (int32_t p = 0; p < COUNT(planners); p++) {
-        dfg_buffer b = {1000, 3, 7, -5};
+        dfg_buffer b = {1000, 3, 7, -5, 0, 0};
         assert_int_equal(plan_checked(planners[p], &b, 1, 256), 1024);
         assert_int_equal(b.offset, 0);
     }
@@ -133,7 +133,7 @@ static void test_disjoint_lifetimes_reuse_everything(void **state)
 {
     (void)state;
     const dfg_buffer sizes[] = {
-        {300, 0, 0, 0}, {700, 1, 2, 0}, {100, 3, 3, 0}, {500, 4, 9, 0},
+        {300, 0, 0, 0, 0, 0}, {700, 1, 2, 0, 0, 0}, {100, 3, 3, 0, 0, 0}, {500, 4, 9, 0, 0, 0},
     };
     assert_int_equal(dfg_plan_lower_bound(sizes, 4, 1), 700);
     dfg_buffer b[4];
@@ -151,7 +151,7 @@ static void test_overlapping_lifetimes_reuse_nothing(void **state)
 {
     (void)state;
     const dfg_buffer sizes[] = {
-        {300, 0, 5, 0}, {700, 1, 5, 0}, {100, 2, 6, 0}, {500, 5, 9, 0},
+        {300, 0, 5, 0, 0, 0}, {700, 1, 5, 0, 0, 0}, {100, 2, 6, 0, 0, 0}, {500, 5, 9, 0, 0, 0},
     };
     assert_int_equal(dfg_plan_lower_bound(sizes, 4, 1), 1600);
     for (int32_t p = 0; p < COUNT(planners); p++) {
@@ -165,10 +165,10 @@ static void test_overlapping_lifetimes_reuse_nothing(void **state)
 static void test_sparse_steps(void **state)
 {
     (void)state;
-    dfg_buffer dense[] = {{10, 0, 1, 0}, {20, 1, 2, 0}, {30, 2, 3, 0}};
+    dfg_buffer dense[] = {{10, 0, 1, 0, 0, 0}, {20, 1, 2, 0, 0, 0}, {30, 2, 3, 0, 0, 0}};
     dfg_buffer sparse[] = {
-        {10, 0, 1000000, 0}, {20, 1000000, 2000000000, 0},
-        {30, 2000000000, 2100000000, 0},
+        {10, 0, 1000000, 0, 0, 0}, {20, 1000000, 2000000000, 0, 0, 0},
+        {30, 2000000000, 2100000000, 0, 0, 0},
     };
     for (int32_t p = 0; p < COUNT(planners); p++) {
         int64_t a = plan_checked(planners[p], dense, 3, 1);
@@ -182,7 +182,7 @@ static void test_sparse_steps(void **state)
 static void test_bad_input_is_rejected(void **state)
 {
     (void)state;
-    dfg_buffer b[] = {{10, 0, 1, 0}, {20, 1, 2, 0}};
+    dfg_buffer b[] = {{10, 0, 1, 0, 0, 0}, {20, 1, 2, 0, 0, 0}};
     int64_t arena;
     for (int32_t p = 0; p < COUNT(planners); p++) {
         assert_int_equal(dfg_plan_buffers(planners[p], b, 2, 3, &arena),
@@ -191,19 +191,19 @@ static void test_bad_input_is_rejected(void **state)
                          DFG_ERR_INVALID_ARGUMENT);
         assert_int_equal(dfg_plan_buffers(planners[p], NULL, 2, 1, &arena),
                          DFG_ERR_INVALID_ARGUMENT);
-        dfg_buffer bad_size[] = {{-1, 0, 1, 0}};
+        dfg_buffer bad_size[] = {{-1, 0, 1, 0, 0, 0}};
         assert_int_equal(dfg_plan_buffers(planners[p], bad_size, 1, 1, &arena),
                          DFG_ERR_INVALID_ARGUMENT);
         assert_non_null(strstr(dfg_last_error(), "buffer 0"));
-        dfg_buffer bad_steps[] = {{1, 0, 1, 0}, {1, 3, 2, 0}};
+        dfg_buffer bad_steps[] = {{1, 0, 1, 0, 0, 0}, {1, 3, 2, 0, 0, 0}};
         assert_int_equal(dfg_plan_buffers(planners[p], bad_steps, 2, 1, &arena),
                          DFG_ERR_INVALID_ARGUMENT);
         assert_non_null(strstr(dfg_last_error(), "buffer 1"));
-        dfg_buffer huge[] = {{INT64_MAX / 2, 0, 1, 0}, {INT64_MAX / 2, 0, 1, 0},
-                             {INT64_MAX / 2, 0, 1, 0}};
+        dfg_buffer huge[] = {{INT64_MAX / 2, 0, 1, 0, 0, 0}, {INT64_MAX / 2, 0, 1, 0, 0, 0},
+                             {INT64_MAX / 2, 0, 1, 0, 0, 0}};
         assert_int_equal(dfg_plan_buffers(planners[p], huge, 3, 1, &arena),
                          DFG_ERR_OVERFLOW);
-        dfg_buffer unalignable[] = {{INT64_MAX - 2, 0, 1, 0}};
+        dfg_buffer unalignable[] = {{INT64_MAX - 2, 0, 1, 0, 0, 0}};
         assert_int_equal(dfg_plan_buffers(planners[p], unalignable, 1, 256,
                                           &arena), DFG_ERR_OVERFLOW);
     }
@@ -217,7 +217,7 @@ static void test_verifier_names_the_conflict(void **state)
 {
     (void)state;
     dfg_buffer b[] = {
-        {64, 0, 2, 0}, {64, 1, 3, 64}, {32, 3, 4, 16}, {64, 2, 2, 128},
+        {64, 0, 2, 0, 0, 0}, {64, 1, 3, 64, 0, 0}, {32, 3, 4, 16, 0, 0}, {64, 2, 2, 128, 0, 0},
     };
     /* Buffer 0 and 2 share bytes [16, 48) but never live together. */
     assert_int_equal(dfg_plan_verify_buffers(b, 4, 16, 192), DFG_OK);
@@ -243,6 +243,79 @@ static void test_verifier_names_the_conflict(void **state)
                      DFG_ERR_INVALID_ARGUMENT);
 }
 
+/* A concat's buffer planned slot by slot: cells A, B, C of one group at
+ * offsets 0, 256, 512, live from steps 0, 5 and 7 to 9, and X (512 bytes,
+ * steps 0..4). Only placed inside B's and C's bytes, before they are
+ * written, does X leave the arena at the lower bound of 768 bytes. */
+static const dfg_buffer staircase[] = {
+    {256, 0, 9, 0, 1, 0}, {256, 5, 9, 0, 1, 256}, {256, 7, 9, 0, 1, 512},
+    {512, 0, 4, 0, 0, 0},
+};
+
+static void test_group_planned_as_one(void **state)
+{
+    (void)state;
+    int32_t n = COUNT(staircase);
+    assert_int_equal(dfg_plan_lower_bound(staircase, n, 256), 768);
+    assert_int_equal(dfg_plan_no_reuse_bytes(staircase, n, 256), 1280);
+    for (int32_t p = 0; p < COUNT(planners); p++) {
+        dfg_buffer b[4];
+        memcpy(b, staircase, sizeof b);
+        int64_t arena = plan_checked(planners[p], b, n, 256);
+        assert_int_equal(arena, planners[p] == DFG_PLANNER_NO_REUSE ? 1280 : 768);
+        assert_int_equal(b[1].offset, b[0].offset + 256);
+        assert_int_equal(b[2].offset, b[0].offset + 512);
+    }
+}
+
+/* Fault-planted plans: a planner that moves a cell out of its group's
+ * line, or the group onto a live cell, is caught; groups that are not
+ * well formed are refused. */
+static void test_verifier_catches_broken_groups(void **state)
+{
+    (void)state;
+    dfg_buffer b[4];
+    memcpy(b, staircase, sizeof b);
+    int64_t arena = plan_checked(DFG_PLANNER_GREEDY_SIZE, b, 4, 256);
+    assert_int_equal(b[0].offset, 0);
+    assert_int_equal(b[3].offset, 256);
+    b[2].offset = 768; /* C out of line: its bytes are free there */
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 256, 1024), DFG_ERR_PLAN);
+    assert_non_null(strstr(dfg_last_error(), "cell 2"));
+    b[2].offset = 512;
+    b[3].last_step = 5; /* X still there when B is written */
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 256, arena), DFG_ERR_PLAN);
+    assert_non_null(strstr(dfg_last_error(), " and 1 (steps 5..9"));
+    b[3].last_step = 4;
+    for (int32_t i = 0; i < 3; i++) /* the whole group onto X */
+        b[i].offset += 256;
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 256, 1024), DFG_ERR_PLAN);
+    assert_non_null(strstr(dfg_last_error(), "buffers 0 (steps 0..9"));
+    for (int32_t i = 0; i < 3; i++)
+        b[i].offset -= 256;
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 256, arena), DFG_OK);
+
+    int64_t out;
+    memcpy(b, staircase, sizeof b);
+    b[1].group = 5; /* no such buffer */
+    assert_int_equal(dfg_plan_greedy_size(b, 4, 256, &out),
+                     DFG_ERR_INVALID_ARGUMENT);
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 256, 1024),
+                     DFG_ERR_INVALID_ARGUMENT);
+    b[1].group = 2; /* a base that is not its own group's */
+    assert_int_equal(dfg_plan_hill_climb(b, 4, 256, &out),
+                     DFG_ERR_INVALID_ARGUMENT);
+    b[1].group = 1;
+    b[1].cell_offset = 100; /* not aligned */
+    assert_int_equal(dfg_plan_no_reuse(b, 4, 256, &out),
+                     DFG_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(dfg_last_error(), "cell offset 100"));
+    b[1].cell_offset = INT64_MAX - 255;
+    assert_int_equal(dfg_plan_greedy_breadth(b, 4, 256, &out),
+                     DFG_ERR_OVERFLOW);
+    assert_int_equal(dfg_plan_lower_bound(b, 4, 256), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -256,6 +329,8 @@ int main(void)
         cmocka_unit_test(test_sparse_steps),
         cmocka_unit_test(test_bad_input_is_rejected),
         cmocka_unit_test(test_verifier_names_the_conflict),
+        cmocka_unit_test(test_group_planned_as_one),
+        cmocka_unit_test(test_verifier_catches_broken_groups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

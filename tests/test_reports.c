@@ -365,6 +365,86 @@ static void test_bad_arguments(void **state)
     dfg_program_destroy(program);
 }
 
+/* A test backend's rule: 1 MiB of library scratch for every conv. */
+static int64_t megabyte_conv_scratch(int32_t op, const dfg_attrs *attrs,
+                                     const struct dfg_type *in, int32_t n_in,
+                                     const struct dfg_type *out, int32_t n_out)
+{
+    (void)attrs, (void)in, (void)n_in, (void)out, (void)n_out;
+    return op == DFG_OP_CONV2D ? (int64_t)1 << 20 : 0;
+}
+
+/* y = conv3x3(x), x [1, 8, 16, 16]: the one step is the peak, and its
+ * workspace (the conv's own im2col: 8 * 9 * 16 * 16 floats, 72 KiB) is
+ * part of it. */
+static dfg_program *compile_conv(const char *rule)
+{
+    dfg_graph *g;
+    dfg_value x, w, y;
+    static float weights[8 * 8 * 3 * 3];
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 4,
+                                     (int64_t[]){1, 8, 16, 16}, &x), DFG_OK);
+    assert_int_equal(dfg_graph_weight(g, "w", DFG_F32, 4,
+                                      (int64_t[]){8, 8, 3, 3}, weights, &w),
+                     DFG_OK);
+    dfg_conv2d_params params = {.strides = {1, 1}, .dilations = {1, 1},
+                                .pads = {1, 1, 1, 1}, .group = 1};
+    assert_int_equal(dfg_conv2d(g, x, w, DFG_NO_VALUE, &params, &y), DFG_OK);
+    assert_int_equal(dfg_graph_output(g, y, "y"), DFG_OK);
+    dfg_compile_options options;
+    dfg_compile_options_init(&options);
+    options.backend_workspace = rule ? megabyte_conv_scratch : NULL;
+    options.backend_workspace_for = rule;
+    dfg_program *program;
+    assert_int_equal(dfg_compile(g, &options, &program), DFG_OK);
+    dfg_graph_destroy(g);
+    return program;
+}
+
+/* The peak's workspace, in the summary and the JSON: library scratch
+ * beyond the op's own is said to be kept for speed, with its bytes, op
+ * and step; a conv's own workspace is fitted under the bound. */
+static void test_peak_workspace_is_explained(void **state)
+{
+    (void)state;
+    const char *rules[] = {"cpu", "gpu", NULL};
+    const char *said[] = {
+        "peak includes 1.00 MiB of oneDNN scratch for conv2d step 0 (its own "
+        "kernel needs 72.00 KiB; kept: faster)",
+        "peak includes 1.00 MiB of gpu backend scratch for conv2d step 0",
+        "of workspace for conv2d step 0 (fitted under the lower bound: its "
+        "kernel could use 72.00 KiB)",
+    };
+    for (int r = 0; r < 3; r++) {
+        dfg_program *program = compile_conv(rules[r]);
+        char *text = report_text(program, dfg_report_summary);
+        if (!strstr(text, said[r]))
+            fail_msg("summary lacks '%s':\n%s", said[r], text);
+        free(text);
+        text = report_text(program, dfg_report_json);
+        json_node *root = json_parse(text);
+        assert_non_null(root);
+        const json_node *peak = required_member(root, "peak", JSON_OBJECT);
+        assert_int_equal(required_integer(peak, "step"), 0);
+        assert_string_equal(required_string(peak, "op"), "conv2d");
+        assert_int_equal(required_integer(peak, "own_workspace_bytes"),
+                         8 * 9 * 16 * 16 * 4);
+        int64_t workspace = required_integer(peak, "workspace_bytes");
+        if (rules[r]) {
+            assert_int_equal(workspace, 1 << 20);
+            assert_string_equal(required_string(peak, "kept_for"), "speed");
+        } else {
+            assert_true(workspace > 0 && workspace < 8 * 9 * 16 * 16 * 4);
+            required_member(peak, "kept_for", JSON_NULL);
+            required_member(peak, "library_scratch", JSON_NULL);
+        }
+        json_free(root);
+        free(text);
+        dfg_program_destroy(program);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -374,6 +454,7 @@ int main(void)
         cmocka_unit_test(test_format_numbers),
         cmocka_unit_test(test_json_parser_rejects_invalid),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_peak_workspace_is_explained),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,12 +6,12 @@
 #include "plan_input.h"
 #include "sort.h"
 
-dfg_placement_key dfg_placement_key_of(const int64_t *aligned,
-                                       const dfg_step_ranks *ranks,
-                                       int32_t buffer)
+dfg_placement_key dfg_placement_key_of(const dfg_plan_units *units,
+                                       int32_t unit_buffer)
 {
     dfg_placement_key key = {
-        aligned[buffer], ranks->last[buffer] - ranks->first[buffer], buffer,
+        units->extent[unit_buffer],
+        units->last[unit_buffer] - units->first[unit_buffer], unit_buffer,
     };
     return key;
 }
@@ -42,36 +42,63 @@ static int begins_before(const byte_span *x, const byte_span *y)
 
 DFG_DEFINE_SORT(sort_spans, byte_span, begins_before)
 
-/* The overlapping placed buffers' bytes, sorted by start, in the first
- * half of fit->spans (the second half is the sort's scratch). */
-static dfg_status sorted_spans(dfg_best_fit *fit)
+/* Room for k more spans in fit->spans (and as many for sorting). */
+static dfg_status reserve_spans(dfg_best_fit *fit, int32_t k)
 {
-    int32_t k = fit->overlapping.count;
-    if (k > fit->span_capacity) {
-        int32_t wanted = k < INT32_MAX / 4 ? 2 * k : k;
-        byte_span *bigger = realloc(fit->spans, 2 * (size_t)wanted * sizeof *bigger);
-        if (!bigger)
-            return dfg_error(DFG_ERR_OUT_OF_MEMORY, "%d overlapping buffers", k);
-        fit->spans = bigger;
-        fit->span_capacity = wanted;
+    if (k <= fit->span_capacity)
+        return DFG_OK;
+    int32_t wanted = k < INT32_MAX / 4 ? 2 * k : k;
+    byte_span *bigger = realloc(fit->spans, 2 * (size_t)wanted * sizeof *bigger);
+    if (!bigger)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "%d overlapping buffers", k);
+    fit->spans = bigger;
+    fit->span_capacity = wanted;
+    return DFG_OK;
+}
+
+/* Where the unit's base may not be, sorted by start, in the first half of
+ * fit->spans (the second half is the sort's scratch): for each of its
+ * cells[0..n), each placed buffer overlapping it in time forbids the
+ * bases that would make their bytes meet. *count receives how many. */
+static dfg_status forbidden_bases(dfg_best_fit *fit, const int32_t *cells,
+                                  int32_t n, int32_t *count)
+{
+    int32_t k = 0;
+    for (int32_t c = 0; c < n; c++) {
+        int32_t cell = cells[c];
+        int64_t size = fit->aligned[cell];
+        int64_t at = fit->buffers[cell].cell_offset;
+        if (size == 0)
+            continue;
+        fit->overlapping.count = 0;
+        dfg_status status = dfg_lifetime_index_overlapping(
+            &fit->placed, fit->ranks->first[cell], fit->ranks->last[cell],
+            &fit->overlapping);
+        if (status == DFG_OK)
+            status = reserve_spans(fit, k + fit->overlapping.count);
+        if (status != DFG_OK)
+            return status;
+        const dfg_lifetime_entry *entries = fit->overlapping.items;
+        for (int32_t i = 0; i < fit->overlapping.count; i++)
+            fit->spans[k++] = (byte_span){entries[i].begin - at - size,
+                                          entries[i].end - at};
     }
-    if (k == 0)
-        return DFG_OK; /* fit->spans may still be NULL */
-    const dfg_lifetime_entry *entries = fit->overlapping.items;
-    for (int32_t i = 0; i < k; i++)
-        fit->spans[i] = (byte_span){entries[i].begin, entries[i].end};
-    sort_spans(fit->spans, fit->spans + fit->span_capacity, (size_t)k);
+    *count = k;
+    if (k > 0) /* fit->spans may still be NULL otherwise */
+        sort_spans(fit->spans, fit->spans + fit->span_capacity, (size_t)k);
     return DFG_OK;
 }
 
 dfg_status dfg_best_fit_init(dfg_best_fit *fit, dfg_buffer *buffers, int32_t n,
                              const int64_t *aligned,
-                             const dfg_step_ranks *ranks)
+                             const dfg_step_ranks *ranks,
+                             const dfg_plan_units *units)
 {
     memset(fit, 0, sizeof *fit);
     fit->buffers = buffers;
     fit->aligned = aligned;
     fit->ranks = ranks;
+    fit->units = units;
     return dfg_lifetime_index_init(&fit->placed, ranks->count, n);
 }
 
@@ -83,44 +110,54 @@ void dfg_best_fit_free(dfg_best_fit *fit)
     memset(fit, 0, sizeof *fit);
 }
 
-dfg_status dfg_best_fit_place(dfg_best_fit *fit, int32_t buffer)
+dfg_status dfg_best_fit_place(dfg_best_fit *fit, int32_t unit_buffer)
 {
-    int64_t size = fit->aligned[buffer];
-    if (size == 0) {
-        fit->buffers[buffer].offset = 0;
-        return DFG_OK;
-    }
-    dfg_lifetime_entry placed = {
-        .first = fit->ranks->first[buffer], .last = fit->ranks->last[buffer],
-        .buffer = buffer,
-    };
-    fit->overlapping.count = 0;
-    dfg_status status = dfg_lifetime_index_overlapping(
-        &fit->placed, placed.first, placed.last, &fit->overlapping);
-    if (status == DFG_OK)
-        status = sorted_spans(fit);
+    /* A lone buffer (most of them) is its own one cell: no lookups. */
+    const dfg_plan_units *u = fit->units;
+    int lone = fit->buffers[unit_buffer].group == 0;
+    const int32_t *cells = lone ? &unit_buffer
+                                : u->cells + u->cells_begin[unit_buffer];
+    int32_t n = lone ? 1 : u->cells_begin[unit_buffer + 1] -
+                               u->cells_begin[unit_buffer];
+    int64_t extent = lone ? fit->aligned[unit_buffer] : u->extent[unit_buffer];
+    int32_t k;
+    dfg_status status = extent > 0 ? forbidden_bases(fit, cells, n, &k)
+                                   : DFG_OK;
     if (status != DFG_OK)
         return status;
-    const byte_span *spans = fit->spans;
-    int32_t k = fit->overlapping.count;
-    /* Spans may overlap one another (their lifetimes need not overlap each
-     * other), so the free space starts after the highest end seen yet. */
-    int64_t free_from = 0, best = -1, best_gap = INT64_MAX;
-    for (int32_t j = 0; j < k; j++) {
-        int64_t gap = spans[j].begin - free_from;
-        if (gap >= size && gap < best_gap) {
-            best = free_from;
-            best_gap = gap;
+    int64_t base = 0;
+    if (extent > 0) {
+        /* Spans may overlap one another, so the allowed bases start after
+         * the highest end seen yet; between it and a span's start lies a
+         * run of allowed bases, whose length is the slack of the fit. */
+        const byte_span *spans = fit->spans;
+        int64_t free_from = 0, best = -1, best_slack = INT64_MAX;
+        for (int32_t j = 0; j < k; j++) {
+            int64_t slack = spans[j].begin - free_from;
+            if (slack >= 0 && slack < best_slack) {
+                best = free_from;
+                best_slack = slack;
+            }
+            if (spans[j].end > free_from)
+                free_from = spans[j].end;
         }
-        if (spans[j].end > free_from)
-            free_from = spans[j].end;
+        base = best >= 0 ? best : free_from;
+        if (base + extent > fit->arena)
+            fit->arena = base + extent;
     }
-    placed.begin = best >= 0 ? best : free_from;
-    placed.end = placed.begin + size;
-    fit->buffers[buffer].offset = placed.begin;
-    if (placed.end > fit->arena)
-        fit->arena = placed.end;
-    return dfg_lifetime_index_insert(&fit->placed, &placed);
+    for (int32_t c = 0; status == DFG_OK && c < n; c++) {
+        int32_t cell = cells[c];
+        dfg_buffer *b = &fit->buffers[cell];
+        b->offset = base + b->cell_offset;
+        if (fit->aligned[cell] > 0)
+            status = dfg_lifetime_index_insert(&fit->placed,
+                &(dfg_lifetime_entry){.begin = b->offset,
+                                      .end = b->offset + fit->aligned[cell],
+                                      .first = fit->ranks->first[cell],
+                                      .last = fit->ranks->last[cell],
+                                      .buffer = cell});
+    }
+    return status;
 }
 
 dfg_status dfg_plan_with_ranks(const char *who, dfg_ranked_planner planner,
@@ -135,9 +172,13 @@ dfg_status dfg_plan_with_ranks(const char *who, dfg_ranked_planner planner,
     if (status != DFG_OK)
         return status;
     dfg_step_ranks ranks;
+    dfg_plan_units units = {0};
     status = dfg_step_ranks_build(buffers, n, &ranks);
     if (status == DFG_OK)
-        status = planner(buffers, n, aligned, &ranks, arena_bytes);
+        status = dfg_plan_units_build(buffers, n, aligned, &ranks, &units);
+    if (status == DFG_OK)
+        status = planner(buffers, n, aligned, &ranks, &units, arena_bytes);
+    dfg_plan_units_free(&units);
     dfg_step_ranks_free(&ranks);
     free(aligned);
     return status;

@@ -8,20 +8,20 @@
 #define DFG_BEST_FIT_H
 
 #include "lifetime_index.h"
+#include "plan_units.h"
 #include "step_ranks.h"
 
-/* The order in which the greedy planners consider buffers: larger aligned
- * size first, then longer lifetime, then lower index, so that plans are
- * deterministic. */
+/* The order in which the greedy planners consider units (plan_units.h):
+ * larger aligned extent first, then longer lifetime, then lower index, so
+ * that plans are deterministic. */
 typedef struct dfg_placement_key {
     int64_t size;
     int32_t length;
     int32_t buffer;
 } dfg_placement_key;
 
-dfg_placement_key dfg_placement_key_of(const int64_t *aligned,
-                                       const dfg_step_ranks *ranks,
-                                       int32_t buffer);
+dfg_placement_key dfg_placement_key_of(const dfg_plan_units *units,
+                                       int32_t unit_buffer);
 /* Sorts keys[0..n) into placement order; scratch holds n keys. */
 void dfg_placement_keys_sort(dfg_placement_key *keys,
                              dfg_placement_key *scratch, int32_t n);
@@ -30,9 +30,11 @@ typedef struct dfg_best_fit {
     dfg_buffer *buffers;         /* offsets are written here */
     const int64_t *aligned;      /* aligned sizes */
     const dfg_step_ranks *ranks;
+    const dfg_plan_units *units;
     dfg_lifetime_index placed;
     dfg_entry_list overlapping;  /* scratch for one placement */
-    /* scratch: span_capacity spans and as many for sorting them */
+    /* scratch: span_capacity spans and as many for sorting them; a span
+     * is where a unit's base may not be: (begin, end), open */
     struct dfg_byte_span { int64_t begin, end; } *spans;
     int32_t span_capacity;
     int64_t arena;               /* highest end so far */
@@ -41,19 +43,23 @@ typedef struct dfg_best_fit {
 /* Free with dfg_best_fit_free, also after a failure. */
 dfg_status dfg_best_fit_init(dfg_best_fit *fit, dfg_buffer *buffers, int32_t n,
                              const int64_t *aligned,
-                             const dfg_step_ranks *ranks);
+                             const dfg_step_ranks *ranks,
+                             const dfg_plan_units *units);
 void dfg_best_fit_free(dfg_best_fit *fit);
 
-/* Gives buffer its offset: the start of the smallest gap between placed
- * buffers overlapping it in time that fits it (the lowest such gap on a
- * tie), else the highest end among them. A zero-size buffer gets offset 0
- * and occupies nothing. */
-dfg_status dfg_best_fit_place(dfg_best_fit *fit, int32_t buffer);
+/* Gives a unit (its buffer: plan_units.h) its base offset, and each of its
+ * cells base + cell_offset: the lowest base of the tightest fit, where
+ * every cell lies in a gap between the placed buffers overlapping it in
+ * time (for a lone buffer: the smallest gap that fits it, the lowest on a
+ * tie), else past the highest end among them. A zero-size buffer gets
+ * offset 0 and occupies nothing. */
+dfg_status dfg_best_fit_place(dfg_best_fit *fit, int32_t unit_buffer);
 
-/* A planner given the aligned sizes and the step ranks. */
+/* A planner given the aligned sizes, the step ranks and the units. */
 typedef dfg_status (*dfg_ranked_planner)(dfg_buffer *buffers, int32_t n,
                                          const int64_t *aligned,
                                          const dfg_step_ranks *ranks,
+                                         const dfg_plan_units *units,
                                          int64_t *arena_bytes);
 
 /* Checks the input, computes what a ranked planner needs and runs it;

@@ -1,7 +1,8 @@
 /* Greedy by breadth (Pisarchyk & Lee 2020), placing offsets rather than
  * shared objects: the steps with the most live bytes go first; at each,
  * its still unplaced buffers, largest first, each in the smallest gap left
- * by the placed buffers whose lifetimes overlap it. */
+ * by the placed buffers whose lifetimes overlap it. A cell alive at the
+ * step brings its whole rigid group. */
 #include <stdlib.h>
 #include "best_fit.h"
 #include "error.h"
@@ -42,24 +43,30 @@ static step_breadth *steps_by_breadth(int32_t n, const int64_t *aligned,
 }
 
 typedef struct breadth_plan {
+    const dfg_buffer *buffers;
+    const dfg_plan_units *units;
+    uint8_t *placed;             /* [n] per unit buffer */
     dfg_lifetime_index unplaced;
     dfg_entry_list alive;
     dfg_placement_key *keys;     /* n keys and n more to sort them */
     dfg_best_fit fit;
 } breadth_plan;
 
-static dfg_status place_step(breadth_plan *plan, const int64_t *aligned,
-                             const dfg_step_ranks *ranks, int32_t step)
+static dfg_status place_step(breadth_plan *plan, int32_t step)
 {
     plan->alive.count = 0;
     dfg_status status = dfg_lifetime_index_take_alive_at(&plan->unplaced, step,
                                                          &plan->alive);
     if (status != DFG_OK)
         return status;
-    int32_t k = plan->alive.count;
-    for (int32_t j = 0; j < k; j++)
-        plan->keys[j] = dfg_placement_key_of(aligned, ranks,
-                                             plan->alive.items[j].buffer);
+    int32_t k = 0;
+    for (int32_t j = 0; j < plan->alive.count; j++) {
+        int32_t unit = dfg_unit_of(plan->buffers, plan->alive.items[j].buffer);
+        if (!plan->placed[unit]) {
+            plan->placed[unit] = 1;
+            plan->keys[k++] = dfg_placement_key_of(plan->units, unit);
+        }
+    }
     dfg_placement_keys_sort(plan->keys, plan->keys + k, k);
     for (int32_t j = 0; status == DFG_OK && j < k; j++)
         status = dfg_best_fit_place(&plan->fit, plan->keys[j].buffer);
@@ -69,33 +76,39 @@ static dfg_status place_step(breadth_plan *plan, const int64_t *aligned,
 static dfg_status place_by_breadth(dfg_buffer *buffers, int32_t n,
                                    const int64_t *aligned,
                                    const dfg_step_ranks *ranks,
+                                   const dfg_plan_units *units,
                                    int64_t *arena_bytes)
 {
-    breadth_plan plan = {0};
+    breadth_plan plan = {.buffers = buffers, .units = units};
     step_breadth *steps = steps_by_breadth(n, aligned, ranks);
     plan.keys = malloc(2 * ((size_t)n + 1) * sizeof *plan.keys);
+    plan.placed = calloc((size_t)n + 1, sizeof *plan.placed);
     dfg_status status = DFG_OK;
-    if (!steps || !plan.keys)
+    if (!steps || !plan.keys || !plan.placed)
         status = dfg_error(DFG_ERR_OUT_OF_MEMORY, "greedy_breadth: %d buffers", n);
     if (status == DFG_OK)
-        status = dfg_best_fit_init(&plan.fit, buffers, n, aligned, ranks);
+        status = dfg_best_fit_init(&plan.fit, buffers, n, aligned, ranks,
+                                   units);
     if (status == DFG_OK)
         status = dfg_lifetime_index_init(&plan.unplaced, ranks->count, n);
-    for (int32_t i = 0; status == DFG_OK && i < n; i++) {
-        if (aligned[i] == 0)
-            buffers[i].offset = 0;  /* occupies nothing, at no step */
-        else
+    for (int32_t i = 0; status == DFG_OK && i < units->count; i++) {
+        int32_t unit = units->unit[i];
+        if (units->extent[unit] == 0) /* occupies nothing, at no step */
+            status = dfg_best_fit_place(&plan.fit, unit);
+    }
+    for (int32_t i = 0; status == DFG_OK && i < n; i++)
+        if (aligned[i] > 0)
             status = dfg_lifetime_index_insert(&plan.unplaced,
                 &(dfg_lifetime_entry){.first = ranks->first[i],
                                       .last = ranks->last[i], .buffer = i});
-    }
     for (int32_t s = 0; status == DFG_OK && s < ranks->count; s++)
-        status = place_step(&plan, aligned, ranks, steps[s].step);
+        status = place_step(&plan, steps[s].step);
     *arena_bytes = plan.fit.arena;
     dfg_best_fit_free(&plan.fit);
     dfg_lifetime_index_free(&plan.unplaced);
     free(plan.alive.items);
     free(plan.keys);
+    free(plan.placed);
     free(steps);
     return status;
 }

@@ -1,4 +1,5 @@
 /* Hill climbing over the placement order (after TVM USMP's hill climb).
+ * It orders units (plan_units.h): a rigid group moves as one.
  *
  * A greedy best-fit placement depends only on the order in which it
  * considers the buffers. Greedy by size is a good order but can put a
@@ -33,7 +34,9 @@ typedef struct climb {
     int32_t n;
     const int64_t *aligned;
     const dfg_step_ranks *ranks;
-    int32_t *order;      /* current placement order */
+    const dfg_plan_units *units;
+    int32_t m;           /* units */
+    int32_t *order;      /* current placement order of the m units */
     int32_t *trial;      /* the order being tried */
     int64_t *offsets;    /* offsets of the best placement */
     uint64_t rng;
@@ -58,14 +61,14 @@ static dfg_status place_all(climb *c, const int32_t *order, int64_t *arena,
 {
     dfg_best_fit fit;
     dfg_status status = dfg_best_fit_init(&fit, c->buffers, c->n, c->aligned,
-                                          c->ranks);
-    for (int32_t i = 0; status == DFG_OK && i < c->n; i++)
+                                          c->ranks, c->units);
+    for (int32_t i = 0; status == DFG_OK && i < c->m; i++)
         status = dfg_best_fit_place(&fit, order[i]);
     *arena = fit.arena;
     *top = 0;
-    for (int32_t i = 0; status == DFG_OK && i < c->n; i++) {
-        const dfg_buffer *b = &c->buffers[order[i]];
-        if (c->aligned[order[i]] > 0 && b->offset + c->aligned[order[i]] == fit.arena) {
+    for (int32_t i = 0; status == DFG_OK && i < c->m; i++) {
+        int64_t extent = c->units->extent[order[i]];
+        if (extent > 0 && c->buffers[order[i]].offset + extent == fit.arena) {
             *top = i;
             break;
         }
@@ -87,7 +90,7 @@ static void move_earlier(climb *c, int32_t from, int32_t to)
     c->trial[to] = c->order[from];
     memcpy(c->trial + to + 1, c->order + to, (size_t)(from - to) * sizeof *c->trial);
     memcpy(c->trial + from + 1, c->order + from + 1,
-           (size_t)(c->n - from - 1) * sizeof *c->trial);
+           (size_t)(c->m - from - 1) * sizeof *c->trial);
 }
 
 /* trial = order with the buffer at position `from` moved to `to` > from. */
@@ -97,7 +100,7 @@ static void move_later(climb *c, int32_t from, int32_t to)
     memcpy(c->trial + from, c->order + from + 1, (size_t)(to - from) * sizeof *c->trial);
     c->trial[to] = c->order[from];
     memcpy(c->trial + to + 1, c->order + to + 1,
-           (size_t)(c->n - to - 1) * sizeof *c->trial);
+           (size_t)(c->m - to - 1) * sizeof *c->trial);
 }
 
 /* trial = order with one buffer moved: the top buffer earlier, a buffer
@@ -114,8 +117,8 @@ static void random_move(climb *c, int32_t top)
         return;
     }
     int32_t other = top > 0 ? (int32_t)((r >> 2) % (uint64_t)top) : 0;
-    int32_t from = (int32_t)((r >> 2) % (uint64_t)c->n);
-    int32_t to = (int32_t)((r >> 34) % (uint64_t)c->n);
+    int32_t from = (int32_t)((r >> 2) % (uint64_t)c->m);
+    int32_t to = (int32_t)((r >> 34) % (uint64_t)c->m);
     if (r % 3 == 1 && top > 0)
         move_earlier(c, top, other);
     else if (r % 3 == 0 && top > 0)
@@ -125,26 +128,26 @@ static void random_move(climb *c, int32_t top)
     else if (to > from)
         move_later(c, from, to);
     else
-        memcpy(c->trial, c->order, (size_t)c->n * sizeof *c->trial);
+        memcpy(c->trial, c->order, (size_t)c->m * sizeof *c->trial);
 }
 
 static dfg_status climb_from_size_order(climb *c, int64_t bound,
                                         int64_t *arena_bytes)
 {
-    dfg_placement_key *keys = malloc(2 * ((size_t)c->n + 1) * sizeof *keys);
+    dfg_placement_key *keys = malloc(2 * ((size_t)c->m + 1) * sizeof *keys);
     if (!keys)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "hill_climb: %d buffers", c->n);
-    for (int32_t i = 0; i < c->n; i++)
-        keys[i] = dfg_placement_key_of(c->aligned, c->ranks, i);
-    dfg_placement_keys_sort(keys, keys + c->n, c->n);
-    for (int32_t i = 0; i < c->n; i++)
+    for (int32_t i = 0; i < c->m; i++)
+        keys[i] = dfg_placement_key_of(c->units, c->units->unit[i]);
+    dfg_placement_keys_sort(keys, keys + c->m, c->m);
+    for (int32_t i = 0; i < c->m; i++)
         c->order[i] = keys[i].buffer;
     free(keys);
     int64_t best;
     int32_t top;
     dfg_status status = place_all(c, c->order, &best, &top);
     keep_offsets(c);
-    int32_t tries = c->n > 0 ? HILL_CLIMB_WORK / c->n : 0;
+    int32_t tries = c->m > 0 ? HILL_CLIMB_WORK / c->m : 0;
     tries = tries > HILL_CLIMB_TRIES ? HILL_CLIMB_TRIES : tries < 2 ? 2 : tries;
     if (c->moves == 3)
         tries = tries / 2 > 2 ? tries / 2 : 2; /* the second climb */
@@ -174,10 +177,11 @@ static dfg_status climb_from_size_order(climb *c, int64_t bound,
 static dfg_status place_by_hill_climb(dfg_buffer *buffers, int32_t n,
                                       const int64_t *aligned,
                                       const dfg_step_ranks *ranks,
+                                      const dfg_plan_units *units,
                                       int64_t *arena_bytes)
 {
     climb c = {.buffers = buffers, .n = n, .aligned = aligned, .ranks = ranks,
-               .moves = 2};
+               .units = units, .m = units->count, .moves = 2};
     c.order = malloc(((size_t)n + 1) * sizeof *c.order);
     c.trial = malloc(((size_t)n + 1) * sizeof *c.trial);
     c.offsets = malloc(((size_t)n + 1) * sizeof *c.offsets);

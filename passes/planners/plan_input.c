@@ -29,6 +29,40 @@ static dfg_status add_buffer(const char *who, const dfg_buffer *b, int32_t i,
     return DFG_OK;
 }
 
+/* A cell names a base that is its own group's base, at an aligned
+ * cell_offset; *reach adds the cell's end in its group, so that no
+ * group's extent, nor any arena, can overflow. */
+static dfg_status check_cell(const char *who, const dfg_buffer *buffers,
+                             int32_t n, int32_t i, int64_t alignment,
+                             int64_t aligned, int64_t *reach)
+{
+    const dfg_buffer *b = &buffers[i];
+    if (b->group == 0) {
+        if (b->cell_offset != 0)
+            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                             "%s: buffer %d is in no group but has cell "
+                             "offset %lld", who, i, (long long)b->cell_offset);
+        return DFG_OK;
+    }
+    int32_t base = b->group - 1;
+    if (b->group < 0 || b->group > n || buffers[base].group != base + 1 ||
+        buffers[base].cell_offset != 0)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "%s: buffer %d is a cell of group %d, whose base is "
+                         "not a cell of it at offset 0", who, i, b->group);
+    if (b->cell_offset < 0 || b->cell_offset % alignment != 0)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "%s: buffer %d has cell offset %lld, not a "
+                         "non-negative multiple of %lld", who, i,
+                         (long long)b->cell_offset, (long long)alignment);
+    if (__builtin_add_overflow(*reach, b->cell_offset, reach) ||
+        __builtin_add_overflow(*reach, aligned, reach))
+        return dfg_error(DFG_ERR_OVERFLOW,
+                         "%s: the cells up to buffer %d overflow 64 bits", who,
+                         i);
+    return DFG_OK;
+}
+
 dfg_status dfg_plan_aligned_sizes(const char *who, const dfg_buffer *buffers,
                                   int32_t n, int64_t alignment,
                                   int64_t **aligned, int64_t *total)
@@ -45,10 +79,17 @@ dfg_status dfg_plan_aligned_sizes(const char *who, const dfg_buffer *buffers,
     int64_t *sizes = malloc(((size_t)n + 1) * sizeof *sizes);
     if (!sizes)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "%s: %d buffers", who, n);
-    int64_t sum = 0;
+    int64_t sum = 0, reach = 0, ends;
     for (int32_t i = 0; i < n; i++) {
         dfg_status status = add_buffer(who, &buffers[i], i, alignment,
                                        &sizes[i], &sum);
+        if (status == DFG_OK)
+            status = check_cell(who, buffers, n, i, alignment, sizes[i],
+                                &reach);
+        if (status == DFG_OK && __builtin_add_overflow(sum, reach, &ends))
+            status = dfg_error(DFG_ERR_OVERFLOW,
+                               "%s: the buffers up to %d overflow 64 bits",
+                               who, i);
         if (status != DFG_OK) {
             free(sizes);
             return status;

@@ -1,5 +1,7 @@
 /* The independent check of a buffer plan: it trusts nothing a planner
- * computed and shares no code with the planners. */
+ * computed and shares no code with the planners. The cells of a rigid
+ * group are checked one by one, each over its own lifetime, and for
+ * their place in the group. */
 #include <stdlib.h>
 #include "error.h"
 #include "memory_plan.h"
@@ -29,6 +31,30 @@ static dfg_status check_one(const dfg_buffer *b, int32_t i, int64_t alignment,
     return DFG_OK;
 }
 
+/* A cell of a rigid group sits at its base's offset + its cell offset. */
+static dfg_status check_rigid(const dfg_buffer *buffers, int32_t n, int32_t i)
+{
+    const dfg_buffer *b = &buffers[i];
+    if (b->group == 0 && b->cell_offset == 0)
+        return DFG_OK;
+    int32_t base = b->group - 1;
+    if (b->group < 0 || b->group > n || buffers[base].group != b->group ||
+        buffers[base].cell_offset != 0)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "plan check: buffer %d is a cell of group %d (cell "
+                         "offset %lld), which has no base at offset 0", i,
+                         b->group, (long long)b->cell_offset);
+    if (b->offset - b->cell_offset != buffers[base].offset)
+        return dfg_error(DFG_ERR_PLAN,
+                         "plan check: cell %d (steps %d..%d) of the group of "
+                         "buffer %d is at offset %lld, not at the group's "
+                         "offset %lld + %lld", i, b->first_step, b->last_step,
+                         base, (long long)b->offset,
+                         (long long)buffers[base].offset,
+                         (long long)b->cell_offset);
+    return DFG_OK;
+}
+
 dfg_status dfg_plan_verify_buffers(const dfg_buffer *buffers, int32_t n,
                                    int64_t alignment, int64_t arena_bytes)
 {
@@ -39,6 +65,8 @@ dfg_status dfg_plan_verify_buffers(const dfg_buffer *buffers, int32_t n,
                          n, (long long)alignment, (long long)arena_bytes);
     for (int32_t i = 0; i < n; i++) {
         dfg_status status = check_one(&buffers[i], i, alignment, arena_bytes);
+        if (status == DFG_OK)
+            status = check_rigid(buffers, n, i);
         if (status != DFG_OK)
             return status;
     }

@@ -2,6 +2,7 @@
 
 #include "error.h"
 #include "memory.h"
+#include "program_views.h"
 
 int dfg_tensor_in_arena(const dfg_program *p, int32_t tensor)
 {
@@ -23,22 +24,24 @@ static void mark_producers(const dfg_program *p, int32_t *producer)
     }
 }
 
-/* Live bytes per step by a difference array: + at first_step, - after
- * last_step. Lifetimes outside [0, n_steps) are clamped. */
-static void count_live_bytes(const dfg_program *p, dfg_plan_timeline *t)
+/* Live bytes per step by a difference array: + at the first step a
+ * tensor holds bytes of its own, - after the last
+ * (dfg_program_held_steps). Lifetimes outside [0, n_steps) are clamped. */
+static void count_live_bytes(const dfg_program *p, const uint8_t *written,
+                             dfg_plan_timeline *t)
 {
     int64_t alignment = p->stats.alignment > 0 ? (int64_t)p->stats.alignment : 1;
     int64_t *delta = t->live_bytes;
     for (int32_t i = 0; i < p->n_tensors; i++) {
-        const dfg_program_tensor *tensor = &p->tensors[i];
-        if (!dfg_tensor_in_arena(p, i) || tensor->alias_of >= 0 ||
-            tensor->last_step < 0 || tensor->first_step >= p->n_steps)
+        int32_t first, last;
+        if (!dfg_program_held_steps(p, written, i, &first, &last) ||
+            last < 0 || first >= p->n_steps || last < first)
             continue;
-        int64_t bytes = dfg_align_up(tensor->bytes, alignment);
-        int32_t first = tensor->first_step > 0 ? tensor->first_step : 0;
+        int64_t bytes = dfg_align_up(p->tensors[i].bytes, alignment);
+        first = first > 0 ? first : 0;
         delta[first] += bytes;
-        if (tensor->last_step + 1 < p->n_steps)
-            delta[tensor->last_step + 1] -= bytes;
+        if (last + 1 < p->n_steps)
+            delta[last + 1] -= bytes;
     }
     int64_t live = 0;
     for (int32_t s = 0; s < p->n_steps; s++) {
@@ -65,7 +68,15 @@ dfg_status dfg_plan_timeline_build(const dfg_program *p, const char *who,
                          "steps and %d tensors", who, p->n_steps, p->n_tensors);
     }
     mark_producers(p, t->producer);
-    count_live_bytes(p, t);
+    uint8_t *written = dfg_calloc(&p->allocator, (size_t)p->n_tensors + 1, 1);
+    if (!written) {
+        dfg_plan_timeline_free(p, t);
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "%s: out of memory for %d "
+                         "tensors", who, p->n_tensors);
+    }
+    dfg_program_mark_written(p, written);
+    count_live_bytes(p, written, t);
+    dfg_free(&p->allocator, written);
     t->extent_bytes = t->peak_bytes;
     if (p->region_bytes[DFG_REGION_ARENA] > t->extent_bytes)
         t->extent_bytes = p->region_bytes[DFG_REGION_ARENA];

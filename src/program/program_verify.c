@@ -5,6 +5,7 @@
 #include "occupancy_sweep.h"
 #include "program.h"
 #include "program_verify_buckets.h"
+#include "program_verify_roots.h"
 
 static const char *tensor_name(const dfg_program_tensor *t)
 {
@@ -98,32 +99,6 @@ static dfg_status conflict(const dfg_program *p, int32_t a, int32_t b)
                                                    : y->first_step);
 }
 
-/* A tensor sharing another's bytes (a view, an in-place output, a concat
- * part written straight into the concat's output) must lie inside its
- * root's bytes and lifetime: the root's bytes are all the planner placed,
- * and only over the root's steps. */
-static dfg_status check_inside_root(const dfg_program *p, const int32_t *roots)
-{
-    for (int32_t i = 0; i < p->n_tensors; i++) {
-        const dfg_program_tensor *t = &p->tensors[i], *r = &p->tensors[roots[i]];
-        if (roots[i] == i || t->region != DFG_REGION_ARENA)
-            continue;
-        if (t->offset < r->offset || t->offset + t->bytes > r->offset + r->bytes ||
-            t->first_step < r->first_step || t->last_step > r->last_step)
-            return dfg_error(DFG_ERR_PLAN,
-                             "program check: tensor '%s' (#%d, steps %d..%d, "
-                             "bytes [%lld, %lld)) is not inside the tensor "
-                             "'%s' (#%d, steps %d..%d, bytes [%lld, %lld)) "
-                             "whose bytes it shares", tensor_name(t), i,
-                             t->first_step, t->last_step, (long long)t->offset,
-                             (long long)(t->offset + t->bytes), tensor_name(r),
-                             roots[i], r->first_step, r->last_step,
-                             (long long)r->offset,
-                             (long long)(r->offset + r->bytes));
-    }
-    return DFG_OK;
-}
-
 /* Arena tensors that share bytes while both live, unless they alias the
  * same root. */
 static dfg_status check_sharing(const dfg_program *p, const int32_t *roots)
@@ -172,7 +147,7 @@ dfg_status dfg_program_verify(const dfg_program *p)
                          p->n_tensors);
     dfg_status status = alias_roots(p, roots);
     if (status == DFG_OK)
-        status = check_inside_root(p, roots);
+        status = dfg_program_verify_roots(p, roots);
     if (status == DFG_OK)
         status = check_sharing(p, roots);
     if (status == DFG_OK)

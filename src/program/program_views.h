@@ -17,4 +17,22 @@ int dfg_program_tensors_overlap(const dfg_program_tensor *a,
 int dfg_program_step_is_view(const dfg_program *program,
                              const dfg_program_step *step);
 
+/* written[i] = 1 for each tensor some step writes (an output of a step
+ * that is no view, or a step's workspace), else 0; written has n_tensors
+ * entries. A step with an operand index out of range writes nothing. */
+void dfg_program_mark_written(const dfg_program *program, uint8_t *written);
+
+/* 1 if tensor i is an arena buffer that no step writes as a whole, so the
+ * tensors written into it hold its bytes slot by slot until it is whole
+ * at its first_step (a concat without copies, passes/concat_cells.c). */
+int dfg_program_is_assembled(const dfg_program *program,
+                             const uint8_t *written, int32_t i);
+
+/* The steps over which arena tensor i holds bytes of its own, in
+ * [*first, *last]: a root over its lifetime; a tensor written into an
+ * assembled root (its alias_of) from its step until the step before the
+ * root is whole. Returns 0 for a tensor that holds none. */
+int dfg_program_held_steps(const dfg_program *program, const uint8_t *written,
+                           int32_t i, int32_t *first, int32_t *last);
+
 #endif

@@ -69,6 +69,7 @@ static void write_tensor(FILE *out, const dfg_program *p, int32_t index)
     if (t->alias_of >= 0 && t->alias_of < p->n_tensors) {
         fputs("\\nshares bytes of ", out);
         dfg_write_quoted_text(out, p->tensors[t->alias_of].name);
+        fprintf(out, " at +%" PRId64, t->offset - p->tensors[t->alias_of].offset);
     }
     fputs("\"];\n", out);
 }

@@ -7,6 +7,7 @@
 #include "program.h"
 #include "program_recompute.h"
 #include "report_buckets.h"
+#include "report_peak.h"
 
 static const char *tensor_name(const dfg_program *p, int32_t index)
 {
@@ -59,6 +60,34 @@ static void write_kind_bytes(dfg_json_writer *w, const dfg_program *p)
     dfg_json_begin_object(w, "bytes_by_kind", 0);
     for (int k = 0; k < DFG_TENSOR_KIND_COUNT; k++)
         dfg_json_uint(w, dfg_tensor_kind_name((dfg_tensor_kind)k), bytes[k]);
+    dfg_json_end_object(w);
+}
+
+/* The peak step and the workspace it holds (report_peak.h); null for a
+ * program without steps. */
+static void write_peak(dfg_json_writer *w, const dfg_program *p)
+{
+    dfg_report_peak peak;
+    dfg_report_peak_find(p, &peak);
+    if (peak.step < 0) {
+        dfg_json_null(w, "peak");
+        return;
+    }
+    const dfg_op_info *info = dfg_op_get(p->steps[peak.step].op);
+    dfg_json_begin_object(w, "peak", 0);
+    dfg_json_int(w, "step", peak.step);
+    dfg_json_string(w, "op", info ? info->name : "?");
+    dfg_json_uint(w, "live_bytes", peak.live_bytes);
+    dfg_json_int(w, "workspace_bytes", peak.workspace);
+    dfg_json_int(w, "own_workspace_bytes", peak.own_workspace);
+    if (peak.library_scratch) {
+        dfg_json_string(w, "library_scratch",
+                        dfg_report_peak_scratch_name(p));
+        dfg_json_string(w, "kept_for", "speed");
+    } else {
+        dfg_json_null(w, "library_scratch");
+        dfg_json_null(w, "kept_for");
+    }
     dfg_json_end_object(w);
 }
 
@@ -131,6 +160,7 @@ dfg_status dfg_report_json(const dfg_program *program, FILE *out)
     dfg_json_int(&w, "weights", program->region_bytes[DFG_REGION_WEIGHTS]);
     dfg_json_end_object(&w);
     write_kind_bytes(&w, program);
+    write_peak(&w, program);
     write_tensor_names(&w, program, "inputs", program->inputs,
                        program->n_inputs);
     write_tensor_names(&w, program, "outputs", program->outputs,

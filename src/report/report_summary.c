@@ -4,41 +4,16 @@
 #include <inttypes.h>
 #include "error.h"
 #include "kind_bytes.h"
+#include "memory.h"
 #include "program.h"
+#include "program_views.h"
 #include "number_format.h"
 #include "program_recompute.h"
 #include "report_buckets.h"
+#include "report_peak.h"
 #include "text_escape.h"
 
 #define DFG_SUMMARY_LARGEST 5
-
-/* Arena bytes that hold a live tensor during step `step`. A tensor that
- * aliases another shares its bytes and is not counted twice. */
-static uint64_t live_bytes_at(const dfg_program *p, int32_t step)
-{
-    uint64_t live = 0;
-    for (int32_t i = 0; i < p->n_tensors; i++) {
-        const dfg_program_tensor *t = &p->tensors[i];
-        if (t->region == DFG_REGION_ARENA && t->alias_of < 0 &&
-            t->first_step <= step && step <= t->last_step)
-            live += (uint64_t)t->bytes;
-    }
-    return live;
-}
-
-static int32_t peak_step(const dfg_program *p, uint64_t *peak_bytes)
-{
-    int32_t peak = -1;
-    *peak_bytes = 0;
-    for (int32_t s = 0; s < p->n_steps; s++) {
-        uint64_t live = live_bytes_at(p, s);
-        if (peak < 0 || live > *peak_bytes) {
-            peak = s;
-            *peak_bytes = live;
-        }
-    }
-    return peak;
-}
 
 /* Indices of the largest arena tensors that own their bytes, largest
  * first (ties keep the earlier tensor); returns how many were found. */
@@ -130,19 +105,39 @@ static void write_plan_lines(FILE *out, const dfg_plan_stats *s)
             planner ? planner : "?", s->alignment, s->verified ? "yes" : "no");
 }
 
+/* The peak step and, when it holds a workspace, how much of the peak that
+ * is and why it is kept (report_peak.h). */
 static void write_peak(FILE *out, const dfg_program *p)
 {
-    uint64_t bytes;
-    int32_t step = peak_step(p, &bytes);
-    if (step < 0)
+    dfg_report_peak peak;
+    dfg_report_peak_find(p, &peak);
+    if (peak.step < 0)
         return;
-    const dfg_op_info *info = dfg_op_get(p->steps[step].op);
-    char human[32];
-    fprintf(out, "peak      step %" PRId32 " (%s \"", step,
+    const dfg_program_step *st = &p->steps[peak.step];
+    const dfg_op_info *info = dfg_op_get(st->op);
+    char human[32], own[32];
+    fprintf(out, "peak      step %" PRId32 " (%s \"", peak.step,
             info ? info->name : "?");
-    dfg_write_quoted_text(out, p->steps[step].name);
+    dfg_write_quoted_text(out, st->name);
     fprintf(out, "\"): %s live\n",
-            dfg_format_bytes(bytes, human, sizeof human));
+            dfg_format_bytes(peak.live_bytes, human, sizeof human));
+    if (peak.workspace <= 0)
+        return;
+    fprintf(out, "          peak includes %s of ",
+            dfg_format_bytes((uint64_t)peak.workspace, human, sizeof human));
+    if (peak.library_scratch)
+        fprintf(out, "%s for %s step %" PRId32 " (its own kernel needs %s; "
+                     "kept: faster)\n", dfg_report_peak_scratch_name(p),
+                info ? info->name : "?", peak.step,
+                dfg_format_bytes((uint64_t)peak.own_workspace, own, sizeof own));
+    else if (peak.workspace < peak.own_workspace)
+        fprintf(out, "workspace for %s step %" PRId32 " (fitted under the "
+                     "lower bound: its kernel could use %s)\n",
+                info ? info->name : "?", peak.step,
+                dfg_format_bytes((uint64_t)peak.own_workspace, own, sizeof own));
+    else
+        fprintf(out, "workspace for %s step %" PRId32 " (what the op needs)\n",
+                info ? info->name : "?", peak.step);
 }
 
 static void write_largest(FILE *out, const dfg_program *p)
@@ -183,6 +178,32 @@ static void write_kind_bytes(FILE *out, const dfg_program *p)
         }
 }
 
+/* Concats without copies: their outputs, held slot by slot, and the
+ * tensors written straight into them. */
+static void write_concat_views(FILE *out, const dfg_program *p)
+{
+    uint8_t *written = dfg_calloc(&p->allocator, (size_t)p->n_tensors + 1, 1);
+    if (!written)
+        return;
+    dfg_program_mark_written(p, written);
+    int32_t outputs = 0, parts = 0;
+    for (int32_t i = 0; i < p->n_tensors; i++) {
+        const dfg_program_tensor *t = &p->tensors[i];
+        int32_t r = t->alias_of;
+        if (dfg_program_is_assembled(p, written, i))
+            outputs++;
+        else if (r >= 0 && r < p->n_tensors && written[i] &&
+                 dfg_program_is_assembled(p, written, r) &&
+                 t->first_step <= p->tensors[r].first_step)
+            parts++;
+    }
+    dfg_free(&p->allocator, written);
+    if (outputs > 0)
+        fprintf(out, "concats   %" PRId32 " outputs without a copy step, "
+                     "%" PRId32 " tensors written straight into them (each "
+                     "holds its slot from its step on)\n", outputs, parts);
+}
+
 dfg_status dfg_report_summary(const dfg_program *program, FILE *out)
 {
     if (!program || !out)
@@ -192,6 +213,7 @@ dfg_status dfg_report_summary(const dfg_program *program, FILE *out)
     write_plan_lines(out, &program->stats);
     write_kind_bytes(out, program);
     write_peak(out, program);
+    write_concat_views(out, program);
     write_largest(out, program);
     dfg_report_summary_buckets(out, program);
     if (fflush(out) != 0 || ferror(out))

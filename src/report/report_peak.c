@@ -1,0 +1,84 @@
+#include "report_peak.h"
+
+#include <stdio.h>
+#include <string.h>
+#include "memory.h"
+#include "program_views.h"
+
+/* Arena bytes that hold a live tensor during step `step`. A tensor that
+ * shares another's bytes is not counted twice: only while it holds bytes
+ * of its own (dfg_program_held_steps). */
+static uint64_t live_bytes_at(const dfg_program *p, const uint8_t *written,
+                              int32_t step)
+{
+    uint64_t live = 0;
+    for (int32_t i = 0; i < p->n_tensors; i++) {
+        int32_t first, last;
+        if (dfg_program_held_steps(p, written, i, &first, &last) &&
+            first <= step && step <= last)
+            live += (uint64_t)p->tensors[i].bytes;
+    }
+    return live;
+}
+
+/* The op's own workspace for step s (its workspace rule on the step's
+ * operand types), or -1 when the rule cannot say. */
+static int64_t own_workspace(const dfg_program *p, int32_t s)
+{
+    const dfg_program_step *st = &p->steps[s];
+    const dfg_op_info *info = dfg_op_get(st->op);
+    if (!info || !info->workspace)
+        return 0;
+    int32_t n = st->n_inputs + st->n_outputs;
+    dfg_type *types = dfg_calloc(&p->allocator, (size_t)n + 1, sizeof *types);
+    if (!types)
+        return -1;
+    for (int32_t j = 0; j < n; j++) {
+        int32_t t = j < st->n_inputs ? st->inputs[j]
+                                     : st->outputs[j - st->n_inputs];
+        if (t >= 0 && t < p->n_tensors)
+            types[j] = p->tensors[t].type;
+        else
+            types[j].rank = -1;
+    }
+    int64_t bytes = info->workspace(&st->attrs, types, st->n_inputs,
+                                    types + st->n_inputs, st->n_outputs);
+    dfg_free(&p->allocator, types);
+    return bytes;
+}
+
+void dfg_report_peak_find(const dfg_program *p, dfg_report_peak *peak)
+{
+    memset(peak, 0, sizeof *peak);
+    peak->step = -1;
+    uint8_t *written = dfg_calloc(&p->allocator, (size_t)p->n_tensors + 1, 1);
+    if (!written)
+        return;
+    dfg_program_mark_written(p, written);
+    for (int32_t s = 0; s < p->n_steps; s++) {
+        uint64_t live = live_bytes_at(p, written, s);
+        if (peak->step < 0 || live > peak->live_bytes) {
+            peak->step = s;
+            peak->live_bytes = live;
+        }
+    }
+    dfg_free(&p->allocator, written);
+    int32_t w = peak->step >= 0 ? p->steps[peak->step].workspace : -1;
+    if (w < 0 || w >= p->n_tensors || p->tensors[w].bytes <= 0)
+        return;
+    peak->workspace = p->tensors[w].bytes;
+    peak->own_workspace = own_workspace(p, peak->step);
+    peak->library_scratch = p->workspace_rule[0] != '\0' &&
+                            peak->own_workspace >= 0 &&
+                            peak->workspace > peak->own_workspace;
+}
+
+const char *dfg_report_peak_scratch_name(const dfg_program *p)
+{
+    static _Thread_local char name[DFG_PROGRAM_RULE_NAME_BYTES + 20];
+    if (strcmp(p->workspace_rule, "cpu") == 0)
+        return "oneDNN scratch";
+    snprintf(name, sizeof name, "%.*s backend scratch",
+             DFG_PROGRAM_RULE_NAME_BYTES - 1, p->workspace_rule);
+    return name;
+}
