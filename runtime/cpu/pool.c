@@ -6,6 +6,7 @@
 #include "dtype_access.h"
 #include "kernels.h"
 #include "parallel.h"
+#include "math/strided_range.h"
 #include "pool_geometry.h"
 
 /* Max or sum of the window taps [first_y, end_y) x [first_x, end_x) that
@@ -79,6 +80,71 @@ static void pool_row(const dfg_pool_geometry *p, int is_max, const void *x,
     }
 }
 
+/* Folds the taps x[i * stride], i in [0, n), into out[i]: contiguous at
+ * stride 1, so the compiler vectorizes it; NaN wins a max. */
+static void fold_tap_f32(int is_max, const float *x, int64_t stride,
+                         float *out, int64_t n)
+{
+    if (is_max && stride == 1) {
+        for (int64_t i = 0; i < n; i++)
+            out[i] = x[i] > out[i] || x[i] != x[i] ? x[i] : out[i];
+    } else if (is_max) {
+        for (int64_t i = 0; i < n; i++) {
+            float v = x[i * stride];
+            out[i] = v > out[i] || v != v ? v : out[i];
+        }
+    } else if (stride == 1) {
+        for (int64_t i = 0; i < n; i++)
+            out[i] += x[i];
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            out[i] += x[i * stride];
+    }
+}
+
+/* The f32 form of pool_row: the output row accumulates one tap (ty, tx)
+ * at a time over all its windows, a strided walk along one input row,
+ * instead of one window at a time through block loads. The same taps in
+ * the same order per output, so the same results. */
+static void pool_row_f32(const dfg_pool_geometry *p, int is_max,
+                         const float *x, int64_t plane, int64_t oy, float *out)
+{
+    int64_t y0 = dfg_pool_window_start(oy, p->stride[0], p->pad_lo[0]);
+    int64_t first_y, end_y;
+    dfg_pool_window_taps(y0, p->kernel[0], p->dilation[0], p->in_h, &first_y,
+                         &end_y);
+    for (int64_t i = 0; i < p->out_w; i++)
+        out[i] = is_max ? -INFINITY : 0.0f;
+    for (int64_t ty = first_y; ty < end_y; ty++) {
+        const float *row =
+            x + (plane * p->in_h + y0 + ty * p->dilation[0]) * p->in_w;
+        for (int64_t tx = 0; tx < p->kernel[1]; tx++) {
+            /* output i reads row[at + i * stride] */
+            int64_t at = tx * p->dilation[1] - p->pad_lo[1];
+            int64_t first, end;
+            dfg_strided_range(at, p->out_w, p->stride[1], 0, p->in_w, &first,
+                              &end);
+            if (first < end)
+                fold_tap_f32(is_max, row + (at + first * p->stride[1]),
+                             p->stride[1], out + first, end - first);
+        }
+    }
+    if (is_max)
+        return;
+    int64_t div_y = dfg_pool_window_divisor(y0, p->kernel[0], p->dilation[0],
+                                            p->in_h, p->pad_lo[0],
+                                            p->pad_hi[0],
+                                            p->count_include_pad);
+    for (int64_t i = 0; i < p->out_w; i++) {
+        int64_t divisor =
+            div_y * dfg_pool_window_divisor(
+                        dfg_pool_window_start(i, p->stride[1], p->pad_lo[1]),
+                        p->kernel[1], p->dilation[1], p->in_w, p->pad_lo[1],
+                        p->pad_hi[1], p->count_include_pad);
+        out[i] = divisor > 0 ? out[i] / (float)divisor : 0.0f;
+    }
+}
+
 dfg_status dfg_cpu_pool(const dfg_kernel_args *args)
 {
     const dfg_type *tx = &args->in_types[0];
@@ -93,8 +159,16 @@ dfg_status dfg_cpu_pool(const dfg_kernel_args *args)
     const void *x = args->in[0];
     void *y = args->out[0];
     dfg_dtype dtype = tx->dtype;
-#pragma omp parallel for if (rows * p.out_w * p.kernel[0] * p.kernel[1] >= \
-                                 DFG_CPU_PARALLEL_MIN_ELEMENTS)
+    int parallel = rows * p.out_w * p.kernel[0] * p.kernel[1] >=
+                   DFG_CPU_PARALLEL_MIN_ELEMENTS;
+    if (dtype == DFG_F32) {
+#pragma omp parallel for if (parallel)
+        for (int64_t r = 0; r < rows; r++)
+            pool_row_f32(&p, is_max, x, r / p.out_h, r % p.out_h,
+                         (float *)y + r * p.out_w);
+        return DFG_OK;
+    }
+#pragma omp parallel for if (parallel)
     for (int64_t r = 0; r < rows; r++)
         pool_row(&p, is_max, x, dtype, r / p.out_h, r % p.out_h, y);
     return DFG_OK;
