@@ -10,6 +10,7 @@
 #include "error.h"
 #include "kernels.h"
 #include "math/elementwise.h"
+#include "vector_clones.h"
 
 typedef struct binary_ctx {
     dfg_op op;
@@ -131,6 +132,7 @@ static void compare_integer(dfg_op op, const int64_t *a, const int64_t *b,
 /* pow with a constant exponent of 2 or 0.5 (a variance, a norm) is x * x
  * or a square root, both exact like powf; -inf ** 0.5 is +inf and
  * -0 ** 0.5 is +0, where sqrtf would give NaN and -0. */
+DFG_VECTOR_CLONES
 static int pow_by_constant(const float *a, float y, float *o, int64_t n)
 {
     if (y == 2.0f) {
@@ -146,6 +148,7 @@ static int pow_by_constant(const float *a, float y, float *o, int64_t n)
     return 0;
 }
 
+DFG_VECTOR_CLONES
 static void f32_run(dfg_op op, const float *a, int64_t sa, const float *b,
                     int64_t sb, float *o, int64_t n)
 {

@@ -8,6 +8,7 @@
 #include "parallel.h"
 #include "math/strided_range.h"
 #include "pool_geometry.h"
+#include "vector_clones.h"
 
 /* Max or sum of the window taps [first_y, end_y) x [first_x, end_x) that
  * start at (y0, x0), read a row of taps at a time. NaN wins a max, as in
@@ -82,6 +83,7 @@ static void pool_row(const dfg_pool_geometry *p, int is_max, const void *x,
 
 /* Folds the taps x[i * stride], i in [0, n), into out[i]: contiguous at
  * stride 1, so the compiler vectorizes it; NaN wins a max. */
+DFG_VECTOR_CLONES
 static void fold_tap_f32(int is_max, const float *x, int64_t stride,
                          float *out, int64_t n)
 {

@@ -19,6 +19,7 @@
 #include "kernels.h"
 #include "parallel.h"
 #include "reduce_geometry.h"
+#include "vector_clones.h"
 
 typedef struct reduce_ctx {
     dfg_op op; /* SUM, MEAN or MAX (global_average_pool is a MEAN) */
@@ -52,6 +53,7 @@ static void init_acc(const reduce_ctx *c, accumulators *acc, int64_t n)
 
 /* Folds input[offset..offset+n) into acc: into lane 0 when `lanes` is 0,
  * else element i into lane i (n <= DFG_CPU_BLOCK). */
+DFG_VECTOR_CLONES
 static void fold(const reduce_ctx *c, int64_t offset, int64_t n, int lanes,
                  accumulators *acc)
 {

@@ -15,6 +15,7 @@
 #include "kernels.h"
 #include "parallel.h"
 #include "reduce_geometry.h"
+#include "vector_clones.h"
 
 typedef struct softmax_ctx {
     int log;
@@ -92,6 +93,7 @@ static void softmax_run(const softmax_ctx *c, const softmax_block *b)
  * compiler vectorizes: the max and the sum in lanes (f32_reduce.h), exp
  * in its branch-free form (f32_math.h). y may be x (in place): every pass
  * reads element i before it writes it. */
+DFG_VECTOR_CLONES
 static void softmax_row_f32(int log_form, const float *x, float *y,
                             int64_t n)
 {

@@ -9,6 +9,7 @@
 #include "kernels.h"
 #include "math/elementwise.h"
 #include "parallel.h"
+#include "vector_clones.h"
 
 typedef struct unary_ctx {
     const dfg_attrs *attrs;
@@ -26,6 +27,7 @@ typedef struct unary_ctx {
     }                                 \
     break
 
+DFG_VECTOR_CLONES
 static void apply_float(const unary_ctx *c, const float *v, float *o, int64_t n)
 {
     const dfg_attrs *a = c->attrs;
