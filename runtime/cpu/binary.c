@@ -26,22 +26,6 @@ typedef struct binary_ctx {
     }                                     \
     break
 
-static void apply_float(dfg_op op, const float *a, const float *b, float *o,
-                        int64_t n)
-{
-    float x, y;
-    switch (op) {
-    case DFG_OP_ADD: BINARY_LOOP(dfg_add(x, y));
-    case DFG_OP_SUB: BINARY_LOOP(dfg_sub(x, y));
-    case DFG_OP_MUL: BINARY_LOOP(dfg_mul(x, y));
-    case DFG_OP_DIV: BINARY_LOOP(dfg_div(x, y));
-    case DFG_OP_POW: BINARY_LOOP(dfg_pow(x, y));
-    case DFG_OP_MAX: BINARY_LOOP(dfg_max(x, y));
-    case DFG_OP_MIN: BINARY_LOOP(dfg_min(x, y));
-    default: break;
-    }
-}
-
 /* Wrapping arithmetic through uint64 (signed overflow is undefined in C). */
 static int64_t wrap_add(int64_t x, int64_t y) { return (int64_t)((uint64_t)x + (uint64_t)y); }
 static int64_t wrap_sub(int64_t x, int64_t y) { return (int64_t)((uint64_t)x - (uint64_t)y); }
@@ -97,10 +81,11 @@ static void compare_integer(dfg_op op, const int64_t *a, const int64_t *b,
 
 #undef BINARY_LOOP
 
-/* One contiguous f32 run, the operands stepping by sa and sb (0 or 1):
- * no block buffers, and a loop per stride pattern that the compiler
- * vectorizes, a broadcast operand (a scalar, the per-channel s[c] of a
- * squeeze-excite block, a bias b[c]) held in a register. */
+/* A run of f32 operands stepping by sa and sb (0 or 1): an f32 tensor's
+ * run in place, with no block buffers, or a block widened from f16/bf16.
+ * A loop per stride pattern, which the compiler vectorizes, a broadcast
+ * operand (a scalar, the per-channel s[c] of a squeeze-excite block, a
+ * bias b[c]) held in a register. */
 #define F32_RUN(expr)                                   \
     do {                                                \
         if (sa && sb) {                                 \
@@ -195,7 +180,7 @@ static void arithmetic_run(void *opaque, int64_t out_offset,
             const float *a = dfg_load_f32(c->a, c->dtype, oa, strides[0], m, buf_a);
             const float *b = dfg_load_f32(c->b, c->dtype, ob, strides[1], m, buf_b);
             float *o = dfg_f32_target(c->out, c->dtype, out_offset + j, buf_o);
-            apply_float(c->op, a, b, o, m);
+            f32_run(c->op, a, 1, b, 1, o, m); /* f16, bf16 widened */
             dfg_store_f32(c->out, c->dtype, out_offset + j, m, o);
         }
     }
