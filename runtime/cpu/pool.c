@@ -83,9 +83,11 @@ static void pool_row(const dfg_pool_geometry *p, int is_max, const void *x,
 
 /* Folds the taps x[i * stride], i in [0, n), into out[i]; NaN wins a
  * max. Strides 1 and 2, the common ones, are loops of their own, which
- * the compiler vectorizes (stride 2 as loads and a shuffle). */
-static inline void fold_tap_f32(int is_max, const float *x, int64_t stride,
-                                float *out, int64_t n)
+ * the compiler vectorizes (stride 2 as loads and a shuffle); a pool's
+ * output never shares bytes with its input (ops.def), hence restrict. */
+static inline void fold_tap_f32(int is_max, const float *restrict x,
+                                int64_t stride, float *restrict out,
+                                int64_t n)
 {
     if (is_max && stride == 1) {
         for (int64_t i = 0; i < n; i++)
