@@ -144,6 +144,9 @@ static const shape_pair pairs[] = {
     {2, 2, {4, 5}, {4, 5}},
     {2, 1, {300, 257}, {257}},    /* large: parallel, rows of many blocks */
     {2, 2, {300, 1}, {1, 257}},
+    {4, 4, {2, 6, 5, 7}, {2, 6, 1, 1}}, /* squeeze-excite x * s[n, c] */
+    {4, 3, {1, 6, 5, 7}, {6, 1, 1}},    /* a bias per channel */
+    {1, 4, {1}, {1, 6, 5, 7}},          /* a scalar first */
 };
 #define N_PAIRS (sizeof pairs / sizeof pairs[0])
 
@@ -209,6 +212,58 @@ static void test_binary_float_broadcast(void **state)
             }
         }
     }
+}
+
+/* The f32 runs where IEEE special values decide: pow by the constants 2
+ * and 0.5 (a square, a square root) equals powf bit for bit, -0 and -inf
+ * included; max and min return NaN when either operand is NaN, whether
+ * the operands are contiguous or one is broadcast. */
+static void test_binary_f32_special_values(void **state)
+{
+    (void)state;
+    const float values[] = {-INFINITY, -2.5f, -0.0f, 0.0f, 0x1p-149f, 0.25f,
+                            3.0f, 1e30f, INFINITY, NAN, -1e-30f};
+    const float exponents[] = {2.0f, 0.5f, 3.0f, -0.5f};
+    const int64_t n = sizeof values / sizeof values[0], one = 1;
+    dfg_attrs a;
+    dfg_attrs_init(&a);
+    check_tensor x = check_empty(check_type(DFG_F32, 1, &n));
+    check_tensor out = check_empty(x.type);
+    memcpy(x.data, values, sizeof values);
+    for (size_t e = 0; e < sizeof exponents / sizeof exponents[0]; e++) {
+        check_tensor y = check_empty(check_type(DFG_F32, 1, &one));
+        ((float *)y.data)[0] = exponents[e];
+        check_tensor *in[] = {&x, &y};
+        assert_int_equal(run(DFG_OP_POW, &a, 2, in, &out), DFG_OK);
+        for (int64_t i = 0; i < n; i++) {
+            float got = ((float *)out.data)[i];
+            float want = powf(values[i], exponents[e]);
+            if (isnan(want) ? !isnan(got) : memcmp(&got, &want, sizeof got))
+                fail_msg("pow(%a, %a) = %a, powf gives %a", (double)values[i],
+                         (double)exponents[e], (double)got, (double)want);
+        }
+        check_tensor_free(&y);
+    }
+    const dfg_op ops[] = {DFG_OP_MAX, DFG_OP_MIN};
+    for (size_t o = 0; o < 2; o++) {
+        for (int broadcast = 0; broadcast < 2; broadcast++) {
+            check_tensor y = check_empty(check_type(DFG_F32, 1, broadcast ? &one : &n));
+            for (int64_t i = 0; i < y.numel; i++)
+                ((float *)y.data)[i] = i % 3 == 1 ? NAN : 1.0f;
+            check_tensor *in[] = {&x, &y};
+            assert_int_equal(run(ops[o], &a, 2, in, &out), DFG_OK);
+            for (int64_t i = 0; i < n; i++) {
+                float u = values[i], v = ((float *)y.data)[broadcast ? 0 : i];
+                float got = ((float *)out.data)[i];
+                if (isnan(u) || isnan(v))
+                    assert_true(isnan(got));
+                else
+                    assert_true(got == (o ? fminf(u, v) : fmaxf(u, v)));
+            }
+            check_tensor_free(&y);
+        }
+    }
+    check_tensor_free(&x), check_tensor_free(&out);
 }
 
 static void test_binary_integer_exact(void **state)
@@ -436,6 +491,7 @@ int main(void)
         cmocka_unit_test(test_unary_float),
         cmocka_unit_test(test_unary_integer_exact),
         cmocka_unit_test(test_binary_float_broadcast),
+        cmocka_unit_test(test_binary_f32_special_values),
         cmocka_unit_test(test_binary_integer_exact),
         cmocka_unit_test(test_compare_exact),
         cmocka_unit_test(test_where_broadcasts_all_three),

@@ -482,6 +482,9 @@ static const pool_case pool_cases[] = {
     {1, 3, 12, 13, {3, 3}, {1, 2}, {2, 1, 2, 1}, {2, 2}, 0},
     {1, 3, 12, 13, {3, 3}, {2, 2}, {1, 1, 0, 1}, {2, 1}, 1},
     {1, 2, 7, 300, {1, 3}, {1, 1}, {0, 1, 0, 1}, {1, 1}, 0},
+    {1, 4, 9, 9, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 0},   /* inception */
+    {1, 3, 15, 15, {3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1}, /* ceil overhang */
+    {1, 2, 21, 30, {2, 10}, {1, 3}, {0, 2, 0, 2}, {1, 1}, 0}, /* > 8 columns, > 8 rows */
 };
 
 static void test_pools(void **state)
@@ -495,6 +498,37 @@ static void test_pools(void **state)
     }
     check_pool(&pool_cases[3], DFG_OP_MAX_POOL, 0, DFG_F16);
     check_pool(&pool_cases[3], DFG_OP_AVERAGE_POOL, 1, DFG_BF16);
+}
+
+/* NaN wins a max pool: exactly the outputs whose window holds the NaN
+ * input are NaN (the f32 path folds one tap at a time over a row). */
+static void test_max_pool_nan(void **state)
+{
+    (void)state;
+    const pool_case pc = {1, 1, 9, 9, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 0};
+    dfg_attrs a;
+    dfg_attrs_init(&a);
+    memcpy(a.kernel, pc.kernel, sizeof a.kernel);
+    memcpy(a.strides, pc.stride, sizeof a.strides);
+    memcpy(a.dilations, pc.dilation, sizeof a.dilations);
+    for (int i = 0; i < 4; i++)
+        a.pads[i] = pc.pads[i];
+    check_seed(5);
+    check_tensor x = check_random(T(DFG_F32, 1, 1, 9, 9));
+    ((float *)x.data)[4 * 9 + 6] = NAN; /* row 4, column 6 */
+    check_tensor y = check_empty(x.type);
+    check_tensor *in[1] = {&x}, *out[1] = {&y};
+    assert_int_equal(check_run(dfg_cpu_pool, DFG_OP_MAX_POOL, &a, 1, in, 1,
+                               out, NULL, 0),
+                     DFG_OK);
+    for (int64_t oy = 0; oy < 9; oy++)
+        for (int64_t ox = 0; ox < 9; ox++) {
+            int covers = oy >= 3 && oy <= 5 && ox >= 5 && ox <= 7;
+            assert_int_equal(isnan(((float *)y.data)[oy * 9 + ox]) != 0,
+                             covers);
+        }
+    check_tensor_free(&x);
+    check_tensor_free(&y);
 }
 
 static int report_max_error(void **state)
@@ -513,6 +547,7 @@ int main(void)
         cmocka_unit_test(test_conv2d),
         cmocka_unit_test(test_conv2d_chunk_policy),
         cmocka_unit_test(test_pools),
+        cmocka_unit_test(test_max_pool_nan),
     };
     return cmocka_run_group_tests(tests, NULL, report_max_error);
 }

@@ -302,6 +302,40 @@ static void check_layer_norm(check_tensor *x, int32_t axis, int with_bias)
     check_tensor_free(&out), check_tensor_free(&inplace);
 }
 
+/* Rows of f32 with a NaN (rows 0 and 2, at different lane positions) or
+ * an infinity (row 1) over the last axis: reduce_max gives NaN, inf, NaN
+ * and the row's maximum; softmax gives NaN on rows 0 to 2 (inf - inf is
+ * NaN, as in the ONNX reference) and a finite row 3. Odd length 13, so
+ * lanes and tail both hold specials. */
+static void test_last_axis_specials(void **state)
+{
+    (void)state;
+    const int64_t shape[] = {4, 13}, reduced_shape[] = {4, 1};
+    check_seed(16);
+    check_tensor x = ref_scaled(check_type(DFG_F32, 2, shape), 3.0, 0);
+    float *v = x.data;
+    v[0 * 13 + 3] = NAN, v[2 * 13 + 12] = NAN, v[1 * 13 + 9] = INFINITY;
+    dfg_attrs a;
+    dfg_attrs_init(&a);
+    a.n_axes = 1, a.axes[0] = 1, a.keepdims = 1, a.axis = 1;
+    check_tensor max = check_empty(check_type(DFG_F32, 2, reduced_shape));
+    check_tensor soft = check_empty(x.type);
+    check_tensor *in[] = {&x};
+    assert_int_equal(run(DFG_OP_REDUCE_MAX, &a, 1, in, &max), DFG_OK);
+    assert_int_equal(run(DFG_OP_SOFTMAX, &a, 1, in, &soft), DFG_OK);
+    const float *m = max.data, *s = soft.data;
+    assert_true(isnan(m[0]) && isnan(m[2]) && m[1] == INFINITY);
+    float want = -INFINITY;
+    for (int64_t j = 0; j < 13; j++)
+        want = v[3 * 13 + j] > want ? v[3 * 13 + j] : want;
+    assert_true(m[3] == want);
+    for (int64_t j = 0; j < 13; j++) {
+        assert_true(isnan(s[j]) && isnan(s[13 + j]) && isnan(s[2 * 13 + j]));
+        assert_true(!isnan(s[3 * 13 + j]) && s[3 * 13 + j] > 0.0f);
+    }
+    check_tensor_free(&x), check_tensor_free(&max), check_tensor_free(&soft);
+}
+
 static void test_layer_norm(void **state)
 {
     (void)state;
@@ -387,6 +421,7 @@ int main(void)
         cmocka_unit_test(test_global_average_pool),
         cmocka_unit_test(test_softmax_every_axis),
         cmocka_unit_test(test_softmax_large_inputs),
+        cmocka_unit_test(test_last_axis_specials),
         cmocka_unit_test(test_layer_norm),
         cmocka_unit_test(test_batch_norm),
         cmocka_unit_test(test_bad_axes_are_errors),

@@ -3,11 +3,14 @@
  * compute in f32; integer dtypes exactly in int64 with two's-complement
  * wrap-around, integer division truncating like C (x / 0 gives 0 instead
  * of a trap). */
+#include <math.h>
+
 #include "broadcast_walk.h"
 #include "dtype_access.h"
 #include "error.h"
 #include "kernels.h"
 #include "math/elementwise.h"
+#include "vector_clones.h"
 
 typedef struct binary_ctx {
     dfg_op op;
@@ -22,22 +25,6 @@ typedef struct binary_ctx {
         o[i] = (expr);                    \
     }                                     \
     break
-
-static void apply_float(dfg_op op, const float *a, const float *b, float *o,
-                        int64_t n)
-{
-    float x, y;
-    switch (op) {
-    case DFG_OP_ADD: BINARY_LOOP(dfg_add(x, y));
-    case DFG_OP_SUB: BINARY_LOOP(dfg_sub(x, y));
-    case DFG_OP_MUL: BINARY_LOOP(dfg_mul(x, y));
-    case DFG_OP_DIV: BINARY_LOOP(dfg_div(x, y));
-    case DFG_OP_POW: BINARY_LOOP(dfg_pow(x, y));
-    case DFG_OP_MAX: BINARY_LOOP(dfg_max(x, y));
-    case DFG_OP_MIN: BINARY_LOOP(dfg_min(x, y));
-    default: break;
-    }
-}
 
 /* Wrapping arithmetic through uint64 (signed overflow is undefined in C). */
 static int64_t wrap_add(int64_t x, int64_t y) { return (int64_t)((uint64_t)x + (uint64_t)y); }
@@ -94,11 +81,90 @@ static void compare_integer(dfg_op op, const int64_t *a, const int64_t *b,
 
 #undef BINARY_LOOP
 
+/* A run of f32 operands stepping by sa and sb (0 or 1): an f32 tensor's
+ * run in place, with no block buffers, or a block widened from f16/bf16.
+ * A loop per stride pattern, which the compiler vectorizes, a broadcast
+ * operand (a scalar, the per-channel s[c] of a squeeze-excite block, a
+ * bias b[c]) held in a register. */
+#define F32_RUN(expr)                                   \
+    do {                                                \
+        if (sa && sb) {                                 \
+            for (int64_t i = 0; i < n; i++) {           \
+                x = a[i], y = b[i];                     \
+                o[i] = (expr);                          \
+            }                                           \
+        } else if (sa) {                                \
+            y = b[0];                                   \
+            for (int64_t i = 0; i < n; i++) {           \
+                x = a[i];                               \
+                o[i] = (expr);                          \
+            }                                           \
+        } else if (sb) {                                \
+            x = a[0];                                   \
+            for (int64_t i = 0; i < n; i++) {           \
+                y = b[i];                               \
+                o[i] = (expr);                          \
+            }                                           \
+        } else {                                        \
+            x = a[0], y = b[0];                         \
+            float r = (expr);                           \
+            for (int64_t i = 0; i < n; i++)             \
+                o[i] = r;                               \
+        }                                               \
+    } while (0);                                        \
+    break
+
+/* pow with a constant exponent of 2 or 0.5 (a variance, a norm) is x * x
+ * or a square root, both exact like powf; -inf ** 0.5 is +inf and
+ * -0 ** 0.5 is +0, where sqrtf would give NaN and -0. */
+DFG_VECTOR_CLONES
+static int pow_by_constant(const float *a, float y, float *o, int64_t n)
+{
+    if (y == 2.0f) {
+        for (int64_t i = 0; i < n; i++)
+            o[i] = a[i] * a[i];
+        return 1;
+    }
+    if (y == 0.5f) {
+        for (int64_t i = 0; i < n; i++)
+            o[i] = a[i] == -INFINITY ? INFINITY : sqrtf(a[i]) + 0.0f;
+        return 1;
+    }
+    return 0;
+}
+
+DFG_VECTOR_CLONES
+static void f32_run(dfg_op op, const float *a, int64_t sa, const float *b,
+                    int64_t sb, float *o, int64_t n)
+{
+    float x, y;
+    if (op == DFG_OP_POW && sa && !sb && pow_by_constant(a, b[0], o, n))
+        return;
+    switch (op) {
+    case DFG_OP_ADD: F32_RUN(dfg_add(x, y));
+    case DFG_OP_SUB: F32_RUN(dfg_sub(x, y));
+    case DFG_OP_MUL: F32_RUN(dfg_mul(x, y));
+    case DFG_OP_DIV: F32_RUN(dfg_div(x, y));
+    case DFG_OP_POW: F32_RUN(dfg_pow(x, y));
+    case DFG_OP_MAX: F32_RUN(dfg_max(x, y));
+    case DFG_OP_MIN: F32_RUN(dfg_min(x, y));
+    default: break;
+    }
+}
+
+#undef F32_RUN
+
 static void arithmetic_run(void *opaque, int64_t out_offset,
                            const int64_t *offsets, const int64_t *strides,
                            int64_t n)
 {
     const binary_ctx *c = opaque;
+    if (c->dtype == DFG_F32) {
+        f32_run(c->op, (const float *)c->a + offsets[0], strides[0],
+                (const float *)c->b + offsets[1], strides[1],
+                (float *)c->out + out_offset, n);
+        return;
+    }
     for (int64_t j = 0; j < n; j += DFG_CPU_BLOCK) {
         int64_t m = n - j < DFG_CPU_BLOCK ? n - j : DFG_CPU_BLOCK;
         int64_t oa = offsets[0] + j * strides[0], ob = offsets[1] + j * strides[1];
@@ -114,7 +180,7 @@ static void arithmetic_run(void *opaque, int64_t out_offset,
             const float *a = dfg_load_f32(c->a, c->dtype, oa, strides[0], m, buf_a);
             const float *b = dfg_load_f32(c->b, c->dtype, ob, strides[1], m, buf_b);
             float *o = dfg_f32_target(c->out, c->dtype, out_offset + j, buf_o);
-            apply_float(c->op, a, b, o, m);
+            f32_run(c->op, a, 1, b, 1, o, m); /* f16, bf16 widened */
             dfg_store_f32(c->out, c->dtype, out_offset + j, m, o);
         }
     }

@@ -6,7 +6,9 @@
 #include "dtype_access.h"
 #include "kernels.h"
 #include "parallel.h"
+#include "math/strided_range.h"
 #include "pool_geometry.h"
+#include "vector_clones.h"
 
 /* Max or sum of the window taps [first_y, end_y) x [first_x, end_x) that
  * start at (y0, x0), read a row of taps at a time. NaN wins a max, as in
@@ -79,6 +81,98 @@ static void pool_row(const dfg_pool_geometry *p, int is_max, const void *x,
     }
 }
 
+/* Folds the taps x[i * stride], i in [0, n), into out[i]; NaN wins a
+ * max. Strides 1 and 2, the common ones, are loops of their own, which
+ * the compiler vectorizes (stride 2 as loads and a shuffle); a pool's
+ * output never shares bytes with its input (ops.def), hence restrict. */
+static inline void fold_tap_f32(int is_max, const float *restrict x,
+                                int64_t stride, float *restrict out,
+                                int64_t n)
+{
+    if (is_max && stride == 1) {
+        for (int64_t i = 0; i < n; i++)
+            out[i] = x[i] > out[i] || x[i] != x[i] ? x[i] : out[i];
+    } else if (is_max && stride == 2) {
+        for (int64_t i = 0; i < n; i++) {
+            float v = x[2 * i];
+            out[i] = v > out[i] || v != v ? v : out[i];
+        }
+    } else if (is_max) {
+        for (int64_t i = 0; i < n; i++) {
+            float v = x[i * stride];
+            out[i] = v > out[i] || v != v ? v : out[i];
+        }
+    } else if (stride == 1) {
+        for (int64_t i = 0; i < n; i++)
+            out[i] += x[i];
+    } else {
+        for (int64_t i = 0; i < n; i++)
+            out[i] += x[i * stride];
+    }
+}
+
+/* Output rows per task of the f32 path, and window columns whose ranges
+ * it computes at a time. */
+#define BAND_ROWS 8
+#define TAP_GROUP 8
+
+/* The f32 form of pool_row for output rows [oy_begin, oy_end) of one
+ * plane: each row accumulates one tap (ty, tx) at a time over all its
+ * windows, a strided walk along one input row that the compiler
+ * vectorizes, instead of one window at a time through block loads. Which
+ * outputs a column tap reaches is the same for every row, so it is worked
+ * out once per band. Up to TAP_GROUP columns the taps of an output come in
+ * the order of pool_row, so the sums are the same. */
+DFG_VECTOR_CLONES
+static void pool_band_f32(const dfg_pool_geometry *p, int is_max,
+                          const float *x, float *y, int64_t oy_begin,
+                          int64_t oy_end)
+{
+    int64_t ow = p->out_w, sx = p->stride[1];
+    for (int64_t i = oy_begin * ow; i < oy_end * ow; i++)
+        y[i] = is_max ? -INFINITY : 0.0f;
+    for (int64_t tx0 = 0; tx0 < p->kernel[1]; tx0 += TAP_GROUP) {
+        int64_t taps = p->kernel[1] - tx0 < TAP_GROUP ? p->kernel[1] - tx0
+                                                      : TAP_GROUP;
+        int64_t at[TAP_GROUP], first[TAP_GROUP], end[TAP_GROUP];
+        for (int64_t j = 0; j < taps; j++) {
+            /* output i reads row[at + i * sx] */
+            at[j] = (tx0 + j) * p->dilation[1] - p->pad_lo[1];
+            dfg_strided_range(at[j], ow, sx, 0, p->in_w, &first[j], &end[j]);
+        }
+        for (int64_t oy = oy_begin; oy < oy_end; oy++) {
+            int64_t y0 = dfg_pool_window_start(oy, p->stride[0], p->pad_lo[0]);
+            for (int64_t ty = 0; ty < p->kernel[0]; ty++) {
+                int64_t iy = y0 + ty * p->dilation[0];
+                if (iy < 0 || iy >= p->in_h)
+                    continue;
+                const float *row = x + iy * p->in_w;
+                for (int64_t j = 0; j < taps; j++)
+                    if (first[j] < end[j])
+                        fold_tap_f32(is_max, row + (at[j] + first[j] * sx), sx,
+                                     y + oy * ow + first[j], end[j] - first[j]);
+            }
+        }
+    }
+    if (is_max)
+        return;
+    for (int64_t oy = oy_begin; oy < oy_end; oy++) {
+        int64_t div_y = dfg_pool_window_divisor(
+            dfg_pool_window_start(oy, p->stride[0], p->pad_lo[0]),
+            p->kernel[0], p->dilation[0], p->in_h, p->pad_lo[0], p->pad_hi[0],
+            p->count_include_pad);
+        for (int64_t i = 0; i < ow; i++) {
+            int64_t divisor =
+                div_y * dfg_pool_window_divisor(
+                            dfg_pool_window_start(i, sx, p->pad_lo[1]),
+                            p->kernel[1], p->dilation[1], p->in_w,
+                            p->pad_lo[1], p->pad_hi[1], p->count_include_pad);
+            y[oy * ow + i] = divisor > 0 ? y[oy * ow + i] / (float)divisor
+                                         : 0.0f;
+        }
+    }
+}
+
 dfg_status dfg_cpu_pool(const dfg_kernel_args *args)
 {
     const dfg_type *tx = &args->in_types[0];
@@ -93,8 +187,21 @@ dfg_status dfg_cpu_pool(const dfg_kernel_args *args)
     const void *x = args->in[0];
     void *y = args->out[0];
     dfg_dtype dtype = tx->dtype;
-#pragma omp parallel for if (rows * p.out_w * p.kernel[0] * p.kernel[1] >= \
-                                 DFG_CPU_PARALLEL_MIN_ELEMENTS)
+    int parallel = rows * p.out_w * p.kernel[0] * p.kernel[1] >=
+                   DFG_CPU_PARALLEL_MIN_ELEMENTS;
+    if (dtype == DFG_F32) {
+        int64_t bands = (p.out_h + BAND_ROWS - 1) / BAND_ROWS;
+#pragma omp parallel for if (parallel)
+        for (int64_t t = 0; t < p.planes * bands; t++) {
+            int64_t plane = t / bands, oy = t % bands * BAND_ROWS;
+            pool_band_f32(&p, is_max,
+                          (const float *)x + plane * p.in_h * p.in_w,
+                          (float *)y + plane * p.out_h * p.out_w, oy,
+                          oy + BAND_ROWS < p.out_h ? oy + BAND_ROWS : p.out_h);
+        }
+        return DFG_OK;
+    }
+#pragma omp parallel for if (parallel)
     for (int64_t r = 0; r < rows; r++)
         pool_row(&p, is_max, x, dtype, r / p.out_h, r % p.out_h, y);
     return DFG_OK;

@@ -6,7 +6,8 @@
  * The input dims are first grouped (dfg_reduce_geometry_make, shared with
  * the CUDA backend): size-1 dims dropped, neighbours that are both reduced
  * or both kept merged. Then:
- *   - innermost group reduced: each output element folds contiguous runs;
+ *   - innermost group reduced: each output element folds contiguous runs
+ *     (an f32 run in eight lanes, f32_reduce.h);
  *   - innermost group kept: a block of up to DFG_CPU_BLOCK neighbouring
  *     outputs folds contiguous strips lane by lane, which reads the input
  *     in order instead of striding across it. */
@@ -14,9 +15,11 @@
 
 #include "dtype_access.h"
 #include "error.h"
+#include "f32_reduce.h"
 #include "kernels.h"
 #include "parallel.h"
 #include "reduce_geometry.h"
+#include "vector_clones.h"
 
 typedef struct reduce_ctx {
     dfg_op op; /* SUM, MEAN or MAX (global_average_pool is a MEAN) */
@@ -50,10 +53,21 @@ static void init_acc(const reduce_ctx *c, accumulators *acc, int64_t n)
 
 /* Folds input[offset..offset+n) into acc: into lane 0 when `lanes` is 0,
  * else element i into lane i (n <= DFG_CPU_BLOCK). */
+DFG_VECTOR_CLONES
 static void fold(const reduce_ctx *c, int64_t offset, int64_t n, int lanes,
                  accumulators *acc)
 {
     int max = c->op == DFG_OP_REDUCE_MAX;
+    if (c->dtype == DFG_F32 && !lanes) {
+        const float *v = (const float *)c->in + offset;
+        if (max) {
+            double m = dfg_f32_max(v, n);
+            acc->f[0] = MAX_NAN(acc->f[0], m);
+        } else {
+            acc->f[0] += dfg_f32_sum(v, n);
+        }
+        return;
+    }
     for (int64_t j = 0; j < n; j += DFG_CPU_BLOCK) {
         int64_t m = n - j < DFG_CPU_BLOCK ? n - j : DFG_CPU_BLOCK;
         if (c->integer) {

@@ -10,9 +10,12 @@
 
 #include "dtype_access.h"
 #include "error.h"
+#include "f32_math.h"
+#include "f32_reduce.h"
 #include "kernels.h"
 #include "parallel.h"
 #include "reduce_geometry.h"
+#include "vector_clones.h"
 
 typedef struct softmax_ctx {
     int log;
@@ -86,6 +89,36 @@ static void softmax_run(const softmax_ctx *c, const softmax_block *b)
     }
 }
 
+/* softmax_run for a contiguous f32 row (inner == 1), each pass a loop the
+ * compiler vectorizes: the max and the sum in lanes (f32_reduce.h), exp
+ * in its branch-free form (f32_math.h). y may be x (in place): every pass
+ * reads element i before it writes it. */
+DFG_VECTOR_CLONES
+static void softmax_row_f32(int log_form, const float *x, float *y,
+                            int64_t n)
+{
+    float max = dfg_f32_max(x, n);
+    if (!log_form) {
+        for (int64_t i = 0; i < n; i++)
+            y[i] = dfg_f32_exp(x[i] - max);
+        float scale = (float)(1.0 / dfg_f32_sum(y, n));
+        for (int64_t i = 0; i < n; i++)
+            y[i] *= scale;
+        return;
+    }
+    double sum = 0.0;
+    for (int64_t j = 0; j < n; j += DFG_CPU_BLOCK) {
+        float e[DFG_CPU_BLOCK];
+        int64_t m = n - j < DFG_CPU_BLOCK ? n - j : DFG_CPU_BLOCK;
+        for (int64_t i = 0; i < m; i++)
+            e[i] = dfg_f32_exp(x[j + i] - max);
+        sum += dfg_f32_sum(e, m);
+    }
+    float log_sum = (float)log(sum);
+    for (int64_t i = 0; i < n; i++)
+        y[i] = (x[i] - max) - log_sum;
+}
+
 dfg_status dfg_cpu_softmax(const dfg_kernel_args *args)
 {
     const dfg_type *in = &args->in_types[0];
@@ -103,8 +136,15 @@ dfg_status dfg_cpu_softmax(const dfg_kernel_args *args)
         return DFG_OK;
     int64_t outer = numel / (c.n * c.inner);
     int parallel = numel > DFG_CPU_PARALLEL_MIN_ELEMENTS;
+    if (c.inner == 1 && c.dtype == DFG_F32) {
+#pragma omp parallel for if (parallel) schedule(static)
+        for (int64_t row = 0; row < outer; row++)
+            softmax_row_f32(c.log, (const float *)c.in + row * c.n,
+                            (float *)c.out + row * c.n, c.n);
+        return DFG_OK;
+    }
     if (c.inner == 1) {
-int64_t steps = (c.n + DFG_CPU_BLOCK - 1) / DFG_CPU_BLOCK;
+        int64_t steps = (c.n + DFG_CPU_BLOCK - 1) / DFG_CPU_BLOCK;
 #pragma omp parallel for if (parallel) schedule(static)
         for (int64_t row = 0; row < outer; row++) {
             softmax_block b = {row * c.n, DFG_CPU_BLOCK, steps, DFG_CPU_BLOCK,

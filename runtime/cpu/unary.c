@@ -1,12 +1,15 @@
 /* Unary elementwise ops. Float dtypes compute in f32 with the shared
- * per-element math (src/math/elementwise.h); neg, abs, relu and clip also
- * run on integer dtypes, exactly, in int64 (neg and abs wrap like C's
+ * per-element math (src/math/elementwise.h), except exp, sigmoid and erf,
+ * whose branch-free forms (f32_math.h) let the loops vectorize; neg, abs,
+ * relu and clip also run on integer dtypes, exactly, in int64 (neg and abs wrap like C's
  * unsigned arithmetic: abs(INT32_MIN) stays INT32_MIN). */
 #include "dtype_access.h"
 #include "error.h"
+#include "f32_math.h"
 #include "kernels.h"
 #include "math/elementwise.h"
 #include "parallel.h"
+#include "vector_clones.h"
 
 typedef struct unary_ctx {
     const dfg_attrs *attrs;
@@ -24,6 +27,7 @@ typedef struct unary_ctx {
     }                                 \
     break
 
+DFG_VECTOR_CLONES
 static void apply_float(const unary_ctx *c, const float *v, float *o, int64_t n)
 {
     const dfg_attrs *a = c->attrs;
@@ -31,20 +35,20 @@ static void apply_float(const unary_ctx *c, const float *v, float *o, int64_t n)
     switch (c->op) {
     case DFG_OP_NEG: UNARY_LOOP(-x);
     case DFG_OP_ABS: UNARY_LOOP(fabsf(x));
-    case DFG_OP_EXP: UNARY_LOOP(expf(x));
+    case DFG_OP_EXP: UNARY_LOOP(dfg_f32_exp(x));
     case DFG_OP_LOG: UNARY_LOOP(logf(x));
     case DFG_OP_SQRT: UNARY_LOOP(sqrtf(x));
     case DFG_OP_RECIPROCAL: UNARY_LOOP(1.0f / x);
     case DFG_OP_RELU: UNARY_LOOP(dfg_relu(x));
     case DFG_OP_LEAKY_RELU: UNARY_LOOP(dfg_leaky_relu(x, a->alpha));
-    case DFG_OP_SIGMOID: UNARY_LOOP(dfg_sigmoid(x));
+    case DFG_OP_SIGMOID: UNARY_LOOP(dfg_f32_sigmoid(x));
     case DFG_OP_TANH: UNARY_LOOP(dfg_tanh(x));
     case DFG_OP_GELU:
         if (a->approximate == DFG_GELU_TANH) {
             UNARY_LOOP(dfg_gelu_tanh(x));
         }
         UNARY_LOOP(dfg_gelu_erf(x));
-    case DFG_OP_ERF: UNARY_LOOP(dfg_erf(x));
+    case DFG_OP_ERF: UNARY_LOOP(dfg_f32_erf(x));
     case DFG_OP_CLIP: UNARY_LOOP(dfg_clip(x, a->clip_min, a->clip_max));
     default: break;
     }

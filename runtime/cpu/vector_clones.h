@@ -1,0 +1,16 @@
+/* DFG_VECTOR_CLONES before a function with vectorized loops compiles it
+ * twice, for the baseline x86-64 (SSE2, 4 floats) and for AVX2 (8
+ * floats), and picks one when the library loads, by the CPU it runs on
+ * (GCC's and clang's target_clones, an ifunc): one binary for every x86-64
+ * CPU, nothing to set. Both clones compute the same bits: the AVX2 target
+ * has no FMA to contract a * b + c into, and neither clone reassociates. */
+#ifndef DFG_CPU_VECTOR_CLONES_H
+#define DFG_CPU_VECTOR_CLONES_H
+
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+#define DFG_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define DFG_VECTOR_CLONES
+#endif
+
+#endif
