@@ -319,9 +319,8 @@ static dnnl_memory_t weights_memory(dfg_dnnl_conv *c, dnnl_engine_t engine,
         return memory_at(c, engine, p->w_chosen, (void *)step->in[1]);
     void *data = NULL;
     if (dfg_dnnl_weights_acquire(engine, &p->w_plain, step->in[1],
-                                 p->w_chosen, (step->shared_inputs & 2u) != 0,
-                                 (step->mapped_inputs & 2u) != 0, &c->weights,
-                                 &data) != DFG_OK)
+                                 p->w_chosen, (step->mapped_inputs & 2u) != 0,
+                                 &c->weights, &data) != DFG_OK)
         return NULL;
     return memory_at(c, engine, p->w_chosen, data);
 }
@@ -368,7 +367,7 @@ static int conv_calls_make(dfg_dnnl_conv *c, dnnl_engine_t engine,
         void *bias = (void *)step->in[2];
         if ((step->mapped_inputs & 4u) &&
             dfg_dnnl_weights_acquire(engine, &p->b_plain, step->in[2],
-                                     &p->b_plain, 1, 0, &c->bias,
+                                     &p->b_plain, 0, &c->bias,
                                      &bias) != DFG_OK)
             return -1;
         dnnl_memory_t b = memory_at(c, engine, &p->b_plain, bias);
