@@ -405,21 +405,9 @@ dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
         conv_plan_make(engine, step->attrs, step->in_types, step->n_inputs,
                        step->out_types, activation, &p) != 0)
         return DFG_OK;
-    /* Only a program compiled with the CPU backend's workspace rule (it
-     * records that) planned oneDNN's scratch; a CPU whose primitive wants
-     * more than the one it was compiled on planned runs the reference. */
-    if (!step->backend_workspace || !step->workspace ||
-        step->workspace_bytes < workspace_of(&p)) {
-        conv_plan_free(&p);
-        return DFG_OK;
-    }
-    /* Weights that are not a file's pages (a program compiled in this
-     * process, a session's own copy) cannot leave memory: a blocked copy
-     * would hold them twice, and weights once wins over speed, so such a
-     * conv runs on the reference kernel. A program loaded from a .dfgp
-     * (mapped) gets both. */
-    if (!dnnl_memory_desc_equal(&p.w_plain, p.w_chosen) &&
-        !(step->mapped_inputs & 2u)) {
+    /* A CPU whose primitive wants more than the one the program was
+     * compiled on planned runs the reference. */
+    if (step->workspace_bytes < workspace_of(&p)) {
         conv_plan_free(&p);
         return DFG_OK;
     }
