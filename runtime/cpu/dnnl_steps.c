@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "dnnl_conv.h"
+#include "dnnl_matmul.h"
 #include "dnnl_steps.h"
 #include "error.h"
 #include "memory.h"
@@ -14,6 +15,7 @@ struct dfg_dnnl_steps {
     dnnl_stream_t stream;
     int32_t n_steps;
     dfg_dnnl_conv **convs;     /* n_steps, NULL where not a oneDNN conv */
+    dfg_dnnl_matmul **matmuls; /* n_steps, NULL where not a oneDNN matmul */
     uint8_t *absorbed;         /* n_steps: 1 where a conv's post-op did it */
     char *labels;              /* n_steps of LABEL_BYTES, "" where dfg runs */
 };
@@ -24,6 +26,9 @@ int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
 {
     if (op == DFG_OP_CONV2D)
         return dfg_dnnl_conv_workspace_bytes(attrs, in, n_in, out, n_out);
+    if (op == DFG_OP_MATMUL || op == DFG_OP_GEMM)
+        return dfg_dnnl_matmul_workspace_bytes((dfg_op)op, attrs, in, n_in,
+                                               out, n_out);
     return 0;
 }
 
@@ -38,8 +43,10 @@ int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
  * that it fits the planned workspace. */
 static int onednn_may_run(const dfg_kernel_args *step)
 {
-    return step->op == DFG_OP_CONV2D && step->backend_workspace &&
-           step->workspace && (!(step->constant_inputs & 2u) || (step->mapped_inputs & 2u));
+    int op = step->op == DFG_OP_CONV2D || step->op == DFG_OP_MATMUL ||
+             step->op == DFG_OP_GEMM;
+    return op && step->backend_workspace && step->workspace &&
+           (!(step->constant_inputs & 2u) || (step->mapped_inputs & 2u));
 }
 
 void dfg_dnnl_steps_destroy(dfg_dnnl_steps *s, const dfg_allocator *allocator)
@@ -48,7 +55,10 @@ void dfg_dnnl_steps_destroy(dfg_dnnl_steps *s, const dfg_allocator *allocator)
         return;
     for (int32_t i = 0; s->convs && i < s->n_steps; i++)
         dfg_dnnl_conv_destroy(s->convs[i], allocator);
+    for (int32_t i = 0; s->matmuls && i < s->n_steps; i++)
+        dfg_dnnl_matmul_destroy(s->matmuls[i], allocator);
     dfg_free(allocator, s->convs);
+    dfg_free(allocator, s->matmuls);
     dfg_free(allocator, s->absorbed);
     dfg_free(allocator, s->labels);
     if (s->stream)
@@ -98,6 +108,22 @@ static dfg_status conv_prepare(dfg_dnnl_steps *s, const dfg_allocator *allocator
     return DFG_OK;
 }
 
+static dfg_status matmul_prepare(dfg_dnnl_steps *s,
+                                 const dfg_allocator *allocator,
+                                 const dfg_kernel_args *step, int32_t i,
+                                 int32_t *taken)
+{
+    *taken = 0;
+    dfg_status st =
+        dfg_dnnl_matmul_create(s->engine, step, allocator, &s->matmuls[i]);
+    if (st != DFG_OK || !s->matmuls[i])
+        return st;
+    snprintf(s->labels + (size_t)i * LABEL_BYTES, LABEL_BYTES, "oneDNN %s",
+             dfg_dnnl_matmul_impl(s->matmuls[i]));
+    *taken = 1;
+    return DFG_OK;
+}
+
 static dfg_dnnl_steps *steps_alloc(const dfg_allocator *allocator,
                                    int32_t n_steps)
 {
@@ -107,9 +133,10 @@ static dfg_dnnl_steps *steps_alloc(const dfg_allocator *allocator,
         return NULL;
     s->n_steps = n_steps;
     s->convs = dfg_calloc(allocator, n, sizeof *s->convs);
+    s->matmuls = dfg_calloc(allocator, n, sizeof *s->matmuls);
     s->absorbed = dfg_calloc(allocator, n, 1);
     s->labels = dfg_calloc(allocator, n, LABEL_BYTES);
-    if (!s->convs || !s->absorbed || !s->labels) {
+    if (!s->convs || !s->matmuls || !s->absorbed || !s->labels) {
         dfg_dnnl_steps_destroy(s, allocator);
         return NULL;
     }
@@ -139,7 +166,10 @@ dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
         if (!onednn_may_run(&steps[i]))
             continue;
         int32_t covered = 0;
-        dfg_status st = conv_prepare(s, allocator, steps, n_steps, i, &covered);
+        dfg_status st =
+            steps[i].op == DFG_OP_CONV2D
+                ? conv_prepare(s, allocator, steps, n_steps, i, &covered)
+                : matmul_prepare(s, allocator, &steps[i], i, &covered);
         if (st != DFG_OK) {
             dfg_dnnl_steps_destroy(s, allocator);
             return dfg_error_prefix(st, "run step %d (%s)", (int)i,
@@ -156,6 +186,8 @@ dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
     for (int32_t i = 0; i < n_steps; i++) {
         if (s->convs[i])
             dfg_dnnl_conv_drop_plain(s->convs[i]);
+        if (s->matmuls[i])
+            dfg_dnnl_matmul_drop_plain(s->matmuls[i]);
     }
     *out = s;
     return DFG_OK;
@@ -170,7 +202,8 @@ dfg_status dfg_dnnl_steps_run(const dfg_dnnl_steps *s, int32_t i)
 {
     if (s->absorbed[i])
         return DFG_OK;
-    return dfg_dnnl_conv_run(s->convs[i], s->stream);
+    return s->convs[i] ? dfg_dnnl_conv_run(s->convs[i], s->stream)
+                       : dfg_dnnl_matmul_run(s->matmuls[i], s->stream);
 }
 
 const char *dfg_dnnl_steps_library(const dfg_dnnl_steps *s, int32_t i)

@@ -1,7 +1,7 @@
 /* The steps of a CPU session that run on oneDNN, prepared once when the
  * session is created: one engine and one stream for the session, and a
- * prepared primitive for each step oneDNN takes (dnnl_conv.h); the
- * other steps run on the reference kernels. Which
+ * prepared primitive for each step oneDNN takes (dnnl_conv.h,
+ * dnnl_matmul.h); the other steps run on the reference kernels. Which
  * steps oneDNN may take is decided in one place, dnnl_steps.c.
  *
  * Lifetime: made by dfg_dnnl_steps_prepare with the session's allocator,
