@@ -68,6 +68,10 @@ struct dfg_backend {
     /* Runs prepared step i alone and waits for it, for profiling (NULL:
      * the backend cannot). */
     dfg_status (*run_step)(dfg_backend_context *context, int32_t i);
+    /* What runs prepared step i when a library does, not the backend's
+     * own kernel ("oneDNN jit:avx2"), else NULL; for reports (NULL: the
+     * backend has its own kernels only). Valid until destroy(). */
+    const char *(*step_library)(dfg_backend_context *context, int32_t i);
     /* Waits until all work queued so far is done. */
     dfg_status (*synchronize)(dfg_backend_context *context);
     void (*destroy)(dfg_backend_context *context);

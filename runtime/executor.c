@@ -386,6 +386,24 @@ dfg_status dfg_session_run_profiled(dfg_session *s, const void *const *inputs,
     return run_session(s, inputs, outputs, step_seconds);
 }
 
+dfg_status dfg_session_step_library(const dfg_session *s, int32_t index,
+                                    const char **out)
+{
+    if (!s || !out)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_session_step_library: session and out must not "
+                         "be NULL");
+    *out = NULL;
+    if (index < 0 || index >= s->program->n_steps)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_session_step_library: no step %d (the program "
+                         "has %d)", (int)index, (int)s->program->n_steps);
+    for (int32_t k = 0; k < s->n_steps && s->backend->step_library; k++)
+        if (s->program_step[k] == index)
+            *out = s->backend->step_library(s->context, k);
+    return DFG_OK;
+}
+
 static dfg_status io_buffer(dfg_session *s, int32_t index, int is_input,
                             void **out)
 {

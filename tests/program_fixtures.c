@@ -2,6 +2,8 @@
 #include "dfg/compile.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 uint64_t fixture_next(uint64_t *state)
 {
@@ -110,4 +112,20 @@ double fixture_relative_error(const float *out, const double *ref, int64_t n)
         norm += ref[i] * ref[i];
     }
     return norm > 0 ? sqrt(diff / norm) : sqrt(diff);
+}
+
+dfg_program *fixture_mapped(dfg_program *program)
+{
+    char path[] = "/tmp/dfg-test-mapped-XXXXXX";
+    int fd = mkstemp(path);
+    dfg_program *loaded = NULL;
+    if (fd >= 0) {
+        close(fd);
+        if (dfg_program_save(program, path) != DFG_OK ||
+            dfg_program_load(path, NULL, &loaded) != DFG_OK)
+            loaded = NULL;
+        unlink(path);
+    }
+    dfg_program_destroy(program);
+    return loaded;
 }

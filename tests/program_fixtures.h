@@ -36,6 +36,10 @@ dfg_status fixture_compile(uint64_t seed, fixture_weights *weights,
                            dfg_planner planner, dfg_program **out);
 void fixture_reference(const fixture_weights *weights, const float *x,
                        double probs[FIX_BATCH * FIX_OUT], double sums[2]);
+/* program saved to a temporary file and loaded back mapped, as a .dfgp
+ * is (the file goes at once, the mapping stays); program is destroyed.
+ * NULL on failure. */
+dfg_program *fixture_mapped(dfg_program *program);
 /* ||out - ref|| / ||ref||. */
 double fixture_relative_error(const float *out, const double *ref, int64_t n);
 

@@ -1,5 +1,7 @@
-/* The CPU backend's oneDNN steps against its reference kernels: each graph
- * is built twice, once with its conv weights as weights, compiled with the
+/* The CPU backend's oneDNN steps against its reference kernels. Matmul and
+ * gemm: against a double-precision reference, for each case whether
+ * oneDNN took the step or left it to the reference kernel. Convs: each
+ * graph is built twice, once with its conv weights as weights, compiled with the
  * CPU backend's workspace rule (the convs then run on oneDNN, their
  * scratch planned in the arena, an activation after them as a post-op),
  * and once with the weights as a graph input (which oneDNN, reordering
@@ -18,6 +20,7 @@
 #include "dfg/dfg.h"
 #include "dnnl_steps.h"
 #include "dnnl_weights.h"
+#include "program_fixtures.h"
 #include "program_format.h"
 
 static uint64_t rng = 12345;
@@ -50,19 +53,12 @@ static const dfg_backend *cpu(void)
 /* Runs graph, compiled with or without the CPU rule, on inputs; returns
  * the first output (malloc'd) and its element count. */
 /* program saved and loaded back mapped, as a .dfgp is: only a mapped
- * program's conv weights are reordered for oneDNN (a compiled one's stay
+ * program's weights are reordered for oneDNN (a compiled one's stay
  * on the heap, and a blocked copy would hold them twice). */
 static dfg_program *mapped(dfg_program *program)
 {
-    char path[] = "/tmp/dfg-test-dnnl-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    dfg_program *loaded = NULL;
-    assert_int_equal(dfg_program_save(program, path), DFG_OK);
-    assert_int_equal(dfg_program_load(path, NULL, &loaded), DFG_OK);
-    unlink(path); /* the mapping stays */
-    dfg_program_destroy(program);
+    dfg_program *loaded = fixture_mapped(program);
+    assert_non_null(loaded);
     return loaded;
 }
 
@@ -356,12 +352,200 @@ static void test_mapped_weights_come_back(void **state)
     dfg_graph_destroy(g);
 }
 
+/* A matmul or gemm: A a graph input, B a weight or a graph input, a
+ * gemm's C a weight (rank -1: none). onednn: whether oneDNN must take it
+ * (else the reference kernel runs, as for an alpha or beta oneDNN's
+ * matmul does not have). */
+typedef struct matmul_case {
+    const char *what;
+    const char *op;
+    int32_t a_rank, b_rank, c_rank;
+    int64_t a_shape[4], b_shape[4], c_shape[2];
+    int b_weight;
+    int trans_a, trans_b;
+    float alpha, beta;
+    int onednn;
+} matmul_case;
+
+static int64_t count_of(int32_t rank, const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int32_t d = 0; d < rank; d++)
+        n *= shape[d];
+    return n;
+}
+
+/* Index into an operand of rank `rank` (aligned right) of the output's
+ * batch entry `index` over `batch_rank` dims, broadcasting dims of 1. */
+static int64_t batch_start(int32_t rank, const int64_t *shape,
+                           int32_t batch_rank, const int64_t *batch,
+                           int64_t index)
+{
+    int64_t start = 0, stride = shape[rank - 2] * shape[rank - 1];
+    for (int32_t d = batch_rank - 1; d >= 0; d--) {
+        int32_t own = d - (batch_rank - (rank - 2));
+        int64_t i = index % batch[d];
+        index /= batch[d];
+        if (own < 0)
+            continue;
+        start += (shape[own] == 1 ? 0 : i) * stride;
+        stride *= shape[own];
+    }
+    return start;
+}
+
+/* The case's output in double: [batch.., m, n] (a 1-D B is [k, 1]). */
+static double *matmul_reference(const matmul_case *vector_k, const float *a,
+                                const float *b, const float *c, int64_t *n_out)
+{
+    matmul_case column = *vector_k;
+    if (column.b_rank == 1) {
+        column.b_rank = 2;
+        column.b_shape[1] = 1;
+    }
+    const matmul_case *k = &column;
+    int gemm = strcmp(k->op, "gemm") == 0;
+    int64_t m = k->a_shape[k->a_rank - (gemm && k->trans_a ? 1 : 2)];
+    int64_t kk = k->a_shape[k->a_rank - (gemm && k->trans_a ? 2 : 1)];
+    int64_t n = k->b_shape[k->b_rank - (gemm && k->trans_b ? 2 : 1)];
+    int32_t batch_rank = (k->a_rank > k->b_rank ? k->a_rank : k->b_rank) - 2;
+    int64_t batch[4], batch_count = 1;
+    for (int32_t d = 0; d < batch_rank; d++) {
+        int32_t da = d - (batch_rank - (k->a_rank - 2));
+        int32_t db = d - (batch_rank - (k->b_rank - 2));
+        int64_t x = da >= 0 ? k->a_shape[da] : 1, y = db >= 0 ? k->b_shape[db] : 1;
+        batch[d] = x > y ? x : y;
+        batch_count *= batch[d];
+    }
+    double *out = malloc((size_t)(batch_count * m * n) * sizeof *out);
+    assert_non_null(out);
+    for (int64_t e = 0; e < batch_count; e++) {
+        const float *ae = a + batch_start(k->a_rank, k->a_shape, batch_rank, batch, e);
+        const float *be = b + batch_start(k->b_rank, k->b_shape, batch_rank, batch, e);
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double sum = 0.0;
+                for (int64_t t = 0; t < kk; t++)
+                    sum += (double)(gemm && k->trans_a ? ae[t * m + i] : ae[i * kk + t]) *
+                           (double)(gemm && k->trans_b ? be[j * kk + t] : be[t * n + j]);
+                double y = gemm ? k->alpha * sum : sum;
+                if (gemm && k->c_rank >= 0) {
+                    int64_t rows = k->c_rank == 2 ? k->c_shape[0] : 1;
+                    int64_t cols = k->c_rank >= 1 ? k->c_shape[k->c_rank - 1] : 1;
+                    y += k->beta * c[(rows == 1 ? 0 : i) * cols + (cols == 1 ? 0 : j)];
+                }
+                out[(e * m + i) * n + j] = y;
+            }
+    }
+    *n_out = batch_count * m * n;
+    return out;
+}
+
+static void check_matmul(const matmul_case *k)
+{
+    float *a = random_floats(count_of(k->a_rank, k->a_shape));
+    float *b = random_floats(count_of(k->b_rank, k->b_shape));
+    float *c = random_floats(k->c_rank >= 0 ? count_of(k->c_rank, k->c_shape) : 1);
+    dfg_graph *g = NULL;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    dfg_value operands[3], y;
+    assert_int_equal(dfg_graph_input(g, "a", DFG_F32, k->a_rank, k->a_shape,
+                                     &operands[0]), DFG_OK);
+    if (k->b_weight)
+        assert_int_equal(dfg_graph_weight(g, "b", DFG_F32, k->b_rank, k->b_shape,
+                                          b, &operands[1]), DFG_OK);
+    else
+        assert_int_equal(dfg_graph_input(g, "b", DFG_F32, k->b_rank, k->b_shape,
+                                         &operands[1]), DFG_OK);
+    if (k->c_rank >= 0)
+        assert_int_equal(dfg_graph_weight(g, "c", DFG_F32, k->c_rank, k->c_shape,
+                                          c, &operands[2]), DFG_OK);
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.trans_a = k->trans_a;
+    attrs.trans_b = k->trans_b;
+    attrs.alpha = k->alpha;
+    attrs.beta = k->beta;
+    assert_int_equal(dfg_graph_node(g, k->op, "product", operands,
+                                    k->c_rank >= 0 ? 3 : 2, &attrs, &y, 1),
+                     DFG_OK);
+    assert_int_equal(dfg_graph_output(g, y, "y"), DFG_OK);
+    dfg_program *program = NULL;
+    assert_int_equal(dfg_compile(g, NULL, &program), DFG_OK);
+    program = mapped(program);
+    dfg_session *session = NULL;
+    assert_int_equal(dfg_session_create(program, cpu(), NULL, &session), DFG_OK);
+    int64_t n = 0;
+    double *ref = matmul_reference(k, a, b, c, &n);
+    float *out = malloc((size_t)n * sizeof *out);
+    assert_non_null(out);
+    const void *inputs[2] = {a, b};
+    void *outputs[1] = {out};
+    assert_int_equal(dfg_session_run(session, inputs, outputs), DFG_OK);
+    double num = 0.0, den = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        num += ((double)out[i] - ref[i]) * ((double)out[i] - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    if (!(sqrt(num / den) < 1e-6))
+        fail_msg("%s: relative error %g against the double reference",
+                 k->what, sqrt(num / den));
+    const char *library = NULL;
+    dfg_plan_stats stats;
+    dfg_program_stats(program, &stats);
+    for (int32_t i = 0; i < stats.n_steps; i++) {
+        dfg_step_info info;
+        assert_int_equal(dfg_program_step_info(program, i, &info), DFG_OK);
+        if (strcmp(info.op, k->op) == 0)
+            assert_int_equal(dfg_session_step_library(session, i, &library),
+                             DFG_OK);
+    }
+    if ((library != NULL) != k->onednn)
+        fail_msg("%s: runs on %s, expected %s", k->what,
+                 library ? library : "the reference kernel",
+                 k->onednn ? "oneDNN" : "the reference kernel");
+    dfg_session_destroy(session);
+    dfg_program_destroy(program);
+    dfg_graph_destroy(g);
+    free(out);
+    free(ref);
+    free(a);
+    free(b);
+    free(c);
+}
+
+static void test_matmul_variants(void **state)
+{
+    (void)state;
+    static const matmul_case cases[] = {
+        {"2-D weight, odd sizes", "matmul", 2, 2, -1, {7, 13}, {13, 5}, {0}, 1, 0, 0, 1, 1, 1},
+        {"batch folded into rows", "matmul", 3, 2, -1, {2, 5, 33}, {33, 19}, {0}, 1, 0, 0, 1, 1, 1},
+        {"batched weight", "matmul", 3, 3, -1, {4, 6, 8}, {4, 8, 3}, {0}, 1, 0, 0, 1, 1, 1},
+        {"batched activations", "matmul", 4, 4, -1, {2, 3, 9, 17}, {2, 3, 17, 11}, {0}, 0, 0, 0, 1, 1, 1},
+        {"broadcast batch dims", "matmul", 4, 3, -1, {3, 1, 6, 10}, {4, 10, 7}, {0}, 0, 0, 0, 1, 1, 1},
+        {"activation B under a batch", "matmul", 2, 3, -1, {5, 9}, {3, 9, 4}, {0}, 0, 0, 0, 1, 1, 1},
+        {"1-D B: the reference", "matmul", 2, 1, -1, {5, 9}, {9}, {0}, 1, 0, 0, 1, 1, 0},
+        {"gemm transB, bias [N]", "gemm", 2, 2, 1, {5, 12}, {7, 12}, {7}, 1, 0, 1, 1, 1, 1},
+        {"gemm transA, C [M,1]: the reference", "gemm", 2, 2, 2, {12, 5}, {12, 7}, {5, 1}, 1, 1, 0, 1, 1, 0},
+        {"gemm transposed, C [M,N]: the reference", "gemm", 2, 2, 2, {11, 3}, {9, 11}, {3, 9}, 1, 1, 1, 1, 1, 0},
+        {"gemm both transposed, C [1,N]", "gemm", 2, 2, 2, {11, 3}, {9, 11}, {1, 9}, 1, 1, 1, 1, 1, 1},
+        {"gemm scalar C: the reference", "gemm", 2, 2, 0, {4, 6}, {6, 10}, {0}, 1, 0, 0, 1, 1, 0},
+        {"gemm, no C", "gemm", 2, 2, -1, {1, 31}, {31, 17}, {0}, 1, 0, 0, 1, 1, 1},
+        {"gemm activation B", "gemm", 2, 2, 1, {6, 8}, {5, 8}, {5}, 0, 0, 1, 1, 1, 1},
+        {"gemm alpha 0.5: the reference", "gemm", 2, 2, 1, {5, 12}, {12, 7}, {7}, 1, 0, 0, 0.5f, 1, 0},
+        {"gemm beta 2: the reference", "gemm", 2, 2, 1, {5, 12}, {12, 7}, {7}, 1, 0, 0, 1, 2.0f, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_matmul(&cases[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_variants),
         cmocka_unit_test(test_sessions_share_weights),
         cmocka_unit_test(test_mapped_weights_come_back),
+        cmocka_unit_test(test_matmul_variants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -102,6 +102,25 @@ static void check_outputs(const fixture_weights *w, const float *x,
         fail_msg("relative errors %g (probs) and %g (sums)", e1, e2);
 }
 
+/* 1 if some step of session runs on a library (oneDNN). */
+static int runs_a_library(const dfg_program *program,
+                          const dfg_session *session)
+{
+    dfg_plan_stats stats;
+    dfg_program_stats(program, &stats);
+    const char *none = NULL;
+    assert_int_equal(dfg_session_step_library(session, stats.n_steps, &none),
+                     DFG_ERR_INVALID_ARGUMENT);
+    for (int32_t i = 0; i < stats.n_steps; i++) {
+        const char *library = NULL;
+        assert_int_equal(dfg_session_step_library(session, i, &library),
+                         DFG_OK);
+        if (library)
+            return 1;
+    }
+    return 0;
+}
+
 /* --- tests */
 
 static void test_run_matches_reference(void **state)
@@ -173,15 +192,20 @@ static void test_run_allocates_nothing(void **state)
         } else {
             dfg_graph *graph = NULL;
             assert_int_equal(dfg_model_build(models[m], NULL, &graph), DFG_OK);
-            /* Compiled for the CPU backend (the default): its convs run
-             * on oneDNN. */
+            /* Compiled for the CPU backend (the default) and mapped from
+             * a file, as a .dfgp is: its convs and matmuls run on
+             * oneDNN. */
             assert_int_equal(dfg_compile(graph, NULL, &program), DFG_OK);
             dfg_graph_destroy(graph);
+            program = fixture_mapped(program);
+            assert_non_null(program);
         }
         dfg_session *session = NULL;
         assert_int_equal(dfg_session_create(program, cpu(), &allocator, &session),
                          DFG_OK);
         assert_true(counts.allocs > 0); /* the session did use it */
+        if (m > 0 && !runs_a_library(program, session))
+            fail_msg("%s: no step runs on oneDNN", models[m]);
         /* One run first, so that OpenMP's thread pool exists. */
         assert_int_equal(dfg_session_run(session, NULL, NULL), DFG_OK);
         long allocs = counts.allocs, frees = counts.frees;

@@ -11,6 +11,7 @@ typedef struct op_total {
     const char *op;
     double seconds;
     int32_t steps;
+    int32_t library_steps; /* run by a library (oneDNN), not dfg's kernels */
 } op_total;
 
 static int by_seconds_desc(const void *a, const void *b)
@@ -40,11 +41,19 @@ static int time_steps(dfgc_run_setup *s, uint64_t runs, int32_t n_steps,
     return 0;
 }
 
-static void print_profile(const dfg_program *p, int32_t n_steps,
-                          const double *mean, op_total *totals,
-                          uint64_t runs)
+/* What runs step i: a library's name, else "dfg" (its own kernels). */
+static const char *step_runner(const dfg_session *session, int32_t i)
 {
-    int32_t n_ops = 0;
+    const char *library = NULL;
+    dfg_session_step_library(session, i, &library);
+    return library ? library : "dfg";
+}
+
+static void print_profile(const dfg_session *session, const dfg_program *p,
+                          int32_t n_steps, const double *mean,
+                          op_total *totals, uint64_t runs)
+{
+    int32_t n_ops = 0, n_library = 0;
     double all = 0.0;
     for (int32_t i = 0; i < n_steps; i++) {
         dfg_step_info info;
@@ -53,23 +62,30 @@ static void print_profile(const dfg_program *p, int32_t n_steps,
         while (k < n_ops && strcmp(totals[k].op, info.op) != 0)
             k++;
         if (k == n_ops)
-            totals[n_ops++] = (op_total){info.op, 0.0, 0};
+            totals[n_ops++] = (op_total){.op = info.op};
+        const char *library = NULL;
+        dfg_session_step_library(session, i, &library);
         totals[k].seconds += mean[i];
         totals[k].steps++;
+        totals[k].library_steps += library != NULL;
+        n_library += library != NULL;
         all += mean[i];
     }
     qsort(totals, (size_t)n_ops, sizeof *totals, by_seconds_desc);
     printf("\nprofile     %llu runs, each step timed alone: %.4f ms per run\n",
            (unsigned long long)runs, all * 1e3);
-    printf("%-24s %10s %7s %6s\n", "op", "ms/run", "share", "steps");
+    printf("oneDNN steps: %d of %d\n", (int)n_library, (int)n_steps);
+    printf("%-24s %10s %7s %6s %7s\n", "op", "ms/run", "share", "steps",
+           "oneDNN");
     for (int32_t k = 0; k < n_ops; k++)
-        printf("%-24s %10.4f %6.1f%% %6d\n", totals[k].op,
+        printf("%-24s %10.4f %6.1f%% %6d %7d\n", totals[k].op,
                totals[k].seconds * 1e3,
                all > 0 ? 100.0 * totals[k].seconds / all : 0.0,
-               (int)totals[k].steps);
+               (int)totals[k].steps, (int)totals[k].library_steps);
     /* The slowest steps: SLOWEST_SHOWN passes of a max search, since
      * the step order must stay as it is for the trace. */
-    printf("\nslowest steps\n%6s %10s  %-16s %s\n", "step", "ms/run", "op", "name");
+    printf("\nslowest steps\n%6s %10s  %-16s %-22s %s\n", "step", "ms/run",
+           "op", "runs on", "name");
     double bound = 1e300;
     int32_t last = -1;
     for (int shown = 0; shown < SLOWEST_SHOWN && shown < n_steps; shown++) {
@@ -83,8 +99,8 @@ static void print_profile(const dfg_program *p, int32_t n_steps,
             break;
         dfg_step_info info;
         dfg_program_step_info(p, best, &info);
-        printf("%6d %10.4f  %-16s %s\n", (int)best, mean[best] * 1e3, info.op,
-               info.name);
+        printf("%6d %10.4f  %-16s %-22s %s\n", (int)best, mean[best] * 1e3,
+               info.op, step_runner(session, best), info.name);
         bound = mean[best];
         last = best;
     }
@@ -143,7 +159,7 @@ int dfgc_bench_profile(dfgc_run_setup *s, uint64_t runs, int print,
     if (status == 0)
         status = time_steps(s, runs, n, mean);
     if (status == 0 && print)
-        print_profile(s->program, n, mean, totals, runs);
+        print_profile(s->session, s->program, n, mean, totals, runs);
     if (status == 0 && trace_path)
         status = write_trace(s->program, n, mean, trace_path);
     free(totals);

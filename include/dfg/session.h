@@ -63,6 +63,13 @@ dfg_status dfg_session_run_profiled(dfg_session *session,
                                     void *const *outputs,
                                     double *step_seconds);
 
+/* *out: what runs program step `index` in this session when a library
+ * does rather than dfg's own kernel ("oneDNN jit:avx2"), else NULL (and
+ * for a view, which does not run); valid while the session lives. For
+ * reports (dfgc bench --profile). */
+dfg_status dfg_session_step_library(const dfg_session *session, int32_t index,
+                                    const char **out);
+
 /* The arena-resident buffer of input/output `index` (device memory for a
  * device backend), valid until the session is destroyed. */
 dfg_status dfg_session_input_buffer(dfg_session *session, int32_t index,

@@ -97,6 +97,11 @@ static dfg_status cpu_run_step(dfg_backend_context *context, int32_t i)
                : context->kernels[i](&context->steps[i]);
 }
 
+static const char *cpu_step_library(dfg_backend_context *context, int32_t i)
+{
+    return dfg_dnnl_steps_library(context->dnnl, i);
+}
+
 static dfg_status cpu_run_all(dfg_backend_context *context,
                               int32_t *failed_step)
 {
@@ -142,6 +147,7 @@ const dfg_backend dfg_cpu_backend = {
     .prepare = cpu_prepare,
     .run_all = cpu_run_all,
     .run_step = cpu_run_step,
+    .step_library = cpu_step_library,
     .synchronize = cpu_synchronize,
     .destroy = cpu_destroy,
     .step_workspace = dfg_cpu_step_workspace,

@@ -319,9 +319,8 @@ static dnnl_memory_t weights_memory(dfg_dnnl_conv *c, dnnl_engine_t engine,
         return memory_at(c, engine, p->w_chosen, (void *)step->in[1]);
     void *data = NULL;
     if (dfg_dnnl_weights_acquire(engine, &p->w_plain, step->in[1],
-                                 p->w_chosen, (step->shared_inputs & 2u) != 0,
-                                 (step->mapped_inputs & 2u) != 0, &c->weights,
-                                 &data) != DFG_OK)
+                                 p->w_chosen, (step->mapped_inputs & 2u) != 0,
+                                 &c->weights, &data) != DFG_OK)
         return NULL;
     return memory_at(c, engine, p->w_chosen, data);
 }
@@ -368,7 +367,7 @@ static int conv_calls_make(dfg_dnnl_conv *c, dnnl_engine_t engine,
         void *bias = (void *)step->in[2];
         if ((step->mapped_inputs & 4u) &&
             dfg_dnnl_weights_acquire(engine, &p->b_plain, step->in[2],
-                                     &p->b_plain, 1, 0, &c->bias,
+                                     &p->b_plain, 0, &c->bias,
                                      &bias) != DFG_OK)
             return -1;
         dnnl_memory_t b = memory_at(c, engine, &p->b_plain, bias);
@@ -406,21 +405,9 @@ dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
         conv_plan_make(engine, step->attrs, step->in_types, step->n_inputs,
                        step->out_types, activation, &p) != 0)
         return DFG_OK;
-    /* Only a program compiled with the CPU backend's workspace rule (it
-     * records that) planned oneDNN's scratch; a CPU whose primitive wants
-     * more than the one it was compiled on planned runs the reference. */
-    if (!step->backend_workspace || !step->workspace ||
-        step->workspace_bytes < workspace_of(&p)) {
-        conv_plan_free(&p);
-        return DFG_OK;
-    }
-    /* Weights that are not a file's pages (a program compiled in this
-     * process, a session's own copy) cannot leave memory: a blocked copy
-     * would hold them twice, and weights once wins over speed, so such a
-     * conv runs on the reference kernel. A program loaded from a .dfgp
-     * (mapped) gets both. */
-    if (!dnnl_memory_desc_equal(&p.w_plain, p.w_chosen) &&
-        !(step->mapped_inputs & 2u)) {
+    /* A CPU whose primitive wants more than the one the program was
+     * compiled on planned runs the reference. */
+    if (step->workspace_bytes < workspace_of(&p)) {
         conv_plan_free(&p);
         return DFG_OK;
     }

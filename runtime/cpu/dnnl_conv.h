@@ -10,10 +10,10 @@
  * in user mode, and the blocked copies of x and y) lies in the step's
  * planned workspace, so a run allocates nothing of its own. The compiler
  * learns how much through dfg_dnnl_conv_workspace_bytes (the CPU
- * backend's workspace rule, dfg_compile's default); a step of a program
- * compiled without that rule (the program records it), or whose planned
- * workspace is smaller (compiled on a CPU whose primitives needed less),
- * runs on the reference kernel instead.
+ * backend's workspace rule, dfg_compile's default); which steps the
+ * session gives oneDNN is decided in dnnl_steps.c, and a step whose
+ * planned workspace is smaller (compiled on a CPU whose primitives needed
+ * less) runs on the reference kernel instead.
  *
  * Lifetime: a dfg_dnnl_conv is made by dfg_dnnl_conv_create with the
  * session's allocator, owns its oneDNN objects and a reference to its
@@ -40,9 +40,10 @@ int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
 int dfg_dnnl_conv_absorbs(const dfg_kernel_args *conv,
                           const dfg_kernel_args *next);
 
-/* Prepares step (a conv2d) on engine, followed by activation (a step that
- * dfg_dnnl_conv_absorbs, or NULL). *out is NULL, with DFG_OK, when the
- * step is not for oneDNN or its workspace is too small for it. */
+/* Prepares step (a conv2d the session gives oneDNN, dnnl_steps.c) on
+ * engine, followed by activation (a step that dfg_dnnl_conv_absorbs, or
+ * NULL). *out is NULL, with DFG_OK, when oneDNN does not take it or its
+ * workspace is too small for it. */
 dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
                                 const dfg_kernel_args *step,
                                 const dfg_kernel_args *activation,

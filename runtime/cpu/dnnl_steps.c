@@ -1,15 +1,23 @@
 /* Which steps of a CPU session run on oneDNN (dnnl_steps.h). */
+#include <stdio.h>
+
 #include "dnnl_conv.h"
+#include "dnnl_matmul.h"
 #include "dnnl_steps.h"
 #include "error.h"
 #include "memory.h"
+
+/* Room for "oneDNN " and an implementation's name. */
+#define LABEL_BYTES 48
 
 struct dfg_dnnl_steps {
     dnnl_engine_t engine;
     dnnl_stream_t stream;
     int32_t n_steps;
-    dfg_dnnl_conv **convs; /* n_steps, NULL where the reference runs */
-    uint8_t *absorbed;     /* n_steps: 1 where a conv's post-op did it */
+    dfg_dnnl_conv **convs;     /* n_steps, NULL where not a oneDNN conv */
+    dfg_dnnl_matmul **matmuls; /* n_steps, NULL where not a oneDNN matmul */
+    uint8_t *absorbed;         /* n_steps: 1 where a conv's post-op did it */
+    char *labels;              /* n_steps of LABEL_BYTES, "" where dfg runs */
 };
 
 int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
@@ -18,7 +26,27 @@ int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
 {
     if (op == DFG_OP_CONV2D)
         return dfg_dnnl_conv_workspace_bytes(attrs, in, n_in, out, n_out);
+    if (op == DFG_OP_MATMUL || op == DFG_OP_GEMM)
+        return dfg_dnnl_matmul_workspace_bytes((dfg_op)op, attrs, in, n_in,
+                                               out, n_out);
     return 0;
+}
+
+/* Whether oneDNN may run step, decided here alone, once per session: the
+ * program planned the CPU backend's scratch for the step (it was compiled
+ * with that rule, which it records), and a weight the step reads (input
+ * 1, constant from run to run) is a mapped program's bytes, whose pages a
+ * reordered copy replaces. Weights once wins over speed: a copy of bytes
+ * that cannot leave memory (a program compiled in the process) would hold
+ * them twice. An input 1 that is no weight (attention's matmuls) needs no
+ * copy. What is left to each primitive: that oneDNN implements it, and
+ * that it fits the planned workspace. */
+static int onednn_may_run(const dfg_kernel_args *step)
+{
+    int op = step->op == DFG_OP_CONV2D || step->op == DFG_OP_MATMUL ||
+             step->op == DFG_OP_GEMM;
+    return op && step->backend_workspace && step->workspace &&
+           (!(step->constant_inputs & 2u) || (step->mapped_inputs & 2u));
 }
 
 void dfg_dnnl_steps_destroy(dfg_dnnl_steps *s, const dfg_allocator *allocator)
@@ -27,8 +55,12 @@ void dfg_dnnl_steps_destroy(dfg_dnnl_steps *s, const dfg_allocator *allocator)
         return;
     for (int32_t i = 0; s->convs && i < s->n_steps; i++)
         dfg_dnnl_conv_destroy(s->convs[i], allocator);
+    for (int32_t i = 0; s->matmuls && i < s->n_steps; i++)
+        dfg_dnnl_matmul_destroy(s->matmuls[i], allocator);
     dfg_free(allocator, s->convs);
+    dfg_free(allocator, s->matmuls);
     dfg_free(allocator, s->absorbed);
+    dfg_free(allocator, s->labels);
     if (s->stream)
         dnnl_stream_destroy(s->stream);
     if (s->engine)
@@ -36,12 +68,79 @@ void dfg_dnnl_steps_destroy(dfg_dnnl_steps *s, const dfg_allocator *allocator)
     dfg_free(allocator, s);
 }
 
-static int any_conv(const dfg_kernel_args *steps, int32_t n_steps)
+static int any_may_run(const dfg_kernel_args *steps, int32_t n_steps)
 {
     for (int32_t i = 0; i < n_steps; i++)
-        if (steps[i].op == DFG_OP_CONV2D && steps[i].backend_workspace)
+        if (onednn_may_run(&steps[i]))
             return 1;
     return 0;
+}
+
+/* Prepares conv step i (and the activation after it, as a post-op, where
+ * the conv can absorb it); *taken receives the steps it covers (0: none,
+ * the reference runs). */
+static dfg_status conv_prepare(dfg_dnnl_steps *s, const dfg_allocator *allocator,
+                               const dfg_kernel_args *steps, int32_t n_steps,
+                               int32_t i, int32_t *taken)
+{
+    *taken = 0;
+    const dfg_kernel_args *next = i + 1 < n_steps ? &steps[i + 1] : NULL;
+    if (next && !dfg_dnnl_conv_absorbs(&steps[i], next))
+        next = NULL;
+    dfg_status st = dfg_dnnl_conv_create(s->engine, &steps[i], next, allocator,
+                                         &s->convs[i]);
+    if (st == DFG_OK && next && !s->convs[i]) { /* the conv alone */
+        next = NULL;
+        st = dfg_dnnl_conv_create(s->engine, &steps[i], NULL, allocator,
+                                  &s->convs[i]);
+    }
+    if (st != DFG_OK || !s->convs[i])
+        return st;
+    snprintf(s->labels + (size_t)i * LABEL_BYTES, LABEL_BYTES, "oneDNN %s",
+             dfg_dnnl_conv_impl(s->convs[i]));
+    *taken = 1;
+    if (next) {
+        s->absorbed[i + 1] = 1;
+        snprintf(s->labels + (size_t)(i + 1) * LABEL_BYTES, LABEL_BYTES,
+                 "oneDNN post-op");
+        *taken = 2;
+    }
+    return DFG_OK;
+}
+
+static dfg_status matmul_prepare(dfg_dnnl_steps *s,
+                                 const dfg_allocator *allocator,
+                                 const dfg_kernel_args *step, int32_t i,
+                                 int32_t *taken)
+{
+    *taken = 0;
+    dfg_status st =
+        dfg_dnnl_matmul_create(s->engine, step, allocator, &s->matmuls[i]);
+    if (st != DFG_OK || !s->matmuls[i])
+        return st;
+    snprintf(s->labels + (size_t)i * LABEL_BYTES, LABEL_BYTES, "oneDNN %s",
+             dfg_dnnl_matmul_impl(s->matmuls[i]));
+    *taken = 1;
+    return DFG_OK;
+}
+
+static dfg_dnnl_steps *steps_alloc(const dfg_allocator *allocator,
+                                   int32_t n_steps)
+{
+    size_t n = (size_t)n_steps + 1;
+    dfg_dnnl_steps *s = dfg_calloc(allocator, 1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->n_steps = n_steps;
+    s->convs = dfg_calloc(allocator, n, sizeof *s->convs);
+    s->matmuls = dfg_calloc(allocator, n, sizeof *s->matmuls);
+    s->absorbed = dfg_calloc(allocator, n, 1);
+    s->labels = dfg_calloc(allocator, n, LABEL_BYTES);
+    if (!s->convs || !s->matmuls || !s->absorbed || !s->labels) {
+        dfg_dnnl_steps_destroy(s, allocator);
+        return NULL;
+    }
+    return s;
 }
 
 dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
@@ -49,19 +148,12 @@ dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
                                   int32_t n_steps, dfg_dnnl_steps **out)
 {
     *out = NULL;
-    if (!any_conv(steps, n_steps))
+    if (!any_may_run(steps, n_steps))
         return DFG_OK;
-    dfg_dnnl_steps *s = dfg_calloc(allocator, 1, sizeof *s);
-    if (s) {
-        s->convs = dfg_calloc(allocator, (size_t)n_steps + 1, sizeof *s->convs);
-        s->absorbed = dfg_calloc(allocator, (size_t)n_steps + 1, 1);
-    }
-    if (!s || !s->convs || !s->absorbed) {
-        dfg_dnnl_steps_destroy(s, allocator);
+    dfg_dnnl_steps *s = steps_alloc(allocator, n_steps);
+    if (!s)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                          "cpu backend: out of memory for the oneDNN steps");
-    }
-    s->n_steps = n_steps;
     if (dnnl_engine_create(&s->engine, dnnl_cpu, 0) != dnnl_success ||
         dnnl_stream_create(&s->stream, s->engine,
                            dnnl_stream_default_flags) != dnnl_success) {
@@ -71,45 +163,51 @@ dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
     }
     int32_t taken = 0;
     for (int32_t i = 0; i < n_steps; i++) {
-        if (steps[i].op != DFG_OP_CONV2D)
+        if (!onednn_may_run(&steps[i]))
             continue;
-        const dfg_kernel_args *next = i + 1 < n_steps ? &steps[i + 1] : NULL;
-        if (next && !dfg_dnnl_conv_absorbs(&steps[i], next))
-            next = NULL;
-        dfg_status st = dfg_dnnl_conv_create(s->engine, &steps[i], next,
-                                             allocator, &s->convs[i]);
-        if (st == DFG_OK && next && !s->convs[i]) { /* the conv alone */
-            next = NULL;
-            st = dfg_dnnl_conv_create(s->engine, &steps[i], NULL, allocator,
-                                      &s->convs[i]);
-        }
+        int32_t covered = 0;
+        dfg_status st =
+            steps[i].op == DFG_OP_CONV2D
+                ? conv_prepare(s, allocator, steps, n_steps, i, &covered)
+                : matmul_prepare(s, allocator, &steps[i], i, &covered);
         if (st != DFG_OK) {
             dfg_dnnl_steps_destroy(s, allocator);
-            return dfg_error_prefix(st, "run step %d (conv2d)", (int)i);
+            return dfg_error_prefix(st, "run step %d (%s)", (int)i,
+                                    dfg_op_get(steps[i].op)->name);
         }
-        if (!s->convs[i])
-            continue;
-        taken++;
-        if (next)
-            s->absorbed[++i] = 1;
+        taken += covered > 0;
+        if (covered > 1)
+            i += covered - 1;
     }
     if (taken == 0) {
         dfg_dnnl_steps_destroy(s, allocator);
         return DFG_OK;
     }
-    for (int32_t i = 0; i < n_steps; i++)
+    for (int32_t i = 0; i < n_steps; i++) {
         if (s->convs[i])
             dfg_dnnl_conv_drop_plain(s->convs[i]);
+        if (s->matmuls[i])
+            dfg_dnnl_matmul_drop_plain(s->matmuls[i]);
+    }
     *out = s;
     return DFG_OK;
 }
 
 int dfg_dnnl_steps_take(const dfg_dnnl_steps *s, int32_t i)
 {
-    return s && (s->convs[i] || s->absorbed[i]);
+    return s && s->labels[(size_t)i * LABEL_BYTES] != '\0';
 }
 
 dfg_status dfg_dnnl_steps_run(const dfg_dnnl_steps *s, int32_t i)
 {
-    return s->absorbed[i] ? DFG_OK : dfg_dnnl_conv_run(s->convs[i], s->stream);
+    if (s->absorbed[i])
+        return DFG_OK;
+    return s->convs[i] ? dfg_dnnl_conv_run(s->convs[i], s->stream)
+                       : dfg_dnnl_matmul_run(s->matmuls[i], s->stream);
+}
+
+const char *dfg_dnnl_steps_library(const dfg_dnnl_steps *s, int32_t i)
+{
+    return dfg_dnnl_steps_take(s, i) ? s->labels + (size_t)i * LABEL_BYTES
+                                     : NULL;
 }

@@ -1,7 +1,8 @@
 /* The steps of a CPU session that run on oneDNN, prepared once when the
  * session is created: one engine and one stream for the session, and a
- * prepared primitive for each step oneDNN takes (dnnl_conv.h); the other
- * steps run on the reference kernels.
+ * prepared primitive for each step oneDNN takes (dnnl_conv.h,
+ * dnnl_matmul.h); the other steps run on the reference kernels. Which
+ * steps oneDNN may take is decided in one place, dnnl_steps.c.
  *
  * Lifetime: made by dfg_dnnl_steps_prepare with the session's allocator,
  * pointing into the session's regions and argument block (which must
@@ -22,6 +23,10 @@ dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
 /* 1 if step i runs on oneDNN (steps may be NULL). */
 int dfg_dnnl_steps_take(const dfg_dnnl_steps *steps, int32_t i);
 dfg_status dfg_dnnl_steps_run(const dfg_dnnl_steps *steps, int32_t i);
+/* What runs step i ("oneDNN jit:avx2", "oneDNN post-op" for an activation
+ * a conv applied), or NULL where a reference kernel does (steps may be
+ * NULL); valid until the destroy. */
+const char *dfg_dnnl_steps_library(const dfg_dnnl_steps *steps, int32_t i);
 void dfg_dnnl_steps_destroy(dfg_dnnl_steps *steps,
                             const dfg_allocator *allocator);
 

@@ -1,6 +1,7 @@
 /* Reordered weights shared by the sessions that read the same plain bytes
  * (dnnl_weights.h). A list under one lock: a program has a few hundred
- * convs at most, and the list is walked only while sessions are made. */
+ * convs and matmuls at most, and the list is walked only while sessions
+ * are made. */
 #include <pthread.h>
 #include <string.h>
 
@@ -16,7 +17,6 @@ struct dfg_dnnl_weights {
     void *data;
     int64_t bytes;
     int64_t references;
-    int listed; /* shared: in entries */
     size_t plain_bytes; /* > 0: plain is a file's pages, to be dropped */
 };
 
@@ -89,13 +89,13 @@ static dfg_status make(dnnl_engine_t engine, const dnnl_memory_desc_t *plain_md,
         dfg_free(&a, e);
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                          "cpu backend: out of memory for %zu bytes of "
-                         "reordered conv weights", bytes);
+                         "reordered weights", bytes);
     }
     if (reorder(engine, plain_md, plain, chosen_md, e->data) != 0) {
         dfg_free(&a, e->data);
         dfg_free(&a, e);
         return dfg_error(DFG_ERR_UNSUPPORTED,
-                         "cpu backend: oneDNN could not reorder conv weights");
+                         "cpu backend: oneDNN could not reorder weights");
     }
     /* One tensor at a time: the plain pages go as soon as their copy is
      * made, so the two never sum up over the whole model. */
@@ -113,23 +113,20 @@ dfg_status dfg_dnnl_weights_acquire(dnnl_engine_t engine,
                                     const dnnl_memory_desc_t *plain_md,
                                     const void *plain,
                                     const dnnl_memory_desc_t *chosen_md,
-                                    int shared, int drop_plain,
-                                    dfg_dnnl_weights **out, void **data)
+                                    int drop_plain, dfg_dnnl_weights **out,
+                                    void **data)
 {
     *out = NULL;
     *data = NULL;
     dfg_status status = DFG_OK;
     pthread_mutex_lock(&lock);
-    dfg_dnnl_weights *e = shared ? find(plain, chosen_md) : NULL;
+    dfg_dnnl_weights *e = find(plain, chosen_md);
     if (!e) {
         status = make(engine, plain_md, plain, chosen_md, drop_plain, &e);
         if (status == DFG_OK) {
             held_bytes += e->bytes;
-            e->listed = shared;
-            if (shared) {
-                e->next = entries;
-                entries = e;
-            }
+            e->next = entries;
+            entries = e;
         }
     }
     if (e)
@@ -148,14 +145,13 @@ void dfg_dnnl_weights_release(dfg_dnnl_weights *weights)
         return;
     pthread_mutex_lock(&lock);
     int last = --weights->references == 0;
-    if (last && weights->listed) {
+    if (last) {
         dfg_dnnl_weights **link = &entries;
         while (*link != weights)
             link = &(*link)->next;
         *link = weights->next;
-    }
-    if (last)
         held_bytes -= weights->bytes;
+    }
     pthread_mutex_unlock(&lock);
     if (last) {
         dfg_allocator a = shared_allocator();

@@ -24,18 +24,17 @@
 
 typedef struct dfg_dnnl_weights dfg_dnnl_weights;
 
-/* A reference to plain (laid out as plain_md) reordered to chosen_md on
- * engine: the entry every shared caller of the same plain bytes and
- * layout holds, or, when not shared (a session's own weights, which may
- * change), a copy of the caller's own. drop_plain: plain lies in a file
+/* A reference to plain (laid out as plain_md, a program's bytes read in
+ * place) reordered to chosen_md on engine: the entry every caller of the
+ * same plain bytes and layout holds. drop_plain: plain lies in a file
  * mapping whose pages may go. *data receives the reordered bytes, valid
  * until the release. */
 dfg_status dfg_dnnl_weights_acquire(dnnl_engine_t engine,
                                     const dnnl_memory_desc_t *plain_md,
                                     const void *plain,
                                     const dnnl_memory_desc_t *chosen_md,
-                                    int shared, int drop_plain,
-                                    dfg_dnnl_weights **out, void **data);
+                                    int drop_plain, dfg_dnnl_weights **out,
+                                    void **data);
 /* NULL is ignored. */
 void dfg_dnnl_weights_release(dfg_dnnl_weights *weights);
 

@@ -4,7 +4,7 @@
 # Exports a torchvision MODEL with PyTorch (cached in CACHE_DIR), plans it
 # (with the SVG, HTML, trace and caching-allocator pictures of the plan;
 # the arena must be within 1.02x its lower bound)
-# and runs it with dfgc on the CPU, and compares dfg's output with
+# and runs it with dfgc on the CPU (as ONNX and as a saved .dfgp), and compares dfg's output with
 # PyTorch's: the relative error ||dfg - torch|| / ||torch|| must stay below
 # 1e-4; for a quantized model (output from DequantizeLinear), the same
 # top-1 on every input and every value within one quantization step. Exits 77 only when python3-torch / torchvision cannot be imported.
@@ -53,7 +53,12 @@ if not {"C", "X"} <= phases:
 PY
 grep -q '^<!DOCTYPE html>' "$out/plan.html"
 grep -q '^reserved >= allocated >= lower bound: yes$' "$out/plan.txt"
-"$dfgc" run "$onnx" --input "input=$cache/$model.input.bin" \
+# Run twice: compiled in the process (reference kernels where oneDNN
+# would need a second copy of the weights) and as a .dfgp, mapped (oneDNN
+# convs and matmuls on weights reordered once).
+"$dfgc" compile "$onnx" -o "$out/model.dfgp" > /dev/null
+for program in "$onnx" "$out/model.dfgp"; do
+"$dfgc" run "$program" --input "input=$cache/$model.input.bin" \
     --output "output=$out/output.bin"
 "$python" - "$cache/$model.output.bin" "$out/output.bin" "$onnx" <<'PY'
 import sys
@@ -87,3 +92,4 @@ print(f"top-1 of {dims[0]} inputs the same: {same_top1}; largest "
       f"({np.count_nonzero(got != want)} of {got.size} values differ)")
 sys.exit(0 if same_top1 and steps <= 1 + 1e-3 else 1)
 PY
+done
