@@ -23,6 +23,8 @@ static const char usage[] =
     "--align N        offset alignment in bytes, a power of two (256)\n"
     "--no-onednn      plan no scratch for the CPU backend's oneDNN\n"
     "                 convolutions: they run on the reference kernels\n"
+    "--no-fuse        keep each activation, residual add, layer norm and\n"
+    "                 GELU its own step (fused by default, inference)\n"
     "--precision P    f32 (default) or bf16: activations stored in bf16,\n"
     "                 weights in f32 (inputs and outputs keep their dtype)\n"
     "--blas-workspace BYTES\n"

@@ -9,7 +9,6 @@ struct dfg_dnnl_steps {
     dnnl_stream_t stream;
     int32_t n_steps;
     dfg_dnnl_conv **convs; /* n_steps, NULL where the reference runs */
-    uint8_t *absorbed;     /* n_steps: 1 where a conv's post-op did it */
 };
 
 int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
@@ -28,7 +27,6 @@ void dfg_dnnl_steps_destroy(dfg_dnnl_steps *s, const dfg_allocator *allocator)
     for (int32_t i = 0; s->convs && i < s->n_steps; i++)
         dfg_dnnl_conv_destroy(s->convs[i], allocator);
     dfg_free(allocator, s->convs);
-    dfg_free(allocator, s->absorbed);
     if (s->stream)
         dnnl_stream_destroy(s->stream);
     if (s->engine)
@@ -52,11 +50,9 @@ dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
     if (!any_conv(steps, n_steps))
         return DFG_OK;
     dfg_dnnl_steps *s = dfg_calloc(allocator, 1, sizeof *s);
-    if (s) {
+    if (s)
         s->convs = dfg_calloc(allocator, (size_t)n_steps + 1, sizeof *s->convs);
-        s->absorbed = dfg_calloc(allocator, (size_t)n_steps + 1, 1);
-    }
-    if (!s || !s->convs || !s->absorbed) {
+    if (!s || !s->convs) {
         dfg_dnnl_steps_destroy(s, allocator);
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                          "cpu backend: out of memory for the oneDNN steps");
@@ -73,25 +69,14 @@ dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
     for (int32_t i = 0; i < n_steps; i++) {
         if (steps[i].op != DFG_OP_CONV2D)
             continue;
-        const dfg_kernel_args *next = i + 1 < n_steps ? &steps[i + 1] : NULL;
-        if (next && !dfg_dnnl_conv_absorbs(&steps[i], next))
-            next = NULL;
-        dfg_status st = dfg_dnnl_conv_create(s->engine, &steps[i], next,
-                                             allocator, &s->convs[i]);
-        if (st == DFG_OK && next && !s->convs[i]) { /* the conv alone */
-            next = NULL;
-            st = dfg_dnnl_conv_create(s->engine, &steps[i], NULL, allocator,
-                                      &s->convs[i]);
-        }
+        dfg_status st = dfg_dnnl_conv_create(s->engine, &steps[i], allocator,
+                                             &s->convs[i]);
         if (st != DFG_OK) {
             dfg_dnnl_steps_destroy(s, allocator);
             return dfg_error_prefix(st, "run step %d (conv2d)", (int)i);
         }
-        if (!s->convs[i])
-            continue;
-        taken++;
-        if (next)
-            s->absorbed[++i] = 1;
+        if (s->convs[i])
+            taken++;
     }
     if (taken == 0) {
         dfg_dnnl_steps_destroy(s, allocator);
@@ -106,10 +91,10 @@ dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
 
 int dfg_dnnl_steps_take(const dfg_dnnl_steps *s, int32_t i)
 {
-    return s && (s->convs[i] || s->absorbed[i]);
+    return s && s->convs[i];
 }
 
 dfg_status dfg_dnnl_steps_run(const dfg_dnnl_steps *s, int32_t i)
 {
-    return s->absorbed[i] ? DFG_OK : dfg_dnnl_conv_run(s->convs[i], s->stream);
+    return dfg_dnnl_conv_run(s->convs[i], s->stream);
 }

@@ -136,10 +136,10 @@ static void write_peak(FILE *out, const dfg_program *p)
     int32_t step = peak_step(p, &bytes);
     if (step < 0)
         return;
-    const dfg_op_info *info = dfg_op_get(p->steps[step].op);
-    char human[32];
+    char human[32], label[DFG_OP_LABEL_BYTES];
     fprintf(out, "peak      step %" PRId32 " (%s \"", step,
-            info ? info->name : "?");
+            dfg_op_label(p->steps[step].op, &p->steps[step].attrs, label,
+                         sizeof label));
     dfg_write_quoted_text(out, p->steps[step].name);
     fprintf(out, "\"): %s live\n",
             dfg_format_bytes(bytes, human, sizeof human));
