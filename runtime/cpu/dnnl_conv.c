@@ -291,7 +291,6 @@ struct dfg_dnnl_conv {
     size_t residual_bytes;
     dfg_dnnl_weights *weights; /* reordered weights, or NULL if used in
                                   place */
-    dfg_dnnl_weights *bias;    /* a mapped program's bias copied, or NULL */
     char impl[64];
 };
 
@@ -385,16 +384,12 @@ static int conv_calls_make(dfg_dnnl_conv *c, dnnl_engine_t engine,
                                {DNNL_ARG_SCRATCHPAD, scratch}};
     int n_args = 4;
     if (step->n_inputs > 2 && step->in[2]) {
-        /* A mapped program's bias is copied too: reading it in place would
-         * bring back its neighbours, the dropped weight pages, with it
-         * (the page cache maps files in folios up to 2 MiB). */
-        void *bias = (void *)step->in[2];
-        if ((step->mapped_inputs & 4u) &&
-            dfg_dnnl_weights_acquire(engine, &p->b_plain, step->in[2],
-                                     &p->b_plain, 1, 0, &c->bias,
-                                     &bias) != DFG_OK)
-            return -1;
-        dnnl_memory_t b = memory_at(c, engine, &p->b_plain, bias);
+        /* Read in place, a mapped program's too: its dropped weight pages
+         * are not read around (MADV_RANDOM, shared_bytes.c), so the bias
+         * brings back no neighbours (densenet121 and resnet50 .dfgp peak
+         * RSS measured the same with a copy, docs/BENCHMARKS.md). */
+        dnnl_memory_t b = memory_at(c, engine, &p->b_plain,
+                                    (void *)step->in[2]);
         if (!b)
             return -1;
         args[n_args++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, b};
@@ -494,6 +489,5 @@ void dfg_dnnl_conv_destroy(dfg_dnnl_conv *c, const dfg_allocator *allocator)
     for (int i = 0; i < c->n_memories; i++)
         dnnl_memory_destroy(c->memories[i]);
     dfg_dnnl_weights_release(c->weights);
-    dfg_dnnl_weights_release(c->bias);
     dfg_free(allocator, c);
 }
