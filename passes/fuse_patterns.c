@@ -5,6 +5,8 @@
  *               v = reduce_mean(d ^ 2); y = d / sqrt(v + eps) * scale + bias
  *   gelu:       y = x * (erf(x / sqrt 2) + 1) * 0.5   (or x * 0.5 first,
  *               or x * (1 / sqrt 2) inside erf)
+ *   gelu tanh:  y = x * (tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)) + 1)
+ *               * 0.5, x^3 as pow(x, 3) or x * (x * x) (PyTorch's export)
  *
  * Every intermediate must have its one reader in the pattern and be no
  * graph output; the chain is rewritten into its last node
@@ -125,40 +127,133 @@ static int32_t erf_argument(const dfg_graph *g, const dfg_fuse_readers *r,
     return -1;
 }
 
-/* The gelu around node erf; as fuse_layer_norm. */
-static int fuse_gelu(dfg_graph *g, const dfg_fuse_readers *r, int32_t erf)
+/* The common end of both GELU forms after node gate (erf or tanh):
+ * (gate + 1), times x, times 0.5 (or x * 0.5 first); its nodes appended
+ * to chain. 0 if it does not match. */
+static int gelu_tail(const dfg_graph *g, const dfg_fuse_readers *r,
+                     int32_t gate, int32_t x, int32_t *chain,
+                     int32_t *n_chain)
 {
-    int32_t x, scale = erf_argument(g, r, erf, &x);
-    int32_t plus_one = scale >= 0 ? next_op(g, r, erf, DFG_OP_ADD) : -1;
+    int32_t plus_one = next_op(g, r, gate, DFG_OP_ADD);
     if (plus_one < 0 ||
-        !dfg_fuse_scalar_is(g, other_of(g, plus_one, out_of(g, erf)), 1.0f))
+        !dfg_fuse_scalar_is(g, other_of(g, plus_one, out_of(g, gate)), 1.0f))
         return 0;
     int32_t product = next_op(g, r, plus_one, DFG_OP_MUL);
     if (product < 0)
         return 0;
     int32_t factor = other_of(g, product, out_of(g, plus_one));
-    int32_t chain[6] = {scale, erf, plus_one}, n_chain = 3;
     int32_t half = factor >= 0 ? g->values[factor].producer : -1;
-    if (factor == x) { /* x * (erf + 1), then * 0.5 */
+    chain[(*n_chain)++] = plus_one;
+    if (factor == x) { /* x * (gate + 1), then * 0.5 */
         half = next_op(g, r, product, DFG_OP_MUL);
         if (half < 0 ||
             !dfg_fuse_scalar_is(g, other_of(g, half, out_of(g, product)), 0.5f))
             return 0;
-        chain[n_chain++] = product;
-        chain[n_chain++] = half;
-    } else { /* (x * 0.5) * (erf + 1) */
-        if (dfg_fuse_op(g, half) != DFG_OP_MUL ||
-            dfg_fuse_only_reader(g, r, factor) != product ||
-            !dfg_fuse_scalar_is(g, other_of(g, half, x), 0.5f))
-            return 0;
-        chain[n_chain++] = half;
-        chain[n_chain++] = product;
+        chain[(*n_chain)++] = product;
+        chain[(*n_chain)++] = half;
+        return 1;
     }
+    /* (x * 0.5) * (gate + 1) */
+    if (dfg_fuse_op(g, half) != DFG_OP_MUL ||
+        dfg_fuse_only_reader(g, r, factor) != product ||
+        !dfg_fuse_scalar_is(g, other_of(g, half, x), 0.5f))
+        return 0;
+    chain[(*n_chain)++] = half;
+    chain[(*n_chain)++] = product;
+    return 1;
+}
+
+/* Rewrites chain into one gelu of x; as fuse_layer_norm. */
+static int gelu_rewrite(dfg_graph *g, const int32_t *chain, int32_t n_chain,
+                        int32_t x, dfg_gelu_approximation approximate)
+{
     dfg_attrs attrs;
     dfg_attrs_init(&attrs);
-    attrs.approximate = DFG_GELU_ERF;
+    attrs.approximate = approximate;
     int done = dfg_fuse_rewrite(g, chain, n_chain, DFG_OP_GELU, &attrs, &x, 1);
     return done == 0 ? 1 : done < 0 ? -1 : 0;
+}
+
+/* The gelu around node erf; as fuse_layer_norm. */
+static int fuse_gelu_erf(dfg_graph *g, const dfg_fuse_readers *r, int32_t erf)
+{
+    int32_t x, chain[6], n_chain = 2;
+    chain[0] = erf_argument(g, r, erf, &x);
+    chain[1] = erf;
+    if (chain[0] < 0 || !gelu_tail(g, r, erf, x, chain, &n_chain))
+        return 0;
+    return gelu_rewrite(g, chain, n_chain, x, DFG_GELU_ERF);
+}
+
+/* The node making v (read only by `reader`) if it is a mul by the scalar
+ * k, the other operand in *operand; -1 otherwise. */
+static int32_t scaled_by(const dfg_graph *g, const dfg_fuse_readers *r,
+                         int32_t v, int32_t reader, float k, int32_t *operand)
+{
+    int32_t n = v >= 0 ? g->values[v].producer : -1;
+    if (dfg_fuse_op(g, n) != DFG_OP_MUL ||
+        dfg_fuse_only_reader(g, r, v) != reader)
+        return -1;
+    for (int i = 0; i < 2; i++)
+        if (dfg_fuse_scalar_is(g, g->nodes[n].inputs[1 - i], k)) {
+            *operand = g->nodes[n].inputs[i];
+            return n;
+        }
+    return -1;
+}
+
+/* The node making x cubed (pow(x, 3) or x * (x * x)) for its one reader;
+ * -1 otherwise. Appends its nodes to chain. */
+static int32_t cube_of(const dfg_graph *g, const dfg_fuse_readers *r,
+                       int32_t cube, int32_t x, int32_t *chain,
+                       int32_t *n_chain)
+{
+    int32_t n = cube >= 0 ? g->values[cube].producer : -1;
+    const dfg_ir_node *node = n >= 0 ? &g->nodes[n] : NULL;
+    if (dfg_fuse_op(g, n) == DFG_OP_POW && node->inputs[0] == x &&
+        dfg_fuse_scalar_is(g, node->inputs[1], 3.0f)) {
+        chain[(*n_chain)++] = n;
+        return n;
+    }
+    int32_t square = dfg_fuse_op(g, n) == DFG_OP_MUL ? other_of(g, n, x) : -1;
+    int32_t sq = square >= 0 ? g->values[square].producer : -1;
+    if (dfg_fuse_op(g, sq) != DFG_OP_MUL || g->nodes[sq].inputs[0] != x ||
+        g->nodes[sq].inputs[1] != x ||
+        dfg_fuse_only_reader(g, r, square) != n)
+        return -1;
+    chain[(*n_chain)++] = sq;
+    chain[(*n_chain)++] = n;
+    return n;
+}
+
+/* The tanh form around node tanh:
+ * 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))); as fuse_layer_norm. */
+static int fuse_gelu_tanh(dfg_graph *g, const dfg_fuse_readers *r,
+                          int32_t tanh)
+{
+    int32_t chain[10], n_chain = 0, sum, x, cube;
+    int32_t outer = scaled_by(g, r, g->nodes[tanh].inputs[0], tanh,
+                              0.7978845608f, &sum);
+    int32_t add = outer >= 0 ? g->values[sum].producer : -1;
+    if (dfg_fuse_op(g, add) != DFG_OP_ADD ||
+        dfg_fuse_only_reader(g, r, sum) != outer)
+        return 0;
+    for (int i = 0; i < 2; i++) {
+        x = g->nodes[add].inputs[i];
+        n_chain = 0;
+        int32_t cubic = scaled_by(g, r, g->nodes[add].inputs[1 - i], add,
+                                  0.044715f, &cube);
+        if (cubic < 0 || dfg_fuse_only_reader(g, r, cube) != cubic ||
+            cube_of(g, r, cube, x, chain, &n_chain) < 0)
+            continue;
+        chain[n_chain++] = cubic;
+        chain[n_chain++] = add;
+        chain[n_chain++] = outer;
+        chain[n_chain++] = tanh;
+        if (gelu_tail(g, r, tanh, x, chain, &n_chain))
+            return gelu_rewrite(g, chain, n_chain, x, DFG_GELU_TANH);
+    }
+    return 0;
 }
 
 dfg_status dfg_pass_fuse_patterns(dfg_graph *graph, dfg_pass_report *report)
@@ -170,7 +265,8 @@ dfg_status dfg_pass_fuse_patterns(dfg_graph *graph, dfg_pass_report *report)
     for (int32_t n = 0; st == DFG_OK && n < graph->n_nodes; n++) {
         dfg_op op = dfg_fuse_op(graph, n);
         int done = op == DFG_OP_REDUCE_MEAN ? fuse_layer_norm(graph, &r, n)
-                   : op == DFG_OP_ERF       ? fuse_gelu(graph, &r, n)
+                   : op == DFG_OP_ERF       ? fuse_gelu_erf(graph, &r, n)
+                   : op == DFG_OP_TANH      ? fuse_gelu_tanh(graph, &r, n)
                                             : 0;
         if (done < 0)
             st = dfg_error(DFG_ERR_OUT_OF_MEMORY,

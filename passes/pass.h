@@ -60,7 +60,8 @@ dfg_status dfg_pass_dce(dfg_graph *graph, dfg_pass_report *report);
 /* Inference fusion (passes/fuse_*.c), after fold and dce. Decomposed
  * layer norms (reduce_mean, sub, pow 2, reduce_mean, add eps, sqrt, div,
  * mul scale, add bias over the last axis) become one layer_norm node, and
- * decomposed GELUs (x * (erf(x / sqrt 2) + 1) * 0.5) one gelu node. */
+ * decomposed GELUs (x * (erf(x / sqrt 2) + 1) * 0.5, and the tanh form
+ * as PyTorch exports it) one gelu node. */
 dfg_status dfg_pass_fuse_patterns(dfg_graph *graph, dfg_pass_report *report);
 /* A conv2d takes what follows it as post-ops (dfg_attrs.post_ops): relu,
  * clip, sigmoid, hardsigmoid, x * sigmoid(x), x * hardsigmoid(x) (the

@@ -632,9 +632,8 @@ static void test_models(void **state)
             dfg_graph *g = NULL;
             dfg_program *program = NULL;
             assert_int_equal(dfg_model_build(*name, NULL, &g), DFG_OK);
-            dfg_compile_options o;
-            dfg_compile_options_init(&o);
-            o.fuse_operators = 0; /* CUDA runs no conv2d post-ops */
+            dfg_compile_options o; /* CUDA runs no conv2d post-ops */
+            dfg_compile_options_init(&o), o.fuse_operators = 0;
             assert_int_equal(dfg_compile(g, &o, &program), DFG_OK);
             dfg_graph_destroy(g);
             void *inputs[8] = {0};
