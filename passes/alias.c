@@ -168,7 +168,8 @@ static void decide_views(alias_state *a, dfg_pass_report *report)
 
 /* 1 if the bytes of input i of node may take the node's output: see the
  * file comment. Another input may read the same bytes only if it is
- * exactly those bytes (add(x, x) in place is fine elementwise). */
+ * exactly those bytes and the op is elementwise (add(x, x) in place is
+ * fine; a conv2d reading x and adding it as its residual is not). */
 static int may_overwrite(const alias_state *a, const dfg_ir_node *node,
                          int32_t i, int32_t step)
 {
@@ -188,7 +189,8 @@ static int may_overwrite(const alias_state *a, const dfg_ir_node *node,
         if (j == i || w < 0 || owner_of(a, w, &w_offset) != owner)
             continue;
         if (w_offset != offset ||
-            dfg_type_bytes(&g->values[w].type) != dfg_type_bytes(&g->values[v].type))
+            dfg_type_bytes(&g->values[w].type) != dfg_type_bytes(&g->values[v].type) ||
+            dfg_op_get(node->op)->alias != DFG_ALIAS_INPLACE)
             return 0;
     }
     return 1;

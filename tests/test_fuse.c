@@ -162,6 +162,15 @@ static dfg_value p_add_dying(dfg_graph *g, dfg_value x, dfg_value r, dfg_value y
     return node2(g, "add", y, node1(g, "tanh", r, NULL));
 }
 
+/* The residual is the conv's own input, dying at the add: the output
+ * must not be planned over it, which the conv still reads. */
+static dfg_value p_add_input(dfg_graph *g, dfg_value x, dfg_value r,
+                             dfg_value y)
+{
+    (void)r;
+    return node2(g, "add", x, y);
+}
+
 /* Not fused: y has a second reader (y + relu(y)). */
 static dfg_value p_second_reader(dfg_graph *g, dfg_value x, dfg_value r,
                                  dfg_value y)
@@ -183,6 +192,8 @@ typedef struct fuse_case {
     const char *what;
     pattern_fn pattern;
     int32_t group;       /* 1, or C: depthwise */
+    int no_bias;         /* 1: the conv has no bias; 2: its input is
+                            tanh(x), an activation that may die at it */
     const char *label;   /* the fused conv step's op, NULL: nothing fused */
     int y_is_output;     /* also make the conv's output a graph output */
 } fuse_case;
@@ -193,13 +204,16 @@ static dfg_graph *build(const fuse_case *k, const float *w, const float *b)
     assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
     int64_t shape[4] = {1, C, H, W};
     int64_t w_shape[4] = {C, C / k->group, 3, 3}, b_shape[1] = {C};
-    dfg_value x, r, wv, bv, y;
+    dfg_value x, r, wv, bv = DFG_NO_VALUE, y;
     assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 4, shape, &x), DFG_OK);
     assert_int_equal(dfg_graph_input(g, "r", DFG_F32, 4, shape, &r), DFG_OK);
     assert_int_equal(dfg_graph_weight(g, "w", DFG_F32, 4, w_shape, w, &wv),
                      DFG_OK);
-    assert_int_equal(dfg_graph_weight(g, "b", DFG_F32, 1, b_shape, b, &bv),
-                     DFG_OK);
+    if (k->no_bias == 2)
+        x = node1(g, "tanh", x, NULL);
+    if (k->no_bias != 1)
+        assert_int_equal(dfg_graph_weight(g, "b", DFG_F32, 1, b_shape, b,
+                                          &bv), DFG_OK);
     dfg_conv2d_params params = {{1, 1}, {1, 1}, {1, 1, 1, 1}, k->group};
     assert_int_equal(dfg_conv2d(g, x, wv, bv, &params, &y), DFG_OK);
     dfg_value out = k->pattern(g, x, r, y);
@@ -329,18 +343,21 @@ static void test_conv_post_ops(void **state)
 {
     (void)state;
     static const fuse_case cases[] = {
-        {"relu", p_relu, 1, "conv2d+relu", 0},
-        {"clip", p_relu6, 1, "conv2d+clip", 0},
-        {"sigmoid", p_sigmoid, 1, "conv2d+sigmoid", 0},
-        {"hardsigmoid", p_hardsigmoid, 1, "conv2d+hardsigmoid", 0},
-        {"hardswish", p_hardswish, 1, "conv2d+hardswish", 0},
-        {"silu", p_silu, 1, "conv2d+silu", 0},
-        {"gelu", p_gelu, 1, "conv2d+gelu", 0},
-        {"residual add, relu", p_add_relu, 1, "conv2d+add+relu", 0},
-        {"residual read later", p_add_kept, 1, "conv2d+add+sigmoid", 0},
-        {"residual dying", p_add_dying, 1, "conv2d+add", 0},
-        {"depthwise, residual add, relu", p_add_relu, C, "conv2d+add+relu", 0},
-        {"depthwise silu", p_silu, C, "conv2d+silu", 0},
+        {"relu", p_relu, 1, 0, "conv2d+relu", 0},
+        {"clip", p_relu6, 1, 0, "conv2d+clip", 0},
+        {"sigmoid", p_sigmoid, 1, 0, "conv2d+sigmoid", 0},
+        {"hardsigmoid", p_hardsigmoid, 1, 0, "conv2d+hardsigmoid", 0},
+        {"hardswish", p_hardswish, 1, 0, "conv2d+hardswish", 0},
+        {"silu", p_silu, 1, 0, "conv2d+silu", 0},
+        {"gelu", p_gelu, 1, 0, "conv2d+gelu", 0},
+        {"residual add, relu", p_add_relu, 1, 0, "conv2d+add+relu", 0},
+        {"residual read later", p_add_kept, 1, 0, "conv2d+add+sigmoid", 0},
+        {"residual dying", p_add_dying, 1, 0, "conv2d+add", 0},
+        {"depthwise, residual add, relu", p_add_relu, C, 0, "conv2d+add+relu", 0},
+        {"depthwise silu", p_silu, C, 0, "conv2d+silu", 0},
+        {"residual add, no bias", p_add_relu, 1, 1, "conv2d+add+relu", 0},
+        {"depthwise residual add, no bias", p_add_dying, C, 1, "conv2d+add", 0},
+        {"residual is the conv's input", p_add_input, 1, 2, "conv2d+add", 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check(&cases[i]);
@@ -350,9 +367,9 @@ static void test_not_fused(void **state)
 {
     (void)state;
     static const fuse_case cases[] = {
-        {"conv output read twice", p_second_reader, 1, NULL, 0},
-        {"conv output is a graph output", p_relu, 1, NULL, 1},
-        {"sigmoid gate read twice", p_gate_read, 1, NULL, 0},
+        {"conv output read twice", p_second_reader, 1, 0, NULL, 0},
+        {"conv output is a graph output", p_relu, 1, 0, NULL, 1},
+        {"sigmoid gate read twice", p_gate_read, 1, 0, NULL, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check(&cases[i]);
