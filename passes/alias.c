@@ -6,7 +6,8 @@
  * then lives until the last use of any view of it (passes/liveness.c).
  *
  * In place: an op marked DFG_ALIAS_INPLACE writes its output over an input
- * of the same shape and dtype (the kernels' contract, runtime/cpu/kernels.h)
+ * of the same shape and dtype (the kernels' contract, runtime/cpu/kernels.h),
+ * and a conv2d over its residual (dfg_op_may_write_over_input),
  * when that input's bytes are an activation whose last reader, over all
  * values sharing them, is this very step. Graph inputs, weights and
  * constants are never overwritten, nor bytes a graph output lives in.
@@ -167,7 +168,8 @@ static void decide_views(alias_state *a, dfg_pass_report *report)
 
 /* 1 if the bytes of input i of node may take the node's output: see the
  * file comment. Another input may read the same bytes only if it is
- * exactly those bytes (add(x, x) in place is fine elementwise). */
+ * exactly those bytes and the op is elementwise (add(x, x) in place is
+ * fine; a conv2d reading x and adding it as its residual is not). */
 static int may_overwrite(const alias_state *a, const dfg_ir_node *node,
                          int32_t i, int32_t step)
 {
@@ -187,7 +189,8 @@ static int may_overwrite(const alias_state *a, const dfg_ir_node *node,
         if (j == i || w < 0 || owner_of(a, w, &w_offset) != owner)
             continue;
         if (w_offset != offset ||
-            dfg_type_bytes(&g->values[w].type) != dfg_type_bytes(&g->values[v].type))
+            dfg_type_bytes(&g->values[w].type) != dfg_type_bytes(&g->values[v].type) ||
+            dfg_op_get(node->op)->alias != DFG_ALIAS_INPLACE)
             return 0;
     }
     return 1;
@@ -198,13 +201,14 @@ static void decide_in_place(alias_state *a, dfg_pass_report *report)
     const dfg_graph *g = a->graph;
     for (int32_t step = 0; step < a->schedule->n_steps; step++) {
         const dfg_ir_node *node = &g->nodes[a->schedule->step_node[step]];
-        if (dfg_op_get(node->op)->alias != DFG_ALIAS_INPLACE)
+        if (node->n_outputs < 1)
             continue;
         int32_t out = node->outputs[0];
         if (a->parent[out] >= 0)
             continue; /* a concat part */
         for (int32_t i = 0; i < node->n_inputs; i++) {
-            if (!may_overwrite(a, node, i, step))
+            if (!dfg_op_may_write_over_input(node->op, i) ||
+                !may_overwrite(a, node, i, step))
                 continue;
             int32_t owner = owner_of(a, node->inputs[i], NULL);
             share(a, out, node->inputs[i], 0, DFG_ALIAS_INPLACE);

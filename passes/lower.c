@@ -175,6 +175,7 @@ static dfg_status lower_step(lowering *lw, int32_t step, int32_t workspace)
     dfg_program_step *ps = &p->steps[step];
     ps->op = node->op;
     ps->attrs = node->attrs;
+    dfg_program_step_label(ps);
     ps->n_inputs = node->n_inputs;
     ps->n_outputs = node->n_outputs;
     ps->workspace = workspace;

@@ -37,6 +37,7 @@ typedef struct dfg_pass_report {
     int32_t materialised;    /* alias: view ops kept as copies (outputs) */
     int32_t concat_parts;    /* alias: concat inputs written into its output,
                                 prefix concats into a longer one's */
+    int32_t nodes_fused;     /* fuse_*: nodes merged into another */
 } dfg_pass_report;
 
 /* Checks that the graph is well formed: every live node's inputs exist and
@@ -55,6 +56,20 @@ dfg_status dfg_pass_fold(dfg_graph *graph, dfg_pass_report *report);
 /* Marks dead every node none of whose outputs is read by a live node or is
  * a graph output. */
 dfg_status dfg_pass_dce(dfg_graph *graph, dfg_pass_report *report);
+
+/* Inference fusion (passes/fuse_*.c), after fold and dce. Decomposed
+ * layer norms (reduce_mean, sub, pow 2, reduce_mean, add eps, sqrt, div,
+ * mul scale, add bias over the last axis) become one layer_norm node, and
+ * decomposed GELUs (x * (erf(x / sqrt 2) + 1) * 0.5, and the tanh form
+ * as PyTorch exports it) one gelu node. */
+dfg_status dfg_pass_fuse_patterns(dfg_graph *graph, dfg_pass_report *report);
+/* A conv2d takes what follows it as post-ops (dfg_attrs.post_ops): relu,
+ * clip, sigmoid, hardsigmoid, x * sigmoid(x), x * hardsigmoid(x) (the
+ * ONNX HardSwish's), gelu, and first an add of a tensor of its output's
+ * type (the residual, its input 3), each only when the conv's output (and
+ * every intermediate) has no other reader and is no graph output. The
+ * fused node is named after its nodes, joined by '+'. */
+dfg_status dfg_pass_fuse_conv(dfg_graph *graph, dfg_pass_report *report);
 
 /* Concats that run no step: their inputs are written straight into their
  * output, or their output is the first bytes of a longer concat's output

@@ -1,6 +1,7 @@
 /* dfg_compile: the passes in order, on a private copy of the graph.
  *
- *   verify -> [precision] -> [training -> [buckets]] -> fold -> dce -> [remat] -> node costs
+ *   verify -> [precision] -> [training -> [buckets]] -> fold -> dce
+ *          -> [inference: fuse patterns, fuse conv] -> [remat] -> node costs
  *          -> concat views, schedule, alias, [bucket alias], liveness (for
  *             each candidate order, keeping the smallest lower bound)
  *          -> plan (inference: conv workspaces fitted under the peak)
@@ -33,6 +34,7 @@ void dfg_compile_options_init(dfg_compile_options *options)
     options->allocator = NULL;
     options->backend_workspace = dfg_cpu_step_workspace;
     options->backend_workspace_for = DFG_CPU_BACKEND_NAME;
+    options->fuse_operators = 1;
 }
 
 /* 1 if name fits dfg_program.workspace_rule and program_validate.c's
@@ -108,6 +110,10 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
         st = dfg_pass_fold(c->graph, &report);
     if (st == DFG_OK && o->eliminate_dead_code)
         st = dfg_pass_dce(c->graph, &report);
+    if (st == DFG_OK && o->fuse_operators && !o->training)
+        st = dfg_pass_fuse_patterns(c->graph, &report);
+    if (st == DFG_OK && o->fuse_operators && !o->training)
+        st = dfg_pass_fuse_conv(c->graph, &report);
     dfg_remat_report remat;
     if (st == DFG_OK && o->training)
         st = dfg_pass_remat(c->graph, o, o->training, &remat);

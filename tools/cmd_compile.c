@@ -24,6 +24,8 @@ static const char usage[] =
     "--no-onednn      plan no scratch for the CPU backend's oneDNN\n"
     "                 convolutions and matmuls: they run on the reference\n"
     "                 kernels\n"
+    "--no-fuse        keep each activation, residual add, layer norm and\n"
+    "                 GELU its own step (fused by default, inference)\n"
     "--precision P    f32 (default) or bf16: activations stored in bf16,\n"
     "                 weights in f32 (inputs and outputs keep their dtype)\n"
     "--blas-workspace BYTES\n"

@@ -29,6 +29,8 @@ static const char usage[] =
     "--no-onednn      plan no scratch for the CPU backend's oneDNN\n"
     "                 convolutions and matmuls: they run on the reference\n"
     "                 kernels\n"
+    "--no-fuse        keep each activation, residual add, layer norm and\n"
+    "                 GELU its own step (fused by default, inference)\n"
     "--json FILE      also write the plan as JSON (docs/plan-json.md);\n"
     "                 '-' is stdout\n"
     "--dot FILE       also write the plan as a Graphviz digraph\n"

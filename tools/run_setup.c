@@ -71,6 +71,8 @@ int dfgc_run_setup_create(const char *model, const dfg_compile_options *options,
             if (options->blas_workspace_bytes == 0)
                 device_options.blas_workspace_bytes =
                     DFG_DEFAULT_BLAS_WORKSPACE;
+            /* The CUDA backend runs no conv2d post-ops. */
+            device_options.fuse_operators = 0;
             if (options->backend_workspace) {
                 device_options.backend_workspace =
                     dfg_backend_workspace_rule(backend);

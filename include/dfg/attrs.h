@@ -48,6 +48,26 @@ typedef enum dfg_resize_nearest {
     DFG_RESIZE_NEAREST_COUNT
 } dfg_resize_nearest;
 
+/* conv2d: what its fused post-ops do to each output element, in order
+ * (set by the fusion pass, passes/fuse_conv.c; docs/ops.md). alpha and
+ * beta are the clip bounds (CLIP) or the slope and offset of
+ * clip(alpha x + beta, 0, 1) (HARDSIGMOID); the others take none. SUM
+ * adds the conv's input 3 (the residual, the output's shape) and comes
+ * first. HARDSWISH is x * clip(x / 6 + 1 / 2, 0, 1), SILU x * sigmoid(x). */
+#define DFG_MAX_POST_OPS 4
+typedef enum dfg_post_op {
+    DFG_POST_RELU = 0,
+    DFG_POST_CLIP = 1,
+    DFG_POST_SIGMOID = 2,
+    DFG_POST_HARDSIGMOID = 3,
+    DFG_POST_HARDSWISH = 4,
+    DFG_POST_SILU = 5,
+    DFG_POST_GELU_ERF = 6,
+    DFG_POST_GELU_TANH = 7,
+    DFG_POST_SUM = 8,
+    DFG_POST_OP_COUNT
+} dfg_post_op;
+
 typedef struct dfg_attrs {
     /* leaky_relu slope (default 0.01 in dfg_leaky_relu), gemm alpha (1). */
     float alpha;
@@ -121,6 +141,12 @@ typedef struct dfg_attrs {
     int64_t k;
     int32_t largest;
     int32_t sorted;
+    /* Fields added in program file version 4. */
+    /* conv2d: its post-ops (dfg_post_op), none by default. */
+    int32_t n_post_ops;
+    int32_t post_ops[DFG_MAX_POST_OPS];
+    float post_op_alpha[DFG_MAX_POST_OPS];
+    float post_op_beta[DFG_MAX_POST_OPS];
 } dfg_attrs;
 
 /* Fills *attrs with the defaults named above. */

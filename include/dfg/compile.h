@@ -53,6 +53,11 @@ typedef struct dfg_compile_options {
      * recorded in the program: that backend, and no other, finds its
      * scratch in the workspaces. Required with backend_workspace. */
     const char *backend_workspace_for;
+    /* Inference only: fuse a conv2d's activations and residual add into
+     * its post-ops, and decomposed layer norms and GELUs into one op each
+     * (passes/fuse_*.c, docs/ops.md): 1. The CPU backend runs them; the
+     * CUDA backend refuses a conv2d with post-ops (compile with 0). */
+    int fuse_operators;
 } dfg_compile_options;
 
 void dfg_compile_options_init(dfg_compile_options *options);

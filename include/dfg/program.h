@@ -94,10 +94,12 @@ dfg_status dfg_program_output_info(const dfg_program *program, int32_t index,
                                    dfg_tensor_info *info);
 
 /* One step of the program, in execution order. Strings point into the
- * program (name) or into static storage (op). */
+ * program. */
 typedef struct dfg_step_info {
-    const char *name; /* the graph node's name */
-    const char *op;   /* dfg's op name, "conv2d" */
+    const char *name; /* the graph node's name; a fused step's is its
+                         nodes' names joined by '+' */
+    const char *op;   /* dfg's op name, "conv2d", with a fused step's
+                         post-ops: "conv2d+add+relu" */
     int64_t flops;
 } dfg_step_info;
 dfg_status dfg_program_step_info(const dfg_program *program, int32_t index,

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "conv2d_depthwise.h"
+#include "conv_post_ops.h"
 #include "conv_geometry.h"
 #include "dtype_access.h"
 #include "error.h"
@@ -110,9 +111,11 @@ static void im2col_rows(const dfg_im2col_dims *d, const void *x,
 
 /* y[n, m, :] = bias[m] for every image and filter, so that the products
  * can accumulate onto it (beta = 1); the planes are shared by the team.
- * The bias has the weights' dtype: y's, or f32 under mixed precision. */
+ * The bias has the weights' dtype: y's, or f32 under mixed precision.
+ * Onto a residual (f32, conv_post_ops.h) the bias is added instead. */
 static void fill_bias(const dfg_conv_geometry *g, const void *bias,
-                      dfg_dtype bias_dtype, dfg_dtype dtype, void *y)
+                      dfg_dtype bias_dtype, dfg_dtype dtype, int onto_residual,
+                      void *y)
 {
     size_t size = dfg_dtype_size(dtype);
     int64_t planes = g->batch * g->out_channels;
@@ -120,7 +123,11 @@ static void fill_bias(const dfg_conv_geometry *g, const void *bias,
     for (int64_t plane = 0; plane < planes; plane++) {
         int64_t m = plane % g->out_channels;
         char *out = (char *)y + (size_t)(plane * g->pixels) * size;
-        if (dtype == DFG_F32) {
+        if (onto_residual) {
+            float value = dfg_float_at(bias, bias_dtype, m);
+            for (int64_t p = 0; p < g->pixels; p++)
+                ((float *)out)[p] += value;
+        } else if (dtype == DFG_F32) {
             float value = dfg_float_at(bias, bias_dtype, m);
             for (int64_t p = 0; p < g->pixels; p++)
                 ((float *)out)[p] = value;
@@ -144,6 +151,7 @@ typedef struct conv_step {
     const void *x, *w, *bias;
     float *workspace;
     void *y;
+    float beta; /* 1: the products accumulate onto y (bias, residual) */
 } conv_step;
 
 /* The operands of the product of image n, group grp. */
@@ -175,7 +183,7 @@ static conv_unit unit_of(const conv_step *s, int64_t n, int64_t grp)
 static void conv_unit_by_team(const conv_step *s, const conv_unit *u)
 {
     const dfg_conv_geometry *g = s->g;
-    float beta = s->bias ? 1.0f : 0.0f;
+    float beta = s->beta;
     if (g->direct) {
         dfg_cpu_matrix input = {s->dtype, u->x, g->pixels, 0};
         dfg_cpu_gemm_mixed_team(g->filters_per_group, g->pixels, g->k, 1.0f,
@@ -209,8 +217,8 @@ static void conv_unit_alone(const conv_step *s, const conv_unit *u,
         input = (dfg_cpu_matrix){DFG_F32, slot, g->pixels, 0};
     }
     dfg_cpu_gemm_mixed_serial(g->filters_per_group, g->pixels, g->k, 1.0f,
-                              &u->weights, &input, s->bias ? 1.0f : 0.0f,
-                              s->dtype, u->y, g->pixels);
+                              &u->weights, &input, s->beta, s->dtype, u->y,
+                              g->pixels);
 }
 
 /* Whether the (image, group) pairs go to threads whole: when each is too
@@ -267,14 +275,18 @@ dfg_status dfg_cpu_conv2d(const dfg_kernel_args *args)
     if (args->workspace_bytes < dfg_conv_forward_workspace_bytes(&g))
         dfg_conv_geometry_fit(&g, args->workspace_bytes);
     const void *bias = args->n_inputs > 2 ? args->in[2] : NULL;
+    int residual = dfg_cpu_conv_residual(args) != NULL;
     if (g.depthwise) {
+        dfg_cpu_conv_residual_load(args);
         dfg_cpu_conv2d_depthwise(&g, args->in_types[0].dtype, args->in[0],
                                  args->in_types[1].dtype, args->in[1], bias,
-                                 args->out[0]);
+                                 residual, args->out[0]);
+        dfg_cpu_conv_post_ops_apply(args);
         return DFG_OK;
     }
     if ((st = check_products(&g)) != DFG_OK)
         return st;
+    dfg_cpu_conv_residual_load(args);
     dfg_cpu_threading_init();
     const conv_step s = {
         &g,
@@ -283,13 +295,14 @@ dfg_status dfg_cpu_conv2d(const dfg_kernel_args *args)
          g.pad_left},
         args->in_types[0].dtype, args->in_types[1].dtype,
         dfg_dtype_size(args->in_types[0].dtype),
-        args->in[0], args->in[1], bias, args->workspace, args->out[0]};
+        args->in[0], args->in[1], bias, args->workspace, args->out[0],
+        bias || residual ? 1.0f : 0.0f};
     double macs = (double)g.batch * (double)g.out_channels *
                   (double)g.pixels * (double)g.k;
 #pragma omp parallel if (macs >= DFG_CPU_PARALLEL_MIN_MACS)
     {
         if (bias)
-            fill_bias(&g, bias, s.w_dtype, s.dtype, s.y);
+            fill_bias(&g, bias, s.w_dtype, s.dtype, residual, s.y);
         if (units_alone(&g))
             conv_units_alone(&s);
         else
@@ -299,5 +312,6 @@ dfg_status dfg_cpu_conv2d(const dfg_kernel_args *args)
                     conv_unit_by_team(&s, &u);
                 }
     }
+    dfg_cpu_conv_post_ops_apply(args);
     return DFG_OK;
 }

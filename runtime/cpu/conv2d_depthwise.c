@@ -29,6 +29,7 @@ typedef struct depthwise_step {
     const dfg_conv_geometry *g;
     dfg_dtype dtype, w_dtype;
     const void *x, *w, *bias;
+    int accumulate; /* onto y's f32 values (acc points into y) */
     void *y;
 } depthwise_step;
 
@@ -42,7 +43,7 @@ static void row_block(const depthwise_step *s, int64_t x_plane,
     const dfg_conv_geometry *g = s->g;
     float in_buf[DFG_CPU_BLOCK];
     for (int64_t i = 0; i < cols; i++)
-        acc[i] = bias;
+        acc[i] = s->accumulate ? acc[i] + bias : bias;
     for (int64_t ky = 0; ky < g->kernel_h; ky++) {
         int64_t iy = dfg_im2col_coord(oy, ky, g->stride[0], g->pad_top,
                                       g->dilation[0]);
@@ -90,9 +91,9 @@ static void plane(const depthwise_step *s, int64_t plane)
 
 void dfg_cpu_conv2d_depthwise(const dfg_conv_geometry *g, dfg_dtype dtype,
                               const void *x, dfg_dtype w_dtype, const void *w,
-                              const void *bias, void *y)
+                              const void *bias, int accumulate, void *y)
 {
-    const depthwise_step s = {g, dtype, w_dtype, x, w, bias, y};
+    const depthwise_step s = {g, dtype, w_dtype, x, w, bias, accumulate, y};
     int64_t planes = g->batch * g->out_channels;
     double macs = (double)planes * (double)g->pixels *
                   (double)(g->kernel_h * g->kernel_w);

@@ -17,16 +17,19 @@
 /* The descriptors of one conv: the plain (dfg) and chosen (oneDNN)
  * formats of x, w and y, and the primitive descriptors of the conv and of
  * the reorders of x and y (NULL where the chosen format is the plain
- * one). Every primitive descriptor has a user scratchpad. */
+ * one), and of the residual into the chosen y (a sum post-op adds what y
+ * holds). Every primitive descriptor has a user scratchpad. */
 typedef struct conv_plan {
     dnnl_memory_desc_t x_plain, w_plain, b_plain, y_plain;
     const dnnl_memory_desc_t *x_chosen, *w_chosen, *y_chosen;
-    dnnl_primitive_desc_t conv, x_reorder, y_reorder;
+    dnnl_primitive_desc_t conv, x_reorder, y_reorder, residual_reorder;
     int64_t scratch_bytes, x_bytes, y_bytes; /* aligned */
 } conv_plan;
 
 static void conv_plan_free(conv_plan *p)
 {
+    if (p->residual_reorder)
+        dnnl_primitive_desc_destroy(p->residual_reorder);
     if (p->y_reorder)
         dnnl_primitive_desc_destroy(p->y_reorder);
     if (p->x_reorder)
@@ -71,81 +74,75 @@ static int reorder_make(dnnl_engine_t engine, const dnnl_memory_desc_t *from,
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
-/* The oneDNN eltwise post-op computing activation step a; -1 if none. */
-static int eltwise_of(const dfg_kernel_args *a, dnnl_alg_kind_t *alg,
-                      float *alpha, float *beta)
+/* Appends dfg post-op k of attrs to ops; -1 on failure. */
+static int post_op_append(dnnl_post_ops_t ops, const dfg_attrs *attrs,
+                          int32_t k)
 {
-    *alpha = 0.0f;
-    *beta = 0.0f;
-    switch (a->op) {
-    case DFG_OP_RELU:
-        *alg = dnnl_eltwise_relu;
-        return 0;
-    case DFG_OP_LEAKY_RELU:
-        *alg = dnnl_eltwise_relu;
-        *alpha = a->attrs->alpha;
-        return 0;
-    case DFG_OP_CLIP:
-        *alg = dnnl_eltwise_clip;
-        *alpha = a->attrs->clip_min;
-        *beta = a->attrs->clip_max;
-        return 0;
-    case DFG_OP_SIGMOID:
-        *alg = dnnl_eltwise_logistic;
-        return 0;
-    case DFG_OP_TANH:
-        *alg = dnnl_eltwise_tanh;
-        return 0;
-    case DFG_OP_GELU:
-        *alg = a->attrs->approximate == DFG_GELU_TANH ? dnnl_eltwise_gelu_tanh
-                                                      : dnnl_eltwise_gelu_erf;
-        return 0;
+    float alpha = attrs->post_op_alpha[k], beta = attrs->post_op_beta[k];
+    dnnl_alg_kind_t alg;
+    switch (attrs->post_ops[k]) {
+    case DFG_POST_SUM:
+        return dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success ? 0 : -1;
+    case DFG_POST_HARDSIGMOID: /* clip(alpha x + beta, 0, 1) */
+        return dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_linear,
+                                            alpha, beta) == dnnl_success &&
+                       dnnl_post_ops_append_eltwise(ops, 1.0f,
+                                                    dnnl_eltwise_clip, 0.0f,
+                                                    1.0f) == dnnl_success
+                   ? 0
+                   : -1;
+    case DFG_POST_RELU:
+        alg = dnnl_eltwise_relu, alpha = beta = 0.0f;
+        break;
+    case DFG_POST_CLIP:
+        alg = dnnl_eltwise_clip;
+        break;
+    case DFG_POST_SIGMOID:
+        alg = dnnl_eltwise_logistic, alpha = beta = 0.0f;
+        break;
+    case DFG_POST_HARDSWISH:
+        alg = dnnl_eltwise_hardswish, alpha = beta = 0.0f;
+        break;
+    case DFG_POST_SILU: /* swish: x * sigmoid(alpha x) */
+        alg = dnnl_eltwise_swish, alpha = 1.0f, beta = 0.0f;
+        break;
+    case DFG_POST_GELU_ERF:
+        alg = dnnl_eltwise_gelu_erf, alpha = beta = 0.0f;
+        break;
+    case DFG_POST_GELU_TANH:
+        alg = dnnl_eltwise_gelu_tanh, alpha = beta = 0.0f;
+        break;
     default:
         return -1;
     }
+    return dnnl_post_ops_append_eltwise(ops, 1.0f, alg, alpha, beta) ==
+                   dnnl_success
+               ? 0
+               : -1;
 }
 
-/* Whether next, the step after conv, is an activation that writes over
- * conv's output in place: conv can apply it as a post-op and next need
- * not run (written in place, the bare conv output has no other reader). */
-int dfg_dnnl_conv_absorbs(const dfg_kernel_args *conv,
-                          const dfg_kernel_args *next)
+/* attr's post-ops: the conv's fused ones (dfg_attrs.post_ops), if any;
+ * -1 on failure. */
+static int post_ops_set(dnnl_primitive_attr_t attr, const dfg_attrs *attrs)
 {
-    dnnl_alg_kind_t alg;
-    float alpha, beta;
-    return next->n_inputs == 1 && next->n_outputs == 1 &&
-           next->in[0] == conv->out[0] && next->out[0] == conv->out[0] &&
-           next->in_types[0].dtype == DFG_F32 &&
-           next->out_types[0].dtype == DFG_F32 &&
-           eltwise_of(next, &alg, &alpha, &beta) == 0;
-}
-
-/* attr's post-ops: activation's eltwise, if any; -1 on failure. */
-static int post_ops_set(dnnl_primitive_attr_t attr,
-                        const dfg_kernel_args *activation)
-{
-    if (!activation)
+    if (attrs->n_post_ops <= 0)
         return 0;
-    dnnl_alg_kind_t alg;
-    float alpha, beta;
     dnnl_post_ops_t ops = NULL;
-    int ok = eltwise_of(activation, &alg, &alpha, &beta) == 0 &&
-             dnnl_post_ops_create(&ops) == dnnl_success &&
-             dnnl_post_ops_append_eltwise(ops, 1.0f, alg, alpha, beta) ==
-                 dnnl_success &&
-             dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
+    int ok = dnnl_post_ops_create(&ops) == dnnl_success;
+    for (int32_t k = 0; ok && k < attrs->n_post_ops; k++)
+        ok = post_op_append(ops, attrs, k) == 0;
+    ok = ok && dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
     if (ops)
         dnnl_post_ops_destroy(ops);
     return ok ? 0 : -1;
 }
 
 /* Fills *p for the conv of x = in[0], w = in[1], bias = in[2] (if any)
- * into y = out[0], followed by activation (a step, or NULL); -1 when
+ * into y = out[0], with attrs' post-ops (a sum adding in[3]); -1 when
  * oneDNN does not take it. */
 static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
                           const dfg_type *in, int32_t n_in,
-                          const dfg_type *out,
-                          const dfg_kernel_args *activation, conv_plan *p)
+                          const dfg_type *out, conv_plan *p)
 {
     memset(p, 0, sizeof *p);
     dfg_conv_geometry g;
@@ -198,7 +195,7 @@ static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
         /* The reorders have the scratchpad but not the post-ops (an attr
          * whose post-ops were set, even to none, has no reorder). */
         dnnl_primitive_attr_clone(&reorder_attr, attr) == dnnl_success &&
-        post_ops_set(attr, activation) == 0 &&
+        post_ops_set(attr, attrs) == 0 &&
         dnnl_primitive_desc_create(&p->conv, &desc, attr, engine, NULL) ==
             dnnl_success;
     if (ok) {
@@ -209,7 +206,10 @@ static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
         ok = reorder_make(engine, &p->x_plain, p->x_chosen, reorder_attr,
                           &p->x_reorder) == 0 &&
              reorder_make(engine, p->y_chosen, &p->y_plain, reorder_attr,
-                          &p->y_reorder) == 0;
+                          &p->y_reorder) == 0 &&
+             (n_in < 4 || in[3].rank < 0 ||
+              reorder_make(engine, &p->y_plain, p->y_chosen, reorder_attr,
+                           &p->residual_reorder) == 0);
     }
     if (reorder_attr)
         dnnl_primitive_attr_destroy(reorder_attr);
@@ -234,6 +234,10 @@ static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
                                               PART_ALIGN));
         p->y_bytes = aligned_size(p->y_chosen);
     }
+    if (p->residual_reorder)
+        p->scratch_bytes = max64(
+            p->scratch_bytes,
+            dfg_align_up(scratchpad_bytes(p->residual_reorder), PART_ALIGN));
     return 0;
 }
 
@@ -255,7 +259,7 @@ int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
     omp_set_num_threads(omp_get_num_procs());
     conv_plan p;
     int64_t bytes = 0;
-    int made = conv_plan_make(engine, attrs, in, n_in, out, NULL, &p) == 0;
+    int made = conv_plan_make(engine, attrs, in, n_in, out, &p) == 0;
     omp_set_num_threads(threads);
     if (made) {
         /* 0 would read as "not for oneDNN": a conv that needs no scratch
@@ -275,13 +279,18 @@ typedef struct dnnl_call {
 } dnnl_call;
 
 struct dfg_dnnl_conv {
-    dnnl_call calls[3]; /* x reorder, conv, y reorder; n_calls of them */
+    dnnl_call calls[4]; /* x reorder, residual reorder, conv, y reorder;
+                           n_calls of them */
     int n_calls;
-    dnnl_memory_t memories[7];
+    dnnl_memory_t memories[8];
     int n_memories;
+    /* A sum post-op's residual, copied into the plain y before the calls
+     * unless y is planned over it (NULL: nothing to copy). */
+    const void *residual;
+    void *residual_to;
+    size_t residual_bytes;
     dfg_dnnl_weights *weights; /* reordered weights, or NULL if used in
                                   place */
-    dfg_dnnl_weights *bias;    /* a mapped program's bias copied, or NULL */
     char impl[64];
 };
 
@@ -355,22 +364,31 @@ static int conv_calls_make(dfg_dnnl_conv *c, dnnl_engine_t engine,
         !(y = memory_at(c, engine, p->y_chosen,
                         ws + p->scratch_bytes + p->x_bytes)))
         return -1;
+    const void *residual = step->n_inputs > 3 ? step->in[3] : NULL;
+    if (p->residual_reorder) {
+        dnnl_memory_t r = memory_at(c, engine, &p->y_plain, (void *)residual);
+        dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, r},
+                                   {DNNL_ARG_TO, y},
+                                   {DNNL_ARG_SCRATCHPAD, scratch}};
+        if (!r || call_add(c, p->residual_reorder, args, 3) != 0)
+            return -1;
+    } else if (residual && residual != step->out[0]) {
+        c->residual = residual;
+        c->residual_to = step->out[0];
+        c->residual_bytes = (size_t)dfg_type_bytes(&step->out_types[0]);
+    }
     dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, x},
                                {DNNL_ARG_WEIGHTS, w},
                                {DNNL_ARG_DST, y},
                                {DNNL_ARG_SCRATCHPAD, scratch}};
     int n_args = 4;
     if (step->n_inputs > 2 && step->in[2]) {
-        /* A mapped program's bias is copied too: reading it in place would
-         * bring back its neighbours, the dropped weight pages, with it
-         * (the page cache maps files in folios up to 2 MiB). */
-        void *bias = (void *)step->in[2];
-        if ((step->mapped_inputs & 4u) &&
-            dfg_dnnl_weights_acquire(engine, &p->b_plain, step->in[2],
-                                     &p->b_plain, 0, &c->bias,
-                                     &bias) != DFG_OK)
-            return -1;
-        dnnl_memory_t b = memory_at(c, engine, &p->b_plain, bias);
+        /* Read in place, a mapped program's too: its dropped weight pages
+         * are not read around (MADV_RANDOM, shared_bytes.c), so the bias
+         * brings back no neighbours (densenet121 and resnet50 .dfgp peak
+         * RSS measured the same with a copy, docs/BENCHMARKS.md). */
+        dnnl_memory_t b = memory_at(c, engine, &p->b_plain,
+                                    (void *)step->in[2]);
         if (!b)
             return -1;
         args[n_args++] = (dnnl_exec_arg_t){DNNL_ARG_BIAS, b};
@@ -394,7 +412,6 @@ static int conv_calls_make(dfg_dnnl_conv *c, dnnl_engine_t engine,
 
 dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
                                 const dfg_kernel_args *step,
-                                const dfg_kernel_args *activation,
                                 const dfg_allocator *allocator,
                                 dfg_dnnl_conv **out)
 {
@@ -403,7 +420,7 @@ dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
     /* The weights are reordered once: they must not change between runs. */
     if (step->n_inputs < 2 || !(step->constant_inputs & 2u) ||
         conv_plan_make(engine, step->attrs, step->in_types, step->n_inputs,
-                       step->out_types, activation, &p) != 0)
+                       step->out_types, &p) != 0)
         return DFG_OK;
     /* A CPU whose primitive wants more than the one the program was
      * compiled on planned runs the reference. */
@@ -431,6 +448,8 @@ dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
 
 dfg_status dfg_dnnl_conv_run(const dfg_dnnl_conv *c, dnnl_stream_t stream)
 {
+    if (c->residual)
+        memcpy(c->residual_to, c->residual, c->residual_bytes);
     for (int i = 0; i < c->n_calls; i++) {
         const dnnl_call *call = &c->calls[i];
         if (dnnl_primitive_execute(call->primitive, stream, call->n_args,
@@ -457,6 +476,5 @@ void dfg_dnnl_conv_destroy(dfg_dnnl_conv *c, const dfg_allocator *allocator)
     for (int i = 0; i < c->n_memories; i++)
         dnnl_memory_destroy(c->memories[i]);
     dfg_dnnl_weights_release(c->weights);
-    dfg_dnnl_weights_release(c->bias);
     dfg_free(allocator, c);
 }

@@ -3,8 +3,10 @@
  * with the step's x and y reordered between dfg's plain NCHW and those
  * formats inside the step, and its weights reordered once, when the first
  * session of the program is created, into a copy all its sessions share
- * (dnnl_weights.h). An activation that the next step applies in place to
- * the conv's output runs as the conv's post-op instead.
+ * (dnnl_weights.h). The post-ops the fusion pass gave the conv
+ * (dfg_attrs.post_ops) run as oneDNN post-ops: eltwise, and sum for the
+ * residual, which the output then holds first (planned over it, copied
+ * into it, or reordered into the blocked output).
  *
  * Scratch: everything oneDNN needs while the step runs (its scratchpad,
  * in user mode, and the blocked copies of x and y) lies in the step's
@@ -34,19 +36,10 @@ int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
                                       const dfg_type *in, int32_t n_in,
                                       const dfg_type *out, int32_t n_out);
 
-/* 1 if next, the step after conv, is an activation (relu, leaky_relu,
- * clip, sigmoid, tanh, gelu) writing over conv's output in place: the
- * conv may then apply it as a oneDNN post-op, and next need not run. */
-int dfg_dnnl_conv_absorbs(const dfg_kernel_args *conv,
-                          const dfg_kernel_args *next);
-
-/* Prepares step (a conv2d the session gives oneDNN, dnnl_steps.c) on
- * engine, followed by activation (a step that dfg_dnnl_conv_absorbs, or
- * NULL). *out is NULL, with DFG_OK, when oneDNN does not take it or its
- * workspace is too small for it. */
+/* Prepares step (a conv2d) on engine. *out is NULL, with DFG_OK, when
+ * the step is not for oneDNN or its workspace is too small for it. */
 dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
                                 const dfg_kernel_args *step,
-                                const dfg_kernel_args *activation,
                                 const dfg_allocator *allocator,
                                 dfg_dnnl_conv **out);
 dfg_status dfg_dnnl_conv_run(const dfg_dnnl_conv *conv, dnnl_stream_t stream);

@@ -363,6 +363,11 @@ static dfg_status plan_blas(const dfg_step_args *s, dfg_cuda_step_plan *p)
         return st;
     }
     p->kind = DFG_CUDA_CONV2D;
+    if (s->attrs->n_post_ops > 0)
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "conv2d with fused post-ops (a program compiled for "
+                         "the CPU): the CUDA backend runs none, compile with "
+                         "fuse_operators = 0 (dfgc --no-fuse)");
     dfg_conv_geometry *g = &p->u.conv.g;
     st = dfg_conv_geometry_make(s->attrs, &s->in_types[0], &s->in_types[1],
                                 &s->out_types[0], g);

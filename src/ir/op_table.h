@@ -4,6 +4,7 @@
 #ifndef DFG_OP_TABLE_H
 #define DFG_OP_TABLE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "dfg/attrs.h"
 #include "dfg/status.h"
@@ -61,6 +62,16 @@ typedef struct dfg_op_info {
     dfg_workspace_rule workspace;
 } dfg_op_info;
 
+/* A post-op's name ("relu", "add" for the residual sum; "?" if
+ * unknown). */
+const char *dfg_post_op_name(int32_t kind);
+/* The label of a step or node in reports: op's name, or for a conv2d with
+ * post-ops "conv2d+add+relu" written into buf (truncated to size). The
+ * result is buf or a static string. */
+#define DFG_OP_LABEL_BYTES 64
+const char *dfg_op_label(dfg_op op, const dfg_attrs *attrs, char *buf,
+                         size_t size);
+
 /* 1 for the ops a device backend runs through its BLAS library (matmul,
  * gemm, conv2d and its gradients): their workspace may carry extra BLAS
  * scratch. */
@@ -69,6 +80,11 @@ int dfg_op_uses_blas(dfg_op op);
  * steps of a training program, dropout_train's step): a program with one writes its weights
  * region, so each session needs its own copy of it. */
 int dfg_op_writes_inputs(dfg_op op);
+/* 1 if op's output may be planned over its input `input` when that dies
+ * at its step: any input of the same type of a DFG_ALIAS_INPLACE op, and
+ * a conv2d's residual (input 3), which its sum post-op adds to what the
+ * output holds. */
+int dfg_op_may_write_over_input(dfg_op op, int32_t input);
 /* A step's planned workspace: the op's own bytes, then, for an op that
  * uses BLAS and blas_bytes > 0, blas_bytes more after a 256-byte boundary
  * (where the CUDA backend finds it). */

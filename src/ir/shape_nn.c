@@ -150,6 +150,40 @@ static dfg_status window_output(const dfg_attrs *a, const int64_t kernel[2],
     return DFG_OK;
 }
 
+/* A conv2d's post-ops (dfg_attrs.post_ops): known kinds, on f32, with a
+ * SUM first exactly when input 3 (the residual) is there, of y's type. */
+static dfg_status check_post_ops(const dfg_attrs *a, const dfg_type *in,
+                                 int32_t n_in, const dfg_type *y)
+{
+    int has_residual = n_in > 3 && in[3].rank >= 0;
+    if (a->n_post_ops < 0 || a->n_post_ops > DFG_MAX_POST_OPS)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "%d post-ops, at most %d", (int)a->n_post_ops,
+                         DFG_MAX_POST_OPS);
+    if (a->n_post_ops > 0 && y->dtype != DFG_F32)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "post-ops need an f32 conv2d, this one is %s",
+                         dfg_dtype_name(y->dtype));
+    for (int32_t i = 0; i < a->n_post_ops; i++) {
+        int32_t kind = a->post_ops[i];
+        if (kind < 0 || kind >= DFG_POST_OP_COUNT ||
+            (kind == DFG_POST_SUM) != (i == 0 && has_residual))
+            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                             "post-op %d is %d: a sum comes first, exactly "
+                             "when input 3 (the residual) is given", (int)i,
+                             (int)kind);
+    }
+    if (has_residual && (a->n_post_ops == 0 || !dfg_type_equal(&in[3], y)))
+        return dfg_error(DFG_ERR_SHAPE,
+                         "input 3 (residual) is %s %s, the output %s %s, "
+                         "added by a first post-op sum",
+                         dfg_dtype_name(in[3].dtype),
+                         dfg_dims_format(in[3].rank, in[3].shape).text,
+                         dfg_dtype_name(y->dtype),
+                         dfg_dims_format(y->rank, y->shape).text);
+    return DFG_OK;
+}
+
 dfg_status dfg_shape_conv2d(const dfg_attrs *a, const dfg_type *in,
                             int32_t n_in, dfg_type *out, int32_t n_out)
 {
@@ -189,7 +223,9 @@ dfg_status dfg_shape_conv2d(const dfg_attrs *a, const dfg_type *in,
     out[0].shape[1] = m;
     const int64_t kernel[2] = {in[1].shape[2], in[1].shape[3]};
     st = window_output(a, kernel, 0, &in[0], &out[0]);
-    return st == DFG_OK ? dfg_shape_check_size(&out[0]) : st;
+    if (st == DFG_OK)
+        st = dfg_shape_check_size(&out[0]);
+    return st == DFG_OK ? check_post_ops(a, in, n_in, &out[0]) : st;
 }
 
 dfg_status dfg_shape_pool(const dfg_attrs *a, const dfg_type *in,

@@ -1,6 +1,7 @@
 #include "program.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include "error.h"
 #include "memory.h"
@@ -150,6 +151,14 @@ dfg_status dfg_program_output_info(const dfg_program *p, int32_t index,
     return tensor_info(p, p->outputs[index], info);
 }
 
+void dfg_program_step_label(dfg_program_step *step)
+{
+    const char *label = dfg_op_label(step->op, &step->attrs, step->label,
+                                     sizeof step->label);
+    if (label != step->label)
+        snprintf(step->label, sizeof step->label, "%s", label);
+}
+
 dfg_status dfg_program_step_info(const dfg_program *p, int32_t index,
                                  dfg_step_info *info)
 {
@@ -158,7 +167,7 @@ dfg_status dfg_program_step_info(const dfg_program *p, int32_t index,
                          "dfg_program_step_info: no step %d", (int)index);
     const dfg_program_step *st = &p->steps[index];
     info->name = st->name;
-    info->op = dfg_op_get(st->op)->name;
+    info->op = st->label;
     info->flops = st->flops;
     return DFG_OK;
 }

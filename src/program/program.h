@@ -65,6 +65,9 @@ typedef struct dfg_program_step {
     dfg_op op;
     char *name;           /* the graph node's name */
     dfg_attrs attrs;
+    /* dfg_op_label's for op and attrs ("conv2d+relu"), for dfg_step_info;
+     * set with dfg_program_step_label */
+    char label[DFG_OP_LABEL_BYTES];
     int32_t n_inputs;
     int32_t *inputs;      /* tensor indices, -1 for an absent optional input */
     int32_t n_outputs;
@@ -104,6 +107,9 @@ dfg_program *dfg_program_alloc(const dfg_allocator *allocator,
                                int32_t n_tensors, int32_t n_steps,
                                int32_t n_inputs, int32_t n_outputs,
                                int64_t weights_bytes);
+
+/* Sets step->label from its op and attrs. */
+void dfg_program_step_label(dfg_program_step *step);
 
 /* Takes a reference to bytes, which tensors' data will point into. */
 dfg_status dfg_program_hold(dfg_program *program, dfg_shared_bytes *bytes);

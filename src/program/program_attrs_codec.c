@@ -36,6 +36,13 @@
     X(COUNT, n_scales, DFG_MAX_RANK) X(COUNTED_F32, scales, n_scales)         \
     X(I64, k, 0) X(I32, largest, 0) X(I32, sorted, 0)
 
+/* Version 4: conv2d's fused post-ops. */
+#define DFG_ATTR_FIELDS_V4(X)                                                 \
+    X(COUNT, n_post_ops, DFG_MAX_POST_OPS)                                    \
+    X(COUNTED_POST_OP, post_ops, n_post_ops)                                  \
+    X(COUNTED_F32, post_op_alpha, n_post_ops)                                 \
+    X(COUNTED_F32, post_op_beta, n_post_ops)
+
 #define E_F32(f, n) dfg_write_f32(w, a->f);
 #define E_I32(f, n) dfg_write_i32(w, (int32_t)a->f);
 #define E_I64(f, n) dfg_write_i64(w, a->f);
@@ -47,6 +54,8 @@
     for (int32_t i = 0; i < a->count; i++) dfg_write_i64(w, a->f[i]);
 #define E_COUNTED_F32(f, count) \
     for (int32_t i = 0; i < a->count; i++) dfg_write_f32(w, a->f[i]);
+#define E_COUNTED_POST_OP(f, count) \
+    for (int32_t i = 0; i < a->count; i++) dfg_write_i32(w, a->f[i]);
 #define ENCODE(kind, f, n) E_##kind(f, n)
 
 void dfg_attrs_encode(dfg_byte_writer *w, uint32_t version, const dfg_attrs *a)
@@ -54,6 +63,9 @@ void dfg_attrs_encode(dfg_byte_writer *w, uint32_t version, const dfg_attrs *a)
     DFG_ATTR_FIELDS_V1(ENCODE)
     if (version >= 2) {
         DFG_ATTR_FIELDS_V2(ENCODE)
+    }
+    if (version >= 4) {
+        DFG_ATTR_FIELDS_V4(ENCODE)
     }
 }
 
@@ -77,6 +89,12 @@ void dfg_attrs_encode(dfg_byte_writer *w, uint32_t version, const dfg_attrs *a)
     for (int32_t i = 0; i < a->count; i++) a->f[i] = dfg_read_i64(r);
 #define D_COUNTED_F32(f, count) \
     for (int32_t i = 0; i < a->count; i++) a->f[i] = dfg_read_f32(r);
+#define D_COUNTED_POST_OP(f, count)                       \
+    for (int32_t i = 0; i < a->count; i++) {              \
+        a->f[i] = dfg_read_i32(r);                        \
+        if (a->f[i] < 0 || a->f[i] >= DFG_POST_OP_COUNT)  \
+            return -1;                                    \
+    }
 #define DECODE(kind, f, n) D_##kind(f, n)
 
 int dfg_attrs_decode(dfg_byte_reader *r, uint32_t version, dfg_attrs *a)
@@ -88,6 +106,9 @@ int dfg_attrs_decode(dfg_byte_reader *r, uint32_t version, dfg_attrs *a)
     DFG_ATTR_FIELDS_V1(DECODE)
     if (version >= 2) {
         DFG_ATTR_FIELDS_V2(DECODE)
+    }
+    if (version >= 4) {
+        DFG_ATTR_FIELDS_V4(DECODE)
     }
     return r->failed ? -1 : 0;
 }
@@ -101,11 +122,13 @@ int dfg_attrs_decode(dfg_byte_reader *r, uint32_t version, dfg_attrs *a)
 #define S_COUNT(f, n) +4
 #define S_COUNTED_I64(f, count)
 #define S_COUNTED_F32(f, count)
+#define S_COUNTED_POST_OP(f, count)
 #define SIZE(kind, f, n) S_##kind(f, n)
 
 size_t dfg_attrs_min_encoded_bytes(uint32_t version)
 {
     size_t v1 = 0 DFG_ATTR_FIELDS_V1(SIZE);
     size_t v2 = 0 DFG_ATTR_FIELDS_V2(SIZE);
-    return version >= 2 ? v1 + v2 : v1;
+    size_t v4 = 0 DFG_ATTR_FIELDS_V4(SIZE);
+    return v1 + (version >= 2 ? v2 : 0) + (version >= 4 ? v4 : 0);
 }

@@ -15,7 +15,7 @@
 #include "program.h"
 
 #define DFG_FILE_MAGIC "DFGP"
-#define DFG_FILE_VERSION 3u
+#define DFG_FILE_VERSION 4u
 /* The oldest version this build still reads (version 1 lacks the
  * attributes of resize and top_k). */
 #define DFG_FILE_OLDEST_VERSION 1u
@@ -66,6 +66,13 @@ typedef enum dfg_file_section {
 static inline uint32_t dfg_file_version_of_op(dfg_op op)
 {
     return op >= DFG_OP_RESIZE ? 2u : 1u;
+}
+
+/* The first file version that can hold step (its op, or its attributes:
+ * a conv2d's fused post-ops need version 4). */
+static inline uint32_t dfg_file_version_of_step(const dfg_program_step *step)
+{
+    return step->attrs.n_post_ops > 0 ? 4u : dfg_file_version_of_op(step->op);
 }
 
 /* The alignment of a section's offset in a file of `version`. */

@@ -286,6 +286,7 @@ static dfg_status read_steps(dfg_byte_reader *r, uint32_t version,
         if (dfg_attrs_decode(r, version, &st->attrs) != 0)
             return FORMAT_ERROR("step %d ('%s', %s): malformed attributes",
                                 (int)i, st->name, dfg_op_get(st->op)->name);
+        dfg_program_step_label(st);
     }
     if (dfg_byte_reader_left(r) != 0)
         return FORMAT_ERROR("%zu unused bytes at the end of the steps section",

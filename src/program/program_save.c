@@ -157,12 +157,12 @@ dfg_status dfg_program_serialize_version(const dfg_program *p,
                          "writes versions %u to %u", version,
                          DFG_FILE_OLDEST_VERSION, DFG_FILE_VERSION);
     for (int32_t i = 0; i < p->n_steps; i++)
-        if (dfg_file_version_of_op(p->steps[i].op) > version)
+        if (dfg_file_version_of_step(&p->steps[i]) > version)
             return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                              "dfg_program_serialize: step %d (%s) needs file "
                              "version %u", (int)i,
                              dfg_op_get(p->steps[i].op)->name,
-                             dfg_file_version_of_op(p->steps[i].op));
+                             dfg_file_version_of_step(&p->steps[i]));
     enum { STRINGS, TENSORS, STEPS, IO, PLAN, N_BUILT };
     dfg_byte_writer w[N_BUILT];
     for (int i = 0; i < N_BUILT; i++)

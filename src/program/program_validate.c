@@ -218,7 +218,7 @@ static dfg_status validate_step_memory(const dfg_program *p, int32_t s)
             if (st->inputs[k] < 0)
                 continue;
             const dfg_program_tensor *in = &p->tensors[st->inputs[k]];
-            int in_place = info->alias == DFG_ALIAS_INPLACE &&
+            int in_place = dfg_op_may_write_over_input(st->op, k) &&
                            in->region == out->region &&
                            in->offset == out->offset && in->bytes == out->bytes;
             if (!in_place && !shares_bucket &&

@@ -29,7 +29,7 @@ static const char *kind_color(dfg_tensor_kind kind)
 static void write_step(FILE *out, const dfg_program *p, int32_t index)
 {
     const dfg_program_step *step = &p->steps[index];
-    const dfg_op_info *info = dfg_op_get(step->op);
+    char label[DFG_OP_LABEL_BYTES];
     int32_t n_weights = 0;
     int64_t weight_bytes = 0;
     for (int32_t i = 0; i < step->n_inputs; i++) {
@@ -41,7 +41,8 @@ static void write_step(FILE *out, const dfg_program *p, int32_t index)
     }
     fprintf(out, "  s%" PRId32 " [shape=box, style=filled, "
                  "fillcolor=white, label=\"%" PRId32 ": %s\\n",
-            index, index, info ? info->name : "?");
+            index, index,
+            dfg_op_label(step->op, &step->attrs, label, sizeof label));
     dfg_write_quoted_text(out, step->name);
     char count[32], bytes[32];
     fprintf(out, "\\n%s flops",

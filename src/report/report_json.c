@@ -94,10 +94,11 @@ static void write_peak(dfg_json_writer *w, const dfg_program *p)
 static void write_step(dfg_json_writer *w, const dfg_program *p, int32_t index)
 {
     const dfg_program_step *step = &p->steps[index];
-    const dfg_op_info *info = dfg_op_get(step->op);
+    char label[DFG_OP_LABEL_BYTES];
     dfg_json_begin_object(w, NULL, 0);
     dfg_json_int(w, "index", index);
-    dfg_json_string(w, "op", info ? info->name : "?");
+    dfg_json_string(w, "op", dfg_op_label(step->op, &step->attrs, label,
+                                          sizeof label));
     dfg_json_string(w, "name", step->name);
     write_tensor_names(w, p, "inputs", step->inputs, step->n_inputs);
     write_tensor_names(w, p, "outputs", step->outputs, step->n_outputs);

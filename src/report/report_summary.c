@@ -114,10 +114,9 @@ static void write_peak(FILE *out, const dfg_program *p)
     if (peak.step < 0)
         return;
     const dfg_program_step *st = &p->steps[peak.step];
-    const dfg_op_info *info = dfg_op_get(st->op);
-    char human[32], own[32];
-    fprintf(out, "peak      step %" PRId32 " (%s \"", peak.step,
-            info ? info->name : "?");
+    char human[32], own[32], label[DFG_OP_LABEL_BYTES];
+    const char *op = dfg_op_label(st->op, &st->attrs, label, sizeof label);
+    fprintf(out, "peak      step %" PRId32 " (%s \"", peak.step, op);
     dfg_write_quoted_text(out, st->name);
     fprintf(out, "\"): %s live\n",
             dfg_format_bytes(peak.live_bytes, human, sizeof human));
@@ -128,16 +127,16 @@ static void write_peak(FILE *out, const dfg_program *p)
     if (peak.library_scratch)
         fprintf(out, "%s for %s step %" PRId32 " (its own kernel needs %s; "
                      "kept: faster)\n", dfg_report_peak_scratch_name(p),
-                info ? info->name : "?", peak.step,
+                op, peak.step,
                 dfg_format_bytes((uint64_t)peak.own_workspace, own, sizeof own));
     else if (peak.workspace < peak.own_workspace)
         fprintf(out, "workspace for %s step %" PRId32 " (fitted under the "
                      "lower bound: its kernel could use %s)\n",
-                info ? info->name : "?", peak.step,
+                op, peak.step,
                 dfg_format_bytes((uint64_t)peak.own_workspace, own, sizeof own));
     else
         fprintf(out, "workspace for %s step %" PRId32 " (what the op needs)\n",
-                info ? info->name : "?", peak.step);
+                op, peak.step);
 }
 
 static void write_largest(FILE *out, const dfg_program *p)

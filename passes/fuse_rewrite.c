@@ -1,0 +1,159 @@
+/* Shared by the fusion passes (fuse_rewrite.h). */
+#include "fuse_rewrite.h"
+
+#include <math.h>
+#include <string.h>
+#include "error.h"
+#include "memory.h"
+
+dfg_status dfg_fuse_readers_make(const dfg_graph *graph, dfg_fuse_readers *r)
+{
+    size_t n = (size_t)graph->n_values + 1;
+    r->count = dfg_calloc(&graph->allocator, n, sizeof *r->count);
+    r->first = dfg_calloc(&graph->allocator, n, sizeof *r->first);
+    r->second = dfg_calloc(&graph->allocator, n, sizeof *r->second);
+    if (!r->count || !r->first || !r->second) {
+        dfg_fuse_readers_free(graph, r);
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "fuse: out of memory");
+    }
+    dfg_fuse_readers_count(graph, r);
+    return DFG_OK;
+}
+
+void dfg_fuse_readers_count(const dfg_graph *graph, dfg_fuse_readers *r)
+{
+    for (int32_t v = 0; v < graph->n_values; v++) {
+        r->count[v] = 0;
+        r->first[v] = r->second[v] = -1;
+    }
+    for (int32_t n = 0; n < graph->n_nodes; n++) {
+        const dfg_ir_node *node = &graph->nodes[n];
+        for (int32_t i = 0; !node->dead && i < node->n_inputs; i++) {
+            int32_t v = node->inputs[i];
+            if (v < 0)
+                continue;
+            r->count[v]++;
+            if (r->first[v] < 0)
+                r->first[v] = n;
+            else if (r->first[v] != n && r->second[v] < 0)
+                r->second[v] = n;
+        }
+    }
+}
+
+void dfg_fuse_readers_free(const dfg_graph *graph, dfg_fuse_readers *r)
+{
+    dfg_free(&graph->allocator, r->count);
+    dfg_free(&graph->allocator, r->first);
+    dfg_free(&graph->allocator, r->second);
+    memset(r, 0, sizeof *r);
+}
+
+int32_t dfg_fuse_only_reader(const dfg_graph *graph,
+                             const dfg_fuse_readers *r, int32_t v)
+{
+    return v >= 0 && r->count[v] == 1 && !graph->values[v].is_output
+               ? r->first[v]
+               : -1;
+}
+
+int dfg_fuse_scalar(const dfg_graph *graph, int32_t v, float *value)
+{
+    if (v < 0 || !dfg_value_is_stored(graph, v))
+        return 0;
+    const dfg_ir_value *val = &graph->values[v];
+    if (val->type.dtype != DFG_F32 || dfg_type_numel(&val->type) != 1 ||
+        !val->data)
+        return 0;
+    memcpy(value, val->data, sizeof *value);
+    return 1;
+}
+
+int dfg_fuse_scalar_is(const dfg_graph *graph, int32_t v, float expected)
+{
+    float value;
+    return dfg_fuse_scalar(graph, v, &value) &&
+           fabsf(value - expected) <= 1e-5f * fabsf(expected);
+}
+
+dfg_op dfg_fuse_op(const dfg_graph *graph, int32_t n)
+{
+    return n >= 0 && !graph->nodes[n].dead ? graph->nodes[n].op : DFG_OP_COUNT;
+}
+
+/* 1 if op's shape rule gives node's output type from these inputs. */
+static int shape_holds(const dfg_graph *graph, const dfg_ir_node *node,
+                       dfg_op op, const dfg_attrs *attrs,
+                       const int32_t *inputs, int32_t n_inputs)
+{
+    const dfg_op_info *info = dfg_op_get(op);
+    dfg_type in[DFG_MAX_POST_OPS + 4], out;
+    if (node->n_outputs != 1 || n_inputs > (int32_t)(sizeof in / sizeof in[0]))
+        return 0;
+    for (int32_t i = 0; i < n_inputs; i++) {
+        memset(&in[i], 0, sizeof in[i]);
+        in[i].rank = -1;
+        if (inputs[i] >= 0)
+            in[i] = graph->values[inputs[i]].type;
+    }
+    memset(&out, 0, sizeof out);
+    int ok = info->shape(attrs, in, n_inputs, &out, 1) == DFG_OK &&
+             dfg_type_equal(&out, &graph->values[node->outputs[0]].type);
+    return ok;
+}
+
+static char *joined_names(dfg_graph *graph, const int32_t *chain,
+                          int32_t n_chain)
+{
+    size_t bytes = 1;
+    for (int32_t i = 0; i < n_chain; i++)
+        bytes += strlen(graph->nodes[chain[i]].name) + 1;
+    char *name = dfg_alloc(&graph->allocator, bytes);
+    if (!name)
+        return NULL;
+    name[0] = '\0';
+    for (int32_t i = 0; i < n_chain; i++) {
+        if (i > 0)
+            strcat(name, "+");
+        strcat(name, graph->nodes[chain[i]].name);
+    }
+    return name;
+}
+
+int dfg_fuse_rewrite(dfg_graph *graph, const int32_t *chain, int32_t n_chain,
+                     dfg_op op, const dfg_attrs *attrs, const int32_t *inputs,
+                     int32_t n_inputs)
+{
+    dfg_ir_node *last = &graph->nodes[chain[n_chain - 1]];
+    if (!shape_holds(graph, last, op, attrs, inputs, n_inputs))
+        return 1;
+    char *name = joined_names(graph, chain, n_chain);
+    int32_t *ins = dfg_alloc(&graph->allocator,
+                             (size_t)n_inputs * sizeof *ins);
+    /* A name some node already has (one with a '+' of its own) keeps the
+     * last node's. */
+    int rename = name && dfg_name_table_find(&graph->node_names, name) < 0;
+    if (!name || !ins ||
+        (rename && dfg_name_table_insert(&graph->node_names, name,
+                                         chain[n_chain - 1]) != 0)) {
+        dfg_free(&graph->allocator, name);
+        dfg_free(&graph->allocator, ins);
+        return -1;
+    }
+    if (rename) {
+        dfg_name_table_remove(&graph->node_names, last->name);
+        dfg_free(&graph->allocator, last->name);
+        last->name = name;
+    } else {
+        dfg_free(&graph->allocator, name);
+    }
+    memcpy(ins, inputs, (size_t)n_inputs * sizeof *ins);
+    dfg_free(&graph->allocator, last->inputs);
+    last->inputs = ins;
+    last->n_inputs = n_inputs;
+    last->op = op;
+    last->attrs = *attrs;
+    for (int32_t i = 0; i + 1 < n_chain; i++)
+        graph->nodes[chain[i]].dead = 1;
+    return 0;
+}

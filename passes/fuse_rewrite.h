@@ -1,0 +1,50 @@
+/* What the fusion passes (fuse_conv.c, fuse_patterns.c) share: who reads
+ * each value, scalar constants, and the rewrite of a chain of nodes into
+ * its last node.
+ *
+ * A chain is rewritten into its last node, which keeps its output value
+ * and its place in the recorded order: every input of the fused op exists
+ * before the chain's last node, so that order stays topological. The
+ * other nodes of the chain are marked dead. */
+#ifndef DFG_FUSE_REWRITE_H
+#define DFG_FUSE_REWRITE_H
+
+#include "pass.h"
+
+/* The live nodes reading each value: how many input slots, and the first
+ * two distinct nodes (-1 where fewer). Arrays [n_values], allocated with
+ * the graph's allocator. */
+typedef struct dfg_fuse_readers {
+    int32_t *count;
+    int32_t *first;
+    int32_t *second;
+} dfg_fuse_readers;
+
+dfg_status dfg_fuse_readers_make(const dfg_graph *graph, dfg_fuse_readers *r);
+/* Recounts after a rewrite. */
+void dfg_fuse_readers_count(const dfg_graph *graph, dfg_fuse_readers *r);
+void dfg_fuse_readers_free(const dfg_graph *graph, dfg_fuse_readers *r);
+
+/* The only live node reading v, if v has exactly one reading slot and is
+ * no graph output; -1 otherwise. */
+int32_t dfg_fuse_only_reader(const dfg_graph *graph,
+                             const dfg_fuse_readers *r, int32_t v);
+
+/* 1 and *value if v is a weight or constant holding one f32 element. */
+int dfg_fuse_scalar(const dfg_graph *graph, int32_t v, float *value);
+/* 1 if v is such a scalar within a relative 1e-5 of expected. */
+int dfg_fuse_scalar_is(const dfg_graph *graph, int32_t v, float expected);
+
+/* Node n's live op, or DFG_OP_COUNT for -1 or a dead node. */
+dfg_op dfg_fuse_op(const dfg_graph *graph, int32_t n);
+
+/* Rewrites chain[0..n_chain) into chain[n_chain - 1]: it becomes op with
+ * attrs and inputs, named after the chain's names joined by '+'; the
+ * other nodes die. Returns 0 when done, 1 when op's shape rule does not
+ * give the last node's output type from these inputs (nothing changed),
+ * -1 when out of memory (nothing changed). */
+int dfg_fuse_rewrite(dfg_graph *graph, const int32_t *chain, int32_t n_chain,
+                     dfg_op op, const dfg_attrs *attrs, const int32_t *inputs,
+                     int32_t n_inputs);
+
+#endif
