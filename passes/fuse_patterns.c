@@ -1,5 +1,7 @@
-/* Decomposed layer norms and GELUs, as PyTorch's exports write them
- * (BERT, ViT), back into one op each (pass.h, dfg_pass_fuse_patterns):
+/* Decomposed layer norms, GELUs, SiLUs and HardSwishes, as PyTorch's
+ * exports write them (BERT, ViT, EfficientNet, MobileNetV3), back into one
+ * op each (pass.h, dfg_pass_fuse_patterns), before dfg_pass_fuse_conv
+ * takes the activations that follow a conv into its post-ops:
  *
  *   layer_norm: m = reduce_mean(x, last axis); d = x - m;
  *               v = reduce_mean(d ^ 2); y = d / sqrt(v + eps) * scale + bias
@@ -7,6 +9,8 @@
  *               or x * (1 / sqrt 2) inside erf)
  *   gelu tanh:  y = x * (tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)) + 1)
  *               * 0.5, x^3 as pow(x, 3) or x * (x * x) (PyTorch's export)
+ *   silu:       y = x * sigmoid(x)
+ *   hardswish:  y = x * clip(x * (1 / 6) + 1 / 2, 0, 1)
  *
  * Every intermediate must have its one reader in the pattern and be no
  * graph output; the chain is rewritten into its last node
@@ -15,17 +19,6 @@
 
 #include <string.h>
 #include "error.h"
-
-/* The input of binary node n other than v (-1 unless v is one of them). */
-static int32_t other_of(const dfg_graph *g, int32_t n, int32_t v)
-{
-    const dfg_ir_node *node = &g->nodes[n];
-    if (node->n_inputs != 2)
-        return -1;
-    if (node->inputs[0] == v)
-        return node->inputs[1];
-    return node->inputs[1] == v ? node->inputs[0] : -1;
-}
 
 static int32_t out_of(const dfg_graph *g, int32_t n)
 {
@@ -78,17 +71,17 @@ static int fuse_layer_norm(dfg_graph *g, const dfg_fuse_readers *r,
     int32_t add_eps = var >= 0 ? next_op(g, r, var, DFG_OP_ADD) : -1;
     float eps;
     if (var < 0 || !last_axis_mean(g, var) || add_eps < 0 ||
-        !dfg_fuse_scalar(g, other_of(g, add_eps, out_of(g, var)), &eps))
+        !dfg_fuse_scalar(g, dfg_fuse_other_input(g, add_eps, out_of(g, var)), &eps))
         return 0;
     int32_t sqrt = next_op(g, r, add_eps, DFG_OP_SQRT);
     if (sqrt < 0 || dfg_fuse_only_reader(g, r, out_of(g, sqrt)) != div ||
         g->nodes[div].inputs[1] != out_of(g, sqrt))
         return 0;
     int32_t scale_mul = next_op(g, r, div, DFG_OP_MUL);
-    int32_t scale = scale_mul >= 0 ? other_of(g, scale_mul, out_of(g, div)) : -1;
+    int32_t scale = scale_mul >= 0 ? dfg_fuse_other_input(g, scale_mul, out_of(g, div)) : -1;
     int32_t bias_add = scale >= 0 ? next_op(g, r, scale_mul, DFG_OP_ADD) : -1;
     int32_t bias =
-        bias_add >= 0 ? other_of(g, bias_add, out_of(g, scale_mul)) : -1;
+        bias_add >= 0 ? dfg_fuse_other_input(g, bias_add, out_of(g, scale_mul)) : -1;
     if (bias < 0 || !dfg_value_is_stored(g, scale) ||
         !dfg_value_is_stored(g, bias))
         return 0;
@@ -136,18 +129,18 @@ static int gelu_tail(const dfg_graph *g, const dfg_fuse_readers *r,
 {
     int32_t plus_one = next_op(g, r, gate, DFG_OP_ADD);
     if (plus_one < 0 ||
-        !dfg_fuse_scalar_is(g, other_of(g, plus_one, out_of(g, gate)), 1.0f))
+        !dfg_fuse_scalar_is(g, dfg_fuse_other_input(g, plus_one, out_of(g, gate)), 1.0f))
         return 0;
     int32_t product = next_op(g, r, plus_one, DFG_OP_MUL);
     if (product < 0)
         return 0;
-    int32_t factor = other_of(g, product, out_of(g, plus_one));
+    int32_t factor = dfg_fuse_other_input(g, product, out_of(g, plus_one));
     int32_t half = factor >= 0 ? g->values[factor].producer : -1;
     chain[(*n_chain)++] = plus_one;
     if (factor == x) { /* x * (gate + 1), then * 0.5 */
         half = next_op(g, r, product, DFG_OP_MUL);
         if (half < 0 ||
-            !dfg_fuse_scalar_is(g, other_of(g, half, out_of(g, product)), 0.5f))
+            !dfg_fuse_scalar_is(g, dfg_fuse_other_input(g, half, out_of(g, product)), 0.5f))
             return 0;
         chain[(*n_chain)++] = product;
         chain[(*n_chain)++] = half;
@@ -156,7 +149,7 @@ static int gelu_tail(const dfg_graph *g, const dfg_fuse_readers *r,
     /* (x * 0.5) * (gate + 1) */
     if (dfg_fuse_op(g, half) != DFG_OP_MUL ||
         dfg_fuse_only_reader(g, r, factor) != product ||
-        !dfg_fuse_scalar_is(g, other_of(g, half, x), 0.5f))
+        !dfg_fuse_scalar_is(g, dfg_fuse_other_input(g, half, x), 0.5f))
         return 0;
     chain[(*n_chain)++] = half;
     chain[(*n_chain)++] = product;
@@ -215,7 +208,7 @@ static int32_t cube_of(const dfg_graph *g, const dfg_fuse_readers *r,
         chain[(*n_chain)++] = n;
         return n;
     }
-    int32_t square = dfg_fuse_op(g, n) == DFG_OP_MUL ? other_of(g, n, x) : -1;
+    int32_t square = dfg_fuse_op(g, n) == DFG_OP_MUL ? dfg_fuse_other_input(g, n, x) : -1;
     int32_t sq = square >= 0 ? g->values[square].producer : -1;
     if (dfg_fuse_op(g, sq) != DFG_OP_MUL || g->nodes[sq].inputs[0] != x ||
         g->nodes[sq].inputs[1] != x ||
@@ -256,6 +249,45 @@ static int fuse_gelu_tanh(dfg_graph *g, const dfg_fuse_readers *r,
     return 0;
 }
 
+/* x * sigmoid(x) around node sigmoid; as fuse_layer_norm. */
+static int fuse_silu(dfg_graph *g, const dfg_fuse_readers *r, int32_t sigmoid)
+{
+    int32_t x = g->nodes[sigmoid].inputs[0];
+    int32_t mul = next_op(g, r, sigmoid, DFG_OP_MUL);
+    if (mul < 0 || dfg_fuse_other_input(g, mul, out_of(g, sigmoid)) != x)
+        return 0;
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    const int32_t chain[] = {sigmoid, mul};
+    int done = dfg_fuse_rewrite(g, chain, 2, DFG_OP_SILU, &attrs, &x, 1);
+    return done == 0 ? 1 : done < 0 ? -1 : 0;
+}
+
+/* x * clip(x / 6 + 1 / 2, 0, 1) from node scale, the mul by 1 / 6 (ONNX's
+ * HardSwish as the importer writes it, or HardSigmoid then Mul); as
+ * fuse_layer_norm. */
+static int fuse_hardswish(dfg_graph *g, const dfg_fuse_readers *r,
+                          int32_t scale)
+{
+    for (int i = 0; i < 2; i++) {
+        int32_t x = g->nodes[scale].inputs[i], chain[4];
+        float a, b;
+        int32_t gate = dfg_fuse_hardsigmoid(g, r, scale, x, &a, &b, chain);
+        int32_t mul = gate >= 0 ? dfg_fuse_only_reader(g, r, gate) : -1;
+        if (mul < 0 || dfg_fuse_op(g, mul) != DFG_OP_MUL ||
+            dfg_fuse_other_input(g, mul, gate) != x || a != 1.0f / 6.0f ||
+            b != 0.5f)
+            continue;
+        chain[3] = mul;
+        dfg_attrs attrs;
+        dfg_attrs_init(&attrs);
+        int done = dfg_fuse_rewrite(g, chain, 4, DFG_OP_HARDSWISH, &attrs,
+                                    &x, 1);
+        return done == 0 ? 1 : done < 0 ? -1 : 0;
+    }
+    return 0;
+}
+
 dfg_status dfg_pass_fuse_patterns(dfg_graph *graph, dfg_pass_report *report)
 {
     memset(report, 0, sizeof *report);
@@ -267,6 +299,8 @@ dfg_status dfg_pass_fuse_patterns(dfg_graph *graph, dfg_pass_report *report)
         int done = op == DFG_OP_REDUCE_MEAN ? fuse_layer_norm(graph, &r, n)
                    : op == DFG_OP_ERF       ? fuse_gelu_erf(graph, &r, n)
                    : op == DFG_OP_TANH      ? fuse_gelu_tanh(graph, &r, n)
+                   : op == DFG_OP_SIGMOID   ? fuse_silu(graph, &r, n)
+                   : op == DFG_OP_MUL       ? fuse_hardswish(graph, &r, n)
                                             : 0;
         if (done < 0)
             st = dfg_error(DFG_ERR_OUT_OF_MEMORY,

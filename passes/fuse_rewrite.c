@@ -81,6 +81,40 @@ dfg_op dfg_fuse_op(const dfg_graph *graph, int32_t n)
     return n >= 0 && !graph->nodes[n].dead ? graph->nodes[n].op : DFG_OP_COUNT;
 }
 
+int32_t dfg_fuse_other_input(const dfg_graph *g, int32_t n, int32_t v)
+{
+    const dfg_ir_node *node = &g->nodes[n];
+    if (node->n_inputs != 2)
+        return -1;
+    if (node->inputs[0] == v)
+        return node->inputs[1];
+    return node->inputs[1] == v ? node->inputs[0] : -1;
+}
+
+int32_t dfg_fuse_hardsigmoid(const dfg_graph *g, const dfg_fuse_readers *r,
+                             int32_t mul, int32_t x, float *a, float *b,
+                             int32_t *nodes)
+{
+    if (dfg_fuse_op(g, mul) != DFG_OP_MUL ||
+        !dfg_fuse_scalar(g, dfg_fuse_other_input(g, mul, x), a))
+        return -1;
+    int32_t scaled = g->nodes[mul].outputs[0];
+    int32_t add = dfg_fuse_only_reader(g, r, scaled);
+    if (dfg_fuse_op(g, add) != DFG_OP_ADD ||
+        !dfg_fuse_scalar(g, dfg_fuse_other_input(g, add, scaled), b))
+        return -1;
+    int32_t shifted = g->nodes[add].outputs[0];
+    int32_t clip = dfg_fuse_only_reader(g, r, shifted);
+    if (dfg_fuse_op(g, clip) != DFG_OP_CLIP ||
+        g->nodes[clip].attrs.clip_min != 0.0f ||
+        g->nodes[clip].attrs.clip_max != 1.0f)
+        return -1;
+    nodes[0] = mul;
+    nodes[1] = add;
+    nodes[2] = clip;
+    return g->nodes[clip].outputs[0];
+}
+
 /* 1 if op's shape rule gives node's output type from these inputs. */
 static int shape_holds(const dfg_graph *graph, const dfg_ir_node *node,
                        dfg_op op, const dfg_attrs *attrs,

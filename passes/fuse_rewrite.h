@@ -35,6 +35,16 @@ int dfg_fuse_scalar(const dfg_graph *graph, int32_t v, float *value);
 /* 1 if v is such a scalar within a relative 1e-5 of expected. */
 int dfg_fuse_scalar_is(const dfg_graph *graph, int32_t v, float expected);
 
+/* The input of binary node n other than v (-1 unless v is one of them). */
+int32_t dfg_fuse_other_input(const dfg_graph *graph, int32_t n, int32_t v);
+
+/* clip(x * a + b, 0, 1) (the ONNX importer's HardSigmoid) from node mul,
+ * a mul reading x: its three nodes in nodes, a and b; the clip's output,
+ * or -1 (nodes, a and b then undefined). */
+int32_t dfg_fuse_hardsigmoid(const dfg_graph *graph,
+                             const dfg_fuse_readers *r, int32_t mul,
+                             int32_t x, float *a, float *b, int32_t *nodes);
+
 /* Node n's live op, or DFG_OP_COUNT for -1 or a dead node. */
 dfg_op dfg_fuse_op(const dfg_graph *graph, int32_t n);
 

@@ -61,11 +61,12 @@ dfg_status dfg_pass_dce(dfg_graph *graph, dfg_pass_report *report);
  * layer norms (reduce_mean, sub, pow 2, reduce_mean, add eps, sqrt, div,
  * mul scale, add bias over the last axis) become one layer_norm node, and
  * decomposed GELUs (x * (erf(x / sqrt 2) + 1) * 0.5, and the tanh form
- * as PyTorch exports it) one gelu node. */
+ * as PyTorch exports it) one gelu node, x * sigmoid(x) one silu node and
+ * x * clip(x / 6 + 1 / 2, 0, 1) one hardswish node. */
 dfg_status dfg_pass_fuse_patterns(dfg_graph *graph, dfg_pass_report *report);
 /* A conv2d takes what follows it as post-ops (dfg_attrs.post_ops): relu,
- * clip, sigmoid, hardsigmoid, x * sigmoid(x), x * hardsigmoid(x) (the
- * ONNX HardSwish's), gelu, and first an add of a tensor of its output's
+ * clip, sigmoid, hardsigmoid (clip(x * a + b, 0, 1)), silu, hardswish,
+ * gelu, and first an add of a tensor of its output's
  * type (the residual, its input 3), each only when the conv's output (and
  * every intermediate) has no other reader and is no graph output. The
  * fused node is named after its nodes, joined by '+'. */

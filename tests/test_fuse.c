@@ -449,6 +449,26 @@ static dfg_value p_gelu_tanh(dfg_graph *g, dfg_value x, int variant)
     return node2(g, "mul", node2(g, "mul", x, scalar(g, 0.5f)), gate);
 }
 
+/* variant 0: x * sigmoid(x); 1: as 0, the gate also an output. */
+static dfg_value p_silu_rows(dfg_graph *g, dfg_value x, int variant)
+{
+    dfg_value s = node1(g, "sigmoid", x, NULL);
+    if (variant == 1)
+        assert_int_equal(dfg_graph_output(g, s, "gate"), DFG_OK);
+    return node2(g, "mul", x, s);
+}
+
+/* variant 0: hardsigmoid(x) * x as ONNX's HardSwish imports; 1: another
+ * slope (not fused); 2: as 0, the gate also an output (not fused). */
+static dfg_value p_hardswish_rows(dfg_graph *g, dfg_value x, int variant)
+{
+    dfg_value gate = hardsigmoid(g, x, variant == 1 ? 0.2f : 1.0f / 6.0f,
+                                 0.5f);
+    if (variant == 2)
+        assert_int_equal(dfg_graph_output(g, gate, "gate"), DFG_OK);
+    return node2(g, "mul", gate, x);
+}
+
 /* The pattern fused into one step of op `fused` (or not, when
  * !expect_fused), with the same output either way. */
 static void check_rows(row_pattern_fn pattern, int variant, const char *fused,
@@ -494,7 +514,65 @@ static void test_layer_norm_and_gelu(void **state)
     for (int variant = 0; variant < 3; variant++) {
         check_rows(p_gelu_erf, variant, "gelu", variant < 2);
         check_rows(p_gelu_tanh, variant, "gelu", variant < 2);
+        check_rows(p_hardswish_rows, variant, "hardswish", variant == 0);
     }
+    check_rows(p_silu_rows, 0, "silu", 1);
+    check_rows(p_silu_rows, 1, "silu", 0);
+}
+
+/* The silu and hardswish kernels against double precision, f32 and
+ * bf16 (stored narrow, computed in f32), written in place. */
+static void test_silu_hardswish_kernels(void **state)
+{
+    (void)state;
+    static const char *const ops[] = {"silu", "hardswish"};
+    for (int k = 0; k < 2; k++)
+        for (int bf16 = 0; bf16 < 2; bf16++) {
+            dfg_graph *g = NULL;
+            assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+            int64_t shape[1] = {4099};
+            dfg_dtype dtype = bf16 ? DFG_BF16 : DFG_F32;
+            dfg_value x, t, y;
+            assert_int_equal(dfg_graph_input(g, "x", dtype, 1, shape, &x),
+                             DFG_OK);
+            t = node1(g, "neg", x, NULL); /* an activation, dying below */
+            y = node1(g, ops[k], t, NULL);
+            assert_int_equal(dfg_graph_output(g, y, "y"), DFG_OK);
+            static float xf[4099], got[4099];
+            static uint16_t xb[4099], yb[4099];
+            fill(xf, 4099, 8.0f);
+            for (int i = 0; i < 4099; i++) {
+                uint32_t bits;
+                memcpy(&bits, &xf[i], 4);
+                xb[i] = (uint16_t)(bits >> 16); /* truncated: exact bf16 */
+                bits = (uint32_t)xb[i] << 16;
+                memcpy(&xf[i], &bits, 4);
+            }
+            dfg_program *p = compile(g, FUSED_REFERENCE);
+            run(p, bf16 ? (const float *)xb : xf, NULL,
+                bf16 ? (float *)yb : got);
+            double num = 0, den = 0;
+            for (int i = 0; i < 4099; i++) {
+                double v = -(double)xf[i];
+                double want = k == 0 ? v / (1.0 + exp(-v))
+                                     : v * fmin(fmax(v / 6.0 + 0.5, 0.0), 1.0);
+                double have = got[i];
+                if (bf16) {
+                    uint32_t bits = (uint32_t)yb[i] << 16;
+                    float f;
+                    memcpy(&f, &bits, 4);
+                    have = f;
+                }
+                num += (have - want) * (have - want);
+                den += want * want;
+            }
+            double err = sqrt(num / den);
+            if (!(err < (bf16 ? 1e-2 : 1e-6)))
+                fail_msg("%s (%s): relative error %g", ops[k],
+                         bf16 ? "bf16" : "f32", err);
+            dfg_program_destroy(p);
+            dfg_graph_destroy(g);
+        }
 }
 
 int main(void)
@@ -503,6 +581,7 @@ int main(void)
         cmocka_unit_test(test_conv_post_ops),
         cmocka_unit_test(test_not_fused),
         cmocka_unit_test(test_layer_norm_and_gelu),
+        cmocka_unit_test(test_silu_hardswish_kernels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

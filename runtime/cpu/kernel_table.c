@@ -97,6 +97,8 @@ static const dfg_cpu_kernel kernels[DFG_OP_COUNT] = {
     [DFG_OP_BATCH_NORM_TRAIN_GRAD] = dfg_cpu_batch_norm_train_grad,
     [DFG_OP_DROPOUT] = dfg_cpu_copy,
     [DFG_OP_DROPOUT_TRAIN] = dfg_cpu_dropout_train,
+    [DFG_OP_SILU] = dfg_cpu_fused_activation,
+    [DFG_OP_HARDSWISH] = dfg_cpu_fused_activation,
 };
 
 dfg_cpu_kernel dfg_cpu_kernel_for(dfg_op op)

@@ -17,5 +17,7 @@ dfg_status dfg_cpu_scatter_nd(const dfg_kernel_args *args);
 dfg_status dfg_cpu_resize(const dfg_kernel_args *args);
 /* top_k: values and i64 indices, ties to the lower index. */
 dfg_status dfg_cpu_top_k(const dfg_kernel_args *args);
+/* silu, hardswish (fused_activation.c). */
+dfg_status dfg_cpu_fused_activation(const dfg_kernel_args *args);
 
 #endif

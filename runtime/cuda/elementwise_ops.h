@@ -15,6 +15,7 @@
 #include "element_access.h"
 #include "math/broadcast.h"
 #include "math/index_split.h"
+#include "math/post_ops.h"
 #include "op_table.h"
 
 typedef struct dfg_cuda_unary {
@@ -74,6 +75,9 @@ DFG_HOST_DEVICE static inline float dfg_cuda_unary_f32(const dfg_cuda_unary *u,
         return u->approximate == DFG_GELU_TANH ? dfg_gelu_tanh(x)
                                                : dfg_gelu_erf(x);
     case DFG_OP_ERF: return dfg_erf(x);
+    case DFG_OP_SILU: return dfg_post_op_eltwise(DFG_POST_SILU, 0, 0, x);
+    case DFG_OP_HARDSWISH:
+        return dfg_post_op_eltwise(DFG_POST_HARDSWISH, 0, 0, x);
     case DFG_OP_CLIP: return dfg_clip(x, u->clip_min, u->clip_max);
     case DFG_OP_FLOOR: return floorf(x);
     case DFG_OP_CEIL: return ceilf(x);

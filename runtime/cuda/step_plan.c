@@ -451,6 +451,7 @@ static const plan_fn planners[DFG_OP_COUNT] = {
     [DFG_OP_SIGMOID] = plan_unary, [DFG_OP_TANH] = plan_unary,
     [DFG_OP_GELU] = plan_unary, [DFG_OP_ERF] = plan_unary,
     [DFG_OP_CLIP] = plan_unary,
+    [DFG_OP_SILU] = plan_unary, [DFG_OP_HARDSWISH] = plan_unary,
     [DFG_OP_FLOOR] = plan_unary, [DFG_OP_CEIL] = plan_unary,
     [DFG_OP_ROUND] = plan_unary, [DFG_OP_SIN] = plan_unary,
     [DFG_OP_COS] = plan_unary, [DFG_OP_TAN] = plan_unary,

@@ -62,10 +62,10 @@ typedef enum dfg_file_section {
 #define DFG_FILE_N_SECTIONS (DFG_SECTION_END - DFG_SECTION_STRINGS)
 
 /* The first file version that can hold op (its attributes or its enum
- * value are newer than version 1). */
+ * value are newer than version 1; silu and hardswish came with 4). */
 static inline uint32_t dfg_file_version_of_op(dfg_op op)
 {
-    return op >= DFG_OP_RESIZE ? 2u : 1u;
+    return op >= DFG_OP_SILU ? 4u : op >= DFG_OP_RESIZE ? 2u : 1u;
 }
 
 /* The first file version that can hold step (its op, or its attributes:
