@@ -11,10 +11,10 @@
  * step writes (a concat without copies) is held slot by slot: its own
  * first step is when it is whole, and each part written into it keeps its
  * bytes from its producer's step to the buffer's last, so that the tensors'
- * lifetimes draw the staircase that passes/concat_cells.c planned. View ops remain
- * steps so that the plan shows them; their output already holds the data
- * (the runtime skips a step whose output is a view, or whose output and
- * input addresses are equal). */
+ * lifetimes draw the staircase that passes/concat_cells.c planned. View
+ * ops remain steps so that the plan shows them; their output already
+ * holds the data (the runtime skips a step whose output is a view, or
+ * whose output and input addresses are equal). */
 #include "pass.h"
 #include "dfg/compile.h"
 #include "training.h"
@@ -79,18 +79,22 @@ static dfg_tensor_kind value_kind(const lowering *lw, int32_t v)
 static int is_assembled(const lowering *lw, int32_t root)
 {
     const dfg_ir_value *value = &lw->graph->values[root];
-    return value->kind == DFG_VALUE_NODE_OUTPUT && !dfg_value_is_stored(lw->graph, root) &&
+    return value->kind == DFG_VALUE_NODE_OUTPUT &&
            lw->schedule->node_step[value->producer] < 0;
 }
 
-/* 1 if a step writes v's bytes: its node runs and is no view. */
-static int writes_bytes(const lowering *lw, int32_t v)
+/* 1 if a step writes v's bytes into the assembled buffer root before it is
+ * whole: v's node runs, is no view, and comes no later than the buffer's
+ * own first step (an in-place step over the whole buffer comes after). */
+static int writes_slot(const lowering *lw, int32_t v, int32_t root)
 {
     const dfg_ir_value *value = &lw->graph->values[v];
     if (value->kind != DFG_VALUE_NODE_OUTPUT ||
-        lw->schedule->node_step[value->producer] < 0)
+        lw->schedule->node_step[value->producer] < 0 ||
+        lw->schedule->first[v] > lw->schedule->first[root])
         return 0;
-    dfg_alias_kind kind = dfg_op_get(lw->graph->nodes[value->producer].op)->alias;
+    dfg_alias_kind kind =
+        dfg_op_get(lw->graph->nodes[value->producer].op)->alias;
     return kind != DFG_ALIAS_VIEW && kind != DFG_ALIAS_VIEW_IF_CONTIGUOUS;
 }
 
@@ -119,7 +123,7 @@ static dfg_status lower_value(lowering *lw, int32_t v, int32_t index)
     t->last_step = root == v ? l->root_last[v] : lw->schedule->last[v];
     if (is_assembled(lw, root) && root == v)
         t->first_step = lw->schedule->first[v];
-    else if (is_assembled(lw, root) && writes_bytes(lw, v))
+    else if (is_assembled(lw, root) && writes_slot(lw, v, root))
         t->last_step = l->root_last[root];
     /* The program shares the graph's bytes: a view of a weight points
      * into its root's, which is lowered first (a view is a node output,
