@@ -529,6 +529,40 @@ static int count_recomputed(const dfg_program *p)
     return n;
 }
 
+/* Without a budget, a training step recomputes only cheap elementwise
+ * chains (batch norm from its statistics, relu, add; under 1% more
+ * FLOPs), relu's comparison reads the recomputed output in backward (no
+ * mask is kept across the step), and the arena is well under the 1.50
+ * MiB the cnn needs keeping every relu output. */
+static void test_cheap_recomputation_by_default(void **state)
+{
+    (void)state;
+    dfg_program *p = compile_cnn(0.0f);
+    dfg_plan_stats stats;
+    dfg_program_stats(p, &stats);
+    assert_true(stats.arena_bytes < 1200 * 1024);
+    int32_t loss_step = -1, recomputed = 0;
+    uint64_t extra = 0, other = 0;
+    for (int32_t s = 0; s < p->n_steps; s++) {
+        const dfg_program_step *step = &p->steps[s];
+        if (step->op == DFG_OP_SOFTMAX_CROSS_ENTROPY)
+            loss_step = s;
+        if (step->op == DFG_OP_GREATER)
+            assert_true(loss_step >= 0 && s > loss_step);
+        if (strstr(step->name, "/recompute_")) {
+            recomputed++;
+            assert_true(step->op == DFG_OP_BATCH_NORM ||
+                        step->op == DFG_OP_RELU || step->op == DFG_OP_ADD);
+            extra += (uint64_t)step->flops;
+        } else {
+            other += (uint64_t)step->flops;
+        }
+    }
+    assert_true(recomputed > 0);
+    assert_true(extra * 100 < other);
+    dfg_program_destroy(p);
+}
+
 /* Every training step recomputes cheap chains (batch norm and relu from
  * the conv output batch norm's backward keeps, passes/remat_cheap.c):
  * the unconstrained arena is 1.01 MiB, not 1.50. Under a memory budget of
@@ -660,6 +694,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_training_errors_name_the_cause),
         cmocka_unit_test(test_memory_budget_keeps_the_results),
+        cmocka_unit_test(test_cheap_recomputation_by_default),
         cmocka_unit_test(test_batch_norm_trains_with_constant_statistics),
         cmocka_unit_test(test_plan_classes_and_round_trip),
         cmocka_unit_test(test_dropout_trains_with_seeded_masks),
