@@ -431,75 +431,6 @@ static void test_training_errors_name_the_cause(void **state)
     assert_int_equal(compile_with_loss(classifier(NULL), DFG_LOSS_MSE), DFG_OK);
 }
 
-/* The classifier with dropout (p 0.5) on its prediction, compiled as a
- * training step with the given seed. */
-static dfg_program *compile_dropout_classifier(uint64_t seed)
-{
-    dfg_graph *g;
-    dfg_value x, w, h, y;
-    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
-    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 2, (int64_t[]){4, 3}, &x),
-                     DFG_OK);
-    assert_int_equal(dfg_graph_weight(g, "w", DFG_F32, 2, (int64_t[]){3, 5},
-                                      (float[15]){0.5f, -0.3f, 0.2f, 0.1f},
-                                      &w), DFG_OK);
-    assert_int_equal(dfg_matmul(g, x, w, &h), DFG_OK);
-    assert_int_equal(dfg_dropout(g, h, 0.5f, &y), DFG_OK);
-    assert_int_equal(dfg_graph_output(g, y, "prediction"), DFG_OK);
-    assert_int_equal(dfg_graph_add_loss(g, DFG_LOSS_MSE, NULL), DFG_OK);
-    dfg_training_options t;
-    dfg_training_options_init(&t);
-    t.loss = "loss";
-    t.seed = seed;
-    dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.training = &t;
-    dfg_program *p;
-    assert_int_equal(dfg_compile(g, &o, &p), DFG_OK);
-    dfg_graph_destroy(g);
-    int found = 0;
-    for (int32_t s = 0; s < p->n_steps; s++)
-        found += p->steps[s].op == DFG_OP_DROPOUT_TRAIN;
-    assert_int_equal(found, 1);
-    return p;
-}
-
-/* The losses of three runs on one batch (learning rate aside, the masks
- * make them differ). */
-static void dropout_losses(uint64_t seed, float *losses)
-{
-    dfg_program *p = compile_dropout_classifier(seed);
-    const dfg_backend *cpu;
-    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
-    dfg_session *s;
-    assert_int_equal(dfg_session_create(p, cpu, NULL, &s), DFG_OK);
-    float x[12], targets[20], norms[1];
-    for (int i = 0; i < 12; i++)
-        x[i] = 0.1f * (float)(i % 5) - 0.2f;
-    for (int i = 0; i < 20; i++)
-        targets[i] = 0.05f * (float)(i % 7);
-    for (int run = 0; run < 3; run++)
-        assert_int_equal(dfg_session_run(s, (const void *[]){x, targets},
-                                         (void *[]){&losses[run], norms}),
-                         DFG_OK);
-    dfg_session_destroy(s);
-    dfg_program_destroy(p);
-}
-
-/* A training step drops: a dropout becomes dropout_train, each run draws
- * another mask, and the seed makes the masks (so the losses) repeat. */
-static void test_dropout_trains_with_seeded_masks(void **state)
-{
-    (void)state;
-    float a[3], b[3], c[3];
-    dropout_losses(1, a);
-    dropout_losses(1, b);
-    dropout_losses(2, c);
-    assert_memory_equal(a, b, sizeof a);
-    assert_true(a[0] != a[1] && a[1] != a[2]);
-    assert_true(a[0] != c[0] || a[1] != c[1] || a[2] != c[2]);
-}
-
 static dfg_program *compile_cnn(float budget_percent)
 {
     dfg_graph *g;
@@ -697,7 +628,6 @@ int main(void)
         cmocka_unit_test(test_cheap_recomputation_by_default),
         cmocka_unit_test(test_batch_norm_trains_with_constant_statistics),
         cmocka_unit_test(test_plan_classes_and_round_trip),
-        cmocka_unit_test(test_dropout_trains_with_seeded_masks),
         cmocka_unit_test(test_accumulation_gates_the_update),
         cmocka_unit_test(test_learning_rate_decays_to_zero),
         cmocka_unit_test(test_updates_run_when_their_gradient_is_final),
