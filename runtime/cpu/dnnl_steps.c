@@ -16,7 +16,7 @@ struct dfg_dnnl_steps {
     int32_t n_steps;
     dfg_dnnl_conv **convs;     /* n_steps, NULL where not a oneDNN conv */
     dfg_dnnl_matmul **matmuls; /* n_steps, NULL where not a oneDNN matmul */
-    uint8_t *absorbed;         /* n_steps: 1 where a conv's post-op did it */
+    uint8_t *absorbed;         /* n_steps: 1 where the step before did it */
     char *labels;              /* n_steps of LABEL_BYTES, "" where dfg runs */
 };
 
@@ -76,51 +76,57 @@ static int any_may_run(const dfg_kernel_args *steps, int32_t n_steps)
     return 0;
 }
 
-/* Prepares conv step i (and the activation after it, as a post-op, where
- * the conv can absorb it); *taken receives the steps it covers (0: none,
- * the reference runs). */
-static dfg_status conv_prepare(dfg_dnnl_steps *s, const dfg_allocator *allocator,
+/* Prepares step i alone, or with next, the step after it, as part of it;
+ * 1 in *made if oneDNN took it. */
+static dfg_status step_create(dfg_dnnl_steps *s, const dfg_allocator *allocator,
+                              const dfg_kernel_args *steps, int32_t i,
+                              const dfg_kernel_args *next, int *made)
+{
+    dfg_status st;
+    if (steps[i].op == DFG_OP_CONV2D) {
+        st = dfg_dnnl_conv_create(s->engine, &steps[i], next, allocator,
+                                  &s->convs[i]);
+        *made = s->convs[i] != NULL;
+    } else {
+        st = dfg_dnnl_matmul_create(s->engine, &steps[i], next, allocator,
+                                    &s->matmuls[i]);
+        *made = s->matmuls[i] != NULL;
+    }
+    return st;
+}
+
+/* Prepares step i (a conv2d, matmul or gemm), and the step after it as
+ * part of it where the primitive absorbs that (a conv's activation as its
+ * post-op, a matmul's bias add as its bias); *taken receives the steps it
+ * covers (0: none, the reference runs). */
+static dfg_status step_prepare(dfg_dnnl_steps *s, const dfg_allocator *allocator,
                                const dfg_kernel_args *steps, int32_t n_steps,
                                int32_t i, int32_t *taken)
 {
     *taken = 0;
+    int conv = steps[i].op == DFG_OP_CONV2D;
     const dfg_kernel_args *next = i + 1 < n_steps ? &steps[i + 1] : NULL;
-    if (next && !dfg_dnnl_conv_absorbs(&steps[i], next))
+    if (next && !(conv ? dfg_dnnl_conv_absorbs(&steps[i], next)
+                       : dfg_dnnl_matmul_absorbs(&steps[i], next)))
         next = NULL;
-    dfg_status st = dfg_dnnl_conv_create(s->engine, &steps[i], next, allocator,
-                                         &s->convs[i]);
-    if (st == DFG_OK && next && !s->convs[i]) { /* the conv alone */
+    int made = 0;
+    dfg_status st = step_create(s, allocator, steps, i, next, &made);
+    if (st == DFG_OK && next && !made) { /* the step alone */
         next = NULL;
-        st = dfg_dnnl_conv_create(s->engine, &steps[i], NULL, allocator,
-                                  &s->convs[i]);
+        st = step_create(s, allocator, steps, i, NULL, &made);
     }
-    if (st != DFG_OK || !s->convs[i])
+    if (st != DFG_OK || !made)
         return st;
     snprintf(s->labels + (size_t)i * LABEL_BYTES, LABEL_BYTES, "oneDNN %s",
-             dfg_dnnl_conv_impl(s->convs[i]));
+             conv ? dfg_dnnl_conv_impl(s->convs[i])
+                  : dfg_dnnl_matmul_impl(s->matmuls[i]));
     *taken = 1;
     if (next) {
         s->absorbed[i + 1] = 1;
         snprintf(s->labels + (size_t)(i + 1) * LABEL_BYTES, LABEL_BYTES,
-                 "oneDNN post-op");
+                 conv ? "oneDNN post-op" : "oneDNN bias");
         *taken = 2;
     }
-    return DFG_OK;
-}
-
-static dfg_status matmul_prepare(dfg_dnnl_steps *s,
-                                 const dfg_allocator *allocator,
-                                 const dfg_kernel_args *step, int32_t i,
-                                 int32_t *taken)
-{
-    *taken = 0;
-    dfg_status st =
-        dfg_dnnl_matmul_create(s->engine, step, allocator, &s->matmuls[i]);
-    if (st != DFG_OK || !s->matmuls[i])
-        return st;
-    snprintf(s->labels + (size_t)i * LABEL_BYTES, LABEL_BYTES, "oneDNN %s",
-             dfg_dnnl_matmul_impl(s->matmuls[i]));
-    *taken = 1;
     return DFG_OK;
 }
 
@@ -166,10 +172,7 @@ dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
         if (!onednn_may_run(&steps[i]))
             continue;
         int32_t covered = 0;
-        dfg_status st =
-            steps[i].op == DFG_OP_CONV2D
-                ? conv_prepare(s, allocator, steps, n_steps, i, &covered)
-                : matmul_prepare(s, allocator, &steps[i], i, &covered);
+        dfg_status st = step_prepare(s, allocator, steps, n_steps, i, &covered);
         if (st != DFG_OK) {
             dfg_dnnl_steps_destroy(s, allocator);
             return dfg_error_prefix(st, "run step %d (%s)", (int)i,
