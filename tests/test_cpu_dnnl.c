@@ -365,7 +365,50 @@ typedef struct matmul_case {
     int trans_a, trans_b;
     float alpha, beta;
     int onednn;
+    /* A row of N values added after the product: 0 none, 1 add(y, row),
+     * -1 add(row, y), row a weight; 2 add(y, row), row a graph input. */
+    int row;
+    int absorbed; /* the add ran as the oneDNN matmul's bias */
 } matmul_case;
+
+/* What runs the last step of op in session (NULL: dfg's kernel). */
+static const char *library_of(const dfg_program *program,
+                              const dfg_session *session, const char *op)
+{
+    const char *library = NULL;
+    dfg_plan_stats stats;
+    dfg_program_stats(program, &stats);
+    for (int32_t i = 0; i < stats.n_steps; i++) {
+        dfg_step_info info;
+        assert_int_equal(dfg_program_step_info(program, i, &info), DFG_OK);
+        if (strcmp(info.op, op) == 0)
+            assert_int_equal(dfg_session_step_library(session, i, &library),
+                             DFG_OK);
+    }
+    return library;
+}
+
+/* y + row (the case's row), as a graph node; *row_data receives the
+ * row's values (malloc'd). */
+static dfg_value row_added(dfg_graph *g, const matmul_case *k, dfg_value y,
+                           float **row_data)
+{
+    dfg_tensor_info info;
+    assert_int_equal(dfg_graph_value_info(g, y, &info), DFG_OK);
+    int64_t n = info.shape[info.rank - 1];
+    *row_data = random_floats(n);
+    dfg_value operands[2] = {y, y}, z;
+    if (k->row == 2)
+        assert_int_equal(dfg_graph_input(g, "row", DFG_F32, 1, &n, &operands[1]),
+                         DFG_OK);
+    else
+        assert_int_equal(dfg_graph_weight(g, "row", DFG_F32, 1, &n, *row_data,
+                                          &operands[k->row < 0 ? 0 : 1]),
+                         DFG_OK);
+    assert_int_equal(dfg_graph_node(g, "add", "bias", operands, 2, NULL, &z, 1),
+                     DFG_OK);
+    return z;
+}
 
 static int64_t count_of(int32_t rank, const int64_t *shape)
 {
@@ -469,6 +512,9 @@ static void check_matmul(const matmul_case *k)
     assert_int_equal(dfg_graph_node(g, k->op, "product", operands,
                                     k->c_rank >= 0 ? 3 : 2, &attrs, &y, 1),
                      DFG_OK);
+    float *row = NULL;
+    if (k->row)
+        y = row_added(g, k, y, &row);
     assert_int_equal(dfg_graph_output(g, y, "y"), DFG_OK);
     dfg_program *program = NULL;
     assert_int_equal(dfg_compile(g, NULL, &program), DFG_OK);
@@ -477,9 +523,13 @@ static void check_matmul(const matmul_case *k)
     assert_int_equal(dfg_session_create(program, cpu(), NULL, &session), DFG_OK);
     int64_t n = 0;
     double *ref = matmul_reference(k, a, b, c, &n);
+    dfg_tensor_info y_info;
+    assert_int_equal(dfg_graph_value_info(g, y, &y_info), DFG_OK);
+    for (int64_t i = 0; row && i < n; i++)
+        ref[i] += row[i % y_info.shape[y_info.rank - 1]];
     float *out = malloc((size_t)n * sizeof *out);
     assert_non_null(out);
-    const void *inputs[2] = {a, b};
+    const void *inputs[3] = {a, k->b_weight ? (const void *)row : b, row};
     void *outputs[1] = {out};
     assert_int_equal(dfg_session_run(session, inputs, outputs), DFG_OK);
     double num = 0.0, den = 0.0;
@@ -490,16 +540,10 @@ static void check_matmul(const matmul_case *k)
     if (!(sqrt(num / den) < 1e-6))
         fail_msg("%s: relative error %g against the double reference",
                  k->what, sqrt(num / den));
-    const char *library = NULL;
-    dfg_plan_stats stats;
-    dfg_program_stats(program, &stats);
-    for (int32_t i = 0; i < stats.n_steps; i++) {
-        dfg_step_info info;
-        assert_int_equal(dfg_program_step_info(program, i, &info), DFG_OK);
-        if (strcmp(info.op, k->op) == 0)
-            assert_int_equal(dfg_session_step_library(session, i, &library),
-                             DFG_OK);
-    }
+    const char *library = library_of(program, session, k->op);
+    const char *add = k->row ? library_of(program, session, "add") : NULL;
+    if ((add && strcmp(add, "oneDNN bias") == 0) != k->absorbed)
+        fail_msg("%s: the add runs on %s", k->what, add ? add : "dfg");
     if ((library != NULL) != k->onednn)
         fail_msg("%s: runs on %s, expected %s", k->what,
                  library ? library : "the reference kernel",
@@ -512,28 +556,35 @@ static void check_matmul(const matmul_case *k)
     free(a);
     free(b);
     free(c);
+    free(row);
 }
 
 static void test_matmul_variants(void **state)
 {
     (void)state;
     static const matmul_case cases[] = {
-        {"2-D weight, odd sizes", "matmul", 2, 2, -1, {7, 13}, {13, 5}, {0}, 1, 0, 0, 1, 1, 1},
-        {"batch folded into rows", "matmul", 3, 2, -1, {2, 5, 33}, {33, 19}, {0}, 1, 0, 0, 1, 1, 1},
-        {"batched weight", "matmul", 3, 3, -1, {4, 6, 8}, {4, 8, 3}, {0}, 1, 0, 0, 1, 1, 1},
-        {"batched activations", "matmul", 4, 4, -1, {2, 3, 9, 17}, {2, 3, 17, 11}, {0}, 0, 0, 0, 1, 1, 1},
-        {"broadcast batch dims", "matmul", 4, 3, -1, {3, 1, 6, 10}, {4, 10, 7}, {0}, 0, 0, 0, 1, 1, 1},
-        {"activation B under a batch", "matmul", 2, 3, -1, {5, 9}, {3, 9, 4}, {0}, 0, 0, 0, 1, 1, 1},
-        {"1-D B: the reference", "matmul", 2, 1, -1, {5, 9}, {9}, {0}, 1, 0, 0, 1, 1, 0},
-        {"gemm transB, bias [N]", "gemm", 2, 2, 1, {5, 12}, {7, 12}, {7}, 1, 0, 1, 1, 1, 1},
-        {"gemm transA, C [M,1]: the reference", "gemm", 2, 2, 2, {12, 5}, {12, 7}, {5, 1}, 1, 1, 0, 1, 1, 0},
-        {"gemm transposed, C [M,N]: the reference", "gemm", 2, 2, 2, {11, 3}, {9, 11}, {3, 9}, 1, 1, 1, 1, 1, 0},
-        {"gemm both transposed, C [1,N]", "gemm", 2, 2, 2, {11, 3}, {9, 11}, {1, 9}, 1, 1, 1, 1, 1, 1},
-        {"gemm scalar C: the reference", "gemm", 2, 2, 0, {4, 6}, {6, 10}, {0}, 1, 0, 0, 1, 1, 0},
-        {"gemm, no C", "gemm", 2, 2, -1, {1, 31}, {31, 17}, {0}, 1, 0, 0, 1, 1, 1},
-        {"gemm activation B", "gemm", 2, 2, 1, {6, 8}, {5, 8}, {5}, 0, 0, 1, 1, 1, 1},
-        {"gemm alpha 0.5: the reference", "gemm", 2, 2, 1, {5, 12}, {12, 7}, {7}, 1, 0, 0, 0.5f, 1, 0},
-        {"gemm beta 2: the reference", "gemm", 2, 2, 1, {5, 12}, {12, 7}, {7}, 1, 0, 0, 1, 2.0f, 0},
+        {"2-D weight, odd sizes", "matmul", 2, 2, -1, {7, 13}, {13, 5}, {0}, 1, 0, 0, 1, 1, 1, 0, 0},
+        {"batch folded into rows", "matmul", 3, 2, -1, {2, 5, 33}, {33, 19}, {0}, 1, 0, 0, 1, 1, 1, 0, 0},
+        {"batched weight", "matmul", 3, 3, -1, {4, 6, 8}, {4, 8, 3}, {0}, 1, 0, 0, 1, 1, 1, 0, 0},
+        {"batched activations", "matmul", 4, 4, -1, {2, 3, 9, 17}, {2, 3, 17, 11}, {0}, 0, 0, 0, 1, 1, 1, 0, 0},
+        {"broadcast batch dims", "matmul", 4, 3, -1, {3, 1, 6, 10}, {4, 10, 7}, {0}, 0, 0, 0, 1, 1, 1, 0, 0},
+        {"activation B under a batch", "matmul", 2, 3, -1, {5, 9}, {3, 9, 4}, {0}, 0, 0, 0, 1, 1, 1, 0, 0},
+        {"1-D B: the reference", "matmul", 2, 1, -1, {5, 9}, {9}, {0}, 1, 0, 0, 1, 1, 0, 0, 0},
+        {"gemm transB, bias [N]", "gemm", 2, 2, 1, {5, 12}, {7, 12}, {7}, 1, 0, 1, 1, 1, 1, 0, 0},
+        {"gemm transA, C [M,1]: the reference", "gemm", 2, 2, 2, {12, 5}, {12, 7}, {5, 1}, 1, 1, 0, 1, 1, 0, 0, 0},
+        {"gemm transposed, C [M,N]: the reference", "gemm", 2, 2, 2, {11, 3}, {9, 11}, {3, 9}, 1, 1, 1, 1, 1, 0, 0, 0},
+        {"gemm both transposed, C [1,N]", "gemm", 2, 2, 2, {11, 3}, {9, 11}, {1, 9}, 1, 1, 1, 1, 1, 1, 0, 0},
+        {"gemm scalar C: the reference", "gemm", 2, 2, 0, {4, 6}, {6, 10}, {0}, 1, 0, 0, 1, 1, 0, 0, 0},
+        {"gemm, no C", "gemm", 2, 2, -1, {1, 31}, {31, 17}, {0}, 1, 0, 0, 1, 1, 1, 0, 0},
+        {"gemm activation B", "gemm", 2, 2, 1, {6, 8}, {5, 8}, {5}, 0, 0, 1, 1, 1, 1, 0, 0},
+        {"gemm alpha 0.5: the reference", "gemm", 2, 2, 1, {5, 12}, {12, 7}, {7}, 1, 0, 0, 0.5f, 1, 0, 0, 0},
+        {"gemm beta 2: the reference", "gemm", 2, 2, 1, {5, 12}, {12, 7}, {7}, 1, 0, 0, 1, 2.0f, 0, 0, 0},
+        {"+ a bias row: its bias", "matmul", 3, 2, -1, {2, 5, 33}, {33, 19}, {0}, 1, 0, 0, 1, 1, 1, 1, 1},
+        {"bias row + (either order)", "matmul", 2, 2, -1, {6, 10}, {10, 4}, {0}, 1, 0, 0, 1, 1, 1, -1, 1},
+        {"gemm without C + a bias row", "gemm", 2, 2, -1, {3, 8}, {5, 8}, {0}, 1, 0, 1, 1, 1, 1, 1, 1},
+        {"gemm with C + a row: an add", "gemm", 2, 2, 1, {3, 8}, {8, 5}, {5}, 1, 0, 0, 1, 1, 1, 1, 0},
+        {"batched product + a row: an add", "matmul", 3, 3, -1, {4, 6, 8}, {4, 8, 3}, {0}, 1, 0, 0, 1, 1, 1, 1, 0},
+        {"+ an input row: an add", "matmul", 2, 2, -1, {6, 10}, {10, 4}, {0}, 1, 0, 0, 1, 1, 1, 2, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_matmul(&cases[i]);

@@ -137,6 +137,42 @@ static int shape_of(dfg_op op, const dfg_attrs *attrs, const dfg_type *in,
     return -1;
 }
 
+/* The operand of add (the step after a matmul, or NULL) that is a row of
+ * N values added to the matmul's 2-D product y, as a bias; NULL if none:
+ * f32, N as y's last dim, every other dim 1, a constant (a weight). */
+static const dfg_type *bias_of_add(const matmul_shape *s,
+                                   const dfg_kernel_args *add, int *index)
+{
+    if (!add || s->ndims != 2 || s->has_bias)
+        return NULL;
+    for (int j = 0; j < 2; j++) {
+        const dfg_type *t = &add->in_types[j];
+        int ones = t->rank >= 1;
+        for (int32_t d = 0; d + 1 < t->rank; d++)
+            ones = ones && t->shape[d] == 1;
+        if (ones && t->dtype == DFG_F32 && t->shape[t->rank - 1] == s->y[1] &&
+            (add->constant_inputs >> j & 1u) && add->in[1 - j] == add->out[0]) {
+            *index = j;
+            return t;
+        }
+    }
+    return NULL;
+}
+
+int dfg_dnnl_matmul_absorbs(const dfg_kernel_args *matmul,
+                            const dfg_kernel_args *next)
+{
+    matmul_shape s;
+    int index;
+    return next->op == DFG_OP_ADD && next->n_inputs == 2 &&
+           next->n_outputs == 1 && next->out[0] == matmul->out[0] &&
+           dfg_type_equal(&next->out_types[0], &matmul->out_types[0]) &&
+           shape_of(matmul->op, matmul->attrs, matmul->in_types,
+                    matmul->n_inputs, matmul->out_types, matmul->n_outputs,
+                    &s) == 0 &&
+           bias_of_add(&s, next, &index) != NULL;
+}
+
 static void plan_free(matmul_plan *p)
 {
     if (p->pd)
@@ -301,7 +337,8 @@ static const void *weights_data(dfg_dnnl_matmul *m, dnnl_engine_t engine,
 }
 
 static int matmul_make(dfg_dnnl_matmul *m, dnnl_engine_t engine,
-                       const matmul_plan *p, const dfg_kernel_args *step)
+                       const matmul_plan *p, const dfg_kernel_args *step,
+                       const void *bias)
 {
     dnnl_memory_desc_t scratch;
     dnnl_dims_t scratch_dims = {p->scratch_bytes};
@@ -316,8 +353,7 @@ static int matmul_make(dfg_dnnl_matmul *m, dnnl_engine_t engine,
         argument_add(m, engine, DNNL_ARG_SCRATCHPAD, &scratch,
                      step->workspace) == 0 &&
         (p->bias.ndims == 0 ||
-         argument_add(m, engine, DNNL_ARG_BIAS, &p->bias, step->in[2]) ==
-             0) &&
+         argument_add(m, engine, DNNL_ARG_BIAS, &p->bias, bias) == 0) &&
         dnnl_primitive_create(&m->primitive, p->pd) == dnnl_success &&
         dnnl_primitive_desc_query(p->pd, dnnl_query_impl_info_str, 0,
                                   &impl) == dnnl_success;
@@ -328,15 +364,27 @@ static int matmul_make(dfg_dnnl_matmul *m, dnnl_engine_t engine,
 
 dfg_status dfg_dnnl_matmul_create(dnnl_engine_t engine,
                                   const dfg_kernel_args *step,
+                                  const dfg_kernel_args *bias_add,
                                   const dfg_allocator *allocator,
                                   dfg_dnnl_matmul **out)
 {
     *out = NULL;
     matmul_shape s;
     matmul_plan p;
+    int index = 0;
+    const void *bias = step->n_inputs > 2 ? step->in[2] : NULL;
     if (shape_of(step->op, step->attrs, step->in_types, step->n_inputs,
-                 step->out_types, step->n_outputs, &s) != 0 ||
-        plan_make(engine, &s, (step->constant_inputs & 2u) != 0, &p) != 0)
+                 step->out_types, step->n_outputs, &s) != 0)
+        return DFG_OK;
+    if (bias_add) {
+        if (!bias_of_add(&s, bias_add, &index))
+            return DFG_OK;
+        s.bias[0] = 1;
+        s.bias[1] = s.y[1];
+        s.has_bias = 1;
+        bias = bias_add->in[index];
+    }
+    if (plan_make(engine, &s, (step->constant_inputs & 2u) != 0, &p) != 0)
         return DFG_OK;
     if (step->workspace_bytes < p.scratch_bytes) {
         plan_free(&p);
@@ -348,7 +396,7 @@ dfg_status dfg_dnnl_matmul_create(dnnl_engine_t engine,
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                          "cpu backend: out of memory for a oneDNN matmul");
     }
-    int made = matmul_make(m, engine, &p, step);
+    int made = matmul_make(m, engine, &p, step, bias);
     plan_free(&p);
     if (made != 0) {
         dfg_dnnl_matmul_destroy(m, allocator);

@@ -23,9 +23,10 @@ dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
 /* 1 if step i runs on oneDNN (steps may be NULL). */
 int dfg_dnnl_steps_take(const dfg_dnnl_steps *steps, int32_t i);
 dfg_status dfg_dnnl_steps_run(const dfg_dnnl_steps *steps, int32_t i);
-/* What runs step i ("oneDNN jit:avx2", "oneDNN post-op" for an activation
- * a conv applied), or NULL where a reference kernel does (steps may be
- * NULL); valid until the destroy. */
+/* What runs step i ("oneDNN jit:avx2"; "oneDNN post-op" for an activation
+ * a conv applied, "oneDNN bias" for a bias add a matmul did), or NULL
+ * where a reference kernel does (steps may be NULL); valid until the
+ * destroy. */
 const char *dfg_dnnl_steps_library(const dfg_dnnl_steps *steps, int32_t i);
 void dfg_dnnl_steps_destroy(dfg_dnnl_steps *steps,
                             const dfg_allocator *allocator);
