@@ -1,8 +1,9 @@
 #!/bin/sh
 # bench/cpu_speed/fusion.sh [BUILD_DIR] [REPEATS] [ITERATIONS] [MODELS...]
 #
-# The fusion passes' effect on CPU latency: each model (the ONNX exports
-# in /work/models, or MODELS_DIR) compiled twice by the same dfgc, fused
+# The fusion passes' effect on CPU latency: each model (exported once into
+# BUILD_DIR/bench-models with tests/models/export.py, as run.sh does)
+# compiled twice by the same dfgc, fused
 # (the default) and with --no-fuse, both mapped .dfgp programs as
 # deployed, beside ONNX Runtime (peer_bench.py, default CPU session),
 # batch 1, OMP_NUM_THREADS threads (default 2). Each measurement is a
@@ -17,16 +18,15 @@ repeats=${2:-3}
 iterations=${3:-20}
 [ $# -gt 3 ] && shift 3 || set --
 models=${*:-mobilenet_v3_small efficientnet_b0 squeezenet1_0 resnet50 bert_encoder}
-models_dir=${MODELS_DIR:-/work/models}
+models_dir=$build/bench-models
 warmup=3
 threads=${OMP_NUM_THREADS:-2}
 export OMP_NUM_THREADS=$threads
-# As run.sh: passive waiting on a shared, oversubscribed machine.
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+# As run.sh: no variable is set for speed.
 ort_python=${ORT_PYTHON:-/work/venv/bin/python}
 dfgc=$build/tools/dfgc
 dir=$build/bench-fusion
-mkdir -p "$dir"
+mkdir -p "$dir" "$models_dir"
 "$ort_python" -c 'import onnxruntime' 2>/dev/null ||
     { echo "$ort_python has no onnxruntime (set ORT_PYTHON)"; exit 77; }
 
@@ -38,6 +38,7 @@ echo "| model | fused ms | unfused ms | ONNX Runtime ms | fused / unfused | fuse
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 for model in $models; do
     onnx=$models_dir/$model.onnx
+    [ -s "$onnx" ] || /usr/bin/python3 tests/models/export.py "$models_dir" "$model" >/dev/null 2>&1
     "$dfgc" compile "$onnx" -o "$dir/$model.dfgp" >/dev/null
     "$dfgc" compile "$onnx" --no-fuse -o "$dir/$model.unfused.dfgp" >/dev/null
     fused="" unfused="" ort=""
@@ -52,4 +53,4 @@ for model in $models; do
     echo "| $model | $f | $u | $o | $(echo "$f $u" | awk '{printf "%.2f", $1 / $2}') | $(echo "$f $o" | awk '{printf "%.2f", $1 / $2}') | $(arena "$dir/$model.dfgp") | $(arena "$dir/$model.unfused.dfgp") |"
 done
 echo
-echo "threads: $threads, OMP_WAIT_POLICY=$OMP_WAIT_POLICY, $repeats interleaved fresh-process repeats of $iterations runs after $warmup warmup runs, $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg)"
+echo "threads: $threads, OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset}, $repeats interleaved fresh-process repeats of $iterations runs after $warmup warmup runs, $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg)"

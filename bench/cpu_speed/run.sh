@@ -23,12 +23,10 @@ warmup=3
 batches=${BATCHES:-1 8}
 threads=${OMP_NUM_THREADS:-2}
 export OMP_NUM_THREADS=$threads
-# OpenMP threads (dfg's and PyTorch's; ONNX Runtime has its own pool) that
-# spin at barriers wait for partners the scheduler has taken off a shared,
-# oversubscribed machine: on the 2-core build machine at load 30,
-# mobilenet_v2 took 11 s per run spinning and 20 ms passive. A dedicated
-# machine needs no setting; this one concerns waiting, not the CPU type.
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+# No variable is set for speed: OMP_WAIT_POLICY and the like are left as
+# the caller has them (on a shared, oversubscribed machine spinning OpenMP
+# threads wait for partners the scheduler took away; measure on a quiet
+# one, as docs/BENCHMARKS.md does, rather than set anything).
 python=/usr/bin/python3
 ort_python=${ORT_PYTHON:-/work/venv/bin/python}
 dfgc=$build/tools/dfgc
@@ -71,4 +69,4 @@ for batch in $batches; do
 done
 echo
 echo $ratios | tr ' ' '\n' | awk '{s += log($1); n++; if ($1 > m) m = $1} END {printf "geometric mean dfg / ORT %.2f, largest %.2f, over %d cells\n", exp(s / n), m, n}'
-echo "threads: $threads, OMP_WAIT_POLICY=$OMP_WAIT_POLICY, $repeats interleaved fresh-process repeats of $iterations runs after $warmup warmup runs, $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg)"
+echo "threads: $threads, OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset}, $repeats interleaved fresh-process repeats of $iterations runs after $warmup warmup runs, $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg)"

@@ -19,7 +19,6 @@ iterations=${3:-50}
 warmup=5
 threads=${OMP_NUM_THREADS:-2}
 export OMP_NUM_THREADS=$threads
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 ort_python=${ORT_PYTHON:-/work/venv/bin/python}
 dfgc=$build/tools/dfgc
 dir=$build/bench-matmul
@@ -49,4 +48,4 @@ for name in $names; do
     echo "| $name | $d | $b | $o | $(echo "$d $b" | awk '{printf "%.2f", $1 / $2}') | $(echo "$d $o" | awk '{printf "%.2f", $1 / $2}') | $runs_on |"
 done
 echo
-echo "threads: $threads, OMP_WAIT_POLICY=$OMP_WAIT_POLICY, $repeats interleaved fresh-process repeats of $iterations runs after $warmup warmup runs, $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg)"
+echo "threads: $threads, OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset}, $repeats interleaved fresh-process repeats of $iterations runs after $warmup warmup runs, $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg)"
