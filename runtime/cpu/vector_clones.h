@@ -7,7 +7,19 @@
 #ifndef DFG_CPU_VECTOR_CLONES_H
 #define DFG_CPU_VECTOR_CLONES_H
 
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+/* Not under ThreadSanitizer: it instruments the clone resolver, which
+ * the dynamic loader runs before the sanitizer's runtime is set up. */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DFG_THREAD_SANITIZER 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define DFG_THREAD_SANITIZER 1
+#endif
+
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && \
+    !defined(DFG_THREAD_SANITIZER)
 #define DFG_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define DFG_VECTOR_CLONES
