@@ -1,8 +1,11 @@
 /* Unary elementwise ops. Float dtypes compute in f32 with the shared
- * per-element math (src/math/elementwise.h), except exp, sigmoid and erf,
- * whose branch-free forms (f32_math.h) let the loops vectorize; neg, abs,
+ * per-element math (src/math/elementwise.h), except exp, sigmoid, erf and
+ * most of GELU, whose branch-free forms (f32_math.h) let the loops
+ * vectorize; neg, abs,
  * relu and clip also run on integer dtypes, exactly, in int64 (neg and abs wrap like C's
  * unsigned arithmetic: abs(INT32_MIN) stays INT32_MIN). */
+#include <string.h>
+
 #include "dtype_access.h"
 #include "error.h"
 #include "f32_math.h"
@@ -27,6 +30,29 @@ typedef struct unary_ctx {
     }                                 \
     break
 
+/* GELU (erf form) over a run: 0.5 x (1 + erf(x / sqrt 2)) with the
+ * vectorised erf where 1 + erf keeps its precision (x >= -1: it is at
+ * least 0.317, a few ulps), then the exact erfc form (dfg_gelu_erf) for
+ * the rest, NaN included. Chunks go through a copy, so that out may be in
+ * (a step in place). */
+#define GELU_CHUNK 64
+DFG_VECTOR_CLONES
+static void gelu_erf_run(const float *in, float *out, int64_t n)
+{
+    float x[GELU_CHUNK];
+    for (int64_t at = 0; at < n; at += GELU_CHUNK) {
+        int64_t m = n - at < GELU_CHUNK ? n - at : GELU_CHUNK;
+        memcpy(x, in + at, (size_t)m * sizeof *x);
+        float *o = out + at;
+        for (int64_t i = 0; i < m; i++)
+            o[i] = 0.5f * x[i] *
+                   (1.0f + dfg_f32_erf(x[i] * 0.70710678118654752f));
+        for (int64_t i = 0; i < m; i++)
+            if (!(x[i] >= -1.0f))
+                o[i] = dfg_gelu_erf(x[i]);
+    }
+}
+
 DFG_VECTOR_CLONES
 static void apply_float(const unary_ctx *c, const float *v, float *o, int64_t n)
 {
@@ -47,7 +73,8 @@ static void apply_float(const unary_ctx *c, const float *v, float *o, int64_t n)
         if (a->approximate == DFG_GELU_TANH) {
             UNARY_LOOP(dfg_gelu_tanh(x));
         }
-        UNARY_LOOP(dfg_gelu_erf(x));
+        gelu_erf_run(v, o, n);
+        break;
     case DFG_OP_ERF: UNARY_LOOP(dfg_f32_erf(x));
     case DFG_OP_CLIP: UNARY_LOOP(dfg_clip(x, a->clip_min, a->clip_max));
     default: break;
