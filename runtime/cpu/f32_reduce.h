@@ -26,6 +26,24 @@ static inline double dfg_f32_sum(const float *v, int64_t n)
     return sum;
 }
 
+/* The sum of (v[i] - mean)^2 over v[0..n), in double (a variance's
+ * second pass). */
+static inline double dfg_f32_centered_squares(const float *v, int64_t n,
+                                              double mean)
+{
+    double lanes[DFG_F32_REDUCE_LANES] = {0};
+    int64_t i = 0;
+    for (; i + DFG_F32_REDUCE_LANES <= n; i += DFG_F32_REDUCE_LANES)
+        for (int j = 0; j < DFG_F32_REDUCE_LANES; j++)
+            lanes[j] += ((double)v[i + j] - mean) * ((double)v[i + j] - mean);
+    double sum = 0.0;
+    for (; i < n; i++)
+        sum += ((double)v[i] - mean) * ((double)v[i] - mean);
+    for (int j = 0; j < DFG_F32_REDUCE_LANES; j++)
+        sum += lanes[j];
+    return sum;
+}
+
 /* The maximum of v[0..n), -inf when n is 0; NaN wins (numpy, PyTorch). */
 static inline float dfg_f32_max(const float *v, int64_t n)
 {

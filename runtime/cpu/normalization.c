@@ -68,21 +68,13 @@ static void layer_norm_row_f32(const layer_norm_ctx *c, int64_t row)
     const float *s = c->scale, *b = c->bias;
     float *o = (float *)c->out + row * d;
     double mean = dfg_f32_sum(v, d) / (double)d;
-    double lanes[DFG_F32_REDUCE_LANES] = {0}, squares = 0.0;
-    int64_t i = 0;
-    for (; i + DFG_F32_REDUCE_LANES <= d; i += DFG_F32_REDUCE_LANES)
-        for (int j = 0; j < DFG_F32_REDUCE_LANES; j++)
-            lanes[j] += ((double)v[i + j] - mean) * ((double)v[i + j] - mean);
-    for (; i < d; i++)
-        squares += ((double)v[i] - mean) * ((double)v[i] - mean);
-    for (int j = 0; j < DFG_F32_REDUCE_LANES; j++)
-        squares += lanes[j];
+    double squares = dfg_f32_centered_squares(v, d, mean);
     float rstd = (float)(1.0 / sqrt(squares / (double)d + c->epsilon));
     if (b)
-        for (i = 0; i < d; i++)
+        for (int64_t i = 0; i < d; i++)
             o[i] = (float)((double)v[i] - mean) * rstd * s[i] + b[i];
     else
-        for (i = 0; i < d; i++)
+        for (int64_t i = 0; i < d; i++)
             o[i] = (float)((double)v[i] - mean) * rstd * s[i] + 0.0f;
 }
 
