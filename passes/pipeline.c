@@ -2,6 +2,7 @@
  *
  *   verify -> [precision] -> [training -> [buckets]] -> fold -> dce
  *          -> [inference: fuse patterns, fuse conv] -> [remat] -> node costs
+ *   (a budget remat misses: again from precision on, the stem sliced)
  *          -> concat views, schedule, alias, [bucket alias], liveness (for
  *             each candidate order, keeping the smallest lower bound)
  *          -> plan (inference: conv workspaces fitted under the peak)
@@ -14,6 +15,7 @@
 #include "dfg/compile.h"
 #include "buckets.h"
 #include "mixed_precision.h"
+#include "remat.h"
 #include "training.h"
 
 #include <string.h>
@@ -89,17 +91,17 @@ static void compilation_free(compilation *c)
     dfg_graph_destroy(c->graph);
 }
 
-static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
+/* From the training step on (when training) to rematerialization. */
+static dfg_status step_passes(dfg_graph *g, const dfg_compile_options *o,
+                              dfg_remat_report *remat)
 {
     dfg_pass_report report;
-    dfg_status st = dfg_pass_verify(c->graph, &report);
-    if (st == DFG_OK)
-        st = dfg_pass_mixed_precision(c->graph, o->precision, &report);
-    if (st == DFG_OK && o->training)
-        st = dfg_pass_training(c->graph, o->training, &report);
+    dfg_status st = DFG_OK;
+    if (o->training)
+        st = dfg_pass_training(g, o->training, &report);
     int32_t n_buckets;
     if (st == DFG_OK && o->training && o->training->data_parallel)
-        st = dfg_pass_gradient_buckets(c->graph, o->training->bucket_bytes,
+        st = dfg_pass_gradient_buckets(g, o->training->bucket_bytes,
                                        (int64_t)o->alignment,
                                        o->training->shard_optimizer,
                                        &n_buckets);
@@ -107,16 +109,64 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
         st = dfg_error(DFG_ERR_INVALID_ARGUMENT,
                        "training: shard_optimizer needs data_parallel");
     if (st == DFG_OK && o->fold_constants)
-        st = dfg_pass_fold(c->graph, &report);
+        st = dfg_pass_fold(g, &report);
     if (st == DFG_OK && o->eliminate_dead_code)
-        st = dfg_pass_dce(c->graph, &report);
+        st = dfg_pass_dce(g, &report);
     if (st == DFG_OK && o->fuse_operators && !o->training)
-        st = dfg_pass_fuse_patterns(c->graph, &report);
+        st = dfg_pass_fuse_patterns(g, &report);
     if (st == DFG_OK && o->fuse_operators && !o->training)
-        st = dfg_pass_fuse_conv(c->graph, &report);
-    dfg_remat_report remat;
+        st = dfg_pass_fuse_conv(g, &report);
     if (st == DFG_OK && o->training)
-        st = dfg_pass_remat(c->graph, o, o->training, &remat);
+        st = dfg_pass_remat(g, o, o->training, remat);
+    return st;
+}
+
+static int has_budget(const dfg_compile_options *o)
+{
+    return o->training && (o->training->memory_budget_bytes > 0 ||
+                           o->training->memory_budget_percent > 0.0f);
+}
+
+/* A budget the step misses may be met with its stem sliced
+ * (passes/remat_sliced_stem.c), which costs recomputing the stem's conv:
+ * the step is built again from the graph as it was before training
+ * (unsliced), to the budget in bytes the first attempt derived. Where no
+ * stem matches, the first attempt's error stands. */
+static dfg_status with_sliced_stem(compilation *c, const dfg_compile_options *o,
+                                   const dfg_remat_report *first,
+                                   dfg_graph **unsliced, dfg_status failed)
+{
+    int32_t slices;
+    dfg_status st = dfg_slice_stem(*unsliced, &slices);
+    if (st != DFG_OK || slices == 0)
+        return st != DFG_OK ? st : failed;
+    dfg_graph_destroy(c->graph);
+    c->graph = *unsliced;
+    *unsliced = NULL;
+    dfg_training_options t = *o->training;
+    t.memory_budget_bytes = (uint64_t)first->budget;
+    t.memory_budget_percent = 0.0f;
+    dfg_compile_options sliced = *o;
+    sliced.training = &t;
+    dfg_remat_report remat;
+    return step_passes(c->graph, &sliced, &remat);
+}
+
+static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
+{
+    dfg_pass_report report;
+    dfg_status st = dfg_pass_verify(c->graph, &report);
+    if (st == DFG_OK)
+        st = dfg_pass_mixed_precision(c->graph, o->precision, &report);
+    dfg_graph *unsliced = NULL;
+    if (st == DFG_OK && has_budget(o))
+        st = dfg_graph_clone(c->graph, &c->allocator, &unsliced);
+    dfg_remat_report remat = {0};
+    if (st == DFG_OK)
+        st = step_passes(c->graph, o, &remat);
+    if (st == DFG_ERR_PLAN && unsliced && remat.budget > 0)
+        st = with_sliced_stem(c, o, &remat, &unsliced, st);
+    dfg_graph_destroy(unsliced);
     return st;
 }
 

@@ -93,4 +93,10 @@ dfg_status dfg_checkpoint_search(const dfg_graph *g,
 dfg_status dfg_checkpoint_apply(dfg_graph *g, const dfg_checkpoint_plan *plan,
                                 int64_t *extra_flops);
 
+/* Slices the first conv (of a graph input) -> batch_norm [-> relu]
+ * [-> max_pool] chain of a forward graph, before the training pass, into
+ * chains over slices of the output channels joined by a concat
+ * (passes/remat_sliced_stem.c); *n_slices is 0 where none matches. */
+dfg_status dfg_slice_stem(dfg_graph *g, int32_t *n_slices);
+
 #endif

@@ -53,6 +53,9 @@ dfg_status dfg_training_replace_forms(dfg_graph *graph,
  * in place (passes/training_batch_norm.c). */
 dfg_status dfg_training_batch_norm_mode(dfg_graph *graph);
 
+/* The running statistics' momentum, in ONNX's convention (PyTorch's 0.1). */
+#define DFG_BATCH_NORM_RUNNING_MOMENTUM 0.9f
+
 /* Turns every live dropout with a drop probability above 0 into
  * dropout_train (src/ops.def), its state {seed, 0} a new weight; seed
  * and the dropout's place among the graph's dropouts make its stream

@@ -11,8 +11,6 @@
 
 #include <stdio.h>
 
-#define RUNNING_MOMENTUM 0.9f
-
 static int is_stored(const dfg_graph *g, int32_t v)
 {
     return v >= 0 && (g->values[v].kind == DFG_VALUE_WEIGHT ||
@@ -34,7 +32,7 @@ static dfg_status append_batch_norm_train(dfg_graph *g, int32_t n,
     (void)ctx;
     dfg_ir_node old = g->nodes[n];
     dfg_attrs attrs = old.attrs;
-    attrs.alpha = RUNNING_MOMENTUM;
+    attrs.alpha = DFG_BATCH_NORM_RUNNING_MOMENTUM;
     char name[300];
     snprintf(name, sizeof name, "%.280s.train", old.name);
     int32_t out[3];
