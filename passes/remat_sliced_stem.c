@@ -73,8 +73,7 @@ static int32_t next_in_chain(const dfg_graph *g, int32_t n, dfg_op op)
         return -1;
     int32_t v = g->nodes[n].outputs[0];
     int32_t r = only_reader(g, v);
-    return r >= 0 && g->nodes[r].op == op && g->nodes[r].inputs[0] == v &&
-                   g->nodes[r].n_inputs >= 1
+    return r >= 0 && g->nodes[r].op == op && g->nodes[r].inputs[0] == v
                ? r : -1;
 }
 
