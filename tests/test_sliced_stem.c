@@ -3,7 +3,9 @@
  * of output channels computes what the unsliced step computes (losses,
  * weights and running statistics after several Adam steps), and a memory
  * budget that the unsliced step cannot meet is met by slicing the stem,
- * with the plan verified and the recomputation's FLOPs reported. */
+ * with the plan verified and the recomputation's FLOPs reported. The
+ * sliced chain's gradients match the unsliced chain's (both in training
+ * mode) and central finite differences. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "autodiff.h"
 #include "dfg/dfg.h"
 #include "graph.h"
 #include "program.h"
@@ -219,11 +222,163 @@ static void test_budget_slices_the_stem(void **state)
     dfg_graph_destroy(h);
 }
 
+/* ---- gradients of the chain alone ----------------------------------- */
+
+#define G_BATCH 2
+#define G_SIDE 6
+#define G_CHANNELS 8
+#define G_OUT (G_CHANNELS * (G_SIDE / 2) * (G_SIDE / 2))
+#define G_INPUT (G_BATCH * 3 * G_SIDE * G_SIDE)
+#define G_KERNEL (G_CHANNELS * 3 * 3 * 3)
+#define FD_EPS 1e-3
+
+/* x [2,3,6,6] -> conv 3x3 (8) -> batch_norm_train -> relu -> max_pool
+ * 2x2/2 -> flatten -> L = sum(y * R), sliced (one channel a slice) or
+ * not; with gradients, outputs dL/dx, dL/dkernel, dL/dscale, dL/dbias
+ * after L. */
+static dfg_program *gradient_program(int sliced, int with_gradients)
+{
+    rng = 5;
+    dfg_graph *g;
+    dfg_value x, h;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 4,
+                                     (int64_t[]){G_BATCH, 3, G_SIDE, G_SIDE},
+                                     &x), DFG_OK);
+    const int64_t c[1] = {G_CHANNELS};
+    dfg_value wrt[4] = {x};
+    wrt[1] = weight(g, "conv.w", 4, (int64_t[]){G_CHANNELS, 3, 3, 3}, 0.0f,
+                    0.5f);
+    dfg_conv2d_params cp = {.pads = {1, 1, 1, 1}};
+    assert_int_equal(dfg_conv2d(g, x, wrt[1], DFG_NO_VALUE, &cp, &h), DFG_OK);
+    wrt[2] = weight(g, "bn.scale", 1, c, 1.0f, 0.3f);
+    wrt[3] = weight(g, "bn.bias", 1, c, 0.0f, 0.3f);
+    dfg_value mean = weight(g, "bn.mean", 1, c, 0.0f, 0.1f);
+    dfg_value var = weight(g, "bn.var", 1, c, 1.0f, 0.1f);
+    assert_int_equal(dfg_batch_norm(g, h, wrt[2], wrt[3], mean, var, 1e-5f,
+                                    &h), DFG_OK);
+    assert_int_equal(dfg_relu(g, h, &h), DFG_OK);
+    dfg_pool_params pp = {.kernel = {2, 2}, .strides = {2, 2}};
+    assert_int_equal(dfg_max_pool(g, h, &pp, &h), DFG_OK);
+    dfg_value y, r, product, loss;
+    assert_int_equal(dfg_flatten(g, h, 1, &y), DFG_OK);
+    int32_t slices;
+    if (sliced) {
+        assert_int_equal(dfg_slice_stem(g, &slices), DFG_OK);
+        assert_int_equal(slices, G_CHANNELS);
+    } else {
+        assert_int_equal(dfg_training_batch_norm_mode(g), DFG_OK);
+    }
+    static float weights[G_BATCH * G_OUT];
+    for (int i = 0; i < G_BATCH * G_OUT; i++)
+        weights[i] = uniform(1.0f);
+    assert_int_equal(dfg_graph_constant(g, "R", DFG_F32, 2,
+                                        (int64_t[]){G_BATCH, G_OUT}, weights,
+                                        &r), DFG_OK);
+    assert_int_equal(dfg_mul(g, y, r, &product), DFG_OK);
+    assert_int_equal(dfg_reduce_sum(g, product, 0, NULL, 0, &loss), DFG_OK);
+    assert_int_equal(dfg_graph_output(g, loss, "L"), DFG_OK);
+    if (with_gradients) {
+        int32_t at[4], grads[4];
+        for (int i = 0; i < 4; i++)
+            at[i] = dfg_graph_index(g, wrt[i]);
+        assert_int_equal(dfg_autodiff(g, dfg_graph_index(g, loss), at, 4,
+                                      grads), DFG_OK);
+        for (int i = 0; i < 4; i++) {
+            char name[8];
+            snprintf(name, sizeof name, "d%d", i);
+            assert_true(grads[i] >= 0);
+            assert_int_equal(dfg_graph_output(g, dfg_graph_handle(g, grads[i]),
+                                              name), DFG_OK);
+        }
+    }
+    dfg_compile_options o;
+    dfg_compile_options_init(&o);
+    o.fuse_operators = 0;
+    dfg_program *p;
+    assert_int_equal(dfg_compile(g, &o, &p), DFG_OK);
+    assert_int_equal(dfg_program_verify(p), DFG_OK);
+    dfg_graph_destroy(g);
+    return p;
+}
+
+static float run_gradients(const dfg_program *p, const float *x,
+                           float grads[4][G_KERNEL + G_INPUT])
+{
+    const dfg_backend *cpu;
+    dfg_session *s;
+    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    assert_int_equal(dfg_session_create(p, cpu, NULL, &s), DFG_OK);
+    float loss;
+    const void *in[1] = {x};
+    void *out[5] = {&loss, grads[0], grads[1], grads[2], grads[3]};
+    assert_int_equal(dfg_session_run(s, in, out), DFG_OK);
+    dfg_session_destroy(s);
+    return loss;
+}
+
+static double relative_difference(const float *a, const float *b, int n)
+{
+    double diff = 0.0, norm = 0.0;
+    for (int i = 0; i < n; i++) {
+        diff += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+        norm += (double)b[i] * b[i];
+    }
+    return sqrt(diff) / (norm > 0.0 ? sqrt(norm) : 1.0);
+}
+
+/* The sliced chain's gradients (input, kernel, scale, bias) against the
+ * unsliced chain's, and the input's against central differences of the
+ * sliced forward program (its batch statistics move with the input). */
+static void test_sliced_gradients_match(void **state)
+{
+    (void)state;
+    static float x[G_INPUT], a[4][G_KERNEL + G_INPUT], b[4][G_KERNEL + G_INPUT];
+    rng = 11;
+    for (int i = 0; i < G_INPUT; i++)
+        x[i] = uniform(1.0f);
+    dfg_program *plain = gradient_program(0, 1);
+    dfg_program *sliced = gradient_program(1, 1);
+    float loss_a = run_gradients(plain, x, a);
+    float loss_b = run_gradients(sliced, x, b);
+    assert_float_equal(loss_a, loss_b, 1e-6 * fabsf(loss_a));
+    const int n[4] = {G_INPUT, G_KERNEL, G_CHANNELS, G_CHANNELS};
+    for (int k = 0; k < 4; k++)
+        if (!(relative_difference(b[k], a[k], n[k]) < 1e-5))
+            fail_msg("gradient %d: sliced and unsliced differ by %g", k,
+                     relative_difference(b[k], a[k], n[k]));
+    dfg_program *forward = gradient_program(1, 0);
+    const dfg_backend *cpu;
+    dfg_session *s;
+    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    assert_int_equal(dfg_session_create(forward, cpu, NULL, &s), DFG_OK);
+    static float reference[G_INPUT];
+    for (int j = 0; j < G_INPUT; j++) {
+        float keep = x[j], up, down;
+        const void *in[1] = {x};
+        void *out_up[1] = {&up}, *out_down[1] = {&down};
+        x[j] = (float)(keep + FD_EPS);
+        assert_int_equal(dfg_session_run(s, in, out_up), DFG_OK);
+        x[j] = (float)(keep - FD_EPS);
+        assert_int_equal(dfg_session_run(s, in, out_down), DFG_OK);
+        x[j] = keep;
+        reference[j] = (float)(((double)up - down) / (2.0 * FD_EPS));
+    }
+    double error = relative_difference(b[0], reference, G_INPUT);
+    if (!(error < 1e-2))
+        fail_msg("input gradient against finite differences: %g", error);
+    dfg_session_destroy(s);
+    dfg_program_destroy(forward);
+    dfg_program_destroy(plain);
+    dfg_program_destroy(sliced);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sliced_step_computes_the_same),
         cmocka_unit_test(test_budget_slices_the_stem),
+        cmocka_unit_test(test_sliced_gradients_match),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
