@@ -565,22 +565,6 @@ static dfg_status unreachable(dfg_graph *g, const dfg_compile_options *o,
                      (long long)report->segment_arena, now.alive);
 }
 
-/* The first strategy, at no FLOP cost: weight gradients computed in
- * slices inside their updates (fuse_weight_update.c); report->arena
- * receives the arena after it. */
-static dfg_status fuse_weight_updates(dfg_graph *g,
-                                      const dfg_compile_options *o,
-                                      dfg_remat_report *report)
-{
-    dfg_pass_report dce;
-    dfg_status st = dfg_fuse_weight_updates(g, &report->fused_updates);
-    if (st == DFG_OK && report->fused_updates > 0)
-        st = dfg_pass_dce(g, &dce);
-    if (st == DFG_OK && report->fused_updates > 0)
-        st = dfg_remat_trial_arena(g, o, &report->arena);
-    return st;
-}
-
 dfg_status dfg_pass_remat(dfg_graph *g, const dfg_compile_options *o,
                           const dfg_training_options *t,
                           dfg_remat_report *report)
@@ -601,7 +585,10 @@ dfg_status dfg_pass_remat(dfg_graph *g, const dfg_compile_options *o,
                                      t->memory_budget_percent / 100.0);
     if (base <= report->budget)
         return DFG_OK;
-    st = fuse_weight_updates(g, o, report);
+    /* The first strategy, at no FLOP cost: weight gradients computed in
+     * slices inside their updates. */
+    st = dfg_fuse_weight_updates(g, o, &report->arena,
+                                 &report->fused_updates);
     if (st != DFG_OK || report->arena <= report->budget)
         return st;
     int64_t before = dfg_remat_total_flops(g), extra = 0;

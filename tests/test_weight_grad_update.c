@@ -3,11 +3,12 @@
  * conv2d_grad_weight with its full workspace (as a training step plans
  * it), then sgd/adam/adamw_update. On seeded random data, for every
  * optimizer, in f32 and with bf16 activations and gradient (mixed
- * precision), over several runs: the weights, the optimizer state and
+ * precision), over two runs: the weights, the optimizer state and
  * the update's norm are the same bits. The geometries cut the gradient
- * into several slices (a remainder slice among them) through both
- * kernels' paths, im2col with padding and stride and the direct 1x1
- * product, and one fits in a single slice. */
+ * into several slices (a remainder slice among them) through every path
+ * of the kernels: im2col with padding and stride, the batch's columns in
+ * one chunk, in several chunks made once, in several chunks made again
+ * per slice, and the direct 1x1 product; one fits in a single slice. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -50,6 +51,7 @@ static void fill(void *data, dfg_dtype dtype, int64_t n)
 
 typedef struct conv_case {
     int64_t n, c, h, w, m, k, stride, pad;
+    int whole_columns; /* the batch's im2col made once */
 } conv_case;
 
 static dfg_type type4(dfg_dtype dtype, int64_t a, int64_t b, int64_t c,
@@ -126,6 +128,7 @@ static void check_case(const conv_case *c, dfg_op update, dfg_op fused,
     int64_t size = (int64_t)dfg_dtype_size(dtype);
     int64_t rows = dfg_weight_slice_rows(&g, size);
     assert_int_equal((c->m + rows - 1) / rows, expect_slices);
+    assert_int_equal(dfg_weight_update_whole_columns(&g, size), c->whole_columns);
     int64_t nw = dfg_type_numel(&t_w), n_state = dfg_type_numel(&t_state);
     void *dy = malloc((size_t)dfg_type_bytes(&t_dy));
     void *x = malloc((size_t)dfg_type_bytes(&t_x));
@@ -142,7 +145,7 @@ static void check_case(const conv_case *c, dfg_op update, dfg_op fused,
     memcpy(sides[1].w, sides[0].w, (size_t)nw * sizeof(float));
     memcpy(sides[1].state, sides[0].state, (size_t)n_state * sizeof(float));
     float hyper[DFG_HYPER_SIZE] = {0.01f, 0.9f, 0.999f, 1e-8f, 0.01f, 1.0f};
-    for (int r = 0; r < 3; r++) {
+    for (int r = 0; r < 2; r++) {
         fill(dy, dtype, dfg_type_numel(&t_dy));
         fill(x, dtype, dfg_type_numel(&t_x));
         /* The pair: the whole gradient, then its update. */
@@ -195,32 +198,52 @@ static void check_every_optimizer(const conv_case *c, int f32_slices,
     }
 }
 
-/* 3x3, padding 1: k = 2304, 56 rows of f32 a slice (112 of bf16). */
+/* 3x3, padding 1: k = 2304, 56 rows of f32 a slice (112 of bf16); the
+ * batch's columns are one chunk, made once for every slice. */
 static void test_padded_3x3_in_slices(void **state)
 {
     (void)state;
-    check_every_optimizer(&(conv_case){2, 256, 6, 6, 128, 3, 1, 1}, 3, 2);
+    check_every_optimizer(&(conv_case){2, 256, 6, 6, 128, 3, 1, 1, 0}, 3, 2);
 }
 
 /* Stride 2: k = 1800, 72 rows a slice, the last one 64. */
 static void test_strided_in_slices(void **state)
 {
     (void)state;
-    check_every_optimizer(&(conv_case){3, 200, 9, 9, 136, 3, 2, 1}, 2, 1);
+    check_every_optimizer(&(conv_case){3, 200, 9, 9, 136, 3, 2, 1, 0}, 2, 1);
 }
 
 /* 1x1, stride 1: the direct product, k = 1024, 128 rows a slice. */
 static void test_direct_1x1_in_slices(void **state)
 {
     (void)state;
-    check_every_optimizer(&(conv_case){2, 1024, 4, 4, 200, 1, 1, 0}, 2, 1);
+    check_every_optimizer(&(conv_case){2, 1024, 4, 4, 200, 1, 1, 0, 0}, 2, 1);
+}
+
+/* 32x32 and 16x16 images: the batch's im2col columns exceed the
+ * workspace's bound, so each slice walks the column chunks; k = 576, 224
+ * rows a slice; k = 4608, 128 rows a slice (at least that many when the
+ * chunks' im2col is made again for each). */
+static void test_chunked_columns_in_slices(void **state)
+{
+    (void)state;
+    check_every_optimizer(&(conv_case){2, 64, 32, 32, 256, 3, 1, 1, 0}, 2, 1);
+    check_every_optimizer(&(conv_case){1, 512, 16, 16, 256, 3, 1, 1, 0}, 2, 2);
+}
+
+/* resnet18's layer4 at 32x32: one output pixel an image, chunks of a
+ * few columns, all of the batch's in the workspace. */
+static void test_one_pixel_images_in_slices(void **state)
+{
+    (void)state;
+    check_every_optimizer(&(conv_case){32, 256, 1, 1, 512, 3, 1, 1, 1}, 10, 5);
 }
 
 /* A small gradient: one slice, the whole of it. */
 static void test_one_slice(void **state)
 {
     (void)state;
-    check_every_optimizer(&(conv_case){4, 8, 8, 8, 16, 3, 1, 1}, 1, 1);
+    check_every_optimizer(&(conv_case){4, 8, 8, 8, 16, 3, 1, 1, 0}, 1, 1);
 }
 
 int main(void)
@@ -229,6 +252,8 @@ int main(void)
         cmocka_unit_test(test_padded_3x3_in_slices),
         cmocka_unit_test(test_strided_in_slices),
         cmocka_unit_test(test_direct_1x1_in_slices),
+        cmocka_unit_test(test_chunked_columns_in_slices),
+        cmocka_unit_test(test_one_pixel_images_in_slices),
         cmocka_unit_test(test_one_slice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -186,7 +186,8 @@ dfg_status dfg_cpu_conv_grad_weight_rows(const dfg_conv_geometry *whole,
                                          int64_t slice, const void *dy_data,
                                          const void *x_data, dfg_dtype dtype,
                                          float *workspace, int64_t chunk,
-                                         void *dw_data, dfg_dtype dw_dtype)
+                                         int columns_ready, void *dw_data,
+                                         dfg_dtype dw_dtype)
 {
     dfg_conv_geometry g = *whole;
     g.filters_per_group = rows;
@@ -196,19 +197,50 @@ dfg_status dfg_cpu_conv_grad_weight_rows(const dfg_conv_geometry *whole,
     const operand x = {(void *)x_data, dtype}, dw = {dw_data, dw_dtype};
     if (g.direct)
         return grad_weight_direct(&g, slice, &dy, &x, &dw);
-    chunk_buffers b = {workspace, workspace + rows * chunk, chunk};
+    /* The im2col columns first: they stay where they are whatever the
+     * rows, for a caller that reuses them. */
+    chunk_buffers b = {workspace + g.k * chunk, workspace, chunk};
     int64_t columns = g.batch * g.pixels;
     dfg_status st = DFG_OK;
     for (int64_t grp = 0; grp < g.group && st == DFG_OK; grp++)
         for (int64_t c0 = 0; c0 < columns && st == DFG_OK; c0 += b.chunk) {
             int64_t cols = columns - c0 < b.chunk ? columns - c0 : b.chunk;
             dfg_cpu_conv_gather_dy(&g, dy.data, dy.dtype, grp, c0, cols, b.dy);
-            dfg_cpu_conv_im2col(&g, x.data, x.dtype, grp, c0, cols, b.col);
+            if (!columns_ready)
+                dfg_cpu_conv_im2col(&g, x.data, x.dtype, grp, c0, cols,
+                                    b.col);
             dfg_cpu_matrix dyc = matrix(b.dy, cols, 0);
             dfg_cpu_matrix colt = matrix(b.col, cols, 1);
             st = slice_products(&g, grp, rows, slice, &dyc, &colt, cols,
                                 c0 > 0 ? 1.0f : 0.0f, &dw);
         }
+    return st;
+}
+
+dfg_status dfg_cpu_conv_grad_weight_rows_whole(
+    const dfg_conv_geometry *whole, int64_t m0, int64_t rows,
+    const void *dy_data, const void *x_data, dfg_dtype dtype,
+    float *workspace, int64_t chunk, int columns_ready, void *dw_data,
+    dfg_dtype dw_dtype)
+{
+    dfg_conv_geometry g = *whole;
+    g.filters_per_group = rows;
+    int64_t columns = g.batch * g.pixels;
+    float *col = workspace, *dy = workspace + g.k * columns;
+    if (!columns_ready)
+        dfg_cpu_conv_im2col(&g, x_data, dtype, 0, 0, columns, col);
+    dfg_cpu_conv_gather_dy(&g, (const char *)dy_data +
+                                   m0 * g.pixels * (int64_t)dfg_dtype_size(dtype),
+                           dtype, 0, 0, columns, dy);
+    const operand dw = {dw_data, dw_dtype};
+    dfg_status st = DFG_OK;
+    for (int64_t c0 = 0; c0 < columns && st == DFG_OK; c0 += chunk) {
+        int64_t cols = columns - c0 < chunk ? columns - c0 : chunk;
+        dfg_cpu_matrix dyc = matrix(dy + c0, columns, 0);
+        dfg_cpu_matrix colt = matrix(col + c0, columns, 1);
+        st = slice_products(&g, 0, rows, rows, &dyc, &colt, cols,
+                            c0 > 0 ? 1.0f : 0.0f, &dw);
+    }
     return st;
 }
 
@@ -223,10 +255,10 @@ dfg_status dfg_cpu_conv2d_grad_weight(const dfg_kernel_args *args)
     if (st != DFG_OK)
         return st;
     dfg_dtype dtype = args->in_types[0].dtype;
+    int64_t chunk = dfg_conv_grad_chunk_within(&g, args->workspace_bytes);
     return dfg_cpu_conv_grad_weight_rows(
         &g, 0, g.filters_per_group,
         dfg_weight_slice_rows(&g, (int64_t)dfg_dtype_size(dtype)), args->in[0],
-        args->in[1],
-        dtype, args->workspace, dfg_conv_grad_chunk_within(&g, args->workspace_bytes), args->out[0],
+        args->in[1], dtype, args->workspace, chunk, 0, args->out[0],
         args->out_types[0].dtype);
 }

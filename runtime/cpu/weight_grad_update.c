@@ -48,13 +48,21 @@ dfg_status dfg_cpu_conv2d_weight_update(const dfg_kernel_args *args)
     float *chunks = (float *)((char *)args->workspace +
                               dfg_weight_slice_bytes(&g, size));
     float *w = (float *)args->in[2], *state = (float *)args->in[4];
+    /* With the batch's columns in one chunk, or all in the workspace
+     * (weight_update_geometry.h), the im2col is made once and read by
+     * every slice. */
+    int64_t chunk = dfg_conv_grad_chunk(&g);
+    int whole = dfg_weight_update_whole_columns(&g, size);
+    int one_chunk = g.batch * g.pixels <= chunk;
     double squares = 0.0;
     for (int64_t m0 = 0; m0 < g.out_channels && st == DFG_OK; m0 += rows) {
         int64_t r = g.out_channels - m0 < rows ? g.out_channels - m0 : rows;
-        st = dfg_cpu_conv_grad_weight_rows(&g, m0, r, r, args->in[0],
-                                           args->in[1], dtype, chunks,
-                                           dfg_conv_grad_chunk(&g), slice,
-                                           dtype);
+        st = whole ? dfg_cpu_conv_grad_weight_rows_whole(
+                         &g, m0, r, args->in[0], args->in[1], dtype, chunks,
+                         chunk, m0 > 0, slice, dtype)
+                   : dfg_cpu_conv_grad_weight_rows(
+                         &g, m0, r, r, args->in[0], args->in[1], dtype,
+                         chunks, chunk, one_chunk && m0 > 0, slice, dtype);
         dfg_cpu_gradient gradient = {.grad = slice, .grad_dtype = dtype,
                                      .first = m0 * g.k};
         if (st == DFG_OK)

@@ -8,6 +8,24 @@
 #include "shape_rules.h"
 #include "tensor_type.h"
 
+int dfg_weight_update_whole_columns(const dfg_conv_geometry *g,
+                                    int64_t element_bytes)
+{
+    if (g->direct || g->group != 1 ||
+        g->batch * g->pixels <= dfg_conv_grad_chunk(g) ||
+        g->k * g->batch * g->pixels * (int64_t)sizeof(float) >
+            DFG_CONV_IM2COL_BUDGET_BYTES)
+        return 0;
+    /* Sizes below the im2col budget and a weight's bytes: no overflow. */
+    int64_t slice = g->k * element_bytes * 8;
+    if (slice < DFG_WEIGHT_SLICE_BYTES)
+        slice = DFG_WEIGHT_SLICE_BYTES;
+    int64_t columns = (g->k + g->filters_per_group) * g->batch * g->pixels *
+                      (int64_t)sizeof(float);
+    return slice + columns + 256 <=
+           g->filters_per_group * g->k * element_bytes;
+}
+
 int64_t dfg_weight_slice_rows(const dfg_conv_geometry *g,
                               int64_t element_bytes)
 {
@@ -15,11 +33,14 @@ int64_t dfg_weight_slice_rows(const dfg_conv_geometry *g,
         return g->filters_per_group;
     int64_t row = g->k * element_bytes;
     int64_t rows = DFG_WEIGHT_SLICE_BYTES / (row > 0 ? row : 1);
-    if (rows >= g->filters_per_group)
-        return g->filters_per_group;
-    rows -= rows % 8;
-    return rows > 8 ? rows : 8 < g->filters_per_group ? 8
-                                                       : g->filters_per_group;
+    rows = rows < 8 ? 8 : rows - rows % 8;
+    /* Each slice makes the chunks' im2col again: few, tall slices. */
+    int repeats_im2col = !g->direct &&
+                         !dfg_weight_update_whole_columns(g, element_bytes) &&
+                         g->batch * g->pixels > dfg_conv_grad_chunk(g);
+    if (repeats_im2col && rows < DFG_WEIGHT_SLICE_ROWS_REMAKING_COLUMNS)
+        rows = DFG_WEIGHT_SLICE_ROWS_REMAKING_COLUMNS;
+    return rows < g->filters_per_group ? rows : g->filters_per_group;
 }
 
 int64_t dfg_weight_slice_bytes(const dfg_conv_geometry *g,
@@ -30,10 +51,14 @@ int64_t dfg_weight_slice_bytes(const dfg_conv_geometry *g,
                             element_bytes, 256);
 }
 
+
 int64_t dfg_weight_update_workspace_bytes(const dfg_conv_geometry *g,
                                           int64_t element_bytes)
 {
-    int64_t columns = g->direct ? 0 : dfg_conv_grad_chunk(g);
+    int64_t columns = g->direct ? 0
+                      : dfg_weight_update_whole_columns(g, element_bytes)
+                          ? g->batch * g->pixels
+                          : dfg_conv_grad_chunk(g);
     return dfg_weight_slice_bytes(g, element_bytes) +
            (dfg_weight_slice_rows(g, element_bytes) + g->k) * columns *
                (int64_t)sizeof(float);
