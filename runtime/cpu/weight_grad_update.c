@@ -31,6 +31,9 @@ dfg_status dfg_cpu_conv2d_weight_update(const dfg_kernel_args *args)
                                            &args->in_types[0], &g);
     dfg_dtype dtype = args->in_types[0].dtype;
     int64_t size = (int64_t)dfg_dtype_size(dtype);
+    if (st == DFG_OK && g.group != 1)
+        st = dfg_error(DFG_ERR_UNSUPPORTED, "%s: a conv of %lld groups",
+                       dfg_op_get(args->op)->name, (long long)g.group);
     if (st == DFG_OK && (args->workspace_bytes <
                              dfg_weight_update_workspace_bytes(&g, size) ||
                          !args->workspace))
