@@ -1,10 +1,11 @@
-/* bench-train-step MODEL [OPTIMIZER] [ITERATIONS] [WARMUP]: one training
- * step (forward, backward, optimizer update) of a bundled classifier
+/* bench-train-step MODEL [OPTIMIZER] [ITERATIONS] [WARMUP] [BUDGET]: one
+ * training step (forward, backward, optimizer update) of a bundled classifier
  * (batch 32) or of a classifier in an ONNX file (MODEL.onnx, its own
  * batch, cross-entropy over its classes), on the CPU backend. Prints one JSON line: the median and the
  * fastest step time (the one a busy machine distorts least), the planned arena and weights-region bytes, and the growth of the
  * peak resident set over the steps (measured the same way as
- * bench/train_vs_torch.py measures PyTorch). Threads: OMP_NUM_THREADS. */
+ * bench/train_vs_torch.py measures PyTorch). BUDGET: a memory budget,
+ * BYTES or N% (docs/training.md). Threads: OMP_NUM_THREADS. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,14 @@ int main(int argc, char **argv)
     int warmup = argc > 4 ? atoi(argv[4]) : 20;
     if (iterations < 1 || iterations > 100000 || warmup < 0)
         return fprintf(stderr, "bad iteration counts\n"), 2;
+    if (argc > 5) {
+        char *end;
+        double budget = strtod(argv[5], &end);
+        if (*end == '%')
+            t.memory_budget_percent = (float)budget;
+        else
+            t.memory_budget_bytes = (uint64_t)budget;
+    }
     dfg_compile_options o;
     dfg_compile_options_init(&o);
     o.training = &t;

@@ -49,10 +49,12 @@ static int is_recomputation(const dfg_ir_node *node)
  * backward (what it reads can be recomputed in turn, before it), or
  * writes a mask that only nodes writing gradients read (relu's VJP
  * compares its saved output with 0: the comparison must read the
- * recomputed copy, not keep the original). */
+ * recomputed copy, not keep the original), or computes a weight's
+ * gradient inside its update (passes/fuse_weight_update.c). */
 static int is_backward(const dfg_graph *g, const dfg_ir_node *node)
 {
-    if (writes_gradient(g, node) || is_recomputation(node))
+    if (writes_gradient(g, node) || is_recomputation(node) ||
+        dfg_op_updated_weight_input(node->op) == 2)
         return 1;
     if (node->n_outputs != 1)
         return 0;
@@ -72,11 +74,6 @@ static int is_backward(const dfg_graph *g, const dfg_ir_node *node)
     return readers > 0;
 }
 
-static int is_update(dfg_op op)
-{
-    return op == DFG_OP_SGD_UPDATE || op == DFG_OP_ADAM_UPDATE ||
-           op == DFG_OP_ADAMW_UPDATE || op == DFG_OP_OPTIMIZER_TICK;
-}
 
 /* The node index of v's first backward reader, or -1. */
 static int32_t first_backward_reader(const dfg_graph *g, int32_t v)
@@ -115,10 +112,11 @@ static int operands_unchanged_until(const dfg_graph *g, const dfg_ir_node *p,
 {
     for (int32_t n = 0; n < at; n++) {
         const dfg_ir_node *u = &g->nodes[n];
-        if (u->dead || !is_update(u->op))
+        int32_t written = dfg_op_updated_weight_input(u->op);
+        if (u->dead || written < 0)
             continue;
         for (int32_t i = 0; i < p->n_inputs; i++)
-            if (p->inputs[i] >= 0 && p->inputs[i] == u->inputs[0])
+            if (p->inputs[i] >= 0 && p->inputs[i] == u->inputs[written])
                 return 0;
     }
     return 1;
@@ -555,10 +553,12 @@ static dfg_status unreachable(dfg_graph *g, const dfg_compile_options *o,
         return st;
     return dfg_error(DFG_ERR_PLAN,
                      "memory budget %lld bytes cannot be met: after "
+                     "fusing %d weight gradients with their updates and "
                      "recomputing %d saved activations the arena is %lld "
                      "bytes (%lld without the budget; %lld with single "
                      "values, %lld with checkpoint segments); peak %s",
-                     (long long)report->budget, (int)report->recomputed,
+                     (long long)report->budget,
+                     (int)report->fused_updates, (int)report->recomputed,
                      (long long)now.arena,
                      (long long)report->unconstrained_arena,
                      (long long)report->single_value_arena,
@@ -585,6 +585,12 @@ dfg_status dfg_pass_remat(dfg_graph *g, const dfg_compile_options *o,
                                      t->memory_budget_percent / 100.0);
     if (base <= report->budget)
         return DFG_OK;
+    /* The first strategy, at no FLOP cost: weight gradients computed in
+     * slices inside their updates. */
+    st = dfg_fuse_weight_updates(g, o, &report->arena,
+                                 &report->fused_updates);
+    if (st != DFG_OK || report->arena <= report->budget)
+        return st;
     int64_t before = dfg_remat_total_flops(g), extra = 0;
     single_values single = {0};
     dfg_checkpoint_plan segments = {0};

@@ -45,6 +45,13 @@ dfg_status dfg_remat_recompute(dfg_graph *g, const int32_t *set,
  * Every training step does. */
 dfg_status dfg_remat_cheap(dfg_graph *g, const dfg_compile_options *o);
 
+/* Fuses conv weight gradients that only their optimizer update reads
+ * into the update, which then computes them in slices of output channels
+ * (passes/fuse_weight_update.c), each where a trial plan's arena does not
+ * grow; *arena receives the arena after them, *n_fused how many. */
+dfg_status dfg_fuse_weight_updates(dfg_graph *g, const dfg_compile_options *o,
+                                   int64_t *arena, int32_t *n_fused);
+
 /* What a recomputation may cost: chains of at most max_chain ops, at most
  * max_flops_per_byte FLOPs per byte freed (0: any); keep_equal: kept when
  * the arena stays the same (it may take several to move a peak). */

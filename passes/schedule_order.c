@@ -35,8 +35,7 @@ typedef struct order_state {
 
 static int writes_stored_operands(dfg_op op)
 {
-    return op == DFG_OP_OPTIMIZER_TICK || op == DFG_OP_SGD_UPDATE ||
-           op == DFG_OP_ADAM_UPDATE || op == DFG_OP_ADAMW_UPDATE;
+    return op == DFG_OP_OPTIMIZER_TICK || dfg_op_updated_weight_input(op) >= 0;
 }
 
 static int32_t find_owner(const order_state *o, int32_t v)

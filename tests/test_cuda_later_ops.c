@@ -538,12 +538,14 @@ static void test_inference_programs(void **state)
 }
 
 /* Every op the CPU backend has a kernel for has a CUDA plan, but the
- * sharded optimizer's (CPU only, docs/data-parallel.md) and dropout_train
- * (CPU only, docs/training.md). */
+ * sharded optimizer's (CPU only, docs/data-parallel.md), dropout_train
+ * and the weight gradients fused with their updates (CPU only,
+ * docs/training.md). */
 static int cpu_only(dfg_op op)
 {
     return op == DFG_OP_SHARD_WEIGHTS || op == DFG_OP_ALL_GATHER_WEIGHTS ||
-           op == DFG_OP_DROPOUT_TRAIN;
+           op == DFG_OP_DROPOUT_TRAIN ||
+           dfg_op_updated_weight_input(op) == 2;
 }
 
 static void test_op_coverage(void **state)

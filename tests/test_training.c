@@ -460,6 +460,15 @@ static int count_recomputed(const dfg_program *p)
     return n;
 }
 
+/* Steps computing a conv's weight gradient inside its update. */
+static int count_fused_updates(const dfg_program *p)
+{
+    int n = 0;
+    for (int32_t s = 0; s < p->n_steps; s++)
+        n += p->steps[s].op == DFG_OP_CONV2D_WEIGHT_ADAM_UPDATE;
+    return n;
+}
+
 /* Without a budget, a training step recomputes only cheap elementwise
  * chains (batch norm from its statistics, relu, add; under 1% more
  * FLOPs), relu's comparison reads the recomputed output in backward (no
@@ -497,9 +506,12 @@ static void test_cheap_recomputation_by_default(void **state)
 /* Every training step recomputes cheap chains (batch norm and relu from
  * the conv output batch norm's backward keeps, passes/remat_cheap.c):
  * the unconstrained arena is 1.01 MiB, not 1.50. Under a memory budget of
- * 95% of it, more saved activations (convolutions) are recomputed and
- * the arena fits, and an epoch's worth of runs (44 batches) ends with the
- * same weights: every recomputation is bit for bit the forward's. An
+ * 95% of it, the convs' weight gradients are computed inside their
+ * updates (passes/fuse_weight_update.c), more saved activations
+ * (convolutions)
+ * are recomputed and the arena fits, and an epoch's worth of runs (44
+ * batches) ends with the same weights: every recomputation is bit for
+ * bit the forward's, every fused gradient the unfused one's. An
  * unreachable budget is an error naming the smallest arena reached. */
 static void test_memory_budget_keeps_the_results(void **state)
 {
@@ -511,6 +523,8 @@ static void test_memory_budget_keeps_the_results(void **state)
     assert_true(b.arena_bytes * 100 <= a.arena_bytes * 95);
     assert_true(count_recomputed(free_plan) > 0);
     assert_true(count_recomputed(budget) > count_recomputed(free_plan));
+    assert_int_equal(count_fused_updates(free_plan), 0);
+    assert_int_equal(count_fused_updates(budget), 8);
     const dfg_backend *cpu;
     assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
     dfg_session *sa, *sb;

@@ -18,6 +18,8 @@
 #include "error.h"
 #include "gemm_mixed.h"
 #include "kernels.h"
+#include "conv_grad_rows.h"
+#include "weight_update_geometry.h"
 
 /* The op's part of the step's workspace: at least its least chunk. */
 static dfg_status check_workspace(const dfg_kernel_args *args,
@@ -136,10 +138,33 @@ dfg_status dfg_cpu_conv2d_grad_input(const dfg_kernel_args *args)
     return st;
 }
 
+/* dw[s0 .. s0 + r) of group grp (+)= a b^T, one product per slice of
+ * `slice` rows, a's rows from its row 0 on: the products a fused update
+ * makes (weight_grad_update.c), whose shapes decide sgemm's bits. */
+static dfg_status slice_products(const dfg_conv_geometry *g, int64_t grp,
+                                 int64_t rows, int64_t slice,
+                                 const dfg_cpu_matrix *a,
+                                 const dfg_cpu_matrix *b, int64_t depth,
+                                 float beta, const operand *dw)
+{
+    dfg_status st = DFG_OK;
+    size_t size = dfg_dtype_size(a->dtype);
+    for (int64_t s0 = 0; s0 < rows && st == DFG_OK; s0 += slice) {
+        int64_t r = rows - s0 < slice ? rows - s0 : slice;
+        dfg_cpu_matrix a_rows = *a;
+        a_rows.data = (const char *)a->data + (size_t)(s0 * a->ld) * size;
+        st = dfg_cpu_gemm_mixed(r, g->k, depth, 1.0f, &a_rows, b, beta,
+                                dw->dtype,
+                                element(dw, (grp * g->filters_per_group + s0) *
+                                                g->k), g->k);
+    }
+    return st;
+}
+
 /* dw += dy_n x_n^T for every image and group: a direct (1x1) conv. */
 static dfg_status grad_weight_direct(const dfg_conv_geometry *g,
-                                     const operand *dy, const operand *x,
-                                     const operand *dw)
+                                     int64_t slice, const operand *dy,
+                                     const operand *x, const operand *dw)
 {
     dfg_status st = DFG_OK;
     for (int64_t n = 0; n < g->batch && st == DFG_OK; n++)
@@ -150,12 +175,72 @@ static dfg_status grad_weight_direct(const dfg_conv_geometry *g,
             dfg_cpu_matrix b = operand_matrix(
                 x, (n * g->in_channels + grp * g->channels_per_group) *
                        g->pixels, g->pixels, 1);
-            st = dfg_cpu_gemm_mixed(g->filters_per_group, g->k, g->pixels,
-                                    1.0f, &a, &b, n > 0 ? 1.0f : 0.0f,
-                                    dw->dtype,
-                                    element(dw, grp * g->filters_per_group *
-                                                    g->k), g->k);
+            st = slice_products(g, grp, g->filters_per_group, slice, &a, &b,
+                                g->pixels, n > 0 ? 1.0f : 0.0f, dw);
         }
+    return st;
+}
+
+dfg_status dfg_cpu_conv_grad_weight_rows(const dfg_conv_geometry *whole,
+                                         int64_t m0, int64_t rows,
+                                         int64_t slice, const void *dy_data,
+                                         const void *x_data, dfg_dtype dtype,
+                                         float *workspace, int64_t chunk,
+                                         int columns_ready, void *dw_data,
+                                         dfg_dtype dw_dtype)
+{
+    dfg_conv_geometry g = *whole;
+    g.filters_per_group = rows;
+    const operand dy = {(char *)dy_data + m0 * g.pixels *
+                                              (int64_t)dfg_dtype_size(dtype),
+                        dtype};
+    const operand x = {(void *)x_data, dtype}, dw = {dw_data, dw_dtype};
+    if (g.direct)
+        return grad_weight_direct(&g, slice, &dy, &x, &dw);
+    /* The im2col columns first: they stay where they are whatever the
+     * rows, for a caller that reuses them. */
+    chunk_buffers b = {workspace + g.k * chunk, workspace, chunk};
+    int64_t columns = g.batch * g.pixels;
+    dfg_status st = DFG_OK;
+    for (int64_t grp = 0; grp < g.group && st == DFG_OK; grp++)
+        for (int64_t c0 = 0; c0 < columns && st == DFG_OK; c0 += b.chunk) {
+            int64_t cols = columns - c0 < b.chunk ? columns - c0 : b.chunk;
+            dfg_cpu_conv_gather_dy(&g, dy.data, dy.dtype, grp, c0, cols, b.dy);
+            if (!columns_ready)
+                dfg_cpu_conv_im2col(&g, x.data, x.dtype, grp, c0, cols,
+                                    b.col);
+            dfg_cpu_matrix dyc = matrix(b.dy, cols, 0);
+            dfg_cpu_matrix colt = matrix(b.col, cols, 1);
+            st = slice_products(&g, grp, rows, slice, &dyc, &colt, cols,
+                                c0 > 0 ? 1.0f : 0.0f, &dw);
+        }
+    return st;
+}
+
+dfg_status dfg_cpu_conv_grad_weight_rows_whole(
+    const dfg_conv_geometry *whole, int64_t m0, int64_t rows,
+    const void *dy_data, const void *x_data, dfg_dtype dtype,
+    float *workspace, int64_t chunk, int columns_ready, void *dw_data,
+    dfg_dtype dw_dtype)
+{
+    dfg_conv_geometry g = *whole;
+    g.filters_per_group = rows;
+    int64_t columns = g.batch * g.pixels;
+    float *col = workspace, *dy = workspace + g.k * columns;
+    if (!columns_ready)
+        dfg_cpu_conv_im2col(&g, x_data, dtype, 0, 0, columns, col);
+    dfg_cpu_conv_gather_dy(&g, (const char *)dy_data +
+                                   m0 * g.pixels * (int64_t)dfg_dtype_size(dtype),
+                           dtype, 0, 0, columns, dy);
+    const operand dw = {dw_data, dw_dtype};
+    dfg_status st = DFG_OK;
+    for (int64_t c0 = 0; c0 < columns && st == DFG_OK; c0 += chunk) {
+        int64_t cols = columns - c0 < chunk ? columns - c0 : chunk;
+        dfg_cpu_matrix dyc = matrix(dy + c0, columns, 0);
+        dfg_cpu_matrix colt = matrix(col + c0, columns, 1);
+        st = slice_products(&g, 0, rows, rows, &dyc, &colt, cols,
+                            c0 > 0 ? 1.0f : 0.0f, &dw);
+    }
     return st;
 }
 
@@ -169,23 +254,11 @@ dfg_status dfg_cpu_conv2d_grad_weight(const dfg_kernel_args *args)
         st = check_workspace(args, &g);
     if (st != DFG_OK)
         return st;
-    const operand dy = input_of(args, 0), x = input_of(args, 1);
-    const operand dw = {args->out[0], args->out_types[0].dtype};
-    if (g.direct)
-        return grad_weight_direct(&g, &dy, &x, &dw);
-    chunk_buffers b = buffers_of(&g, args);
-    int64_t columns = g.batch * g.pixels;
-    for (int64_t grp = 0; grp < g.group && st == DFG_OK; grp++)
-        for (int64_t c0 = 0; c0 < columns && st == DFG_OK; c0 += b.chunk) {
-            int64_t cols = columns - c0 < b.chunk ? columns - c0 : b.chunk;
-            dfg_cpu_conv_gather_dy(&g, dy.data, dy.dtype, grp, c0, cols, b.dy);
-            dfg_cpu_conv_im2col(&g, x.data, x.dtype, grp, c0, cols, b.col);
-            dfg_cpu_matrix dyc = matrix(b.dy, cols, 0);
-            dfg_cpu_matrix colt = matrix(b.col, cols, 1);
-            st = dfg_cpu_gemm_mixed(g.filters_per_group, g.k, cols, 1.0f, &dyc,
-                                    &colt, c0 > 0 ? 1.0f : 0.0f, dw.dtype,
-                                    element(&dw, grp * g.filters_per_group *
-                                                     g.k), g.k);
-        }
-    return st;
+    dfg_dtype dtype = args->in_types[0].dtype;
+    int64_t chunk = dfg_conv_grad_chunk_within(&g, args->workspace_bytes);
+    return dfg_cpu_conv_grad_weight_rows(
+        &g, 0, g.filters_per_group,
+        dfg_weight_slice_rows(&g, (int64_t)dfg_dtype_size(dtype)), args->in[0],
+        args->in[1], dtype, args->workspace, chunk, 0, args->out[0],
+        args->out_types[0].dtype);
 }

@@ -64,9 +64,9 @@ static const dfg_cpu_kernel kernels[DFG_OP_COUNT] = {
     [DFG_OP_SLICE_GRAD] = dfg_cpu_slice_grad,
     [DFG_OP_GATHER_GRAD] = dfg_cpu_gather_grad,
     [DFG_OP_OPTIMIZER_TICK] = dfg_cpu_optimizer_tick,
-    [DFG_OP_SGD_UPDATE] = dfg_cpu_sgd_update,
-    [DFG_OP_ADAM_UPDATE] = dfg_cpu_adam_update,
-    [DFG_OP_ADAMW_UPDATE] = dfg_cpu_adam_update,
+    [DFG_OP_SGD_UPDATE] = dfg_cpu_optimizer_update,
+    [DFG_OP_ADAM_UPDATE] = dfg_cpu_optimizer_update,
+    [DFG_OP_ADAMW_UPDATE] = dfg_cpu_optimizer_update,
     [DFG_OP_FLOOR] = dfg_cpu_unary_math,
     [DFG_OP_CEIL] = dfg_cpu_unary_math,
     [DFG_OP_ROUND] = dfg_cpu_unary_math,
@@ -99,6 +99,9 @@ static const dfg_cpu_kernel kernels[DFG_OP_COUNT] = {
     [DFG_OP_DROPOUT_TRAIN] = dfg_cpu_dropout_train,
     [DFG_OP_SILU] = dfg_cpu_fused_activation,
     [DFG_OP_HARDSWISH] = dfg_cpu_fused_activation,
+    [DFG_OP_CONV2D_WEIGHT_SGD_UPDATE] = dfg_cpu_conv2d_weight_update,
+    [DFG_OP_CONV2D_WEIGHT_ADAM_UPDATE] = dfg_cpu_conv2d_weight_update,
+    [DFG_OP_CONV2D_WEIGHT_ADAMW_UPDATE] = dfg_cpu_conv2d_weight_update,
 };
 
 dfg_cpu_kernel dfg_cpu_kernel_for(dfg_op op)

@@ -82,8 +82,9 @@ dfg_status dfg_cpu_gelu_grad(const dfg_kernel_args *args);
 dfg_status dfg_cpu_slice_grad(const dfg_kernel_args *args);
 dfg_status dfg_cpu_gather_grad(const dfg_kernel_args *args);
 dfg_status dfg_cpu_optimizer_tick(const dfg_kernel_args *args);
-dfg_status dfg_cpu_sgd_update(const dfg_kernel_args *args);
-dfg_status dfg_cpu_adam_update(const dfg_kernel_args *args); /* adam_update, adamw_update */
+dfg_status dfg_cpu_optimizer_update(const dfg_kernel_args *args); /* sgd, adam, adamw */
+/* conv2d_weight_{sgd,adam,adamw}_update (weight_grad_update.c) */
+dfg_status dfg_cpu_conv2d_weight_update(const dfg_kernel_args *args);
 /* Data-parallel (runtime/cpu/all_reduce.c). */
 dfg_status dfg_cpu_all_reduce_start(const dfg_kernel_args *args);
 dfg_status dfg_cpu_all_reduce_wait(const dfg_kernel_args *args);

@@ -16,6 +16,7 @@
 
 #include "dtype_access.h"
 #include "kernels.h"
+#include "optimizer_step.h"
 #include "math/training.h"
 
 dfg_status dfg_cpu_optimizer_tick(const dfg_kernel_args *args)
@@ -24,79 +25,66 @@ dfg_status dfg_cpu_optimizer_tick(const dfg_kernel_args *args)
     return DFG_OK;
 }
 
-/* The gradient to apply at element i: grad, or the accumulated mean. */
-typedef struct gradient_source {
-    const void *grad;
-    dfg_dtype grad_dtype; /* f32, or narrow under mixed precision */
-    float *accumulator;   /* NULL without accumulation */
-    float scale;
-} gradient_source;
-
-static float gradient_at(const gradient_source *s, int64_t i)
-{
-    return s->accumulator ? s->accumulator[i] * s->scale
-                          : dfg_float_at(s->grad, s->grad_dtype, i);
-}
-
-/* Accumulates this micro-batch; returns 1 if the weights update now. */
+/* Accumulates this micro-batch into *s; returns 1 if the weights update
+ * now. */
 static int prepare_gradient(const dfg_kernel_args *args, int64_t n,
-                            gradient_source *s)
+                            dfg_cpu_gradient *s)
 {
     const float *control = args->in[2];
-    s->grad = args->in[1];
-    s->grad_dtype = args->in_types[1].dtype;
-    s->accumulator = args->n_inputs > 4 ? (float *)args->in[4] : NULL;
-    s->scale = control[DFG_CONTROL_GRAD_SCALE];
-    if (s->accumulator)
+    float *accumulator = args->n_inputs > 4 ? (float *)args->in[4] : NULL;
+    *s = (dfg_cpu_gradient){.grad = args->in[1],
+                            .grad_dtype = args->in_types[1].dtype,
+                            .accumulator = accumulator,
+                            .scale = control[DFG_CONTROL_GRAD_SCALE]};
+    if (accumulator)
         for (int64_t i = 0; i < n; i++)
-            s->accumulator[i] += dfg_float_at(s->grad, s->grad_dtype, i);
+            accumulator[i] += dfg_float_at(s->grad, s->grad_dtype, i);
     return control[DFG_CONTROL_APPLY] != 0.0f;
 }
 
-static void finish(const dfg_kernel_args *args, const gradient_source *s,
-                   int64_t n, double update_squares)
+static float gradient_at(const dfg_cpu_gradient *s, int64_t i)
 {
-    if (s->accumulator)
-        memset(s->accumulator, 0, (size_t)n * sizeof *s->accumulator);
-    *(float *)args->out[0] = (float)update_squares;
+    return s->accumulator ? s->accumulator[i] * s->scale
+                          : dfg_float_at(s->grad, s->grad_dtype, i - s->first);
 }
 
-dfg_status dfg_cpu_sgd_update(const dfg_kernel_args *args)
+void dfg_cpu_optimizer_apply(dfg_op op, const float *control,
+                             const dfg_cpu_gradient *gradient, int64_t begin,
+                             int64_t end, float *w, float *state, int64_t n,
+                             double *squares)
+{
+    if (op == DFG_OP_SGD_UPDATE) {
+        for (int64_t i = begin; i < end; i++) {
+            float step = dfg_sgd_step(control, gradient_at(gradient, i), &w[i],
+                                      &state[i]);
+            *squares += (double)step * step;
+        }
+        return;
+    }
+    int decoupled = op == DFG_OP_ADAMW_UPDATE;
+    float *m = state, *v = state + n;
+    for (int64_t i = begin; i < end; i++) {
+        double step = dfg_adam_step(control, decoupled,
+                                    gradient_at(gradient, i), &w[i], &m[i],
+                                    &v[i]);
+        *squares += step * step;
+    }
+}
+
+/* sgd_update, adam_update, adamw_update. */
+dfg_status dfg_cpu_optimizer_update(const dfg_kernel_args *args)
 {
     int64_t n = dfg_type_numel(&args->in_types[0]);
-    gradient_source s;
+    dfg_cpu_gradient s;
     *(float *)args->out[0] = 0.0f;
     if (!prepare_gradient(args, n, &s))
         return DFG_OK;
-    const float *control = args->in[2];
-    float *w = (float *)args->in[0], *velocity = (float *)args->in[3];
     double squares = 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        float step = dfg_sgd_step(control, gradient_at(&s, i), &w[i],
-                                  &velocity[i]);
-        squares += (double)step * step;
-    }
-    finish(args, &s, n, squares);
-    return DFG_OK;
-}
-
-dfg_status dfg_cpu_adam_update(const dfg_kernel_args *args)
-{
-    int64_t n = dfg_type_numel(&args->in_types[0]);
-    gradient_source s;
-    *(float *)args->out[0] = 0.0f;
-    if (!prepare_gradient(args, n, &s))
-        return DFG_OK;
-    const float *control = args->in[2];
-    int decoupled = args->op == DFG_OP_ADAMW_UPDATE;
-    float *w = (float *)args->in[0];
-    float *m = (float *)args->in[3], *v = m + n;
-    double squares = 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        double step = dfg_adam_step(control, decoupled, gradient_at(&s, i),
-                                    &w[i], &m[i], &v[i]);
-        squares += step * step;
-    }
-    finish(args, &s, n, squares);
+    dfg_cpu_optimizer_apply(args->op, args->in[2], &s, 0, n,
+                            (float *)args->in[0], (float *)args->in[3], n,
+                            &squares);
+    if (s.accumulator)
+        memset(s.accumulator, 0, (size_t)n * sizeof *s.accumulator);
+    *(float *)args->out[0] = (float)squares;
     return DFG_OK;
 }

@@ -33,9 +33,20 @@ int dfg_op_uses_blas(dfg_op op)
 
 int dfg_op_writes_inputs(dfg_op op)
 {
-    return op == DFG_OP_SGD_UPDATE || op == DFG_OP_ADAM_UPDATE ||
-           op == DFG_OP_ADAMW_UPDATE || op == DFG_OP_ALL_GATHER_WEIGHTS ||
-           op == DFG_OP_DROPOUT_TRAIN;
+    return dfg_op_updated_weight_input(op) >= 0 ||
+           op == DFG_OP_ALL_GATHER_WEIGHTS || op == DFG_OP_DROPOUT_TRAIN;
+}
+
+int32_t dfg_op_updated_weight_input(dfg_op op)
+{
+    if (op == DFG_OP_SGD_UPDATE || op == DFG_OP_ADAM_UPDATE ||
+        op == DFG_OP_ADAMW_UPDATE)
+        return 0;
+    if (op == DFG_OP_CONV2D_WEIGHT_SGD_UPDATE ||
+        op == DFG_OP_CONV2D_WEIGHT_ADAM_UPDATE ||
+        op == DFG_OP_CONV2D_WEIGHT_ADAMW_UPDATE)
+        return 2;
+    return -1;
 }
 
 int dfg_op_may_write_over_input(dfg_op op, int32_t input)

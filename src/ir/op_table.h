@@ -80,6 +80,10 @@ int dfg_op_uses_blas(dfg_op op);
  * steps of a training program, dropout_train's step): a program with one writes its weights
  * region, so each session needs its own copy of it. */
 int dfg_op_writes_inputs(dfg_op op);
+/* The input an optimizer update writes its weight through: 0 for
+ * sgd/adam/adamw_update, 2 for a conv's weight gradient fused with its
+ * update (conv2d_weight_*_update); -1 for every other op. */
+int32_t dfg_op_updated_weight_input(dfg_op op);
 /* 1 if op's output may be planned over its input `input` when that dies
  * at its step: any input of the same type of a DFG_ALIAS_INPLACE op, and
  * a conv2d's residual (input 3), which its sum post-op adds to what the
@@ -125,5 +129,9 @@ int64_t dfg_workspace_reduce(const dfg_attrs *attrs, const dfg_type *in,
 int64_t dfg_workspace_partial_sums(const dfg_attrs *attrs, const dfg_type *in,
                                    int32_t n_in, const dfg_type *out,
                                    int32_t n_out);
+int64_t dfg_workspace_conv2d_weight_update(const dfg_attrs *attrs,
+                                           const dfg_type *in, int32_t n_in,
+                                           const dfg_type *out,
+                                           int32_t n_out);
 
 #endif
