@@ -144,8 +144,11 @@ static dfg_status channel_slice(dfg_graph *g, int32_t v, const char *base,
 static dfg_status add_slice(dfg_graph *g, const stem_chain *s, int k,
                             int64_t begin, int64_t end, int32_t *out)
 {
+    /* Copies: adding nodes may move g->nodes. */
     const dfg_ir_node conv = g->nodes[s->conv];
     const dfg_ir_node bn = g->nodes[s->batch_norm];
+    const dfg_ir_node relu = g->nodes[s->relu >= 0 ? s->relu : s->conv];
+    const dfg_ir_node pool = g->nodes[s->pool >= 0 ? s->pool : s->conv];
     static const char *const bn_operand[5] = {"", "scale", "bias", "mean",
                                               "var"};
     int32_t conv_in[3] = {conv.inputs[0], -1, -1}, bn_in[5];
@@ -166,11 +169,11 @@ static dfg_status add_slice(dfg_graph *g, const stem_chain *s, int k,
         st = add(g, DFG_OP_BATCH_NORM_TRAIN, bn.name, k, "batch_norm", bn_in,
                  5, &bn_attrs, 3, out);
     if (st == DFG_OK && s->relu >= 0)
-        st = add(g, DFG_OP_RELU, g->nodes[s->relu].name, k, "relu", out, 1,
-                 &g->nodes[s->relu].attrs, 1, out);
+        st = add(g, DFG_OP_RELU, relu.name, k, "relu", out, 1, &relu.attrs, 1,
+                 out);
     if (st == DFG_OK && s->pool >= 0)
-        st = add(g, DFG_OP_MAX_POOL, g->nodes[s->pool].name, k, "max_pool",
-                 out, 1, &g->nodes[s->pool].attrs, 1, out);
+        st = add(g, DFG_OP_MAX_POOL, pool.name, k, "max_pool", out, 1,
+                 &pool.attrs, 1, out);
     return st;
 }
 
