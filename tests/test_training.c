@@ -431,7 +431,8 @@ static void test_training_errors_name_the_cause(void **state)
     assert_int_equal(compile_with_loss(classifier(NULL), DFG_LOSS_MSE), DFG_OK);
 }
 
-static dfg_program *compile_cnn(float budget_percent)
+static dfg_program *compile_cnn_accumulating(float budget_percent,
+                                             int32_t accumulate)
 {
     dfg_graph *g;
     assert_int_equal(dfg_model_build_training("cnn", NULL, &g), DFG_OK);
@@ -441,6 +442,7 @@ static dfg_program *compile_cnn(float budget_percent)
     t.optimizer = DFG_OPTIMIZER_ADAM;
     t.learning_rate = 0.003f;
     t.memory_budget_percent = budget_percent;
+    t.accumulate = accumulate;
     dfg_compile_options o;
     dfg_compile_options_init(&o);
     o.training = &t;
@@ -450,6 +452,11 @@ static dfg_program *compile_cnn(float budget_percent)
     dfg_graph_destroy(g);
     assert_int_equal(dfg_program_verify(p), DFG_OK);
     return p;
+}
+
+static dfg_program *compile_cnn(float budget_percent)
+{
+    return compile_cnn_accumulating(budget_percent, 1);
 }
 
 static int count_recomputed(const dfg_program *p)
@@ -590,6 +597,18 @@ static void test_memory_budget_keeps_the_results(void **state)
     dfg_graph_destroy(cnn);
 }
 
+/* With gradient accumulation the update adds the whole gradient into its
+ * accumulator: a budget recomputes, but fuses no gradient into its
+ * update. */
+static void test_accumulation_keeps_whole_gradients(void **state)
+{
+    (void)state;
+    dfg_program *p = compile_cnn_accumulating(95.0f, 2);
+    assert_true(count_recomputed(p) > 0);
+    assert_int_equal(count_fused_updates(p), 0);
+    dfg_program_destroy(p);
+}
+
 /* Batch norm trains with batch statistics whether its running
  * statistics are weights or constants (what the ONNX importer makes of an
  * eval-mode export): the program runs batch_norm_train, and none of the
@@ -639,6 +658,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_training_errors_name_the_cause),
         cmocka_unit_test(test_memory_budget_keeps_the_results),
+        cmocka_unit_test(test_accumulation_keeps_whole_gradients),
         cmocka_unit_test(test_cheap_recomputation_by_default),
         cmocka_unit_test(test_batch_norm_trains_with_constant_statistics),
         cmocka_unit_test(test_plan_classes_and_round_trip),

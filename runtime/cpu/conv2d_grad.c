@@ -5,7 +5,9 @@
  *     columns gathered, col[k, chunk] = w^T dy (one product), then col2im
  *     adds each entry back to the input element it was read from;
  *   conv2d_grad_weight(dy, x) -> dw: per group and chunk, dy's columns and
- *     x's im2col gathered, then dw += dy col^T (one product).
+ *     x's im2col gathered, then dw += dy col^T, one product per slice of
+ *     output channels: the slices of the fused weight updates
+ *     (conv_grad_rows.h, weight_grad_update.c), so both give the same bits.
  * Chunks are as large as the planned workspace holds, from one output row
  * up to the full ones (conv_geometry.h).
  * A 1x1 conv with stride 1 and no padding needs no im2col: the products
