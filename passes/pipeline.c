@@ -1,7 +1,8 @@
 /* dfg_compile: the passes in order, on a private copy of the graph.
  *
  *   verify -> [precision] -> [training -> [buckets]] -> fold -> dce
- *          -> [inference: fuse patterns, fuse conv] -> [remat] -> node costs
+ *          -> [inference: fuse patterns, fuse conv, fuse matmul] -> [remat]
+ *          -> node costs
  *          -> concat views, schedule, alias, [bucket alias], liveness (for
  *             each candidate order, keeping the smallest lower bound)
  *          -> plan (inference: conv workspaces fitted under the peak)
@@ -114,6 +115,8 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
         st = dfg_pass_fuse_patterns(c->graph, &report);
     if (st == DFG_OK && o->fuse_operators && !o->training)
         st = dfg_pass_fuse_conv(c->graph, &report);
+    if (st == DFG_OK && o->fuse_operators && !o->training)
+        st = dfg_pass_fuse_matmul(c->graph, &report);
     dfg_remat_report remat;
     if (st == DFG_OK && o->training)
         st = dfg_pass_remat(c->graph, o, o->training, &remat);
