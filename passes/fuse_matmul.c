@@ -11,6 +11,17 @@
 #include <string.h>
 #include "error.h"
 
+/* 1 if v is a row: every dim but the last 1 (a gemm's C could be any
+ * tensor that broadcasts to its product, but oneDNN takes a row only). */
+static int is_row(const dfg_graph *g, int32_t v)
+{
+    const dfg_type *t = &g->values[v].type;
+    int row = t->rank >= 1;
+    for (int32_t d = 0; row && d + 1 < t->rank; d++)
+        row = t->shape[d] == 1;
+    return row;
+}
+
 /* Folds an add of a row into node (a matmul or gemm without a bias yet);
  * 1 and *fused if it did, 0 if it does not fit, -1 out of memory. */
 static int fuse_bias(dfg_graph *g, const dfg_fuse_readers *r, int32_t node,
@@ -22,7 +33,7 @@ static int fuse_bias(dfg_graph *g, const dfg_fuse_readers *r, int32_t node,
     int32_t row = add >= 0 && dfg_fuse_op(g, add) == DFG_OP_ADD
                       ? dfg_fuse_other_input(g, add, y)
                       : -1;
-    if (row < 0 || row == y || mm->attrs.n_post_ops > 0 ||
+    if (row < 0 || row == y || !is_row(g, row) || mm->attrs.n_post_ops > 0 ||
         (mm->n_inputs > 2 && mm->inputs[2] >= 0) ||
         g->values[y].type.dtype != DFG_F32)
         return 0;
