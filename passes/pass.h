@@ -76,6 +76,10 @@ dfg_status dfg_pass_fuse_conv(dfg_graph *graph, dfg_pass_report *report);
  * post-ops as a conv2d's (a gemm takes no residual); the same conditions
  * and names. */
 dfg_status dfg_pass_fuse_matmul(dfg_graph *graph, dfg_pass_report *report);
+/* A transpose that only moves dims of size 1 becomes a reshape (a view:
+ * no step, no copy). Inference, with the fusion passes. */
+dfg_status dfg_pass_transpose_views(dfg_graph *graph,
+                                    dfg_pass_report *report);
 
 /* Concats that run no step: their inputs are written straight into their
  * output, or their output is the first bytes of a longer concat's output

@@ -1,7 +1,8 @@
 /* dfg_compile: the passes in order, on a private copy of the graph.
  *
  *   verify -> [precision] -> [training -> [buckets]] -> fold -> dce
- *          -> [inference: fuse patterns, fuse conv, fuse matmul] -> [remat]
+ *          -> [inference: fuse patterns, fuse conv, fuse matmul, transpose
+ *             views] -> [remat]
  *          -> node costs
  *          -> concat views, schedule, alias, [bucket alias], liveness (for
  *             each candidate order, keeping the smallest lower bound)
@@ -117,6 +118,8 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
         st = dfg_pass_fuse_conv(c->graph, &report);
     if (st == DFG_OK && o->fuse_operators && !o->training)
         st = dfg_pass_fuse_matmul(c->graph, &report);
+    if (st == DFG_OK && o->fuse_operators && !o->training)
+        st = dfg_pass_transpose_views(c->graph, &report);
     dfg_remat_report remat;
     if (st == DFG_OK && o->training)
         st = dfg_pass_remat(c->graph, o, o->training, &remat);
