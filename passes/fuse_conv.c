@@ -4,9 +4,9 @@
  * reads it; the chain (conv, then the matched nodes) is rewritten into
  * its last node (fuse_rewrite.h), and matching goes on from the fused
  * node's output. A matmul's or gemm's post-ops are matched the same way
- * (dfg_fuse_post_op, fuse_matmul.c). A HardSigmoid arrives from ONNX as clip(y * a + b, 0, 1);
- * y * sigmoid(y) and y * hardsigmoid(y) arrive as the silu and hardswish
- * ops that dfg_pass_fuse_patterns made of them. */
+ * (dfg_fuse_post_op, fuse_matmul.c). A HardSigmoid arrives from ONNX as
+ * clip(y * a + b, 0, 1); y * sigmoid(y) and y * hardsigmoid(y) arrive as
+ * the silu and hardswish ops that dfg_pass_fuse_patterns made of them. */
 #include "fuse_rewrite.h"
 
 #include <string.h>

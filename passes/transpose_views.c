@@ -43,7 +43,8 @@ dfg_status dfg_pass_transpose_views(dfg_graph *graph,
         attrs.n_shape = out->rank;
         memcpy(attrs.shape, out->shape, (size_t)out->rank * sizeof *out->shape);
         int32_t x = graph->nodes[n].inputs[0];
-        int done = dfg_fuse_rewrite(graph, &n, 1, DFG_OP_RESHAPE, &attrs, &x, 1);
+        int done =
+            dfg_fuse_rewrite(graph, &n, 1, DFG_OP_RESHAPE, &attrs, &x, 1);
         if (done < 0)
             return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                              "transpose_views: out of memory");

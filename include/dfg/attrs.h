@@ -50,11 +50,11 @@ typedef enum dfg_resize_nearest {
 
 /* conv2d, matmul, gemm: what their fused post-ops do to each output
  * element, in order (set by the fusion passes, passes/fuse_conv.c and
- * fuse_matmul.c; docs/ops.md). alpha and
- * beta are the clip bounds (CLIP) or the slope and offset of
- * clip(alpha x + beta, 0, 1) (HARDSIGMOID); the others take none. SUM
- * adds input 3 (the residual, the output's shape; a conv2d's or a
- * matmul's) and comes first. HARDSWISH is x * clip(x / 6 + 1 / 2, 0, 1), SILU x * sigmoid(x). */
+ * fuse_matmul.c; docs/ops.md). alpha and beta are the clip bounds (CLIP)
+ * or the slope and offset of clip(alpha x + beta, 0, 1) (HARDSIGMOID);
+ * the others take none. SUM adds input 3 (the residual, the output's
+ * shape; a conv2d's or a matmul's) and comes first. HARDSWISH is
+ * x * clip(x / 6 + 1 / 2, 0, 1), SILU x * sigmoid(x). */
 #define DFG_MAX_POST_OPS 4
 typedef enum dfg_post_op {
     DFG_POST_RELU = 0,

@@ -76,7 +76,8 @@ static int any_may_run(const dfg_kernel_args *steps, int32_t n_steps)
 
 /* Prepares step i (a conv2d or a matmul or gemm, their post-ops compiled
  * in, dnnl_conv.h, dnnl_matmul.h); labels it if oneDNN took it. */
-static dfg_status step_prepare(dfg_dnnl_steps *s, const dfg_allocator *allocator,
+static dfg_status step_prepare(dfg_dnnl_steps *s,
+                               const dfg_allocator *allocator,
                                const dfg_kernel_args *step, int32_t i)
 {
     dfg_status st;

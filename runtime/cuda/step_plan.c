@@ -341,11 +341,12 @@ dfg_im2col_dims dfg_cuda_im2col_dims(const dfg_conv_geometry *g)
 static dfg_status plan_blas(const dfg_step_args *s, dfg_cuda_step_plan *p)
 {
     int has_bias = s->n_inputs > 2 && s->in[2] != NULL;
-    if (s->attrs->n_post_ops > 0 || (s->op == DFG_OP_MATMUL && s->n_inputs > 2))
+    if (s->attrs->n_post_ops > 0 ||
+        (s->op == DFG_OP_MATMUL && s->n_inputs > 2))
         return dfg_error(DFG_ERR_UNSUPPORTED,
-                         "%s with fused post-ops or a fused bias (a program compiled "
-                         "for the CPU): the CUDA backend runs none, compile "
-                         "with fuse_operators = 0 (dfgc --no-fuse)",
+                         "%s with fused post-ops or a fused bias (a program "
+                         "compiled for the CPU): the CUDA backend runs none, "
+                         "compile with fuse_operators = 0 (dfgc --no-fuse)",
                          dfg_op_get(s->op)->name);
     dfg_status st = check_float_operands(s, has_bias ? 3 : 2);
     if (st != DFG_OK)
