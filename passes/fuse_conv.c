@@ -3,9 +3,10 @@
  * tensors. Each match takes the conv's output y and the node that alone
  * reads it; the chain (conv, then the matched nodes) is rewritten into
  * its last node (fuse_rewrite.h), and matching goes on from the fused
- * node's output. A HardSigmoid arrives from ONNX as clip(y * a + b, 0, 1);
- * y * sigmoid(y) and y * hardsigmoid(y) arrive as the silu and hardswish
- * ops that dfg_pass_fuse_patterns made of them. */
+ * node's output. A matmul's or gemm's post-ops are matched the same way
+ * (dfg_fuse_post_op, fuse_matmul.c). A HardSigmoid arrives from ONNX as
+ * clip(y * a + b, 0, 1); y * sigmoid(y) and y * hardsigmoid(y) arrive as
+ * the silu and hardswish ops that dfg_pass_fuse_patterns made of them. */
 #include "fuse_rewrite.h"
 
 #include <string.h>
@@ -21,7 +22,8 @@ typedef struct post_op_match {
     int32_t n_nodes;
 } post_op_match;
 
-/* y's one reader n as a post-op. */
+/* y's one reader n as a post-op of node conv (a conv2d, matmul or gemm:
+ * a gemm takes no residual). */
 static int match_single(const dfg_graph *g, const dfg_fuse_readers *r,
                         int32_t conv, int32_t n, int32_t y, post_op_match *m)
 {
@@ -56,6 +58,7 @@ static int match_single(const dfg_graph *g, const dfg_fuse_readers *r,
         m->kind = DFG_POST_SUM;
         m->residual = residual;
         return residual >= 0 && residual != y &&
+               g->nodes[conv].op != DFG_OP_GEMM &&
                g->nodes[conv].attrs.n_post_ops == 0 &&
                dfg_type_equal(&g->values[residual].type, &g->values[y].type);
     }
@@ -77,10 +80,8 @@ static int match_post_op(const dfg_graph *g, const dfg_fuse_readers *r,
     return reader >= 0 && match_single(g, r, conv, reader, y, m);
 }
 
-/* Fuses one post-op into conv; 1 if it did, 0 if none fits, -1 out of
- * memory. */
-static int fuse_one(dfg_graph *g, const dfg_fuse_readers *r, int32_t conv,
-                    int32_t *fused)
+int dfg_fuse_post_op(dfg_graph *g, const dfg_fuse_readers *r, int32_t conv,
+                     int32_t *fused)
 {
     const dfg_ir_node *node = &g->nodes[conv];
     post_op_match m;
@@ -102,8 +103,8 @@ static int fuse_one(dfg_graph *g, const dfg_fuse_readers *r, int32_t conv,
     }
     int32_t chain[5] = {conv};
     memcpy(chain + 1, m.nodes, (size_t)m.n_nodes * sizeof *chain);
-    int done = dfg_fuse_rewrite(g, chain, m.n_nodes + 1, DFG_OP_CONV2D,
-                                &attrs, inputs, n_inputs);
+    int done = dfg_fuse_rewrite(g, chain, m.n_nodes + 1, node->op, &attrs,
+                                inputs, n_inputs);
     if (done != 0)
         return done < 0 ? -1 : 0;
     *fused = chain[m.n_nodes];
@@ -120,7 +121,7 @@ dfg_status dfg_pass_fuse_conv(dfg_graph *graph, dfg_pass_report *report)
         if (dfg_fuse_op(graph, n) != DFG_OP_CONV2D)
             continue;
         int32_t conv = n, done;
-        while ((done = fuse_one(graph, &r, conv, &conv)) == 1) {
+        while ((done = dfg_fuse_post_op(graph, &r, conv, &conv)) == 1) {
             report->nodes_fused++;
             dfg_fuse_readers_count(graph, &r);
         }

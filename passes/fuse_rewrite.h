@@ -48,6 +48,14 @@ int32_t dfg_fuse_hardsigmoid(const dfg_graph *graph,
 /* Node n's live op, or DFG_OP_COUNT for -1 or a dead node. */
 dfg_op dfg_fuse_op(const dfg_graph *graph, int32_t n);
 
+/* Fuses what alone reads node's output into node (a conv2d, matmul or
+ * gemm) as one more post-op (dfg_attrs.post_ops; fuse_conv.c): an
+ * activation, or a residual add as a first sum (input 3; no gemm's).
+ * 1 and *fused (the fused node) if it did, 0 if none fits, -1 out of
+ * memory. */
+int dfg_fuse_post_op(dfg_graph *graph, const dfg_fuse_readers *r,
+                     int32_t node, int32_t *fused);
+
 /* Rewrites chain[0..n_chain) into chain[n_chain - 1]: it becomes op with
  * attrs and inputs, named after the chain's names joined by '+'; the
  * other nodes die. Returns 0 when done, 1 when op's shape rule does not

@@ -71,6 +71,15 @@ dfg_status dfg_pass_fuse_patterns(dfg_graph *graph, dfg_pass_report *report);
  * every intermediate) has no other reader and is no graph output. The
  * fused node is named after its nodes, joined by '+'. */
 dfg_status dfg_pass_fuse_conv(dfg_graph *graph, dfg_pass_report *report);
+/* A matmul or gemm takes an add of a row of N values after it as its bias
+ * (a matmul's input 2, a gemm's C with beta 1, where it has none), then
+ * post-ops as a conv2d's (a gemm takes no residual); the same conditions
+ * and names. */
+dfg_status dfg_pass_fuse_matmul(dfg_graph *graph, dfg_pass_report *report);
+/* A transpose that only moves dims of size 1 becomes a reshape (a view:
+ * no step, no copy). Inference, with the fusion passes. */
+dfg_status dfg_pass_transpose_views(dfg_graph *graph,
+                                    dfg_pass_report *report);
 
 /* Concats that run no step: their inputs are written straight into their
  * output, or their output is the first bytes of a longer concat's output

@@ -1,7 +1,8 @@
 /* dfg_compile: the passes in order, on a private copy of the graph.
  *
  *   verify -> [precision] -> [training -> [buckets]] -> fold -> dce
- *          -> [inference: fuse patterns, fuse conv] -> [remat] -> node costs
+ *          -> [inference: fuse patterns, fuse conv, fuse matmul, transpose
+ *             views] -> [remat] -> node costs
  *   (a budget remat misses: again from precision on, the stem sliced)
  *          -> concat views, schedule, alias, [bucket alias], liveness (for
  *             each candidate order, keeping the smallest lower bound)
@@ -116,6 +117,10 @@ static dfg_status step_passes(dfg_graph *g, const dfg_compile_options *o,
         st = dfg_pass_fuse_patterns(g, &report);
     if (st == DFG_OK && o->fuse_operators && !o->training)
         st = dfg_pass_fuse_conv(g, &report);
+    if (st == DFG_OK && o->fuse_operators && !o->training)
+        st = dfg_pass_fuse_matmul(g, &report);
+    if (st == DFG_OK && o->fuse_operators && !o->training)
+        st = dfg_pass_transpose_views(g, &report);
     if (st == DFG_OK && o->training)
         st = dfg_pass_remat(g, o, o->training, remat);
     return st;

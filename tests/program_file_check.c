@@ -161,20 +161,30 @@ int run_program(const dfg_program *p, uint64_t seed, uint8_t **outputs)
     return s == DFG_OK ? 0 : -1;
 }
 
-static dfg_program *compile_model(const char *name)
+static dfg_program *compile_model(const char *name, int fuse)
 {
     dfg_graph *g = NULL;
     dfg_program *p = NULL;
+    dfg_compile_options options;
+    dfg_compile_options_init(&options);
+    options.fuse_operators = fuse;
     assert_int_equal(dfg_model_build(name, NULL, &g), DFG_OK);
-    assert_int_equal(dfg_compile(g, NULL, &p), DFG_OK);
+    assert_int_equal(dfg_compile(g, &options, &p), DFG_OK);
     dfg_graph_destroy(g);
     return p;
+}
+
+dfg_program *compiled_unfused(const char *name)
+{
+    if (strcmp(name, "fixture") != 0)
+        return compile_model(name, 0);
+    return compiled(name);
 }
 
 dfg_program *compiled(const char *name)
 {
     if (strcmp(name, "fixture") != 0)
-        return compile_model(name);
+        return compile_model(name, 1);
     fixture_weights w;
     dfg_program *p = NULL;
     assert_int_equal(fixture_compile(42, &w, DFG_PLANNER_GREEDY_SIZE, &p), DFG_OK);

@@ -31,7 +31,7 @@ void fixture_fill(uint64_t *state, float *data, int64_t n);
 /* Builds the graph with weights drawn from seed (copied into *weights). */
 dfg_status fixture_build(uint64_t seed, fixture_weights *weights,
                          dfg_graph **out);
-/* Builds and compiles it with the given planner. */
+/* Builds and compiles it with the given planner, unfused. */
 dfg_status fixture_compile(uint64_t seed, fixture_weights *weights,
                            dfg_planner planner, dfg_program **out);
 void fixture_reference(const fixture_weights *weights, const float *x,

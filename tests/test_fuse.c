@@ -575,6 +575,61 @@ static void test_silu_hardswish_kernels(void **state)
         }
 }
 
+static int32_t steps_of(const dfg_program *p, const char *op)
+{
+    int32_t count = 0;
+    for (int32_t i = 0; i < num_steps(p); i++) {
+        dfg_step_info info;
+        assert_int_equal(dfg_program_step_info(p, i, &info), DFG_OK);
+        count += strcmp(info.op, op) == 0;
+    }
+    return count;
+}
+
+/* A transpose that only moves dims of size 1 becomes a view (no
+ * transpose step) with the same output; one that moves data stays. */
+static void test_transpose_views(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t shape[4];
+        int64_t perm[4];
+        int view;
+    } cases[] = {
+        {{2, 1, 3, 24}, {0, 2, 1, 3}, 1},
+        {{1, 6, 1, 24}, {2, 1, 3, 0}, 1},
+        {{2, 3, 1, 24}, {1, 0, 2, 3}, 0},
+        {{1, 6, 2, 12}, {0, 2, 1, 3}, 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        dfg_graph *g = NULL;
+        assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+        dfg_value x;
+        assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 4, cases[k].shape,
+                                         &x), DFG_OK);
+        dfg_attrs a;
+        dfg_attrs_init(&a);
+        a.n_shape = 4;
+        memcpy(a.shape, cases[k].perm, sizeof cases[k].perm);
+        dfg_value t = node1(g, "transpose", node1(g, "neg", x, NULL), &a);
+        assert_int_equal(dfg_graph_output(g, node1(g, "relu", t, NULL), "out"),
+                         DFG_OK);
+        static float input[ROWS * HIDDEN], want[ROWS * HIDDEN],
+            got[ROWS * HIDDEN];
+        fill(input, ROWS * HIDDEN, 2.0f);
+        dfg_program *unfused = compile(g, UNFUSED);
+        dfg_program *p = compile(g, FUSED_REFERENCE);
+        run(unfused, input, NULL, want);
+        run(p, input, NULL, got);
+        assert_true(memcmp(got, want, sizeof got) == 0);
+        assert_int_equal(steps_of(unfused, "transpose"), 1);
+        assert_int_equal(steps_of(p, "transpose"), cases[k].view ? 0 : 1);
+        dfg_program_destroy(p);
+        dfg_program_destroy(unfused);
+        dfg_graph_destroy(g);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -582,6 +637,7 @@ int main(void)
         cmocka_unit_test(test_not_fused),
         cmocka_unit_test(test_layer_norm_and_gelu),
         cmocka_unit_test(test_silu_hardswish_kernels),
+        cmocka_unit_test(test_transpose_views),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -214,7 +214,7 @@ static void test_older_versions(void **state)
     (void)state;
     static const char *const names[] = {"fixture", "cnn", "transformer"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        dfg_program *p = compiled(names[i]);
+        dfg_program *p = compiled_unfused(names[i]);
         uint8_t *data = NULL;
         size_t size = 0, size_v2 = 0;
         assert_int_equal(dfg_program_serialize_version(p, 1, NULL, &data, &size),

@@ -90,8 +90,10 @@ static void check_steps(const json_node *root, const dfg_program *p)
         const json_node *step = &steps->children[i];
         const dfg_program_step *expected = &p->steps[i];
         assert_int_equal(required_integer(step, "index"), i);
+        char label[DFG_OP_LABEL_BYTES];
         assert_string_equal(required_string(step, "op"),
-                            dfg_op_get(expected->op)->name);
+                            dfg_op_label(expected->op, &expected->attrs, label,
+                                         sizeof label));
         assert_string_equal(required_string(step, "name"), expected->name);
         check_names(json_get(step, "inputs"), p, expected->inputs,
                     expected->n_inputs);

@@ -48,12 +48,13 @@ typedef enum dfg_resize_nearest {
     DFG_RESIZE_NEAREST_COUNT
 } dfg_resize_nearest;
 
-/* conv2d: what its fused post-ops do to each output element, in order
- * (set by the fusion pass, passes/fuse_conv.c; docs/ops.md). alpha and
- * beta are the clip bounds (CLIP) or the slope and offset of
- * clip(alpha x + beta, 0, 1) (HARDSIGMOID); the others take none. SUM
- * adds the conv's input 3 (the residual, the output's shape) and comes
- * first. HARDSWISH is x * clip(x / 6 + 1 / 2, 0, 1), SILU x * sigmoid(x). */
+/* conv2d, matmul, gemm: what their fused post-ops do to each output
+ * element, in order (set by the fusion passes, passes/fuse_conv.c and
+ * fuse_matmul.c; docs/ops.md). alpha and beta are the clip bounds (CLIP)
+ * or the slope and offset of clip(alpha x + beta, 0, 1) (HARDSIGMOID);
+ * the others take none. SUM adds input 3 (the residual, the output's
+ * shape; a conv2d's or a matmul's) and comes first. HARDSWISH is
+ * x * clip(x / 6 + 1 / 2, 0, 1), SILU x * sigmoid(x). */
 #define DFG_MAX_POST_OPS 4
 typedef enum dfg_post_op {
     DFG_POST_RELU = 0,
@@ -142,7 +143,7 @@ typedef struct dfg_attrs {
     int32_t largest;
     int32_t sorted;
     /* Fields added in program file version 4. */
-    /* conv2d: its post-ops (dfg_post_op), none by default. */
+    /* conv2d, matmul, gemm: their post-ops (dfg_post_op), none by default. */
     int32_t n_post_ops;
     int32_t post_ops[DFG_MAX_POST_OPS];
     float post_op_alpha[DFG_MAX_POST_OPS];

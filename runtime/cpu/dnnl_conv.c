@@ -7,6 +7,7 @@
 
 #include "conv_geometry.h"
 #include "dnnl_conv.h"
+#include "dnnl_post_ops.h"
 #include "dnnl_weights.h"
 #include "error.h"
 #include "memory.h"
@@ -74,69 +75,6 @@ static int reorder_make(dnnl_engine_t engine, const dnnl_memory_desc_t *from,
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
-/* Appends dfg post-op k of attrs to ops; -1 on failure. */
-static int post_op_append(dnnl_post_ops_t ops, const dfg_attrs *attrs,
-                          int32_t k)
-{
-    float alpha = attrs->post_op_alpha[k], beta = attrs->post_op_beta[k];
-    dnnl_alg_kind_t alg;
-    switch (attrs->post_ops[k]) {
-    case DFG_POST_SUM:
-        return dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success ? 0 : -1;
-    case DFG_POST_HARDSIGMOID: /* clip(alpha x + beta, 0, 1) */
-        return dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_linear,
-                                            alpha, beta) == dnnl_success &&
-                       dnnl_post_ops_append_eltwise(ops, 1.0f,
-                                                    dnnl_eltwise_clip, 0.0f,
-                                                    1.0f) == dnnl_success
-                   ? 0
-                   : -1;
-    case DFG_POST_RELU:
-        alg = dnnl_eltwise_relu, alpha = beta = 0.0f;
-        break;
-    case DFG_POST_CLIP:
-        alg = dnnl_eltwise_clip;
-        break;
-    case DFG_POST_SIGMOID:
-        alg = dnnl_eltwise_logistic, alpha = beta = 0.0f;
-        break;
-    case DFG_POST_HARDSWISH:
-        alg = dnnl_eltwise_hardswish, alpha = beta = 0.0f;
-        break;
-    case DFG_POST_SILU: /* swish: x * sigmoid(alpha x) */
-        alg = dnnl_eltwise_swish, alpha = 1.0f, beta = 0.0f;
-        break;
-    case DFG_POST_GELU_ERF:
-        alg = dnnl_eltwise_gelu_erf, alpha = beta = 0.0f;
-        break;
-    case DFG_POST_GELU_TANH:
-        alg = dnnl_eltwise_gelu_tanh, alpha = beta = 0.0f;
-        break;
-    default:
-        return -1;
-    }
-    return dnnl_post_ops_append_eltwise(ops, 1.0f, alg, alpha, beta) ==
-                   dnnl_success
-               ? 0
-               : -1;
-}
-
-/* attr's post-ops: the conv's fused ones (dfg_attrs.post_ops), if any;
- * -1 on failure. */
-static int post_ops_set(dnnl_primitive_attr_t attr, const dfg_attrs *attrs)
-{
-    if (attrs->n_post_ops <= 0)
-        return 0;
-    dnnl_post_ops_t ops = NULL;
-    int ok = dnnl_post_ops_create(&ops) == dnnl_success;
-    for (int32_t k = 0; ok && k < attrs->n_post_ops; k++)
-        ok = post_op_append(ops, attrs, k) == 0;
-    ok = ok && dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
-    if (ops)
-        dnnl_post_ops_destroy(ops);
-    return ok ? 0 : -1;
-}
-
 /* Fills *p for the conv of x = in[0], w = in[1], bias = in[2] (if any)
  * into y = out[0], with attrs' post-ops (a sum adding in[3]); -1 when
  * oneDNN does not take it. */
@@ -195,7 +133,7 @@ static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
         /* The reorders have the scratchpad but not the post-ops (an attr
          * whose post-ops were set, even to none, has no reorder). */
         dnnl_primitive_attr_clone(&reorder_attr, attr) == dnnl_success &&
-        post_ops_set(attr, attrs) == 0 &&
+        dfg_dnnl_post_ops_set(attr, attrs) == 0 &&
         dnnl_primitive_desc_create(&p->conv, &desc, attr, engine, NULL) ==
             dnnl_success;
     if (ok) {

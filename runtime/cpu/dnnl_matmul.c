@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "dnnl_matmul.h"
+#include "dnnl_post_ops.h"
 #include "dnnl_weights.h"
 #include "error.h"
 #include "matmul_geometry.h"
@@ -17,7 +18,8 @@
 #define PART_ALIGN 64
 
 /* One oneDNN matmul, dst = src x weights (+ bias), every operand with
- * ndims dims; src and weights as their bytes lie (strides). */
+ * ndims dims; src and weights as their bytes lie (strides); the bias, if
+ * any, 1 in every dim but the last (N). */
 typedef struct matmul_shape {
     int ndims;
     dnnl_dims_t a, b, y, bias;
@@ -88,6 +90,19 @@ static int matmul_shape_of(const dfg_type *a, const dfg_type *b,
     return 0;
 }
 
+/* A matmul's fused bias (input 2, dfg_shape_matmul checked it: N values,
+ * f32): 1 in every dim but the last. */
+static int matmul_bias_of(const dfg_type *in, int32_t n_in, matmul_shape *s)
+{
+    if (n_in < 3 || in[2].rank < 0)
+        return 0;
+    for (int d = 0; d + 1 < s->ndims; d++)
+        s->bias[d] = 1;
+    s->bias[s->ndims - 1] = s->y[s->ndims - 1];
+    s->has_bias = 1;
+    return 0;
+}
+
 /* A gemm with alpha 1 and, with a C, beta 1 and a C of N values (a row
  * added to every row: oneDNN 2.6's jit matmul has no other bias); op(A)
  * and op(B) are strides over A's and B's bytes. */
@@ -131,46 +146,12 @@ static int shape_of(dfg_op op, const dfg_attrs *attrs, const dfg_type *in,
         in[1].dtype != DFG_F32 || out[0].dtype != DFG_F32)
         return -1;
     if (op == DFG_OP_MATMUL)
-        return matmul_shape_of(&in[0], &in[1], &out[0], s);
+        return matmul_shape_of(&in[0], &in[1], &out[0], s) == 0
+                   ? matmul_bias_of(in, n_in, s)
+                   : -1;
     if (op == DFG_OP_GEMM)
         return gemm_shape_of(attrs, in, n_in, &out[0], s);
     return -1;
-}
-
-/* The operand of add (the step after a matmul, or NULL) that is a row of
- * N values added to the matmul's 2-D product y, as a bias; NULL if none:
- * f32, N as y's last dim, every other dim 1, a constant (a weight). */
-static const dfg_type *bias_of_add(const matmul_shape *s,
-                                   const dfg_kernel_args *add, int *index)
-{
-    if (!add || s->ndims != 2 || s->has_bias)
-        return NULL;
-    for (int j = 0; j < 2; j++) {
-        const dfg_type *t = &add->in_types[j];
-        int ones = t->rank >= 1;
-        for (int32_t d = 0; d + 1 < t->rank; d++)
-            ones = ones && t->shape[d] == 1;
-        if (ones && t->dtype == DFG_F32 && t->shape[t->rank - 1] == s->y[1] &&
-            (add->constant_inputs >> j & 1u) && add->in[1 - j] == add->out[0]) {
-            *index = j;
-            return t;
-        }
-    }
-    return NULL;
-}
-
-int dfg_dnnl_matmul_absorbs(const dfg_kernel_args *matmul,
-                            const dfg_kernel_args *next)
-{
-    matmul_shape s;
-    int index;
-    return next->op == DFG_OP_ADD && next->n_inputs == 2 &&
-           next->n_outputs == 1 && next->out[0] == matmul->out[0] &&
-           dfg_type_equal(&next->out_types[0], &matmul->out_types[0]) &&
-           shape_of(matmul->op, matmul->attrs, matmul->in_types,
-                    matmul->n_inputs, matmul->out_types, matmul->n_outputs,
-                    &s) == 0 &&
-           bias_of_add(&s, next, &index) != NULL;
 }
 
 static void plan_free(matmul_plan *p)
@@ -210,15 +191,16 @@ static int blocked(const dnnl_memory_desc_t *md)
            md->format_desc.blocking.inner_nblks > 0;
 }
 
-/* Fills *p for shape s; weight: B is a constant weight, whose layout is
- * the primitive's to choose (dnnl_matmul.h). -1 when oneDNN does not take
- * it. */
-static int plan_make(dnnl_engine_t engine, const matmul_shape *s, int weight,
-                     matmul_plan *p)
+/* Fills *p for shape s and the post-ops of attrs; weight: B is a
+ * constant weight, whose layout is the primitive's to choose
+ * (dnnl_matmul.h). -1 when oneDNN does not take it. */
+static int plan_make(dnnl_engine_t engine, const matmul_shape *s,
+                     const dfg_attrs *attrs, int weight, matmul_plan *p)
 {
     memset(p, 0, sizeof *p);
-    dnnl_dims_t y_strides, b_swapped;
+    dnnl_dims_t y_strides, b_swapped, bias_strides;
     row_major(s->ndims, s->y, y_strides);
+    row_major(s->ndims, s->bias, bias_strides);
     last_two_swapped(s->ndims, s->b, b_swapped);
     dnnl_memory_desc_t b_any;
     dnnl_primitive_attr_t attr = NULL;
@@ -236,11 +218,13 @@ static int plan_make(dnnl_engine_t engine, const matmul_shape *s, int weight,
         dnnl_memory_desc_init_by_strides(&p->y, s->ndims, s->y, dnnl_f32,
                                          y_strides) == dnnl_success &&
         (!s->has_bias ||
-         dnnl_memory_desc_init_by_tag(&p->bias, 2, s->bias, dnnl_f32,
-                                      dnnl_ab) == dnnl_success) &&
+         dnnl_memory_desc_init_by_strides(&p->bias, s->ndims, s->bias,
+                                          dnnl_f32, bias_strides) ==
+             dnnl_success) &&
         dnnl_primitive_attr_create(&attr) == dnnl_success &&
         dnnl_primitive_attr_set_scratchpad_mode(
-            attr, dnnl_scratchpad_mode_user) == dnnl_success;
+            attr, dnnl_scratchpad_mode_user) == dnnl_success &&
+        dfg_dnnl_post_ops_set(attr, attrs) == 0;
     if (ok && !weight) {
         ok = pd_make(engine, attr, p, s, &p->b_plain) == 0;
     } else if (ok) {
@@ -286,7 +270,7 @@ int64_t dfg_dnnl_matmul_workspace_bytes(dfg_op op, const dfg_attrs *attrs,
     int64_t bytes = 0;
     for (int weight = 0; weight < 2; weight++) {
         matmul_plan p;
-        if (plan_make(engine, &s, weight, &p) != 0)
+        if (plan_make(engine, &s, attrs, weight, &p) != 0)
             continue;
         if (p.scratch_bytes > bytes)
             bytes = p.scratch_bytes;
@@ -299,6 +283,11 @@ int64_t dfg_dnnl_matmul_workspace_bytes(dfg_op op, const dfg_attrs *attrs,
 
 struct dfg_dnnl_matmul {
     dnnl_primitive_t primitive;
+    /* A sum post-op's residual, copied into the output before the
+     * primitive runs (NULL where it lies there already, or none). */
+    const void *residual;
+    void *residual_to;
+    size_t residual_bytes;
     int n_args;
     dnnl_exec_arg_t args[5];
     int n_memories;
@@ -337,9 +326,15 @@ static const void *weights_data(dfg_dnnl_matmul *m, dnnl_engine_t engine,
 }
 
 static int matmul_make(dfg_dnnl_matmul *m, dnnl_engine_t engine,
-                       const matmul_plan *p, const dfg_kernel_args *step,
-                       const void *bias)
+                       const matmul_plan *p, const dfg_kernel_args *step)
 {
+    const void *bias = step->n_inputs > 2 ? step->in[2] : NULL;
+    const void *residual = step->n_inputs > 3 ? step->in[3] : NULL;
+    if (residual && residual != step->out[0]) {
+        m->residual = residual;
+        m->residual_to = step->out[0];
+        m->residual_bytes = (size_t)dfg_type_bytes(&step->out_types[0]);
+    }
     dnnl_memory_desc_t scratch;
     dnnl_dims_t scratch_dims = {p->scratch_bytes};
     const void *b = weights_data(m, engine, p, step);
@@ -364,27 +359,16 @@ static int matmul_make(dfg_dnnl_matmul *m, dnnl_engine_t engine,
 
 dfg_status dfg_dnnl_matmul_create(dnnl_engine_t engine,
                                   const dfg_kernel_args *step,
-                                  const dfg_kernel_args *bias_add,
                                   const dfg_allocator *allocator,
                                   dfg_dnnl_matmul **out)
 {
     *out = NULL;
     matmul_shape s;
     matmul_plan p;
-    int index = 0;
-    const void *bias = step->n_inputs > 2 ? step->in[2] : NULL;
     if (shape_of(step->op, step->attrs, step->in_types, step->n_inputs,
-                 step->out_types, step->n_outputs, &s) != 0)
-        return DFG_OK;
-    if (bias_add) {
-        if (!bias_of_add(&s, bias_add, &index))
-            return DFG_OK;
-        s.bias[0] = 1;
-        s.bias[1] = s.y[1];
-        s.has_bias = 1;
-        bias = bias_add->in[index];
-    }
-    if (plan_make(engine, &s, (step->constant_inputs & 2u) != 0, &p) != 0)
+                 step->out_types, step->n_outputs, &s) != 0 ||
+        plan_make(engine, &s, step->attrs, (step->constant_inputs & 2u) != 0,
+                  &p) != 0)
         return DFG_OK;
     if (step->workspace_bytes < p.scratch_bytes) {
         plan_free(&p);
@@ -396,7 +380,7 @@ dfg_status dfg_dnnl_matmul_create(dnnl_engine_t engine,
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                          "cpu backend: out of memory for a oneDNN matmul");
     }
-    int made = matmul_make(m, engine, &p, step, bias);
+    int made = matmul_make(m, engine, &p, step);
     plan_free(&p);
     if (made != 0) {
         dfg_dnnl_matmul_destroy(m, allocator);
@@ -410,6 +394,8 @@ dfg_status dfg_dnnl_matmul_create(dnnl_engine_t engine,
 
 dfg_status dfg_dnnl_matmul_run(const dfg_dnnl_matmul *m, dnnl_stream_t stream)
 {
+    if (m->residual)
+        memcpy(m->residual_to, m->residual, m->residual_bytes);
     if (dnnl_primitive_execute(m->primitive, stream, m->n_args, m->args) !=
         dnnl_success)
         return dfg_error(DFG_ERR_INTERNAL, "oneDNN matmul (%s) failed to run",

@@ -1,6 +1,9 @@
 /* matmul and gemm on oneDNN: one matmul primitive over the step's operands
  * where they lie (dfg's row-major layouts; a gemm's transposes are
- * strides), with a gemm's C as the primitive's bias.
+ * strides), with a gemm's C or a fused matmul's bias (input 2) as the
+ * primitive's bias, and the step's fused post-ops as its own
+ * (dnnl_post_ops.h; a residual, input 3, copied into the output first
+ * unless planned there).
  *
  * A weight B (input 1, constant: a mapped program's bytes) is read in the
  * layout oneDNN chooses when that is a blocked one (AVX-512's brgemm),
@@ -44,20 +47,11 @@ int64_t dfg_dnnl_matmul_workspace_bytes(dfg_op op, const dfg_attrs *attrs,
                                         const dfg_type *in, int32_t n_in,
                                         const dfg_type *out, int32_t n_out);
 
-/* 1 if next, the step after matmul, adds a constant row of N values (a
- * linear layer's bias: [N], [1, N], ...) to matmul's 2-D product in
- * place: the matmul may then add it as its bias, and next need not run
- * (written in place, the bare product has no other reader). */
-int dfg_dnnl_matmul_absorbs(const dfg_kernel_args *matmul,
-                            const dfg_kernel_args *next);
-
 /* Prepares step (a matmul or gemm the session gives oneDNN,
- * dnnl_steps.c) on engine, followed by bias_add (a step that
- * dfg_dnnl_matmul_absorbs, or NULL). *out is NULL, with DFG_OK, when
- * oneDNN does not take it or its workspace is too small for it. */
+ * dnnl_steps.c) on engine. *out is NULL, with DFG_OK, when oneDNN does
+ * not take it or its workspace is too small for it. */
 dfg_status dfg_dnnl_matmul_create(dnnl_engine_t engine,
                                   const dfg_kernel_args *step,
-                                  const dfg_kernel_args *bias_add,
                                   const dfg_allocator *allocator,
                                   dfg_dnnl_matmul **out);
 dfg_status dfg_dnnl_matmul_run(const dfg_dnnl_matmul *matmul,

@@ -16,7 +16,6 @@ struct dfg_dnnl_steps {
     int32_t n_steps;
     dfg_dnnl_conv **convs;     /* n_steps, NULL where not a oneDNN conv */
     dfg_dnnl_matmul **matmuls; /* n_steps, NULL where not a oneDNN matmul */
-    uint8_t *absorbed;         /* n_steps: 1 where the step before did it */
     char *labels;              /* n_steps of LABEL_BYTES, "" where dfg runs */
 };
 
@@ -59,7 +58,6 @@ void dfg_dnnl_steps_destroy(dfg_dnnl_steps *s, const dfg_allocator *allocator)
         dfg_dnnl_matmul_destroy(s->matmuls[i], allocator);
     dfg_free(allocator, s->convs);
     dfg_free(allocator, s->matmuls);
-    dfg_free(allocator, s->absorbed);
     dfg_free(allocator, s->labels);
     if (s->stream)
         dnnl_stream_destroy(s->stream);
@@ -76,57 +74,28 @@ static int any_may_run(const dfg_kernel_args *steps, int32_t n_steps)
     return 0;
 }
 
-/* Prepares step i alone, or with next, the step after it, as part of it;
- * 1 in *made if oneDNN took it. */
-static dfg_status step_create(dfg_dnnl_steps *s, const dfg_allocator *allocator,
-                              const dfg_kernel_args *steps, int32_t i,
-                              const dfg_kernel_args *next, int *made)
+/* Prepares step i (a conv2d or a matmul or gemm, their post-ops compiled
+ * in, dnnl_conv.h, dnnl_matmul.h); labels it if oneDNN took it. */
+static dfg_status step_prepare(dfg_dnnl_steps *s,
+                               const dfg_allocator *allocator,
+                               const dfg_kernel_args *step, int32_t i)
 {
     dfg_status st;
-    if (steps[i].op == DFG_OP_CONV2D) {
-        st = dfg_dnnl_conv_create(s->engine, &steps[i], allocator,
-                                  &s->convs[i]);
-        *made = s->convs[i] != NULL;
+    const char *impl = NULL;
+    if (step->op == DFG_OP_CONV2D) {
+        st = dfg_dnnl_conv_create(s->engine, step, allocator, &s->convs[i]);
+        if (s->convs[i])
+            impl = dfg_dnnl_conv_impl(s->convs[i]);
     } else {
-        st = dfg_dnnl_matmul_create(s->engine, &steps[i], next, allocator,
+        st = dfg_dnnl_matmul_create(s->engine, step, allocator,
                                     &s->matmuls[i]);
-        *made = s->matmuls[i] != NULL;
+        if (s->matmuls[i])
+            impl = dfg_dnnl_matmul_impl(s->matmuls[i]);
     }
+    if (impl)
+        snprintf(s->labels + (size_t)i * LABEL_BYTES, LABEL_BYTES,
+                 "oneDNN %s", impl);
     return st;
-}
-
-/* Prepares step i (a conv2d, its post-ops compiled in, dnnl_conv.h; a
- * matmul or gemm), and the step after a matmul as part of it where the
- * primitive absorbs that (its bias add as its bias); *taken receives the
- * steps it covers (0: none, the reference runs). */
-static dfg_status step_prepare(dfg_dnnl_steps *s, const dfg_allocator *allocator,
-                               const dfg_kernel_args *steps, int32_t n_steps,
-                               int32_t i, int32_t *taken)
-{
-    *taken = 0;
-    int conv = steps[i].op == DFG_OP_CONV2D;
-    const dfg_kernel_args *next = i + 1 < n_steps ? &steps[i + 1] : NULL;
-    if (next && (conv || !dfg_dnnl_matmul_absorbs(&steps[i], next)))
-        next = NULL;
-    int made = 0;
-    dfg_status st = step_create(s, allocator, steps, i, next, &made);
-    if (st == DFG_OK && next && !made) { /* the step alone */
-        next = NULL;
-        st = step_create(s, allocator, steps, i, NULL, &made);
-    }
-    if (st != DFG_OK || !made)
-        return st;
-    snprintf(s->labels + (size_t)i * LABEL_BYTES, LABEL_BYTES, "oneDNN %s",
-             conv ? dfg_dnnl_conv_impl(s->convs[i])
-                  : dfg_dnnl_matmul_impl(s->matmuls[i]));
-    *taken = 1;
-    if (next) {
-        s->absorbed[i + 1] = 1;
-        snprintf(s->labels + (size_t)(i + 1) * LABEL_BYTES, LABEL_BYTES,
-                 "oneDNN bias");
-        *taken = 2;
-    }
-    return DFG_OK;
 }
 
 static dfg_dnnl_steps *steps_alloc(const dfg_allocator *allocator,
@@ -139,9 +108,8 @@ static dfg_dnnl_steps *steps_alloc(const dfg_allocator *allocator,
     s->n_steps = n_steps;
     s->convs = dfg_calloc(allocator, n, sizeof *s->convs);
     s->matmuls = dfg_calloc(allocator, n, sizeof *s->matmuls);
-    s->absorbed = dfg_calloc(allocator, n, 1);
     s->labels = dfg_calloc(allocator, n, LABEL_BYTES);
-    if (!s->convs || !s->matmuls || !s->absorbed || !s->labels) {
+    if (!s->convs || !s->matmuls || !s->labels) {
         dfg_dnnl_steps_destroy(s, allocator);
         return NULL;
     }
@@ -170,16 +138,13 @@ dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
     for (int32_t i = 0; i < n_steps; i++) {
         if (!onednn_may_run(&steps[i]))
             continue;
-        int32_t covered = 0;
-        dfg_status st = step_prepare(s, allocator, steps, n_steps, i, &covered);
+        dfg_status st = step_prepare(s, allocator, &steps[i], i);
         if (st != DFG_OK) {
             dfg_dnnl_steps_destroy(s, allocator);
             return dfg_error_prefix(st, "run step %d (%s)", (int)i,
                                     dfg_op_get(steps[i].op)->name);
         }
-        taken += covered > 0;
-        if (covered > 1)
-            i += covered - 1;
+        taken += dfg_dnnl_steps_take(s, i);
     }
     if (taken == 0) {
         dfg_dnnl_steps_destroy(s, allocator);
@@ -202,8 +167,6 @@ int dfg_dnnl_steps_take(const dfg_dnnl_steps *s, int32_t i)
 
 dfg_status dfg_dnnl_steps_run(const dfg_dnnl_steps *s, int32_t i)
 {
-    if (s->absorbed[i])
-        return DFG_OK;
     return s->convs[i] ? dfg_dnnl_conv_run(s->convs[i], s->stream)
                        : dfg_dnnl_matmul_run(s->matmuls[i], s->stream);
 }

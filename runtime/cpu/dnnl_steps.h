@@ -23,8 +23,7 @@ dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
 /* 1 if step i runs on oneDNN (steps may be NULL). */
 int dfg_dnnl_steps_take(const dfg_dnnl_steps *steps, int32_t i);
 dfg_status dfg_dnnl_steps_run(const dfg_dnnl_steps *steps, int32_t i);
-/* What runs step i ("oneDNN jit:avx2"; "oneDNN post-op" for an activation
- * a conv applied, "oneDNN bias" for a bias add a matmul did), or NULL
+/* What runs step i ("oneDNN jit:avx2", "oneDNN gemm:jit"), or NULL
  * where a reference kernel does (steps may be NULL); valid until the
  * destroy. */
 const char *dfg_dnnl_steps_library(const dfg_dnnl_steps *steps, int32_t i);

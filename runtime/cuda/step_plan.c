@@ -341,6 +341,13 @@ dfg_im2col_dims dfg_cuda_im2col_dims(const dfg_conv_geometry *g)
 static dfg_status plan_blas(const dfg_step_args *s, dfg_cuda_step_plan *p)
 {
     int has_bias = s->n_inputs > 2 && s->in[2] != NULL;
+    if (s->attrs->n_post_ops > 0 ||
+        (s->op == DFG_OP_MATMUL && s->n_inputs > 2))
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "%s with fused post-ops or a fused bias (a program "
+                         "compiled for the CPU): the CUDA backend runs none, "
+                         "compile with fuse_operators = 0 (dfgc --no-fuse)",
+                         dfg_op_get(s->op)->name);
     dfg_status st = check_float_operands(s, has_bias ? 3 : 2);
     if (st != DFG_OK)
         return st;
@@ -363,11 +370,6 @@ static dfg_status plan_blas(const dfg_step_args *s, dfg_cuda_step_plan *p)
         return st;
     }
     p->kind = DFG_CUDA_CONV2D;
-    if (s->attrs->n_post_ops > 0)
-        return dfg_error(DFG_ERR_UNSUPPORTED,
-                         "conv2d with fused post-ops (a program compiled for "
-                         "the CPU): the CUDA backend runs none, compile with "
-                         "fuse_operators = 0 (dfgc --no-fuse)");
     dfg_conv_geometry *g = &p->u.conv.g;
     st = dfg_conv_geometry_make(s->attrs, &s->in_types[0], &s->in_types[1],
                                 &s->out_types[0], g);

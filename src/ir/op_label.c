@@ -25,7 +25,8 @@ const char *dfg_op_label(dfg_op op, const dfg_attrs *attrs, char *buf,
 {
     const dfg_op_info *info = dfg_op_get(op);
     const char *name = info ? info->name : "?";
-    if (op != DFG_OP_CONV2D || attrs->n_post_ops <= 0)
+    if ((op != DFG_OP_CONV2D && op != DFG_OP_MATMUL && op != DFG_OP_GEMM) ||
+        attrs->n_post_ops <= 0)
         return name;
     int used = snprintf(buf, size, "%s", name);
     for (int32_t i = 0; i < attrs->n_post_ops && used >= 0 &&

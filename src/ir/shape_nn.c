@@ -4,10 +4,70 @@
 #include "op_table.h"
 #include "shape_rules.h"
 
+/* The post-ops (dfg_attrs.post_ops) of a conv2d, matmul or gemm: known
+ * kinds, on f32, with a SUM first exactly when input 3 (the residual) is
+ * there, of y's type. */
+static dfg_status check_post_ops(const dfg_attrs *a, const dfg_type *in,
+                                 int32_t n_in, const dfg_type *y)
+{
+    int has_residual = n_in > 3 && in[3].rank >= 0;
+    if (a->n_post_ops < 0 || a->n_post_ops > DFG_MAX_POST_OPS)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "%d post-ops, at most %d", (int)a->n_post_ops,
+                         DFG_MAX_POST_OPS);
+    if (a->n_post_ops > 0 && y->dtype != DFG_F32)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "post-ops need an f32 output, this one is %s",
+                         dfg_dtype_name(y->dtype));
+    for (int32_t i = 0; i < a->n_post_ops; i++) {
+        int32_t kind = a->post_ops[i];
+        if (kind < 0 || kind >= DFG_POST_OP_COUNT ||
+            (kind == DFG_POST_SUM) != (i == 0 && has_residual))
+            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                             "post-op %d is %d: a sum comes first, exactly "
+                             "when input 3 (the residual) is given", (int)i,
+                             (int)kind);
+    }
+    if (has_residual && (a->n_post_ops == 0 || !dfg_type_equal(&in[3], y)))
+        return dfg_error(DFG_ERR_SHAPE,
+                         "input 3 (residual) is %s %s, the output %s %s, "
+                         "added by a first post-op sum",
+                         dfg_dtype_name(in[3].dtype),
+                         dfg_dims_format(in[3].rank, in[3].shape).text,
+                         dfg_dtype_name(y->dtype),
+                         dfg_dims_format(y->rank, y->shape).text);
+    return DFG_OK;
+}
+
+/* A matmul's fused bias (input 2, optional): N values, f32, every dim
+ * but the last 1, at most y's rank, so that it adds one row to every row
+ * of y; B has its N columns (is no 1-D vector). */
+static dfg_status check_matmul_bias(const dfg_type *in, int32_t n_in,
+                                    const dfg_type *y)
+{
+    const dfg_type *b = n_in > 2 ? &in[2] : NULL;
+    if (!b || b->rank < 0)
+        return DFG_OK;
+    int row = b->dtype == DFG_F32 && y->dtype == DFG_F32 && b->rank >= 1 &&
+              b->rank <= y->rank && y->rank >= 2 && in[1].rank >= 2 &&
+              b->shape[b->rank - 1] == y->shape[y->rank - 1];
+    for (int32_t d = 0; row && d + 1 < b->rank; d++)
+        row = b->shape[d] == 1;
+    if (!row)
+        return dfg_error(DFG_ERR_SHAPE,
+                         "input 2 (bias) is %s %s, expected f32 [.., 1, N] "
+                         "with N = the last dim of the output %s %s",
+                         dfg_dtype_name(b->dtype),
+                         dfg_dims_format(b->rank, b->shape).text,
+                         dfg_dtype_name(y->dtype),
+                         dfg_dims_format(y->rank, y->shape).text);
+    return DFG_OK;
+}
+
 dfg_status dfg_shape_matmul(const dfg_attrs *a, const dfg_type *in,
                             int32_t n_in, dfg_type *out, int32_t n_out)
 {
-    (void)a, (void)n_in, (void)n_out;
+    (void)n_out;
     const dfg_type *x = &in[0], *y = &in[1];
     dfg_status st = dfg_shape_same_dtype(in, 0, 1);
     if (st != DFG_OK)
@@ -34,7 +94,10 @@ dfg_status dfg_shape_matmul(const dfg_attrs *a, const dfg_type *in,
     if (y->rank >= 2)
         out[0].shape[out[0].rank++] = y->shape[y->rank - 1];
     out[0].dtype = x->dtype;
-    return dfg_shape_check_size(&out[0]);
+    st = dfg_shape_check_size(&out[0]);
+    if (st == DFG_OK)
+        st = check_matmul_bias(in, n_in, &out[0]);
+    return st == DFG_OK ? check_post_ops(a, in, n_in, &out[0]) : st;
 }
 
 dfg_status dfg_shape_gemm(const dfg_attrs *a, const dfg_type *in,
@@ -79,7 +142,8 @@ dfg_status dfg_shape_gemm(const dfg_attrs *a, const dfg_type *in,
                              dfg_dims_format(c->rank, c->shape).text,
                              (long long)m, (long long)n);
     }
-    return dfg_shape_check_size(&out[0]);
+    st = dfg_shape_check_size(&out[0]);
+    return st == DFG_OK ? check_post_ops(a, in, n_in, &out[0]) : st;
 }
 
 /* Output size of a sliding window along one axis; ceil_mode as ONNX and
@@ -147,40 +211,6 @@ static dfg_status window_output(const dfg_attrs *a, const int64_t kernel[2],
     }
     out->rank = 4;
     out->dtype = x->dtype;
-    return DFG_OK;
-}
-
-/* A conv2d's post-ops (dfg_attrs.post_ops): known kinds, on f32, with a
- * SUM first exactly when input 3 (the residual) is there, of y's type. */
-static dfg_status check_post_ops(const dfg_attrs *a, const dfg_type *in,
-                                 int32_t n_in, const dfg_type *y)
-{
-    int has_residual = n_in > 3 && in[3].rank >= 0;
-    if (a->n_post_ops < 0 || a->n_post_ops > DFG_MAX_POST_OPS)
-        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "%d post-ops, at most %d", (int)a->n_post_ops,
-                         DFG_MAX_POST_OPS);
-    if (a->n_post_ops > 0 && y->dtype != DFG_F32)
-        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "post-ops need an f32 conv2d, this one is %s",
-                         dfg_dtype_name(y->dtype));
-    for (int32_t i = 0; i < a->n_post_ops; i++) {
-        int32_t kind = a->post_ops[i];
-        if (kind < 0 || kind >= DFG_POST_OP_COUNT ||
-            (kind == DFG_POST_SUM) != (i == 0 && has_residual))
-            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                             "post-op %d is %d: a sum comes first, exactly "
-                             "when input 3 (the residual) is given", (int)i,
-                             (int)kind);
-    }
-    if (has_residual && (a->n_post_ops == 0 || !dfg_type_equal(&in[3], y)))
-        return dfg_error(DFG_ERR_SHAPE,
-                         "input 3 (residual) is %s %s, the output %s %s, "
-                         "added by a first post-op sum",
-                         dfg_dtype_name(in[3].dtype),
-                         dfg_dims_format(in[3].rank, in[3].shape).text,
-                         dfg_dtype_name(y->dtype),
-                         dfg_dims_format(y->rank, y->shape).text);
     return DFG_OK;
 }
 

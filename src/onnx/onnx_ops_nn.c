@@ -154,6 +154,17 @@ static dfg_status import_global_max_pool(dfg_onnx_importer *im,
     return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
 }
 
+/* MatMul has two inputs: dfg's matmul takes more (a fused bias and
+ * residual), which no ONNX file may give it. */
+static dfg_status import_matmul(dfg_onnx_importer *im, const dfg_onnx_op *op)
+{
+    int32_t n = dfg_onnx_n_inputs(im);
+    if (n != 2)
+        return dfg_error(DFG_ERR_FORMAT, "MatMul has %d inputs, expected 2",
+                         (int)n);
+    return dfg_onnx_import_direct(im, op);
+}
+
 static dfg_status import_gemm(dfg_onnx_importer *im, const dfg_onnx_op *op)
 {
     (void)op;
@@ -450,7 +461,7 @@ const dfg_onnx_op dfg_onnx_ops_nn[] = {
     {"GlobalAveragePool", dfg_onnx_import_direct, "global_average_pool"},
     {"GlobalMaxPool", import_global_max_pool, NULL},
     {"Gemm", import_gemm, NULL},
-    {"MatMul", dfg_onnx_import_direct, "matmul"},
+    {"MatMul", import_matmul, "matmul"},
     {"BatchNormalization", import_batch_norm, NULL},
     {"LayerNormalization", import_layer_norm, NULL},
     {"InstanceNormalization", import_instance_norm, NULL},

@@ -69,10 +69,14 @@ static inline uint32_t dfg_file_version_of_op(dfg_op op)
 }
 
 /* The first file version that can hold step (its op, or its attributes:
- * a conv2d's fused post-ops need version 4). */
+ * fused post-ops, and a matmul's fused bias or residual, need version
+ * 4). */
 static inline uint32_t dfg_file_version_of_step(const dfg_program_step *step)
 {
-    return step->attrs.n_post_ops > 0 ? 4u : dfg_file_version_of_op(step->op);
+    return step->attrs.n_post_ops > 0 ||
+                   (step->op == DFG_OP_MATMUL && step->n_inputs > 2)
+               ? 4u
+               : dfg_file_version_of_op(step->op);
 }
 
 /* The alignment of a section's offset in a file of `version`. */

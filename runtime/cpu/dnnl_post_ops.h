@@ -1,0 +1,16 @@
+/* The fused post-ops of a conv2d, matmul or gemm step
+ * (dfg_attrs.post_ops) as a oneDNN primitive attribute's: eltwise
+ * post-ops for the activations (a HardSigmoid as linear then clip), a sum
+ * (scale 1) for the residual, which the primitive adds to what its
+ * destination holds. */
+#ifndef DFG_CPU_DNNL_POST_OPS_H
+#define DFG_CPU_DNNL_POST_OPS_H
+
+#include <dnnl.h>
+#include "dfg/attrs.h"
+
+/* Sets attr's post-ops to attrs's, if any; -1 on failure (a kind oneDNN
+ * lacks). */
+int dfg_dnnl_post_ops_set(dnnl_primitive_attr_t attr, const dfg_attrs *attrs);
+
+#endif
