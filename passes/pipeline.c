@@ -1,7 +1,8 @@
 /* dfg_compile: the passes in order, on a private copy of the graph.
  *
  *   verify -> [precision] -> [training -> [buckets]] -> fold -> dce
- *          -> [inference: fuse patterns, fuse conv] -> [remat] -> node costs
+ *          -> [inference: fuse patterns, fuse conv, [CPU: layouts]]
+ *          -> [remat] -> node costs
  *          -> concat views, schedule, alias, [bucket alias], liveness (for
  *             each candidate order, keeping the smallest lower bound)
  *          -> plan (inference: conv workspaces fitted under the peak)
@@ -17,6 +18,8 @@
 #include "training.h"
 
 #include <string.h>
+#include <stdio.h>
+#include "cpu_layout_rule.h"
 #include "cpu_workspace_rule.h"
 #include "error.h"
 #include "memory.h"
@@ -35,6 +38,7 @@ void dfg_compile_options_init(dfg_compile_options *options)
     options->backend_workspace = dfg_cpu_step_workspace;
     options->backend_workspace_for = DFG_CPU_BACKEND_NAME;
     options->fuse_operators = 1;
+    options->assign_layouts = 1;
 }
 
 /* 1 if name fits dfg_program.workspace_rule and program_validate.c's
@@ -81,12 +85,20 @@ typedef struct compilation {
     dfg_allocator allocator;
     dfg_graph *graph;
     dfg_graph_plan plan;
+    int blocked; /* the layout pass blocked some value */
 } compilation;
 
 static void compilation_free(compilation *c)
 {
     dfg_graph_plan_free(&c->plan, &c->allocator);
     dfg_graph_destroy(c->graph);
+}
+
+/* The layout pass's conditions (dfg_compile_options.assign_layouts). */
+static int blocks_layouts(const dfg_compile_options *o)
+{
+    return o->assign_layouts && o->fuse_operators && !o->training &&
+           o->backend_workspace == dfg_cpu_step_workspace;
 }
 
 static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
@@ -114,6 +126,10 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
         st = dfg_pass_fuse_patterns(c->graph, &report);
     if (st == DFG_OK && o->fuse_operators && !o->training)
         st = dfg_pass_fuse_conv(c->graph, &report);
+    if (st == DFG_OK && blocks_layouts(o)) {
+        st = dfg_pass_assign_layouts(c->graph, &report);
+        c->blocked = report.values_blocked > 0 || report.reorders > 0;
+    }
     dfg_remat_report remat;
     if (st == DFG_OK && o->training)
         st = dfg_pass_remat(c->graph, o, o->training, &remat);
@@ -132,6 +148,9 @@ static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
     if (st == DFG_OK) {
         if (o->backend_workspace)
             strcpy((*out)->workspace_rule, o->backend_workspace_for);
+        if (c->blocked)
+            snprintf((*out)->layout_isa, sizeof (*out)->layout_isa, "%s",
+                     dfg_cpu_layout_isa());
         (*out)->stats.planner = c->plan.winner;
         (*out)->stats.recorded_lower_bound_bytes =
             (uint64_t)order->recorded_lower_bound;

@@ -1,6 +1,7 @@
 /* Which steps of a CPU session run on oneDNN (dnnl_steps.h). */
 #include <stdio.h>
 
+#include "cpu_layout_rule.h"
 #include "dnnl_conv.h"
 #include "dnnl_matmul.h"
 #include "dnnl_steps.h"
@@ -32,6 +33,19 @@ int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
     return 0;
 }
 
+/* 1 if an operand of step is blocked: only oneDNN runs it then (the
+ * reference kernels read plain tensors), whatever its weights cost. */
+static int step_blocked(const dfg_kernel_args *step)
+{
+    for (int32_t j = 0; j < step->n_inputs; j++)
+        if (step->in[j] && step->in_types[j].layout != DFG_LAYOUT_PLAIN)
+            return 1;
+    for (int32_t j = 0; j < step->n_outputs; j++)
+        if (step->out_types[j].layout != DFG_LAYOUT_PLAIN)
+            return 1;
+    return 0;
+}
+
 /* Whether oneDNN may run step, decided here alone, once per session: the
  * program planned the CPU backend's scratch for the step (it was compiled
  * with that rule, which it records), and a weight the step reads (input
@@ -46,7 +60,8 @@ static int onednn_may_run(const dfg_kernel_args *step)
     int op = step->op == DFG_OP_CONV2D || step->op == DFG_OP_MATMUL ||
              step->op == DFG_OP_GEMM;
     return op && step->backend_workspace && step->workspace &&
-           (!(step->constant_inputs & 2u) || (step->mapped_inputs & 2u));
+           (!(step->constant_inputs & 2u) || (step->mapped_inputs & 2u) ||
+            step_blocked(step));
 }
 
 void dfg_dnnl_steps_destroy(dfg_dnnl_steps *s, const dfg_allocator *allocator)
@@ -153,6 +168,10 @@ dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
                                   int32_t n_steps, dfg_dnnl_steps **out)
 {
     *out = NULL;
+    dfg_status checked = dfg_cpu_layout_isa_check(
+        n_steps > 0 ? steps[0].layout_isa : NULL);
+    if (checked != DFG_OK)
+        return checked;
     if (!any_may_run(steps, n_steps))
         return DFG_OK;
     dfg_dnnl_steps *s = steps_alloc(allocator, n_steps);
@@ -168,14 +187,23 @@ dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
     }
     int32_t taken = 0;
     for (int32_t i = 0; i < n_steps; i++) {
-        if (!onednn_may_run(&steps[i]))
-            continue;
         int32_t covered = 0;
-        dfg_status st = step_prepare(s, allocator, steps, n_steps, i, &covered);
+        dfg_status st = onednn_may_run(&steps[i])
+                            ? step_prepare(s, allocator, steps, n_steps, i,
+                                           &covered)
+                            : DFG_OK;
         if (st != DFG_OK) {
             dfg_dnnl_steps_destroy(s, allocator);
             return dfg_error_prefix(st, "run step %d (%s)", (int)i,
                                     dfg_op_get(steps[i].op)->name);
+        }
+        if (covered == 0 && steps[i].op == DFG_OP_CONV2D &&
+            step_blocked(&steps[i])) { /* the reference would misread it */
+            dfg_dnnl_steps_destroy(s, allocator);
+            return dfg_error(DFG_ERR_UNSUPPORTED,
+                             "run step %d (conv2d): its operands are blocked "
+                             "but oneDNN does not take it on this CPU "
+                             "(compile the model again here)", (int)i);
         }
         taken += covered > 0;
         if (covered > 1)

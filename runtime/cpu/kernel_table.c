@@ -99,6 +99,7 @@ static const dfg_cpu_kernel kernels[DFG_OP_COUNT] = {
     [DFG_OP_DROPOUT_TRAIN] = dfg_cpu_dropout_train,
     [DFG_OP_SILU] = dfg_cpu_fused_activation,
     [DFG_OP_HARDSWISH] = dfg_cpu_fused_activation,
+    [DFG_OP_REORDER] = dfg_cpu_reorder,
 };
 
 dfg_cpu_kernel dfg_cpu_kernel_for(dfg_op op)
