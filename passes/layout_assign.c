@@ -6,8 +6,8 @@
  *
  * Values that must share a layout form groups: the operands and output
  * of a layout-agnostic node (src/ir/layout_rule.h: elementwise without
- * broadcast, concat along the channels), and a conv's output and its
- * residual. A group may be blocked when every value in it is a 4-D f32
+ * broadcast, concat along the channels) or of a pool that oneDNN runs
+ * blocked, and a conv's output and its residual. A group may be blocked when every value in it is a 4-D f32
  * tensor whose channels fill whole blocks (no padding: its bytes are
  * NCHW's) and none is a graph output. It is blocked when that saves
  * reorders: the conv ports (x, y, residual) touching it that oneDNN
@@ -15,9 +15,9 @@
  * value that blocked readers read, a blocked value that plain readers
  * read, a conv port oneDNN wants plain).
  *
- * Then each value takes its layout from its producer: a conv or an
- * agnostic node writes its group's layout, any other node (and every
- * leaf) writes plain; and each reader that wants the other layout reads
+ * Then each value takes its layout from its producer: a conv or a
+ * uniform node (agnostic, or such a pool) writes its group's layout, any
+ * other node (and every leaf) writes plain; and each reader that wants the other layout reads
  * one shared reorder of the value, recorded just before the first such
  * reader. */
 #include "pass.h"
@@ -38,6 +38,8 @@ typedef struct layouts {
     uint8_t *blockable;  /* [n_values] per group root */
     int32_t *want_x;     /* [n_nodes] a oneDNN conv's x layout, else -1 */
     int32_t *want_y;     /* [n_nodes] its y layout */
+    uint8_t *uniform;    /* [n_nodes] operands and output in one layout,
+                            which may be the blocked one */
     int32_t *copy;       /* [n_values * 2]: v reordered to plain, blocked */
     uint8_t *counted;    /* [n_values] scoring: a reorder counted */
     int32_t *before;     /* appended node k precedes original node before[k] */
@@ -86,21 +88,32 @@ static void query_conv(layouts *l, int32_t n)
                                                      : l->want_y[n];
 }
 
-static int agnostic(const dfg_graph *g, const dfg_ir_node *node)
+/* Whether node n runs with every operand in one layout, blocked ones
+ * included. */
+static int uniform_node(const layouts *l, int32_t n)
 {
+    const dfg_ir_node *node = &l->g->nodes[n];
     dfg_type in[DFG_MAX_SPLIT * 2];
-    if (node->n_outputs != 1 || node->n_inputs > DFG_MAX_SPLIT * 2)
+    if (node->dead || node->n_outputs != 1 ||
+        node->n_inputs > DFG_MAX_SPLIT * 2)
         return 0;
     for (int32_t i = 0; i < node->n_inputs; i++) {
         if (node->inputs[i] < 0)
             return 0;
-        in[i] = g->values[node->inputs[i]].type;
+        in[i] = l->g->values[node->inputs[i]].type;
     }
-    const dfg_type *out = &g->values[node->outputs[0]].type;
-    return out->rank == 4 && out->dtype == DFG_F32 &&
-           dfg_op_layout_agnostic(node->op, &node->attrs, in, node->n_inputs,
+    const dfg_type *out = &l->g->values[node->outputs[0]].type;
+    if (out->rank != 4 || out->dtype != DFG_F32)
+        return 0;
+    if (node->op == DFG_OP_MAX_POOL || node->op == DFG_OP_AVERAGE_POOL)
+        return dfg_layout_fits(out, l->block) &&
+               dfg_cpu_pool_takes_blocked(node->op, &node->attrs, &in[0], out,
+                                          l->block);
+    return dfg_op_layout_agnostic(node->op, &node->attrs, in, node->n_inputs,
                                   out);
 }
+
+static int uniform(const layouts *l, int32_t n) { return l->uniform[n]; }
 
 /* Groups, and which of them may be blocked. */
 static void make_groups(layouts *l)
@@ -112,7 +125,7 @@ static void make_groups(layouts *l)
         const dfg_ir_node *node = &g->nodes[n];
         if (node->dead)
             continue;
-        if (agnostic(g, node))
+        if (uniform(l, n))
             for (int32_t i = 0; i < node->n_inputs; i++)
                 unite(l, node->inputs[i], node->outputs[0]);
         else if (is_conv(l, n) && node->n_inputs > 3 && node->inputs[3] >= 0)
@@ -129,17 +142,15 @@ static void make_groups(layouts *l)
 /* The layout reader n wants for its input i if v's group is blocked. */
 static int wants_blocked(const layouts *l, int32_t n, int32_t i)
 {
-    const dfg_ir_node *node = &l->g->nodes[n];
     if (is_conv(l, n))
         return i == 0 || i == 3;
-    return agnostic(l->g, node);
+    return uniform(l, n);
 }
 
 static int writes_blocked(const layouts *l, int32_t v)
 {
     int32_t p = l->g->values[v].producer;
-    return p >= 0 && !l->g->nodes[p].dead &&
-           (is_conv(l, p) || agnostic(l->g, &l->g->nodes[p]));
+    return p >= 0 && !l->g->nodes[p].dead && (is_conv(l, p) || uniform(l, p));
 }
 
 static void add_score(layouts *l, int32_t v, int32_t points)
@@ -254,6 +265,8 @@ static dfg_status assign(layouts *l, dfg_pass_report *report)
             query_conv(l, n);
     if (l->block == DFG_LAYOUT_PLAIN)
         return DFG_OK;
+    for (int32_t n = 0; n < l->n_nodes; n++)
+        l->uniform[n] = (uint8_t)uniform_node(l, n);
     make_groups(l);
     score_groups(l);
     for (int32_t v = 0; v < l->n_values; v++) {
@@ -287,9 +300,11 @@ dfg_status dfg_pass_assign_layouts(dfg_graph *g, dfg_pass_report *report)
     l.counted = dfg_calloc(&g->allocator, nv, 1);
     l.want_x = dfg_calloc(&g->allocator, nn, sizeof *l.want_x);
     l.want_y = dfg_calloc(&g->allocator, nn, sizeof *l.want_y);
+    l.uniform = dfg_calloc(&g->allocator, nn, 1);
     l.before = dfg_calloc(&g->allocator, most_reorders, sizeof *l.before);
     dfg_status st = l.group && l.score && l.blockable && l.copy &&
-                            l.counted && l.want_x && l.want_y && l.before
+                            l.counted && l.want_x && l.want_y && l.uniform &&
+                            l.before
                         ? DFG_OK
                         : dfg_error(DFG_ERR_OUT_OF_MEMORY,
                                     "layouts: out of memory");
@@ -307,6 +322,7 @@ dfg_status dfg_pass_assign_layouts(dfg_graph *g, dfg_pass_report *report)
     dfg_free(&g->allocator, l.counted);
     dfg_free(&g->allocator, l.want_x);
     dfg_free(&g->allocator, l.want_y);
+    dfg_free(&g->allocator, l.uniform);
     dfg_free(&g->allocator, l.before);
     return st;
 }

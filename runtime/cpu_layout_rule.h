@@ -18,6 +18,13 @@ int dfg_cpu_conv_layouts(const dfg_attrs *attrs, const struct dfg_type *in,
                          int32_t n_in, const struct dfg_type *out,
                          int32_t n_out, int32_t *x_layout, int32_t *y_layout);
 
+/* 1 if the CPU backend runs this max_pool or average_pool of x into y
+ * with both laid out as layout (blocked) on oneDNN (runtime/cpu/
+ * dnnl_pool.c); 0 if not. */
+int dfg_cpu_pool_takes_blocked(int32_t op, const dfg_attrs *attrs,
+                               const struct dfg_type *x,
+                               const struct dfg_type *y, int32_t layout);
+
 /* This CPU's features as oneDNN uses them: its ISA's name ("avx2",
  * "avx512_core", ...; "" if oneDNN names none). */
 const char *dfg_cpu_layout_isa(void);

@@ -4,6 +4,7 @@
 #include "cpu_layout_rule.h"
 #include "dnnl_conv.h"
 #include "dnnl_matmul.h"
+#include "dnnl_pool.h"
 #include "dnnl_steps.h"
 #include "error.h"
 #include "memory.h"
@@ -17,6 +18,7 @@ struct dfg_dnnl_steps {
     int32_t n_steps;
     dfg_dnnl_conv **convs;     /* n_steps, NULL where not a oneDNN conv */
     dfg_dnnl_matmul **matmuls; /* n_steps, NULL where not a oneDNN matmul */
+    dfg_dnnl_pool **pools;     /* n_steps, NULL where not a oneDNN pool */
     uint8_t *absorbed;         /* n_steps: 1 where the step before did it */
     char *labels;              /* n_steps of LABEL_BYTES, "" where dfg runs */
 };
@@ -55,8 +57,15 @@ static int step_blocked(const dfg_kernel_args *step)
  * them twice. An input 1 that is no weight (attention's matmuls) needs no
  * copy. What is left to each primitive: that oneDNN implements it, and
  * that it fits the planned workspace. */
+static int is_pool(const dfg_kernel_args *step)
+{
+    return step->op == DFG_OP_MAX_POOL || step->op == DFG_OP_AVERAGE_POOL;
+}
+
 static int onednn_may_run(const dfg_kernel_args *step)
 {
+    if (is_pool(step)) /* blocked ones only, with no scratch */
+        return step_blocked(step);
     int op = step->op == DFG_OP_CONV2D || step->op == DFG_OP_MATMUL ||
              step->op == DFG_OP_GEMM;
     return op && step->backend_workspace && step->workspace &&
@@ -72,8 +81,11 @@ void dfg_dnnl_steps_destroy(dfg_dnnl_steps *s, const dfg_allocator *allocator)
         dfg_dnnl_conv_destroy(s->convs[i], allocator);
     for (int32_t i = 0; s->matmuls && i < s->n_steps; i++)
         dfg_dnnl_matmul_destroy(s->matmuls[i], allocator);
+    for (int32_t i = 0; s->pools && i < s->n_steps; i++)
+        dfg_dnnl_pool_destroy(s->pools[i], allocator);
     dfg_free(allocator, s->convs);
     dfg_free(allocator, s->matmuls);
+    dfg_free(allocator, s->pools);
     dfg_free(allocator, s->absorbed);
     dfg_free(allocator, s->labels);
     if (s->stream)
@@ -102,6 +114,10 @@ static dfg_status step_create(dfg_dnnl_steps *s, const dfg_allocator *allocator,
         st = dfg_dnnl_conv_create(s->engine, &steps[i], allocator,
                                   &s->convs[i]);
         *made = s->convs[i] != NULL;
+    } else if (is_pool(&steps[i])) {
+        st = dfg_dnnl_pool_create(s->engine, &steps[i], allocator,
+                                  &s->pools[i]);
+        *made = s->pools[i] != NULL;
     } else {
         st = dfg_dnnl_matmul_create(s->engine, &steps[i], next, allocator,
                                     &s->matmuls[i]);
@@ -119,9 +135,9 @@ static dfg_status step_prepare(dfg_dnnl_steps *s, const dfg_allocator *allocator
                                int32_t i, int32_t *taken)
 {
     *taken = 0;
-    int conv = steps[i].op == DFG_OP_CONV2D;
+    int conv = steps[i].op == DFG_OP_CONV2D, pool = is_pool(&steps[i]);
     const dfg_kernel_args *next = i + 1 < n_steps ? &steps[i + 1] : NULL;
-    if (next && (conv || !dfg_dnnl_matmul_absorbs(&steps[i], next)))
+    if (next && (conv || pool || !dfg_dnnl_matmul_absorbs(&steps[i], next)))
         next = NULL;
     int made = 0;
     dfg_status st = step_create(s, allocator, steps, i, next, &made);
@@ -132,8 +148,9 @@ static dfg_status step_prepare(dfg_dnnl_steps *s, const dfg_allocator *allocator
     if (st != DFG_OK || !made)
         return st;
     snprintf(s->labels + (size_t)i * LABEL_BYTES, LABEL_BYTES, "oneDNN %s",
-             conv ? dfg_dnnl_conv_impl(s->convs[i])
-                  : dfg_dnnl_matmul_impl(s->matmuls[i]));
+             conv   ? dfg_dnnl_conv_impl(s->convs[i])
+             : pool ? dfg_dnnl_pool_impl(s->pools[i])
+                    : dfg_dnnl_matmul_impl(s->matmuls[i]));
     *taken = 1;
     if (next) {
         s->absorbed[i + 1] = 1;
@@ -154,9 +171,10 @@ static dfg_dnnl_steps *steps_alloc(const dfg_allocator *allocator,
     s->n_steps = n_steps;
     s->convs = dfg_calloc(allocator, n, sizeof *s->convs);
     s->matmuls = dfg_calloc(allocator, n, sizeof *s->matmuls);
+    s->pools = dfg_calloc(allocator, n, sizeof *s->pools);
     s->absorbed = dfg_calloc(allocator, n, 1);
     s->labels = dfg_calloc(allocator, n, LABEL_BYTES);
-    if (!s->convs || !s->matmuls || !s->absorbed || !s->labels) {
+    if (!s->convs || !s->matmuls || !s->pools || !s->absorbed || !s->labels) {
         dfg_dnnl_steps_destroy(s, allocator);
         return NULL;
     }
@@ -197,13 +215,15 @@ dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
             return dfg_error_prefix(st, "run step %d (%s)", (int)i,
                                     dfg_op_get(steps[i].op)->name);
         }
-        if (covered == 0 && steps[i].op == DFG_OP_CONV2D &&
+        if (covered == 0 && (steps[i].op == DFG_OP_CONV2D ||
+                             is_pool(&steps[i])) &&
             step_blocked(&steps[i])) { /* the reference would misread it */
             dfg_dnnl_steps_destroy(s, allocator);
             return dfg_error(DFG_ERR_UNSUPPORTED,
-                             "run step %d (conv2d): its operands are blocked "
-                             "but oneDNN does not take it on this CPU "
-                             "(compile the model again here)", (int)i);
+                             "run step %d (%s): its operands are blocked but "
+                             "oneDNN does not take it on this CPU (compile "
+                             "the model again here)", (int)i,
+                             dfg_op_get(steps[i].op)->name);
         }
         taken += covered > 0;
         if (covered > 1)
@@ -232,6 +252,8 @@ dfg_status dfg_dnnl_steps_run(const dfg_dnnl_steps *s, int32_t i)
 {
     if (s->absorbed[i])
         return DFG_OK;
+    if (s->pools[i])
+        return dfg_dnnl_pool_run(s->pools[i], s->stream);
     return s->convs[i] ? dfg_dnnl_conv_run(s->convs[i], s->stream)
                        : dfg_dnnl_matmul_run(s->matmuls[i], s->stream);
 }

@@ -88,7 +88,9 @@ dfg_status dfg_layout_check(dfg_op op, const dfg_attrs *attrs,
             st = wrong("input", 3, &in[3], "in the output's layout");
         return st;
     }
-    if (n_out == 1 && dfg_op_layout_agnostic(op, attrs, in, n_in, &out[0]))
+    int pool = op == DFG_OP_MAX_POOL || op == DFG_OP_AVERAGE_POOL;
+    if (n_out == 1 &&
+        (pool || dfg_op_layout_agnostic(op, attrs, in, n_in, &out[0])))
         return check_all(in, n_in, out, n_out, out[0].layout,
                          "in the output's layout");
     return check_all(in, n_in, out, n_out, DFG_LAYOUT_PLAIN, "plain");

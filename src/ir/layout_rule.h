@@ -5,8 +5,9 @@
  *   reorder  input any layout, output the layout attrs.layout names;
  *   conv2d   x, y and the residual any layout (oneDNN takes them as they
  *            are), the residual in y's; weights and bias plain;
- *   layout-agnostic ops (dfg_op_layout_agnostic): every operand and
- *            output in one layout;
+ *   layout-agnostic ops (dfg_op_layout_agnostic), max_pool and
+ *            average_pool (the CPU backend runs a blocked one on
+ *            oneDNN): every operand and output in one layout;
  *   any other op: every operand and output plain.
  * A blocked tensor is always a 4-D f32 [N, C, H, W] one whose C is a
  * multiple of the block (no padding: its bytes are NCHW's). */

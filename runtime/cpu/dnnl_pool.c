@@ -1,0 +1,166 @@
+/* Pools on oneDNN over blocked tensors (dnnl_pool.h). The layout pass
+ * asks dfg_cpu_pool_takes_blocked (cpu_layout_rule.h) whether the
+ * primitive of the blocked operands can be made; the session makes the
+ * same one. */
+#include <string.h>
+
+#include "cpu_layout_rule.h"
+#include "dnnl_pool.h"
+#include "error.h"
+#include "memory.h"
+#include "pool_geometry.h"
+
+static const dnnl_format_tag_t tags[DFG_LAYOUT_COUNT] = {
+    [DFG_LAYOUT_PLAIN] = dnnl_nchw,
+    [DFG_LAYOUT_NCHW8C] = dnnl_nChw8c,
+    [DFG_LAYOUT_NCHW16C] = dnnl_nChw16c,
+};
+
+/* The pooling of x into y (both 4-D f32 in layout) with no scratchpad;
+ * NULL when oneDNN does not take it or ONNX's and oneDNN's windows could
+ * differ (an average over ceil_mode's overhang that counts padding). */
+static dnnl_primitive_desc_t pool_desc(dnnl_engine_t engine, int32_t op,
+                                       const dfg_attrs *attrs,
+                                       const dfg_type *x, const dfg_type *y,
+                                       int32_t layout)
+{
+    dfg_pool_geometry g;
+    if ((op != DFG_OP_MAX_POOL && op != DFG_OP_AVERAGE_POOL) ||
+        x->dtype != DFG_F32 || x->rank != 4 || y->rank != 4 ||
+        (unsigned)layout >= DFG_LAYOUT_COUNT ||
+        dfg_pool_geometry_make("pool", attrs, x, y, &g) != DFG_OK)
+        return NULL;
+    dnnl_dims_t pad_r;
+    for (int d = 0; d < 2; d++) {
+        int64_t in = d ? g.in_w : g.in_h, out = d ? g.out_w : g.out_h;
+        /* ceil_mode's last window may reach past the padding */
+        int64_t reach = (out - 1) * g.stride[d] +
+                        (g.kernel[d] - 1) * g.dilation[d] + 1 - in -
+                        g.pad_lo[d];
+        pad_r[d] = reach > g.pad_hi[d] ? reach : g.pad_hi[d];
+        if (reach > g.pad_hi[d] && op == DFG_OP_AVERAGE_POOL &&
+            g.count_include_pad)
+            return NULL;
+    }
+    dnnl_alg_kind_t alg = op == DFG_OP_MAX_POOL ? dnnl_pooling_max
+                          : g.count_include_pad
+                              ? dnnl_pooling_avg_include_padding
+                              : dnnl_pooling_avg_exclude_padding;
+    dnnl_dims_t x_dims = {x->shape[0], x->shape[1], g.in_h, g.in_w};
+    dnnl_dims_t y_dims = {y->shape[0], y->shape[1], g.out_h, g.out_w};
+    dnnl_dims_t strides = {g.stride[0], g.stride[1]};
+    dnnl_dims_t kernel = {g.kernel[0], g.kernel[1]};
+    dnnl_dims_t dilation = {g.dilation[0] - 1, g.dilation[1] - 1};
+    dnnl_dims_t pad_l = {g.pad_lo[0], g.pad_lo[1]};
+    dnnl_memory_desc_t x_md, y_md;
+    dnnl_pooling_v2_desc_t desc;
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    int ok = dnnl_memory_desc_init_by_tag(&x_md, 4, x_dims, dnnl_f32,
+                                          tags[layout]) == dnnl_success &&
+             dnnl_memory_desc_init_by_tag(&y_md, 4, y_dims, dnnl_f32,
+                                          tags[layout]) == dnnl_success &&
+             dnnl_pooling_v2_forward_desc_init(
+                 &desc, dnnl_forward_inference, alg, &x_md, &y_md, strides,
+                 kernel, dilation, pad_l, pad_r) == dnnl_success &&
+             dnnl_primitive_attr_create(&attr) == dnnl_success &&
+             dnnl_primitive_attr_set_scratchpad_mode(
+                 attr, dnnl_scratchpad_mode_user) == dnnl_success &&
+             dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL) ==
+                 dnnl_success;
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
+    const dnnl_memory_desc_t *scratch =
+        ok ? dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0)
+           : NULL;
+    if (ok && scratch && dnnl_memory_desc_get_size(scratch) > 0)
+        ok = 0; /* a run would need bytes nobody planned */
+    if (!ok && pd) {
+        dnnl_primitive_desc_destroy(pd);
+        pd = NULL;
+    }
+    return pd;
+}
+
+int dfg_cpu_pool_takes_blocked(int32_t op, const dfg_attrs *attrs,
+                               const struct dfg_type *x,
+                               const struct dfg_type *y, int32_t layout)
+{
+    dnnl_engine_t engine;
+    if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
+        return 0;
+    dnnl_primitive_desc_t pd = pool_desc(engine, op, attrs, x, y, layout);
+    if (pd)
+        dnnl_primitive_desc_destroy(pd);
+    dnnl_engine_destroy(engine);
+    return pd != NULL;
+}
+
+struct dfg_dnnl_pool {
+    dnnl_primitive_t primitive;
+    dnnl_memory_t x, y;
+    char impl[64];
+};
+
+dfg_status dfg_dnnl_pool_create(dnnl_engine_t engine,
+                                const dfg_kernel_args *step,
+                                const dfg_allocator *allocator,
+                                dfg_dnnl_pool **out)
+{
+    *out = NULL;
+    const dfg_type *x = &step->in_types[0], *y = &step->out_types[0];
+    if (x->layout != y->layout)
+        return DFG_OK;
+    dnnl_primitive_desc_t pd =
+        pool_desc(engine, step->op, step->attrs, x, y, x->layout);
+    if (!pd)
+        return DFG_OK;
+    dfg_dnnl_pool *p = dfg_calloc(allocator, 1, sizeof *p);
+    int ok = p != NULL &&
+             dnnl_memory_create(&p->x, dnnl_primitive_desc_query_md(
+                                           pd, dnnl_query_src_md, 0),
+                                engine, (void *)step->in[0]) ==
+                 dnnl_success &&
+             dnnl_memory_create(&p->y, dnnl_primitive_desc_query_md(
+                                           pd, dnnl_query_dst_md, 0),
+                                engine, step->out[0]) == dnnl_success &&
+             dnnl_primitive_create(&p->primitive, pd) == dnnl_success;
+    const char *impl = NULL;
+    if (ok && dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0,
+                                        &impl) == dnnl_success && impl)
+        strncpy(p->impl, impl, sizeof p->impl - 1);
+    dnnl_primitive_desc_destroy(pd);
+    if (!ok) {
+        dfg_dnnl_pool_destroy(p, allocator);
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "cpu backend: oneDNN could not prepare a %s",
+                         dfg_op_get(step->op)->name);
+    }
+    *out = p;
+    return DFG_OK;
+}
+
+dfg_status dfg_dnnl_pool_run(const dfg_dnnl_pool *p, dnnl_stream_t stream)
+{
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, p->x}, {DNNL_ARG_DST, p->y}};
+    return dnnl_primitive_execute(p->primitive, stream, 2, args) ==
+                   dnnl_success
+               ? DFG_OK
+               : dfg_error(DFG_ERR_INTERNAL, "oneDNN pool (%s) failed to run",
+                           p->impl);
+}
+
+const char *dfg_dnnl_pool_impl(const dfg_dnnl_pool *p) { return p->impl; }
+
+void dfg_dnnl_pool_destroy(dfg_dnnl_pool *p, const dfg_allocator *allocator)
+{
+    if (!p)
+        return;
+    if (p->primitive)
+        dnnl_primitive_destroy(p->primitive);
+    if (p->x)
+        dnnl_memory_destroy(p->x);
+    if (p->y)
+        dnnl_memory_destroy(p->y);
+    dfg_free(allocator, p);
+}
