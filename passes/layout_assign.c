@@ -6,8 +6,8 @@
  *
  * Values that must share a layout form groups: the operands and output
  * of a layout-agnostic node (src/ir/layout_rule.h: elementwise without
- * broadcast, concat along the channels) or of a pool that oneDNN runs
- * blocked, and a conv's output and its residual. A group may be blocked when every value in it is a 4-D f32
+ * broadcast, concat along the channels) or of a pool or per-channel add
+ * or mul that oneDNN runs blocked, and a conv's output and its residual. A group may be blocked when every value in it is a 4-D f32
  * tensor whose channels fill whole blocks (no padding: its bytes are
  * NCHW's) and none is a graph output. It is blocked when that saves
  * reorders: the conv ports (x, y, residual) touching it that oneDNN
@@ -16,10 +16,10 @@
  * read, a conv port oneDNN wants plain).
  *
  * Then each value takes its layout from its producer: a conv or a
- * uniform node (agnostic, or such a pool) writes its group's layout, any
- * other node (and every leaf) writes plain; and each reader that wants the other layout reads
- * one shared reorder of the value, recorded just before the first such
- * reader. */
+ * uniform node (agnostic, or such a pool or binary) writes its group's
+ * layout, any other node (and every leaf) writes plain; and each reader
+ * that wants the other layout reads one shared reorder of the value,
+ * recorded just before the first such reader. */
 #include "pass.h"
 
 #include <stdio.h>
@@ -105,10 +105,14 @@ static int uniform_node(const layouts *l, int32_t n)
     const dfg_type *out = &l->g->values[node->outputs[0]].type;
     if (out->rank != 4 || out->dtype != DFG_F32)
         return 0;
-    if (node->op == DFG_OP_MAX_POOL || node->op == DFG_OP_AVERAGE_POOL)
+    if (node->op == DFG_OP_MAX_POOL || node->op == DFG_OP_AVERAGE_POOL ||
+        node->op == DFG_OP_GLOBAL_AVERAGE_POOL)
         return dfg_layout_fits(out, l->block) &&
                dfg_cpu_pool_takes_blocked(node->op, &node->attrs, &in[0], out,
                                           l->block);
+    if (dfg_layout_per_channel_full(node->op, in, node->n_inputs, out) >= 0)
+        return dfg_layout_fits(out, l->block) &&
+               dfg_cpu_binary_takes_blocked(node->op, in, out, l->block);
     return dfg_op_layout_agnostic(node->op, &node->attrs, in, node->n_inputs,
                                   out);
 }
@@ -153,9 +157,13 @@ static int writes_blocked(const layouts *l, int32_t v)
     return p >= 0 && !l->g->nodes[p].dead && (is_conv(l, p) || uniform(l, p));
 }
 
+/* A port or reorder of a [N, C, 1, 1] tensor costs next to nothing (its
+ * blocked bytes are its plain ones): it counts neither way. */
 static void add_score(layouts *l, int32_t v, int32_t points)
 {
-    l->score[find(l, v)] += points;
+    const dfg_type *t = &l->g->values[v].type;
+    if (t->rank != 4 || t->shape[2] * t->shape[3] > 1)
+        l->score[find(l, v)] += points;
 }
 
 /* benefit - cost of blocking each group (layout_assign.c's header). */

@@ -18,12 +18,19 @@ int dfg_cpu_conv_layouts(const dfg_attrs *attrs, const struct dfg_type *in,
                          int32_t n_in, const struct dfg_type *out,
                          int32_t n_out, int32_t *x_layout, int32_t *y_layout);
 
-/* 1 if the CPU backend runs this max_pool or average_pool of x into y
+/* 1 if the CPU backend runs this max_pool, average_pool or
+ * global_average_pool of x into y
  * with both laid out as layout (blocked) on oneDNN (runtime/cpu/
  * dnnl_pool.c); 0 if not. */
 int dfg_cpu_pool_takes_blocked(int32_t op, const dfg_attrs *attrs,
                                const struct dfg_type *x,
                                const struct dfg_type *y, int32_t layout);
+
+/* 1 if the CPU backend runs this add or mul of a [N, C, H, W] and a
+ * [N, C, 1, 1] tensor (in either order) into out, all laid out as
+ * layout (blocked), on oneDNN (runtime/cpu/dnnl_binary.c); 0 if not. */
+int dfg_cpu_binary_takes_blocked(int32_t op, const struct dfg_type *in,
+                                 const struct dfg_type *out, int32_t layout);
 
 /* This CPU's features as oneDNN uses them: its ISA's name ("avx2",
  * "avx512_core", ...; "" if oneDNN names none). */

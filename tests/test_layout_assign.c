@@ -108,7 +108,8 @@ static dfg_value node(dfg_graph *g, const char *op, dfg_value a, dfg_value b)
 typedef enum shape_case {
     CONV_RELU_CONV, /* conv -> tanh -> conv: stays blocked between */
     CONV_FLATTEN,   /* y1 read by a conv and a flatten: a reorder */
-    MIXED_ADD,      /* y1 + a [1, C, 1, 1] tensor: the add stays plain */
+    MIXED_ADD,      /* y1 + a [1, 1, H, W] tensor: the add stays plain */
+    PER_CHANNEL,    /* y1 * a [1, C, 1, 1] tensor (oneDNN): stays blocked */
     CONCAT,         /* concat of two convs along channels, then a conv */
     POOLS,          /* max pool (ceil_mode), conv, average pool, conv */
 } shape_case;
@@ -117,7 +118,8 @@ static dfg_graph *build(shape_case k)
 {
     dfg_graph *g = NULL;
     assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
-    int64_t shape[4] = {1, C, H, W}, small[4] = {1, C, 1, 1};
+    int64_t shape[4] = {1, C, H, W}, plane[4] = {1, 1, H, W};
+    int64_t channels[4] = {1, C, 1, 1};
     dfg_value x, s, out;
     assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 4, shape, &x), DFG_OK);
     dfg_value y1 = conv(g, x, 0);
@@ -130,9 +132,12 @@ static dfg_graph *build(shape_case k)
         assert_int_equal(dfg_graph_output(g, conv(g, y1, 1), "z"), DFG_OK);
         break;
     case MIXED_ADD:
-        assert_int_equal(dfg_graph_input(g, "s", DFG_F32, 4, small, &s),
-                         DFG_OK);
+        OK(dfg_graph_input(g, "s", DFG_F32, 4, plane, &s));
         out = node(g, "add", conv(g, y1, 1), node(g, "add", y1, s));
+        break;
+    case PER_CHANNEL:
+        OK(dfg_graph_input(g, "s", DFG_F32, 4, channels, &s));
+        out = conv(g, node(g, "mul", s, y1), 1);
         break;
     case POOLS: {
         dfg_attrs attrs;
@@ -210,10 +215,10 @@ static const dfg_backend *cpu(void)
 /* p's first output on seeded inputs (malloc'd). */
 static float *run(const dfg_program *p)
 {
-    static float x[N_ELEMS], s[C];
+    static float x[N_ELEMS], s[H * W];
     rng_state = 11;
     fill_random(x, N_ELEMS);
-    fill_random(s, C);
+    fill_random(s, H * W);
     const void *inputs[2] = {x, s};
     float *outputs[2] = {NULL, NULL};
     run_program(p, inputs, outputs);
@@ -308,6 +313,13 @@ static void test_assignment(void **state)
                         assert_int_equal(
                             p->tensors[p->steps[i].inputs[j]].type.layout,
                             DFG_LAYOUT_PLAIN);
+            break;
+        case PER_CHANNEL: /* the mul reads and writes blocked tensors */
+            for (int32_t i = 0; i < p->n_steps; i++)
+                if (p->steps[i].op == DFG_OP_MUL)
+                    assert_int_equal(
+                        p->tensors[p->steps[i].outputs[0]].type.layout,
+                        block);
             break;
         case POOLS: /* both pools read and write blocked tensors */
             assert_int_equal(count_op(p, DFG_OP_REORDER), 0);

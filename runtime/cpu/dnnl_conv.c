@@ -8,6 +8,7 @@
 #include "conv_geometry.h"
 #include "cpu_layout_rule.h"
 #include "dnnl_conv.h"
+#include "dnnl_formats.h"
 #include "dnnl_weights.h"
 #include "error.h"
 #include "memory.h"
@@ -76,30 +77,12 @@ static int reorder_make(dnnl_engine_t engine, const dnnl_memory_desc_t *from,
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
-static const dnnl_format_tag_t layout_tags[DFG_LAYOUT_COUNT] = {
-    [DFG_LAYOUT_PLAIN] = dnnl_nchw,
-    [DFG_LAYOUT_NCHW8C] = dnnl_nChw8c,
-    [DFG_LAYOUT_NCHW16C] = dnnl_nChw16c,
-};
-
-/* The descriptor of a 4-D f32 tensor of dims laid out as layout. */
-static int layout_md(dnnl_memory_desc_t *md, const dnnl_dims_t dims,
-                     int32_t layout)
-{
-    return (unsigned)layout < DFG_LAYOUT_COUNT &&
-                   dnnl_memory_desc_init_by_tag(md, 4, dims, dnnl_f32,
-                                                layout_tags[layout]) ==
-                       dnnl_success
-               ? 0
-               : -1;
-}
-
 /* The dfg layout md is, or -1 when it is none of them. */
 static int32_t layout_of(const dnnl_memory_desc_t *md)
 {
     for (int32_t l = 0; l < DFG_LAYOUT_COUNT; l++) {
         dnnl_memory_desc_t candidate;
-        if (layout_md(&candidate, md->dims, l) == 0 &&
+        if (dfg_dnnl_layout_md(&candidate, md->dims, l) == 0 &&
             dnnl_memory_desc_equal(&candidate, md))
             return l;
     }
@@ -201,8 +184,8 @@ static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
     dnnl_convolution_desc_t desc;
     dnnl_primitive_attr_t attr = NULL, reorder_attr = NULL;
     int ok =
-        layout_md(&p->x_given, x_dims, in[0].layout) == 0 &&
-        layout_md(&p->y_given, y_dims, out[0].layout) == 0 &&
+        dfg_dnnl_layout_md(&p->x_given, x_dims, in[0].layout) == 0 &&
+        dfg_dnnl_layout_md(&p->y_given, y_dims, out[0].layout) == 0 &&
         dnnl_memory_desc_init_by_tag(&p->b_plain, 1, b_dims, dnnl_f32,
                                      dnnl_a) == dnnl_success &&
         dnnl_memory_desc_init_by_tag(

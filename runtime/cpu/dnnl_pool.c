@@ -1,20 +1,16 @@
-/* Pools on oneDNN over blocked tensors (dnnl_pool.h). The layout pass
+/* Pools on oneDNN over blocked tensors (dnnl_pool.h); a global average
+ * pool is an average pool whose one window is the whole plane. The layout pass
  * asks dfg_cpu_pool_takes_blocked (cpu_layout_rule.h) whether the
  * primitive of the blocked operands can be made; the session makes the
  * same one. */
 #include <string.h>
 
 #include "cpu_layout_rule.h"
+#include "dnnl_formats.h"
 #include "dnnl_pool.h"
 #include "error.h"
 #include "memory.h"
 #include "pool_geometry.h"
-
-static const dnnl_format_tag_t tags[DFG_LAYOUT_COUNT] = {
-    [DFG_LAYOUT_PLAIN] = dnnl_nchw,
-    [DFG_LAYOUT_NCHW8C] = dnnl_nChw8c,
-    [DFG_LAYOUT_NCHW16C] = dnnl_nChw16c,
-};
 
 /* The pooling of x into y (both 4-D f32 in layout) with no scratchpad;
  * NULL when oneDNN does not take it or ONNX's and oneDNN's windows could
@@ -24,10 +20,17 @@ static dnnl_primitive_desc_t pool_desc(dnnl_engine_t engine, int32_t op,
                                        const dfg_type *x, const dfg_type *y,
                                        int32_t layout)
 {
+    dfg_attrs global; /* global_average_pool: one window over H x W */
+    if (op == DFG_OP_GLOBAL_AVERAGE_POOL && x->rank == 4) {
+        dfg_attrs_init(&global);
+        global.kernel[0] = (int32_t)x->shape[2];
+        global.kernel[1] = (int32_t)x->shape[3];
+        attrs = &global;
+        op = DFG_OP_AVERAGE_POOL;
+    }
     dfg_pool_geometry g;
     if ((op != DFG_OP_MAX_POOL && op != DFG_OP_AVERAGE_POOL) ||
         x->dtype != DFG_F32 || x->rank != 4 || y->rank != 4 ||
-        (unsigned)layout >= DFG_LAYOUT_COUNT ||
         dfg_pool_geometry_make("pool", attrs, x, y, &g) != DFG_OK)
         return NULL;
     dnnl_dims_t pad_r;
@@ -54,32 +57,14 @@ static dnnl_primitive_desc_t pool_desc(dnnl_engine_t engine, int32_t op,
     dnnl_dims_t pad_l = {g.pad_lo[0], g.pad_lo[1]};
     dnnl_memory_desc_t x_md, y_md;
     dnnl_pooling_v2_desc_t desc;
-    dnnl_primitive_attr_t attr = NULL;
-    dnnl_primitive_desc_t pd = NULL;
-    int ok = dnnl_memory_desc_init_by_tag(&x_md, 4, x_dims, dnnl_f32,
-                                          tags[layout]) == dnnl_success &&
-             dnnl_memory_desc_init_by_tag(&y_md, 4, y_dims, dnnl_f32,
-                                          tags[layout]) == dnnl_success &&
-             dnnl_pooling_v2_forward_desc_init(
-                 &desc, dnnl_forward_inference, alg, &x_md, &y_md, strides,
-                 kernel, dilation, pad_l, pad_r) == dnnl_success &&
-             dnnl_primitive_attr_create(&attr) == dnnl_success &&
-             dnnl_primitive_attr_set_scratchpad_mode(
-                 attr, dnnl_scratchpad_mode_user) == dnnl_success &&
-             dnnl_primitive_desc_create(&pd, &desc, attr, engine, NULL) ==
-                 dnnl_success;
-    if (attr)
-        dnnl_primitive_attr_destroy(attr);
-    const dnnl_memory_desc_t *scratch =
-        ok ? dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0)
-           : NULL;
-    if (ok && scratch && dnnl_memory_desc_get_size(scratch) > 0)
-        ok = 0; /* a run would need bytes nobody planned */
-    if (!ok && pd) {
-        dnnl_primitive_desc_destroy(pd);
-        pd = NULL;
-    }
-    return pd;
+    if (dfg_dnnl_layout_md(&x_md, x_dims, layout) != 0 ||
+        dfg_dnnl_layout_md(&y_md, y_dims, layout) != 0 ||
+        dnnl_pooling_v2_forward_desc_init(&desc, dnnl_forward_inference, alg,
+                                          &x_md, &y_md, strides, kernel,
+                                          dilation, pad_l,
+                                          pad_r) != dnnl_success)
+        return NULL;
+    return dfg_dnnl_unscratched_desc(&desc, engine);
 }
 
 int dfg_cpu_pool_takes_blocked(int32_t op, const dfg_attrs *attrs,

@@ -1,4 +1,4 @@
-/* max_pool and average_pool on oneDNN, for steps whose tensors are
+/* max_pool, average_pool and global_average_pool on oneDNN, for steps whose tensors are
  * blocked (the layout pass keeps a pool between convolutions blocked,
  * passes/layout_assign.c): a pooling primitive made once at session
  * creation on the step's x and y in their layout, run with no scratch

@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "cpu_layout_rule.h"
+#include "dnnl_binary.h"
 #include "dnnl_conv.h"
 #include "dnnl_matmul.h"
 #include "dnnl_pool.h"
@@ -19,6 +20,7 @@ struct dfg_dnnl_steps {
     dfg_dnnl_conv **convs;     /* n_steps, NULL where not a oneDNN conv */
     dfg_dnnl_matmul **matmuls; /* n_steps, NULL where not a oneDNN matmul */
     dfg_dnnl_pool **pools;     /* n_steps, NULL where not a oneDNN pool */
+    dfg_dnnl_binary **binaries; /* n_steps, NULL where not a oneDNN binary */
     uint8_t *absorbed;         /* n_steps: 1 where the step before did it */
     char *labels;              /* n_steps of LABEL_BYTES, "" where dfg runs */
 };
@@ -59,13 +61,25 @@ static int step_blocked(const dfg_kernel_args *step)
  * that it fits the planned workspace. */
 static int is_pool(const dfg_kernel_args *step)
 {
-    return step->op == DFG_OP_MAX_POOL || step->op == DFG_OP_AVERAGE_POOL;
+    return step->op == DFG_OP_MAX_POOL || step->op == DFG_OP_AVERAGE_POOL ||
+           step->op == DFG_OP_GLOBAL_AVERAGE_POOL;
+}
+
+/* An add or mul whose operands are blocked and of different shapes (a
+ * per-channel one): oneDNN's binary runs it. */
+static int is_blocked_binary(const dfg_kernel_args *step)
+{
+    return (step->op == DFG_OP_ADD || step->op == DFG_OP_MUL) &&
+           step->n_inputs == 2 && step_blocked(step) &&
+           !dfg_type_equal(&step->in_types[0], &step->in_types[1]);
 }
 
 static int onednn_may_run(const dfg_kernel_args *step)
 {
     if (is_pool(step)) /* blocked ones only, with no scratch */
         return step_blocked(step);
+    if (step->op == DFG_OP_ADD || step->op == DFG_OP_MUL)
+        return is_blocked_binary(step);
     int op = step->op == DFG_OP_CONV2D || step->op == DFG_OP_MATMUL ||
              step->op == DFG_OP_GEMM;
     return op && step->backend_workspace && step->workspace &&
@@ -83,9 +97,12 @@ void dfg_dnnl_steps_destroy(dfg_dnnl_steps *s, const dfg_allocator *allocator)
         dfg_dnnl_matmul_destroy(s->matmuls[i], allocator);
     for (int32_t i = 0; s->pools && i < s->n_steps; i++)
         dfg_dnnl_pool_destroy(s->pools[i], allocator);
+    for (int32_t i = 0; s->binaries && i < s->n_steps; i++)
+        dfg_dnnl_binary_destroy(s->binaries[i], allocator);
     dfg_free(allocator, s->convs);
     dfg_free(allocator, s->matmuls);
     dfg_free(allocator, s->pools);
+    dfg_free(allocator, s->binaries);
     dfg_free(allocator, s->absorbed);
     dfg_free(allocator, s->labels);
     if (s->stream)
@@ -118,6 +135,10 @@ static dfg_status step_create(dfg_dnnl_steps *s, const dfg_allocator *allocator,
         st = dfg_dnnl_pool_create(s->engine, &steps[i], allocator,
                                   &s->pools[i]);
         *made = s->pools[i] != NULL;
+    } else if (is_blocked_binary(&steps[i])) {
+        st = dfg_dnnl_binary_create(s->engine, &steps[i], allocator,
+                                    &s->binaries[i]);
+        *made = s->binaries[i] != NULL;
     } else {
         st = dfg_dnnl_matmul_create(s->engine, &steps[i], next, allocator,
                                     &s->matmuls[i]);
@@ -136,8 +157,10 @@ static dfg_status step_prepare(dfg_dnnl_steps *s, const dfg_allocator *allocator
 {
     *taken = 0;
     int conv = steps[i].op == DFG_OP_CONV2D, pool = is_pool(&steps[i]);
+    int binary = is_blocked_binary(&steps[i]);
     const dfg_kernel_args *next = i + 1 < n_steps ? &steps[i + 1] : NULL;
-    if (next && (conv || pool || !dfg_dnnl_matmul_absorbs(&steps[i], next)))
+    if (next && (conv || pool || binary ||
+                 !dfg_dnnl_matmul_absorbs(&steps[i], next)))
         next = NULL;
     int made = 0;
     dfg_status st = step_create(s, allocator, steps, i, next, &made);
@@ -148,9 +171,10 @@ static dfg_status step_prepare(dfg_dnnl_steps *s, const dfg_allocator *allocator
     if (st != DFG_OK || !made)
         return st;
     snprintf(s->labels + (size_t)i * LABEL_BYTES, LABEL_BYTES, "oneDNN %s",
-             conv   ? dfg_dnnl_conv_impl(s->convs[i])
-             : pool ? dfg_dnnl_pool_impl(s->pools[i])
-                    : dfg_dnnl_matmul_impl(s->matmuls[i]));
+             conv     ? dfg_dnnl_conv_impl(s->convs[i])
+             : pool   ? dfg_dnnl_pool_impl(s->pools[i])
+             : binary ? dfg_dnnl_binary_impl(s->binaries[i])
+                      : dfg_dnnl_matmul_impl(s->matmuls[i]));
     *taken = 1;
     if (next) {
         s->absorbed[i + 1] = 1;
@@ -172,9 +196,11 @@ static dfg_dnnl_steps *steps_alloc(const dfg_allocator *allocator,
     s->convs = dfg_calloc(allocator, n, sizeof *s->convs);
     s->matmuls = dfg_calloc(allocator, n, sizeof *s->matmuls);
     s->pools = dfg_calloc(allocator, n, sizeof *s->pools);
+    s->binaries = dfg_calloc(allocator, n, sizeof *s->binaries);
     s->absorbed = dfg_calloc(allocator, n, 1);
     s->labels = dfg_calloc(allocator, n, LABEL_BYTES);
-    if (!s->convs || !s->matmuls || !s->pools || !s->absorbed || !s->labels) {
+    if (!s->convs || !s->matmuls || !s->pools || !s->binaries ||
+        !s->absorbed || !s->labels) {
         dfg_dnnl_steps_destroy(s, allocator);
         return NULL;
     }
@@ -216,7 +242,8 @@ dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
                                     dfg_op_get(steps[i].op)->name);
         }
         if (covered == 0 && (steps[i].op == DFG_OP_CONV2D ||
-                             is_pool(&steps[i])) &&
+                             is_pool(&steps[i]) ||
+                             is_blocked_binary(&steps[i])) &&
             step_blocked(&steps[i])) { /* the reference would misread it */
             dfg_dnnl_steps_destroy(s, allocator);
             return dfg_error(DFG_ERR_UNSUPPORTED,
@@ -254,6 +281,8 @@ dfg_status dfg_dnnl_steps_run(const dfg_dnnl_steps *s, int32_t i)
         return DFG_OK;
     if (s->pools[i])
         return dfg_dnnl_pool_run(s->pools[i], s->stream);
+    if (s->binaries[i])
+        return dfg_dnnl_binary_run(s->binaries[i], s->stream);
     return s->convs[i] ? dfg_dnnl_conv_run(s->convs[i], s->stream)
                        : dfg_dnnl_matmul_run(s->matmuls[i], s->stream);
 }

@@ -32,6 +32,23 @@ int dfg_op_layout_agnostic(dfg_op op, const dfg_attrs *attrs,
            (attrs->axis == 1 || attrs->axis == -3);
 }
 
+int dfg_layout_per_channel_full(dfg_op op, const dfg_type *in, int32_t n_in,
+                                const dfg_type *out)
+{
+    if ((op != DFG_OP_ADD && op != DFG_OP_MUL) || n_in != 2 ||
+        out->rank != 4 || out->dtype != DFG_F32)
+        return -1;
+    for (int full = 0; full < 2; full++) {
+        const dfg_type *a = &in[full], *b = &in[1 - full];
+        if (a->rank == 4 && b->rank == 4 && a->dtype == DFG_F32 &&
+            b->dtype == DFG_F32 && dfg_type_equal(a, out) &&
+            b->shape[0] == a->shape[0] && b->shape[1] == a->shape[1] &&
+            b->shape[2] == 1 && b->shape[3] == 1)
+            return full;
+    }
+    return -1;
+}
+
 static dfg_status wrong(const char *what, int32_t i, const dfg_type *t,
                         const char *want)
 {
@@ -88,9 +105,11 @@ dfg_status dfg_layout_check(dfg_op op, const dfg_attrs *attrs,
             st = wrong("input", 3, &in[3], "in the output's layout");
         return st;
     }
-    int pool = op == DFG_OP_MAX_POOL || op == DFG_OP_AVERAGE_POOL;
+    int pool = op == DFG_OP_MAX_POOL || op == DFG_OP_AVERAGE_POOL ||
+               op == DFG_OP_GLOBAL_AVERAGE_POOL;
     if (n_out == 1 &&
-        (pool || dfg_op_layout_agnostic(op, attrs, in, n_in, &out[0])))
+        (pool || dfg_op_layout_agnostic(op, attrs, in, n_in, &out[0]) ||
+         dfg_layout_per_channel_full(op, in, n_in, &out[0]) >= 0))
         return check_all(in, n_in, out, n_out, out[0].layout,
                          "in the output's layout");
     return check_all(in, n_in, out, n_out, DFG_LAYOUT_PLAIN, "plain");

@@ -5,9 +5,11 @@
  *   reorder  input any layout, output the layout attrs.layout names;
  *   conv2d   x, y and the residual any layout (oneDNN takes them as they
  *            are), the residual in y's; weights and bias plain;
- *   layout-agnostic ops (dfg_op_layout_agnostic), max_pool and
- *            average_pool (the CPU backend runs a blocked one on
- *            oneDNN): every operand and output in one layout;
+ *   layout-agnostic ops (dfg_op_layout_agnostic), max_pool,
+ *            average_pool, global_average_pool and per-channel add and
+ *            mul (dfg_layout_per_channel_full; the CPU backend runs a
+ *            blocked one on oneDNN): every operand and output in one
+ *            layout;
  *   any other op: every operand and output plain.
  * A blocked tensor is always a 4-D f32 [N, C, H, W] one whose C is a
  * multiple of the block (no padding: its bytes are NCHW's). */
@@ -28,6 +30,13 @@ int dfg_layout_fits(const dfg_type *type, int32_t layout);
 int dfg_op_layout_agnostic(dfg_op op, const dfg_attrs *attrs,
                            const dfg_type *in, int32_t n_in,
                            const dfg_type *out);
+
+/* For an add or mul of a 4-D f32 [N, C, H, W] tensor and a [N, C, 1, 1]
+ * one (a per-channel scale or shift, in either order) into out: the
+ * index of the full input; -1 for any other node. The CPU backend runs
+ * a blocked one on oneDNN. */
+int dfg_layout_per_channel_full(dfg_op op, const dfg_type *in, int32_t n_in,
+                                const dfg_type *out);
 
 /* DFG_OK if the operands' layouts follow the rule above; otherwise an
  * error naming the operand and its layout (the caller prefixes the step). */
