@@ -1,15 +1,12 @@
-/* Pools on oneDNN over blocked tensors (dnnl_pool.h); a global average
- * pool is an average pool whose one window is the whole plane. The layout pass
- * asks dfg_cpu_pool_takes_blocked (cpu_layout_rule.h) whether the
- * primitive of the blocked operands can be made; the session makes the
- * same one. */
-#include <string.h>
-
+/* Pools on oneDNN over blocked tensors (dnnl_single.h); a global
+ * average pool is an average pool whose one window is the whole plane.
+ * The layout pass asks dfg_cpu_pool_takes_blocked (cpu_layout_rule.h)
+ * whether the primitive of the blocked operands can be made; the session
+ * makes the same one. */
 #include "cpu_layout_rule.h"
 #include "dnnl_formats.h"
-#include "dnnl_pool.h"
+#include "dnnl_single.h"
 #include "error.h"
-#include "memory.h"
 #include "pool_geometry.h"
 
 /* The pooling of x into y (both 4-D f32 in layout) with no scratchpad;
@@ -81,71 +78,19 @@ int dfg_cpu_pool_takes_blocked(int32_t op, const dfg_attrs *attrs,
     return pd != NULL;
 }
 
-struct dfg_dnnl_pool {
-    dnnl_primitive_t primitive;
-    dnnl_memory_t x, y;
-    char impl[64];
-};
-
 dfg_status dfg_dnnl_pool_create(dnnl_engine_t engine,
                                 const dfg_kernel_args *step,
                                 const dfg_allocator *allocator,
-                                dfg_dnnl_pool **out)
+                                dfg_dnnl_single **out)
 {
-    *out = NULL;
     const dfg_type *x = &step->in_types[0], *y = &step->out_types[0];
-    if (x->layout != y->layout)
-        return DFG_OK;
+    dfg_dnnl_operand operands[2] = {
+        {DNNL_ARG_SRC, dnnl_query_src_md, 0, step->in[0]},
+        {DNNL_ARG_DST, dnnl_query_dst_md, 0, step->out[0]}};
     dnnl_primitive_desc_t pd =
-        pool_desc(engine, step->op, step->attrs, x, y, x->layout);
-    if (!pd)
-        return DFG_OK;
-    dfg_dnnl_pool *p = dfg_calloc(allocator, 1, sizeof *p);
-    int ok = p != NULL &&
-             dnnl_memory_create(&p->x, dnnl_primitive_desc_query_md(
-                                           pd, dnnl_query_src_md, 0),
-                                engine, (void *)step->in[0]) ==
-                 dnnl_success &&
-             dnnl_memory_create(&p->y, dnnl_primitive_desc_query_md(
-                                           pd, dnnl_query_dst_md, 0),
-                                engine, step->out[0]) == dnnl_success &&
-             dnnl_primitive_create(&p->primitive, pd) == dnnl_success;
-    const char *impl = NULL;
-    if (ok && dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0,
-                                        &impl) == dnnl_success && impl)
-        strncpy(p->impl, impl, sizeof p->impl - 1);
-    dnnl_primitive_desc_destroy(pd);
-    if (!ok) {
-        dfg_dnnl_pool_destroy(p, allocator);
-        return dfg_error(DFG_ERR_UNSUPPORTED,
-                         "cpu backend: oneDNN could not prepare a %s",
-                         dfg_op_get(step->op)->name);
-    }
-    *out = p;
-    return DFG_OK;
-}
-
-dfg_status dfg_dnnl_pool_run(const dfg_dnnl_pool *p, dnnl_stream_t stream)
-{
-    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, p->x}, {DNNL_ARG_DST, p->y}};
-    return dnnl_primitive_execute(p->primitive, stream, 2, args) ==
-                   dnnl_success
-               ? DFG_OK
-               : dfg_error(DFG_ERR_INTERNAL, "oneDNN pool (%s) failed to run",
-                           p->impl);
-}
-
-const char *dfg_dnnl_pool_impl(const dfg_dnnl_pool *p) { return p->impl; }
-
-void dfg_dnnl_pool_destroy(dfg_dnnl_pool *p, const dfg_allocator *allocator)
-{
-    if (!p)
-        return;
-    if (p->primitive)
-        dnnl_primitive_destroy(p->primitive);
-    if (p->x)
-        dnnl_memory_destroy(p->x);
-    if (p->y)
-        dnnl_memory_destroy(p->y);
-    dfg_free(allocator, p);
+        x->layout == y->layout
+            ? pool_desc(engine, step->op, step->attrs, x, y, x->layout)
+            : NULL;
+    return dfg_dnnl_single_create(engine, pd, operands, 2, step, allocator,
+                                  out);
 }

@@ -2,10 +2,9 @@
 #include <stdio.h>
 
 #include "cpu_layout_rule.h"
-#include "dnnl_binary.h"
 #include "dnnl_conv.h"
 #include "dnnl_matmul.h"
-#include "dnnl_pool.h"
+#include "dnnl_single.h"
 #include "dnnl_steps.h"
 #include "error.h"
 #include "memory.h"
@@ -19,8 +18,8 @@ struct dfg_dnnl_steps {
     int32_t n_steps;
     dfg_dnnl_conv **convs;     /* n_steps, NULL where not a oneDNN conv */
     dfg_dnnl_matmul **matmuls; /* n_steps, NULL where not a oneDNN matmul */
-    dfg_dnnl_pool **pools;     /* n_steps, NULL where not a oneDNN pool */
-    dfg_dnnl_binary **binaries; /* n_steps, NULL where not a oneDNN binary */
+    dfg_dnnl_single **singles; /* n_steps, NULL where not a oneDNN pool or
+                                  per-channel binary (dnnl_single.h) */
     uint8_t *absorbed;         /* n_steps: 1 where the step before did it */
     char *labels;              /* n_steps of LABEL_BYTES, "" where dfg runs */
 };
@@ -95,14 +94,11 @@ void dfg_dnnl_steps_destroy(dfg_dnnl_steps *s, const dfg_allocator *allocator)
         dfg_dnnl_conv_destroy(s->convs[i], allocator);
     for (int32_t i = 0; s->matmuls && i < s->n_steps; i++)
         dfg_dnnl_matmul_destroy(s->matmuls[i], allocator);
-    for (int32_t i = 0; s->pools && i < s->n_steps; i++)
-        dfg_dnnl_pool_destroy(s->pools[i], allocator);
-    for (int32_t i = 0; s->binaries && i < s->n_steps; i++)
-        dfg_dnnl_binary_destroy(s->binaries[i], allocator);
+    for (int32_t i = 0; s->singles && i < s->n_steps; i++)
+        dfg_dnnl_single_destroy(s->singles[i], allocator);
     dfg_free(allocator, s->convs);
     dfg_free(allocator, s->matmuls);
-    dfg_free(allocator, s->pools);
-    dfg_free(allocator, s->binaries);
+    dfg_free(allocator, s->singles);
     dfg_free(allocator, s->absorbed);
     dfg_free(allocator, s->labels);
     if (s->stream)
@@ -133,12 +129,12 @@ static dfg_status step_create(dfg_dnnl_steps *s, const dfg_allocator *allocator,
         *made = s->convs[i] != NULL;
     } else if (is_pool(&steps[i])) {
         st = dfg_dnnl_pool_create(s->engine, &steps[i], allocator,
-                                  &s->pools[i]);
-        *made = s->pools[i] != NULL;
+                                  &s->singles[i]);
+        *made = s->singles[i] != NULL;
     } else if (is_blocked_binary(&steps[i])) {
         st = dfg_dnnl_binary_create(s->engine, &steps[i], allocator,
-                                    &s->binaries[i]);
-        *made = s->binaries[i] != NULL;
+                                    &s->singles[i]);
+        *made = s->singles[i] != NULL;
     } else {
         st = dfg_dnnl_matmul_create(s->engine, &steps[i], next, allocator,
                                     &s->matmuls[i]);
@@ -171,10 +167,9 @@ static dfg_status step_prepare(dfg_dnnl_steps *s, const dfg_allocator *allocator
     if (st != DFG_OK || !made)
         return st;
     snprintf(s->labels + (size_t)i * LABEL_BYTES, LABEL_BYTES, "oneDNN %s",
-             conv     ? dfg_dnnl_conv_impl(s->convs[i])
-             : pool   ? dfg_dnnl_pool_impl(s->pools[i])
-             : binary ? dfg_dnnl_binary_impl(s->binaries[i])
-                      : dfg_dnnl_matmul_impl(s->matmuls[i]));
+             conv              ? dfg_dnnl_conv_impl(s->convs[i])
+             : pool || binary ? dfg_dnnl_single_impl(s->singles[i])
+                              : dfg_dnnl_matmul_impl(s->matmuls[i]));
     *taken = 1;
     if (next) {
         s->absorbed[i + 1] = 1;
@@ -195,12 +190,11 @@ static dfg_dnnl_steps *steps_alloc(const dfg_allocator *allocator,
     s->n_steps = n_steps;
     s->convs = dfg_calloc(allocator, n, sizeof *s->convs);
     s->matmuls = dfg_calloc(allocator, n, sizeof *s->matmuls);
-    s->pools = dfg_calloc(allocator, n, sizeof *s->pools);
-    s->binaries = dfg_calloc(allocator, n, sizeof *s->binaries);
+    s->singles = dfg_calloc(allocator, n, sizeof *s->singles);
     s->absorbed = dfg_calloc(allocator, n, 1);
     s->labels = dfg_calloc(allocator, n, LABEL_BYTES);
-    if (!s->convs || !s->matmuls || !s->pools || !s->binaries ||
-        !s->absorbed || !s->labels) {
+    if (!s->convs || !s->matmuls || !s->singles || !s->absorbed ||
+        !s->labels) {
         dfg_dnnl_steps_destroy(s, allocator);
         return NULL;
     }
@@ -279,10 +273,8 @@ dfg_status dfg_dnnl_steps_run(const dfg_dnnl_steps *s, int32_t i)
 {
     if (s->absorbed[i])
         return DFG_OK;
-    if (s->pools[i])
-        return dfg_dnnl_pool_run(s->pools[i], s->stream);
-    if (s->binaries[i])
-        return dfg_dnnl_binary_run(s->binaries[i], s->stream);
+    if (s->singles[i])
+        return dfg_dnnl_single_run(s->singles[i], s->stream);
     return s->convs[i] ? dfg_dnnl_conv_run(s->convs[i], s->stream)
                        : dfg_dnnl_matmul_run(s->matmuls[i], s->stream);
 }
