@@ -89,7 +89,7 @@ int32_t dfg_ad_cast(dfg_ad *ad, int32_t x, dfg_dtype dtype)
 dfg_type dfg_ad_type(const dfg_ad *ad, int32_t value)
 {
     if (value < 0)
-        return (dfg_type){DFG_F32, -1, {0}};
+        return (dfg_type){DFG_F32, -1, {0}, 0};
     return ad->graph->values[value].type;
 }
 

@@ -119,7 +119,8 @@ static dfg_status retype(dfg_graph *g, int32_t n)
                          dfg_op_get(node->op)->name);
     for (int32_t i = 0; i < node->n_inputs; i++)
         in[i] = node->inputs[i] >= 0 ? g->values[node->inputs[i]].type
-                                     : (dfg_type){DFG_F32, -1, {0}};
+                                     : (dfg_type){DFG_F32, -1, {0}, 0};
+    memset(out, 0, (size_t)node->n_outputs * sizeof *out);
     dfg_status st = dfg_op_get(node->op)->shape(&node->attrs, in,
                                                 node->n_inputs, out,
                                                 node->n_outputs);
@@ -187,22 +188,7 @@ static dfg_status widen_output(rewrite *r, int32_t k, dfg_dtype dtype)
 /* Each appended cast just before the node it was made for. */
 static dfg_status place_casts(rewrite *r)
 {
-    dfg_graph *g = r->g;
-    int32_t n_added = g->n_nodes - r->n_original_nodes, k = 0, at = 0;
-    int32_t *order = dfg_calloc(&g->allocator, (size_t)g->n_nodes + 1,
-                                sizeof *order);
-    if (!order)
-        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "precision: out of memory");
-    for (int32_t n = 0; n < r->n_original_nodes; n++) {
-        while (k < n_added && r->before[k] == n)
-            order[at++] = r->n_original_nodes + k++;
-        order[at++] = n;
-    }
-    while (k < n_added)
-        order[at++] = r->n_original_nodes + k++;
-    dfg_status st = dfg_training_reorder_nodes(g, order);
-    dfg_free(&g->allocator, order);
-    return st;
+    return dfg_training_place_appended(r->g, r->n_original_nodes, r->before);
 }
 
 static dfg_status rewrite_graph(rewrite *r, const dfg_dtype *output_dtypes)

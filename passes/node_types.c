@@ -124,8 +124,13 @@ dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph,
             return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                              "node costs: out of memory");
         /* A step holding a backend's scratch past the op's own keeps it
-         * all: the backend finds its scratch after the op's full bytes. */
-        if (dfg_node_workspace_bytes(graph, n, types) == costs->workspace[n]) {
+         * all: the backend finds its scratch after the op's full bytes. So
+         * does one with blocked operands, which only oneDNN runs. */
+        int blocked = 0;
+        for (int32_t i = 0; i < node->n_inputs + node->n_outputs; i++)
+            blocked |= types[i].layout != DFG_LAYOUT_PLAIN;
+        if (!blocked &&
+            dfg_node_workspace_bytes(graph, n, types) == costs->workspace[n]) {
             int64_t least = dfg_op_least_workspace(
                 node->op, &node->attrs, types, node->n_inputs,
                 types + node->n_inputs, node->n_outputs);

@@ -38,6 +38,8 @@ typedef struct dfg_pass_report {
     int32_t concat_parts;    /* alias: concat inputs written into its output,
                                 prefix concats into a longer one's */
     int32_t nodes_fused;     /* fuse_*: nodes merged into another */
+    int32_t values_blocked;  /* layouts: values given a blocked layout */
+    int32_t reorders;        /* layouts: reorder nodes added */
 } dfg_pass_report;
 
 /* Checks that the graph is well formed: every live node's inputs exist and
@@ -80,6 +82,12 @@ dfg_status dfg_pass_fuse_matmul(dfg_graph *graph, dfg_pass_report *report);
  * no step, no copy). Inference, with the fusion passes. */
 dfg_status dfg_pass_transpose_views(dfg_graph *graph,
                                     dfg_pass_report *report);
+
+/* Inference on the CPU backend, after fusion: activations between oneDNN
+ * convolutions keep the blocked layout oneDNN wants on this CPU, with
+ * reorder nodes at the boundaries (passes/layout_assign.c). Tensors that
+ * stay plain are left alone; a graph with no oneDNN conv is unchanged. */
+dfg_status dfg_pass_assign_layouts(dfg_graph *graph, dfg_pass_report *report);
 
 /* Concats that run no step: their inputs are written straight into their
  * output, or their output is the first bytes of a longer concat's output

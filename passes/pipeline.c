@@ -2,7 +2,7 @@
  *
  *   verify -> [precision] -> [training -> [buckets]] -> fold -> dce
  *          -> [inference: fuse patterns, fuse conv, fuse matmul, transpose
- *             views] -> [remat] -> node costs
+ *             views] -> [remat] -> [CPU inference: layouts] -> node costs
  *   (a budget remat misses: again from precision on, the stem sliced)
  *          -> concat views, schedule, alias, [bucket alias], liveness (for
  *             each candidate order, keeping the smallest lower bound)
@@ -20,6 +20,8 @@
 #include "training.h"
 
 #include <string.h>
+#include <stdio.h>
+#include "cpu_layout_rule.h"
 #include "cpu_workspace_rule.h"
 #include "error.h"
 #include "memory.h"
@@ -38,6 +40,7 @@ void dfg_compile_options_init(dfg_compile_options *options)
     options->backend_workspace = dfg_cpu_step_workspace;
     options->backend_workspace_for = DFG_CPU_BACKEND_NAME;
     options->fuse_operators = 1;
+    options->assign_layouts = 1;
 }
 
 /* 1 if name fits dfg_program.workspace_rule and program_validate.c's
@@ -84,12 +87,20 @@ typedef struct compilation {
     dfg_allocator allocator;
     dfg_graph *graph;
     dfg_graph_plan plan;
+    int blocked; /* the layout pass blocked some value */
 } compilation;
 
 static void compilation_free(compilation *c)
 {
     dfg_graph_plan_free(&c->plan, &c->allocator);
     dfg_graph_destroy(c->graph);
+}
+
+/* The layout pass's conditions (dfg_compile_options.assign_layouts). */
+static int blocks_layouts(const dfg_compile_options *o)
+{
+    return o->assign_layouts && o->fuse_operators && !o->training &&
+           o->backend_workspace == dfg_cpu_step_workspace;
 }
 
 /* From the training step on (when training) to rematerialization. */
@@ -172,6 +183,11 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
     if (st == DFG_ERR_PLAN && unsliced && remat.budget > 0)
         st = with_sliced_stem(c, o, &remat, &unsliced, st);
     dfg_graph_destroy(unsliced);
+    if (st == DFG_OK && blocks_layouts(o)) {
+        dfg_pass_report report;
+        st = dfg_pass_assign_layouts(c->graph, &report);
+        c->blocked = report.values_blocked > 0 || report.reorders > 0;
+    }
     return st;
 }
 
@@ -187,6 +203,9 @@ static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
     if (st == DFG_OK) {
         if (o->backend_workspace)
             strcpy((*out)->workspace_rule, o->backend_workspace_for);
+        if (c->blocked)
+            snprintf((*out)->layout_isa, sizeof (*out)->layout_isa, "%s",
+                     dfg_cpu_layout_isa());
         (*out)->stats.planner = c->plan.winner;
         (*out)->stats.recorded_lower_bound_bytes =
             (uint64_t)order->recorded_lower_bound;

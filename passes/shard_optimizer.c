@@ -65,9 +65,9 @@ dfg_status dfg_shard_bucket_update(dfg_graph *g, const dfg_shard_bucket *b,
     dfg_status st = named_node(g, DFG_OP_SHARD_WEIGHTS, b->index,
                                "weight_shard", in + 3, b->n_updates, &a,
                                &weight_shard);
-    dfg_type state = {DFG_F32, 1, {b->shard}};
+    dfg_type state = {DFG_F32, 1, {b->shard}, 0};
     if (op != DFG_OP_SGD_UPDATE)
-        state = (dfg_type){DFG_F32, 2, {2, b->shard}};
+        state = (dfg_type){DFG_F32, 2, {2, b->shard}, 0};
     char base[64];
     snprintf(base, sizeof base, "training.bucket%d", (int)b->index);
     update[0] = weight_shard;
@@ -79,7 +79,7 @@ dfg_status dfg_shard_bucket_update(dfg_graph *g, const dfg_shard_bucket *b,
                                                   : ".adam_moments_shard",
                                      &state, NULL, DFG_ROLE_OPTIMIZER_STATE,
                                      &update[3]);
-    const dfg_type shard_type = {DFG_F32, 1, {b->shard}};
+    const dfg_type shard_type = {DFG_F32, 1, {b->shard}, 0};
     if (st == DFG_OK && accumulate)
         st = dfg_training_persistent(g, base, ".grad_accumulator_shard",
                                      &shard_type, NULL,
@@ -113,7 +113,7 @@ dfg_status dfg_shard_norms_output(dfg_graph *g, const int32_t *norms,
             node->inputs[b] = norms[b];
         node->n_inputs = n_buckets;
         g->values[node->outputs[0]].type =
-            (dfg_type){DFG_F32, 1, {n_buckets}};
+            (dfg_type){DFG_F32, 1, {n_buckets}, 0};
         return DFG_OK;
     }
     return dfg_error(DFG_ERR_INTERNAL,

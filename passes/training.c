@@ -151,8 +151,8 @@ static dfg_status add_tick(dfg_graph *g, const dfg_training_options *o,
     hyper[DFG_HYPER_WEIGHT_DECAY] = o->weight_decay;
     hyper[DFG_HYPER_ACCUMULATE] = (float)o->accumulate;
     hyper[DFG_HYPER_DECAY_STEPS] = (float)o->decay_steps;
-    const dfg_type counter_type = {DFG_I64, 1, {DFG_COUNTER_SIZE}};
-    const dfg_type hyper_type = {DFG_F32, 1, {DFG_HYPER_SIZE}};
+    const dfg_type counter_type = {DFG_I64, 1, {DFG_COUNTER_SIZE}, 0};
+    const dfg_type hyper_type = {DFG_F32, 1, {DFG_HYPER_SIZE}, 0};
     int32_t in[2];
     dfg_status st = dfg_training_persistent(g, "training.step_counter", "",
                                             &counter_type, NULL,

@@ -30,6 +30,13 @@ dfg_status dfg_training_renumber_nodes(dfg_graph *graph, const int32_t *order,
 /* The same, with scratch allocated here. */
 dfg_status dfg_training_reorder_nodes(dfg_graph *graph, const int32_t *order);
 
+/* Moves the nodes appended after the first n_original, in their order,
+ * each to just before the original node before[k] names (the k-th
+ * appended one; before[] never decreases but for trailing -1s, which
+ * stay after every node). */
+dfg_status dfg_training_place_appended(dfg_graph *graph, int32_t n_original,
+                                       const int32_t *before);
+
 /* An op's training form (passes/training_forms.c): applies says whether
  * node is replaced; append records its replacement, taking the same
  * place, and hands out the output that takes the place of the old node's

@@ -123,3 +123,24 @@ dfg_status dfg_training_reorder_nodes(dfg_graph *g, const int32_t *order)
     dfg_free(&g->allocator, scratch);
     return st;
 }
+
+dfg_status dfg_training_place_appended(dfg_graph *g, int32_t n_original,
+                                       const int32_t *before)
+{
+    int32_t n_added = g->n_nodes - n_original, k = 0, at = 0;
+    int32_t *order = dfg_calloc(&g->allocator, (size_t)g->n_nodes + 1,
+                                sizeof *order);
+    if (!order)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                         "out of memory placing %d nodes", (int)n_added);
+    for (int32_t n = 0; n < n_original; n++) {
+        while (k < n_added && before[k] == n)
+            order[at++] = n_original + k++;
+        order[at++] = n;
+    }
+    while (k < n_added)
+        order[at++] = n_original + k++;
+    dfg_status st = dfg_training_reorder_nodes(g, order);
+    dfg_free(&g->allocator, order);
+    return st;
+}

@@ -117,6 +117,13 @@ static void bind_operands(dfg_session *s)
 static dfg_status build_step_block(dfg_session *s)
 {
     const dfg_program *p = s->program;
+    /* Blocked layouts are the CPU backend's (its oneDNN convolutions). */
+    if (p->layout_isa[0] && strcmp(s->backend->name, DFG_CPU_BACKEND_NAME))
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "the program has blocked layouts for the CPU "
+                         "backend (features %s); the %s backend runs plain "
+                         "ones only (compile with --no-onednn)",
+                         p->layout_isa, s->backend->name);
     size_t n_run = 0, n_operands = 0;
     for (int32_t i = 0; i < p->n_steps; i++) {
         if (dfg_program_step_is_view(p, &p->steps[i]))
@@ -181,6 +188,7 @@ static dfg_status build_step_block(dfg_session *s)
             .constant_inputs = constant_inputs,
             .backend_workspace =
                 strcmp(p->workspace_rule, s->backend->name) == 0,
+            .layout_isa = p->layout_isa,
         };
         s->program_step[k] = i;
         k++;

@@ -32,7 +32,7 @@ static inline int64_t random_below(int64_t n)
 static inline dfg_type random_type(dfg_dtype dt, int32_t rank,
                                    int64_t max_dim)
 {
-    dfg_type t = {dt, rank, {0}};
+    dfg_type t = {dt, rank, {0}, 0};
     for (int32_t d = 0; d < rank; d++)
         t.shape[d] = 1 + random_below(max_dim);
     return t;

@@ -47,7 +47,7 @@ static inline float check_uniform(void)
 static inline dfg_type check_type(dfg_dtype dtype, int32_t rank,
                                   const int64_t *dims)
 {
-    dfg_type t = {dtype, rank, {0}};
+    dfg_type t = {dtype, rank, {0}, 0};
     for (int32_t i = 0; i < rank; i++)
         t.shape[i] = dims[i];
     return t;
@@ -181,7 +181,7 @@ static inline dfg_status check_run(dfg_cpu_kernel kernel, dfg_op op,
     const void *in_data[16];
     void *out_data[64];
     for (int32_t i = 0; i < n_in; i++) {
-        in_types[i] = in[i] ? in[i]->type : (dfg_type){DFG_F32, -1, {0}};
+        in_types[i] = in[i] ? in[i]->type : (dfg_type){DFG_F32, -1, {0}, 0};
         in_data[i] = in[i] ? in[i]->data : NULL;
     }
     for (int32_t i = 0; i < n_out; i++) {
@@ -203,7 +203,7 @@ static inline void check_infer(dfg_op op, const dfg_attrs *attrs,
 {
     dfg_type in_types[16];
     for (int32_t i = 0; i < n_in; i++)
-        in_types[i] = in[i] ? in[i]->type : (dfg_type){DFG_F32, -1, {0}};
+        in_types[i] = in[i] ? in[i]->type : (dfg_type){DFG_F32, -1, {0}, 0};
     dfg_status st = dfg_op_get(op)->shape(attrs, in_types, n_in, out, n_out);
     if (st != DFG_OK)
         fail_msg("shape rule of %s: %s", dfg_op_get(op)->name,

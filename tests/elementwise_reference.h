@@ -101,7 +101,7 @@ static inline int64_t ref_broadcast_offset(const dfg_type *out,
 static inline dfg_type ref_broadcast_type(dfg_dtype dtype, const dfg_type *a,
                                           const dfg_type *b)
 {
-    dfg_type out = {dtype, a->rank > b->rank ? a->rank : b->rank, {0}};
+    dfg_type out = {dtype, a->rank > b->rank ? a->rank : b->rank, {0}, 0};
     for (int32_t i = 0; i < out.rank; i++) {
         int32_t ia = i - (out.rank - a->rank), ib = i - (out.rank - b->rank);
         int64_t da = ia >= 0 ? a->shape[ia] : 1, db = ib >= 0 ? b->shape[ib] : 1;

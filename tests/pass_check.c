@@ -43,7 +43,7 @@ dfg_value input(dfg_graph *g, const char *name, int32_t rank,
 dfg_value random_leaf(dfg_graph *g, const char *name, int constant,
                       int32_t rank, const int64_t *shape)
 {
-    dfg_type t = {DFG_F32, rank, {0}};
+    dfg_type t = {DFG_F32, rank, {0}, 0};
     memcpy(t.shape, shape, (size_t)rank * sizeof *shape);
     int64_t n = dfg_type_numel(&t);
     float *data = malloc((size_t)n * sizeof *data + 1);

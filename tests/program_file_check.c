@@ -161,13 +161,14 @@ int run_program(const dfg_program *p, uint64_t seed, uint8_t **outputs)
     return s == DFG_OK ? 0 : -1;
 }
 
-static dfg_program *compile_model(const char *name, int fuse)
+static dfg_program *compile_model(const char *name, int fuse, int layouts)
 {
     dfg_graph *g = NULL;
     dfg_program *p = NULL;
     dfg_compile_options options;
     dfg_compile_options_init(&options);
     options.fuse_operators = fuse;
+    options.assign_layouts = layouts;
     assert_int_equal(dfg_model_build(name, NULL, &g), DFG_OK);
     assert_int_equal(dfg_compile(g, &options, &p), DFG_OK);
     dfg_graph_destroy(g);
@@ -177,14 +178,21 @@ static dfg_program *compile_model(const char *name, int fuse)
 dfg_program *compiled_unfused(const char *name)
 {
     if (strcmp(name, "fixture") != 0)
-        return compile_model(name, 0);
+        return compile_model(name, 0, 0);
+    return compiled(name);
+}
+
+dfg_program *compiled_plain(const char *name)
+{
+    if (strcmp(name, "fixture") != 0)
+        return compile_model(name, 1, 0);
     return compiled(name);
 }
 
 dfg_program *compiled(const char *name)
 {
     if (strcmp(name, "fixture") != 0)
-        return compile_model(name, 1);
+        return compile_model(name, 1, 1);
     fixture_weights w;
     dfg_program *p = NULL;
     assert_int_equal(fixture_compile(42, &w, DFG_PLANNER_GREEDY_SIZE, &p), DFG_OK);
@@ -201,7 +209,7 @@ dfg_program *hand_built(void)
     for (int32_t i = 0; i < 3; i++) {
         dfg_program_tensor *t = &p->tensors[i];
         t->name = dfg_strdup(&p->allocator, names[i]);
-        t->type = (dfg_type){DFG_F32, 2, {2, 3}};
+        t->type = (dfg_type){DFG_F32, 2, {2, 3}, 0};
         t->bytes = 24;
         t->kind = kinds[i];
         t->region = i == 1 ? DFG_REGION_WEIGHTS : DFG_REGION_ARENA;

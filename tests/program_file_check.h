@@ -60,8 +60,12 @@ int run_program(const dfg_program *p, uint64_t seed, uint8_t **outputs);
 /* "fixture" (program_fixtures.h, seed 42), or the bundled model name,
  * compiled. */
 dfg_program *compiled(const char *name);
-/* The same without fusion (every step's attributes fit file version 1). */
+/* The same without fusion (every step's attributes fit file version 1;
+ * without fusion the layout pass does not run either). */
 dfg_program *compiled_unfused(const char *name);
+/* The same with every tensor plain (no layout pass): what file versions
+ * before 5 can hold. */
+dfg_program *compiled_plain(const char *name);
 /* y = x + w over [2, 3] f32, with x an input and w a weight, built field
  * by field without the compiler: one add step, a no-reuse plan with x at
  * offset 0 and y at 256 of a 512-byte arena. It verifies; the tests

@@ -39,7 +39,7 @@ static int64_t rule_bytes(const dfg_program *p, int32_t s)
     dfg_type in[8], out = p->tensors[st->outputs[0]].type;
     for (int32_t i = 0; i < st->n_inputs && i < 8; i++)
         in[i] = st->inputs[i] >= 0 ? p->tensors[st->inputs[i]].type
-                                   : (dfg_type){DFG_F32, -1, {0}};
+                                   : (dfg_type){DFG_F32, -1, {0}, 0};
     const dfg_op_info *info = dfg_op_get(st->op);
     return info->workspace ? info->workspace(&st->attrs, in, st->n_inputs,
                                              &out, 1)

@@ -274,8 +274,8 @@ static void test_chunks_cut_images(void **state)
 {
     (void)state;
     conv_case c = {2, 32, 32, 32, 4, 3, 3, {{1, 1}, {1, 1}, {1, 1, 1, 1}, 1}};
-    dfg_type x = {DFG_F32, 4, {2, 32, 32, 32}}, w = {DFG_F32, 4, {4, 32, 3, 3}};
-    dfg_type dy = {DFG_F32, 4, {2, 4, 32, 32}};
+    dfg_type x = {DFG_F32, 4, {2, 32, 32, 32}, 0}, w = {DFG_F32, 4, {4, 32, 3, 3}, 0};
+    dfg_type dy = {DFG_F32, 4, {2, 4, 32, 32}, 0};
     dfg_attrs attrs = grad_attrs(&c, x.shape);
     dfg_conv_geometry g;
     assert_int_equal(dfg_conv_grad_geometry(&attrs, &x, &w, &dy, &g), DFG_OK);

@@ -170,10 +170,10 @@ static void check_conv(const conv_case *k)
     if (!(err < 1e-5))
         fail_msg("%s: oneDNN vs reference relative error %g", k->what, err);
     /* oneDNN takes the conv: its rule asks for scratch. */
-    dfg_type types[4] = {{DFG_F32, 4, {k->n, k->c, k->h, k->w}},
-                         {DFG_F32, 4, {k->m, k->c / group, k->kh, k->kw}},
-                         {DFG_F32, 1, {k->m}},
-                         {DFG_F32, 4, {0}}};
+    dfg_type types[4] = {{DFG_F32, 4, {k->n, k->c, k->h, k->w}, 0},
+                         {DFG_F32, 4, {k->m, k->c / group, k->kh, k->kw}, 0},
+                         {DFG_F32, 1, {k->m}, 0},
+                         {DFG_F32, 4, {0}, 0}};
     dfg_tensor_info y_info;
     /* (the activation keeps the conv's shape) */
     assert_int_equal(dfg_graph_value_info(g, y, &y_info), DFG_OK);

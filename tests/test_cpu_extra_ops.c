@@ -305,7 +305,7 @@ static void test_scatter_nd(void **state)
         }
         check_tensor idx = check_empty(T(trial % 2 ? DFG_I64 : DFG_I32,
                                          tuples, k));
-        dfg_type ut = {DFG_F32, 1 + rank - k, {tuples}};
+        dfg_type ut = {DFG_F32, 1 + rank - k, {tuples}, 0};
         for (int32_t d = k; d < rank; d++)
             ut.shape[1 + d - k] = data.type.shape[d];
         check_tensor upd = check_random(ut);

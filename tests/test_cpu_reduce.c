@@ -40,7 +40,7 @@ static int64_t reduced_index(const dfg_type *in, const int *reduced, int64_t lin
 
 static dfg_type reduced_type(const dfg_type *in, const int *reduced, int keepdims)
 {
-    dfg_type out = {in->dtype, 0, {0}};
+    dfg_type out = {in->dtype, 0, {0}, 0};
     for (int32_t d = 0; d < in->rank; d++)
         if (!reduced[d] || keepdims)
             out.shape[out.rank++] = reduced[d] ? 1 : in->shape[d];
@@ -265,7 +265,7 @@ static void test_softmax_large_inputs(void **state)
 static void check_layer_norm(check_tensor *x, int32_t axis, int with_bias)
 {
     int32_t first = axis < 0 ? axis + x->type.rank : axis;
-    dfg_type pt = {x->type.dtype, x->type.rank - first, {0}};
+    dfg_type pt = {x->type.dtype, x->type.rank - first, {0}, 0};
     for (int32_t d = first; d < x->type.rank; d++)
         pt.shape[d - first] = x->type.shape[d];
     check_tensor scale = check_random(pt), bias = check_random(pt);

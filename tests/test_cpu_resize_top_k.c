@@ -271,7 +271,7 @@ static void test_resize_rejects(void **state)
     assert_int_equal(info->shape(&a, &in, 1, &out, 1), DFG_ERR_INVALID_ARGUMENT);
     a.scales[3] = NAN;
     assert_int_equal(info->shape(&a, &in, 1, &out, 1), DFG_ERR_INVALID_ARGUMENT);
-    dfg_type scalar = {DFG_F32, 0, {0}};
+    dfg_type scalar = {DFG_F32, 0, {0}, 0};
     a = good;
     a.n_shape = 0;
     assert_int_equal(info->shape(&a, &scalar, 1, &out, 1), DFG_ERR_SHAPE);

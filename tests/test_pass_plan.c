@@ -192,7 +192,7 @@ static dfg_type type_of(const random_graph *r, dfg_value v)
 {
     dfg_tensor_info info;
     OK(dfg_graph_value_info(r->graph, v, &info));
-    dfg_type t = {info.dtype, info.rank, {0}};
+    dfg_type t = {info.dtype, info.rank, {0}, 0};
     memcpy(t.shape, info.shape, sizeof t.shape);
     return t;
 }

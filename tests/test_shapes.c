@@ -22,7 +22,7 @@
 
 static dfg_type make_type(dfg_dtype dt, int32_t rank, const int64_t *dims)
 {
-    dfg_type t = {dt, rank, {0}};
+    dfg_type t = {dt, rank, {0}, 0};
     for (int32_t i = 0; i < rank; i++)
         t.shape[i] = dims[i];
     return t;

@@ -57,7 +57,7 @@ typedef struct conv_case {
 static dfg_type type4(dfg_dtype dtype, int64_t a, int64_t b, int64_t c,
                       int64_t d)
 {
-    return (dfg_type){dtype, 4, {a, b, c, d}};
+    return (dfg_type){dtype, 4, {a, b, c, d}, DFG_LAYOUT_PLAIN};
 }
 
 /* One side's weight, state and norm. */
@@ -71,9 +71,11 @@ static void tick(side *s, const float *hyper)
 {
     dfg_attrs a;
     dfg_attrs_init(&a);
-    const dfg_type in_types[2] = {{DFG_I64, 1, {DFG_COUNTER_SIZE}},
-                                  {DFG_F32, 1, {DFG_HYPER_SIZE}}};
-    const dfg_type out_type = {DFG_F32, 1, {DFG_CONTROL_SIZE}};
+    const dfg_type in_types[2] = {
+        {DFG_I64, 1, {DFG_COUNTER_SIZE}, DFG_LAYOUT_PLAIN},
+        {DFG_F32, 1, {DFG_HYPER_SIZE}, DFG_LAYOUT_PLAIN}};
+    const dfg_type out_type = {DFG_F32, 1, {DFG_CONTROL_SIZE},
+                               DFG_LAYOUT_PLAIN};
     const void *in[2] = {s->counter, hyper};
     void *out[1] = {s->control};
     dfg_kernel_args args = {.op = DFG_OP_OPTIMIZER_TICK, .attrs = &a,
@@ -118,11 +120,12 @@ static void check_case(const conv_case *c, dfg_op update, dfg_op fused,
     dfg_type t_w = type4(DFG_F32, c->m, c->c, c->k, c->k);
     dfg_type t_grad = type4(dtype, c->m, c->c, c->k, c->k);
     int adam = update != DFG_OP_SGD_UPDATE;
-    dfg_type t_state = adam ? (dfg_type){DFG_F32, 5, {2, c->m, c->c, c->k,
-                                                      c->k}}
+    dfg_type t_state = adam ? (dfg_type){DFG_F32, 5,
+                                         {2, c->m, c->c, c->k, c->k},
+                                         DFG_LAYOUT_PLAIN}
                             : t_w;
-    dfg_type t_control = {DFG_F32, 1, {DFG_CONTROL_SIZE}};
-    dfg_type t_norm = {DFG_F32, 1, {1}};
+    dfg_type t_control = {DFG_F32, 1, {DFG_CONTROL_SIZE}, DFG_LAYOUT_PLAIN};
+    dfg_type t_norm = {DFG_F32, 1, {1}, DFG_LAYOUT_PLAIN};
     dfg_conv_geometry g;
     assert_int_equal(dfg_conv_grad_geometry(&a, &t_x, &t_w, &t_dy, &g), DFG_OK);
     int64_t size = (int64_t)dfg_dtype_size(dtype);

@@ -26,6 +26,8 @@ static const char usage[] =
     "                 kernels\n"
     "--no-fuse        keep each activation, residual add, layer norm and\n"
     "                 GELU its own step (fused by default, inference)\n"
+    "--no-layouts     keep every tensor plain NCHW (by default activations\n"
+    "                 between oneDNN convolutions stay blocked, inference)\n"
     "--precision P    f32 (default) or bf16: activations stored in bf16,\n"
     "                 weights in f32 (inputs and outputs keep their dtype)\n"
     "--blas-workspace BYTES\n"

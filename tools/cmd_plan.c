@@ -31,6 +31,8 @@ static const char usage[] =
     "                 kernels\n"
     "--no-fuse        keep each activation, residual add, layer norm and\n"
     "                 GELU its own step (fused by default, inference)\n"
+    "--no-layouts     keep every tensor plain NCHW (by default activations\n"
+    "                 between oneDNN convolutions stay blocked, inference)\n"
     "--json FILE      also write the plan as JSON (docs/plan-json.md);\n"
     "                 '-' is stdout\n"
     "--dot FILE       also write the plan as a Graphviz digraph\n"

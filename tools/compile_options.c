@@ -39,6 +39,10 @@ int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
         options->backend_workspace_for = NULL;
         return 1;
     }
+    if (strcmp(argv[*i], "--no-layouts") == 0) {
+        options->assign_layouts = 0;
+        return 1;
+    }
     if (strcmp(argv[*i], "--no-fuse") == 0) {
         options->fuse_operators = 0;
         return 1;

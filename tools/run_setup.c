@@ -67,6 +67,11 @@ int dfgc_run_setup_create(const char *model, const dfg_compile_options *options,
     dfg_compile_options device_options;
     if (options) {
         device_options = *options;
+        /* Compiled to run here, its conv weights are no mapped file's:
+         * plain convs run on the reference kernels (weights once,
+         * runtime/cpu/dnnl_steps.c), where blocked ones would need
+         * oneDNN's reordered copy of every conv weight. */
+        device_options.assign_layouts = 0;
         if (strcmp(backend_name, "cpu") != 0) {
             if (options->blas_workspace_bytes == 0)
                 device_options.blas_workspace_bytes =

@@ -69,6 +69,20 @@ typedef enum dfg_post_op {
     DFG_POST_OP_COUNT
 } dfg_post_op;
 
+/* How a tensor's elements lie in memory. Plain is row-major in its dims
+ * (NCHW for images). The blocked ones are oneDNN's nChw8c / nChw16c for
+ * a 4-D f32 [N, C, H, W] tensor whose C is a multiple of the block:
+ * element (n, c, h, w) at ((n C/b + c/b) H W + h W + w) b + c mod b, so
+ * a channel range that starts and ends on a block lies in the same bytes
+ * as in NCHW (docs/program-format.md). Only the layout-assignment pass
+ * (passes/layout_assign.c) gives a tensor a blocked layout. */
+typedef enum dfg_layout {
+    DFG_LAYOUT_PLAIN = 0,
+    DFG_LAYOUT_NCHW8C = 1,
+    DFG_LAYOUT_NCHW16C = 2,
+    DFG_LAYOUT_COUNT
+} dfg_layout;
+
 typedef struct dfg_attrs {
     /* leaky_relu slope (default 0.01 in dfg_leaky_relu), gemm alpha (1). */
     float alpha;
@@ -148,6 +162,9 @@ typedef struct dfg_attrs {
     int32_t post_ops[DFG_MAX_POST_OPS];
     float post_op_alpha[DFG_MAX_POST_OPS];
     float post_op_beta[DFG_MAX_POST_OPS];
+    /* Fields added in program file version 5. */
+    /* reorder: the output's layout (dfg_layout, plain by default). */
+    int32_t layout;
 } dfg_attrs;
 
 /* Fills *attrs with the defaults named above. */

@@ -58,6 +58,13 @@ typedef struct dfg_compile_options {
      * (passes/fuse_*.c, docs/ops.md): 1. The CPU backend runs them; the
      * CUDA backend refuses a conv2d with post-ops (compile with 0). */
     int fuse_operators;
+    /* Inference with fuse_operators and the CPU backend's rule
+     * (dfg_cpu_step_workspace) only: keep activations between oneDNN
+     * convolutions in the blocked layout oneDNN wants on this CPU, with
+     * reorder steps at the boundaries (passes/layout_assign.c); the
+     * program then records the CPU features it needs
+     * (docs/program-format.md): 1. */
+    int assign_layouts;
 } dfg_compile_options;
 
 void dfg_compile_options_init(dfg_compile_options *options);

@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include "conv_geometry.h"
+#include "cpu_layout_rule.h"
 #include "dnnl_conv.h"
 #include "dnnl_post_ops.h"
+#include "dnnl_formats.h"
 #include "dnnl_weights.h"
 #include "error.h"
 #include "memory.h"
@@ -15,13 +17,14 @@
 /* Workspace parts start on this boundary (oneDNN's own alignment). */
 #define PART_ALIGN 64
 
-/* The descriptors of one conv: the plain (dfg) and chosen (oneDNN)
- * formats of x, w and y, and the primitive descriptors of the conv and of
+/* The descriptors of one conv: the given (the tensors' own layouts, plain
+ * or blocked, dfg_layout) and chosen (oneDNN) formats of x and y, the
+ * plain and chosen ones of w, and the primitive descriptors of the conv and of
  * the reorders of x and y (NULL where the chosen format is the plain
  * one), and of the residual into the chosen y (a sum post-op adds what y
  * holds). Every primitive descriptor has a user scratchpad. */
 typedef struct conv_plan {
-    dnnl_memory_desc_t x_plain, w_plain, b_plain, y_plain;
+    dnnl_memory_desc_t x_given, w_plain, b_plain, y_given;
     const dnnl_memory_desc_t *x_chosen, *w_chosen, *y_chosen;
     dnnl_primitive_desc_t conv, x_reorder, y_reorder, residual_reorder;
     int64_t scratch_bytes, x_bytes, y_bytes; /* aligned */
@@ -75,6 +78,18 @@ static int reorder_make(dnnl_engine_t engine, const dnnl_memory_desc_t *from,
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
+/* The dfg layout md is, or -1 when it is none of them. */
+static int32_t layout_of(const dnnl_memory_desc_t *md)
+{
+    for (int32_t l = 0; l < DFG_LAYOUT_COUNT; l++) {
+        dnnl_memory_desc_t candidate;
+        if (dfg_dnnl_layout_md(&candidate, md->dims, l) == 0 &&
+            dnnl_memory_desc_equal(&candidate, md))
+            return l;
+    }
+    return -1;
+}
+
 /* Fills *p for the conv of x = in[0], w = in[1], bias = in[2] (if any)
  * into y = out[0], with attrs' post-ops (a sum adding in[3]); -1 when
  * oneDNN does not take it. */
@@ -107,10 +122,8 @@ static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
     dnnl_convolution_desc_t desc;
     dnnl_primitive_attr_t attr = NULL, reorder_attr = NULL;
     int ok =
-        dnnl_memory_desc_init_by_tag(&p->x_plain, 4, x_dims, dnnl_f32,
-                                     dnnl_nchw) == dnnl_success &&
-        dnnl_memory_desc_init_by_tag(&p->y_plain, 4, y_dims, dnnl_f32,
-                                     dnnl_nchw) == dnnl_success &&
+        dfg_dnnl_layout_md(&p->x_given, x_dims, in[0].layout) == 0 &&
+        dfg_dnnl_layout_md(&p->y_given, y_dims, out[0].layout) == 0 &&
         dnnl_memory_desc_init_by_tag(&p->b_plain, 1, b_dims, dnnl_f32,
                                      dnnl_a) == dnnl_success &&
         dnnl_memory_desc_init_by_tag(
@@ -141,12 +154,12 @@ static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
         p->w_chosen =
             dnnl_primitive_desc_query_md(p->conv, dnnl_query_weights_md, 0);
         p->y_chosen = dnnl_primitive_desc_query_md(p->conv, dnnl_query_dst_md, 0);
-        ok = reorder_make(engine, &p->x_plain, p->x_chosen, reorder_attr,
+        ok = reorder_make(engine, &p->x_given, p->x_chosen, reorder_attr,
                           &p->x_reorder) == 0 &&
-             reorder_make(engine, p->y_chosen, &p->y_plain, reorder_attr,
+             reorder_make(engine, p->y_chosen, &p->y_given, reorder_attr,
                           &p->y_reorder) == 0 &&
              (n_in < 4 || in[3].rank < 0 ||
-              reorder_make(engine, &p->y_plain, p->y_chosen, reorder_attr,
+              reorder_make(engine, &p->y_given, p->y_chosen, reorder_attr,
                            &p->residual_reorder) == 0);
     }
     if (reorder_attr)
@@ -207,6 +220,26 @@ int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
     }
     dnnl_engine_destroy(engine);
     return bytes;
+}
+
+int dfg_cpu_conv_layouts(const dfg_attrs *attrs, const dfg_type *in,
+                          int32_t n_in, const dfg_type *out, int32_t n_out,
+                          int32_t *x_layout, int32_t *y_layout)
+{
+    if (n_in < 2 || n_out < 1)
+        return -1;
+    dnnl_engine_t engine;
+    if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
+        return -1;
+    conv_plan p;
+    int made = conv_plan_make(engine, attrs, in, n_in, out, &p) == 0;
+    if (made) {
+        *x_layout = layout_of(p.x_chosen);
+        *y_layout = layout_of(p.y_chosen);
+        conv_plan_free(&p);
+    }
+    dnnl_engine_destroy(engine);
+    return made ? 0 : -1;
 }
 
 /* One primitive and the arguments it runs with. */
@@ -284,8 +317,8 @@ static int conv_calls_make(dfg_dnnl_conv *c, dnnl_engine_t engine,
                                      dnnl_a) != dnnl_success)
         return -1;
     dnnl_memory_t scratch = memory_at(c, engine, &scratch_md, ws);
-    dnnl_memory_t x_user = memory_at(c, engine, &p->x_plain, (void *)step->in[0]);
-    dnnl_memory_t y_user = memory_at(c, engine, &p->y_plain, step->out[0]);
+    dnnl_memory_t x_user = memory_at(c, engine, &p->x_given, (void *)step->in[0]);
+    dnnl_memory_t y_user = memory_at(c, engine, &p->y_given, step->out[0]);
     dnnl_memory_t w = weights_memory(c, engine, p, step);
     if (!scratch || !x_user || !y_user || !w)
         return -1;
@@ -304,7 +337,7 @@ static int conv_calls_make(dfg_dnnl_conv *c, dnnl_engine_t engine,
         return -1;
     const void *residual = step->n_inputs > 3 ? step->in[3] : NULL;
     if (p->residual_reorder) {
-        dnnl_memory_t r = memory_at(c, engine, &p->y_plain, (void *)residual);
+        dnnl_memory_t r = memory_at(c, engine, &p->y_given, (void *)residual);
         dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, r},
                                    {DNNL_ARG_TO, y},
                                    {DNNL_ARG_SCRATCHPAD, scratch}};

@@ -1,7 +1,8 @@
 /* conv2d on oneDNN: a convolution primitive whose formats oneDNN chooses
  * for the CPU it runs on (blocked nChw8c / nChw16c on AVX2 / AVX-512),
- * with the step's x and y reordered between dfg's plain NCHW and those
- * formats inside the step, and its weights reordered once, when the first
+ * with the step's x and y reordered between their own layouts (plain
+ * NCHW, or the blocked one the layout pass gave them, dfg_layout) and
+ * those formats inside the step where the two differ, and its weights reordered once, when the first
  * session of the program is created, into a copy all its sessions share
  * (dnnl_weights.h). The post-ops the fusion pass gave the conv
  * (dfg_attrs.post_ops) run as oneDNN post-ops: eltwise, and sum for the

@@ -1,8 +1,10 @@
 /* Which steps of a CPU session run on oneDNN (dnnl_steps.h). */
 #include <stdio.h>
 
+#include "cpu_layout_rule.h"
 #include "dnnl_conv.h"
 #include "dnnl_matmul.h"
+#include "dnnl_single.h"
 #include "dnnl_steps.h"
 #include "error.h"
 #include "memory.h"
@@ -16,6 +18,8 @@ struct dfg_dnnl_steps {
     int32_t n_steps;
     dfg_dnnl_conv **convs;     /* n_steps, NULL where not a oneDNN conv */
     dfg_dnnl_matmul **matmuls; /* n_steps, NULL where not a oneDNN matmul */
+    dfg_dnnl_single **singles; /* n_steps, NULL where not a oneDNN pool or
+                                  per-channel binary (dnnl_single.h) */
     char *labels;              /* n_steps of LABEL_BYTES, "" where dfg runs */
 };
 
@@ -31,6 +35,34 @@ int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
     return 0;
 }
 
+/* 1 if an operand of step is blocked: only oneDNN runs it then (the
+ * reference kernels read plain tensors), whatever its weights cost. */
+static int step_blocked(const dfg_kernel_args *step)
+{
+    for (int32_t j = 0; j < step->n_inputs; j++)
+        if (step->in[j] && step->in_types[j].layout != DFG_LAYOUT_PLAIN)
+            return 1;
+    for (int32_t j = 0; j < step->n_outputs; j++)
+        if (step->out_types[j].layout != DFG_LAYOUT_PLAIN)
+            return 1;
+    return 0;
+}
+
+static int is_pool(const dfg_kernel_args *step)
+{
+    return step->op == DFG_OP_MAX_POOL || step->op == DFG_OP_AVERAGE_POOL ||
+           step->op == DFG_OP_GLOBAL_AVERAGE_POOL;
+}
+
+/* An add or mul whose operands are blocked and of different shapes (a
+ * per-channel one): oneDNN's binary runs it. */
+static int is_blocked_binary(const dfg_kernel_args *step)
+{
+    return (step->op == DFG_OP_ADD || step->op == DFG_OP_MUL) &&
+           step->n_inputs == 2 && step_blocked(step) &&
+           !dfg_type_equal(&step->in_types[0], &step->in_types[1]);
+}
+
 /* Whether oneDNN may run step, decided here alone, once per session: the
  * program planned the CPU backend's scratch for the step (it was compiled
  * with that rule, which it records), and a weight the step reads (input
@@ -42,10 +74,15 @@ int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
  * that it fits the planned workspace. */
 static int onednn_may_run(const dfg_kernel_args *step)
 {
+    if (is_pool(step)) /* blocked ones only, with no scratch */
+        return step_blocked(step);
+    if (step->op == DFG_OP_ADD || step->op == DFG_OP_MUL)
+        return is_blocked_binary(step);
     int op = step->op == DFG_OP_CONV2D || step->op == DFG_OP_MATMUL ||
              step->op == DFG_OP_GEMM;
     return op && step->backend_workspace && step->workspace &&
-           (!(step->constant_inputs & 2u) || (step->mapped_inputs & 2u));
+           (!(step->constant_inputs & 2u) || (step->mapped_inputs & 2u) ||
+            step_blocked(step));
 }
 
 void dfg_dnnl_steps_destroy(dfg_dnnl_steps *s, const dfg_allocator *allocator)
@@ -56,8 +93,11 @@ void dfg_dnnl_steps_destroy(dfg_dnnl_steps *s, const dfg_allocator *allocator)
         dfg_dnnl_conv_destroy(s->convs[i], allocator);
     for (int32_t i = 0; s->matmuls && i < s->n_steps; i++)
         dfg_dnnl_matmul_destroy(s->matmuls[i], allocator);
+    for (int32_t i = 0; s->singles && i < s->n_steps; i++)
+        dfg_dnnl_single_destroy(s->singles[i], allocator);
     dfg_free(allocator, s->convs);
     dfg_free(allocator, s->matmuls);
+    dfg_free(allocator, s->singles);
     dfg_free(allocator, s->labels);
     if (s->stream)
         dnnl_stream_destroy(s->stream);
@@ -75,7 +115,8 @@ static int any_may_run(const dfg_kernel_args *steps, int32_t n_steps)
 }
 
 /* Prepares step i (a conv2d or a matmul or gemm, their post-ops compiled
- * in, dnnl_conv.h, dnnl_matmul.h); labels it if oneDNN took it. */
+ * in, dnnl_conv.h, dnnl_matmul.h; a blocked pool or per-channel binary,
+ * dnnl_single.h); labels it if oneDNN took it. */
 static dfg_status step_prepare(dfg_dnnl_steps *s,
                                const dfg_allocator *allocator,
                                const dfg_kernel_args *step, int32_t i)
@@ -86,6 +127,13 @@ static dfg_status step_prepare(dfg_dnnl_steps *s,
         st = dfg_dnnl_conv_create(s->engine, step, allocator, &s->convs[i]);
         if (s->convs[i])
             impl = dfg_dnnl_conv_impl(s->convs[i]);
+    } else if (is_pool(step) || is_blocked_binary(step)) {
+        st = is_pool(step) ? dfg_dnnl_pool_create(s->engine, step, allocator,
+                                                  &s->singles[i])
+                           : dfg_dnnl_binary_create(s->engine, step, allocator,
+                                                    &s->singles[i]);
+        if (s->singles[i])
+            impl = dfg_dnnl_single_impl(s->singles[i]);
     } else {
         st = dfg_dnnl_matmul_create(s->engine, step, allocator,
                                     &s->matmuls[i]);
@@ -108,8 +156,9 @@ static dfg_dnnl_steps *steps_alloc(const dfg_allocator *allocator,
     s->n_steps = n_steps;
     s->convs = dfg_calloc(allocator, n, sizeof *s->convs);
     s->matmuls = dfg_calloc(allocator, n, sizeof *s->matmuls);
+    s->singles = dfg_calloc(allocator, n, sizeof *s->singles);
     s->labels = dfg_calloc(allocator, n, LABEL_BYTES);
-    if (!s->convs || !s->matmuls || !s->labels) {
+    if (!s->convs || !s->matmuls || !s->singles || !s->labels) {
         dfg_dnnl_steps_destroy(s, allocator);
         return NULL;
     }
@@ -121,6 +170,10 @@ dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
                                   int32_t n_steps, dfg_dnnl_steps **out)
 {
     *out = NULL;
+    dfg_status checked = dfg_cpu_layout_isa_check(
+        n_steps > 0 ? steps[0].layout_isa : NULL);
+    if (checked != DFG_OK)
+        return checked;
     if (!any_may_run(steps, n_steps))
         return DFG_OK;
     dfg_dnnl_steps *s = steps_alloc(allocator, n_steps);
@@ -136,15 +189,26 @@ dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
     }
     int32_t taken = 0;
     for (int32_t i = 0; i < n_steps; i++) {
-        if (!onednn_may_run(&steps[i]))
-            continue;
-        dfg_status st = step_prepare(s, allocator, &steps[i], i);
+        dfg_status st = onednn_may_run(&steps[i])
+                            ? step_prepare(s, allocator, &steps[i], i)
+                            : DFG_OK;
         if (st != DFG_OK) {
             dfg_dnnl_steps_destroy(s, allocator);
             return dfg_error_prefix(st, "run step %d (%s)", (int)i,
                                     dfg_op_get(steps[i].op)->name);
         }
-        taken += dfg_dnnl_steps_take(s, i);
+        int took = dfg_dnnl_steps_take(s, i);
+        if (!took && (steps[i].op == DFG_OP_CONV2D || is_pool(&steps[i]) ||
+                      is_blocked_binary(&steps[i])) &&
+            step_blocked(&steps[i])) { /* the reference would misread it */
+            dfg_dnnl_steps_destroy(s, allocator);
+            return dfg_error(DFG_ERR_UNSUPPORTED,
+                             "run step %d (%s): its operands are blocked but "
+                             "oneDNN does not take it on this CPU (compile "
+                             "the model again here)", (int)i,
+                             dfg_op_get(steps[i].op)->name);
+        }
+        taken += took;
     }
     if (taken == 0) {
         dfg_dnnl_steps_destroy(s, allocator);
@@ -167,6 +231,8 @@ int dfg_dnnl_steps_take(const dfg_dnnl_steps *s, int32_t i)
 
 dfg_status dfg_dnnl_steps_run(const dfg_dnnl_steps *s, int32_t i)
 {
+    if (s->singles[i])
+        return dfg_dnnl_single_run(s->singles[i], s->stream);
     return s->convs[i] ? dfg_dnnl_conv_run(s->convs[i], s->stream)
                        : dfg_dnnl_matmul_run(s->matmuls[i], s->stream);
 }

@@ -43,6 +43,9 @@ typedef struct dfg_kernel_args {
      * (it records which), so the step's workspace holds the backend's
      * scratch past the op's own. */
     int backend_workspace;
+    /* The CPU features the program's blocked layouts were chosen for
+     * (dfg_program.layout_isa; "" if it has none); the program's. */
+    const char *layout_isa;
 } dfg_kernel_args;
 
 typedef dfg_status (*dfg_cpu_kernel)(const dfg_kernel_args *args);

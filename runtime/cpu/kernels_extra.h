@@ -19,5 +19,7 @@ dfg_status dfg_cpu_resize(const dfg_kernel_args *args);
 dfg_status dfg_cpu_top_k(const dfg_kernel_args *args);
 /* silu, hardswish (fused_activation.c). */
 dfg_status dfg_cpu_fused_activation(const dfg_kernel_args *args);
+/* reorder: between plain and blocked layouts (reorder.c). */
+dfg_status dfg_cpu_reorder(const dfg_kernel_args *args);
 
 #endif

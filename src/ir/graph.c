@@ -172,6 +172,7 @@ static dfg_status check_type(const char *what, const char *name,
                          what, name);
     type->dtype = dtype;
     type->rank = rank;
+    type->layout = DFG_LAYOUT_PLAIN;
     memset(type->shape, 0, sizeof type->shape);
     for (int32_t i = 0; i < rank; i++) {
         if (shape[i] < 0)
@@ -543,7 +544,9 @@ dfg_status dfg_graph_shared_leaf(dfg_graph *graph, dfg_value_kind kind,
     if (dfg_name_table_find(&graph->value_names, name) >= 0)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "'%s': a value of that name exists", name);
-    *out_index = append_value(graph, name, type, kind, data, owner);
+    dfg_type plain = *type; /* a leaf is plain, whatever the caller left */
+    plain.layout = DFG_LAYOUT_PLAIN;
+    *out_index = append_value(graph, name, &plain, kind, data, owner);
     if (*out_index < 0)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "'%s': out of memory", name);
     return DFG_OK;

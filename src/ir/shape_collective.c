@@ -41,7 +41,7 @@ dfg_status dfg_shape_all_reduce_start(const dfg_attrs *a, const dfg_type *in,
                          "multiple of attrs.group (%d ranks sharing it), and "
                          "attrs.axis its index (>= 0)", (long long)elements,
                          (int)a->group);
-    out[0] = (dfg_type){DFG_F32, 1, {a->shape[0]}};
+    out[0] = (dfg_type){DFG_F32, 1, {a->shape[0]}, 0};
     return dfg_shape_check_size(&out[0]);
 }
 
@@ -58,7 +58,7 @@ dfg_status dfg_shape_all_reduce_wait(const dfg_attrs *a, const dfg_type *in,
     if (a->group > 1 && n_out == 1 && in[0].rank == 1 &&
         in[0].shape[0] % a->group == 0 && a->axis >= 0) {
         /* Sharded: this rank's averaged shard. */
-        out[0] = (dfg_type){DFG_F32, 1, {in[0].shape[0] / a->group}};
+        out[0] = (dfg_type){DFG_F32, 1, {in[0].shape[0] / a->group}, 0};
         return DFG_OK;
     }
     if (a->group != 1 || n_out != n_in - 1 || in[0].rank != 1 ||
@@ -111,7 +111,7 @@ dfg_status dfg_shape_shard_weights(const dfg_attrs *a, const dfg_type *in,
     (void)n_out;
     dfg_status st = check_shard("shard_weights", a, in, 0, n_in);
     if (st == DFG_OK)
-        out[0] = (dfg_type){DFG_F32, 1, {a->shape[0]}};
+        out[0] = (dfg_type){DFG_F32, 1, {a->shape[0]}, 0};
     return st;
 }
 

@@ -46,7 +46,7 @@ dfg_status dfg_shape_where(const dfg_attrs *a, const dfg_type *in,
 {
     (void)a, (void)n_in, (void)n_out;
     dfg_status st = dfg_shape_same_dtype(in, 1, 2);
-    dfg_type xy;
+    dfg_type xy = {0};
     if (st == DFG_OK)
         st = dfg_shape_broadcast(in[1].rank, in[1].shape, in[2].rank,
                                  in[2].shape, &xy);

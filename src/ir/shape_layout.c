@@ -28,7 +28,7 @@ static dfg_status attr_axes(const dfg_attrs *a, int32_t rank, int32_t *axes)
 /* Product of dims[0..n); -1 past DFG_MAX_ELEMENTS. */
 static int64_t dims_product(const int64_t *dims, int32_t n)
 {
-    dfg_type t = {DFG_F32, n, {0}};
+    dfg_type t = {DFG_F32, n, {0}, 0};
     memcpy(t.shape, dims, (size_t)n * sizeof *dims);
     return dfg_type_numel(&t);
 }

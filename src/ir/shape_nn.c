@@ -296,7 +296,7 @@ static dfg_status expect_param(const dfg_type *in, int32_t i, const char *what,
     dfg_status st = f32 ? DFG_OK : dfg_shape_same_dtype(in, 0, i);
     if (st != DFG_OK)
         return st;
-    dfg_type want = {in[i].dtype, rank, {0}};
+    dfg_type want = {in[i].dtype, rank, {0}, 0};
     for (int32_t d = 0; d < rank; d++)
         want.shape[d] = dims[d];
     if (!dfg_type_equal(&in[i], &want))

@@ -72,7 +72,7 @@ dfg_status dfg_shape_softmax_cross_entropy(const dfg_attrs *a,
 {
     (void)a, (void)n_in, (void)n_out;
     dfg_status st = check_logits_labels(in);
-    out[0] = (dfg_type){DFG_F32, 0, {0}};
+    out[0] = (dfg_type){DFG_F32, 0, {0}, 0};
     return st;
 }
 
@@ -105,7 +105,7 @@ dfg_status dfg_shape_conv2d_grad_input(const dfg_attrs *a, const dfg_type *in,
                                        int32_t n_out)
 {
     (void)n_in, (void)n_out;
-    dfg_type x;
+    dfg_type x = {0};
     dfg_conv_geometry g;
     dfg_status st = grad_operands(a, in, &x);
     /* The weights: dy's dtype, or f32 under mixed precision (the master
@@ -123,7 +123,7 @@ dfg_status dfg_shape_conv2d_grad_weight(const dfg_attrs *a,
                                         dfg_type *out, int32_t n_out)
 {
     (void)n_in, (void)n_out;
-    dfg_type w;
+    dfg_type w = {0};
     dfg_conv_geometry g;
     dfg_status st = grad_operands(a, in, &w);
     if (st == DFG_OK)
@@ -138,7 +138,7 @@ dfg_status dfg_shape_conv2d_grad_weight(const dfg_attrs *a,
 static dfg_status check_pool_grad(const dfg_attrs *a, const dfg_type *x,
                                   const dfg_type *dy)
 {
-    dfg_type y;
+    dfg_type y = {0};
     dfg_status st = dfg_shape_pool(a, x, 1, &y, 1);
     return st == DFG_OK ? dfg_check_same_dims("the pool's output gradient",
                                               dy, &y)
@@ -189,7 +189,7 @@ dfg_status dfg_shape_slice_grad(const dfg_attrs *a, const dfg_type *in,
                                 int32_t n_in, dfg_type *out, int32_t n_out)
 {
     (void)n_in, (void)n_out;
-    dfg_type y;
+    dfg_type y = {0};
     dfg_status st = grad_operands(a, in, &out[0]);
     if (st == DFG_OK)
         st = dfg_shape_slice(a, &out[0], 1, &y, 1);
@@ -224,7 +224,7 @@ dfg_status dfg_shape_optimizer_tick(const dfg_attrs *a, const dfg_type *in,
     if (st == DFG_OK)
         st = require_vector(in, 1, DFG_F32, DFG_HYPER_SIZE,
                             "hyper-parameters");
-    out[0] = (dfg_type){DFG_F32, 1, {DFG_CONTROL_SIZE}};
+    out[0] = (dfg_type){DFG_F32, 1, {DFG_CONTROL_SIZE}, 0};
     return st;
 }
 
@@ -264,7 +264,7 @@ static dfg_status optimizer_update(const dfg_type *in, int32_t n_in,
             st = dfg_check_same_dims("input 4 (the gradient accumulator)",
                                      &in[4], &in[0]);
     }
-    out[0] = (dfg_type){DFG_F32, 1, {1}};
+    out[0] = (dfg_type){DFG_F32, 1, {1}, 0};
     return st;
 }
 
@@ -297,7 +297,7 @@ dfg_status dfg_shape_batch_norm_train(const dfg_attrs *a, const dfg_type *in,
         st = dfg_shape_batch_norm(a, in, n_in, out, n_out);
     if (st != DFG_OK)
         return st;
-    out[1] = out[2] = (dfg_type){DFG_F32, 1, {in[0].shape[1]}};
+    out[1] = out[2] = (dfg_type){DFG_F32, 1, {in[0].shape[1]}, 0};
     return DFG_OK;
 }
 
@@ -316,7 +316,7 @@ dfg_status dfg_shape_batch_norm_train_grad(const dfg_attrs *a,
         st = dfg_shape_batch_norm(a, as_forward, 5, out, 1);
     if (st != DFG_OK)
         return st;
-    out[1] = out[2] = (dfg_type){DFG_F32, 1, {in[0].shape[1]}};
+    out[1] = out[2] = (dfg_type){DFG_F32, 1, {in[0].shape[1]}, 0};
     return DFG_OK;
 }
 

@@ -47,6 +47,34 @@ int dfg_type_equal(const dfg_type *a, const dfg_type *b)
     return memcmp(a->shape, b->shape, (size_t)a->rank * sizeof a->shape[0]) == 0;
 }
 
+const char *dfg_layout_name(int32_t layout)
+{
+    switch (layout) {
+    case DFG_LAYOUT_PLAIN:
+        return "plain";
+    case DFG_LAYOUT_NCHW8C:
+        return "nChw8c";
+    case DFG_LAYOUT_NCHW16C:
+        return "nChw16c";
+    default:
+        return NULL;
+    }
+}
+
+int64_t dfg_layout_block(int32_t layout)
+{
+    switch (layout) {
+    case DFG_LAYOUT_PLAIN:
+        return 1;
+    case DFG_LAYOUT_NCHW8C:
+        return 8;
+    case DFG_LAYOUT_NCHW16C:
+        return 16;
+    default:
+        return 0;
+    }
+}
+
 const char *dfg_type_format(const dfg_type *type, char *buf, size_t size)
 {
     size_t used = 0;
@@ -58,6 +86,11 @@ const char *dfg_type_format(const dfg_type *type, char *buf, size_t size)
         used += (size_t)snprintf(buf + used, size - used, "%s%lld",
                                  i ? "," : "", (long long)type->shape[i]);
     if (used < size)
-        snprintf(buf + used, size - used, "] %s", dfg_dtype_name(type->dtype));
+        used += (size_t)snprintf(buf + used, size - used, "] %s",
+                                 dfg_dtype_name(type->dtype));
+    if (type->layout != DFG_LAYOUT_PLAIN && used < size) {
+        const char *layout = dfg_layout_name(type->layout);
+        snprintf(buf + used, size - used, " %s", layout ? layout : "?");
+    }
     return buf;
 }

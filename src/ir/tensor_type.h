@@ -11,6 +11,10 @@ typedef struct dfg_type {
     dfg_dtype dtype;
     int32_t rank;
     int64_t shape[DFG_MAX_RANK];
+    /* dfg_layout: plain (0) unless the layout pass blocked the tensor;
+     * the bytes are the same either way (only tensors whose channels
+     * fill whole blocks are blocked). */
+    int32_t layout;
 } dfg_type;
 
 /* Largest element count and byte size dfg accepts: products are checked
@@ -22,9 +26,26 @@ typedef struct dfg_type {
 int64_t dfg_type_numel(const dfg_type *type);
 /* Byte size, or -1 as for dfg_type_numel. */
 int64_t dfg_type_bytes(const dfg_type *type);
-/* 1 if dtype and shape are equal. */
+/* 1 if dtype and shape are equal (the layout is not compared: which
+ * layouts a step's operands may have is src/ir/layout_rule.h's to say). */
 int dfg_type_equal(const dfg_type *a, const dfg_type *b);
-/* Writes "[1,3,224,224] f32" into buf (always NUL-terminated). */
+/* "plain", "nChw8c", "nChw16c"; NULL for an invalid layout. */
+const char *dfg_layout_name(int32_t layout);
+/* The channel block of a layout: 1 for plain, 8, 16; 0 if invalid. */
+int64_t dfg_layout_block(int32_t layout);
+/* Element (n, c, h, w)'s index in a [N, C, H, W] tensor of layout (block
+ * b = dfg_layout_block(layout), C a multiple of b). */
+static inline int64_t dfg_layout_index(int64_t block, int64_t c_all,
+                                       int64_t h_all, int64_t w_all,
+                                       int64_t n, int64_t c, int64_t h,
+                                       int64_t w)
+{
+    return (((n * (c_all / block) + c / block) * h_all + h) * w_all + w) *
+               block +
+           c % block;
+}
+/* Writes "[1,3,224,224] f32" into buf, " nChw8c" after it for a blocked
+ * layout (always NUL-terminated). */
 const char *dfg_type_format(const dfg_type *type, char *buf, size_t size);
 
 /* Overflow-checked a * b for non-negative operands; returns 0 and sets

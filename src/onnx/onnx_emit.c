@@ -164,7 +164,7 @@ static int64_t integer_value(double value)
 dfg_status dfg_onnx_scalar(dfg_onnx_importer *im, dfg_dtype dtype,
                            double value, int32_t *out)
 {
-    dfg_type type = {dtype, 0, {0}};
+    dfg_type type = {dtype, 0, {0}, 0};
     void *data = dfg_calloc(&im->allocator, 1, 8);
     if (!data)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "ONNX import: out of memory");

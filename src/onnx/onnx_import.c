@@ -85,7 +85,7 @@ static dfg_status add_frozen(dfg_onnx_importer *im,
                              const Onnx__ValueInfoProto *info,
                              const dfg_onnx_frozen_input *f)
 {
-    dfg_type type = {f->dtype, f->rank, {0}};
+    dfg_type type = {f->dtype, f->rank, {0}, 0};
     if (f->rank < -1 || f->rank > DFG_MAX_RANK || !f->data)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT, "frozen input '%s': bad "
                          "rank or no data", f->name);

@@ -306,7 +306,7 @@ static dfg_status dropout_state(dfg_onnx_importer *im, int64_t seed,
 {
     char name[300];
     snprintf(name, sizeof name, "%.270s.dropout_state", im->node_label);
-    const dfg_type type = {DFG_I64, 1, {2}};
+    const dfg_type type = {DFG_I64, 1, {2}, 0};
     int64_t state[2] = {seed, 0};
     dfg_value value;
     dfg_status st = dfg_graph_weight(im->graph, name, type.dtype, type.rank,

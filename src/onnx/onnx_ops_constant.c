@@ -47,7 +47,7 @@ static dfg_status import_constant(dfg_onnx_importer *im, const dfg_onnx_op *op)
         return dfg_error(DFG_ERR_UNSUPPORTED, "only the value, value_float(s) "
                          "and value_int(s) attributes are supported");
     dfg_type type = {kind <= 2 ? DFG_F32 : DFG_I64, kind == 2 || kind == 4,
-                     {0}};
+                     {0}, 0};
     void *data = NULL;
     int32_t entry;
     dfg_status st;
@@ -102,7 +102,7 @@ static dfg_status import_shape(dfg_onnx_importer *im, const dfg_onnx_op *op)
         start = start < 0 ? 0 : start > in.rank ? in.rank : start;
         end = end < start ? start : end > in.rank ? in.rank : end;
     }
-    dfg_type type = {DFG_I64, size ? 0 : 1, {size ? 0 : end - start}};
+    dfg_type type = {DFG_I64, size ? 0 : 1, {size ? 0 : end - start}, 0};
     int64_t *data = NULL;
     st = new_constant(im, &type, (void **)&data, &entry);
     if (st != DFG_OK)
@@ -119,7 +119,7 @@ static dfg_status import_shape(dfg_onnx_importer *im, const dfg_onnx_op *op)
 static dfg_status expand_value(dfg_onnx_importer *im, const dfg_type *type,
                                void *value)
 {
-    dfg_type scalar = {type->dtype, 0, {0}};
+    dfg_type scalar = {type->dtype, 0, {0}, 0};
     int32_t entry, out;
     if (!value) {
         value = dfg_calloc(&im->allocator, 1, 8);
@@ -142,7 +142,7 @@ static dfg_status import_constant_of_shape(dfg_onnx_importer *im,
                                            const dfg_onnx_op *op)
 {
     (void)op;
-    dfg_type type = {DFG_F32, 0, {0}};
+    dfg_type type = {DFG_F32, 0, {0}, 0};
     int32_t entry;
     dfg_status st = dfg_onnx_const_ints(im, 0, type.shape, DFG_MAX_RANK,
                                         &type.rank);
@@ -155,7 +155,7 @@ static dfg_status import_constant_of_shape(dfg_onnx_importer *im,
     if (st != DFG_OK)
         return st;
     /* The fill value: a one-element tensor attribute, f32 0 by default. */
-    dfg_type value_type = {DFG_F32, 0, {0}};
+    dfg_type value_type = {DFG_F32, 0, {0}, 0};
     void *value = NULL;
     const Onnx__AttributeProto *a = dfg_onnx_attr(im->node, "value");
     if (a) {
@@ -213,7 +213,7 @@ static dfg_status import_range(dfg_onnx_importer *im, const dfg_onnx_op *op)
         count = 0;
     if (count > (double)DFG_MAX_ELEMENTS)
         return dfg_error(DFG_ERR_OVERFLOW, "Range of %g elements", count);
-    dfg_type type = {dtype, 1, {(int64_t)count}};
+    dfg_type type = {dtype, 1, {(int64_t)count}, 0};
     void *data = NULL;
     st = new_constant(im, &type, &data, &entry);
     for (int64_t i = 0; st == DFG_OK && i < type.shape[0]; i++)

@@ -229,7 +229,7 @@ static dfg_status normalise_indices(dfg_onnx_importer *im, int32_t data,
     }
     if (!negative)
         return DFG_OK;
-    dfg_type type = {DFG_I64, e->type.rank, {0}};
+    dfg_type type = {DFG_I64, e->type.rank, {0}, 0};
     memcpy(type.shape, e->type.shape, sizeof type.shape);
     int64_t *copy = dfg_calloc(&im->allocator, (size_t)(n ? n : 1),
                                sizeof *copy);

@@ -140,7 +140,7 @@ static dfg_status import_trilu(dfg_onnx_importer *im, const dfg_onnx_op *op)
         return dfg_error(DFG_ERR_SHAPE, "input of rank %d, expected >= 2",
                          (int)xt->rank);
     int64_t rows = xt->shape[xt->rank - 2], cols = xt->shape[xt->rank - 1];
-    dfg_type mask_type = {DFG_BOOL, 2, {rows, cols}};
+    dfg_type mask_type = {DFG_BOOL, 2, {rows, cols}, 0};
     if (dfg_type_bytes(&mask_type) < 0 ||
         dfg_type_bytes(&mask_type) > DFG_ONNX_MAX_FOLD_BYTES)
         return dfg_error(DFG_ERR_UNSUPPORTED, "a %lldx%lld mask is too large",

@@ -225,7 +225,7 @@ static dfg_status fit_param(dfg_onnx_importer *im, int32_t *p,
 {
     if (*p < 0)
         return DFG_OK;
-    dfg_type want = {im->entries[*p].type.dtype, x->rank - axis, {0}};
+    dfg_type want = {im->entries[*p].type.dtype, x->rank - axis, {0}, 0};
     memcpy(want.shape, x->shape + axis, (size_t)want.rank * sizeof *want.shape);
     if (dfg_type_equal(&im->entries[*p].type, &want))
         return DFG_OK;

@@ -187,7 +187,7 @@ static dfg_status initial_state(dfg_onnx_importer *im, const recurrence *rc,
     const int64_t dims[2] = {rc->batch, rc->hidden};
     if (given >= 0)
         return piece(im, given, 0, d, d + 1, 2, dims, out);
-    dfg_type type = {DFG_F32, 2, {rc->batch, rc->hidden}};
+    dfg_type type = {DFG_F32, 2, {rc->batch, rc->hidden}, 0};
     void *zeros = dfg_calloc(&im->allocator, (size_t)(rc->batch * rc->hidden),
                              sizeof(float));
     if (!zeros)

@@ -208,7 +208,7 @@ dfg_status dfg_onnx_conv_3d(dfg_onnx_importer *im, int32_t x, int32_t w,
 static dfg_status depth_divisors(dfg_onnx_importer *im, const window_3d *w,
                                  int64_t depth, int32_t *out)
 {
-    dfg_type type = {DFG_F32, 3, {w->out_depth, 1, 1}};
+    dfg_type type = {DFG_F32, 3, {w->out_depth, 1, 1}, 0};
     float *scale = dfg_alloc(&im->allocator,
                              (size_t)w->out_depth * sizeof *scale);
     if (!scale)

@@ -98,6 +98,11 @@ struct dfg_program {
      * workspaces (dfg_compile_options.backend_workspace_for, "cpu"), or ""
      * for none: only that backend finds its scratch there. */
     char workspace_rule[DFG_PROGRAM_RULE_NAME_BYTES];
+    /* The CPU features its blocked layouts and primitives were chosen for
+     * (oneDNN's ISA name, "avx2", "avx512_core", ...; file version 5), ""
+     * when every tensor is plain: a CPU backend refuses the program on a
+     * CPU without them (runtime/cpu/dnnl_steps.c). */
+    char layout_isa[DFG_PROGRAM_RULE_NAME_BYTES];
 };
 
 /* An empty program with zeroed arrays of the given sizes and a weights

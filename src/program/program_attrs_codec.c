@@ -43,6 +43,9 @@
     X(COUNTED_F32, post_op_alpha, n_post_ops)                                 \
     X(COUNTED_F32, post_op_beta, n_post_ops)
 
+/* Version 5: reorder's layout. */
+#define DFG_ATTR_FIELDS_V5(X) X(ENUM, layout, DFG_LAYOUT_COUNT)
+
 #define E_F32(f, n) dfg_write_f32(w, a->f);
 #define E_I32(f, n) dfg_write_i32(w, (int32_t)a->f);
 #define E_I64(f, n) dfg_write_i64(w, a->f);
@@ -66,6 +69,9 @@ void dfg_attrs_encode(dfg_byte_writer *w, uint32_t version, const dfg_attrs *a)
     }
     if (version >= 4) {
         DFG_ATTR_FIELDS_V4(ENCODE)
+    }
+    if (version >= 5) {
+        DFG_ATTR_FIELDS_V5(ENCODE)
     }
 }
 
@@ -110,6 +116,9 @@ int dfg_attrs_decode(dfg_byte_reader *r, uint32_t version, dfg_attrs *a)
     if (version >= 4) {
         DFG_ATTR_FIELDS_V4(DECODE)
     }
+    if (version >= 5) {
+        DFG_ATTR_FIELDS_V5(DECODE)
+    }
     return r->failed ? -1 : 0;
 }
 
@@ -130,5 +139,7 @@ size_t dfg_attrs_min_encoded_bytes(uint32_t version)
     size_t v1 = 0 DFG_ATTR_FIELDS_V1(SIZE);
     size_t v2 = 0 DFG_ATTR_FIELDS_V2(SIZE);
     size_t v4 = 0 DFG_ATTR_FIELDS_V4(SIZE);
-    return v1 + (version >= 2 ? v2 : 0) + (version >= 4 ? v4 : 0);
+    size_t v5 = 0 DFG_ATTR_FIELDS_V5(SIZE);
+    return v1 + (version >= 2 ? v2 : 0) + (version >= 4 ? v4 : 0) +
+           (version >= 5 ? v5 : 0);
 }

@@ -15,7 +15,7 @@
 #include "program.h"
 
 #define DFG_FILE_MAGIC "DFGP"
-#define DFG_FILE_VERSION 4u
+#define DFG_FILE_VERSION 5u
 /* The oldest version this build still reads (version 1 lacks the
  * attributes of resize and top_k). */
 #define DFG_FILE_OLDEST_VERSION 1u
@@ -30,7 +30,10 @@
 #define DFG_FILE_WEIGHTS_ALIGNMENT 4096u
 #define DFG_FILE_TENSOR_RECORD_BYTES 120u
 #define DFG_FILE_STEP_HEADER_BYTES 32u    /* before operands and attrs */
-#define DFG_FILE_PLAN_BYTES 96u
+#define DFG_FILE_PLAN_BYTES 112u
+/* A plan section written before version 5 added the CPU features the
+ * layouts were chosen for (dfg_program.layout_isa, then ""). */
+#define DFG_FILE_PLAN_BYTES_WITHOUT_LAYOUT_ISA 96u
 /* A plan section written before the workspace rule's name was added (it
  * then loads as "": compiled without a backend's rule). */
 #define DFG_FILE_PLAN_BYTES_WITHOUT_RULE 80u
@@ -62,10 +65,14 @@ typedef enum dfg_file_section {
 #define DFG_FILE_N_SECTIONS (DFG_SECTION_END - DFG_SECTION_STRINGS)
 
 /* The first file version that can hold op (its attributes or its enum
- * value are newer than version 1; silu and hardswish came with 4). */
+ * value are newer than version 1; silu and hardswish came with 4,
+ * reorder and the tensors' layouts with 5). */
 static inline uint32_t dfg_file_version_of_op(dfg_op op)
 {
-    return op >= DFG_OP_SILU ? 4u : op >= DFG_OP_RESIZE ? 2u : 1u;
+    return op >= DFG_OP_REORDER ? 5u
+           : op >= DFG_OP_SILU  ? 4u
+           : op >= DFG_OP_RESIZE ? 2u
+                                 : 1u;
 }
 
 /* The first file version that can hold step (its op, or its attributes:

@@ -119,11 +119,14 @@ typedef struct file_counts {
 static dfg_status read_counts(file_sections *f, file_counts *c)
 {
     dfg_byte_reader *plan = &f->section[DFG_SECTION_PLAN];
-    if (plan->size != DFG_FILE_PLAN_BYTES &&
+    /* Version 5 added the layouts' CPU features to the plan. */
+    size_t newest = f->version >= 5u ? DFG_FILE_PLAN_BYTES
+                                     : DFG_FILE_PLAN_BYTES_WITHOUT_LAYOUT_ISA;
+    if (plan->size != newest &&
         plan->size != DFG_FILE_PLAN_BYTES_WITHOUT_RULE &&
         plan->size != DFG_FILE_PLAN_BYTES_WITHOUT_RECORDED_BOUND)
-        return FORMAT_ERROR("plan section of %zu bytes, expected %u, %u or %u",
-                            plan->size, DFG_FILE_PLAN_BYTES,
+        return FORMAT_ERROR("plan section of %zu bytes, expected %zu, %u or %u",
+                            plan->size, newest,
                             DFG_FILE_PLAN_BYTES_WITHOUT_RULE,
                             DFG_FILE_PLAN_BYTES_WITHOUT_RECORDED_BOUND);
     for (int r = 0; r < DFG_REGION_COUNT; r++) {
@@ -187,8 +190,8 @@ static dfg_status read_string(const dfg_byte_reader *strings, uint32_t ref,
     return DFG_OK;
 }
 
-static dfg_status read_tensors(dfg_byte_reader *r, const dfg_byte_reader *strings,
-                               dfg_program *p)
+static dfg_status read_tensors(dfg_byte_reader *r, uint32_t version,
+                               const dfg_byte_reader *strings, dfg_program *p)
 {
     for (int32_t i = 0; i < p->n_tensors; i++) {
         dfg_program_tensor *t = &p->tensors[i];
@@ -197,7 +200,8 @@ static dfg_status read_tensors(dfg_byte_reader *r, const dfg_byte_reader *string
         uint32_t region = dfg_read_u32(r);
         uint32_t dtype = dfg_read_u32(r);
         int32_t rank = dfg_read_i32(r);
-        uint32_t reserved = dfg_read_u32(r);
+        uint32_t layout = dfg_read_u32(r); /* reserved, 0, before 5 */
+        uint32_t reserved = 0;
         int64_t shape[DFG_MAX_RANK];
         for (int d = 0; d < DFG_MAX_RANK; d++)
             shape[d] = dfg_read_i64(r);
@@ -211,10 +215,11 @@ static dfg_status read_tensors(dfg_byte_reader *r, const dfg_byte_reader *string
             return FORMAT_ERROR("tensor %d: record truncated", (int)i);
         if (kind >= DFG_TENSOR_KIND_COUNT || region >= DFG_REGION_COUNT ||
             dtype >= DFG_DTYPE_COUNT || rank < 0 || rank > DFG_MAX_RANK ||
+            layout >= DFG_LAYOUT_COUNT || (version < 5u && layout != 0) ||
             reserved != 0)
-            return FORMAT_ERROR("tensor %d: kind %u, region %u, dtype %u or "
-                                "rank %d out of range", (int)i, kind, region,
-                                dtype, (int)rank);
+            return FORMAT_ERROR("tensor %d: kind %u, region %u, dtype %u, "
+                                "rank %d or layout %u out of range", (int)i,
+                                kind, region, dtype, (int)rank, layout);
         for (int d = rank; d < DFG_MAX_RANK; d++)
             if (shape[d] != 0)
                 return FORMAT_ERROR("tensor %d: dimension %d past rank %d is "
@@ -223,6 +228,7 @@ static dfg_status read_tensors(dfg_byte_reader *r, const dfg_byte_reader *string
         t->region = (dfg_region)region;
         t->type.dtype = (dfg_dtype)dtype;
         t->type.rank = rank;
+        t->type.layout = (int32_t)layout;
         memcpy(t->type.shape, shape, sizeof shape);
         dfg_status status = read_string(strings, name, &p->allocator, "tensor",
                                         i, &t->name);
@@ -323,11 +329,17 @@ static void read_io_and_plan(file_sections *f, dfg_program *p)
             ? dfg_read_u64(&plan)
             : 0;
     /* Checked by dfg_program_validate (a NUL within the field). */
-    const uint8_t *rule = plan.size == DFG_FILE_PLAN_BYTES
-                              ? dfg_read_bytes(&plan, sizeof p->workspace_rule)
-                              : NULL;
+    const uint8_t *rule =
+        plan.size >= DFG_FILE_PLAN_BYTES_WITHOUT_LAYOUT_ISA
+            ? dfg_read_bytes(&plan, sizeof p->workspace_rule)
+            : NULL;
     if (rule)
         memcpy(p->workspace_rule, rule, sizeof p->workspace_rule);
+    const uint8_t *isa = plan.size == DFG_FILE_PLAN_BYTES
+                             ? dfg_read_bytes(&plan, sizeof p->layout_isa)
+                             : NULL;
+    if (isa)
+        memcpy(p->layout_isa, isa, sizeof p->layout_isa);
 }
 
 /* Points every weights-region tensor at its bytes in the weights section,
@@ -372,7 +384,8 @@ static dfg_status load_bytes(const uint8_t *data, size_t size,
                          "steps", c.tensors, c.steps);
     p->region_bytes[DFG_REGION_ARENA] = c.region_bytes[DFG_REGION_ARENA];
     read_io_and_plan(&f, p);
-    status = read_tensors(&f.section[DFG_SECTION_TENSORS], strings, p);
+    status = read_tensors(&f.section[DFG_SECTION_TENSORS], f.version, strings,
+                          p);
     if (status == DFG_OK)
         status = read_steps(&f.section[DFG_SECTION_STEPS], f.version,
                             strings, p);

@@ -36,7 +36,7 @@ static void encode_tensors(const dfg_program *p, dfg_byte_writer *w,
         dfg_write_u32(w, (uint32_t)t->region);
         dfg_write_u32(w, (uint32_t)t->type.dtype);
         dfg_write_i32(w, t->type.rank);
-        dfg_write_u32(w, 0);
+        dfg_write_u32(w, (uint32_t)t->type.layout); /* 0 before version 5 */
         for (int32_t d = 0; d < DFG_MAX_RANK; d++)
             dfg_write_i64(w, d < t->type.rank ? t->type.shape[d] : 0);
         dfg_write_i64(w, t->bytes);
@@ -80,7 +80,8 @@ static void encode_io(const dfg_program *p, dfg_byte_writer *w)
         dfg_write_i32(w, p->outputs[i]);
 }
 
-static void encode_plan(const dfg_program *p, dfg_byte_writer *w)
+static void encode_plan(const dfg_program *p, uint32_t version,
+                        dfg_byte_writer *w)
 {
     const dfg_plan_stats *s = &p->stats;
     for (int r = 0; r < DFG_REGION_COUNT; r++)
@@ -96,6 +97,8 @@ static void encode_plan(const dfg_program *p, dfg_byte_writer *w)
     dfg_write_i32(w, s->n_tensors);
     dfg_write_u64(w, s->recorded_lower_bound_bytes);
     dfg_write_bytes(w, p->workspace_rule, sizeof p->workspace_rule);
+    if (version >= 5u)
+        dfg_write_bytes(w, p->layout_isa, sizeof p->layout_isa);
 }
 
 /* Header, section table and the sections, each aligned as
@@ -163,6 +166,13 @@ dfg_status dfg_program_serialize_version(const dfg_program *p,
                              "version %u", (int)i,
                              dfg_op_get(p->steps[i].op)->name,
                              dfg_file_version_of_step(&p->steps[i]));
+    for (int32_t i = 0; version < 5u && i < p->n_tensors; i++)
+        if (p->tensors[i].type.layout != DFG_LAYOUT_PLAIN)
+            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                             "dfg_program_serialize: tensor '%s' is laid out "
+                             "%s, which needs file version 5",
+                             p->tensors[i].name,
+                             dfg_layout_name(p->tensors[i].type.layout));
     enum { STRINGS, TENSORS, STEPS, IO, PLAN, N_BUILT };
     dfg_byte_writer w[N_BUILT];
     for (int i = 0; i < N_BUILT; i++)
@@ -172,7 +182,7 @@ dfg_status dfg_program_serialize_version(const dfg_program *p,
     encode_tensors(p, &w[TENSORS], &w[STRINGS]);
     encode_steps(p, version, &w[STEPS], &w[STRINGS]);
     encode_io(p, &w[IO]);
-    encode_plan(p, &w[PLAN]);
+    encode_plan(p, version, &w[PLAN]);
     size_t weights_bytes = (size_t)p->region_bytes[DFG_REGION_WEIGHTS];
     dfg_allocator a = dfg_allocator_or_default(allocator);
     uint8_t *weights = dfg_alloc(&a, weights_bytes + 1);

@@ -7,10 +7,25 @@
 #include <string.h>
 #include "error.h"
 #include "memory.h"
+#include "layout_rule.h"
 #include "program_format.h"
 #include "program_views.h"
 
 #define INVALID(...) dfg_error(DFG_ERR_FORMAT, "program file: " __VA_ARGS__)
+
+/* A name field: letters, digits and '_', then NULs. */
+static int name_valid(const char field[DFG_PROGRAM_RULE_NAME_BYTES])
+{
+    size_t n = strnlen(field, DFG_PROGRAM_RULE_NAME_BYTES);
+    int named = n < DFG_PROGRAM_RULE_NAME_BYTES;
+    for (size_t i = 0; named && i < DFG_PROGRAM_RULE_NAME_BYTES; i++) {
+        char c = field[i];
+        named = i < n ? (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                            c == '_'
+                      : c == 0;
+    }
+    return named;
+}
 
 static dfg_status validate_stats(const dfg_program *p)
 {
@@ -29,17 +44,38 @@ static dfg_status validate_stats(const dfg_program *p)
         (s->verified != 0 && s->verified != 1))
         return INVALID("alignment %llu or verified flag %d is invalid",
                        (unsigned long long)s->alignment, s->verified);
-    /* A backend's name: letters, digits and '_', then NULs. */
-    size_t n = strnlen(p->workspace_rule, sizeof p->workspace_rule);
-    int named = n < sizeof p->workspace_rule;
-    for (size_t i = 0; named && i < sizeof p->workspace_rule; i++) {
-        char c = p->workspace_rule[i];
-        named = i < n ? (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                            c == '_'
-                      : c == 0;
-    }
-    if (!named)
+    if (!name_valid(p->workspace_rule))
         return INVALID("the workspace rule's backend name is malformed");
+    if (!name_valid(p->layout_isa))
+        return INVALID("the layouts' CPU features are malformed");
+    return DFG_OK;
+}
+
+/* Blocked tensors only between the CPU backend's steps, which know the
+ * CPU features they were chosen for; the graph's inputs and outputs are
+ * plain (the caller's bytes are NCHW). Each step's operands are checked
+ * against the layout rule in validate_rules. */
+static dfg_status validate_layouts(const dfg_program *p)
+{
+    int32_t blocked = -1;
+    for (int32_t i = 0; i < p->n_tensors && blocked < 0; i++)
+        if (p->tensors[i].type.layout != DFG_LAYOUT_PLAIN)
+            blocked = i;
+    if (blocked < 0)
+        return DFG_OK;
+    if (strcmp(p->workspace_rule, "cpu") != 0 || p->layout_isa[0] == 0)
+        return INVALID("tensor %d '%s' is laid out %s, but the program "
+                       "records no CPU backend rule and CPU features for it",
+                       (int)blocked, p->tensors[blocked].name,
+                       dfg_layout_name(p->tensors[blocked].type.layout));
+    for (int32_t k = 0; k < p->n_inputs + p->n_outputs; k++) {
+        int32_t i = k < p->n_inputs ? p->inputs[k]
+                                    : p->outputs[k - p->n_inputs];
+        if (p->tensors[i].type.layout != DFG_LAYOUT_PLAIN)
+            return INVALID("graph %s tensor %d '%s' is not plain",
+                           k < p->n_inputs ? "input" : "output", (int)i,
+                           p->tensors[i].name);
+    }
     return DFG_OK;
 }
 
@@ -259,7 +295,14 @@ static dfg_status validate_rules(const dfg_program *p, int32_t s,
                            "rule gives %s", (int)s, st->name, info->name,
                            (int)j, dfg_type_format(recorded, got, sizeof got),
                            dfg_type_format(&out_types[j], want, sizeof want));
+        out_types[j] = *recorded; /* with its layout */
     }
+    status = dfg_layout_check(st->op, &st->attrs, in_types, st->n_inputs,
+                              out_types, st->n_outputs);
+    if (status != DFG_OK)
+        return dfg_error_prefix(DFG_ERR_FORMAT,
+                                "program file: step %d '%s' (%s)", (int)s,
+                                st->name, info->name);
     int64_t needed = info->workspace
                          ? info->workspace(&st->attrs, in_types, st->n_inputs,
                                            out_types, st->n_outputs)
@@ -319,6 +362,8 @@ dfg_status dfg_program_validate(const dfg_program *p)
         status = validate_alias_chains(p);
     if (status == DFG_OK)
         status = validate_io(p);
+    if (status == DFG_OK)
+        status = validate_layouts(p);
     if (status == DFG_OK)
         status = validate_steps(p);
     return status;

@@ -135,6 +135,7 @@ static void write_tensor(dfg_json_writer *w, const dfg_program *p,
     for (int32_t d = 0; d < t->type.rank && d < DFG_MAX_RANK; d++)
         dfg_json_int(w, NULL, t->type.shape[d]);
     dfg_json_end_array(w);
+    dfg_json_string(w, "layout", dfg_layout_name(t->type.layout));
     dfg_json_int(w, "bytes", t->bytes);
     dfg_json_string(w, "kind", dfg_tensor_kind_name(t->kind));
     dfg_json_string(w, "region", region_name(t->region));

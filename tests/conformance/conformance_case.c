@@ -164,7 +164,7 @@ static int run_set(const dfg_program *program, dfg_session *session,
             memcmp(t->type.shape, info.shape,
                    (size_t)info.rank * sizeof *info.shape) != 0) {
             char a[128], b[128];
-            dfg_type got = {info.dtype, info.rank, {0}};
+            dfg_type got = {info.dtype, info.rank, {0}, 0};
             memcpy(got.shape, info.shape, sizeof got.shape);
             snprintf(detail, size, "output %d ('%s') is %s, expected %s",
                      (int)i, info.name, dfg_type_format(&got, a, sizeof a),

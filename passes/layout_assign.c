@@ -1,0 +1,336 @@
+/* Layout assignment (pass.h, dfg_pass_assign_layouts): activations
+ * between the CPU backend's oneDNN convolutions stay in the blocked
+ * layout oneDNN chooses for them on this CPU (nChw8c with AVX2, nChw16c
+ * with AVX-512), with an explicit reorder step where a blocked tensor
+ * meets a reader that wants it plain, or the other way round.
+ *
+ * Values that must share a layout form groups: the operands and output
+ * of a layout-agnostic node (src/ir/layout_rule.h: elementwise without
+ * broadcast, concat along the channels) or of a pool or per-channel add
+ * or mul that oneDNN runs blocked, and a conv's output and its residual. A group may be blocked when every value in it is a 4-D f32
+ * tensor whose channels fill whole blocks (no padding: its bytes are
+ * NCHW's) and none is a graph output. It is blocked when that saves
+ * reorders: the conv ports (x, y, residual) touching it that oneDNN
+ * wants blocked outnumber the reorders it costs (a plain producer's
+ * value that blocked readers read, a blocked value that plain readers
+ * read, a conv port oneDNN wants plain).
+ *
+ * Then each value takes its layout from its producer: a conv or a
+ * uniform node (agnostic, or such a pool or binary) writes its group's
+ * layout, any other node (and every leaf) writes plain; and each reader
+ * that wants the other layout reads one shared reorder of the value,
+ * recorded just before the first such reader. */
+#include "pass.h"
+
+#include <stdio.h>
+#include <string.h>
+#include "cpu_layout_rule.h"
+#include "error.h"
+#include "layout_rule.h"
+#include "memory.h"
+#include "training.h"
+
+typedef struct layouts {
+    dfg_graph *g;
+    int32_t block;       /* the blocked layout chosen (dfg_layout) */
+    int32_t *group;      /* [n_values] union-find parent */
+    int32_t *score;      /* [n_values] per group root: benefit - cost */
+    uint8_t *blockable;  /* [n_values] per group root */
+    int32_t *want_x;     /* [n_nodes] a oneDNN conv's x layout, else -1 */
+    int32_t *want_y;     /* [n_nodes] its y layout */
+    uint8_t *uniform;    /* [n_nodes] operands and output in one layout,
+                            which may be the blocked one */
+    int32_t *copy;       /* [n_values * 2]: v reordered to plain, blocked */
+    uint8_t *counted;    /* [n_values] scoring: a reorder counted */
+    int32_t *before;     /* appended node k precedes original node before[k] */
+    int32_t n_values, n_nodes;
+} layouts;
+
+static int32_t find(layouts *l, int32_t v)
+{
+    while (l->group[v] != v)
+        v = l->group[v] = l->group[l->group[v]];
+    return v;
+}
+
+static void unite(layouts *l, int32_t a, int32_t b)
+{
+    a = find(l, a);
+    b = find(l, b);
+    if (a != b)
+        l->group[a] = b;
+}
+
+static int is_conv(const layouts *l, int32_t n) { return l->want_x[n] >= 0; }
+
+/* The conv's layouts as oneDNN wants them (want_x/want_y stay -1 where
+ * oneDNN does not take it). */
+static void query_conv(layouts *l, int32_t n)
+{
+    const dfg_ir_node *node = &l->g->nodes[n];
+    dfg_type in[4], out;
+    /* oneDNN takes a conv whose weights do not change (dnnl_conv.c). */
+    if (node->n_inputs < 2 || node->n_inputs > 4 || node->n_outputs != 1 ||
+        node->inputs[1] < 0 || !dfg_value_is_stored(l->g, node->inputs[1]))
+        return;
+    for (int32_t i = 0; i < node->n_inputs; i++)
+        in[i] = node->inputs[i] >= 0 ? l->g->values[node->inputs[i]].type
+                                     : (dfg_type){DFG_F32, -1, {0}, 0};
+    out = l->g->values[node->outputs[0]].type;
+    int32_t x, y;
+    if (dfg_cpu_conv_layouts(&node->attrs, in, node->n_inputs, &out, 1, &x,
+                             &y) != 0)
+        return;
+    l->want_x[n] = x >= 0 ? x : DFG_LAYOUT_PLAIN;
+    l->want_y[n] = y >= 0 ? y : DFG_LAYOUT_PLAIN;
+    if (l->block == DFG_LAYOUT_PLAIN)
+        l->block = l->want_x[n] != DFG_LAYOUT_PLAIN ? l->want_x[n]
+                                                     : l->want_y[n];
+}
+
+/* Whether node n runs with every operand in one layout, blocked ones
+ * included. */
+static int uniform_node(const layouts *l, int32_t n)
+{
+    const dfg_ir_node *node = &l->g->nodes[n];
+    dfg_type in[DFG_MAX_SPLIT * 2];
+    if (node->dead || node->n_outputs != 1 ||
+        node->n_inputs > DFG_MAX_SPLIT * 2)
+        return 0;
+    for (int32_t i = 0; i < node->n_inputs; i++) {
+        if (node->inputs[i] < 0)
+            return 0;
+        in[i] = l->g->values[node->inputs[i]].type;
+    }
+    const dfg_type *out = &l->g->values[node->outputs[0]].type;
+    if (out->rank != 4 || out->dtype != DFG_F32)
+        return 0;
+    if (node->op == DFG_OP_MAX_POOL || node->op == DFG_OP_AVERAGE_POOL ||
+        node->op == DFG_OP_GLOBAL_AVERAGE_POOL)
+        return dfg_layout_fits(out, l->block) &&
+               dfg_cpu_pool_takes_blocked(node->op, &node->attrs, &in[0], out,
+                                          l->block);
+    if (dfg_layout_per_channel_full(node->op, in, node->n_inputs, out) >= 0)
+        return dfg_layout_fits(out, l->block) &&
+               dfg_cpu_binary_takes_blocked(node->op, in, out, l->block);
+    return dfg_op_layout_agnostic(node->op, &node->attrs, in, node->n_inputs,
+                                  out);
+}
+
+static int uniform(const layouts *l, int32_t n) { return l->uniform[n]; }
+
+/* Groups, and which of them may be blocked. */
+static void make_groups(layouts *l)
+{
+    dfg_graph *g = l->g;
+    for (int32_t v = 0; v < l->n_values; v++)
+        l->group[v] = v;
+    for (int32_t n = 0; n < l->n_nodes; n++) {
+        const dfg_ir_node *node = &g->nodes[n];
+        if (node->dead)
+            continue;
+        if (uniform(l, n))
+            for (int32_t i = 0; i < node->n_inputs; i++)
+                unite(l, node->inputs[i], node->outputs[0]);
+        else if (is_conv(l, n) && node->n_inputs > 3 && node->inputs[3] >= 0)
+            unite(l, node->inputs[3], node->outputs[0]);
+    }
+    for (int32_t v = 0; v < l->n_values; v++)
+        l->blockable[v] = 1;
+    for (int32_t v = 0; v < l->n_values; v++)
+        if (!dfg_layout_fits(&g->values[v].type, l->block) ||
+            g->values[v].is_output)
+            l->blockable[find(l, v)] = 0;
+}
+
+/* The layout reader n wants for its input i if v's group is blocked. */
+static int wants_blocked(const layouts *l, int32_t n, int32_t i)
+{
+    if (is_conv(l, n))
+        return i == 0 || i == 3;
+    return uniform(l, n);
+}
+
+static int writes_blocked(const layouts *l, int32_t v)
+{
+    int32_t p = l->g->values[v].producer;
+    return p >= 0 && !l->g->nodes[p].dead && (is_conv(l, p) || uniform(l, p));
+}
+
+/* A port or reorder of a [N, C, 1, 1] tensor costs next to nothing (its
+ * blocked bytes are its plain ones): it counts neither way. */
+static void add_score(layouts *l, int32_t v, int32_t points)
+{
+    const dfg_type *t = &l->g->values[v].type;
+    if (t->rank != 4 || t->shape[2] * t->shape[3] > 1)
+        l->score[find(l, v)] += points;
+}
+
+/* benefit - cost of blocking each group (layout_assign.c's header). */
+static void score_groups(layouts *l)
+{
+    dfg_graph *g = l->g;
+    for (int32_t n = 0; n < l->n_nodes; n++) {
+        const dfg_ir_node *node = &g->nodes[n];
+        if (node->dead || !is_conv(l, n))
+            continue;
+        add_score(l, node->inputs[0], l->want_x[n] == l->block ? 1 : -1);
+        add_score(l, node->outputs[0], l->want_y[n] == l->block ? 1 : -1);
+        if (node->n_inputs > 3 && node->inputs[3] >= 0)
+            add_score(l, node->inputs[3], l->want_y[n] == l->block ? 1 : -1);
+    }
+    /* One reorder per value whose producer and some reader disagree. */
+    uint8_t *counted = l->counted;
+    for (int32_t n = 0; n < l->n_nodes; n++) {
+        const dfg_ir_node *node = &g->nodes[n];
+        for (int32_t i = 0; !node->dead && i < node->n_inputs; i++) {
+            int32_t v = node->inputs[i];
+            if (v < 0 || writes_blocked(l, v) == wants_blocked(l, n, i) ||
+                counted[v])
+                continue;
+            counted[v] = 1;
+            add_score(l, v, -1);
+        }
+    }
+}
+
+/* v reordered to layout, made once, recorded before node n. */
+static dfg_status reorder_of(layouts *l, int32_t v, int32_t layout,
+                             int32_t n, int32_t *out)
+{
+    dfg_graph *g = l->g;
+    int32_t *cached = &l->copy[v * 2 + (layout != DFG_LAYOUT_PLAIN)];
+    if (*cached >= 0) {
+        *out = *cached;
+        return DFG_OK;
+    }
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.layout = layout;
+    char name[300];
+    snprintf(name, sizeof name, "%.270s.%s", g->values[v].name,
+             dfg_layout_name(layout));
+    l->before[g->n_nodes - l->n_nodes] = n;
+    dfg_status st = dfg_graph_add_node(g, DFG_OP_REORDER, name, &v, 1, &attrs,
+                                       1, out);
+    if (st == DFG_OK)
+        *cached = *out;
+    return st;
+}
+
+/* Each reader that wants the other layout reads a reorder. */
+static dfg_status rewire(layouts *l, int32_t *n_reorders)
+{
+    dfg_graph *g = l->g;
+    dfg_status st = DFG_OK;
+    for (int32_t n = 0; n < l->n_nodes && st == DFG_OK; n++) {
+        for (int32_t i = 0; i < g->nodes[n].n_inputs && st == DFG_OK; i++) {
+            int32_t v = g->nodes[n].inputs[i], copy;
+            if (g->nodes[n].dead || v < 0 || !l->blockable[find(l, v)])
+                continue;
+            int32_t want = wants_blocked(l, n, i) ? l->block
+                                                  : DFG_LAYOUT_PLAIN;
+            if (g->values[v].type.layout == want)
+                continue;
+            int32_t before = g->n_nodes;
+            st = reorder_of(l, v, want, n, &copy);
+            if (st == DFG_OK) {
+                g->nodes[n].inputs[i] = copy;
+                *n_reorders += g->n_nodes > before;
+            }
+        }
+    }
+    return st;
+}
+
+/* Every live node's operands follow the layout rule (our invariant). */
+static dfg_status check_nodes(const dfg_graph *g)
+{
+    for (int32_t n = 0; n < g->n_nodes; n++) {
+        const dfg_ir_node *node = &g->nodes[n];
+        dfg_type in[DFG_MAX_SPLIT * 2], out[DFG_MAX_SPLIT];
+        if (node->dead || node->n_inputs > DFG_MAX_SPLIT * 2 ||
+            node->n_outputs > DFG_MAX_SPLIT)
+            continue;
+        for (int32_t i = 0; i < node->n_inputs; i++)
+            in[i] = node->inputs[i] >= 0 ? g->values[node->inputs[i]].type
+                                         : (dfg_type){DFG_F32, -1, {0}, 0};
+        for (int32_t i = 0; i < node->n_outputs; i++)
+            out[i] = g->values[node->outputs[i]].type;
+        if (dfg_layout_check(node->op, &node->attrs, in, node->n_inputs, out,
+                             node->n_outputs) != DFG_OK)
+            return dfg_error_prefix(DFG_ERR_INTERNAL, "layouts: node '%s' (%s)",
+                                    node->name, dfg_op_get(node->op)->name);
+    }
+    return DFG_OK;
+}
+
+static dfg_status assign(layouts *l, dfg_pass_report *report)
+{
+    dfg_graph *g = l->g;
+    for (int32_t n = 0; n < l->n_nodes; n++)
+        if (!g->nodes[n].dead && g->nodes[n].op == DFG_OP_CONV2D)
+            query_conv(l, n);
+    if (l->block == DFG_LAYOUT_PLAIN)
+        return DFG_OK;
+    for (int32_t n = 0; n < l->n_nodes; n++)
+        l->uniform[n] = (uint8_t)uniform_node(l, n);
+    make_groups(l);
+    score_groups(l);
+    for (int32_t v = 0; v < l->n_values; v++) {
+        int32_t root = find(l, v);
+        l->blockable[root] = l->blockable[root] && l->score[root] > 0;
+    }
+    for (int32_t v = 0; v < l->n_values; v++)
+        if (l->blockable[find(l, v)] && writes_blocked(l, v)) {
+            g->values[v].type.layout = l->block;
+            report->values_blocked++;
+        }
+    dfg_status st = rewire(l, &report->reorders);
+    if (st == DFG_OK && g->n_nodes > l->n_nodes)
+        st = dfg_training_place_appended(g, l->n_nodes, l->before);
+    return st == DFG_OK ? check_nodes(g) : st;
+}
+
+dfg_status dfg_pass_assign_layouts(dfg_graph *g, dfg_pass_report *report)
+{
+    memset(report, 0, sizeof *report);
+    report->pass = "layouts";
+    layouts l = {.g = g, .n_values = g->n_values, .n_nodes = g->n_nodes};
+    size_t nv = (size_t)g->n_values + 1, nn = (size_t)g->n_nodes + 1;
+    size_t most_reorders = 1;
+    for (int32_t n = 0; n < g->n_nodes; n++)
+        most_reorders += (size_t)g->nodes[n].n_inputs;
+    l.group = dfg_calloc(&g->allocator, nv, sizeof *l.group);
+    l.score = dfg_calloc(&g->allocator, nv, sizeof *l.score);
+    l.blockable = dfg_calloc(&g->allocator, nv, 1);
+    l.copy = dfg_calloc(&g->allocator, nv * 2, sizeof *l.copy);
+    l.counted = dfg_calloc(&g->allocator, nv, 1);
+    l.want_x = dfg_calloc(&g->allocator, nn, sizeof *l.want_x);
+    l.want_y = dfg_calloc(&g->allocator, nn, sizeof *l.want_y);
+    l.uniform = dfg_calloc(&g->allocator, nn, 1);
+    l.before = dfg_calloc(&g->allocator, most_reorders, sizeof *l.before);
+    dfg_status st = l.group && l.score && l.blockable && l.copy &&
+                            l.counted && l.want_x && l.want_y && l.uniform &&
+                            l.before
+                        ? DFG_OK
+                        : dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                                    "layouts: out of memory");
+    if (st == DFG_OK) {
+        for (int32_t n = 0; n < g->n_nodes; n++)
+            l.want_x[n] = l.want_y[n] = -1;
+        for (size_t v = 0; v < nv * 2; v++)
+            l.copy[v] = -1;
+        st = assign(&l, report);
+    }
+    dfg_free(&g->allocator, l.group);
+    dfg_free(&g->allocator, l.score);
+    dfg_free(&g->allocator, l.blockable);
+    dfg_free(&g->allocator, l.copy);
+    dfg_free(&g->allocator, l.counted);
+    dfg_free(&g->allocator, l.want_x);
+    dfg_free(&g->allocator, l.want_y);
+    dfg_free(&g->allocator, l.uniform);
+    dfg_free(&g->allocator, l.before);
+    return st;
+}

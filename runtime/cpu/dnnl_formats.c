@@ -1,0 +1,43 @@
+/* dfg layouts as oneDNN formats; primitives without scratch
+ * (dnnl_formats.h). */
+#include "dnnl_formats.h"
+
+static const dnnl_format_tag_t tags[DFG_LAYOUT_COUNT] = {
+    [DFG_LAYOUT_PLAIN] = dnnl_nchw,
+    [DFG_LAYOUT_NCHW8C] = dnnl_nChw8c,
+    [DFG_LAYOUT_NCHW16C] = dnnl_nChw16c,
+};
+
+int dfg_dnnl_layout_md(dnnl_memory_desc_t *md, const dnnl_dims_t dims,
+                       int32_t layout)
+{
+    return (unsigned)layout < DFG_LAYOUT_COUNT &&
+                   dnnl_memory_desc_init_by_tag(md, 4, dims, dnnl_f32,
+                                                tags[layout]) == dnnl_success
+               ? 0
+               : -1;
+}
+
+dnnl_primitive_desc_t dfg_dnnl_unscratched_desc(const void *op_desc,
+                                                dnnl_engine_t engine)
+{
+    dnnl_primitive_attr_t attr = NULL;
+    dnnl_primitive_desc_t pd = NULL;
+    int ok = dnnl_primitive_attr_create(&attr) == dnnl_success &&
+             dnnl_primitive_attr_set_scratchpad_mode(
+                 attr, dnnl_scratchpad_mode_user) == dnnl_success &&
+             dnnl_primitive_desc_create(&pd, (const_dnnl_op_desc_t)op_desc,
+                                        attr, engine, NULL) == dnnl_success;
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
+    const dnnl_memory_desc_t *scratch =
+        ok ? dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0)
+           : NULL;
+    if (ok && scratch && dnnl_memory_desc_get_size(scratch) > 0)
+        ok = 0;
+    if (!ok && pd) {
+        dnnl_primitive_desc_destroy(pd);
+        pd = NULL;
+    }
+    return pd;
+}

@@ -1,0 +1,56 @@
+/* The CPU features a program's blocked layouts were chosen for
+ * (cpu_layout_rule.h): oneDNN's ISA, by name. The names are oneDNN's
+ * (dnnl_cpu_isa_t); each ISA's value is a bit set that contains those of
+ * the ISAs it extends, so a CPU has what a program needs when the
+ * program's bits are all in this CPU's. */
+#include <dnnl.h>
+#include <string.h>
+
+#include "cpu_layout_rule.h"
+#include "error.h"
+
+static const struct {
+    const char *name;
+    dnnl_cpu_isa_t isa;
+} isas[] = {
+    {"sse41", dnnl_cpu_isa_sse41},
+    {"avx", dnnl_cpu_isa_avx},
+    {"avx2", dnnl_cpu_isa_avx2},
+    {"avx2_vnni", dnnl_cpu_isa_avx2_vnni},
+    {"avx512_mic", dnnl_cpu_isa_avx512_mic},
+    {"avx512_mic_4ops", dnnl_cpu_isa_avx512_mic_4ops},
+    {"avx512_core", dnnl_cpu_isa_avx512_core},
+    {"avx512_core_vnni", dnnl_cpu_isa_avx512_core_vnni},
+    {"avx512_core_bf16", dnnl_cpu_isa_avx512_core_bf16},
+    {"avx512_core_amx", dnnl_cpu_isa_avx512_core_amx},
+};
+
+#define N_ISAS ((int)(sizeof isas / sizeof isas[0]))
+
+const char *dfg_cpu_layout_isa(void)
+{
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    for (int i = 0; i < N_ISAS; i++)
+        if (isas[i].isa == isa)
+            return isas[i].name;
+    return "";
+}
+
+dfg_status dfg_cpu_layout_isa_check(const char *isa)
+{
+    if (!isa || !isa[0])
+        return DFG_OK;
+    const char *here = dfg_cpu_layout_isa();
+    for (int i = 0; i < N_ISAS; i++) {
+        if (strcmp(isas[i].name, isa) != 0)
+            continue;
+        unsigned need = (unsigned)isas[i].isa;
+        if ((need & (unsigned)dnnl_get_effective_cpu_isa()) == need)
+            return DFG_OK;
+        break;
+    }
+    return dfg_error(DFG_ERR_UNSUPPORTED,
+                     "the program's blocked layouts were chosen for a CPU "
+                     "with %s; this CPU has %s (compile the model again "
+                     "here)", isa, here[0] ? here : "no ISA oneDNN names");
+}

@@ -1,0 +1,43 @@
+/* What the layout-assignment pass (passes/layout_assign.c) asks the CPU
+ * backend: the layouts its oneDNN convolutions want on this CPU, and the
+ * CPU features they were chosen for, which a program records and a CPU
+ * session checks (runtime/cpu/dnnl_isa.c). Like cpu_workspace_rule.h, a
+ * runtime interface the passes may include. */
+#ifndef DFG_RUNTIME_CPU_LAYOUT_RULE_H
+#define DFG_RUNTIME_CPU_LAYOUT_RULE_H
+
+#include <stdint.h>
+#include "dfg/attrs.h"
+#include "dfg/status.h"
+
+struct dfg_type;
+/* The layouts (dfg_layout) oneDNN chooses for x and y of the conv2d of
+ * these operands on this CPU, -1 for a format dfg has no layout for;
+ * returns 0, or -1 when oneDNN does not take the conv. */
+int dfg_cpu_conv_layouts(const dfg_attrs *attrs, const struct dfg_type *in,
+                         int32_t n_in, const struct dfg_type *out,
+                         int32_t n_out, int32_t *x_layout, int32_t *y_layout);
+
+/* 1 if the CPU backend runs this max_pool, average_pool or
+ * global_average_pool of x into y
+ * with both laid out as layout (blocked) on oneDNN (runtime/cpu/
+ * dnnl_pool.c); 0 if not. */
+int dfg_cpu_pool_takes_blocked(int32_t op, const dfg_attrs *attrs,
+                               const struct dfg_type *x,
+                               const struct dfg_type *y, int32_t layout);
+
+/* 1 if the CPU backend runs this add or mul of a [N, C, H, W] and a
+ * [N, C, 1, 1] tensor (in either order) into out, all laid out as
+ * layout (blocked), on oneDNN (runtime/cpu/dnnl_binary.c); 0 if not. */
+int dfg_cpu_binary_takes_blocked(int32_t op, const struct dfg_type *in,
+                                 const struct dfg_type *out, int32_t layout);
+
+/* This CPU's features as oneDNN uses them: its ISA's name ("avx2",
+ * "avx512_core", ...; "" if oneDNN names none). */
+const char *dfg_cpu_layout_isa(void);
+
+/* DFG_OK if this CPU has the features named by isa (a program's
+ * layout_isa; "" needs none), else DFG_ERR_UNSUPPORTED naming both. */
+dfg_status dfg_cpu_layout_isa_check(const char *isa);
+
+#endif

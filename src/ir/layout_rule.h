@@ -1,0 +1,47 @@
+/* Which layouts a step's operands may have (dfg_layout, tensor_type.h):
+ * one rule, used by the layout-assignment pass (passes/layout_assign.c)
+ * to decide and by the program validator to check a loaded file.
+ *
+ *   reorder  input any layout, output the layout attrs.layout names;
+ *   conv2d   x, y and the residual any layout (oneDNN takes them as they
+ *            are), the residual in y's; weights and bias plain;
+ *   layout-agnostic ops (dfg_op_layout_agnostic), max_pool,
+ *            average_pool, global_average_pool and per-channel add and
+ *            mul (dfg_layout_per_channel_full; the CPU backend runs a
+ *            blocked one on oneDNN): every operand and output in one
+ *            layout;
+ *   any other op: every operand and output plain.
+ * A blocked tensor is always a 4-D f32 [N, C, H, W] one whose C is a
+ * multiple of the block (no padding: its bytes are NCHW's). */
+#ifndef DFG_LAYOUT_RULE_H
+#define DFG_LAYOUT_RULE_H
+
+#include "op_table.h"
+
+/* 1 if a tensor of type may have layout (plain always may). */
+int dfg_layout_fits(const dfg_type *type, int32_t layout);
+
+/* 1 for a node of op whose kernel computes each output element from the
+ * input elements at the same index, so that it runs unchanged on blocked
+ * operands: unary elementwise ops, binary ones whose inputs have the
+ * output's shape (no broadcast), and a concat of 4-D tensors along the
+ * channels (a blocked part whose channels fill whole blocks lies in the
+ * same bytes as in NCHW). */
+int dfg_op_layout_agnostic(dfg_op op, const dfg_attrs *attrs,
+                           const dfg_type *in, int32_t n_in,
+                           const dfg_type *out);
+
+/* For an add or mul of a 4-D f32 [N, C, H, W] tensor and a [N, C, 1, 1]
+ * one (a per-channel scale or shift, in either order) into out: the
+ * index of the full input; -1 for any other node. The CPU backend runs
+ * a blocked one on oneDNN. */
+int dfg_layout_per_channel_full(dfg_op op, const dfg_type *in, int32_t n_in,
+                                const dfg_type *out);
+
+/* DFG_OK if the operands' layouts follow the rule above; otherwise an
+ * error naming the operand and its layout (the caller prefixes the step). */
+dfg_status dfg_layout_check(dfg_op op, const dfg_attrs *attrs,
+                            const dfg_type *in, int32_t n_in,
+                            const dfg_type *out, int32_t n_out);
+
+#endif
