@@ -147,11 +147,14 @@ static int has_budget(const dfg_compile_options *o)
  * (passes/remat_sliced_stem.c), which costs recomputing the stem's conv:
  * the step is built again from the graph as it was before training
  * (unsliced), to the budget in bytes the first attempt derived. Where no
- * stem matches, the first attempt's error stands. */
+ * stem matches, or the sliced step misses the budget by as much or more
+ * (the bundled cnn at 50%), the first attempt's error stands. */
 static dfg_status with_sliced_stem(compilation *c, const dfg_compile_options *o,
                                    const dfg_remat_report *first,
                                    dfg_graph **unsliced, dfg_status failed)
 {
+    char missed[2048];
+    snprintf(missed, sizeof missed, "%s", dfg_last_error());
     int32_t slices;
     dfg_status st = dfg_slice_stem(*unsliced, &slices);
     if (st != DFG_OK || slices == 0)
@@ -164,8 +167,11 @@ static dfg_status with_sliced_stem(compilation *c, const dfg_compile_options *o,
     t.memory_budget_percent = 0.0f;
     dfg_compile_options sliced = *o;
     sliced.training = &t;
-    dfg_remat_report remat;
-    return step_passes(c->graph, &sliced, &remat);
+    dfg_remat_report remat = {0};
+    st = step_passes(c->graph, &sliced, &remat);
+    if (st == DFG_ERR_PLAN && remat.arena >= first->arena)
+        return dfg_error(DFG_ERR_PLAN, "%s", missed);
+    return st;
 }
 
 static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
