@@ -24,11 +24,13 @@ static inline float dfg_f32_pow2i(int32_t k) /* 2^k, -126 <= k <= 127 */
  * that n ln2 is exact), a degree-6 polynomial for e^r, then 2^n applied
  * in two halves, so that results near overflow and subnormal results are
  * rounded once, like libm's. Below -104 e^x is under half the least
- * subnormal (0); above 89 it overflows (inf). */
+ * subnormal (0); above 89 it overflows (inf); NaN stays NaN. */
 static inline float dfg_f32_exp(float x)
 {
-    float c = x < -104.0f ? -104.0f : x;
-    c = c > 89.0f ? 89.0f : c;
+    /* NaN fails both tests and becomes -104 (n must be a number: it is
+     * converted to an integer below); the NaN is returned at the end. */
+    float c = x > -104.0f ? x : -104.0f;
+    c = c < 89.0f ? c : 89.0f;
     /* round to nearest: adding 1.5 * 2^23 drops the fraction bits */
     float n = (c * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
     float r = c - n * 0.693359375f;
