@@ -1,17 +1,20 @@
-/* Pools on oneDNN over blocked tensors (dnnl_single.h); a global
+/* Average pools on oneDNN over blocked tensors (dnnl_single.h); a global
  * average pool is an average pool whose one window is the whole plane.
  * The layout pass asks dfg_cpu_pool_takes_blocked (cpu_layout_rule.h)
  * whether the primitive of the blocked operands can be made; the session
- * makes the same one. */
+ * makes the same one. Blocked max pools run on dfg's kernel
+ * (pool_blocked.h), which measured faster than oneDNN's. */
 #include "cpu_layout_rule.h"
 #include "dnnl_formats.h"
 #include "dnnl_single.h"
 #include "error.h"
+#include "pool_blocked.h"
 #include "pool_geometry.h"
 
-/* The pooling of x into y (both 4-D f32 in layout) with no scratchpad;
- * NULL when oneDNN does not take it or ONNX's and oneDNN's windows could
- * differ (an average over ceil_mode's overhang that counts padding). */
+/* The average pooling of x into y (both 4-D f32 in layout) with no
+ * scratchpad; NULL when oneDNN does not take it or ONNX's and oneDNN's
+ * windows could differ (an average over ceil_mode's overhang that counts
+ * padding). */
 static dnnl_primitive_desc_t pool_desc(dnnl_engine_t engine, int32_t op,
                                        const dfg_attrs *attrs,
                                        const dfg_type *x, const dfg_type *y,
@@ -26,7 +29,7 @@ static dnnl_primitive_desc_t pool_desc(dnnl_engine_t engine, int32_t op,
         op = DFG_OP_AVERAGE_POOL;
     }
     dfg_pool_geometry g;
-    if ((op != DFG_OP_MAX_POOL && op != DFG_OP_AVERAGE_POOL) ||
+    if (op != DFG_OP_AVERAGE_POOL ||
         x->dtype != DFG_F32 || x->rank != 4 || y->rank != 4 ||
         dfg_pool_geometry_make("pool", attrs, x, y, &g) != DFG_OK)
         return NULL;
@@ -38,12 +41,10 @@ static dnnl_primitive_desc_t pool_desc(dnnl_engine_t engine, int32_t op,
                         (g.kernel[d] - 1) * g.dilation[d] + 1 - in -
                         g.pad_lo[d];
         pad_r[d] = reach > g.pad_hi[d] ? reach : g.pad_hi[d];
-        if (reach > g.pad_hi[d] && op == DFG_OP_AVERAGE_POOL &&
-            g.count_include_pad)
+        if (reach > g.pad_hi[d] && g.count_include_pad)
             return NULL;
     }
-    dnnl_alg_kind_t alg = op == DFG_OP_MAX_POOL ? dnnl_pooling_max
-                          : g.count_include_pad
+    dnnl_alg_kind_t alg = g.count_include_pad
                               ? dnnl_pooling_avg_include_padding
                               : dnnl_pooling_avg_exclude_padding;
     dnnl_dims_t x_dims = {x->shape[0], x->shape[1], g.in_h, g.in_w};
@@ -68,6 +69,8 @@ int dfg_cpu_pool_takes_blocked(int32_t op, const dfg_attrs *attrs,
                                const struct dfg_type *x,
                                const struct dfg_type *y, int32_t layout)
 {
+    if (dfg_cpu_max_pool_blocked_takes(op, x, y, layout))
+        return 1;
     dnnl_engine_t engine;
     if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
         return 0;

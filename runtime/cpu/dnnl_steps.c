@@ -8,6 +8,7 @@
 #include "dnnl_steps.h"
 #include "error.h"
 #include "memory.h"
+#include "pool_blocked.h"
 
 /* Room for "oneDNN " and an implementation's name. */
 #define LABEL_BYTES 48
@@ -48,10 +49,16 @@ static int step_blocked(const dfg_kernel_args *step)
     return 0;
 }
 
+/* A pool oneDNN runs: a blocked one that dfg's own blocked max pool
+ * (pool_blocked.h) does not. */
 static int is_pool(const dfg_kernel_args *step)
 {
-    return step->op == DFG_OP_MAX_POOL || step->op == DFG_OP_AVERAGE_POOL ||
-           step->op == DFG_OP_GLOBAL_AVERAGE_POOL;
+    return (step->op == DFG_OP_MAX_POOL || step->op == DFG_OP_AVERAGE_POOL ||
+            step->op == DFG_OP_GLOBAL_AVERAGE_POOL) &&
+           step_blocked(step) &&
+           !dfg_cpu_max_pool_blocked_takes(step->op, &step->in_types[0],
+                                           &step->out_types[0],
+                                           step->in_types[0].layout);
 }
 
 /* An add or mul whose operands are blocked and of different shapes (a
@@ -74,8 +81,8 @@ static int is_blocked_binary(const dfg_kernel_args *step)
  * that it fits the planned workspace. */
 static int onednn_may_run(const dfg_kernel_args *step)
 {
-    if (is_pool(step)) /* blocked ones only, with no scratch */
-        return step_blocked(step);
+    if (is_pool(step)) /* with no scratch */
+        return 1;
     if (step->op == DFG_OP_ADD || step->op == DFG_OP_MUL)
         return is_blocked_binary(step);
     int op = step->op == DFG_OP_CONV2D || step->op == DFG_OP_MATMUL ||
