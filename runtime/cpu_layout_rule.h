@@ -20,9 +20,9 @@ int dfg_cpu_conv_layouts(const dfg_attrs *attrs, const struct dfg_type *in,
 
 /* 1 if the CPU backend runs this max_pool, average_pool or
  * global_average_pool of x into y
- * with both laid out as layout (blocked): a max pool on dfg's blocked
- * kernel (runtime/cpu/pool_blocked.h), the others on oneDNN (runtime/cpu/
- * dnnl_pool.c); 0 if not. */
+ * with both laid out as layout (blocked): max and global average pools
+ * on dfg's blocked kernels (runtime/cpu/pool_blocked.h), average pools on
+ * oneDNN (runtime/cpu/dnnl_pool.c); 0 if not. */
 int dfg_cpu_pool_takes_blocked(int32_t op, const dfg_attrs *attrs,
                                const struct dfg_type *x,
                                const struct dfg_type *y, int32_t layout);

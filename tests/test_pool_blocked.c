@@ -1,7 +1,8 @@
-/* The blocked max pool (runtime/cpu/pool_blocked.c) against a max spelled
- * out index by index over the plain tensor, on seeded random data with
- * NaNs and infinities in it: both blocks (nChw8c, nChw16c), strides,
- * padding (uneven too), dilation and ceil_mode; and what it refuses. */
+/* The blocked pools (runtime/cpu/pool_blocked.c) against references
+ * spelled out index by index over the plain tensor: max pools on seeded
+ * random data with NaNs and infinities in it, both blocks (nChw8c,
+ * nChw16c), strides, padding (uneven too), dilation and ceil_mode; global
+ * average pools against a mean in double; and what they refuse. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -137,6 +138,44 @@ static void test_against_reference(void **state)
     }
 }
 
+static void test_global_average(void **state)
+{
+    (void)state;
+    static float x[MAX_ELEMS], xb[MAX_ELEMS], y[N * C];
+    static double want[N * C];
+    rng_state = 9;
+    fill_random(x, MAX_ELEMS);
+    for (int64_t i = 0; i < N * C; i++) {
+        double sum = 0.0;
+        for (int64_t j = 0; j < H * W; j++)
+            sum += x[i * H * W + j];
+        want[i] = sum / (H * W);
+    }
+    static const int32_t layouts[] = {DFG_LAYOUT_NCHW8C, DFG_LAYOUT_NCHW16C};
+    for (size_t li = 0; li < 2; li++) {
+        int64_t b = layouts[li] == DFG_LAYOUT_NCHW8C ? 8 : 16;
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t c = 0; c < C; c++)
+                for (int64_t h = 0; h < H; h++)
+                    for (int64_t w = 0; w < W; w++)
+                        xb[blocked_at(b, n, c, h, w, H, W)] =
+                            x[((n * C + c) * H + h) * W + w];
+        dfg_type in = {DFG_F32, 4, {N, C, H, W}, layouts[li]};
+        dfg_type out = {DFG_F32, 4, {N, C, 1, 1}, layouts[li]};
+        const void *ins[1] = {xb};
+        void *outs[1] = {y};
+        dfg_kernel_args args = {.op = DFG_OP_GLOBAL_AVERAGE_POOL,
+                                .n_inputs = 1, .in_types = &in, .in = ins,
+                                .n_outputs = 1, .out_types = &out,
+                                .out = outs};
+        assert_int_equal(dfg_cpu_reduce(&args), DFG_OK);
+        /* [N, C, 1, 1] blocked is laid out as plain */
+        assert_true(relative_error(y, want, N * C) < 1e-6);
+        out.shape[3] = 2; /* not a global pool's output */
+        assert_int_equal(dfg_cpu_reduce(&args), DFG_ERR_SHAPE);
+    }
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -146,13 +185,13 @@ static void test_refusals(void **state)
     dfg_type blocked = plain, narrow = plain;
     blocked.layout = DFG_LAYOUT_NCHW8C;
     narrow.shape[1] = 12; /* channels that do not fill whole blocks */
-    assert_true(dfg_cpu_max_pool_blocked_takes(DFG_OP_MAX_POOL, &blocked,
+    assert_true(dfg_cpu_pool_blocked_takes(DFG_OP_MAX_POOL, &blocked,
                                                &blocked, DFG_LAYOUT_NCHW8C));
-    assert_false(dfg_cpu_max_pool_blocked_takes(DFG_OP_MAX_POOL, &plain,
+    assert_false(dfg_cpu_pool_blocked_takes(DFG_OP_MAX_POOL, &plain,
                                                 &plain, DFG_LAYOUT_PLAIN));
-    assert_false(dfg_cpu_max_pool_blocked_takes(DFG_OP_AVERAGE_POOL, &blocked,
+    assert_false(dfg_cpu_pool_blocked_takes(DFG_OP_AVERAGE_POOL, &blocked,
                                                 &blocked, DFG_LAYOUT_NCHW8C));
-    assert_false(dfg_cpu_max_pool_blocked_takes(DFG_OP_MAX_POOL, &narrow,
+    assert_false(dfg_cpu_pool_blocked_takes(DFG_OP_MAX_POOL, &narrow,
                                                 &narrow, DFG_LAYOUT_NCHW8C));
     /* A blocked average pool is oneDNN's: the kernel says so, clearly. */
     assert_int_equal(pool(DFG_OP_AVERAGE_POOL, &k, DFG_LAYOUT_NCHW8C, x, y,
@@ -163,6 +202,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_reference),
+        cmocka_unit_test(test_global_average),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

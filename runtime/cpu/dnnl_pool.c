@@ -1,9 +1,8 @@
-/* Average pools on oneDNN over blocked tensors (dnnl_single.h); a global
- * average pool is an average pool whose one window is the whole plane.
- * The layout pass asks dfg_cpu_pool_takes_blocked (cpu_layout_rule.h)
- * whether the primitive of the blocked operands can be made; the session
- * makes the same one. Blocked max pools run on dfg's kernel
- * (pool_blocked.h), which measured faster than oneDNN's. */
+/* Average pools on oneDNN over blocked tensors (dnnl_single.h). The
+ * layout pass asks dfg_cpu_pool_takes_blocked (cpu_layout_rule.h) whether
+ * the primitive of the blocked operands can be made; the session makes the
+ * same one. Blocked max pools and global average pools run on dfg's
+ * kernels (pool_blocked.h), which measured faster than oneDNN's. */
 #include "cpu_layout_rule.h"
 #include "dnnl_formats.h"
 #include "dnnl_single.h"
@@ -20,14 +19,6 @@ static dnnl_primitive_desc_t pool_desc(dnnl_engine_t engine, int32_t op,
                                        const dfg_type *x, const dfg_type *y,
                                        int32_t layout)
 {
-    dfg_attrs global; /* global_average_pool: one window over H x W */
-    if (op == DFG_OP_GLOBAL_AVERAGE_POOL && x->rank == 4) {
-        dfg_attrs_init(&global);
-        global.kernel[0] = (int32_t)x->shape[2];
-        global.kernel[1] = (int32_t)x->shape[3];
-        attrs = &global;
-        op = DFG_OP_AVERAGE_POOL;
-    }
     dfg_pool_geometry g;
     if (op != DFG_OP_AVERAGE_POOL ||
         x->dtype != DFG_F32 || x->rank != 4 || y->rank != 4 ||
@@ -69,7 +60,7 @@ int dfg_cpu_pool_takes_blocked(int32_t op, const dfg_attrs *attrs,
                                const struct dfg_type *x,
                                const struct dfg_type *y, int32_t layout)
 {
-    if (dfg_cpu_max_pool_blocked_takes(op, x, y, layout))
+    if (dfg_cpu_pool_blocked_takes(op, x, y, layout))
         return 1;
     dnnl_engine_t engine;
     if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)

@@ -49,14 +49,14 @@ static int step_blocked(const dfg_kernel_args *step)
     return 0;
 }
 
-/* A pool oneDNN runs: a blocked one that dfg's own blocked max pool
- * (pool_blocked.h) does not. */
+/* A pool oneDNN runs: a blocked one that dfg's own blocked pools
+ * (pool_blocked.h) do not. */
 static int is_pool(const dfg_kernel_args *step)
 {
     return (step->op == DFG_OP_MAX_POOL || step->op == DFG_OP_AVERAGE_POOL ||
             step->op == DFG_OP_GLOBAL_AVERAGE_POOL) &&
            step_blocked(step) &&
-           !dfg_cpu_max_pool_blocked_takes(step->op, &step->in_types[0],
+           !dfg_cpu_pool_blocked_takes(step->op, &step->in_types[0],
                                            &step->out_types[0],
                                            step->in_types[0].layout);
 }

