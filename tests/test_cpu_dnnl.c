@@ -369,6 +369,10 @@ typedef struct matmul_case {
      * -1 add(row, y), row a weight; 2 add(y, row), row a graph input. */
     int row;
     int fused; /* the add became the product's bias (no step of its own) */
+    /* A linear layer (a 2-D product of a row-major A and a weight B):
+     * where oneDNN's matmul does not block B (AVX2), it runs as a 1x1
+     * convolution (runtime/cpu/dnnl_linear.h). */
+    int linear;
 } matmul_case;
 
 /* How many steps of the program run op. */
@@ -562,6 +566,13 @@ static void check_matmul(const matmul_case *k)
         fail_msg("%s: runs on %s, expected %s", k->what,
                  library ? library : "the reference kernel",
                  k->onednn ? "oneDNN" : "the reference kernel");
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    int unblocked_matmul =
+        isa == dnnl_cpu_isa_avx2 || isa == dnnl_cpu_isa_avx2_vnni;
+    if (library && unblocked_matmul &&
+        (strstr(library, "jit_1x1") != NULL) != k->linear)
+        fail_msg("%s: runs on %s, expected %s", k->what, library,
+                 k->linear ? "a 1x1 convolution" : "a matmul");
     dfg_session_destroy(session);
     dfg_program_destroy(program);
     dfg_graph_destroy(g);
@@ -577,28 +588,28 @@ static void test_matmul_variants(void **state)
 {
     (void)state;
     static const matmul_case cases[] = {
-        {"2-D weight, odd sizes", "matmul", 2, 2, -1, {7, 13}, {13, 5}, {0}, 1, 0, 0, 1, 1, 1, 0, 0},
-        {"batch folded into rows", "matmul", 3, 2, -1, {2, 5, 33}, {33, 19}, {0}, 1, 0, 0, 1, 1, 1, 0, 0},
-        {"batched weight", "matmul", 3, 3, -1, {4, 6, 8}, {4, 8, 3}, {0}, 1, 0, 0, 1, 1, 1, 0, 0},
-        {"batched activations", "matmul", 4, 4, -1, {2, 3, 9, 17}, {2, 3, 17, 11}, {0}, 0, 0, 0, 1, 1, 1, 0, 0},
-        {"broadcast batch dims", "matmul", 4, 3, -1, {3, 1, 6, 10}, {4, 10, 7}, {0}, 0, 0, 0, 1, 1, 1, 0, 0},
-        {"activation B under a batch", "matmul", 2, 3, -1, {5, 9}, {3, 9, 4}, {0}, 0, 0, 0, 1, 1, 1, 0, 0},
-        {"1-D B: the reference", "matmul", 2, 1, -1, {5, 9}, {9}, {0}, 1, 0, 0, 1, 1, 0, 0, 0},
-        {"gemm transB, bias [N]", "gemm", 2, 2, 1, {5, 12}, {7, 12}, {7}, 1, 0, 1, 1, 1, 1, 0, 0},
-        {"gemm transA, C [M,1]: the reference", "gemm", 2, 2, 2, {12, 5}, {12, 7}, {5, 1}, 1, 1, 0, 1, 1, 0, 0, 0},
-        {"gemm transposed, C [M,N]: the reference", "gemm", 2, 2, 2, {11, 3}, {9, 11}, {3, 9}, 1, 1, 1, 1, 1, 0, 0, 0},
-        {"gemm both transposed, C [1,N]", "gemm", 2, 2, 2, {11, 3}, {9, 11}, {1, 9}, 1, 1, 1, 1, 1, 1, 0, 0},
-        {"gemm scalar C: the reference", "gemm", 2, 2, 0, {4, 6}, {6, 10}, {0}, 1, 0, 0, 1, 1, 0, 0, 0},
-        {"gemm, no C", "gemm", 2, 2, -1, {1, 31}, {31, 17}, {0}, 1, 0, 0, 1, 1, 1, 0, 0},
-        {"gemm activation B", "gemm", 2, 2, 1, {6, 8}, {5, 8}, {5}, 0, 0, 1, 1, 1, 1, 0, 0},
-        {"gemm alpha 0.5: the reference", "gemm", 2, 2, 1, {5, 12}, {12, 7}, {7}, 1, 0, 0, 0.5f, 1, 0, 0, 0},
-        {"gemm beta 2: the reference", "gemm", 2, 2, 1, {5, 12}, {12, 7}, {7}, 1, 0, 0, 1, 2.0f, 0, 0, 0},
-        {"+ a bias row: its bias", "matmul", 3, 2, -1, {2, 5, 33}, {33, 19}, {0}, 1, 0, 0, 1, 1, 1, 1, 1},
-        {"bias row + (either order)", "matmul", 2, 2, -1, {6, 10}, {10, 4}, {0}, 1, 0, 0, 1, 1, 1, -1, 1},
-        {"gemm without C + a bias row", "gemm", 2, 2, -1, {3, 8}, {5, 8}, {0}, 1, 0, 1, 1, 1, 1, 1, 1},
-        {"gemm with C + a row: an add", "gemm", 2, 2, 1, {3, 8}, {8, 5}, {5}, 1, 0, 0, 1, 1, 1, 1, 0},
-        {"batched product + a row: its bias", "matmul", 3, 3, -1, {4, 6, 8}, {4, 8, 3}, {0}, 1, 0, 0, 1, 1, 1, 1, 1},
-        {"+ an input row: its bias", "matmul", 2, 2, -1, {6, 10}, {10, 4}, {0}, 1, 0, 0, 1, 1, 1, 2, 1},
+        {"2-D weight, odd sizes", "matmul", 2, 2, -1, {7, 13}, {13, 5}, {0}, 1, 0, 0, 1, 1, 1, 0, 0, 1},
+        {"batch folded into rows", "matmul", 3, 2, -1, {2, 5, 33}, {33, 19}, {0}, 1, 0, 0, 1, 1, 1, 0, 0, 1},
+        {"batched weight", "matmul", 3, 3, -1, {4, 6, 8}, {4, 8, 3}, {0}, 1, 0, 0, 1, 1, 1, 0, 0, 0},
+        {"batched activations", "matmul", 4, 4, -1, {2, 3, 9, 17}, {2, 3, 17, 11}, {0}, 0, 0, 0, 1, 1, 1, 0, 0, 0},
+        {"broadcast batch dims", "matmul", 4, 3, -1, {3, 1, 6, 10}, {4, 10, 7}, {0}, 0, 0, 0, 1, 1, 1, 0, 0, 0},
+        {"activation B under a batch", "matmul", 2, 3, -1, {5, 9}, {3, 9, 4}, {0}, 0, 0, 0, 1, 1, 1, 0, 0, 0},
+        {"1-D B: the reference", "matmul", 2, 1, -1, {5, 9}, {9}, {0}, 1, 0, 0, 1, 1, 0, 0, 0, 0},
+        {"gemm transB, bias [N]", "gemm", 2, 2, 1, {5, 12}, {7, 12}, {7}, 1, 0, 1, 1, 1, 1, 0, 0, 1},
+        {"gemm transA, C [M,1]: the reference", "gemm", 2, 2, 2, {12, 5}, {12, 7}, {5, 1}, 1, 1, 0, 1, 1, 0, 0, 0, 0},
+        {"gemm transposed, C [M,N]: the reference", "gemm", 2, 2, 2, {11, 3}, {9, 11}, {3, 9}, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+        {"gemm both transposed, C [1,N]", "gemm", 2, 2, 2, {11, 3}, {9, 11}, {1, 9}, 1, 1, 1, 1, 1, 1, 0, 0, 0},
+        {"gemm scalar C: the reference", "gemm", 2, 2, 0, {4, 6}, {6, 10}, {0}, 1, 0, 0, 1, 1, 0, 0, 0, 0},
+        {"gemm, no C", "gemm", 2, 2, -1, {1, 31}, {31, 17}, {0}, 1, 0, 0, 1, 1, 1, 0, 0, 1},
+        {"gemm activation B", "gemm", 2, 2, 1, {6, 8}, {5, 8}, {5}, 0, 0, 1, 1, 1, 1, 0, 0, 0},
+        {"gemm alpha 0.5: the reference", "gemm", 2, 2, 1, {5, 12}, {12, 7}, {7}, 1, 0, 0, 0.5f, 1, 0, 0, 0, 0},
+        {"gemm beta 2: the reference", "gemm", 2, 2, 1, {5, 12}, {12, 7}, {7}, 1, 0, 0, 1, 2.0f, 0, 0, 0, 0},
+        {"+ a bias row: its bias", "matmul", 3, 2, -1, {2, 5, 33}, {33, 19}, {0}, 1, 0, 0, 1, 1, 1, 1, 1, 1},
+        {"bias row + (either order)", "matmul", 2, 2, -1, {6, 10}, {10, 4}, {0}, 1, 0, 0, 1, 1, 1, -1, 1, 1},
+        {"gemm without C + a bias row", "gemm", 2, 2, -1, {3, 8}, {5, 8}, {0}, 1, 0, 1, 1, 1, 1, 1, 1, 1},
+        {"gemm with C + a row: an add", "gemm", 2, 2, 1, {3, 8}, {8, 5}, {5}, 1, 0, 0, 1, 1, 1, 1, 0, 1},
+        {"batched product + a row: its bias", "matmul", 3, 3, -1, {4, 6, 8}, {4, 8, 3}, {0}, 1, 0, 0, 1, 1, 1, 1, 1, 0},
+        {"+ an input row: its bias", "matmul", 2, 2, -1, {6, 10}, {10, 4}, {0}, 1, 0, 0, 1, 1, 1, 2, 1, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_matmul(&cases[i]);
