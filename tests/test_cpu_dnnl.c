@@ -615,6 +615,67 @@ static void test_matmul_variants(void **state)
         check_matmul(&cases[i]);
 }
 
+/* softmax along the last axis on oneDNN (runtime/cpu/dnnl_softmax.c),
+ * against a double reference, on rows wide enough to overflow exp unless
+ * the maximum is subtracted; along another axis the reference kernel. */
+static void check_softmax(int32_t axis, int onednn)
+{
+    const int64_t shape[3] = {3, 5, 37};
+    int64_t n = 3 * 5 * 37;
+    float *x = random_floats(n), *y = malloc((size_t)n * sizeof *y);
+    assert_non_null(y);
+    for (int64_t i = 0; i < n; i++)
+        x[i] *= 100.0f;
+    dfg_graph *g = NULL;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    dfg_value in, out;
+    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 3, shape, &in), DFG_OK);
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.axis = axis;
+    assert_int_equal(dfg_graph_node(g, "softmax", "softmax", &in, 1, &attrs,
+                                    &out, 1), DFG_OK);
+    assert_int_equal(dfg_graph_output(g, out, "y"), DFG_OK);
+    dfg_program *program = NULL;
+    assert_int_equal(dfg_compile(g, NULL, &program), DFG_OK);
+    dfg_session *session = NULL;
+    assert_int_equal(dfg_session_create(program, cpu(), NULL, &session), DFG_OK);
+    const void *inputs[1] = {x};
+    void *outputs[1] = {y};
+    assert_int_equal(dfg_session_run(session, inputs, outputs), DFG_OK);
+    int64_t stride = axis == 2 || axis == -1 ? 1 : 37, len = axis == 1 ? 5 : 37;
+    double num = 0.0, den = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t at = i % stride + (i / (stride * len)) * stride * len;
+        double max = -INFINITY, sum = 0.0;
+        for (int64_t j = 0; j < len; j++)
+            max = fmax(max, x[at + j * stride]);
+        for (int64_t j = 0; j < len; j++)
+            sum += exp((double)x[at + j * stride] - max);
+        double ref = exp((double)x[i] - max) / sum;
+        num += (y[i] - ref) * (y[i] - ref);
+        den += ref * ref;
+    }
+    if (!(sqrt(num / den) < 1e-6))
+        fail_msg("softmax axis %d: relative error %g", axis, sqrt(num / den));
+    if ((library_of(program, session, "softmax") != NULL) != onednn)
+        fail_msg("softmax axis %d: expected %s", axis,
+                 onednn ? "oneDNN" : "the reference kernel");
+    dfg_session_destroy(session);
+    dfg_program_destroy(program);
+    dfg_graph_destroy(g);
+    free(x);
+    free(y);
+}
+
+static void test_softmax(void **state)
+{
+    (void)state;
+    check_softmax(-1, 1);
+    check_softmax(2, 1);
+    check_softmax(1, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -622,6 +683,7 @@ int main(void)
         cmocka_unit_test(test_sessions_share_weights),
         cmocka_unit_test(test_mapped_weights_come_back),
         cmocka_unit_test(test_matmul_variants),
+        cmocka_unit_test(test_softmax),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
