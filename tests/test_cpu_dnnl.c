@@ -369,6 +369,10 @@ typedef struct matmul_case {
      * -1 add(row, y), row a weight; 2 add(y, row), row a graph input. */
     int row;
     int fused; /* the add became the product's bias (no step of its own) */
+    /* A linear layer (a 2-D product of a row-major A and a weight B):
+     * where oneDNN's matmul does not block B (AVX2), it runs as a 1x1
+     * convolution (runtime/cpu/dnnl_linear.h). */
+    int linear;
 } matmul_case;
 
 /* How many steps of the program run op. */
@@ -562,6 +566,13 @@ static void check_matmul(const matmul_case *k)
         fail_msg("%s: runs on %s, expected %s", k->what,
                  library ? library : "the reference kernel",
                  k->onednn ? "oneDNN" : "the reference kernel");
+    dnnl_cpu_isa_t isa = dnnl_get_effective_cpu_isa();
+    int unblocked_matmul =
+        isa == dnnl_cpu_isa_avx2 || isa == dnnl_cpu_isa_avx2_vnni;
+    if (library && unblocked_matmul &&
+        (strstr(library, "jit_1x1") != NULL) != k->linear)
+        fail_msg("%s: runs on %s, expected %s", k->what, library,
+                 k->linear ? "a 1x1 convolution" : "a matmul");
     dfg_session_destroy(session);
     dfg_program_destroy(program);
     dfg_graph_destroy(g);
@@ -577,31 +588,92 @@ static void test_matmul_variants(void **state)
 {
     (void)state;
     static const matmul_case cases[] = {
-        {"2-D weight, odd sizes", "matmul", 2, 2, -1, {7, 13}, {13, 5}, {0}, 1, 0, 0, 1, 1, 1, 0, 0},
-        {"batch folded into rows", "matmul", 3, 2, -1, {2, 5, 33}, {33, 19}, {0}, 1, 0, 0, 1, 1, 1, 0, 0},
-        {"batched weight", "matmul", 3, 3, -1, {4, 6, 8}, {4, 8, 3}, {0}, 1, 0, 0, 1, 1, 1, 0, 0},
-        {"batched activations", "matmul", 4, 4, -1, {2, 3, 9, 17}, {2, 3, 17, 11}, {0}, 0, 0, 0, 1, 1, 1, 0, 0},
-        {"broadcast batch dims", "matmul", 4, 3, -1, {3, 1, 6, 10}, {4, 10, 7}, {0}, 0, 0, 0, 1, 1, 1, 0, 0},
-        {"activation B under a batch", "matmul", 2, 3, -1, {5, 9}, {3, 9, 4}, {0}, 0, 0, 0, 1, 1, 1, 0, 0},
-        {"1-D B: the reference", "matmul", 2, 1, -1, {5, 9}, {9}, {0}, 1, 0, 0, 1, 1, 0, 0, 0},
-        {"gemm transB, bias [N]", "gemm", 2, 2, 1, {5, 12}, {7, 12}, {7}, 1, 0, 1, 1, 1, 1, 0, 0},
-        {"gemm transA, C [M,1]: the reference", "gemm", 2, 2, 2, {12, 5}, {12, 7}, {5, 1}, 1, 1, 0, 1, 1, 0, 0, 0},
-        {"gemm transposed, C [M,N]: the reference", "gemm", 2, 2, 2, {11, 3}, {9, 11}, {3, 9}, 1, 1, 1, 1, 1, 0, 0, 0},
-        {"gemm both transposed, C [1,N]", "gemm", 2, 2, 2, {11, 3}, {9, 11}, {1, 9}, 1, 1, 1, 1, 1, 1, 0, 0},
-        {"gemm scalar C: the reference", "gemm", 2, 2, 0, {4, 6}, {6, 10}, {0}, 1, 0, 0, 1, 1, 0, 0, 0},
-        {"gemm, no C", "gemm", 2, 2, -1, {1, 31}, {31, 17}, {0}, 1, 0, 0, 1, 1, 1, 0, 0},
-        {"gemm activation B", "gemm", 2, 2, 1, {6, 8}, {5, 8}, {5}, 0, 0, 1, 1, 1, 1, 0, 0},
-        {"gemm alpha 0.5: the reference", "gemm", 2, 2, 1, {5, 12}, {12, 7}, {7}, 1, 0, 0, 0.5f, 1, 0, 0, 0},
-        {"gemm beta 2: the reference", "gemm", 2, 2, 1, {5, 12}, {12, 7}, {7}, 1, 0, 0, 1, 2.0f, 0, 0, 0},
-        {"+ a bias row: its bias", "matmul", 3, 2, -1, {2, 5, 33}, {33, 19}, {0}, 1, 0, 0, 1, 1, 1, 1, 1},
-        {"bias row + (either order)", "matmul", 2, 2, -1, {6, 10}, {10, 4}, {0}, 1, 0, 0, 1, 1, 1, -1, 1},
-        {"gemm without C + a bias row", "gemm", 2, 2, -1, {3, 8}, {5, 8}, {0}, 1, 0, 1, 1, 1, 1, 1, 1},
-        {"gemm with C + a row: an add", "gemm", 2, 2, 1, {3, 8}, {8, 5}, {5}, 1, 0, 0, 1, 1, 1, 1, 0},
-        {"batched product + a row: its bias", "matmul", 3, 3, -1, {4, 6, 8}, {4, 8, 3}, {0}, 1, 0, 0, 1, 1, 1, 1, 1},
-        {"+ an input row: its bias", "matmul", 2, 2, -1, {6, 10}, {10, 4}, {0}, 1, 0, 0, 1, 1, 1, 2, 1},
+        {"2-D weight, odd sizes", "matmul", 2, 2, -1, {7, 13}, {13, 5}, {0}, 1, 0, 0, 1, 1, 1, 0, 0, 1},
+        {"batch folded into rows", "matmul", 3, 2, -1, {2, 5, 33}, {33, 19}, {0}, 1, 0, 0, 1, 1, 1, 0, 0, 1},
+        {"batched weight", "matmul", 3, 3, -1, {4, 6, 8}, {4, 8, 3}, {0}, 1, 0, 0, 1, 1, 1, 0, 0, 0},
+        {"batched activations", "matmul", 4, 4, -1, {2, 3, 9, 17}, {2, 3, 17, 11}, {0}, 0, 0, 0, 1, 1, 1, 0, 0, 0},
+        {"broadcast batch dims", "matmul", 4, 3, -1, {3, 1, 6, 10}, {4, 10, 7}, {0}, 0, 0, 0, 1, 1, 1, 0, 0, 0},
+        {"activation B under a batch", "matmul", 2, 3, -1, {5, 9}, {3, 9, 4}, {0}, 0, 0, 0, 1, 1, 1, 0, 0, 0},
+        {"1-D B: the reference", "matmul", 2, 1, -1, {5, 9}, {9}, {0}, 1, 0, 0, 1, 1, 0, 0, 0, 0},
+        {"gemm transB, bias [N]", "gemm", 2, 2, 1, {5, 12}, {7, 12}, {7}, 1, 0, 1, 1, 1, 1, 0, 0, 1},
+        {"gemm transA, C [M,1]: the reference", "gemm", 2, 2, 2, {12, 5}, {12, 7}, {5, 1}, 1, 1, 0, 1, 1, 0, 0, 0, 0},
+        {"gemm transposed, C [M,N]: the reference", "gemm", 2, 2, 2, {11, 3}, {9, 11}, {3, 9}, 1, 1, 1, 1, 1, 0, 0, 0, 0},
+        {"gemm both transposed, C [1,N]", "gemm", 2, 2, 2, {11, 3}, {9, 11}, {1, 9}, 1, 1, 1, 1, 1, 1, 0, 0, 0},
+        {"gemm scalar C: the reference", "gemm", 2, 2, 0, {4, 6}, {6, 10}, {0}, 1, 0, 0, 1, 1, 0, 0, 0, 0},
+        {"gemm, no C", "gemm", 2, 2, -1, {1, 31}, {31, 17}, {0}, 1, 0, 0, 1, 1, 1, 0, 0, 1},
+        {"gemm activation B", "gemm", 2, 2, 1, {6, 8}, {5, 8}, {5}, 0, 0, 1, 1, 1, 1, 0, 0, 0},
+        {"gemm alpha 0.5: the reference", "gemm", 2, 2, 1, {5, 12}, {12, 7}, {7}, 1, 0, 0, 0.5f, 1, 0, 0, 0, 0},
+        {"gemm beta 2: the reference", "gemm", 2, 2, 1, {5, 12}, {12, 7}, {7}, 1, 0, 0, 1, 2.0f, 0, 0, 0, 0},
+        {"+ a bias row: its bias", "matmul", 3, 2, -1, {2, 5, 33}, {33, 19}, {0}, 1, 0, 0, 1, 1, 1, 1, 1, 1},
+        {"bias row + (either order)", "matmul", 2, 2, -1, {6, 10}, {10, 4}, {0}, 1, 0, 0, 1, 1, 1, -1, 1, 1},
+        {"gemm without C + a bias row", "gemm", 2, 2, -1, {3, 8}, {5, 8}, {0}, 1, 0, 1, 1, 1, 1, 1, 1, 1},
+        {"gemm with C + a row: an add", "gemm", 2, 2, 1, {3, 8}, {8, 5}, {5}, 1, 0, 0, 1, 1, 1, 1, 0, 1},
+        {"batched product + a row: its bias", "matmul", 3, 3, -1, {4, 6, 8}, {4, 8, 3}, {0}, 1, 0, 0, 1, 1, 1, 1, 1, 0},
+        {"+ an input row: its bias", "matmul", 2, 2, -1, {6, 10}, {10, 4}, {0}, 1, 0, 0, 1, 1, 1, 2, 1, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_matmul(&cases[i]);
+}
+
+/* softmax along the last axis on oneDNN (runtime/cpu/dnnl_softmax.c),
+ * against a double reference, on rows wide enough to overflow exp unless
+ * the maximum is subtracted; along another axis the reference kernel. */
+static void check_softmax(int32_t axis, int onednn)
+{
+    const int64_t shape[3] = {3, 5, 37};
+    int64_t n = 3 * 5 * 37;
+    float *x = random_floats(n), *y = malloc((size_t)n * sizeof *y);
+    assert_non_null(y);
+    for (int64_t i = 0; i < n; i++)
+        x[i] *= 100.0f;
+    dfg_graph *g = NULL;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    dfg_value in, out;
+    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 3, shape, &in), DFG_OK);
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.axis = axis;
+    assert_int_equal(dfg_graph_node(g, "softmax", "softmax", &in, 1, &attrs,
+                                    &out, 1), DFG_OK);
+    assert_int_equal(dfg_graph_output(g, out, "y"), DFG_OK);
+    dfg_program *program = NULL;
+    assert_int_equal(dfg_compile(g, NULL, &program), DFG_OK);
+    dfg_session *session = NULL;
+    assert_int_equal(dfg_session_create(program, cpu(), NULL, &session), DFG_OK);
+    const void *inputs[1] = {x};
+    void *outputs[1] = {y};
+    assert_int_equal(dfg_session_run(session, inputs, outputs), DFG_OK);
+    int64_t stride = axis == 2 || axis == -1 ? 1 : 37, len = axis == 1 ? 5 : 37;
+    double num = 0.0, den = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t at = i % stride + (i / (stride * len)) * stride * len;
+        double max = -INFINITY, sum = 0.0;
+        for (int64_t j = 0; j < len; j++)
+            max = fmax(max, x[at + j * stride]);
+        for (int64_t j = 0; j < len; j++)
+            sum += exp((double)x[at + j * stride] - max);
+        double ref = exp((double)x[i] - max) / sum;
+        num += (y[i] - ref) * (y[i] - ref);
+        den += ref * ref;
+    }
+    if (!(sqrt(num / den) < 1e-6))
+        fail_msg("softmax axis %d: relative error %g", axis, sqrt(num / den));
+    if ((library_of(program, session, "softmax") != NULL) != onednn)
+        fail_msg("softmax axis %d: expected %s", axis,
+                 onednn ? "oneDNN" : "the reference kernel");
+    dfg_session_destroy(session);
+    dfg_program_destroy(program);
+    dfg_graph_destroy(g);
+    free(x);
+    free(y);
+}
+
+static void test_softmax(void **state)
+{
+    (void)state;
+    check_softmax(-1, 1);
+    check_softmax(2, 1);
+    check_softmax(1, 0);
 }
 
 int main(void)
@@ -611,6 +683,7 @@ int main(void)
         cmocka_unit_test(test_sessions_share_weights),
         cmocka_unit_test(test_mapped_weights_come_back),
         cmocka_unit_test(test_matmul_variants),
+        cmocka_unit_test(test_softmax),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

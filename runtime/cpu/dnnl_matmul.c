@@ -5,6 +5,7 @@
 #include <omp.h>
 #include <string.h>
 
+#include "dnnl_linear.h"
 #include "dnnl_matmul.h"
 #include "dnnl_post_ops.h"
 #include "dnnl_weights.h"
@@ -191,6 +192,25 @@ static int blocked(const dnnl_memory_desc_t *md)
            md->format_desc.blocking.inner_nblks > 0;
 }
 
+/* A 2-D product of a row-major A and a weight B as a 1x1 convolution
+ * (dnnl_linear.h): p's descriptors become the convolution's; p is left
+ * as it is where oneDNN has no jit 1x1 convolution for it. */
+static void linear_make(dnnl_engine_t engine, const_dnnl_primitive_attr_t attr,
+                        matmul_plan *p, const matmul_shape *s)
+{
+    dfg_dnnl_linear l;
+    if (s->ndims != 2 || s->a_strides[0] != s->a[1] || s->a_strides[1] != 1 ||
+        dfg_dnnl_linear_make(engine, attr, s->a[0], s->a[1], s->b[1],
+                             s->b_strides, s->has_bias, &l) != 0)
+        return;
+    p->a = l.a;
+    p->b_plain = l.b_plain;
+    p->y = l.y;
+    if (s->has_bias)
+        p->bias = l.bias;
+    p->pd = l.pd;
+}
+
 /* Fills *p for shape s and the post-ops of attrs; weight: B is a
  * constant weight, whose layout is the primitive's to choose
  * (dnnl_matmul.h). -1 when oneDNN does not take it. */
@@ -228,13 +248,16 @@ static int plan_make(dnnl_engine_t engine, const matmul_shape *s,
     if (ok && !weight) {
         ok = pd_make(engine, attr, p, s, &p->b_plain) == 0;
     } else if (ok) {
-        /* oneDNN's choice when it blocks B, else [.., N, K]. */
+        /* oneDNN's choice when it blocks B, else a linear layer as a 1x1
+         * convolution, else [.., N, K]. */
         if (pd_make(engine, attr, p, s, &b_any) == 0 &&
             !blocked(dnnl_primitive_desc_query_md(
                 p->pd, dnnl_query_weights_md, 0))) {
             dnnl_primitive_desc_destroy(p->pd);
             p->pd = NULL;
         }
+        if (!p->pd)
+            linear_make(engine, attr, p, s);
         ok = p->pd || pd_make(engine, attr, p, s, &p->b_fixed) == 0;
     }
     if (attr)

@@ -9,10 +9,12 @@
  * layout oneDNN chooses when that is a blocked one (AVX-512's brgemm),
  * else transposed, [.., N, K]: on AVX2 oneDNN 2.6 runs matmul on its jit
  * sgemm and reports B's plain [K, N] as its choice, which that sgemm runs
- * 2-4x slower than [N, K]. A B in another layout than its bytes' is
- * reordered once, into the copy every session of the program shares
- * (dnnl_weights.h); a gemm's B with transB = 1 already is [N, K] and is
- * read in place. An activation B (attention's QK^T and PV) is read as it
+ * 2-4x slower than [N, K]; and where the product is 2-D (a batch folded
+ * into its rows) over a row-major A, it runs as a 1x1 convolution, whose
+ * jit kernel reads B packed once (dnnl_linear.h). A B in another layout
+ * than its bytes' is reordered once, into the copy every session of the
+ * program shares (dnnl_weights.h); a gemm's B with transB = 1 already is
+ * [N, K] and, unless it is a convolution's, is read in place. An activation B (attention's QK^T and PV) is read as it
  * is.
  *
  * Which steps: f32 matmul whose operands are at least 2-D (batch dims

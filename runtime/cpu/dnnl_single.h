@@ -4,7 +4,9 @@
  * max pools and global average pools are dfg's own, pool_blocked.h), and an add or mul of a [N, C, H, W]
  * and a per-channel [N, C, 1, 1] tensor (dnnl_binary.c). The layout pass
  * keeps them blocked between convolutions (passes/layout_assign.c);
- * plain ones run on the reference kernels.
+ * plain ones run on the reference kernels. And softmax along the last
+ * axis of a plain f32 tensor (dnnl_softmax.c), where oneDNN's measures
+ * faster than the reference kernel.
  *
  * Lifetime: made with the session's allocator, owns its oneDNN objects,
  * points into the step's regions (which must outlive it), freed by
@@ -46,6 +48,12 @@ dfg_status dfg_dnnl_binary_create(dnnl_engine_t engine,
                                   const dfg_kernel_args *step,
                                   const dfg_allocator *allocator,
                                   dfg_dnnl_single **out);
+/* Prepares a softmax step; *out NULL, with DFG_OK, when oneDNN does not
+ * take it. */
+dfg_status dfg_dnnl_softmax_create(dnnl_engine_t engine,
+                                   const dfg_kernel_args *step,
+                                   const dfg_allocator *allocator,
+                                   dfg_dnnl_single **out);
 
 dfg_status dfg_dnnl_single_run(const dfg_dnnl_single *single,
                                dnnl_stream_t stream);

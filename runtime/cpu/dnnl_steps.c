@@ -85,6 +85,8 @@ static int onednn_may_run(const dfg_kernel_args *step)
         return 1;
     if (step->op == DFG_OP_ADD || step->op == DFG_OP_MUL)
         return is_blocked_binary(step);
+    if (step->op == DFG_OP_SOFTMAX) /* plain ones, with no scratch */
+        return !step_blocked(step);
     int op = step->op == DFG_OP_CONV2D || step->op == DFG_OP_MATMUL ||
              step->op == DFG_OP_GEMM;
     return op && step->backend_workspace && step->workspace &&
@@ -123,7 +125,7 @@ static int any_may_run(const dfg_kernel_args *steps, int32_t n_steps)
 
 /* Prepares step i (a conv2d or a matmul or gemm, their post-ops compiled
  * in, dnnl_conv.h, dnnl_matmul.h; a blocked pool or per-channel binary,
- * dnnl_single.h); labels it if oneDNN took it. */
+ * a plain softmax, dnnl_single.h); labels it if oneDNN took it. */
 static dfg_status step_prepare(dfg_dnnl_steps *s,
                                const dfg_allocator *allocator,
                                const dfg_kernel_args *step, int32_t i)
@@ -134,11 +136,15 @@ static dfg_status step_prepare(dfg_dnnl_steps *s,
         st = dfg_dnnl_conv_create(s->engine, step, allocator, &s->convs[i]);
         if (s->convs[i])
             impl = dfg_dnnl_conv_impl(s->convs[i]);
-    } else if (is_pool(step) || is_blocked_binary(step)) {
+    } else if (is_pool(step) || is_blocked_binary(step) ||
+               step->op == DFG_OP_SOFTMAX) {
         st = is_pool(step) ? dfg_dnnl_pool_create(s->engine, step, allocator,
                                                   &s->singles[i])
-                           : dfg_dnnl_binary_create(s->engine, step, allocator,
-                                                    &s->singles[i]);
+             : step->op == DFG_OP_SOFTMAX
+                 ? dfg_dnnl_softmax_create(s->engine, step, allocator,
+                                           &s->singles[i])
+                 : dfg_dnnl_binary_create(s->engine, step, allocator,
+                                          &s->singles[i]);
         if (s->singles[i])
             impl = dfg_dnnl_single_impl(s->singles[i]);
     } else {
