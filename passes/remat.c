@@ -75,6 +75,14 @@ static int is_backward(const dfg_graph *g, const dfg_ir_node *node)
 }
 
 
+int32_t dfg_remat_first_backward(const dfg_graph *g)
+{
+    for (int32_t n = 0; n < g->n_nodes; n++)
+        if (!g->nodes[n].dead && is_backward(g, &g->nodes[n]))
+            return n;
+    return g->n_nodes;
+}
+
 /* The node index of v's first backward reader, or -1. */
 static int32_t first_backward_reader(const dfg_graph *g, int32_t v)
 {

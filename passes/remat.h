@@ -12,6 +12,10 @@
  * a view (or output 0 of batch_norm_train). */
 int dfg_remat_recomputable(const dfg_graph *g, int32_t v);
 
+/* The index of the first backward node: the nodes before it are the
+ * forward pass (the training pass records the forward first). */
+int32_t dfg_remat_first_backward(const dfg_graph *g);
+
 /* A recomputable saved activation and its producer's FLOPs per byte. */
 typedef struct dfg_remat_candidate {
     int32_t value;
