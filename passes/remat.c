@@ -119,8 +119,8 @@ int dfg_remat_recomputable(const dfg_graph *g, int32_t v)
 }
 
 /* No update writes an operand of node p before position `at`. */
-static int operands_unchanged_until(const dfg_graph *g, const dfg_ir_node *p,
-                                    int32_t at)
+int dfg_remat_operands_unchanged_until(const dfg_graph *g,
+                                       const dfg_ir_node *p, int32_t at)
 {
     for (int32_t n = 0; n < at; n++) {
         const dfg_ir_node *u = &g->nodes[n];
@@ -311,7 +311,7 @@ static dfg_status recompute_chain_at(dfg_graph *g, recompute_chain *r,
     for (int32_t k = 0; k < r->n_set && n >= 0; k++)
         n = collect(g, r, r->set[k], n);
     for (int32_t k = 0; k < n; k++)
-        if (!operands_unchanged_until(
+        if (!dfg_remat_operands_unchanged_until(
                 g, &g->nodes[g->values[r->chain[k]].producer], at))
             n = -1;
     if (n <= 0)
@@ -460,6 +460,7 @@ int64_t dfg_remat_total_flops(const dfg_graph *g)
  * order they were taken. */
 typedef struct single_values {
     int32_t max_chain; /* what a recomputation may take */
+    int keep_equal;    /* dfg_remat_limits.keep_equal */
     int32_t *taken;
     int32_t n_taken;
     int64_t arena, extra_flops;
@@ -470,7 +471,7 @@ static dfg_status choose_single_values(dfg_graph **work,
                                        int64_t budget, single_values *out)
 {
     const dfg_remat_limits any = {.max_chain = out->max_chain,
-                                  .keep_equal = 1};
+                                  .keep_equal = out->keep_equal};
     int32_t n;
     dfg_remat_candidate *c = dfg_remat_candidates(*work, &n);
     if (!c)
@@ -529,8 +530,10 @@ static dfg_status segments_then_single_values(
     single_values on_top = {.max_chain = g->n_values};
     dfg_status st = dfg_checkpoint_apply(g, segments, extra);
     if (st == DFG_OK)
+        st = dfg_remat_split_copies(g, o, report, extra);
+    if (st == DFG_OK && report->arena > report->budget)
         st = try_single_values(g, o, report->budget, &on_top);
-    if (st == DFG_OK && on_top.n_taken > 0 && on_top.arena < segments->arena) {
+    if (st == DFG_OK && on_top.n_taken > 0 && on_top.arena < report->arena) {
         st = apply_single_values(g, &on_top);
         *extra += on_top.extra_flops;
         report->recomputed += on_top.n_taken;
@@ -628,7 +631,7 @@ dfg_status dfg_pass_remat(dfg_graph *g, const dfg_compile_options *o,
     if (st != DFG_OK || report->arena <= report->budget)
         return st;
     int64_t before = dfg_remat_total_flops(g), extra = 0;
-    single_values single = {.max_chain = MAX_CHAIN};
+    single_values single = {.max_chain = MAX_CHAIN, .keep_equal = 1};
     dfg_checkpoint_plan segments = {0};
     st = try_single_values(g, o, report->budget, &single);
     if (st == DFG_OK)
@@ -637,6 +640,8 @@ dfg_status dfg_pass_remat(dfg_graph *g, const dfg_compile_options *o,
     report->segment_arena = segments.arena;
     if (st == DFG_OK)
         st = apply_cheaper(g, o, report, &single, &segments, &extra);
+    if (st == DFG_OK && report->arena > report->budget)
+        st = dfg_remat_split_copies(g, o, report, &extra);
     dfg_free(&g->allocator, single.taken);
     report->extra_flops_percent = before > 0 ? 100.0 * (double)extra /
                                                    (double)before : 0.0;
