@@ -51,6 +51,10 @@ static int is_recomputation(const dfg_ir_node *node)
  * compares its saved output with 0: the comparison must read the
  * recomputed copy, not keep the original), or computes a weight's
  * gradient inside its update (passes/fuse_weight_update.c). */
+/* The most operands a recomputed op may have: a concat of the sliced
+ * stem's 8 slices (passes/remat_sliced_stem.c) is the widest. */
+#define MAX_OPERANDS 8
+
 static int is_backward(const dfg_graph *g, const dfg_ir_node *node)
 {
     if (writes_gradient(g, node) || is_recomputation(node) ||
@@ -74,6 +78,14 @@ static int is_backward(const dfg_graph *g, const dfg_ir_node *node)
     return readers > 0;
 }
 
+
+int32_t dfg_remat_first_backward(const dfg_graph *g)
+{
+    for (int32_t n = 0; n < g->n_nodes; n++)
+        if (!g->nodes[n].dead && is_backward(g, &g->nodes[n]))
+            return n;
+    return g->n_nodes;
+}
 
 /* The node index of v's first backward reader, or -1. */
 static int32_t first_backward_reader(const dfg_graph *g, int32_t v)
@@ -100,15 +112,15 @@ int dfg_remat_recomputable(const dfg_graph *g, int32_t v)
         return value->producer_output == 0;
     /* The inference ops but views (recomputing one frees nothing). */
     const dfg_op_info *info = dfg_op_get(p->op);
-    return p->n_outputs == 1 && p->n_inputs <= 5 &&
+    return p->n_outputs == 1 && p->n_inputs <= MAX_OPERANDS &&
            p->op < DFG_OP_SOFTMAX_CROSS_ENTROPY &&
            info->alias != DFG_ALIAS_VIEW &&
            info->alias != DFG_ALIAS_VIEW_IF_CONTIGUOUS;
 }
 
 /* No update writes an operand of node p before position `at`. */
-static int operands_unchanged_until(const dfg_graph *g, const dfg_ir_node *p,
-                                    int32_t at)
+int dfg_remat_operands_unchanged_until(const dfg_graph *g,
+                                       const dfg_ir_node *p, int32_t at)
 {
     for (int32_t n = 0; n < at; n++) {
         const dfg_ir_node *u = &g->nodes[n];
@@ -152,8 +164,9 @@ static int kept(const dfg_graph *g, int32_t u)
     const dfg_ir_node *p = &g->nodes[value->producer];
     int batch_norm_y = p->op == DFG_OP_BATCH_NORM_TRAIN &&
                        value->producer_output == 0;
-    return !(batch_norm_y || (p->n_outputs == 1 && p->n_inputs <= 5 &&
-                              p->op < DFG_OP_SOFTMAX_CROSS_ENTROPY));
+    return !(batch_norm_y ||
+             (p->n_outputs == 1 && p->n_inputs <= MAX_OPERANDS &&
+              p->op < DFG_OP_SOFTMAX_CROSS_ENTROPY));
 }
 
 static int in_set(const int32_t *set, int32_t n, int32_t v)
@@ -200,7 +213,7 @@ static dfg_status append_clone(dfg_graph *g, const int32_t *chain,
                                const int32_t *clone, int32_t k, int32_t *out)
 {
     const dfg_ir_node p = g->nodes[g->values[chain[k]].producer];
-    int32_t in[5], n_in = p.n_inputs;
+    int32_t in[MAX_OPERANDS], n_in = p.n_inputs;
     for (int32_t i = 0; i < n_in; i++) {
         in[i] = p.inputs[i];
         for (int32_t j = 0; j < k; j++)
@@ -298,7 +311,7 @@ static dfg_status recompute_chain_at(dfg_graph *g, recompute_chain *r,
     for (int32_t k = 0; k < r->n_set && n >= 0; k++)
         n = collect(g, r, r->set[k], n);
     for (int32_t k = 0; k < n; k++)
-        if (!operands_unchanged_until(
+        if (!dfg_remat_operands_unchanged_until(
                 g, &g->nodes[g->values[r->chain[k]].producer], at))
             n = -1;
     if (n <= 0)
@@ -446,6 +459,8 @@ int64_t dfg_remat_total_flops(const dfg_graph *g)
  * is left. The values taken go to taken[] (n_values entries) in the
  * order they were taken. */
 typedef struct single_values {
+    int32_t max_chain; /* what a recomputation may take */
+    int keep_equal;    /* dfg_remat_limits.keep_equal */
     int32_t *taken;
     int32_t n_taken;
     int64_t arena, extra_flops;
@@ -455,7 +470,8 @@ static dfg_status choose_single_values(dfg_graph **work,
                                        const dfg_compile_options *o,
                                        int64_t budget, single_values *out)
 {
-    const dfg_remat_limits any = {.max_chain = MAX_CHAIN, .keep_equal = 1};
+    const dfg_remat_limits any = {.max_chain = out->max_chain,
+                                  .keep_equal = out->keep_equal};
     int32_t n;
     dfg_remat_candidate *c = dfg_remat_candidates(*work, &n);
     if (!c)
@@ -481,7 +497,7 @@ static dfg_status apply_single_values(dfg_graph *g, const single_values *s)
     dfg_status st = DFG_OK;
     for (int32_t i = 0; i < s->n_taken && st == DFG_OK; i++) {
         int64_t flops;
-        st = dfg_remat_recompute(g, &s->taken[i], 1, MAX_CHAIN, &flops);
+        st = dfg_remat_recompute(g, &s->taken[i], 1, s->max_chain, &flops);
     }
     return st;
 }
@@ -498,6 +514,32 @@ static dfg_status try_single_values(dfg_graph *g, const dfg_compile_options *o,
     if (st == DFG_OK)
         st = choose_single_values(&work, o, budget, out);
     dfg_graph_destroy(work);
+    return st;
+}
+
+/* Segments that miss the budget, then single values on top of them: a
+ * checkpoint that is cheap to make again from values kept anyway (the
+ * sliced stem's output, from the image) need not live from the forward
+ * to the backward of the segment after it. */
+static dfg_status segments_then_single_values(
+    dfg_graph *g, const dfg_compile_options *o, dfg_remat_report *report,
+    const dfg_checkpoint_plan *segments, int64_t *extra)
+{
+    report->recomputed = segments->recomputed;
+    report->arena = segments->arena;
+    single_values on_top = {.max_chain = g->n_values};
+    dfg_status st = dfg_checkpoint_apply(g, segments, extra);
+    if (st == DFG_OK)
+        st = dfg_remat_split_copies(g, o, report, extra);
+    if (st == DFG_OK && report->arena > report->budget)
+        st = try_single_values(g, o, report->budget, &on_top);
+    if (st == DFG_OK && on_top.n_taken > 0 && on_top.arena < report->arena) {
+        st = apply_single_values(g, &on_top);
+        *extra += on_top.extra_flops;
+        report->recomputed += on_top.n_taken;
+        report->arena = report->single_value_arena = on_top.arena;
+    }
+    dfg_free(&g->allocator, on_top.taken);
     return st;
 }
 
@@ -520,11 +562,8 @@ static dfg_status apply_cheaper(dfg_graph *g, const dfg_compile_options *o,
         return dfg_checkpoint_apply(g, segments, extra);
     }
     if (!single_fits && segments->arena > 0 &&
-        segments->arena < single->arena) {
-        report->recomputed = segments->recomputed;
-        report->arena = segments->arena;
-        return dfg_checkpoint_apply(g, segments, extra);
-    }
+        segments->arena < single->arena)
+        return segments_then_single_values(g, o, report, segments, extra);
     dfg_status st = apply_single_values(g, single);
     *extra = single->extra_flops;
     report->recomputed = single->n_taken;
@@ -592,7 +631,7 @@ dfg_status dfg_pass_remat(dfg_graph *g, const dfg_compile_options *o,
     if (st != DFG_OK || report->arena <= report->budget)
         return st;
     int64_t before = dfg_remat_total_flops(g), extra = 0;
-    single_values single = {0};
+    single_values single = {.max_chain = MAX_CHAIN, .keep_equal = 1};
     dfg_checkpoint_plan segments = {0};
     st = try_single_values(g, o, report->budget, &single);
     if (st == DFG_OK)
@@ -601,6 +640,8 @@ dfg_status dfg_pass_remat(dfg_graph *g, const dfg_compile_options *o,
     report->segment_arena = segments.arena;
     if (st == DFG_OK)
         st = apply_cheaper(g, o, report, &single, &segments, &extra);
+    if (st == DFG_OK && report->arena > report->budget)
+        st = dfg_remat_split_copies(g, o, report, &extra);
     dfg_free(&g->allocator, single.taken);
     report->extra_flops_percent = before > 0 ? 100.0 * (double)extra /
                                                    (double)before : 0.0;

@@ -12,6 +12,14 @@
  * a view (or output 0 of batch_norm_train). */
 int dfg_remat_recomputable(const dfg_graph *g, int32_t v);
 
+/* No update writes an operand of node p before node index at. */
+int dfg_remat_operands_unchanged_until(const dfg_graph *g,
+                                       const dfg_ir_node *p, int32_t at);
+
+/* The index of the first backward node: the nodes before it are the
+ * forward pass (the training pass records the forward first). */
+int32_t dfg_remat_first_backward(const dfg_graph *g);
+
 /* A recomputable saved activation and its producer's FLOPs per byte. */
 typedef struct dfg_remat_candidate {
     int32_t value;
@@ -73,6 +81,13 @@ dfg_status dfg_remat_try_value(dfg_graph **work, const dfg_compile_options *o,
 dfg_status dfg_remat_trial_arena(const dfg_graph *g,
                                  const dfg_compile_options *o,
                                  int64_t *arena);
+
+/* Where the budget is still missed: recomputed copies alive at the
+ * plan's peak made a second time for their later readers
+ * (passes/remat_split.c), each kept where a trial plan's arena shrinks;
+ * report->arena, report->recomputed and *extra (FLOPs) are updated. */
+dfg_status dfg_remat_split_copies(dfg_graph *g, const dfg_compile_options *o,
+                                  dfg_remat_report *report, int64_t *extra);
 
 /* Checkpoint segments (passes/checkpoint.c), found on copies of a graph
  * and then applied to the graph itself: the forward's recomputable saved

@@ -29,6 +29,7 @@
 #include "remat.h"
 
 #include <stdio.h>
+#include "fuse_rewrite.h"
 #include "error.h"
 #include "memory.h"
 
@@ -47,37 +48,22 @@ static int stored(const dfg_graph *g, int32_t v)
                       g->values[v].kind == DFG_VALUE_CONSTANT);
 }
 
-/* The one live node reading v (v no graph output), or -1. */
-static int32_t only_reader(const dfg_graph *g, int32_t v)
-{
-    if (g->values[v].is_output)
-        return -1;
-    int32_t reader = -1;
-    for (int32_t n = 0; n < g->n_nodes; n++) {
-        const dfg_ir_node *node = &g->nodes[n];
-        for (int32_t i = 0; !node->dead && i < node->n_inputs; i++)
-            if (node->inputs[i] == v) {
-                if (reader >= 0 && reader != n)
-                    return -1;
-                reader = n;
-            }
-    }
-    return reader;
-}
-
 /* The reader of node n's only output if it has op `op` and reads it as
  * input 0, or -1. */
-static int32_t next_in_chain(const dfg_graph *g, int32_t n, dfg_op op)
+static int32_t next_in_chain(const dfg_graph *g, const dfg_fuse_readers *r,
+                             int32_t n, dfg_op op)
 {
     if (n < 0 || g->nodes[n].n_outputs != 1)
         return -1;
     int32_t v = g->nodes[n].outputs[0];
-    int32_t r = only_reader(g, v);
-    return r >= 0 && g->nodes[r].op == op && g->nodes[r].inputs[0] == v
-               ? r : -1;
+    int32_t reader = dfg_fuse_only_reader(g, r, v);
+    return reader >= 0 && g->nodes[reader].op == op &&
+                   g->nodes[reader].inputs[0] == v
+               ? reader : -1;
 }
 
-static int matches_at(const dfg_graph *g, int32_t n, stem_chain *s)
+static int matches_at(const dfg_graph *g, const dfg_fuse_readers *r,
+                      int32_t n, stem_chain *s)
 {
     const dfg_ir_node *conv = &g->nodes[n];
     if (conv->dead || conv->op != DFG_OP_CONV2D || conv->n_inputs > 3 ||
@@ -89,25 +75,31 @@ static int matches_at(const dfg_graph *g, int32_t n, stem_chain *s)
          !stored(g, conv->inputs[2])))
         return 0;
     s->conv = n;
-    s->batch_norm = next_in_chain(g, n, DFG_OP_BATCH_NORM);
+    s->batch_norm = next_in_chain(g, r, n, DFG_OP_BATCH_NORM);
     if (s->batch_norm < 0)
         return 0;
     const dfg_ir_node *bn = &g->nodes[s->batch_norm];
     for (int32_t i = 1; i < 5; i++)
         if (!stored(g, bn->inputs[i]))
             return 0;
-    s->relu = next_in_chain(g, s->batch_norm, DFG_OP_RELU);
-    s->pool = next_in_chain(g, s->relu >= 0 ? s->relu : s->batch_norm,
+    s->relu = next_in_chain(g, r, s->batch_norm, DFG_OP_RELU);
+    s->pool = next_in_chain(g, r, s->relu >= 0 ? s->relu : s->batch_norm,
                             DFG_OP_MAX_POOL);
     return g->values[conv->outputs[0]].type.shape[1] >= STEM_SLICES;
 }
 
-static int find_stem(const dfg_graph *g, stem_chain *s)
+/* *found 1 and *s where a stem matches, 0 where none does. */
+static dfg_status find_stem(const dfg_graph *g, stem_chain *s, int *found)
 {
-    for (int32_t n = 0; n < g->n_nodes; n++)
-        if (matches_at(g, n, s))
-            return 1;
-    return 0;
+    dfg_fuse_readers r;
+    *found = 0;
+    dfg_status st = dfg_fuse_readers_make(g, &r);
+    if (st != DFG_OK)
+        return st;
+    for (int32_t n = 0; n < g->n_nodes && !*found; n++)
+        *found = matches_at(g, &r, n, s);
+    dfg_fuse_readers_free(g, &r);
+    return DFG_OK;
 }
 
 /* Records a node named "<base>/slice_<k>/<what>"; its first output in
@@ -214,8 +206,10 @@ dfg_status dfg_slice_stem(dfg_graph *g, int32_t *n_slices)
 {
     *n_slices = 0;
     stem_chain s;
-    if (!find_stem(g, &s))
-        return DFG_OK;
+    int found;
+    dfg_status found_st = find_stem(g, &s, &found);
+    if (found_st != DFG_OK || !found)
+        return found_st;
     int32_t last = s.pool >= 0 ? s.pool : s.relu >= 0 ? s.relu : s.batch_norm;
     int32_t y = g->nodes[last].outputs[0];
     int64_t channels = g->values[g->nodes[s.conv].outputs[0]].type.shape[1];
