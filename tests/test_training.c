@@ -617,9 +617,7 @@ static void test_memory_budget_keeps_the_results(void **state)
                                              "be met"));
     assert_non_null(strstr(dfg_last_error(), "bytes live, the largest"));
     /* The step with its stem sliced comes closer (at 50% with Adam
-     * 827,648 B against 874,752 unsliced, the stem's output and a block's
-     * input made again from the image): the error is the sliced
-     * attempt's. */
+     * 827,648 B against 874,752 unsliced): the error is the sliced one's. */
     assert_non_null(strstr(dfg_last_error(), "slices"));
     dfg_graph_destroy(cnn);
 }
