@@ -617,8 +617,10 @@ static void test_matmul_variants(void **state)
 
 /* softmax along the last axis on oneDNN (runtime/cpu/dnnl_softmax.c),
  * against a double reference, on rows wide enough to overflow exp unless
- * the maximum is subtracted; along another axis the reference kernel. */
-static void check_softmax(int32_t axis, int onednn)
+ * the maximum is subtracted; along another axis, or compiled for the
+ * reference kernels (rule 0: no backend workspace rule, --no-onednn), the
+ * reference kernel. */
+static void check_softmax(int32_t axis, int rule, int onednn)
 {
     const int64_t shape[3] = {3, 5, 37};
     int64_t n = 3 * 5 * 37;
@@ -636,8 +638,12 @@ static void check_softmax(int32_t axis, int onednn)
     assert_int_equal(dfg_graph_node(g, "softmax", "softmax", &in, 1, &attrs,
                                     &out, 1), DFG_OK);
     assert_int_equal(dfg_graph_output(g, out, "y"), DFG_OK);
+    dfg_compile_options options;
+    dfg_compile_options_init(&options);
+    if (!rule)
+        options.backend_workspace = NULL;
     dfg_program *program = NULL;
-    assert_int_equal(dfg_compile(g, NULL, &program), DFG_OK);
+    assert_int_equal(dfg_compile(g, &options, &program), DFG_OK);
     dfg_session *session = NULL;
     assert_int_equal(dfg_session_create(program, cpu(), NULL, &session), DFG_OK);
     const void *inputs[1] = {x};
@@ -671,9 +677,10 @@ static void check_softmax(int32_t axis, int onednn)
 static void test_softmax(void **state)
 {
     (void)state;
-    check_softmax(-1, 1);
-    check_softmax(2, 1);
-    check_softmax(1, 0);
+    check_softmax(-1, 1, 1);
+    check_softmax(2, 1, 1);
+    check_softmax(1, 1, 0);
+    check_softmax(-1, 0, 0);
 }
 
 int main(void)

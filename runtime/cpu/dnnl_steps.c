@@ -86,7 +86,7 @@ static int onednn_may_run(const dfg_kernel_args *step)
     if (step->op == DFG_OP_ADD || step->op == DFG_OP_MUL)
         return is_blocked_binary(step);
     if (step->op == DFG_OP_SOFTMAX) /* plain ones, with no scratch */
-        return !step_blocked(step);
+        return step->backend_workspace && !step_blocked(step);
     int op = step->op == DFG_OP_CONV2D || step->op == DFG_OP_MATMUL ||
              step->op == DFG_OP_GEMM;
     return op && step->backend_workspace && step->workspace &&
