@@ -269,9 +269,15 @@ static dfg_status try_segmentation(const dfg_graph *g,
             break;
         now.n_taken = k + 1;
         st = dfg_remat_trial_arena(work, o, &now.arena);
+        /* Missing the budget, a segment is taken for at least 1% of the
+         * arena: what is recomputed on top of the segments moves the
+         * peak anyway (resnet18 at 32x32, 33%: the last 0.05% cost
+         * layer3's and layer4's forward and left 4,074,240 B; without
+         * them 3,826,432 B fits). */
         int fits = now.arena <= budget;
-        if (st == DFG_OK && (fits || (!best_fits && (best->arena == 0 ||
-                                                     now.arena < best->arena))))
+        int better = best->arena == 0 ||
+                     now.arena < best->arena - best->arena / 100;
+        if (st == DFG_OK && (fits || (!best_fits && better)))
             *best = now;
         if (fits)
             break;
