@@ -218,7 +218,7 @@ static dfg_status read_checkpoint_itself(dfg_graph *g, int32_t c)
     for (int32_t n = g->n_nodes - 1; n >= 0; n--) {
         dfg_ir_node *node = &g->nodes[n];
         if (node->dead || node->n_outputs != 1 ||
-            !strstr(node->name, "/recompute_") ||
+            !dfg_remat_is_recomputation(node) ||
             readers[node->outputs[0]] > 0 ||
             g->values[node->outputs[0]].is_output)
             continue;

@@ -38,9 +38,9 @@ static int writes_gradient(const dfg_graph *g, const dfg_ir_node *node)
     return 0;
 }
 
-/* A recomputation appended by dfg_remat_recompute (named so, as the
- * program's recomputing steps are, src/program/program_recompute.c). */
-static int is_recomputation(const dfg_ir_node *node)
+/* Named so, as the program's recomputing steps are
+ * (src/program/program_recompute.c). */
+int dfg_remat_is_recomputation(const dfg_ir_node *node)
 {
     return node->name && strstr(node->name, "/recompute_") != NULL;
 }
@@ -57,7 +57,7 @@ static int is_recomputation(const dfg_ir_node *node)
 
 static int is_backward(const dfg_graph *g, const dfg_ir_node *node)
 {
-    if (writes_gradient(g, node) || is_recomputation(node) ||
+    if (writes_gradient(g, node) || dfg_remat_is_recomputation(node) ||
         dfg_op_updated_weight_input(node->op) == 2)
         return 1;
     if (node->n_outputs != 1)
@@ -234,7 +234,7 @@ static dfg_status append_clone(dfg_graph *g, const int32_t *chain,
     return dfg_graph_add_node(g, op, name, in, n_in, &p.attrs, 1, out);
 }
 
-static int reads(const dfg_ir_node *node, int32_t v)
+int dfg_remat_reads(const dfg_ir_node *node, int32_t v)
 {
     for (int32_t i = 0; i < node->n_inputs; i++)
         if (node->inputs[i] == v)
@@ -268,11 +268,12 @@ static dfg_status splice(dfg_graph *g, const recompute_chain *r, int32_t n,
     for (int32_t k = n - 1; k >= 0; k--) {
         place[k] = first_added;
         for (int32_t m = at; m < first_added && place[k] == first_added; m++)
-            if (!g->nodes[m].dead && reads(&g->nodes[m], r->clone[k]))
+            if (!g->nodes[m].dead &&
+                dfg_remat_reads(&g->nodes[m], r->clone[k]))
                 place[k] = m;
         for (int32_t j = k + 1; j < n; j++)
             if (place[j] < place[k] &&
-                reads(&g->nodes[first_added + j], r->clone[k]))
+                dfg_remat_reads(&g->nodes[first_added + j], r->clone[k]))
                 place[k] = place[j];
         if (place[k] == first_added)
             place[k] = at;
@@ -360,22 +361,30 @@ typedef struct trial {
     char alive[400];
 } trial;
 
-static void describe_peak(const dfg_graph *g, const dfg_schedule *s,
-                          const dfg_liveness *l, trial *t)
+int32_t dfg_remat_peak_step(const dfg_schedule *s, const dfg_liveness *l,
+                            int64_t *live)
 {
-    int64_t best = -1;
     int32_t peak = 0;
+    *live = -1;
     for (int32_t step = 0; step < s->n_steps; step++) {
-        int64_t live = 0;
+        int64_t now = 0;
         for (int32_t b = 0; b < l->n_buffers; b++)
             if (l->buffers[b].first_step <= step &&
                 step <= l->buffers[b].last_step)
-                live += l->buffers[b].size;
-        if (live > best) {
-            best = live;
+                now += l->buffers[b].size;
+        if (now > *live) {
+            *live = now;
             peak = step;
         }
     }
+    return peak;
+}
+
+static void describe_peak(const dfg_graph *g, const dfg_schedule *s,
+                          const dfg_liveness *l, trial *t)
+{
+    int64_t best;
+    int32_t peak = dfg_remat_peak_step(s, l, &best);
     int n = snprintf(t->alive, sizeof t->alive, "at step %d ('%s'), %lld "
                      "bytes live, the largest:", (int)peak,
                      g->nodes[s->step_node[peak]].name, (long long)best);

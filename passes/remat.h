@@ -16,6 +16,18 @@ int dfg_remat_recomputable(const dfg_graph *g, int32_t v);
 int dfg_remat_operands_unchanged_until(const dfg_graph *g,
                                        const dfg_ir_node *p, int32_t at);
 
+/* 1 if node is a recomputation appended by dfg_remat_recompute (named
+ * "<producer>/recompute_<n>", as the program's recomputing steps are). */
+int dfg_remat_is_recomputation(const dfg_ir_node *node);
+
+/* 1 if node reads v. */
+int dfg_remat_reads(const dfg_ir_node *node, int32_t v);
+
+/* The step of schedule s where the most bytes of l are live, and that
+ * many in *live. */
+int32_t dfg_remat_peak_step(const dfg_schedule *s, const dfg_liveness *l,
+                            int64_t *live);
+
 /* The index of the first backward node: the nodes before it are the
  * forward pass (the training pass records the forward first). */
 int32_t dfg_remat_first_backward(const dfg_graph *g);

@@ -20,19 +20,6 @@
 #include "memory.h"
 #include "memory_plan.h"
 
-static int is_recomputation(const dfg_ir_node *node)
-{
-    return node->name && strstr(node->name, "/recompute_") != NULL;
-}
-
-static int reads(const dfg_ir_node *node, int32_t v)
-{
-    for (int32_t i = 0; !node->dead && i < node->n_inputs; i++)
-        if (node->inputs[i] == v)
-            return 1;
-    return 0;
-}
-
 /* Makes copy v (a recomputation's output) again just before its first
  * reader that is no recomputation, which reads the new copy, as do the
  * readers after it; *flops 0 when nothing was done (no recomputation
@@ -42,9 +29,9 @@ static dfg_status split(dfg_graph *g, int32_t v, int64_t *flops)
     *flops = 0;
     int32_t last_recompute = -1, first_other = -1;
     for (int32_t n = 0; n < g->n_nodes; n++) {
-        if (!reads(&g->nodes[n], v))
+        if (g->nodes[n].dead || !dfg_remat_reads(&g->nodes[n], v))
             continue;
-        if (is_recomputation(&g->nodes[n]) && first_other < 0)
+        if (dfg_remat_is_recomputation(&g->nodes[n]) && first_other < 0)
             last_recompute = n;
         else if (first_other < 0)
             first_other = n;
@@ -99,25 +86,14 @@ static dfg_status copies_at_peak(const dfg_graph *g,
     dfg_status st = dfg_plan_graph(g, o, &g->allocator, &plan);
     const dfg_schedule *s = &plan.order.schedule;
     const dfg_liveness *l = &plan.order.liveness;
-    int64_t most = -1;
-    int32_t peak = 0;
-    for (int32_t step = 0; st == DFG_OK && step < s->n_steps; step++) {
-        int64_t live = 0;
-        for (int32_t b = 0; b < l->n_buffers; b++)
-            if (l->buffers[b].first_step <= step &&
-                step <= l->buffers[b].last_step)
-                live += l->buffers[b].size;
-        if (live > most) {
-            most = live;
-            peak = step;
-        }
-    }
+    int64_t most;
+    int32_t peak = st == DFG_OK ? dfg_remat_peak_step(s, l, &most) : 0;
     for (int32_t v = 0; st == DFG_OK && v < g->n_values; v++) {
         int32_t b = l->root_buffer[v];
         if (b >= 0 && l->buffers[b].first_step <= peak &&
             peak <= l->buffers[b].last_step &&
             g->values[v].kind == DFG_VALUE_NODE_OUTPUT &&
-            is_recomputation(&g->nodes[g->values[v].producer]))
+            dfg_remat_is_recomputation(&g->nodes[g->values[v].producer]))
             copies[(*n)++] = v;
     }
     dfg_graph_plan_free(&plan, &g->allocator);

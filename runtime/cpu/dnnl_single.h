@@ -1,8 +1,9 @@
 /* Steps on blocked tensors that are one oneDNN primitive with no scratch
  * (one that would need some is not taken), made once at session creation
  * over the step's operands in place: average_pool (dnnl_pool.c; blocked
- * max pools and global average pools are dfg's own, pool_blocked.h), and an add or mul of a [N, C, H, W]
- * and a per-channel [N, C, 1, 1] tensor (dnnl_binary.c). The layout pass
+ * max pools and global average pools are dfg's own, pool_blocked.h),
+ * and an add or mul of a [N, C, H, W] and a per-channel [N, C, 1, 1]
+ * tensor (dnnl_binary.c). The layout pass
  * keeps them blocked between convolutions (passes/layout_assign.c);
  * plain ones run on the reference kernels. And softmax along the last
  * axis of a plain f32 tensor (dnnl_softmax.c), where oneDNN's measures

@@ -138,13 +138,12 @@ static dfg_status step_prepare(dfg_dnnl_steps *s,
             impl = dfg_dnnl_conv_impl(s->convs[i]);
     } else if (is_pool(step) || is_blocked_binary(step) ||
                step->op == DFG_OP_SOFTMAX) {
-        st = is_pool(step) ? dfg_dnnl_pool_create(s->engine, step, allocator,
-                                                  &s->singles[i])
-             : step->op == DFG_OP_SOFTMAX
-                 ? dfg_dnnl_softmax_create(s->engine, step, allocator,
-                                           &s->singles[i])
-                 : dfg_dnnl_binary_create(s->engine, step, allocator,
-                                          &s->singles[i]);
+        dfg_status (*create)(dnnl_engine_t, const dfg_kernel_args *,
+                             const dfg_allocator *, dfg_dnnl_single **) =
+            is_pool(step)                  ? dfg_dnnl_pool_create
+            : step->op == DFG_OP_SOFTMAX ? dfg_dnnl_softmax_create
+                                           : dfg_dnnl_binary_create;
+        st = create(s->engine, step, allocator, &s->singles[i]);
         if (s->singles[i])
             impl = dfg_dnnl_single_impl(s->singles[i]);
     } else {
