@@ -7,7 +7,8 @@
  *
  * In place: an op marked DFG_ALIAS_INPLACE writes its output over an input
  * of the same shape and dtype (the kernels' contract, runtime/cpu/kernels.h),
- * and a conv2d over its residual (dfg_op_may_write_over_input),
+ * a conv2d over its residual and conv2d_grad_input over its dy
+ * (dfg_op_may_write_over_input),
  * when that input's bytes are an activation whose last reader, over all
  * values sharing them, is this very step. Graph inputs, weights and
  * constants are never overwritten, nor bytes a graph output lives in.

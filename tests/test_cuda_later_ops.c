@@ -331,6 +331,50 @@ static void test_conv_grads(void **state)
     run_free(&r);
 }
 
+/* conv2d_grad_input written over its dy on the emulator (the loop the
+ * device runs: each image's dy kept in the workspace first) against the
+ * CPU kernel out of place; workspace_bytes 0: the op's rule. */
+static void check_grad_input_over_dy(const dfg_attrs *forward, dfg_type x,
+                                     dfg_type w, int64_t workspace_bytes)
+{
+    dfg_attrs a = *forward;
+    carry_shape(&a, &x);
+    dfg_type in[2] = {x, w};
+    op_run r;
+    run_setup(&r, DFG_OP_CONV2D_GRAD_INPUT, &a, 2, in, 1, -1, 1);
+    if (workspace_bytes > 0)
+        r.cpu.workspace_bytes = r.emu.workspace_bytes = workspace_bytes;
+    memcpy(r.out_emu[0], r.in[0], (size_t)dfg_type_bytes(&x));
+    const void *over[2] = {r.out_emu[0], r.in[1]};
+    r.emu.in = over;
+    run_compare(&r);
+    run_free(&r);
+}
+
+static void test_conv_grad_input_over_dy(void **state)
+{
+    (void)state;
+    dfg_attrs a = defaults();
+    a.pads[0] = a.pads[1] = a.pads[2] = a.pads[3] = 1;
+    check_grad_input_over_dy(&a, type_of(DFG_F32, 4, 5, 16, 8, 8),
+                             type_of(DFG_F32, 4, 16, 16, 3, 3), 0);
+    /* Chunks smaller than an image, full and least workspaces. */
+    dfg_type x = type_of(DFG_F32, 4, 2, 64, 24, 24);
+    dfg_type w = type_of(DFG_F32, 4, 64, 64, 3, 3);
+    check_grad_input_over_dy(&a, x, w, 0);
+    dfg_attrs shaped = a;
+    carry_shape(&shaped, &x);
+    dfg_type in[2] = {x, w};
+    check_grad_input_over_dy(&a, x, w, dfg_op_least_workspace(
+                                           DFG_OP_CONV2D_GRAD_INPUT, &shaped,
+                                           in, 2, &x, 1));
+    /* Grouped 1x1: the direct products, image by image. */
+    dfg_attrs d = defaults();
+    d.group = 2;
+    check_grad_input_over_dy(&d, type_of(DFG_F32, 4, 3, 6, 5, 5),
+                             type_of(DFG_F32, 4, 6, 3, 1, 1), 0);
+}
+
 static void test_pool_grads(void **state)
 {
     (void)state;
@@ -571,6 +615,7 @@ int main(void)
         cmocka_unit_test(test_top_k),
         cmocka_unit_test(test_cross_entropy),
         cmocka_unit_test(test_conv_grads),
+        cmocka_unit_test(test_conv_grad_input_over_dy),
         cmocka_unit_test(test_pool_grads),
         cmocka_unit_test(test_gelu_slice_gather_grads),
         cmocka_unit_test(test_training_programs),

@@ -3,7 +3,9 @@
  * geometry, over column chunks of the whole batch (backward_geometry.h):
  *   conv2d_grad_input(dy, w) -> dx: per group and chunk, the chunk's dy
  *     columns gathered, col[k, chunk] = w^T dy (one product), then col2im
- *     adds each entry back to the input element it was read from;
+ *     adds each entry back to the input element it was read from; dx may
+ *     be dy's bytes (dfg_conv_grad_input_saved_bytes: images of dy read
+ *     whole, or kept aside, before their dx is written);
  *   conv2d_grad_weight(dy, x) -> dw: per group and chunk, dy's columns and
  *     x's im2col gathered, then dw += dy col^T, one product per slice of
  *     output channels: the slices of the fused weight updates
@@ -23,11 +25,12 @@
 #include "conv_grad_rows.h"
 #include "weight_update_geometry.h"
 
-/* The op's part of the step's workspace: at least its least chunk. */
+/* The op's part of the step's workspace: at least its least chunk, after
+ * `saved` bytes (dfg_conv_grad_input_saved_bytes). */
 static dfg_status check_workspace(const dfg_kernel_args *args,
-                                  const dfg_conv_geometry *g)
+                                  const dfg_conv_geometry *g, int64_t saved)
 {
-    int64_t least = dfg_conv_grad_least_workspace_bytes(g);
+    int64_t least = saved + dfg_conv_grad_least_workspace_bytes(g);
     if (args->workspace_bytes < least || (least > 0 && !args->workspace))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "%s: the step has %lld bytes of workspace, its "
@@ -68,36 +71,126 @@ typedef struct chunk_buffers {
     int64_t chunk;
 } chunk_buffers;
 
-/* Chunks as large as the step's workspace holds, up to the full ones. */
-static chunk_buffers buffers_of(const dfg_conv_geometry *g,
-                                const dfg_kernel_args *args)
+/* Chunks as large as `bytes` of workspace hold, up to the full ones. */
+static chunk_buffers buffers_of(const dfg_conv_geometry *g, void *workspace,
+                                int64_t bytes)
 {
-    int64_t chunk = dfg_conv_grad_chunk_within(g, args->workspace_bytes);
-    return (chunk_buffers){args->workspace,
-                           (float *)args->workspace +
-                               g->filters_per_group * chunk,
+    int64_t chunk = dfg_conv_grad_chunk_within(g, bytes);
+    return (chunk_buffers){workspace,
+                           (float *)workspace + g->filters_per_group * chunk,
                            chunk};
 }
 
-/* dx_n += w^T dy_n for every image and group: a direct (1x1) conv. */
+/* Element offsets of image n, group grp's channels in dy and in dx. */
+static int64_t dy_group_at(const dfg_conv_geometry *g, int64_t n, int64_t grp)
+{
+    return (n * g->out_channels + grp * g->filters_per_group) * g->pixels;
+}
+
+static int64_t dx_group_at(const dfg_conv_geometry *g, int64_t n, int64_t grp)
+{
+    return (n * g->in_channels + grp * g->channels_per_group) * g->in_h *
+           g->in_w;
+}
+
+/* Where dx is written over dy (passes/alias.c): the image of dy, group
+ * grp's channels, kept aside in the workspace before its dx is written
+ * while some of its columns are still to be read; image -1: none. */
+typedef struct kept_image {
+    void *data;
+    int64_t image;
+} kept_image;
+
+static void keep_image(const dfg_conv_geometry *g, const operand *dy,
+                       int64_t n, int64_t grp, kept_image *kept)
+{
+    memcpy(kept->data, element(dy, dy_group_at(g, n, grp)),
+           (size_t)(g->filters_per_group * g->pixels) *
+               dfg_dtype_size(dy->dtype));
+    kept->image = n;
+}
+
+/* dx_n = w^T dy_n for every image and group: a direct (1x1) conv; dy_n
+ * read from its kept copy when dx is written over dy. */
 static dfg_status grad_input_direct(const dfg_conv_geometry *g,
                                     const operand *dy, const operand *w,
-                                    const operand *dx)
+                                    const operand *dx, kept_image *kept)
 {
     dfg_status st = DFG_OK;
     for (int64_t n = 0; n < g->batch && st == DFG_OK; n++)
         for (int64_t grp = 0; grp < g->group && st == DFG_OK; grp++) {
             dfg_cpu_matrix a = operand_matrix(
                 w, grp * g->filters_per_group * g->k, g->k, 1);
-            dfg_cpu_matrix b = operand_matrix(
-                dy, (n * g->out_channels + grp * g->filters_per_group) *
-                        g->pixels, g->pixels, 0);
-            st = dfg_cpu_gemm_mixed(
-                g->k, g->pixels, g->filters_per_group, 1.0f, &a, &b, 0.0f,
-                dx->dtype,
-                element(dx, (n * g->in_channels + grp * g->channels_per_group) *
-                                g->pixels), g->pixels);
+            dfg_cpu_matrix b =
+                operand_matrix(dy, dy_group_at(g, n, grp), g->pixels, 0);
+            if (dx->data == dy->data) {
+                keep_image(g, dy, n, grp, kept);
+                b.data = kept->data;
+            }
+            st = dfg_cpu_gemm_mixed(g->k, g->pixels, g->filters_per_group,
+                                    1.0f, &a, &b, 0.0f, dx->dtype,
+                                    element(dx, dx_group_at(g, n, grp)),
+                                    g->pixels);
         }
+    return st;
+}
+
+/* dst[Mg, cols] = the chunk's columns of dy: those of the kept image from
+ * its copy (a batch of one image of the group's channels), the others
+ * from dy. */
+static void gather_chunk(const dfg_conv_geometry *g, const operand *dy,
+                         const kept_image *kept, int64_t grp, int64_t c0,
+                         int64_t cols, float *dst)
+{
+    int64_t from_kept = 0;
+    if (kept->image >= 0 && c0 / g->pixels == kept->image) {
+        int64_t first = c0 - kept->image * g->pixels;
+        from_kept = g->pixels - first < cols ? g->pixels - first : cols;
+        dfg_conv_geometry one = *g;
+        one.batch = 1;
+        one.out_channels = g->filters_per_group;
+        dfg_cpu_conv_gather_dy(&one, kept->data, dy->dtype, 0, first,
+                               from_kept, dst, cols);
+    }
+    if (from_kept < cols)
+        dfg_cpu_conv_gather_dy(g, dy->data, dy->dtype, grp, c0 + from_kept,
+                               cols - from_kept, dst + from_kept, cols);
+}
+
+/* Group grp's dx, chunk by chunk: gather dy's columns, col = w^T dy, then
+ * zero the images of dx the chunk adds into for the first time and add
+ * col into them (col2im). Over dy, an image's dy is then read whole
+ * before its dx is written: all of it is in this chunk or earlier ones,
+ * or the image continues in the next chunk and is kept aside first. The
+ * sums are those of the out-of-place kernel, in the same order. */
+static dfg_status grad_input_group(const dfg_conv_geometry *g,
+                                   const operand *dy, const operand *w,
+                                   const operand *dx, const chunk_buffers *b,
+                                   kept_image *kept, int64_t grp)
+{
+    size_t image_bytes = (size_t)(g->channels_per_group * g->in_h * g->in_w) *
+                         dfg_dtype_size(dx->dtype);
+    dfg_cpu_matrix wt =
+        operand_matrix(w, grp * g->filters_per_group * g->k, g->k, 1);
+    int64_t columns = g->batch * g->pixels, zeroed = 0;
+    dfg_status st = DFG_OK;
+    kept->image = -1;
+    for (int64_t c0 = 0; c0 < columns && st == DFG_OK; c0 += b->chunk) {
+        int64_t cols = columns - c0 < b->chunk ? columns - c0 : b->chunk;
+        gather_chunk(g, dy, kept, grp, c0, cols, b->dy);
+        dfg_cpu_matrix dyc = matrix(b->dy, cols, 0);
+        st = dfg_cpu_gemm_mixed(g->k, cols, g->filters_per_group, 1.0f, &wt,
+                                &dyc, 0.0f, DFG_F32, b->col, cols);
+        int64_t last = (c0 + cols - 1) / g->pixels;
+        if (dx->data == dy->data && last >= zeroed &&
+            c0 + cols < (last + 1) * g->pixels)
+            keep_image(g, dy, last, grp, kept);
+        for (; zeroed <= last; zeroed++)
+            memset(element(dx, dx_group_at(g, zeroed, grp)), 0, image_bytes);
+        if (st == DFG_OK)
+            dfg_cpu_conv_col2im_add(g, b->col, grp, c0, cols, dx->data,
+                                    dx->dtype);
+    }
     return st;
 }
 
@@ -112,31 +205,23 @@ dfg_status dfg_cpu_conv2d_grad_input(const dfg_kernel_args *args)
     dfg_status st = dfg_conv_grad_geometry(args->attrs, &args->out_types[0],
                                            &args->in_types[1],
                                            &args->in_types[0], &g);
-    if (st == DFG_OK)
-        st = check_workspace(args, &g);
+    int64_t saved = 0;
+    if (st == DFG_OK) {
+        saved = dfg_conv_grad_input_saved_bytes(&g, &args->in_types[0],
+                                                &args->out_types[0]);
+        st = check_workspace(args, &g, saved);
+    }
     if (st != DFG_OK)
         return st;
     const operand dy = input_of(args, 0), w = input_of(args, 1);
     const operand dx = {args->out[0], args->out_types[0].dtype};
+    kept_image kept = {args->workspace, -1};
     if (g.direct)
-        return grad_input_direct(&g, &dy, &w, &dx);
-    memset(dx.data, 0, (size_t)dfg_type_bytes(&args->out_types[0]));
-    chunk_buffers b = buffers_of(&g, args);
-    int64_t columns = g.batch * g.pixels;
-    for (int64_t grp = 0; grp < g.group && st == DFG_OK; grp++) {
-        dfg_cpu_matrix wt = operand_matrix(&w, grp * g.filters_per_group * g.k,
-                                           g.k, 1);
-        for (int64_t c0 = 0; c0 < columns && st == DFG_OK; c0 += b.chunk) {
-            int64_t cols = columns - c0 < b.chunk ? columns - c0 : b.chunk;
-            dfg_cpu_conv_gather_dy(&g, dy.data, dy.dtype, grp, c0, cols, b.dy);
-            dfg_cpu_matrix dyc = matrix(b.dy, cols, 0);
-            st = dfg_cpu_gemm_mixed(g.k, cols, g.filters_per_group, 1.0f, &wt,
-                                    &dyc, 0.0f, DFG_F32, b.col, cols);
-            if (st == DFG_OK)
-                dfg_cpu_conv_col2im_add(&g, b.col, grp, c0, cols, dx.data,
-                                        dx.dtype);
-        }
-    }
+        return grad_input_direct(&g, &dy, &w, &dx, &kept);
+    chunk_buffers b = buffers_of(&g, (char *)args->workspace + saved,
+                                 args->workspace_bytes - saved);
+    for (int64_t grp = 0; grp < g.group && st == DFG_OK; grp++)
+        st = grad_input_group(&g, &dy, &w, &dx, &b, &kept, grp);
     return st;
 }
 
@@ -207,7 +292,8 @@ dfg_status dfg_cpu_conv_grad_weight_rows(const dfg_conv_geometry *whole,
     for (int64_t grp = 0; grp < g.group && st == DFG_OK; grp++)
         for (int64_t c0 = 0; c0 < columns && st == DFG_OK; c0 += b.chunk) {
             int64_t cols = columns - c0 < b.chunk ? columns - c0 : b.chunk;
-            dfg_cpu_conv_gather_dy(&g, dy.data, dy.dtype, grp, c0, cols, b.dy);
+            dfg_cpu_conv_gather_dy(&g, dy.data, dy.dtype, grp, c0, cols, b.dy,
+                                   cols);
             if (!columns_ready)
                 dfg_cpu_conv_im2col(&g, x.data, x.dtype, grp, c0, cols,
                                     b.col);
@@ -233,7 +319,7 @@ dfg_status dfg_cpu_conv_grad_weight_rows_whole(
         dfg_cpu_conv_im2col(&g, x_data, dtype, 0, 0, columns, col);
     dfg_cpu_conv_gather_dy(&g, (const char *)dy_data +
                                    m0 * g.pixels * (int64_t)dfg_dtype_size(dtype),
-                           dtype, 0, 0, columns, dy);
+                           dtype, 0, 0, columns, dy, columns);
     const operand dw = {dw_data, dw_dtype};
     dfg_status st = DFG_OK;
     for (int64_t c0 = 0; c0 < columns && st == DFG_OK; c0 += chunk) {
@@ -253,7 +339,7 @@ dfg_status dfg_cpu_conv2d_grad_weight(const dfg_kernel_args *args)
                                            &args->out_types[0],
                                            &args->in_types[0], &g);
     if (st == DFG_OK)
-        st = check_workspace(args, &g);
+        st = check_workspace(args, &g, 0);
     if (st != DFG_OK)
         return st;
     dfg_dtype dtype = args->in_types[0].dtype;

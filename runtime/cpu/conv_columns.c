@@ -37,7 +37,7 @@ static int next_part(const dfg_conv_geometry *g, int64_t c0, int64_t cols,
 
 void dfg_cpu_conv_gather_dy(const dfg_conv_geometry *g, const void *dy,
                             dfg_dtype dtype, int64_t grp, int64_t c0,
-                            int64_t cols, float *dst)
+                            int64_t cols, float *dst, int64_t ld)
 {
     image_part part = {0, 0, 0, 0, 0};
     while (next_part(g, c0, cols, &part))
@@ -47,11 +47,11 @@ void dfg_cpu_conv_gather_dy(const dfg_conv_geometry *g, const void *dy,
             float *to = dst + part.column + n * part.count;
             for (int64_t m = 0; m < g->filters_per_group; m++)
                 if (dtype == DFG_F32)
-                    memcpy(to + m * cols, (const float *)dy + src + m * g->pixels,
+                    memcpy(to + m * ld, (const float *)dy + src + m * g->pixels,
                            (size_t)part.count * sizeof *dst);
                 else
                     for (int64_t i = 0; i < part.count; i++)
-                        to[m * cols + i] =
+                        to[m * ld + i] =
                             dfg_float_at(dy, dtype, src + m * g->pixels + i);
         }
 }

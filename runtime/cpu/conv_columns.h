@@ -16,11 +16,11 @@
 #include "conv_geometry.h"
 #include "dfg/dtype.h"
 
-/* dst[Mg, cols] = the chunk's columns of group grp's channels of
- * dy [N, M, pixels]. */
+/* dst[Mg, cols] (rows ld floats apart, ld >= cols) = the chunk's columns
+ * of group grp's channels of dy [N, M, pixels]. */
 void dfg_cpu_conv_gather_dy(const dfg_conv_geometry *g, const void *dy,
                             dfg_dtype dtype, int64_t grp, int64_t c0,
-                            int64_t cols, float *dst);
+                            int64_t cols, float *dst, int64_t ld);
 
 /* col[k, cols] = the chunk's im2col columns of group grp of x [N, C, H, W]
  * (0 where a tap reads padding). */

@@ -4,7 +4,9 @@
  *   conv2d_grad_input (dy, w) -> dx: per image, group and chunk of output
  *     pixels, col = w^T dy[:, chunk] into the workspace, then col2im adds
  *     it into dx (zeroed first); a direct (1x1) conv is one batched
- *     product per group straight into dx;
+ *     product per group straight into dx. Where dx is dy's bytes
+ *     (passes/alias.c), each image's dy is first copied to the
+ *     workspace's start and read from there;
  *   conv2d_grad_weight (dy, x) -> dw: dw zeroed, then per image, group and
  *     chunk, im2col of x into the workspace and dw += dy[:, chunk] col^T
  *     (x itself for a direct conv). */

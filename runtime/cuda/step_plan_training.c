@@ -84,11 +84,14 @@ dfg_status dfg_cuda_plan_conv_grad(const dfg_step_args *s,
         return dfg_error_prefix(st, "%s", dfg_op_get(s->op)->name);
     int64_t op_bytes = dfg_op_get(s->op)->workspace(
         s->attrs, s->in_types, s->n_inputs, s->out_types, s->n_outputs);
-    int64_t least = dfg_conv_grad_least_workspace_bytes(g);
+    int64_t kept = input ? dfg_conv_grad_input_saved_bytes(
+                               g, &s->in_types[0], &s->out_types[0])
+                         : 0;
+    int64_t least = kept + dfg_conv_grad_least_workspace_bytes(g);
     int64_t column_bytes = g->k * (int64_t)sizeof(float);
     if (op_bytes < 0 || s->workspace_bytes < least ||
         (least > 0 && !s->workspace) ||
-        (!g->direct && op_bytes < column_bytes))
+        (!g->direct && op_bytes < kept + column_bytes))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "%s: the step has %lld bytes of workspace, its "
                          "column chunk needs at least %lld",
@@ -101,8 +104,12 @@ dfg_status dfg_cuda_plan_conv_grad(const dfg_step_args *s,
     dfg_cuda_blas_workspace(s->workspace, s->workspace_bytes, op_bytes,
                             &p->blas_workspace, &p->blas_workspace_bytes);
     if (!g->direct)
-        g->chunk = op_bytes / column_bytes < g->pixels
-                       ? op_bytes / column_bytes : g->pixels;
+        g->chunk = (op_bytes - kept) / column_bytes < g->pixels
+                       ? (op_bytes - kept) / column_bytes : g->pixels;
+    int64_t image = g->filters_per_group * g->pixels, one = 1;
+    p->u.conv.kept_bytes = kept;
+    dfg_cuda_strided_copy_make(1, &image, &one, &one, sizeof(float),
+                               &p->u.conv.keep);
     p->u.conv.dims = dfg_cuda_im2col_dims(g);
     p->kind = input ? DFG_CUDA_CONV_GRAD_INPUT : DFG_CUDA_CONV_GRAD_WEIGHT;
     return DFG_OK;

@@ -105,6 +105,10 @@ typedef struct dfg_cuda_step_plan {
             int has_bias;
             dfg_cuda_strided_copy bias;
             dfg_cuda_conv_batching batching; /* conv2d */
+            /* conv2d_grad_input: dy's image kept at the workspace's start
+             * when dx is written over dy, then the columns from kept_bytes */
+            dfg_cuda_strided_copy keep;
+            int64_t kept_bytes;
         } conv;                     /* conv2d and its two gradients */
         dfg_cuda_arg_reduce arg_reduce;
         dfg_cuda_gather_elements gather_elements;

@@ -84,3 +84,15 @@ int64_t dfg_conv_grad_chunk_within(const dfg_conv_geometry *g,
     int64_t full = dfg_conv_grad_chunk(g);
     return chunk > full ? full : chunk < 1 ? 1 : chunk;
 }
+
+int64_t dfg_conv_grad_input_saved_bytes(const dfg_conv_geometry *g,
+                                        const dfg_type *dy,
+                                        const dfg_type *dx)
+{
+    if (!dfg_type_equal(dy, dx))
+        return 0;
+    /* one image of dy: below DFG_MAX_ELEMENTS elements, no overflow */
+    return dfg_align_up(g->filters_per_group * g->pixels *
+                            (int64_t)dfg_dtype_size(dy->dtype),
+                        64);
+}

@@ -47,6 +47,17 @@ int64_t dfg_conv_grad_workspace_bytes(const dfg_conv_geometry *g);
  * chunk (one output row, at most the full chunk). */
 int64_t dfg_conv_grad_least_workspace_bytes(const dfg_conv_geometry *g);
 
+/* conv2d_grad_input may write dx over dy (dfg_op_may_write_over_input)
+ * when they have one type: stride 1, C == M, the same padding on both
+ * sides. dx's image n is then written over dy's, so the kernels keep the
+ * one image whose dy a chunk has not read whole yet (its group's
+ * channels, M/group * pixels elements of dy's dtype) at the start of the
+ * workspace, before the column chunks; 0 bytes when the types differ
+ * (never in place). Rounded up to 64 bytes, so the columns stay aligned. */
+int64_t dfg_conv_grad_input_saved_bytes(const dfg_conv_geometry *g,
+                                        const dfg_type *dy,
+                                        const dfg_type *dx);
+
 /* Columns of the chunks that op_bytes of workspace hold (between the
  * least and the full workspace): 1 to dfg_conv_grad_chunk(g). */
 int64_t dfg_conv_grad_chunk_within(const dfg_conv_geometry *g,

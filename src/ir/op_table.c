@@ -53,7 +53,8 @@ int dfg_op_may_write_over_input(dfg_op op, int32_t input)
 {
     const dfg_op_info *info = dfg_op_get(op);
     return (info && info->alias == DFG_ALIAS_INPLACE) ||
-           ((op == DFG_OP_CONV2D || op == DFG_OP_MATMUL) && input == 3);
+           ((op == DFG_OP_CONV2D || op == DFG_OP_MATMUL) && input == 3) ||
+           (op == DFG_OP_CONV2D_GRAD_INPUT && input == 0);
 }
 
 int64_t dfg_step_workspace_bytes(dfg_op op, int64_t op_bytes,

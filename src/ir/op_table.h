@@ -85,9 +85,11 @@ int dfg_op_writes_inputs(dfg_op op);
  * update (conv2d_weight_*_update); -1 for every other op. */
 int32_t dfg_op_updated_weight_input(dfg_op op);
 /* 1 if op's output may be planned over its input `input` when that dies
- * at its step: any input of the same type of a DFG_ALIAS_INPLACE op, and
- * a conv2d's or matmul's residual (input 3), which its sum post-op adds
- * to what the output holds. */
+ * at its step: any input of the same type of a DFG_ALIAS_INPLACE op, a
+ * conv2d's or matmul's residual (input 3), which its sum post-op adds
+ * to what the output holds, and conv2d_grad_input's dy (input 0), which
+ * its kernels read image by image before writing that image's dx
+ * (dfg_conv_grad_input_saved_bytes). */
 int dfg_op_may_write_over_input(dfg_op op, int32_t input);
 /* A step's planned workspace: the op's own bytes, then, for an op that
  * uses BLAS and blas_bytes > 0, blas_bytes more after a 256-byte boundary

@@ -57,8 +57,9 @@ int64_t dfg_flops_optimizer(const dfg_attrs *a, const dfg_type *in,
     return saturating_product(n < 0 ? 0 : n, 12);
 }
 
-/* conv2d_grad_input (dy, w) -> dx of attrs.shape: one chunk of dy's
- * columns and of col = w^T dy, which is then added back into dx
+/* conv2d_grad_input (dy, w) -> dx of attrs.shape: the image of dy kept
+ * aside when dx may be written over dy, then one chunk of dy's columns
+ * and of col = w^T dy, which is then added back into dx
  * (backward_geometry.h). -1 when the operands do not fit (the shape rule
  * has said why). */
 int64_t dfg_workspace_conv2d_grad_input(const dfg_attrs *attrs,
@@ -69,7 +70,8 @@ int64_t dfg_workspace_conv2d_grad_input(const dfg_attrs *attrs,
     if (n_in < 2 || n_out < 1 ||
         dfg_conv_grad_geometry(attrs, &out[0], &in[1], &in[0], &g) != DFG_OK)
         return -1;
-    return dfg_conv_grad_workspace_bytes(&g);
+    return dfg_conv_grad_input_saved_bytes(&g, &in[0], &out[0]) +
+           dfg_conv_grad_workspace_bytes(&g);
 }
 
 /* conv2d_grad_weight (dy, x) -> dw of attrs.shape: one chunk of dy's

@@ -83,6 +83,10 @@ int64_t dfg_op_least_workspace(dfg_op op, const dfg_attrs *attrs,
     dfg_conv_geometry g;
     if (full <= 0 || conv_of_step(op, attrs, in, n_in, out, n_out, &g) != 0)
         return full;
-    return op == DFG_OP_CONV2D ? dfg_conv_forward_least_workspace_bytes(&g)
-                               : dfg_conv_grad_least_workspace_bytes(&g);
+    if (op == DFG_OP_CONV2D)
+        return dfg_conv_forward_least_workspace_bytes(&g);
+    int64_t saved = op == DFG_OP_CONV2D_GRAD_INPUT
+                        ? dfg_conv_grad_input_saved_bytes(&g, &in[0], &out[0])
+                        : 0;
+    return saved + dfg_conv_grad_least_workspace_bytes(&g);
 }
