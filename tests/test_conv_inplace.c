@@ -263,9 +263,33 @@ static void test_other_shape_keeps_nothing(void **state)
     assert_int_equal(dfg_conv_grad_geometry(&a, &dx, &w, &dy, &g), DFG_OK);
     assert_int_equal(dfg_conv_grad_input_saved_bytes(&g, &dy, &dx), 0);
     dfg_type in[2] = {dy, w};
-    assert_int_equal(dfg_op_get(DFG_OP_CONV2D_GRAD_INPUT)->workspace(
-                         &a, in, 2, &dx, 1),
-                     dfg_conv_grad_workspace_bytes(&g));
+    int64_t workspace = dfg_op_get(DFG_OP_CONV2D_GRAD_INPUT)->workspace(
+        &a, in, 2, &dx, 1);
+    assert_int_equal(workspace, dfg_conv_grad_workspace_bytes(&g));
+    /* A program file that plans dx over such a dy (4 channels of 4x4
+     * against 1 of 8x8 would have the same bytes): an error, not a write
+     * past the workspace. */
+    dy = type4(DFG_F32, 2, 4, 4, 4);
+    dx = type4(DFG_F32, 2, 1, 8, 8);
+    w = type4(DFG_F32, 4, 1, 3, 3);
+    in[0] = dy, in[1] = w;
+    a.shape[1] = 1;
+    workspace = dfg_op_get(DFG_OP_CONV2D_GRAD_INPUT)->workspace(&a, in, 2,
+                                                                &dx, 1);
+    float *both = calloc(128, sizeof *both), *weights = calloc(36, 4);
+    void *scratch = calloc(1, (size_t)workspace);
+    const void *operands[2] = {both, weights};
+    void *out[1] = {both};
+    dfg_kernel_args args = {.op = DFG_OP_CONV2D_GRAD_INPUT, .attrs = &a,
+                            .n_inputs = 2, .in_types = in, .in = operands,
+                            .n_outputs = 1, .out_types = &dx, .out = out,
+                            .workspace = scratch,
+                            .workspace_bytes = workspace};
+    assert_int_equal(dfg_cpu_kernel_for(DFG_OP_CONV2D_GRAD_INPUT)(&args),
+                     DFG_ERR_INVALID_ARGUMENT);
+    free(both);
+    free(weights);
+    free(scratch);
 }
 
 /* The step of p running op, and whether its output is its input 0's

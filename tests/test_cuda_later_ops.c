@@ -373,6 +373,22 @@ static void test_conv_grad_input_over_dy(void **state)
     d.group = 2;
     check_grad_input_over_dy(&d, type_of(DFG_F32, 4, 3, 6, 5, 5),
                              type_of(DFG_F32, 4, 6, 3, 1, 1), 0);
+    /* dx over a dy of another type (a program file could plan it: the
+     * same bytes): refused, no image kept past the workspace. */
+    dfg_attrs strided = a;
+    strided.strides[0] = strided.strides[1] = 2;
+    dfg_type small = type_of(DFG_F32, 4, 2, 1, 8, 8);
+    carry_shape(&strided, &small);
+    dfg_type operands[2] = {type_of(DFG_F32, 4, 2, 4, 4, 4),
+                            type_of(DFG_F32, 4, 4, 1, 3, 3)};
+    op_run r;
+    run_setup(&r, DFG_OP_CONV2D_GRAD_INPUT, &strided, 2, operands, 1, -1, 1);
+    const void *over[2] = {r.out_emu[0], r.in[1]};
+    r.emu.in = over;
+    dfg_cuda_step_plan plan;
+    assert_int_equal(dfg_cuda_step_plan_make(&r.emu, 0, &plan),
+                     DFG_ERR_INVALID_ARGUMENT);
+    run_free(&r);
 }
 
 static void test_pool_grads(void **state)

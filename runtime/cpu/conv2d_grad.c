@@ -215,6 +215,10 @@ dfg_status dfg_cpu_conv2d_grad_input(const dfg_kernel_args *args)
         return st;
     const operand dy = input_of(args, 0), w = input_of(args, 1);
     const operand dx = {args->out[0], args->out_types[0].dtype};
+    if (dx.data == dy.data && saved == 0)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "conv2d_grad_input: dx is planned over dy, whose "
+                         "type differs from dx's");
     kept_image kept = {args->workspace, -1};
     if (g.direct)
         return grad_input_direct(&g, &dy, &w, &dx, &kept);

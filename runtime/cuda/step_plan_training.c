@@ -97,6 +97,10 @@ dfg_status dfg_cuda_plan_conv_grad(const dfg_step_args *s,
                          "column chunk needs at least %lld",
                          dfg_op_get(s->op)->name,
                          (long long)s->workspace_bytes, (long long)least);
+    if (input && kept == 0 && s->out[0] == s->in[0])
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "conv2d_grad_input: dx is planned over dy, whose "
+                         "type differs from dx's");
     /* A workspace the plan shrank below the rule holds no cuBLAS scratch
      * (conv_geometry.h). */
     if (s->workspace_bytes < op_bytes)
