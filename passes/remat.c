@@ -651,6 +651,8 @@ dfg_status dfg_pass_remat(dfg_graph *g, const dfg_compile_options *o,
         st = apply_cheaper(g, o, report, &single, &segments, &extra);
     if (st == DFG_OK && report->arena > report->budget)
         st = dfg_remat_split_copies(g, o, report, &extra);
+    if (st == DFG_OK && report->arena <= report->budget && extra > 0)
+        st = dfg_remat_merge_copies(g, o, report, &extra);
     dfg_free(&g->allocator, single.taken);
     report->extra_flops_percent = before > 0 ? 100.0 * (double)extra /
                                                    (double)before : 0.0;
