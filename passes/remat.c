@@ -633,6 +633,15 @@ dfg_status dfg_pass_remat(dfg_graph *g, const dfg_compile_options *o,
                                      t->memory_budget_percent / 100.0);
     if (base <= report->budget)
         return DFG_OK;
+    int32_t at;
+    int64_t floor = dfg_remat_operand_floor(g, &at);
+    if (floor > report->budget)
+        return dfg_error(DFG_ERR_PLAN,
+                         "memory budget %lld bytes cannot be met: '%s' "
+                         "reads %lld bytes of operands at once, which no "
+                         "recomputation splits (%lld without the budget)",
+                         (long long)report->budget, g->nodes[at].name,
+                         (long long)floor, (long long)base);
     /* The first strategy, at no FLOP cost: weight gradients computed in
      * slices inside their updates. */
     st = dfg_fuse_weight_updates(g, o, &report->arena,

@@ -151,6 +151,11 @@ dfg_status dfg_remat_drop_unread(dfg_graph *g, int64_t *flops);
 dfg_status dfg_remat_merge_copies(dfg_graph *g, const dfg_compile_options *o,
                                   dfg_remat_report *report, int64_t *extra);
 
+/* A lower bound on any arena recomputation reaches for g: the bytes a
+ * batch-norm backward reads at once (passes/remat_floor.c); *node
+ * receives that node (-1 when g has none, and the floor is 0). */
+int64_t dfg_remat_operand_floor(const dfg_graph *g, int32_t *node);
+
 /* Slices the first conv (of a graph input) -> batch_norm [-> relu]
  * [-> max_pool] chain of a forward graph, before the training pass, into
  * chains over slices of the output channels joined by a concat
