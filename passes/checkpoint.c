@@ -84,27 +84,13 @@ static void add_segment(const dfg_graph *g, segmentation *s, int32_t first,
         .cost = (double)flops / (double)(bytes > 0 ? bytes : 1)};
 }
 
-/* A recomputation of v that passes/remat_cheap.c made (named after v's
- * producer, as dfg_remat_recompute names them). */
-static int is_copy_of(const dfg_graph *g, const dfg_ir_node *node, int32_t v)
-{
-    const char *base = g->nodes[g->values[v].producer].name;
-    size_t len = strlen(base);
-    static const char suffix[] = "/recompute_";
-    return !node->dead && node->n_outputs == 1 && node->name &&
-           strncmp(node->name, base, len) == 0 &&
-           strncmp(node->name + len, suffix, sizeof suffix - 1) == 0 &&
-           strspn(node->name + len + sizeof suffix - 1, "0123456789") ==
-               strlen(node->name + len + sizeof suffix - 1);
-}
-
 /* 1 if backward reads v, itself or a cheap recomputation of it. */
 static int backward_reads(const dfg_graph *g, int32_t v)
 {
     if (g->values[v].role == DFG_ROLE_SAVED_ACTIVATION)
         return 1;
     for (int32_t n = 0; n < g->n_nodes; n++)
-        if (is_copy_of(g, &g->nodes[n], v))
+        if (dfg_remat_is_copy_of(g, &g->nodes[n], v))
             return 1;
     return 0;
 }
@@ -193,12 +179,8 @@ static dfg_status segment_graph(const dfg_graph *g, int64_t segment_bytes,
  * node reads any more die. */
 static dfg_status read_checkpoint_itself(dfg_graph *g, int32_t c)
 {
-    int32_t *readers = dfg_calloc(&g->allocator, (size_t)g->n_values + 1,
-                                  sizeof *readers);
-    if (!readers)
-        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "checkpoint: out of memory");
     for (int32_t n = 0; n < g->n_nodes; n++) {
-        if (!is_copy_of(g, &g->nodes[n], c))
+        if (!dfg_remat_is_copy_of(g, &g->nodes[n], c))
             continue;
         int32_t copy = g->nodes[n].outputs[0];
         for (int32_t m = 0; m < g->n_nodes; m++)
@@ -207,28 +189,8 @@ static dfg_status read_checkpoint_itself(dfg_graph *g, int32_t c)
                     g->nodes[m].inputs[i] = c;
         g->values[c].role = DFG_ROLE_SAVED_ACTIVATION;
     }
-    for (int32_t m = 0; m < g->n_nodes; m++)
-        for (int32_t i = 0; !g->nodes[m].dead && i < g->nodes[m].n_inputs;
-             i++)
-            if (g->nodes[m].inputs[i] >= 0)
-                readers[g->nodes[m].inputs[i]]++;
-    /* Recomputations are appended after what they read: backward from
-     * the end, a dead copy's operands are counted down before they are
-     * looked at. */
-    for (int32_t n = g->n_nodes - 1; n >= 0; n--) {
-        dfg_ir_node *node = &g->nodes[n];
-        if (node->dead || node->n_outputs != 1 ||
-            !dfg_remat_is_recomputation(node) ||
-            readers[node->outputs[0]] > 0 ||
-            g->values[node->outputs[0]].is_output)
-            continue;
-        node->dead = 1;
-        for (int32_t i = 0; i < node->n_inputs; i++)
-            if (node->inputs[i] >= 0)
-                readers[node->inputs[i]]--;
-    }
-    dfg_free(&g->allocator, readers);
-    return DFG_OK;
+    int64_t dropped;
+    return dfg_remat_drop_unread(g, &dropped);
 }
 
 static dfg_status recompute_segment(dfg_graph *g, const segmentation *s,

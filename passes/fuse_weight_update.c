@@ -32,7 +32,8 @@
  * bundled cnn: 1,060,096 -> 1,020,160 B here, and 969,472 -> 871,168 at
  * the end of a 50% budget; resnet18 at 32x32 gains nothing here, and
  * with the copies its 33% budget's recomputations reached a larger
- * arena, so "not larger" would not do). */
+ * arena, so "not larger" would not do). Once a budget is met, they are
+ * tried again and kept on an equal arena (passes/remat_merge.c). */
 #include "remat.h"
 
 #include <stdio.h>
@@ -147,7 +148,7 @@ static dfg_status copy_weight(dfg_graph *g, int32_t u, int32_t *before,
     int32_t copy;
     dfg_status st = dfg_graph_add_node(g, DFG_OP_CAST, name, &w, 1, &attrs,
                                        1, &copy);
-    for (int32_t n = 0; st == DFG_OK && n < g->n_nodes; n++)
+    for (int32_t n = *before; st == DFG_OK && n < g->n_nodes; n++)
         if (!g->nodes[n].dead && g->nodes[n].op == DFG_OP_CONV2D_GRAD_INPUT &&
             g->nodes[n].inputs[1] == w)
             g->nodes[n].inputs[1] = copy;
@@ -180,7 +181,11 @@ static dfg_status copy_weights(dfg_graph *g, int32_t *n_copied)
                                    sizeof *moved_to);
     int32_t *order = dfg_calloc(&g->allocator, (size_t)n_original * 2 + 1,
                                 sizeof *order);
-    dfg_status st = before && moved_to && order
+    int32_t *first = dfg_calloc(&g->allocator, (size_t)n_original + 1,
+                                sizeof *first);
+    int32_t *next = dfg_calloc(&g->allocator, (size_t)n_original + 1,
+                               sizeof *next);
+    dfg_status st = before && moved_to && order && first && next
                         ? DFG_OK
                         : dfg_error(DFG_ERR_OUT_OF_MEMORY,
                                     "weight copies: out of memory");
@@ -201,14 +206,22 @@ static dfg_status copy_weights(dfg_graph *g, int32_t *n_copied)
                               g->values[r->inputs[1]].producer >= n_original
                           ? first_reader_after(g, n, n_original) : -1;
     }
+    /* The nodes moved to m, in their order: a list through next[] from
+     * first[m]. */
+    for (int32_t m = 0; st == DFG_OK && m <= n_original; m++)
+        first[m] = -1;
+    for (int32_t r = n_original - 1; st == DFG_OK && r >= 0; r--)
+        if (moved_to[r] >= 0) {
+            next[r] = first[moved_to[r]];
+            first[moved_to[r]] = r;
+        }
     int32_t at = 0;
     for (int32_t m = 0; st == DFG_OK && m <= n_original; m++) {
         for (int32_t k = 0; k < *n_copied; k++)
             if (before[k] == m)
                 order[at++] = n_original + k;
-        for (int32_t r = 0; r < n_original; r++)
-            if (moved_to[r] == m)
-                order[at++] = r;
+        for (int32_t r = first[m]; r >= 0; r = next[r])
+            order[at++] = r;
         if (m < n_original && moved_to[m] < 0)
             order[at++] = m;
     }
@@ -217,14 +230,14 @@ static dfg_status copy_weights(dfg_graph *g, int32_t *n_copied)
     dfg_free(&g->allocator, before);
     dfg_free(&g->allocator, moved_to);
     dfg_free(&g->allocator, order);
+    dfg_free(&g->allocator, first);
+    dfg_free(&g->allocator, next);
     return st;
 }
 
-/* The copies of copy_weights, kept when a trial plan's arena is
- * smaller. */
-static dfg_status update_before_input_gradients(dfg_graph *g,
-                                                const dfg_compile_options *o,
-                                                int64_t *arena)
+dfg_status dfg_update_before_input_gradients(dfg_graph *g,
+                                            const dfg_compile_options *o,
+                                            int keep_equal, int64_t *arena)
 {
     dfg_graph *t = NULL;
     int32_t n_copied = 0;
@@ -235,7 +248,8 @@ static dfg_status update_before_input_gradients(dfg_graph *g,
     if (st == DFG_OK && n_copied > 0)
         st = dfg_remat_trial_arena(t, o, &now);
     dfg_graph_destroy(t);
-    if (st != DFG_OK || n_copied == 0 || now >= *arena)
+    if (st != DFG_OK || n_copied == 0 || now > *arena ||
+        (now == *arena && !keep_equal))
         return st;
     *arena = now;
     return copy_weights(g, &n_copied);
@@ -266,5 +280,6 @@ dfg_status dfg_fuse_weight_updates(dfg_graph *g, const dfg_compile_options *o,
     st = fuse_all(g, n_fused);
     if (st == DFG_OK)
         st = dfg_pass_dce(g, &dce);
-    return st == DFG_OK ? update_before_input_gradients(g, o, arena) : st;
+    return st == DFG_OK ? dfg_update_before_input_gradients(g, o, 0, arena)
+                         : st;
 }

@@ -633,6 +633,15 @@ dfg_status dfg_pass_remat(dfg_graph *g, const dfg_compile_options *o,
                                      t->memory_budget_percent / 100.0);
     if (base <= report->budget)
         return DFG_OK;
+    int32_t at;
+    int64_t floor = dfg_remat_operand_floor(g, &at);
+    if (floor > report->budget)
+        return dfg_error(DFG_ERR_PLAN,
+                         "memory budget %lld bytes cannot be met: '%s' "
+                         "reads %lld bytes of operands at once, which no "
+                         "recomputation splits (%lld without the budget)",
+                         (long long)report->budget, g->nodes[at].name,
+                         (long long)floor, (long long)base);
     /* The first strategy, at no FLOP cost: weight gradients computed in
      * slices inside their updates. */
     st = dfg_fuse_weight_updates(g, o, &report->arena,
@@ -651,6 +660,8 @@ dfg_status dfg_pass_remat(dfg_graph *g, const dfg_compile_options *o,
         st = apply_cheaper(g, o, report, &single, &segments, &extra);
     if (st == DFG_OK && report->arena > report->budget)
         st = dfg_remat_split_copies(g, o, report, &extra);
+    if (st == DFG_OK && report->arena <= report->budget && extra > 0)
+        st = dfg_remat_merge_copies(g, o, report, &extra);
     dfg_free(&g->allocator, single.taken);
     report->extra_flops_percent = before > 0 ? 100.0 * (double)extra /
                                                    (double)before : 0.0;

@@ -72,6 +72,14 @@ dfg_status dfg_remat_cheap(dfg_graph *g, const dfg_compile_options *o);
 dfg_status dfg_fuse_weight_updates(dfg_graph *g, const dfg_compile_options *o,
                                    int64_t *arena, int32_t *n_fused);
 
+/* Fused updates (dfg_fuse_weight_updates) run before their conv's input
+ * gradient, which reads a copy of the weight made where it was, where the
+ * weight is smaller than the conv's input; kept when a trial plan's arena
+ * is below *arena (or equal, with keep_equal), which is updated. */
+dfg_status dfg_update_before_input_gradients(dfg_graph *g,
+                                            const dfg_compile_options *o,
+                                            int keep_equal, int64_t *arena);
+
 /* What a recomputation may cost: chains of at most max_chain ops, at most
  * max_flops_per_byte FLOPs per byte freed (0: any); keep_equal: kept when
  * the arena stays the same (it may take several to move a peak). */
@@ -126,6 +134,27 @@ dfg_status dfg_checkpoint_search(const dfg_graph *g,
  * *extra_flops receives the recomputations' FLOPs. */
 dfg_status dfg_checkpoint_apply(dfg_graph *g, const dfg_checkpoint_plan *plan,
                                 int64_t *extra_flops);
+
+/* 1 if node is a live recomputation of v (passes/remat_merge.c). */
+int dfg_remat_is_copy_of(const dfg_graph *g, const dfg_ir_node *node,
+                         int32_t v);
+
+/* Drops the recomputations no node reads (and then what only they read);
+ * *flops receives their FLOPs. */
+dfg_status dfg_remat_drop_unread(dfg_graph *g, int64_t *flops);
+
+/* Where the budget is met: each recomputed copy, most FLOPs saved first
+ * (at least 1% of the step's), replaced for its readers by the nearest
+ * earlier copy of the same value (or the value itself), kept where a
+ * trial plan still fits report->budget (passes/remat_merge.c);
+ * report->arena and *extra (FLOPs) are updated. */
+dfg_status dfg_remat_merge_copies(dfg_graph *g, const dfg_compile_options *o,
+                                  dfg_remat_report *report, int64_t *extra);
+
+/* A lower bound on any arena recomputation reaches for g: the bytes a
+ * batch-norm backward reads at once (passes/remat_floor.c); *node
+ * receives that node (-1 when g has none, and the floor is 0). */
+int64_t dfg_remat_operand_floor(const dfg_graph *g, int32_t *node);
 
 /* Slices the first conv (of a graph input) -> batch_norm [-> relu]
  * [-> max_pool] chain of a forward graph, before the training pass, into

@@ -52,9 +52,10 @@ static dfg_value weight(dfg_graph *g, const char *name, int32_t rank,
     return v;
 }
 
-/* x [8,3,32,32] -> conv 3x3 (16) -> batch_norm -> relu -> max_pool 2x2/2
- * -> flatten -> gemm -> mse against targets. */
-static dfg_graph *stem_model(void)
+/* x [8,3,32,32] -> [relu, so that no stem matches ->] conv 3x3 (16)
+ * -> batch_norm -> relu -> max_pool 2x2/2 -> flatten -> gemm -> mse
+ * against targets. */
+static dfg_graph *stem_model_of(int relu_first)
 {
     rng = 42;
     dfg_graph *g;
@@ -67,6 +68,8 @@ static dfg_graph *stem_model(void)
     dfg_value w = weight(g, "conv.w", 4, (int64_t[]){CHANNELS, 3, 3, 3}, 0.0f,
                          0.3f);
     dfg_conv2d_params cp = {.pads = {1, 1, 1, 1}};
+    if (relu_first)
+        assert_int_equal(dfg_relu(g, x, &x), DFG_OK);
     assert_int_equal(dfg_conv2d(g, x, w, DFG_NO_VALUE, &cp, &h), DFG_OK);
     dfg_value scale = weight(g, "bn.scale", 1, c, 1.0f, 0.2f);
     dfg_value bias = weight(g, "bn.bias", 1, c, 0.0f, 0.2f);
@@ -84,6 +87,11 @@ static dfg_graph *stem_model(void)
     assert_int_equal(dfg_gemm(g, h, fc, DFG_NO_VALUE, NULL, &h), DFG_OK);
     assert_int_equal(dfg_graph_output(g, h, "prediction"), DFG_OK);
     return g;
+}
+
+static dfg_graph *stem_model(void)
+{
+    return stem_model_of(0);
 }
 
 static dfg_status compile_step(dfg_graph *g, float budget_percent,
@@ -380,11 +388,28 @@ static void test_sliced_gradients_match(void **state)
     dfg_program_destroy(sliced);
 }
 
+/* Where a batch-norm backward's input and output gradient alone exceed
+ * the budget and no stem can be sliced, the step fails at once, naming
+ * that node (passes/remat_floor.c). */
+static void test_budget_below_the_floor_names_the_node(void **state)
+{
+    (void)state;
+    dfg_graph *g = stem_model_of(1);
+    dfg_program *p;
+    assert_int_equal(compile_step(g, 10.0f, &p), DFG_ERR_PLAN);
+    assert_null(p);
+    const char *e = dfg_last_error();
+    assert_non_null(strstr(e, "which no recomputation splits"));
+    assert_non_null(strstr(e, "batch_norm_train_grad"));
+    dfg_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sliced_step_computes_the_same),
         cmocka_unit_test(test_budget_slices_the_stem),
+        cmocka_unit_test(test_budget_below_the_floor_names_the_node),
         cmocka_unit_test(test_sliced_gradients_match),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,153 @@
+/* Recomputed copies merged once a budget is met (passes/remat_merge.c):
+ * a value made three times (the forward's and two recomputations) is
+ * made once where the plan still fits the budget, and a copy stays where
+ * serving its readers from an earlier copy would grow the arena past
+ * the budget. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "dfg/dfg.h"
+#include "graph.h"
+#include "remat.h"
+
+#define ROWS 64
+#define COLS 256
+#define WIDE (8 * COLS)
+
+/* The node indices of y = x w (node "mm") and of its two copies. */
+typedef struct made_three_times {
+    int32_t y, first_copy, second_copy;
+} made_three_times;
+
+static int32_t weight(dfg_graph *g, const char *name, int64_t rows,
+                      int64_t cols)
+{
+    static const float zeros[WIDE * COLS];
+    dfg_value w;
+    assert_int_equal(dfg_graph_weight(g, name, DFG_F32, 2,
+                                      (int64_t[]){rows, cols}, zeros, &w),
+                     DFG_OK);
+    return dfg_graph_index(g, w);
+}
+
+static int32_t node(dfg_graph *g, dfg_op op, const char *name, int32_t a,
+                    int32_t b, int32_t *at)
+{
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    int32_t in[2] = {a, b}, out;
+    *at = g->n_nodes;
+    assert_int_equal(dfg_graph_add_node(g, op, name, in, b < 0 ? 1 : 2,
+                                        &attrs, 1, &out),
+                     DFG_OK);
+    return out;
+}
+
+/* y = x w, t = tanh(y), u = t + copy of y, [u through a product 8 times
+ * wider and back], out = u + another copy of y + x (x lives to the end,
+ * so the copies cannot take its place). */
+static dfg_graph *graph_of(int wide_between, made_three_times *m)
+{
+    dfg_graph *g;
+    dfg_value x;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 2,
+                                     (int64_t[]){ROWS, COLS}, &x), DFG_OK);
+    int32_t xi = dfg_graph_index(g, x), w = weight(g, "w", COLS, COLS);
+    int32_t at;
+    int32_t y = node(g, DFG_OP_MATMUL, "mm", xi, w, &m->y);
+    int32_t t = node(g, DFG_OP_TANH, "t", y, -1, &at);
+    int32_t c1 = node(g, DFG_OP_MATMUL, "mm/recompute_10", xi, w,
+                      &m->first_copy);
+    int32_t u = node(g, DFG_OP_ADD, "u", t, c1, &at);
+    if (wide_between) {
+        int32_t b = node(g, DFG_OP_MATMUL, "wide", u,
+                         weight(g, "w_wide", COLS, WIDE), &at);
+        u = node(g, DFG_OP_MATMUL, "narrow", b,
+                 weight(g, "w_narrow", WIDE, COLS), &at);
+    }
+    int32_t c2 = node(g, DFG_OP_MATMUL, "mm/recompute_20", xi, w,
+                      &m->second_copy);
+    int32_t sum = node(g, DFG_OP_ADD, "sum", u, c2, &at);
+    int32_t out = node(g, DFG_OP_ADD, "out", sum, xi, &at);
+    assert_int_equal(dfg_graph_output(g, dfg_graph_handle(g, out), "out"),
+                     DFG_OK);
+    return g;
+}
+
+/* Merges g's copies under budget (0: the arena g plans to now); the
+ * extra FLOPs left of the two copies' and the arena. */
+static void merge(dfg_graph *g, int64_t budget, int64_t *extra,
+                  int64_t *arena)
+{
+    dfg_compile_options o;
+    dfg_compile_options_init(&o);
+    dfg_remat_report report = {.budget = budget};
+    assert_int_equal(dfg_remat_trial_arena(g, &o, &report.arena), DFG_OK);
+    if (budget == 0)
+        report.budget = report.arena;
+    int64_t copy = 2LL * ROWS * COLS * COLS;
+    *extra = 2 * copy;
+    assert_int_equal(dfg_remat_merge_copies(g, &o, &report, extra), DFG_OK);
+    assert_true(report.arena <= report.budget);
+    assert_int_equal(dfg_remat_trial_arena(g, &o, arena), DFG_OK);
+    assert_int_equal(*arena, report.arena);
+}
+
+static int reads(const dfg_graph *g, int32_t v)
+{
+    for (int32_t n = 0; n < g->n_nodes; n++)
+        if (!g->nodes[n].dead && dfg_remat_reads(&g->nodes[n], v))
+            return 1;
+    return 0;
+}
+
+static void test_copies_merge_into_the_value_where_the_plan_fits(void **state)
+{
+    (void)state;
+    made_three_times m;
+    dfg_graph *g = graph_of(0, &m);
+    int64_t extra, arena;
+    merge(g, (int64_t)1 << 40, &extra, &arena);
+    assert_true(g->nodes[m.first_copy].dead);
+    assert_true(g->nodes[m.second_copy].dead);
+    assert_int_equal(extra, 0);
+    assert_false(reads(g, g->nodes[m.first_copy].outputs[0]));
+    assert_false(reads(g, g->nodes[m.second_copy].outputs[0]));
+    dfg_graph_destroy(g);
+}
+
+/* The first copy can be the forward's y at the same arena (y dies where
+ * the copy is born); the second would keep y alive across the wide
+ * product, past a budget of the arena as it is. */
+static void test_a_copy_that_would_grow_the_arena_stays(void **state)
+{
+    (void)state;
+    made_three_times m;
+    dfg_graph *g = graph_of(1, &m);
+    int64_t extra, arena;
+    merge(g, 0, &extra, &arena);
+    assert_true(g->nodes[m.first_copy].dead);
+    assert_false(g->nodes[m.second_copy].dead);
+    assert_int_equal(extra, 2LL * ROWS * COLS * COLS);
+    assert_true(reads(g, g->nodes[m.y].outputs[0]));
+    dfg_graph_destroy(g);
+
+    g = graph_of(1, &m);
+    merge(g, (int64_t)1 << 40, &extra, &arena);
+    assert_true(g->nodes[m.second_copy].dead);
+    assert_int_equal(extra, 0);
+    dfg_graph_destroy(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_copies_merge_into_the_value_where_the_plan_fits),
+        cmocka_unit_test(test_a_copy_that_would_grow_the_arena_stays),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
