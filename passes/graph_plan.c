@@ -28,9 +28,27 @@ dfg_status dfg_plan_graph(const dfg_graph *graph, const dfg_compile_options *o,
     if (st == DFG_OK)
         st = dfg_plan_fitting_workspaces(o->planner, &out->order.schedule,
                                          &out->costs, (int64_t)o->alignment,
+                                         dfg_plan_target(o),
                                          allocator, &out->order.liveness,
                                          &out->arena_bytes, &out->winner);
     return st;
+}
+
+int64_t dfg_plan_target(const dfg_compile_options *o)
+{
+    return o->training ? (int64_t)o->training->memory_budget_bytes : 0;
+}
+
+const dfg_compile_options *dfg_options_with_budget(
+    const dfg_compile_options *o, const dfg_training_options *t,
+    int64_t budget, dfg_compile_options *with, dfg_training_options *in_bytes)
+{
+    *in_bytes = *t;
+    in_bytes->memory_budget_bytes = (uint64_t)budget;
+    in_bytes->memory_budget_percent = 0.0f;
+    *with = *o;
+    with->training = in_bytes;
+    return with;
 }
 
 void dfg_graph_plan_free(dfg_graph_plan *plan, const dfg_allocator *allocator)

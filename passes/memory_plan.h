@@ -41,6 +41,11 @@ dfg_status dfg_plan_greedy_breadth(dfg_buffer *buffers, int32_t n,
                                    int64_t alignment, int64_t *arena_bytes);
 dfg_status dfg_plan_hill_climb(dfg_buffer *buffers, int32_t n,
                                int64_t alignment, int64_t *arena_bytes);
+/* The hill climb with four times the tries: for a plan that must fit a
+ * target (a training step's memory budget) that the planners missed with
+ * the lower bound under it (dfg_plan_fitting_workspaces). */
+dfg_status dfg_plan_hill_climb_long(dfg_buffer *buffers, int32_t n,
+                                    int64_t alignment, int64_t *arena_bytes);
 /* Runs every other planner on a copy, verifies each plan and keeps the
  * smallest arena; *winner (if not NULL) names the planner that made it.
  * Past 20000 buffers only greedy_size runs (unverified here), so that 10^5

@@ -22,6 +22,7 @@
 #include "dfg/allocator.h"
 #include "dfg/compile.h"
 #include "dfg/program.h"
+#include "dfg/training.h"
 #include "graph.h"
 #include "memory_plan.h"
 #include "program.h"
@@ -284,11 +285,12 @@ void dfg_planned_order_free(dfg_planned_order *order,
  * (DFG_PLANNER_SMALLEST: the smallest of every planner); keeps the least
  * sizes if those give the smaller arena (passes/workspace_fit.c). Sizes
  * and offsets in l->buffers, the arena in *arena_bytes, the planner in
- * *winner. */
+ * *winner. With DFG_PLANNER_SMALLEST, an arena above target (bytes; 0:
+ * none) whose lower bound is not gets a longer hill climb. */
 dfg_status dfg_plan_fitting_workspaces(dfg_planner planner,
                                        const dfg_schedule *schedule,
                                        const dfg_node_costs *costs,
-                                       int64_t alignment,
+                                       int64_t alignment, int64_t target,
                                        const dfg_allocator *allocator,
                                        dfg_liveness *l, int64_t *arena_bytes,
                                        dfg_planner *winner);
@@ -308,6 +310,15 @@ typedef struct dfg_graph_plan {
 dfg_status dfg_plan_graph(const dfg_graph *graph, const dfg_compile_options *o,
                           const dfg_allocator *allocator, dfg_graph_plan *out);
 void dfg_graph_plan_free(dfg_graph_plan *plan, const dfg_allocator *allocator);
+/* The arena dfg_plan_graph places the buffers for: a training step's
+ * memory budget in bytes (0: none, or a percentage not resolved yet). */
+int64_t dfg_plan_target(const dfg_compile_options *o);
+/* o with t as its training options and the budget resolved to `budget`
+ * bytes (copies in *with and *in_bytes), so that the budget search's trial
+ * plans and the program's plan take the same target; returns with. */
+const dfg_compile_options *dfg_options_with_budget(
+    const dfg_compile_options *o, const dfg_training_options *t,
+    int64_t budget, dfg_compile_options *with, dfg_training_options *in_bytes);
 
 /* Builds the program from the placed buffers; stats.verified is left 0.
  * arena_bytes is the planner's arena size. */

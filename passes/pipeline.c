@@ -88,6 +88,7 @@ typedef struct compilation {
     dfg_graph *graph;
     dfg_graph_plan plan;
     int blocked; /* the layout pass blocked some value */
+    int64_t budget; /* a training step's memory budget in bytes, or 0 */
 } compilation;
 
 static void compilation_free(compilation *c)
@@ -189,6 +190,7 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
     if (st == DFG_ERR_PLAN && unsliced && remat.budget > 0)
         st = with_sliced_stem(c, o, &remat, &unsliced, st);
     dfg_graph_destroy(unsliced);
+    c->budget = remat.budget;
     if (st == DFG_OK && blocks_layouts(o)) {
         dfg_pass_report report;
         st = dfg_pass_assign_layouts(c->graph, &report);
@@ -200,7 +202,14 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
 static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
                                   dfg_program **out)
 {
-    dfg_status st = dfg_plan_graph(c->graph, o, &c->allocator, &c->plan);
+    dfg_compile_options within;
+    dfg_training_options in_bytes;
+    const dfg_compile_options *planned =
+        c->budget > 0 ? dfg_options_with_budget(o, o->training, c->budget,
+                                                &within, &in_bytes)
+                      : o;
+    dfg_status st = dfg_plan_graph(c->graph, planned, &c->allocator,
+                                   &c->plan);
     const dfg_planned_order *order = &c->plan.order;
     if (st == DFG_OK)
         st = dfg_pass_lower(c->graph, &order->schedule, &order->alias,

@@ -633,6 +633,9 @@ dfg_status dfg_pass_remat(dfg_graph *g, const dfg_compile_options *o,
                                      t->memory_budget_percent / 100.0);
     if (base <= report->budget)
         return DFG_OK;
+    dfg_compile_options within;
+    dfg_training_options in_bytes;
+    o = dfg_options_with_budget(o, t, report->budget, &within, &in_bytes);
     int32_t at;
     int64_t floor = dfg_remat_operand_floor(g, &at);
     if (floor > report->budget)

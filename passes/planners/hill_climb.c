@@ -46,9 +46,11 @@
 #include "best_fit.h"
 #include "error.h"
 
-/* Tries for m units: HILL_CLIMB_WORK / m, between 2 and HILL_CLIMB_TRIES. */
+/* Tries for m units: HILL_CLIMB_WORK / m, between 2 and HILL_CLIMB_TRIES;
+ * LONG_CLIMB times as many for dfg_plan_hill_climb_long. */
 #define HILL_CLIMB_TRIES 1000
 #define HILL_CLIMB_WORK 150000
+#define LONG_CLIMB 4
 
 /* Where a climb starts. */
 typedef enum start_order { BY_SIZE, BY_AREA } start_order;
@@ -66,6 +68,7 @@ typedef struct climb {
     int64_t *offsets;    /* offsets of the best placement */
     uint64_t rng;
     int moves;           /* 2: around the top buffer; 3: also anywhere */
+    int32_t scale;       /* 1, or LONG_CLIMB: the tries times this */
 } climb;
 
 #define HILL_CLIMB_SEED 0x5eedc11bull
@@ -224,6 +227,7 @@ static dfg_status climb_from(climb *c, start_order start, int64_t bound,
     keep_offsets(c);
     int32_t tries = c->m > 0 ? HILL_CLIMB_WORK / c->m : 0;
     tries = tries > HILL_CLIMB_TRIES ? HILL_CLIMB_TRIES : tries < 2 ? 2 : tries;
+    tries *= c->scale;
     if (c->moves == 3)
         tries = tries / 2 > 2 ? tries / 2 : 2; /* the second climb */
     c->rng = HILL_CLIMB_SEED;
@@ -264,14 +268,13 @@ static const struct restart { start_order start; int moves; } restarts[] = {
     {.start = BY_AREA, .moves = 3},
 };
 
-static dfg_status place_by_hill_climb(dfg_buffer *buffers, int32_t n,
-                                      const int64_t *aligned,
-                                      const dfg_step_ranks *ranks,
-                                      const dfg_plan_units *units,
-                                      int64_t *arena_bytes)
+static dfg_status climb_all(dfg_buffer *buffers, int32_t n,
+                            const int64_t *aligned, const dfg_step_ranks *ranks,
+                            const dfg_plan_units *units, int32_t scale,
+                            int64_t *arena_bytes)
 {
     climb c = {.buffers = buffers, .n = n, .aligned = aligned, .ranks = ranks,
-               .units = units, .m = units->count, .moves = 2};
+               .units = units, .m = units->count, .moves = 2, .scale = scale};
     c.order = malloc(((size_t)n + 1) * sizeof *c.order);
     c.trial = malloc(((size_t)n + 1) * sizeof *c.trial);
     c.near = malloc(((size_t)n + 1) * sizeof *c.near);
@@ -309,9 +312,35 @@ static dfg_status place_by_hill_climb(dfg_buffer *buffers, int32_t n,
     return status;
 }
 
+static dfg_status place_by_hill_climb(dfg_buffer *buffers, int32_t n,
+                                      const int64_t *aligned,
+                                      const dfg_step_ranks *ranks,
+                                      const dfg_plan_units *units,
+                                      int64_t *arena_bytes)
+{
+    return climb_all(buffers, n, aligned, ranks, units, 1, arena_bytes);
+}
+
+static dfg_status place_by_long_climb(dfg_buffer *buffers, int32_t n,
+                                      const int64_t *aligned,
+                                      const dfg_step_ranks *ranks,
+                                      const dfg_plan_units *units,
+                                      int64_t *arena_bytes)
+{
+    return climb_all(buffers, n, aligned, ranks, units, LONG_CLIMB,
+                     arena_bytes);
+}
+
 dfg_status dfg_plan_hill_climb(dfg_buffer *buffers, int32_t n,
                                int64_t alignment, int64_t *arena_bytes)
 {
     return dfg_plan_with_ranks("hill_climb", place_by_hill_climb, buffers, n,
+                               alignment, arena_bytes);
+}
+
+dfg_status dfg_plan_hill_climb_long(dfg_buffer *buffers, int32_t n,
+                                    int64_t alignment, int64_t *arena_bytes)
+{
+    return dfg_plan_with_ranks("hill_climb", place_by_long_climb, buffers, n,
                                alignment, arena_bytes);
 }
