@@ -451,7 +451,7 @@ dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
 dfg_status dfg_dnnl_conv_run(const dfg_dnnl_conv *c, dnnl_stream_t stream)
 {
     if (c->winograd)
-        return dfg_winograd_conv_run(c->winograd, stream);
+        return dfg_winograd_conv_run(c->winograd);
     if (c->residual)
         memcpy(c->residual_to, c->residual, c->residual_bytes);
     for (int i = 0; i < c->n_calls; i++) {

@@ -4,6 +4,7 @@
  * the bytes used cannot disagree. */
 #include "winograd_conv.h"
 
+#include <omp.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 #include "dnnl_weights.h"
 #include "error.h"
 #include "memory.h"
+#include "parallel.h"
 #include "winograd_transforms.h"
 
 #define PART_ALIGN 64
@@ -94,14 +96,17 @@ int dfg_winograd_takes(const dfg_attrs *attrs, const dfg_type *in,
 /* The product at one position p of the tile: a 1x1 convolution of V[p]
  * [1, cin, chunk, 1] into M[p] [1, cout, chunk, 1], both nChw8c, by U[p]
  * [cout, cin, 1, 1] in the OIhw8i8o layout oneDNN's `jit_1x1:avx2`
- * chose, with a user scratchpad. One primitive serves the 36 positions
- * (a grouped convolution with a group per position ran on oneDNN 2.6's
- * slower `jit:avx2`, 4 GFLOP/s). u_plain and u_chosen are all positions'
+ * chose, needing no scratchpad. One primitive serves the 36 positions,
+ * which the threads share out, each running its positions' products
+ * alone (a grouped convolution with a group per position ran on oneDNN
+ * 2.6's slower `jit:avx2`, 4 GFLOP/s; 36 products one after the other,
+ * each split over the threads, lost to the direct kernel at 7x7 and
+ * 13x13 on two threads). u_plain and u_chosen are all positions'
  * filters, [P, cout, cin, 1, 1], goihw and gOIhw8i8o. */
 typedef struct product {
     dnnl_memory_desc_t v, m, u_plain, u_chosen, u_one;
     dnnl_primitive_desc_t pd;
-    int64_t v_bytes, m_bytes, scratch_bytes; /* aligned, all positions */
+    int64_t v_bytes, m_bytes; /* aligned, all positions */
 } product;
 
 static int product_make(dnnl_engine_t engine, const dfg_winograd_geometry *w,
@@ -137,6 +142,9 @@ static int product_make(dnnl_engine_t engine, const dfg_winograd_geometry *w,
             attr, dnnl_scratchpad_mode_user) == dnnl_success &&
         dnnl_primitive_desc_create(&p->pd, &desc, attr, engine, NULL) ==
             dnnl_success &&
+        /* Threads run products side by side: none may need scratch. */
+        dnnl_memory_desc_get_size(dnnl_primitive_desc_query_md(
+            p->pd, dnnl_query_scratchpad_md, 0)) == 0 &&
         /* The positions' filters lie one after the other in the layout
          * it chose (on another CPU it may choose another: then the
          * direct kernel runs). */
@@ -150,10 +158,6 @@ static int product_make(dnnl_engine_t engine, const dfg_winograd_geometry *w,
             dnnl_primitive_desc_destroy(p->pd);
         return -1;
     }
-    const dnnl_memory_desc_t *scratch =
-        dnnl_primitive_desc_query_md(p->pd, dnnl_query_scratchpad_md, 0);
-    p->scratch_bytes = dfg_align_up(
-        scratch ? (int64_t)dnnl_memory_desc_get_size(scratch) : 0, PART_ALIGN);
     p->v_bytes = dfg_align_up(
         P * (int64_t)dnnl_memory_desc_get_size(&p->v), PART_ALIGN);
     p->m_bytes = dfg_align_up(
@@ -163,7 +167,7 @@ static int product_make(dnnl_engine_t engine, const dfg_winograd_geometry *w,
 
 static int64_t workspace_of(const product *p)
 {
-    return p->v_bytes + p->m_bytes + p->scratch_bytes;
+    return p->v_bytes + p->m_bytes;
 }
 
 int64_t dfg_winograd_workspace_bytes(dnnl_engine_t engine,
@@ -187,9 +191,10 @@ struct dfg_winograd_conv {
     const float *x, *bias, *residual;
     float *y, *v, *m;
     dnnl_primitive_t product;
-    /* V[p], M[p], U[p] of each position, then the scratchpad */
-    dnnl_memory_t memories[3 * P + 1];
-    dnnl_exec_arg_t args[P][4];
+    dnnl_memory_t memories[3 * P]; /* V[p], M[p], U[p] of each position */
+    dnnl_exec_arg_t args[P][3];
+    dnnl_stream_t *streams; /* one a thread */
+    int n_streams;
     dfg_dnnl_weights *weights;
     char impl[64];
 };
@@ -203,7 +208,8 @@ static void filters_transform(const void *plain,
 
 /* Makes c's memories and primitive from p over step; -1 on failure. */
 static int conv_make(dfg_winograd_conv *c, dnnl_engine_t engine,
-                     const product *p, const dfg_kernel_args *step)
+                     const product *p, const dfg_kernel_args *step,
+                     const dfg_allocator *allocator)
 {
     const dfg_winograd_geometry *w = &c->geometry;
     char *ws = step->workspace, *u = NULL;
@@ -219,15 +225,16 @@ static int conv_make(dfg_winograd_conv *c, dnnl_engine_t engine,
     size_t v_one = dnnl_memory_desc_get_size(&p->v),
            m_one = dnnl_memory_desc_get_size(&p->m),
            u_one = dnnl_memory_desc_get_size(&p->u_one);
-    dnnl_memory_desc_t scratch_md;
-    dnnl_dims_t scratch_dims = {p->scratch_bytes > 0 ? p->scratch_bytes : 1};
-    dnnl_memory_t *scratch = &c->memories[3 * P];
-    if (dnnl_memory_desc_init_by_tag(&scratch_md, 1, scratch_dims, dnnl_u8,
-                                     dnnl_a) != dnnl_success ||
-        dnnl_memory_create(scratch, &scratch_md, engine,
-                           ws + p->v_bytes + p->m_bytes) != dnnl_success ||
+    c->n_streams = omp_get_max_threads();
+    c->streams = dfg_calloc(allocator, (size_t)c->n_streams,
+                            sizeof *c->streams);
+    if (!c->streams ||
         dnnl_primitive_create(&c->product, p->pd) != dnnl_success)
         return -1;
+    for (int t = 0; t < c->n_streams; t++)
+        if (dnnl_stream_create(&c->streams[t], engine,
+                               dnnl_stream_default_flags) != dnnl_success)
+            return -1;
     for (int q = 0; q < P; q++) {
         dnnl_memory_t *mem = &c->memories[3 * q];
         if (dnnl_memory_create(&mem[0], &p->v, engine,
@@ -240,7 +247,6 @@ static int conv_make(dfg_winograd_conv *c, dnnl_engine_t engine,
         c->args[q][0] = (dnnl_exec_arg_t){DNNL_ARG_SRC, mem[0]};
         c->args[q][1] = (dnnl_exec_arg_t){DNNL_ARG_DST, mem[1]};
         c->args[q][2] = (dnnl_exec_arg_t){DNNL_ARG_WEIGHTS, mem[2]};
-        c->args[q][3] = (dnnl_exec_arg_t){DNNL_ARG_SCRATCHPAD, *scratch};
     }
     const char *impl = NULL;
     dnnl_primitive_desc_query(p->pd, dnnl_query_impl_info_str, 0, &impl);
@@ -278,7 +284,7 @@ dfg_status dfg_winograd_conv_create(dnnl_engine_t engine,
     c->bias = step->n_inputs > 2 ? step->in[2] : NULL;
     c->residual = step->n_inputs > 3 ? step->in[3] : NULL;
     c->y = step->out[0];
-    int made = conv_make(c, engine, &p, step);
+    int made = conv_make(c, engine, &p, step, allocator);
     dnnl_primitive_desc_destroy(p.pd);
     if (made != 0) {
         dfg_winograd_conv_destroy(c, allocator);
@@ -290,8 +296,25 @@ dfg_status dfg_winograd_conv_create(dnnl_engine_t engine,
     return DFG_OK;
 }
 
-dfg_status dfg_winograd_conv_run(const dfg_winograd_conv *c,
-                                 dnnl_stream_t stream)
+/* The 36 products of a chunk, shared out over the threads; -1 if one
+ * failed. Inside the parallel region oneDNN runs each on its caller's
+ * thread alone. */
+static int products_run(const dfg_winograd_conv *c)
+{
+    int failed = 0;
+#pragma omp parallel num_threads(c->n_streams) reduction(| : failed)
+    {
+        int64_t begin, end;
+        dfg_cpu_team_share(P, 1, &begin, &end);
+        dnnl_stream_t stream = c->streams[omp_get_thread_num()];
+        for (int64_t q = begin; q < end; q++)
+            failed |= dnnl_primitive_execute(c->product, stream, 3,
+                                             c->args[q]) != dnnl_success;
+    }
+    return failed ? -1 : 0;
+}
+
+dfg_status dfg_winograd_conv_run(const dfg_winograd_conv *c)
 {
     const dfg_winograd_geometry *w = &c->geometry;
     for (int64_t first = 0; first < w->tiles; first += w->chunk) {
@@ -304,11 +327,9 @@ dfg_status dfg_winograd_conv_run(const dfg_winograd_conv *c,
                        (size_t)((w->chunk - count) * DFG_WINOGRAD_BLOCK) *
                            sizeof(float));
         dfg_winograd_input(w, c->x, c->v, first, count);
-        for (int q = 0; q < P; q++)
-            if (dnnl_primitive_execute(c->product, stream, 4, c->args[q]) !=
-                dnnl_success)
-                return dfg_error(DFG_ERR_INTERNAL,
-                                 "oneDNN conv2d (%s) failed to run", c->impl);
+        if (products_run(c) != 0)
+            return dfg_error(DFG_ERR_INTERNAL,
+                             "oneDNN conv2d (%s) failed to run", c->impl);
         dfg_winograd_output(w, c->m, c->bias, c->residual, c->attrs, c->y,
                             first, count);
     }
@@ -332,9 +353,13 @@ void dfg_winograd_conv_destroy(dfg_winograd_conv *c,
         return;
     if (c->product)
         dnnl_primitive_destroy(c->product);
-    for (int i = 0; i < 3 * P + 1; i++)
+    for (int i = 0; i < 3 * P; i++)
         if (c->memories[i])
             dnnl_memory_destroy(c->memories[i]);
+    for (int t = 0; c->streams && t < c->n_streams; t++)
+        if (c->streams[t])
+            dnnl_stream_destroy(c->streams[t]);
+    dfg_free(allocator, c->streams);
     dfg_dnnl_weights_release(c->weights);
     dfg_free(allocator, c);
 }

@@ -14,7 +14,7 @@
  * CPUs keep the direct kernel), channels in whole blocks, and the shapes
  * where it measured faster than the direct kernel (winograd_conv.c).
  *
- * Scratch: V, M and the 1x1's scratchpad lie in the step's planned
+ * Scratch: V and M lie in the step's planned
  * workspace, sized by dfg_winograd_workspace_bytes; the tiles go through
  * in chunks, so that V and M stay under DFG_WINOGRAD_CHUNK_BYTES whatever
  * the batch. The transformed filters are shared by the sessions of a
@@ -52,8 +52,8 @@ dfg_status dfg_winograd_conv_create(dnnl_engine_t engine,
                                     const dfg_kernel_args *step,
                                     const dfg_allocator *allocator,
                                     dfg_winograd_conv **out);
-dfg_status dfg_winograd_conv_run(const dfg_winograd_conv *conv,
-                                 dnnl_stream_t stream);
+/* Runs on OpenMP's threads, as many as when it was created at most. */
+dfg_status dfg_winograd_conv_run(const dfg_winograd_conv *conv);
 /* "winograd_4x4 + " the product's oneDNN implementation, for reports. */
 const char *dfg_winograd_conv_impl(const dfg_winograd_conv *conv);
 void dfg_winograd_conv_drop_plain(const dfg_winograd_conv *conv);
