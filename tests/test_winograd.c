@@ -244,7 +244,8 @@ static void test_winograd_convs(void **state)
          NULL},
         {"batch 3, top-left padding, 80 outputs, no bias", 3, 64, 80, 21, 23,
          {1, 1, 0, 0}, 0, 0, "relu"},
-        {"residual and relu, 75 tiles in 2 chunks", 3, 256, 256, 19, 17,
+        {"residual and relu, 70 tiles in chunks of 24, 24, 22", 2, 128, 128,
+         19, 27,
          {1, 1, 1, 1}, 1, 1, "relu"},
         {"sigmoid, batch 2", 2, 128, 128, 17, 17, {1, 1, 1, 1}, 1, 0,
          "sigmoid"},
@@ -275,6 +276,9 @@ static void test_rule(void **state)
     a.strides[0] = a.strides[1] = 1;
     out.shape[2] = out.shape[3] = 28;
     in[0].shape[1] = in[1].shape[1] = 32; /* too few input channels */
+    assert_false(dfg_winograd_takes(&a, in, 2, &out));
+    in[0].shape[1] = in[1].shape[1] = 256; /* filters too large */
+    in[1].shape[0] = out.shape[1] = 256;
     assert_false(dfg_winograd_takes(&a, in, 2, &out));
 }
 

@@ -18,23 +18,32 @@
 #define PART_ALIGN 64
 #define P DFG_WINOGRAD_POSITIONS
 
-/* The shapes where Winograd wins. Measured conv by conv, one thread, on
- * a 2-core AMD EPYC (AVX2) with oneDNN 2.6.3, each step of resnet50,
- * googlenet and squeezenet1_0 at batch 1 timed alone (dfgc bench
- * --profile), Winograd / direct `jit:avx2`:
+/* The shapes where Winograd wins, and whose transformed filters cost
+ * little memory. Measured conv by conv on a 2-core AMD EPYC (AVX2) with
+ * oneDNN 2.6.3, each step of resnet50, googlenet and squeezenet1_0 at
+ * batch 1 timed alone (dfgc bench --profile), Winograd / direct
+ * `jit:avx2`, one thread:
  *   128->128 28x28 0.56, 256->256 14x14 0.56, 512->512 7x7 0.68,
  *   64->64 56x56 0.85, 128->192 28x28 0.57, 64->192 56x56 0.74,
  *   96->208 14x14 0.79, 160->320 7x7 0.87, 64->256 13x13 0.81,
  *   48->192 27x27 0.70, 32->128 54x54 0.94, 32->96 28x28 1.36,
  *   48->128 7x7 1.93, 16..32->32..128 at 7x7 to 28x28 1.7-2.7,
- *   16->64 54x54 1.55.
+ *   16->64 54x54 1.55;
+ * and two threads: 64->64 56x56 0.43, 128->128 28x28 0.43,
+ * 256->256 14x14 0.59, 512->512 7x7 0.84, 128->192 28x28 0.41,
+ * 96->208 14x14 0.55, 160->320 7x7 0.80.
  * Below 48 input channels the transforms cost more than the product
  * saves, and an image under 2M cin * cout * pixels (a ninth of its
- * multiply-adds) is too small to pay for the 36 products' calls
- * (docs/BENCHMARKS.md). */
+ * multiply-adds) is too small to pay for them either.
+ * Memory: U holds 36 values per filter where the plain weights hold 9.
+ * Over 32768 filters (cin * cout, 128->256: 1.2 MiB of weights, 4.5 MiB
+ * of U) the direct kernel stays: resnet50's 256- and 512-channel stages
+ * on Winograd took its peak RSS from 121 to 253 MiB for 3.5 of the 9.6
+ * ms Winograd saved it on two threads (docs/BENCHMARKS.md). */
 static int shape_wins(const dfg_conv_geometry *g)
 {
     return g->in_channels >= 48 &&
+           g->in_channels * g->out_channels <= 32768 &&
            g->in_channels * g->out_channels * g->pixels >= ((int64_t)2 << 20);
 }
 
