@@ -239,16 +239,14 @@ static void test_winograd_convs(void **state)
 {
     (void)state;
     static const wino_case cases[] = {
-        {"relu, odd 23x23", 1, 64, 64, 23, 23, {1, 1, 1, 1}, 1, 0, "relu"},
-        {"no padding, bias only", 1, 48, 96, 25, 27, {0, 0, 0, 0}, 1, 0,
+        {"relu, odd 25x25", 1, 64, 64, 25, 25, {1, 1, 1, 1}, 1, 0, "relu"},
+        {"no padding, bias only", 1, 48, 96, 27, 29, {0, 0, 0, 0}, 1, 0,
          NULL},
-        {"batch 3, top-left padding, 80 outputs, no bias", 3, 64, 80, 21, 23,
+        {"batch 3, top-left padding, 80 outputs, no bias", 3, 64, 80, 26, 28,
          {1, 1, 0, 0}, 0, 0, "relu"},
-        {"residual and relu, 70 tiles in chunks of 24, 24, 22", 2, 128, 128,
-         19, 27,
-         {1, 1, 1, 1}, 1, 1, "relu"},
-        {"sigmoid, batch 2", 2, 128, 128, 17, 17, {1, 1, 1, 1}, 1, 0,
-         "sigmoid"},
+        {"residual and relu, 98 tiles in chunks of 25, 25, 25, 23", 2, 128,
+         128, 25, 25, {1, 1, 1, 1}, 1, 1, "relu"},
+        {"sigmoid", 1, 96, 128, 28, 28, {1, 1, 1, 1}, 1, 0, "sigmoid"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_case(&cases[i]);
@@ -277,8 +275,15 @@ static void test_rule(void **state)
     out.shape[2] = out.shape[3] = 28;
     in[0].shape[1] = in[1].shape[1] = 32; /* too few input channels */
     assert_false(dfg_winograd_takes(&a, in, 2, &out));
+    in[0].shape[1] = in[1].shape[1] = 128; /* too few outputs */
+    in[1].shape[0] = out.shape[1] = 32;
+    assert_false(dfg_winograd_takes(&a, in, 2, &out));
     in[0].shape[1] = in[1].shape[1] = 256; /* filters too large */
     in[1].shape[0] = out.shape[1] = 256;
+    assert_false(dfg_winograd_takes(&a, in, 2, &out));
+    in[0].shape[1] = in[1].shape[1] = 128; /* 4x4 tiles: too few */
+    in[1].shape[0] = out.shape[1] = 128;
+    in[0].shape[2] = in[0].shape[3] = out.shape[2] = out.shape[3] = 14;
     assert_false(dfg_winograd_takes(&a, in, 2, &out));
 }
 

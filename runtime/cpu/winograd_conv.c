@@ -34,16 +34,25 @@
  * 96->208 14x14 0.55, 160->320 7x7 0.80.
  * Below 48 input channels the transforms cost more than the product
  * saves, and an image under 2M cin * cout * pixels (a ninth of its
- * multiply-adds) is too small to pay for them either.
- * Memory: U holds 36 values per filter where the plain weights hold 9.
- * Over 32768 filters (cin * cout, 128->256: 1.2 MiB of weights, 4.5 MiB
- * of U) the direct kernel stays: resnet50's 256- and 512-channel stages
- * on Winograd took its peak RSS from 121 to 253 MiB for 3.5 of the 9.6
- * ms Winograd saved it on two threads (docs/BENCHMARKS.md). */
+ * multiply-adds) is too small to pay for them either. densenet121's
+ * 128->32 convs at 56x56 and 28x28 gained nothing (the model's one-
+ * thread CPU time 73.2 ms direct, 73.8 ms Winograd): under 64 outputs
+ * the direct kernel stays.
+ * Memory: U holds 36 values per filter where the plain weights hold 9,
+ * and the time saved per byte of U grows with the tiles of an image.
+ * Only convs with at least 7x7 tiles an image (25x25 outputs and more)
+ * and at most 32768 filters (cin * cout) run as Winograd: on every 3x3
+ * conv above, resnet50's peak RSS went from 121 to 253 MiB (its 256-
+ * and 512-channel stages: 3.5 of the 9.6 ms Winograd saved it on two
+ * threads), and googlenet's 14x14 convs added 8.4 MiB of U for 1.0 ms
+ * (docs/BENCHMARKS.md). */
 static int shape_wins(const dfg_conv_geometry *g)
 {
-    return g->in_channels >= 48 &&
+    int64_t tiles_h = (g->out_h + DFG_WINOGRAD_TILE - 1) / DFG_WINOGRAD_TILE,
+            tiles_w = (g->out_w + DFG_WINOGRAD_TILE - 1) / DFG_WINOGRAD_TILE;
+    return g->in_channels >= 48 && g->out_channels >= 64 &&
            g->in_channels * g->out_channels <= 32768 &&
+           tiles_h * tiles_w >= 49 &&
            g->in_channels * g->out_channels * g->pixels >= ((int64_t)2 << 20);
 }
 

@@ -114,8 +114,18 @@ void dfg_winograd_input(const dfg_winograd_geometry *g, const float *x,
     }
 }
 
-/* *at after attrs' post-ops, residual the eight values at its place. */
-static inline void post_ops(const dfg_attrs *a, v8 *at, const float *residual)
+/* Post-op kind (not a sum, not relu) on eight values, one at a time. */
+static void eltwise_lanes(int32_t kind, float alpha, float beta, float *lanes)
+{
+    for (int l = 0; l < B; l++)
+        lanes[l] = dfg_post_op_eltwise(kind, alpha, beta, lanes[l]);
+}
+
+/* *at after attrs' post-ops, residual the eight values at its place.
+ * Inlined into the vector clones: the sum and relu, which resnets fuse,
+ * stay in vector registers. */
+__attribute__((always_inline)) static inline void
+post_ops(const dfg_attrs *a, v8 *at, const float *residual)
 {
     v8 value = *at;
     for (int32_t k = 0; k < a->n_post_ops; k++) {
@@ -127,9 +137,8 @@ static inline void post_ops(const dfg_attrs *a, v8 *at, const float *residual)
         } else {
             float lanes[B];
             memcpy(lanes, &value, sizeof lanes);
-            for (int l = 0; l < B; l++)
-                lanes[l] = dfg_post_op_eltwise(kind, a->post_op_alpha[k],
-                                               a->post_op_beta[k], lanes[l]);
+            eltwise_lanes(kind, a->post_op_alpha[k], a->post_op_beta[k],
+                          lanes);
             memcpy(&value, lanes, sizeof lanes);
         }
     }
