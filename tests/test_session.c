@@ -14,41 +14,9 @@
 
 #include "backend.h"
 #include "dfg/dfg.h"
+#include "libc_calls.h"
 #include "program.h"
 #include "program_fixtures.h"
-
-/* --- malloc & co., wrapped (-Wl,--wrap=...) for the library's objects */
-
-static _Atomic long libc_calls;
-
-void *__real_malloc(size_t size);
-void *__real_calloc(size_t count, size_t size);
-void *__real_realloc(void *ptr, size_t size);
-void __real_free(void *ptr);
-int __real_posix_memalign(void **ptr, size_t alignment, size_t size);
-void *__real_aligned_alloc(size_t alignment, size_t size);
-
-void *__wrap_malloc(size_t size);
-void *__wrap_calloc(size_t count, size_t size);
-void *__wrap_realloc(void *ptr, size_t size);
-void __wrap_free(void *ptr);
-int __wrap_posix_memalign(void **ptr, size_t alignment, size_t size);
-void *__wrap_aligned_alloc(size_t alignment, size_t size);
-
-void *__wrap_malloc(size_t size) { libc_calls++; return __real_malloc(size); }
-void *__wrap_calloc(size_t count, size_t size) { libc_calls++; return __real_calloc(count, size); }
-void *__wrap_realloc(void *ptr, size_t size) { libc_calls++; return __real_realloc(ptr, size); }
-void __wrap_free(void *ptr) { libc_calls++; __real_free(ptr); }
-int __wrap_posix_memalign(void **ptr, size_t alignment, size_t size)
-{
-    libc_calls++;
-    return __real_posix_memalign(ptr, alignment, size);
-}
-void *__wrap_aligned_alloc(size_t alignment, size_t size)
-{
-    libc_calls++;
-    return __real_aligned_alloc(alignment, size);
-}
 
 /* --- a counting dfg_allocator */
 
@@ -209,10 +177,10 @@ static void test_run_allocates_nothing(void **state)
         /* One run first, so that OpenMP's thread pool exists. */
         assert_int_equal(dfg_session_run(session, NULL, NULL), DFG_OK);
         long allocs = counts.allocs, frees = counts.frees;
-        long before = libc_calls;
+        long before = libc_calls_count();
         for (int run = 0; run < 20; run++)
             assert_int_equal(dfg_session_run(session, NULL, NULL), DFG_OK);
-        long during = libc_calls - before;
+        long during = libc_calls_count() - before;
         assert_int_equal(counts.allocs, allocs);
         assert_int_equal(counts.frees, frees);
         if (during != 0)
@@ -223,10 +191,10 @@ static void test_run_allocates_nothing(void **state)
         dfg_program_destroy(program);
     }
     /* The wrapping does see the library's allocations. */
-    long before = libc_calls;
+    long before = libc_calls_count();
     fixture_weights w;
     dfg_program_destroy(compile_fixture(1, &w, DFG_PLANNER_NO_REUSE));
-    assert_true(libc_calls > before);
+    assert_true(libc_calls_count() > before);
 }
 
 #define N_SESSIONS 8

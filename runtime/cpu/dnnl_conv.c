@@ -13,6 +13,7 @@
 #include "dnnl_weights.h"
 #include "error.h"
 #include "memory.h"
+#include "winograd_conv.h"
 
 /* Workspace parts start on this boundary (oneDNN's own alignment). */
 #define PART_ALIGN 64
@@ -211,11 +212,16 @@ int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
     conv_plan p;
     int64_t bytes = 0;
     int made = conv_plan_make(engine, attrs, in, n_in, out, &p) == 0;
+    /* Room for the direct conv too: a session whose Winograd product
+     * wants more than planned (another CPU) falls back to it. */
+    int64_t winograd =
+        made ? dfg_winograd_workspace_bytes(engine, attrs, in, n_in, &out[0])
+             : 0;
     omp_set_num_threads(threads);
     if (made) {
         /* 0 would read as "not for oneDNN": a conv that needs no scratch
          * still asks for one part. */
-        bytes = max64(workspace_of(&p), PART_ALIGN);
+        bytes = max64(max64(workspace_of(&p), winograd), PART_ALIGN);
         conv_plan_free(&p);
     }
     dnnl_engine_destroy(engine);
@@ -250,6 +256,7 @@ typedef struct dnnl_call {
 } dnnl_call;
 
 struct dfg_dnnl_conv {
+    dfg_winograd_conv *winograd; /* runs the step instead, if not NULL */
     dnnl_call calls[4]; /* x reorder, residual reorder, conv, y reorder;
                            n_calls of them */
     int n_calls;
@@ -381,6 +388,23 @@ static int conv_calls_make(dfg_dnnl_conv *c, dnnl_engine_t engine,
     return 0;
 }
 
+/* *out: a conv that runs winograd (destroyed on failure). */
+static dfg_status winograd_wrapped(dfg_winograd_conv *winograd,
+                                   const dfg_allocator *allocator,
+                                   dfg_dnnl_conv **out)
+{
+    dfg_dnnl_conv *c = dfg_calloc(allocator, 1, sizeof *c);
+    if (!c) {
+        dfg_winograd_conv_destroy(winograd, allocator);
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                         "cpu backend: out of memory for a oneDNN conv");
+    }
+    c->winograd = winograd;
+    strncpy(c->impl, dfg_winograd_conv_impl(winograd), sizeof c->impl - 1);
+    *out = c;
+    return DFG_OK;
+}
+
 dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
                                 const dfg_kernel_args *step,
                                 const dfg_allocator *allocator,
@@ -393,6 +417,13 @@ dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
         conv_plan_make(engine, step->attrs, step->in_types, step->n_inputs,
                        step->out_types, &p) != 0)
         return DFG_OK;
+    dfg_winograd_conv *winograd = NULL;
+    dfg_status st = dfg_winograd_conv_create(engine, step, allocator,
+                                             &winograd);
+    if (st != DFG_OK || winograd) {
+        conv_plan_free(&p);
+        return st == DFG_OK ? winograd_wrapped(winograd, allocator, out) : st;
+    }
     /* A CPU whose primitive wants more than the one the program was
      * compiled on planned runs the reference. */
     if (step->workspace_bytes < workspace_of(&p)) {
@@ -419,6 +450,8 @@ dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
 
 dfg_status dfg_dnnl_conv_run(const dfg_dnnl_conv *c, dnnl_stream_t stream)
 {
+    if (c->winograd)
+        return dfg_winograd_conv_run(c->winograd);
     if (c->residual)
         memcpy(c->residual_to, c->residual, c->residual_bytes);
     for (int i = 0; i < c->n_calls; i++) {
@@ -436,12 +469,15 @@ const char *dfg_dnnl_conv_impl(const dfg_dnnl_conv *c) { return c->impl; }
 void dfg_dnnl_conv_drop_plain(const dfg_dnnl_conv *c)
 {
     dfg_dnnl_weights_drop_plain(c->weights);
+    if (c->winograd)
+        dfg_winograd_conv_drop_plain(c->winograd);
 }
 
 void dfg_dnnl_conv_destroy(dfg_dnnl_conv *c, const dfg_allocator *allocator)
 {
     if (!c)
         return;
+    dfg_winograd_conv_destroy(c->winograd, allocator);
     for (int i = 0; i < c->n_calls; i++)
         dnnl_primitive_destroy(c->calls[i].primitive);
     for (int i = 0; i < c->n_memories; i++)

@@ -75,10 +75,35 @@ static dfg_dnnl_weights *find(const void *plain,
     return NULL;
 }
 
-/* *out: a new entry (not yet listed) holding plain reordered. */
-static dfg_status make(dnnl_engine_t engine, const dnnl_memory_desc_t *plain_md,
-                       const void *plain, const dnnl_memory_desc_t *chosen_md,
-                       int drop_plain, dfg_dnnl_weights **out)
+/* Where an entry's bytes come from: plain (plain_bytes), turned by
+ * transform (if any) into from_md's layout, then reordered. */
+typedef struct weights_source {
+    const dnnl_memory_desc_t *from_md;
+    const void *plain;
+    size_t plain_bytes;
+    dfg_dnnl_weights_transform transform;
+} weights_source;
+
+/* Reorders src's bytes, transformed first if it says so; -1 on failure. */
+static int transform_reorder(dnnl_engine_t engine, const weights_source *src,
+                             const dnnl_memory_desc_t *chosen_md, void *data)
+{
+    if (!src->transform)
+        return reorder(engine, src->from_md, src->plain, chosen_md, data);
+    dfg_allocator a = shared_allocator();
+    void *transformed = dfg_alloc(&a, dnnl_memory_desc_get_size(src->from_md));
+    if (!transformed)
+        return -1;
+    src->transform(src->plain, src->from_md, transformed);
+    int made = reorder(engine, src->from_md, transformed, chosen_md, data);
+    dfg_free(&a, transformed);
+    return made;
+}
+
+/* *out: a new entry (not yet listed) holding src reordered. */
+static dfg_status make(dnnl_engine_t engine, const weights_source *src,
+                       const dnnl_memory_desc_t *chosen_md, int drop_plain,
+                       dfg_dnnl_weights **out)
 {
     dfg_allocator a = shared_allocator();
     dfg_dnnl_weights *e = dfg_calloc(&a, 1, sizeof *e);
@@ -91,7 +116,7 @@ static dfg_status make(dnnl_engine_t engine, const dnnl_memory_desc_t *plain_md,
                          "cpu backend: out of memory for %zu bytes of "
                          "reordered weights", bytes);
     }
-    if (reorder(engine, plain_md, plain, chosen_md, e->data) != 0) {
+    if (transform_reorder(engine, src, chosen_md, e->data) != 0) {
         dfg_free(&a, e->data);
         dfg_free(&a, e);
         return dfg_error(DFG_ERR_UNSUPPORTED,
@@ -100,29 +125,26 @@ static dfg_status make(dnnl_engine_t engine, const dnnl_memory_desc_t *plain_md,
     /* One tensor at a time: the plain pages go as soon as their copy is
      * made, so the two never sum up over the whole model. */
     if (drop_plain)
-        dfg_drop_file_pages(plain, dnnl_memory_desc_get_size(plain_md));
-    e->plain = plain;
-    e->plain_bytes = drop_plain ? dnnl_memory_desc_get_size(plain_md) : 0;
+        dfg_drop_file_pages(src->plain, src->plain_bytes);
+    e->plain = src->plain;
+    e->plain_bytes = drop_plain ? src->plain_bytes : 0;
     e->chosen = *chosen_md;
     e->bytes = (int64_t)bytes;
     *out = e;
     return DFG_OK;
 }
 
-dfg_status dfg_dnnl_weights_acquire(dnnl_engine_t engine,
-                                    const dnnl_memory_desc_t *plain_md,
-                                    const void *plain,
-                                    const dnnl_memory_desc_t *chosen_md,
-                                    int drop_plain, dfg_dnnl_weights **out,
-                                    void **data)
+static dfg_status acquire(dnnl_engine_t engine, const weights_source *src,
+                          const dnnl_memory_desc_t *chosen_md, int drop_plain,
+                          dfg_dnnl_weights **out, void **data)
 {
     *out = NULL;
     *data = NULL;
     dfg_status status = DFG_OK;
     pthread_mutex_lock(&lock);
-    dfg_dnnl_weights *e = find(plain, chosen_md);
+    dfg_dnnl_weights *e = find(src->plain, chosen_md);
     if (!e) {
-        status = make(engine, plain_md, plain, chosen_md, drop_plain, &e);
+        status = make(engine, src, chosen_md, drop_plain, &e);
         if (status == DFG_OK) {
             held_bytes += e->bytes;
             e->next = entries;
@@ -137,6 +159,32 @@ dfg_status dfg_dnnl_weights_acquire(dnnl_engine_t engine,
     *out = e;
     *data = e->data;
     return DFG_OK;
+}
+
+dfg_status dfg_dnnl_weights_acquire(dnnl_engine_t engine,
+                                    const dnnl_memory_desc_t *plain_md,
+                                    const void *plain,
+                                    const dnnl_memory_desc_t *chosen_md,
+                                    int drop_plain, dfg_dnnl_weights **out,
+                                    void **data)
+{
+    weights_source src = {.from_md = plain_md,
+                           .plain = plain,
+                           .plain_bytes = dnnl_memory_desc_get_size(plain_md)};
+    return acquire(engine, &src, chosen_md, drop_plain, out, data);
+}
+
+dfg_status dfg_dnnl_weights_acquire_transformed(
+    dnnl_engine_t engine, dfg_dnnl_weights_transform transform,
+    const dnnl_memory_desc_t *transformed_md, const void *plain,
+    size_t plain_bytes, const dnnl_memory_desc_t *chosen_md, int drop_plain,
+    dfg_dnnl_weights **out, void **data)
+{
+    weights_source src = {.from_md = transformed_md,
+                          .plain = plain,
+                          .plain_bytes = plain_bytes,
+                          .transform = transform};
+    return acquire(engine, &src, chosen_md, drop_plain, out, data);
 }
 
 void dfg_dnnl_weights_release(dfg_dnnl_weights *weights)

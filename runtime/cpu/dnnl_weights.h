@@ -35,6 +35,21 @@ dfg_status dfg_dnnl_weights_acquire(dnnl_engine_t engine,
                                     const dnnl_memory_desc_t *chosen_md,
                                     int drop_plain, dfg_dnnl_weights **out,
                                     void **data);
+/* Turns a weight's plain bytes into the plain bytes a primitive's weights
+ * start from (to, laid out as to_md), before they are reordered: the
+ * Winograd transform of a 3x3 conv's weights (winograd_conv.h). */
+typedef void (*dfg_dnnl_weights_transform)(const void *plain,
+                                           const dnnl_memory_desc_t *to_md,
+                                           void *to);
+
+/* As dfg_dnnl_weights_acquire, for plain (plain_bytes of them) turned by
+ * transform into transformed_md's layout, then reordered to chosen_md.
+ * The entry is found by plain and chosen_md, as any other. */
+dfg_status dfg_dnnl_weights_acquire_transformed(
+    dnnl_engine_t engine, dfg_dnnl_weights_transform transform,
+    const dnnl_memory_desc_t *transformed_md, const void *plain,
+    size_t plain_bytes, const dnnl_memory_desc_t *chosen_md, int drop_plain,
+    dfg_dnnl_weights **out, void **data);
 /* NULL is ignored. */
 void dfg_dnnl_weights_release(dfg_dnnl_weights *weights);
 

@@ -1,0 +1,297 @@
+/* Winograd F(4x4, 3x3) convs on the CPU backend (runtime/cpu/
+ * winograd_conv.h) against a double-precision reference on random data.
+ * Each case is a bottleneck, x -> 1x1 conv -> relu -> 3x3 conv (bias,
+ * residual, activation as the case says) -> 1x1 conv -> y, so that the
+ * layout pass keeps the 3x3 conv's operands blocked (nChw8c on AVX2),
+ * saved and mapped as a .dfgp is, run on oneDNN with the 3x3 conv as
+ * Winograd (checked on AVX2 CPUs: other ones keep the direct kernel),
+ * and compared with the reference of the whole chain. A run allocates
+ * nothing. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_layout_rule.h"
+#include "dfg/dfg.h"
+#include "libc_calls.h"
+#include "program_fixtures.h"
+#include "winograd_conv.h"
+
+static uint64_t rng = 2024;
+
+static float uniform(void)
+{
+    rng ^= rng >> 12;
+    rng ^= rng << 25;
+    rng ^= rng >> 27;
+    float u = (float)(((rng * 0x2545f4914f6cdd1du) >> 40) * (1.0 / 16777216.0));
+    return 2.0f * u - 1.0f;
+}
+
+static float *random_floats(int64_t n, float scale)
+{
+    float *x = malloc((size_t)n * sizeof *x);
+    assert_non_null(x);
+    for (int64_t i = 0; i < n; i++)
+        x[i] = scale * uniform();
+    return x;
+}
+
+/* The 1x1 convs' channels around the 3x3 one. */
+#define OUTER 8
+
+typedef struct wino_case {
+    const char *what;
+    int64_t n, cin, cout, h, w;
+    int64_t pads[4]; /* top, left, bottom, right */
+    int bias, residual;
+    const char *activation; /* "relu", "sigmoid" or NULL */
+} wino_case;
+
+typedef struct chain {
+    float *wa, *wb, *bias, *wc; /* [cin][OUTER], [cout][cin][3][3], [cout],
+                                   [OUTER][cout] */
+    int64_t oh, ow;
+} chain;
+
+/* x [n, OUTER, h, w] -> y [n, OUTER, oh, ow] */
+static dfg_graph *chain_graph(const wino_case *k, const chain *c)
+{
+    dfg_graph *g = NULL;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    int64_t x_shape[4] = {k->n, OUTER, k->h, k->w};
+    int64_t wa_shape[4] = {k->cin, OUTER, 1, 1};
+    int64_t wb_shape[4] = {k->cout, k->cin, 3, 3};
+    int64_t wc_shape[4] = {OUTER, k->cout, 1, 1};
+    dfg_value x, wa, wb, wc, b = DFG_NO_VALUE, h1, h2, y;
+    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 4, x_shape, &x), DFG_OK);
+    assert_int_equal(dfg_graph_weight(g, "wa", DFG_F32, 4, wa_shape, c->wa, &wa),
+                     DFG_OK);
+    assert_int_equal(dfg_graph_weight(g, "wb", DFG_F32, 4, wb_shape, c->wb, &wb),
+                     DFG_OK);
+    assert_int_equal(dfg_graph_weight(g, "wc", DFG_F32, 4, wc_shape, c->wc, &wc),
+                     DFG_OK);
+    if (k->bias)
+        assert_int_equal(
+            dfg_graph_weight(g, "b", DFG_F32, 1, &k->cout, c->bias, &b), DFG_OK);
+    assert_int_equal(dfg_conv2d(g, x, wa, DFG_NO_VALUE, NULL, &h1), DFG_OK);
+    assert_int_equal(dfg_relu(g, h1, &h1), DFG_OK);
+    dfg_conv2d_params p = {.strides = {1, 1}, .dilations = {1, 1}, .group = 1};
+    memcpy(p.pads, k->pads, sizeof p.pads);
+    assert_int_equal(dfg_conv2d(g, h1, wb, b, &p, &h2), DFG_OK);
+    if (k->residual)
+        assert_int_equal(dfg_add(g, h2, h1, &h2), DFG_OK);
+    if (k->activation && strcmp(k->activation, "relu") == 0)
+        assert_int_equal(dfg_relu(g, h2, &h2), DFG_OK);
+    else if (k->activation)
+        assert_int_equal(dfg_sigmoid(g, h2, &h2), DFG_OK);
+    assert_int_equal(dfg_conv2d(g, h2, wc, DFG_NO_VALUE, NULL, &y), DFG_OK);
+    assert_int_equal(dfg_graph_output(g, y, "y"), DFG_OK);
+    return g;
+}
+
+/* out[n][co][p] = sum over ci of w[co][ci] in[n][ci][p], p < pixels */
+static void pointwise(const double *in, const float *w, int64_t n,
+                      int64_t cin, int64_t cout, int64_t pixels, double *out)
+{
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t co = 0; co < cout; co++)
+            for (int64_t q = 0; q < pixels; q++) {
+                double s = 0;
+                for (int64_t ci = 0; ci < cin; ci++)
+                    s += (double)w[co * cin + ci] *
+                         in[(i * cin + ci) * pixels + q];
+                out[(i * cout + co) * pixels + q] = s;
+            }
+}
+
+/* The chain of k on x, in double: y [n][OUTER][oh][ow] (malloc'd). */
+static double *chain_reference(const wino_case *k, const chain *c,
+                               const float *x)
+{
+    int64_t hw = k->h * k->w, ohw = c->oh * c->ow;
+    double *xd = malloc((size_t)(k->n * OUTER * hw) * sizeof *xd);
+    double *h1 = malloc((size_t)(k->n * k->cin * hw) * sizeof *h1);
+    double *h2 = malloc((size_t)(k->n * k->cout * ohw) * sizeof *h2);
+    double *y = malloc((size_t)(k->n * OUTER * ohw) * sizeof *y);
+    assert_true(xd && h1 && h2 && y);
+    for (int64_t i = 0; i < k->n * OUTER * hw; i++)
+        xd[i] = x[i];
+    pointwise(xd, c->wa, k->n, OUTER, k->cin, hw, h1);
+    for (int64_t i = 0; i < k->n * k->cin * hw; i++)
+        h1[i] = h1[i] > 0 ? h1[i] : 0;
+    for (int64_t i = 0; i < k->n; i++)
+        for (int64_t co = 0; co < k->cout; co++)
+            for (int64_t oy = 0; oy < c->oh; oy++)
+                for (int64_t ox = 0; ox < c->ow; ox++) {
+                    double s = k->bias ? c->bias[co] : 0;
+                    for (int64_t ci = 0; ci < k->cin; ci++)
+                        for (int64_t ky = 0; ky < 3; ky++)
+                            for (int64_t kx = 0; kx < 3; kx++) {
+                                int64_t yy = oy + ky - k->pads[0],
+                                        xx = ox + kx - k->pads[1];
+                                if (yy < 0 || yy >= k->h || xx < 0 ||
+                                    xx >= k->w)
+                                    continue;
+                                s += (double)c->wb[((co * k->cin + ci) * 3 +
+                                                    ky) * 3 + kx] *
+                                     h1[((i * k->cin + ci) * k->h + yy) *
+                                            k->w + xx];
+                            }
+                    int64_t at = ((i * k->cout + co) * c->oh + oy) * c->ow + ox;
+                    if (k->residual)
+                        s += h1[at]; /* same shape: pads keep h x w */
+                    if (k->activation && strcmp(k->activation, "relu") == 0)
+                        s = s > 0 ? s : 0;
+                    else if (k->activation)
+                        s = 1.0 / (1.0 + exp(-s));
+                    h2[at] = s;
+                }
+    pointwise(h2, c->wc, k->n, k->cout, OUTER, ohw, y);
+    free(xd);
+    free(h1);
+    free(h2);
+    return y;
+}
+
+/* The label of the session's 3x3 conv step (the chain's second conv). */
+static const char *winograd_library(const dfg_program *program,
+                                    const dfg_session *session)
+{
+    dfg_plan_stats stats;
+    dfg_program_stats(program, &stats);
+    int32_t convs = 0;
+    for (int32_t i = 0; i < stats.n_steps; i++) {
+        dfg_step_info info;
+        assert_int_equal(dfg_program_step_info(program, i, &info), DFG_OK);
+        if (strncmp(info.op, "conv2d", 6) == 0 && ++convs == 2) {
+            const char *library = NULL;
+            assert_int_equal(dfg_session_step_library(session, i, &library),
+                             DFG_OK);
+            return library ? library : "dfg";
+        }
+    }
+    fail_msg("no second conv2d step");
+    return NULL;
+}
+
+static void check_case(const wino_case *k)
+{
+    chain c = {
+        .wa = random_floats(k->cin * OUTER, 0.5f),
+        .wb = random_floats(k->cout * k->cin * 9, 1.0f / sqrtf((float)k->cin)),
+        .bias = random_floats(k->cout, 0.5f),
+        .wc = random_floats(OUTER * k->cout, 0.5f),
+        .oh = k->h + k->pads[0] + k->pads[2] - 2,
+        .ow = k->w + k->pads[1] + k->pads[3] - 2,
+    };
+    float *x = random_floats(k->n * OUTER * k->h * k->w, 1.0f);
+    dfg_graph *g = chain_graph(k, &c);
+    dfg_compile_options options;
+    dfg_compile_options_init(&options);
+    dfg_program *program = NULL;
+    assert_int_equal(dfg_compile(g, &options, &program), DFG_OK);
+    program = fixture_mapped(program);
+    assert_non_null(program);
+    dfg_session *session = NULL;
+    const dfg_backend *cpu = NULL;
+    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    assert_int_equal(dfg_session_create(program, cpu, NULL, &session), DFG_OK);
+    const char *library = winograd_library(program, session);
+    /* Blocked nChw8c, where Winograd runs, is the layout on AVX2. */
+    if (strcmp(dfg_cpu_layout_isa(), "avx2") == 0 &&
+        !strstr(library, "winograd"))
+        fail_msg("%s: the 3x3 conv ran on %s", k->what, library);
+    int64_t n_y = k->n * OUTER * c.oh * c.ow;
+    float *y = malloc((size_t)n_y * sizeof *y);
+    assert_non_null(y);
+    const void *inputs[1] = {x};
+    void *outputs[1] = {y};
+    assert_int_equal(dfg_session_run(session, inputs, outputs), DFG_OK);
+    long before = libc_calls_count();
+    for (int run = 0; run < 3; run++)
+        assert_int_equal(dfg_session_run(session, inputs, outputs), DFG_OK);
+    if (libc_calls_count() != before)
+        fail_msg("%s: %ld calls to malloc & co. during 3 runs", k->what,
+                 libc_calls_count() - before);
+    double *ref = chain_reference(k, &c, x);
+    double err = fixture_relative_error(y, ref, n_y);
+    if (!(err < 5e-6))
+        fail_msg("%s (%s): relative error %g", k->what, library, err);
+    free(ref);
+    free(y);
+    free(x);
+    free(c.wa);
+    free(c.wb);
+    free(c.bias);
+    free(c.wc);
+    dfg_session_destroy(session);
+    dfg_program_destroy(program);
+    dfg_graph_destroy(g);
+}
+
+static void test_winograd_convs(void **state)
+{
+    (void)state;
+    static const wino_case cases[] = {
+        {"relu, odd 25x25", 1, 64, 64, 25, 25, {1, 1, 1, 1}, 1, 0, "relu"},
+        {"no padding, bias only", 1, 48, 96, 27, 29, {0, 0, 0, 0}, 1, 0,
+         NULL},
+        {"batch 3, top-left padding, 80 outputs, no bias", 3, 64, 80, 26, 28,
+         {1, 1, 0, 0}, 0, 0, "relu"},
+        {"residual and relu, 98 tiles in chunks of 25, 25, 25, 23", 2, 128,
+         128, 25, 25, {1, 1, 1, 1}, 1, 1, "relu"},
+        {"sigmoid", 1, 96, 128, 28, 28, {1, 1, 1, 1}, 1, 0, "sigmoid"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_case(&cases[i]);
+}
+
+/* The rule: 3x3, stride 1, ungrouped, blocked by 8, large enough. */
+static void test_rule(void **state)
+{
+    (void)state;
+    dfg_attrs a;
+    dfg_attrs_init(&a);
+    a.pads[0] = a.pads[1] = a.pads[2] = a.pads[3] = 1;
+    dfg_type in[2] = {{DFG_F32, 4, {1, 128, 28, 28}, DFG_LAYOUT_NCHW8C},
+                      {DFG_F32, 4, {128, 128, 3, 3}, 0}};
+    dfg_type out = {DFG_F32, 4, {1, 128, 28, 28}, DFG_LAYOUT_NCHW8C};
+    assert_true(dfg_winograd_takes(&a, in, 2, &out));
+    out.layout = DFG_LAYOUT_NCHW16C; /* AVX-512's layout: direct */
+    assert_false(dfg_winograd_takes(&a, in, 2, &out));
+    out.layout = DFG_LAYOUT_PLAIN;
+    assert_false(dfg_winograd_takes(&a, in, 2, &out));
+    out.layout = DFG_LAYOUT_NCHW8C;
+    a.strides[0] = a.strides[1] = 2;
+    out.shape[2] = out.shape[3] = 14;
+    assert_false(dfg_winograd_takes(&a, in, 2, &out));
+    a.strides[0] = a.strides[1] = 1;
+    out.shape[2] = out.shape[3] = 28;
+    in[0].shape[1] = in[1].shape[1] = 32; /* too few input channels */
+    assert_false(dfg_winograd_takes(&a, in, 2, &out));
+    in[0].shape[1] = in[1].shape[1] = 128; /* too few outputs */
+    in[1].shape[0] = out.shape[1] = 32;
+    assert_false(dfg_winograd_takes(&a, in, 2, &out));
+    in[0].shape[1] = in[1].shape[1] = 256; /* filters too large */
+    in[1].shape[0] = out.shape[1] = 256;
+    assert_false(dfg_winograd_takes(&a, in, 2, &out));
+    in[0].shape[1] = in[1].shape[1] = 128; /* 4x4 tiles: too few */
+    in[1].shape[0] = out.shape[1] = 128;
+    in[0].shape[2] = in[0].shape[3] = out.shape[2] = out.shape[3] = 14;
+    assert_false(dfg_winograd_takes(&a, in, 2, &out));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_winograd_convs),
+        cmocka_unit_test(test_rule),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
