@@ -5,7 +5,9 @@
  * oneDNN 2.6's jit:avx2 pooling of the same nChw8c tensors, 2 threads,
  * best of many runs: max pools 192x56x56 -> 28x28 (3x3, stride 2) 0.27
  * -> 0.09 ms, 256x28x28 (3x3, stride 1) 0.34 -> 0.12 ms, 832x7x7 0.058
- * -> 0.023 ms; global average pools 1152x7x7 0.015 -> 0.004 ms,
+ * -> 0.023 ms (windows inside the input skip the taps' divisions: 5-10%
+ * less at batch 8, one thread, 256x28x28 3x3 stride 1 2.25 -> 2.03 ms);
+ * global average pools 1152x7x7 0.015 -> 0.004 ms,
  * 480x14x14 0.012 -> 0.007 ms, 144x56x56 0.030 -> 0.028 ms. */
 #include <math.h>
 
@@ -54,11 +56,15 @@ static inline void max_row(const dfg_pool_geometry *p, int64_t b,
     dfg_pool_window_taps(y0, p->kernel[0], p->dilation[0], p->in_h, &first_y,
                          &end_y);
     float *out = y + oy * p->out_w * b;
+    int64_t span_x = (p->kernel[1] - 1) * p->dilation[1];
     for (int64_t ox = 0; ox < p->out_w; ox++, out += b) {
         int64_t x0 = dfg_pool_window_start(ox, p->stride[1], p->pad_lo[1]);
-        int64_t first_x, end_x;
-        dfg_pool_window_taps(x0, p->kernel[1], p->dilation[1], p->in_w,
-                             &first_x, &end_x);
+        int64_t first_x = 0, end_x = p->kernel[1];
+        /* Only a window that crosses an edge needs the taps' divisions,
+         * which cost more than the max of a 3x3 window. */
+        if (x0 < 0 || x0 + span_x >= p->in_w)
+            dfg_pool_window_taps(x0, p->kernel[1], p->dilation[1], p->in_w,
+                                 &first_x, &end_x);
         float max[16], nan[16];
         for (int64_t l = 0; l < b; l++) {
             max[l] = -INFINITY;
