@@ -32,6 +32,23 @@ static void copy_run(char *dst, int64_t dst_stride, const char *src,
     }
 }
 
+/* The offsets in elements, in src (*src_at) and dst (*dst_at), of index
+ * `at` of the row-major walk over dims d[0..n). */
+static void walk_offsets(int32_t n, const int64_t *d, const int64_t *ss,
+                         const int64_t *ds, int64_t at, int64_t *src_at,
+                         int64_t *dst_at)
+{
+    int64_t s = 0, t = 0;
+    for (int32_t i = n - 1; i >= 0; i--) {
+        int64_t index = at % d[i];
+        at /= d[i];
+        s += index * ss[i];
+        t += index * ds[i];
+    }
+    *src_at = s;
+    *dst_at = t;
+}
+
 /* A transpose of the two innermost dims (src runs along dst's rows,
  * dst along its own): square tiles, so that the source lines a tile
  * reads, one per column, are read whole before they leave the cache
@@ -61,13 +78,8 @@ static void strided_copy_tiled(int32_t r, const int64_t *d, const int64_t *ss,
     int64_t bands = (rows + TILE - 1) / TILE, outer = total / (rows * columns);
 #pragma omp parallel for if (total >= DFG_CPU_PARALLEL_MIN_ELEMENTS)
     for (int64_t t = 0; t < outer * bands; t++) {
-        int64_t src_at = 0, dst_at = 0, rest = t / bands;
-        for (int32_t i = r - 3; i >= 0; i--) {
-            int64_t index = rest % d[i];
-            rest /= d[i];
-            src_at += index * ss[i];
-            dst_at += index * ds[i];
-        }
+        int64_t src_at, dst_at;
+        walk_offsets(r - 2, d, ss, ds, t / bands, &src_at, &dst_at);
         int64_t i0 = t % bands * TILE;
         copy_tiles(dst->base + (dst_at + i0 * ds[r - 2]) * (int64_t)elem_size,
                    ds[r - 2], src->base + (src_at + i0) * (int64_t)elem_size,
@@ -96,13 +108,8 @@ void dfg_cpu_strided_copy(int32_t rank, const int64_t *dims,
     int64_t inner = d[r - 1], rows = total / inner;
 #pragma omp parallel for if (total >= DFG_CPU_PARALLEL_MIN_ELEMENTS)
     for (int64_t row = 0; row < rows; row++) {
-        int64_t src_at = 0, dst_at = 0, rest = row;
-        for (int32_t i = r - 2; i >= 0; i--) {
-            int64_t index = rest % d[i];
-            rest /= d[i];
-            src_at += index * ss[i];
-            dst_at += index * ds[i];
-        }
+        int64_t src_at, dst_at;
+        walk_offsets(r - 1, d, ss, ds, row, &src_at, &dst_at);
         copy_run(dst->base + dst_at * (int64_t)elem_size, ds[r - 1],
                  src->base + src_at * (int64_t)elem_size, ss[r - 1], inner,
                  elem_size);
