@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "parallel.h"
+#include "vector_clones.h"
 
 /* n elements of a fixed size; size is a constant after inlining, so each
  * memcpy is one load and one store. */
@@ -56,13 +57,54 @@ static void walk_offsets(int32_t n, const int64_t *d, const int64_t *ss,
  * vit_b_16's K^T, [197, 12, 64] -> [12, 64, 197], took 3x as long). */
 #define TILE 16
 
+typedef uint32_t lanes8 __attribute__((vector_size(32)));
+
+/* dst[i * dst_row + j] = src[i + j * src_column] for i, j < 8, elements
+ * of 4 bytes: eight row loads, three rounds of eight two-vector shuffles
+ * (AVX2's unpack, shuffle and 128-bit permute), eight row stores, where
+ * one element at a time is 64 loads and stores. */
+DFG_VECTOR_CLONES
+static void transpose_8x8_4(char *dst, int64_t dst_row, const char *src,
+                            int64_t src_column)
+{
+    lanes8 a[8], t[8], u[8], v;
+    for (int j = 0; j < 8; j++)
+        memcpy(&a[j], src + j * src_column * 4, sizeof a[j]);
+    for (int k = 0; k < 8; k += 2) {
+        t[k] = __builtin_shufflevector(a[k], a[k + 1], 0, 8, 1, 9, 4, 12, 5,
+                                       13);
+        t[k + 1] = __builtin_shufflevector(a[k], a[k + 1], 2, 10, 3, 11, 6,
+                                           14, 7, 15);
+    }
+    for (int k = 0; k < 8; k += 4)
+        for (int h = 0; h < 2; h++) {
+            u[k + 2 * h] = __builtin_shufflevector(t[k + h], t[k + h + 2], 0,
+                                                   1, 8, 9, 4, 5, 12, 13);
+            u[k + 2 * h + 1] = __builtin_shufflevector(
+                t[k + h], t[k + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+        }
+    for (int i = 0; i < 4; i++) {
+        v = __builtin_shufflevector(u[i], u[i + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+        memcpy(dst + i * dst_row * 4, &v, sizeof v);
+        v = __builtin_shufflevector(u[i], u[i + 4], 4, 5, 6, 7, 12, 13, 14,
+                                    15);
+        memcpy(dst + (i + 4) * dst_row * 4, &v, sizeof v);
+    }
+}
+
 static void copy_tiles(char *dst, int64_t dst_row, const char *src,
                        int64_t src_column, int64_t rows, int64_t columns,
                        size_t size)
 {
     for (int64_t j0 = 0; j0 < columns; j0 += TILE) {
-        int64_t n = columns - j0 < TILE ? columns - j0 : TILE;
-        for (int64_t i = 0; i < rows; i++)
+        int64_t n = columns - j0 < TILE ? columns - j0 : TILE, i = 0;
+        if (size == 4 && n % 8 == 0)
+            for (; i + 8 <= rows; i += 8)
+                for (int64_t j = j0; j < j0 + n; j += 8)
+                    transpose_8x8_4(dst + (i * dst_row + j) * 4, dst_row,
+                                    src + (i + j * src_column) * 4,
+                                    src_column);
+        for (; i < rows; i++)
             copy_run(dst + (i * dst_row + j0) * (int64_t)size, 1,
                      src + (i + j0 * src_column) * (int64_t)size, src_column,
                      n, size);
