@@ -158,6 +158,18 @@ static void test_transpose(void **state)
     expect_gathered(&x, &y, transpose_source, &ctx, NULL);
     check_tensor_free(&x);
     check_tensor_free(&y);
+    /* 8x8 blocks of 4-byte elements transposed in registers, beside rows
+     * (37 = 4 * 8 + 5) and columns (20 = 16 + 4) left to the scalar copy,
+     * for f32 and i32 alike (convnext's [C, H*W] <-> [H*W, C]). */
+    static const dfg_dtype four_bytes[] = {DFG_F32, DFG_I32};
+    a.shape[0] = 0, a.shape[1] = 2, a.shape[2] = 1;
+    for (size_t i = 0; i < 2; i++) {
+        x = check_random(T(four_bytes[i], 3, 20, 37));
+        y = run_unary(dfg_cpu_transpose, DFG_OP_TRANSPOSE, &a, &x);
+        expect_gathered(&x, &y, transpose_source, &ctx, NULL);
+        check_tensor_free(&x);
+        check_tensor_free(&y);
+    }
 }
 
 /* ---- slice -------------------------------------------------------------- */

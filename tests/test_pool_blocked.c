@@ -2,7 +2,8 @@
  * spelled out index by index over the plain tensor: max pools on seeded
  * random data with NaNs and infinities in it, both blocks (nChw8c,
  * nChw16c), strides, padding (uneven too), dilation and ceil_mode; global
- * average pools against a mean in double; and what they refuse. */
+ * average pools against a mean in double; the kernel table's choice of
+ * them (dfg_cpu_kernel_for_step); and what they refuse. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -85,7 +86,7 @@ static dfg_status pool(int32_t op, const pool_case *k, int32_t layout,
     dfg_kernel_args args = {.op = op, .attrs = &attrs, .n_inputs = 1,
                             .in_types = &in, .in = ins, .n_outputs = 1,
                             .out_types = &out, .out = outs};
-    return dfg_cpu_pool(&args);
+    return dfg_cpu_kernel_for_step(&args)(&args);
 }
 
 static void test_against_reference(void **state)
@@ -168,11 +169,13 @@ static void test_global_average(void **state)
                                 .n_inputs = 1, .in_types = &in, .in = ins,
                                 .n_outputs = 1, .out_types = &out,
                                 .out = outs};
-        assert_int_equal(dfg_cpu_reduce(&args), DFG_OK);
+        dfg_cpu_kernel kernel = dfg_cpu_kernel_for_step(&args);
+        assert_ptr_equal(kernel, dfg_cpu_global_average_pool_blocked);
+        assert_int_equal(kernel(&args), DFG_OK);
         /* [N, C, 1, 1] blocked is laid out as plain */
         assert_true(relative_error(y, want, N * C) < 1e-6);
         out.shape[3] = 2; /* not a global pool's output */
-        assert_int_equal(dfg_cpu_reduce(&args), DFG_ERR_SHAPE);
+        assert_int_equal(kernel(&args), DFG_ERR_SHAPE);
     }
 }
 
@@ -193,6 +196,20 @@ static void test_refusals(void **state)
                                                 &blocked, DFG_LAYOUT_NCHW8C));
     assert_false(dfg_cpu_pool_blocked_takes(DFG_OP_MAX_POOL, &narrow,
                                                 &narrow, DFG_LAYOUT_NCHW8C));
+    /* The kernel table gives plain steps the plain kernels. */
+    const void *ins[1] = {x};
+    void *outs[1] = {y};
+    dfg_kernel_args max_pool = {.op = DFG_OP_MAX_POOL, .n_inputs = 1,
+                                .in_types = &plain, .in = ins,
+                                .n_outputs = 1, .out_types = &plain,
+                                .out = outs};
+    assert_ptr_equal(dfg_cpu_kernel_for_step(&max_pool), dfg_cpu_pool);
+    dfg_kernel_args reduce = max_pool;
+    reduce.op = DFG_OP_REDUCE_MEAN;
+    assert_ptr_equal(dfg_cpu_kernel_for_step(&reduce), dfg_cpu_reduce);
+    max_pool.in_types = &blocked;
+    assert_ptr_equal(dfg_cpu_kernel_for_step(&max_pool),
+                     dfg_cpu_max_pool_blocked);
     /* A blocked average pool is oneDNN's: the kernel says so, clearly. */
     assert_int_equal(pool(DFG_OP_AVERAGE_POOL, &k, DFG_LAYOUT_NCHW8C, x, y,
                           H, W), DFG_ERR_UNSUPPORTED);

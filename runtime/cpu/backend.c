@@ -73,7 +73,7 @@ static dfg_status cpu_prepare(dfg_backend_context *context,
     /* Session creation refused every op without a kernel
      * (cpu_supports_op), so each lookup finds one. */
     for (int32_t i = 0; i < n_steps; i++)
-        kernels[i] = dfg_cpu_kernel_for(steps[i].op);
+        kernels[i] = dfg_cpu_kernel_for_step(&steps[i]);
     dfg_dnnl_steps *dnnl = NULL;
     dfg_status status =
         dfg_dnnl_steps_prepare(&context->allocator, steps, n_steps, &dnnl);

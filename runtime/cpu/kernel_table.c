@@ -2,6 +2,7 @@
  * NULL, which the backend reports as unsupported. */
 #include "kernels.h"
 #include "kernels_extra.h"
+#include "pool_blocked.h"
 
 static const dfg_cpu_kernel kernels[DFG_OP_COUNT] = {
     [DFG_OP_ADD] = dfg_cpu_binary,
@@ -110,4 +111,16 @@ dfg_cpu_kernel dfg_cpu_kernel_for(dfg_op op)
     if ((unsigned)op >= DFG_OP_COUNT)
         return NULL;
     return kernels[op];
+}
+
+dfg_cpu_kernel dfg_cpu_kernel_for_step(const dfg_kernel_args *step)
+{
+    dfg_cpu_kernel kernel = dfg_cpu_kernel_for(step->op);
+    if (step->n_inputs < 1 || step->in_types[0].layout == DFG_LAYOUT_PLAIN)
+        return kernel;
+    if (kernel == dfg_cpu_pool)
+        return dfg_cpu_max_pool_blocked;
+    if (kernel == dfg_cpu_reduce)
+        return dfg_cpu_global_average_pool_blocked;
+    return kernel;
 }

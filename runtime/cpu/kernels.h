@@ -53,6 +53,12 @@ typedef dfg_status (*dfg_cpu_kernel)(const dfg_kernel_args *args);
 /* The kernel for op, or NULL if the CPU backend has none. */
 dfg_cpu_kernel dfg_cpu_kernel_for(dfg_op op);
 
+/* The kernel for one step, chosen once when a session is created:
+ * dfg_cpu_kernel_for(step->op), except that a pool or reduction whose
+ * input is blocked runs on its blocked kernel (pool_blocked.h), so the
+ * plain kernels never look at the layout during a run. */
+dfg_cpu_kernel dfg_cpu_kernel_for_step(const dfg_kernel_args *step);
+
 dfg_status dfg_cpu_unary(const dfg_kernel_args *args);   /* neg..clip */
 dfg_status dfg_cpu_binary(const dfg_kernel_args *args);  /* add..min */
 dfg_status dfg_cpu_compare(const dfg_kernel_args *args); /* equal, less, greater */

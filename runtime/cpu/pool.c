@@ -7,7 +7,6 @@
 #include "kernels.h"
 #include "parallel.h"
 #include "math/strided_range.h"
-#include "pool_blocked.h"
 #include "pool_geometry.h"
 #include "vector_clones.h"
 
@@ -177,8 +176,6 @@ static void pool_band_f32(const dfg_pool_geometry *p, int is_max,
 dfg_status dfg_cpu_pool(const dfg_kernel_args *args)
 {
     const dfg_type *tx = &args->in_types[0];
-    if (tx->layout != DFG_LAYOUT_PLAIN)
-        return dfg_cpu_max_pool_blocked(args);
     dfg_pool_geometry p;
     dfg_status st = dfg_pool_geometry_make(dfg_op_get(args->op)->name,
                                            args->attrs, tx,

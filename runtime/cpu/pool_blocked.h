@@ -1,8 +1,9 @@
 /* max_pool and global_average_pool over blocked tensors (nChw8c,
  * nChw16c) on dfg's own kernels (pool_blocked.c), which measured faster
  * than oneDNN 2.6's pooling of the same tensors (several times for max
- * pools and small planes); the plain kernels (pool.c, reduce.c) hand
- * blocked steps to them, and the layout pass keeps such pools blocked
+ * pools and small planes); the kernel table gives them the blocked steps
+ * of the plain kernels (pool.c, reduce.c) when a session is created
+ * (dfg_cpu_kernel_for_step), and the layout pass keeps such pools blocked
  * (dfg_cpu_pool_takes_blocked). Average pools with a window stay on
  * oneDNN. */
 #ifndef DFG_CPU_POOL_BLOCKED_H

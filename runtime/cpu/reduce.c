@@ -18,7 +18,6 @@
 #include "f32_reduce.h"
 #include "kernels.h"
 #include "parallel.h"
-#include "pool_blocked.h"
 #include "reduce_geometry.h"
 #include "vector_clones.h"
 
@@ -157,8 +156,6 @@ static void reduce_strips(const reduce_ctx *c, int64_t outputs, int parallel)
 dfg_status dfg_cpu_reduce(const dfg_kernel_args *args)
 {
     const dfg_type *in = &args->in_types[0];
-    if (in->layout != DFG_LAYOUT_PLAIN)
-        return dfg_cpu_global_average_pool_blocked(args);
     dfg_reduce_geometry g;
     dfg_status st = dfg_reduce_geometry_make(args->op, args->attrs, in,
                                              &args->out_types[0], &g);
