@@ -19,7 +19,9 @@
 #include "cpu_layout_rule.h"
 #include "dfg/dfg.h"
 #include "libc_calls.h"
+#include "memory.h"
 #include "program_fixtures.h"
+#include "winograd_choice.h"
 #include "winograd_conv.h"
 
 static uint64_t rng = 2024;
@@ -287,11 +289,66 @@ static void test_rule(void **state)
     assert_false(dfg_winograd_takes(&a, in, 2, &out));
 }
 
+/* The session's choice (winograd_choice.h): the largest output images
+ * first, within the allowance of added bytes; convs the rule does not
+ * take, or whose weights may change, add nothing. */
+static void test_choice_within_the_allowance(void **state)
+{
+    (void)state;
+    dfg_attrs a;
+    dfg_attrs_init(&a);
+    a.pads[0] = a.pads[1] = a.pads[2] = a.pads[3] = 1;
+    dfg_attrs one = a;
+    one.pads[0] = one.pads[1] = one.pads[2] = one.pads[3] = 0;
+    enum { STEPS = 5 };
+    /* 128->128 at 28x28, 64->64 at 56x56, 128->128 at 28x28, a 1x1 conv,
+     * 128->128 at 56x56 with weights that are not constant */
+    static const int64_t c[STEPS] = {128, 64, 128, 128, 128},
+                         hw[STEPS] = {28, 56, 28, 28, 56},
+                         k[STEPS] = {3, 3, 3, 1, 3};
+    dfg_type in[STEPS][2], out[STEPS];
+    dfg_kernel_args steps[STEPS];
+    for (int i = 0; i < STEPS; i++) {
+        in[i][0] = (dfg_type){DFG_F32, 4, {1, c[i], hw[i], hw[i]},
+                              DFG_LAYOUT_NCHW8C};
+        in[i][1] = (dfg_type){DFG_F32, 4, {c[i], c[i], k[i], k[i]}, 0};
+        out[i] = in[i][0];
+        steps[i] = (dfg_kernel_args){.op = DFG_OP_CONV2D,
+                                     .attrs = k[i] == 3 ? &a : &one,
+                                     .n_inputs = 2, .in_types = in[i],
+                                     .n_outputs = 1, .out_types = &out[i],
+                                     .constant_inputs = i == 4 ? 0u : 2u};
+    }
+    const int64_t wide = 27 * 128 * 128 * 4, narrow = 27 * 64 * 64 * 4;
+    assert_int_equal(dfg_winograd_added_bytes(&steps[0]), wide);
+    assert_int_equal(dfg_winograd_added_bytes(&steps[1]), narrow);
+    assert_int_equal(dfg_winograd_added_bytes(&steps[3]), 0);
+    assert_int_equal(dfg_winograd_added_bytes(&steps[4]), 0);
+    dfg_allocator al = dfg_allocator_or_default(NULL);
+    uint8_t chosen[STEPS];
+    static const struct {
+        int64_t allowance;
+        uint8_t want[STEPS];
+    } cases[] = {
+        {DFG_WINOGRAD_ALLOWANCE, {1, 1, 0, 0, 0}}, /* 56x56 first, then one */
+        {narrow + 2 * wide, {1, 1, 1, 0, 0}},
+        {wide, {0, 1, 0, 0, 0}}, /* 56x56 first: no room left for 28x28 */
+        {narrow - 1, {0, 0, 0, 0, 0}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_int_equal(dfg_winograd_choose(steps, STEPS, cases[i].allowance,
+                                             &al, chosen),
+                         DFG_OK);
+        assert_memory_equal(chosen, cases[i].want, STEPS);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_winograd_convs),
         cmocka_unit_test(test_rule),
+        cmocka_unit_test(test_choice_within_the_allowance),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

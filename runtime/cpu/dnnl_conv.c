@@ -406,7 +406,7 @@ static dfg_status winograd_wrapped(dfg_winograd_conv *winograd,
 }
 
 dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
-                                const dfg_kernel_args *step,
+                                const dfg_kernel_args *step, int winograd,
                                 const dfg_allocator *allocator,
                                 dfg_dnnl_conv **out)
 {
@@ -417,12 +417,15 @@ dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
         conv_plan_make(engine, step->attrs, step->in_types, step->n_inputs,
                        step->out_types, &p) != 0)
         return DFG_OK;
-    dfg_winograd_conv *winograd = NULL;
-    dfg_status st = dfg_winograd_conv_create(engine, step, allocator,
-                                             &winograd);
-    if (st != DFG_OK || winograd) {
+    dfg_winograd_conv *transformed = NULL;
+    dfg_status st = winograd ? dfg_winograd_conv_create(engine, step,
+                                                        allocator,
+                                                        &transformed)
+                             : DFG_OK;
+    if (st != DFG_OK || transformed) {
         conv_plan_free(&p);
-        return st == DFG_OK ? winograd_wrapped(winograd, allocator, out) : st;
+        return st == DFG_OK ? winograd_wrapped(transformed, allocator, out)
+                            : st;
     }
     /* A CPU whose primitive wants more than the one the program was
      * compiled on planned runs the reference. */

@@ -37,10 +37,12 @@ int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
                                       const dfg_type *in, int32_t n_in,
                                       const dfg_type *out, int32_t n_out);
 
-/* Prepares step (a conv2d) on engine. *out is NULL, with DFG_OK, when
- * the step is not for oneDNN or its workspace is too small for it. */
+/* Prepares step (a conv2d) on engine, as Winograd where `winograd` (the
+ * session's choice, winograd_choice.h) and the conv allow it. *out is
+ * NULL, with DFG_OK, when the step is not for oneDNN or its workspace is
+ * too small for it. */
 dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
-                                const dfg_kernel_args *step,
+                                const dfg_kernel_args *step, int winograd,
                                 const dfg_allocator *allocator,
                                 dfg_dnnl_conv **out);
 dfg_status dfg_dnnl_conv_run(const dfg_dnnl_conv *conv, dnnl_stream_t stream);

@@ -9,6 +9,7 @@
 #include "error.h"
 #include "memory.h"
 #include "pool_blocked.h"
+#include "winograd_choice.h"
 
 /* Room for "oneDNN " and an implementation's name. */
 #define LABEL_BYTES 48
@@ -22,6 +23,8 @@ struct dfg_dnnl_steps {
     dfg_dnnl_single **singles; /* n_steps, NULL where not a oneDNN pool or
                                   per-channel binary (dnnl_single.h) */
     char *labels;              /* n_steps of LABEL_BYTES, "" where dfg runs */
+    uint8_t *winograd;         /* n_steps: 1 where a conv may run as
+                                  Winograd (winograd_choice.h) */
 };
 
 int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
@@ -108,6 +111,7 @@ void dfg_dnnl_steps_destroy(dfg_dnnl_steps *s, const dfg_allocator *allocator)
     dfg_free(allocator, s->matmuls);
     dfg_free(allocator, s->singles);
     dfg_free(allocator, s->labels);
+    dfg_free(allocator, s->winograd);
     if (s->stream)
         dnnl_stream_destroy(s->stream);
     if (s->engine)
@@ -133,7 +137,8 @@ static dfg_status step_prepare(dfg_dnnl_steps *s,
     dfg_status st;
     const char *impl = NULL;
     if (step->op == DFG_OP_CONV2D) {
-        st = dfg_dnnl_conv_create(s->engine, step, allocator, &s->convs[i]);
+        st = dfg_dnnl_conv_create(s->engine, step, s->winograd[i], allocator,
+                                  &s->convs[i]);
         if (s->convs[i])
             impl = dfg_dnnl_conv_impl(s->convs[i]);
     } else if (is_pool(step) || is_blocked_binary(step) ||
@@ -170,7 +175,9 @@ static dfg_dnnl_steps *steps_alloc(const dfg_allocator *allocator,
     s->matmuls = dfg_calloc(allocator, n, sizeof *s->matmuls);
     s->singles = dfg_calloc(allocator, n, sizeof *s->singles);
     s->labels = dfg_calloc(allocator, n, LABEL_BYTES);
-    if (!s->convs || !s->matmuls || !s->singles || !s->labels) {
+    s->winograd = dfg_calloc(allocator, n, sizeof *s->winograd);
+    if (!s->convs || !s->matmuls || !s->singles || !s->labels ||
+        !s->winograd) {
         dfg_dnnl_steps_destroy(s, allocator);
         return NULL;
     }
@@ -198,6 +205,13 @@ dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
         dfg_dnnl_steps_destroy(s, allocator);
         return dfg_error(DFG_ERR_DEVICE,
                          "cpu backend: cannot create a oneDNN CPU engine");
+    }
+    dfg_status chosen = dfg_winograd_choose(steps, n_steps,
+                                            DFG_WINOGRAD_ALLOWANCE, allocator,
+                                            s->winograd);
+    if (chosen != DFG_OK) {
+        dfg_dnnl_steps_destroy(s, allocator);
+        return chosen;
     }
     int32_t taken = 0;
     for (int32_t i = 0; i < n_steps; i++) {

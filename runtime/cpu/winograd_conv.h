@@ -12,7 +12,9 @@
  * session creation): f32, 3x3, stride 1, dilation 1, one group, x, y and
  * the residual blocked nChw8c (the layout pass's choice on AVX2; other
  * CPUs keep the direct kernel), channels in whole blocks, and the shapes
- * where it measured faster than the direct kernel (winograd_conv.c).
+ * where it measured faster than the direct kernel (winograd_conv.c). A
+ * session then grants the transformed filters of all such convs a memory
+ * allowance together (winograd_choice.h).
  *
  * Scratch: V and M lie in the step's planned
  * workspace, sized by dfg_winograd_workspace_bytes; the tiles go through
