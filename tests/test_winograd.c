@@ -402,6 +402,36 @@ static void test_choice_within_the_allowance(void **state)
     }
 }
 
+/* Among images of one size the larger filter bank goes first: with room
+ * for one of a 64->64 and a 128->128 conv at 28x28, the 128->128 one,
+ * though it comes second. */
+static void test_choice_larger_filters_first(void **state)
+{
+    (void)state;
+    dfg_attrs a;
+    dfg_attrs_init(&a);
+    a.pads[0] = a.pads[1] = a.pads[2] = a.pads[3] = 1;
+    dfg_type in[2][2] = {
+        {{DFG_F32, 4, {1, 64, 28, 28}, DFG_LAYOUT_NCHW8C},
+         {DFG_F32, 4, {64, 64, 3, 3}, 0}},
+        {{DFG_F32, 4, {1, 128, 28, 28}, DFG_LAYOUT_NCHW8C},
+         {DFG_F32, 4, {128, 128, 3, 3}, 0}}};
+    dfg_type out[2] = {in[0][0], in[1][0]};
+    dfg_kernel_args steps[2];
+    for (int i = 0; i < 2; i++)
+        steps[i] = (dfg_kernel_args){.op = DFG_OP_CONV2D, .attrs = &a,
+                                     .n_inputs = 2, .in_types = in[i],
+                                     .n_outputs = 1, .out_types = &out[i],
+                                     .constant_inputs = 2u};
+    int64_t wide = dfg_winograd_added_bytes(&steps[1]);
+    assert_true(dfg_winograd_added_bytes(&steps[0]) > 0 && wide > 0);
+    dfg_allocator al = dfg_allocator_or_default(NULL);
+    uint8_t chosen[2];
+    assert_int_equal(dfg_winograd_choose(steps, 2, wide, &al, chosen), DFG_OK);
+    assert_int_equal(chosen[0], 0);
+    assert_int_equal(chosen[1], 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -410,6 +440,7 @@ int main(void)
         cmocka_unit_test(test_columns_convs),
         cmocka_unit_test(test_columns_rule),
         cmocka_unit_test(test_choice_within_the_allowance),
+        cmocka_unit_test(test_choice_larger_filters_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
