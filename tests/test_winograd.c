@@ -268,7 +268,7 @@ static void test_columns_convs(void **state)
 {
     (void)state;
     static const wino_case cases[] = {
-        {"columns: 14x14, bias, relu", 1, 64, 64, 14, 14, {1, 1, 1, 1}, 1, 0,
+        {"columns: 8x8, bias, relu", 1, 64, 64, 8, 8, {1, 1, 1, 1}, 1, 0,
          "relu", 1, "columns"},
         {"columns: stride 2, 13x13 -> 7x7, batch 2, no bias", 2, 64, 72, 13,
          13, {1, 1, 1, 1}, 0, 0, "relu", 2, "columns"},
@@ -276,13 +276,16 @@ static void test_columns_convs(void **state)
          {1, 1, 1, 1}, 1, 1, "relu", 1, "columns"},
         {"columns: no padding, 9x11 -> 7x9, sigmoid", 1, 64, 96, 9, 11,
          {0, 0, 0, 0}, 1, 0, "sigmoid", 1, "columns"},
+        {"columns: 256 inputs at 14x14", 1, 256, 64, 14, 14, {1, 1, 1, 1}, 1,
+         0, "relu", 1, "columns"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_case(&cases[i]);
 }
 
 /* The columns' rule: 3x3, ungrouped, blocked by 8, at least 64 channels
- * each side, at most 14x14 outputs; never a shape Winograd takes. */
+ * each side, at most 14x14 outputs, and at 14x14 256 inputs or a
+ * stride; never a shape Winograd takes. */
 static void test_columns_rule(void **state)
 {
     (void)state;
@@ -297,14 +300,16 @@ static void test_columns_rule(void **state)
     out.layout = DFG_LAYOUT_PLAIN;
     assert_false(dfg_columns_takes(&a, in, 2, &out));
     out.layout = DFG_LAYOUT_NCHW8C;
-    a.strides[0] = a.strides[1] = 2; /* 28x28 -> 14x14 */
+    in[0].shape[1] = in[1].shape[1] = 128; /* 128 inputs at 14x14 */
+    assert_false(dfg_columns_takes(&a, in, 2, &out));
+    a.strides[0] = a.strides[1] = 2; /* ... from 28x28 */
     in[0].shape[2] = in[0].shape[3] = 28;
     assert_true(dfg_columns_takes(&a, in, 2, &out));
     a.strides[0] = a.strides[1] = 1; /* 28x28 outputs: too many */
     out.shape[2] = out.shape[3] = 28;
     assert_false(dfg_columns_takes(&a, in, 2, &out));
-    out.shape[2] = out.shape[3] = 14;
-    in[0].shape[2] = in[0].shape[3] = 14;
+    in[0].shape[2] = in[0].shape[3] = out.shape[2] = out.shape[3] = 7;
+    assert_true(dfg_columns_takes(&a, in, 2, &out)); /* 7x7 */
     in[0].shape[1] = in[1].shape[1] = 32; /* too few input channels */
     assert_false(dfg_columns_takes(&a, in, 2, &out));
     in[0].shape[1] = in[1].shape[1] = 256;

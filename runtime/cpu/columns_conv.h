@@ -4,10 +4,11 @@
  * workspace, and oneDNN's `jit_1x1:avx2` convolution multiplies them by
  * the filters, reordered once into [cout, 9 * cin] as the columns lie,
  * with the bias and the fused post-ops, straight into the image of y.
- * On images of 14x14 outputs and fewer oneDNN 2.6's direct `jit:avx2`
- * kernel keeps its vector registers busy over too few pixels; the 1x1
- * kernel's long input channel loop runs about a quarter faster there
- * (columns_conv.c has the measurements).
+ * On images of 8x8 outputs and fewer (and of 14x14 with 256 input
+ * channels or a stride) oneDNN 2.6's direct `jit:avx2` kernel keeps its
+ * vector registers busy over too few pixels; the 1x1 kernel's long input
+ * channel loop runs 5 to 20% faster there (columns_conv.c has the
+ * measurements).
  *
  * Which convs (dfg_columns_takes, the same at compile time and at session
  * creation, from the operands alone): f32, 3x3, dilation 1, one group,
