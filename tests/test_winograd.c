@@ -284,8 +284,8 @@ static void test_columns_convs(void **state)
 }
 
 /* The columns' rule: 3x3, ungrouped, blocked by 8, at least 64 channels
- * each side, at most 14x14 outputs, and at 14x14 256 inputs or a
- * stride; never a shape Winograd takes. */
+ * each side, at most 8x8 outputs, or 14x14 with 256 inputs; never a
+ * shape Winograd takes. */
 static void test_columns_rule(void **state)
 {
     (void)state;
@@ -300,11 +300,12 @@ static void test_columns_rule(void **state)
     out.layout = DFG_LAYOUT_PLAIN;
     assert_false(dfg_columns_takes(&a, in, 2, &out));
     out.layout = DFG_LAYOUT_NCHW8C;
-    in[0].shape[1] = in[1].shape[1] = 128; /* 128 inputs at 14x14 */
-    assert_false(dfg_columns_takes(&a, in, 2, &out));
-    a.strides[0] = a.strides[1] = 2; /* ... from 28x28 */
+    a.strides[0] = a.strides[1] = 2; /* from 28x28 by stride 2 */
     in[0].shape[2] = in[0].shape[3] = 28;
     assert_true(dfg_columns_takes(&a, in, 2, &out));
+    in[0].shape[1] = in[1].shape[1] = 128; /* 128 inputs at 14x14 */
+    assert_false(dfg_columns_takes(&a, in, 2, &out));
+    in[0].shape[1] = in[1].shape[1] = 256;
     a.strides[0] = a.strides[1] = 1; /* 28x28 outputs: too many */
     out.shape[2] = out.shape[3] = 28;
     assert_false(dfg_columns_takes(&a, in, 2, &out));

@@ -20,21 +20,20 @@
 /* The shapes where the columns win. Measured step by step on a 2-core
  * AMD EPYC (AVX2) with oneDNN 2.6.3, each step's least time over
  * interleaved runs (dfgc bench --profile), direct `jit:avx2` -> columns,
- * one thread: resnet50 at batch 1, 512->512 7x7 3.7 -> 3.1 ms (stride 2
- * from 14x14: 4.0 -> 3.2), 256->256 14x14 3.0 -> 2.85 (stride 2 from
- * 28x28: 3.25 -> 2.96), 128->128 stride 2 to 14x14 3.05 -> 2.90; at
- * batch 8 the 7x7 ones 26-30 -> 22-23 ms, the 14x14 ones 23-25 -> 20-22;
- * googlenet's 160->320 and 192->384 at 7x7 0.69 -> 0.62 and 0.95 ->
- * 0.87, squeezenet1_0's 64->256 at 13x13 0.63 -> 0.60; but googlenet's
- * 96..160 -> 208..320 at 14x14 7.10 -> 7.32 together: at 14x14 only
- * with 256 input channels or a stride. At 28x28 the direct kernel
- * and Winograd are the faster. */
+ * one thread: resnet50 at batch 1, 512->512 at 7x7 3.7 -> 3.1 ms (the
+ * one from 14x14 by stride 2: 4.0 -> 3.2), 256->256 at 14x14 3.0 ->
+ * 2.85 (from 28x28 by stride 2: 3.25 -> 2.96); at batch 8 the 7x7 ones
+ * 26-30 -> 22-23 ms, the 14x14 ones 23-25 -> 20-22; googlenet's
+ * 160->320 and 192->384 at 7x7 0.69 -> 0.62 and 0.95 -> 0.87; but
+ * googlenet's 96..160 -> 208..320 at 14x14 7.10 -> 7.32 together (and
+ * squeezenet1_0's 64->256 at 13x13 0.63 -> 0.60, within the noise at
+ * batch 1): above 8x8 only with 256 input channels. At 28x28 the direct
+ * kernel and Winograd are the faster. */
 static int shape_wins(const dfg_conv_geometry *g)
 {
-    int strided = g->stride[0] > 1 || g->stride[1] > 1;
     return g->in_channels >= 64 && g->out_channels >= 64 &&
-           g->pixels <= 14 * 14 &&
-           (g->pixels <= 8 * 8 || g->in_channels >= 256 || strided);
+           (g->pixels <= 8 * 8 ||
+            (g->pixels <= 14 * 14 && g->in_channels >= 256));
 }
 
 static int blocked8(const dfg_type *t)

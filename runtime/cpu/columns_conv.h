@@ -5,7 +5,7 @@
  * the filters, reordered once into [cout, 9 * cin] as the columns lie,
  * with the bias and the fused post-ops, straight into the image of y.
  * On images of 8x8 outputs and fewer (and of 14x14 with 256 input
- * channels or a stride) oneDNN 2.6's direct `jit:avx2` kernel keeps its
+ * channels) oneDNN 2.6's direct `jit:avx2` kernel keeps its
  * vector registers busy over too few pixels; the 1x1 kernel's long input
  * channel loop runs 5 to 20% faster there (columns_conv.c has the
  * measurements).
