@@ -68,4 +68,9 @@ expect_error 2 bench "$work/cnn.dfgp" --iterations 0
 for word in "median" "peak rss" "iterations  5 (after 1 warmup)"; do
     grep -q "$word" "$work/bench.txt" || fail "bench output lacks '$word'"
 done
+# The profile's trace names what ran each step.
+"$dfgc" bench "$work/mlp.dfgp" --iterations 2 --warmup 0 \
+    --trace "$work/bench.trace.json" >/dev/null || fail "dfgc bench --trace"
+grep -q '"runs_on": "' "$work/bench.trace.json" ||
+    fail "the trace lacks runs_on: $(head -c 300 "$work/bench.trace.json")"
 exit 0

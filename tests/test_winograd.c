@@ -1,10 +1,13 @@
-/* Winograd F(4x4, 3x3) convs on the CPU backend (runtime/cpu/
- * winograd_conv.h) against a double-precision reference on random data.
+/* The 3x3 convs dfg runs its own way on the CPU backend, Winograd
+ * F(4x4, 3x3) (runtime/cpu/winograd_conv.h) and small images over their
+ * columns (columns_conv.h), against a double-precision reference on
+ * random data.
  * Each case is a bottleneck, x -> 1x1 conv -> relu -> 3x3 conv (bias,
  * residual, activation as the case says) -> 1x1 conv -> y, so that the
  * layout pass keeps the 3x3 conv's operands blocked (nChw8c on AVX2),
  * saved and mapped as a .dfgp is, run on oneDNN with the 3x3 conv as
- * Winograd (checked on AVX2 CPUs: other ones keep the direct kernel),
+ * the case expects (checked on AVX2 CPUs: other ones keep the direct
+ * kernel),
  * and compared with the reference of the whole chain. A run allocates
  * nothing. */
 #include <setjmp.h>
@@ -20,6 +23,7 @@
 #include "dfg/dfg.h"
 #include "libc_calls.h"
 #include "memory.h"
+#include "columns_conv.h"
 #include "program_fixtures.h"
 #include "winograd_choice.h"
 #include "winograd_conv.h"
@@ -53,6 +57,8 @@ typedef struct wino_case {
     int64_t pads[4]; /* top, left, bottom, right */
     int bias, residual;
     const char *activation; /* "relu", "sigmoid" or NULL */
+    int64_t stride;
+    const char *runs_as;    /* the 3x3 conv's label on AVX2; NULL: winograd */
 } wino_case;
 
 typedef struct chain {
@@ -83,7 +89,9 @@ static dfg_graph *chain_graph(const wino_case *k, const chain *c)
             dfg_graph_weight(g, "b", DFG_F32, 1, &k->cout, c->bias, &b), DFG_OK);
     assert_int_equal(dfg_conv2d(g, x, wa, DFG_NO_VALUE, NULL, &h1), DFG_OK);
     assert_int_equal(dfg_relu(g, h1, &h1), DFG_OK);
-    dfg_conv2d_params p = {.strides = {1, 1}, .dilations = {1, 1}, .group = 1};
+    int64_t stride = k->stride;
+    dfg_conv2d_params p = {
+        .strides = {stride, stride}, .dilations = {1, 1}, .group = 1};
     memcpy(p.pads, k->pads, sizeof p.pads);
     assert_int_equal(dfg_conv2d(g, h1, wb, b, &p, &h2), DFG_OK);
     if (k->residual)
@@ -117,6 +125,7 @@ static double *chain_reference(const wino_case *k, const chain *c,
                                const float *x)
 {
     int64_t hw = k->h * k->w, ohw = c->oh * c->ow;
+    int64_t stride = k->stride;
     double *xd = malloc((size_t)(k->n * OUTER * hw) * sizeof *xd);
     double *h1 = malloc((size_t)(k->n * k->cin * hw) * sizeof *h1);
     double *h2 = malloc((size_t)(k->n * k->cout * ohw) * sizeof *h2);
@@ -135,8 +144,8 @@ static double *chain_reference(const wino_case *k, const chain *c,
                     for (int64_t ci = 0; ci < k->cin; ci++)
                         for (int64_t ky = 0; ky < 3; ky++)
                             for (int64_t kx = 0; kx < 3; kx++) {
-                                int64_t yy = oy + ky - k->pads[0],
-                                        xx = ox + kx - k->pads[1];
+                                int64_t yy = oy * stride + ky - k->pads[0],
+                                        xx = ox * stride + kx - k->pads[1];
                                 if (yy < 0 || yy >= k->h || xx < 0 ||
                                     xx >= k->w)
                                     continue;
@@ -184,13 +193,14 @@ static const char *winograd_library(const dfg_program *program,
 
 static void check_case(const wino_case *k)
 {
+    int64_t stride = k->stride;
     chain c = {
         .wa = random_floats(k->cin * OUTER, 0.5f),
         .wb = random_floats(k->cout * k->cin * 9, 1.0f / sqrtf((float)k->cin)),
         .bias = random_floats(k->cout, 0.5f),
         .wc = random_floats(OUTER * k->cout, 0.5f),
-        .oh = k->h + k->pads[0] + k->pads[2] - 2,
-        .ow = k->w + k->pads[1] + k->pads[3] - 2,
+        .oh = (k->h + k->pads[0] + k->pads[2] - 3) / stride + 1,
+        .ow = (k->w + k->pads[1] + k->pads[3] - 3) / stride + 1,
     };
     float *x = random_floats(k->n * OUTER * k->h * k->w, 1.0f);
     dfg_graph *g = chain_graph(k, &c);
@@ -205,9 +215,9 @@ static void check_case(const wino_case *k)
     assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
     assert_int_equal(dfg_session_create(program, cpu, NULL, &session), DFG_OK);
     const char *library = winograd_library(program, session);
-    /* Blocked nChw8c, where Winograd runs, is the layout on AVX2. */
+    /* Blocked nChw8c, where both run, is the layout on AVX2. */
     if (strcmp(dfg_cpu_layout_isa(), "avx2") == 0 &&
-        !strstr(library, "winograd"))
+        !strstr(library, k->runs_as ? k->runs_as : "winograd"))
         fail_msg("%s: the 3x3 conv ran on %s", k->what, library);
     int64_t n_y = k->n * OUTER * c.oh * c.ow;
     float *y = malloc((size_t)n_y * sizeof *y);
@@ -241,17 +251,72 @@ static void test_winograd_convs(void **state)
 {
     (void)state;
     static const wino_case cases[] = {
-        {"relu, odd 25x25", 1, 64, 64, 25, 25, {1, 1, 1, 1}, 1, 0, "relu"},
+        {"relu, odd 25x25", 1, 64, 64, 25, 25, {1, 1, 1, 1}, 1, 0, "relu", 1, NULL},
         {"no padding, bias only", 1, 48, 96, 27, 29, {0, 0, 0, 0}, 1, 0,
-         NULL},
+         NULL, 1, NULL},
         {"batch 3, top-left padding, 80 outputs, no bias", 3, 64, 80, 26, 28,
-         {1, 1, 0, 0}, 0, 0, "relu"},
+         {1, 1, 0, 0}, 0, 0, "relu", 1, NULL},
         {"residual and relu, 98 tiles in chunks of 25, 25, 25, 23", 2, 128,
-         128, 25, 25, {1, 1, 1, 1}, 1, 1, "relu"},
-        {"sigmoid", 1, 96, 128, 28, 28, {1, 1, 1, 1}, 1, 0, "sigmoid"},
+         128, 25, 25, {1, 1, 1, 1}, 1, 1, "relu", 1, NULL},
+        {"sigmoid", 1, 96, 128, 28, 28, {1, 1, 1, 1}, 1, 0, "sigmoid", 1, NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_case(&cases[i]);
+}
+
+static void test_columns_convs(void **state)
+{
+    (void)state;
+    static const wino_case cases[] = {
+        {"columns: 8x8, bias, relu", 1, 64, 64, 8, 8, {1, 1, 1, 1}, 1, 0,
+         "relu", 1, "columns"},
+        {"columns: stride 2, 13x13 -> 7x7, batch 2, no bias", 2, 64, 72, 13,
+         13, {1, 1, 1, 1}, 0, 0, "relu", 2, "columns"},
+        {"columns: residual and relu, batch 3, 7x7", 3, 128, 128, 7, 7,
+         {1, 1, 1, 1}, 1, 1, "relu", 1, "columns"},
+        {"columns: no padding, 9x11 -> 7x9, sigmoid", 1, 64, 96, 9, 11,
+         {0, 0, 0, 0}, 1, 0, "sigmoid", 1, "columns"},
+        {"columns: 256 inputs at 14x14", 1, 256, 64, 14, 14, {1, 1, 1, 1}, 1,
+         0, "relu", 1, "columns"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        check_case(&cases[i]);
+}
+
+/* The columns' rule: 3x3, ungrouped, blocked by 8, at least 64 channels
+ * each side, at most 8x8 outputs, or 14x14 with 256 inputs; never a
+ * shape Winograd takes. */
+static void test_columns_rule(void **state)
+{
+    (void)state;
+    dfg_attrs a;
+    dfg_attrs_init(&a);
+    a.pads[0] = a.pads[1] = a.pads[2] = a.pads[3] = 1;
+    dfg_type in[2] = {{DFG_F32, 4, {1, 256, 14, 14}, DFG_LAYOUT_NCHW8C},
+                      {DFG_F32, 4, {256, 256, 3, 3}, 0}};
+    dfg_type out = {DFG_F32, 4, {1, 256, 14, 14}, DFG_LAYOUT_NCHW8C};
+    assert_true(dfg_columns_takes(&a, in, 2, &out));
+    assert_false(dfg_winograd_takes(&a, in, 2, &out));
+    out.layout = DFG_LAYOUT_PLAIN;
+    assert_false(dfg_columns_takes(&a, in, 2, &out));
+    out.layout = DFG_LAYOUT_NCHW8C;
+    a.strides[0] = a.strides[1] = 2; /* from 28x28 by stride 2 */
+    in[0].shape[2] = in[0].shape[3] = 28;
+    assert_true(dfg_columns_takes(&a, in, 2, &out));
+    in[0].shape[1] = in[1].shape[1] = 128; /* 128 inputs at 14x14 */
+    assert_false(dfg_columns_takes(&a, in, 2, &out));
+    in[0].shape[1] = in[1].shape[1] = 256;
+    a.strides[0] = a.strides[1] = 1; /* 28x28 outputs: too many */
+    out.shape[2] = out.shape[3] = 28;
+    assert_false(dfg_columns_takes(&a, in, 2, &out));
+    in[0].shape[2] = in[0].shape[3] = out.shape[2] = out.shape[3] = 7;
+    assert_true(dfg_columns_takes(&a, in, 2, &out)); /* 7x7 */
+    in[0].shape[1] = in[1].shape[1] = 32; /* too few input channels */
+    assert_false(dfg_columns_takes(&a, in, 2, &out));
+    in[0].shape[1] = in[1].shape[1] = 256;
+    a.group = 2; /* grouped */
+    in[1].shape[1] = 128;
+    assert_false(dfg_columns_takes(&a, in, 2, &out));
 }
 
 /* The rule: 3x3, stride 1, ungrouped, blocked by 8, large enough. */
@@ -343,12 +408,45 @@ static void test_choice_within_the_allowance(void **state)
     }
 }
 
+/* Among images of one size the larger filter bank goes first: with room
+ * for one of a 64->64 and a 128->128 conv at 28x28, the 128->128 one,
+ * though it comes second. */
+static void test_choice_larger_filters_first(void **state)
+{
+    (void)state;
+    dfg_attrs a;
+    dfg_attrs_init(&a);
+    a.pads[0] = a.pads[1] = a.pads[2] = a.pads[3] = 1;
+    dfg_type in[2][2] = {
+        {{DFG_F32, 4, {1, 64, 28, 28}, DFG_LAYOUT_NCHW8C},
+         {DFG_F32, 4, {64, 64, 3, 3}, 0}},
+        {{DFG_F32, 4, {1, 128, 28, 28}, DFG_LAYOUT_NCHW8C},
+         {DFG_F32, 4, {128, 128, 3, 3}, 0}}};
+    dfg_type out[2] = {in[0][0], in[1][0]};
+    dfg_kernel_args steps[2];
+    for (int i = 0; i < 2; i++)
+        steps[i] = (dfg_kernel_args){.op = DFG_OP_CONV2D, .attrs = &a,
+                                     .n_inputs = 2, .in_types = in[i],
+                                     .n_outputs = 1, .out_types = &out[i],
+                                     .constant_inputs = 2u};
+    int64_t wide = dfg_winograd_added_bytes(&steps[1]);
+    assert_true(dfg_winograd_added_bytes(&steps[0]) > 0 && wide > 0);
+    dfg_allocator al = dfg_allocator_or_default(NULL);
+    uint8_t chosen[2];
+    assert_int_equal(dfg_winograd_choose(steps, 2, wide, &al, chosen), DFG_OK);
+    assert_int_equal(chosen[0], 0);
+    assert_int_equal(chosen[1], 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_winograd_convs),
         cmocka_unit_test(test_rule),
+        cmocka_unit_test(test_columns_convs),
+        cmocka_unit_test(test_columns_rule),
         cmocka_unit_test(test_choice_within_the_allowance),
+        cmocka_unit_test(test_choice_larger_filters_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

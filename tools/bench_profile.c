@@ -120,8 +120,8 @@ static void write_json_text(FILE *f, const char *name)
     }
 }
 
-static int write_trace(const dfg_program *p, int32_t n_steps,
-                       const double *mean, const char *path)
+static int write_trace(const dfg_session *session, const dfg_program *p,
+                       int32_t n_steps, const double *mean, const char *path)
 {
     FILE *f = fopen(path, "w");
     if (!f)
@@ -135,9 +135,12 @@ static int write_trace(const dfg_program *p, int32_t n_steps,
         write_json_text(f, info.name);
         fprintf(f, "\", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": 1, "
                    "\"tid\": 1, \"ts\": %.3f, \"dur\": %.3f, "
-                   "\"args\": {\"step\": %d, \"flops\": %lld}}",
+                   "\"args\": {\"step\": %d, \"flops\": %lld, "
+                   "\"runs_on\": \"",
                 info.op, at * 1e6, mean[i] * 1e6, (int)i,
                 (long long)info.flops);
+        write_json_text(f, step_runner(session, i));
+        fprintf(f, "\"}}");
         at += mean[i];
     }
     fprintf(f, "\n]}\n");
@@ -161,7 +164,7 @@ int dfgc_bench_profile(dfgc_run_setup *s, uint64_t runs, int print,
     if (status == 0 && print)
         print_profile(s->session, s->program, n, mean, totals, runs);
     if (status == 0 && trace_path)
-        status = write_trace(s->program, n, mean, trace_path);
+        status = write_trace(s->session, s->program, n, mean, trace_path);
     free(totals);
     free(mean);
     return status;

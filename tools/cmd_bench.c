@@ -37,7 +37,8 @@ static const char usage[] =
     "--profile         then times each step alone over --iterations runs\n"
     "                  and prints the time per op type and the slowest steps\n"
     "--trace FILE      writes those step times as a Perfetto trace (Chrome\n"
-    "                  trace-event JSON, https://ui.perfetto.dev)\n";
+    "                  trace-event JSON, https://ui.perfetto.dev), each\n"
+    "                  step's args naming what ran it (runs_on)\n";
 
 typedef struct bench_args {
     const char *model, *backend, *trace;

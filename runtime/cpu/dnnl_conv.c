@@ -5,6 +5,7 @@
 #include <omp.h>
 #include <string.h>
 
+#include "columns_conv.h"
 #include "conv_geometry.h"
 #include "cpu_layout_rule.h"
 #include "dnnl_conv.h"
@@ -217,11 +218,15 @@ int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
     int64_t winograd =
         made ? dfg_winograd_workspace_bytes(engine, attrs, in, n_in, &out[0])
              : 0;
+    int64_t columns =
+        made ? dfg_columns_workspace_bytes(engine, attrs, in, n_in, &out[0])
+             : 0;
     omp_set_num_threads(threads);
     if (made) {
         /* 0 would read as "not for oneDNN": a conv that needs no scratch
          * still asks for one part. */
-        bytes = max64(max64(workspace_of(&p), winograd), PART_ALIGN);
+        bytes = max64(max64(workspace_of(&p), max64(winograd, columns)),
+                      PART_ALIGN);
         conv_plan_free(&p);
     }
     dnnl_engine_destroy(engine);
@@ -257,6 +262,7 @@ typedef struct dnnl_call {
 
 struct dfg_dnnl_conv {
     dfg_winograd_conv *winograd; /* runs the step instead, if not NULL */
+    dfg_columns_conv *columns;   /* or this */
     dnnl_call calls[4]; /* x reorder, residual reorder, conv, y reorder;
                            n_calls of them */
     int n_calls;
@@ -388,19 +394,25 @@ static int conv_calls_make(dfg_dnnl_conv *c, dnnl_engine_t engine,
     return 0;
 }
 
-/* *out: a conv that runs winograd (destroyed on failure). */
-static dfg_status winograd_wrapped(dfg_winograd_conv *winograd,
-                                   const dfg_allocator *allocator,
-                                   dfg_dnnl_conv **out)
+/* *out: a conv that runs winograd or columns, the one not NULL
+ * (destroyed on failure). */
+static dfg_status wrapped(dfg_winograd_conv *winograd,
+                          dfg_columns_conv *columns,
+                          const dfg_allocator *allocator, dfg_dnnl_conv **out)
 {
     dfg_dnnl_conv *c = dfg_calloc(allocator, 1, sizeof *c);
     if (!c) {
         dfg_winograd_conv_destroy(winograd, allocator);
+        dfg_columns_conv_destroy(columns, allocator);
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                          "cpu backend: out of memory for a oneDNN conv");
     }
     c->winograd = winograd;
-    strncpy(c->impl, dfg_winograd_conv_impl(winograd), sizeof c->impl - 1);
+    c->columns = columns;
+    strncpy(c->impl,
+            winograd ? dfg_winograd_conv_impl(winograd)
+                     : dfg_columns_conv_impl(columns),
+            sizeof c->impl - 1);
     *out = c;
     return DFG_OK;
 }
@@ -418,13 +430,16 @@ dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
                        step->out_types, &p) != 0)
         return DFG_OK;
     dfg_winograd_conv *transformed = NULL;
+    dfg_columns_conv *columns = NULL;
     dfg_status st = winograd ? dfg_winograd_conv_create(engine, step,
                                                         allocator,
                                                         &transformed)
                              : DFG_OK;
-    if (st != DFG_OK || transformed) {
+    if (st == DFG_OK && !transformed)
+        st = dfg_columns_conv_create(engine, step, allocator, &columns);
+    if (st != DFG_OK || transformed || columns) {
         conv_plan_free(&p);
-        return st == DFG_OK ? winograd_wrapped(transformed, allocator, out)
+        return st == DFG_OK ? wrapped(transformed, columns, allocator, out)
                             : st;
     }
     /* A CPU whose primitive wants more than the one the program was
@@ -455,6 +470,8 @@ dfg_status dfg_dnnl_conv_run(const dfg_dnnl_conv *c, dnnl_stream_t stream)
 {
     if (c->winograd)
         return dfg_winograd_conv_run(c->winograd);
+    if (c->columns)
+        return dfg_columns_conv_run(c->columns, stream);
     if (c->residual)
         memcpy(c->residual_to, c->residual, c->residual_bytes);
     for (int i = 0; i < c->n_calls; i++) {
@@ -474,6 +491,8 @@ void dfg_dnnl_conv_drop_plain(const dfg_dnnl_conv *c)
     dfg_dnnl_weights_drop_plain(c->weights);
     if (c->winograd)
         dfg_winograd_conv_drop_plain(c->winograd);
+    if (c->columns)
+        dfg_columns_conv_drop_plain(c->columns);
 }
 
 void dfg_dnnl_conv_destroy(dfg_dnnl_conv *c, const dfg_allocator *allocator)
@@ -481,6 +500,7 @@ void dfg_dnnl_conv_destroy(dfg_dnnl_conv *c, const dfg_allocator *allocator)
     if (!c)
         return;
     dfg_winograd_conv_destroy(c->winograd, allocator);
+    dfg_columns_conv_destroy(c->columns, allocator);
     for (int i = 0; i < c->n_calls; i++)
         dnnl_primitive_destroy(c->calls[i].primitive);
     for (int i = 0; i < c->n_memories; i++)

@@ -90,6 +90,11 @@ static int transform_reorder(dnnl_engine_t engine, const weights_source *src,
 {
     if (!src->transform)
         return reorder(engine, src->from_md, src->plain, chosen_md, data);
+    if (dnnl_memory_desc_equal(src->from_md, chosen_md)) {
+        /* Transformed straight into the chosen layout: no third copy. */
+        src->transform(src->plain, src->from_md, data);
+        return 0;
+    }
     dfg_allocator a = shared_allocator();
     void *transformed = dfg_alloc(&a, dnnl_memory_desc_get_size(src->from_md));
     if (!transformed)

@@ -43,7 +43,8 @@ typedef void (*dfg_dnnl_weights_transform)(const void *plain,
                                            void *to);
 
 /* As dfg_dnnl_weights_acquire, for plain (plain_bytes of them) turned by
- * transform into transformed_md's layout, then reordered to chosen_md.
+ * transform into transformed_md's layout, then reordered to chosen_md
+ * (where the two are one layout, transformed straight into it).
  * The entry is found by plain and chosen_md, as any other. */
 dfg_status dfg_dnnl_weights_acquire_transformed(
     dnnl_engine_t engine, dfg_dnnl_weights_transform transform,

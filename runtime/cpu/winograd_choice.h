@@ -10,7 +10,8 @@
  * 24 MiB (72.4 and 127.5, docs/BENCHMARKS.md). So the convs the shape
  * rule takes are granted DFG_WINOGRAD_ALLOWANCE added bytes together, the
  * largest output images first (the time saved per transformed byte grows
- * with the pixels a filter is applied to), then the program's order. */
+ * with the pixels a filter is applied to), the largest filter banks
+ * first among images of one size, then the program's order. */
 #ifndef DFG_CPU_WINOGRAD_CHOICE_H
 #define DFG_CPU_WINOGRAD_CHOICE_H
 
