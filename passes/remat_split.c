@@ -11,7 +11,18 @@
  * the first conv's weight gradient), the first copy dies at the
  * recomputation that reads it. The copies alive at the peak of the plan
  * are each tried so on a copy of the graph, kept where the trial plan's
- * arena shrinks, until the arena fits or no copy at the peak helps. */
+ * arena shrinks, until the arena fits or no copy at the peak helps.
+ *
+ * Where that is not enough (dfg_remat_split_chains), the copy is made
+ * again with the recomputed copies it reads that would otherwise live on
+ * only for it (resnet18 at 224x224: the block's input is remade from
+ * the kept pre-relu sum), and the recomputations that are then the same
+ * as an earlier one (same forward node, same operands) are dropped for
+ * it: the recomputed relu(bn(c)) that read the first copy of c for the
+ * weight gradient reads the one made for the second conv. The first c
+ * then dies where that is made, and a block's backward holds its input,
+ * its output gradient and two more tensors of its size instead of three
+ * (224x224 at 33%: 154,294,528 -> 128,604,416 B). */
 #include "remat.h"
 
 #include <stdio.h>
@@ -20,67 +31,13 @@
 #include "memory.h"
 #include "memory_plan.h"
 
-/* Makes copy v (a recomputation's output) again just before its first
- * reader that is no recomputation, which reads the new copy, as do the
- * readers after it; *flops 0 when nothing was done (no recomputation
- * reads v before that reader, or an update writes an operand first). */
-static dfg_status split(dfg_graph *g, int32_t v, int64_t *flops)
-{
-    *flops = 0;
-    int32_t last_recompute = -1, first_other = -1;
-    for (int32_t n = 0; n < g->n_nodes; n++) {
-        if (g->nodes[n].dead || !dfg_remat_reads(&g->nodes[n], v))
-            continue;
-        if (dfg_remat_is_recomputation(&g->nodes[n]) && first_other < 0)
-            last_recompute = n;
-        else if (first_other < 0)
-            first_other = n;
-    }
-    if (last_recompute < 0 || first_other <= last_recompute + 1)
-        return DFG_OK;
-    const dfg_ir_node p = g->nodes[g->values[v].producer];
-    if (p.n_outputs != 1 || !dfg_remat_operands_unchanged_until(g, &p,
-                                                                first_other))
-        return DFG_OK;
-    const char *cut = strstr(p.name, "/recompute_");
-    char name[300];
-    snprintf(name, sizeof name, "%.*s/recompute_%d",
-             (int)(cut - p.name < 270 ? cut - p.name : 270), p.name,
-             (int)g->n_nodes);
-    int32_t again, added = g->n_nodes;
-    dfg_status st = dfg_graph_add_node(g, p.op, name, p.inputs, p.n_inputs,
-                                       &p.attrs, 1, &again);
-    if (st != DFG_OK)
-        return st;
-    for (int32_t n = first_other; n < added; n++)
-        for (int32_t i = 0; !g->nodes[n].dead && i < g->nodes[n].n_inputs;
-             i++)
-            if (g->nodes[n].inputs[i] == v)
-                g->nodes[n].inputs[i] = again;
-    int32_t *order = dfg_calloc(&g->allocator, (size_t)g->n_nodes + 1,
-                                sizeof *order);
-    if (!order)
-        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "remat: out of memory");
-    int32_t count = 0;
-    for (int32_t n = 0; n < added; n++) {
-        if (n == first_other)
-            order[count++] = added;
-        order[count++] = n;
-    }
-    st = dfg_training_reorder_nodes(g, order);
-    dfg_free(&g->allocator, order);
-    if (st == DFG_OK)
-        *flops = dfg_remat_node_flops(g, g->values[again].producer,
-                                      &g->allocator);
-    return st;
-}
-
-/* Copy v's producer and, recursively, the producers of its operands
- * that are recomputations themselves and that no node from at on reads
- * (they would live on only for the copy), in chain[] in the order they
- * may run (*n of them, at most MAX_REMADE); 0 when one of them reads an
- * operand an update writes before node at, or the chain is longer. */
-enum { MAX_REMADE = 16 };
+/* Copy v's producer and (deep) recursively the producers of its
+ * operands that are recomputations themselves and that no node from at
+ * on reads (they would live on only for the copy), in chain[] in the
+ * order they may run (*n of them, at most MAX_REMADE); 0 when one of
+ * them reads an operand an update writes before node at, or the chain is
+ * longer. */
+enum { MAX_REMADE = 16, MAX_INPUTS = 8 };
 
 static int read_from(const dfg_graph *g, int32_t v, int32_t at)
 {
@@ -91,7 +48,7 @@ static int read_from(const dfg_graph *g, int32_t v, int32_t at)
 }
 
 static int collect_chain(const dfg_graph *g, int32_t v, int32_t at,
-                         int32_t *chain, int32_t *n)
+                         int deep, int32_t *chain, int32_t *n)
 {
     int32_t p = g->values[v].producer;
     for (int32_t k = 0; k < *n; k++)
@@ -99,13 +56,15 @@ static int collect_chain(const dfg_graph *g, int32_t v, int32_t at,
             return 1;
     const dfg_ir_node *node = &g->nodes[p];
     if (*n == MAX_REMADE || node->n_outputs != 1 ||
+        node->n_inputs > MAX_INPUTS ||
         !dfg_remat_operands_unchanged_until(g, node, at))
         return 0;
-    for (int32_t i = 0; i < node->n_inputs; i++) {
+    for (int32_t i = 0; deep && i < node->n_inputs; i++) {
         int32_t u = node->inputs[i];
         if (u >= 0 && g->values[u].kind == DFG_VALUE_NODE_OUTPUT &&
             dfg_remat_is_recomputation(&g->nodes[g->values[u].producer]) &&
-            !read_from(g, u, at) && !collect_chain(g, u, at, chain, n))
+            !read_from(g, u, at) &&
+            !collect_chain(g, u, at, deep, chain, n))
             return 0;
     }
     if (*n == MAX_REMADE)
@@ -175,11 +134,17 @@ static dfg_status unify(dfg_graph *g, char *near, int32_t made,
     return st;
 }
 
-/* Like split, with the recomputed copies v's producer reads made again
- * too (rather than kept alive to the later readers), and then the later
+/* Makes copy v (a recomputation's output) again just before its first
+ * reader that is no recomputation, which reads the new copy, as do the
+ * readers after it; *flops 0 when nothing was done (no recomputation
+ * reads v before that reader, or an update writes an operand first).
+ * deep: the recomputed copies v's producer reads are made again too
+ * (rather than kept alive to the later readers), and then the later
  * recomputations that are the same as these new copies, or as v's other
- * recomputation readers, dropped for them (unify). */
-static dfg_status split_chain(dfg_graph *g, int32_t v, int64_t *flops)
+ * recomputation readers, dropped for them (unify); *flops is net of
+ * those. */
+static dfg_status make_again(dfg_graph *g, int32_t v, int deep,
+                             int64_t *flops)
 {
     *flops = 0;
     int32_t last_recompute = -1, first_other = -1;
@@ -193,7 +158,7 @@ static dfg_status split_chain(dfg_graph *g, int32_t v, int64_t *flops)
     }
     int32_t chain[MAX_REMADE], n_chain = 0;
     if (last_recompute < 0 || first_other <= last_recompute + 1 ||
-        !collect_chain(g, v, first_other, chain, &n_chain))
+        !collect_chain(g, v, first_other, deep, chain, &n_chain))
         return DFG_OK;
     char *near = dfg_calloc(&g->allocator, (size_t)g->n_values +
                                                MAX_REMADE + 1, 1);
@@ -204,11 +169,12 @@ static dfg_status split_chain(dfg_graph *g, int32_t v, int64_t *flops)
                                   : dfg_error(DFG_ERR_OUT_OF_MEMORY,
                                               "remat: out of memory");
     int32_t added = g->n_nodes, again = -1;
-    near[v] = 1;
+    if (st == DFG_OK)
+        near[v] = 1;
     for (int32_t k = 0; k < n_chain && st == DFG_OK; k++) {
         const dfg_ir_node p = g->nodes[chain[k]];
-        int32_t in[8], out;
-        for (int32_t i = 0; i < p.n_inputs && i < 8; i++) {
+        int32_t in[MAX_INPUTS], out;
+        for (int32_t i = 0; i < p.n_inputs; i++) {
             in[i] = p.inputs[i];
             for (int32_t j = 0; j < k && in[i] >= 0; j++)
                 if (g->nodes[chain[j]].outputs[0] == in[i])
@@ -221,10 +187,8 @@ static dfg_status split_chain(dfg_graph *g, int32_t v, int64_t *flops)
         snprintf(name, sizeof name, "%.*s/recompute_%d",
                  (int)(cut - p.name < 270 ? cut - p.name : 270), p.name,
                  (int)g->n_nodes);
-        st = p.n_inputs <= 8 ? dfg_graph_add_node(g, p.op, name, in,
-                                                  p.n_inputs, &p.attrs, 1,
-                                                  &out)
-                             : DFG_ERR_PLAN;
+        st = dfg_graph_add_node(g, p.op, name, in, p.n_inputs, &p.attrs, 1,
+                                &out);
         if (st == DFG_OK) {
             near[out] = 1;
             *flops += dfg_remat_node_flops(g, g->values[out].producer,
@@ -243,12 +207,22 @@ static dfg_status split_chain(dfg_graph *g, int32_t v, int64_t *flops)
         st = dfg_training_reorder_nodes(g, order);
     }
     int64_t saved = 0;
-    if (st == DFG_OK)
+    if (st == DFG_OK && deep)
         st = unify(g, near, first_other, n_chain, &saved);
     *flops -= saved;
     dfg_free(&g->allocator, near);
     dfg_free(&g->allocator, order);
     return st;
+}
+
+static dfg_status split(dfg_graph *g, int32_t v, int64_t *flops)
+{
+    return make_again(g, v, 0, flops);
+}
+
+static dfg_status split_chain(dfg_graph *g, int32_t v, int64_t *flops)
+{
+    return make_again(g, v, 1, flops);
 }
 
 /* The recomputed copies alive at the peak of g's plan, in copies[]
@@ -287,8 +261,8 @@ static dfg_status split_at_peak(dfg_graph *g, const dfg_compile_options *o,
     int32_t n;
     *changed = 0;
     dfg_status st = copies_at_peak(g, o, copies, &n);
-    for (int32_t k = 0; st == DFG_OK && k < n && report->arena > report->budget;
-         k++) {
+    for (int32_t k = 0;
+         st == DFG_OK && k < n && report->arena > report->budget; k++) {
         dfg_graph *t = NULL;
         int64_t flops = 0, arena = 0;
         st = dfg_graph_clone(g, &g->allocator, &t);
