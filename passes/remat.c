@@ -552,6 +552,30 @@ static dfg_status segments_then_single_values(
     return st;
 }
 
+/* Where the budget is still missed: copies made again with the copies
+ * they read (passes/remat_split.c), which moves the peak off the
+ * blocks' backwards, then single values on top with chains of any
+ * length, and copies made again after those. */
+static dfg_status split_chains_then_single_values(
+    dfg_graph *g, const dfg_compile_options *o, dfg_remat_report *report,
+    int64_t *extra)
+{
+    single_values on_top = {.max_chain = g->n_values};
+    dfg_status st = dfg_remat_split_chains(g, o, report, extra);
+    if (st == DFG_OK && report->arena > report->budget)
+        st = try_single_values(g, o, report->budget, &on_top);
+    if (st == DFG_OK && on_top.n_taken > 0 && on_top.arena < report->arena) {
+        st = apply_single_values(g, &on_top);
+        *extra += on_top.extra_flops;
+        report->recomputed += on_top.n_taken;
+        report->arena = report->single_value_arena = on_top.arena;
+        if (st == DFG_OK && report->arena > report->budget)
+            st = dfg_remat_split_chains(g, o, report, extra);
+    }
+    dfg_free(&g->allocator, on_top.taken);
+    return st;
+}
+
 /* Applies the strategy that fits with fewer extra FLOPs; when neither
  * fits, the one with the smaller arena, and after single values also
  * segments on top of them (they can drop what the single values kept). */
@@ -663,6 +687,8 @@ dfg_status dfg_pass_remat(dfg_graph *g, const dfg_compile_options *o,
         st = apply_cheaper(g, o, report, &single, &segments, &extra);
     if (st == DFG_OK && report->arena > report->budget)
         st = dfg_remat_split_copies(g, o, report, &extra);
+    if (st == DFG_OK && report->arena > report->budget)
+        st = split_chains_then_single_values(g, o, report, &extra);
     if (st == DFG_OK && report->arena <= report->budget && extra > 0)
         st = dfg_remat_merge_copies(g, o, report, &extra);
     dfg_free(&g->allocator, single.taken);

@@ -109,6 +109,13 @@ dfg_status dfg_remat_trial_arena(const dfg_graph *g,
 dfg_status dfg_remat_split_copies(dfg_graph *g, const dfg_compile_options *o,
                                   dfg_remat_report *report, int64_t *extra);
 
+/* Where the budget is missed after that: the same with each copy's
+ * recomputed operands made again too, and the later recomputations that
+ * are then the same as an earlier one dropped for it (its readers read
+ * the earlier; passes/remat_split.c). */
+dfg_status dfg_remat_split_chains(dfg_graph *g, const dfg_compile_options *o,
+                                  dfg_remat_report *report, int64_t *extra);
+
 /* Checkpoint segments (passes/checkpoint.c), found on copies of a graph
  * and then applied to the graph itself: the forward's recomputable saved
  * activations, in forward order, cut into segments of about

@@ -12,6 +12,7 @@
 #include "dfg/dfg.h"
 #include "graph.h"
 #include "remat.h"
+#include "remat_fixtures.h"
 
 #define ROWS 64
 #define COLS 256
@@ -21,30 +22,6 @@
 typedef struct made_three_times {
     int32_t y, first_copy, second_copy;
 } made_three_times;
-
-static int32_t weight(dfg_graph *g, const char *name, int64_t rows,
-                      int64_t cols)
-{
-    static const float zeros[WIDE * COLS];
-    dfg_value w;
-    assert_int_equal(dfg_graph_weight(g, name, DFG_F32, 2,
-                                      (int64_t[]){rows, cols}, zeros, &w),
-                     DFG_OK);
-    return dfg_graph_index(g, w);
-}
-
-static int32_t node(dfg_graph *g, dfg_op op, const char *name, int32_t a,
-                    int32_t b, int32_t *at)
-{
-    dfg_attrs attrs;
-    dfg_attrs_init(&attrs);
-    int32_t in[2] = {a, b}, out;
-    *at = g->n_nodes;
-    assert_int_equal(dfg_graph_add_node(g, op, name, in, b < 0 ? 1 : 2,
-                                        &attrs, 1, &out),
-                     DFG_OK);
-    return out;
-}
 
 /* y = x w, t = tanh(y), u = t + copy of y, [u through a product 8 times
  * wider and back], out = u + another copy of y + x (x lives to the end,
@@ -56,23 +33,23 @@ static dfg_graph *graph_of(int wide_between, made_three_times *m)
     assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
     assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 2,
                                      (int64_t[]){ROWS, COLS}, &x), DFG_OK);
-    int32_t xi = dfg_graph_index(g, x), w = weight(g, "w", COLS, COLS);
+    int32_t xi = dfg_graph_index(g, x), w = remat_weight(g, "w", COLS, COLS);
     int32_t at;
-    int32_t y = node(g, DFG_OP_MATMUL, "mm", xi, w, &m->y);
-    int32_t t = node(g, DFG_OP_TANH, "t", y, -1, &at);
-    int32_t c1 = node(g, DFG_OP_MATMUL, "mm/recompute_10", xi, w,
-                      &m->first_copy);
-    int32_t u = node(g, DFG_OP_ADD, "u", t, c1, &at);
+    int32_t y = remat_node(g, DFG_OP_MATMUL, "mm", xi, w, &m->y);
+    int32_t t = remat_node(g, DFG_OP_TANH, "t", y, -1, &at);
+    int32_t c1 = remat_node(g, DFG_OP_MATMUL, "mm/recompute_10", xi, w,
+                            &m->first_copy);
+    int32_t u = remat_node(g, DFG_OP_ADD, "u", t, c1, &at);
     if (wide_between) {
-        int32_t b = node(g, DFG_OP_MATMUL, "wide", u,
-                         weight(g, "w_wide", COLS, WIDE), &at);
-        u = node(g, DFG_OP_MATMUL, "narrow", b,
-                 weight(g, "w_narrow", WIDE, COLS), &at);
+        int32_t b = remat_node(g, DFG_OP_MATMUL, "wide", u,
+                               remat_weight(g, "w_wide", COLS, WIDE), &at);
+        u = remat_node(g, DFG_OP_MATMUL, "narrow", b,
+                       remat_weight(g, "w_narrow", WIDE, COLS), &at);
     }
-    int32_t c2 = node(g, DFG_OP_MATMUL, "mm/recompute_20", xi, w,
-                      &m->second_copy);
-    int32_t sum = node(g, DFG_OP_ADD, "sum", u, c2, &at);
-    int32_t out = node(g, DFG_OP_ADD, "out", sum, xi, &at);
+    int32_t c2 = remat_node(g, DFG_OP_MATMUL, "mm/recompute_20", xi, w,
+                            &m->second_copy);
+    int32_t sum = remat_node(g, DFG_OP_ADD, "sum", u, c2, &at);
+    int32_t out = remat_node(g, DFG_OP_ADD, "out", sum, xi, &at);
     assert_int_equal(dfg_graph_output(g, dfg_graph_handle(g, out), "out"),
                      DFG_OK);
     return g;
