@@ -29,8 +29,8 @@ typedef struct candidate {
  * largest filter banks (the time saved per added byte is the same, and
  * the allowance then holds more of it: squeezenet1_0's 64->256 conv at
  * 27x27 with a 48->192 one, rather than the two 48->192 ones); then the
- * program's order. */
-static int by_pixels(const void *a, const void *b)
+ * program's order: the order the allowance is granted in. */
+static int by_precedence(const void *a, const void *b)
 {
     const candidate *x = a, *y = b;
     if (x->pixels != y->pixels)
@@ -59,7 +59,7 @@ dfg_status dfg_winograd_choose(const dfg_kernel_args *steps, int32_t n_steps,
                                            steps[i].out_types[0].shape[3],
                                  .bytes = bytes};
     }
-    qsort(c, (size_t)n, sizeof *c, by_pixels);
+    qsort(c, (size_t)n, sizeof *c, by_precedence);
     int64_t used = 0;
     for (int32_t k = 0; k < n; k++)
         if (c[k].bytes <= allowance - used) {

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "conv_geometry.h"
+#include "conv3x3_blocked.h"
 #include "dnnl_weights.h"
 #include "error.h"
 #include "memory.h"
@@ -56,28 +56,14 @@ static int shape_wins(const dfg_conv_geometry *g)
            g->in_channels * g->out_channels * g->pixels >= ((int64_t)2 << 20);
 }
 
-static int blocked8(const dfg_type *t)
-{
-    return t->rank == 4 && t->dtype == DFG_F32 &&
-           t->layout == DFG_LAYOUT_NCHW8C;
-}
-
 /* Fills *w for these operands; -1 when Winograd does not take them. */
 static int geometry_make(const dfg_attrs *attrs, const dfg_type *in,
                          int32_t n_in, const dfg_type *out,
                          dfg_winograd_geometry *w)
 {
     dfg_conv_geometry g;
-    if (n_in < 2 || !blocked8(&in[0]) || !blocked8(&out[0]) ||
-        in[1].dtype != DFG_F32 || in[1].rank != 4 ||
-        (n_in > 2 && in[2].rank >= 0 && in[2].dtype != DFG_F32) ||
-        (n_in > 3 && in[3].rank >= 0 && !dfg_type_equal(&in[3], &out[0])) ||
-        dfg_conv_geometry_make(attrs, &in[0], &in[1], &out[0], &g) != DFG_OK)
-        return -1;
-    if (g.kernel_h != 3 || g.kernel_w != 3 || g.stride[0] != 1 ||
-        g.stride[1] != 1 || g.dilation[0] != 1 || g.dilation[1] != 1 ||
-        g.group != 1 || g.in_channels % DFG_WINOGRAD_BLOCK != 0 ||
-        g.out_channels % DFG_WINOGRAD_BLOCK != 0 || !shape_wins(&g))
+    if (dfg_conv3x3_blocked_geometry(attrs, in, n_in, out, &g) != 0 ||
+        g.stride[0] != 1 || g.stride[1] != 1 || !shape_wins(&g))
         return -1;
     *w = (dfg_winograd_geometry){
         .batch = g.batch,
