@@ -43,20 +43,23 @@
 #include "memory.h"
 #include "memory_plan.h"
 
-/* Nodes a copy's chain back to the graph input may hold (the sliced
+/* Nodes a value's chain back to the graph input may hold (the sliced
  * stem's 8 conv -> batch_norm -> relu slices and their concat, then a
- * block's convs and batch norms), and the operands of one. */
+ * block's convs and batch norms), the operands of one, and the readers
+ * after the peak a value may have. */
 enum { MAX_CHAIN_NODES = 48, MAX_INPUTS = 8, MAX_READERS = 16 };
 
-/* The most images a copy is made in: one chain each, so the graph grows
+/* The most images a value is made in: one chain each, so the graph grows
  * by as many chains (the cnn's batch of 32 is the one this serves). */
 enum { MAX_BATCH = 64 };
 
 typedef struct image_chain {
-    int32_t batch;                   /* N of the copy */
-    int32_t nodes[MAX_CHAIN_NODES];  /* producers, operands first */
+    int32_t batch;                   /* N of the value */
+    int32_t nodes[MAX_CHAIN_NODES];  /* forward producers, operands first */
     int32_t n;
-    int32_t at;                      /* where the copy is made */
+    int32_t at;                      /* the node the images are made
+                                        before: the first reader after
+                                        the peak */
 } image_chain;
 
 /* Ops whose output for an image reads only that image of their batch-led
@@ -224,7 +227,7 @@ static dfg_status add_image(dfg_graph *g, const image_chain *c, int64_t i,
     return st;
 }
 
-/* The new nodes (from added on) run where the copy's producer ran. */
+/* The new nodes (from added on) run just before node at. */
 static dfg_status place(dfg_graph *g, int32_t at, int32_t added)
 {
     int32_t *order = dfg_calloc(&g->allocator, (size_t)g->n_nodes + 1,
