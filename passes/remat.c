@@ -78,7 +78,6 @@ static int is_backward(const dfg_graph *g, const dfg_ir_node *node)
     return readers > 0;
 }
 
-
 int32_t dfg_remat_first_backward(const dfg_graph *g)
 {
     for (int32_t n = 0; n < g->n_nodes; n++)
@@ -220,18 +219,10 @@ static dfg_status append_clone(dfg_graph *g, const int32_t *chain,
             if (in[i] >= 0 && in[i] == chain[j])
                 in[i] = clone[j];
     }
-    dfg_op op = p.op;
-    if (op == DFG_OP_BATCH_NORM_TRAIN) {
-        /* The inference form from the batch statistics: the same y, and
-         * the running statistics are left alone. */
-        op = DFG_OP_BATCH_NORM;
-        in[3] = p.outputs[1];
-        in[4] = p.outputs[2];
-    }
     char name[300];
     snprintf(name, sizeof name, "%.270s/recompute_%d", p.name,
              (int)g->n_nodes);
-    return dfg_graph_add_node(g, op, name, in, n_in, &p.attrs, 1, out);
+    return dfg_remat_add_copy(g, &p, in, name, out);
 }
 
 int dfg_remat_reads(const dfg_ir_node *node, int32_t v)
@@ -689,6 +680,8 @@ dfg_status dfg_pass_remat(dfg_graph *g, const dfg_compile_options *o,
         st = dfg_remat_split_copies(g, o, report, &extra);
     if (st == DFG_OK && report->arena > report->budget)
         st = split_chains_then_single_values(g, o, report, &extra);
+    if (st == DFG_OK && report->arena > report->budget)
+        st = dfg_remat_per_image(g, o, report, &extra);
     if (st == DFG_OK && report->arena <= report->budget && extra > 0)
         st = dfg_remat_merge_copies(g, o, report, &extra);
     dfg_free(&g->allocator, single.taken);

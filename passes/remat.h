@@ -47,6 +47,13 @@ int64_t dfg_remat_node_flops(const dfg_graph *g, int32_t node,
                              const dfg_allocator *allocator);
 int64_t dfg_remat_total_flops(const dfg_graph *g);
 
+/* Adds the recomputation of forward node p, named name, on operands in[]
+ * (p->n_inputs of them; batch_norm_train's are rewritten: it recomputes
+ * as the inference batch_norm from the batch statistics p returned, the
+ * same y, the running statistics left alone); its output in *out. */
+dfg_status dfg_remat_add_copy(dfg_graph *g, const dfg_ir_node *p,
+                              int32_t *in, const char *name, int32_t *out);
+
 /* Recomputes the n_set values of set (each dfg_remat_recomputable) once,
  * just before the first backward node that reads any of them, from the
  * operands kept for backward; forward values between are recomputed too
@@ -115,6 +122,14 @@ dfg_status dfg_remat_split_copies(dfg_graph *g, const dfg_compile_options *o,
  * the earlier; passes/remat_split.c). */
 dfg_status dfg_remat_split_chains(dfg_graph *g, const dfg_compile_options *o,
                                   dfg_remat_report *report, int64_t *extra);
+
+/* Where the budget is missed after that: recomputed copies alive at the
+ * plan's peak made image by image from the graph input, through chains
+ * of per-image ops, into the slots of a concat along the batch
+ * (passes/remat_per_image.c), each kept where a trial plan's arena
+ * shrinks; report->arena, report->recomputed and *extra are updated. */
+dfg_status dfg_remat_per_image(dfg_graph *g, const dfg_compile_options *o,
+                               dfg_remat_report *report, int64_t *extra);
 
 /* Checkpoint segments (passes/checkpoint.c), found on copies of a graph
  * and then applied to the graph itself: the forward's recomputable saved

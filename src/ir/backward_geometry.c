@@ -52,7 +52,10 @@ dfg_status dfg_conv_grad_geometry(const dfg_attrs *attrs, const dfg_type *x,
 
 int64_t dfg_conv_grad_chunk(const dfg_conv_geometry *g)
 {
-    return g->chunk < g->pixels ? g->chunk : g->chunk * g->slots;
+    if (g->chunk < g->pixels)
+        return g->chunk;
+    int64_t images = (DFG_CONV_GRAD_CHUNK_COLUMNS + g->pixels - 1) / g->pixels;
+    return g->chunk * (images < g->slots ? images : g->slots);
 }
 
 int64_t dfg_conv_grad_workspace_bytes(const dfg_conv_geometry *g)

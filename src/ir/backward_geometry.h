@@ -28,12 +28,15 @@ dfg_status dfg_conv_grad_geometry(const dfg_attrs *attrs, const dfg_type *x,
 /* The backward convs multiply over the columns of the whole batch, the
  * flattened (image, output pixel) axis of N * pixels columns, in chunks
  * of the forward's size (conv_geometry.h): part of an image when an image
- * is larger than the budget, else `slots` whole images side by side (the
- * bundled CNN's 8x8 images would give products of 64 columns, too small
- * for BLAS to run well). Per group, a chunk holds the im2col columns
- * [k, chunk], as the forward's, and dy's columns [M/group, chunk],
- * gathered out of [N, M, pixels] so that a chunk spanning several images
- * is one matrix. */
+ * is larger than the budget, else whole images side by side, as many as
+ * make DFG_CONV_GRAD_CHUNK_COLUMNS columns, at most `slots` (the bundled
+ * CNN's 8x8 images would give products of 64 columns, too small for BLAS
+ * to run well; its 50% budget holds a weight gradient's workspace of two
+ * of them beside three of its block's tensors, not of four). Per group,
+ * a chunk holds the im2col columns [k, chunk], as the forward's, and
+ * dy's columns [M/group, chunk], gathered out of [N, M, pixels] so that a
+ * chunk spanning several images is one matrix. */
+#define DFG_CONV_GRAD_CHUNK_COLUMNS 128
 int64_t dfg_conv_grad_chunk(const dfg_conv_geometry *g);
 
 /* Bytes of a backward conv's workspace: 0 for a direct conv (its products
