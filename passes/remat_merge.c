@@ -225,7 +225,7 @@ static dfg_status payable(const dfg_graph *g, const char *alive,
 
 /* Plans *t (its arena in *arena) and, while that misses budget,
  * recomputes a saved activation alive at the peak, cheapest first, kept
- * where the arena does not grow; stops when none is left at the peak
+ * where the arena shrinks; stops when none is left at the peak
  * within what is left of margin FLOPs, or those left hold fewer bytes
  * than the arena is over. */
 static dfg_status pay(dfg_graph **t, const dfg_compile_options *o,
@@ -234,9 +234,11 @@ static dfg_status pay(dfg_graph **t, const dfg_compile_options *o,
 {
     const dfg_remat_limits cheap = {.max_chain = PAY_CHAIN,
                                     .max_flops_per_byte = PAY_FLOPS_PER_BYTE,
-                                    .keep_equal = 1};
+                                    .keep_equal = 0};
     dfg_status st = DFG_OK;
-    for (int paid = 1; st == DFG_OK && paid;) {
+    for (int paid = 1, first = 1; st == DFG_OK && paid &&
+                                  (first || *arena > budget);
+         first = 0) {
         /* Sized anew: each recomputation adds values. */
         const dfg_allocator *a = &(*t)->allocator;
         char *alive = dfg_calloc(a, (size_t)(*t)->n_values + 1, 1);
