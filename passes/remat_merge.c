@@ -307,9 +307,9 @@ static dfg_status try_merge(dfg_graph *g, const dfg_compile_options *o,
     return st;
 }
 
-/* One round over the copies a merge would save min_saved FLOPs for, most
+/* Tries the copies whose merge would save at least min_saved FLOPs, most
  * first. */
-static dfg_status merge_round(dfg_graph *g, const dfg_compile_options *o,
+static dfg_status merge_each(dfg_graph *g, const dfg_compile_options *o,
                               int64_t min_saved, payment *p,
                               dfg_remat_report *report, int64_t *extra)
 {
@@ -349,7 +349,7 @@ dfg_status dfg_remat_merge_copies(dfg_graph *g, const dfg_compile_options *o,
     dfg_status st = dfg_update_before_input_gradients(g, o, 1,
                                                       &report->arena);
     if (st == DFG_OK)
-        st = merge_round(g, o, min_saved, &p, report, extra);
+        st = merge_each(g, o, min_saved, &p, report, extra);
     dfg_free(&g->allocator, p.taken);
     return st;
 }
