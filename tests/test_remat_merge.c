@@ -2,7 +2,8 @@
  * a value made three times (the forward's and two recomputations) is
  * made once where the plan still fits the budget, and a copy stays where
  * serving its readers from an earlier copy would grow the arena past
- * the budget. */
+ * the budget, unless a cheap saved activation alive at that peak is
+ * recomputed to pay for it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,10 +24,12 @@ typedef struct made_three_times {
     int32_t y, first_copy, second_copy;
 } made_three_times;
 
-/* y = x w, t = tanh(y), u = t + copy of y, [u through a product 8 times
- * wider and back], out = u + another copy of y + x (x lives to the end,
- * so the copies cannot take its place). */
-static dfg_graph *graph_of(int wide_between, made_three_times *m)
+/* y = x w, [k = relu(x), a saved activation,] t = tanh(y), u = t + copy
+ * of y, [u through a product 8 times wider and back], out = u + another
+ * copy of y [+ k, a gradient] + x (x lives to the end, so the copies
+ * cannot take its place). */
+static dfg_graph *graph_with(int wide_between, int saved_relu,
+                             made_three_times *m)
 {
     dfg_graph *g;
     dfg_value x;
@@ -36,6 +39,10 @@ static dfg_graph *graph_of(int wide_between, made_three_times *m)
     int32_t xi = dfg_graph_index(g, x), w = remat_weight(g, "w", COLS, COLS);
     int32_t at;
     int32_t y = remat_node(g, DFG_OP_MATMUL, "mm", xi, w, &m->y);
+    int32_t k = saved_relu ? remat_node(g, DFG_OP_RELU, "k", xi, -1, &at)
+                           : -1;
+    if (k >= 0)
+        g->values[k].role = DFG_ROLE_SAVED_ACTIVATION;
     int32_t t = remat_node(g, DFG_OP_TANH, "t", y, -1, &at);
     int32_t c1 = remat_node(g, DFG_OP_MATMUL, "mm/recompute_10", xi, w,
                             &m->first_copy);
@@ -49,10 +56,19 @@ static dfg_graph *graph_of(int wide_between, made_three_times *m)
     int32_t c2 = remat_node(g, DFG_OP_MATMUL, "mm/recompute_20", xi, w,
                             &m->second_copy);
     int32_t sum = remat_node(g, DFG_OP_ADD, "sum", u, c2, &at);
+    if (k >= 0) {
+        sum = remat_node(g, DFG_OP_ADD, "k_grad", sum, k, &at);
+        g->values[sum].role = DFG_ROLE_GRADIENT;
+    }
     int32_t out = remat_node(g, DFG_OP_ADD, "out", sum, xi, &at);
     assert_int_equal(dfg_graph_output(g, dfg_graph_handle(g, out), "out"),
                      DFG_OK);
     return g;
+}
+
+static dfg_graph *graph_of(int wide_between, made_three_times *m)
+{
+    return graph_with(wide_between, 0, m);
 }
 
 /* Merges g's copies under budget (0: the arena g plans to now); the
@@ -120,11 +136,33 @@ static void test_a_copy_that_would_grow_the_arena_stays(void **state)
     dfg_graph_destroy(g);
 }
 
+/* With k alive across the wide product too, keeping y there misses the
+ * budget by k's bytes: k, a relu of x (kept anyway), is recomputed just
+ * before its reader, and the second copy goes. */
+static void test_a_cheap_recomputation_pays_for_a_merge(void **state)
+{
+    (void)state;
+    made_three_times m;
+    dfg_graph *g = graph_with(1, 1, &m);
+    int64_t extra, arena;
+    merge(g, 0, &extra, &arena);
+    assert_true(g->nodes[m.first_copy].dead);
+    assert_true(g->nodes[m.second_copy].dead);
+    assert_int_equal(extra, ROWS * COLS); /* k's relu, made again */
+    int32_t k_copies = 0;
+    for (int32_t n = 0; n < g->n_nodes; n++)
+        k_copies += !g->nodes[n].dead && g->nodes[n].op == DFG_OP_RELU &&
+                    dfg_remat_is_recomputation(&g->nodes[n]);
+    assert_int_equal(k_copies, 1);
+    dfg_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_copies_merge_into_the_value_where_the_plan_fits),
         cmocka_unit_test(test_a_copy_that_would_grow_the_arena_stays),
+        cmocka_unit_test(test_a_cheap_recomputation_pays_for_a_merge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
