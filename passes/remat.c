@@ -664,6 +664,8 @@ dfg_status dfg_pass_remat(dfg_graph *g, const dfg_compile_options *o,
      * slices inside their updates. */
     st = dfg_fuse_weight_updates(g, o, &report->arena,
                                  &report->fused_updates);
+    if (st == DFG_OK && report->arena > report->budget)
+        st = dfg_relu_grads(g, o, &report->arena, &report->relu_gradients);
     if (st != DFG_OK || report->arena <= report->budget)
         return st;
     int64_t before = dfg_remat_total_flops(g), extra = 0;

@@ -79,6 +79,12 @@ dfg_status dfg_remat_cheap(dfg_graph *g, const dfg_compile_options *o);
 dfg_status dfg_fuse_weight_updates(dfg_graph *g, const dfg_compile_options *o,
                                    int64_t *arena, int32_t *n_fused);
 
+/* relu's gradients where(greater(y, 0), dy, 0) become relu_grad(y, dy)
+ * (passes/relu_grad.c) when a trial plan's arena is below *arena, which
+ * is updated; *n_rewritten: how many (0 when not kept). */
+dfg_status dfg_relu_grads(dfg_graph *g, const dfg_compile_options *o,
+                          int64_t *arena, int32_t *n_rewritten);
+
 /* Fused updates (dfg_fuse_weight_updates) run before their conv's input
  * gradient, which reads a copy of the weight made where it was, where the
  * weight is smaller than the conv's input; kept when a trial plan's arena

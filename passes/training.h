@@ -85,6 +85,7 @@ typedef struct dfg_remat_report {
     int64_t unconstrained_arena, budget, arena;
     int32_t recomputed;          /* saved activations recomputed */
     int32_t fused_updates;       /* weight gradients fused with updates */
+    int32_t relu_gradients;      /* relu's gradients from its output */
     double extra_flops_percent;  /* of the step's FLOPs before */
     /* The arenas each strategy reached (0: not tried). */
     int64_t single_value_arena, segment_arena;

@@ -410,6 +410,32 @@ static void test_where_broadcasts_all_three(void **state)
     }
 }
 
+/* relu_grad(y, dy) (passes/relu_grad.c) is where(y > 0, dy, 0): dy
+ * where y > 0, 0 at y = 0 (either sign), below 0 and at NaN. */
+static void test_relu_grad_is_dy_where_y_is_positive(void **state)
+{
+    (void)state;
+    const int64_t shape[] = {3, 67};
+    dfg_attrs a;
+    dfg_attrs_init(&a);
+    check_seed(12);
+    check_tensor y = check_random(check_type(DFG_F32, 2, shape));
+    check_tensor dy = check_random(check_type(DFG_F32, 2, shape));
+    check_tensor out = check_empty(check_type(DFG_F32, 2, shape));
+    ref_set(&y, 0, 0.0), ref_set(&y, 1, -0.0), ref_set(&y, 2, NAN);
+    ref_set(&y, 3, FLT_MIN), ref_set(&y, 4, -FLT_MIN);
+    check_tensor *in[] = {&y, &dy};
+    assert_int_equal(run(DFG_OP_RELU_GRAD, &a, 2, in, &out), DFG_OK);
+    int positive = 0;
+    for (int64_t i = 0; i < out.numel; i++) {
+        double want = ref_get(&y, i) > 0.0 ? ref_get(&dy, i) : 0.0;
+        positive += ref_get(&y, i) > 0.0;
+        assert_true(ref_get(&out, i) == want);
+    }
+    assert_true(positive > 10 && positive < out.numel - 10);
+    check_tensor_free(&y), check_tensor_free(&dy), check_tensor_free(&out);
+}
+
 static void test_bad_broadcast_is_an_error(void **state)
 {
     (void)state;
@@ -532,6 +558,7 @@ int main(void)
         cmocka_unit_test(test_binary_integer_exact),
         cmocka_unit_test(test_compare_exact),
         cmocka_unit_test(test_where_broadcasts_all_three),
+        cmocka_unit_test(test_relu_grad_is_dy_where_y_is_positive),
         cmocka_unit_test(test_bad_broadcast_is_an_error),
         cmocka_unit_test(test_cast_every_pair),
         cmocka_unit_test(test_kernel_table_covers_every_op),

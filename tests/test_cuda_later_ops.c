@@ -600,13 +600,14 @@ static void test_inference_programs(void **state)
 /* Every op the CPU backend has a kernel for has a CUDA plan, but the
  * sharded optimizer's (CPU only, docs/data-parallel.md), dropout_train
  * (CPU only, docs/training.md), the weight gradients fused with their
- * updates (CPU only, docs/training.md) and reorder (the CPU backend's
+ * updates and relu_grad (CPU only: passes a memory budget records,
+ * docs/training.md) and reorder (the CPU backend's
  * blocked layouts, docs/program-format.md). */
 static int cpu_only(dfg_op op)
 {
     return op == DFG_OP_SHARD_WEIGHTS || op == DFG_OP_ALL_GATHER_WEIGHTS ||
            op == DFG_OP_DROPOUT_TRAIN ||
-           dfg_op_updated_weight_input(op) == 2 ||
+           dfg_op_updated_weight_input(op) == 2 || op == DFG_OP_RELU_GRAD ||
            op == DFG_OP_REORDER; /* blocked layouts: CPU only */
 }
 

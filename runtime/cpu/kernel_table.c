@@ -62,6 +62,7 @@ static const dfg_cpu_kernel kernels[DFG_OP_COUNT] = {
     [DFG_OP_MAX_POOL_GRAD] = dfg_cpu_pool_grad,
     [DFG_OP_AVERAGE_POOL_GRAD] = dfg_cpu_pool_grad,
     [DFG_OP_GELU_GRAD] = dfg_cpu_gelu_grad,
+    [DFG_OP_RELU_GRAD] = dfg_cpu_relu_grad,
     [DFG_OP_SLICE_GRAD] = dfg_cpu_slice_grad,
     [DFG_OP_GATHER_GRAD] = dfg_cpu_gather_grad,
     [DFG_OP_OPTIMIZER_TICK] = dfg_cpu_optimizer_tick,

@@ -88,6 +88,7 @@ dfg_status dfg_cpu_conv2d_grad_input(const dfg_kernel_args *args);
 dfg_status dfg_cpu_conv2d_grad_weight(const dfg_kernel_args *args);
 dfg_status dfg_cpu_pool_grad(const dfg_kernel_args *args); /* max_pool_grad, average_pool_grad */
 dfg_status dfg_cpu_gelu_grad(const dfg_kernel_args *args);
+dfg_status dfg_cpu_relu_grad(const dfg_kernel_args *args);
 dfg_status dfg_cpu_slice_grad(const dfg_kernel_args *args);
 dfg_status dfg_cpu_gather_grad(const dfg_kernel_args *args);
 dfg_status dfg_cpu_optimizer_tick(const dfg_kernel_args *args);
