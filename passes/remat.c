@@ -206,6 +206,19 @@ static int32_t collect(const dfg_graph *g, recompute_chain *r, int32_t v,
     return n;
 }
 
+size_t dfg_remat_base_length(const char *name)
+{
+    const char *cut = strstr(name, "/recompute_");
+    return cut ? (size_t)(cut - name) : strlen(name);
+}
+
+void dfg_remat_copy_name(const dfg_graph *g, const char *base, char *name)
+{
+    size_t len = dfg_remat_base_length(base);
+    snprintf(name, DFG_REMAT_NAME_SIZE, "%.*s/recompute_%d",
+             (int)(len < 270 ? len : 270), base, (int)g->n_nodes);
+}
+
 /* Appends the recomputation of chain[k]; clone[] maps the chain's earlier
  * values to their recomputed copies. */
 static dfg_status append_clone(dfg_graph *g, const int32_t *chain,
@@ -219,9 +232,8 @@ static dfg_status append_clone(dfg_graph *g, const int32_t *chain,
             if (in[i] >= 0 && in[i] == chain[j])
                 in[i] = clone[j];
     }
-    char name[300];
-    snprintf(name, sizeof name, "%.270s/recompute_%d", p.name,
-             (int)g->n_nodes);
+    char name[DFG_REMAT_NAME_SIZE];
+    dfg_remat_copy_name(g, p.name, name);
     return dfg_remat_add_copy(g, &p, in, name, out);
 }
 
@@ -369,6 +381,27 @@ int32_t dfg_remat_peak_step(const dfg_schedule *s, const dfg_liveness *l,
         }
     }
     return peak;
+}
+
+dfg_status dfg_remat_plan_peak(const dfg_graph *g,
+                               const dfg_compile_options *o,
+                               dfg_graph_plan *plan, int32_t *peak)
+{
+    int64_t most;
+    dfg_status st = dfg_plan_graph(g, o, &g->allocator, plan);
+    *peak = st == DFG_OK ? dfg_remat_peak_step(&plan->order.schedule,
+                                               &plan->order.liveness, &most)
+                         : 0;
+    return st;
+}
+
+int dfg_remat_live_at(const dfg_graph_plan *plan, int32_t v, int32_t step)
+{
+    const dfg_liveness *l = &plan->order.liveness;
+    int32_t root = plan->order.alias.root[v];
+    int32_t b = root >= 0 ? l->root_buffer[root] : -1;
+    return b >= 0 && l->buffers[b].first_step <= step &&
+           step <= l->buffers[b].last_step;
 }
 
 static void describe_peak(const dfg_graph *g, const dfg_schedule *s,

@@ -20,6 +20,15 @@ int dfg_remat_operands_unchanged_until(const dfg_graph *g,
  * "<producer>/recompute_<n>", as the program's recomputing steps are). */
 int dfg_remat_is_recomputation(const dfg_ir_node *node);
 
+/* The length of a node's name up to any "/recompute_" in it: its
+ * forward producer's name. */
+size_t dfg_remat_base_length(const char *name);
+
+/* "<base's forward name>/recompute_<n>" in name (DFG_REMAT_NAME_SIZE
+ * bytes) for the node g adds next. */
+#define DFG_REMAT_NAME_SIZE 300
+void dfg_remat_copy_name(const dfg_graph *g, const char *base, char *name);
+
 /* 1 if node reads v. */
 int dfg_remat_reads(const dfg_ir_node *node, int32_t v);
 
@@ -27,6 +36,17 @@ int dfg_remat_reads(const dfg_ir_node *node, int32_t v);
  * many in *live. */
 int32_t dfg_remat_peak_step(const dfg_schedule *s, const dfg_liveness *l,
                             int64_t *live);
+
+/* Plans g as dfg_compile would (*plan: free it with dfg_graph_plan_free,
+ * also on an error) and finds the step of its plan where the most bytes
+ * are live (*peak). */
+dfg_status dfg_remat_plan_peak(const dfg_graph *g,
+                               const dfg_compile_options *o,
+                               dfg_graph_plan *plan, int32_t *peak);
+
+/* 1 if v's bytes (its own, or those of the value it aliases: a relu
+ * written over its batch norm's output) are live at step of plan. */
+int dfg_remat_live_at(const dfg_graph_plan *plan, int32_t v, int32_t step);
 
 /* The index of the first backward node: the nodes before it are the
  * forward pass (the training pass records the forward first). */

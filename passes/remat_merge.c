@@ -32,21 +32,13 @@
 #include "memory.h"
 #include "memory_plan.h"
 
-/* A recomputation is named "<producer>/recompute_<n>"
- * (dfg_remat_recompute, passes/remat_split.c). */
-static size_t base_length(const char *name)
-{
-    const char *cut = strstr(name, "/recompute_");
-    return cut ? (size_t)(cut - name) : strlen(name);
-}
-
 int dfg_remat_is_copy_of(const dfg_graph *g, const dfg_ir_node *node,
                          int32_t v)
 {
     const char *base = g->nodes[g->values[v].producer].name;
     return !node->dead && node->n_outputs == 1 && base &&
            dfg_remat_is_recomputation(node) &&
-           base_length(node->name) == strlen(base) &&
+           dfg_remat_base_length(node->name) == strlen(base) &&
            strncmp(node->name, base, strlen(base)) == 0;
 }
 
@@ -88,10 +80,10 @@ dfg_status dfg_remat_drop_unread(dfg_graph *g, int64_t *flops)
 static int32_t earlier_source(const dfg_graph *g, int32_t copy)
 {
     const dfg_ir_node *c = &g->nodes[copy];
-    size_t len = base_length(c->name);
+    size_t len = dfg_remat_base_length(c->name);
     for (int32_t n = copy - 1; n >= 0; n--) {
         const dfg_ir_node *node = &g->nodes[n];
-        if (node->dead || !node->name || base_length(node->name) != len ||
+        if (node->dead || !node->name || dfg_remat_base_length(node->name) != len ||
             strncmp(node->name, c->name, len) != 0)
             continue;
         if (node->op == DFG_OP_BATCH_NORM_TRAIN)
@@ -169,19 +161,11 @@ static dfg_status plan_peak(const dfg_graph *g, const dfg_compile_options *o,
                             char *alive, int64_t *arena)
 {
     dfg_graph_plan plan;
-    dfg_status st = dfg_plan_graph(g, o, &g->allocator, &plan);
-    const dfg_liveness *l = &plan.order.liveness;
-    int64_t most;
-    int32_t peak = st == DFG_OK
-                       ? dfg_remat_peak_step(&plan.order.schedule, l, &most)
-                       : 0;
+    int32_t peak;
+    dfg_status st = dfg_remat_plan_peak(g, o, &plan, &peak);
     *arena = plan.arena_bytes;
-    for (int32_t v = 0; st == DFG_OK && v < g->n_values; v++) {
-        int32_t root = plan.order.alias.root[v];
-        int32_t b = root >= 0 ? l->root_buffer[root] : -1;
-        alive[v] = b >= 0 && l->buffers[b].first_step <= peak &&
-                   peak <= l->buffers[b].last_step;
-    }
+    for (int32_t v = 0; st == DFG_OK && v < g->n_values; v++)
+        alive[v] = dfg_remat_live_at(&plan, v, peak);
     dfg_graph_plan_free(&plan, &g->allocator);
     return st;
 }

@@ -168,16 +168,14 @@ static int collect(const dfg_graph *g, image_chain *c, int32_t v)
  * "<forward node>/recompute_<n>" for the concat of the images (i < 0),
  * which is one. */
 static void copy_name(const dfg_graph *g, const char *base, int64_t i,
-                      char *name, size_t size)
+                      char *name)
 {
-    const char *cut = strstr(base, "/recompute_");
-    int len = cut ? (int)(cut - base) : (int)strlen(base);
+    int len = (int)dfg_remat_base_length(base);
     if (i >= 0)
-        snprintf(name, size, "%.*s/image_%lld/recompute_%d",
+        snprintf(name, DFG_REMAT_NAME_SIZE, "%.*s/image_%lld/recompute_%d",
                  len < 250 ? len : 250, base, (long long)i, (int)g->n_nodes);
     else
-        snprintf(name, size, "%.*s/recompute_%d", len < 270 ? len : 270, base,
-                 (int)g->n_nodes);
+        dfg_remat_copy_name(g, base, name);
 }
 
 /* Image i of the graph input v: a view. */
@@ -190,9 +188,8 @@ static dfg_status image_of(dfg_graph *g, int32_t v, int64_t i, int32_t *out)
     a.starts[0] = i;
     a.ends[0] = i + 1;
     a.steps[0] = 1;
-    char name[300];
-    copy_name(g, g->values[v].name ? g->values[v].name : "input", i, name,
-              sizeof name);
+    char name[DFG_REMAT_NAME_SIZE];
+    copy_name(g, g->values[v].name ? g->values[v].name : "input", i, name);
     return dfg_graph_add_node(g, DFG_OP_SLICE, name, &v, 1, &a, 1, out);
 }
 
@@ -219,8 +216,8 @@ static dfg_status add_image(dfg_graph *g, const image_chain *c, int64_t i,
                 if (g->nodes[c->nodes[m]].outputs[0] == u)
                     in[j] = made[m];
         }
-        char name[300];
-        copy_name(g, p.name, i, name, sizeof name);
+        char name[DFG_REMAT_NAME_SIZE];
+        copy_name(g, p.name, i, name);
         if (st == DFG_OK)
             st = dfg_remat_add_copy(g, &p, in, name, &made[k]);
     }
@@ -338,9 +335,8 @@ static dfg_status make_per_image(dfg_graph *g, const crossing *x, int *done,
     dfg_attrs cat;
     dfg_attrs_init(&cat);
     cat.axis = 0;
-    char name[300];
-    copy_name(g, g->nodes[g->values[v].producer].name, -1, name,
-              sizeof name);
+    char name[DFG_REMAT_NAME_SIZE];
+    copy_name(g, g->nodes[g->values[v].producer].name, -1, name);
     if (st == DFG_OK)
         st = dfg_graph_add_node(g, DFG_OP_CONCAT, name, last, c.batch, &cat,
                                 1, &joined);
@@ -415,16 +411,13 @@ static dfg_status crossings_at_peak(const dfg_graph *g,
 {
     *n = 0;
     dfg_graph_plan plan;
-    dfg_status st = dfg_plan_graph(g, o, &g->allocator, &plan);
+    int32_t peak;
+    dfg_status st = dfg_remat_plan_peak(g, o, &plan, &peak);
     const dfg_schedule *s = &plan.order.schedule;
     int32_t *step_of = dfg_calloc(&g->allocator, (size_t)g->n_nodes + 1,
                                   sizeof *step_of);
     if (st == DFG_OK && !step_of)
         st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "remat: out of memory");
-    int64_t most;
-    int32_t peak = st == DFG_OK ? dfg_remat_peak_step(s, &plan.order.liveness,
-                                                      &most)
-                                : 0;
     for (int32_t n = 0; st == DFG_OK && n < g->n_nodes; n++)
         step_of[n] = -1;
     for (int32_t t = 0; st == DFG_OK && t < s->n_steps; t++)

@@ -182,11 +182,8 @@ static dfg_status make_again(dfg_graph *g, int32_t v, int deep,
             if (in[i] >= 0)
                 near[in[i]] = 1;
         }
-        const char *cut = strstr(p.name, "/recompute_");
-        char name[300];
-        snprintf(name, sizeof name, "%.*s/recompute_%d",
-                 (int)(cut - p.name < 270 ? cut - p.name : 270), p.name,
-                 (int)g->n_nodes);
+        char name[DFG_REMAT_NAME_SIZE];
+        dfg_remat_copy_name(g, p.name, name);
         st = dfg_graph_add_node(g, p.op, name, in, p.n_inputs, &p.attrs, 1,
                                 &out);
         if (st == DFG_OK) {
@@ -233,11 +230,9 @@ static dfg_status copies_at_peak(const dfg_graph *g,
 {
     *n = 0;
     dfg_graph_plan plan;
-    dfg_status st = dfg_plan_graph(g, o, &g->allocator, &plan);
-    const dfg_schedule *s = &plan.order.schedule;
+    int32_t peak;
+    dfg_status st = dfg_remat_plan_peak(g, o, &plan, &peak);
     const dfg_liveness *l = &plan.order.liveness;
-    int64_t most;
-    int32_t peak = st == DFG_OK ? dfg_remat_peak_step(s, l, &most) : 0;
     for (int32_t v = 0; st == DFG_OK && v < g->n_values; v++) {
         int32_t b = l->root_buffer[v];
         if (b >= 0 && l->buffers[b].first_step <= peak &&

@@ -23,6 +23,7 @@
 #include "dfg/dfg.h"
 #include "op_table.h"
 #include "program.h"
+#include "training_fixtures.h"
 
 /* A conv whose input gradient has dy's shape: n images of c channels of
  * h x w, a kh x kw kernel with pads (top, left, bottom, right). */
@@ -382,22 +383,11 @@ static void test_plan_writes_over_dying_dy(void **state)
 
 static dfg_program *compile_cnn(float budget_percent)
 {
-    dfg_graph *g;
-    assert_int_equal(dfg_model_build_training("cnn", NULL, &g), DFG_OK);
     dfg_training_options t;
     dfg_training_options_init(&t);
-    t.loss = "loss";
     t.optimizer = DFG_OPTIMIZER_ADAM;
     t.memory_budget_percent = budget_percent;
-    dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.training = &t;
-    dfg_program *p;
-    if (dfg_compile(g, &o, &p) != DFG_OK)
-        fail_msg("%s", dfg_last_error());
-    dfg_graph_destroy(g);
-    assert_int_equal(dfg_program_verify(p), DFG_OK);
-    return p;
+    return compile_bundled_training("cnn", &t);
 }
 
 /* Under a budget the fused weight updates run before the input gradients

@@ -16,6 +16,7 @@
 #include "digits_training.h"
 #include "json_tree.h"
 #include "program.h"
+#include "training_fixtures.h"
 
 static dfgc_digits data;
 
@@ -82,22 +83,12 @@ static dfg_program *compile_training_decayed(const char *model,
                                             int32_t accumulate,
                                             int64_t decay_steps)
 {
-    dfg_graph *g;
-    assert_int_equal(dfg_model_build_training(model, NULL, &g), DFG_OK);
     dfg_training_options t;
     dfg_training_options_init(&t);
-    t.loss = "loss";
     t.optimizer = DFG_OPTIMIZER_SGD;
     t.accumulate = accumulate;
     t.decay_steps = decay_steps;
-    dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.training = &t;
-    dfg_program *p;
-    if (dfg_compile(g, &o, &p) != DFG_OK)
-        fail_msg("%s", dfg_last_error());
-    dfg_graph_destroy(g);
-    return p;
+    return compile_bundled_training(model, &t);
 }
 
 static dfg_program *compile_training(const char *model, int32_t accumulate)

@@ -13,28 +13,18 @@
 
 #include "dfg/dfg.h"
 #include "program.h"
+#include "training_fixtures.h"
 
 static dfg_program *compile_cnn_accumulating(float budget_percent,
                                              int32_t accumulate)
 {
-    dfg_graph *g;
-    assert_int_equal(dfg_model_build_training("cnn", NULL, &g), DFG_OK);
     dfg_training_options t;
     dfg_training_options_init(&t);
-    t.loss = "loss";
     t.optimizer = DFG_OPTIMIZER_ADAM;
     t.learning_rate = 0.003f;
     t.memory_budget_percent = budget_percent;
     t.accumulate = accumulate;
-    dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.training = &t;
-    dfg_program *p;
-    if (dfg_compile(g, &o, &p) != DFG_OK)
-        fail_msg("%s", dfg_last_error());
-    dfg_graph_destroy(g);
-    assert_int_equal(dfg_program_verify(p), DFG_OK);
-    return p;
+    return compile_bundled_training("cnn", &t);
 }
 
 static dfg_program *compile_cnn(float budget_percent)
