@@ -110,17 +110,52 @@ void dfg_best_fit_free(dfg_best_fit *fit)
     memset(fit, 0, sizeof *fit);
 }
 
+/* The cells of a unit: *n of them (a lone buffer is its own one cell). */
+static const int32_t *cells_of(const dfg_best_fit *fit, const int32_t *unit,
+                               int32_t *n)
+{
+    const dfg_plan_units *u = fit->units;
+    if (fit->buffers[*unit].group == 0) {
+        *n = 1;
+        return unit;
+    }
+    *n = u->cells_begin[*unit + 1] - u->cells_begin[*unit];
+    return u->cells + u->cells_begin[*unit];
+}
+
+static int64_t extent_of(const dfg_best_fit *fit, int32_t unit)
+{
+    return fit->buffers[unit].group == 0 ? fit->aligned[unit]
+                                         : fit->units->extent[unit];
+}
+
+/* Each cell of the unit at base + its cell offset, in the index. */
+static dfg_status place_cells(dfg_best_fit *fit, const int32_t *cells,
+                              int32_t n, int64_t base, int64_t extent)
+{
+    dfg_status status = DFG_OK;
+    if (extent > 0 && base + extent > fit->arena)
+        fit->arena = base + extent;
+    for (int32_t c = 0; status == DFG_OK && c < n; c++) {
+        int32_t cell = cells[c];
+        dfg_buffer *b = &fit->buffers[cell];
+        b->offset = base + b->cell_offset;
+        if (fit->aligned[cell] > 0)
+            status = dfg_lifetime_index_insert(&fit->placed,
+                &(dfg_lifetime_entry){.begin = b->offset,
+                                      .end = b->offset + fit->aligned[cell],
+                                      .first = fit->ranks->first[cell],
+                                      .last = fit->ranks->last[cell],
+                                      .buffer = cell});
+    }
+    return status;
+}
+
 dfg_status dfg_best_fit_place(dfg_best_fit *fit, int32_t unit_buffer)
 {
-    /* A lone buffer (most of them) is its own one cell: no lookups. */
-    const dfg_plan_units *u = fit->units;
-    int lone = fit->buffers[unit_buffer].group == 0;
-    const int32_t *cells = lone ? &unit_buffer
-                                : u->cells + u->cells_begin[unit_buffer];
-    int32_t n = lone ? 1 : u->cells_begin[unit_buffer + 1] -
-                               u->cells_begin[unit_buffer];
-    int64_t extent = lone ? fit->aligned[unit_buffer] : u->extent[unit_buffer];
-    int32_t k;
+    int32_t n, k;
+    const int32_t *cells = cells_of(fit, &unit_buffer, &n);
+    int64_t extent = extent_of(fit, unit_buffer);
     dfg_status status = extent > 0 ? forbidden_bases(fit, cells, n, &k)
                                    : DFG_OK;
     if (status != DFG_OK)
@@ -142,22 +177,16 @@ dfg_status dfg_best_fit_place(dfg_best_fit *fit, int32_t unit_buffer)
                 free_from = spans[j].end;
         }
         base = best >= 0 ? best : free_from;
-        if (base + extent > fit->arena)
-            fit->arena = base + extent;
     }
-    for (int32_t c = 0; status == DFG_OK && c < n; c++) {
-        int32_t cell = cells[c];
-        dfg_buffer *b = &fit->buffers[cell];
-        b->offset = base + b->cell_offset;
-        if (fit->aligned[cell] > 0)
-            status = dfg_lifetime_index_insert(&fit->placed,
-                &(dfg_lifetime_entry){.begin = b->offset,
-                                      .end = b->offset + fit->aligned[cell],
-                                      .first = fit->ranks->first[cell],
-                                      .last = fit->ranks->last[cell],
-                                      .buffer = cell});
-    }
-    return status;
+    return place_cells(fit, cells, n, base, extent);
+}
+
+dfg_status dfg_best_fit_place_at(dfg_best_fit *fit, int32_t unit_buffer,
+                                 int64_t base)
+{
+    int32_t n;
+    const int32_t *cells = cells_of(fit, &unit_buffer, &n);
+    return place_cells(fit, cells, n, base, extent_of(fit, unit_buffer));
 }
 
 dfg_status dfg_plan_with_ranks(const char *who, dfg_ranked_planner planner,

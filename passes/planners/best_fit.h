@@ -55,6 +55,11 @@ void dfg_best_fit_free(dfg_best_fit *fit);
  * offset 0 and occupies nothing. */
 dfg_status dfg_best_fit_place(dfg_best_fit *fit, int32_t unit_buffer);
 
+/* Gives a unit the base a placement of the same units before it, in the
+ * same order, gave it (a replay: its gap is not searched again). */
+dfg_status dfg_best_fit_place_at(dfg_best_fit *fit, int32_t unit_buffer,
+                                 int64_t base);
+
 /* A planner given the aligned sizes, the step ranks and the units. */
 typedef dfg_status (*dfg_ranked_planner)(dfg_buffer *buffers, int32_t n,
                                          const int64_t *aligned,

@@ -37,7 +37,11 @@
  *   bound after the two climbs above, at it after this one).
  * Random choices come from a fixed seed, so plans are reproducible.
  *
- * Each try re-places every buffer (O(n log n)); the number of tries
+ * Each try re-places the units from the first position its move changed
+ * (O(n log n)); those before it are given the kept placement's bases
+ * without a search, since a best fit depends only on the units placed
+ * before it (resnet18's 224x224 training plan under a 33% budget, 216
+ * trial plans: 30.7 -> 25.1 s; 32x32: 39.5 -> 35.6 s). The number of tries
  * shrinks with n so that a plan of 10^5 buffers costs about as much as a
  * few greedy plans, and a model of a few hundred units gets up to 1000
  * (vit_b_16's 284 units: 528 a climb). */
@@ -82,17 +86,31 @@ static uint64_t next_random(uint64_t *state)
     return z ^ (z >> 31);
 }
 
-/* Places every buffer in `order`; *arena gets the arena size, *top the
- * position in order of the first unit reaching it and *at_top how many
- * units reach it. */
-static dfg_status place_all(climb *c, const int32_t *order, int64_t *arena,
-                            int32_t *top, int32_t *at_top)
+/* The base the kept placement gave a unit. */
+static int64_t kept_base(const climb *c, int32_t unit)
+{
+    const dfg_plan_units *u = c->units;
+    int32_t cell = c->buffers[unit].group == 0
+                       ? unit : u->cells[u->cells_begin[unit]];
+    return c->offsets[cell] - c->buffers[cell].cell_offset;
+}
+
+/* Places every buffer in `order`, whose first `same` units are those of
+ * c->order (their bases are the kept placement's, replayed without a
+ * search: a best fit depends only on the units placed before); *arena
+ * gets the arena size, *top the position in order of the first unit
+ * reaching it and *at_top how many units reach it. */
+static dfg_status place_all(climb *c, const int32_t *order, int32_t same,
+                            int64_t *arena, int32_t *top, int32_t *at_top)
 {
     dfg_best_fit fit;
     dfg_status status = dfg_best_fit_init(&fit, c->buffers, c->n, c->aligned,
                                           c->ranks, c->units);
     for (int32_t i = 0; status == DFG_OK && i < c->m; i++)
-        status = dfg_best_fit_place(&fit, order[i]);
+        status = i < same
+                     ? dfg_best_fit_place_at(&fit, order[i],
+                                             kept_base(c, order[i]))
+                     : dfg_best_fit_place(&fit, order[i]);
     *arena = fit.arena;
     *top = -1;
     *at_top = 0;
@@ -166,8 +184,9 @@ static int32_t live_with(climb *c, int32_t top)
 
 /* trial = order with one buffer moved: the top buffer earlier or a buffer
  * before the top to just after it (half the time one live with it), or
- * (three moves) any buffer anywhere. */
-static void random_move(climb *c, int32_t top)
+ * (three moves) any buffer anywhere. Returns how many units lead both
+ * orders unchanged. */
+static int32_t random_move(climb *c, int32_t top)
 {
     uint64_t r = next_random(&c->rng);
     if (c->moves == 2) {
@@ -179,21 +198,26 @@ static void random_move(climb *c, int32_t top)
             move_earlier(c, top, other);
         else
             move_later(c, other, top);
-        return;
+        return other;
     }
     int32_t other = top > 0 ? (int32_t)((r >> 2) % (uint64_t)top) : 0;
     int32_t from = (int32_t)((r >> 2) % (uint64_t)c->m);
     int32_t to = (int32_t)((r >> 34) % (uint64_t)c->m);
-    if (r % 3 == 1 && top > 0)
+    if (r % 3 == 1 && top > 0) {
         move_earlier(c, top, other);
-    else if (r % 3 == 0 && top > 0)
+        return other;
+    }
+    if (r % 3 == 0 && top > 0) {
         move_later(c, other, top);
-    else if (to < from)
+        return other;
+    }
+    if (to < from)
         move_earlier(c, from, to);
     else if (to > from)
         move_later(c, from, to);
     else
         memcpy(c->trial, c->order, (size_t)c->m * sizeof *c->trial);
+    return to < from ? to : from;
 }
 
 /* The placement key of a unit in the area order: its extent times the
@@ -223,7 +247,7 @@ static dfg_status climb_from(climb *c, start_order start, int64_t bound,
     free(keys);
     int64_t best;
     int32_t top, at_top;
-    dfg_status status = place_all(c, c->order, &best, &top, &at_top);
+    dfg_status status = place_all(c, c->order, 0, &best, &top, &at_top);
     keep_offsets(c);
     int32_t tries = c->m > 0 ? HILL_CLIMB_WORK / c->m : 0;
     tries = tries > HILL_CLIMB_TRIES ? HILL_CLIMB_TRIES : tries < 2 ? 2 : tries;
@@ -240,10 +264,11 @@ static dfg_status climb_from(climb *c, start_order start, int64_t bound,
             break; /* the top buffer is placed first: it sits at 0 */
         if (pick == 0 && c->moves == 2)
             continue;
-        random_move(c, pick);
+        int32_t same = random_move(c, pick);
         int64_t arena;
         int32_t trial_top, trial_at_top;
-        status = place_all(c, c->trial, &arena, &trial_top, &trial_at_top);
+        status = place_all(c, c->trial, same, &arena, &trial_top,
+                           &trial_at_top);
         if (status == DFG_OK &&
             (arena < best || (arena == best && trial_at_top <= at_top))) {
             int32_t *swap = c->order;
