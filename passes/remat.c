@@ -357,106 +357,6 @@ dfg_status dfg_remat_recompute(dfg_graph *g, const int32_t *set,
     return st;
 }
 
-/* The arena a plan of g would need now; with peak, the step where the
- * most bytes are live and the largest of them, for the error. */
-typedef struct trial {
-    int64_t arena;
-    char alive[400];
-} trial;
-
-int32_t dfg_remat_peak_step(const dfg_schedule *s, const dfg_liveness *l,
-                            int64_t *live)
-{
-    int32_t peak = 0;
-    *live = -1;
-    for (int32_t step = 0; step < s->n_steps; step++) {
-        int64_t now = 0;
-        for (int32_t b = 0; b < l->n_buffers; b++)
-            if (l->buffers[b].first_step <= step &&
-                step <= l->buffers[b].last_step)
-                now += l->buffers[b].size;
-        if (now > *live) {
-            *live = now;
-            peak = step;
-        }
-    }
-    return peak;
-}
-
-dfg_status dfg_remat_plan_peak(const dfg_graph *g,
-                               const dfg_compile_options *o,
-                               dfg_graph_plan *plan, int32_t *peak)
-{
-    int64_t most;
-    dfg_status st = dfg_plan_graph(g, o, &g->allocator, plan);
-    *peak = st == DFG_OK ? dfg_remat_peak_step(&plan->order.schedule,
-                                               &plan->order.liveness, &most)
-                         : 0;
-    return st;
-}
-
-int dfg_remat_live_at(const dfg_graph_plan *plan, int32_t v, int32_t step)
-{
-    const dfg_liveness *l = &plan->order.liveness;
-    int32_t root = plan->order.alias.root[v];
-    int32_t b = root >= 0 ? l->root_buffer[root] : -1;
-    return b >= 0 && l->buffers[b].first_step <= step &&
-           step <= l->buffers[b].last_step;
-}
-
-static void describe_peak(const dfg_graph *g, const dfg_schedule *s,
-                          const dfg_liveness *l, trial *t)
-{
-    int64_t best;
-    int32_t peak = dfg_remat_peak_step(s, l, &best);
-    int n = snprintf(t->alive, sizeof t->alive, "at step %d ('%s'), %lld "
-                     "bytes live, the largest:", (int)peak,
-                     g->nodes[s->step_node[peak]].name, (long long)best);
-    for (int k = 0; k < 3 && n > 0 && (size_t)n < sizeof t->alive; k++) {
-        int32_t pick = -1;
-        for (int32_t v = 0; v < g->n_values; v++) {
-            int32_t b = l->root_buffer[v];
-            if (b < 0 || l->buffers[b].first_step > peak ||
-                l->buffers[b].last_step < peak)
-                continue;
-            if (pick < 0 || l->buffers[b].size >
-                                l->buffers[l->root_buffer[pick]].size)
-                pick = v;
-        }
-        if (pick < 0)
-            break;
-        n += snprintf(t->alive + n, sizeof t->alive - (size_t)n,
-                      " '%s' %lld B", g->values[pick].name,
-                      (long long)l->buffers[l->root_buffer[pick]].size);
-        l->root_buffer[pick] = -1; /* the liveness is freed right after */
-    }
-}
-
-dfg_status dfg_remat_trial_arena(const dfg_graph *g,
-                                 const dfg_compile_options *o,
-                                 int64_t *arena)
-{
-    dfg_graph_plan plan;
-    dfg_status st = dfg_plan_graph(g, o, &g->allocator, &plan);
-    *arena = plan.arena_bytes;
-    dfg_graph_plan_free(&plan, &g->allocator);
-    return st;
-}
-
-/* What is alive at the peak of g's plan, for the error. */
-static dfg_status describe(const dfg_graph *g, const dfg_compile_options *o,
-                           trial *t)
-{
-    dfg_graph_plan plan;
-    dfg_status st = dfg_plan_graph(g, o, &g->allocator, &plan);
-    if (st == DFG_OK) {
-        t->arena = plan.arena_bytes;
-        describe_peak(g, &plan.order.schedule, &plan.order.liveness, t);
-    }
-    dfg_graph_plan_free(&plan, &g->allocator);
-    return st;
-}
-
 dfg_remat_candidate *dfg_remat_candidates(const dfg_graph *g, int32_t *n)
 {
     dfg_remat_candidate *c = dfg_calloc(&g->allocator,
@@ -643,8 +543,10 @@ static dfg_status apply_cheaper(dfg_graph *g, const dfg_compile_options *o,
 static dfg_status unreachable(dfg_graph *g, const dfg_compile_options *o,
                               const dfg_remat_report *report)
 {
-    trial now;
-    dfg_status st = describe(g, o, &now);
+    int64_t arena;
+    char alive[400];
+    dfg_status st = dfg_remat_describe_peak(g, o, &arena, alive,
+                                            sizeof alive);
     if (st != DFG_OK)
         return st;
     return dfg_error(DFG_ERR_PLAN,
@@ -655,10 +557,10 @@ static dfg_status unreachable(dfg_graph *g, const dfg_compile_options *o,
                      "values, %lld with checkpoint segments); peak %s",
                      (long long)report->budget,
                      (int)report->fused_updates, (int)report->recomputed,
-                     (long long)now.arena,
+                     (long long)arena,
                      (long long)report->unconstrained_arena,
                      (long long)report->single_value_arena,
-                     (long long)report->segment_arena, now.alive);
+                     (long long)report->segment_arena, alive);
 }
 
 dfg_status dfg_pass_remat(dfg_graph *g, const dfg_compile_options *o,

@@ -135,6 +135,12 @@ dfg_status dfg_remat_trial_arena(const dfg_graph *g,
                                  const dfg_compile_options *o,
                                  int64_t *arena);
 
+/* The same, and in alive (size bytes) the step of its peak and the three
+ * largest values live there, for an error. */
+dfg_status dfg_remat_describe_peak(const dfg_graph *g,
+                                   const dfg_compile_options *o,
+                                   int64_t *arena, char *alive, size_t size);
+
 /* Where the budget is still missed: recomputed copies alive at the
  * plan's peak made a second time for their later readers
  * (passes/remat_split.c), each kept where a trial plan's arena shrinks;
