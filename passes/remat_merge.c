@@ -42,35 +42,59 @@ int dfg_remat_is_copy_of(const dfg_graph *g, const dfg_ir_node *node,
            strncmp(node->name, base, strlen(base)) == 0;
 }
 
-dfg_status dfg_remat_drop_unread(dfg_graph *g, int64_t *flops)
+/* Each value's readers among the live nodes, in readers[] (n_values). */
+static void count_readers(const dfg_graph *g, int32_t *readers)
 {
-    *flops = 0;
-    int32_t *readers = dfg_calloc(&g->allocator, (size_t)g->n_values + 1,
-                                  sizeof *readers);
-    if (!readers)
-        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "remat: out of memory");
+    memset(readers, 0, (size_t)g->n_values * sizeof *readers);
     for (int32_t m = 0; m < g->n_nodes; m++)
         for (int32_t i = 0; !g->nodes[m].dead && i < g->nodes[m].n_inputs;
              i++)
             if (g->nodes[m].inputs[i] >= 0)
                 readers[g->nodes[m].inputs[i]]++;
+}
+
+/* Marks in dropped[] the recomputations no node would read, given each
+ * value's readers in readers[] (counted down as they go), and returns
+ * their FLOPs. */
+static int64_t unread(const dfg_graph *g, int32_t *readers, uint8_t *dropped)
+{
+    int64_t flops = 0;
     /* A recomputation comes after what it reads: backward from the end,
      * a dropped copy's operands are counted down before they are looked
      * at. */
     for (int32_t n = g->n_nodes - 1; n >= 0; n--) {
-        dfg_ir_node *node = &g->nodes[n];
+        const dfg_ir_node *node = &g->nodes[n];
+        dropped[n] = 0;
         if (node->dead || node->n_outputs != 1 ||
             !dfg_remat_is_recomputation(node) ||
             readers[node->outputs[0]] > 0 ||
             g->values[node->outputs[0]].is_output)
             continue;
-        *flops += dfg_remat_node_flops(g, n, &g->allocator);
-        node->dead = 1;
+        flops += dfg_remat_node_flops(g, n, &g->allocator);
+        dropped[n] = 1;
         for (int32_t i = 0; i < node->n_inputs; i++)
             if (node->inputs[i] >= 0)
                 readers[node->inputs[i]]--;
     }
+    return flops;
+}
+
+dfg_status dfg_remat_drop_unread(dfg_graph *g, int64_t *flops)
+{
+    int32_t *readers = dfg_calloc(&g->allocator, (size_t)g->n_values + 1,
+                                  sizeof *readers);
+    uint8_t *dropped = dfg_calloc(&g->allocator, (size_t)g->n_nodes + 1, 1);
+    if (!readers || !dropped) {
+        dfg_free(&g->allocator, readers);
+        dfg_free(&g->allocator, dropped);
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "remat: out of memory");
+    }
+    count_readers(g, readers);
+    *flops = unread(g, readers, dropped);
+    for (int32_t n = 0; n < g->n_nodes; n++)
+        g->nodes[n].dead |= dropped[n];
     dfg_free(&g->allocator, readers);
+    dfg_free(&g->allocator, dropped);
     return DFG_OK;
 }
 
@@ -109,20 +133,18 @@ static dfg_status merge(dfg_graph *g, int32_t copy, int32_t source,
     return dfg_remat_drop_unread(g, saved);
 }
 
-/* The FLOPs merging copy would save on g now (on a copy of g), -1 when it
- * has no earlier source. */
-static dfg_status saving(const dfg_graph *g, int32_t copy, int64_t *saved)
+/* The FLOPs merging copy would save on g now, -1 when it has no earlier
+ * source: what dfg_remat_drop_unread would drop once the copy's readers
+ * read the source, simulated on readers[] (g's, as count_readers gives
+ * them; scratch[] receives a copy) and dropped[]. */
+static int64_t saving(const dfg_graph *g, int32_t copy, const int32_t *readers,
+                      int32_t *scratch, uint8_t *dropped)
 {
-    *saved = -1;
-    int32_t source = earlier_source(g, copy);
-    if (source < 0 || g->nodes[copy].dead)
-        return DFG_OK;
-    dfg_graph *t = NULL;
-    dfg_status st = dfg_graph_clone(g, &g->allocator, &t);
-    if (st == DFG_OK)
-        st = merge(t, copy, source, saved);
-    dfg_graph_destroy(t);
-    return st;
+    if (earlier_source(g, copy) < 0 || g->nodes[copy].dead)
+        return -1;
+    memcpy(scratch, readers, (size_t)g->n_values * sizeof *scratch);
+    scratch[g->nodes[copy].outputs[0]] = 0;
+    return unread(g, scratch, dropped);
 }
 
 typedef struct merge_candidate {
@@ -297,23 +319,34 @@ static dfg_status merge_each(dfg_graph *g, const dfg_compile_options *o,
                               int64_t min_saved, payment *p,
                               dfg_remat_report *report, int64_t *extra)
 {
-    merge_candidate *c = dfg_calloc(&g->allocator, (size_t)g->n_nodes + 1,
-                                    sizeof *c);
-    if (!c)
-        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "remat: out of memory");
+    const dfg_allocator *a = &g->allocator;
+    merge_candidate *c = dfg_calloc(a, (size_t)g->n_nodes + 1, sizeof *c);
+    int32_t *readers = dfg_calloc(a, (size_t)g->n_values + 1,
+                                  sizeof *readers);
+    int32_t *scratch = dfg_calloc(a, (size_t)g->n_values + 1,
+                                  sizeof *scratch);
+    uint8_t *dropped = dfg_calloc(a, (size_t)g->n_nodes + 1, 1);
+    dfg_status st = c && readers && scratch && dropped
+                        ? DFG_OK
+                        : dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                                    "remat: out of memory");
     int32_t n = 0;
-    dfg_status st = DFG_OK;
+    if (st == DFG_OK)
+        count_readers(g, readers);
     for (int32_t k = 0; k < g->n_nodes && st == DFG_OK; k++) {
         if (g->nodes[k].dead || g->nodes[k].n_outputs != 1 ||
             !dfg_remat_is_recomputation(&g->nodes[k]))
             continue;
-        int64_t saved;
-        st = saving(g, k, &saved);
-        if (st == DFG_OK && saved >= min_saved)
+        int64_t saved = saving(g, k, readers, scratch, dropped);
+        if (saved >= min_saved)
             c[n++] = (merge_candidate){.value = g->nodes[k].outputs[0],
                                        .saved = saved};
     }
-    qsort(c, (size_t)n, sizeof *c, by_saving);
+    dfg_free(a, readers);
+    dfg_free(a, scratch);
+    dfg_free(a, dropped);
+    if (c)
+        qsort(c, (size_t)n, sizeof *c, by_saving);
     /* Values, not node numbers: a payment's recomputations renumber the
      * nodes. */
     for (int32_t k = 0; k < n && st == DFG_OK; k++)
