@@ -107,7 +107,8 @@ static int32_t earlier_source(const dfg_graph *g, int32_t copy)
     size_t len = dfg_remat_base_length(c->name);
     for (int32_t n = copy - 1; n >= 0; n--) {
         const dfg_ir_node *node = &g->nodes[n];
-        if (node->dead || !node->name || dfg_remat_base_length(node->name) != len ||
+        if (node->dead || !node->name ||
+            dfg_remat_base_length(node->name) != len ||
             strncmp(node->name, c->name, len) != 0)
             continue;
         if (node->op == DFG_OP_BATCH_NORM_TRAIN)

@@ -250,7 +250,7 @@ static int32_t forward_source(const dfg_graph *g, int32_t v)
     const dfg_ir_node *p = &g->nodes[g->values[v].producer];
     if (!dfg_remat_is_recomputation(p))
         return v;
-    size_t len = (size_t)(strstr(p->name, "/recompute_") - p->name);
+    size_t len = dfg_remat_base_length(p->name);
     for (int32_t n = 0; n < g->n_nodes; n++) {
         const dfg_ir_node *f = &g->nodes[n];
         if (!f->dead && f->name && strlen(f->name) == len &&
