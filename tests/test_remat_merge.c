@@ -2,8 +2,8 @@
  * a value made three times (the forward's and two recomputations) is
  * made once where the plan still fits the budget, and a copy stays where
  * serving its readers from an earlier copy would grow the arena past
- * the budget, unless a cheap saved activation alive at that peak is
- * recomputed to pay for it. */
+ * the budget, unless a saved activation alive at that peak is recomputed
+ * to pay for it, for fewer FLOPs than the merge saves. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,11 +24,32 @@ typedef struct made_three_times {
     int32_t y, first_copy, second_copy;
 } made_three_times;
 
-/* y = x w, [k = relu(x), a saved activation,] t = tanh(y), u = t + copy
- * of y, [u through a product 8 times wider and back], out = u + another
- * copy of y [+ k, a gradient] + x (x lives to the end, so the copies
- * cannot take its place). */
-static dfg_graph *graph_with(int wide_between, int saved_relu,
+/* What the saved activation k, of y's size, is made by. */
+typedef enum saved_k {
+    NO_K,
+    K_RELU,          /* relu(x): 1 FLOP per element */
+    K_NARROW_MATMUL, /* x2 w_k, x2 [ROWS, COLS / 8]: an eighth of a copy */
+    K_MATMUL,        /* x w_k: as many FLOPs as a copy of y */
+} saved_k;
+
+static int32_t saved_k_node(dfg_graph *g, saved_k kind, int32_t xi,
+                            int32_t x2)
+{
+    int32_t at;
+    if (kind == K_RELU)
+        return remat_node(g, DFG_OP_RELU, "k", xi, -1, &at);
+    if (kind == K_MATMUL)
+        return remat_node(g, DFG_OP_MATMUL, "k", xi,
+                          remat_weight(g, "w_k", COLS, COLS), &at);
+    return remat_node(g, DFG_OP_MATMUL, "k", x2,
+                      remat_weight(g, "w_k", COLS / 8, COLS), &at);
+}
+
+/* y = x w, [k, a saved activation,] t = tanh(y), u = t + copy of y, [u
+ * through a product 8 times wider and back], out = u + another copy of
+ * y [+ k, a gradient] + x [+ x2 w_2] (x and x2 live to the end, so the
+ * copies cannot take their place). */
+static dfg_graph *graph_with(int wide_between, saved_k kind,
                              made_three_times *m)
 {
     dfg_graph *g;
@@ -37,10 +58,16 @@ static dfg_graph *graph_with(int wide_between, int saved_relu,
     assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 2,
                                      (int64_t[]){ROWS, COLS}, &x), DFG_OK);
     int32_t xi = dfg_graph_index(g, x), w = remat_weight(g, "w", COLS, COLS);
-    int32_t at;
+    int32_t at, x2 = -1;
+    if (kind == K_NARROW_MATMUL) {
+        dfg_value v;
+        assert_int_equal(dfg_graph_input(g, "x2", DFG_F32, 2,
+                                         (int64_t[]){ROWS, COLS / 8}, &v),
+                         DFG_OK);
+        x2 = dfg_graph_index(g, v);
+    }
     int32_t y = remat_node(g, DFG_OP_MATMUL, "mm", xi, w, &m->y);
-    int32_t k = saved_relu ? remat_node(g, DFG_OP_RELU, "k", xi, -1, &at)
-                           : -1;
+    int32_t k = kind != NO_K ? saved_k_node(g, kind, xi, x2) : -1;
     if (k >= 0)
         g->values[k].role = DFG_ROLE_SAVED_ACTIVATION;
     int32_t t = remat_node(g, DFG_OP_TANH, "t", y, -1, &at);
@@ -61,14 +88,20 @@ static dfg_graph *graph_with(int wide_between, int saved_relu,
         g->values[sum].role = DFG_ROLE_GRADIENT;
     }
     int32_t out = remat_node(g, DFG_OP_ADD, "out", sum, xi, &at);
-    assert_int_equal(dfg_graph_output(g, dfg_graph_handle(g, out), "out"),
+    if (x2 >= 0)
+        out = remat_node(g, DFG_OP_ADD, "out_x2", out,
+                         remat_node(g, DFG_OP_MATMUL, "x2_w2", x2,
+                                    remat_weight(g, "w_2", COLS / 8, COLS),
+                                    &at),
+                         &at);
+    assert_int_equal(dfg_graph_output(g, dfg_graph_handle(g, out), "result"),
                      DFG_OK);
     return g;
 }
 
 static dfg_graph *graph_of(int wide_between, made_three_times *m)
 {
-    return graph_with(wide_between, 0, m);
+    return graph_with(wide_between, NO_K, m);
 }
 
 /* Merges g's copies under budget (0: the arena g plans to now); the
@@ -139,21 +172,55 @@ static void test_a_copy_that_would_grow_the_arena_stays(void **state)
 /* With k alive across the wide product too, keeping y there misses the
  * budget by k's bytes: k, a relu of x (kept anyway), is recomputed just
  * before its reader, and the second copy goes. */
+static int32_t recomputations(const dfg_graph *g, dfg_op op)
+{
+    int32_t copies = 0;
+    for (int32_t n = 0; n < g->n_nodes; n++)
+        copies += !g->nodes[n].dead && g->nodes[n].op == op &&
+                  dfg_remat_is_recomputation(&g->nodes[n]);
+    return copies;
+}
+
 static void test_a_cheap_recomputation_pays_for_a_merge(void **state)
 {
     (void)state;
     made_three_times m;
-    dfg_graph *g = graph_with(1, 1, &m);
+    dfg_graph *g = graph_with(1, K_RELU, &m);
     int64_t extra, arena;
     merge(g, 0, &extra, &arena);
     assert_true(g->nodes[m.first_copy].dead);
     assert_true(g->nodes[m.second_copy].dead);
     assert_int_equal(extra, ROWS * COLS); /* k's relu, made again */
-    int32_t k_copies = 0;
-    for (int32_t n = 0; n < g->n_nodes; n++)
-        k_copies += !g->nodes[n].dead && g->nodes[n].op == DFG_OP_RELU &&
-                    dfg_remat_is_recomputation(&g->nodes[n]);
-    assert_int_equal(k_copies, 1);
+    assert_int_equal(recomputations(g, DFG_OP_RELU), 1);
+    dfg_graph_destroy(g);
+}
+
+/* k = x2 w_k costs 16 FLOPs per byte freed, above what remat_cheap.c
+ * takes, but an eighth of the copy's product: made again, it pays. */
+static void test_a_dearer_recomputation_pays_below_the_saving(void **state)
+{
+    (void)state;
+    made_three_times m;
+    dfg_graph *g = graph_with(1, K_NARROW_MATMUL, &m);
+    int64_t extra, arena;
+    merge(g, 0, &extra, &arena);
+    assert_true(g->nodes[m.second_copy].dead);
+    assert_int_equal(extra, 2LL * ROWS * (COLS / 8) * COLS);
+    assert_int_equal(recomputations(g, DFG_OP_MATMUL), 1); /* k's */
+    dfg_graph_destroy(g);
+}
+
+/* k = x w_k costs what the merge saves: the copy stays and k is kept. */
+static void test_no_payment_costs_the_saving(void **state)
+{
+    (void)state;
+    made_three_times m;
+    dfg_graph *g = graph_with(1, K_MATMUL, &m);
+    int64_t extra, arena;
+    merge(g, 0, &extra, &arena);
+    assert_false(g->nodes[m.second_copy].dead);
+    assert_int_equal(extra, 2LL * ROWS * COLS * COLS);
+    assert_int_equal(recomputations(g, DFG_OP_MATMUL), 1); /* y's */
     dfg_graph_destroy(g);
 }
 
@@ -163,6 +230,8 @@ int main(void)
         cmocka_unit_test(test_copies_merge_into_the_value_where_the_plan_fits),
         cmocka_unit_test(test_a_copy_that_would_grow_the_arena_stays),
         cmocka_unit_test(test_a_cheap_recomputation_pays_for_a_merge),
+        cmocka_unit_test(test_a_dearer_recomputation_pays_below_the_saving),
+        cmocka_unit_test(test_no_payment_costs_the_saving),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
