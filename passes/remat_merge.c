@@ -223,7 +223,8 @@ static dfg_status payable(const dfg_graph *g, const char *alive,
     for (int32_t i = 0; i < n && st == DFG_OK; i++) {
         int64_t bytes = dfg_type_bytes(&g->values[c[i].value].type);
         int64_t flops = 0;
-        if (alive[c[i].value])
+        /* A chain costs at least its last op: c[i].cost per byte. */
+        if (alive[c[i].value] && c[i].cost * (double)bytes <= (double)margin)
             st = recompute_flops(g, c[i].value, &flops);
         if (flops <= 0 || flops > margin)
             c[i].value = -1;
