@@ -200,8 +200,9 @@ dfg_status dfg_remat_drop_unread(dfg_graph *g, int64_t *flops);
 /* Where the budget is met: each recomputed copy, most FLOPs saved first
  * (at least 1% of the step's), replaced for its readers by the nearest
  * earlier copy of the same value (or the value itself), kept where a
- * trial plan still fits report->budget, if need be with cheap saved
- * activations alive at its peak recomputed too (passes/remat_merge.c);
+ * trial plan still fits report->budget, if need be with saved
+ * activations alive at its peak recomputed too, for fewer FLOPs than the
+ * merge saves (passes/remat_merge.c);
  * report->arena, report->recomputed and *extra (FLOPs) are updated. */
 dfg_status dfg_remat_merge_copies(dfg_graph *g, const dfg_compile_options *o,
                                   dfg_remat_report *report, int64_t *extra);
