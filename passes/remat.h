@@ -198,7 +198,7 @@ int dfg_remat_is_copy_of(const dfg_graph *g, const dfg_ir_node *node,
 dfg_status dfg_remat_drop_unread(dfg_graph *g, int64_t *flops);
 
 /* Where the budget is met: each recomputed copy, most FLOPs saved first
- * (at least 1% of the step's), replaced for its readers by the nearest
+ * (at least 0.5% of the step's), replaced for its readers by the nearest
  * earlier copy of the same value (or the value itself), kept where a
  * trial plan still fits report->budget, if need be with saved
  * activations alive at its peak recomputed too, for fewer FLOPs than the

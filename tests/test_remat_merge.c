@@ -224,6 +224,46 @@ static void test_no_payment_costs_the_saving(void **state)
     dfg_graph_destroy(g);
 }
 
+/* A second output b = xb w_b, xb [rows, COLS], of 2 * rows * COLS * WIDE
+ * FLOPs, so that a copy's product is a smaller part of the step. */
+static void add_ballast(dfg_graph *g, int64_t rows)
+{
+    dfg_value xb;
+    assert_int_equal(dfg_graph_input(g, "xb", DFG_F32, 2,
+                                     (int64_t[]){rows, COLS}, &xb), DFG_OK);
+    int32_t at;
+    int32_t b = remat_node(g, DFG_OP_MATMUL, "ballast",
+                           dfg_graph_index(g, xb),
+                           remat_weight(g, "w_b", COLS, WIDE), &at);
+    assert_int_equal(dfg_graph_output(g, dfg_graph_handle(g, b), "b"),
+                     DFG_OK);
+}
+
+/* A merge must save 0.5% of the step's FLOPs: each copy is 0.75% of it
+ * beside a ballast of 1040 rows (both merged; not under a 1% floor) and
+ * 0.40% beside one of 1984 (both stay). */
+static void test_merges_below_half_a_percent_are_not_tried(void **state)
+{
+    (void)state;
+    made_three_times m;
+    int64_t extra, arena;
+    dfg_graph *g = graph_of(0, &m);
+    add_ballast(g, 1040);
+    merge(g, (int64_t)1 << 40, &extra, &arena);
+    assert_true(g->nodes[m.first_copy].dead);
+    assert_true(g->nodes[m.second_copy].dead);
+    assert_int_equal(extra, 0);
+    dfg_graph_destroy(g);
+
+    g = graph_of(0, &m);
+    add_ballast(g, 1984);
+    merge(g, (int64_t)1 << 40, &extra, &arena);
+    assert_false(g->nodes[m.first_copy].dead);
+    assert_false(g->nodes[m.second_copy].dead);
+    assert_int_equal(extra, 4LL * ROWS * COLS * COLS);
+    dfg_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -232,6 +272,7 @@ int main(void)
         cmocka_unit_test(test_a_cheap_recomputation_pays_for_a_merge),
         cmocka_unit_test(test_a_dearer_recomputation_pays_below_the_saving),
         cmocka_unit_test(test_no_payment_costs_the_saving),
+        cmocka_unit_test(test_merges_below_half_a_percent_are_not_tried),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,9 +9,15 @@
  * register blocks) unless all M rows fit; a conv of several groups is
  * one slice. A slice that must make its chunks' im2col again (below)
  * takes at least DFG_WEIGHT_SLICE_ROWS_REMAKING_COLUMNS rows, so that the
- * copies stay a small part of the products (1/256 of their FLOPs):
- * resnet18's layer4 at 224x224 is 4 slices of 2.25 MiB, not 22. sgemm's bits depend on a product's rows (OpenBLAS's edge
- * kernels), so conv2d_grad_weight makes its products in the same slices,
+ * copies stay a small part of the products (1/256 of their FLOPs), or as
+ * many as DFG_WEIGHT_SLICE_MOST_BYTES_REMAKING_COLUMNS hold where that is
+ * fewer (at most 1/128 then): resnet18's layer4 at 224x224 is 8 slices
+ * of 1.125 MiB, not 22 of 0.5 nor 4 of 2.25. Its update's workspace is
+ * on the step where a training step at a third of its arena peaks, and
+ * the 1.2 MB less is what lets that budget keep layer3.0's first conv
+ * output (3.7 GFLOP) from the forward: +29.95% FLOPs instead of +31.0%
+ * (docs/training.md). sgemm's bits depend on a product's rows (OpenBLAS's
+ * edge kernels), so conv2d_grad_weight makes its products in the same slices,
  * and over the same column chunks (its full chunk in a training step,
  * backward_geometry.h): every element of dw is the same sum either way,
  * and the fused step writes the weights the unfused one does.
@@ -34,6 +40,7 @@
 
 #define DFG_WEIGHT_SLICE_BYTES ((int64_t)512 << 10)
 #define DFG_WEIGHT_SLICE_ROWS_REMAKING_COLUMNS 128
+#define DFG_WEIGHT_SLICE_MOST_BYTES_REMAKING_COLUMNS ((int64_t)5 << 18)
 
 /* Output channels per slice (1 to M) when dw's elements take
  * element_bytes each. */

@@ -26,20 +26,33 @@ int dfg_weight_update_whole_columns(const dfg_conv_geometry *g,
            g->filters_per_group * g->k * element_bytes;
 }
 
+/* The rows of `row` bytes each that `bytes` hold, a multiple of 8 (at
+ * least 8). */
+static int64_t rows_within(int64_t bytes, int64_t row)
+{
+    int64_t rows = bytes / (row > 0 ? row : 1);
+    return rows < 8 ? 8 : rows - rows % 8;
+}
+
 int64_t dfg_weight_slice_rows(const dfg_conv_geometry *g,
                               int64_t element_bytes)
 {
     if (g->group != 1)
         return g->filters_per_group;
     int64_t row = g->k * element_bytes;
-    int64_t rows = DFG_WEIGHT_SLICE_BYTES / (row > 0 ? row : 1);
-    rows = rows < 8 ? 8 : rows - rows % 8;
+    int64_t rows = rows_within(DFG_WEIGHT_SLICE_BYTES, row);
     /* Each slice makes the chunks' im2col again: few, tall slices. */
     int repeats_im2col = !g->direct &&
                          !dfg_weight_update_whole_columns(g, element_bytes) &&
                          g->batch * g->pixels > dfg_conv_grad_chunk(g);
-    if (repeats_im2col && rows < DFG_WEIGHT_SLICE_ROWS_REMAKING_COLUMNS)
-        rows = DFG_WEIGHT_SLICE_ROWS_REMAKING_COLUMNS;
+    if (repeats_im2col) {
+        int64_t least = rows_within(DFG_WEIGHT_SLICE_MOST_BYTES_REMAKING_COLUMNS,
+                                    row);
+        if (least > DFG_WEIGHT_SLICE_ROWS_REMAKING_COLUMNS)
+            least = DFG_WEIGHT_SLICE_ROWS_REMAKING_COLUMNS;
+        if (rows < least)
+            rows = least;
+    }
     return rows < g->filters_per_group ? rows : g->filters_per_group;
 }
 
