@@ -242,7 +242,7 @@ static void add_ballast(dfg_graph *g, int64_t rows)
 /* A merge must save 0.5% of the step's FLOPs: each copy is 0.75% of it
  * beside a ballast of 1040 rows (both merged; not under a 1% floor) and
  * 0.40% beside one of 1984 (both stay). */
-static void test_merges_below_half_a_percent_are_not_tried(void **state)
+static void test_a_merge_must_save_half_a_percent(void **state)
 {
     (void)state;
     made_three_times m;
@@ -272,7 +272,7 @@ int main(void)
         cmocka_unit_test(test_a_cheap_recomputation_pays_for_a_merge),
         cmocka_unit_test(test_a_dearer_recomputation_pays_below_the_saving),
         cmocka_unit_test(test_no_payment_costs_the_saving),
-        cmocka_unit_test(test_merges_below_half_a_percent_are_not_tried),
+        cmocka_unit_test(test_a_merge_must_save_half_a_percent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,10 +17,10 @@
  * the 1.2 MB less is what lets that budget keep layer3.0's first conv
  * output (3.7 GFLOP) from the forward: +29.95% FLOPs instead of +31.0%
  * (docs/training.md). sgemm's bits depend on a product's rows (OpenBLAS's
- * edge kernels), so conv2d_grad_weight makes its products in the same slices,
- * and over the same column chunks (its full chunk in a training step,
- * backward_geometry.h): every element of dw is the same sum either way,
- * and the fused step writes the weights the unfused one does.
+ * edge kernels), so conv2d_grad_weight makes its products in the same
+ * slices, and over the same column chunks (its full chunk in a training
+ * step, backward_geometry.h): every element of dw is the same sum either
+ * way, and the fused step writes the weights the unfused one does.
  *
  * Small images make narrow chunks (resnet18's layer4 at 32x32: one
  * output pixel an image, chunks of 4 columns), whose im2col every slice

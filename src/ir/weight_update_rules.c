@@ -46,8 +46,8 @@ int64_t dfg_weight_slice_rows(const dfg_conv_geometry *g,
                          !dfg_weight_update_whole_columns(g, element_bytes) &&
                          g->batch * g->pixels > dfg_conv_grad_chunk(g);
     if (repeats_im2col) {
-        int64_t least = rows_within(DFG_WEIGHT_SLICE_MOST_BYTES_REMAKING_COLUMNS,
-                                    row);
+        int64_t least = rows_within(
+            DFG_WEIGHT_SLICE_MOST_BYTES_REMAKING_COLUMNS, row);
         if (least > DFG_WEIGHT_SLICE_ROWS_REMAKING_COLUMNS)
             least = DFG_WEIGHT_SLICE_ROWS_REMAKING_COLUMNS;
         if (rows < least)
