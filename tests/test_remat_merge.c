@@ -169,9 +169,7 @@ static void test_a_copy_that_would_grow_the_arena_stays(void **state)
     dfg_graph_destroy(g);
 }
 
-/* With k alive across the wide product too, keeping y there misses the
- * budget by k's bytes: k, a relu of x (kept anyway), is recomputed just
- * before its reader, and the second copy goes. */
+/* The live recomputations of op in g. */
 static int32_t recomputations(const dfg_graph *g, dfg_op op)
 {
     int32_t copies = 0;
@@ -181,6 +179,9 @@ static int32_t recomputations(const dfg_graph *g, dfg_op op)
     return copies;
 }
 
+/* With k alive across the wide product too, keeping y there misses the
+ * budget by k's bytes: k, a relu of x (kept anyway), is recomputed just
+ * before its reader, and the second copy goes. */
 static void test_a_cheap_recomputation_pays_for_a_merge(void **state)
 {
     (void)state;
