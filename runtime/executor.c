@@ -29,6 +29,9 @@ struct dfg_session {
     /* 1 while the session reads the program's weights in place (and has
      * no weights region of its own). */
     int shares_weights;
+    /* The program the session took over (dfg_session_create_owning),
+     * destroyed with it; NULL when the caller keeps the program. */
+    dfg_program *owned_program;
     /* One allocation: steps[n_steps], then their types, their operand
      * pointers and the program step each came from (for messages). */
     void *block;
@@ -87,6 +90,30 @@ static dfg_status check_backend_supports(const dfg_program *p,
     return DFG_OK;
 }
 
+/* 1 if the bytes of weights tensor t overlap those of tensor u. */
+static int weights_overlap(const dfg_program_tensor *t,
+                           const dfg_program_tensor *u)
+{
+    const uint8_t *a = t->data, *b = u->data;
+    return a && b && a < b + u->bytes && b < a + t->bytes;
+}
+
+/* 1 if input j of program step `step` is the only operand of any step
+ * that reads its weight's bytes (no tied weight, no view of it). */
+static int read_once(const dfg_program *p, int32_t step, int32_t j)
+{
+    const dfg_program_tensor *t = &p->tensors[p->steps[step].inputs[j]];
+    for (int32_t i = 0; i < p->n_steps; i++)
+        for (int32_t k = 0; k < p->steps[i].n_inputs; k++) {
+            int32_t other = p->steps[i].inputs[k];
+            if ((i != step || k != j) && other >= 0 &&
+                p->tensors[other].region == DFG_REGION_WEIGHTS &&
+                weights_overlap(t, &p->tensors[other]))
+                return 0;
+        }
+    return 1;
+}
+
 /* Writes every operand's address into the argument block (again when the
  * weights move to the session's own region). */
 static void bind_operands(dfg_session *s)
@@ -105,11 +132,16 @@ static void bind_operands(dfg_session *s)
             st->workspace >= 0 ? tensor_address(s, st->workspace) : NULL;
         /* The program's bytes, read in place: shared by its sessions. */
         args->shared_inputs = s->shares_weights ? args->constant_inputs : 0;
-        args->mapped_inputs = 0;
+        /* Bytes that may leave memory once a backend holds its copy: a
+         * file's pages, or a taken-over program's that no other step reads
+         * (which nothing reads again: the program is the session's). */
+        args->droppable_inputs = 0;
         for (int32_t j = 0; j < st->n_inputs && j < 32; j++)
             if ((args->shared_inputs >> j & 1u) &&
-                dfg_program_bytes_mapped(p, in[j]))
-                args->mapped_inputs |= (uint32_t)1 << j;
+                (dfg_program_bytes_mapped(p, in[j]) ||
+                 (s->owned_program &&
+                  read_once(p, s->program_step[k], j))))
+                args->droppable_inputs |= (uint32_t)1 << j;
     }
 }
 
@@ -252,16 +284,20 @@ static dfg_status allocate_regions(dfg_session *s)
     return own_weights(s);
 }
 
-dfg_status dfg_session_create(const dfg_program *program,
-                              const dfg_backend *backend,
-                              const dfg_allocator *allocator,
-                              dfg_session **out)
+/* dfg_session_create, and dfg_session_create_owning with owned set (the
+ * program, which the session then destroys, on failure too). */
+static dfg_status session_create(const dfg_program *program,
+                                 dfg_program *owned,
+                                 const dfg_backend *backend,
+                                 const dfg_allocator *allocator,
+                                 dfg_session **out)
 {
-    if (!program || !backend || !out)
-        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "dfg_session_create: program, backend and out must "
-                         "not be NULL");
     *out = NULL;
+    if (program->weights_released)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "the program belongs to a session that took it "
+                         "over (dfg_session_create_owning): it starts no "
+                         "other session");
     if (!backend->available())
         return dfg_error_prefix(DFG_ERR_DEVICE,
                                 "the '%s' backend cannot run here",
@@ -277,6 +313,10 @@ dfg_status dfg_session_create(const dfg_program *program,
     s->program = program;
     s->backend = backend;
     s->allocator = a;
+    s->owned_program = owned;
+    /* Its weight pages may go from here on (bind_operands). */
+    if (owned)
+        owned->weights_released = 1;
     status = backend->create(&s->allocator, &s->context);
     if (status == DFG_OK)
         status = allocate_regions(s);
@@ -293,6 +333,41 @@ dfg_status dfg_session_create(const dfg_program *program,
     return DFG_OK;
 }
 
+dfg_status dfg_session_create(const dfg_program *program,
+                              const dfg_backend *backend,
+                              const dfg_allocator *allocator,
+                              dfg_session **out)
+{
+    if (!program || !backend || !out)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_session_create: program, backend and out must "
+                         "not be NULL");
+    return session_create(program, NULL, backend, allocator, out);
+}
+
+dfg_status dfg_session_create_owning(dfg_program *program,
+                                     const dfg_backend *backend,
+                                     const dfg_allocator *allocator,
+                                     dfg_session **out)
+{
+    if (!program || !backend || !out) {
+        dfg_program_destroy(program);
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_session_create_owning: program, backend and "
+                         "out must not be NULL");
+    }
+    dfg_status status =
+        session_create(program, program, backend, allocator, out);
+    if (status != DFG_OK && !program->weights_released)
+        dfg_program_destroy(program); /* refused before the session held it */
+    return status;
+}
+
+const dfg_program *dfg_session_program(const dfg_session *session)
+{
+    return session ? session->program : NULL;
+}
+
 void dfg_session_destroy(dfg_session *s)
 {
     if (!s)
@@ -305,8 +380,10 @@ void dfg_session_destroy(dfg_session *s)
         s->backend->destroy(s->context);
     }
     dfg_allocator a = s->allocator;
+    dfg_program *owned = s->owned_program;
     dfg_free(&a, s->block);
     dfg_free(&a, s);
+    dfg_program_destroy(owned);
 }
 
 static double now_seconds(void)
@@ -515,6 +592,15 @@ dfg_status dfg_session_copy_weights(dfg_session *dst, dfg_session *src,
     if (!dst || !src)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "dfg_session_copy_weights: sessions must not be NULL");
+    /* Their weights may be copies in other layouts only, their program's
+     * plain bytes gone. */
+    if ((dst->owned_program && dst->shares_weights) ||
+        (src->owned_program && src->shares_weights))
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_session_copy_weights: a session that took its "
+                         "program over (dfg_session_create_owning) reads "
+                         "its weights from kernel copies: create it with "
+                         "dfg_session_create to copy weights");
     const dfg_program *p = dst->program;
     int32_t *match = dfg_calloc(&dst->allocator, (size_t)p->n_tensors + 1,
                                 sizeof *match);

@@ -196,11 +196,15 @@ static inline dfg_status check_run(dfg_cpu_kernel kernel, dfg_op op,
     return kernel(&args);
 }
 
-/* Runs op's shape rule: the output types for the given inputs. */
+/* Runs op's shape rule: the output types for the given inputs, plain
+ * (shape rules leave an output's layout to the caller: the layout pass
+ * sets it in a graph). */
 static inline void check_infer(dfg_op op, const dfg_attrs *attrs,
                                int32_t n_in, check_tensor *const *in,
                                int32_t n_out, dfg_type *out)
 {
+    for (int32_t i = 0; i < n_out; i++)
+        out[i] = (dfg_type){0};
     dfg_type in_types[16];
     for (int32_t i = 0; i < n_in; i++)
         in_types[i] = in[i] ? in[i]->type : (dfg_type){DFG_F32, -1, {0}, 0};

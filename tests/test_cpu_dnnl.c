@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "dfg/dfg.h"
@@ -235,9 +236,10 @@ static float *run_session(dfg_session *session, const float *input, int64_t n)
     return y;
 }
 
-/* Sessions of one mapped program share one reordered copy of its conv
- * weights: the second session adds none, the last one to go frees it; a
- * program compiled in the process, or without the rule, keeps none. */
+/* Sessions of one program share one reordered copy of its conv weights,
+ * whether it was compiled in the process or mapped from a file: the
+ * second session adds none, the last one to go frees it; a program
+ * compiled without the rule keeps none. */
 static void test_sessions_share_weights(void **state)
 {
     (void)state;
@@ -256,26 +258,29 @@ static void test_sessions_share_weights(void **state)
     dfg_compile_options_init(&aligned);
     aligned.alignment = (uint64_t)1 << 17;
     assert_int_equal(dfg_compile(g, &aligned, &program), DFG_OK);
-    dfg_session *a = NULL, *b = NULL;
-    /* compiled in the process: the weights stay on the heap, no copy */
-    assert_int_equal(dfg_session_create(program, cpu(), NULL, &a), DFG_OK);
-    assert_int_equal(dfg_dnnl_weights_held_bytes(), before);
-    dfg_session_destroy(a);
-    program = mapped(program);
-    assert_int_equal(dfg_session_create(program, cpu(), NULL, &a), DFG_OK);
-    int64_t one = dfg_dnnl_weights_held_bytes() - before;
-    assert_true(one >= (int64_t)(32 * 16 * 9 * sizeof(float)));
-    assert_int_equal(dfg_session_create(program, cpu(), NULL, &b), DFG_OK);
-    assert_int_equal(dfg_dnnl_weights_held_bytes() - before, one);
-    float *ya = run_session(a, input, 32 * 10 * 10);
-    float *yb = run_session(b, input, 32 * 10 * 10);
-    assert_memory_equal(ya, yb, 32 * 10 * 10 * sizeof *ya);
-    dfg_session_destroy(a);
-    assert_int_equal(dfg_dnnl_weights_held_bytes() - before, one);
-    dfg_session_destroy(b);
-    assert_int_equal(dfg_dnnl_weights_held_bytes(), before);
+    float *ya = NULL, *yb = NULL;
+    for (int from_file = 0; from_file <= 1; from_file++) {
+        if (from_file)
+            program = mapped(program);
+        dfg_session *a = NULL, *b = NULL;
+        assert_int_equal(dfg_session_create(program, cpu(), NULL, &a), DFG_OK);
+        int64_t one = dfg_dnnl_weights_held_bytes() - before;
+        assert_true(one >= (int64_t)(32 * 16 * 9 * sizeof(float)));
+        assert_int_equal(dfg_session_create(program, cpu(), NULL, &b), DFG_OK);
+        assert_int_equal(dfg_dnnl_weights_held_bytes() - before, one);
+        free(ya);
+        free(yb);
+        ya = run_session(a, input, 32 * 10 * 10);
+        yb = run_session(b, input, 32 * 10 * 10);
+        assert_memory_equal(ya, yb, 32 * 10 * 10 * sizeof *ya);
+        dfg_session_destroy(a);
+        assert_int_equal(dfg_dnnl_weights_held_bytes() - before, one);
+        dfg_session_destroy(b);
+        assert_int_equal(dfg_dnnl_weights_held_bytes(), before);
+    }
     dfg_program_destroy(program);
 
+    dfg_session *a = NULL;
     dfg_compile_options options;
     dfg_compile_options_init(&options);
     options.backend_workspace = NULL;
@@ -299,6 +304,134 @@ static void test_sessions_share_weights(void **state)
     free(input);
     free(weights);
     free(bias);
+    dfg_graph_destroy(g);
+}
+
+/* A program is a program however it was made: every bundled model,
+ * compiled in the process with the default options and the same program
+ * saved and mapped back, runs each step on the same kernel at the same
+ * arena. */
+static void test_compiled_and_saved_run_alike(void **state)
+{
+    (void)state;
+    for (const char *const *name = dfg_model_names(); *name; name++) {
+        dfg_graph *g = NULL;
+        assert_int_equal(dfg_model_build(*name, NULL, &g), DFG_OK);
+        dfg_program *compiled = NULL, *saved = NULL;
+        assert_int_equal(dfg_compile(g, NULL, &saved), DFG_OK);
+        saved = mapped(saved); /* saved, then loaded from the file */
+        assert_int_equal(dfg_compile(g, NULL, &compiled), DFG_OK);
+        dfg_graph_destroy(g);
+        assert_int_equal(compiled->region_bytes[DFG_REGION_ARENA],
+                         saved->region_bytes[DFG_REGION_ARENA]);
+        assert_int_equal(compiled->n_steps, saved->n_steps);
+        dfg_session *a = NULL, *b = NULL;
+        assert_int_equal(dfg_session_create(compiled, cpu(), NULL, &a),
+                         DFG_OK);
+        assert_int_equal(dfg_session_create(saved, cpu(), NULL, &b), DFG_OK);
+        int32_t on_library = 0;
+        for (int32_t i = 0; i < compiled->n_steps; i++) {
+            const char *la = NULL, *lb = NULL;
+            assert_int_equal(dfg_session_step_library(a, i, &la), DFG_OK);
+            assert_int_equal(dfg_session_step_library(b, i, &lb), DFG_OK);
+            if (la ? !lb || strcmp(la, lb) : lb != NULL)
+                fail_msg("%s step %d: '%s' compiled, '%s' saved", *name,
+                         (int)i, la ? la : "dfg", lb ? lb : "dfg");
+            on_library += la != NULL;
+        }
+        /* Not vacuous: the models with convs or matmuls use oneDNN. */
+        if (strcmp(*name, "cnn") == 0 || strcmp(*name, "transformer") == 0)
+            assert_true(on_library > 0);
+        dfg_session_destroy(a);
+        dfg_session_destroy(b);
+        dfg_program_destroy(compiled);
+        dfg_program_destroy(saved);
+    }
+}
+
+/* Pages of [data, data + bytes) wholly inside it that are resident. */
+static size_t resident_pages(const void *data, size_t bytes)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t first = ((uintptr_t)data + page - 1) & ~(uintptr_t)(page - 1);
+    uintptr_t last = ((uintptr_t)data + bytes) & ~(uintptr_t)(page - 1);
+    if (first >= last)
+        return 0;
+    size_t n = (last - first) / page, resident = 0;
+    unsigned char *in_core = malloc(n);
+    assert_non_null(in_core);
+    assert_int_equal(mincore((void *)first, last - first, in_core), 0);
+    for (size_t i = 0; i < n; i++)
+        resident += in_core[i] & 1u;
+    free(in_core);
+    return resident;
+}
+
+/* A session that takes its program over (dfg_session_create_owning) runs
+ * the kernels a session of the same program kept by its caller runs, and
+ * the plain weights it reads from a copy in oneDNN's layout leave memory;
+ * the program is then neither saved nor given to another session. */
+static void test_owning_session_releases_weights(void **state)
+{
+    (void)state;
+    static const conv_case k = {"3x3 64", 1, 64, 8, 8, 64, 3, 3,
+                                {{1, 1}, {1, 1}, {1, 1, 1, 1}, 1}, 1, "relu"};
+    size_t weight_bytes = 64 * 64 * 9 * sizeof(float);
+    float *weights = random_floats(64 * 64 * 9), *bias = random_floats(64);
+    float *input = random_floats(64 * 8 * 8);
+    dfg_value y;
+    dfg_graph *g = conv_graph(&k, weights, bias, 0, &y);
+    dfg_program *kept = NULL, *owned = NULL;
+    assert_int_equal(dfg_compile(g, NULL, &kept), DFG_OK);
+    assert_int_equal(dfg_compile(g, NULL, &owned), DFG_OK);
+    const void *plain = NULL;
+    for (int32_t i = 0; i < owned->n_tensors; i++)
+        if (owned->tensors[i].region == DFG_REGION_WEIGHTS &&
+            owned->tensors[i].bytes == (int64_t)weight_bytes)
+            plain = owned->tensors[i].data;
+    assert_non_null(plain);
+    int64_t before = dfg_dnnl_weights_held_bytes();
+    dfg_session *a = NULL, *b = NULL;
+    assert_int_equal(dfg_session_create(kept, cpu(), NULL, &a), DFG_OK);
+    int64_t copies = dfg_dnnl_weights_held_bytes() - before;
+    assert_int_equal(dfg_session_create_owning(owned, cpu(), NULL, &b),
+                     DFG_OK);
+    const char *library_a = NULL, *library_b = NULL;
+    for (int32_t i = 0; i < kept->n_steps; i++) {
+        assert_int_equal(dfg_session_step_library(a, i, &library_a), DFG_OK);
+        assert_int_equal(dfg_session_step_library(b, i, &library_b), DFG_OK);
+        assert_true(library_a ? library_b && !strcmp(library_a, library_b)
+                              : !library_b);
+    }
+    /* The copy replaced the plain bytes; where oneDNN reads them as they
+     * are, they stay. */
+    size_t resident = resident_pages(plain, weight_bytes);
+    if (copies > 0)
+        assert_int_equal(resident, 0);
+    else
+        assert_true(resident > 0);
+    float *ya = run_session(a, input, 64 * 8 * 8);
+    float *yb = run_session(b, input, 64 * 8 * 8);
+    assert_memory_equal(ya, yb, 64 * 8 * 8 * sizeof *ya);
+    const dfg_program *taken = dfg_session_program(b);
+    uint8_t *data = NULL;
+    size_t size = 0;
+    assert_int_equal(dfg_program_serialize(taken, NULL, &data, &size),
+                     DFG_ERR_INVALID_ARGUMENT);
+    dfg_session *c = NULL;
+    assert_int_equal(dfg_session_create(taken, cpu(), NULL, &c),
+                     DFG_ERR_INVALID_ARGUMENT);
+    assert_int_equal(dfg_session_copy_weights(a, b, NULL),
+                     DFG_ERR_INVALID_ARGUMENT);
+    dfg_session_destroy(b); /* and its program */
+    dfg_session_destroy(a);
+    assert_int_equal(dfg_dnnl_weights_held_bytes(), before);
+    free(ya);
+    free(yb);
+    free(input);
+    free(weights);
+    free(bias);
+    dfg_program_destroy(kept);
     dfg_graph_destroy(g);
 }
 
@@ -688,6 +821,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_variants),
         cmocka_unit_test(test_sessions_share_weights),
+        cmocka_unit_test(test_compiled_and_saved_run_alike),
+        cmocka_unit_test(test_owning_session_releases_weights),
         cmocka_unit_test(test_mapped_weights_come_back),
         cmocka_unit_test(test_matmul_variants),
         cmocka_unit_test(test_softmax),

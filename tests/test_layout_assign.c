@@ -256,7 +256,8 @@ static int32_t wanted_block(void)
                       {DFG_F32, 1, {C}, 0}};
     dfg_type out = in[0];
     int32_t x = -1, y = -1;
-    if (dfg_cpu_conv_layouts(&attrs, in, 3, &out, 1, &x, &y) != 0)
+    /* -1: a format dfg has no layout for (nhwc, AVX-512's brgemm) */
+    if (dfg_cpu_conv_layouts(&attrs, in, 3, &out, 1, &x, &y) != 0 || x < 0)
         return DFG_LAYOUT_PLAIN;
     return x;
 }

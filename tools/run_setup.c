@@ -18,8 +18,7 @@ void dfgc_run_setup_destroy(dfgc_run_setup *s)
     free(s->outputs);
     free(s->input_info);
     free(s->output_info);
-    dfg_session_destroy(s->session);
-    dfg_program_destroy(s->program);
+    dfg_session_destroy(s->session); /* and its program */
     memset(s, 0, sizeof *s);
 }
 
@@ -61,18 +60,17 @@ int dfgc_run_setup_create(const char *model, const dfg_compile_options *options,
     const dfg_backend *backend = NULL;
     if (dfg_backend_find(backend_name, &backend) != DFG_OK)
         return dfgc_library_error(NULL);
-    /* A program compiled here for a device backend plans its BLAS library's
-     * scratch too, so that cuBLAS never allocates during a run, and that
-     * backend's rule (if any) rather than the CPU backend's. */
+    /* Compiled here for the CPU, a model is the program `dfgc compile`
+     * makes from the same options: it runs the same kernels at the same
+     * arena as that program saved and loaded. A program compiled for a
+     * device backend plans its BLAS library's scratch too, so that cuBLAS
+     * never allocates during a run, and that backend's rule (if any)
+     * rather than the CPU backend's, with no blocked layouts (the CPU's). */
     dfg_compile_options device_options;
     if (options) {
         device_options = *options;
-        /* Compiled to run here, its conv weights are no mapped file's:
-         * plain convs run on the reference kernels (weights once,
-         * runtime/cpu/dnnl_steps.c), where blocked ones would need
-         * oneDNN's reordered copy of every conv weight. */
-        device_options.assign_layouts = 0;
         if (strcmp(backend_name, "cpu") != 0) {
+            device_options.assign_layouts = 0;
             if (options->blas_workspace_bytes == 0)
                 device_options.blas_workspace_bytes =
                     DFG_DEFAULT_BLAS_WORKSPACE;
@@ -87,13 +85,19 @@ int dfgc_run_setup_create(const char *model, const dfg_compile_options *options,
         }
         options = &device_options;
     }
-    if (dfgc_load_program(model, options, &s->program) != DFG_OK)
+    dfg_program *program = NULL;
+    if (dfgc_load_program(model, options, &program) != DFG_OK)
         return dfgc_library_error(model);
-    if (dfg_session_create(s->program, backend, NULL, &s->session) != DFG_OK) {
+    /* Taken over by its session: the weights its kernels copy into
+     * another layout exist once, whether the program was compiled here or
+     * mapped from a .dfgp. */
+    if (dfg_session_create_owning(program, backend, NULL, &s->session) !=
+        DFG_OK) {
         int status = dfgc_library_error(model);
         dfgc_run_setup_destroy(s);
         return status;
     }
+    s->program = dfg_session_program(s->session);
     s->n_inputs = dfg_program_num_inputs(s->program);
     s->n_outputs = dfg_program_num_outputs(s->program);
     int status = allocate_buffers(s, 1);

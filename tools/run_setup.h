@@ -9,7 +9,7 @@
 #include "dfg/dfg.h"
 
 typedef struct dfgc_run_setup {
-    dfg_program *program;
+    const dfg_program *program; /* the session's once it exists */
     dfg_session *session;
     int32_t n_inputs, n_outputs;
     dfg_tensor_info *input_info, *output_info; /* names point into program */

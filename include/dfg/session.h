@@ -44,6 +44,22 @@ dfg_status dfg_session_create(const dfg_program *program,
                               const dfg_backend *backend,
                               const dfg_allocator *allocator,
                               dfg_session **out);
+/* dfg_session_create for a program no one else will use: the session
+ * takes it over and destroys it with itself (also when creation fails,
+ * except for a program another session already took over). The weights
+ * its kernels read from their own copies in another layout (oneDNN's
+ * blocked formats, a transposed matrix) leave memory as each copy is
+ * made, so they exist once, as in a session of a mapped .dfgp; a
+ * program the caller keeps holds both. The program is still read through
+ * dfg_session_program (its inputs, outputs and plan), but it is not
+ * saved, given to another session or copied weights into or from
+ * (dfg_session_copy_weights). */
+dfg_status dfg_session_create_owning(dfg_program *program,
+                                     const dfg_backend *backend,
+                                     const dfg_allocator *allocator,
+                                     dfg_session **out);
+/* The session's program, valid while the session lives. */
+const dfg_program *dfg_session_program(const dfg_session *session);
 void dfg_session_destroy(dfg_session *session);
 
 /* Copies inputs[i] (host memory, the i-th program input's bytes) into the

@@ -48,8 +48,8 @@ dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
 dfg_status dfg_dnnl_conv_run(const dfg_dnnl_conv *conv, dnnl_stream_t stream);
 /* The implementation oneDNN chose ("jit:avx2", ...), for reports. */
 const char *dfg_dnnl_conv_impl(const dfg_dnnl_conv *conv);
-/* Drops the pages of the plain weights again, if they are a mapped
- * program's, once every conv of the session has been prepared (reading a
+/* Drops the pages of the plain weights again, if they may go
+ * (dfg_kernel_args.droppable_inputs), once every conv of the session has been prepared (reading a
  * neighbour's bytes brought some of them back). */
 void dfg_dnnl_conv_drop_plain(const dfg_dnnl_conv *conv);
 void dfg_dnnl_conv_destroy(dfg_dnnl_conv *conv, const dfg_allocator *allocator);

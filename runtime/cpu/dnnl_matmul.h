@@ -5,7 +5,7 @@
  * (dnnl_post_ops.h; a residual, input 3, copied into the output first
  * unless planned there).
  *
- * A weight B (input 1, constant: a mapped program's bytes) is read in the
+ * A weight B (input 1, constant: the program's bytes) is read in the
  * layout oneDNN chooses when that is a blocked one (AVX-512's brgemm),
  * else transposed, [.., N, K]: on AVX2 oneDNN 2.6 runs matmul on its jit
  * sgemm and reports B's plain [K, N] as its choice, which that sgemm runs

@@ -75,13 +75,14 @@ static int is_blocked_binary(const dfg_kernel_args *step)
 
 /* Whether oneDNN may run step, decided here alone, once per session: the
  * program planned the CPU backend's scratch for the step (it was compiled
- * with that rule, which it records), and a weight the step reads (input
- * 1, constant from run to run) is a mapped program's bytes, whose pages a
- * reordered copy replaces. Weights once wins over speed: a copy of bytes
- * that cannot leave memory (a program compiled in the process) would hold
- * them twice. An input 1 that is no weight (attention's matmuls) needs no
- * copy. What is left to each primitive: that oneDNN implements it, and
- * that it fits the planned workspace. */
+ * with that rule, which it records). It does not depend on where the
+ * program came from: compiled in the process or mapped from a file, a
+ * program runs the same kernels. A weight in the layout a primitive wants
+ * is a copy made once per program (dnnl_weights.h) whose plain bytes
+ * leave memory where they may (dfg_kernel_args.droppable_inputs: a mapped
+ * file's pages, a program the session took over); a program the caller
+ * keeps holds both. What is left to each primitive: that oneDNN
+ * implements it, and that it fits the planned workspace. */
 static int onednn_may_run(const dfg_kernel_args *step)
 {
     if (is_pool(step)) /* with no scratch */
@@ -92,9 +93,7 @@ static int onednn_may_run(const dfg_kernel_args *step)
         return step->backend_workspace && !step_blocked(step);
     int op = step->op == DFG_OP_CONV2D || step->op == DFG_OP_MATMUL ||
              step->op == DFG_OP_GEMM;
-    return op && step->backend_workspace && step->workspace &&
-           (!(step->constant_inputs & 2u) || (step->mapped_inputs & 2u) ||
-            step_blocked(step));
+    return op && step->backend_workspace && step->workspace;
 }
 
 void dfg_dnnl_steps_destroy(dfg_dnnl_steps *s, const dfg_allocator *allocator)

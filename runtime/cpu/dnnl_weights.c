@@ -130,7 +130,7 @@ static dfg_status make(dnnl_engine_t engine, const weights_source *src,
     /* One tensor at a time: the plain pages go as soon as their copy is
      * made, so the two never sum up over the whole model. */
     if (drop_plain)
-        dfg_drop_file_pages(src->plain, src->plain_bytes);
+        dfg_drop_pages(src->plain, src->plain_bytes);
     e->plain = src->plain;
     e->plain_bytes = drop_plain ? src->plain_bytes : 0;
     e->chosen = *chosen_md;
@@ -216,7 +216,7 @@ void dfg_dnnl_weights_release(dfg_dnnl_weights *weights)
 void dfg_dnnl_weights_drop_plain(const dfg_dnnl_weights *weights)
 {
     if (weights && weights->plain_bytes)
-        dfg_drop_file_pages(weights->plain, weights->plain_bytes);
+        dfg_drop_pages(weights->plain, weights->plain_bytes);
 }
 
 int64_t dfg_dnnl_weights_held_bytes(void)

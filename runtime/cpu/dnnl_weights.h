@@ -7,8 +7,9 @@
  * only bytes that never change while a session holds them may be shared:
  * a program's weights read in place (dfg_kernel_args.shared_inputs), which
  * outlive every session of the program. Once the copy is made, plain bytes
- * that are a file's pages (a mapped .dfgp, dfg_kernel_args.mapped_inputs)
- * leave the resident set: read again, they come back from the file.
+ * that may go (a mapped .dfgp's pages, or the bytes of a program its
+ * session took over, dfg_kernel_args.droppable_inputs) leave the resident
+ * set.
  *
  * Lifetime: dfg_dnnl_weights_acquire returns a reference to an entry,
  * made by the first caller (under a process-wide lock, so sessions may be
@@ -26,8 +27,8 @@ typedef struct dfg_dnnl_weights dfg_dnnl_weights;
 
 /* A reference to plain (laid out as plain_md, a program's bytes read in
  * place) reordered to chosen_md on engine: the entry every caller of the
- * same plain bytes and layout holds. drop_plain: plain lies in a file
- * mapping whose pages may go. *data receives the reordered bytes, valid
+ * same plain bytes and layout holds. drop_plain: plain's pages may leave
+ * memory once copied (dfg_kernel_args.droppable_inputs). *data receives the reordered bytes, valid
  * until the release. */
 dfg_status dfg_dnnl_weights_acquire(dnnl_engine_t engine,
                                     const dnnl_memory_desc_t *plain_md,
@@ -54,7 +55,7 @@ dfg_status dfg_dnnl_weights_acquire_transformed(
 /* NULL is ignored. */
 void dfg_dnnl_weights_release(dfg_dnnl_weights *weights);
 
-/* Drops the plain pages of weights (if they are a file's) again: reading
+/* Drops the plain pages of weights (if they may go) again: reading
  * a neighbour in place brings back the whole folio (up to 2 MiB) it lies
  * in, dropped pages included. NULL is ignored. */
 void dfg_dnnl_weights_drop_plain(const dfg_dnnl_weights *weights);

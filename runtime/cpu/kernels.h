@@ -36,9 +36,11 @@ typedef struct dfg_kernel_args {
      * session of it and outliving them all, so a backend may share its
      * copy in another layout among them (runtime/cpu/dnnl_weights.h). */
     uint32_t shared_inputs;
-    /* Bit j set: and those bytes are pages of a mapped file, which may
-     * leave the resident set once copied (read again, they come back). */
-    uint32_t mapped_inputs;
+    /* Bit j set: and those bytes may leave the resident set once the step
+     * holds its own copy of them: pages of a mapped file (read again, they
+     * come back), or bytes of a program its session took over that no
+     * other step reads (dfg_session_create_owning; never read again). */
+    uint32_t droppable_inputs;
     /* 1 if the program was compiled with this backend's workspace rule
      * (it records which), so the step's workspace holds the backend's
      * scratch past the op's own. */

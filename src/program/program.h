@@ -103,6 +103,11 @@ struct dfg_program {
      * when every tensor is plain: a CPU backend refuses the program on a
      * CPU without them (runtime/cpu/dnnl_steps.c). */
     char layout_isa[DFG_PROGRAM_RULE_NAME_BYTES];
+    /* 1 once a session took the program over (dfg_session_create_owning):
+     * the weight pages its kernels read from copies in another layout may
+     * have left memory, so the program is neither saved nor given to
+     * another session. */
+    int weights_released;
 };
 
 /* An empty program with zeroed arrays of the given sizes and a weights

@@ -154,6 +154,12 @@ dfg_status dfg_program_serialize_version(const dfg_program *p,
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "dfg_program_serialize: program, data and size must "
                          "not be NULL");
+    if (p->weights_released)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_program_serialize: the program belongs to a "
+                         "session that took it over "
+                         "(dfg_session_create_owning), whose kernels hold its "
+                         "weights: save it before creating that session");
     if (version < DFG_FILE_OLDEST_VERSION || version > DFG_FILE_VERSION)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "dfg_program_serialize: version %u, this build "

@@ -122,7 +122,7 @@ int dfg_shared_bytes_is_mapped(const dfg_shared_bytes *bytes)
     return bytes->mapping != NULL;
 }
 
-void dfg_drop_file_pages(const void *data, size_t size)
+void dfg_drop_pages(const void *data, size_t size)
 {
     long page = sysconf(_SC_PAGESIZE);
     if (page <= 0 || size == 0)
@@ -150,7 +150,7 @@ void dfg_shared_bytes_drop_pages(const dfg_shared_bytes *bytes,
     uintptr_t begin = (uintptr_t)data, base = (uintptr_t)bytes->data;
     if (bytes->mapping && begin >= base && begin - base <= bytes->size &&
         size <= bytes->size - (begin - base))
-        dfg_drop_file_pages(data, size);
+        dfg_drop_pages(data, size);
 }
 
 void dfg_shared_bytes_retain(dfg_shared_bytes *bytes)

@@ -54,10 +54,10 @@ int dfg_shared_bytes_is_mapped(const dfg_shared_bytes *bytes);
 void dfg_shared_bytes_drop_pages(const dfg_shared_bytes *bytes,
                                  const void *data, size_t size);
 
-/* The same for a caller that knows [data, data + size) lies in a
- * read-only private file mapping (never anonymous memory, whose dropped
- * pages would read back as zeros). */
-void dfg_drop_file_pages(const void *data, size_t size);
+/* The same for a caller that knows [data, data + size) either lies in a
+ * read-only private file mapping (dropped pages come back from the file)
+ * or is memory no one reads again (anonymous pages read back as zeros). */
+void dfg_drop_pages(const void *data, size_t size);
 
 void dfg_shared_bytes_retain(dfg_shared_bytes *bytes);
 /* NULL is ignored. */
