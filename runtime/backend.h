@@ -40,6 +40,9 @@ struct dfg_backend {
     /* 1 if sessions can be created here (a device is present); else 0
      * with the reason in dfg_last_error(). */
     int (*available)(void);
+    /* What sessions run on here, for reports ("AMD EPYC, oneDNN
+     * avx512_core_bf16"); NULL if the backend does not say. */
+    const char *(*device)(void);
     /* 1 if the backend has a kernel for op. */
     int (*supports_op)(dfg_op op);
 

@@ -175,6 +175,11 @@ int dfg_backend_available(const dfg_backend *backend)
     return backend && backend->available();
 }
 
+const char *dfg_backend_device(const dfg_backend *backend)
+{
+    return backend && backend->device ? backend->device() : NULL;
+}
+
 const char *const *dfg_backend_names(void)
 {
     return names;

@@ -37,6 +37,11 @@ int dfg_cpu_binary_takes_blocked(int32_t op, const struct dfg_type *in,
  * "avx512_core", ...; "" if oneDNN names none). */
 const char *dfg_cpu_layout_isa(void);
 
+/* This CPU for reports: its model name and the ISA oneDNN runs at
+ * ("AMD EPYC, oneDNN avx512_core_bf16"; ONEDNN_MAX_CPU_ISA, a diagnostic
+ * cap, lowers the latter). Made once; static. */
+const char *dfg_cpu_device(void);
+
 /* DFG_OK if this CPU has the features named by isa (a program's
  * layout_isa; "" needs none), else DFG_ERR_UNSUPPORTED naming both. */
 dfg_status dfg_cpu_layout_isa_check(const char *isa);

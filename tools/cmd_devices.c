@@ -11,7 +11,8 @@ static const char usage[] =
     "usage: dfgc devices\n"
     "\n"
     "Lists the backends this build knows, one per line: 'available' when\n"
-    "sessions can be created on it here, else 'not installed' (its module\n"
+    "sessions can be created on it here (with what they run on: the CPU's\n"
+    "model and the ISA oneDNN uses), else 'not installed' (its module\n"
     "is missing) or 'unavailable', each with the reason.\n"
     "Use a name with 'dfgc run/bench --device NAME'.\n";
 
@@ -27,8 +28,11 @@ int dfgc_devices(int argc, char **argv)
     for (const char *const *name = dfg_backend_names(); *name; name++) {
         const dfg_backend *backend = NULL;
         dfg_status st = dfg_backend_find(*name, &backend);
-        if (st == DFG_OK && dfg_backend_available(backend))
-            printf("%-6s available\n", *name);
+        if (st == DFG_OK && dfg_backend_available(backend)) {
+            const char *device = dfg_backend_device(backend);
+            printf("%-6s available%s%s\n", *name, device ? ": " : "",
+                   device ? device : "");
+        }
         else
             printf("%-6s %s: %s\n", *name,
                    st == DFG_ERR_NOT_FOUND ? "not installed" : "unavailable",

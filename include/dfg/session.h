@@ -36,6 +36,10 @@ dfg_backend_workspace_fn dfg_backend_workspace_rule(const dfg_backend *backend);
 /* 1 if the backend can create sessions here (a driver and a device it has
  * kernels for); else 0, with the reason in dfg_last_error(). */
 int dfg_backend_available(const dfg_backend *backend);
+/* What the backend's sessions run on here, for reports: the CPU's model
+ * and the ISA its kernels use ("AMD EPYC, oneDNN avx512_core_bf16"), a
+ * device's name; NULL if the backend does not say. Static. */
+const char *dfg_backend_device(const dfg_backend *backend);
 /* Names of the backends this build knows, NULL-terminated (a module's
  * name is listed whether or not the module is installed). */
 const char *const *dfg_backend_names(void);

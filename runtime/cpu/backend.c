@@ -4,6 +4,7 @@
  * loop of indirect calls. */
 #include <string.h>
 #include "../backend.h"
+#include "../cpu_layout_rule.h"
 #include "dnnl_steps.h"
 #include "error.h"
 #include "memory.h"
@@ -138,6 +139,7 @@ const dfg_backend dfg_cpu_backend = {
     .name = DFG_CPU_BACKEND_NAME,
     .host_memory = 1,
     .available = cpu_available,
+    .device = dfg_cpu_device,
     .supports_op = cpu_supports_op,
     .create = cpu_create,
     .alloc_region = cpu_alloc_region,

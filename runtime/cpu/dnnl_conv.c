@@ -121,6 +121,15 @@ static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
     dnnl_dims_t pad_r = {attrs->pads[2], attrs->pads[3]};
 
     dnnl_memory_desc_t x_any, w_any, y_any;
+    /* A blocked x or y is the program's choice, made for the CPU it was
+     * compiled on: the conv reads and writes it as it is (on a CPU with
+     * more features too: a program laid out for AVX2 runs on AVX-512 in
+     * the workspace it planned, with no reorders around the conv); a
+     * plain one is oneDNN's to choose. */
+    const dnnl_memory_desc_t *x_md =
+        in[0].layout != DFG_LAYOUT_PLAIN ? &p->x_given : &x_any;
+    const dnnl_memory_desc_t *y_md =
+        out[0].layout != DFG_LAYOUT_PLAIN ? &p->y_given : &y_any;
     dnnl_convolution_desc_t desc;
     dnnl_primitive_attr_t attr = NULL, reorder_attr = NULL;
     int ok =
@@ -139,8 +148,8 @@ static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
             &w_any, grouped_w ? 5 : 4, grouped_w ? grouped : w_dims, dnnl_f32,
             dnnl_format_tag_any) == dnnl_success &&
         dnnl_dilated_convolution_forward_desc_init(
-            &desc, dnnl_forward_inference, dnnl_convolution_direct, &x_any,
-            &w_any, has_bias ? &p->b_plain : NULL, &y_any, strides, dilates,
+            &desc, dnnl_forward_inference, dnnl_convolution_direct, x_md,
+            &w_any, has_bias ? &p->b_plain : NULL, y_md, strides, dilates,
             pad_l, pad_r) == dnnl_success &&
         dnnl_primitive_attr_create(&attr) == dnnl_success &&
         dnnl_primitive_attr_set_scratchpad_mode(

@@ -4,6 +4,8 @@
  * the ISAs it extends, so a CPU has what a program needs when the
  * program's bits are all in this CPU's. */
 #include <dnnl.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cpu_layout_rule.h"
@@ -53,4 +55,33 @@ dfg_status dfg_cpu_layout_isa_check(const char *isa)
                      "the program's blocked layouts were chosen for a CPU "
                      "with %s; this CPU has %s (compile the model again "
                      "here)", isa, here[0] ? here : "no ISA oneDNN names");
+}
+
+static char device[160];
+static pthread_once_t device_once = PTHREAD_ONCE_INIT;
+
+/* The "model name" line of /proc/cpuinfo, else "x86-64 CPU". */
+static void describe_device(void)
+{
+    char model[96] = "";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[256];
+    while (f && !model[0] && fgets(line, sizeof line, f)) {
+        const char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) == 0 && colon) {
+            snprintf(model, sizeof model, "%s", colon + 1 + (colon[1] == ' '));
+            model[strcspn(model, "\n")] = '\0';
+        }
+    }
+    if (f)
+        fclose(f);
+    const char *isa = dfg_cpu_layout_isa();
+    snprintf(device, sizeof device, "%s, oneDNN %s",
+             model[0] ? model : "x86-64 CPU", isa[0] ? isa : "without an ISA");
+}
+
+const char *dfg_cpu_device(void)
+{
+    pthread_once(&device_once, describe_device);
+    return device;
 }

@@ -1,0 +1,35 @@
+/* What the tests of the CPU backend's oneDNN steps share (test_cpu_dnnl.c,
+ * test_cpu_weights.c): random data, the CPU backend, programs mapped
+ * from a file, a conv graph, a session's output. Every call fails the
+ * running cmocka test on error. */
+#ifndef DFG_TESTS_DNNL_CHECK_H
+#define DFG_TESTS_DNNL_CHECK_H
+
+#include <stdint.h>
+#include "dfg/dfg.h"
+
+/* n uniform floats in [-1, 1) from one seeded stream (malloc'd). */
+float *random_floats(int64_t n);
+const dfg_backend *cpu(void);
+/* program saved and loaded back mapped, as a .dfgp is; program is
+ * destroyed. */
+dfg_program *mapped(dfg_program *program);
+/* ||a - b|| / ||b|| */
+double relative_error(const float *a, const float *b, int64_t n);
+
+typedef struct conv_case {
+    const char *what;
+    int64_t n, c, h, w, m, kh, kw;
+    dfg_conv2d_params params;
+    int bias;
+    const char *activation; /* an op applied to the conv's output, or NULL */
+} conv_case;
+
+/* x -> conv2d (w, b) -> activation -> y; w is a graph input (after x)
+ * when w_as_input. */
+dfg_graph *conv_graph(const conv_case *k, const float *weights,
+                      const float *bias, int w_as_input, dfg_value *y);
+/* The output of session run on input (malloc'd, n floats). */
+float *run_session(dfg_session *session, const float *input, int64_t n);
+
+#endif
