@@ -133,13 +133,14 @@ static void bind_operands(dfg_session *s)
         /* The program's bytes, read in place: shared by its sessions. */
         args->shared_inputs = s->shares_weights ? args->constant_inputs : 0;
         /* Bytes that may leave memory once a backend holds its copy: a
-         * file's pages, or a taken-over program's that no other step reads
-         * (which nothing reads again: the program is the session's). */
+         * file's pages, or a taken-over program's that nothing else holds
+         * (no graph, no other program) and no other step reads: nothing
+         * reads them again, the program is the session's. */
         args->droppable_inputs = 0;
         for (int32_t j = 0; j < st->n_inputs && j < 32; j++)
             if ((args->shared_inputs >> j & 1u) &&
                 (dfg_program_bytes_mapped(p, in[j]) ||
-                 (s->owned_program &&
+                 (s->owned_program && dfg_program_bytes_alone(p, in[j]) &&
                   read_once(p, s->program_step[k], j))))
                 args->droppable_inputs |= (uint32_t)1 << j;
     }

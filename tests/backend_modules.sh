@@ -18,7 +18,7 @@ grep -E "$cuda_libs" "$tmp/debug" && fail "a CPU run mapped CUDA"
 
 out=$("$dfgc" devices) || fail "dfgc devices failed: $out"
 echo "$out"
-echo "$out" | grep -q '^cpu  *available$' || fail "cpu is not listed available"
+echo "$out" | grep -q '^cpu  *available: ' || fail "cpu is not listed available, with its CPU"
 echo "$out" | grep -q '^cuda ' || fail "cuda is not listed"
 
 empty=$tmp/empty

@@ -90,16 +90,30 @@ static void test_sessions_share_weights(void **state)
 }
 
 /* A 64 -> 64 3x3 conv + relu on 8x8 and random weights, bias and input
- * (malloc'd). */
-static dfg_graph *conv64_graph(float **weights, float **bias, float **input)
+ * (malloc'd: conv64_data). */
+static void conv64_data(float **weights, float **bias, float **input)
 {
-    static const conv_case k = {"3x3 64", 1, 64, 8, 8, 64, 3, 3,
-                                {{1, 1}, {1, 1}, {1, 1, 1, 1}, 1}, 1, "relu"};
     *weights = random_floats(64 * 64 * 9);
     *bias = random_floats(64);
     *input = random_floats(64 * 8 * 8);
+}
+
+static dfg_graph *conv64_graph(const float *weights, const float *bias)
+{
+    static const conv_case k = {"3x3 64", 1, 64, 8, 8, 64, 3, 3,
+                                {{1, 1}, {1, 1}, {1, 1, 1, 1}, 1}, 1, "relu"};
     dfg_value y;
-    return conv_graph(&k, *weights, *bias, 0, &y);
+    return conv_graph(&k, weights, bias, 0, &y);
+}
+
+/* A program compiled from graph, which is destroyed: the program alone
+ * holds its weights. */
+static dfg_program *compiled_alone(dfg_graph *graph)
+{
+    dfg_program *p = NULL;
+    assert_int_equal(dfg_compile(graph, NULL, &p), DFG_OK);
+    dfg_graph_destroy(graph);
+    return p;
 }
 
 /* Steps of a and b (sessions of programs of n_steps steps) run on the
@@ -181,10 +195,9 @@ static void test_owning_session_releases_weights(void **state)
     (void)state;
     size_t weight_bytes = 64 * 64 * 9 * sizeof(float);
     float *weights, *bias, *input;
-    dfg_graph *g = conv64_graph(&weights, &bias, &input);
-    dfg_program *kept = NULL, *owned = NULL;
-    assert_int_equal(dfg_compile(g, NULL, &kept), DFG_OK);
-    assert_int_equal(dfg_compile(g, NULL, &owned), DFG_OK);
+    conv64_data(&weights, &bias, &input);
+    dfg_program *kept = compiled_alone(conv64_graph(weights, bias));
+    dfg_program *owned = compiled_alone(conv64_graph(weights, bias));
     const void *plain = NULL;
     for (int32_t i = 0; i < owned->n_tensors; i++)
         if (owned->tensors[i].region == DFG_REGION_WEIGHTS &&
@@ -227,7 +240,78 @@ static void test_owning_session_releases_weights(void **state)
     free(weights);
     free(bias);
     dfg_program_destroy(kept);
+}
+
+/* A weight larger than a slice (a fully connected layer's) is reordered
+ * slice by slice, its plain pages dropped as it goes: the copy gives the
+ * bits the whole reorder gives (a session of the program kept by its
+ * caller), and none of the plain pages stay. */
+static void test_large_weight_in_slices(void **state)
+{
+    (void)state;
+    enum { ROWS = 4, K = 2048, N = 1536 }; /* 12 MiB of weights */
+    size_t weight_bytes = (size_t)K * N * sizeof(float);
+    float *weights = random_floats((int64_t)K * N);
+    float *input = random_floats(ROWS * K);
+    dfg_program *programs[3];
+    dfg_graph *g = NULL;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+        int64_t x_shape[2] = {ROWS, K}, w_shape[2] = {N, K};
+        dfg_value x, w, y;
+        assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 2, x_shape, &x),
+                         DFG_OK);
+        assert_int_equal(dfg_graph_weight(g, "w", DFG_F32, 2, w_shape,
+                                          weights, &w), DFG_OK);
+        dfg_gemm_params params = {1.0f, 1.0f, 0, 1}; /* x w^T, as Linear */
+        assert_int_equal(dfg_gemm(g, x, w, DFG_NO_VALUE, &params, &y),
+                         DFG_OK);
+        assert_int_equal(dfg_graph_output(g, y, "y"), DFG_OK);
+        if (i < 2)
+            programs[i] = compiled_alone(g);
+        else
+            assert_int_equal(dfg_compile(g, NULL, &programs[i]), DFG_OK);
+    }
+    dfg_program *kept = programs[0], *owned = programs[1];
+    const void *plain = NULL;
+    for (int32_t i = 0; i < owned->n_tensors; i++)
+        if (owned->tensors[i].bytes == (int64_t)weight_bytes)
+            plain = owned->tensors[i].data;
+    assert_non_null(plain);
+    int64_t before = dfg_dnnl_weights_held_bytes();
+    dfg_session *a = NULL, *b = NULL;
+    assert_int_equal(dfg_session_create(kept, cpu(), NULL, &a), DFG_OK);
+    int64_t copies = dfg_dnnl_weights_held_bytes() - before;
+    assert_int_equal(dfg_session_create_owning(owned, cpu(), NULL, &b),
+                     DFG_OK);
+    expect_same_kernels("gemm", a, b, kept->n_steps);
+    size_t resident = resident_pages(plain, weight_bytes);
+    if (copies > 0)
+        assert_int_equal(resident, 0);
+    else
+        assert_true(resident > 0);
+    float *ya = run_session(a, input, ROWS * N);
+    float *yb = run_session(b, input, ROWS * N);
+    assert_memory_equal(ya, yb, (size_t)ROWS * N * sizeof *ya);
+    dfg_session_destroy(b);
+    /* Bytes the program shares with a graph still alive (g, the third)
+     * stay whole. */
+    const void *shared = NULL;
+    for (int32_t i = 0; i < programs[2]->n_tensors; i++)
+        if (programs[2]->tensors[i].bytes == (int64_t)weight_bytes)
+            shared = programs[2]->tensors[i].data;
+    assert_non_null(shared);
+    assert_int_equal(dfg_session_create_owning(programs[2], cpu(), NULL, &b),
+                     DFG_OK);
+    assert_memory_equal(shared, weights, weight_bytes);
+    dfg_session_destroy(b);
     dfg_graph_destroy(g);
+    dfg_session_destroy(a);
+    free(ya);
+    free(yb);
+    free(input);
+    free(weights);
+    dfg_program_destroy(kept);
 }
 
 /* A mapped program's conv weights leave the resident set once reordered,
@@ -237,7 +321,8 @@ static void test_mapped_weights_come_back(void **state)
 {
     (void)state;
     float *weights, *bias, *input;
-    dfg_graph *g = conv64_graph(&weights, &bias, &input);
+    conv64_data(&weights, &bias, &input);
+    dfg_graph *g = conv64_graph(weights, bias);
     dfg_program *compiled = NULL, *mapped = NULL;
     assert_int_equal(dfg_compile(g, NULL, &compiled), DFG_OK);
     char path[] = "/tmp/dfg-test-dnnl-XXXXXX";
@@ -287,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_sessions_share_weights),
         cmocka_unit_test(test_compiled_and_saved_run_alike),
         cmocka_unit_test(test_owning_session_releases_weights),
+        cmocka_unit_test(test_large_weight_in_slices),
         cmocka_unit_test(test_mapped_weights_come_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

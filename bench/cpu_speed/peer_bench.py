@@ -2,14 +2,17 @@
 """The peers' side of bench/cpu_speed/run.sh: latency of one model on the
 CPU, in this fresh process.
 
-usage: peer_bench.py ort|ort-passive|torch MODEL.onnx NAME BATCH THREADS
-                     ITERATIONS WARMUP
+usage: peer_bench.py ort|ort-passive|openvino|torch MODEL.onnx NAME BATCH
+                     THREADS ITERATIONS WARMUP
   ort    ONNX Runtime's default CPU session, all graph optimisations on,
          THREADS intra-op threads, on MODEL.onnx (run with /work/venv's
          or any python that has onnxruntime).
   ort-passive  the same with its threads not spinning while they wait
          (session.intra_op.allow_spinning 0), what OMP_WAIT_POLICY=passive
          is to OpenMP.
+  openvino  OpenVINO's CPU plugin on MODEL.onnx (pip `openvino`, in the
+         same python as onnxruntime): f32 inference precision, the latency
+         performance hint, THREADS inference threads.
   torch  PyTorch eager (torch.no_grad) on the model NAME as
          tests/models/export.py builds it, THREADS threads.
 Prints one line: "median_ms min_ms peak_rss_mib".
@@ -38,6 +41,24 @@ def ort_runner(path, threads, spinning):
     return lambda: session.run(None, feed)
 
 
+def openvino_runner(path, threads):
+    import numpy as np
+    import openvino as ov
+    core = ov.Core()
+    model = core.read_model(path)
+    compiled = core.compile_model(model, "CPU", {
+        "INFERENCE_PRECISION_HINT": "f32",
+        "PERFORMANCE_HINT": "LATENCY",
+        "INFERENCE_NUM_THREADS": threads,
+    })
+    request = compiled.create_infer_request()
+    feed = {}
+    for port in compiled.inputs:
+        feed[port.any_name] = np.random.default_rng(1).standard_normal(
+            list(port.shape)).astype(np.float32)
+    return lambda: request.infer(feed)
+
+
 def torch_runner(name, batch, threads):
     import torch
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..",
@@ -58,6 +79,8 @@ def main(argv):
     batch, threads, iterations, warmup = map(int, argv[4:8])
     if peer == "torch":
         run = torch_runner(name, batch, threads)
+    elif peer == "openvino":
+        run = openvino_runner(path, threads)
     else:
         run = ort_runner(path, threads, peer == "ort")
     times = []

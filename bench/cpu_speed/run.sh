@@ -1,24 +1,28 @@
 #!/bin/sh
 # bench/cpu_speed/run.sh [BUILD_DIR] [REPEATS] [ITERATIONS] [MODELS...]
 #
-# CPU latency of dfg (its default compile: convolutions on oneDNN) beside
-# ONNX Runtime (default CPU session, all graph optimisations on) and
-# PyTorch eager, at batch 1 and 8, with the same
-# number of threads (OMP_NUM_THREADS, default 2). Each measurement is a
-# fresh process; the three run interleaved, REPEATS times (default 3), and
-# each cell is the median of the REPEATS per-process medians. Models are
+# CPU latency of dfg (its default compile: convolutions and matrix products
+# on oneDNN) through both doors users take: the .onnx compiled in the
+# process (`dfgc bench MODEL.onnx`) and the program compiled ahead of time
+# and mapped (`dfgc bench MODEL.dfgp`), beside ONNX Runtime (default CPU
+# session, all graph optimisations on) and OpenVINO (CPU plugin, f32
+# precision hint, latency hint), at batch 1 and 8, with the same number of
+# threads (OMP_NUM_THREADS, default 2). Each measurement is a fresh
+# process; the four run interleaved, REPEATS times (default 3), and each
+# cell is the median of the REPEATS per-process medians. Models are
 # exported once into BUILD_DIR/bench-models with tests/models/export.py.
-# Prints a Markdown table and the geometric mean of dfg / ONNX Runtime.
-# ONNX Runtime comes from $ORT_PYTHON (default /work/venv/bin/python, any
-# python with onnxruntime and numpy); BATCHES (default "1 8") picks the
-# batch sizes; no other variable is set.
+# Prints the CPU (its model and the ISA oneDNN runs at, as `dfgc devices`
+# reports it), a Markdown table and the geometric means of dfg over each
+# peer. The peers come from $PEER_PYTHON (default /work/venv/bin/python,
+# any python with onnxruntime, openvino and numpy); BATCHES (default
+# "1 8") picks the batch sizes; no other variable is set.
 set -eu
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 repeats=${2:-3}
 iterations=${3:-20}
 [ $# -gt 3 ] && shift 3 || set --
-models=${*:-resnet50 mobilenet_v2 mobilenet_v3_small efficientnet_b0 squeezenet1_0 googlenet convnext_tiny vit_b_16 bert_encoder}
+models=${*:-resnet50 mobilenet_v2 mobilenet_v3_small efficientnet_b0 mnasnet1_0 squeezenet1_0 shufflenet_v2_x1_0 googlenet densenet121 convnext_tiny vit_b_16 bert_encoder}
 warmup=3
 batches=${BATCHES:-1 8}
 threads=${OMP_NUM_THREADS:-2}
@@ -28,45 +32,51 @@ export OMP_NUM_THREADS=$threads
 # threads wait for partners the scheduler took away; measure on a quiet
 # one, as docs/BENCHMARKS.md does, rather than set anything).
 python=/usr/bin/python3
-ort_python=${ORT_PYTHON:-/work/venv/bin/python}
+peer_python=${PEER_PYTHON:-/work/venv/bin/python}
 dfgc=$build/tools/dfgc
 dir=$build/bench-models
 mkdir -p "$dir"
 "$python" -c 'import torch, torchvision' 2>/dev/null ||
     { echo "python3-torch and python3-torchvision are needed"; exit 77; }
-"$ort_python" -c 'import onnxruntime' 2>/dev/null ||
-    { echo "$ort_python has no onnxruntime (set ORT_PYTHON)"; exit 77; }
+"$peer_python" -c 'import onnxruntime, openvino' 2>/dev/null ||
+    { echo "$peer_python lacks onnxruntime or openvino (set PEER_PYTHON)"; exit 77; }
 
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
-echo "| model | batch | dfg ms | ONNX Runtime ms | PyTorch ms | dfg / ORT | dfg / PyTorch |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+echo "CPU: $("$dfgc" devices | sed -n 's/^cpu  *available: //p')"
+echo
+echo "| model | batch | dfg .onnx ms | dfg .dfgp ms | ONNX Runtime ms | OpenVINO ms | .onnx / ORT | .dfgp / ORT | .onnx / OV | .dfgp / OV |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 ratios=""
+ratio() { echo "$1 $2" | awk '{printf "%.2f", $1 / $2}'; }
 for batch in $batches; do
     for model in $models; do
         stem=$model
         [ "$batch" -eq 1 ] || stem=${model}_b$batch
         [ -s "$dir/$stem.onnx" ] ||
             "$python" tests/models/export.py "$dir" "$model" --batch "$batch" >/dev/null 2>&1
-        # dfg as deployed: compiled ahead of time, the program mapped
-        # (only a mapped program's convs reorder their weights for oneDNN,
-        # whose plain pages then leave memory: runtime/cpu/dnnl_conv.c)
         [ "$dir/$stem.dfgp" -nt "$dir/$stem.onnx" ] ||
             "$dfgc" compile "$dir/$stem.onnx" -o "$dir/$stem.dfgp" >/dev/null
-        dfg="" ort="" torch=""
+        onnx="" dfgp="" ort="" ov=""
         for r in $(seq "$repeats"); do
-            dfg="$dfg $("$dfgc" bench "$dir/$stem.dfgp" --iterations "$iterations" --warmup "$warmup" | awk '/^median/ {print $2}')"
-            ort="$ort $("$ort_python" bench/cpu_speed/peer_bench.py ort "$dir/$stem.onnx" "$model" "$batch" "$threads" "$iterations" "$warmup" | awk '{print $1}')"
-            torch="$torch $("$python" bench/cpu_speed/peer_bench.py torch "$dir/$stem.onnx" "$model" "$batch" "$threads" "$iterations" "$warmup" | awk '{print $1}')"
+            onnx="$onnx $("$dfgc" bench "$dir/$stem.onnx" --iterations "$iterations" --warmup "$warmup" | awk '/^median/ {print $2}')"
+            dfgp="$dfgp $("$dfgc" bench "$dir/$stem.dfgp" --iterations "$iterations" --warmup "$warmup" | awk '/^median/ {print $2}')"
+            ort="$ort $("$peer_python" bench/cpu_speed/peer_bench.py ort "$dir/$stem.onnx" "$model" "$batch" "$threads" "$iterations" "$warmup" | awk '{print $1}')"
+            ov="$ov $("$peer_python" bench/cpu_speed/peer_bench.py openvino "$dir/$stem.onnx" "$model" "$batch" "$threads" "$iterations" "$warmup" | awk '{print $1}')"
         done
-        d=$(echo $dfg | tr ' ' '\n' | median)
+        n=$(echo $onnx | tr ' ' '\n' | median)
+        d=$(echo $dfgp | tr ' ' '\n' | median)
         o=$(echo $ort | tr ' ' '\n' | median)
-        t=$(echo $torch | tr ' ' '\n' | median)
-        ratio=$(echo "$d $o" | awk '{printf "%.2f", $1 / $2}')
-        ratios="$ratios $ratio"
-        echo "| $model | $batch | $d | $o | $t | $ratio | $(echo "$d $t" | awk '{printf "%.2f", $1 / $2}') |"
+        v=$(echo $ov | tr ' ' '\n' | median)
+        row="$(ratio "$n" "$o") $(ratio "$d" "$o") $(ratio "$n" "$v") $(ratio "$d" "$v")"
+        ratios="$ratios
+$row"
+        echo "| $model | $batch | $n | $d | $o | $v | $(echo "$row" | sed 's/ / | /g') |"
     done
 done
 echo
-echo $ratios | tr ' ' '\n' | awk '{s += log($1); n++; if ($1 > m) m = $1} END {printf "geometric mean dfg / ORT %.2f, largest %.2f, over %d cells\n", exp(s / n), m, n}'
+echo "$ratios" | awk 'NF == 4 {for (i = 1; i <= 4; i++) {s[i] += log($i); if ($i > m[i]) m[i] = $i} n++}
+END {split(".onnx/ORT .dfgp/ORT .onnx/OV .dfgp/OV", name, " ");
+     for (i = 1; i <= 4; i++) printf "geometric mean %s %.2f, largest %.2f\n", name[i], exp(s[i] / n), m[i];
+     printf "over %d cells\n", n}'
 echo "threads: $threads, OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset}, $repeats interleaved fresh-process repeats of $iterations runs after $warmup warmup runs, $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg)"

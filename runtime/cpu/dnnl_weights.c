@@ -66,6 +66,105 @@ static int reorder(dnnl_engine_t engine, const dnnl_memory_desc_t *plain_md,
     return ok ? 0 : -1;
 }
 
+/* Plain bytes reordered per slice, when they may leave memory as they
+ * go: the copy and the plain bytes then never sum up over a whole large
+ * weight (a fully connected layer's hundreds of MiB). */
+#define SLICE_BYTES ((int64_t)4 << 20)
+
+/* The dimension whose stride in plain (a blocked md with no inner blocks)
+ * is the largest: its slices are contiguous bytes; -1 if none is. */
+static int outer_dimension(const dnnl_memory_desc_t *plain)
+{
+    if (plain->format_kind != dnnl_blocked ||
+        plain->format_desc.blocking.inner_nblks != 0)
+        return -1;
+    int outer = -1;
+    for (int d = 0; d < plain->ndims; d++)
+        if (plain->dims[d] > 1 &&
+            (outer < 0 || plain->format_desc.blocking.strides[d] >
+                              plain->format_desc.blocking.strides[outer]))
+            outer = d;
+    return outer;
+}
+
+/* The product of md's inner blocks along dimension d (1 if none). */
+static int64_t block_along(const dnnl_memory_desc_t *md, int d)
+{
+    int64_t block = 1;
+    for (int i = 0; i < md->format_desc.blocking.inner_nblks; i++)
+        if (md->format_desc.blocking.inner_idxs[i] == d)
+            block *= md->format_desc.blocking.inner_blks[i];
+    return block;
+}
+
+/* The slice [at, at + n) along dimension d of plain_md and chosen_md;
+ * -1 if oneDNN cannot describe or reorder it. */
+static int slice(dnnl_engine_t engine, const dnnl_memory_desc_t *plain_md,
+                 const dnnl_memory_desc_t *chosen_md, int d, int64_t at,
+                 int64_t n, dnnl_memory_desc_t *from, dnnl_memory_desc_t *to)
+{
+    dnnl_dims_t dims, offsets = {0};
+    for (int i = 0; i < plain_md->ndims; i++)
+        dims[i] = plain_md->dims[i];
+    dims[d] = n;
+    offsets[d] = at;
+    dnnl_primitive_desc_t pd = NULL;
+    int ok = dnnl_memory_desc_init_submemory(from, plain_md, dims, offsets) ==
+                 dnnl_success &&
+             dnnl_memory_desc_init_submemory(to, chosen_md, dims, offsets) ==
+                 dnnl_success &&
+             dnnl_reorder_primitive_desc_create(&pd, from, engine, to, engine,
+                                                NULL) == dnnl_success;
+    if (pd)
+        dnnl_primitive_desc_destroy(pd);
+    return ok ? 0 : -1;
+}
+
+/* Reorders plain into data (chosen_md) slice by slice along plain's
+ * outermost dimension, dropping each slice's plain pages once copied (a
+ * copy's pages are written slice by slice too, as long as they are laid
+ * out with that dimension outermost). 1 when the
+ * weight is one slice or oneDNN refuses its slices (nothing done: the
+ * caller reorders the whole), -1 on failure. */
+static int reorder_dropping(dnnl_engine_t engine,
+                            const dnnl_memory_desc_t *plain_md,
+                            const void *plain,
+                            const dnnl_memory_desc_t *chosen_md, void *data)
+{
+    int d = outer_dimension(plain_md);
+    if (d < 0 || chosen_md->format_kind != dnnl_blocked)
+        return 1;
+    int64_t extent = plain_md->dims[d];
+    int64_t row = plain_md->format_desc.blocking.strides[d] *
+                  (int64_t)sizeof(float);
+    int64_t block = block_along(chosen_md, d);
+    int64_t step = SLICE_BYTES / row / block * block;
+    if (step < block)
+        step = block;
+    int64_t last = (extent - 1) / step * step;
+    dnnl_memory_desc_t from, to;
+    /* Every slice but the last is the first's shape: check both. */
+    if (step >= extent ||
+        slice(engine, plain_md, chosen_md, d, 0, step, &from, &to) != 0 ||
+        slice(engine, plain_md, chosen_md, d, last, extent - last, &from,
+              &to) != 0)
+        return 1;
+    /* Slices leave the padding of a partial block alone: zero it first. */
+    for (int i = 0; i < chosen_md->ndims; i++)
+        if (chosen_md->padded_dims[i] != chosen_md->dims[i]) {
+            memset(data, 0, dnnl_memory_desc_get_size(chosen_md));
+            break;
+        }
+    for (int64_t at = 0; at < extent; at += step) {
+        int64_t n = extent - at < step ? extent - at : step;
+        if (slice(engine, plain_md, chosen_md, d, at, n, &from, &to) != 0 ||
+            reorder(engine, &from, plain, &to, data) != 0)
+            return -1;
+        dfg_drop_pages((const char *)plain + at * row, (size_t)(n * row));
+    }
+    return 0;
+}
+
 static dfg_dnnl_weights *find(const void *plain,
                               const dnnl_memory_desc_t *chosen_md)
 {
@@ -121,7 +220,13 @@ static dfg_status make(dnnl_engine_t engine, const weights_source *src,
                          "cpu backend: out of memory for %zu bytes of "
                          "reordered weights", bytes);
     }
-    if (transform_reorder(engine, src, chosen_md, e->data) != 0) {
+    int sliced = drop_plain && !src->transform
+                     ? reorder_dropping(engine, src->from_md, src->plain,
+                                        chosen_md, e->data)
+                     : 1;
+    if (sliced < 0 ||
+        (sliced > 0 &&
+         transform_reorder(engine, src, chosen_md, e->data) != 0)) {
         dfg_free(&a, e->data);
         dfg_free(&a, e);
         return dfg_error(DFG_ERR_UNSUPPORTED,

@@ -53,12 +53,10 @@ static dfg_status add_initializers(dfg_onnx_importer *im,
         snprintf(what, sizeof what, "initializer '%.256s'", t->name);
         dfg_type type;
         void *data;
-        dfg_status st = dfg_onnx_tensor_decode(t, what, im->base_dir,
-                                               &im->allocator, &type, &data);
-        /* The decoded copy is the one kept: the file's pages can go. */
-        if (st == DFG_OK && im->source && t->has_raw_data)
-            dfg_shared_bytes_drop_pages(im->source, t->raw_data.data,
-                                        t->raw_data.len);
+        /* The decoded copy is the one kept: the file's pages go as it is
+         * made. */
+        dfg_status st = dfg_onnx_tensor_decode_from(
+            t, what, im->base_dir, im->source, &im->allocator, &type, &data);
         int32_t entry;
         if (st == DFG_OK)
             st = dfg_onnx_add_constant(im, t->name, &type, data, &entry);

@@ -166,6 +166,15 @@ dfg_status dfg_onnx_tensor_decode(const Onnx__TensorProto *tensor,
                                   const char *what, const char *base_dir,
                                   const dfg_allocator *allocator,
                                   dfg_type *type, void **data);
+/* The same for a tensor whose raw_data may lie in source (the mapped
+ * model file, or NULL): copied slice by slice, each slice's file pages
+ * leave memory once copied, so that a large weight is never resident
+ * twice. */
+dfg_status dfg_onnx_tensor_decode_from(const Onnx__TensorProto *tensor,
+                                       const char *what, const char *base_dir,
+                                       const dfg_shared_bytes *source,
+                                       const dfg_allocator *allocator,
+                                       dfg_type *type, void **data);
 /* Reads the bytes of external data (location validated to stay inside
  * base_dir, the range inside the file) into a new buffer of bytes from
  * allocator, allocated only once the file is known to hold them. */

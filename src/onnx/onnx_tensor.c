@@ -82,10 +82,37 @@ static void copy_typed(const Onnx__TensorProto *t, dfg_dtype dtype,
     }
 }
 
+/* Slices of raw data copied before their file pages are dropped. */
+#define RAW_SLICE_BYTES ((size_t)4 << 20)
+
+static void copy_raw(void *to, const uint8_t *from, size_t bytes,
+                     const dfg_shared_bytes *source)
+{
+    if (!source) {
+        memcpy(to, from, bytes);
+        return;
+    }
+    for (size_t at = 0; at < bytes; at += RAW_SLICE_BYTES) {
+        size_t n = bytes - at < RAW_SLICE_BYTES ? bytes - at : RAW_SLICE_BYTES;
+        memcpy((uint8_t *)to + at, from + at, n);
+        dfg_shared_bytes_drop_pages(source, from + at, n);
+    }
+}
+
 dfg_status dfg_onnx_tensor_decode(const Onnx__TensorProto *t,
                                   const char *what, const char *base_dir,
                                   const dfg_allocator *allocator,
                                   dfg_type *type, void **data)
+{
+    return dfg_onnx_tensor_decode_from(t, what, base_dir, NULL, allocator,
+                                       type, data);
+}
+
+dfg_status dfg_onnx_tensor_decode_from(const Onnx__TensorProto *t,
+                                       const char *what, const char *base_dir,
+                                       const dfg_shared_bytes *source,
+                                       const dfg_allocator *allocator,
+                                       dfg_type *type, void **data)
 {
     *data = NULL;
     if (!t->has_data_type || dfg_onnx_dtype(t->data_type, &type->dtype) != 0)
@@ -135,7 +162,7 @@ dfg_status dfg_onnx_tensor_decode(const Onnx__TensorProto *t,
                          what, (long long)bytes);
     if (t->has_raw_data) {
         if (bytes)
-            memcpy(buffer, t->raw_data.data, (size_t)bytes);
+            copy_raw(buffer, t->raw_data.data, (size_t)bytes, source);
     } else {
         copy_typed(t, type->dtype, (size_t)numel, buffer);
     }

@@ -90,15 +90,29 @@ dfg_status dfg_program_hold(dfg_program *p, dfg_shared_bytes *bytes)
     return DFG_OK;
 }
 
-int dfg_program_bytes_mapped(const dfg_program *p, const void *data)
+/* The held block data lies in, or NULL. */
+static const dfg_shared_bytes *held_block(const dfg_program *p,
+                                          const void *data)
 {
     uintptr_t at = (uintptr_t)data;
     for (int32_t i = 0; i < p->n_held; i++) {
         uintptr_t base = (uintptr_t)dfg_shared_bytes_data(p->held[i]);
         if (at >= base && at - base < dfg_shared_bytes_size(p->held[i]))
-            return dfg_shared_bytes_is_mapped(p->held[i]);
+            return p->held[i];
     }
-    return 0;
+    return NULL;
+}
+
+int dfg_program_bytes_mapped(const dfg_program *p, const void *data)
+{
+    const dfg_shared_bytes *block = held_block(p, data);
+    return block && dfg_shared_bytes_is_mapped(block);
+}
+
+int dfg_program_bytes_alone(const dfg_program *p, const void *data)
+{
+    const dfg_shared_bytes *block = held_block(p, data);
+    return block && dfg_shared_bytes_held_once(block);
 }
 
 void dfg_program_gather_weights(const dfg_program *p, uint8_t *dst)

@@ -126,6 +126,9 @@ dfg_status dfg_program_hold(dfg_program *program, dfg_shared_bytes *bytes);
 
 /* 1 if data lies in a block of the program's that is a file mapping. */
 int dfg_program_bytes_mapped(const dfg_program *program, const void *data);
+/* 1 if data lies in a block of the program's that nothing else holds (no
+ * graph, no other program): bytes whose fate the program alone decides. */
+int dfg_program_bytes_alone(const dfg_program *program, const void *data);
 
 /* Writes the weights region as the plan lays it out into dst
  * (region_bytes[DFG_REGION_WEIGHTS] bytes): each tensor's data at its

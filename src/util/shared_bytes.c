@@ -153,6 +153,12 @@ void dfg_shared_bytes_drop_pages(const dfg_shared_bytes *bytes,
         dfg_drop_pages(data, size);
 }
 
+int dfg_shared_bytes_held_once(const dfg_shared_bytes *bytes)
+{
+    return atomic_load_explicit(&((dfg_shared_bytes *)bytes)->references,
+                                memory_order_acquire) == 1;
+}
+
 void dfg_shared_bytes_retain(dfg_shared_bytes *bytes)
 {
     atomic_fetch_add_explicit(&bytes->references, 1, memory_order_relaxed);

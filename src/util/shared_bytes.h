@@ -43,6 +43,8 @@ dfg_status dfg_shared_bytes_map(const char *path, uint64_t max_bytes,
                                 dfg_shared_bytes **out);
 
 const uint8_t *dfg_shared_bytes_data(const dfg_shared_bytes *bytes);
+/* 1 if the caller's reference is the only one. */
+int dfg_shared_bytes_held_once(const dfg_shared_bytes *bytes);
 size_t dfg_shared_bytes_size(const dfg_shared_bytes *bytes);
 /* 1 if the bytes are a file mapping. */
 int dfg_shared_bytes_is_mapped(const dfg_shared_bytes *bytes);
