@@ -97,6 +97,15 @@ static void compilation_free(compilation *c)
     dfg_graph_destroy(c->graph);
 }
 
+/* The blocked layout p's tensors use (one per program), or plain. */
+static int32_t program_block(const dfg_program *p)
+{
+    for (int32_t i = 0; i < p->n_tensors; i++)
+        if (p->tensors[i].type.layout != DFG_LAYOUT_PLAIN)
+            return p->tensors[i].type.layout;
+    return DFG_LAYOUT_PLAIN;
+}
+
 /* The layout pass's conditions (dfg_compile_options.assign_layouts). */
 static int blocks_layouts(const dfg_compile_options *o)
 {
@@ -220,7 +229,7 @@ static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
             strcpy((*out)->workspace_rule, o->backend_workspace_for);
         if (c->blocked)
             snprintf((*out)->layout_isa, sizeof (*out)->layout_isa, "%s",
-                     dfg_cpu_layout_isa());
+                     dfg_cpu_layout_isa_needed(program_block(*out)));
         (*out)->stats.planner = c->plan.winner;
         (*out)->stats.recorded_lower_bound_bytes =
             (uint64_t)order->recorded_lower_bound;

@@ -37,6 +37,12 @@ int dfg_cpu_binary_takes_blocked(int32_t op, const struct dfg_type *in,
  * "avx512_core", ...; "" if oneDNN names none). */
 const char *dfg_cpu_layout_isa(void);
 
+/* The ISA the CPU backend's kernels on a blocked layout need ("avx2" for
+ * nChw8c, "avx512_core" for nChw16c): what a program with that layout
+ * records, so that it runs on every CPU with those features, not only on
+ * the one it was compiled on. */
+const char *dfg_cpu_layout_isa_needed(int32_t layout);
+
 /* This CPU for reports: its model name and the ISA oneDNN runs at
  * ("AMD EPYC, oneDNN avx512_core_bf16"; ONEDNN_MAX_CPU_ISA, a diagnostic
  * cap, lowers the latter). Made once; static. */

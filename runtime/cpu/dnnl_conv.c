@@ -13,6 +13,7 @@
 #include "dnnl_formats.h"
 #include "dnnl_weights.h"
 #include "error.h"
+#include "layout_rule.h"
 #include "memory.h"
 #include "winograd_conv.h"
 
@@ -92,6 +93,16 @@ static int32_t layout_of(const dnnl_memory_desc_t *md)
     return -1;
 }
 
+/* 1 if oneDNN runs pd on a kernel of its own (jit, brgemm), not on its
+ * reference implementation. */
+static int runs_library_kernel(const_dnnl_primitive_desc_t pd)
+{
+    const char *impl = NULL;
+    return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0,
+                                     &impl) == dnnl_success &&
+           impl && strncmp(impl, "ref", 3) != 0;
+}
+
 /* Fills *p for the conv of x = in[0], w = in[1], bias = in[2] (if any)
  * into y = out[0], with attrs' post-ops (a sum adding in[3]); -1 when
  * oneDNN does not take it. */
@@ -121,15 +132,6 @@ static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
     dnnl_dims_t pad_r = {attrs->pads[2], attrs->pads[3]};
 
     dnnl_memory_desc_t x_any, w_any, y_any;
-    /* A blocked x or y is the program's choice, made for the CPU it was
-     * compiled on: the conv reads and writes it as it is (on a CPU with
-     * more features too: a program laid out for AVX2 runs on AVX-512 in
-     * the workspace it planned, with no reorders around the conv); a
-     * plain one is oneDNN's to choose. */
-    const dnnl_memory_desc_t *x_md =
-        in[0].layout != DFG_LAYOUT_PLAIN ? &p->x_given : &x_any;
-    const dnnl_memory_desc_t *y_md =
-        out[0].layout != DFG_LAYOUT_PLAIN ? &p->y_given : &y_any;
     dnnl_convolution_desc_t desc;
     dnnl_primitive_attr_t attr = NULL, reorder_attr = NULL;
     int ok =
@@ -147,19 +149,43 @@ static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
         dnnl_memory_desc_init_by_tag(
             &w_any, grouped_w ? 5 : 4, grouped_w ? grouped : w_dims, dnnl_f32,
             dnnl_format_tag_any) == dnnl_success &&
-        dnnl_dilated_convolution_forward_desc_init(
-            &desc, dnnl_forward_inference, dnnl_convolution_direct, x_md,
-            &w_any, has_bias ? &p->b_plain : NULL, y_md, strides, dilates,
-            pad_l, pad_r) == dnnl_success &&
         dnnl_primitive_attr_create(&attr) == dnnl_success &&
         dnnl_primitive_attr_set_scratchpad_mode(
             attr, dnnl_scratchpad_mode_user) == dnnl_success &&
         /* The reorders have the scratchpad but not the post-ops (an attr
          * whose post-ops were set, even to none, has no reorder). */
         dnnl_primitive_attr_clone(&reorder_attr, attr) == dnnl_success &&
-        dfg_dnnl_post_ops_set(attr, attrs) == 0 &&
-        dnnl_primitive_desc_create(&p->conv, &desc, attr, engine, NULL) ==
-            dnnl_success;
+        dfg_dnnl_post_ops_set(attr, attrs) == 0;
+    /* A blocked x or y is the program's choice, made for the CPU it was
+     * compiled on: the conv reads and writes it as it is where a jit
+     * kernel takes that (on a CPU with more features too: a program laid
+     * out for AVX2 runs on AVX-512 in the workspace it planned, with no
+     * reorders around the conv). A plain one, and a blocked one that
+     * only oneDNN's reference takes (a blocked x into a plain y), are
+     * oneDNN's to choose, reordered in and out within the step. */
+    int given = in[0].layout != DFG_LAYOUT_PLAIN ||
+                out[0].layout != DFG_LAYOUT_PLAIN;
+    for (int attempt = given ? 0 : 1; ok && attempt < 2 && !p->conv;
+         attempt++) {
+        const dnnl_memory_desc_t *x_md =
+            attempt == 0 && in[0].layout != DFG_LAYOUT_PLAIN ? &p->x_given
+                                                             : &x_any;
+        const dnnl_memory_desc_t *y_md =
+            attempt == 0 && out[0].layout != DFG_LAYOUT_PLAIN ? &p->y_given
+                                                              : &y_any;
+        ok = dnnl_dilated_convolution_forward_desc_init(
+                 &desc, dnnl_forward_inference, dnnl_convolution_direct,
+                 x_md, &w_any, has_bias ? &p->b_plain : NULL, y_md, strides,
+                 dilates, pad_l, pad_r) == dnnl_success;
+        if (ok && dnnl_primitive_desc_create(&p->conv, &desc, attr, engine,
+                                             NULL) != dnnl_success)
+            p->conv = NULL;
+        if (attempt == 0 && p->conv && !runs_library_kernel(p->conv)) {
+            dnnl_primitive_desc_destroy(p->conv);
+            p->conv = NULL;
+        }
+    }
+    ok = ok && p->conv;
     if (ok) {
         p->x_chosen = dnnl_primitive_desc_query_md(p->conv, dnnl_query_src_md, 0);
         p->w_chosen =
@@ -242,9 +268,60 @@ int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
     return bytes;
 }
 
+/* The channel block of this CPU's direct jit convolutions: 16 floats
+ * with AVX-512, else 8. */
+static int32_t cpu_block_layout(void)
+{
+    unsigned avx512 = (unsigned)dnnl_cpu_isa_avx512_core;
+    return ((unsigned)dnnl_get_effective_cpu_isa() & avx512) == avx512
+               ? DFG_LAYOUT_NCHW16C
+               : DFG_LAYOUT_NCHW8C;
+}
+
+/* 1 if oneDNN runs the conv of plan p on a jit kernel (not its reference
+ * or its gemm fallback). */
+static int runs_jit(const conv_plan *p)
+{
+    const char *impl = NULL;
+    return dnnl_primitive_desc_query(p->conv, dnnl_query_impl_info_str, 0,
+                                     &impl) == dnnl_success &&
+           impl && strncmp(impl, "jit", 3) == 0;
+}
+
+/* The layouts of x and y when the conv reads and writes them in this
+ * CPU's block (a plain x where its channels do not fill blocks, the
+ * first conv's); -1 when no jit kernel takes that. */
+static int blocked_layouts(dnnl_engine_t engine, const dfg_attrs *attrs,
+                           const dfg_type *in, int32_t n_in,
+                           const dfg_type *out, int32_t *x_layout,
+                           int32_t *y_layout)
+{
+    int32_t block = cpu_block_layout();
+    dfg_type blocked_in[4], blocked_out = out[0];
+    if (n_in > 4 || !dfg_layout_fits(&out[0], block))
+        return -1;
+    for (int32_t i = 0; i < n_in; i++)
+        blocked_in[i] = in[i];
+    if (dfg_layout_fits(&in[0], block))
+        blocked_in[0].layout = block;
+    blocked_out.layout = block;
+    if (n_in > 3 && in[3].rank >= 0)
+        blocked_in[3].layout = block; /* a residual is laid out as y */
+    conv_plan p;
+    if (conv_plan_make(engine, attrs, blocked_in, n_in, &blocked_out, &p) != 0)
+        return -1;
+    int jit = runs_jit(&p);
+    conv_plan_free(&p);
+    if (!jit)
+        return -1;
+    *x_layout = blocked_in[0].layout;
+    *y_layout = block;
+    return 0;
+}
+
 int dfg_cpu_conv_layouts(const dfg_attrs *attrs, const dfg_type *in,
-                          int32_t n_in, const dfg_type *out, int32_t n_out,
-                          int32_t *x_layout, int32_t *y_layout)
+                         int32_t n_in, const dfg_type *out, int32_t n_out,
+                         int32_t *x_layout, int32_t *y_layout)
 {
     if (n_in < 2 || n_out < 1)
         return -1;
@@ -257,6 +334,13 @@ int dfg_cpu_conv_layouts(const dfg_attrs *attrs, const dfg_type *in,
         *x_layout = layout_of(p.x_chosen);
         *y_layout = layout_of(p.y_chosen);
         conv_plan_free(&p);
+        /* oneDNN's choice is a format dfg has no layout for (nhwc, for
+         * AVX-512's brgemm convs), which each step would reorder in and
+         * out of: the CPU's blocked layout, where a jit kernel takes it,
+         * runs with no reorders. */
+        if (*x_layout < 0 || *y_layout < 0)
+            (void)blocked_layouts(engine, attrs, in, n_in, out, x_layout,
+                                  y_layout);
     }
     dnnl_engine_destroy(engine);
     return made ? 0 : -1;

@@ -38,6 +38,11 @@ const char *dfg_cpu_layout_isa(void)
     return "";
 }
 
+const char *dfg_cpu_layout_isa_needed(int32_t layout)
+{
+    return layout == DFG_LAYOUT_NCHW16C ? "avx512_core" : "avx2";
+}
+
 dfg_status dfg_cpu_layout_isa_check(const char *isa)
 {
     if (!isa || !isa[0])
