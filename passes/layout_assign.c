@@ -1,8 +1,12 @@
 /* Layout assignment (pass.h, dfg_pass_assign_layouts): activations
- * between the CPU backend's oneDNN convolutions stay in the blocked
- * layout oneDNN chooses for them on this CPU (nChw8c with AVX2, nChw16c
- * with AVX-512), with an explicit reorder step where a blocked tensor
- * meets a reader that wants it plain, or the other way round.
+ * between the CPU backend's oneDNN convolutions stay in one blocked
+ * layout, with an explicit reorder step where a blocked tensor meets a
+ * reader that wants it plain, or the other way round. The layout is the
+ * one oneDNN chooses for the convs on this CPU (nChw8c with AVX2); where
+ * it chooses a format dfg has no layout for (nhwc, AVX-512's brgemm
+ * convs), the blocked layout its jit kernels take for the most conv
+ * work (choose_foreign_block: nChw16c, or nChw8c where channel counts
+ * such as 24 and 40 carry more of it).
  *
  * Values that must share a layout form groups: the operands and output
  * of a layout-agnostic node (src/ir/layout_rule.h: elementwise without
@@ -38,6 +42,8 @@ typedef struct layouts {
     uint8_t *blockable;  /* [n_values] per group root */
     int32_t *want_x;     /* [n_nodes] a oneDNN conv's x layout, else -1 */
     int32_t *want_y;     /* [n_nodes] its y layout */
+    uint8_t *foreign;    /* [n_nodes] a conv oneDNN wants in a format dfg
+                            has no layout for (nhwc) */
     uint8_t *uniform;    /* [n_nodes] operands and output in one layout,
                             which may be the blocked one */
     int32_t *copy;       /* [n_values * 2]: v reordered to plain, blocked */
@@ -63,8 +69,20 @@ static void unite(layouts *l, int32_t a, int32_t b)
 
 static int is_conv(const layouts *l, int32_t n) { return l->want_x[n] >= 0; }
 
+/* The conv's operand types: in[0..n_inputs), *out. */
+static void conv_types(const layouts *l, int32_t n, dfg_type in[4],
+                       dfg_type *out)
+{
+    const dfg_ir_node *node = &l->g->nodes[n];
+    for (int32_t i = 0; i < node->n_inputs; i++)
+        in[i] = node->inputs[i] >= 0 ? l->g->values[node->inputs[i]].type
+                                     : (dfg_type){DFG_F32, -1, {0}, 0};
+    *out = l->g->values[node->outputs[0]].type;
+}
+
 /* The conv's layouts as oneDNN wants them (want_x/want_y stay -1 where
- * oneDNN does not take it). */
+ * oneDNN does not take it; plain, and foreign set, where it wants a
+ * format dfg has no layout for). */
 static void query_conv(layouts *l, int32_t n)
 {
     const dfg_ir_node *node = &l->g->nodes[n];
@@ -73,19 +91,73 @@ static void query_conv(layouts *l, int32_t n)
     if (node->n_inputs < 2 || node->n_inputs > 4 || node->n_outputs != 1 ||
         node->inputs[1] < 0 || !dfg_value_is_stored(l->g, node->inputs[1]))
         return;
-    for (int32_t i = 0; i < node->n_inputs; i++)
-        in[i] = node->inputs[i] >= 0 ? l->g->values[node->inputs[i]].type
-                                     : (dfg_type){DFG_F32, -1, {0}, 0};
-    out = l->g->values[node->outputs[0]].type;
+    conv_types(l, n, in, &out);
     int32_t x, y;
     if (dfg_cpu_conv_layouts(&node->attrs, in, node->n_inputs, &out, 1, &x,
                              &y) != 0)
         return;
+    l->foreign[n] = x < 0 || y < 0;
     l->want_x[n] = x >= 0 ? x : DFG_LAYOUT_PLAIN;
     l->want_y[n] = y >= 0 ? y : DFG_LAYOUT_PLAIN;
-    if (l->block == DFG_LAYOUT_PLAIN)
+    if (l->block == DFG_LAYOUT_PLAIN && !l->foreign[n])
         l->block = l->want_x[n] != DFG_LAYOUT_PLAIN ? l->want_x[n]
                                                      : l->want_y[n];
+}
+
+/* Multiply-adds of conv node n. */
+static double conv_work(const layouts *l, int32_t n)
+{
+    dfg_type in[4], out;
+    conv_types(l, n, in, &out);
+    double work = (double)dfg_type_numel(&out);
+    for (int32_t d = 1; d < in[1].rank; d++)
+        work *= (double)in[1].shape[d];
+    return work;
+}
+
+/* Where oneDNN wants its own format for some convs and no blocked one for
+ * any (AVX-512's brgemm convs, nhwc): the blocked layout whose jit
+ * kernels take the most conv work with no reorder (the widest on a tie)
+ * becomes the block, and those convs want it where a jit kernel takes
+ * them in it. On AVX-512 that is nChw8c when channel counts that are
+ * multiples of 8 but not of 16 (24, 40, ...) carry more of the work. */
+static void choose_foreign_block(layouts *l)
+{
+    int32_t candidates[2], best = DFG_LAYOUT_PLAIN;
+    int32_t n_candidates = dfg_cpu_blocked_layouts(candidates);
+    double best_work = 0.0;
+    for (int32_t c = 0; c < n_candidates; c++) {
+        double work = 0.0;
+        for (int32_t n = 0; n < l->n_nodes; n++) {
+            const dfg_ir_node *node = &l->g->nodes[n];
+            dfg_type in[4], out;
+            int32_t x, y;
+            if (!l->foreign[n])
+                continue;
+            conv_types(l, n, in, &out);
+            if (dfg_cpu_conv_layouts_in(&node->attrs, in, node->n_inputs,
+                                        &out, 1, candidates[c], &x, &y) == 0)
+                work += conv_work(l, n);
+        }
+        if (work > best_work) {
+            best_work = work;
+            best = candidates[c];
+        }
+    }
+    l->block = best;
+    for (int32_t n = 0; best != DFG_LAYOUT_PLAIN && n < l->n_nodes; n++) {
+        const dfg_ir_node *node = &l->g->nodes[n];
+        dfg_type in[4], out;
+        int32_t x, y;
+        if (!l->foreign[n])
+            continue;
+        conv_types(l, n, in, &out);
+        if (dfg_cpu_conv_layouts_in(&node->attrs, in, node->n_inputs, &out, 1,
+                                    best, &x, &y) == 0) {
+            l->want_x[n] = x;
+            l->want_y[n] = y;
+        }
+    }
 }
 
 /* Whether node n runs with every operand in one layout, blocked ones
@@ -272,6 +344,8 @@ static dfg_status assign(layouts *l, dfg_pass_report *report)
         if (!g->nodes[n].dead && g->nodes[n].op == DFG_OP_CONV2D)
             query_conv(l, n);
     if (l->block == DFG_LAYOUT_PLAIN)
+        choose_foreign_block(l);
+    if (l->block == DFG_LAYOUT_PLAIN)
         return DFG_OK;
     for (int32_t n = 0; n < l->n_nodes; n++)
         l->uniform[n] = (uint8_t)uniform_node(l, n);
@@ -309,9 +383,11 @@ dfg_status dfg_pass_assign_layouts(dfg_graph *g, dfg_pass_report *report)
     l.want_x = dfg_calloc(&g->allocator, nn, sizeof *l.want_x);
     l.want_y = dfg_calloc(&g->allocator, nn, sizeof *l.want_y);
     l.uniform = dfg_calloc(&g->allocator, nn, 1);
+    l.foreign = dfg_calloc(&g->allocator, nn, 1);
     l.before = dfg_calloc(&g->allocator, most_reorders, sizeof *l.before);
     dfg_status st = l.group && l.score && l.blockable && l.copy &&
                             l.counted && l.want_x && l.want_y && l.uniform &&
+                            l.foreign &&
                             l.before
                         ? DFG_OK
                         : dfg_error(DFG_ERR_OUT_OF_MEMORY,
@@ -331,6 +407,7 @@ dfg_status dfg_pass_assign_layouts(dfg_graph *g, dfg_pass_report *report)
     dfg_free(&g->allocator, l.want_x);
     dfg_free(&g->allocator, l.want_y);
     dfg_free(&g->allocator, l.uniform);
+    dfg_free(&g->allocator, l.foreign);
     dfg_free(&g->allocator, l.before);
     return st;
 }

@@ -18,6 +18,20 @@ int dfg_cpu_conv_layouts(const dfg_attrs *attrs, const struct dfg_type *in,
                          int32_t n_in, const struct dfg_type *out,
                          int32_t n_out, int32_t *x_layout, int32_t *y_layout);
 
+/* The layouts of x and y when the conv runs with its activations in the
+ * blocked `layout` on one of oneDNN's jit kernels, with no reorder (x
+ * plain where its channels do not fill blocks: a first conv's); returns
+ * 0, or -1 when no jit kernel takes that. */
+int dfg_cpu_conv_layouts_in(const dfg_attrs *attrs, const struct dfg_type *in,
+                            int32_t n_in, const struct dfg_type *out,
+                            int32_t n_out, int32_t layout, int32_t *x_layout,
+                            int32_t *y_layout);
+
+/* The blocked layouts this CPU's jit convolutions take, widest first
+ * (nChw16c and nChw8c with AVX-512, nChw8c with AVX2) into layouts;
+ * returns how many. */
+int32_t dfg_cpu_blocked_layouts(int32_t layouts[2]);
+
 /* 1 if the CPU backend runs this max_pool, average_pool or
  * global_average_pool of x into y
  * with both laid out as layout (blocked): max and global average pools
@@ -29,7 +43,8 @@ int dfg_cpu_pool_takes_blocked(int32_t op, const dfg_attrs *attrs,
 
 /* 1 if the CPU backend runs this add or mul of a [N, C, H, W] and a
  * [N, C, 1, 1] tensor (in either order) into out, all laid out as
- * layout (blocked), on oneDNN (runtime/cpu/dnnl_binary.c); 0 if not. */
+ * layout (blocked), on dfg's kernel (runtime/cpu/binary_blocked.h); 0 if
+ * not. */
 int dfg_cpu_binary_takes_blocked(int32_t op, const struct dfg_type *in,
                                  const struct dfg_type *out, int32_t layout);
 

@@ -256,10 +256,19 @@ static int32_t wanted_block(void)
                       {DFG_F32, 1, {C}, 0}};
     dfg_type out = in[0];
     int32_t x = -1, y = -1;
-    /* -1: a format dfg has no layout for (nhwc, AVX-512's brgemm) */
-    if (dfg_cpu_conv_layouts(&attrs, in, 3, &out, 1, &x, &y) != 0 || x < 0)
+    if (dfg_cpu_conv_layouts(&attrs, in, 3, &out, 1, &x, &y) != 0)
         return DFG_LAYOUT_PLAIN;
-    return x;
+    if (x >= 0)
+        return x;
+    /* A format dfg has no layout for (nhwc, AVX-512's brgemm): the pass
+     * takes the widest block a jit kernel runs these convs in. */
+    int32_t blocks[2];
+    int32_t n = dfg_cpu_blocked_layouts(blocks);
+    for (int32_t i = 0; i < n; i++)
+        if (dfg_cpu_conv_layouts_in(&attrs, in, 3, &out, 1, blocks[i], &x,
+                                    &y) == 0)
+            return blocks[i];
+    return DFG_LAYOUT_PLAIN;
 }
 
 /* p computes what plain computes, loaded from a file too. */

@@ -268,16 +268,6 @@ int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
     return bytes;
 }
 
-/* The channel block of this CPU's direct jit convolutions: 16 floats
- * with AVX-512, else 8. */
-static int32_t cpu_block_layout(void)
-{
-    unsigned avx512 = (unsigned)dnnl_cpu_isa_avx512_core;
-    return ((unsigned)dnnl_get_effective_cpu_isa() & avx512) == avx512
-               ? DFG_LAYOUT_NCHW16C
-               : DFG_LAYOUT_NCHW8C;
-}
-
 /* 1 if oneDNN runs the conv of plan p on a jit kernel (not its reference
  * or its gemm fallback). */
 static int runs_jit(const conv_plan *p)
@@ -288,34 +278,39 @@ static int runs_jit(const conv_plan *p)
            impl && strncmp(impl, "jit", 3) == 0;
 }
 
-/* The layouts of x and y when the conv reads and writes them in this
- * CPU's block (a plain x where its channels do not fill blocks, the
- * first conv's); -1 when no jit kernel takes that. */
-static int blocked_layouts(dnnl_engine_t engine, const dfg_attrs *attrs,
-                           const dfg_type *in, int32_t n_in,
-                           const dfg_type *out, int32_t *x_layout,
-                           int32_t *y_layout)
+int dfg_cpu_conv_layouts_in(const dfg_attrs *attrs, const dfg_type *in,
+                            int32_t n_in, const dfg_type *out, int32_t n_out,
+                            int32_t layout, int32_t *x_layout,
+                            int32_t *y_layout)
 {
-    int32_t block = cpu_block_layout();
-    dfg_type blocked_in[4], blocked_out = out[0];
-    if (n_in > 4 || !dfg_layout_fits(&out[0], block))
+    dfg_type blocked_in[4], blocked_out;
+    if (n_in < 2 || n_in > 4 || n_out < 1 || layout == DFG_LAYOUT_PLAIN ||
+        !dfg_layout_fits(&out[0], layout))
         return -1;
     for (int32_t i = 0; i < n_in; i++)
         blocked_in[i] = in[i];
-    if (dfg_layout_fits(&in[0], block))
-        blocked_in[0].layout = block;
-    blocked_out.layout = block;
+    blocked_out = out[0];
+    if (dfg_layout_fits(&in[0], layout))
+        blocked_in[0].layout = layout;
+    blocked_out.layout = layout;
     if (n_in > 3 && in[3].rank >= 0)
-        blocked_in[3].layout = block; /* a residual is laid out as y */
-    conv_plan p;
-    if (conv_plan_make(engine, attrs, blocked_in, n_in, &blocked_out, &p) != 0)
+        blocked_in[3].layout = layout; /* a residual is laid out as y */
+    dnnl_engine_t engine;
+    if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
         return -1;
-    int jit = runs_jit(&p);
-    conv_plan_free(&p);
+    conv_plan p;
+    int jit = conv_plan_make(engine, attrs, blocked_in, n_in, &blocked_out,
+                             &p) == 0;
+    if (jit) {
+        jit = runs_jit(&p) && layout_of(p.x_chosen) == blocked_in[0].layout &&
+              layout_of(p.y_chosen) == layout;
+        conv_plan_free(&p);
+    }
+    dnnl_engine_destroy(engine);
     if (!jit)
         return -1;
     *x_layout = blocked_in[0].layout;
-    *y_layout = block;
+    *y_layout = layout;
     return 0;
 }
 
@@ -334,13 +329,6 @@ int dfg_cpu_conv_layouts(const dfg_attrs *attrs, const dfg_type *in,
         *x_layout = layout_of(p.x_chosen);
         *y_layout = layout_of(p.y_chosen);
         conv_plan_free(&p);
-        /* oneDNN's choice is a format dfg has no layout for (nhwc, for
-         * AVX-512's brgemm convs), which each step would reorder in and
-         * out of: the CPU's blocked layout, where a jit kernel takes it,
-         * runs with no reorders. */
-        if (*x_layout < 0 || *y_layout < 0)
-            (void)blocked_layouts(engine, attrs, in, n_in, out, x_layout,
-                                  y_layout);
     }
     dnnl_engine_destroy(engine);
     return made ? 0 : -1;

@@ -1,5 +1,5 @@
 /* What the oneDNN steps on blocked tensors share (dnnl_conv.c,
- * dnnl_pool.c, dnnl_binary.c): dfg's layouts as oneDNN formats, and
+ * dnnl_pool.c): dfg's layouts as oneDNN formats, and
  * primitive descriptors that run with no scratch at all. */
 #ifndef DFG_CPU_DNNL_FORMATS_H
 #define DFG_CPU_DNNL_FORMATS_H

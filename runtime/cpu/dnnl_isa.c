@@ -38,6 +38,19 @@ const char *dfg_cpu_layout_isa(void)
     return "";
 }
 
+int32_t dfg_cpu_blocked_layouts(int32_t layouts[2])
+{
+    unsigned have = (unsigned)dnnl_get_effective_cpu_isa();
+    unsigned avx512 = (unsigned)dnnl_cpu_isa_avx512_core,
+             avx2 = (unsigned)dnnl_cpu_isa_avx2;
+    int32_t n = 0;
+    if ((have & avx512) == avx512)
+        layouts[n++] = DFG_LAYOUT_NCHW16C;
+    if ((have & avx2) == avx2)
+        layouts[n++] = DFG_LAYOUT_NCHW8C;
+    return n;
+}
+
 const char *dfg_cpu_layout_isa_needed(int32_t layout)
 {
     return layout == DFG_LAYOUT_NCHW16C ? "avx512_core" : "avx2";

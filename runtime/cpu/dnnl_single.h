@@ -1,9 +1,8 @@
 /* Steps on blocked tensors that are one oneDNN primitive with no scratch
  * (one that would need some is not taken), made once at session creation
  * over the step's operands in place: average_pool (dnnl_pool.c; blocked
- * max pools and global average pools are dfg's own, pool_blocked.h),
- * and an add or mul of a [N, C, H, W] and a per-channel [N, C, 1, 1]
- * tensor (dnnl_binary.c). The layout pass
+ * max pools and global average pools are dfg's own, pool_blocked.h, as
+ * are per-channel adds and muls, binary_blocked.h). The layout pass
  * keeps them blocked between convolutions (passes/layout_assign.c);
  * plain ones run on the reference kernels. And softmax along the last
  * axis of a plain f32 tensor (dnnl_softmax.c), where oneDNN's measures
@@ -39,16 +38,12 @@ dfg_status dfg_dnnl_single_create(dnnl_engine_t engine,
                                   const dfg_allocator *allocator,
                                   dfg_dnnl_single **out);
 
-/* Prepares a pool step, or an add or mul step, on engine; *out NULL, with
- * DFG_OK, when oneDNN does not take it. */
+/* Prepares a pool step on engine; *out NULL, with DFG_OK, when oneDNN
+ * does not take it. */
 dfg_status dfg_dnnl_pool_create(dnnl_engine_t engine,
                                 const dfg_kernel_args *step,
                                 const dfg_allocator *allocator,
                                 dfg_dnnl_single **out);
-dfg_status dfg_dnnl_binary_create(dnnl_engine_t engine,
-                                  const dfg_kernel_args *step,
-                                  const dfg_allocator *allocator,
-                                  dfg_dnnl_single **out);
 /* Prepares a softmax step; *out NULL, with DFG_OK, when oneDNN does not
  * take it. */
 dfg_status dfg_dnnl_softmax_create(dnnl_engine_t engine,

@@ -64,15 +64,6 @@ static int is_pool(const dfg_kernel_args *step)
                                            step->in_types[0].layout);
 }
 
-/* An add or mul whose operands are blocked and of different shapes (a
- * per-channel one): oneDNN's binary runs it. */
-static int is_blocked_binary(const dfg_kernel_args *step)
-{
-    return (step->op == DFG_OP_ADD || step->op == DFG_OP_MUL) &&
-           step->n_inputs == 2 && step_blocked(step) &&
-           !dfg_type_equal(&step->in_types[0], &step->in_types[1]);
-}
-
 /* Whether oneDNN may run step, decided here alone, once per session: the
  * program planned the CPU backend's scratch for the step (it was compiled
  * with that rule, which it records). It does not depend on where the
@@ -87,8 +78,6 @@ static int onednn_may_run(const dfg_kernel_args *step)
 {
     if (is_pool(step)) /* with no scratch */
         return 1;
-    if (step->op == DFG_OP_ADD || step->op == DFG_OP_MUL)
-        return is_blocked_binary(step);
     if (step->op == DFG_OP_SOFTMAX) /* plain ones, with no scratch */
         return step->backend_workspace && !step_blocked(step);
     int op = step->op == DFG_OP_CONV2D || step->op == DFG_OP_MATMUL ||
@@ -140,14 +129,12 @@ static dfg_status step_prepare(dfg_dnnl_steps *s,
                                   &s->convs[i]);
         if (s->convs[i])
             impl = dfg_dnnl_conv_impl(s->convs[i]);
-    } else if (is_pool(step) || is_blocked_binary(step) ||
-               step->op == DFG_OP_SOFTMAX) {
-        dfg_status (*create)(dnnl_engine_t, const dfg_kernel_args *,
-                             const dfg_allocator *, dfg_dnnl_single **) =
-            is_pool(step)                  ? dfg_dnnl_pool_create
-            : step->op == DFG_OP_SOFTMAX ? dfg_dnnl_softmax_create
-                                           : dfg_dnnl_binary_create;
-        st = create(s->engine, step, allocator, &s->singles[i]);
+    } else if (is_pool(step) || step->op == DFG_OP_SOFTMAX) {
+        st = is_pool(step) ? dfg_dnnl_pool_create(s->engine, step, allocator,
+                                                  &s->singles[i])
+                           : dfg_dnnl_softmax_create(s->engine, step,
+                                                     allocator,
+                                                     &s->singles[i]);
         if (s->singles[i])
             impl = dfg_dnnl_single_impl(s->singles[i]);
     } else {
@@ -223,8 +210,7 @@ dfg_status dfg_dnnl_steps_prepare(const dfg_allocator *allocator,
                                     dfg_op_get(steps[i].op)->name);
         }
         int took = dfg_dnnl_steps_take(s, i);
-        if (!took && (steps[i].op == DFG_OP_CONV2D || is_pool(&steps[i]) ||
-                      is_blocked_binary(&steps[i])) &&
+        if (!took && (steps[i].op == DFG_OP_CONV2D || is_pool(&steps[i])) &&
             step_blocked(&steps[i])) { /* the reference would misread it */
             dfg_dnnl_steps_destroy(s, allocator);
             return dfg_error(DFG_ERR_UNSUPPORTED,

@@ -2,6 +2,8 @@
  * NULL, which the backend reports as unsupported. */
 #include "kernels.h"
 #include "kernels_extra.h"
+#include "../cpu_layout_rule.h"
+#include "binary_blocked.h"
 #include "pool_blocked.h"
 
 static const dfg_cpu_kernel kernels[DFG_OP_COUNT] = {
@@ -123,5 +125,10 @@ dfg_cpu_kernel dfg_cpu_kernel_for_step(const dfg_kernel_args *step)
         return dfg_cpu_max_pool_blocked;
     if (kernel == dfg_cpu_reduce)
         return dfg_cpu_global_average_pool_blocked;
+    if (kernel == dfg_cpu_binary && step->n_inputs == 2 &&
+        dfg_cpu_binary_takes_blocked(step->op, step->in_types,
+                                     &step->out_types[0],
+                                     step->out_types[0].layout))
+        return dfg_cpu_channel_binary_blocked;
     return kernel;
 }

@@ -57,7 +57,8 @@ dfg_cpu_kernel dfg_cpu_kernel_for(dfg_op op);
 
 /* The kernel for one step, chosen once when a session is created:
  * dfg_cpu_kernel_for(step->op), except that a pool or reduction whose
- * input is blocked runs on its blocked kernel (pool_blocked.h), so the
+ * input is blocked runs on its blocked kernel (pool_blocked.h), and a
+ * blocked per-channel add or mul on its own (binary_blocked.h), so the
  * plain kernels never look at the layout during a run. */
 dfg_cpu_kernel dfg_cpu_kernel_for_step(const dfg_kernel_args *step);
 

@@ -113,14 +113,14 @@ __attribute__((always_inline)) static inline void max_row(const dfg_pool_geometr
     }
 }
 
-DFG_VECTOR_CLONES
+DFG_VECTOR_CLONES_512
 static void max_row_8(const dfg_pool_geometry *p, const float *x, float *y,
                       int64_t oy)
 {
     max_row(p, 8, x, y, oy);
 }
 
-DFG_VECTOR_CLONES
+DFG_VECTOR_CLONES_512
 static void max_row_16(const dfg_pool_geometry *p, const float *x, float *y,
                        int64_t oy)
 {
@@ -173,13 +173,13 @@ static inline void mean_block(int64_t b, const float *restrict x, int64_t n,
         y[l] = (float)(sum[l] / (double)n);
 }
 
-DFG_VECTOR_CLONES
+DFG_VECTOR_CLONES_512
 static void mean_block_8(const float *x, int64_t n, float *y)
 {
     mean_block(8, x, n, y);
 }
 
-DFG_VECTOR_CLONES
+DFG_VECTOR_CLONES_512
 static void mean_block_16(const float *x, int64_t n, float *y)
 {
     mean_block(16, x, n, y);

@@ -21,8 +21,15 @@
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && \
     !defined(DFG_THREAD_SANITIZER)
 #define DFG_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+/* With an AVX-512 clone too (16 floats), for loops with no product a
+ * compiler could contract into a fused multiply-add (AVX-512F has one,
+ * unlike the AVX2 target): maxima, compares, sums. All three clones then
+ * compute the same bits. */
+#define DFG_VECTOR_CLONES_512 \
+    __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define DFG_VECTOR_CLONES
+#define DFG_VECTOR_CLONES_512
 #endif
 
 #endif
