@@ -115,6 +115,20 @@ static double conv_work(const layouts *l, int32_t n)
     return work;
 }
 
+/* 1 if foreign conv n runs in the blocked layout on a jit kernel, with
+ * its x and y in *x and *y. */
+static int takes_in(const layouts *l, int32_t n, int32_t layout, int32_t *x,
+                    int32_t *y)
+{
+    const dfg_ir_node *node = &l->g->nodes[n];
+    dfg_type in[4], out;
+    if (!l->foreign[n])
+        return 0;
+    conv_types(l, n, in, &out);
+    return dfg_cpu_conv_layouts_in(&node->attrs, in, node->n_inputs, &out, 1,
+                                   layout, x, y) == 0;
+}
+
 /* Where oneDNN wants its own format for some convs and no blocked one for
  * any (AVX-512's brgemm convs, nhwc): the blocked layout whose jit
  * kernels take the most conv work with no reorder (the widest on a tie)
@@ -128,17 +142,10 @@ static void choose_foreign_block(layouts *l)
     double best_work = 0.0;
     for (int32_t c = 0; c < n_candidates; c++) {
         double work = 0.0;
-        for (int32_t n = 0; n < l->n_nodes; n++) {
-            const dfg_ir_node *node = &l->g->nodes[n];
-            dfg_type in[4], out;
-            int32_t x, y;
-            if (!l->foreign[n])
-                continue;
-            conv_types(l, n, in, &out);
-            if (dfg_cpu_conv_layouts_in(&node->attrs, in, node->n_inputs,
-                                        &out, 1, candidates[c], &x, &y) == 0)
+        int32_t x, y;
+        for (int32_t n = 0; n < l->n_nodes; n++)
+            if (takes_in(l, n, candidates[c], &x, &y))
                 work += conv_work(l, n);
-        }
         if (work > best_work) {
             best_work = work;
             best = candidates[c];
@@ -146,14 +153,8 @@ static void choose_foreign_block(layouts *l)
     }
     l->block = best;
     for (int32_t n = 0; best != DFG_LAYOUT_PLAIN && n < l->n_nodes; n++) {
-        const dfg_ir_node *node = &l->g->nodes[n];
-        dfg_type in[4], out;
         int32_t x, y;
-        if (!l->foreign[n])
-            continue;
-        conv_types(l, n, in, &out);
-        if (dfg_cpu_conv_layouts_in(&node->attrs, in, node->n_inputs, &out, 1,
-                                    best, &x, &y) == 0) {
+        if (takes_in(l, n, best, &x, &y)) {
             l->want_x[n] = x;
             l->want_y[n] = y;
         }
