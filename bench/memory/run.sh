@@ -8,8 +8,11 @@
 # ONNX file) and beside ONNX Runtime's CPU session of the same file
 # (bench/memory/ort_rss.py, /work/venv/bin/python or $ORT_PYTHON), as
 # ratios. Then eight CPU sessions of one resnet50 program
-# (bench-sessions). Models missing from MODELS_DIR (default
-# BUILD_DIR/bench-models) are exported with tests/models/export.py.
+# (bench-sessions). MODELS (default: the CPU speed suite, vgg16_bn and
+# gpt2_small, a GPT-2-small-shaped decoder with tied embeddings as the
+# exporter writes them) picks the models; those missing from MODELS_DIR
+# (default BUILD_DIR/bench-models) are exported with
+# tests/models/export.py. The CPU is named as `dfgc devices` reports it.
 # Prints Markdown tables.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -29,7 +32,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
 echo "| model | weights MiB | arena MiB | .dfgp peak RSS | budget (+24) | .dfgp / budget | .onnx peak RSS | budget (+48) | .onnx / budget | ONNX Runtime peak RSS | .dfgp / ORT | .onnx / ORT |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-for model in resnet18 resnet50 mobilenet_v2 mobilenet_v3_small efficientnet_b0 densenet121 vit_b_16 bert_encoder; do
+for model in ${MODELS:-resnet50 mobilenet_v2 mobilenet_v3_small efficientnet_b0 mnasnet1_0 squeezenet1_0 shufflenet_v2_x1_0 googlenet densenet121 convnext_tiny vit_b_16 bert_encoder vgg16_bn gpt2_small}; do
     [ -s "$models/$model.onnx" ] ||
         "$python" tests/models/export.py "$models" "$model" >/dev/null 2>&1
     "$dfgc" compile "$models/$model.onnx" -o "$models/$model.dfgp" >/dev/null
@@ -54,4 +57,4 @@ for n in 1 8; do
         printf "| resnet50 | %s | %s | %s | %s | %s | %s |\n", $2, $4, $6, $8, $10, $12 }'
 done
 echo
-echo "threads: $threads, batch 1, $(nproc) cores; dfgc bench --iterations 1 --warmup 0; ONNX Runtime $("$ort_python" -c 'import onnxruntime; print(onnxruntime.__version__)'), 2 runs"
+echo "CPU: $("$dfgc" devices | sed -n 's/^cpu  *available: //p'); threads: $threads, batch 1, $(nproc) cores; dfgc bench --iterations 1 --warmup 0; ONNX Runtime $("$ort_python" -c 'import onnxruntime; print(onnxruntime.__version__)'), 2 runs"

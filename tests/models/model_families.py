@@ -6,6 +6,10 @@ export.py): each exercises ops the importer composes.
                  Tanh): noise [N, 100, 1, 1] -> [N, 3, 64, 64]
   gpt2_decoder   a 4-layer GPT-2-style causal decoder (a triu mask applied
                  with where, tanh GELU, pre-norm): tokens [N, 32]
+  gpt2_small     the same at GPT-2 small's shape (12 layers, hidden 768,
+                 12 heads, 50,257 tokens, context 1,024), its output
+                 projection tied to the token embedding: tokens [N, 256]
+                 (for benchmarks: 124M parameters)
   r3d_18         torchvision's video ResNet (3-D convolutions and pools) on
                  [N, 3, 4, 32, 32]
   fcn_resnet50   torchvision's segmentation FCN (dilated convolutions and a
@@ -19,9 +23,10 @@ export.py): each exercises ops the importer composes.
 import torch
 import torchvision
 
-FAMILIES = ("lstm_lm", "dcgan", "gpt2_decoder", "r3d_18", "fcn_resnet50",
-            "int8_cnn")
+FAMILIES = ("lstm_lm", "dcgan", "gpt2_decoder", "gpt2_small", "r3d_18",
+            "fcn_resnet50", "int8_cnn")
 VOCAB = 1000
+GPT2_VOCAB = 50257
 
 
 class LstmLanguageModel(torch.nn.Module):
@@ -76,14 +81,17 @@ class CausalBlock(torch.nn.Module):
 
 
 class Gpt2Decoder(torch.nn.Module):
-    def __init__(self, hidden=256, layers=4, context=64):
+    def __init__(self, hidden=256, layers=4, context=64, heads=4,
+                 vocab=VOCAB, tied=False):
         super().__init__()
-        self.wte = torch.nn.Embedding(VOCAB, hidden)
+        self.wte = torch.nn.Embedding(vocab, hidden)
         self.wpe = torch.nn.Embedding(context, hidden)
-        self.blocks = torch.nn.Sequential(*[CausalBlock(hidden)
+        self.blocks = torch.nn.Sequential(*[CausalBlock(hidden, heads)
                                             for _ in range(layers)])
         self.ln = torch.nn.LayerNorm(hidden)
-        self.head = torch.nn.Linear(hidden, VOCAB, bias=False)
+        self.head = torch.nn.Linear(hidden, vocab, bias=False)
+        if tied:  # GPT-2's output projection is its token embedding
+            self.head.weight = self.wte.weight
 
     def forward(self, tokens):
         positions = torch.arange(tokens.shape[1])
@@ -193,6 +201,9 @@ def make(name):
         return dcgan_generator()
     if name == "gpt2_decoder":
         return Gpt2Decoder()
+    if name == "gpt2_small":
+        return Gpt2Decoder(hidden=768, layers=12, context=1024, heads=12,
+                           vocab=GPT2_VOCAB, tied=True)
     if name == "r3d_18":
         return torchvision.models.video.r3d_18(weights=None)
     if name == "int8_cnn":
@@ -206,6 +217,8 @@ def example_input(name, batch, seed):
         return torch.randint(0, VOCAB, (16, batch), generator=g)
     if name == "gpt2_decoder":
         return torch.randint(0, VOCAB, (batch, 32), generator=g)
+    if name == "gpt2_small":
+        return torch.randint(0, GPT2_VOCAB, (batch, 256), generator=g)
     shape = {"dcgan": (batch, 100, 1, 1), "r3d_18": (batch, 3, 4, 32, 32),
              "fcn_resnet50": (batch, 3, 64, 64),
              "int8_cnn": (8 * batch, 3, 32, 32)}[name]
