@@ -223,8 +223,8 @@ static dfg_graph *build(const fuse_case *k, const float *w, const float *b)
     return g;
 }
 
-/* program saved and loaded back mapped, as a .dfgp is (oneDNN reorders
- * only a mapped program's conv weights). */
+/* program saved and loaded back mapped, as a .dfgp is (as a program
+ * compiled in the process, it runs oneDNN's convs). */
 static dfg_program *mapped(dfg_program *program)
 {
     char path[] = "/tmp/dfg-test-fuse-XXXXXX";

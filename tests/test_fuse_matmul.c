@@ -201,8 +201,8 @@ static void reference(const fuse_case *k, const float *x, const float *w,
         }
 }
 
-/* program saved and loaded back mapped, as a .dfgp is (oneDNN reorders
- * only a mapped program's weights). */
+/* program saved and loaded back mapped, as a .dfgp is (as a program
+ * compiled in the process, it runs oneDNN's matmuls). */
 static dfg_program *mapped(dfg_program *program)
 {
     char path[] = "/tmp/dfg-test-fuse-matmul-XXXXXX";
