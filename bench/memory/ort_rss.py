@@ -25,7 +25,10 @@ def main(argv):
     feeds = {}
     for i in session.get_inputs():
         shape = [d if isinstance(d, int) else 1 for d in i.shape]
-        feeds[i.name] = rng.standard_normal(shape).astype(numpy.float32)
+        if i.type == "tensor(int64)":  # token ids: small ones are valid
+            feeds[i.name] = rng.integers(0, 100, shape, dtype=numpy.int64)
+        else:
+            feeds[i.name] = rng.standard_normal(shape).astype(numpy.float32)
     for _ in range(runs):
         session.run(None, feeds)
     print(f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0:.1f}")

@@ -4,6 +4,7 @@
  * are made. */
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "dnnl_weights.h"
 #include "error.h"
@@ -71,18 +72,18 @@ static int reorder(dnnl_engine_t engine, const dnnl_memory_desc_t *plain_md,
  * weight (a fully connected layer's hundreds of MiB). */
 #define SLICE_BYTES ((int64_t)4 << 20)
 
-/* The dimension whose stride in plain (a blocked md with no inner blocks)
- * is the largest: its slices are contiguous bytes; -1 if none is. */
-static int outer_dimension(const dnnl_memory_desc_t *plain)
+/* The dimension of md (blocked) whose stride is the largest: the
+ * outermost, whose slices are contiguous bytes where md has no inner
+ * blocks; -1 if none is. */
+static int outer_dimension(const dnnl_memory_desc_t *md)
 {
-    if (plain->format_kind != dnnl_blocked ||
-        plain->format_desc.blocking.inner_nblks != 0)
+    if (md->format_kind != dnnl_blocked)
         return -1;
     int outer = -1;
-    for (int d = 0; d < plain->ndims; d++)
-        if (plain->dims[d] > 1 &&
-            (outer < 0 || plain->format_desc.blocking.strides[d] >
-                              plain->format_desc.blocking.strides[outer]))
+    for (int d = 0; d < md->ndims; d++)
+        if (md->dims[d] > 1 &&
+            (outer < 0 || md->format_desc.blocking.strides[d] >
+                              md->format_desc.blocking.strides[outer]))
             outer = d;
     return outer;
 }
@@ -120,25 +121,38 @@ static int slice(dnnl_engine_t engine, const dnnl_memory_desc_t *plain_md,
     return ok ? 0 : -1;
 }
 
-/* Reorders plain into data (chosen_md) slice by slice along plain's
- * outermost dimension, dropping each slice's plain pages once copied (a
- * copy's pages are written slice by slice too, as long as they are laid
- * out with that dimension outermost). 1 when the
- * weight is one slice or oneDNN refuses its slices (nothing done: the
- * caller reorders the whole), -1 on failure. */
+/* Reorders plain into data (chosen_md) slice by slice, dropping plain's
+ * pages as soon as every byte on them is copied, so that the plain bytes
+ * and the copy never sum up over a whole large weight. The slices run
+ * along the copy's outermost dimension, whose pages are then written one
+ * slice after the other. Where that is plain's outermost too, each slice
+ * of plain is contiguous and goes after its copy; where plain is a 2-D
+ * matrix laid out the other way (a transposed product's weights), each
+ * slice is a band of columns, and the pages of each row that lie wholly
+ * in the columns done so far go. data must be zeroed (fresh pages from
+ * copy_alloc, which cost nothing until written): slices leave the padding
+ * of a partial block alone. 1 when the weight is one slice or
+ * oneDNN refuses its slices (nothing done: the caller reorders the
+ * whole), -1 on failure. */
 static int reorder_dropping(dnnl_engine_t engine,
                             const dnnl_memory_desc_t *plain_md,
                             const void *plain,
                             const dnnl_memory_desc_t *chosen_md, void *data)
 {
-    int d = outer_dimension(plain_md);
-    if (d < 0 || chosen_md->format_kind != dnnl_blocked)
+    int outer = outer_dimension(plain_md), d = outer_dimension(chosen_md);
+    if (outer < 0 || d < 0 || plain_md->format_desc.blocking.inner_nblks ||
+        (d != outer && (plain_md->ndims != 2 ||
+                        plain_md->format_desc.blocking.strides[d] != 1)))
         return 1;
-    int64_t extent = plain_md->dims[d];
-    int64_t row = plain_md->format_desc.blocking.strides[d] *
+    /* rows along plain's outermost dimension, of row bytes each; a slice
+     * of the copy covers [at, at + step) along d */
+    int64_t extent = chosen_md->dims[d];
+    int64_t row = plain_md->format_desc.blocking.strides[outer] *
                   (int64_t)sizeof(float);
+    int64_t rows = d == outer ? 1 : plain_md->dims[outer];
+    int64_t per_index = d == outer ? row : rows * (int64_t)sizeof(float);
     int64_t block = block_along(chosen_md, d);
-    int64_t step = SLICE_BYTES / row / block * block;
+    int64_t step = SLICE_BYTES / per_index / block * block;
     if (step < block)
         step = block;
     int64_t last = (extent - 1) / step * step;
@@ -149,20 +163,34 @@ static int reorder_dropping(dnnl_engine_t engine,
         slice(engine, plain_md, chosen_md, d, last, extent - last, &from,
               &to) != 0)
         return 1;
-    /* Slices leave the padding of a partial block alone: zero it first. */
-    for (int i = 0; i < chosen_md->ndims; i++)
-        if (chosen_md->padded_dims[i] != chosen_md->dims[i]) {
-            memset(data, 0, dnnl_memory_desc_get_size(chosen_md));
-            break;
-        }
     for (int64_t at = 0; at < extent; at += step) {
         int64_t n = extent - at < step ? extent - at : step;
         if (slice(engine, plain_md, chosen_md, d, at, n, &from, &to) != 0 ||
             reorder(engine, &from, plain, &to, data) != 0)
             return -1;
-        dfg_drop_pages((const char *)plain + at * row, (size_t)(n * row));
+        if (d == outer)
+            dfg_drop_pages((const char *)plain + at * row, (size_t)(n * row));
+        else /* columns [0, at + n) of every row are done */
+            for (int64_t r = 0; r < rows; r++)
+                dfg_drop_pages((const char *)plain + r * row,
+                               (size_t)(at + n) * sizeof(float));
     }
     return 0;
+}
+
+/* bytes of zeroed memory for a copy (its pages written as it is made),
+ * or NULL; freed by copy_free. */
+static void *copy_alloc(size_t bytes)
+{
+    void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void copy_free(void *data, size_t bytes)
+{
+    if (data)
+        munmap(data, bytes ? bytes : 1);
 }
 
 static dfg_dnnl_weights *find(const void *plain,
@@ -213,7 +241,7 @@ static dfg_status make(dnnl_engine_t engine, const weights_source *src,
     dfg_dnnl_weights *e = dfg_calloc(&a, 1, sizeof *e);
     size_t bytes = dnnl_memory_desc_get_size(chosen_md);
     if (e)
-        e->data = dfg_alloc(&a, bytes);
+        e->data = copy_alloc(bytes);
     if (!e || !e->data) {
         dfg_free(&a, e);
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
@@ -227,7 +255,7 @@ static dfg_status make(dnnl_engine_t engine, const weights_source *src,
     if (sliced < 0 ||
         (sliced > 0 &&
          transform_reorder(engine, src, chosen_md, e->data) != 0)) {
-        dfg_free(&a, e->data);
+        copy_free(e->data, bytes);
         dfg_free(&a, e);
         return dfg_error(DFG_ERR_UNSUPPORTED,
                          "cpu backend: oneDNN could not reorder weights");
@@ -313,7 +341,7 @@ void dfg_dnnl_weights_release(dfg_dnnl_weights *weights)
     pthread_mutex_unlock(&lock);
     if (last) {
         dfg_allocator a = shared_allocator();
-        dfg_free(&a, weights->data);
+        copy_free(weights->data, (size_t)weights->bytes);
         dfg_free(&a, weights);
     }
 }

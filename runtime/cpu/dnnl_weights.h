@@ -14,7 +14,8 @@
  * Lifetime: dfg_dnnl_weights_acquire returns a reference to an entry,
  * made by the first caller (under a process-wide lock, so sessions may be
  * created on many threads) and freed by the last dfg_dnnl_weights_release.
- * The copies are allocated with malloc, not with a session's allocator: no
+ * The copies are anonymous mappings (zeroed pages, each resident once
+ * written), not memory from a session's allocator: no
  * one session owns them. */
 #ifndef DFG_CPU_DNNL_WEIGHTS_H
 #define DFG_CPU_DNNL_WEIGHTS_H

@@ -401,12 +401,6 @@ static dfg_status load_bytes(const uint8_t *data, size_t size,
     const dfg_byte_reader *weights = &f.section[DFG_SECTION_WEIGHTS];
     if (status == DFG_OK && weights_owner) {
         status = attach_weights(p, weights_owner, weights->data);
-        /* The checksum read every page of the weights: they leave the
-         * resident set again (read, they come back from the file), so that
-         * a weight a session keeps in another layout is never resident
-         * twice, and the others come back as they are read. */
-        dfg_shared_bytes_drop_pages(weights_owner, weights->data,
-                                    weights->size);
     } else if (status == DFG_OK) {
         dfg_shared_bytes *copy = dfg_shared_bytes_alloc(allocator, weights->size);
         if (!copy)
