@@ -63,3 +63,4 @@ done
 echo
 echo $ratios | tr ' ' '\n' | awk '{s += log($1); n++} END {printf "geometric mean dfg / ORT %.3f over %d cells\n", exp(s / n), n}'
 echo "1 thread, CPU time of $n2 - $n1 runs, batches $batches, $cores cores, load average $(cut -d' ' -f1 /proc/loadavg)"
+echo "CPU: $("$dfgc" devices | sed -n 's/^cpu  *available: //p')"

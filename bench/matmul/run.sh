@@ -49,3 +49,4 @@ for name in $names; do
 done
 echo
 echo "threads: $threads, OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset}, $repeats interleaved fresh-process repeats of $iterations runs after $warmup warmup runs, $(nproc) cores, load average $(cut -d' ' -f1 /proc/loadavg)"
+echo "CPU: $("$dfgc" devices | sed -n 's/^cpu  *available: //p')"

@@ -43,3 +43,4 @@ for model in resnet18 mobilenet_v2 vit_b_16; do
 done
 echo
 echo "threads: $threads, iterations: $iterations after $warmup warmup runs, $(nproc) cores"
+echo "CPU: $("$dfgc" devices | sed -n 's/^cpu  *available: //p')"
