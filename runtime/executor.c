@@ -285,15 +285,10 @@ static dfg_status allocate_regions(dfg_session *s)
     return own_weights(s);
 }
 
-/* dfg_session_create, and dfg_session_create_owning with owned set (the
- * program, which the session then destroys, on failure too). */
-static dfg_status session_create(const dfg_program *program,
-                                 dfg_program *owned,
-                                 const dfg_backend *backend,
-                                 const dfg_allocator *allocator,
-                                 dfg_session **out)
+/* The checks before a session exists: DFG_OK if one may be made. */
+static dfg_status session_allowed(const dfg_program *program,
+                                  const dfg_backend *backend)
 {
-    *out = NULL;
     if (program->weights_released)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "the program belongs to a session that took it "
@@ -303,14 +298,25 @@ static dfg_status session_create(const dfg_program *program,
         return dfg_error_prefix(DFG_ERR_DEVICE,
                                 "the '%s' backend cannot run here",
                                 backend->name);
-    dfg_status status = check_backend_supports(program, backend);
-    if (status != DFG_OK)
-        return status;
+    return check_backend_supports(program, backend);
+}
 
+/* dfg_session_create, and dfg_session_create_owning with owned set (the
+ * program, which the session destroys, on failure too, once
+ * session_allowed passed). */
+static dfg_status session_create(const dfg_program *program,
+                                 dfg_program *owned,
+                                 const dfg_backend *backend,
+                                 const dfg_allocator *allocator,
+                                 dfg_session **out)
+{
+    dfg_status status;
     dfg_allocator a = dfg_allocator_or_default(allocator);
     dfg_session *s = dfg_calloc(&a, 1, sizeof *s);
-    if (!s)
+    if (!s) {
+        dfg_program_destroy(owned);
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "out of memory for a session");
+    }
     s->program = program;
     s->backend = backend;
     s->allocator = a;
@@ -343,7 +349,11 @@ dfg_status dfg_session_create(const dfg_program *program,
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "dfg_session_create: program, backend and out must "
                          "not be NULL");
-    return session_create(program, NULL, backend, allocator, out);
+    *out = NULL;
+    dfg_status status = session_allowed(program, backend);
+    return status == DFG_OK
+               ? session_create(program, NULL, backend, allocator, out)
+               : status;
 }
 
 dfg_status dfg_session_create_owning(dfg_program *program,
@@ -357,10 +367,13 @@ dfg_status dfg_session_create_owning(dfg_program *program,
                          "dfg_session_create_owning: program, backend and "
                          "out must not be NULL");
     }
-    dfg_status status =
-        session_create(program, program, backend, allocator, out);
-    if (status != DFG_OK && !program->weights_released)
-        dfg_program_destroy(program); /* refused before the session held it */
+    *out = NULL;
+    dfg_status status = session_allowed(program, backend);
+    if (status == DFG_OK)
+        return session_create(program, program, backend, allocator, out);
+    /* Taken over by another session already: that one owns it. */
+    if (!program->weights_released)
+        dfg_program_destroy(program);
     return status;
 }
 

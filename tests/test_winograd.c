@@ -4,10 +4,10 @@
  * random data.
  * Each case is a bottleneck, x -> 1x1 conv -> relu -> 3x3 conv (bias,
  * residual, activation as the case says) -> 1x1 conv -> y, so that the
- * layout pass keeps the 3x3 conv's operands blocked (nChw8c on AVX2),
- * saved and mapped as a .dfgp is, run on oneDNN with the 3x3 conv as
- * the case expects (checked on AVX2 CPUs: other ones keep the direct
- * kernel),
+ * layout pass keeps the 3x3 conv's operands blocked (nChw8c or nChw16c,
+ * as this CPU's kernels take them), saved and mapped as a .dfgp is, run
+ * on oneDNN with the 3x3 conv as the case expects (Winograd on either
+ * block, the columns on nChw8c),
  * and compared with the reference of the whole chain. A run allocates
  * nothing. */
 #include <setjmp.h>
@@ -24,6 +24,7 @@
 #include "libc_calls.h"
 #include "memory.h"
 #include "columns_conv.h"
+#include "program.h"
 #include "program_fixtures.h"
 #include "winograd_choice.h"
 #include "winograd_conv.h"
@@ -58,7 +59,7 @@ typedef struct wino_case {
     int bias, residual;
     const char *activation; /* "relu", "sigmoid" or NULL */
     int64_t stride;
-    const char *runs_as;    /* the 3x3 conv's label on AVX2; NULL: winograd */
+    const char *runs_as;    /* the 3x3 conv's label on nChw8c; NULL: winograd */
 } wino_case;
 
 typedef struct chain {
@@ -171,6 +172,17 @@ static double *chain_reference(const wino_case *k, const chain *c,
 }
 
 /* The label of the session's 3x3 conv step (the chain's second conv). */
+/* The layout of the second conv2d step's input (the 3x3 conv's). */
+static int32_t conv3x3_layout(const dfg_program *program)
+{
+    int32_t convs = 0;
+    for (int32_t i = 0; i < program->n_steps; i++)
+        if (program->steps[i].op == DFG_OP_CONV2D && ++convs == 2)
+            return program->tensors[program->steps[i].inputs[0]].type.layout;
+    fail_msg("no second conv2d step");
+    return -1;
+}
+
 static const char *winograd_library(const dfg_program *program,
                                     const dfg_session *session)
 {
@@ -215,9 +227,12 @@ static void check_case(const wino_case *k)
     assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
     assert_int_equal(dfg_session_create(program, cpu, NULL, &session), DFG_OK);
     const char *library = winograd_library(program, session);
-    /* Blocked nChw8c, where both run, is the layout on AVX2. */
-    if (strcmp(dfg_cpu_layout_isa(), "avx2") == 0 &&
-        !strstr(library, k->runs_as ? k->runs_as : "winograd"))
+    /* Winograd runs on the blocked layouts (nChw8c, nChw16c), the
+     * columns on nChw8c: whichever the layout pass chose here. */
+    int32_t layout = conv3x3_layout(program);
+    int expected = k->runs_as ? layout == DFG_LAYOUT_NCHW8C
+                              : layout != DFG_LAYOUT_PLAIN;
+    if (expected && !strstr(library, k->runs_as ? k->runs_as : "winograd"))
         fail_msg("%s: the 3x3 conv ran on %s", k->what, library);
     int64_t n_y = k->n * OUTER * c.oh * c.ow;
     float *y = malloc((size_t)n_y * sizeof *y);
@@ -330,8 +345,11 @@ static void test_rule(void **state)
                       {DFG_F32, 4, {128, 128, 3, 3}, 0}};
     dfg_type out = {DFG_F32, 4, {1, 128, 28, 28}, DFG_LAYOUT_NCHW8C};
     assert_true(dfg_winograd_takes(&a, in, 2, &out));
-    out.layout = DFG_LAYOUT_NCHW16C; /* AVX-512's layout: direct */
+    out.layout = DFG_LAYOUT_NCHW16C; /* x and y in two layouts */
     assert_false(dfg_winograd_takes(&a, in, 2, &out));
+    in[0].layout = DFG_LAYOUT_NCHW16C; /* AVX-512's block */
+    assert_true(dfg_winograd_takes(&a, in, 2, &out));
+    in[0].layout = DFG_LAYOUT_NCHW8C;
     out.layout = DFG_LAYOUT_PLAIN;
     assert_false(dfg_winograd_takes(&a, in, 2, &out));
     out.layout = DFG_LAYOUT_NCHW8C;

@@ -6,13 +6,12 @@
 
 #include "conv_geometry.h"
 
-#define DFG_CONV3X3_BLOCK 8 /* channels a block of nChw8c */
-
 /* 0, with *g filled, if the conv2d of these operands is f32, 3x3,
- * dilation 1, one group, with x, y and the residual (if any) nChw8c and
- * its channels in whole blocks; -1 otherwise. */
+ * dilation 1, one group, with x, y and the residual (if any) laid out as
+ * the blocked `layout` (nChw8c, nChw16c) and its channels in whole
+ * blocks; -1 otherwise. */
 int dfg_conv3x3_blocked_geometry(const dfg_attrs *attrs, const dfg_type *in,
                                  int32_t n_in, const dfg_type *out,
-                                 dfg_conv_geometry *g);
+                                 int32_t layout, dfg_conv_geometry *g);
 
 #endif

@@ -11,6 +11,7 @@
 #include "conv3x3_blocked.h"
 #include "dnnl_weights.h"
 #include "error.h"
+#include "layout_rule.h"
 #include "memory.h"
 #include "parallel.h"
 #include "winograd_transforms.h"
@@ -62,7 +63,9 @@ static int geometry_make(const dfg_attrs *attrs, const dfg_type *in,
                          dfg_winograd_geometry *w)
 {
     dfg_conv_geometry g;
-    if (dfg_conv3x3_blocked_geometry(attrs, in, n_in, out, &g) != 0 ||
+    if (n_in < 1 ||
+        dfg_conv3x3_blocked_geometry(attrs, in, n_in, out, in[0].layout,
+                                     &g) != 0 ||
         g.stride[0] != 1 || g.stride[1] != 1 || !shape_wins(&g))
         return -1;
     *w = (dfg_winograd_geometry){
@@ -75,6 +78,7 @@ static int geometry_make(const dfg_attrs *attrs, const dfg_type *in,
         .out_w = g.out_w,
         .pad_top = g.pad_top,
         .pad_left = g.pad_left,
+        .block = dfg_layout_block(in[0].layout),
         .tiles_h = (g.out_h + DFG_WINOGRAD_TILE - 1) / DFG_WINOGRAD_TILE,
         .tiles_w = (g.out_w + DFG_WINOGRAD_TILE - 1) / DFG_WINOGRAD_TILE,
     };
@@ -98,15 +102,16 @@ int dfg_winograd_takes(const dfg_attrs *attrs, const dfg_type *in,
 }
 
 /* The product at one position p of the tile: a 1x1 convolution of V[p]
- * [1, cin, chunk, 1] into M[p] [1, cout, chunk, 1], both nChw8c, by U[p]
- * [cout, cin, 1, 1] in the OIhw8i8o layout oneDNN's `jit_1x1:avx2`
- * chose, needing no scratchpad. One primitive serves the 36 positions,
+ * [1, cin, chunk, 1] into M[p] [1, cout, chunk, 1], both in the conv's
+ * blocked layout (nChw8c, nChw16c), by U[p] [cout, cin, 1, 1] in the
+ * OIhw8i8o (OIhw16i16o) layout oneDNN's `jit_1x1:avx2` (`avx512_core`)
+ * chooses, needing no scratchpad. One primitive serves the 36 positions,
  * which the threads share out, each running its positions' products
  * alone (a grouped convolution with a group per position ran on oneDNN
  * 2.6's slower `jit:avx2`, 4 GFLOP/s; 36 products one after the other,
  * each split over the threads, lost to the direct kernel at 7x7 and
  * 13x13 on two threads). u_plain and u_chosen are all positions'
- * filters, [P, cout, cin, 1, 1], goihw and gOIhw8i8o. */
+ * filters, [P, cout, cin, 1, 1], goihw and gOIhw8i8o (gOIhw16i16o). */
 typedef struct product {
     dnnl_memory_desc_t v, m, u_plain, u_chosen, u_one;
     dnnl_primitive_desc_t pd;
@@ -125,17 +130,22 @@ static int product_make(dnnl_engine_t engine, const dfg_winograd_geometry *w,
     dnnl_memory_desc_t u_any;
     dnnl_convolution_desc_t desc;
     dnnl_primitive_attr_t attr = NULL;
+    int wide = w->block == 16;
     int ok =
         dnnl_memory_desc_init_by_tag(&p->v, 4, v_dims, dnnl_f32,
-                                     dnnl_nChw8c) == dnnl_success &&
+                                     wide ? dnnl_nChw16c : dnnl_nChw8c) ==
+            dnnl_success &&
         dnnl_memory_desc_init_by_tag(&p->m, 4, m_dims, dnnl_f32,
-                                     dnnl_nChw8c) == dnnl_success &&
+                                     wide ? dnnl_nChw16c : dnnl_nChw8c) ==
+            dnnl_success &&
         dnnl_memory_desc_init_by_tag(&p->u_one, 4, u_dims, dnnl_f32,
-                                     dnnl_OIhw8i8o) == dnnl_success &&
+                                     wide ? dnnl_OIhw16i16o
+                                          : dnnl_OIhw8i8o) == dnnl_success &&
         dnnl_memory_desc_init_by_tag(&p->u_plain, 5, all_dims, dnnl_f32,
                                      dnnl_goihw) == dnnl_success &&
         dnnl_memory_desc_init_by_tag(&p->u_chosen, 5, all_dims, dnnl_f32,
-                                     dnnl_gOIhw8i8o) == dnnl_success &&
+                                     wide ? dnnl_gOIhw16i16o
+                                          : dnnl_gOIhw8i8o) == dnnl_success &&
         dnnl_memory_desc_init_by_tag(&u_any, 4, u_dims, dnnl_f32,
                                      dnnl_format_tag_any) == dnnl_success &&
         dnnl_convolution_forward_desc_init(
@@ -325,10 +335,9 @@ dfg_status dfg_winograd_conv_run(const dfg_winograd_conv *c)
         int64_t count = w->tiles - first < w->chunk ? w->tiles - first
                                                      : w->chunk;
         if (count < w->chunk) /* the last chunk's unused tiles: no garbage */
-            for (int64_t q = 0; q < P * w->in_channels / DFG_WINOGRAD_BLOCK;
-                 q++)
-                memset(c->v + (q * w->chunk + count) * DFG_WINOGRAD_BLOCK, 0,
-                       (size_t)((w->chunk - count) * DFG_WINOGRAD_BLOCK) *
+            for (int64_t q = 0; q < P * w->in_channels / w->block; q++)
+                memset(c->v + (q * w->chunk + count) * w->block, 0,
+                       (size_t)((w->chunk - count) * w->block) *
                            sizeof(float));
         dfg_winograd_input(w, c->x, c->v, first, count);
         if (products_run(c) != 0)

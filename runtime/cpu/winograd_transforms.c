@@ -1,4 +1,5 @@
-/* Winograd F(4x4, 3x3) transforms over nChw8c (winograd_transforms.h).
+/* Winograd F(4x4, 3x3) transforms over blocked tensors
+ * (winograd_transforms.h).
  * B^T and A^T are applied as the short sums their rows are (no
  * multiplications by 0 or 1), first along the columns of a tile, then
  * along its rows, eight channels a vector. */
@@ -14,7 +15,7 @@
 typedef float v8 __attribute__((vector_size(32), aligned(4)));
 typedef int32_t v8i __attribute__((vector_size(32), aligned(4)));
 
-#define B DFG_WINOGRAD_BLOCK
+#define LANES DFG_WINOGRAD_LANES
 #define ALPHA DFG_WINOGRAD_ALPHA
 #define TILE DFG_WINOGRAD_TILE
 
@@ -65,19 +66,22 @@ static void tile_origin(const dfg_winograd_geometry *g, int64_t t,
 }
 
 /* Items [begin, end) of the chunk's count * in_channels / 8 (tile slot
- * fastest, then input channel block). */
+ * fastest, then eight input channels: a block's lanes, a half of it with
+ * blocks of 16). */
 DFG_VECTOR_CLONES
 static void input_items(const dfg_winograd_geometry *g, const float *x,
                         float *v, int64_t first, int64_t count,
                         int64_t begin, int64_t end)
 {
+    int64_t B = g->block, parts = B / LANES;
     int64_t blocks = g->in_channels / B;
     int64_t plane = g->in_h * g->in_w * B;
     int64_t position_stride = blocks * g->chunk * B;
     for (int64_t item = begin; item < end; item++) {
-        int64_t cb = item / count, slot = item % count, n, oy, ox;
+        int64_t lanes = item / count, slot = item % count, n, oy, ox;
+        int64_t cb = lanes / parts, part = lanes % parts * LANES;
         tile_origin(g, first + slot, &n, &oy, &ox);
-        const float *xb = x + (n * blocks + cb) * plane;
+        const float *xb = x + (n * blocks + cb) * plane + part;
         int64_t y0 = oy - g->pad_top, x0 = ox - g->pad_left;
         v8 d[ALPHA * ALPHA], t[ALPHA * ALPHA];
         for (int i = 0; i < ALPHA; i++) {
@@ -92,7 +96,7 @@ static void input_items(const dfg_winograd_geometry *g, const float *x,
         }
         for (int j = 0; j < ALPHA; j++)
             input_line(d + j, ALPHA, t + j, ALPHA);
-        float *out = v + (cb * g->chunk + slot) * B;
+        float *out = v + (cb * g->chunk + slot) * B + part;
         for (int i = 0; i < ALPHA; i++) {
             v8 row[ALPHA];
             input_line(t + i * ALPHA, 1, row, 1);
@@ -105,7 +109,7 @@ static void input_items(const dfg_winograd_geometry *g, const float *x,
 void dfg_winograd_input(const dfg_winograd_geometry *g, const float *x,
                         float *v, int64_t first, int64_t count)
 {
-    int64_t items = count * (g->in_channels / B);
+    int64_t items = count * (g->in_channels / LANES);
 #pragma omp parallel
     {
         int64_t begin, end;
@@ -117,7 +121,7 @@ void dfg_winograd_input(const dfg_winograd_geometry *g, const float *x,
 /* Post-op kind (not a sum, not relu) on eight values, one at a time. */
 static void eltwise_lanes(int32_t kind, float alpha, float beta, float *lanes)
 {
-    for (int l = 0; l < B; l++)
+    for (int l = 0; l < LANES; l++)
         lanes[l] = dfg_post_op_eltwise(kind, alpha, beta, lanes[l]);
 }
 
@@ -135,7 +139,7 @@ post_ops(const dfg_attrs *a, v8 *at, const float *residual)
         } else if (kind == DFG_POST_RELU) {
             value = (v8)((v8i)value & (v8i)(value > (v8){0}));
         } else {
-            float lanes[B];
+            float lanes[LANES];
             memcpy(lanes, &value, sizeof lanes);
             eltwise_lanes(kind, a->post_op_alpha[k], a->post_op_beta[k],
                           lanes);
@@ -146,27 +150,29 @@ post_ops(const dfg_attrs *a, v8 *at, const float *residual)
 }
 
 /* Items [begin, end) of the chunk's count * out_channels / 8 (tile slot
- * fastest, then output channel block). */
+ * fastest, then eight output channels, as input_items). */
 DFG_VECTOR_CLONES
 static void output_items(const dfg_winograd_geometry *g, const float *m,
                          const float *bias, const float *residual,
                          const dfg_attrs *attrs, float *y, int64_t first,
                          int64_t count, int64_t begin, int64_t end)
 {
+    int64_t B = g->block, parts = B / LANES;
     int64_t blocks = g->out_channels / B;
     int64_t plane = g->out_h * g->out_w * B;
     int64_t position_stride = blocks * g->chunk * B;
     for (int64_t item = begin; item < end; item++) {
-        int64_t ob = item / count, slot = item % count, n, oy, ox;
+        int64_t lanes = item / count, slot = item % count, n, oy, ox;
+        int64_t ob = lanes / parts, part = lanes % parts * LANES;
         tile_origin(g, first + slot, &n, &oy, &ox);
-        const float *in = m + (ob * g->chunk + slot) * B;
+        const float *in = m + (ob * g->chunk + slot) * B + part;
         v8 p[ALPHA * ALPHA], t[TILE * ALPHA];
         for (int q = 0; q < ALPHA * ALPHA; q++)
             p[q] = *(const v8 *)(in + q * position_stride);
         for (int j = 0; j < ALPHA; j++)
             output_line(p + j, ALPHA, t + j, ALPHA);
-        v8 b = bias ? *(const v8 *)(bias + ob * B) : (v8){0};
-        int64_t offset = (n * blocks + ob) * plane;
+        v8 b = bias ? *(const v8 *)(bias + ob * B + part) : (v8){0};
+        int64_t offset = (n * blocks + ob) * plane + part;
         for (int i = 0; i < TILE && oy + i < g->out_h; i++) {
             v8 row[TILE];
             output_line(t + i * ALPHA, 1, row, 1);
@@ -185,7 +191,7 @@ void dfg_winograd_output(const dfg_winograd_geometry *g, const float *m,
                          const dfg_attrs *attrs, float *y, int64_t first,
                          int64_t count)
 {
-    int64_t items = count * (g->out_channels / B);
+    int64_t items = count * (g->out_channels / LANES);
 #pragma omp parallel
     {
         int64_t begin, end;

@@ -1,15 +1,16 @@
 /* The three transforms of Winograd's F(4x4, 3x3) convolution (Lavin and
  * Gray, "Fast Algorithms for Convolutional Neural Networks", 2016, with
  * the interpolation points 0, 1, -1, 2, -2 and infinity) over the
- * nChw8c layout dfg keeps between oneDNN primitives on AVX2: a 6x6 patch
+ * blocked layout dfg keeps between oneDNN primitives (nChw8c, nChw16c),
+ * eight lanes of a channel block at a time: a 6x6 patch
  * d of the input becomes V = B^T d B, a 3x3 filter g becomes U = G g G^T,
  * and the 36 products M = sum over input channels of U V (one batched
  * product, winograd_conv.h) become the 4x4 output tile A^T M A.
  *
  * The transformed tiles are laid out for that product, one oneDNN
  * grouped 1x1 convolution with a group per position p of the 6x6 tile
- * and the chunk's tiles as its pixels, nChw8c: V[p][cin / 8][tile][8]
- * and M[p][cout / 8][tile][8]. Only the tiles of one chunk
+ * and the chunk's tiles as its pixels, in the blocked layout of b
+ * channels: V[p][cin / b][tile][b] and M[p][cout / b][tile][b]. Only the tiles of one chunk
  * ([first, first + count) of all images' tiles, row-major in each image,
  * image after image) are transformed at a time, so V and M stay small.
  *
@@ -24,12 +25,13 @@
 #define DFG_WINOGRAD_TILE 4      /* output pixels along each side */
 #define DFG_WINOGRAD_ALPHA 6     /* input pixels along each side */
 #define DFG_WINOGRAD_POSITIONS 36
-#define DFG_WINOGRAD_BLOCK 8     /* channels per block: nChw8c */
+#define DFG_WINOGRAD_LANES 8     /* channels a vector of the transforms */
 
 typedef struct dfg_winograd_geometry {
     int64_t batch, in_channels, out_channels;
     int64_t in_h, in_w, out_h, out_w;
     int64_t pad_top, pad_left;
+    int64_t block;            /* channels a block: 8 or 16 */
     int64_t tiles_h, tiles_w; /* per image */
     int64_t tiles;            /* of all images */
     int64_t chunk;            /* tiles per product (the 1x1's pixels) */
