@@ -93,14 +93,22 @@ static int32_t layout_of(const dnnl_memory_desc_t *md)
     return -1;
 }
 
+/* The name of the implementation oneDNN chose for pd ("jit:avx2",
+ * "brgconv:avx512_core", "ref:any"), "" if it says none. */
+static const char *impl_of(const_dnnl_primitive_desc_t pd)
+{
+    const char *impl = NULL;
+    return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0,
+                                     &impl) == dnnl_success && impl
+               ? impl
+               : "";
+}
+
 /* 1 if oneDNN runs pd on a kernel of its own (jit, brgemm), not on its
  * reference implementation. */
 static int runs_library_kernel(const_dnnl_primitive_desc_t pd)
 {
-    const char *impl = NULL;
-    return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0,
-                                     &impl) == dnnl_success &&
-           impl && strncmp(impl, "ref", 3) != 0;
+    return impl_of(pd)[0] && strncmp(impl_of(pd), "ref", 3) != 0;
 }
 
 /* Fills *p for the conv of x = in[0], w = in[1], bias = in[2] (if any)
@@ -272,10 +280,7 @@ int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
  * or its gemm fallback). */
 static int runs_jit(const conv_plan *p)
 {
-    const char *impl = NULL;
-    return dnnl_primitive_desc_query(p->conv, dnnl_query_impl_info_str, 0,
-                                     &impl) == dnnl_success &&
-           impl && strncmp(impl, "jit", 3) == 0;
+    return strncmp(impl_of(p->conv), "jit", 3) == 0;
 }
 
 int dfg_cpu_conv_layouts_in(const dfg_attrs *attrs, const dfg_type *in,
@@ -467,11 +472,7 @@ static int conv_calls_make(dfg_dnnl_conv *c, dnnl_engine_t engine,
         if (call_add(c, p->y_reorder, back, 3) != 0)
             return -1;
     }
-    const char *impl = NULL;
-    if (dnnl_primitive_desc_query(p->conv, dnnl_query_impl_info_str, 0,
-                                  &impl) == dnnl_success && impl) {
-        strncpy(c->impl, impl, sizeof c->impl - 1);
-    }
+    strncpy(c->impl, impl_of(p->conv), sizeof c->impl - 1);
     return 0;
 }
 
