@@ -4,6 +4,7 @@
 #include "dfg/mpi.h"
 
 static dfg_data_parallel *attached;
+static dfg_data_parallel_stats stats; /* attached's, kept by detach */
 
 static dfg_status attach(void *context, dfg_session *session,
                          const dfg_program *program)
@@ -11,6 +12,18 @@ static dfg_status attach(void *context, dfg_session *session,
     (void)context;
     return dfg_data_parallel_create(session, program, MPI_COMM_WORLD, NULL,
                                     &attached);
+}
+
+/* Before the training session goes: the data-parallel object writes into
+ * it when destroyed. */
+static void detach(void *context)
+{
+    (void)context;
+    if (!attached)
+        return;
+    dfg_data_parallel_get_stats(attached, &stats);
+    dfg_data_parallel_destroy(attached);
+    attached = NULL;
 }
 
 int dfgc_data_parallel_begin(dfgc_train_config *c)
@@ -26,23 +39,21 @@ int dfgc_data_parallel_begin(dfgc_train_config *c)
     c->rank = rank;
     c->ranks = ranks;
     c->attach = attach;
+    c->detach = detach;
     return 0;
 }
 
 void dfgc_data_parallel_end(dfgc_train_config *c, int failed)
 {
-    dfg_data_parallel_stats s;
-    dfg_data_parallel_get_stats(attached, &s);
+    const dfg_data_parallel_stats *s = &stats;
     if (c->rank == 0 && !failed)
         printf("data-parallel: %d ranks, %lld bucket all-reduces, %lld bytes, "
                "%.3f s blocked in waits, %.3f s in weight all-gathers\n",
-               (int)c->ranks, (long long)s.all_reduces, (long long)s.bytes,
-               s.wait_seconds, s.gather_seconds);
+               (int)c->ranks, (long long)s->all_reduces, (long long)s->bytes,
+               s->wait_seconds, s->gather_seconds);
     /* After a failure a lost rank may never join MPI_Finalize (a
      * collective call): the process exits with its error instead. */
     if (failed)
         return;
-    dfg_data_parallel_destroy(attached);
-    attached = NULL;
     MPI_Finalize();
 }

@@ -5,8 +5,10 @@
 
 #include "digits_training.h"
 
-/* Initialises MPI, sets c's rank, ranks and attach (which attaches the
- * training session to MPI_COMM_WORLD). 0, or -1 with a message printed. */
+/* Initialises MPI, sets c's rank, ranks, attach (which attaches the
+ * training session to MPI_COMM_WORLD) and detach (which destroys that
+ * before the session, keeping its statistics). 0, or -1 with a message
+ * printed. */
 int dfgc_data_parallel_begin(dfgc_train_config *c);
 /* Prints the all-reduce statistics (rank 0) and finalizes MPI, unless the
  * run failed (a lost rank would never join the finalization). */

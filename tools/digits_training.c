@@ -187,6 +187,8 @@ dfg_status dfgc_train_digits(const dfgc_train_config *c,
         st = evaluate(data, eval_session, &b, &out->test_accuracy);
     free(b.pixels);
     free(b.labels);
+    if (c->detach)
+        c->detach(c->attach_context);
     dfg_session_destroy(eval_session);
     dfg_session_destroy(train_session);
     dfg_program_destroy(eval_program);

@@ -22,10 +22,13 @@ typedef struct dfgc_train_config {
     /* Data-parallel (docs/data-parallel.md): this process is rank `rank`
      * of `ranks` (0 of 1 alone) and takes rows rank*B..(rank+1)*B-1 of
      * each global batch of ranks*B; attach (if set) is called with the
-     * training session before its first run. */
+     * training session before its first run, and detach (if set) before
+     * the session is destroyed: what attach made must not outlive the
+     * session (dfg/mpi.h). */
     int32_t rank, ranks;
     dfg_status (*attach)(void *context, dfg_session *session,
                          const dfg_program *program);
+    void (*detach)(void *context);
     void *attach_context;
     /* Activations stored in f32 (0, the default) or bf16, for training
      * and for the test accuracy (dfg_compile_options.precision). */
