@@ -448,6 +448,28 @@ static void check_softmax(int32_t axis, int rule, int onednn)
     free(y);
 }
 
+/* A product whose declared shape has 2^32 rows compiles (oneDNN 2.6
+ * divided by zero planning it: issue 34): it is left to the reference
+ * kernels, and nothing is allocated for it until a session is made. */
+static void test_product_too_large_for_onednn(void **state)
+{
+    (void)state;
+    dfg_graph *g = NULL;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    int64_t x_shape[2] = {(int64_t)1 << 32, 8}, w_shape[2] = {8, 4};
+    float w[32] = {0};
+    dfg_value x, wt, y;
+    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 2, x_shape, &x), DFG_OK);
+    assert_int_equal(dfg_graph_weight(g, "w", DFG_F32, 2, w_shape, w, &wt),
+                     DFG_OK);
+    assert_int_equal(dfg_matmul(g, x, wt, &y), DFG_OK);
+    assert_int_equal(dfg_graph_output(g, y, "y"), DFG_OK);
+    dfg_program *program = NULL;
+    assert_int_equal(dfg_compile(g, NULL, &program), DFG_OK);
+    dfg_program_destroy(program);
+    dfg_graph_destroy(g);
+}
+
 static void test_softmax(void **state)
 {
     (void)state;
@@ -463,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_conv_variants),
         cmocka_unit_test(test_matmul_variants),
         cmocka_unit_test(test_softmax),
+        cmocka_unit_test(test_product_too_large_for_onednn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -138,13 +138,26 @@ static int gemm_shape_of(const dfg_attrs *at, const dfg_type *in,
     return 0;
 }
 
+/* 1 if every operand's element count fits an int: oneDNN 2.6's kernels
+ * narrow some counts to int (a MatMul of 2^32 rows divided by zero in
+ * its primitive descriptor). Larger products run on the reference
+ * kernels. */
+static int counts_fit(const dfg_type *in, int32_t n_in, const dfg_type *out)
+{
+    for (int32_t i = 0; i < n_in; i++)
+        if (in[i].rank >= 0 && dfg_type_numel(&in[i]) > INT32_MAX)
+            return 0;
+    return dfg_type_numel(out) <= INT32_MAX;
+}
+
 static int shape_of(dfg_op op, const dfg_attrs *attrs, const dfg_type *in,
                     int32_t n_in, const dfg_type *out, int32_t n_out,
                     matmul_shape *s)
 {
     memset(s, 0, sizeof *s);
     if (n_in < 2 || n_out != 1 || in[0].dtype != DFG_F32 ||
-        in[1].dtype != DFG_F32 || out[0].dtype != DFG_F32)
+        in[1].dtype != DFG_F32 || out[0].dtype != DFG_F32 ||
+        !counts_fit(in, n_in, &out[0]))
         return -1;
     if (op == DFG_OP_MATMUL)
         return matmul_shape_of(&in[0], &in[1], &out[0], s) == 0
