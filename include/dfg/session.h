@@ -3,9 +3,10 @@
  * A backend is a static, process-wide table (never freed). A session binds
  * one program to one backend and allocates, at creation, everything a run
  * needs: the arena, the weights region and each step's argument block. A
- * run then allocates nothing. The program must outlive its sessions; many
- * sessions (on many threads) may share one program. A session is used by
- * one thread at a time. */
+ * run then allocates nothing. The program must outlive its sessions (but
+ * one a session took over, dfg_session_create_owning, which it destroys);
+ * many sessions (on many threads) may share one program. A session is
+ * used by one thread at a time. */
 #ifndef DFG_SESSION_H
 #define DFG_SESSION_H
 
