@@ -658,15 +658,7 @@ static void test_runs_allocate_nothing(void **state)
     dfg_graph *g = NULL;
     dfg_program *program = NULL;
     assert_int_equal(dfg_model_build("transformer", NULL, &g), DFG_OK);
-    /* Compiled for the device as dfgc does (tools/run_setup.c): cuBLAS's
-     * workspace planned in the arena, no fused matmuls (the CUDA planner
-     * refuses them), no CPU blocked layouts. */
-    dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.fuse_operators = 0;
-    o.assign_layouts = 0;
-    o.blas_workspace_bytes = DFG_DEFAULT_BLAS_WORKSPACE;
-    assert_int_equal(dfg_compile(g, &o, &program), DFG_OK);
+    assert_int_equal(dfg_compile(g, NULL, &program), DFG_OK);
     dfg_graph_destroy(g);
     dfg_session *s = NULL;
     long before_create = dfg_cuda_device_allocations();
