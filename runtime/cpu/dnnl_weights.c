@@ -99,8 +99,8 @@ static int64_t block_along(const dnnl_memory_desc_t *md, int d)
 }
 
 /* The slice [at, at + n) along dimension d of plain_md and chosen_md;
- * -1 if oneDNN cannot describe or reorder it. */
-static int slice(dnnl_engine_t engine, const dnnl_memory_desc_t *plain_md,
+ * -1 if oneDNN cannot describe it. */
+static int slice(const dnnl_memory_desc_t *plain_md,
                  const dnnl_memory_desc_t *chosen_md, int d, int64_t at,
                  int64_t n, dnnl_memory_desc_t *from, dnnl_memory_desc_t *to)
 {
@@ -109,16 +109,28 @@ static int slice(dnnl_engine_t engine, const dnnl_memory_desc_t *plain_md,
         dims[i] = plain_md->dims[i];
     dims[d] = n;
     offsets[d] = at;
+    return dnnl_memory_desc_init_submemory(from, plain_md, dims, offsets) ==
+                       dnnl_success &&
+                   dnnl_memory_desc_init_submemory(to, chosen_md, dims,
+                                                   offsets) == dnnl_success
+               ? 0
+               : -1;
+}
+
+/* 1 if oneDNN reorders the slice [at, at + n) along dimension d. */
+static int slice_reorders(dnnl_engine_t engine,
+                          const dnnl_memory_desc_t *plain_md,
+                          const dnnl_memory_desc_t *chosen_md, int d,
+                          int64_t at, int64_t n)
+{
+    dnnl_memory_desc_t from, to;
     dnnl_primitive_desc_t pd = NULL;
-    int ok = dnnl_memory_desc_init_submemory(from, plain_md, dims, offsets) ==
-                 dnnl_success &&
-             dnnl_memory_desc_init_submemory(to, chosen_md, dims, offsets) ==
-                 dnnl_success &&
-             dnnl_reorder_primitive_desc_create(&pd, from, engine, to, engine,
-                                                NULL) == dnnl_success;
+    int ok = slice(plain_md, chosen_md, d, at, n, &from, &to) == 0 &&
+             dnnl_reorder_primitive_desc_create(&pd, &from, engine, &to,
+                                                engine, NULL) == dnnl_success;
     if (pd)
         dnnl_primitive_desc_destroy(pd);
-    return ok ? 0 : -1;
+    return ok;
 }
 
 /* Reorders plain into data (chosen_md) slice by slice, dropping plain's
@@ -156,16 +168,15 @@ static int reorder_dropping(dnnl_engine_t engine,
     if (step < block)
         step = block;
     int64_t last = (extent - 1) / step * step;
-    dnnl_memory_desc_t from, to;
     /* Every slice but the last is the first's shape: check both. */
     if (step >= extent ||
-        slice(engine, plain_md, chosen_md, d, 0, step, &from, &to) != 0 ||
-        slice(engine, plain_md, chosen_md, d, last, extent - last, &from,
-              &to) != 0)
+        !slice_reorders(engine, plain_md, chosen_md, d, 0, step) ||
+        !slice_reorders(engine, plain_md, chosen_md, d, last, extent - last))
         return 1;
     for (int64_t at = 0; at < extent; at += step) {
         int64_t n = extent - at < step ? extent - at : step;
-        if (slice(engine, plain_md, chosen_md, d, at, n, &from, &to) != 0 ||
+        dnnl_memory_desc_t from, to;
+        if (slice(plain_md, chosen_md, d, at, n, &from, &to) != 0 ||
             reorder(engine, &from, plain, &to, data) != 0)
             return -1;
         if (d == outer)

@@ -1,9 +1,9 @@
 /* The CPU kernel of every op in src/ops.def. Ops without an entry map to
  * NULL, which the backend reports as unsupported. */
+#include "binary_blocked.h"
+#include "cpu_layout_rule.h"
 #include "kernels.h"
 #include "kernels_extra.h"
-#include "../cpu_layout_rule.h"
-#include "binary_blocked.h"
 #include "pool_blocked.h"
 
 static const dfg_cpu_kernel kernels[DFG_OP_COUNT] = {
