@@ -104,15 +104,14 @@ static void query_conv(layouts *l, int32_t n)
                                                      : l->want_y[n];
 }
 
-/* Multiply-adds of conv node n. */
+/* The FLOPs of conv node n (its op's rule, src/ir/op_flops.c). */
 static double conv_work(const layouts *l, int32_t n)
 {
+    const dfg_ir_node *node = &l->g->nodes[n];
     dfg_type in[4], out;
     conv_types(l, n, in, &out);
-    double work = (double)dfg_type_numel(&out);
-    for (int32_t d = 1; d < in[1].rank; d++)
-        work *= (double)in[1].shape[d];
-    return work;
+    return (double)dfg_op_get(node->op)->flops(&node->attrs, in,
+                                               node->n_inputs, &out, 1);
 }
 
 /* 1 if foreign conv n runs in the blocked layout on a jit kernel, with
