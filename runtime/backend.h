@@ -75,13 +75,19 @@ struct dfg_backend {
      * own kernel ("oneDNN jit:avx2"), else NULL; for reports (NULL: the
      * backend has its own kernels only). Valid until destroy(). */
     const char *(*step_library)(dfg_backend_context *context, int32_t i);
+    /* Called after dfg_session_set_collective set or cleared the
+     * collective the steps' args point to: a backend that recorded what
+     * the collective steps queue (a captured CUDA graph) records it again.
+     * NULL: the steps read the collective when they run. */
+    dfg_status (*collective_changed)(dfg_backend_context *context);
     /* Waits until all work queued so far is done. */
     dfg_status (*synchronize)(dfg_backend_context *context);
     void (*destroy)(dfg_backend_context *context);
-    /* The scratch this backend's own kernels want for a step, beyond the
-     * op's (NULL: none); dfg_backend_workspace_rule hands it to
-     * dfg_compile (dfg_compile_options.backend_workspace). */
-    dfg_backend_workspace_fn step_workspace;
+    /* What its programs need from the compiler (dfg_backend_target), the
+     * scratch its own kernels want per step among them (its
+     * workspace_rule, which dfg_backend_workspace_rule hands to
+     * dfg_compile_options.backend_workspace). */
+    const dfg_target *target;
 };
 
 /* The backends this build knows (runtime/backend_registry.c): the CPU one

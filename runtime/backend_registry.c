@@ -167,7 +167,12 @@ const char *dfg_backend_name(const dfg_backend *backend)
 
 dfg_backend_workspace_fn dfg_backend_workspace_rule(const dfg_backend *backend)
 {
-    return backend ? backend->step_workspace : NULL;
+    return backend ? backend->target->workspace_rule : NULL;
+}
+
+const dfg_target *dfg_backend_target(const dfg_backend *backend)
+{
+    return backend ? backend->target : NULL;
 }
 
 int dfg_backend_available(const dfg_backend *backend)

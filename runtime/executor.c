@@ -670,7 +670,11 @@ dfg_status dfg_session_set_collective(dfg_session *s,
     memset(&s->collective, 0, sizeof s->collective);
     if (collective)
         s->collective = *collective;
-    return DFG_OK;
+    if (!s->backend->collective_changed)
+        return DFG_OK;
+    dfg_status st = s->backend->collective_changed(s->context);
+    return st == DFG_OK ? DFG_OK
+                        : dfg_error_prefix(st, "dfg_session_set_collective");
 }
 
 dfg_status dfg_session_weights_region(dfg_session *s, void **data,

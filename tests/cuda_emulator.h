@@ -29,7 +29,8 @@ void cuda_emulate_gemm(const dfg_cuda_blas_gemm *g, dfg_dtype dtype,
  * programs as the CUDA backend does, on host memory: every step through
  * its plan and cuda_emulate_step, and at session creation the warm-up run
  * whose in-place writes (dfg_cuda_inplace_writes) are put back, as
- * backend.c does before a graph capture. */
+ * backend.c does before a graph capture; its target is the CUDA backend's
+ * (dfg_cuda_target). */
 extern const dfg_backend cuda_emulator_backend;
 
 #endif

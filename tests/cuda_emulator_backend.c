@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/target.h"
 #include "cuda_emulator.h"
 #include "error.h"
 #include "memory.h"
@@ -154,4 +155,5 @@ const dfg_backend cuda_emulator_backend = {
     .run_all = emulator_run_all,
     .synchronize = emulator_synchronize,
     .destroy = emulator_destroy,
+    .target = &dfg_cuda_target,
 };

@@ -1,7 +1,12 @@
 /* Whether a 'cuda' suite test can run here (see cuda_test_device.h). */
 #include "cuda_test_device.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <cmocka.h>
 
 #include "dfg/dfg.h"
 
@@ -24,4 +29,13 @@ int cuda_test_device_ready(void)
         return 77;
     }
     return 0;
+}
+
+void cuda_test_compile_options(dfg_compile_options *options)
+{
+    const dfg_backend *cuda = NULL;
+    dfg_compile_options_init(options);
+    if (dfg_backend_find("cuda", &cuda) != DFG_OK ||
+        dfg_compile_options_for(options, dfg_backend_target(cuda)) != DFG_OK)
+        fail_msg("compile options for cuda: %s", dfg_last_error());
 }

@@ -10,4 +10,10 @@
  * 1 if registering it failed. */
 int cuda_test_device_ready(void);
 
+/* dfg_compile_options_init's options made for the cuda backend
+ * (dfg_compile_options_for), as `dfgc compile --device cuda` makes
+ * them; fails the test if that fails. */
+struct dfg_compile_options;
+void cuda_test_compile_options(struct dfg_compile_options *options);
+
 #endif

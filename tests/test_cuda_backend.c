@@ -593,9 +593,7 @@ static void test_training_step(void **state)
             t.loss = "loss";
             t.optimizer = graphs ? DFG_OPTIMIZER_ADAM : DFG_OPTIMIZER_SGD;
             dfg_compile_options o;
-            dfg_compile_options_init(&o);
-            o.training = &t;
-            o.blas_workspace_bytes = DFG_DEFAULT_BLAS_WORKSPACE;
+            cuda_test_compile_options(&o), o.training = &t;
             dfg_program *program = NULL;
             if (dfg_compile(g, &o, &program) != DFG_OK)
                 fail_msg("%s", dfg_last_error());
@@ -632,8 +630,8 @@ static void test_models(void **state)
             dfg_graph *g = NULL;
             dfg_program *program = NULL;
             assert_int_equal(dfg_model_build(*name, NULL, &g), DFG_OK);
-            dfg_compile_options o; /* CUDA runs no conv2d post-ops */
-            dfg_compile_options_init(&o), o.fuse_operators = 0;
+            dfg_compile_options o;
+            cuda_test_compile_options(&o);
             assert_int_equal(dfg_compile(g, &o, &program), DFG_OK);
             dfg_graph_destroy(g);
             void *inputs[8] = {0};
@@ -658,7 +656,9 @@ static void test_runs_allocate_nothing(void **state)
     dfg_graph *g = NULL;
     dfg_program *program = NULL;
     assert_int_equal(dfg_model_build("transformer", NULL, &g), DFG_OK);
-    assert_int_equal(dfg_compile(g, NULL, &program), DFG_OK);
+    dfg_compile_options o; /* as dfgc compiles it for the device */
+    cuda_test_compile_options(&o);
+    assert_int_equal(dfg_compile(g, &o, &program), DFG_OK);
     dfg_graph_destroy(g);
     dfg_session *s = NULL;
     long before_create = dfg_cuda_device_allocations();

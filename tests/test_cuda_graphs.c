@@ -171,8 +171,7 @@ static void test_inference_bitwise(void **state)
         dfg_program *p = NULL;
         assert_int_equal(dfg_model_build(*name, NULL, &g), DFG_OK);
         dfg_compile_options o;
-        dfg_compile_options_init(&o);
-        o.fuse_operators = 0; /* CUDA runs no conv2d post-ops */
+        cuda_test_compile_options(&o);
         assert_int_equal(dfg_compile(g, &o, &p), DFG_OK);
         dfg_graph_destroy(g);
         void **in = seeded_inputs(p, 0);

@@ -559,6 +559,26 @@ static void test_plan_errors(void **state)
     assert_non_null(strstr(dfg_last_error(), "workspace"));
     assert_false(dfg_cuda_supports_op(DFG_OP_COUNT));
     assert_true(dfg_cuda_supports_op(DFG_OP_CONV2D));
+    /* Operands off their element size (a program compiled with --align 2
+     * or 4): refused by name, never a misaligned load on the device. */
+    _Alignas(16) char bytes[64];
+    dfg_type f = type_of(DFG_F32, 1, 4), i64 = type_of(DFG_I64, 1, 2);
+    const void *at[1] = {bytes + 2};
+    void *to[1] = {bytes + 32};
+    args = (dfg_kernel_args){.op = DFG_OP_RELU, .attrs = &a, .n_inputs = 1,
+                             .in_types = &f, .in = at, .n_outputs = 1,
+                             .out_types = &f, .out = to};
+    assert_int_equal(dfg_cuda_step_plan_make(&args, 0, &plan),
+                     DFG_ERR_UNSUPPORTED);
+    assert_non_null(strstr(dfg_last_error(), "relu: input 0 is not aligned"));
+    at[0] = bytes;
+    to[0] = bytes + 36;
+    args.in_types = args.out_types = &i64;
+    assert_int_equal(dfg_cuda_step_plan_make(&args, 0, &plan),
+                     DFG_ERR_UNSUPPORTED);
+    assert_non_null(strstr(dfg_last_error(), "output 0 is not aligned"));
+    to[0] = bytes + 40;
+    assert_int_equal(dfg_cuda_step_plan_make(&args, 0, &plan), DFG_OK);
 }
 
 /* Every op the CPU backend has a kernel for among the inference ops has a

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "cuda/target.h"
 #include "cuda_op_check.h"
 #include "dfg/compile.h"
 #include "dfg/models.h"
@@ -579,22 +580,41 @@ static void test_training_programs(void **state)
     }
 }
 
+/* Every bundled model compiled with the CUDA target's options
+ * (dfg_compile_options_for) runs; with the CPU's (fused matmuls and
+ * conv post-ops) the transformer does not. */
 static void test_inference_programs(void **state)
 {
     (void)state;
-    static const char *const models[] = {"mlp", "cnn"};
-    for (int m = 0; m < 2; m++) {
+    for (const char *const *name = dfg_model_names(); *name; name++) {
         dfg_graph *g = NULL;
-        dfg_program *p = NULL;
-        assert_int_equal(dfg_model_build(models[m], NULL, &g), DFG_OK);
+        dfg_program *p = NULL, *for_cpu = NULL;
+        assert_int_equal(dfg_model_build(*name, NULL, &g), DFG_OK);
         dfg_compile_options o;
         dfg_compile_options_init(&o);
-        o.fuse_operators = 0; /* CUDA runs no conv2d post-ops */
+        assert_int_equal(dfg_compile(g, &o, &for_cpu), DFG_OK);
+        assert_int_equal(dfg_compile_options_for(&o, &dfg_cuda_target),
+                         DFG_OK);
+        assert_int_equal(o.fuse_operators + o.assign_layouts, 0);
         assert_int_equal(dfg_compile(g, &o, &p), DFG_OK);
         dfg_graph_destroy(g);
-        compare_sessions(models[m], p, 2, 0.0);
+        compare_sessions(*name, p, 2, 0.0);
+        dfg_session *s = NULL;
+        dfg_status st = dfg_session_create(for_cpu, &cuda_emulator_backend,
+                                           NULL, &s);
+        if (strcmp(*name, "transformer") == 0)
+            assert_int_equal(st, DFG_ERR_UNSUPPORTED);
+        dfg_session_destroy(s);
+        dfg_program_destroy(for_cpu);
         dfg_program_destroy(p);
     }
+    dfg_compile_options o;
+    dfg_compile_options_init(&o);
+    o.alignment = 8;
+    assert_int_equal(dfg_compile_options_for(&o, &dfg_cuda_target),
+                     DFG_ERR_INVALID_ARGUMENT);
+    assert_int_equal(o.alignment + (uint64_t)o.fuse_operators, 9);
+    assert_non_null(strstr(dfg_last_error(), "alignment 8 is below"));
 }
 
 /* Every op the CPU backend has a kernel for has a CUDA plan, but the

@@ -278,10 +278,26 @@ static dfg_status async_download(dfg_backend_context *c, void *dst,
     return DFG_OK;
 }
 
+/* What a capturing backend (CUDA graphs) records of the steps: whether
+ * the collective the first step points to was set at the last capture. */
+static const dfg_step_args *prepared_steps;
+static int captures, captured_collective, fail_capture;
+
 static dfg_status async_prepare(dfg_backend_context *c,
                                 const dfg_step_args *steps, int32_t n)
 {
-    (void)c, (void)steps, (void)n;
+    (void)c, (void)n;
+    prepared_steps = steps;
+    return DFG_OK;
+}
+
+static dfg_status capture_again(dfg_backend_context *c)
+{
+    (void)c;
+    if (fail_capture)
+        return dfg_error(DFG_ERR_DEVICE, "capture failed");
+    captures++;
+    captured_collective = prepared_steps[0].collective->all_reduce_start != NULL;
     return DFG_OK;
 }
 
@@ -385,6 +401,59 @@ static void test_staging_outlives_upload(void **state)
         free(heap.blocks[i]);
 }
 
+static dfg_status no_start(void *ctx, int32_t bucket, float *data, int64_t n,
+                           void *stream)
+{
+    (void)ctx, (void)bucket, (void)data, (void)n, (void)stream;
+    return DFG_OK;
+}
+
+static dfg_status no_wait(void *ctx, int32_t bucket, void *stream)
+{
+    (void)ctx, (void)bucket, (void)stream;
+    return DFG_OK;
+}
+
+/* A backend that records what its steps queue (CUDA graphs) records again
+ * whenever the session's collective is set or cleared, and sees the new
+ * one; a failure to do so is the setter's error. */
+static void test_collective_recaptures(void **state)
+{
+    (void)state;
+    const int64_t shape[1] = {4};
+    dfg_graph *g = NULL;
+    dfg_value x, y;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 1, shape, &x), DFG_OK);
+    assert_int_equal(dfg_graph_node(g, "relu", NULL, &x, 1, NULL, &y, 1),
+                     DFG_OK);
+    assert_int_equal(dfg_graph_output(g, y, "y"), DFG_OK);
+    dfg_program *p = NULL;
+    assert_int_equal(dfg_compile(g, NULL, &p), DFG_OK);
+    dfg_graph_destroy(g);
+    dfg_backend capturing = async_backend;
+    capturing.collective_changed = capture_again;
+    dfg_session *s = NULL;
+    assert_int_equal(dfg_session_create(p, &capturing, NULL, &s), DFG_OK);
+    captures = 0;
+    const dfg_collective collective = {.all_reduce_start = no_start,
+                                       .all_reduce_wait = no_wait};
+    assert_int_equal(dfg_session_set_collective(s, &collective), DFG_OK);
+    assert_int_equal(captures, 1);
+    assert_true(captured_collective);
+    assert_int_equal(dfg_session_set_collective(s, NULL), DFG_OK);
+    assert_int_equal(captures, 2);
+    assert_false(captured_collective);
+    fail_capture = 1;
+    assert_int_equal(dfg_session_set_collective(s, &collective),
+                     DFG_ERR_DEVICE);
+    fail_capture = 0;
+    assert_non_null(strstr(dfg_last_error(),
+                           "dfg_session_set_collective: capture failed"));
+    dfg_session_destroy(s);
+    dfg_program_destroy(p);
+}
+
 /* ---- the registry ---------------------------------------------------- */
 
 static void test_backend_module_lookup(void **state)
@@ -433,6 +502,7 @@ int main(void)
         cmocka_unit_test(test_pending_error),
         cmocka_unit_test(test_warm_up),
         cmocka_unit_test(test_staging_outlives_upload),
+        cmocka_unit_test(test_collective_recaptures),
         cmocka_unit_test(test_backend_module_lookup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,7 @@
 /* dfgc compile MODEL -o FILE.dfgp: compile once, run many times. */
 #include <string.h>
 #include "dfg/compile.h"
+#include "dfg/session.h"
 #include "cli.h"
 #include "commands.h"
 #include "model_source.h"
@@ -32,13 +33,17 @@ static const char usage[] =
     "                 weights in f32 (inputs and outputs keep their dtype)\n"
     "--blas-workspace BYTES\n"
     "                 scratch planned into each matmul, gemm and conv2d step\n"
-    "                 for cuBLAS (0; use 4194304 for programs run on cuda)\n"
+    "                 for cuBLAS (0; --device cuda plans 4194304)\n"
+    "--device NAME    the backend the program is for: cpu (default) or cuda\n"
+    "                 (no blocked layouts or fused conv post-ops, cuBLAS's\n"
+    "                 scratch planned, an alignment of at least 16)\n"
     "\n"
-    "The plan includes the scratch of the CPU backend's oneDNN convolutions;\n"
-    "a backend without them leaves it unused.\n";
+    "For the CPU, the plan includes the scratch of oneDNN's convolutions and\n"
+    "matmuls.\n";
 
 typedef struct compile_args {
     const char *output;
+    const char *device;
     dfg_compile_options options;
 } compile_args;
 
@@ -52,6 +57,9 @@ static int parse_option(int argc, char **argv, int *i, void *ctx)
                                   &a->output);
     if (found == 0)
         found = dfgc_option_value("compile", argc, argv, i, "-o", &a->output);
+    if (found == 0)
+        found = dfgc_option_value("compile", argc, argv, i, "--device",
+                                  &a->device);
     return found < 0 ? -DFGC_EXIT_USAGE : found;
 }
 
@@ -68,6 +76,11 @@ int dfgc_compile(int argc, char **argv)
         return dfgc_usage_error("compile", "no MODEL given");
     if (!a.output)
         return dfgc_usage_error("compile", "no output file given (-o FILE.dfgp)");
+    const dfg_backend *backend = NULL;
+    if (dfg_backend_find(a.device ? a.device : "cpu", &backend) != DFG_OK ||
+        dfg_compile_options_for(&a.options, dfg_backend_target(backend)) !=
+            DFG_OK)
+        return dfgc_library_error(NULL);
 
     dfg_program *program = NULL;
     if (dfgc_load_program(model, &a.options, &program) != DFG_OK)

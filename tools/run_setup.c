@@ -60,30 +60,16 @@ int dfgc_run_setup_create(const char *model, const dfg_compile_options *options,
     const dfg_backend *backend = NULL;
     if (dfg_backend_find(backend_name, &backend) != DFG_OK)
         return dfgc_library_error(NULL);
-    /* Compiled here for the CPU, a model is the program `dfgc compile`
-     * makes from the same options: it runs the same kernels at the same
-     * arena as that program saved and loaded. A program compiled for a
-     * device backend plans its BLAS library's scratch too, so that cuBLAS
-     * never allocates during a run, and that backend's rule (if any)
-     * rather than the CPU backend's, with no blocked layouts (the CPU's). */
-    dfg_compile_options device_options;
+    /* A model is compiled here for the backend it runs on, as `dfgc
+     * compile` compiles it from the same options: it runs the same kernels
+     * at the same arena as that program saved and loaded. */
+    dfg_compile_options target;
     if (options) {
-        device_options = *options;
-        if (strcmp(backend_name, "cpu") != 0) {
-            device_options.assign_layouts = 0;
-            if (options->blas_workspace_bytes == 0)
-                device_options.blas_workspace_bytes =
-                    DFG_DEFAULT_BLAS_WORKSPACE;
-            /* The CUDA backend runs no conv2d post-ops. */
-            device_options.fuse_operators = 0;
-            if (options->backend_workspace) {
-                device_options.backend_workspace =
-                    dfg_backend_workspace_rule(backend);
-                device_options.backend_workspace_for =
-                    device_options.backend_workspace ? backend_name : NULL;
-            }
-        }
-        options = &device_options;
+        target = *options;
+        if (dfg_compile_options_for(&target, dfg_backend_target(backend)) !=
+            DFG_OK)
+            return dfgc_library_error(model);
+        options = &target;
     }
     dfg_program *program = NULL;
     if (dfgc_load_program(model, options, &program) != DFG_OK)

@@ -58,7 +58,10 @@ typedef struct dfg_collective {
 } dfg_collective;
 
 /* Makes session's all-reduce steps call *collective (copied; its context
- * must outlive the session's runs); NULL removes it. */
+ * must outlive the session's runs); NULL removes it. A backend that
+ * recorded the steps' work (the CUDA backend's graph) records it again
+ * here, after a warm-up run outside capture that makes the collective's
+ * first calls (as NCCL wants): every rank calls this at the same point. */
 dfg_status dfg_session_set_collective(dfg_session *session,
                                       const dfg_collective *collective);
 

@@ -56,7 +56,8 @@ typedef struct dfg_compile_options {
     /* Inference only: fuse a conv2d's activations and residual add into
      * its post-ops, and decomposed layer norms and GELUs into one op each
      * (passes/fuse_*.c, docs/ops.md): 1. The CPU backend runs them; the
-     * CUDA backend refuses a conv2d with post-ops (compile with 0). */
+     * CUDA backend refuses a conv2d with post-ops (its target,
+     * dfg_compile_options_for, sets 0). */
     int fuse_operators;
     /* Inference with fuse_operators and the CPU backend's rule
      * (dfg_cpu_step_workspace) only: keep activations between oneDNN
@@ -68,6 +69,16 @@ typedef struct dfg_compile_options {
 } dfg_compile_options;
 
 void dfg_compile_options_init(dfg_compile_options *options);
+
+/* Makes options (from dfg_compile_options_init and the caller's choices)
+ * compile programs for a backend, as `dfgc compile --device` does, from
+ * what it needs (dfg_backend_target, include/dfg/session.h): its workspace
+ * rule in place of the CPU's when options->backend_workspace is set, no
+ * blocked layouts or fused post-ops where it runs none, its BLAS scratch
+ * unless blas_workspace_bytes is set. DFG_ERR_INVALID_ARGUMENT, options
+ * unchanged, for an alignment below what it runs. */
+dfg_status dfg_compile_options_for(dfg_compile_options *options,
+                                   const dfg_target *target);
 
 /* options may be NULL for the defaults. */
 dfg_status dfg_compile(const dfg_graph *graph,

@@ -31,6 +31,21 @@ typedef int64_t (*dfg_backend_workspace_fn)(int32_t op,
                                             const struct dfg_type *out,
                                             int32_t n_out);
 
+/* What a backend's programs need from the compiler: dfg_backend_target
+ * (include/dfg/session.h) gives each backend's, dfg_compile_options_for
+ * (include/dfg/compile.h) makes compile options follow one. Static. */
+typedef struct dfg_target {
+    const char *backend;                     /* its name: "cpu", "cuda" */
+    dfg_backend_workspace_fn workspace_rule; /* its kernels' scratch per
+                                                step; NULL: none */
+    uint64_t min_alignment;        /* the least offset alignment it runs */
+    uint64_t blas_workspace_bytes; /* its BLAS library's scratch per
+                                      product step; 0: none planned */
+    int blocked_layouts; /* 1: it runs blocked layouts (reorder steps) */
+    int fused_post_ops;  /* 1: it runs conv2d / matmul post-ops and fused
+                            biases (the inference fusion passes') */
+} dfg_target;
+
 /* The largest blas_workspace_bytes, and what dfgc uses for --device cuda
  * (cuBLAS asks for 4 MiB on Ampere, 32 MiB on Hopper for its best
  * kernels; 4 MiB keeps the arena small and is enough for most). */

@@ -135,6 +135,15 @@ static void cpu_destroy(dfg_backend_context *context)
     dfg_free(&a, context);
 }
 
+/* dfg_compile_options_init's defaults are the CPU's. */
+static const dfg_target cpu_target = {
+    .backend = DFG_CPU_BACKEND_NAME,
+    .workspace_rule = dfg_cpu_step_workspace,
+    .min_alignment = 1,
+    .blocked_layouts = 1,
+    .fused_post_ops = 1,
+};
+
 const dfg_backend dfg_cpu_backend = {
     .name = DFG_CPU_BACKEND_NAME,
     .host_memory = 1,
@@ -152,5 +161,5 @@ const dfg_backend dfg_cpu_backend = {
     .step_library = cpu_step_library,
     .synchronize = cpu_synchronize,
     .destroy = cpu_destroy,
-    .step_workspace = dfg_cpu_step_workspace,
+    .target = &cpu_target,
 };

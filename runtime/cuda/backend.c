@@ -32,6 +32,7 @@
 #include "layout_plan.h"
 #include "memory.h"
 #include "step_plan.h"
+#include "target.h"
 #include "thread_state.h"
 #include "warm_up.h"
 
@@ -512,15 +513,23 @@ static dfg_status synchronize_here(dfg_backend_context *c)
                          ? dfg_op_get(c->plans[step].args->op)->name : "?");
 }
 
-static dfg_status cuda_synchronize(dfg_backend_context *c)
+/* Calls work(c) with the session's device current (and gives the
+ * caller's back). */
+static dfg_status on_device(dfg_backend_context *c,
+                            dfg_status (*work)(dfg_backend_context *))
 {
     int previous;
     dfg_status st = enter(c, &previous);
     if (st == DFG_OK) {
-        st = synchronize_here(c);
+        st = work(c);
         leave(c, previous);
     }
     return st;
+}
+
+static dfg_status cuda_synchronize(dfg_backend_context *c)
+{
+    return on_device(c, synchronize_here);
 }
 
 /* The bytes steps write in place, saved on the host before the warm-up
@@ -591,6 +600,25 @@ static int is_blas_kind(dfg_cuda_kind kind)
            kind == DFG_CUDA_CONV_GRAD_WEIGHT;
 }
 
+/* Captures the planned steps into a CUDA graph after a warm-up run that
+ * leaves no trace (graphs on, and steps to run): the warm-up also makes
+ * the first call of each library, NCCL's first collective included,
+ * outside capture. Any graph captured before is dropped first. */
+static dfg_status capture_steps(dfg_backend_context *c)
+{
+    dfg_cuda_graph_destroy(&c->graph);
+    if (!dfg_cuda_graphs_enabled(getenv(DFG_CUDA_GRAPHS_ENV)) ||
+        c->n_plans == 0)
+        return DFG_OK;
+    const dfg_cuda_warm_up_calls warm_up = {
+        c, save_inplace_writes, enqueue_all, wait_stream, clear_status,
+        restore_inplace_writes};
+    dfg_status st = dfg_cuda_warm_up(&warm_up);
+    if (st == DFG_OK)
+        st = dfg_cuda_graph_capture(&c->graph, c->stream, enqueue_all, c);
+    return st;
+}
+
 static dfg_status prepare_here(dfg_backend_context *c,
                                const dfg_step_args *steps, int32_t n_steps)
 {
@@ -616,15 +644,7 @@ static dfg_status prepare_here(dfg_backend_context *c,
     dfg_free(&c->allocator, c->plans);
     c->plans = plans;
     c->n_plans = n_steps;
-    if (!dfg_cuda_graphs_enabled(getenv(DFG_CUDA_GRAPHS_ENV)) || n_steps == 0)
-        return DFG_OK;
-    const dfg_cuda_warm_up_calls warm_up = {
-        c, save_inplace_writes, enqueue_all, wait_stream, clear_status,
-        restore_inplace_writes};
-    dfg_status st = dfg_cuda_warm_up(&warm_up);
-    if (st == DFG_OK)
-        st = dfg_cuda_graph_capture(&c->graph, c->stream, enqueue_all, c);
-    return st;
+    return capture_steps(c);
 }
 
 static dfg_status cuda_prepare(dfg_backend_context *c,
@@ -652,6 +672,13 @@ static dfg_status cuda_run_all(dfg_backend_context *c, int32_t *failed_step)
     return st;
 }
 
+/* The collective steps queue the collective's work when enqueued, so a
+ * graph captured before it was set holds none: capture again. */
+static dfg_status cuda_collective_changed(dfg_backend_context *c)
+{
+    return on_device(c, capture_steps);
+}
+
 static int cuda_supports_op(dfg_op op) { return dfg_cuda_supports_op(op); }
 
 const dfg_backend dfg_cuda_backend = {
@@ -665,6 +692,8 @@ const dfg_backend dfg_cuda_backend = {
     .download = cuda_download,
     .prepare = cuda_prepare,
     .run_all = cuda_run_all,
+    .collective_changed = cuda_collective_changed,
+    .target = &dfg_cuda_target,
     .synchronize = cuda_synchronize,
     .destroy = cuda_destroy,
 };

@@ -346,7 +346,8 @@ static dfg_status plan_blas(const dfg_step_args *s, dfg_cuda_step_plan *p)
         return dfg_error(DFG_ERR_UNSUPPORTED,
                          "%s with fused post-ops or a fused bias (a program "
                          "compiled for the CPU): the CUDA backend runs none, "
-                         "compile with fuse_operators = 0 (dfgc --no-fuse)",
+                         "compile for it (dfg_compile_options_for, dfgc "
+                         "compile --device cuda)",
                          dfg_op_get(s->op)->name);
     dfg_status st = check_float_operands(s, has_bias ? 3 : 2);
     if (st != DFG_OK)
@@ -516,6 +517,29 @@ int dfg_cuda_supports_op(dfg_op op)
     return (unsigned)op < DFG_OP_COUNT && planners[op] != NULL;
 }
 
+/* The kernels load and store whole elements (and cuBLAS reads them so):
+ * an operand at an address that is not a multiple of its element size
+ * would raise a misaligned-address error that ends the CUDA context. */
+static dfg_status check_alignment(const dfg_step_args *s)
+{
+    for (int32_t i = 0; i < s->n_inputs + s->n_outputs; i++) {
+        int in = i < s->n_inputs;
+        const void *const *from = in ? s->in : (const void *const *)s->out;
+        const void *at = from ? from[in ? i : i - s->n_inputs] : NULL;
+        const dfg_type *t = in ? &s->in_types[i]
+                               : &s->out_types[i - s->n_inputs];
+        int64_t size = dfg_cuda_dtype_size(t->dtype);
+        if (at && size > 0 && (uintptr_t)at % (uint64_t)size != 0)
+            return dfg_error(DFG_ERR_UNSUPPORTED, "%s: %s %d is not aligned "
+                             "to its %lld-byte elements (compile with an "
+                             "alignment of at least 16: --align 16)",
+                             op_name(s), in ? "input" : "output",
+                             in ? (int)i : (int)(i - s->n_inputs),
+                             (long long)size);
+    }
+    return DFG_OK;
+}
+
 dfg_status dfg_cuda_step_plan_make(const dfg_step_args *step, int32_t index,
                                    dfg_cuda_step_plan *plan)
 {
@@ -525,5 +549,6 @@ dfg_status dfg_cuda_step_plan_make(const dfg_step_args *step, int32_t index,
     if (!dfg_cuda_supports_op(step->op))
         return dfg_error(DFG_ERR_UNSUPPORTED, "op %d has no CUDA kernel",
                          (int)step->op);
-    return planners[step->op](step, plan);
+    dfg_status st = check_alignment(step);
+    return st != DFG_OK ? st : planners[step->op](step, plan);
 }

@@ -1,0 +1,13 @@
+/* The CUDA backend's compile target (see target.h). */
+#include "target.h"
+
+#include "../backend.h"
+
+const dfg_target dfg_cuda_target = {
+    .backend = DFG_CUDA_BACKEND_NAME,
+    .workspace_rule = NULL,
+    .min_alignment = 16,
+    .blas_workspace_bytes = DFG_DEFAULT_BLAS_WORKSPACE,
+    .blocked_layouts = 0,
+    .fused_post_ops = 0,
+};
