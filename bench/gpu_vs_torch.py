@@ -17,6 +17,7 @@ Needs Debian's python3-torch and python3-torchvision with CUDA; exits 77,
 saying why, when torch or a CUDA device is missing.
 """
 import argparse
+import inspect
 import json
 import os
 import statistics
@@ -45,8 +46,10 @@ def export(batch, dtype, path):
     x = x.half() if dtype == "f16" else x
     if dtype == "f16":  # f16 convolutions need the GPU to trace
         model, x = model.cuda(), x.cuda()
+    legacy = ({"dynamo": False} if "dynamo" in  # PyTorch 2.9+'s default
+              inspect.signature(torch.onnx.export).parameters else {})
     torch.onnx.export(model, x, path, opset_version=13, input_names=["x"],
-                      output_names=["y"], do_constant_folding=True)
+                      output_names=["y"], do_constant_folding=True, **legacy)
 
 
 def torch_worker(batch, dtype, iterations, warmup):

@@ -20,6 +20,7 @@ For each model writes OUT_DIR/MODEL.onnx (random weights, fixed seed, opset
 and OUT_DIR/MODEL.output.bin (PyTorch's float32 output). Exits 77 with a
 message if torch or torchvision cannot be imported.
 """
+import inspect
 import os
 import sys
 
@@ -130,9 +131,13 @@ def export(out_dir, name, batch):
         y = model(x)
     stem = os.path.join(out_dir, name if batch == 1 else f"{name}_b{batch}")
     opset = 14 if name in model_families.FAMILIES else 13
+    # The TorchScript exporter, which PyTorch 2.9 and later replace by
+    # default with the dynamo one (other graphs, other opsets).
+    legacy = ({"dynamo": False} if "dynamo" in
+              inspect.signature(torch.onnx.export).parameters else {})
     torch.onnx.export(model, x, stem + ".onnx", opset_version=opset,
                       input_names=["input"], output_names=["output"],
-                      do_constant_folding=True)
+                      do_constant_folding=True, **legacy)
     x.numpy().tofile(stem + ".input.bin")  # float32, or int64 tokens
     y.numpy().astype("float32").tofile(stem + ".output.bin")
     print(f"{stem}.onnx: input {list(x.shape)}, output {list(y.shape)}")
