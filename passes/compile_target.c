@@ -3,6 +3,9 @@
 #include "dfg/compile.h"
 
 #include "error.h"
+#include "graph.h"
+#include "op_table.h"
+#include "pass.h"
 
 dfg_status dfg_compile_options_for(dfg_compile_options *options,
                                    const dfg_target *target)
@@ -30,5 +33,22 @@ dfg_status dfg_compile_options_for(dfg_compile_options *options,
         options->fuse_operators = 0;
     if (options->blas_workspace_bytes == 0)
         options->blas_workspace_bytes = target->blas_workspace_bytes;
+    options->target = target;
+    return DFG_OK;
+}
+
+dfg_status dfg_pass_check_target(const dfg_graph *graph,
+                                 const dfg_target *target)
+{
+    if (!target || !target->supports_op)
+        return DFG_OK;
+    for (int32_t i = 0; i < graph->n_nodes; i++) {
+        const dfg_ir_node *n = &graph->nodes[i];
+        if (!n->dead && !target->supports_op((int32_t)n->op))
+            return dfg_error(DFG_ERR_UNSUPPORTED,
+                             "node '%s': the %s backend has no kernel for "
+                             "%s", n->name, target->backend,
+                             dfg_op_get(n->op)->name);
+    }
     return DFG_OK;
 }

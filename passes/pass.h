@@ -90,6 +90,12 @@ dfg_status dfg_pass_transpose_views(dfg_graph *graph,
  * stay plain are left alone; a graph with no oneDNN conv is unchanged. */
 dfg_status dfg_pass_assign_layouts(dfg_graph *graph, dfg_pass_report *report);
 
+/* DFG_ERR_UNSUPPORTED, naming the first, if a live node's op has no
+ * kernel on target (dfg_compile_options.target; NULL: none refused). The
+ * graph's final ops: run after every rewriting pass. */
+dfg_status dfg_pass_check_target(const dfg_graph *graph,
+                                 const dfg_target *target);
+
 /* Concats that run no step: their inputs are written straight into their
  * output, or their output is the first bytes of a longer concat's output
  * that holds the same first inputs (passes/concat_views.c). */

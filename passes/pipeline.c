@@ -205,7 +205,7 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
         st = dfg_pass_assign_layouts(c->graph, &report);
         c->blocked = report.values_blocked > 0 || report.reorders > 0;
     }
-    return st;
+    return st == DFG_OK ? dfg_pass_check_target(c->graph, o->target) : st;
 }
 
 static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,

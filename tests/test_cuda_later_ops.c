@@ -631,13 +631,18 @@ static int cpu_only(dfg_op op)
            op == DFG_OP_REORDER; /* blocked layouts: CPU only */
 }
 
+/* Every op of the table: a CUDA plan, or refused by the CUDA target
+ * (dfg_compile refuses it by name: test_training_dropout.c). */
 static void test_op_coverage(void **state)
 {
     (void)state;
-    for (int op = 0; op < DFG_OP_COUNT; op++)
+    for (int op = 0; op < DFG_OP_COUNT; op++) {
         if (dfg_cpu_kernel_for((dfg_op)op) && !cpu_only((dfg_op)op) &&
             !dfg_cuda_supports_op((dfg_op)op))
             fail_msg("%s has no CUDA plan", dfg_op_get((dfg_op)op)->name);
+        assert_int_equal(dfg_cuda_target.supports_op(op),
+                         dfg_cuda_supports_op((dfg_op)op));
+    }
 }
 
 int main(void)

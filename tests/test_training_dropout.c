@@ -1,21 +1,23 @@
 /* Dropout in a training step: a dropout becomes dropout_train, each run
  * draws another mask from the seeded Philox stream, and the seed makes
- * the masks (so the losses) repeat. */
+ * the masks (so the losses) repeat; compiling for the CUDA backend, which
+ * has no kernel for it, refuses it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "dfg/builder.h"
 #include "dfg/compile.h"
 #include "dfg/session.h"
 #include "dfg/training.h"
+#include "cuda/target.h"
 #include "program.h"
 
-/* The classifier with dropout (p 0.5) on its prediction, compiled as a
- * training step with the given seed. */
-static dfg_program *compile_dropout_classifier(uint64_t seed)
+/* The classifier with dropout (p 0.5) on its prediction, and its MSE. */
+static dfg_graph *dropout_classifier(void)
 {
     dfg_graph *g;
     dfg_value x, w, h, y;
@@ -29,6 +31,15 @@ static dfg_program *compile_dropout_classifier(uint64_t seed)
     assert_int_equal(dfg_dropout(g, h, 0.5f, &y), DFG_OK);
     assert_int_equal(dfg_graph_output(g, y, "prediction"), DFG_OK);
     assert_int_equal(dfg_graph_add_loss(g, DFG_LOSS_MSE, NULL), DFG_OK);
+    return g;
+}
+
+/* The classifier compiled as a training step with the given seed, for
+ * target (NULL: no backend in particular). */
+static dfg_status compile_training(uint64_t seed, const dfg_target *target,
+                                   dfg_program **p)
+{
+    dfg_graph *g = dropout_classifier();
     dfg_training_options t;
     dfg_training_options_init(&t);
     t.loss = "loss";
@@ -36,9 +47,17 @@ static dfg_program *compile_dropout_classifier(uint64_t seed)
     dfg_compile_options o;
     dfg_compile_options_init(&o);
     o.training = &t;
-    dfg_program *p;
-    assert_int_equal(dfg_compile(g, &o, &p), DFG_OK);
+    if (target)
+        assert_int_equal(dfg_compile_options_for(&o, target), DFG_OK);
+    dfg_status st = dfg_compile(g, &o, p);
     dfg_graph_destroy(g);
+    return st;
+}
+
+static dfg_program *compile_dropout_classifier(uint64_t seed)
+{
+    dfg_program *p;
+    assert_int_equal(compile_training(seed, NULL, &p), DFG_OK);
     int found = 0;
     for (int32_t s = 0; s < p->n_steps; s++)
         found += p->steps[s].op == DFG_OP_DROPOUT_TRAIN;
@@ -82,10 +101,24 @@ static void test_dropout_trains_with_seeded_masks(void **state)
     assert_true(a[0] != c[0] || a[1] != c[1] || a[2] != c[2]);
 }
 
+/* The CUDA backend has no dropout_train kernel: compiling for its target
+ * refuses the step by name (not a session that fails to start later). */
+static void test_cuda_target_refuses_dropout_train(void **state)
+{
+    (void)state;
+    dfg_program *p = NULL;
+    assert_int_equal(compile_training(1, &dfg_cuda_target, &p),
+                     DFG_ERR_UNSUPPORTED);
+    assert_null(p);
+    assert_non_null(strstr(dfg_last_error(),
+                           "the cuda backend has no kernel for dropout_train"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dropout_trains_with_seeded_masks),
+        cmocka_unit_test(test_cuda_target_refuses_dropout_train),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -66,6 +66,10 @@ typedef struct dfg_compile_options {
      * program then records the CPU features it needs
      * (docs/program-format.md): 1. */
     int assign_layouts;
+    /* The backend the program is for (dfg_compile_options_for sets it):
+     * dfg_compile refuses, naming them, ops it has no kernel for. NULL:
+     * no backend in particular. */
+    const dfg_target *target;
 } dfg_compile_options;
 
 void dfg_compile_options_init(dfg_compile_options *options);
@@ -75,8 +79,9 @@ void dfg_compile_options_init(dfg_compile_options *options);
  * what it needs (dfg_backend_target, include/dfg/session.h): its workspace
  * rule in place of the CPU's when options->backend_workspace is set, no
  * blocked layouts or fused post-ops where it runs none, its BLAS scratch
- * unless blas_workspace_bytes is set. DFG_ERR_INVALID_ARGUMENT, options
- * unchanged, for an alignment below what it runs. */
+ * unless blas_workspace_bytes is set, and options->target, so that ops it
+ * has no kernel for are refused at compile time. DFG_ERR_INVALID_ARGUMENT,
+ * options unchanged, for an alignment below what it runs. */
 dfg_status dfg_compile_options_for(dfg_compile_options *options,
                                    const dfg_target *target);
 

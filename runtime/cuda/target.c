@@ -2,6 +2,12 @@
 #include "target.h"
 
 #include "../backend.h"
+#include "step_plan.h"
+
+static int supports_op(int32_t op)
+{
+    return op >= 0 && op < DFG_OP_COUNT && dfg_cuda_supports_op((dfg_op)op);
+}
 
 const dfg_target dfg_cuda_target = {
     .backend = DFG_CUDA_BACKEND_NAME,
@@ -10,4 +16,5 @@ const dfg_target dfg_cuda_target = {
     .blas_workspace_bytes = DFG_DEFAULT_BLAS_WORKSPACE,
     .blocked_layouts = 0,
     .fused_post_ops = 0,
+    .supports_op = supports_op,
 };
