@@ -386,6 +386,8 @@ void dfg_session_destroy(dfg_session *s)
 {
     if (!s)
         return;
+    if (s->collective.detach)
+        s->collective.detach(s->collective.context);
     if (s->context) {
         s->backend->synchronize(s->context);
         for (int r = 0; r < DFG_REGION_COUNT; r++)
@@ -667,9 +669,13 @@ dfg_status dfg_session_set_collective(dfg_session *s,
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "dfg_session_set_collective: both functions are "
                          "needed");
+    dfg_collective before = s->collective;
     memset(&s->collective, 0, sizeof s->collective);
     if (collective)
         s->collective = *collective;
+    /* Set again with its own context: still attached. */
+    if (before.detach && !(collective && collective->context == before.context))
+        before.detach(before.context);
     return DFG_OK;
 }
 

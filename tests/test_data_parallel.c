@@ -17,6 +17,10 @@
  *   test_data_parallel mismatch  a rank with another program is refused
  *   test_data_parallel kill      rank 1 dies mid-run; rank 0's run fails
  *                                within 30 s naming rank 1
+ *   test_data_parallel order     the session is destroyed before the
+ *                                data-parallel object attached to it, which
+ *                                is then destroyed touching no freed memory
+ *                                (AddressSanitizer's build checks it)
  *
  * Each prints "PASS ..." on rank 0 and exits 0, or says what failed and
  * exits 1. */
@@ -311,6 +315,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "FAIL mismatch: rank 1's program was accepted\n");
     else if (strcmp(mode, "kill") == 0)
         result = run_kill(s);
+    else if (strcmp(mode, "order") == 0) {
+        result = train(s, rank * model.batch, 1, ranks * model.batch, 1) !=
+                 DFG_OK;
+        if (result)
+            fail("a step before the destroys");
+        /* The wrong order: the session goes first and lets go of dp. */
+        dfg_session_destroy(s);
+        s = NULL;
+        if (!result && rank == 0)
+            printf("PASS order: the session destroyed before its "
+                   "data-parallel object\n");
+    }
     else
         result = run_equal(s, p);
     dfg_data_parallel_destroy(dp);

@@ -42,7 +42,10 @@ void dfg_data_parallel_options_init(dfg_data_parallel_options *options);
  * every rank runs the same program (a hash of its bytes; a rank with
  * another is refused, naming it), broadcasts rank 0's weights region
  * (weights, optimizer state) to all, and sets the session's collective.
- * options may be NULL. The session and program must outlive *out. */
+ * options may be NULL. The program is read here only. Either may be
+ * destroyed first: *out before the session removes its collective from
+ * it; the session before *out lets go of it (dfg_collective.detach), so
+ * that destroying *out later touches no freed memory. */
 dfg_status dfg_data_parallel_create(dfg_session *session,
                                     const dfg_program *program, MPI_Comm comm,
                                     const dfg_data_parallel_options *options,
