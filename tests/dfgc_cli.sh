@@ -109,6 +109,12 @@ PY
 [ $((bf16_arena * 10)) -lt $((f32_arena * 7)) ] ||
     fail "--precision bf16: arena $bf16_arena, f32 $f32_arena"
 expect_error 2 plan example:cnn --training --precision f16
+# A budget of 2^63 bytes or more is refused, never read as negative.
+for budget in 9223372036854775808 18446744073709551615 99999999999999999999; do
+    expect_error 2 plan example:mlp --training --memory-budget $budget
+    grep -q "from 1 to 9223372036854775807" "$work/err" ||
+        fail "--memory-budget $budget: $(cat "$work/err")"
+done
 
 # --const: an ONNX Reshape whose shape is a graph input compiles once that
 # input is a constant (a TensorProto file of the ONNX test data).
