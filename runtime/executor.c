@@ -382,6 +382,11 @@ const dfg_program *dfg_session_program(const dfg_session *session)
     return session ? session->program : NULL;
 }
 
+const dfg_backend *dfg_session_backend(const dfg_session *session)
+{
+    return session ? session->backend : NULL;
+}
+
 void dfg_session_destroy(dfg_session *s)
 {
     if (!s)
