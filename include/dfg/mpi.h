@@ -9,7 +9,11 @@
  *
  * Faults: MPI errors are returned (MPI_ERRORS_RETURN on the library's own
  * communicators), never fatal; every wait has a watchdog that ends it
- * with an error naming the ranks that stopped answering. After such an
+ * with an error naming the ranks that stopped answering, joining the
+ * ranks at the start included (a rank that never gets there). MPI_Init
+ * itself, which waits for every rank and which nothing interrupts, is
+ * not bounded here: a host program bounds it (dfgc train's
+ * --startup-timeout ends the process). After such an
  * error the communicators are left as they are: the process should report
  * it and exit (dfg_data_parallel_destroy then does not finalize MPI). */
 #ifndef DFG_MPI_H
