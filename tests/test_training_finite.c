@@ -110,6 +110,7 @@ static void test_nan_input_keeps_the_last_finite_weights(void **state)
     assert_int_equal(g.steps, 2);
     size_t bytes;
     void *step2 = region_copy(f.session, &bytes);
+    float pixel = f.pixels[f.n_pixels / 2];
     f.pixels[f.n_pixels / 2] = NAN;
     assert_int_equal(run(&f, &g), DFG_ERR_NOT_FINITE);
     assert_non_null(strstr(dfg_last_error(), "step 3: 'loss' is NaN; the "
@@ -120,9 +121,24 @@ static void test_nan_input_keeps_the_last_finite_weights(void **state)
     assert_int_equal(after_bytes, bytes);
     assert_memory_equal(after, step2, bytes);
     assert_weights_finite(&f);
-    f.pixels[f.n_pixels / 2] = 0.5f;
+    f.pixels[f.n_pixels / 2] = pixel;
     assert_int_equal(run(&f, &g), DFG_OK);
     assert_int_equal(g.steps, 3);
+    /* Weights, optimizer state and step counter as if the refused step
+     * never ran: the same bytes as three clean steps of a new session. */
+    fixture clean;
+    setup(&clean, DFG_OPTIMIZER_ADAM, 0.003f);
+    dfg_finite_guard cg;
+    assert_int_equal(dfg_finite_guard_init(&cg, clean.session, NULL), DFG_OK);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(run(&clean, &cg), DFG_OK);
+    void *resumed = region_copy(f.session, &bytes);
+    void *reference = region_copy(clean.session, &after_bytes);
+    assert_memory_equal(resumed, reference, bytes);
+    free(resumed);
+    free(reference);
+    dfg_finite_guard_free(&cg);
+    teardown(&clean);
     free(after);
     free(step2);
     dfg_finite_guard_free(&g);
