@@ -61,8 +61,9 @@ static int64_t first_not_finite(const float *x, int64_t count)
     return -1;
 }
 
-/* DFG_ERR_NOT_FINITE naming output `index` of p, holding `value` at
- * element `at`, at step `step`; or DFG_OK if every f32 output is finite. */
+/* DFG_ERR_NOT_FINITE naming step `step`, output `index` of p (whose
+ * bytes are `data`) and its first element that is not finite; DFG_OK if
+ * every element is finite or the output is not f32. */
 static dfg_status check_output(const dfg_program *p, int32_t index,
                                const float *data, int64_t step)
 {

@@ -53,10 +53,13 @@ dfg_status dfg_mpi_join(MPI_Comm comm, MPI_Comm *data, dfg_watchdog *w,
     if (st == DFG_OK)
         st = dup_in_time(w, *data, &control);
     w->control = control;
-    int code = st == DFG_OK ? MPI_Comm_rank(*data, &w->rank) : MPI_SUCCESS;
-    if (code == MPI_SUCCESS && st == DFG_OK)
+    if (st != DFG_OK)
+        return st;
+    int code = MPI_Comm_rank(*data, &w->rank);
+    if (code == MPI_SUCCESS)
         code = MPI_Comm_size(*data, &w->size);
-    return code == MPI_SUCCESS ? st : dfg_mpi_error(code, "joining the ranks");
+    return code == MPI_SUCCESS ? DFG_OK
+                               : dfg_mpi_error(code, "joining the ranks");
 }
 
 dfg_status dfg_mpi_check_same_program(const dfg_watchdog *w, MPI_Comm data,
