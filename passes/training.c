@@ -99,6 +99,10 @@ static dfg_status check_options(const dfg_training_options *o)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "training: decay_steps must lie in [0, 2^24], got "
                          "%lld", (long long)o->decay_steps);
+    if (o->memory_budget_bytes > (uint64_t)INT64_MAX)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "training: memory_budget_bytes %llu exceeds 2^63 - 1",
+                         (unsigned long long)o->memory_budget_bytes);
     if (!(o->memory_budget_percent >= 0.0f && o->memory_budget_percent <= 100.0f))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "training: memory_budget_percent must lie in [0, "

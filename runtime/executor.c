@@ -382,10 +382,17 @@ const dfg_program *dfg_session_program(const dfg_session *session)
     return session ? session->program : NULL;
 }
 
+const dfg_backend *dfg_session_backend(const dfg_session *session)
+{
+    return session ? session->backend : NULL;
+}
+
 void dfg_session_destroy(dfg_session *s)
 {
     if (!s)
         return;
+    if (s->collective.detach)
+        s->collective.detach(s->collective.context);
     if (s->context) {
         s->backend->synchronize(s->context);
         for (int r = 0; r < DFG_REGION_COUNT; r++)
@@ -667,14 +674,16 @@ dfg_status dfg_session_set_collective(dfg_session *s,
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "dfg_session_set_collective: both functions are "
                          "needed");
+    dfg_collective before = s->collective;
     memset(&s->collective, 0, sizeof s->collective);
     if (collective)
         s->collective = *collective;
-    if (!s->backend->collective_changed)
-        return DFG_OK;
-    dfg_status st = s->backend->collective_changed(s->context);
-    return st == DFG_OK ? DFG_OK
-                        : dfg_error_prefix(st, "dfg_session_set_collective");
+    /* Set again with its own context: still attached. */
+    if (before.detach && !(collective && collective->context == before.context))
+        before.detach(before.context);
+    dfg_status st = s->backend->collective_changed
+                        ? s->backend->collective_changed(s->context) : DFG_OK;
+    return st == DFG_OK ? st : dfg_error_prefix(st, "dfg_session_set_collective");
 }
 
 dfg_status dfg_session_weights_region(dfg_session *s, void **data,

@@ -109,6 +109,27 @@ PY
 [ $((bf16_arena * 10)) -lt $((f32_arena * 7)) ] ||
     fail "--precision bf16: arena $bf16_arena, f32 $f32_arena"
 expect_error 2 plan example:cnn --training --precision f16
+# A training step whose loss or update is not finite ends 'dfgc train'
+# (exit 1) naming the step, the last finite weights kept
+# (include/dfg/finite_training.h): at lr 1e30 the first update's norm
+# overflows.
+for args in "example:mlp --epochs 1" "example:mlp --synthetic --steps 3"; do
+    # shellcheck disable=SC2086
+    "$dfgc" train $args --lr 1e30 >"$work/out" 2>"$work/err"
+    got=$?
+    [ $got -eq 1 ] || fail "dfgc train $args --lr 1e30 exited $got, not 1"
+    grep -q "^dfgc: error: .*step 1: 'training.update_sq_norms' is infinite .*; the initial weights are kept" \
+        "$work/err" || fail "dfgc train $args --lr 1e30: $(cat "$work/err")"
+    ! grep -q "test_accuracy\|loss .* -> " "$work/out" ||
+        fail "dfgc train $args --lr 1e30 reported a result"
+done
+
+# A budget of 2^63 bytes or more is refused, never read as negative.
+for budget in 9223372036854775808 18446744073709551615 99999999999999999999; do
+    expect_error 2 plan example:mlp --training --memory-budget $budget
+    grep -q "from 1 to 9223372036854775807" "$work/err" ||
+        fail "--memory-budget $budget: $(cat "$work/err")"
+done
 
 # --const: an ONNX Reshape whose shape is a graph input compiles once that
 # input is a constant (a TensorProto file of the ONNX test data).

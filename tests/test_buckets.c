@@ -3,7 +3,8 @@
  * verifier refuses one that is not, and a data-parallel program run by one
  * process trains exactly as the plain training program does; with the
  * optimizer sharded, each rank's state is about half of it on 2 ranks,
- * and a sharded program needs a communicator of those ranks. */
+ * and a sharded program needs a communicator of those ranks; a session
+ * lets go of its collective (detach) when replaced or destroyed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -236,6 +237,53 @@ static void test_sharded_optimizer_plan(void **state)
     assert_non_null(strstr(dfg_last_error(), "needs data_parallel"));
 }
 
+static dfg_status no_start(void *context, int32_t bucket, float *data,
+                           int64_t count, void *queue)
+{
+    (void)context, (void)bucket, (void)data, (void)count, (void)queue;
+    return DFG_OK;
+}
+
+static dfg_status no_wait(void *context, int32_t bucket, void *queue)
+{
+    (void)context, (void)bucket, (void)queue;
+    return DFG_OK;
+}
+
+static void count_detach(void *context)
+{
+    ++*(int *)context;
+}
+
+/* The contract include/dfg/mpi.h relies on: whichever of a session and
+ * its collective's owner goes first, the owner learns when the session
+ * lets go of it: once when replaced, once when the session is destroyed,
+ * never when set again with its own context. */
+static void test_session_detaches_its_collective(void **state)
+{
+    (void)state;
+    dfg_program *p = compile_cnn(1, 0, 0);
+    assert_non_null(p);
+    const dfg_backend *cpu;
+    dfg_session *s;
+    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    assert_int_equal(dfg_session_create(p, cpu, NULL, &s), DFG_OK);
+    int first = 0, second = 0;
+    dfg_collective c = {.context = &first, .all_reduce_start = no_start,
+                        .all_reduce_wait = no_wait, .detach = count_detach};
+    assert_int_equal(dfg_session_set_collective(s, &c), DFG_OK);
+    assert_int_equal(dfg_session_set_collective(s, &c), DFG_OK);
+    assert_int_equal(first, 0);
+    c.context = &second;
+    assert_int_equal(dfg_session_set_collective(s, &c), DFG_OK);
+    assert_int_equal(first, 1);
+    assert_int_equal(second, 0);
+    dfg_session_destroy(s);
+    assert_int_equal(first, 1);
+    assert_int_equal(second, 1);
+    dfg_program_destroy(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -245,6 +293,7 @@ int main(void)
         cmocka_unit_test(test_bad_bucket_bytes),
         cmocka_unit_test(test_one_process_trains_as_plain),
         cmocka_unit_test(test_sharded_optimizer_plan),
+        cmocka_unit_test(test_session_detaches_its_collective),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

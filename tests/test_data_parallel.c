@@ -17,6 +17,13 @@
  *   test_data_parallel mismatch  a rank with another program is refused
  *   test_data_parallel kill      rank 1 dies mid-run; rank 0's run fails
  *                                within 30 s naming rank 1
+ *   test_data_parallel join      rank 1 never attaches (it sleeps, then
+ *                                leaves); rank 0's attach fails within its
+ *                                2 s timeout instead of hanging
+ *   test_data_parallel order     the session is destroyed before the
+ *                                data-parallel object attached to it, which
+ *                                is then destroyed touching no freed memory
+ *                                (AddressSanitizer's build checks it)
  *
  * Each prints "PASS ..." on rank 0 and exits 0, or says what failed and
  * exits 1. */
@@ -25,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "dfg/mpi.h"
 #include "program.h"
 
@@ -276,6 +284,34 @@ static int run_kill(dfg_session *s)
     _Exit(0);
 }
 
+/* Rank 0 attaches with a 2 s timeout while rank 1 sleeps 6 s and leaves
+ * without attaching: the join at the start fails in time. */
+static int run_join(dfg_session *s, const dfg_program *p)
+{
+    if (rank == 1) {
+        sleep(6);
+        _Exit(0);
+    }
+    dfg_data_parallel_options o;
+    dfg_data_parallel_options_init(&o);
+    o.timeout_seconds = 2.0;
+    dfg_data_parallel *dp = NULL;
+    double t0 = MPI_Wtime();
+    dfg_status st = dfg_data_parallel_create(s, p, MPI_COMM_NULL, &o, &dp);
+    double seconds = MPI_Wtime() - t0;
+    if (st == DFG_OK || seconds > 5.0 ||
+        !strstr(dfg_last_error(), "joining the ranks did not finish within "
+                                  "2 s")) {
+        fprintf(stderr, "FAIL join: status %s after %.1f s: %s\n",
+                dfg_status_name(st), seconds, dfg_last_error());
+        return 1;
+    }
+    printf("PASS join: after %.1f s: %s\n", seconds, dfg_last_error());
+    fflush(stdout);
+    /* The lost rank never joins MPI_Finalize: leave without it. */
+    _Exit(0);
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "equal";
@@ -286,6 +322,22 @@ int main(int argc, char **argv)
     }
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (strcmp(mode, "join") == 0) {
+        MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+        int result = 1;
+        dfg_program *p = NULL;
+        dfg_session *s = NULL;
+        const dfg_backend *cpu;
+        if (compile(1, 1, 0.05f, &p) != DFG_OK ||
+            dfg_backend_find("cpu", &cpu) != DFG_OK ||
+            dfg_session_create(p, cpu, NULL, &s) != DFG_OK)
+            result = fail("compiling the model");
+        else
+            result = run_join(s, p);
+        dfg_session_destroy(s);
+        dfg_program_destroy(p);
+        return result;
+    }
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     int mismatch = strcmp(mode, "mismatch") == 0;
     shard = strcmp(mode, "shard") == 0 ? ranks : 0;
@@ -311,6 +363,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "FAIL mismatch: rank 1's program was accepted\n");
     else if (strcmp(mode, "kill") == 0)
         result = run_kill(s);
+    else if (strcmp(mode, "order") == 0) {
+        result = train(s, rank * model.batch, 1, ranks * model.batch, 1) !=
+                 DFG_OK;
+        if (result)
+            fail("a step before the destroys");
+        /* The wrong order: the session goes first and lets go of dp. */
+        dfg_session_destroy(s);
+        s = NULL;
+        if (!result && rank == 0)
+            printf("PASS order: the session destroyed before its "
+                   "data-parallel object\n");
+    }
     else
         result = run_equal(s, p);
     dfg_data_parallel_destroy(dp);

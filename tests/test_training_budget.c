@@ -213,6 +213,13 @@ static void test_memory_budget_keeps_the_results(void **state)
      * error names that node (passes/remat_floor.c). */
     assert_non_null(strstr(dfg_last_error(), "which no recomputation splits"));
     assert_non_null(strstr(dfg_last_error(), "batch_norm_train_grad"));
+    /* 2^63 and above are refused, never read as a negative budget. */
+    t.memory_budget_bytes = (uint64_t)1 << 63;
+    assert_int_equal(dfg_compile(cnn, &o, &p), DFG_ERR_INVALID_ARGUMENT);
+    assert_non_null(strstr(dfg_last_error(), "memory_budget_bytes "
+                                             "9223372036854775808 exceeds"));
+    t.memory_budget_bytes = UINT64_MAX;
+    assert_int_equal(dfg_compile(cnn, &o, &p), DFG_ERR_INVALID_ARGUMENT);
     dfg_graph_destroy(cnn);
 }
 

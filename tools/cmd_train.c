@@ -28,7 +28,9 @@ static const char usage[] =
     "With --synthetic (the default for FILE.onnx), trains any classifier on\n"
     "one fixed batch of random inputs and labels from --seed, printing each\n"
     "step's loss and time, then the arena, the weights region (with the\n"
-    "optimizer state) and the peak resident set.\n"
+    "optimizer state) and the peak resident set. A step whose loss or\n"
+    "update is NaN or infinite ends the run with status 1, naming the step\n"
+    "(the last finite weights are kept in memory; dfgc writes no weights).\n"
     "\n"
     "--epochs N        passes over the training examples (mlp 20, cnn 10)\n"
     "--batch N         micro-batch size; the bundled models are built for 32,\n"
@@ -47,6 +49,9 @@ static const char usage[] =
     "--bucket-bytes N  gradient bucket size for --data-parallel (25 MiB)\n"
     "--shard-optimizer with --data-parallel: each rank keeps and updates the\n"
     "                  optimizer state of 1/N of every bucket (ZeRO-1)\n"
+    "--startup-timeout S  with --data-parallel: seconds MPI's start-up may\n"
+    "                  take, every rank joining a first barrier, before\n"
+    "                  the run ends with an error (60)\n"
     "DFG_DATA_DIR      the folder holding digits/digits.csv.gz\n";
 
 /* example:NAME or NAME. */
@@ -58,6 +63,7 @@ static const char *model_name(const char *model)
 typedef struct train_args {
     const char *json;
     uint64_t epochs, batch, accumulate, seed, steps, bucket_bytes;
+    uint64_t startup_timeout;
     int synthetic, data_parallel, shard_optimizer;
     dfgc_training_setup setup;
 } train_args;
@@ -78,13 +84,14 @@ static int parse_option(int argc, char **argv, int *i, void *ctx)
         return 1;
     }
     static const char *const numbers[] = {"--epochs", "--batch", "--accumulate",
-                                          "--seed", "--steps", "--bucket-bytes"};
+                                          "--seed", "--steps", "--bucket-bytes",
+                                          "--startup-timeout"};
     uint64_t *targets[] = {&a->epochs, &a->batch, &a->accumulate, &a->seed,
-                           &a->steps, &a->bucket_bytes};
+                           &a->steps, &a->bucket_bytes, &a->startup_timeout};
     const uint64_t most[] = {1u << 20, 1u << 20, 1u << 20, UINT64_MAX,
-                             1u << 20, (uint64_t)1 << 40};
+                             1u << 20, (uint64_t)1 << 40, 86400};
     int found = 0;
-    for (int k = 0; k < 6 && found == 0; k++) {
+    for (int k = 0; k < 7 && found == 0; k++) {
         const char *text;
         found = dfgc_option_value("train", argc, argv, i, numbers[k], &text);
         if (found > 0 &&
@@ -135,13 +142,16 @@ static int train_digits(const char *model, const train_args *a)
     if (a->batch != 32)
         return dfgc_usage_error("train", "--batch %llu: the bundled models are "
                                 "built for batch 32", (unsigned long long)a->batch);
-    if ((a->bucket_bytes || a->shard_optimizer) && !a->data_parallel)
-        return dfgc_usage_error("train", "--bucket-bytes and --shard-optimizer "
-                                "need --data-parallel");
+    if ((a->bucket_bytes || a->shard_optimizer || a->startup_timeout) &&
+        !a->data_parallel)
+        return dfgc_usage_error("train", "--bucket-bytes, --shard-optimizer "
+                                "and --startup-timeout need --data-parallel");
     c.training.data_parallel = a->data_parallel;
     c.training.bucket_bytes = (int64_t)a->bucket_bytes;
 #ifdef DFGC_HAVE_MPI
-    if (a->data_parallel && dfgc_data_parallel_begin(&c) != 0)
+    if (a->data_parallel &&
+        dfgc_data_parallel_begin(&c, a->startup_timeout ? (double)a->startup_timeout
+                                                        : 60.0) != 0)
         return DFGC_EXIT_ERROR;
 #else
     if (a->data_parallel)

@@ -2,6 +2,7 @@
 #include "data_parallel_cli.h"
 
 #include "dfg/mpi.h"
+#include "startup_deadline.h"
 
 static dfg_data_parallel *attached;
 static dfg_data_parallel_stats stats; /* attached's, kept by detach */
@@ -26,13 +27,24 @@ static void detach(void *context)
     attached = NULL;
 }
 
-int dfgc_data_parallel_begin(dfgc_train_config *c)
+int dfgc_data_parallel_begin(dfgc_train_config *c, double startup_seconds)
 {
     int provided, rank = 0, ranks = 1;
-    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) !=
-            MPI_SUCCESS ||
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank) != MPI_SUCCESS ||
-        MPI_Comm_size(MPI_COMM_WORLD, &ranks) != MPI_SUCCESS) {
+    /* MPI_Init and the first collective wait for every rank, and nothing
+     * interrupts them: a rank stopped before them would hang the job. */
+    dfgc_startup_deadline deadline;
+    if (dfgc_startup_deadline_start(&deadline, startup_seconds,
+                                    "MPI start-up (MPI_Init and a first "
+                                    "barrier over the ranks)") != 0)
+        return -1;
+    int started =
+        MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) ==
+            MPI_SUCCESS &&
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank) == MPI_SUCCESS &&
+        MPI_Comm_size(MPI_COMM_WORLD, &ranks) == MPI_SUCCESS &&
+        MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS;
+    dfgc_startup_deadline_met(&deadline);
+    if (!started) {
         fprintf(stderr, "dfgc train: MPI could not start\n");
         return -1;
     }

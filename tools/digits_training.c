@@ -51,16 +51,24 @@ static dfg_status write_json(const dfg_program *p, const char *path)
     return st;
 }
 
+/* Every run through a finite guard (dfg/finite_training.h): a step whose
+ * loss or update is not finite ends the training with the weights of the
+ * step before kept in the session. */
 static dfg_status train(const dfgc_train_config *c, const dfgc_digits *data,
                         dfg_session *s, batch *b, dfgc_train_result *out)
 {
+    dfg_finite_guard guard;
+    dfg_status st = dfg_finite_guard_init(&guard, s, NULL);
+    if (st != DFG_OK)
+        return st;
     int32_t *order = malloc(DFGC_DIGITS_TRAIN * sizeof *order);
-    if (!order)
+    if (!order) {
+        dfg_finite_guard_free(&guard);
         return DFG_ERR_OUT_OF_MEMORY;
+    }
     for (int32_t i = 0; i < DFGC_DIGITS_TRAIN; i++)
         order[i] = i;
     uint64_t state = dfgc_digits_seed(c->seed);
-    dfg_status st = DFG_OK;
     int32_t ranks = c->ranks > 1 ? c->ranks : 1, global = ranks * b->size;
     for (int32_t epoch = 0; epoch < c->epochs && st == DFG_OK; epoch++) {
         dfgc_digits_shuffle(order, DFGC_DIGITS_TRAIN, &state);
@@ -72,15 +80,16 @@ static dfg_status train(const dfgc_train_config *c, const dfgc_digits *data,
             float loss, norms[DFGC_MAX_TRAINED];
             const void *inputs[2] = {b->pixels, b->labels};
             void *outputs[2] = {&loss, norms};
-            st = dfg_session_run(s, inputs, outputs);
-            total += loss;
+            st = dfg_finite_guard_run(&guard, s, inputs, outputs);
+            total += st == DFG_OK ? loss : 0.0f;
         }
         out->final_loss = runs ? total / runs : 0.0;
-        if (c->log)
+        if (c->log && st == DFG_OK)
             fprintf(c->log, "epoch %d: loss %.4f\n", (int)epoch + 1,
                     out->final_loss);
     }
     free(order);
+    dfg_finite_guard_free(&guard);
     return st;
 }
 

@@ -56,11 +56,15 @@ static dfg_status run_steps(dfgc_synthetic_config *c, dfg_session *s,
                             const void *const *inputs, const float *loss_at,
                             dfgc_synthetic_result *out)
 {
-    for (int32_t step = 1; step <= c->steps; step++) {
+    /* A step whose loss or update is not finite ends the run, the
+     * weights of the step before kept (dfg/finite_training.h). */
+    dfg_finite_guard guard;
+    dfg_status st = dfg_finite_guard_init(&guard, s, NULL);
+    for (int32_t step = 1; step <= c->steps && st == DFG_OK; step++) {
         double start = now_ms();
-        dfg_status st = dfg_session_run(s, inputs, NULL);
+        st = dfg_finite_guard_run(&guard, s, inputs, NULL);
         if (st != DFG_OK)
-            return st;
+            break;
         double loss = *loss_at;
         if (step == 1)
             out->first_loss = loss;
@@ -69,7 +73,8 @@ static dfg_status run_steps(dfgc_synthetic_config *c, dfg_session *s,
             fprintf(c->log, "step %d: loss %.6f, %.1f ms\n", (int)step, loss,
                     now_ms() - start);
     }
-    return DFG_OK;
+    dfg_finite_guard_free(&guard);
+    return st;
 }
 
 static dfg_status compile(dfgc_synthetic_config *c, dfg_program **program)

@@ -46,7 +46,8 @@ static int parse_budget(const char *command, const char *text,
         return 1;
     }
     uint64_t bytes;
-    if (dfgc_parse_u64(command, "--memory-budget", text, 1, UINT64_MAX,
+    /* At most 2^63 - 1: the planner's sizes are int64_t. */
+    if (dfgc_parse_u64(command, "--memory-budget", text, 1, INT64_MAX,
                        &bytes) != 0)
         return -1;
     t->memory_budget_bytes = bytes;

@@ -21,8 +21,9 @@ typedef struct dfgc_training_setup {
     "                  prediction [N, classes] (default: the model's)\n"     \
     "--optimizer NAME  adam (default), adamw, or sgd (momentum 0.9)\n"       \
     "--lr X            learning rate (sgd 0.05, adam/adamw 0.003)\n"      \
-    "--memory-budget B arena budget, BYTES or N% of the arena without one:\n" \
-    "                  saved activations are recomputed until it fits\n" \
+    "--memory-budget B arena budget, BYTES (below 2^63) or N% of the arena\n" \
+    "                  without one: saved activations are recomputed until\n" \
+    "                  it fits\n" \
     "--precision P     f32 (default) or bf16: activations and gradients\n"  \
     "                  stored in bf16, weights and optimizer state f32\n"
 

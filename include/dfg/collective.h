@@ -55,13 +55,21 @@ typedef struct dfg_collective {
      * communication in flight advances while the rest of backward runs
      * (MPI progresses non-blocking collectives only inside MPI calls). */
     void (*progress)(void *context);
+    /* Optional: called once when the session lets go of this collective,
+     * either replaced (dfg_session_set_collective) or with the session
+     * destroyed while it is still set. A context that refers back to the
+     * session (include/dfg/mpi.h, nccl.h) forgets it here, so that
+     * nothing touches a destroyed session whatever the order of the
+     * two destroys. */
+    void (*detach)(void *context);
 } dfg_collective;
 
 /* Makes session's all-reduce steps call *collective (copied; its context
- * must outlive the session's runs); NULL removes it. A backend that
- * recorded the steps' work (the CUDA backend's graph) records it again
- * here, after a warm-up run outside capture that makes the collective's
- * first calls (as NCCL wants): every rank calls this at the same point. */
+ * must outlive the session's runs); NULL removes it. The collective set
+ * before, if any, has its detach called first. A backend that recorded
+ * the steps' work (the CUDA backend's graph) records it again here, after
+ * a warm-up run outside capture that makes the collective's first calls
+ * (as NCCL wants): every rank calls this at the same point. */
 dfg_status dfg_session_set_collective(dfg_session *session,
                                       const dfg_collective *collective);
 

@@ -10,6 +10,7 @@
 #include "dfg/compile.h"
 #include "dfg/cuda_backend.h"
 #include "dfg/dtype.h"
+#include "dfg/finite_training.h"
 #include "dfg/graph.h"
 #include "dfg/models.h"
 #include "dfg/onnx.h"

@@ -9,7 +9,11 @@
  *
  * Faults: MPI errors are returned (MPI_ERRORS_RETURN on the library's own
  * communicators), never fatal; every wait has a watchdog that ends it
- * with an error naming the ranks that stopped answering. After such an
+ * with an error naming the ranks that stopped answering, joining the
+ * ranks at the start included (a rank that never gets there). MPI_Init
+ * itself, which waits for every rank and which nothing interrupts, is
+ * not bounded here: a host program bounds it (dfgc train's
+ * --startup-timeout ends the process). After such an
  * error the communicators are left as they are: the process should report
  * it and exit (dfg_data_parallel_destroy then does not finalize MPI). */
 #ifndef DFG_MPI_H
@@ -42,7 +46,10 @@ void dfg_data_parallel_options_init(dfg_data_parallel_options *options);
  * every rank runs the same program (a hash of its bytes; a rank with
  * another is refused, naming it), broadcasts rank 0's weights region
  * (weights, optimizer state) to all, and sets the session's collective.
- * options may be NULL. The session and program must outlive *out. */
+ * options may be NULL. The program is read here only. Either may be
+ * destroyed first: *out before the session removes its collective from
+ * it; the session before *out lets go of it (dfg_collective.detach), so
+ * that destroying *out later touches no freed memory. */
 dfg_status dfg_data_parallel_create(dfg_session *session,
                                     const dfg_program *program, MPI_Comm comm,
                                     const dfg_data_parallel_options *options,

@@ -21,8 +21,9 @@ extern "C" {
 
 typedef struct dfg_nccl dfg_nccl;
 
-/* Collective over comm (MPI initialised by the caller). The session and
- * program must outlive *out. */
+/* Collective over comm (MPI initialised by the caller). The program is
+ * read here only; the session and *out may be destroyed in either order
+ * (as dfg_data_parallel_create says). */
 dfg_status dfg_nccl_create(dfg_session *session, const dfg_program *program,
                            MPI_Comm comm, dfg_nccl **out);
 void dfg_nccl_destroy(dfg_nccl *nccl);

@@ -71,6 +71,8 @@ dfg_status dfg_session_create_owning(dfg_program *program,
                                      dfg_session **out);
 /* The session's program, valid while the session lives. */
 const dfg_program *dfg_session_program(const dfg_session *session);
+/* The backend the session runs on. */
+const dfg_backend *dfg_session_backend(const dfg_session *session);
 void dfg_session_destroy(dfg_session *session);
 
 /* Copies inputs[i] (host memory, the i-th program input's bytes) into the

@@ -24,7 +24,8 @@ typedef enum dfg_status {
     DFG_ERR_NOT_FOUND,        /* a name (model, tensor, backend) is unknown */
     DFG_ERR_DEVICE,           /* the device or its driver failed */
     DFG_ERR_PLAN,             /* a memory plan failed verification */
-    DFG_ERR_INTERNAL
+    DFG_ERR_INTERNAL,
+    DFG_ERR_NOT_FINITE        /* a training step's loss or update is NaN/inf */
 } dfg_status;
 
 /* Message of the last failing call on this thread ("" if none). */

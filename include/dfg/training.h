@@ -68,7 +68,7 @@ typedef struct dfg_training_options {
      * FLOPs per byte freed first, until the plan fits; dfg_compile fails
      * with DFG_ERR_PLAN (naming the smallest arena reached and what is
      * alive at its peak) when it cannot. Results are bit for bit the same
-     * as without the budget. */
+     * as without the budget. Bytes above 2^63 - 1 are refused. */
     uint64_t memory_budget_bytes;
     float memory_budget_percent;
     /* The seed of the dropout masks (include/dfg/builder.h dfg_dropout):

@@ -21,6 +21,8 @@ typedef struct bucket_request {
 } bucket_request;
 
 struct dfg_data_parallel {
+    /* NULL once the session lets go of this object (session_gone): a
+     * session destroyed first leaves nothing to detach from. */
     dfg_session *session;
     MPI_Comm data;          /* a duplicate of the caller's communicator */
     dfg_watchdog watchdog;
@@ -170,6 +172,14 @@ static void progress(void *context)
     }
 }
 
+/* The session's detach: it is destroyed, or another collective replaces
+ * this one. */
+static void session_gone(void *context)
+{
+    dfg_data_parallel *dp = context;
+    dp->session = NULL;
+}
+
 /* Rank 0's weights region (weights, optimizer state, counters) to all. */
 static dfg_status broadcast_weights(dfg_data_parallel *dp)
 {
@@ -251,12 +261,14 @@ dfg_status dfg_data_parallel_create(dfg_session *session,
                         .reduce_scatter_start = reduce_scatter_start,
                         .all_gather = all_gather,
                         .progress = options->progress_between_steps ? progress
-                                                                    : NULL};
+                                                                    : NULL,
+                        .detach = session_gone};
     if (st == DFG_OK)
         st = check_shards(program, dp->watchdog.size);
     if (st == DFG_OK)
         st = dfg_session_set_collective(session, &c);
     if (st != DFG_OK) {
+        dp->session = NULL; /* never attached */
         dp->failed = 1;
         dfg_data_parallel_destroy(dp);
         return st;
@@ -269,7 +281,8 @@ void dfg_data_parallel_destroy(dfg_data_parallel *dp)
 {
     if (!dp)
         return;
-    dfg_session_set_collective(dp->session, NULL);
+    if (dp->session)
+        dfg_session_set_collective(dp->session, NULL);
     /* After a fault, a lost rank never joins a collective call again
      * (freeing a communicator or finalizing is one), so leave MPI alone. */
     if (!dp->failed) {

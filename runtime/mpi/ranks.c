@@ -6,6 +6,27 @@
 #include "error.h"
 #include "program_format.h"
 
+/* MPI_Comm_dup, the first collective call over comm, waited for under the
+ * watchdog's timeout (w has no control communicator yet: no pings), so
+ * that a rank that never joins fails the start instead of hanging it;
+ * the copy returns MPI errors. */
+static dfg_status dup_in_time(const dfg_watchdog *w, MPI_Comm comm,
+                              MPI_Comm *out)
+{
+    MPI_Request request;
+    int code = MPI_Comm_idup(comm, out, &request);
+    if (code != MPI_SUCCESS)
+        return dfg_mpi_error(code, "joining the ranks");
+    dfg_status st = dfg_watchdog_wait(w, &request, "joining the ranks");
+    if (st != DFG_OK) {
+        *out = MPI_COMM_NULL; /* not made: nothing to free */
+        return st;
+    }
+    code = MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN);
+    return code == MPI_SUCCESS ? DFG_OK
+                               : dfg_mpi_error(code, "joining the ranks");
+}
+
 dfg_status dfg_mpi_join(MPI_Comm comm, MPI_Comm *data, dfg_watchdog *w,
                         int *initialized)
 {
@@ -26,15 +47,15 @@ dfg_status dfg_mpi_join(MPI_Comm comm, MPI_Comm *data, dfg_watchdog *w,
         comm = MPI_COMM_WORLD;
     /* Our own communicators: their error handler is ours to set, and
      * pings never mix with the caller's messages. */
-    int code = MPI_Comm_dup(comm, data);
-    if (code == MPI_SUCCESS)
-        code = MPI_Comm_set_errhandler(*data, MPI_ERRORS_RETURN);
-    if (code == MPI_SUCCESS)
-        code = MPI_Comm_dup(*data, &w->control);
-    if (code == MPI_SUCCESS)
-        code = MPI_Comm_set_errhandler(w->control, MPI_ERRORS_RETURN);
-    if (code == MPI_SUCCESS)
-        code = MPI_Comm_rank(*data, &w->rank);
+    w->control = MPI_COMM_NULL;
+    MPI_Comm control = MPI_COMM_NULL;
+    dfg_status st = dup_in_time(w, comm, data);
+    if (st == DFG_OK)
+        st = dup_in_time(w, *data, &control);
+    w->control = control;
+    if (st != DFG_OK)
+        return st;
+    int code = MPI_Comm_rank(*data, &w->rank);
     if (code == MPI_SUCCESS)
         code = MPI_Comm_size(*data, &w->size);
     return code == MPI_SUCCESS ? DFG_OK

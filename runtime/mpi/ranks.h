@@ -11,7 +11,8 @@
 /* Initialises MPI if nobody has (then *initialized = 1; comm must be
  * MPI_COMM_NULL), duplicates comm (MPI_COMM_NULL: MPI_COMM_WORLD) into
  * *data and w->control, both with MPI_ERRORS_RETURN, and fills w's rank
- * and size (not its timeout). */
+ * and size. Each duplicate (a collective call) is waited for within w's
+ * timeout, which must be set: a rank that never joins is an error. */
 dfg_status dfg_mpi_join(MPI_Comm comm, MPI_Comm *data, dfg_watchdog *w,
                         int *initialized);
 

@@ -41,7 +41,7 @@ dfg_status dfg_mpi_error(int code, const char *what)
 /* Answers every ping that has arrived. */
 static void answer_pings(const dfg_watchdog *w)
 {
-    for (;;) {
+    while (w->control != MPI_COMM_NULL) {
         int arrived = 0, token;
         MPI_Status status;
         if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_PING, w->control, &arrived,
@@ -118,6 +118,12 @@ dfg_status dfg_watchdog_wait(const dfg_watchdog *w, MPI_Request *request,
             break;
         nap(now - began);
     }
+    /* Joining the ranks: no control communicator to ping on yet. */
+    if (w->control == MPI_COMM_NULL)
+        return dfg_error(DFG_ERR_DEVICE,
+                         "data-parallel: %s did not finish within %.0f s: a "
+                         "rank did not join (it died, hangs or never "
+                         "started)", what, w->timeout_seconds);
     char ranks[256];
     int silent = find_silent(w, ranks, sizeof ranks);
     if (silent > 0)

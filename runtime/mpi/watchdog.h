@@ -6,7 +6,9 @@
 #include "dfg/status.h"
 
 typedef struct dfg_watchdog {
-    MPI_Comm control;       /* a duplicate for pings, never for data */
+    /* A duplicate for pings, never for data; MPI_COMM_NULL while the
+     * ranks join (a timeout then names no rank). */
+    MPI_Comm control;
     int rank, size;
     double timeout_seconds;
 } dfg_watchdog;

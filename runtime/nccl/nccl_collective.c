@@ -13,7 +13,7 @@
 #include "ranks.h"
 
 struct dfg_nccl {
-    dfg_session *session;
+    dfg_session *session; /* NULL once the session lets go (session_gone) */
     MPI_Comm data;
     dfg_watchdog watchdog;
     ncclComm_t comm;
@@ -94,6 +94,12 @@ static dfg_status broadcast_weights(dfg_nccl *n)
                                         cudaGetErrorString(e));
 }
 
+/* The session's detach: destroyed, or its collective replaced. */
+static void session_gone(void *context)
+{
+    ((dfg_nccl *)context)->session = NULL;
+}
+
 dfg_status dfg_nccl_create(dfg_session *session, const dfg_program *program,
                            MPI_Comm comm, dfg_nccl **out)
 {
@@ -117,7 +123,8 @@ dfg_status dfg_nccl_create(dfg_session *session, const dfg_program *program,
         st = broadcast_weights(n);
     dfg_collective c = {.context = n,
                         .all_reduce_start = start,
-                        .all_reduce_wait = wait};
+                        .all_reduce_wait = wait,
+                        .detach = session_gone};
     if (st == DFG_OK)
         st = dfg_session_set_collective(session, &c);
     if (st != DFG_OK) {
@@ -134,7 +141,8 @@ void dfg_nccl_destroy(dfg_nccl *n)
 {
     if (!n)
         return;
-    dfg_session_set_collective(n->session, NULL);
+    if (n->session)
+        dfg_session_set_collective(n->session, NULL);
     ncclCommDestroy(n->comm);
     MPI_Comm_free(&n->watchdog.control);
     MPI_Comm_free(&n->data);

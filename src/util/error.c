@@ -48,7 +48,7 @@ const char *dfg_status_name(dfg_status status)
         "DFG_ERR_DTYPE", "DFG_ERR_UNSUPPORTED", "DFG_ERR_OUT_OF_MEMORY",
         "DFG_ERR_OVERFLOW", "DFG_ERR_IO", "DFG_ERR_FORMAT",
         "DFG_ERR_NOT_FOUND", "DFG_ERR_DEVICE", "DFG_ERR_PLAN",
-        "DFG_ERR_INTERNAL",
+        "DFG_ERR_INTERNAL", "DFG_ERR_NOT_FINITE",
     };
     if ((unsigned)status >= sizeof names / sizeof names[0])
         return "DFG_ERR_?";
