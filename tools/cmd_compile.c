@@ -33,6 +33,7 @@ static const char usage[] =
     "--blas-workspace BYTES\n"
     "                 scratch planned into each matmul, gemm and conv2d step\n"
     "                 for cuBLAS (0; use 4194304 for programs run on cuda)\n"
+    DFGC_LIMITS_USAGE
     "\n"
     "The plan includes the scratch of the CPU backend's oneDNN convolutions;\n"
     "a backend without them leaves it unused.\n";

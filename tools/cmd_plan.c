@@ -33,6 +33,7 @@ static const char usage[] =
     "                 GELU its own step (fused by default, inference)\n"
     "--no-layouts     keep every tensor plain NCHW (by default activations\n"
     "                 between oneDNN convolutions stay blocked, inference)\n"
+    DFGC_LIMITS_USAGE
     "--json FILE      also write the plan as JSON (docs/plan-json.md);\n"
     "                 '-' is stdout\n"
     "--dot FILE       also write the plan as a Graphviz digraph\n"

@@ -26,8 +26,9 @@ static const char usage[] =
     "--seed N           seed of the random inputs (1)\n"
     "--device NAME      cpu (default) or cuda ('dfgc devices'); also\n"
     "                   --backend NAME\n"
-    "--planner, --align, --const, --no-onednn, --no-fuse, --precision as for\n"
-    "                   'dfgc compile', when MODEL is compiled\n";
+    "--planner, --align, --const, --no-onednn, --no-fuse, --precision,\n"
+    "--max-arena-bytes, --max-weight-bytes as for 'dfgc compile', when\n"
+    "                   MODEL is compiled\n";
 
 #define MAX_FILE_ARGS 64
 
