@@ -327,6 +327,11 @@ static void test_write_file_atomically(void **state)
     assert_int_equal(stat(file, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0640);
     assert_true(same_bytes(file, (const uint8_t *)b, sizeof b));
+    /* 0666 is kept too, whatever the umask. */
+    assert_int_equal(chmod(file, 0666), 0);
+    assert_int_equal(dfg_write_file_atomically(file, a, sizeof a), DFG_OK);
+    assert_int_equal(stat(file, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0666);
     assert_int_equal(dfg_write_file_atomically("/dev/null", a, sizeof a),
                      DFG_OK);
     assert_int_equal(remove_temporaries(), 0);

@@ -45,9 +45,11 @@ static char *folder_of(const char *path, const char **base)
     return folder;
 }
 
-/* Creates ".BASE.tmp-PID-N" beside target with the mode the new file
- * should have; its descriptor, or -1 with errno set. */
-static int create_temporary(const char *target, mode_t mode, char **name)
+/* Creates ".BASE.tmp-PID-N" beside target: with the mode of the file it
+ * replaces (keep_mode) or 0666 less the umask; its descriptor, or -1 with
+ * errno set. */
+static int create_temporary(const char *target, int keep_mode, mode_t mode,
+                            char **name)
 {
     const char *base;
     char *folder = folder_of(target, &base);
@@ -64,14 +66,13 @@ static int create_temporary(const char *target, mode_t mode, char **name)
             break;
         snprintf(*name, (size_t)n + 1, "%s/.%s.tmp-%ld-%u", folder, base,
                  (long)getpid(), serial);
-        fd = open(*name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+        fd = open(*name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0 && errno != EEXIST)
             break;
     }
     free(folder);
-    /* open applied the umask to a new file's mode; a replaced file's mode
-     * is kept as it was. */
-    if (fd >= 0 && mode != 0666 && fchmod(fd, mode) != 0) {
+    /* open applied the umask; a replaced file's mode is kept as it was. */
+    if (fd >= 0 && keep_mode && fchmod(fd, mode) != 0) {
         close(fd);
         unlink(*name);
         fd = -1;
@@ -84,6 +85,7 @@ static int create_temporary(const char *target, mode_t mode, char **name)
 static int open_stream(dfg_atomic_file *file)
 {
     struct stat st;
+    memset(&st, 0, sizeof st);
     int exists = stat(file->target, &st) == 0;
     if (exists && !S_ISREG(st.st_mode)) {
         file->stream = fopen(file->target, "w");
@@ -97,8 +99,7 @@ static int open_stream(dfg_atomic_file *file)
         free(file->target);
         file->target = resolved;
     }
-    int fd = create_temporary(file->target,
-                              exists ? (st.st_mode & 07777) : 0666,
+    int fd = create_temporary(file->target, exists, st.st_mode & 07777,
                               &file->temporary);
     if (fd < 0)
         return -1;
