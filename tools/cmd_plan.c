@@ -115,22 +115,6 @@ static int parse_args(int argc, char **argv, plan_args *a)
     return -1;
 }
 
-typedef dfg_status (*report_fn)(const dfg_program *, FILE *);
-
-/* Writes one report into an output from dfgc_open_output and closes it:
- * the old file stays if the report failed. */
-static int finish_report(const dfg_program *program, dfgc_output *output,
-                         report_fn report, const char *what)
-{
-    dfg_status s = report(program, output->stream);
-    if (s != DFG_OK) {
-        int status = dfgc_library_error(what);
-        dfgc_close_output(output, 0);
-        return status;
-    }
-    return dfgc_close_output(output, 1);
-}
-
 /* MODEL's program, or its training step's with --training. */
 static dfg_status load(plan_args *a, dfg_program **out)
 {
@@ -165,15 +149,11 @@ static int plan(plan_args *a, dfgc_output *json, dfgc_output *dot)
         !dfgc_plan_visuals_use_stdout(&a->visuals) &&
         dfg_report_summary(program, stdout) != DFG_OK)
         status = dfgc_library_error("summary");
-    if (json->stream) {
-        int s = finish_report(program, json, dfg_report_json, "json");
-        status = status ? status : s;
-    }
-    if (dot->stream) {
-        int s = finish_report(program, dot, dfg_report_dot, "dot");
-        status = status ? status : s;
-    }
-    int s = dfgc_plan_visuals_write(program, &a->visuals);
+    int s = dfgc_write_report(program, json, dfg_report_json, "json");
+    status = status ? status : s;
+    s = dfgc_write_report(program, dot, dfg_report_dot, "dot");
+    status = status ? status : s;
+    s = dfgc_plan_visuals_write(program, &a->visuals);
     status = status ? status : s;
     dfg_program_destroy(program);
     return status;

@@ -60,11 +60,9 @@ void dfgc_plan_visuals_close(dfgc_plan_visuals *v)
     dfgc_close_output(&v->trace, 0);
 }
 
-/* Writes one report into its output and closes it; 0 or an exit status.
- * A report that failed leaves the old file. */
-static int write_report(const dfg_program *program, dfgc_output *output,
-                        dfg_status (*report)(const dfg_program *, FILE *),
-                        const char *what)
+int dfgc_write_report(const dfg_program *program, dfgc_output *output,
+                      dfg_status (*report)(const dfg_program *, FILE *),
+                      const char *what)
 {
     if (!output->stream)
         return 0;
@@ -79,10 +77,10 @@ static int write_report(const dfg_program *program, dfgc_output *output,
 /* Every output is attempted; the first failure sets the exit status. */
 int dfgc_plan_visuals_write(const dfg_program *program, dfgc_plan_visuals *v)
 {
-    int status = write_report(program, &v->svg, dfg_report_svg, "svg");
-    int s = write_report(program, &v->html, dfg_report_html, "html");
+    int status = dfgc_write_report(program, &v->svg, dfg_report_svg, "svg");
+    int s = dfgc_write_report(program, &v->html, dfg_report_html, "html");
     status = status ? status : s;
-    s = write_report(program, &v->trace, dfg_report_trace, "trace");
+    s = dfgc_write_report(program, &v->trace, dfg_report_trace, "trace");
     status = status ? status : s;
     s = v->png_path ? dfgc_render_dot(program, "png", v->png_path) : 0;
     status = status ? status : s;

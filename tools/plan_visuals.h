@@ -40,6 +40,13 @@ int dfgc_plan_visuals_open(dfgc_plan_visuals *v);
  * status of the first failure. */
 int dfgc_plan_visuals_write(const dfg_program *program, dfgc_plan_visuals *v);
 
+/* Writes one report (dfg_report_json, ...) into output and closes it: 0,
+ * or an exit status after printing an error naming what. A report that
+ * failed leaves the old file; an output not open is skipped. */
+int dfgc_write_report(const dfg_program *program, dfgc_output *output,
+                      dfg_status (*report)(const dfg_program *, FILE *),
+                      const char *what);
+
 /* Closes the outputs, leaving the old files (when compiling failed). */
 void dfgc_plan_visuals_close(dfgc_plan_visuals *v);
 
