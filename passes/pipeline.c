@@ -41,6 +41,7 @@ void dfg_compile_options_init(dfg_compile_options *options)
     options->backend_workspace_for = DFG_CPU_BACKEND_NAME;
     options->fuse_operators = 1;
     options->assign_layouts = 1;
+    options->max_arena_bytes = DFG_DEFAULT_MAX_ARENA_BYTES;
 }
 
 /* 1 if name fits dfg_program.workspace_rule and program_validate.c's
@@ -208,6 +209,20 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
     return st == DFG_OK ? dfg_pass_check_target(c->graph, o->target) : st;
 }
 
+/* The plan is refused here, at compile time, rather than by the
+ * allocation of a session. */
+static dfg_status check_arena(const dfg_graph_plan *plan, uint64_t limit)
+{
+    if (!limit || (uint64_t)plan->arena_bytes <= limit)
+        return DFG_OK;
+    return dfg_error(DFG_ERR_PLAN, "the plan needs an arena of %lld bytes "
+                     "(lower bound %lld), more than the limit "
+                     "max_arena_bytes = %llu (dfg_compile_options; dfgc "
+                     "--max-arena-bytes)", (long long)plan->arena_bytes,
+                     (long long)plan->order.lower_bound,
+                     (unsigned long long)limit);
+}
+
 static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
                                   dfg_program **out)
 {
@@ -220,6 +235,8 @@ static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
     dfg_status st = dfg_plan_graph(c->graph, planned, &c->allocator,
                                    &c->plan);
     const dfg_planned_order *order = &c->plan.order;
+    if (st == DFG_OK)
+        st = check_arena(&c->plan, o->max_arena_bytes);
     if (st == DFG_OK)
         st = dfg_pass_lower(c->graph, &order->schedule, &order->alias,
                             &order->liveness, &c->plan.costs,

@@ -595,11 +595,34 @@ static PyObject *model_names(PyObject *module, PyObject *unused)
     return list;
 }
 
+/* write_file(path, data): data (bytes) as the whole new content of path,
+ * replacing the old file only once complete (include/dfg/atomic_file.h). */
+static PyObject *write_file(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *path = NULL;
+    Py_buffer data;
+    if (!PyArg_ParseTuple(args, "O&y*", PyUnicode_FSConverter, &path, &data))
+        return NULL;
+    dfg_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = dfg_write_file_atomically(PyBytes_AS_STRING(path), data.buf,
+                                   (size_t)data.len);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&data);
+    Py_DECREF(path);
+    if (st != DFG_OK)
+        return raise_status(st, "writing the file");
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"compile", compile_model, METH_VARARGS,
      "compile(kind, source, shapes, planner, alignment, training, "
      "precision)"},
     {"load", load_program, METH_VARARGS, "load(path) -> Program"},
+    {"write_file", write_file, METH_VARARGS,
+     "write_file(path, data): replaces path by data, atomically"},
     {"session", create_session, METH_VARARGS,
      "session(program, device) -> Session"},
     {"version", library_version, METH_NOARGS, "the C library's version"},

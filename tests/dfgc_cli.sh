@@ -87,6 +87,17 @@ expect_error 2 plan example:mlp --frobnicate
 expect_error 2 plan
 expect_error 2 plan example:mlp example:cnn
 expect_error 1 plan example:mlp --json "$work/no/such/dir/p.json"
+# Limits: a plan past --max-arena-bytes is refused naming the limit; a
+# FIFO as the model is an error, not a wait.
+expect_error 1 plan example:mlp --max-arena-bytes 1000
+grep -q 'max_arena_bytes = 1000' "$work/err" || fail "no limit named: $(cat "$work/err")"
+expect_error 2 plan example:mlp --max-arena-bytes -1
+expect_error 2 plan example:mlp --max-weight-bytes x
+"$dfgc" plan example:mlp --max-arena-bytes 0 --max-weight-bytes 0 >/dev/null ||
+    fail "dfgc plan with the limits lifted"
+mkfifo "$work/fifo.dfgp"
+expect_error 1 plan "$work/fifo.dfgp"
+grep -q 'FIFO' "$work/err" || fail "a FIFO model: $(cat "$work/err")"
 expect_error 2 frobnicate
 expect_error 2
 

@@ -123,9 +123,10 @@ static void write_json_text(FILE *f, const char *name)
 static int write_trace(const dfg_session *session, const dfg_program *p,
                        int32_t n_steps, const double *mean, const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return dfgc_error("cannot write the trace '%s'", path);
+    dfgc_output output;
+    if (dfgc_open_output(path, &output) != 0)
+        return DFGC_EXIT_ERROR;
+    FILE *f = output.stream;
     fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
     double at = 0.0;
     for (int32_t i = 0; i < n_steps; i++) {
@@ -144,9 +145,7 @@ static int write_trace(const dfg_session *session, const dfg_program *p,
         at += mean[i];
     }
     fprintf(f, "\n]}\n");
-    if (fclose(f) != 0)
-        return dfgc_error("cannot write the trace '%s'", path);
-    return 0;
+    return dfgc_close_output(&output, 1);
 }
 
 int dfgc_bench_profile(dfgc_run_setup *s, uint64_t runs, int print,

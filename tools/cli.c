@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "dfg/atomic_file.h"
 
 static void print_error(const char *fmt, va_list args)
 {
@@ -95,23 +96,40 @@ int dfgc_option_value(const char *command, int argc, char **argv, int *i,
     return 1;
 }
 
-FILE *dfgc_open_output(const char *path)
+int dfgc_open_output(const char *path, dfgc_output *out)
 {
-    if (strcmp(path, "-") == 0)
-        return stdout;
-    FILE *stream = fopen(path, "w");
-    if (!stream)
-        dfgc_error("cannot write '%s': %s", path, strerror(errno));
-    return stream;
+    out->stream = NULL;
+    out->file = NULL;
+    out->path = path;
+    if (strcmp(path, "-") == 0) {
+        out->stream = stdout;
+        return 0;
+    }
+    if (dfg_atomic_file_open(path, &out->file) != DFG_OK)
+        return dfgc_library_error(NULL);
+    out->stream = dfg_atomic_file_stream(out->file);
+    return 0;
 }
 
-int dfgc_close_output(FILE *stream, const char *path)
+int dfgc_close_output(dfgc_output *out, int complete)
 {
-    int failed = fflush(stream) != 0 || ferror(stream);
-    if (stream != stdout)
-        failed |= fclose(stream) != 0;
-    if (failed)
-        return dfgc_error("writing '%s' failed", path);
+    struct dfg_atomic_file *file = out->file;
+    FILE *stream = out->stream;
+    out->stream = NULL;
+    out->file = NULL;
+    if (!stream)
+        return 0;
+    if (!file) {
+        if (fflush(stream) != 0 || ferror(stream))
+            return dfgc_error("writing '%s' failed", out->path);
+        return 0;
+    }
+    if (!complete) {
+        dfg_atomic_file_discard(file);
+        return 0;
+    }
+    if (dfg_atomic_file_commit(file) != DFG_OK)
+        return dfgc_library_error(NULL);
     return 0;
 }
 

@@ -51,10 +51,21 @@ int dfgc_option_value(const char *command, int argc, char **argv, int *i,
 int dfgc_parse_u64(const char *command, const char *option, const char *text,
                    uint64_t min, uint64_t max, uint64_t *out);
 
-/* Opens path for writing ("-" is stdout). NULL after printing an error. */
-FILE *dfgc_open_output(const char *path);
-/* Closes a stream from dfgc_open_output; returns 0, or 1 after printing an
- * error if writing failed. */
-int dfgc_close_output(FILE *stream, const char *path);
+/* An output file being written: stdout ("-") or a new file that replaces
+ * the old one only when it is complete (include/dfg/atomic_file.h). */
+typedef struct dfgc_output {
+    FILE *stream;              /* NULL: not open */
+    struct dfg_atomic_file *file; /* NULL for stdout */
+    const char *path;          /* the caller's */
+} dfgc_output;
+
+/* Opens path for writing ("-" is stdout); 0, or 1 after printing an
+ * error. */
+int dfgc_open_output(const char *path, dfgc_output *out);
+/* Finishes an output from dfgc_open_output: with complete set, the file
+ * takes the place of the old one; else (an error happened while making
+ * it) the old one stays. Returns 0, or 1 after printing an error if
+ * writing failed. An output that is not open is ignored (0). */
+int dfgc_close_output(dfgc_output *out, int complete);
 
 #endif

@@ -37,6 +37,7 @@ static const char usage[] =
     "--device NAME    the backend the program is for: cpu (default) or cuda\n"
     "                 (no blocked layouts or fused conv post-ops, cuBLAS's\n"
     "                 scratch planned, an alignment of at least 16)\n"
+    DFGC_LIMITS_USAGE
     "\n"
     "For the CPU, the plan includes the scratch of oneDNN's convolutions and\n"
     "matmuls.\n";

@@ -33,6 +33,7 @@ static const char usage[] =
     "                 GELU its own step (fused by default, inference)\n"
     "--no-layouts     keep every tensor plain NCHW (by default activations\n"
     "                 between oneDNN convolutions stay blocked, inference)\n"
+    DFGC_LIMITS_USAGE
     "--json FILE      also write the plan as JSON (docs/plan-json.md);\n"
     "                 '-' is stdout\n"
     "--dot FILE       also write the plan as a Graphviz digraph\n"
@@ -114,19 +115,6 @@ static int parse_args(int argc, char **argv, plan_args *a)
     return -1;
 }
 
-typedef dfg_status (*report_fn)(const dfg_program *, FILE *);
-
-/* Writes one report into a stream from dfgc_open_output and closes it. */
-static int finish_report(const dfg_program *program, FILE *stream,
-                         const char *path, report_fn report, const char *what)
-{
-    dfg_status s = report(program, stream);
-    int failed = dfgc_close_output(stream, path);
-    if (s != DFG_OK)
-        return dfgc_library_error(what);
-    return failed;
-}
-
 /* MODEL's program, or its training step's with --training. */
 static dfg_status load(plan_args *a, dfg_program **out)
 {
@@ -143,36 +131,29 @@ static dfg_status load(plan_args *a, dfg_program **out)
 }
 
 /* Compiles, prints the summary and writes the reports; closes json and
- * dot (either may be NULL) in every case. */
-static int plan(plan_args *a, FILE *json, FILE *dot)
+ * dot (either may be unopened) in every case. */
+static int plan(plan_args *a, dfgc_output *json, dfgc_output *dot)
 {
     dfg_program *program;
     if (load(a, &program) != DFG_OK) {
         /* The library's message names the model or file already. */
         int status = dfgc_library_error(NULL);
-        if (json)
-            dfgc_close_output(json, a->json_path);
-        if (dot)
-            dfgc_close_output(dot, a->dot_path);
+        dfgc_close_output(json, 0);
+        dfgc_close_output(dot, 0);
         dfgc_plan_visuals_close(&a->visuals);
         return status;
     }
     int status = 0;
     /* With the JSON or DOT on stdout the summary would corrupt them. */
-    if (json != stdout && dot != stdout &&
+    if (json->stream != stdout && dot->stream != stdout &&
         !dfgc_plan_visuals_use_stdout(&a->visuals) &&
         dfg_report_summary(program, stdout) != DFG_OK)
         status = dfgc_library_error("summary");
-    if (json) {
-        int s = finish_report(program, json, a->json_path, dfg_report_json,
-                              "json");
-        status = status ? status : s;
-    }
-    if (dot) {
-        int s = finish_report(program, dot, a->dot_path, dfg_report_dot, "dot");
-        status = status ? status : s;
-    }
-    int s = dfgc_plan_visuals_write(program, &a->visuals);
+    int s = dfgc_write_report(program, json, dfg_report_json, "json");
+    status = status ? status : s;
+    s = dfgc_write_report(program, dot, dfg_report_dot, "dot");
+    status = status ? status : s;
+    s = dfgc_plan_visuals_write(program, &a->visuals);
     status = status ? status : s;
     dfg_program_destroy(program);
     return status;
@@ -187,20 +168,13 @@ int dfgc_plan(int argc, char **argv)
     if (a.list)
         return list_models();
     /* Open the outputs first: a bad path fails before any work or output. */
-    FILE *json = NULL, *dot = NULL;
-    if (a.json_path && !(json = dfgc_open_output(a.json_path)))
-        return DFGC_EXIT_ERROR;
-    if (a.dot_path && !(dot = dfgc_open_output(a.dot_path))) {
-        if (json)
-            dfgc_close_output(json, a.json_path);
-        return DFGC_EXIT_ERROR;
-    }
-    if (dfgc_plan_visuals_open(&a.visuals) != 0) {
-        if (json)
-            dfgc_close_output(json, a.json_path);
-        if (dot)
-            dfgc_close_output(dot, a.dot_path);
+    dfgc_output json = {0}, dot = {0};
+    if ((a.json_path && dfgc_open_output(a.json_path, &json) != 0) ||
+        (a.dot_path && dfgc_open_output(a.dot_path, &dot) != 0) ||
+        dfgc_plan_visuals_open(&a.visuals) != 0) {
+        dfgc_close_output(&json, 0);
+        dfgc_close_output(&dot, 0);
         return DFGC_EXIT_ERROR;
     }
-    return plan(&a, json, dot);
+    return plan(&a, &json, &dot);
 }

@@ -26,8 +26,9 @@ static const char usage[] =
     "--seed N           seed of the random inputs (1)\n"
     "--device NAME      cpu (default) or cuda ('dfgc devices'); also\n"
     "                   --backend NAME\n"
-    "--planner, --align, --const, --no-onednn, --no-fuse, --precision as for\n"
-    "                   'dfgc compile', when MODEL is compiled\n";
+    "--planner, --align, --const, --no-onednn, --no-fuse, --precision,\n"
+    "--max-arena-bytes, --max-weight-bytes as for 'dfgc compile', when\n"
+    "                   MODEL is compiled\n";
 
 #define MAX_FILE_ARGS 64
 
@@ -62,9 +63,9 @@ static int32_t find_named(const dfgc_run_setup *s, int is_input,
 static int read_input(const char *path, const dfg_tensor_info *info, void *data)
 {
     size_t bytes = dfgc_tensor_bytes(info);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return dfgc_error("cannot read '%s': %s", path, strerror(errno));
+    FILE *f;
+    if (dfg_fopen_regular_file(path, &f) != DFG_OK)
+        return dfgc_library_error(NULL);
     size_t got = fread(data, 1, bytes, f);
     int extra = fgetc(f) != EOF;
     fclose(f);
@@ -79,12 +80,8 @@ static int write_output(const char *path, const dfg_tensor_info *info,
                         const void *data)
 {
     size_t bytes = dfgc_tensor_bytes(info);
-    FILE *f = fopen(path, "wb");
-    if (!f)
-        return dfgc_error("cannot write '%s': %s", path, strerror(errno));
-    size_t put = fwrite(data, 1, bytes, f);
-    if (fclose(f) != 0 || put != bytes)
-        return dfgc_error("cannot write %zu bytes to '%s'", bytes, path);
+    if (dfg_write_file_atomically(path, data, bytes) != DFG_OK)
+        return dfgc_library_error(NULL);
     return 0;
 }
 

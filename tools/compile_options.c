@@ -30,6 +30,8 @@ int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
     if (found == 0)
         found = dfgc_const_option(command, argc, argv, i);
     if (found == 0)
+        found = dfgc_max_weight_option(command, argc, argv, i);
+    if (found == 0)
         found = dfgc_precision_option(command, argc, argv, i,
                                       &options->precision);
     if (found != 0)
@@ -62,6 +64,14 @@ int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
         options->planner = planner;
         return 1;
     }
+    if (found < 0)
+        return -1;
+    found = dfgc_option_value(command, argc, argv, i, "--max-arena-bytes",
+                              &value);
+    if (found == 1)
+        return dfgc_parse_u64(command, "--max-arena-bytes", value, 0,
+                              UINT64_MAX, &options->max_arena_bytes) == 0
+                   ? 1 : -1;
     if (found < 0)
         return -1;
     found = dfgc_option_value(command, argc, argv, i, "--blas-workspace",

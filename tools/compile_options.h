@@ -5,11 +5,22 @@
 
 #include "dfg/dfg.h"
 
+/* The usage lines of the limits dfgc_compile_option parses. */
+#define DFGC_LIMITS_USAGE                                                    \
+    "--max-arena-bytes N\n"                                                  \
+    "                 refuse a plan whose arena needs more than N bytes\n"   \
+    "                 (default 34359738368 = 32 GiB; 0: no limit)\n"         \
+    "--max-weight-bytes N\n"                                                 \
+    "                 refuse an ONNX model whose weights declare more than\n"\
+    "                 N bytes, before reading any (default 68719476736 =\n" \
+    "                 64 GiB; 0: no limit)\n"
+
 /* Parses the compile options every compiling subcommand accepts:
  * --planner NAME, --align N (a power of two), --no-onednn (no scratch
  * planned for the CPU backend's oneDNN convolutions: they run on the
  * reference kernels), --no-fuse (no fused conv post-ops, layer norms or
- * GELUs), ... Returns 1 if argv[*i] was
+ * GELUs), --max-arena-bytes N (0: no limit), --max-weight-bytes N (an
+ * ONNX model's, 0: no limit), ... Returns 1 if argv[*i] was
  * one of them (consumed as dfgc_option_value does), 0 if not, and -1 after
  * printing a usage error for a bad value. */
 int dfgc_compile_option(const char *command, int argc, char **argv, int *i,

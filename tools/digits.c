@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
+#include "dfg/regular_file.h"
 
 #define MAX_EXAMPLES 4096
 
@@ -96,10 +98,17 @@ static int parse_line(const char *line, float *pixels, int64_t *label)
 int dfgc_digits_load(const char *path, dfgc_digits *out)
 {
     memset(out, 0, sizeof *out);
-    gzFile file = gzopen(path, "rb");
+    int fd;
+    if (dfg_open_regular_file(path, &fd) != DFG_OK) {
+        fprintf(stderr, "dfgc: error: the digits data: %s (set DFG_DATA_DIR "
+                        "to the data folder)\n", dfg_last_error());
+        return -1;
+    }
+    gzFile file = gzdopen(fd, "rb");
     if (!file) {
-        fprintf(stderr, "dfgc: error: cannot open the digits data '%s' (set "
-                        "DFG_DATA_DIR to the data folder)\n", path);
+        close(fd);
+        fprintf(stderr, "dfgc: error: cannot read the digits data '%s'\n",
+                path);
         return -1;
     }
     out->pixels = malloc((size_t)MAX_EXAMPLES * DFGC_DIGITS_PIXELS * sizeof(float));

@@ -1,5 +1,6 @@
 /* The digits training loop (digits_training.h). */
 #include "digits_training.h"
+#include "dfg/atomic_file.h"
 #include "dfg/compile.h"
 
 #include <stdlib.h>
@@ -42,13 +43,16 @@ static dfg_status batch_size(const dfg_program *p, int32_t *size)
 
 static dfg_status write_json(const dfg_program *p, const char *path)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return DFG_ERR_IO;
-    dfg_status st = dfg_report_json(p, f);
-    if (fclose(f) != 0 && st == DFG_OK)
-        st = DFG_ERR_IO;
-    return st;
+    dfg_atomic_file *f;
+    dfg_status st = dfg_atomic_file_open(path, &f);
+    if (st != DFG_OK)
+        return st;
+    st = dfg_report_json(p, dfg_atomic_file_stream(f));
+    if (st != DFG_OK) {
+        dfg_atomic_file_discard(f);
+        return st;
+    }
+    return dfg_atomic_file_commit(f);
 }
 
 /* Every run through a finite guard (dfg/finite_training.h): a step whose

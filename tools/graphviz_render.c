@@ -12,8 +12,10 @@
 
 extern char **environ;
 
-/* Starts dot with its stdin on a new pipe; *to_dot is the write end. */
-static int spawn_dot(char *const argv[], pid_t *pid, int *to_dot)
+/* Starts dot with its stdin on a new pipe (*to_dot is the write end) and
+ * its stdout on the stream output. */
+static int spawn_dot(char *const argv[], FILE *output, pid_t *pid,
+                     int *to_dot)
 {
     int fds[2];
     if (pipe(fds) != 0)
@@ -22,6 +24,9 @@ static int spawn_dot(char *const argv[], pid_t *pid, int *to_dot)
     int err = posix_spawn_file_actions_init(&actions);
     if (err == 0) {
         posix_spawn_file_actions_adddup2(&actions, fds[0], STDIN_FILENO);
+        if (output != stdout)
+            posix_spawn_file_actions_adddup2(&actions, fileno(output),
+                                             STDOUT_FILENO);
         posix_spawn_file_actions_addclose(&actions, fds[0]);
         posix_spawn_file_actions_addclose(&actions, fds[1]);
         err = posix_spawnp(pid, "dot", &actions, NULL, argv, environ);
@@ -53,21 +58,20 @@ static int feed_dot(const dfg_program *program, int to_dot)
     return failed;
 }
 
-int dfgc_render_dot(const dfg_program *program, const char *format,
-                    const char *path)
+/* Runs dot on the program's graph, its picture into output; 0 or an exit
+ * status after printing an error. */
+static int run_dot(const dfg_program *program, const char *format,
+                   const char *path, FILE *output)
 {
-    char type[32], output[4096];
+    char type[32];
     snprintf(type, sizeof type, "-T%s", format);
-    /* "-o" and the name in one argument: a name starting with '-' stays a
-     * file name. */
-    if ((size_t)snprintf(output, sizeof output, "-o%s", path) >= sizeof output)
-        return dfgc_error("file name too long: '%s'", path);
     char program_name[] = "dot";
-    char *argv[] = {program_name, type,
-                    strcmp(path, "-") == 0 ? NULL : output, NULL};
+    char *argv[] = {program_name, type, NULL};
     pid_t pid = -1;
     int to_dot = -1;
-    int err = spawn_dot(argv, &pid, &to_dot);
+    /* What stdio holds must reach the file before dot writes after it. */
+    fflush(output);
+    int err = spawn_dot(argv, output, &pid, &to_dot);
     if (err == ENOENT)
         return dfgc_error("cannot render '%s': Graphviz's 'dot' program is "
                           "not installed (e.g. apt-get install graphviz); "
@@ -84,4 +88,17 @@ int dfgc_render_dot(const dfg_program *program, const char *format,
     if (write_failed)
         return dfgc_error("writing the graph to dot failed");
     return 0;
+}
+
+int dfgc_render_dot(const dfg_program *program, const char *format,
+                    const char *path)
+{
+    /* dot writes on its stdout, which is the new file: the old one is
+     * replaced only by a complete picture. */
+    dfgc_output output;
+    if (dfgc_open_output(path, &output) != 0)
+        return DFGC_EXIT_ERROR;
+    int status = run_dot(program, format, path, output.stream);
+    int closed = dfgc_close_output(&output, status == 0);
+    return status ? status : closed;
 }

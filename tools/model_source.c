@@ -84,6 +84,21 @@ int dfgc_const_option(const char *command, int argc, char **argv, int *i)
     return 1;
 }
 
+/* The --max-weight-bytes limit, for the process' one model. */
+static uint64_t max_weight_bytes = DFG_ONNX_DEFAULT_MAX_WEIGHT_BYTES;
+
+int dfgc_max_weight_option(const char *command, int argc, char **argv,
+                           int *i)
+{
+    const char *value;
+    int found = dfgc_option_value(command, argc, argv, i,
+                                  "--max-weight-bytes", &value);
+    if (found <= 0)
+        return found;
+    return dfgc_parse_u64(command, "--max-weight-bytes", value, 0,
+                          UINT64_MAX, &max_weight_bytes) == 0 ? 1 : -1;
+}
+
 int dfgc_model_is_program(const char *model)
 {
     return has_suffix(model, ".dfgp");
@@ -98,6 +113,7 @@ dfg_status dfgc_load_graph(const char *model, dfg_graph **out)
         options.n_bindings = n_shape_bindings;
         options.frozen_inputs = consts;
         options.n_frozen_inputs = n_consts;
+        options.max_weight_bytes = max_weight_bytes;
         return dfg_onnx_import_file(model, &options, NULL, out);
     }
     if (strncmp(model, EXAMPLE_PREFIX, strlen(EXAMPLE_PREFIX)) == 0)

@@ -18,6 +18,12 @@ int dfgc_shapes_option(const char *command, int argc, char **argv, int *i);
  * argv[*i] was it, 0 if not, -1 after a usage error. */
 int dfgc_const_option(const char *command, int argc, char **argv, int *i);
 
+/* Handles "--max-weight-bytes N": the limit on an ONNX model's weights
+ * (dfg_onnx_options.max_weight_bytes, 0: none), kept for dfgc_load_graph.
+ * Returns 1 if argv[*i] was it, 0 if not, -1 after a usage error. */
+int dfgc_max_weight_option(const char *command, int argc, char **argv,
+                           int *i);
+
 /* MODEL is a bundled example ("example:cnn"), a program file (.dfgp) or,
  * once the ONNX front end is in, an .onnx file. */
 dfg_status dfgc_load_graph(const char *model, dfg_graph **out);

@@ -44,9 +44,9 @@ int dfgc_plan_visuals_use_stdout(const dfgc_plan_visuals *v)
 
 int dfgc_plan_visuals_open(dfgc_plan_visuals *v)
 {
-    if ((v->svg_path && !(v->svg = dfgc_open_output(v->svg_path))) ||
-        (v->html_path && !(v->html = dfgc_open_output(v->html_path))) ||
-        (v->trace_path && !(v->trace = dfgc_open_output(v->trace_path)))) {
+    if ((v->svg_path && dfgc_open_output(v->svg_path, &v->svg) != 0) ||
+        (v->html_path && dfgc_open_output(v->html_path, &v->html) != 0) ||
+        (v->trace_path && dfgc_open_output(v->trace_path, &v->trace) != 0)) {
         dfgc_plan_visuals_close(v);
         return DFGC_EXIT_ERROR;
     }
@@ -55,41 +55,32 @@ int dfgc_plan_visuals_open(dfgc_plan_visuals *v)
 
 void dfgc_plan_visuals_close(dfgc_plan_visuals *v)
 {
-    if (v->svg)
-        dfgc_close_output(v->svg, v->svg_path);
-    if (v->html)
-        dfgc_close_output(v->html, v->html_path);
-    if (v->trace)
-        dfgc_close_output(v->trace, v->trace_path);
-    v->svg = v->html = v->trace = NULL;
+    dfgc_close_output(&v->svg, 0);
+    dfgc_close_output(&v->html, 0);
+    dfgc_close_output(&v->trace, 0);
 }
 
-/* Writes one report into its stream and closes it; 0 or an exit status. */
-static int write_report(const dfg_program *program, FILE **stream,
-                        const char *path,
-                        dfg_status (*report)(const dfg_program *, FILE *),
-                        const char *what)
+int dfgc_write_report(const dfg_program *program, dfgc_output *output,
+                      dfg_status (*report)(const dfg_program *, FILE *),
+                      const char *what)
 {
-    if (!*stream)
+    if (!output->stream)
         return 0;
-    dfg_status s = report(program, *stream);
-    int failed = dfgc_close_output(*stream, path);
-    *stream = NULL;
-    if (s != DFG_OK)
-        return dfgc_library_error(what);
-    return failed;
+    if (report(program, output->stream) != DFG_OK) {
+        int status = dfgc_library_error(what);
+        dfgc_close_output(output, 0);
+        return status;
+    }
+    return dfgc_close_output(output, 1);
 }
 
 /* Every output is attempted; the first failure sets the exit status. */
 int dfgc_plan_visuals_write(const dfg_program *program, dfgc_plan_visuals *v)
 {
-    int status = write_report(program, &v->svg, v->svg_path, dfg_report_svg,
-                              "svg");
-    int s = write_report(program, &v->html, v->html_path, dfg_report_html,
-                         "html");
+    int status = dfgc_write_report(program, &v->svg, dfg_report_svg, "svg");
+    int s = dfgc_write_report(program, &v->html, dfg_report_html, "html");
     status = status ? status : s;
-    s = write_report(program, &v->trace, v->trace_path, dfg_report_trace,
-                     "trace");
+    s = dfgc_write_report(program, &v->trace, dfg_report_trace, "trace");
     status = status ? status : s;
     s = v->png_path ? dfgc_render_dot(program, "png", v->png_path) : 0;
     status = status ? status : s;

@@ -4,6 +4,7 @@
 #define DFGC_PLAN_VISUALS_H
 
 #include <stdio.h>
+#include "cli.h"
 #include "dfg/dfg.h"
 
 #define DFGC_PLAN_VISUALS_USAGE                                              \
@@ -19,7 +20,7 @@
 typedef struct dfgc_plan_visuals {
     const char *svg_path, *html_path, *trace_path;
     const char *png_path, *svg_graph_path;
-    FILE *svg, *html, *trace;
+    dfgc_output svg, html, trace;
     int compare;
 } dfgc_plan_visuals;
 
@@ -39,7 +40,14 @@ int dfgc_plan_visuals_open(dfgc_plan_visuals *v);
  * status of the first failure. */
 int dfgc_plan_visuals_write(const dfg_program *program, dfgc_plan_visuals *v);
 
-/* Closes the streams without writing (when compiling failed). */
+/* Writes one report (dfg_report_json, ...) into output and closes it: 0,
+ * or an exit status after printing an error naming what. A report that
+ * failed leaves the old file; an output not open is skipped. */
+int dfgc_write_report(const dfg_program *program, dfgc_output *output,
+                      dfg_status (*report)(const dfg_program *, FILE *),
+                      const char *what);
+
+/* Closes the outputs, leaving the old files (when compiling failed). */
 void dfgc_plan_visuals_close(dfgc_plan_visuals *v);
 
 #endif

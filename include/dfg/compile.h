@@ -70,7 +70,15 @@ typedef struct dfg_compile_options {
      * dfg_compile refuses, naming them, ops it has no kernel for. NULL:
      * no backend in particular. */
     const dfg_target *target;
+    /* Upper bound on the planned arena in bytes: a plan that needs more
+     * (a Reshape or Expand to 2^34 elements) is refused by dfg_compile
+     * with DFG_ERR_PLAN naming this limit, before any session tries to
+     * allocate it. DFG_DEFAULT_MAX_ARENA_BYTES (32 GiB) by default, 0 for
+     * none. */
+    uint64_t max_arena_bytes;
 } dfg_compile_options;
+
+#define DFG_DEFAULT_MAX_ARENA_BYTES ((uint64_t)32 << 30)
 
 void dfg_compile_options_init(dfg_compile_options *options);
 

@@ -4,6 +4,7 @@
 #define DFG_H
 
 #include "dfg/allocator.h"
+#include "dfg/atomic_file.h"
 #include "dfg/attrs.h"
 #include "dfg/builder.h"
 #include "dfg/collective.h"
@@ -15,6 +16,7 @@
 #include "dfg/models.h"
 #include "dfg/onnx.h"
 #include "dfg/program.h"
+#include "dfg/regular_file.h"
 #include "dfg/report.h"
 #include "dfg/session.h"
 #include "dfg/status.h"

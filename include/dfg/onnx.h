@@ -66,7 +66,15 @@ typedef struct dfg_onnx_options {
     /* Upper bound on the model file's size in bytes (default 4 GiB - 1,
      * protobuf's own limit is 2 GiB). */
     uint64_t max_model_bytes;
+    /* Upper bound on the bytes all initializers declare together (their
+     * dims times their dtype's size, external data included), checked
+     * before any is allocated or read: DFG_ONNX_DEFAULT_MAX_WEIGHT_BYTES
+     * (64 GiB) by default, 0 for none. Each initializer is also held to
+     * 16 GiB, and the graph to 1,000,000 nodes (checked first). */
+    uint64_t max_weight_bytes;
 } dfg_onnx_options;
+
+#define DFG_ONNX_DEFAULT_MAX_WEIGHT_BYTES ((uint64_t)64 << 30)
 
 void dfg_onnx_options_init(dfg_onnx_options *options);
 

@@ -182,11 +182,11 @@ class Program:
 
     def to_html(self, path=None):
         """The self-contained HTML page of the plan, written to path if
-        given; returns the text."""
+        given (the old file replaced only by the whole new one); returns
+        the text."""
         html = self._handle.report("html")
         if path is not None:
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(html)
+            _dfg.write_file(path, html.encode("utf-8"))
         return html
 
     def to_trace(self):

@@ -3,7 +3,6 @@
  * input: it must resolve (symbolic links included) to a file inside the
  * base directory, and the byte range must lie inside that file. */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dfg/regular_file.h"
 #include "error.h"
 #include "memory.h"
 #include "onnx_importer.h"
@@ -66,11 +66,8 @@ static dfg_status open_location(const char *what, const char *base_dir,
         return dfg_error(DFG_ERR_FORMAT,
                          "%s: external data location '%s' leaves the model's "
                          "directory '%s'", what, location, dir);
-    *fd = open(resolved, O_RDONLY | O_CLOEXEC);
-    if (*fd < 0)
-        return dfg_error(DFG_ERR_IO, "%s: cannot open '%s': %s", what,
-                         resolved, strerror(errno));
-    return DFG_OK;
+    dfg_status st = dfg_open_regular_file(resolved, fd);
+    return st == DFG_OK ? st : dfg_error_prefix(st, "%s: external data", what);
 }
 
 dfg_status dfg_onnx_external_read(const Onnx__TensorProto *t,

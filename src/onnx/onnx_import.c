@@ -1,6 +1,7 @@
-/* The import driver: opset, initializers, graph inputs, a check that every
- * op is supported (one error listing all that are not), then the nodes in
- * order and the graph outputs. */
+/* The import driver: opset, the limits (onnx_limits.c), a check that
+ * every op is supported (one error listing all that are not),
+ * initializers, graph inputs, then the nodes in order and the graph
+ * outputs. */
 #include <stdio.h>
 #include <string.h>
 
@@ -204,9 +205,6 @@ static dfg_status check_ops(const Onnx__GraphProto *g)
 static dfg_status import_nodes(dfg_onnx_importer *im,
                                const Onnx__GraphProto *g)
 {
-    if (g->n_node > DFG_ONNX_MAX_NODES)
-        return dfg_error(DFG_ERR_UNSUPPORTED, "the graph has %zu nodes, more "
-                         "than %d", g->n_node, DFG_ONNX_MAX_NODES);
     for (size_t i = 0; i < g->n_node; i++) {
         const Onnx__NodeProto *node = g->node[i];
         if (node->n_input > DFG_ONNX_MAX_NODE_INPUTS)
@@ -288,6 +286,8 @@ dfg_status dfg_onnx_import_model(const Onnx__ModelProto *model,
     im.source = source;
     dfg_name_table_init(&im.names, &im.allocator);
     dfg_status st = find_opset(model, &im.opset);
+    if (st == DFG_OK)
+        st = dfg_onnx_check_limits(g, options);
     if (st == DFG_OK)
         st = check_ops(g);
     if (st == DFG_OK)

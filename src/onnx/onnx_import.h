@@ -16,4 +16,10 @@ dfg_status dfg_onnx_import_model(const Onnx__ModelProto *model,
                                  const dfg_allocator *allocator,
                                  dfg_graph **out);
 
+/* The limits checked before anything is built (onnx_limits.c): the node
+ * count, then the total bytes the initializers declare against
+ * options->max_weight_bytes. */
+dfg_status dfg_onnx_check_limits(const Onnx__GraphProto *graph,
+                                 const dfg_onnx_options *options);
+
 #endif

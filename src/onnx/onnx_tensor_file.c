@@ -2,11 +2,11 @@
  * expected outputs. */
 #include "onnx_tensor_file.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dfg/regular_file.h"
 #include "error.h"
 #include "memory.h"
 #include "onnx_importer.h"
@@ -35,16 +35,16 @@ dfg_status dfg_onnx_read_tensor(const void *bytes, size_t size,
 static dfg_status read_file(const char *path, void **bytes, size_t *size)
 {
     *bytes = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return dfg_error(DFG_ERR_IO, "cannot open '%s': %s", path,
-                         strerror(errno));
+    FILE *f;
+    dfg_status st = dfg_fopen_regular_file(path, &f);
+    if (st != DFG_OK)
+        return st;
     struct stat info;
-    if (fstat(fileno(f), &info) != 0 || !S_ISREG(info.st_mode) ||
+    if (fstat(fileno(f), &info) != 0 ||
         info.st_size > DFG_ONNX_MAX_TENSOR_FILE) {
         fclose(f);
-        return dfg_error(DFG_ERR_IO, "'%s' is not a regular file of at most "
-                         "4 GiB", path);
+        return dfg_error(DFG_ERR_IO, "'%s' is not a file of at most 4 GiB",
+                         path);
     }
     *size = (size_t)info.st_size;
     *bytes = dfg_alloc(NULL, *size ? *size : 1);

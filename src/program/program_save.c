@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "crc32.h"
+#include "dfg/atomic_file.h"
 #include "error.h"
 #include "memory.h"
 #include "program_format.h"
@@ -233,16 +234,8 @@ dfg_status dfg_program_save(const dfg_program *program, const char *path)
                                               &data, &size);
     if (status != DFG_OK)
         return status;
-    FILE *f = fopen(path, "wb");
-    if (!f) {
-        dfg_free(&program->allocator, data);
-        return dfg_error(DFG_ERR_IO, "cannot open '%s' for writing", path);
-    }
-    size_t written = fwrite(data, 1, size, f);
-    int closed = fclose(f);
+    /* Never in place: a process serving the old file has it mapped. */
+    status = dfg_write_file_atomically(path, data, size);
     dfg_free(&program->allocator, data);
-    if (written != size || closed != 0)
-        return dfg_error(DFG_ERR_IO, "cannot write %zu bytes to '%s'", size,
-                         path);
-    return DFG_OK;
+    return status;
 }

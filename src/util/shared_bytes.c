@@ -1,10 +1,10 @@
 #include "shared_bytes.h"
 
-#include <fcntl.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "dfg/regular_file.h"
 #include "error.h"
 #include "memory.h"
 
@@ -68,13 +68,14 @@ dfg_status dfg_shared_bytes_map(const char *path, uint64_t max_bytes,
                                 dfg_shared_bytes **out)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return dfg_error(DFG_ERR_IO, "cannot open '%s'", path);
+    int fd;
+    dfg_status status = dfg_open_regular_file(path, &fd);
+    if (status != DFG_OK)
+        return status;
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0) {
         close(fd);
-        return dfg_error(DFG_ERR_IO, "'%s' is not a regular file", path);
+        return dfg_error(DFG_ERR_IO, "cannot read '%s'", path);
     }
     if (st.st_size < 0 || (uint64_t)st.st_size > max_bytes ||
         (uint64_t)st.st_size > SIZE_MAX) {
