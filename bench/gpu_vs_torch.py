@@ -1,20 +1,33 @@
 #!/usr/bin/python3
-"""dfg beside PyTorch on the same GPU: torchvision resnet50 in inference.
+"""dfg beside PyTorch on the same GPU: time per run and peak device memory.
 
-usage: bench/gpu_vs_torch.py [--dfgc PATH] [--batches 1,32] [--dtypes f32,f16]
-                             [--iterations N] [--warmup N] [--work-dir DIR]
+usage: bench/gpu_vs_torch.py [--dfgc PATH] [--cases LIST] [--iterations N]
+                             [--warmup N] [--work-dir DIR] [--no-compile]
 
-For each batch size and dtype, the model is exported from torch to ONNX
-(opset 13, batch norms folded, f16 by model.half()) and run by
+Cases (--cases, comma-separated; all by default): resnet50 at batch 1 and
+32 in f32 and f16 (rn50_b1_f32, rn50_b32_f32, rn50_b1_f16, rn50_b32_f16)
+and a 4-layer BERT-base-like encoder at sequence 128, batch 1 and 8, f32
+(bert_b1_f32, bert_b8_f32). Each model is exported from torch to ONNX
+(opset 13, batch norms folded; f16 by model.half()) and run by
 `dfgc bench MODEL.onnx --device cuda`, then by PyTorch on the same GPU in
-inference mode (batch norms folded the same way), each in a fresh process.
-Both sides time one run with the input copied to the device and the
-output copied back (as dfg_session_run does), PyTorch with a
-torch.cuda.synchronize() before the clock stops. Prints a markdown table
-of median latencies and the ratio dfg / torch (below 1: dfg is faster).
+inference mode, eager and through torch.compile (default mode), each in a
+fresh process. Every side times one run with the input copied to the
+device and the output copied back (as dfg_session_run does), PyTorch with
+a torch.cuda.synchronize() before the clock stops.
 
-Needs Debian's python3-torch and python3-torchvision with CUDA; exits 77,
-saying why, when torch or a CUDA device is missing.
+Math: dfg's f32 is strict FP32 (cuBLAS CUBLAS_COMPUTE_32F); PyTorch runs
+with its defaults, stated in the table's notes: TF32 convolutions
+(torch.backends.cudnn.allow_tf32) and FP32 matrix products
+(torch.backends.cuda.matmul.allow_tf32 off).
+
+Memory: dfg's is the plan's device bytes (arena with its workspaces, plus
+weights: `dfgc bench`'s arena and weights lines); PyTorch's is
+torch.cuda.max_memory_reserved() over the whole process (weights, caching
+allocator). Prints a markdown table: median ms of each side, dfg / eager
+and dfg / compiled (below 1: dfg is faster), MiB of each side.
+
+Needs torch (and torchvision) with CUDA; exits 77, saying why, when torch
+or a CUDA device is missing.
 """
 import argparse
 import inspect
@@ -26,24 +39,39 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODEL = "resnet50"
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "models"))
+
+# name: (model, batch, dtype)
+CASES = {
+    "rn50_b1_f32": ("resnet50", 1, "f32"),
+    "rn50_b32_f32": ("resnet50", 32, "f32"),
+    "rn50_b1_f16": ("resnet50", 1, "f16"),
+    "rn50_b32_f16": ("resnet50", 32, "f16"),
+    "bert_b1_f32": ("bert_encoder", 1, "f32"),
+    "bert_b8_f32": ("bert_encoder", 8, "f32"),
+}
 
 
-def build_model(dtype):
+def build_model(name, dtype):
     import torch
-    import torchvision
+    import export as exporter  # tests/models/export.py
     torch.manual_seed(1)
-    model = torchvision.models.resnet50(weights=None).eval()
-    from torch.fx.experimental.optimization import fuse
-    model = fuse(model)  # as torch.onnx.export folds them
+    model = exporter.make_model(name).eval()
+    if name == "resnet50":
+        from torch.fx.experimental.optimization import fuse
+        model = fuse(model)  # as torch.onnx.export folds them
     return model.half() if dtype == "f16" else model
 
 
-def export(batch, dtype, path):
+def example(name, batch, dtype):
+    import export as exporter
+    x = exporter.example_input(name, batch)
+    return x.half() if dtype == "f16" else x
+
+
+def export(name, batch, dtype, path):
     import torch
-    model = build_model(dtype)
-    x = torch.randn(batch, 3, 224, 224)
-    x = x.half() if dtype == "f16" else x
+    model, x = build_model(name, dtype), example(name, batch, dtype)
     if dtype == "f16":  # f16 convolutions need the GPU to trace
         model, x = model.cuda(), x.cuda()
     legacy = ({"dynamo": False} if "dynamo" in  # PyTorch 2.9+'s default
@@ -52,12 +80,14 @@ def export(batch, dtype, path):
                       output_names=["y"], do_constant_folding=True, **legacy)
 
 
-def torch_worker(batch, dtype, iterations, warmup):
+def torch_worker(name, batch, dtype, compiled, iterations, warmup):
     import time
     import torch
-    model = build_model(dtype).cuda()
-    x = torch.randn(batch, 3, 224, 224)
-    x = (x.half() if dtype == "f16" else x).pin_memory()
+    torch.cuda.reset_peak_memory_stats()
+    model = build_model(name, dtype).cuda()
+    if compiled:
+        model = torch.compile(model)
+    x = example(name, batch, dtype).pin_memory()
     times = []
     with torch.inference_mode():
         for i in range(warmup + iterations):
@@ -66,8 +96,12 @@ def torch_worker(batch, dtype, iterations, warmup):
             torch.cuda.synchronize()
             if i >= warmup:
                 times.append(time.perf_counter() - start)
-    print(json.dumps({"median_ms": statistics.median(times) * 1e3,
-                      "device": torch.cuda.get_device_name(0)}))
+    print(json.dumps({
+        "median_ms": statistics.median(times) * 1e3,
+        "mib": torch.cuda.max_memory_reserved() / 2**20,
+        "device": torch.cuda.get_device_name(0),
+        "tf32": f"conv {torch.backends.cudnn.allow_tf32}, "
+                f"matmul {torch.backends.cuda.matmul.allow_tf32}"}))
 
 
 def check_torch():
@@ -85,61 +119,96 @@ def worker(*arguments):
 
 
 def run_dfg(dfgc, model, iterations, warmup):
+    """(median ms, MiB of arena and weights) from `dfgc bench`."""
     out = subprocess.run([dfgc, "bench", model, "--device", "cuda",
                           "--iterations", str(iterations), "--warmup",
                           str(warmup)], check=True, capture_output=True,
                          text=True).stdout
+    found = {}
     for line in out.splitlines():
-        if line.startswith("median"):
-            return float(line.split()[1])
-    raise RuntimeError("no median in dfgc bench output:\n" + out)
+        fields = line.split()
+        if (len(fields) == 3 and fields[0] in ("median", "arena", "weights")
+                and fields[2] in ("ms", "bytes")):
+            found[fields[0]] = float(fields[1])
+    if set(found) != {"median", "arena", "weights"}:
+        raise RuntimeError("no median, arena or weights in dfgc bench "
+                           "output:\n" + out)
+    return found["median"], (found["arena"] + found["weights"]) / 2**20
+
+
+def measure_torch(case, compiled, args):
+    """PyTorch's figures, or None (printed why) when torch.compile fails."""
+    model, batch, dtype = CASES[case]
+    try:
+        return json.loads(worker(
+            "--torch-worker", model, str(batch), dtype, str(int(compiled)),
+            "--iterations", str(args.iterations), "--warmup",
+            str(args.warmup)))
+    except subprocess.CalledProcessError as e:
+        if not compiled:
+            raise
+        print(f"<!-- {case}: torch.compile failed: "
+              f"{(e.stderr or '').strip().splitlines()[-1:]} -->")
+        return None
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dfgc", default=os.path.join(
         HERE, "..", "build", "tools", "dfgc"))
-    parser.add_argument("--batches", default="1,32")
-    parser.add_argument("--dtypes", default="f32,f16")
+    parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--iterations", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--work-dir", help="where the ONNX exports are kept")
-    parser.add_argument("--torch-worker", nargs=2, help=argparse.SUPPRESS)
-    parser.add_argument("--export", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--no-compile", action="store_true",
+                        help="leave out the torch.compile column")
+    parser.add_argument("--torch-worker", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--export", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--check-torch", action="store_true",
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.check_torch:
         return check_torch()
     if args.export:
-        return export(int(args.export[0]), args.export[1], args.export[2])
+        name, batch, dtype, path = args.export
+        return export(name, int(batch), dtype, path)
     if args.torch_worker:
-        return torch_worker(int(args.torch_worker[0]), args.torch_worker[1],
+        name, batch, dtype, compiled = args.torch_worker
+        return torch_worker(name, int(batch), dtype, compiled == "1",
                             args.iterations, args.warmup)
+    cases = args.cases.split(",")
+    unknown = [c for c in cases if c not in CASES]
+    if unknown:
+        parser.error(f"unknown cases {unknown}: {', '.join(CASES)}")
     try:
         worker("--check-torch")
     except subprocess.CalledProcessError as e:
         print(f"skipped: {(e.stdout or e.stderr).strip() or 'no torch'}")
         return 77
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="dfg-gpu-bench-")
-    print("| model | batch | dtype | dfg ms | torch ms | dfg / torch |")
-    print("| --- | ---: | --- | ---: | ---: | ---: |")
-    device = None
-    for batch in [int(b) for b in args.batches.split(",")]:
-        for dtype in args.dtypes.split(","):
-            path = os.path.join(work_dir, f"{MODEL}_b{batch}_{dtype}.onnx")
-            if not os.path.exists(path):
-                worker("--export", str(batch), dtype, path)
-            dfg_ms = run_dfg(args.dfgc, path, args.iterations, args.warmup)
-            torch = json.loads(worker(
-                "--torch-worker", str(batch), dtype, "--iterations",
-                str(args.iterations), "--warmup", str(args.warmup)))
-            device = torch["device"]
-            print(f"| {MODEL} | {batch} | {dtype} | {dfg_ms:.3f} | "
-                  f"{torch['median_ms']:.3f} | "
-                  f"{dfg_ms / torch['median_ms']:.2f} |", flush=True)
-    print(f"\ndevice: {device}; {args.iterations} timed runs after "
-          f"{args.warmup}, median")
+    print("| case | dfg ms | eager ms | compiled ms | dfg / eager | "
+          "dfg / compiled | dfg MiB | eager MiB |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    eager = None
+    for case in cases:
+        model, batch, dtype = CASES[case]
+        path = os.path.join(work_dir, f"{case}.onnx")
+        if not os.path.exists(path):
+            worker("--export", model, str(batch), dtype, path)
+        dfg_ms, dfg_mib = run_dfg(args.dfgc, path, args.iterations,
+                                  args.warmup)
+        eager = measure_torch(case, False, args)
+        compiled = None if args.no_compile else measure_torch(case, True, args)
+        c_ms = f"{compiled['median_ms']:.3f}" if compiled else "n/a"
+        c_ratio = (f"{dfg_ms / compiled['median_ms']:.2f}" if compiled
+                   else "n/a")
+        print(f"| {case} | {dfg_ms:.3f} | {eager['median_ms']:.3f} | {c_ms} "
+              f"| {dfg_ms / eager['median_ms']:.2f} | {c_ratio} | "
+              f"{dfg_mib:.0f} | {eager['mib']:.0f} |", flush=True)
+    print(f"\ndevice: {eager['device']}; PyTorch TF32: {eager['tf32']}; dfg "
+          f"f32 strict; {args.iterations} timed runs after {args.warmup}, "
+          "median; dfg MiB: arena and weights as planned, eager MiB: "
+          "max_memory_reserved")
     return 0
 
 

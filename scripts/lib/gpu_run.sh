@@ -3,7 +3,7 @@
 #
 # dfg_gpu_run DIR: runs the device check from a bundle (gpu_bundle.sh) on
 # this machine. The steps run in order, each under its own time limit and
-# all within DFG_GPU_CHECK_SECONDS (450); each ends with one summary line
+# all within DFG_GPU_CHECK_SECONDS (470); each ends with one summary line
 #   gpu-check: STEP: PASS | FAIL (...) | skipped: WHY
 # and the results are written as they come, to $OUT when set (the device
 # tool brings that folder back) else to DIR/results: summary.txt (the
@@ -107,7 +107,7 @@ dfg_gpu_run() {
     mkdir -p "$results"
     : >"$results/summary.txt"
     : >"$results/gpu-check.log"
-    deadline=$(($(date +%s) + ${DFG_GPU_CHECK_SECONDS:-450}))
+    deadline=$(($(date +%s) + ${DFG_GPU_CHECK_SECONDS:-470}))
     failed=""
     work=$(mktemp -d "${TMPDIR:-/tmp}/dfg-gpu-run.XXXXXX")
     # shellcheck disable=SC2064 # work is fixed now
@@ -134,7 +134,7 @@ dfg_gpu_run() {
     dfg_gpu_step cuda-suite-graphs-on 90 suite 1
     dfg_gpu_step cuda-suite-graphs-off 90 suite 0
     dfg_gpu_step memcheck 60 memcheck
-    dfg_gpu_step bench 120 bench
+    dfg_gpu_step bench 200 bench
 
     if [ -n "$failed" ]; then
         dfg_gpu_line all "FAIL:$failed"

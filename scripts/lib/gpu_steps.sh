@@ -90,8 +90,8 @@ memcheck() {
 
 bench() {
     "$python" "$work/bench/gpu_vs_torch.py" --dfgc "$dfgc" \
-        --work-dir "$work/models" --batches 1,32 --dtypes f32,f16 \
-        --iterations 30 --warmup 5 >"$results/bench.md"
+        --work-dir "$work/models" --iterations 30 --warmup 5 \
+        >"$results/bench.md"
     status=$?
     cat "$results/bench.md"
     return $status
