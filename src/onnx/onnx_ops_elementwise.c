@@ -76,6 +76,25 @@ static dfg_status import_variadic(dfg_onnx_importer *im, const dfg_onnx_op *op)
     return st == DFG_OK ? dfg_onnx_bind_output(im, 0, acc) : st;
 }
 
+/* Identity of a tensor known at import time (an initializer, as
+ * exporters share tied weights) names that tensor's entry, bytes and all:
+ * a copy would hold the weight twice (a graph output that names it gets
+ * an identity node of its own, onnx_import.c). Of anything else, an identity node
+ * (a view). */
+static dfg_status import_identity(dfg_onnx_importer *im,
+                                  const dfg_onnx_op *op)
+{
+    int32_t x;
+    dfg_value value;
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK && im->entries[x].constant) {
+        /* In the graph first, so that both names read one value. */
+        st = dfg_onnx_materialise(im, x, &value);
+        return st == DFG_OK ? dfg_onnx_bind_output(im, 0, x) : st;
+    }
+    return st == DFG_OK ? dfg_onnx_import_direct(im, op) : st;
+}
+
 static dfg_status import_not(dfg_onnx_importer *im, const dfg_onnx_op *op)
 {
     (void)op;
@@ -209,7 +228,7 @@ const dfg_onnx_op dfg_onnx_ops_elementwise[] = {
     {"Acosh", dfg_onnx_import_direct, "acosh"},
     {"Atanh", dfg_onnx_import_direct, "atanh"},
     {"Mod", import_mod, NULL},
-    {"Identity", dfg_onnx_import_direct, "identity"},
+    {"Identity", import_identity, "identity"},
     {"Cast", import_cast, NULL},
     {"Clip", import_clip, NULL},
     {NULL, NULL, NULL},
