@@ -41,6 +41,9 @@ typedef struct dfg_pass_report {
     int32_t nodes_fused;     /* fuse_*: nodes merged into another */
     int32_t values_blocked;  /* layouts: values given a blocked layout */
     int32_t reorders;        /* layouts: reorder nodes added */
+    int32_t weights_shared;  /* share_weights: stored tensors no longer
+                                read, their readers reading an equal or
+                                transposed one */
 } dfg_pass_report;
 
 /* Checks that the graph is well formed: every live node's inputs exist and
@@ -59,6 +62,12 @@ dfg_status dfg_pass_fold(dfg_graph *graph, dfg_pass_report *report);
 /* Marks dead every node none of whose outputs is read by a live node or is
  * a graph output. */
 dfg_status dfg_pass_dce(dfg_graph *graph, dfg_pass_report *report);
+
+/* Inference, after fold and dce: a weight or constant equal to another,
+ * byte for byte, or to another's transpose (2-D) is read as that one,
+ * products reading a transposed copy read the kept one with a transposed
+ * operand (passes/share_weights.c); the copies are no longer read. */
+dfg_status dfg_pass_share_weights(dfg_graph *graph, dfg_pass_report *report);
 
 /* Inference fusion (passes/fuse_*.c), after fold and dce. Decomposed
  * layer norms (reduce_mean, sub, pow 2, reduce_mean, add eps, sqrt, div,

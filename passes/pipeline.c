@@ -1,8 +1,8 @@
 /* dfg_compile: the passes in order, on a private copy of the graph.
  *
  *   verify -> [precision] -> [training -> [buckets]] -> fold -> dce
- *          -> [inference: fuse patterns, fuse conv, fuse matmul, transpose
- *             views] -> [remat] -> [CPU inference: layouts] -> node costs
+ *          -> [inference: share weights, fuse patterns, fuse conv, fuse
+ *             matmul, transpose views] -> [remat] -> [CPU inference: layouts] -> node costs
  *   (a budget remat misses: again from precision on, the stem sliced)
  *          -> concat views, schedule, alias, [bucket alias], liveness (for
  *             each candidate order, keeping the smallest lower bound)
@@ -42,6 +42,7 @@ void dfg_compile_options_init(dfg_compile_options *options)
     options->fuse_operators = 1;
     options->assign_layouts = 1;
     options->max_arena_bytes = DFG_DEFAULT_MAX_ARENA_BYTES;
+    options->share_weights = 1;
 }
 
 /* 1 if name fits dfg_program.workspace_rule and program_validate.c's
@@ -135,6 +136,8 @@ static dfg_status step_passes(dfg_graph *g, const dfg_compile_options *o,
         st = dfg_pass_fold(g, &report);
     if (st == DFG_OK && o->eliminate_dead_code)
         st = dfg_pass_dce(g, &report);
+    if (st == DFG_OK && o->share_weights && !o->training)
+        st = dfg_pass_share_weights(g, &report);
     if (st == DFG_OK && o->fuse_operators && !o->training)
         st = dfg_pass_fuse_patterns(g, &report);
     if (st == DFG_OK && o->fuse_operators && !o->training)

@@ -161,6 +161,8 @@ dfg_status dfgc_train_digits(const dfgc_train_config *c,
     dfg_compile_options eval_options;
     dfg_compile_options_init(&eval_options);
     eval_options.precision = c->precision;
+    /* It takes the trained weights: ones equal at first stay apart. */
+    eval_options.share_weights = 0;
     dfg_status st = dfg_backend_find("cpu", &cpu);
     if (st == DFG_OK)
         st = dfg_model_build_training(c->model, NULL, &train_graph);

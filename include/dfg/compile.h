@@ -76,6 +76,14 @@ typedef struct dfg_compile_options {
      * allocate it. DFG_DEFAULT_MAX_ARENA_BYTES (32 GiB) by default, 0 for
      * none. */
     uint64_t max_arena_bytes;
+    /* Inference only: weights and constants equal to another byte for
+     * byte, or (2-D) to another's transpose, are held once; the products
+     * that read a transposed copy read the kept one transposed
+     * (passes/share_weights.c): 1. A program whose weights will be
+     * replaced by a training step's (dfg_session_copy_weights) needs 0:
+     * weights equal when compiled (zero biases) may differ after
+     * training. */
+    int share_weights;
 } dfg_compile_options;
 
 #define DFG_DEFAULT_MAX_ARENA_BYTES ((uint64_t)32 << 30)
