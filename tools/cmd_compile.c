@@ -29,6 +29,8 @@ static const char usage[] =
     "                 GELU its own step (fused by default, inference)\n"
     "--no-layouts     keep every tensor plain NCHW (by default activations\n"
     "                 between oneDNN convolutions stay blocked, inference)\n"
+    "--no-share-weights keep every weight equal to another (byte for byte\n"
+    "                 or transposed) apart (held once by default, inference)\n"
     "--precision P    f32 (default) or bf16: activations stored in bf16,\n"
     "                 weights in f32 (inputs and outputs keep their dtype)\n"
     "--blas-workspace BYTES\n"

@@ -33,6 +33,8 @@ static const char usage[] =
     "                 GELU its own step (fused by default, inference)\n"
     "--no-layouts     keep every tensor plain NCHW (by default activations\n"
     "                 between oneDNN convolutions stay blocked, inference)\n"
+    "--no-share-weights keep every weight equal to another (byte for byte\n"
+    "                 or transposed) apart (held once by default, inference)\n"
     DFGC_LIMITS_USAGE
     "--json FILE      also write the plan as JSON (docs/plan-json.md);\n"
     "                 '-' is stdout\n"

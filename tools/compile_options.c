@@ -49,6 +49,10 @@ int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
         options->fuse_operators = 0;
         return 1;
     }
+    if (strcmp(argv[*i], "--no-share-weights") == 0) {
+        options->share_weights = 0;
+        return 1;
+    }
     found = dfgc_option_value(command, argc, argv, i, "--planner", &value);
     if (found == 1) {
         dfg_planner planner;
