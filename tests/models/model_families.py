@@ -10,6 +10,12 @@ export.py): each exercises ops the importer composes.
                  12 heads, 50,257 tokens, context 1,024), its output
                  projection tied to the token embedding: tokens [N, 256]
                  (for benchmarks: 124M parameters)
+  gpt2_tied      gpt2_decoder with its output projection tied to the token
+                 embedding, which the exporter writes a second time,
+                 transposed: tokens [N, 32]
+  albert_shared  gpt2_tied with one block applied 4 times (ALBERT's shared
+                 layers): the exporter reads the shared weights through
+                 Identity nodes: tokens [N, 32]
   r3d_18         torchvision's video ResNet (3-D convolutions and pools) on
                  [N, 3, 4, 32, 32]
   fcn_resnet50   torchvision's segmentation FCN (dilated convolutions and a
@@ -23,8 +29,8 @@ export.py): each exercises ops the importer composes.
 import torch
 import torchvision
 
-FAMILIES = ("lstm_lm", "dcgan", "gpt2_decoder", "gpt2_small", "r3d_18",
-            "fcn_resnet50", "int8_cnn")
+FAMILIES = ("lstm_lm", "dcgan", "gpt2_decoder", "gpt2_small", "gpt2_tied",
+            "albert_shared", "r3d_18", "fcn_resnet50", "int8_cnn")
 VOCAB = 1000
 GPT2_VOCAB = 50257
 
@@ -82,12 +88,16 @@ class CausalBlock(torch.nn.Module):
 
 class Gpt2Decoder(torch.nn.Module):
     def __init__(self, hidden=256, layers=4, context=64, heads=4,
-                 vocab=VOCAB, tied=False):
+                 vocab=VOCAB, tied=False, shared=False):
         super().__init__()
         self.wte = torch.nn.Embedding(vocab, hidden)
         self.wpe = torch.nn.Embedding(context, hidden)
-        self.blocks = torch.nn.Sequential(*[CausalBlock(hidden, heads)
-                                            for _ in range(layers)])
+        if shared:  # every layer is one block
+            self.blocks = torch.nn.Sequential(
+                *[CausalBlock(hidden, heads)] * layers)
+        else:
+            self.blocks = torch.nn.Sequential(*[CausalBlock(hidden, heads)
+                                                for _ in range(layers)])
         self.ln = torch.nn.LayerNorm(hidden)
         self.head = torch.nn.Linear(hidden, vocab, bias=False)
         if tied:  # GPT-2's output projection is its token embedding
@@ -204,6 +214,10 @@ def make(name):
     if name == "gpt2_small":
         return Gpt2Decoder(hidden=768, layers=12, context=1024, heads=12,
                            vocab=GPT2_VOCAB, tied=True)
+    if name == "gpt2_tied":
+        return Gpt2Decoder(tied=True)
+    if name == "albert_shared":
+        return Gpt2Decoder(tied=True, shared=True)
     if name == "r3d_18":
         return torchvision.models.video.r3d_18(weights=None)
     if name == "int8_cnn":
@@ -215,7 +229,7 @@ def example_input(name, batch, seed):
     g = torch.Generator().manual_seed(seed)
     if name == "lstm_lm":
         return torch.randint(0, VOCAB, (16, batch), generator=g)
-    if name == "gpt2_decoder":
+    if name in ("gpt2_decoder", "gpt2_tied", "albert_shared"):
         return torch.randint(0, VOCAB, (batch, 32), generator=g)
     if name == "gpt2_small":
         return torch.randint(0, GPT2_VOCAB, (batch, 256), generator=g)
