@@ -244,11 +244,56 @@ static void test_transposed_copy_kept_for_other_readers(void **state)
     dfg_program_destroy(p);
 }
 
+/* A Transpose of an initializer, which the importer folds into a
+ * constant, is the kept weight read transposed: W once, and x @ W^T. */
+static void test_folded_transpose_read_transposed(void **state)
+{
+    (void)state;
+    tied_model m;
+    tied_model_init(&m);
+    onnx_builder b;
+    onnx_builder_init(&b, 13);
+    onnx_builder_input(&b, "x", F32, 3, (const int64_t[]){BATCH, ROWS, K},
+                       NULL);
+    onnx_builder_input(&b, "v", F32, 2, (const int64_t[]){R, K}, NULL);
+    onnx_builder_initializer(&b, "W", F32, 2, (const int64_t[]){R, K}, m.w,
+                             sizeof m.w);
+    Onnx__NodeProto *t = onnx_builder_node(
+        &b, "Transpose", "WT", (const char *[]){"W", NULL},
+        (const char *[]){"WT", NULL});
+    onnx_builder_attr_ints(t, "perm", (const int64_t[]){1, 0}, 2);
+    node(&b, "MatMul", "x", "WT", "y1");
+    node(&b, "Add", "v", "W", "y2");
+    onnx_builder_output(&b, "y1");
+    onnx_builder_output(&b, "y2");
+    dfg_program *p = compile(&b, 1);
+    onnx_builder_free(&b);
+    assert_int_equal(parameters(p), R * K);
+    float y1[BATCH * ROWS * R], y2[R * K];
+    const dfg_backend *cpu;
+    dfg_session *session;
+    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    assert_int_equal(dfg_session_create(p, cpu, NULL, &session), DFG_OK);
+    assert_int_equal(dfg_session_run(session, (const void *[]){m.x, m.wt},
+                                     (void *const[]){y1, y2}), DFG_OK);
+    double ref[BATCH * ROWS * R];
+    for (int r = 0; r < BATCH * ROWS; r++)
+        for (int j = 0; j < R; j++) {
+            ref[r * R + j] = 0;
+            for (int k = 0; k < K; k++)
+                ref[r * R + j] += (double)m.x[r * K + k] * m.w[j * K + k];
+        }
+    onnx_run_expect_close(y1, ref, BATCH * ROWS * R);
+    dfg_session_destroy(session);
+    dfg_program_destroy(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tied_weights_held_once),
         cmocka_unit_test(test_transposed_copy_kept_for_other_readers),
+        cmocka_unit_test(test_folded_transpose_read_transposed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
