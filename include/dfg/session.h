@@ -112,7 +112,10 @@ dfg_status dfg_session_output_buffer(dfg_session *session, int32_t index,
  * evaluated with an inference program). *copied receives the count (may
  * be NULL). dst stops sharing its program's weights and gets its own
  * copy of them first; a staging buffer (one, as large as the largest
- * weight) is allocated only when neither session is in host memory. */
+ * weight) is allocated only when neither session is in host memory.
+ * dst's program should be compiled with share_weights = 0
+ * (include/dfg/compile.h): weights it holds once because they were equal
+ * when compiled may differ in src. */
 dfg_status dfg_session_copy_weights(dfg_session *dst, dfg_session *src,
                                     int32_t *copied);
 
