@@ -219,6 +219,29 @@ static void test_tied_weights_held_once(void **state)
     dfg_program_destroy(apart);
 }
 
+/* A model with inputs `first` (rank, dims) and v [R, K], and W. */
+static void begin_with_w(onnx_builder *b, const tied_model *m,
+                         const char *first, int rank, const int64_t *dims)
+{
+    onnx_builder_init(b, 13);
+    onnx_builder_input(b, first, F32, rank, dims, NULL);
+    onnx_builder_input(b, "v", F32, 2, (const int64_t[]){R, K}, NULL);
+    onnx_builder_initializer(b, "W", F32, 2, (const int64_t[]){R, K}, m->w,
+                             sizeof m->w);
+}
+
+/* y2 = v + W (W read as it is) beside y1, compiled: the builder is
+ * freed. */
+static dfg_program *finish_with_w(onnx_builder *b)
+{
+    node(b, "Add", "v", "W", "y2");
+    onnx_builder_output(b, "y1");
+    onnx_builder_output(b, "y2");
+    dfg_program *p = compile(b, 1);
+    onnx_builder_free(b);
+    return p;
+}
+
 /* A matrix and its transpose, each read by an op that cannot read the
  * other transposed (adds), both stay. */
 static void test_transposed_copy_kept_for_other_readers(void **state)
@@ -227,19 +250,11 @@ static void test_transposed_copy_kept_for_other_readers(void **state)
     tied_model m;
     tied_model_init(&m);
     onnx_builder b;
-    onnx_builder_init(&b, 13);
-    onnx_builder_input(&b, "u", F32, 2, (const int64_t[]){K, R}, NULL);
-    onnx_builder_input(&b, "v", F32, 2, (const int64_t[]){R, K}, NULL);
-    onnx_builder_initializer(&b, "W", F32, 2, (const int64_t[]){R, K}, m.w,
-                             sizeof m.w);
+    begin_with_w(&b, &m, "u", 2, (const int64_t[]){K, R});
     onnx_builder_initializer(&b, "WT", F32, 2, (const int64_t[]){K, R}, m.wt,
                              sizeof m.wt);
     node(&b, "Add", "u", "WT", "y1");
-    node(&b, "Add", "v", "W", "y2");
-    onnx_builder_output(&b, "y1");
-    onnx_builder_output(&b, "y2");
-    dfg_program *p = compile(&b, 1);
-    onnx_builder_free(&b);
+    dfg_program *p = finish_with_w(&b);
     assert_int_equal(parameters(p), 2 * R * K);
     dfg_program_destroy(p);
 }
@@ -252,22 +267,13 @@ static void test_folded_transpose_read_transposed(void **state)
     tied_model m;
     tied_model_init(&m);
     onnx_builder b;
-    onnx_builder_init(&b, 13);
-    onnx_builder_input(&b, "x", F32, 3, (const int64_t[]){BATCH, ROWS, K},
-                       NULL);
-    onnx_builder_input(&b, "v", F32, 2, (const int64_t[]){R, K}, NULL);
-    onnx_builder_initializer(&b, "W", F32, 2, (const int64_t[]){R, K}, m.w,
-                             sizeof m.w);
+    begin_with_w(&b, &m, "x", 3, (const int64_t[]){BATCH, ROWS, K});
     Onnx__NodeProto *t = onnx_builder_node(
         &b, "Transpose", "WT", (const char *[]){"W", NULL},
         (const char *[]){"WT", NULL});
     onnx_builder_attr_ints(t, "perm", (const int64_t[]){1, 0}, 2);
     node(&b, "MatMul", "x", "WT", "y1");
-    node(&b, "Add", "v", "W", "y2");
-    onnx_builder_output(&b, "y1");
-    onnx_builder_output(&b, "y2");
-    dfg_program *p = compile(&b, 1);
-    onnx_builder_free(&b);
+    dfg_program *p = finish_with_w(&b);
     assert_int_equal(parameters(p), R * K);
     float y1[BATCH * ROWS * R], y2[R * K];
     const dfg_backend *cpu;

@@ -8,21 +8,12 @@
 # bits both ways), and compares dfg's output with
 # PyTorch's: the relative error ||dfg - torch|| / ||torch|| must stay below
 # 1e-4; for a quantized model (output from DequantizeLinear), the same
-# top-1 on every input and every value within one quantization step. Exits 77 only when python3-torch / torchvision cannot be imported.
+# top-1 on every input and every value within one quantization step. Exits 77 only when python3-torch, torchvision or onnx cannot be imported.
 set -eu
 dfgc=$1 export_py=$2 cache=$3 model=$4
 python=/usr/bin/python3
 
-if ! "$python" -c 'import torch, torchvision' 2>/dev/null; then
-    echo "SKIP: $python cannot import torch and torchvision" \
-         "(apt-get install python3-torch python3-torchvision)"
-    exit 77
-fi
-mkdir -p "$cache"
-onnx=$cache/$model.onnx
-if [ ! -s "$onnx" ] || [ "$export_py" -nt "$onnx" ]; then
-    "$python" "$export_py" "$cache" "$model"
-fi
+. "$(dirname "$0")/cached_export.sh"
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -7,20 +7,13 @@
 # and fails unless the program's weights_bytes is within 1% of the sum of
 # the model's distinct initializers: each counted once, whether another
 # equals it byte for byte or transposed. model_test.sh checks the outputs
-# against PyTorch's. Exits 77 only when python3-torch cannot be imported.
+# against PyTorch's. Exits 77 only when python3-torch, torchvision or
+# onnx cannot be imported.
 set -eu
 dfgc=$1 export_py=$2 cache=$3 model=$4
 python=/usr/bin/python3
 
-if ! "$python" -c 'import torch, torchvision, onnx' 2>/dev/null; then
-    echo "SKIP: $python cannot import torch, torchvision and onnx"
-    exit 77
-fi
-mkdir -p "$cache"
-onnx=$cache/$model.onnx
-if [ ! -s "$onnx" ] || [ "$export_py" -nt "$onnx" ]; then
-    "$python" "$export_py" "$cache" "$model"
-fi
+. "$(dirname "$0")/cached_export.sh"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 "$dfgc" plan "$onnx" --json "$out/plan.json" > /dev/null
