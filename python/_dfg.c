@@ -420,20 +420,75 @@ static PyObject *write_file(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* backend_info(name) -> {"device": str or None, "threads": int}: what a
- * backend's sessions run on here (for Program.bench). */
-static PyObject *backend_info(PyObject *module, PyObject *args)
+/* The run times of a list, as a new array of doubles (PyMem_Free). */
+static double *seconds_of(PyObject *list, size_t *n)
+{
+    PyObject *seq = PySequence_Fast(list, "times must be a list of seconds");
+    if (!seq)
+        return NULL;
+    *n = (size_t)PySequence_Fast_GET_SIZE(seq);
+    double *seconds = PyMem_Calloc(*n + 1, sizeof *seconds);
+    for (size_t i = 0; seconds && i < *n; i++)
+        seconds[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+    Py_DECREF(seq);
+    if (!seconds)
+        PyErr_NoMemory();
+    if (seconds && PyErr_Occurred()) {
+        PyMem_Free(seconds);
+        return NULL;
+    }
+    return seconds;
+}
+
+/* bench_report(model, backend, iterations, warmup, batch, compile_seconds,
+ *              session_seconds, arena_bytes, weights_bytes, peak_rss_bytes,
+ *              times) -> str: dfgc bench's JSON report (include/dfg/bench.h)
+ * of runs lasting `times` seconds, with the backend's device and threads,
+ * so that Program.bench gives the same figures under the same names. */
+static PyObject *bench_report(PyObject *module, PyObject *args)
 {
     (void)module;
-    const char *name;
-    if (!PyArg_ParseTuple(args, "s", &name))
+    dfg_bench_report r = {0};
+    unsigned long long iterations, warmup, arena, weights, peak;
+    long long batch;
+    PyObject *times;
+    if (!PyArg_ParseTuple(args, "ssKKLddKKKO", &r.model, &r.backend,
+                          &iterations, &warmup, &batch, &r.compile_seconds,
+                          &r.session_seconds, &arena, &weights, &peak,
+                          &times))
         return NULL;
     const dfg_backend *backend = NULL;
-    dfg_status st = dfg_backend_find(name, &backend);
+    dfg_status st = dfg_backend_find(r.backend, &backend);
     if (st != DFG_OK)
         return dfg_py_raise_status(st, "finding the device");
-    return Py_BuildValue("{szsi}", "device", dfg_backend_device(backend),
-                         "threads", dfg_backend_threads(backend));
+    r.device = dfg_backend_device(backend);
+    r.threads = dfg_backend_threads(backend);
+    r.iterations = iterations;
+    r.warmup = warmup;
+    r.batch = batch;
+    r.arena_bytes = arena;
+    r.weights_bytes = weights;
+    r.peak_rss_bytes = peak;
+    size_t n;
+    double *seconds = seconds_of(times, &n);
+    if (!seconds)
+        return NULL;
+    st = dfg_latency_stats_compute(seconds, n, r.batch, &r.latency);
+    PyMem_Free(seconds);
+    if (st != DFG_OK)
+        return dfg_py_raise_status(st, "computing the figures");
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    if (!out)
+        return PyErr_NoMemory();
+    st = dfg_bench_report_json(&r, out);
+    fclose(out);
+    PyObject *result = st == DFG_OK
+        ? PyUnicode_DecodeUTF8(text, (Py_ssize_t)size, "replace")
+        : dfg_py_raise_status(st, "writing the figures");
+    free(text);
+    return result;
 }
 
 static PyMethodDef module_methods[] = {
@@ -445,8 +500,10 @@ static PyMethodDef module_methods[] = {
      "write_file(path, data): replaces path by data, atomically"},
     {"session", dfg_py_create_session, METH_VARARGS,
      "session(program, device) -> Session"},
-    {"backend_info", backend_info, METH_VARARGS,
-     "backend_info(name) -> {device, threads}"},
+    {"bench_report", bench_report, METH_VARARGS,
+     "bench_report(model, backend, iterations, warmup, batch, "
+     "compile_seconds, session_seconds, arena_bytes, weights_bytes, "
+     "peak_rss_bytes, times) -> JSON text"},
     {"version", library_version, METH_NOARGS, "the C library's version"},
     {"model_names", model_names, METH_NOARGS, "the bundled models"},
     {NULL, NULL, 0, NULL},

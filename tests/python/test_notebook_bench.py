@@ -45,7 +45,7 @@ BENCH_KEYS = {"model", "backend", "device", "threads", "iterations",
               "warmup", "batch", "compile_ms", "session_ms", "mean_ms",
               "median_ms", "p90_ms", "p95_ms", "p99_ms", "min_ms", "max_ms",
               "runs_per_second", "samples_per_second", "p99_over_median",
-              "warning", "arena_bytes", "weights_bytes"}
+              "warning", "arena_bytes", "weights_bytes", "peak_rss_bytes"}
 
 
 def test_bench(cnn):
@@ -57,19 +57,27 @@ def test_bench(cnn):
     assert report["threads"] >= 1 and report["device"]
     assert report["compile_ms"] > 0 and report["session_ms"] > 0
     assert report["samples_per_second"] == \
-        pytest.approx(32 * report["runs_per_second"])
+        pytest.approx(32 * report["runs_per_second"], rel=1e-4)
     x = np.zeros((32, 1, 8, 8), dtype=np.float32)
     assert cnn.bench(iterations=2, warmup=0, inputs={"x": x})["iterations"] == 2
     with pytest.raises(ValueError, match="iterations"):
         cnn.bench(iterations=0)
 
 
-def test_spread_warning():
-    from dfg.bench import latency_figures
-    steady = latency_figures([0.010] * 99 + [0.011], batch=4)
+def test_figures_and_spread_warning(cnn):
+    """The figures of given run times: percentiles as numpy.percentile's,
+    and the warning when p99 / median > 1.5."""
+    from dfg.bench import figures
+    times = list(np.random.default_rng(0).uniform(0.010, 0.012, 100))
+    steady = figures(cnn, times)
     assert steady["warning"] is None
-    assert steady["mean_ms"] == pytest.approx(10.01)
-    assert steady["runs_per_second"] == pytest.approx(1e3 / 10.01)
-    wide = latency_figures([0.010] * 90 + [0.030] * 10, batch=4)
+    for key, p in (("median_ms", 50), ("p90_ms", 90), ("p95_ms", 95),
+                   ("p99_ms", 99)):
+        assert steady[key] == pytest.approx(np.percentile(times, p) * 1e3,
+                                            abs=1e-4)
+    assert steady["mean_ms"] == pytest.approx(np.mean(times) * 1e3, abs=1e-4)
+    assert steady["runs_per_second"] == \
+        pytest.approx(1 / np.mean(times), rel=1e-4)
+    wide = figures(cnn, [0.010] * 90 + [0.030] * 10)
     assert wide["p99_over_median"] == pytest.approx(3.0)
-    assert "p99" in wide["warning"]
+    assert "p99 is 3.00 x the median" in wide["warning"]
