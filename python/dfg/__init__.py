@@ -19,6 +19,7 @@ import time
 
 from . import _dfg
 from .bench import bench as _bench
+from .errors import python_words
 from .session import Session
 from .tensor_spec import TensorSpec
 
@@ -76,8 +77,9 @@ def compile(model, shapes=None, planner=None, training=None,
                            tuple(int(d) for d in v))
                   for k, v in shapes.items()}
     start = time.perf_counter()
-    handle = _dfg.compile(kind, source, shapes, planner, int(alignment or 0),
-                          bool(training), precision)
+    with python_words():
+        handle = _dfg.compile(kind, source, shapes, planner,
+                              int(alignment or 0), bool(training), precision)
     return Program(handle, model if isinstance(model, str) else
                    getattr(model, "__fspath__", lambda: "<bytes>")(),
                    time.perf_counter() - start)
@@ -86,7 +88,8 @@ def compile(model, shapes=None, planner=None, training=None,
 def load(path):
     """Loads a compiled program file (.dfgp)."""
     start = time.perf_counter()
-    handle = _dfg.load(path)
+    with python_words():
+        handle = _dfg.load(path)
     return Program(handle, str(path), time.perf_counter() - start)
 
 

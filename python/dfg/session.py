@@ -4,6 +4,7 @@ run(output_names, input_feed)."""
 import numpy as np
 
 from . import _dfg
+from .errors import python_words
 from .tensor_spec import input_array, output_array
 
 
@@ -27,7 +28,8 @@ class Session:
         if not isinstance(program, Program):
             raise TypeError("program must be a dfg.Program")
         self.program = program
-        self._handle = _dfg.session(program._handle, str(device))
+        with python_words():
+            self._handle = _dfg.session(program._handle, str(device))
         self.device = str(device)
 
     def close(self):
@@ -130,7 +132,8 @@ class Session:
         """Runs on feed's inputs; every output as {name: array}, the ones
         in out written into the caller's arrays."""
         arrays, outputs = self._buffers(feed, out)
-        self._handle.run(arrays, outputs)
+        with python_words():
+            self._handle.run(arrays, outputs)
         return {s.name: a for s, a in zip(self.program.outputs, outputs)}
 
     def _buffers(self, feed, out):
