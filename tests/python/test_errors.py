@@ -1,21 +1,15 @@
 """Errors in a Python caller's words (python/dfg/errors.py): Python
 arguments, not dfgc flags or C function names."""
-import io
-
 import pytest
 
 import dfg
+from conftest import tiny_onnx
 from dfg.errors import in_python_words
 
 
 def test_unbound_dimension_names_the_shapes_argument():
-    torch = pytest.importorskip("torch")
-    buffer = io.BytesIO()
-    torch.onnx.export(torch.nn.Linear(4, 2), torch.randn(3, 4), buffer,
-                      input_names=["features"], output_names=["y"],
-                      dynamic_axes={"features": {0: "batch"}})
     with pytest.raises(dfg.Error) as caught:
-        dfg.compile(buffer.getvalue())
+        dfg.compile(tiny_onnx())
     message = str(caught.value)
     assert "shapes={'batch': N}" in message
     assert "shapes={'features': (DIMS, ...)}" in message

@@ -1,13 +1,12 @@
 """The API ONNX Runtime users know (python/dfg/session.py): get_inputs,
 run(output_names, feed), out=, DLPack with torch, shapes= checked, the
 InferenceSession entry point; and sessions shared by threads."""
-import io
 
 import numpy as np
 import pytest
 
 import dfg
-from conftest import run_in_threads
+from conftest import run_in_threads, tiny_onnx
 
 
 @pytest.fixture(scope="module")
@@ -96,15 +95,6 @@ def test_dlpack_with_torch(cnn):
     shared = torch.from_dlpack(result)
     shared[0, 0] = 42.0
     assert result[0, 0] == 42.0
-
-
-def tiny_onnx():
-    torch = pytest.importorskip("torch")
-    buffer = io.BytesIO()
-    torch.onnx.export(torch.nn.Linear(4, 2), torch.randn(3, 4), buffer,
-                      input_names=["features"], output_names=["y"],
-                      dynamic_axes={"features": {0: "batch"}})
-    return buffer.getvalue()
 
 
 def test_shapes_naming_nothing_raise():
