@@ -111,19 +111,31 @@ static double now_seconds(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Takes the lock (GIL released by the caller), runs the session n times,
- * times[i] receiving run i's seconds when times is not NULL. *closed is
- * set to 1 (and nothing runs) when the session was closed meanwhile. */
+/* How a run is timed: each run's seconds into times[i] and, for a
+ * profiled run, each step's into step_seconds (either may be NULL). */
+typedef struct timing {
+    double *times, *step_seconds;
+} timing;
+
+/* Takes the lock (GIL released by the caller) and runs the session n
+ * times, timed as t says. *closed is set to 1 (and nothing runs) when the
+ * session was closed meanwhile. */
 static dfg_status run_locked(session_object *self, const void **in_ptrs,
-                             void **out_ptrs, Py_ssize_t n, double *times,
+                             void **out_ptrs, Py_ssize_t n, timing t,
                              int *closed)
 {
     PyThread_acquire_lock(self->lock, WAIT_LOCK);
     *closed = self->session == NULL;
     dfg_status st = DFG_OK;
+    double *times = t.times;
     for (Py_ssize_t i = 0; !*closed && st == DFG_OK && i < n; i++) {
         double start = now_seconds();
-        st = dfg_session_run(self->session, in_ptrs, (void *const *)out_ptrs);
+        st = t.step_seconds
+            ? dfg_session_run_profiled(self->session, in_ptrs,
+                                       (void *const *)out_ptrs,
+                                       t.step_seconds)
+            : dfg_session_run(self->session, in_ptrs,
+                              (void *const *)out_ptrs);
         if (times)
             times[i] = now_seconds() - start;
     }
@@ -132,10 +144,10 @@ static dfg_status run_locked(session_object *self, const void **in_ptrs,
 }
 
 /* Runs n times on the buffers of in_seq and out_seq (lists in the
- * program's order), with the GIL released; times as for run_locked. 0 or
+ * program's order), with the GIL released, timed as for run_locked. 0 or
  * -1 with a Python error set. */
 static int run_buffers(session_object *self, PyObject *in_seq,
-                       PyObject *out_seq, Py_ssize_t n, double *times)
+                       PyObject *out_seq, Py_ssize_t n, timing t)
 {
     if (!self->session) {
         PyErr_SetString(PyExc_ValueError, "the session is closed");
@@ -167,7 +179,7 @@ static int run_buffers(session_object *self, PyObject *in_seq,
     dfg_status st;
     int closed;
     Py_BEGIN_ALLOW_THREADS
-    st = run_locked(self, in_ptrs, out_ptrs, n, times, &closed);
+    st = run_locked(self, in_ptrs, out_ptrs, n, t, &closed);
     Py_END_ALLOW_THREADS
     for (int32_t i = 0; i < n_in + n_out; i++)
         PyBuffer_Release(&views[i]);
@@ -191,9 +203,117 @@ static PyObject *session_run(session_object *self, PyObject *args)
     PyObject *in_seq, *out_seq;
     if (!PyArg_ParseTuple(args, "OO", &in_seq, &out_seq))
         return NULL;
-    if (run_buffers(self, in_seq, out_seq, 1, NULL) != 0)
+    if (run_buffers(self, in_seq, out_seq, 1, (timing){NULL, NULL}) != 0)
         return NULL;
     Py_RETURN_NONE;
+}
+
+/* A new list of the n doubles of values, or NULL with an error set. */
+static PyObject *float_list(const double *values, Py_ssize_t n)
+{
+    PyObject *list = PyList_New(n);
+    for (Py_ssize_t i = 0; list && i < n; i++) {
+        PyObject *v = PyFloat_FromDouble(values[i]);
+        if (!v)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, i, v);
+    }
+    return list;
+}
+
+/* The program's step count. */
+static Py_ssize_t n_steps(const session_object *self)
+{
+    dfg_plan_stats stats;
+    dfg_program_stats(self->program->program, &stats);
+    return stats.n_steps;
+}
+
+/* run_profiled(inputs, outputs) -> [seconds of each step]: one run as
+ * run() makes it, each step timed (dfg_session_run_profiled). */
+static PyObject *session_run_profiled(session_object *self, PyObject *args)
+{
+    PyObject *in_seq, *out_seq;
+    if (!PyArg_ParseTuple(args, "OO", &in_seq, &out_seq))
+        return NULL;
+    Py_ssize_t n = n_steps(self);
+    double *steps = PyMem_Calloc((size_t)n + 1, sizeof *steps);
+    if (!steps)
+        return PyErr_NoMemory();
+    PyObject *list = run_buffers(self, in_seq, out_seq, 1,
+                                 (timing){NULL, steps}) == 0
+                         ? float_list(steps, n)
+                         : NULL;
+    PyMem_Free(steps);
+    return list;
+}
+
+/* Writes the trace of steps lasting steps[0..n) to a new memory stream
+ * (*text, *size; free()), under the lock, since what runs each step is
+ * the session's. *closed as for run_locked. Called without the GIL. */
+static dfg_status trace_locked(session_object *self, const double *steps,
+                               const char **runs_on, Py_ssize_t n,
+                               char **text, size_t *size, int *closed)
+{
+    PyThread_acquire_lock(self->lock, WAIT_LOCK);
+    *closed = self->session == NULL;
+    dfg_status st = DFG_OK;
+    for (Py_ssize_t i = 0; !*closed && i < n; i++)
+        dfg_session_step_library(self->session, (int32_t)i, &runs_on[i]);
+    FILE *out = *closed ? NULL : open_memstream(text, size);
+    if (out) {
+        st = dfg_report_step_trace(self->program->program, steps, runs_on,
+                                   out);
+        fclose(out);
+    } else if (!*closed) {
+        st = DFG_ERR_OUT_OF_MEMORY;
+    }
+    PyThread_release_lock(self->lock);
+    return st;
+}
+
+/* step_trace(step_seconds) -> str: the Perfetto trace of steps lasting
+ * step_seconds, each naming what runs it in this session
+ * (dfg_report_step_trace). */
+static PyObject *session_step_trace(session_object *self, PyObject *args)
+{
+    PyObject *list;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &list))
+        return NULL;
+    Py_ssize_t n = n_steps(self);
+    if (PyList_GET_SIZE(list) != n)
+        return PyErr_Format(PyExc_ValueError, "step_seconds: %zd values "
+                            "for %zd steps", PyList_GET_SIZE(list), n);
+    double *steps = PyMem_Calloc((size_t)n + 1, sizeof *steps);
+    const char **runs_on = PyMem_Calloc((size_t)n + 1, sizeof *runs_on);
+    PyObject *result = NULL;
+    if (!steps || !runs_on) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        steps[i] = PyFloat_AsDouble(PyList_GET_ITEM(list, i));
+    if (PyErr_Occurred())
+        goto done;
+    char *text = NULL;
+    size_t size = 0;
+    int closed;
+    dfg_status st;
+    Py_BEGIN_ALLOW_THREADS
+    st = trace_locked(self, steps, runs_on, n, &text, &size, &closed);
+    Py_END_ALLOW_THREADS
+    if (closed)
+        PyErr_SetString(PyExc_ValueError, "the session is closed");
+    else if (st != DFG_OK)
+        dfg_py_raise_status(st, "writing the trace");
+    else
+        result = PyUnicode_DecodeUTF8(text, (Py_ssize_t)size, "replace");
+    free(text);
+done:
+    PyMem_Free(steps);
+    PyMem_Free(runs_on);
+    return result;
 }
 
 /* time_runs(inputs, outputs, n) -> [seconds]: run n times back to back,
@@ -209,16 +329,10 @@ static PyObject *session_time_runs(session_object *self, PyObject *args)
     double *times = PyMem_Calloc((size_t)n + 1, sizeof *times);
     if (!times)
         return PyErr_NoMemory();
-    PyObject *list = NULL;
-    if (run_buffers(self, in_seq, out_seq, n, times) == 0)
-        list = PyList_New(n);
-    for (Py_ssize_t i = 0; list && i < n; i++) {
-        PyObject *t = PyFloat_FromDouble(times[i]);
-        if (!t)
-            Py_CLEAR(list);
-        else
-            PyList_SET_ITEM(list, i, t);
-    }
+    PyObject *list = run_buffers(self, in_seq, out_seq, n,
+                                 (timing){times, NULL}) == 0
+                         ? float_list(times, n)
+                         : NULL;
     PyMem_Free(times);
     return list;
 }
@@ -247,6 +361,10 @@ static PyMethodDef session_methods[] = {
      "run(inputs, outputs): buffers in the program's order"},
     {"time_runs", (PyCFunction)session_time_runs, METH_VARARGS,
      "time_runs(inputs, outputs, n) -> [seconds of each run]"},
+    {"run_profiled", (PyCFunction)session_run_profiled, METH_VARARGS,
+     "run_profiled(inputs, outputs) -> [seconds of each step]"},
+    {"step_trace", (PyCFunction)session_step_trace, METH_VARARGS,
+     "step_trace(step_seconds) -> Perfetto trace JSON"},
     {"close", (PyCFunction)session_close, METH_NOARGS,
      "close(): frees the session's memory"},
     {NULL, NULL, 0, NULL},

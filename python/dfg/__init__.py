@@ -96,12 +96,14 @@ def load(path):
 _PROVIDERS = {"CPUExecutionProvider": "cpu", "CUDAExecutionProvider": "cuda"}
 
 
-def InferenceSession(model, providers=None, device=None, **compile_options):
+def InferenceSession(model, providers=None, device=None,
+                     enable_profiling=False, profile_file_prefix="dfg_profile",
+                     **compile_options):
     """ONNX Runtime's entry point: compiles model (as dfg.compile, whose
     keyword arguments it takes: shapes, planner, precision, alignment)
     and returns a Session on device ("cpu" or "cuda"), or on the first of
     providers (ONNX Runtime's names: "CPUExecutionProvider",
-    "CUDAExecutionProvider")."""
+    "CUDAExecutionProvider"); enable_profiling as for Session."""
     if providers:
         first = providers[0]
         first = first[0] if isinstance(first, tuple) else first
@@ -112,7 +114,8 @@ def InferenceSession(model, providers=None, device=None, **compile_options):
             raise ValueError(f"device={device!r} and providers={providers!r} "
                              "disagree")
         device = _PROVIDERS[first]
-    return compile(model, **compile_options).session(device or "cpu")
+    return compile(model, **compile_options).session(
+        device or "cpu", enable_profiling, profile_file_prefix)
 
 
 def from_torch(module, example_inputs, input_names=None, output_names=None,
@@ -200,10 +203,12 @@ class Program:
         caching allocator, as a dict."""
         return self._handle.compare()
 
-    def session(self, device="cpu"):
+    def session(self, device="cpu", enable_profiling=False,
+                profile_file_prefix="dfg_profile"):
         """A Session on device ("cpu" or "cuda"); sessions share the
-        program's weights, each has its own arena."""
-        return Session(self, device)
+        program's weights, each has its own arena. enable_profiling: see
+        Session."""
+        return Session(self, device, enable_profiling, profile_file_prefix)
 
     def bench(self, iterations=100, warmup=10, device="cpu", inputs=None,
               seed=1):

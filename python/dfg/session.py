@@ -5,6 +5,7 @@ import numpy as np
 
 from . import _dfg
 from .errors import python_words
+from .profiling import StepProfile
 from .tensor_spec import input_array, output_array
 
 
@@ -21,9 +22,15 @@ class Session:
 
     Thread counts inside a run follow OpenMP (OMP_NUM_THREADS, set before
     the first run); this version has no per-session thread setting.
+
+    enable_profiling (ONNX Runtime's option): every run is timed step by
+    step (a little slower), and end_profiling() writes the steps' mean
+    times as a Perfetto trace, PREFIX_DATE.json with PREFIX
+    profile_file_prefix, the trace `dfgc bench --trace` writes.
     """
 
-    def __init__(self, program, device="cpu"):
+    def __init__(self, program, device="cpu", enable_profiling=False,
+                 profile_file_prefix="dfg_profile"):
         from . import Program  # the package imports this module first
         if not isinstance(program, Program):
             raise TypeError("program must be a dfg.Program")
@@ -31,6 +38,13 @@ class Session:
         with python_words():
             self._handle = _dfg.session(program._handle, str(device))
         self.device = str(device)
+        self._profile = (StepProfile(profile_file_prefix)
+                         if enable_profiling else None)
+
+    def end_profiling(self):
+        """Writes the profile of the runs since profiling began (or since
+        the last call) and returns its path; "" when profiling is off."""
+        return self._profile.write(self._handle) if self._profile else ""
 
     def close(self):
         """Frees the session's memory (after a run in progress ends)."""
@@ -133,7 +147,10 @@ class Session:
         in out written into the caller's arrays."""
         arrays, outputs = self._buffers(feed, out)
         with python_words():
-            self._handle.run(arrays, outputs)
+            if self._profile is None:
+                self._handle.run(arrays, outputs)
+            else:
+                self._profile.add(self._handle.run_profiled(arrays, outputs))
         return {s.name: a for s, a in zip(self.program.outputs, outputs)}
 
     def _buffers(self, feed, out):

@@ -139,3 +139,28 @@ def test_one_session_shared_by_threads():
     session.close()
     with pytest.raises(ValueError, match="closed"):
         session.run({"x": inputs[0]})
+
+
+def test_profiling_writes_the_bench_trace(tmp_path):
+    """enable_profiling: runs timed step by step, end_profiling() writes
+    the Perfetto trace `dfgc bench --trace` writes, and says where."""
+    import json
+    prefix = str(tmp_path / "cnn")
+    session = dfg.InferenceSession("example:cnn", enable_profiling=True,
+                                   profile_file_prefix=prefix)
+    x = cnn_input(5)
+    plain = dfg.compile("example:cnn").session()
+    for _ in range(3):
+        (probs,) = session.run(None, {"x": x})
+    np.testing.assert_allclose(probs, plain.run({"x": x})["probs"],
+                               rtol=1e-5, atol=1e-7)
+    path = session.end_profiling()
+    assert path.startswith(prefix) and path.endswith(".json")
+    events = json.load(open(path))["traceEvents"]
+    assert len(events) == session.program.stats["n_steps"]
+    assert all(e["ph"] == "X" and e["dur"] >= 0 and e["args"]["runs_on"]
+               for e in events)
+    assert sum(e["dur"] for e in events) > 0
+    with pytest.raises(ValueError, match="no run was profiled"):
+        session.end_profiling()
+    assert plain.end_profiling() == ""
