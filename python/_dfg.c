@@ -1,7 +1,9 @@
 /* dfg._dfg: the CPython extension under the `dfg` package (python/dfg/).
  * A thin layer over the public C API: it owns dfg_program and dfg_session
  * handles, turns every failing status into dfg.Error carrying
- * dfg_last_error(), and runs sessions with the GIL released. Checking names,
+ * dfg_last_error() (dfg.ArgumentError for a caller's wrong name, shape or
+ * dtype), and runs sessions with the GIL released. This file holds the
+ * module and Program; session_object.c the Session. Checking names,
  * dtypes and shapes, and building NumPy arrays, is the package's Python
  * side; this side still checks every buffer's size, so that nothing a
  * caller passes can make the library read or write out of bounds.
