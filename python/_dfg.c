@@ -1,7 +1,9 @@
 /* dfg._dfg: the CPython extension under the `dfg` package (python/dfg/).
  * A thin layer over the public C API: it owns dfg_program and dfg_session
  * handles, turns every failing status into dfg.Error carrying
- * dfg_last_error(), and runs sessions with the GIL released. Checking names,
+ * dfg_last_error() (dfg.ArgumentError for a caller's wrong name, shape or
+ * dtype), and runs sessions with the GIL released. This file holds the
+ * module and Program; session_object.c the Session. Checking names,
  * dtypes and shapes, and building NumPy arrays, is the package's Python
  * side; this side still checks every buffer's size, so that nothing a
  * caller passes can make the library read or write out of bounds.
@@ -9,35 +11,33 @@
  * Ownership: a Program object owns its dfg_program; a Session object owns
  * its dfg_session and holds a reference to its Program, which therefore
  * outlives it. */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "dfg/dfg.h"
+#include "_dfg.h"
 
 #define MAX_SHAPE_BINDINGS 64
 
-static PyObject *dfg_error_type;
+PyObject *dfg_error_type;
+/* dfg.ArgumentError, a dfg.Error and a ValueError: what the caller passed
+ * (a name, a shape, a dtype) is wrong, not the library or the machine. */
+static PyObject *argument_error_type;
 
-static PyObject *raise_status(dfg_status status, const char *what)
+PyObject *dfg_py_raise_status(dfg_status status, const char *what)
 {
-    PyErr_Format(dfg_error_type, "%s: %s (%s)", what, dfg_last_error(),
+    int argument = status == DFG_ERR_INVALID_ARGUMENT ||
+                   status == DFG_ERR_NOT_FOUND || status == DFG_ERR_SHAPE ||
+                   status == DFG_ERR_DTYPE;
+    PyErr_Format(argument ? argument_error_type : dfg_error_type,
+                 "%s: %s (%s)", what, dfg_last_error(),
                  dfg_status_name(status));
     return NULL;
 }
 
 /* ---- Program ---------------------------------------------------------- */
 
-typedef struct {
-    PyObject_HEAD
-    dfg_program *program;
-} program_object;
 
-static PyTypeObject program_type;
-
-static void program_dealloc(program_object *self)
+static void program_dealloc(dfg_py_program *self)
 {
     dfg_program_destroy(self->program);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -45,7 +45,7 @@ static void program_dealloc(program_object *self)
 
 static PyObject *wrap_program(dfg_program *program)
 {
-    program_object *self = PyObject_New(program_object, &program_type);
+    dfg_py_program *self = PyObject_New(dfg_py_program, &dfg_py_program_type);
     if (!self) {
         dfg_program_destroy(program);
         return NULL;
@@ -172,7 +172,7 @@ static PyObject *compile_model(PyObject *module, PyObject *args)
                             kind);
     }
     if (st != DFG_OK)
-        return raise_status(st, "loading the model");
+        return dfg_py_raise_status(st, "loading the model");
     dfg_training_options train;
     if (training) {
         dfg_training_options_init(&train);
@@ -185,7 +185,7 @@ static PyObject *compile_model(PyObject *module, PyObject *args)
     Py_END_ALLOW_THREADS
     dfg_graph_destroy(graph);
     if (st != DFG_OK)
-        return raise_status(st, "compiling");
+        return dfg_py_raise_status(st, "compiling");
     return wrap_program(program);
 }
 
@@ -203,11 +203,11 @@ static PyObject *load_program(PyObject *module, PyObject *args)
     Py_END_ALLOW_THREADS
     Py_DECREF(bytes);
     if (st != DFG_OK)
-        return raise_status(st, "loading the program");
+        return dfg_py_raise_status(st, "loading the program");
     return wrap_program(program);
 }
 
-static PyObject *program_save(program_object *self, PyObject *args)
+static PyObject *program_save(dfg_py_program *self, PyObject *args)
 {
     PyObject *bytes = NULL;
     if (!PyArg_ParseTuple(args, "O&", PyUnicode_FSConverter, &bytes))
@@ -215,11 +215,11 @@ static PyObject *program_save(program_object *self, PyObject *args)
     dfg_status st = dfg_program_save(self->program, PyBytes_AS_STRING(bytes));
     Py_DECREF(bytes);
     if (st != DFG_OK)
-        return raise_status(st, "saving the program");
+        return dfg_py_raise_status(st, "saving the program");
     Py_RETURN_NONE;
 }
 
-static PyObject *program_stats(program_object *self, PyObject *unused)
+static PyObject *program_stats(dfg_py_program *self, PyObject *unused)
 {
     (void)unused;
     dfg_plan_stats s;
@@ -247,7 +247,7 @@ static PyObject *tensor_list(const dfg_program *program, int inputs)
                                : dfg_program_output_info(program, i, &info);
         if (st != DFG_OK) {
             Py_DECREF(list);
-            return raise_status(st, "reading the program's tensors");
+            return dfg_py_raise_status(st, "reading the program's tensors");
         }
         PyObject *shape = PyTuple_New(info.rank);
         for (int32_t d = 0; shape && d < info.rank; d++)
@@ -265,13 +265,13 @@ static PyObject *tensor_list(const dfg_program *program, int inputs)
     return list;
 }
 
-static PyObject *program_inputs(program_object *self, PyObject *unused)
+static PyObject *program_inputs(dfg_py_program *self, PyObject *unused)
 {
     (void)unused;
     return tensor_list(self->program, 1);
 }
 
-static PyObject *program_outputs(program_object *self, PyObject *unused)
+static PyObject *program_outputs(dfg_py_program *self, PyObject *unused)
 {
     (void)unused;
     return tensor_list(self->program, 0);
@@ -289,7 +289,7 @@ static const struct {
 };
 
 /* report(kind) -> str: one of the program's reports. */
-static PyObject *program_report(program_object *self, PyObject *args)
+static PyObject *program_report(dfg_py_program *self, PyObject *args)
 {
     const char *kind;
     if (!PyArg_ParseTuple(args, "s", &kind))
@@ -309,18 +309,18 @@ static PyObject *program_report(program_object *self, PyObject *args)
     fclose(out);
     PyObject *result = st == DFG_OK
         ? PyUnicode_DecodeUTF8(text, (Py_ssize_t)size, "replace")
-        : raise_status(st, kind);
+        : dfg_py_raise_status(st, kind);
     free(text);
     return result;
 }
 
-static PyObject *program_compare(program_object *self, PyObject *unused)
+static PyObject *program_compare(dfg_py_program *self, PyObject *unused)
 {
     (void)unused;
     dfg_plan_comparison c;
     dfg_status st = dfg_plan_compare(self->program, &c);
     if (st != DFG_OK)
-        return raise_status(st, "comparing planners");
+        return dfg_py_raise_status(st, "comparing planners");
     PyObject *planners = PyDict_New();
     for (int p = 0; planners && p < DFG_PLANNER_COUNT; p++) {
         PyObject *bytes = PyLong_FromUnsignedLongLong(c.planner_arena_bytes[p]);
@@ -366,208 +366,14 @@ static PyMethodDef program_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyTypeObject program_type = {
+PyTypeObject dfg_py_program_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "dfg._dfg.Program",
-    .tp_basicsize = sizeof(program_object),
+    .tp_basicsize = sizeof(dfg_py_program),
     .tp_dealloc = (destructor)program_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "A compiled dfg program (immutable).",
     .tp_methods = program_methods,
-};
-
-/* ---- Session ---------------------------------------------------------- */
-
-typedef struct {
-    PyObject_HEAD
-    dfg_session *session;
-    program_object *program; /* a reference: the program outlives us */
-    int busy;                /* a run is in progress (checked under the GIL) */
-} session_object;
-
-static PyTypeObject session_type;
-
-static void session_close_handles(session_object *self)
-{
-    dfg_session_destroy(self->session);
-    self->session = NULL;
-    Py_CLEAR(self->program);
-}
-
-static void session_dealloc(session_object *self)
-{
-    session_close_handles(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-/* session(program, device) -> Session */
-static PyObject *create_session(PyObject *module, PyObject *args)
-{
-    (void)module;
-    program_object *program;
-    const char *device;
-    if (!PyArg_ParseTuple(args, "O!s", &program_type, &program, &device))
-        return NULL;
-    const dfg_backend *backend = NULL;
-    dfg_status st = dfg_backend_find(device, &backend);
-    if (st != DFG_OK)
-        return raise_status(st, "finding the device");
-    session_object *self = PyObject_New(session_object, &session_type);
-    if (!self)
-        return NULL;
-    self->session = NULL;
-    self->busy = 0;
-    Py_INCREF(program);
-    self->program = program;
-    Py_BEGIN_ALLOW_THREADS
-    st = dfg_session_create(program->program, backend, NULL, &self->session);
-    Py_END_ALLOW_THREADS
-    if (st != DFG_OK) {
-        Py_DECREF(self);
-        return raise_status(st, "creating the session");
-    }
-    return (PyObject *)self;
-}
-
-/* Gets n buffers of the program's tensors (inputs or outputs) from seq,
- * each C-contiguous with exactly the tensor's bytes. */
-static int get_buffers(session_object *self, PyObject *seq, int inputs,
-                       Py_buffer *views, int32_t n)
-{
-    if (!PyList_Check(seq) || PyList_GET_SIZE(seq) != n) {
-        PyErr_Format(PyExc_ValueError, "expected a list of %d %s buffers",
-                     (int)n, inputs ? "input" : "output");
-        return -1;
-    }
-    int flags = PyBUF_C_CONTIGUOUS | (inputs ? 0 : PyBUF_WRITABLE);
-    for (int32_t i = 0; i < n; i++) {
-        dfg_tensor_info info;
-        dfg_status st = inputs
-            ? dfg_program_input_info(self->program->program, i, &info)
-            : dfg_program_output_info(self->program->program, i, &info);
-        int64_t bytes = (int64_t)dfg_dtype_size(info.dtype);
-        for (int32_t d = 0; st == DFG_OK && d < info.rank; d++)
-            bytes *= info.shape[d];
-        if (st != DFG_OK ||
-            PyObject_GetBuffer(PyList_GET_ITEM(seq, i), &views[i], flags)) {
-            for (int32_t k = 0; k < i; k++)
-                PyBuffer_Release(&views[k]);
-            if (st != DFG_OK)
-                raise_status(st, "reading the program's tensors");
-            return -1;
-        }
-        if (views[i].len != bytes) {
-            PyErr_Format(PyExc_ValueError, "%s '%s' needs %lld bytes, the "
-                         "buffer has %lld", inputs ? "input" : "output",
-                         info.name, (long long)bytes,
-                         (long long)views[i].len);
-            for (int32_t k = 0; k <= i; k++)
-                PyBuffer_Release(&views[k]);
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* run(inputs, outputs): inputs and outputs are lists of buffers in the
- * program's order; the outputs are written. */
-static PyObject *session_run(session_object *self, PyObject *args)
-{
-    PyObject *in_seq, *out_seq;
-    if (!PyArg_ParseTuple(args, "OO", &in_seq, &out_seq))
-        return NULL;
-    if (!self->session) {
-        PyErr_SetString(PyExc_ValueError, "the session is closed");
-        return NULL;
-    }
-    if (self->busy) {
-        PyErr_SetString(PyExc_RuntimeError, "the session is running in "
-                        "another thread (use one session per thread)");
-        return NULL;
-    }
-    const dfg_program *program = self->program->program;
-    int32_t n_in = dfg_program_num_inputs(program);
-    int32_t n_out = dfg_program_num_outputs(program);
-    Py_buffer *views = PyMem_Calloc((size_t)(n_in + n_out) + 1,
-                                    sizeof *views);
-    const void **in_ptrs = PyMem_Calloc((size_t)n_in + 1, sizeof *in_ptrs);
-    void **out_ptrs = PyMem_Calloc((size_t)n_out + 1, sizeof *out_ptrs);
-    PyObject *result = NULL;
-    if (!views || !in_ptrs || !out_ptrs) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    if (get_buffers(self, in_seq, 1, views, n_in) != 0)
-        goto done;
-    if (get_buffers(self, out_seq, 0, views + n_in, n_out) != 0) {
-        for (int32_t i = 0; i < n_in; i++)
-            PyBuffer_Release(&views[i]);
-        goto done;
-    }
-    for (int32_t i = 0; i < n_in; i++)
-        in_ptrs[i] = views[i].buf;
-    for (int32_t i = 0; i < n_out; i++)
-        out_ptrs[i] = views[n_in + i].buf;
-    self->busy = 1;
-    dfg_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = dfg_session_run(self->session, in_ptrs, out_ptrs);
-    Py_END_ALLOW_THREADS
-    self->busy = 0;
-    for (int32_t i = 0; i < n_in + n_out; i++)
-        PyBuffer_Release(&views[i]);
-    if (st != DFG_OK)
-        raise_status(st, "running");
-    else
-        result = Py_NewRef(Py_None);
-done:
-    PyMem_Free(views);
-    PyMem_Free(in_ptrs);
-    PyMem_Free(out_ptrs);
-    return result;
-}
-
-static PyObject *session_close(session_object *self, PyObject *unused)
-{
-    (void)unused;
-    if (self->busy) {
-        PyErr_SetString(PyExc_RuntimeError, "cannot close a session while "
-                        "it runs");
-        return NULL;
-    }
-    session_close_handles(self);
-    Py_RETURN_NONE;
-}
-
-static PyObject *session_closed(session_object *self, void *unused)
-{
-    (void)unused;
-    return PyBool_FromLong(self->session == NULL);
-}
-
-static PyMethodDef session_methods[] = {
-    {"run", (PyCFunction)session_run, METH_VARARGS,
-     "run(inputs, outputs): buffers in the program's order"},
-    {"close", (PyCFunction)session_close, METH_NOARGS,
-     "close(): frees the session's memory"},
-    {NULL, NULL, 0, NULL},
-};
-
-static PyGetSetDef session_getset[] = {
-    {"closed", (getter)session_closed, NULL, "whether close() was called",
-     NULL},
-    {NULL, NULL, NULL, NULL, NULL},
-};
-
-static PyTypeObject session_type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "dfg._dfg.Session",
-    .tp_basicsize = sizeof(session_object),
-    .tp_dealloc = (destructor)session_dealloc,
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A program bound to a device, with its arena.",
-    .tp_methods = session_methods,
-    .tp_getset = session_getset,
 };
 
 /* ---- module ----------------------------------------------------------- */
@@ -612,8 +418,79 @@ static PyObject *write_file(PyObject *module, PyObject *args)
     PyBuffer_Release(&data);
     Py_DECREF(path);
     if (st != DFG_OK)
-        return raise_status(st, "writing the file");
+        return dfg_py_raise_status(st, "writing the file");
     Py_RETURN_NONE;
+}
+
+/* The run times of a list, as a new array of doubles (PyMem_Free). */
+static double *seconds_of(PyObject *list, size_t *n)
+{
+    PyObject *seq = PySequence_Fast(list, "times must be a list of seconds");
+    if (!seq)
+        return NULL;
+    *n = (size_t)PySequence_Fast_GET_SIZE(seq);
+    double *seconds = PyMem_Calloc(*n + 1, sizeof *seconds);
+    for (size_t i = 0; seconds && i < *n; i++)
+        seconds[i] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+    Py_DECREF(seq);
+    if (!seconds)
+        PyErr_NoMemory();
+    if (seconds && PyErr_Occurred()) {
+        PyMem_Free(seconds);
+        return NULL;
+    }
+    return seconds;
+}
+
+/* bench_report(model, backend, iterations, warmup, batch, compile_seconds,
+ *              session_seconds, arena_bytes, weights_bytes, peak_rss_bytes,
+ *              times) -> str: dfgc bench's JSON report (include/dfg/bench.h)
+ * of runs lasting `times` seconds, with the backend's device and threads,
+ * so that Program.bench gives the same figures under the same names. */
+static PyObject *bench_report(PyObject *module, PyObject *args)
+{
+    (void)module;
+    dfg_bench_report r = {0};
+    unsigned long long iterations, warmup, arena, weights, peak;
+    long long batch;
+    PyObject *times;
+    if (!PyArg_ParseTuple(args, "ssKKLddKKKO", &r.model, &r.backend,
+                          &iterations, &warmup, &batch, &r.compile_seconds,
+                          &r.session_seconds, &arena, &weights, &peak,
+                          &times))
+        return NULL;
+    const dfg_backend *backend = NULL;
+    dfg_status st = dfg_backend_find(r.backend, &backend);
+    if (st != DFG_OK)
+        return dfg_py_raise_status(st, "finding the device");
+    r.device = dfg_backend_device(backend);
+    r.threads = dfg_backend_threads(backend);
+    r.iterations = iterations;
+    r.warmup = warmup;
+    r.batch = batch;
+    r.arena_bytes = arena;
+    r.weights_bytes = weights;
+    r.peak_rss_bytes = peak;
+    size_t n;
+    double *seconds = seconds_of(times, &n);
+    if (!seconds)
+        return NULL;
+    st = dfg_latency_stats_compute(seconds, n, r.batch, &r.latency);
+    PyMem_Free(seconds);
+    if (st != DFG_OK)
+        return dfg_py_raise_status(st, "computing the figures");
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    if (!out)
+        return PyErr_NoMemory();
+    st = dfg_bench_report_json(&r, out);
+    fclose(out);
+    PyObject *result = st == DFG_OK
+        ? PyUnicode_DecodeUTF8(text, (Py_ssize_t)size, "replace")
+        : dfg_py_raise_status(st, "writing the figures");
+    free(text);
+    return result;
 }
 
 static PyMethodDef module_methods[] = {
@@ -623,8 +500,12 @@ static PyMethodDef module_methods[] = {
     {"load", load_program, METH_VARARGS, "load(path) -> Program"},
     {"write_file", write_file, METH_VARARGS,
      "write_file(path, data): replaces path by data, atomically"},
-    {"session", create_session, METH_VARARGS,
+    {"session", dfg_py_create_session, METH_VARARGS,
      "session(program, device) -> Session"},
+    {"bench_report", bench_report, METH_VARARGS,
+     "bench_report(model, backend, iterations, warmup, batch, "
+     "compile_seconds, session_seconds, arena_bytes, weights_bytes, "
+     "peak_rss_bytes, times) -> JSON text"},
     {"version", library_version, METH_NOARGS, "the C library's version"},
     {"model_names", model_names, METH_NOARGS, "the bundled models"},
     {NULL, NULL, 0, NULL},
@@ -638,19 +519,28 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__dfg(void)
 {
-    if (PyType_Ready(&program_type) < 0 || PyType_Ready(&session_type) < 0)
+    if (PyType_Ready(&dfg_py_program_type) < 0 || PyType_Ready(&dfg_py_session_type) < 0)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (!module)
         return NULL;
     dfg_error_type = PyErr_NewExceptionWithDoc(
         "dfg.Error", "An error reported by the dfg library.", NULL, NULL);
-    if (!dfg_error_type ||
+    PyObject *bases = dfg_error_type
+        ? PyTuple_Pack(2, dfg_error_type, PyExc_ValueError) : NULL;
+    argument_error_type = bases ? PyErr_NewExceptionWithDoc(
+        "dfg.ArgumentError", "A dfg.Error (and a ValueError) caused by an "
+        "argument: a name, shape or dtype the model does not have.", bases,
+        NULL) : NULL;
+    Py_XDECREF(bases);
+    if (!argument_error_type ||
         PyModule_AddObjectRef(module, "Error", dfg_error_type) < 0 ||
+        PyModule_AddObjectRef(module, "ArgumentError",
+                              argument_error_type) < 0 ||
         PyModule_AddObjectRef(module, "Program",
-                              (PyObject *)&program_type) < 0 ||
+                              (PyObject *)&dfg_py_program_type) < 0 ||
         PyModule_AddObjectRef(module, "Session",
-                              (PyObject *)&session_type) < 0) {
+                              (PyObject *)&dfg_py_session_type) < 0) {
         Py_DECREF(module);
         return NULL;
     }

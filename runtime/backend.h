@@ -43,6 +43,9 @@ struct dfg_backend {
     /* What sessions run on here, for reports ("AMD EPYC, oneDNN
      * avx512_core_bf16"); NULL if the backend does not say. */
     const char *(*device)(void);
+    /* How many threads a run started on the calling thread uses (OpenMP's
+     * team on the CPU); NULL if the backend does not say. */
+    int (*threads)(void);
     /* 1 if the backend has a kernel for op. */
     int (*supports_op)(dfg_op op);
 

@@ -185,6 +185,11 @@ const char *dfg_backend_device(const dfg_backend *backend)
     return backend && backend->device ? backend->device() : NULL;
 }
 
+int dfg_backend_threads(const dfg_backend *backend)
+{
+    return backend && backend->threads ? backend->threads() : 0;
+}
+
 const char *const *dfg_backend_names(void)
 {
     return names;

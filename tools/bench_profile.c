@@ -106,46 +106,26 @@ static void print_profile(const dfg_session *session, const dfg_program *p,
     }
 }
 
-/* name as a JSON string body: quotes, backslashes and control bytes
- * escaped. */
-static void write_json_text(FILE *f, const char *name)
-{
-    for (const unsigned char *c = (const unsigned char *)name; *c; c++) {
-        if (*c == '"' || *c == '\\')
-            fprintf(f, "\\%c", *c);
-        else if (*c < 0x20)
-            fprintf(f, "\\u%04x", *c);
-        else
-            fputc(*c, f);
-    }
-}
-
+/* The steps' mean times as a Perfetto trace, each naming what ran it. */
 static int write_trace(const dfg_session *session, const dfg_program *p,
                        int32_t n_steps, const double *mean, const char *path)
 {
+    const char **runs_on = calloc((size_t)n_steps + 1, sizeof *runs_on);
+    if (!runs_on)
+        return dfgc_error("out of memory for %d steps", (int)n_steps);
+    for (int32_t i = 0; i < n_steps; i++)
+        runs_on[i] = step_runner(session, i);
     dfgc_output output;
-    if (dfgc_open_output(path, &output) != 0)
-        return DFGC_EXIT_ERROR;
-    FILE *f = output.stream;
-    fprintf(f, "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n");
-    double at = 0.0;
-    for (int32_t i = 0; i < n_steps; i++) {
-        dfg_step_info info;
-        dfg_program_step_info(p, i, &info);
-        fprintf(f, "%s{\"name\": \"", i ? ",\n" : "");
-        write_json_text(f, info.name);
-        fprintf(f, "\", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": 1, "
-                   "\"tid\": 1, \"ts\": %.3f, \"dur\": %.3f, "
-                   "\"args\": {\"step\": %d, \"flops\": %lld, "
-                   "\"runs_on\": \"",
-                info.op, at * 1e6, mean[i] * 1e6, (int)i,
-                (long long)info.flops);
-        write_json_text(f, step_runner(session, i));
-        fprintf(f, "\"}}");
-        at += mean[i];
+    int status = dfgc_open_output(path, &output) ? DFGC_EXIT_ERROR : 0;
+    if (status == 0) {
+        int written = dfg_report_step_trace(p, mean, runs_on,
+                                            output.stream) == DFG_OK;
+        status = written ? 0 : dfgc_library_error("--trace");
+        int closed = dfgc_close_output(&output, written);
+        status = status ? status : closed;
     }
-    fprintf(f, "\n]}\n");
-    return dfgc_close_output(&output, 1);
+    free(runs_on);
+    return status;
 }
 
 int dfgc_bench_profile(dfgc_run_setup *s, uint64_t runs, int print,

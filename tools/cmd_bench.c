@@ -1,5 +1,6 @@
-/* dfgc bench MODEL: the median latency of dfg_session_run over many
- * iterations, and the process's peak resident memory. */
+/* dfgc bench MODEL: the latency of dfg_session_run over many iterations
+ * (include/dfg/bench.h's figures), what it ran on, and the process's peak
+ * resident memory; --json writes every figure (docs/bench-json.md). */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,16 +12,22 @@
 #include "cli.h"
 #include "commands.h"
 #include "compile_options.h"
+#include "input_files.h"
 #include "run_setup.h"
 
 static const char usage[] =
     "usage: dfgc bench MODEL [--iterations N] [--warmup N] [--seed N]\n"
+    "                  [--input NAME=FILE]... [--json FILE]\n"
     "                  [--device cpu|cuda] [--planner NAME] [--align N]\n"
     "                  [--profile] [--trace FILE.json]\n"
     "\n"
-    "Runs MODEL --warmup times untimed, then --iterations times timed, on\n"
-    "random inputs, and prints the median, minimum and maximum latency of\n"
-    "one run (inputs copied in and outputs copied out included) and the\n"
+    "Runs MODEL --warmup times untimed, then --iterations times timed, and\n"
+    "prints the latency of one run (inputs copied in and outputs copied\n"
+    "out included): mean, median, p90, p95, p99, min and max, with a\n"
+    "warning when p99 exceeds 1.5 times the median; the throughput (runs/s,\n"
+    "and samples/s with the first input's first dimension as the batch);\n"
+    "the time compiling (or loading) MODEL and creating the session; the\n"
+    "threads a run uses and the CPU (model and ISA) or device; and the\n"
     "peak resident memory of the process (getrusage), split into the\n"
     "weights, the arena (in host memory on the cpu device), what the\n"
     "process held before reading MODEL (code, libraries) and the rest\n"
@@ -30,6 +37,10 @@ static const char usage[] =
     "--iterations N    timed runs (100)\n"
     "--warmup N        untimed runs first (10)\n"
     "--seed N          seed of the random inputs (1)\n"
+    "--input NAME=FILE input NAME from FILE (raw little-endian values of\n"
+    "                  its dtype, exactly its size), as for 'dfgc run';\n"
+    "                  inputs not given are random\n"
+    "--json FILE       also writes every figure printed to FILE as JSON\n"
     "--device NAME     cpu (default) or cuda ('dfgc devices'); also\n"
     "                  --backend NAME\n"
     "--planner, --align, --no-onednn, --no-fuse, --no-layouts,\n"
@@ -43,11 +54,25 @@ static const char usage[] =
     "                  step's args naming what ran it (runs_on)\n";
 
 typedef struct bench_args {
-    const char *model, *backend, *trace;
+    const char *model, *backend, *trace, *json;
     uint64_t iterations, warmup, seed;
     int profile;
     dfg_compile_options options;
+    dfgc_file_arg inputs[DFGC_MAX_FILE_ARGS];
+    int n_inputs;
 } bench_args;
+
+/* --input NAME=FILE, kept for after the session exists. */
+static int add_input(bench_args *a, const char *value)
+{
+    if (a->n_inputs == DFGC_MAX_FILE_ARGS)
+        return dfgc_usage_error("bench", "more than %d --input files",
+                                DFGC_MAX_FILE_ARGS);
+    int status = dfgc_parse_file_arg("bench", "--input", value,
+                                     &a->inputs[a->n_inputs]);
+    a->n_inputs += status == 0;
+    return status;
+}
 
 /* Handles argv[*i] if it is one of bench's options: 1 if it was, 0 if
  * not, or -(exit status) on a usage error. */
@@ -80,6 +105,14 @@ static int parse_option(int argc, char **argv, int *i, void *ctx)
         a->profile = 1;
         found = 1;
     }
+    if (found == 0 &&
+        (found = dfgc_option_value("bench", argc, argv, i, "--input", &value)) > 0) {
+        int status = add_input(a, value);
+        if (status)
+            return -status;
+    }
+    if (found == 0)
+        found = dfgc_option_value("bench", argc, argv, i, "--json", &a->json);
     if (found == 0)
         found = dfgc_option_value("bench", argc, argv, i, "--trace", &a->trace);
     if (found == 0)
@@ -120,10 +153,15 @@ static double resident_bytes(void)
     return got == 2 && page > 0 ? (double)resident * (double)page : 0.0;
 }
 
-static void print_rss_split(double peak, double weights, double arena,
-                            double at_start)
+static void print_rss_split(const dfg_bench_report *r)
 {
     const double mib = 1024.0 * 1024.0;
+    double peak = (double)r->peak_rss_bytes;
+    double weights = (double)r->weights_bytes;
+    /* A device's arena is not in the process's memory. */
+    double arena = strcmp(r->backend, "cpu") == 0 ? (double)r->arena_bytes
+                                                  : 0.0;
+    double at_start = (double)r->rss_at_start_bytes;
     printf("peak rss    %.1f MiB\n", peak / mib);
     printf("  weights   %7.1f MiB  the program's, read in place by cpu "
            "sessions\n", weights / mib);
@@ -134,85 +172,143 @@ static void print_rss_split(double peak, double weights, double arena,
            "allocator slack\n", (peak - weights - arena - at_start) / mib);
 }
 
-static double now_seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Runs the session n times; times[i] receives each run's seconds when
  * times is not NULL. */
 static int run_many(dfgc_run_setup *s, uint64_t n, double *times)
 {
     for (uint64_t i = 0; i < n; i++) {
-        double start = now_seconds();
+        double start = dfgc_now_seconds();
         if (dfg_session_run(s->session, (const void *const *)s->inputs,
                             s->outputs) != DFG_OK)
             return dfgc_library_error("run");
         if (times)
-            times[i] = now_seconds() - start;
+            times[i] = dfgc_now_seconds() - start;
     }
     return 0;
 }
 
+/* The batch: the first input's first dimension (1 for a scalar or no
+ * input). */
+static int64_t batch_of(const dfgc_run_setup *s)
+{
+    return s->n_inputs > 0 && s->input_info[0].rank > 0
+               ? s->input_info[0].shape[0]
+               : 1;
+}
+
+/* Everything but the latency, from the setup and the process. */
+static dfg_bench_report describe(const bench_args *a, const dfgc_run_setup *s,
+                                 double at_start)
+{
+    dfg_bench_report r = {0};
+    r.model = a->model;
+    r.backend = a->backend;
+    const dfg_backend *backend = NULL;
+    if (dfg_backend_find(a->backend, &backend) == DFG_OK) {
+        r.device = dfg_backend_device(backend);
+        r.threads = dfg_backend_threads(backend);
+    }
+    r.iterations = a->iterations;
+    r.warmup = a->warmup;
+    r.batch = batch_of(s);
+    r.compile_seconds = s->program_seconds;
+    r.session_seconds = s->session_seconds;
+    dfg_plan_stats stats;
+    dfg_program_stats(s->program, &stats);
+    r.arena_bytes = stats.arena_bytes;
+    r.weights_bytes = stats.weights_bytes;
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    r.peak_rss_bytes = (uint64_t)usage.ru_maxrss * 1024u; /* Linux: KiB */
+    r.rss_at_start_bytes = (uint64_t)at_start;
+    return r;
+}
+
+static void print_report(const dfg_bench_report *r)
+{
+    const dfg_latency_stats *l = &r->latency;
+    char warning[256];
+    printf("model       %s\n", r->model);
+    printf("backend     %s\n", r->backend);
+    if (r->device)
+        printf("device      %s\n", r->device);
+    printf("threads     %d\n", r->threads);
+    printf("iterations  %llu (after %llu warmup)\n",
+           (unsigned long long)r->iterations, (unsigned long long)r->warmup);
+    printf("compile     %.4f ms\n", r->compile_seconds * 1e3);
+    printf("session     %.4f ms\n", r->session_seconds * 1e3);
+    printf("mean        %.4f ms\n", l->mean * 1e3);
+    printf("median      %.4f ms\n", l->median * 1e3);
+    printf("p90         %.4f ms\n", l->p90 * 1e3);
+    printf("p95         %.4f ms\n", l->p95 * 1e3);
+    printf("p99         %.4f ms\n", l->p99 * 1e3);
+    printf("min         %.4f ms\n", l->min * 1e3);
+    printf("max         %.4f ms\n", l->max * 1e3);
+    printf("throughput  %.2f runs/s, %.2f samples/s (batch %lld)\n",
+           l->runs_per_second, l->samples_per_second, (long long)r->batch);
+    printf("p99/median  %.2f\n", l->p99_over_median);
+    if (dfg_latency_spread_warning(l, warning, sizeof warning))
+        printf("%s\n", warning);
+    printf("arena       %llu bytes\n", (unsigned long long)r->arena_bytes);
+    printf("weights     %llu bytes\n", (unsigned long long)r->weights_bytes);
+    print_rss_split(r);
+}
+
+/* The report as JSON into path, the old file replaced only by the whole
+ * new one. */
+static int write_json(const dfg_bench_report *r, const char *path)
+{
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    if (!out)
+        return dfgc_error("out of memory for the JSON report");
+    dfg_status st = dfg_bench_report_json(r, out);
+    fclose(out);
+    if (st == DFG_OK)
+        st = dfg_write_file_atomically(path, text, size);
+    free(text);
+    return st == DFG_OK ? 0 : dfgc_library_error("--json");
+}
+
 int dfgc_bench(int argc, char **argv)
 {
-    bench_args a;
-    int status = parse_args(argc, argv, &a);
-    if (status >= 0)
-        return status;
-    double *times = malloc((size_t)a.iterations * sizeof *times);
-    if (!times)
-        return dfgc_error("out of memory for %llu timings",
-                          (unsigned long long)a.iterations);
+    bench_args *a = malloc(sizeof *a);
+    if (!a)
+        return dfgc_error("out of memory");
+    int status = parse_args(argc, argv, a);
+    double *times = status < 0 ? malloc((size_t)a->iterations * sizeof *times)
+                               : NULL;
+    if (status >= 0 || !times) {
+        free(a);
+        return status >= 0 ? status
+                           : dfgc_error("out of memory for the timings");
+    }
     double at_start = resident_bytes();
     dfgc_run_setup s;
-    status = dfgc_run_setup_create(a.model, &a.options, a.backend, a.seed, &s);
+    status = dfgc_run_setup_create(a->model, &a->options, a->backend, a->seed,
+                                   &s);
     if (status == 0)
-        status = run_many(&s, a.warmup, NULL);
+        status = dfgc_read_input_files("bench", a->inputs, a->n_inputs, &s);
     if (status == 0)
-        status = run_many(&s, a.iterations, times);
+        status = run_many(&s, a->warmup, NULL);
+    if (status == 0)
+        status = run_many(&s, a->iterations, times);
     if (status == 0) {
-        qsort(times, (size_t)a.iterations, sizeof *times, compare_doubles);
-        size_t n = (size_t)a.iterations;
-        double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
-        struct rusage usage;
-        getrusage(RUSAGE_SELF, &usage);
-        dfg_plan_stats stats;
-        dfg_program_stats(s.program, &stats);
-        printf("model       %s\n", a.model);
-        printf("backend     %s\n", a.backend);
-        const dfg_backend *backend = NULL;
-        const char *device = dfg_backend_find(a.backend, &backend) == DFG_OK
-                                 ? dfg_backend_device(backend)
-                                 : NULL;
-        if (device)
-            printf("device      %s\n", device);
-        printf("iterations  %llu (after %llu warmup)\n",
-               (unsigned long long)a.iterations, (unsigned long long)a.warmup);
-        printf("median      %.4f ms\n", median * 1e3);
-        printf("min         %.4f ms\n", times[0] * 1e3);
-        printf("max         %.4f ms\n", times[n - 1] * 1e3);
-        printf("arena       %llu bytes\n", (unsigned long long)stats.arena_bytes);
-        printf("weights     %llu bytes\n", (unsigned long long)stats.weights_bytes);
-        /* Linux reports ru_maxrss in KiB. A device's arena is not in
-         * the process's memory. */
-        int host_arena = strcmp(a.backend, "cpu") == 0;
-        print_rss_split((double)usage.ru_maxrss * 1024.0,
-                        (double)stats.weights_bytes,
-                        host_arena ? (double)stats.arena_bytes : 0.0,
-                        at_start);
-        if (a.profile || a.trace)
-            status = dfgc_bench_profile(&s, a.iterations, a.profile, a.trace);
+        dfg_bench_report r = describe(a, &s, at_start);
+        if (dfg_latency_stats_compute(times, (size_t)a->iterations, r.batch,
+                                      &r.latency) != DFG_OK)
+            status = dfgc_library_error(NULL);
+        if (status == 0)
+            print_report(&r);
+        if (status == 0 && a->json)
+            status = write_json(&r, a->json);
+        if (status == 0 && (a->profile || a->trace))
+            status = dfgc_bench_profile(&s, a->iterations, a->profile,
+                                        a->trace);
     }
     dfgc_run_setup_destroy(&s); /* safe on the zeroed struct of a failure */
     free(times);
+    free(a);
     return status;
 }

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "compile_options.h"
+#include "input_files.h"
 #include "run_setup.h"
 #include "tensor_data.h"
 
@@ -30,52 +31,6 @@ static const char usage[] =
     "--max-arena-bytes, --max-weight-bytes as for 'dfgc compile', when\n"
     "                   MODEL is compiled\n";
 
-#define MAX_FILE_ARGS 64
-
-typedef struct file_arg {
-    const char *name; /* tensor name: the text before '=' */
-    size_t name_length;
-    const char *path;
-} file_arg;
-
-/* Splits NAME=FILE; returns 0 or the usage exit status. */
-static int parse_file_arg(const char *option, const char *text, file_arg *out)
-{
-    const char *eq = strchr(text, '=');
-    if (!eq || eq == text || !eq[1])
-        return dfgc_usage_error("run", "%s wants NAME=FILE, not '%s'", option,
-                                text);
-    *out = (file_arg){text, (size_t)(eq - text), eq + 1};
-    return 0;
-}
-
-static int32_t find_named(const dfgc_run_setup *s, int is_input,
-                          const file_arg *arg)
-{
-    char name[256];
-    if (arg->name_length >= sizeof name)
-        return -1;
-    memcpy(name, arg->name, arg->name_length);
-    name[arg->name_length] = '\0';
-    return dfgc_run_setup_find(s, is_input, name);
-}
-
-static int read_input(const char *path, const dfg_tensor_info *info, void *data)
-{
-    size_t bytes = dfgc_tensor_bytes(info);
-    FILE *f;
-    if (dfg_fopen_regular_file(path, &f) != DFG_OK)
-        return dfgc_library_error(NULL);
-    size_t got = fread(data, 1, bytes, f);
-    int extra = fgetc(f) != EOF;
-    fclose(f);
-    if (got != bytes || extra)
-        return dfgc_error("'%s' does not hold exactly the %zu bytes of input "
-                          "'%s' (%s, %d dims)", path, bytes, info->name,
-                          dfg_dtype_name(info->dtype), (int)info->rank);
-    return 0;
-}
-
 static int write_output(const char *path, const dfg_tensor_info *info,
                         const void *data)
 {
@@ -89,17 +44,19 @@ typedef struct run_args {
     const char *model, *backend;
     uint64_t seed;
     dfg_compile_options options;
-    file_arg inputs[MAX_FILE_ARGS], outputs[MAX_FILE_ARGS];
+    dfgc_file_arg inputs[DFGC_MAX_FILE_ARGS], outputs[DFGC_MAX_FILE_ARGS];
     int n_inputs, n_outputs;
 } run_args;
 
 static int add_file_arg(run_args *a, int is_input, const char *value)
 {
     int *n = is_input ? &a->n_inputs : &a->n_outputs;
-    if (*n == MAX_FILE_ARGS)
-        return dfgc_usage_error("run", "more than %d files", MAX_FILE_ARGS);
-    file_arg *slot = is_input ? &a->inputs[*n] : &a->outputs[*n];
-    int status = parse_file_arg(is_input ? "--input" : "--output", value, slot);
+    if (*n == DFGC_MAX_FILE_ARGS)
+        return dfgc_usage_error("run", "more than %d files",
+                                DFGC_MAX_FILE_ARGS);
+    dfgc_file_arg *slot = is_input ? &a->inputs[*n] : &a->outputs[*n];
+    int status = dfgc_parse_file_arg("run", is_input ? "--input" : "--output",
+                                     value, slot);
     *n += status == 0;
     return status;
 }
@@ -145,22 +102,15 @@ static int parse_args(int argc, char **argv, run_args *a)
     return -1;
 }
 
-/* Reads the --input files over the random inputs. */
+/* Reads the --input files over the random inputs; checks the --output
+ * names. */
 static int read_inputs(const run_args *a, dfgc_run_setup *s)
 {
-    for (int i = 0; i < a->n_inputs; i++) {
-        int32_t index = find_named(s, 1, &a->inputs[i]);
-        if (index < 0)
-            return dfgc_usage_error("run", "the program has no input '%.*s'",
-                                    (int)a->inputs[i].name_length,
-                                    a->inputs[i].name);
-        int status = read_input(a->inputs[i].path, &s->input_info[index],
-                                s->inputs[index]);
-        if (status)
-            return status;
-    }
+    int status = dfgc_read_input_files("run", a->inputs, a->n_inputs, s);
+    if (status)
+        return status;
     for (int i = 0; i < a->n_outputs; i++)
-        if (find_named(s, 0, &a->outputs[i]) < 0)
+        if (dfgc_file_arg_find(s, 0, &a->outputs[i]) < 0)
             return dfgc_usage_error("run", "the program has no output '%.*s'",
                                     (int)a->outputs[i].name_length,
                                     a->outputs[i].name);
@@ -190,7 +140,7 @@ int dfgc_run(int argc, char **argv)
     for (int32_t i = 0; status == 0 && i < s.n_outputs; i++)
         dfgc_print_checksum(stdout, &s.output_info[i], s.outputs[i]);
     for (int i = 0; status == 0 && i < a->n_outputs; i++) {
-        int32_t index = find_named(&s, 0, &a->outputs[i]);
+        int32_t index = dfgc_file_arg_find(&s, 0, &a->outputs[i]);
         status = write_output(a->outputs[i].path, &s.output_info[index],
                               s.outputs[index]);
     }

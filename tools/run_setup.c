@@ -3,10 +3,18 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "cli.h"
 #include "commands.h"
 #include "model_source.h"
 #include "tensor_data.h"
+
+double dfgc_now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
 
 void dfgc_run_setup_destroy(dfgc_run_setup *s)
 {
@@ -72,8 +80,10 @@ int dfgc_run_setup_create(const char *model, const dfg_compile_options *options,
         options = &target;
     }
     dfg_program *program = NULL;
+    double start = dfgc_now_seconds();
     if (dfgc_load_program(model, options, &program) != DFG_OK)
         return dfgc_library_error(model);
+    double made = dfgc_now_seconds();
     /* Taken over by its session: the weights its kernels copy into
      * another layout exist once, whether the program was compiled here or
      * mapped from a .dfgp. */
@@ -83,6 +93,8 @@ int dfgc_run_setup_create(const char *model, const dfg_compile_options *options,
         dfgc_run_setup_destroy(s);
         return status;
     }
+    s->program_seconds = made - start;
+    s->session_seconds = dfgc_now_seconds() - made;
     s->program = dfg_session_program(s->session);
     s->n_inputs = dfg_program_num_inputs(s->program);
     s->n_outputs = dfg_program_num_outputs(s->program);

@@ -14,7 +14,13 @@ typedef struct dfgc_run_setup {
     int32_t n_inputs, n_outputs;
     dfg_tensor_info *input_info, *output_info; /* names point into program */
     void **inputs, **outputs;                  /* host buffers */
+    /* Wall seconds making the program (compiling MODEL or loading its
+     * .dfgp) and creating the session, for dfgc bench. */
+    double program_seconds, session_seconds;
 } dfgc_run_setup;
+
+/* A monotonic clock, in seconds. */
+double dfgc_now_seconds(void);
 
 /* Returns 0, or prints one error line and returns the exit status. */
 int dfgc_run_setup_create(const char *model, const dfg_compile_options *options,

@@ -6,6 +6,7 @@
 #include "dfg/allocator.h"
 #include "dfg/atomic_file.h"
 #include "dfg/attrs.h"
+#include "dfg/bench.h"
 #include "dfg/builder.h"
 #include "dfg/collective.h"
 #include "dfg/compile.h"

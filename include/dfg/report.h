@@ -27,6 +27,16 @@ dfg_status dfg_report_svg(const dfg_program *program, FILE *out);
 dfg_status dfg_report_html(const dfg_program *program, FILE *out);
 dfg_status dfg_report_trace(const dfg_program *program, FILE *out);
 
+/* The steps of one run as a Perfetto trace (Chrome trace-event JSON):
+ * step i an event lasting step_seconds[i] (dfg_plan_stats.n_steps of
+ * them, as dfg_session_run_profiled measures, or means of several runs),
+ * back to back, its args naming what ran it: runs_on[i] ("oneDNN
+ * jit:avx2", dfg_session_step_library), "dfg" where runs_on or runs_on[i]
+ * is NULL. What `dfgc bench --trace` and Python's end_profiling write. */
+dfg_status dfg_report_step_trace(const dfg_program *program,
+                                 const double *step_seconds,
+                                 const char *const *runs_on, FILE *out);
+
 dfg_status dfg_report_compare(const dfg_plan_comparison *comparison,
                               FILE *out);
 

@@ -47,6 +47,10 @@ int dfg_backend_available(const dfg_backend *backend);
  * and the ISA its kernels use ("AMD EPYC, oneDNN avx512_core_bf16"), a
  * device's name; NULL if the backend does not say. Static. */
 const char *dfg_backend_device(const dfg_backend *backend);
+/* How many threads a run started on the calling thread uses (the CPU's
+ * OpenMP team: OMP_NUM_THREADS, else one per core), for reports; 0 if the
+ * backend does not say. */
+int dfg_backend_threads(const dfg_backend *backend);
 /* Names of the backends this build knows, NULL-terminated (a module's
  * name is listed whether or not the module is installed). */
 const char *const *dfg_backend_names(void);

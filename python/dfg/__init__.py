@@ -6,61 +6,32 @@
     program.to_html("plan.html")
     with program.session() as session:
         outputs = session.run({"input": x})           # dict of NumPy arrays
+        probs, = session.run(["probs"], {"input": x}) # ONNX Runtime's form
+    session = dfg.InferenceSession("model.onnx")      # compile + session
 
 Everything is done by the C library (a thin extension module, dfg._dfg);
-errors it reports raise dfg.Error with its message.
+errors it reports raise dfg.Error with its message (dfg.ArgumentError,
+also a ValueError, when a name, shape or dtype passed is wrong).
 """
 import io
 import json
-import threading
-
-import numpy as np
+import time
 
 from . import _dfg
+from .bench import bench as _bench
+from .errors import python_words
+from .session import Session
+from .tensor_spec import TensorSpec
 
 Error = _dfg.Error
+ArgumentError = _dfg.ArgumentError
 __version__ = _dfg.version()
 
-__all__ = ["Error", "Program", "Session", "compile", "load", "from_torch",
+__all__ = ["Error", "ArgumentError", "Program", "Session", "TensorSpec",
+           "InferenceSession", "compile", "load", "from_torch",
            "example_models"]
 
-_NUMPY_DTYPES = {
-    "f32": np.dtype(np.float32),
-    "f16": np.dtype(np.float16),
-    "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64),
-    "u8": np.dtype(np.uint8),
-    "bool": np.dtype(np.bool_),
-    "i8": np.dtype(np.int8),
-    "i16": np.dtype(np.int16),
-    "u16": np.dtype(np.uint16),
-    "f64": np.dtype(np.float64),
-    # NumPy has no bfloat16: such tensors travel as their uint16 bits.
-    "bf16": np.dtype(np.uint16),
-}
-
 _EXAMPLE_PREFIX = "example:"
-
-
-class TensorSpec:
-    """A program input or output: its name, dtype ("f32", ...) and shape."""
-
-    __slots__ = ("name", "dtype", "shape")
-
-    def __init__(self, name, dtype, shape):
-        self.name, self.dtype, self.shape = name, dtype, tuple(shape)
-
-    @property
-    def numpy_dtype(self):
-        return _NUMPY_DTYPES[self.dtype]
-
-    def __repr__(self):
-        return f"TensorSpec({self.name!r}, {self.dtype!r}, {self.shape})"
-
-    def __eq__(self, other):
-        return (isinstance(other, TensorSpec) and
-                (self.name, self.dtype, self.shape) ==
-                (other.name, other.dtype, other.shape))
 
 
 def example_models():
@@ -105,14 +76,46 @@ def compile(model, shapes=None, planner=None, training=None,
         shapes = {str(k): (int(v) if isinstance(v, int) else
                            tuple(int(d) for d in v))
                   for k, v in shapes.items()}
-    return Program(_dfg.compile(kind, source, shapes, planner,
-                                int(alignment or 0), bool(training),
-                                precision))
+    start = time.perf_counter()
+    with python_words():
+        handle = _dfg.compile(kind, source, shapes, planner,
+                              int(alignment or 0), bool(training), precision)
+    return Program(handle, model if isinstance(model, str) else
+                   getattr(model, "__fspath__", lambda: "<bytes>")(),
+                   time.perf_counter() - start)
 
 
 def load(path):
     """Loads a compiled program file (.dfgp)."""
-    return Program(_dfg.load(path))
+    start = time.perf_counter()
+    with python_words():
+        handle = _dfg.load(path)
+    return Program(handle, str(path), time.perf_counter() - start)
+
+
+_PROVIDERS = {"CPUExecutionProvider": "cpu", "CUDAExecutionProvider": "cuda"}
+
+
+def InferenceSession(model, providers=None, device=None,
+                     enable_profiling=False, profile_file_prefix="dfg_profile",
+                     **compile_options):
+    """ONNX Runtime's entry point: compiles model (as dfg.compile, whose
+    keyword arguments it takes: shapes, planner, precision, alignment)
+    and returns a Session on device ("cpu" or "cuda"), or on the first of
+    providers (ONNX Runtime's names: "CPUExecutionProvider",
+    "CUDAExecutionProvider"); enable_profiling as for Session."""
+    if providers:
+        first = providers[0]
+        first = first[0] if isinstance(first, tuple) else first
+        if first not in _PROVIDERS:
+            raise ValueError(f"providers: dfg has no {first!r}; it has "
+                             f"{sorted(_PROVIDERS)}")
+        if device is not None and device != _PROVIDERS[first]:
+            raise ValueError(f"device={device!r} and providers={providers!r} "
+                             "disagree")
+        device = _PROVIDERS[first]
+    return compile(model, **compile_options).session(
+        device or "cpu", enable_profiling, profile_file_prefix)
 
 
 def from_torch(module, example_inputs, input_names=None, output_names=None,
@@ -147,8 +150,11 @@ def from_torch(module, example_inputs, input_names=None, output_names=None,
 class Program:
     """A compiled program: its memory plan, its reports, and sessions."""
 
-    def __init__(self, handle):
+    def __init__(self, handle, source="", compile_seconds=0.0):
         self._handle = handle
+        self.source = source
+        # Seconds dfg.compile (or dfg.load) took to make this program.
+        self.compile_seconds = compile_seconds
         self._stats = handle.stats()
         self.inputs = [TensorSpec(*t) for t in handle.inputs()]
         self.outputs = [TensorSpec(*t) for t in handle.outputs()]
@@ -197,78 +203,32 @@ class Program:
         caching allocator, as a dict."""
         return self._handle.compare()
 
-    def session(self, device="cpu"):
-        return Session(self, device)
+    def session(self, device="cpu", enable_profiling=False,
+                profile_file_prefix="dfg_profile"):
+        """A Session on device ("cpu" or "cuda"); sessions share the
+        program's weights, each has its own arena. enable_profiling: see
+        Session."""
+        return Session(self, device, enable_profiling, profile_file_prefix)
+
+    def bench(self, iterations=100, warmup=10, device="cpu", inputs=None,
+              seed=1):
+        """Times runs as `dfgc bench` does; returns its --json figures
+        (mean_ms, median_ms, p90_ms, p95_ms, p99_ms, min_ms, max_ms,
+        runs_per_second, samples_per_second, compile_ms, session_ms,
+        threads, device, warning, ...: docs/bench-json.md). inputs:
+        {name: array}, else random ones from seed."""
+        return _bench(self, iterations, warmup, device, inputs, seed)
 
     def _repr_html_(self):
-        return self.to_svg()
+        """The arena picture for a notebook: its CSS applies to its own
+        svg.dfg-plan only; long names are cut, whole on hover."""
+        svg = self.to_svg()
+        if svg.startswith("<?xml"):
+            svg = svg[svg.index("?>") + 2:].lstrip()
+        return f'<div style="max-width:100%;overflow:auto">{svg}</div>'
+
 
     def __repr__(self):
         return (f"<dfg.Program arena={self.arena_bytes} "
                 f"lower_bound={self.lower_bound_bytes} "
                 f"weights={self.weights_bytes}>")
-
-
-class Session:
-    """A program bound to a device, with its one arena. One thread runs a
-    session at a time (another thread's run raises RuntimeError); use one
-    session per thread, all sharing the program."""
-
-    def __init__(self, program, device="cpu"):
-        if not isinstance(program, Program):
-            raise TypeError("program must be a dfg.Program")
-        self.program = program
-        self._handle = _dfg.session(program._handle, str(device))
-        self._lock = threading.Lock()
-
-    def close(self):
-        with self._lock:
-            self._handle.close()
-
-    @property
-    def closed(self):
-        return self._handle.closed
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def _input_array(self, spec, value):
-        array = np.asarray(value)
-        if array.dtype != spec.numpy_dtype:
-            raise ValueError(f"input '{spec.name}' wants dtype {spec.dtype} "
-                             f"({spec.numpy_dtype}), not {array.dtype}")
-        if array.shape != spec.shape:
-            raise ValueError(f"input '{spec.name}' wants shape "
-                             f"{list(spec.shape)}, not {list(array.shape)}")
-        # No copy when the array is already C-contiguous (the common case).
-        return np.ascontiguousarray(array)
-
-    def run(self, inputs):
-        """inputs: {name: array}; returns {name: numpy.ndarray}."""
-        if self.closed:
-            raise ValueError("the session is closed")
-        if not isinstance(inputs, dict):
-            raise TypeError("inputs must be a dict of name to array")
-        specs = {s.name: s for s in self.program.inputs}
-        unknown = sorted(set(inputs) - set(specs))
-        if unknown:
-            raise ValueError(f"unknown input(s) {unknown}; the program's "
-                             f"inputs are {sorted(specs)}")
-        missing = sorted(set(specs) - set(inputs))
-        if missing:
-            raise ValueError(f"missing input(s) {missing}")
-        arrays = [self._input_array(s, inputs[s.name])
-                  for s in self.program.inputs]
-        outputs = [np.empty(s.shape, dtype=s.numpy_dtype)
-                   for s in self.program.outputs]
-        if not self._lock.acquire(blocking=False):
-            raise RuntimeError("the session is running in another thread "
-                               "(use one session per thread)")
-        try:
-            self._handle.run(arrays, outputs)
-        finally:
-            self._lock.release()
-        return {s.name: a for s, a in zip(self.program.outputs, outputs)}

@@ -2,6 +2,7 @@
  * and each step calls the kernel that runtime/cpu/kernel_table.c names for
  * its op. Kernels are looked up once, in prepare(), so a run is a plain
  * loop of indirect calls. */
+#include <omp.h>
 #include <string.h>
 #include "../backend.h"
 #include "../cpu_layout_rule.h"
@@ -18,6 +19,9 @@ struct dfg_backend_context {
 };
 
 static int cpu_available(void) { return 1; }
+
+/* The kernels' parallel loops are OpenMP's (and oneDNN's, built on it). */
+static int cpu_threads(void) { return omp_get_max_threads(); }
 
 static int cpu_supports_op(dfg_op op) { return dfg_cpu_kernel_for(op) != NULL; }
 
@@ -149,6 +153,7 @@ const dfg_backend dfg_cpu_backend = {
     .host_memory = 1,
     .available = cpu_available,
     .device = dfg_cpu_device,
+    .threads = cpu_threads,
     .supports_op = cpu_supports_op,
     .create = cpu_create,
     .alloc_region = cpu_alloc_region,

@@ -129,6 +129,9 @@ static dfg_status add_frozen(dfg_onnx_importer *im,
 
 static dfg_status add_inputs(dfg_onnx_importer *im, const Onnx__GraphProto *g)
 {
+    dfg_status checked = dfg_onnx_check_bindings(g, im->options);
+    if (checked != DFG_OK)
+        return checked;
     for (size_t i = 0; i < g->n_input; i++) {
         const Onnx__ValueInfoProto *info = g->input[i];
         if (!info->name || !info->name[0])

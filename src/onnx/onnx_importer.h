@@ -89,6 +89,12 @@ void dfg_onnx_elided_model_free(dfg_onnx_elided_model *model,
 dfg_status dfg_onnx_input_type(const Onnx__ValueInfoProto *info,
                                const dfg_onnx_options *options,
                                dfg_type *out);
+/* DFG_ERR_NOT_FOUND, naming it and the model's inputs, for a binding in
+ * options that names no input of g (an input's shape) or no symbolic
+ * dimension of its inputs (a dim's value): a misspelt name would
+ * otherwise be ignored. */
+dfg_status dfg_onnx_check_bindings(const Onnx__GraphProto *g,
+                                   const dfg_onnx_options *options);
 
 /* ---- the value table (onnx_values.c) ---- */
 

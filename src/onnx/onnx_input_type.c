@@ -2,6 +2,7 @@
  * dimensions (dim_param) resolved from the caller's bindings, and the
  * parser of bindings written on a command line. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -184,5 +185,57 @@ dfg_status dfg_onnx_input_type(const Onnx__ValueInfoProto *info,
         return dfg_error(DFG_ERR_OVERFLOW,
                          "input '%s': the dims' product overflows (limit "
                          "2^48 elements)", name);
+    return DFG_OK;
+}
+
+/* 1 if some input of g has the symbolic dimension param. */
+static int has_dim_param(const Onnx__GraphProto *g, const char *param)
+{
+    for (size_t i = 0; i < g->n_input; i++) {
+        const Onnx__TypeProto *tp = g->input[i]->type;
+        const Onnx__TensorShapeProto *shape =
+            tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+                    tp->tensor_type ? tp->tensor_type->shape : NULL;
+        for (size_t d = 0; shape && d < shape->n_dim; d++)
+            if (shape->dim[d]->value_case ==
+                    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                shape->dim[d]->dim_param &&
+                strcmp(shape->dim[d]->dim_param, param) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+static int has_input(const Onnx__GraphProto *g, const char *name)
+{
+    for (size_t i = 0; i < g->n_input; i++)
+        if (g->input[i]->name && strcmp(g->input[i]->name, name) == 0)
+            return 1;
+    return 0;
+}
+
+dfg_status dfg_onnx_check_bindings(const Onnx__GraphProto *g,
+                                   const dfg_onnx_options *o)
+{
+    for (int32_t i = 0; o->bindings && i < o->n_bindings; i++) {
+        const dfg_onnx_binding *b = &o->bindings[i];
+        if (!b->name)
+            return dfg_error(DFG_ERR_INVALID_ARGUMENT, "binding %d has no "
+                             "name", (int)i);
+        if (b->rank >= 0 ? has_input(g, b->name) : has_dim_param(g, b->name))
+            continue;
+        char names[512] = "";
+        size_t used = 0;
+        for (size_t k = 0; k < g->n_input && used < sizeof names; k++)
+            used += (size_t)snprintf(names + used, sizeof names - used,
+                                     "%s'%s'", k ? ", " : "",
+                                     g->input[k]->name ? g->input[k]->name
+                                                       : "");
+        return dfg_error(DFG_ERR_NOT_FOUND,
+                         "the shape binding '%s' names no %s of the model "
+                         "(its inputs: %s)", b->name,
+                         b->rank >= 0 ? "input" : "symbolic dimension",
+                         g->n_input ? names : "none");
+    }
     return DFG_OK;
 }

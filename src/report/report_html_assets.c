@@ -22,6 +22,9 @@ const char dfg_html_style[] =
     "th, td { padding: 2px 10px; border-bottom: 1px solid #eee;\n"
     "         text-align: left; }\n"
     "td.num { text-align: right; font-variant-numeric: tabular-nums; }\n"
+    /* Fused names run to hundreds of characters: cut, whole on hover. */
+    "td { max-width: 36em; overflow: hidden; text-overflow: ellipsis;\n"
+    "     white-space: nowrap; }\n"
     "tr[data-tensor]:hover { background: #fff3c4; }\n"
     "#dfg-status { color: #666; font-size: 0.8em; margin-top: 2em; }\n"
     "#dfg-status[data-state=error] { color: #b00; }\n";
@@ -57,6 +60,7 @@ const char dfg_html_script[] =
     "      cells.forEach(function (c) {\n"
     "        var td = row.insertCell();\n"
     "        td.textContent = c[0];\n"
+    "        td.title = c[0];\n"
     "        if (c[1]) td.className = 'num';\n"
     "      });\n"
     "      if (tensors[i] === null) return;\n"

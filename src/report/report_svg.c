@@ -31,6 +31,9 @@ enum {
     PX_PER_STEP = 12,
     /* Names inside rectangles only up to this many arena tensors. */
     MAX_LABELLED_TENSORS = 80,
+    /* Longest name written inside a rectangle (fused names run to
+     * hundreds of characters; the hover text holds them whole). */
+    MAX_LABEL_CHARS = 40,
     /* Thinner outlines beyond this many. */
     MANY_TENSORS = 300,
 };
@@ -43,27 +46,37 @@ typedef struct geometry {
     int32_t columns;       /* steps drawn, at least 1 */
 } geometry;
 
+/* Every selector is scoped to the picture's own element (svg.dfg-plan):
+ * inline in an HTML page or a notebook, an SVG's <style> applies to the
+ * whole document, and a bare `text` or `.title` would restyle the host. */
 static const char style[] =
     "<style>\n"
-    "text { font: 11px sans-serif; fill: #222; }\n"
-    ".title { font-size: 13px; font-weight: bold; }\n"
-    ".tensor { stroke: #fff; vector-effect: non-scaling-stroke; }\n"
-    ".tensor.alias { fill-opacity: 0.45; stroke: #333; "
+    "svg.dfg-plan text { font: 11px sans-serif; fill: #222; }\n"
+    "svg.dfg-plan .title { font-size: 13px; font-weight: bold; }\n"
+    "svg.dfg-plan .tensor { stroke: #fff; "
+    "vector-effect: non-scaling-stroke; }\n"
+    "svg.dfg-plan .tensor.alias, svg.dfg-plan .swatch.alias { "
+    "fill-opacity: 0.45; stroke: #333; "
     "stroke-dasharray: 3 2; }\n"
-    ".tensor:hover, .tensor.hl { stroke: #000; stroke-width: 1.5; }\n"
-    ".k-input { fill: #4e79a7; } .k-output { fill: #59a14f; }\n"
-    ".k-activation { fill: #f1ce63; } .k-workspace { fill: #a0a0a0; }\n"
-    ".k-view { fill: #b07aa1; } .k-other { fill: #e15759; }\n"
-    ".label { font-size: 9px; pointer-events: none; }\n"
-    ".level { paint-order: stroke; stroke: #fff; stroke-width: 3px; "
-    "pointer-events: none; }\n"
-    ".live-bytes { fill: none; stroke: #1f1f1f; stroke-width: 1.5; "
-    "vector-effect: non-scaling-stroke; }\n"
-    ".lower-bound { stroke: #d62728; stroke-width: 1.2; "
+    "svg.dfg-plan .tensor:hover, svg.dfg-plan .tensor.hl { stroke: #000; "
+    "stroke-width: 1.5; }\n"
+    "svg.dfg-plan .k-input { fill: #4e79a7; } "
+    "svg.dfg-plan .k-output { fill: #59a14f; }\n"
+    "svg.dfg-plan .k-activation { fill: #f1ce63; } "
+    "svg.dfg-plan .k-workspace { fill: #a0a0a0; }\n"
+    "svg.dfg-plan .k-view { fill: #b07aa1; } "
+    "svg.dfg-plan .k-other { fill: #e15759; }\n"
+    "svg.dfg-plan .label { font-size: 9px; pointer-events: none; }\n"
+    "svg.dfg-plan .level { paint-order: stroke; stroke: #fff; "
+    "stroke-width: 3px; pointer-events: none; }\n"
+    "svg.dfg-plan .live-bytes { fill: none; stroke: #1f1f1f; "
+    "stroke-width: 1.5; vector-effect: non-scaling-stroke; }\n"
+    "svg.dfg-plan .lower-bound { stroke: #d62728; stroke-width: 1.2; "
     "stroke-dasharray: 6 4; vector-effect: non-scaling-stroke; }\n"
-    ".arena-top { stroke: #555; stroke-dasharray: 2 3; "
+    "svg.dfg-plan .arena-top { stroke: #555; stroke-dasharray: 2 3; "
     "vector-effect: non-scaling-stroke; }\n"
-    ".axis { stroke: #333; } .grid { stroke: #e4e4e4; }\n"
+    "svg.dfg-plan .axis { stroke: #333; } "
+    "svg.dfg-plan .grid { stroke: #e4e4e4; }\n"
     "</style>\n";
 
 /* A coordinate with one decimal, locale-independent. */
@@ -263,7 +276,8 @@ static void write_tensor(FILE *out, const dfg_program *p,
 }
 
 /* The name inside the rectangle of a tensor owning its bytes, when the
- * rectangle is large enough, shortened to fit its width. */
+ * rectangle is large enough, shortened to fit its width and to at most
+ * MAX_LABEL_CHARS. */
 static void write_label(FILE *out, const dfg_program_tensor *tensor,
                         const geometry *g)
 {
@@ -275,7 +289,9 @@ static void write_label(FILE *out, const dfg_program_tensor *tensor,
     fputs("\" y=\"", out);
     num(out, b.top + b.height / 2 + 3);
     fputs("\">", out);
-    dfg_write_xml_text(out, tensor->name, (size_t)((b.width - 4) / 5.5));
+    size_t fits = (size_t)((b.width - 4) / 5.5);
+    dfg_write_xml_text(out, tensor->name,
+                       fits < MAX_LABEL_CHARS ? fits : MAX_LABEL_CHARS);
     fputs("</text>\n", out);
 }
 
@@ -338,29 +354,41 @@ static void write_level(FILE *out, const geometry *g, const char *cls,
     fprintf(out, "\">%s %s</text>\n", what, text);
 }
 
+/* A legend line: a short stroke of class cls, then its meaning. */
+static void write_legend_line(FILE *out, double x, int y, const char *cls,
+                              const char *what)
+{
+    fprintf(out, "<line class=\"%s\" x1=\"", cls);
+    num(out, x);
+    fputs("\" x2=\"", out);
+    num(out, x + 12);
+    fprintf(out, "\" y1=\"%d\" y2=\"%d\"/>\n<text x=\"", y + 6, y + 6);
+    num(out, x + 18);
+    fprintf(out, "\" y=\"%d\">%s</text>\n", y + 10, what);
+}
+
+/* Every mark of the picture: the kinds' colours, the dashed rectangles of
+ * tensors sharing another's bytes, and the three lines. */
 static void write_legend(FILE *out, const geometry *g)
 {
     static const char *const kinds[] = {"activation", "workspace", "input",
                                         "output", "view"};
     double x = MARGIN_LEFT + g->plot_width + 14;
     int y = MARGIN_TOP + 60;
-    for (int i = 0; i < 5; i++, y += 18) {
-        fputs("<rect class=\"swatch k-", out);
-        fputs(kinds[i], out);
-        fputs("\" x=\"", out);
+    for (int i = 0; i < 6; i++, y += 18) {
+        fprintf(out, "<rect class=\"swatch %s%s\" x=\"",
+                i < 5 ? "k-" : "alias k-activation",
+                i < 5 ? kinds[i] : "");
         num(out, x);
         fprintf(out, "\" y=\"%d\" width=\"12\" height=\"12\"/>\n<text x=\"",
                 y);
         num(out, x + 18);
-        fprintf(out, "\" y=\"%d\">%s</text>\n", y + 10, kinds[i]);
+        fprintf(out, "\" y=\"%d\">%s</text>\n", y + 10,
+                i < 5 ? kinds[i] : "shares bytes");
     }
-    fputs("<line class=\"live-bytes\" x1=\"", out);
-    num(out, x);
-    fputs("\" x2=\"", out);
-    num(out, x + 12);
-    fprintf(out, "\" y1=\"%d\" y2=\"%d\"/>\n<text x=\"", y + 6, y + 6);
-    num(out, x + 18);
-    fprintf(out, "\" y=\"%d\">live bytes</text>\n", y + 10);
+    write_legend_line(out, x, y, "live-bytes", "live bytes");
+    write_legend_line(out, x, y + 18, "lower-bound", "lower bound");
+    write_legend_line(out, x, y + 36, "arena-top", "arena size");
 }
 
 static void write_heading(FILE *out, const dfg_program *p,

@@ -5,12 +5,12 @@ the from_torch test."""
 import json
 import os
 import subprocess
-import threading
 
 import numpy as np
 import pytest
 
 import dfg
+from conftest import run_in_threads
 
 DFGC = os.environ.get("DFGC")
 
@@ -36,7 +36,7 @@ def test_program_facts(cnn):
     assert plan["arena_bytes"] == cnn.arena_bytes
     assert "model" in cnn.summary()
     assert cnn.to_dot().startswith("digraph")
-    assert "<svg" in cnn.to_svg() and cnn._repr_html_() == cnn.to_svg()
+    assert "<svg" in cnn.to_svg() and "<svg" in cnn._repr_html_()
     compare = cnn.compare()
     assert compare["lower_bound_bytes"] == cnn.lower_bound_bytes
     assert compare["caching_allocator"]["reserved_peak_bytes"] >= \
@@ -83,22 +83,14 @@ def test_plan_equals_dfgc_json(cnn, tmp_path):
 def test_threads_agree(cnn):
     x = random_inputs(cnn, seed=7)
     expected = cnn.session().run(x)["probs"]
-    results, errors = [None] * 4, []
+    results = [None] * 4
 
     def work(k):
-        try:
-            with cnn.session() as session:
-                for _ in range(20):
-                    results[k] = session.run(x)["probs"]
-        except Exception as error:  # reported below, in the main thread
-            errors.append(error)
+        with cnn.session() as session:
+            for _ in range(20):
+                results[k] = session.run(x)["probs"]
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    assert not run_in_threads(4, work)
     for r in results:
         np.testing.assert_array_equal(r, expected)
 

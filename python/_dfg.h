@@ -1,0 +1,29 @@
+/* What the two halves of the extension dfg._dfg share: _dfg.c (the module
+ * and Program) and session_object.c (Session). Not a public header. */
+#ifndef DFG_PYTHON_DFG_H
+#define DFG_PYTHON_DFG_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "dfg/dfg.h"
+
+/* dfg.Error, created when the module is initialized. */
+extern PyObject *dfg_error_type;
+
+/* Raises dfg.Error "what: dfg_last_error() (status)"; returns NULL. */
+PyObject *dfg_py_raise_status(dfg_status status, const char *what);
+
+/* A Program object owns its dfg_program. */
+typedef struct {
+    PyObject_HEAD
+    dfg_program *program;
+} dfg_py_program;
+
+extern PyTypeObject dfg_py_program_type;
+extern PyTypeObject dfg_py_session_type;
+
+/* session(program, device) -> Session */
+PyObject *dfg_py_create_session(PyObject *module, PyObject *args);
+
+#endif
