@@ -66,7 +66,15 @@ typedef struct dfg_onnx_options {
     /* Upper bound on the model file's size in bytes (default 4 GiB - 1,
      * protobuf's own limit is 2 GiB). */
     uint64_t max_model_bytes;
+    /* How deep graphs may nest in graphs (If, Loop and Scan bodies; the
+     * model's graph is depth 1), and types in types (sequences, maps,
+     * optionals): a deeper model is refused before it is unpacked, whose
+     * recursion would overflow the stack. 0 means the default,
+     * DFG_ONNX_DEFAULT_NESTING_DEPTH. */
+    int32_t max_nesting_depth;
 } dfg_onnx_options;
+
+#define DFG_ONNX_DEFAULT_NESTING_DEPTH 64
 
 void dfg_onnx_options_init(dfg_onnx_options *options);
 
