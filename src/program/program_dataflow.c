@@ -42,6 +42,8 @@ typedef struct flow {
     int32_t *klass;    /* an assembled root for its slot writers, else i */
     uint8_t *written;  /* writer[i] >= 0 */
     uint8_t *is_input; /* a graph input */
+    uint8_t *viewed;   /* the output of a view step */
+    int32_t *parent;   /* find_parents */
     dfg_arena_owners owners;
 } flow;
 
@@ -73,15 +75,13 @@ static dfg_status mark_written(flow *f, int32_t s, int32_t t)
     const dfg_program *p = f->p;
     char step[160];
     if (f->is_input[t])
-        return FLOW_ERROR(
-                         "%s writes graph input %d '%s'",
-                         reader_label(p, s, 0, step, sizeof step), (int)t,
-                         name_of(p, t));
+        return FLOW_ERROR("%s writes graph input %d '%s'",
+                          reader_label(p, s, 0, step, sizeof step), (int)t,
+                          name_of(p, t));
     if (f->writer[t] >= 0)
-        return FLOW_ERROR(
-                         "tensor %d '%s' is written by step %d "
-                         "and by %s", (int)t, name_of(p, t), (int)f->writer[t],
-                         reader_label(p, s, 0, step, sizeof step));
+        return FLOW_ERROR("tensor %d '%s' is written by step %d and by %s",
+                          (int)t, name_of(p, t), (int)f->writer[t],
+                          reader_label(p, s, 0, step, sizeof step));
     f->writer[t] = s;
     f->written[t] = 1;
     return DFG_OK;
@@ -120,48 +120,59 @@ static int is_slot_writer(const flow *f, int32_t i)
            dfg_program_is_assembled(f->p, f->written, r);
 }
 
-/* A view step's output holds its input's value: def[] for those, in
- * step order; -1 for an output of a view step whose input is not defined
- * yet (it reads nothing then). */
-static dfg_status define_views(flow *f)
+/* parent[t]: the tensor whose value t holds if t is not a definition
+ * itself: a view step's output holds its input's, a tensor that no step
+ * writes (a slot of an assembled root, or the root of views) its
+ * alias_of's; -1 for a written tensor, a graph input or a root. */
+static dfg_status find_parents(flow *f)
 {
     const dfg_program *p = f->p;
+    int32_t *parent = f->parent;
+    for (int32_t i = 0; i < p->n_tensors; i++)
+        parent[i] = f->written[i] || f->is_input[i] ? -1
+                                                    : p->tensors[i].alias_of;
     for (int32_t s = 0; s < p->n_steps; s++) {
         const dfg_program_step *st = &p->steps[s];
         if (!dfg_program_step_is_view(p, st))
             continue;
-        int32_t in = st->inputs[0], out = st->outputs[0];
-        if (f->written[out] || f->is_input[out] || f->def[out] != -1) {
+        int32_t out = st->outputs[0];
+        if (f->written[out] || f->is_input[out] || f->viewed[out]) {
             char step[160];
-            return FLOW_ERROR(
-                             "%s makes tensor %d '%s', which "
-                             "is %s", reader_label(p, s, 0, step, sizeof step),
-                             (int)out, name_of(p, out),
-                             f->is_input[out] ? "a graph input"
-                                              : "made by another step too");
+            return FLOW_ERROR("%s makes tensor %d '%s', which is %s",
+                              reader_label(p, s, 0, step, sizeof step),
+                              (int)out, name_of(p, out),
+                              f->is_input[out] ? "a graph input"
+                                               : "made by another step too");
         }
-        f->def[out] = f->def[in] >= 0 ? f->def[in] : in;
+        f->viewed[out] = 1;
+        parent[out] = st->inputs[0];
     }
     return DFG_OK;
 }
 
-/* def[]: the tensor itself if written or a graph input, its view step's
- * input's definition if it is a view, else that of alias_of (a slot of an
- * assembled root: the root), each tensor walked once (the links have no
- * cycles: the verifier found their roots). */
+/* def[]: parent links followed to their end, each tensor walked once;
+ * views of views that form a cycle are refused. */
 static dfg_status find_definitions(flow *f)
 {
+    enum { UNKNOWN = -1, VISITING = -2 };
     const dfg_program *p = f->p;
+    const int32_t *parent = f->parent;
+    dfg_status status = find_parents(f);
     for (int32_t i = 0; i < p->n_tensors; i++)
-        f->def[i] = f->written[i] || f->is_input[i] ? i : -1;
-    dfg_status status = define_views(f);
+        f->def[i] = UNKNOWN;
     for (int32_t i = 0; i < p->n_tensors && status == DFG_OK; i++) {
         int32_t t = i;
-        while (f->def[t] < 0 && p->tensors[t].alias_of >= 0)
-            t = p->tensors[t].alias_of;
-        int32_t d = f->def[t] >= 0 ? f->def[t] : t;
-        for (t = i; t >= 0 && f->def[t] < 0; t = p->tensors[t].alias_of)
-            f->def[t] = d;
+        while (f->def[t] == UNKNOWN && parent[t] >= 0) {
+            f->def[t] = VISITING;
+            t = parent[t];
+        }
+        if (f->def[t] == VISITING)
+            return FLOW_ERROR("tensor %d '%s' is a view of itself", (int)t,
+                              name_of(p, t));
+        if (f->def[t] == UNKNOWN)
+            f->def[t] = t;
+        for (int32_t x = i; f->def[x] == VISITING; x = parent[x])
+            f->def[x] = f->def[t];
     }
     for (int32_t i = 0; i < p->n_tensors; i++)
         f->klass[i] = is_slot_writer(f, i) ? f->roots[i] : i;
@@ -191,30 +202,24 @@ static dfg_status check_read(flow *f, int32_t s, int32_t k, int32_t t)
     char reader[160];
     reader_label(p, s, k, reader, sizeof reader);
     if (f->writer[d] >= s)
-        return FLOW_ERROR(
-                         "%s reads tensor %d '%s' before step "
-                         "%d writes it", reader, (int)t, name_of(p, t),
-                         (int)f->writer[d]);
-    if (assembled && (found == DFG_OWNER_NONE || f->klass[found] != d))
-        return FLOW_ERROR(
-                         "%s reads tensor %d '%s', but no "
-                         "step writes %s", reader, (int)t, name_of(p, t),
-                         found == DFG_OWNER_NONE ? "its bytes"
-                                                 : "all of its bytes");
+        return FLOW_ERROR("%s reads tensor %d '%s' before step %d writes it",
+                          reader, (int)t, name_of(p, t), (int)f->writer[d]);
+    if (assembled) /* found: the class of a byte not written into d */
+        return FLOW_ERROR("%s reads tensor %d '%s', but no step writes %s",
+                          reader, (int)t, name_of(p, t),
+                          found == DFG_OWNER_NONE ? "its bytes"
+                                                  : "all of its bytes");
     if (found == DFG_OWNER_NONE)
-        return FLOW_ERROR(
-                         "%s reads tensor %d '%s', whose bytes "
-                         "no step has written", reader, (int)t, name_of(p, t));
+        return FLOW_ERROR("%s reads tensor %d '%s', whose bytes no step has "
+                          "written", reader, (int)t, name_of(p, t));
     char since[64];
     if (f->is_input[d])
         snprintf(since, sizeof since, "graph input %d", (int)d);
     else
         snprintf(since, sizeof since, "written by step %d", (int)f->writer[d]);
-    return FLOW_ERROR(
-                     "%s reads tensor %d '%s' (%s), but tensor "
-                     "%d '%s' was written over its bytes since", reader,
-                     (int)t, name_of(p, t), since, (int)found,
-                     name_of(p, found));
+    return FLOW_ERROR("%s reads tensor %d '%s' (%s), but tensor %d '%s' was "
+                      "written over its bytes since", reader, (int)t,
+                      name_of(p, t), since, (int)found, name_of(p, found));
 }
 
 /* 1 if the step reads input j's value. The data-parallel steps name
@@ -283,10 +288,12 @@ dfg_status dfg_program_check_dataflow(const dfg_program *p)
               .writer = malloc(n * sizeof *f.writer),
               .def = malloc(n * sizeof *f.def),
               .klass = malloc(n * sizeof *f.klass),
-              .written = calloc(n, 1), .is_input = calloc(n, 1)};
+              .parent = malloc(n * sizeof *f.parent),
+              .written = calloc(n, 1), .is_input = calloc(n, 1),
+              .viewed = calloc(n, 1)};
     dfg_status status = DFG_OK;
-    if (!f.writer || !f.def || !f.klass || !f.written || !f.is_input ||
-        !roots)
+    if (!f.writer || !f.def || !f.klass || !f.parent || !f.written ||
+        !f.is_input || !f.viewed || !roots)
         status = dfg_error(DFG_ERR_OUT_OF_MEMORY,
                            "out of memory checking the dataflow of %d tensors",
                            (int)p->n_tensors);
@@ -308,6 +315,8 @@ dfg_status dfg_program_check_dataflow(const dfg_program *p)
     free(f.klass);
     free(f.written);
     free(f.is_input);
+    free(f.viewed);
+    free(f.parent);
     free(roots);
     return status;
 }
