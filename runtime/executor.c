@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include "backend.h"
+#include "bool_inputs.h"
 #include "dfg/collective.h"
 #include "error.h"
 #include "memory.h"
@@ -39,6 +40,7 @@ struct dfg_session {
     int32_t n_steps;
     int32_t *program_step;
     dfg_collective collective; /* every step's args point here */
+    uint8_t *bool_staging; /* dfg_bool_inputs_bytes of it, or NULL */
 };
 
 static void *tensor_address(const dfg_session *s, int32_t tensor)
@@ -329,6 +331,10 @@ static dfg_status session_create(const dfg_program *program,
         status = allocate_regions(s);
     if (status == DFG_OK)
         status = build_step_block(s);
+    size_t staging = dfg_bool_inputs_bytes(program);
+    if (status == DFG_OK && staging &&
+        !(s->bool_staging = dfg_alloc(&s->allocator, staging)))
+        status = dfg_error(DFG_ERR_OUT_OF_MEMORY, "out of memory for a session");
     if (status == DFG_OK)
         status = backend->prepare(s->context, s->steps, s->n_steps);
     if (status != DFG_OK) {
@@ -396,6 +402,7 @@ void dfg_session_destroy(dfg_session *s)
     dfg_allocator a = s->allocator;
     dfg_program *owned = s->owned_program;
     dfg_free(&a, s->block);
+    dfg_free(&a, s->bool_staging);
     dfg_free(&a, s);
     dfg_program_destroy(owned);
 }
@@ -439,14 +446,16 @@ static dfg_status run_session(dfg_session *s, const void *const *inputs,
 {
     const dfg_program *p = s->program;
     dfg_status status = DFG_OK;
+    size_t staged = 0;
     for (int32_t i = 0; inputs && i < p->n_inputs && status == DFG_OK; i++) {
         if (!inputs[i])
             return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                              "dfg_session_run: input %d ('%s') is NULL",
                              (int)i, p->tensors[p->inputs[i]].name);
-        status = s->backend->upload(s->context, tensor_address(s, p->inputs[i]),
-                                    inputs[i],
-                                    (size_t)p->tensors[p->inputs[i]].bytes);
+        status = s->backend->upload(
+            s->context, tensor_address(s, p->inputs[i]),
+            dfg_bool_input_stage(p, i, inputs[i], s->bool_staging, &staged),
+            (size_t)p->tensors[p->inputs[i]].bytes);
     }
     if (status == DFG_OK)
         status = run_steps(s, step_seconds);

@@ -2,7 +2,8 @@
  * graph outputs that are a graph input, an initializer, or an output
  * listed again are copies of those values; MaxPool and AveragePool whose
  * explicit pads reach the kernel's size (a window could lie entirely in
- * the padding) are refused at import. */
+ * the padding) are refused at import; bool bytes other than 0 and 1, in
+ * an input or an initializer, are true. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include "onnx_builder.h"
 
 #define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
+#define BOOL ONNX__TENSOR_PROTO__DATA_TYPE__BOOL
 
 static dfg_status import(const onnx_builder *b, dfg_graph **graph)
 {
@@ -135,11 +137,45 @@ static void test_pool_pads_reaching_the_kernel(void **state)
                      DFG_OK);
 }
 
+/* out = Cast<float>(c) + Cast<float>(K), c a bool input, K a bool
+ * initializer whose raw bytes are not all 0 and 1. */
+static void test_bool_bytes_are_normalised(void **state)
+{
+    (void)state;
+    const int64_t dims[1] = {4};
+    const uint8_t k[4] = {0, 7, 0, 128}, c[4] = {0, 1, 2, 255};
+    onnx_builder b;
+    onnx_builder_init(&b, 13);
+    onnx_builder_input(&b, "c", BOOL, 1, dims, NULL);
+    onnx_builder_initializer(&b, "K", BOOL, 1, dims, k, sizeof k);
+    Onnx__NodeProto *cast = onnx_builder_node(
+        &b, "Cast", "cast_c", (const char *[]){"c", NULL},
+        (const char *[]){"cf", NULL});
+    onnx_builder_attr_int(cast, "to", F32);
+    cast = onnx_builder_node(&b, "Cast", "cast_k", (const char *[]){"K", NULL},
+                             (const char *[]){"kf", NULL});
+    onnx_builder_attr_int(cast, "to", F32);
+    onnx_builder_node(&b, "Add", "sum", (const char *[]){"cf", "kf", NULL},
+                      (const char *[]){"y", NULL});
+    onnx_builder_output(&b, "y");
+    dfg_graph *graph = NULL;
+    if (import(&b, &graph) != DFG_OK)
+        fail_msg("import: %s", dfg_last_error());
+    onnx_builder_free(&b);
+    float y[4] = {0};
+    const void *inputs[1] = {c};
+    void *outputs[1] = {y};
+    run(graph, inputs, outputs);
+    const float want[4] = {0.0f, 2.0f, 1.0f, 2.0f};
+    assert_memory_equal(y, want, sizeof want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_outputs_that_are_inputs_weights_or_repeated),
         cmocka_unit_test(test_pool_pads_reaching_the_kernel),
+        cmocka_unit_test(test_bool_bytes_are_normalised),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
