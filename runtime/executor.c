@@ -13,35 +13,15 @@
 #include <string.h>
 #include <time.h>
 #include "backend.h"
+#include "bool_inputs.h"
 #include "dfg/collective.h"
 #include "error.h"
 #include "memory.h"
-#include "name_table.h"
 #include "program.h"
 #include "program_views.h"
+#include "session_state.h"
 
-struct dfg_session {
-    const dfg_program *program;
-    const dfg_backend *backend;
-    dfg_allocator allocator;
-    dfg_backend_context *context;
-    void *regions[DFG_REGION_COUNT];
-    /* 1 while the session reads the program's weights in place (and has
-     * no weights region of its own). */
-    int shares_weights;
-    /* The program the session took over (dfg_session_create_owning),
-     * destroyed with it; NULL when the caller keeps the program. */
-    dfg_program *owned_program;
-    /* One allocation: steps[n_steps], then their types, their operand
-     * pointers and the program step each came from (for messages). */
-    void *block;
-    dfg_step_args *steps;
-    int32_t n_steps;
-    int32_t *program_step;
-    dfg_collective collective; /* every step's args point here */
-};
-
-static void *tensor_address(const dfg_session *s, int32_t tensor)
+void *dfg_session_tensor_address(const dfg_session *s, int32_t tensor)
 {
     const dfg_program_tensor *t = &s->program->tensors[tensor];
     /* Kernels only read weights in place: no step of such a program
@@ -125,11 +105,11 @@ static void bind_operands(dfg_session *s)
         /* The pointer arrays are the block's own (build_step_block). */
         void **in = (void **)args->in, **out = (void **)args->out;
         for (int32_t j = 0; j < st->n_inputs; j++)
-            in[j] = st->inputs[j] < 0 ? NULL : tensor_address(s, st->inputs[j]);
+            in[j] = st->inputs[j] < 0 ? NULL : dfg_session_tensor_address(s, st->inputs[j]);
         for (int32_t j = 0; j < st->n_outputs; j++)
-            out[j] = tensor_address(s, st->outputs[j]);
+            out[j] = dfg_session_tensor_address(s, st->outputs[j]);
         args->workspace =
-            st->workspace >= 0 ? tensor_address(s, st->workspace) : NULL;
+            st->workspace >= 0 ? dfg_session_tensor_address(s, st->workspace) : NULL;
         /* The program's bytes, read in place: shared by its sessions. */
         args->shared_inputs = s->shares_weights ? args->constant_inputs : 0;
         /* Bytes that may leave memory once a backend holds its copy: a
@@ -329,6 +309,10 @@ static dfg_status session_create(const dfg_program *program,
         status = allocate_regions(s);
     if (status == DFG_OK)
         status = build_step_block(s);
+    size_t staging = dfg_bool_inputs_bytes(program);
+    if (status == DFG_OK && staging &&
+        !(s->bool_staging = dfg_alloc(&s->allocator, staging)))
+        status = dfg_error(DFG_ERR_OUT_OF_MEMORY, "out of memory for a session");
     if (status == DFG_OK)
         status = backend->prepare(s->context, s->steps, s->n_steps);
     if (status != DFG_OK) {
@@ -403,6 +387,7 @@ void dfg_session_destroy(dfg_session *s)
     dfg_allocator a = s->allocator;
     dfg_program *owned = s->owned_program;
     dfg_free(&a, s->block);
+    dfg_free(&a, s->bool_staging);
     dfg_free(&a, s);
     dfg_program_destroy(owned);
 }
@@ -446,14 +431,16 @@ static dfg_status run_session(dfg_session *s, const void *const *inputs,
 {
     const dfg_program *p = s->program;
     dfg_status status = DFG_OK;
+    size_t staged = 0;
     for (int32_t i = 0; inputs && i < p->n_inputs && status == DFG_OK; i++) {
         if (!inputs[i])
             return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                              "dfg_session_run: input %d ('%s') is NULL",
                              (int)i, p->tensors[p->inputs[i]].name);
-        status = s->backend->upload(s->context, tensor_address(s, p->inputs[i]),
-                                    inputs[i],
-                                    (size_t)p->tensors[p->inputs[i]].bytes);
+        status = s->backend->upload(
+            s->context, dfg_session_tensor_address(s, p->inputs[i]),
+            dfg_bool_input_stage(p, i, inputs[i], s->bool_staging, &staged),
+            (size_t)p->tensors[p->inputs[i]].bytes);
     }
     if (status == DFG_OK)
         status = run_steps(s, step_seconds);
@@ -463,7 +450,7 @@ static dfg_status run_session(dfg_session *s, const void *const *inputs,
                              "dfg_session_run: output %d ('%s') is NULL",
                              (int)i, p->tensors[p->outputs[i]].name);
         status = s->backend->download(s->context, outputs[i],
-                                      tensor_address(s, p->outputs[i]),
+                                      dfg_session_tensor_address(s, p->outputs[i]),
                                       (size_t)p->tensors[p->outputs[i]].bytes);
     }
     return status;
@@ -524,7 +511,7 @@ static dfg_status io_buffer(dfg_session *s, int32_t index, int is_input,
                          "dfg_session_%s_buffer: no %s %d (the program has %d)",
                          what, what, (int)index, (int)count);
     const int32_t *tensors = is_input ? s->program->inputs : s->program->outputs;
-    *out = tensor_address(s, tensors[index]);
+    *out = dfg_session_tensor_address(s, tensors[index]);
     return DFG_OK;
 }
 
@@ -540,7 +527,7 @@ dfg_status dfg_session_output_buffer(dfg_session *s, int32_t index, void **out)
 
 /* Gives an in-place session its own weights region, so that they can be
  * overwritten; the steps' addresses follow. */
-static dfg_status detach_weights(dfg_session *s)
+dfg_status dfg_session_detach_weights(dfg_session *s)
 {
     if (!s->shares_weights)
         return DFG_OK;
@@ -550,117 +537,6 @@ static dfg_status detach_weights(dfg_session *s)
         bind_operands(s);
     }
     return status;
-}
-
-/* Copies tensor src_tensor of src into dst_tensor of dst, through host
- * memory that either side already is, or through staging. */
-static dfg_status copy_tensor(dfg_session *dst, int32_t dst_tensor,
-                              dfg_session *src, int32_t src_tensor,
-                              void *staging)
-{
-    size_t bytes = (size_t)dst->program->tensors[dst_tensor].bytes;
-    void *to = tensor_address(dst, dst_tensor);
-    const void *from = tensor_address(src, src_tensor);
-    if (src->backend->host_memory)
-        return dst->backend->upload(dst->context, to, from, bytes);
-    if (dst->backend->host_memory)
-        return src->backend->download(src->context, to, from, bytes);
-    dfg_status status = src->backend->download(src->context, staging, from, bytes);
-    if (status == DFG_OK)
-        status = dst->backend->upload(dst->context, to, staging, bytes);
-    /* An upload may read its source until dst's queue has run (pinned
-     * memory): the staging buffer is reused, or freed, only after that. */
-    dfg_status synced = dst->backend->synchronize(dst->context);
-    return status == DFG_OK ? synced : status;
-}
-
-/* For each weight of dst's program, the same weight (name and type) in
- * src's program, or -1; *largest receives the largest one's bytes. */
-static dfg_status match_weights(const dfg_program *dst, const dfg_program *src,
-                                int32_t *match, int64_t *largest)
-{
-    dfg_name_table names;
-    dfg_name_table_init(&names, &src->allocator);
-    dfg_status status = DFG_OK;
-    for (int32_t i = 0; i < src->n_tensors && status == DFG_OK; i++) {
-        const dfg_program_tensor *t = &src->tensors[i];
-        if (t->kind == DFG_TENSOR_WEIGHT && t->alias_of < 0 &&
-            dfg_name_table_find(&names, t->name) < 0 &&
-            dfg_name_table_insert(&names, t->name, i) != 0)
-            status = dfg_error(DFG_ERR_OUT_OF_MEMORY,
-                               "dfg_session_copy_weights: out of memory");
-    }
-    *largest = 0;
-    for (int32_t i = 0; i < dst->n_tensors && status == DFG_OK; i++) {
-        const dfg_program_tensor *t = &dst->tensors[i];
-        match[i] = -1;
-        if (t->kind != DFG_TENSOR_WEIGHT || t->alias_of >= 0)
-            continue;
-        int32_t j = dfg_name_table_find(&names, t->name);
-        if (j >= 0 && dfg_type_equal(&src->tensors[j].type, &t->type)) {
-            match[i] = j;
-            if (t->bytes > *largest)
-                *largest = t->bytes;
-        }
-    }
-    dfg_name_table_free(&names);
-    return status;
-}
-
-dfg_status dfg_session_copy_weights(dfg_session *dst, dfg_session *src,
-                                    int32_t *copied)
-{
-    if (!dst || !src)
-        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "dfg_session_copy_weights: sessions must not be NULL");
-    /* Their weights may be copies in other layouts only, their program's
-     * plain bytes gone. */
-    if ((dst->owned_program && dst->shares_weights) ||
-        (src->owned_program && src->shares_weights))
-        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "dfg_session_copy_weights: a session that took its "
-                         "program over (dfg_session_create_owning) reads "
-                         "its weights from kernel copies: create it with "
-                         "dfg_session_create to copy weights");
-    const dfg_program *p = dst->program;
-    int32_t *match = dfg_calloc(&dst->allocator, (size_t)p->n_tensors + 1,
-                                sizeof *match);
-    if (!match)
-        return dfg_error(DFG_ERR_OUT_OF_MEMORY,
-                         "dfg_session_copy_weights: out of memory");
-    int64_t largest = 0;
-    dfg_status st = match_weights(p, src->program, match, &largest);
-    /* Staging only between two device sessions: one buffer, reused. */
-    void *staging = NULL;
-    if (st == DFG_OK && !src->backend->host_memory &&
-        !dst->backend->host_memory) {
-        staging = dfg_alloc(&dst->allocator, (size_t)largest + 1);
-        if (!staging)
-            st = dfg_error(DFG_ERR_OUT_OF_MEMORY,
-                           "dfg_session_copy_weights: out of memory for a "
-                           "%lld-byte staging buffer", (long long)largest);
-    }
-    if (st == DFG_OK)
-        st = detach_weights(dst);
-    /* src's last run must have finished before its weights are read. */
-    if (st == DFG_OK)
-        st = src->backend->synchronize(src->context);
-    int32_t count = 0;
-    for (int32_t i = 0; i < p->n_tensors && st == DFG_OK; i++) {
-        if (match[i] < 0)
-            continue;
-        st = copy_tensor(dst, i, src, match[i], staging);
-        count += st == DFG_OK;
-    }
-    dfg_free(&dst->allocator, staging);
-    dfg_free(&dst->allocator, match);
-    /* The backend prepares again from the new weights (the copies it may
-     * keep in other layouts). */
-    if (st == DFG_OK && count > 0)
-        st = dst->backend->prepare(dst->context, dst->steps, dst->n_steps);
-    if (copied)
-        *copied = count;
-    return st;
 }
 
 dfg_status dfg_session_set_collective(dfg_session *s,
@@ -684,16 +560,4 @@ dfg_status dfg_session_set_collective(dfg_session *s,
     dfg_status st = s->backend->collective_changed
                         ? s->backend->collective_changed(s->context) : DFG_OK;
     return st == DFG_OK ? st : dfg_error_prefix(st, "dfg_session_set_collective");
-}
-
-dfg_status dfg_session_weights_region(dfg_session *s, void **data,
-                                      size_t *bytes)
-{
-    if (!s || !data || !bytes)
-        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "dfg_session_weights_region: session, data and bytes "
-                         "must not be NULL");
-    *data = s->regions[DFG_REGION_WEIGHTS];
-    *bytes = (size_t)s->program->region_bytes[DFG_REGION_WEIGHTS];
-    return DFG_OK;
 }

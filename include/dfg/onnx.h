@@ -72,9 +72,16 @@ typedef struct dfg_onnx_options {
      * (64 GiB) by default, 0 for none. Each initializer is also held to
      * 16 GiB, and the graph to 1,000,000 nodes (checked first). */
     uint64_t max_weight_bytes;
+    /* How deep graphs may nest in graphs (If, Loop and Scan bodies; the
+     * model's graph is depth 1), and types in types (sequences, maps,
+     * optionals): a deeper model is refused before it is unpacked, whose
+     * recursion would overflow the stack. 0 means the default,
+     * DFG_ONNX_DEFAULT_NESTING_DEPTH. */
+    int32_t max_nesting_depth;
 } dfg_onnx_options;
 
 #define DFG_ONNX_DEFAULT_MAX_WEIGHT_BYTES ((uint64_t)64 << 30)
+#define DFG_ONNX_DEFAULT_NESTING_DEPTH 64
 
 void dfg_onnx_options_init(dfg_onnx_options *options);
 

@@ -81,8 +81,9 @@ void dfg_session_destroy(dfg_session *session);
 
 /* Copies inputs[i] (host memory, the i-th program input's bytes) into the
  * arena, runs every step, and copies each output to outputs[i] (host
- * memory). inputs or outputs may be NULL to skip the copies and use the
- * arena-resident buffers below instead. */
+ * memory). A bool input's nonzero bytes arrive as 1 (inputs[i] is not
+ * changed). inputs or outputs may be NULL to skip the copies and use the
+ * arena-resident buffers below instead (written as they are). */
 dfg_status dfg_session_run(dfg_session *session, const void *const *inputs,
                            void *const *outputs);
 /* dfg_session_run with each step timed: step_seconds[i] (one entry per

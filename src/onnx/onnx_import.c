@@ -232,7 +232,10 @@ static dfg_status import_nodes(dfg_onnx_importer *im,
 }
 
 /* A graph output must be a node's output of its own: an input, weight,
- * constant or value already returned goes through an identity node. */
+ * constant or value already returned goes through an identity node (a
+ * copy, as ONNX Runtime returns them). Its value keeps the ONNX name
+ * unless a graph input, a weight or an earlier output holds it: then it
+ * is named after the identity node, "NAME/output". */
 static dfg_status add_outputs(dfg_onnx_importer *im, const Onnx__GraphProto *g)
 {
     if (g->n_output == 0)
@@ -263,8 +266,11 @@ static dfg_status add_outputs(dfg_onnx_importer *im, const Onnx__GraphProto *g)
             st = dfg_graph_node(im->graph, "identity", node_name, &in, 1, NULL,
                                 &value, 1);
         }
+        const dfg_onnx_entry *e = st == DFG_OK ? &im->entries[entry] : NULL;
+        int taken = e && (reused || e->is_weight ||
+                          (!e->produced && !e->constant));
         if (st == DFG_OK)
-            st = dfg_graph_output(im->graph, value, name);
+            st = dfg_graph_output(im->graph, value, taken ? NULL : name);
         done[i] = value;
     }
     dfg_free(&im->allocator, done);

@@ -57,6 +57,16 @@ typedef struct dfg_onnx_importer {
     dfg_value first_value;     /* output of the first, named like the node */
 } dfg_onnx_importer;
 
+/* ---- how deep messages nest (onnx_nesting.c) ---- */
+
+/* DFG_OK if no graph lies more than limit graphs deep in data (a
+ * serialized ModelProto; its main graph is depth 1) and no type more than
+ * limit types deep; else DFG_ERR_FORMAT naming the limit, before protobuf-c
+ * recurses into them. Malformed bytes are DFG_ERR_FORMAT too. */
+dfg_status dfg_onnx_check_nesting(const uint8_t *data, size_t size,
+                                  int32_t limit,
+                                  const dfg_allocator *allocator);
+
 /* ---- a model without its weights' bytes (onnx_wire.c) ---- */
 
 /* Where one initializer's raw_data lies in the original bytes. */

@@ -14,6 +14,7 @@ void dfg_onnx_options_init(dfg_onnx_options *options)
     memset(options, 0, sizeof *options);
     options->max_model_bytes = ((uint64_t)1 << 32) - 1;
     options->max_weight_bytes = DFG_ONNX_DEFAULT_MAX_WEIGHT_BYTES;
+    options->max_nesting_depth = DFG_ONNX_DEFAULT_NESTING_DEPTH;
 }
 
 /* Parses "8" or "1x3x224x224" into dims; the count into *rank. */

@@ -96,21 +96,31 @@ static dfg_status import_bytes(const void *data, size_t size,
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "ONNX import: a count without its array in the "
                          "options");
+    if (options->max_nesting_depth < 0)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "ONNX import: max_nesting_depth %d is negative",
+                         (int)options->max_nesting_depth);
     if (options->max_model_bytes && size > options->max_model_bytes)
         return dfg_error(DFG_ERR_FORMAT,
                          "ONNX model of %zu bytes exceeds the limit of %llu",
                          size, (unsigned long long)options->max_model_bytes);
     dfg_allocator a = dfg_allocator_or_default(allocator);
+    dfg_status st = dfg_onnx_check_nesting(
+        data, size,
+        options->max_nesting_depth ? options->max_nesting_depth
+                                   : DFG_ONNX_DEFAULT_NESTING_DEPTH,
+        &a);
+    if (st != DFG_OK)
+        return st;
     ProtobufCAllocator pb = {pb_alloc, pb_free, &a};
     ProtobufCBinaryData *saved;
     size_t n_saved;
     Onnx__ModelProto *model = unpack(data, size, &pb, &a, &saved, &n_saved);
-    dfg_status st =
-        model ? dfg_onnx_import_model(model, options, base_dir,
-                                      n_saved ? source : NULL, allocator, out)
-              : dfg_error(DFG_ERR_FORMAT,
-                          "not a valid ONNX model: the protobuf data is "
-                          "malformed or truncated (%zu bytes)", size);
+    st = model ? dfg_onnx_import_model(model, options, base_dir,
+                                       n_saved ? source : NULL, allocator, out)
+               : dfg_error(DFG_ERR_FORMAT,
+                           "not a valid ONNX model: the protobuf data is "
+                           "malformed or truncated (%zu bytes)", size);
     if (model) {
         detach_raw_data(model, saved, n_saved);
         onnx__model_proto__free_unpacked(model, &pb);

@@ -122,6 +122,8 @@ static dfg_status import_pool(dfg_onnx_importer *im, const dfg_onnx_op *op)
     const int64_t in[2] = {xt->shape[2], xt->shape[3]};
     st = dfg_onnx_window_attrs(im, n_spatial, in, kernel, &attrs);
     if (st == DFG_OK)
+        st = dfg_onnx_check_pool_pads(im, attrs.pads, kernel, 2);
+    if (st == DFG_OK)
         st = dfg_onnx_emit1(im, op->dfg_op, x, &attrs, &y);
     if (st == DFG_OK)
         st = dfg_onnx_from_2d(im, n_spatial, y, &y);

@@ -69,9 +69,12 @@ static void copy_typed(const Onnx__TensorProto *t, dfg_dtype dtype,
     case DFG_F64:
         memcpy(data, t->double_data, numel * sizeof(double));
         break;
+    case DFG_BOOL:
+        for (size_t i = 0; i < numel; i++)
+            ((uint8_t *)data)[i] = t->int32_data[i] != 0;
+        break;
     case DFG_U8:
     case DFG_I8:
-    case DFG_BOOL:
         for (size_t i = 0; i < numel; i++)
             ((uint8_t *)data)[i] = (uint8_t)t->int32_data[i];
         break;
@@ -142,9 +145,13 @@ dfg_status dfg_onnx_tensor_decode_from(const Onnx__TensorProto *t,
                          "%s: the dims' product overflows or exceeds the "
                          "size limit", what);
     if (t->has_data_location &&
-        t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
-        return dfg_onnx_external_read(t, what, base_dir, allocator, bytes,
-                                      data);
+        t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+        dfg_status st = dfg_onnx_external_read(t, what, base_dir, allocator,
+                                               bytes, data);
+        if (st == DFG_OK && type->dtype == DFG_BOOL)
+            dfg_bool_normalise(*data, *data, (size_t)bytes);
+        return st;
+    }
     /* The dims are untrusted: the data must be in the file before any
      * buffer of their size is allocated. */
     if (t->has_raw_data && (int64_t)t->raw_data.len != bytes)
@@ -163,6 +170,8 @@ dfg_status dfg_onnx_tensor_decode_from(const Onnx__TensorProto *t,
     if (t->has_raw_data) {
         if (bytes)
             copy_raw(buffer, t->raw_data.data, (size_t)bytes, source);
+        if (type->dtype == DFG_BOOL) /* any nonzero byte is true */
+            dfg_bool_normalise(buffer, buffer, (size_t)bytes);
     } else {
         copy_typed(t, type->dtype, (size_t)numel, buffer);
     }

@@ -93,6 +93,26 @@ dfg_status dfg_onnx_window_attrs(dfg_onnx_importer *im, int32_t n_spatial,
     return DFG_OK;
 }
 
+dfg_status dfg_onnx_check_pool_pads(dfg_onnx_importer *im,
+                                    const int64_t *pads, const int64_t *kernel,
+                                    int32_t n)
+{
+    char auto_pad[32] = "NOTSET";
+    dfg_status st =
+        dfg_onnx_attr_string(im, "auto_pad", auto_pad, sizeof auto_pad);
+    if (st != DFG_OK || (auto_pad[0] && strcmp(auto_pad, "NOTSET") != 0))
+        return st;
+    for (int32_t i = 0; i < 2 * n; i++)
+        if (pads[i] >= kernel[i % n])
+            return dfg_error(DFG_ERR_FORMAT,
+                             "pads[%d] = %lld is not smaller than the "
+                             "kernel's %lld: a window could lie entirely in "
+                             "the padding (ONNX Runtime refuses it too)",
+                             (int)i, (long long)pads[i],
+                             (long long)kernel[i % n]);
+    return DFG_OK;
+}
+
 dfg_status dfg_onnx_to_2d(dfg_onnx_importer *im, int32_t x, int32_t *out)
 {
     if (im->entries[x].type.rank != 3) {

@@ -19,6 +19,15 @@ dfg_status dfg_onnx_window_attrs(dfg_onnx_importer *im, int32_t n_spatial,
 dfg_status dfg_onnx_window_ints(dfg_onnx_importer *im, const char *name,
                                 int32_t n_spatial, int32_t width,
                                 int64_t *out, int32_t *present);
+/* MaxPool and AveragePool: the node's explicit pads (pads: n begins,
+ * then n ends, as read) each below the kernel's size along its axis, as
+ * ONNX Runtime requires: else a window could lie entirely in the padding
+ * (a max of nothing, -inf; an average of nothing). DFG_ERR_FORMAT naming
+ * the pad if not. Pads that auto_pad computes are not checked, as in
+ * ONNX Runtime. */
+dfg_status dfg_onnx_check_pool_pads(dfg_onnx_importer *im,
+                                    const int64_t *pads, const int64_t *kernel,
+                                    int32_t n);
 /* ONNX's auto_pad SAME_*: the pads at the begin and end of one axis so
  * that out = ceil(in / stride); SAME_LOWER (lower) puts the odd one at
  * the begin. */

@@ -238,6 +238,8 @@ dfg_status dfg_onnx_pool_3d(dfg_onnx_importer *im, const char *op, int32_t x,
                        "spatial dims", (int)n_kernel);
     if (st == DFG_OK)
         st = read_window(im, &xt.shape[2], &win);
+    if (st == DFG_OK)
+        st = dfg_onnx_check_pool_pads(im, win.pads, win.kernel, 3);
     if (st != DFG_OK)
         return st;
     int64_t depth = xt.shape[2];

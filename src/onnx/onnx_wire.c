@@ -18,24 +18,15 @@
 #include "byte_writer.h"
 #include "memory.h"
 #include "onnx_importer.h"
+#include "onnx_wire.h"
 
 enum {
     MODEL_GRAPH = 7,
     GRAPH_INITIALIZER = 5,
     TENSOR_RAW_DATA = 9,
-    WIRE_VARINT = 0,
-    WIRE_FIXED64 = 1,
-    WIRE_BYTES = 2,
-    WIRE_FIXED32 = 5,
 };
 
-typedef struct wire_field {
-    uint64_t number;
-    unsigned type;
-    const uint8_t *begin;   /* the tag */
-    const uint8_t *payload; /* WIRE_BYTES: the bytes after the length */
-    const uint8_t *end;     /* past the field */
-} wire_field;
+typedef dfg_onnx_wire_field wire_field;
 
 typedef struct elision {
     const uint8_t *base;     /* the original model */
@@ -59,8 +50,8 @@ static const uint8_t *read_varint(const uint8_t *p, const uint8_t *end,
     return NULL;
 }
 
-/* The field at p (before end); 0, or -1 if it is malformed. */
-static int next_field(const uint8_t *p, const uint8_t *end, wire_field *f)
+int dfg_onnx_next_field(const uint8_t *p, const uint8_t *end,
+                        dfg_onnx_wire_field *f)
 {
     uint64_t tag, length;
     f->begin = p;
@@ -71,16 +62,16 @@ static int next_field(const uint8_t *p, const uint8_t *end, wire_field *f)
     f->type = (unsigned)(tag & 7);
     f->payload = NULL;
     switch (f->type) {
-    case WIRE_VARINT:
+    case DFG_WIRE_VARINT:
         p = read_varint(p, end, &length);
         break;
-    case WIRE_FIXED64:
+    case DFG_WIRE_FIXED64:
         p = end - p >= 8 ? p + 8 : NULL;
         break;
-    case WIRE_FIXED32:
+    case DFG_WIRE_FIXED32:
         p = end - p >= 4 ? p + 4 : NULL;
         break;
-    case WIRE_BYTES:
+    case DFG_WIRE_BYTES:
         p = read_varint(p, end, &length);
         if (p && length > (uint64_t)(end - p))
             p = NULL;
@@ -109,7 +100,7 @@ static void write_varint(dfg_byte_writer *w, uint64_t v)
 static void write_message(dfg_byte_writer *w, uint64_t number,
                           const dfg_byte_writer *sub)
 {
-    write_varint(w, number << 3 | WIRE_BYTES);
+    write_varint(w, number << 3 | DFG_WIRE_BYTES);
     write_varint(w, sub->size);
     if (sub->size)
         dfg_write_bytes(w, sub->data, sub->size);
@@ -139,14 +130,14 @@ static int elide_tensor(elision *e, const uint8_t *p, const uint8_t *end,
     dfg_onnx_raw_data raw = {0, 0, 0};
     wire_field f;
     for (; p < end; p = f.end) {
-        if (next_field(p, end, &f) != 0)
+        if (dfg_onnx_next_field(p, end, &f) != 0)
             return -1;
-        if (f.number == TENSOR_RAW_DATA && f.type == WIRE_BYTES) {
+        if (f.number == TENSOR_RAW_DATA && f.type == DFG_WIRE_BYTES) {
             if (raw.present)
                 return -1;
             raw = (dfg_onnx_raw_data){(size_t)(f.payload - e->base),
                                       (size_t)(f.end - f.payload), 1};
-            write_varint(out, TENSOR_RAW_DATA << 3 | WIRE_BYTES);
+            write_varint(out, TENSOR_RAW_DATA << 3 | DFG_WIRE_BYTES);
             write_varint(out, 0);
         } else {
             dfg_write_bytes(out, f.begin, (size_t)(f.end - f.begin));
@@ -160,9 +151,9 @@ static int elide_graph(elision *e, const uint8_t *p, const uint8_t *end,
 {
     wire_field f;
     for (; p < end; p = f.end) {
-        if (next_field(p, end, &f) != 0)
+        if (dfg_onnx_next_field(p, end, &f) != 0)
             return -1;
-        if (f.number != GRAPH_INITIALIZER || f.type != WIRE_BYTES) {
+        if (f.number != GRAPH_INITIALIZER || f.type != DFG_WIRE_BYTES) {
             dfg_write_bytes(out, f.begin, (size_t)(f.end - f.begin));
             continue;
         }
@@ -190,11 +181,11 @@ int dfg_onnx_elide_raw_data(const uint8_t *data, size_t size,
     const uint8_t *p = data, *end = data + size;
     wire_field f;
     for (; p < end && status == 0; p = f.end) {
-        if (next_field(p, end, &f) != 0) {
+        if (dfg_onnx_next_field(p, end, &f) != 0) {
             status = -1;
             break;
         }
-        if (f.number != MODEL_GRAPH || f.type != WIRE_BYTES) {
+        if (f.number != MODEL_GRAPH || f.type != DFG_WIRE_BYTES) {
             dfg_write_bytes(&model, f.begin, (size_t)(f.end - f.begin));
             continue;
         }

@@ -9,6 +9,7 @@
 #include "memory.h"
 #include "layout_rule.h"
 #include "program_format.h"
+#include "program_dataflow.h"
 #include "program_views.h"
 
 #define INVALID(...) dfg_error(DFG_ERR_FORMAT, "program file: " __VA_ARGS__)
@@ -366,5 +367,7 @@ dfg_status dfg_program_validate(const dfg_program *p)
         status = validate_layouts(p);
     if (status == DFG_OK)
         status = validate_steps(p);
+    if (status == DFG_OK)
+        status = dfg_program_check_dataflow(p);
     return status;
 }

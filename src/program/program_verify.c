@@ -12,43 +12,6 @@ static const char *tensor_name(const dfg_program_tensor *t)
     return t->name ? t->name : "?";
 }
 
-/* roots[i]: the tensor whose bytes tensor i shares in the end, following
- * alias_of. Fails on an alias outside the table or a cycle. */
-static dfg_status alias_roots(const dfg_program *p, int32_t *roots)
-{
-    enum { UNKNOWN = -1, VISITING = -2 };
-    for (int32_t i = 0; i < p->n_tensors; i++)
-        roots[i] = UNKNOWN;
-    for (int32_t i = 0; i < p->n_tensors; i++) {
-        /* Walk to a tensor with a known root, marking the path, then give
-         * the path that root: each tensor is walked once. */
-        int32_t t = i;
-        while (roots[t] == UNKNOWN) {
-            int32_t next = p->tensors[t].alias_of;
-            if (next < -1 || next >= p->n_tensors)
-                return dfg_error(DFG_ERR_PLAN,
-                                 "program check: tensor '%s' (#%d) aliases "
-                                 "#%d, outside the %d tensors",
-                                 tensor_name(&p->tensors[t]), t, next,
-                                 p->n_tensors);
-            if (next < 0) {
-                roots[t] = t;
-                break;
-            }
-            roots[t] = VISITING;
-            t = next;
-        }
-        if (roots[t] == VISITING)
-            return dfg_error(DFG_ERR_PLAN,
-                             "program check: tensor '%s' (#%d) is in a cycle "
-                             "of aliases", tensor_name(&p->tensors[t]), t);
-        int32_t root = roots[t];
-        for (t = i; roots[t] == VISITING; t = p->tensors[t].alias_of)
-            roots[t] = root;
-    }
-    return DFG_OK;
-}
-
 /* Views and in-place outputs take their offset from their source (a slice
  * starts inside it), so only tensors with bytes of their own must sit on
  * the alignment. */
@@ -145,7 +108,7 @@ dfg_status dfg_program_verify(const dfg_program *p)
     if (!roots)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "program check: %d tensors",
                          p->n_tensors);
-    dfg_status status = alias_roots(p, roots);
+    dfg_status status = dfg_program_alias_roots(p, roots);
     if (status == DFG_OK)
         status = dfg_program_verify_roots(p, roots);
     if (status == DFG_OK)

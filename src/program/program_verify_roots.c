@@ -35,6 +35,41 @@ static dfg_status outside(const dfg_program *p, int32_t i, int32_t r,
                      (long long)(root->offset + root->bytes), why);
 }
 
+dfg_status dfg_program_alias_roots(const dfg_program *p, int32_t *roots)
+{
+    enum { UNKNOWN = -1, VISITING = -2 };
+    for (int32_t i = 0; i < p->n_tensors; i++)
+        roots[i] = UNKNOWN;
+    for (int32_t i = 0; i < p->n_tensors; i++) {
+        /* Walk to a tensor with a known root, marking the path, then give
+         * the path that root: each tensor is walked once. */
+        int32_t t = i;
+        while (roots[t] == UNKNOWN) {
+            int32_t next = p->tensors[t].alias_of;
+            if (next < -1 || next >= p->n_tensors)
+                return dfg_error(DFG_ERR_PLAN,
+                                 "program check: tensor '%s' (#%d) aliases "
+                                 "#%d, outside the %d tensors",
+                                 name_of(p, t), t, next,
+                                 p->n_tensors);
+            if (next < 0) {
+                roots[t] = t;
+                break;
+            }
+            roots[t] = VISITING;
+            t = next;
+        }
+        if (roots[t] == VISITING)
+            return dfg_error(DFG_ERR_PLAN,
+                             "program check: tensor '%s' (#%d) is in a cycle "
+                             "of aliases", name_of(p, t), t);
+        int32_t root = roots[t];
+        for (t = i; roots[t] == VISITING; t = p->tensors[t].alias_of)
+            roots[t] = root;
+    }
+    return DFG_OK;
+}
+
 typedef struct writer {
     int32_t root;
     int32_t tensor;

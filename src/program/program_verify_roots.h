@@ -7,6 +7,11 @@
 
 #include "program.h"
 
+/* roots[i] (n_tensors entries): the tensor whose bytes tensor i shares in
+ * the end, following alias_of. DFG_ERR_PLAN on an alias outside the table
+ * or a cycle. */
+dfg_status dfg_program_alias_roots(const dfg_program *program, int32_t *roots);
+
 dfg_status dfg_program_verify_roots(const dfg_program *program,
                                     const int32_t *roots);
 

@@ -63,3 +63,9 @@ char *dfg_strdup(const dfg_allocator *allocator, const char *s)
         memcpy(copy, s, n);
     return copy;
 }
+
+void dfg_bool_normalise(uint8_t *dst, const uint8_t *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = src[i] != 0;
+}

@@ -1,8 +1,10 @@
-/* Allocation through a dfg_allocator (NULL: the C library). */
+/* Allocation through a dfg_allocator (NULL: the C library), and the one
+ * byte-level rule every boundary shares (bool bytes as 0 or 1). */
 #ifndef DFG_MEMORY_H
 #define DFG_MEMORY_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "dfg/allocator.h"
 
 /* A copy of *allocator, or the C library's if allocator is NULL. */
@@ -15,5 +17,9 @@ void *dfg_calloc(const dfg_allocator *allocator, size_t count, size_t size);
 void dfg_free(const dfg_allocator *allocator, void *ptr);
 /* A copy of a NUL-terminated string. */
 char *dfg_strdup(const dfg_allocator *allocator, const char *s);
+
+/* n bool bytes of src as 0 or 1 into dst (any nonzero byte is true, as
+ * ONNX Runtime reads them; dst may be src): the kernels assume 0 or 1. */
+void dfg_bool_normalise(uint8_t *dst, const uint8_t *src, size_t n);
 
 #endif

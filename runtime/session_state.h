@@ -1,0 +1,44 @@
+/* A session's state, shared by the files that make up sessions:
+ * executor.c (creation, runs, buffers, the collective) and
+ * session_weights.c (weights copied between sessions, the weights
+ * region). Internal to the runtime. */
+#ifndef DFG_RUNTIME_SESSION_STATE_H
+#define DFG_RUNTIME_SESSION_STATE_H
+
+#include "backend.h"
+#include "dfg/collective.h"
+#include "program.h"
+
+struct dfg_session {
+    const dfg_program *program;
+    const dfg_backend *backend;
+    dfg_allocator allocator;
+    dfg_backend_context *context;
+    void *regions[DFG_REGION_COUNT];
+    /* 1 while the session reads the program's weights in place (and has
+     * no weights region of its own). */
+    int shares_weights;
+    /* The program the session took over (dfg_session_create_owning),
+     * destroyed with it; NULL when the caller keeps the program. */
+    dfg_program *owned_program;
+    /* One allocation: steps[n_steps], then their types, their operand
+     * pointers and the program step each came from (for messages). */
+    void *block;
+    dfg_step_args *steps;
+    int32_t n_steps;
+    int32_t *program_step;
+    dfg_collective collective; /* every step's args point here */
+    uint8_t *bool_staging; /* dfg_bool_inputs_bytes of it, or NULL */
+};
+
+/* Where tensor lives for s's steps: the program's weight bytes when the
+ * session reads them in place, else its region base plus the planned
+ * offset (region memory, never dereferenced here). */
+void *dfg_session_tensor_address(const dfg_session *s, int32_t tensor);
+
+/* Gives a session that reads its program's weights in place a weights
+ * region of its own (uploaded from them), so that they can be
+ * overwritten; its steps' addresses follow. DFG_OK if it has one. */
+dfg_status dfg_session_detach_weights(dfg_session *s);
+
+#endif
