@@ -24,6 +24,7 @@
 
 #include "dfg/dfg.h"
 #include "onnx_builder.h"
+#include "scratch_dir.h"
 
 #define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 /* The big model's weight: 8 MiB, so that writing its program takes a
@@ -32,17 +33,6 @@
 #define BIG_COLS 2048
 
 static const char *dfgc;
-static char work[256];
-
-static char *path_in_work(const char *name)
-{
-    static char paths[8][512];
-    static int next;
-    char *p = paths[next++ % 8];
-    snprintf(p, sizeof paths[0], "%s/%s", work, name);
-    return p;
-}
-
 static uint8_t *read_all(const char *path, size_t *size)
 {
     FILE *f = fopen(path, "rb");
@@ -56,14 +46,6 @@ static uint8_t *read_all(const char *path, size_t *size)
     *size = fread(bytes, 1, (size_t)n, f);
     fclose(f);
     return bytes;
-}
-
-static void write_all(const char *path, const void *data, size_t size)
-{
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(data, 1, size, f), size);
-    assert_int_equal(fclose(f), 0);
 }
 
 /* x[1, BIG_ROWS] times a weight of BIG_ROWS x BIG_COLS. */
@@ -85,7 +67,7 @@ static void write_big_model(const char *path)
     onnx_builder_output(&b, "y");
     size_t size;
     uint8_t *packed = onnx_builder_pack(&b, &size);
-    write_all(path, packed, size);
+    scratch_write(path, packed, size);
     free(packed);
     onnx_builder_free(&b);
 }
@@ -137,17 +119,18 @@ static double now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* The temporary files (".NAME.tmp-...") in work; removed if asked. */
+/* The temporary files (".NAME.tmp-...") in the scratch folder; removed if
+ * asked. */
 static int temporaries(int remove)
 {
-    DIR *d = opendir(work);
+    DIR *d = opendir(scratch_dir());
     assert_non_null(d);
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d)))
         if (e->d_name[0] == '.' && strstr(e->d_name, ".tmp-")) {
             if (remove)
-                unlink(path_in_work(e->d_name));
+                unlink(scratch_path(e->d_name));
             n++;
         }
     closedir(d);
@@ -193,7 +176,7 @@ static int kill_compile(char *const argv[], const char *target,
                         const uint8_t *new_bytes, size_t new_size,
                         int after_start, useconds_t delay_us)
 {
-    write_all(target, old_bytes, old_size);
+    scratch_write(target, old_bytes, old_size);
     pid_t pid = start_dfgc(argv);
     if (!after_start)
         wait_for_writing(pid, target, old_size);
@@ -214,7 +197,7 @@ static int kill_compile(char *const argv[], const char *target,
 static void test_killed_compile_leaves_old_or_new(void **state)
 {
     (void)state;
-    char *model = path_in_work("big.onnx"), *target = path_in_work("t.dfgp");
+    char *model = scratch_path("big.onnx"), *target = scratch_path("t.dfgp");
     write_big_model(model);
     char *compile_big[] = {"dfgc", "compile", model, "-o", target, NULL};
     char *compile_old[] = {"dfgc", "compile", "example:mlp", "-o", target,
@@ -257,8 +240,8 @@ static void test_killed_compile_leaves_old_or_new(void **state)
 static void test_mapped_program_survives_replacement(void **state)
 {
     (void)state;
-    char *model = path_in_work("big.onnx"), *target = path_in_work("m.dfgp");
-    char *copy = path_in_work("copy.dfgp");
+    char *model = scratch_path("big.onnx"), *target = scratch_path("m.dfgp");
+    char *copy = scratch_path("copy.dfgp");
     write_big_model(model);
     char *compile_big[] = {"dfgc", "compile", model, "-o", target, NULL};
     char *compile_small[] = {"dfgc", "compile", "example:mlp", "-o", target,
@@ -280,14 +263,14 @@ static void test_mapped_program_survives_replacement(void **state)
 static void test_failed_command_keeps_old_files(void **state)
 {
     (void)state;
-    char *bad = path_in_work("bad.onnx"), *json = path_in_work("plan.json");
-    char *svg = path_in_work("plan.svg"), *out = path_in_work("o.dfgp");
+    char *bad = scratch_path("bad.onnx"), *json = scratch_path("plan.json");
+    char *svg = scratch_path("plan.svg"), *out = scratch_path("o.dfgp");
     const char junk[] = "not a model";
-    write_all(bad, junk, sizeof junk);
+    scratch_write(bad, junk, sizeof junk);
     const char old[] = "the old file";
-    write_all(json, old, sizeof old);
-    write_all(svg, old, sizeof old);
-    write_all(out, old, sizeof old);
+    scratch_write(json, old, sizeof old);
+    scratch_write(svg, old, sizeof old);
+    scratch_write(out, old, sizeof old);
     char *plan[] = {"dfgc", "plan", bad, "--json", json, "--svg", svg, NULL};
     char *compile[] = {"dfgc", "compile", bad, "-o", out, NULL};
     assert_int_equal(run_dfgc(plan), 1);
@@ -297,14 +280,14 @@ static void test_failed_command_keeps_old_files(void **state)
     assert_true(same_bytes(out, (const uint8_t *)old, sizeof old));
     assert_int_equal(remove_temporaries(), 0);
     /* The disk "full" after 1 MiB of the 8 MiB program. */
-    char *model = path_in_work("big.onnx");
+    char *model = scratch_path("big.onnx");
     write_big_model(model);
     char *compile_big[] = {"dfgc", "compile", model, "-o", out, NULL};
     assert_int_equal(run_dfgc_limited(compile_big, (rlim_t)1 << 20), 1);
     assert_true(same_bytes(out, (const uint8_t *)old, sizeof old));
     assert_int_equal(remove_temporaries(), 0);
     /* A folder that does not exist: an error naming the file. */
-    assert_int_equal(dfg_write_file_atomically(path_in_work("no/such"), old,
+    assert_int_equal(dfg_write_file_atomically(scratch_path("no/such"), old,
                                                sizeof old),
                      DFG_ERR_IO);
     assert_non_null(strstr(dfg_last_error(), "no/such"));
@@ -315,7 +298,7 @@ static void test_failed_command_keeps_old_files(void **state)
 static void test_write_file_atomically(void **state)
 {
     (void)state;
-    char *file = path_in_work("f.txt"), *link = path_in_work("l.txt");
+    char *file = scratch_path("f.txt"), *link = scratch_path("l.txt");
     const char a[] = "first", b[] = "second version";
     assert_int_equal(dfg_write_file_atomically(file, a, sizeof a), DFG_OK);
     assert_int_equal(chmod(file, 0640), 0);
@@ -337,13 +320,6 @@ static void test_write_file_atomically(void **state)
     assert_int_equal(remove_temporaries(), 0);
 }
 
-static int remove_work(void)
-{
-    char command[300];
-    snprintf(command, sizeof command, "rm -rf '%s'", work);
-    return system(command);
-}
-
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -351,12 +327,8 @@ int main(int argc, char **argv)
         return 2;
     }
     dfgc = argv[1];
-    const char *tmp = getenv("TMPDIR");
-    snprintf(work, sizeof work, "%s/dfg-atomic.XXXXXX", tmp ? tmp : "/tmp");
-    if (!mkdtemp(work)) {
-        perror("mkdtemp");
+    if (scratch_dir_make("dfg-atomic") != 0)
         return 1;
-    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_write_file_atomically),
         cmocka_unit_test(test_failed_command_keeps_old_files),
@@ -364,6 +336,6 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_killed_compile_leaves_old_or_new),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    remove_work();
+    scratch_dir_remove();
     return failed;
 }

@@ -20,36 +20,18 @@
 
 #include "dfg/dfg.h"
 #include "onnx_builder.h"
+#include "scratch_dir.h"
 
 #define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 #define I64 ONNX__TENSOR_PROTO__DATA_TYPE__INT64
 /* A case that blocks fails by SIGALRM instead of hanging the suite. */
 #define ALARM_SECONDS 20
 
-static char work[256];
-
-static char *path_in_work(const char *name)
-{
-    static char paths[8][512];
-    static int next;
-    char *p = paths[next++ % 8];
-    snprintf(p, sizeof paths[0], "%s/%s", work, name);
-    return p;
-}
-
-static void write_file(const char *path, const void *data, size_t size)
-{
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(data, 1, size, f), size);
-    assert_int_equal(fclose(f), 0);
-}
-
 static void write_builder(const onnx_builder *b, const char *path)
 {
     size_t size;
     uint8_t *bytes = onnx_builder_pack(b, &size);
-    write_file(path, bytes, size);
+    scratch_write(path, bytes, size);
     free(bytes);
 }
 
@@ -112,17 +94,17 @@ static void write_external_model(const char *location, int64_t n,
         last = names[k][1];
     }
     onnx_builder_output(&b, last);
-    write_builder(&b, path_in_work("model.onnx"));
+    write_builder(&b, scratch_path("model.onnx"));
     onnx_builder_free(&b);
 }
 
 static void test_fifo_inputs_refused(void **state)
 {
     (void)state;
-    char *fifo_onnx = path_in_work("fifo.onnx");
-    char *fifo_dfgp = path_in_work("fifo.dfgp");
-    char *fifo_data = path_in_work("fifo.bin");
-    char *fifo_pb = path_in_work("fifo.pb");
+    char *fifo_onnx = scratch_path("fifo.onnx");
+    char *fifo_dfgp = scratch_path("fifo.dfgp");
+    char *fifo_data = scratch_path("fifo.bin");
+    char *fifo_pb = scratch_path("fifo.pb");
     assert_int_equal(mkfifo(fifo_onnx, 0600), 0);
     assert_int_equal(mkfifo(fifo_dfgp, 0600), 0);
     assert_int_equal(mkfifo(fifo_data, 0600), 0);
@@ -136,7 +118,7 @@ static void test_fifo_inputs_refused(void **state)
     expect_error(dfg_program_load(fifo_dfgp, NULL, &program), "FIFO");
     expect_error(dfg_program_load(fifo_dfgp, NULL, &program), fifo_dfgp);
     write_external_model("fifo.bin", 4, 1);
-    expect_error(dfg_onnx_import_file(path_in_work("model.onnx"), NULL, NULL,
+    expect_error(dfg_onnx_import_file(scratch_path("model.onnx"), NULL, NULL,
                                       &graph),
                  "FIFO");
     char text[600], name[64];
@@ -154,7 +136,7 @@ static void test_fifo_inputs_refused(void **state)
 static void test_weight_bytes_limit(void **state)
 {
     (void)state;
-    char *data = path_in_work("big.bin");
+    char *data = scratch_path("big.bin");
     FILE *f = fopen(data, "wb");
     assert_non_null(f);
     assert_int_equal(ftruncate(fileno(f), (off_t)16 << 30), 0);
@@ -166,21 +148,21 @@ static void test_weight_bytes_limit(void **state)
     dfg_onnx_options options;
     dfg_onnx_options_init(&options);
     assert_int_equal(options.max_weight_bytes, (uint64_t)64 << 30);
-    expect_error(dfg_onnx_import_file(path_in_work("model.onnx"), &options,
+    expect_error(dfg_onnx_import_file(scratch_path("model.onnx"), &options,
                                       &small_blocks, &graph),
                  "max_weight_bytes");
-    expect_error(dfg_onnx_import_file(path_in_work("model.onnx"), &options,
+    expect_error(dfg_onnx_import_file(scratch_path("model.onnx"), &options,
                                       &small_blocks, &graph),
                  "85899345920 bytes");
     /* One of 4 GiB, past a limit of 1 GiB. */
     write_external_model("big.bin", (int64_t)1 << 30, 1);
     options.max_weight_bytes = (uint64_t)1 << 30;
-    expect_error(dfg_onnx_import_file(path_in_work("model.onnx"), &options,
+    expect_error(dfg_onnx_import_file(scratch_path("model.onnx"), &options,
                                       &small_blocks, &graph),
                  "max_weight_bytes = 1073741824");
     /* Under the limit the same file is read (the allocator refuses). */
     options.max_weight_bytes = 0;
-    assert_int_equal(dfg_onnx_import_file(path_in_work("model.onnx"),
+    assert_int_equal(dfg_onnx_import_file(scratch_path("model.onnx"),
                                           &options, &small_blocks, &graph),
                      DFG_ERR_OUT_OF_MEMORY);
     alarm(0);
@@ -277,21 +259,10 @@ static void test_node_count_checked_first(void **state)
     free(model);
 }
 
-static int remove_work(void)
-{
-    char command[300];
-    snprintf(command, sizeof command, "rm -rf '%s'", work);
-    return system(command);
-}
-
 int main(void)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(work, sizeof work, "%s/dfg-limits.XXXXXX", tmp ? tmp : "/tmp");
-    if (!mkdtemp(work)) {
-        perror("mkdtemp");
+    if (scratch_dir_make("dfg-limits") != 0)
         return 1;
-    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fifo_inputs_refused),
         cmocka_unit_test(test_weight_bytes_limit),
@@ -299,6 +270,6 @@ int main(void)
         cmocka_unit_test(test_node_count_checked_first),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
-    remove_work();
+    scratch_dir_remove();
     return failed;
 }
