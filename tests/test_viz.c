@@ -153,7 +153,8 @@ static void check_svg(const dfg_program *p)
     /* One title per tensor, the document's, the live curve's and the
      * two levels'. */
     assert_int_equal(count(svg, "<title>"), (size_t)n + 4);
-    assert_int_equal(count(svg, "<line class=\"lower-bound\""), 1);
+    /* The level's line, and its sample in the legend. */
+    assert_int_equal(count(svg, "<line class=\"lower-bound\""), 2);
     assert_int_equal(count(svg, "<polyline class=\"live-bytes\""), 1);
     assert_non_null(strstr(svg, "KiB</text>"));
     char needle[256];
