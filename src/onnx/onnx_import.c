@@ -6,6 +6,7 @@
 
 #include "error.h"
 #include "memory.h"
+#include "graph.h"
 #include "onnx_import.h"
 #include "onnx_ops.h"
 
@@ -224,6 +225,13 @@ static dfg_status import_nodes(dfg_onnx_importer *im,
     if (g->n_node > DFG_ONNX_MAX_NODES)
         return dfg_error(DFG_ERR_UNSUPPORTED, "the graph has %zu nodes, more "
                          "than %d", g->n_node, DFG_ONNX_MAX_NODES);
+    /* Each ONNX node records at least one node and one value: room for
+     * them at once, not by doubling (a copy of every node each time). */
+    const dfg_graph *graph = im->graph;
+    if (dfg_graph_reserve(im->graph, graph->n_nodes + (int32_t)g->n_node,
+                          graph->n_values + (int32_t)g->n_node) != 0)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "ONNX import: out of memory "
+                         "for %zu nodes", g->n_node);
     for (size_t i = 0; i < g->n_node; i++) {
         const Onnx__NodeProto *node = g->node[i];
         if (node->n_input > DFG_ONNX_MAX_NODE_INPUTS)
