@@ -190,10 +190,8 @@ dfg_status dfg_pass_schedule(const dfg_graph *graph, const int32_t *order,
  * in place (optimizer updates) in recorded order, chosen greedily to keep
  * few bytes alive: at each step the ready node that frees the most and
  * allocates the least runs next; ties go to the node recorded first
- * (depth_first 0) or readied last (1). It costs O(nodes x ready nodes):
- * dfg_compile keeps the recorded order past DFG_SCHEDULE_MAX_NODES live
- * nodes. */
-#define DFG_SCHEDULE_MAX_NODES 20000
+ * (depth_first 0) or readied last (1). The ready nodes wait in a heap:
+ * O((nodes + edges) log nodes) (passes/schedule_order.c). */
 dfg_status dfg_schedule_by_memory(const dfg_graph *graph,
                                   const dfg_concat_views *concat,
                                   int depth_first,

@@ -111,16 +111,19 @@ dfg_status dfg_choose_order(const dfg_graph *graph, const dfg_order_inputs *in,
     }
     /* The recorded order's bound, with the best concat policy. */
     s.recorded = best->lower_bound;
-    int32_t live = 0, collective = 0;
+    int collective = 0, concats = 0;
     for (int32_t n = 0; n < graph->n_nodes; n++) {
-        live += !graph->nodes[n].dead;
         collective |= graph->nodes[n].op == DFG_OP_ALL_REDUCE_START;
+        concats |= !graph->nodes[n].dead && graph->nodes[n].op == DFG_OP_CONCAT;
     }
     /* A data-parallel step keeps its recorded order: the bucket pass put
      * each all-reduce right after its bucket's last gradient, so that it
      * overlaps the rest of backward. */
-    int kinds = live > DFG_SCHEDULE_MAX_NODES || collective ? 1 : 3;
-    for (int policy = 0; st == DFG_OK && policy < DFG_CONCAT_POLICIES; policy++)
+    int kinds = collective ? 1 : 3;
+    /* Without a concat every policy gives the same candidates, which
+     * never beat the first. */
+    int policies = concats ? DFG_CONCAT_POLICIES : 1;
+    for (int policy = 0; st == DFG_OK && policy < policies; policy++)
         for (int kind = policy ? 0 : 1; st == DFG_OK && kind < kinds; kind++)
             st = try_candidate(&s, (dfg_concat_policy)policy, kind);
     best->recorded_lower_bound = s.recorded;

@@ -12,8 +12,18 @@
  * Dependencies: every value's producer runs before its readers. An
  * optimizer update writes its weight, state and accumulator in place, so
  * when the graph has one, the nodes touching each weight or constant also
- * keep their recorded order (a read before the update stays before it). */
+ * keep their recorded order (a read before the update stays before it).
+ *
+ * Time: the ready nodes wait in a heap (passes/node_heap.c) keyed by the
+ * growth each would cause, kept current as nodes run: a node's growth
+ * changes only when an owner it writes is allocated (once per owner) or
+ * when the reads left of an owner it reads fall to what that node alone
+ * still reads, so only the few unrun readers of an owner near its last
+ * read are looked at again. O((nodes + edges) log nodes) on the graphs
+ * dfg meets (an owner read many times by one node costs more). */
 #include "pass.h"
+#include "node_heap.h"
+#include "schedule_owners.h"
 
 #include <string.h>
 #include "error.h"
@@ -21,55 +31,29 @@
 
 typedef struct order_state {
     const dfg_graph *graph;
-    int32_t *owner;        /* [n_values] byte owner, as the alias pass sees it */
-    int64_t *bytes;        /* [n_values] for owners: bytes, 0 if never freed */
-    int32_t *reads;        /* [n_values] for owners: reads still to run */
+    dfg_schedule_owners own; /* byte owners, their readers and writers */
+    int depth_first;
     uint8_t *allocated;    /* [n_values] for owners */
+    int32_t *tally;        /* [n_values] growth()'s scratch, all 0 between calls */
+    uint8_t *met;          /* [n_values] run_node()'s scratch, likewise */
+    uint8_t *update;       /* [n_nodes] writes a stored operand: runs first */
+    uint8_t *done;         /* [n_nodes] has run */
     int32_t *waiting;      /* [n_nodes] predecessors still to run */
     int32_t *succ_start;   /* [n_nodes + 1] CSR of successors */
     int32_t *succ;
-    int32_t *ready;        /* ready nodes */
+    /* The ready nodes in the order a scan of a list with swap-removal
+     * would meet them: their position breaks ties as that scan did. */
+    int32_t *ready;
+    int32_t *position;     /* [n_nodes] index in ready */
     int32_t *ready_since;  /* [n_nodes] when a node became ready */
     int32_t n_ready;
+    int64_t *growth;       /* [n_nodes] of each ready node, kept current */
+    dfg_node_heap heap;
 } order_state;
 
 static int writes_stored_operands(dfg_op op)
 {
     return op == DFG_OP_OPTIMIZER_TICK || dfg_op_updated_weight_input(op) >= 0;
-}
-
-static int32_t find_owner(const order_state *o, int32_t v)
-{
-    while (o->owner[v] != v)
-        v = o->owner[v];
-    return v;
-}
-
-static void find_owners(order_state *o, const dfg_concat_views *c)
-{
-    const dfg_graph *g = o->graph;
-    for (int32_t v = 0; v < g->n_values; v++)
-        o->owner[v] = c && c->part_of[v] >= 0 ? c->part_of[v] : v;
-    for (int32_t n = 0; n < g->n_nodes; n++) {
-        const dfg_ir_node *node = &g->nodes[n];
-        dfg_alias_kind kind = dfg_op_get(node->op)->alias;
-        if (!node->dead && node->n_inputs > 0 && node->inputs[0] >= 0 &&
-            (kind == DFG_ALIAS_VIEW || kind == DFG_ALIAS_VIEW_IF_CONTIGUOUS) &&
-            o->owner[node->outputs[0]] == node->outputs[0])
-            o->owner[node->outputs[0]] = node->inputs[0];
-    }
-    for (int32_t v = 0; v < g->n_values; v++) {
-        int32_t r = find_owner(o, v);
-        const dfg_ir_value *value = &g->values[v];
-        if (v == r && value->kind == DFG_VALUE_NODE_OUTPUT)
-            o->bytes[r] = dfg_type_bytes(&value->type);
-        if (value->is_output)
-            o->reads[r] = INT32_MAX / 2; /* never freed */
-    }
-    for (int32_t n = 0; n < g->n_nodes; n++)
-        for (int32_t i = 0; !g->nodes[n].dead && i < g->nodes[n].n_inputs; i++)
-            if (g->nodes[n].inputs[i] >= 0)
-                o->reads[find_owner(o, g->nodes[n].inputs[i])]++;
 }
 
 /* Calls edge(o, from, to) for each dependency; returns the count. */
@@ -78,8 +62,7 @@ static int32_t dependencies(order_state *o, int32_t *last_toucher, int fill)
     const dfg_graph *g = o->graph;
     int ordered_weights = 0;
     for (int32_t n = 0; n < g->n_nodes; n++)
-        ordered_weights |= !g->nodes[n].dead &&
-                           writes_stored_operands(g->nodes[n].op);
+        ordered_weights |= !g->nodes[n].dead && o->update[n];
     for (int32_t v = 0; v < g->n_values; v++)
         last_toucher[v] = -1;
     int32_t count = 0;
@@ -133,86 +116,184 @@ static dfg_status build_dependencies(order_state *o, const dfg_allocator *a)
     return st;
 }
 
-/* Bytes node n would allocate minus the bytes it would free. */
+/* Bytes node n would allocate minus the bytes it would free: an input
+ * owner is freed when all its reads left are n's (counted once however
+ * many inputs share it). */
 static int64_t growth(const order_state *o, int32_t n)
 {
     const dfg_ir_node *node = &o->graph->nodes[n];
+    const int32_t *owner = o->own.owner;
     int64_t delta = 0;
     for (int32_t i = 0; i < node->n_outputs; i++) {
-        int32_t r = find_owner(o, node->outputs[i]);
+        int32_t r = owner[node->outputs[i]];
         if (!o->allocated[r])
-            delta += o->bytes[r];
+            delta += o->own.bytes[r];
     }
+    for (int32_t i = 0; i < node->n_inputs; i++)
+        if (node->inputs[i] >= 0)
+            o->tally[owner[node->inputs[i]]]++;
     for (int32_t i = 0; i < node->n_inputs; i++) {
-        if (node->inputs[i] < 0)
-            continue;
-        int32_t r = find_owner(o, node->inputs[i]), mine = 0, seen = 0;
-        for (int32_t j = 0; j < node->n_inputs; j++)
-            if (node->inputs[j] >= 0 && find_owner(o, node->inputs[j]) == r) {
-                mine++;
-                seen |= j < i;
-            }
-        if (!seen && mine == o->reads[r])
-            delta -= o->bytes[r];
+        int32_t r = node->inputs[i] >= 0 ? owner[node->inputs[i]] : -1;
+        if (r < 0 || o->tally[r] == 0)
+            continue; /* absent, or an owner met before */
+        if (o->tally[r] == o->own.reads[r])
+            delta -= o->own.bytes[r];
+        o->tally[r] = 0;
     }
     return delta;
+}
+
+/* The order pick() always took: an update first (the first in the ready
+ * list; its gradient dies there, and a training step's updates then
+ * overlap the rest of the backward pass); otherwise the least growth,
+ * ties to the node recorded first (or, depth first, readied last, then
+ * the first in the ready list). */
+static int comes_before(const void *ctx, int32_t a, int32_t b)
+{
+    const order_state *o = ctx;
+    if (o->update[a] != o->update[b])
+        return o->update[a];
+    if (o->update[a])
+        return o->position[a] < o->position[b];
+    if (o->growth[a] != o->growth[b])
+        return o->growth[a] < o->growth[b];
+    if (!o->depth_first)
+        return a < b;
+    if (o->ready_since[a] != o->ready_since[b])
+        return o->ready_since[a] > o->ready_since[b];
+    return o->position[a] < o->position[b];
+}
+
+/* Recomputes a ready node's growth after the state it reads changed. */
+static void refresh(order_state *o, int32_t n)
+{
+    if (!dfg_node_heap_holds(&o->heap, n))
+        return;
+    o->growth[n] = growth(o, n);
+    dfg_node_heap_update(&o->heap, n);
+}
+
+/* Owner r's reads left fell: readers that may now free it are looked at
+ * again (only once the reads left are few enough for one node's), and
+ * readers that ran leave r's list. */
+static void refresh_readers(order_state *o, int32_t r)
+{
+    dfg_schedule_owners *own = &o->own;
+    if (o->own.reads[r] > own->most_reads[r])
+        return;
+    int32_t *list = own->readers + own->readers_start[r];
+    for (int32_t j = 0; j < own->readers_left[r];) {
+        int32_t n = list[j];
+        if (o->done[n]) {
+            list[j] = list[--own->readers_left[r]];
+            continue;
+        }
+        refresh(o, n);
+        j++;
+    }
+}
+
+static void refresh_writers(order_state *o, int32_t r)
+{
+    const dfg_schedule_owners *own = &o->own;
+    for (int32_t k = own->writers_start[r]; k < own->writers_start[r + 1]; k++)
+        refresh(o, own->writers[k]);
+}
+
+static void make_ready(order_state *o, int32_t n, int32_t time)
+{
+    o->position[n] = o->n_ready;
+    o->ready[o->n_ready++] = n;
+    o->ready_since[n] = time;
+    o->growth[n] = growth(o, n);
+    dfg_node_heap_push(&o->heap, n);
+}
+
+/* The next node to run, out of the ready list (the last ready node takes
+ * its place there, as a swap-removal did). */
+static int32_t pick(order_state *o)
+{
+    int32_t n = dfg_node_heap_pop(&o->heap);
+    int32_t last = o->ready[--o->n_ready], at = o->position[n];
+    if (last != n) {
+        o->ready[at] = last;
+        o->position[last] = at;
+        dfg_node_heap_update(&o->heap, last);
+    }
+    return n;
 }
 
 static void run_node(order_state *o, int32_t n, int32_t time)
 {
     const dfg_ir_node *node = &o->graph->nodes[n];
-    for (int32_t i = 0; i < node->n_outputs; i++)
-        o->allocated[find_owner(o, node->outputs[i])] = 1;
-    for (int32_t i = 0; i < node->n_inputs; i++)
-        if (node->inputs[i] >= 0)
-            o->reads[find_owner(o, node->inputs[i])]--;
-    for (int32_t k = o->succ_start[n]; k < o->succ_start[n + 1]; k++)
-        if (--o->waiting[o->succ[k]] == 0) {
-            o->ready[o->n_ready++] = o->succ[k];
-            o->ready_since[o->succ[k]] = time;
-        }
-}
-
-/* The ready node to run next; removes it from the ready list. An update
- * runs as soon as it is ready (its gradient dies there, and a training
- * step's updates then overlap the rest of the backward pass); otherwise
- * the node that grows the live bytes least. */
-static int32_t pick(order_state *o, int depth_first)
-{
-    int32_t best = 0;
-    int64_t best_growth = growth(o, o->ready[0]);
-    for (int32_t k = 0; k < o->n_ready; k++)
-        if (writes_stored_operands(o->graph->nodes[o->ready[k]].op)) {
-            best = k;
-            best_growth = INT64_MIN;
-            break;
-        }
-    for (int32_t k = 1; best_growth != INT64_MIN && k < o->n_ready; k++) {
-        int32_t n = o->ready[k], b = o->ready[best];
-        int64_t d = growth(o, n);
-        int tie_first = depth_first ? o->ready_since[n] > o->ready_since[b]
-                                    : n < b;
-        if (d < best_growth || (d == best_growth && tie_first)) {
-            best = k;
-            best_growth = d;
+    const int32_t *owner = o->own.owner;
+    o->done[n] = 1;
+    for (int32_t i = 0; i < node->n_outputs; i++) {
+        int32_t r = owner[node->outputs[i]];
+        if (!o->allocated[r]) {
+            o->allocated[r] = 1;
+            refresh_writers(o, r);
         }
     }
-    int32_t n = o->ready[best];
-    o->ready[best] = o->ready[--o->n_ready];
-    return n;
+    for (int32_t i = 0; i < node->n_inputs; i++)
+        if (node->inputs[i] >= 0)
+            o->own.reads[owner[node->inputs[i]]]--;
+    /* Each input owner once. */
+    for (int32_t i = 0; i < node->n_inputs; i++) {
+        int32_t r = node->inputs[i] >= 0 ? owner[node->inputs[i]] : -1;
+        if (r >= 0 && !o->met[r]) {
+            o->met[r] = 1;
+            refresh_readers(o, r);
+        }
+    }
+    for (int32_t i = 0; i < node->n_inputs; i++)
+        if (node->inputs[i] >= 0)
+            o->met[owner[node->inputs[i]]] = 0;
+    for (int32_t k = o->succ_start[n]; k < o->succ_start[n + 1]; k++)
+        if (--o->waiting[o->succ[k]] == 0)
+            make_ready(o, o->succ[k], time);
 }
 
 static void order_state_free(order_state *o, const dfg_allocator *a)
 {
-    dfg_free(a, o->owner);
-    dfg_free(a, o->bytes);
-    dfg_free(a, o->reads);
-    dfg_free(a, o->allocated);
-    dfg_free(a, o->waiting);
-    dfg_free(a, o->succ_start);
-    dfg_free(a, o->succ);
-    dfg_free(a, o->ready);
-    dfg_free(a, o->ready_since);
+    dfg_schedule_owners_free(&o->own, a);
+    void *arrays[] = {o->allocated, o->tally, o->met, o->update, o->done,
+                      o->waiting, o->succ_start, o->succ, o->ready,
+                      o->position, o->ready_since, o->growth};
+    for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++)
+        dfg_free(a, arrays[i]);
+    dfg_node_heap_free(&o->heap, a);
+}
+
+static dfg_status order_state_init(order_state *o, const dfg_graph *g,
+                                   const dfg_concat_views *concat,
+                                   int depth_first, const dfg_allocator *a)
+{
+    memset(o, 0, sizeof *o);
+    o->graph = g;
+    o->depth_first = depth_first;
+    size_t values = (size_t)g->n_values + 1, nodes = (size_t)g->n_nodes + 1;
+    o->allocated = dfg_calloc(a, values, sizeof *o->allocated);
+    o->tally = dfg_calloc(a, values, sizeof *o->tally);
+    o->met = dfg_calloc(a, values, sizeof *o->met);
+    o->update = dfg_calloc(a, nodes, sizeof *o->update);
+    o->done = dfg_calloc(a, nodes, sizeof *o->done);
+    o->waiting = dfg_calloc(a, nodes, sizeof *o->waiting);
+    o->succ_start = dfg_calloc(a, nodes, sizeof *o->succ_start);
+    o->ready = dfg_calloc(a, nodes, sizeof *o->ready);
+    o->position = dfg_calloc(a, nodes, sizeof *o->position);
+    o->ready_since = dfg_calloc(a, nodes, sizeof *o->ready_since);
+    o->growth = dfg_calloc(a, nodes, sizeof *o->growth);
+    if (!o->allocated || !o->tally || !o->met || !o->update || !o->done ||
+        !o->waiting || !o->succ_start || !o->ready || !o->position ||
+        !o->ready_since || !o->growth)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "schedule: out of memory");
+    for (int32_t n = 0; n < g->n_nodes; n++)
+        o->update[n] = (uint8_t)writes_stored_operands(g->nodes[n].op);
+    dfg_status st = dfg_schedule_owners_build(g, concat, a, &o->own);
+    if (st == DFG_OK)
+        st = dfg_node_heap_init(&o->heap, g->n_nodes, comes_before, o, a);
+    return st == DFG_OK ? build_dependencies(o, a) : st;
 }
 
 dfg_status dfg_schedule_by_memory(const dfg_graph *g,
@@ -221,31 +302,13 @@ dfg_status dfg_schedule_by_memory(const dfg_graph *g,
                                   int32_t *order)
 {
     order_state o;
-    memset(&o, 0, sizeof o);
-    o.graph = g;
-    size_t values = (size_t)g->n_values + 1, nodes = (size_t)g->n_nodes + 1;
-    o.owner = dfg_calloc(a, values, sizeof *o.owner);
-    o.bytes = dfg_calloc(a, values, sizeof *o.bytes);
-    o.reads = dfg_calloc(a, values, sizeof *o.reads);
-    o.allocated = dfg_calloc(a, values, sizeof *o.allocated);
-    o.waiting = dfg_calloc(a, nodes, sizeof *o.waiting);
-    o.succ_start = dfg_calloc(a, nodes, sizeof *o.succ_start);
-    o.ready = dfg_calloc(a, nodes, sizeof *o.ready);
-    o.ready_since = dfg_calloc(a, nodes, sizeof *o.ready_since);
-    dfg_status st = DFG_OK;
-    if (!o.owner || !o.bytes || !o.reads || !o.allocated || !o.waiting ||
-        !o.succ_start || !o.ready || !o.ready_since)
-        st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "schedule: out of memory");
-    if (st == DFG_OK) {
-        find_owners(&o, concat);
-        st = build_dependencies(&o, a);
-    }
+    dfg_status st = order_state_init(&o, g, concat, depth_first, a);
     int32_t count = 0;
     for (int32_t n = 0; st == DFG_OK && n < g->n_nodes; n++)
         if (!g->nodes[n].dead && o.waiting[n] == 0)
-            o.ready[o.n_ready++] = n;
+            make_ready(&o, n, 0);
     while (st == DFG_OK && o.n_ready > 0) {
-        int32_t n = pick(&o, depth_first);
+        int32_t n = pick(&o);
         order[count] = n;
         run_node(&o, n, ++count);
     }

@@ -12,9 +12,13 @@ static void *remember(void *p)
 {
     if (!p)
         abort();
-    allocations = realloc(allocations, (n_allocations + 1) * sizeof *allocations);
-    if (!allocations)
-        abort();
+    if ((n_allocations & (n_allocations - 1)) == 0) {
+        allocations = realloc(allocations, (n_allocations ? 2 * n_allocations
+                                                          : 1) *
+                                               sizeof *allocations);
+        if (!allocations)
+            abort();
+    }
     allocations[n_allocations++] = p;
     return p;
 }
@@ -28,14 +32,19 @@ static char *copy_string(const char *s)
     return c;
 }
 
-/* Appends item to a protobuf-c repeated field (array of pointers). */
+/* Appends item to a protobuf-c repeated field (array of pointers). Only
+ * this grows the arrays, so their room is the power of two at or above
+ * *n: a new array when *n reaches one, and n appends cost O(n) (tests
+ * build graphs of 100k nodes). */
 static void append(void ***array, size_t *n, void *item)
 {
-    void **grown = zalloc((*n + 1) * sizeof *grown);
-    if (*n)
-        memcpy(grown, *array, *n * sizeof *grown);
-    grown[(*n)++] = item;
-    *array = grown;
+    if ((*n & (*n - 1)) == 0) {
+        void **grown = zalloc((*n ? 2 * *n : 1) * sizeof *grown);
+        if (*n)
+            memcpy(grown, *array, *n * sizeof *grown);
+        *array = grown;
+    }
+    (*array)[(*n)++] = item;
 }
 
 void onnx_builder_init(onnx_builder *b, int64_t opset)

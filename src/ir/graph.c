@@ -552,6 +552,15 @@ dfg_status dfg_graph_shared_leaf(dfg_graph *graph, dfg_value_kind kind,
     return DFG_OK;
 }
 
+int dfg_graph_reserve(dfg_graph *graph, int32_t n_nodes, int32_t n_values)
+{
+    if (reserve(graph, (void **)&graph->nodes, &graph->nodes_capacity,
+                n_nodes, sizeof *graph->nodes) != 0)
+        return -1;
+    return reserve(graph, (void **)&graph->values, &graph->values_capacity,
+                   n_values, sizeof *graph->values);
+}
+
 dfg_status dfg_graph_clone(const dfg_graph *graph,
                            const dfg_allocator *allocator, dfg_graph **out)
 {
@@ -559,6 +568,8 @@ dfg_status dfg_graph_clone(const dfg_graph *graph,
     dfg_status st = dfg_graph_create(allocator, &copy);
     if (st != DFG_OK)
         return st;
+    if (dfg_graph_reserve(copy, graph->n_nodes, graph->n_values) != 0)
+        goto oom;
     copy->serial = graph->serial; /* handles of the original stay valid */
     for (int32_t i = 0; i < graph->n_values; i++) {
         const dfg_ir_value *v = &graph->values[i];

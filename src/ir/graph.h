@@ -79,6 +79,13 @@ dfg_status dfg_graph_add_node(dfg_graph *graph, dfg_op op,
                               int32_t n_inputs, const dfg_attrs *attrs,
                               int32_t n_outputs, int32_t *out_indices);
 
+/* Room for n_nodes nodes and n_values values in all, so that recording
+ * up to that many moves neither array (each would otherwise double as it
+ * fills, copying every node of a huge graph along the way). A hint: the
+ * graph still grows past it. -1 when out of memory (the graph is as it
+ * was). */
+int dfg_graph_reserve(dfg_graph *graph, int32_t n_nodes, int32_t n_values);
+
 /* A copy (values, nodes, names) with the given allocator; the copy shares
  * the weights' and constants' bytes (it holds references to them). */
 dfg_status dfg_graph_clone(const dfg_graph *graph,

@@ -7,6 +7,7 @@
 
 #include "error.h"
 #include "memory.h"
+#include "graph.h"
 #include "onnx_import.h"
 #include "onnx_ops.h"
 
@@ -165,6 +166,19 @@ static dfg_status add_inputs(dfg_onnx_importer *im, const Onnx__GraphProto *g)
     return DFG_OK;
 }
 
+/* 1 the first time an unsupported op type is met, 0 after, -1 when out
+ * of memory. Types are told apart by name and by whether their domain is
+ * the default one: seen[1] holds the default domain's, seen[0] the rest
+ * (a hash table each, so that listing n types costs O(n), not O(n^2)). */
+static int first_meeting(dfg_name_table seen[2], const char *type,
+                         int in_default)
+{
+    dfg_name_table *table = &seen[in_default ? 1 : 0];
+    if (dfg_name_table_find(table, type) >= 0)
+        return 0;
+    return dfg_name_table_insert(table, type, 0) == 0 ? 1 : -1;
+}
+
 /* Every unsupported op type once, each with the name of a node using it,
  * in one message. */
 static dfg_status check_ops(const Onnx__GraphProto *g)
@@ -173,18 +187,17 @@ static dfg_status check_ops(const Onnx__GraphProto *g)
     size_t used = 0;
     int32_t n_unsupported = 0;
     list[0] = '\0';
-    for (size_t i = 0; i < g->n_node; i++) {
+    dfg_name_table seen[2];
+    dfg_name_table_init(&seen[0], NULL);
+    dfg_name_table_init(&seen[1], NULL);
+    int first = 0;
+    for (size_t i = 0; i < g->n_node && first >= 0; i++) {
         const Onnx__NodeProto *node = g->node[i];
         const char *type = node->op_type ? node->op_type : "";
         if (default_domain(node->domain) && dfg_onnx_find_op(type))
             continue;
-        int seen = 0;
-        for (size_t j = 0; j < i && !seen; j++) {
-            const Onnx__NodeProto *prev = g->node[j];
-            seen = prev->op_type && strcmp(prev->op_type, type) == 0 &&
-                   default_domain(prev->domain) == default_domain(node->domain);
-        }
-        if (seen)
+        first = first_meeting(seen, type, default_domain(node->domain));
+        if (first <= 0)
             continue;
         const char *name = node->name && node->name[0] ? node->name
                            : node->n_output ? node->output[0] : "?";
@@ -198,6 +211,11 @@ static dfg_status check_ops(const Onnx__GraphProto *g)
                                      type, name);
         n_unsupported++;
     }
+    dfg_name_table_free(&seen[0]);
+    dfg_name_table_free(&seen[1]);
+    if (first < 0)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "ONNX import: out of memory "
+                         "listing unsupported op types");
     if (n_unsupported)
         return dfg_error(DFG_ERR_UNSUPPORTED,
                          "%d unsupported op type%s: %s", (int)n_unsupported,
@@ -208,6 +226,14 @@ static dfg_status check_ops(const Onnx__GraphProto *g)
 static dfg_status import_nodes(dfg_onnx_importer *im,
                                const Onnx__GraphProto *g)
 {
+    /* Each ONNX node records at least one node and one value: room for
+     * them at once, not by doubling (a copy of every node each time). The
+     * node count is held to its limit before (onnx_limits.c). */
+    const dfg_graph *graph = im->graph;
+    if (dfg_graph_reserve(im->graph, graph->n_nodes + (int32_t)g->n_node,
+                          graph->n_values + (int32_t)g->n_node) != 0)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "ONNX import: out of memory "
+                         "for %zu nodes", g->n_node);
     for (size_t i = 0; i < g->n_node; i++) {
         const Onnx__NodeProto *node = g->node[i];
         if (node->n_input > DFG_ONNX_MAX_NODE_INPUTS)

@@ -24,14 +24,12 @@ static void mark_producers(const dfg_program *p, int32_t *producer)
     }
 }
 
-/* Live bytes per step by a difference array: + at the first step a
- * tensor holds bytes of its own, - after the last
- * (dfg_program_held_steps). Lifetimes outside [0, n_steps) are clamped. */
-static void count_live_bytes(const dfg_program *p, const uint8_t *written,
-                             dfg_plan_timeline *t)
+void dfg_plan_live_bytes(const dfg_program *p, const uint8_t *written,
+                         int64_t alignment, int64_t *live_bytes)
 {
-    int64_t alignment = p->stats.alignment > 0 ? (int64_t)p->stats.alignment : 1;
-    int64_t *delta = t->live_bytes;
+    int64_t *delta = live_bytes;
+    for (int32_t s = 0; s < p->n_steps; s++)
+        delta[s] = 0;
     for (int32_t i = 0; i < p->n_tensors; i++) {
         int32_t first, last;
         if (!dfg_program_held_steps(p, written, i, &first, &last) ||
@@ -47,11 +45,16 @@ static void count_live_bytes(const dfg_program *p, const uint8_t *written,
     for (int32_t s = 0; s < p->n_steps; s++) {
         live += delta[s];
         delta[s] = live;
-        if (t->peak_step < 0 || live > t->peak_bytes) {
-            t->peak_step = s;
-            t->peak_bytes = live;
-        }
     }
+}
+
+int32_t dfg_plan_peak_step(const int64_t *live_bytes, int32_t n_steps)
+{
+    int32_t peak = -1;
+    for (int32_t s = 0; s < n_steps; s++)
+        if (peak < 0 || live_bytes[s] > live_bytes[peak])
+            peak = s;
+    return peak;
 }
 
 dfg_status dfg_plan_timeline_build(const dfg_program *p, const char *who,
@@ -75,8 +78,11 @@ dfg_status dfg_plan_timeline_build(const dfg_program *p, const char *who,
                          "tensors", who, p->n_tensors);
     }
     dfg_program_mark_written(p, written);
-    count_live_bytes(p, written, t);
+    int64_t alignment = p->stats.alignment > 0 ? (int64_t)p->stats.alignment : 1;
+    dfg_plan_live_bytes(p, written, alignment, t->live_bytes);
     dfg_free(&p->allocator, written);
+    t->peak_step = dfg_plan_peak_step(t->live_bytes, p->n_steps);
+    t->peak_bytes = t->peak_step >= 0 ? t->live_bytes[t->peak_step] : 0;
     t->extent_bytes = t->peak_bytes;
     if (p->region_bytes[DFG_REGION_ARENA] > t->extent_bytes)
         t->extent_bytes = p->region_bytes[DFG_REGION_ARENA];

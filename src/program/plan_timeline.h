@@ -26,6 +26,17 @@ dfg_status dfg_plan_timeline_build(const dfg_program *program, const char *who,
 void dfg_plan_timeline_free(const dfg_program *program,
                             dfg_plan_timeline *timeline);
 
+/* live_bytes[s] (n_steps entries) = the arena bytes held at step s by a
+ * difference array over the tensors' held steps (dfg_program_held_steps;
+ * written from dfg_program_mark_written), each rounded up to alignment
+ * (1: as they are). Lifetimes outside [0, n_steps) are clamped. O(steps +
+ * tensors). */
+void dfg_plan_live_bytes(const dfg_program *program, const uint8_t *written,
+                         int64_t alignment, int64_t *live_bytes);
+
+/* The first step with the most live bytes, or -1 when n_steps is 0. */
+int32_t dfg_plan_peak_step(const int64_t *live_bytes, int32_t n_steps);
+
 /* The op that writes a tensor ("conv2d"), or "graph input" for a tensor
  * no step writes. */
 const char *dfg_plan_timeline_op(const dfg_program *program,

@@ -10,6 +10,7 @@
 
 #include <inttypes.h>
 #include "error.h"
+#include "memory.h"
 #include "plan_timeline.h"
 #include "program.h"
 #include "number_format.h"
@@ -91,26 +92,61 @@ static void write_edges(FILE *out, const dfg_program *p, int32_t index)
                      "arrowhead=none];\n", index, step->workspace);
 }
 
+/* The arena tensors born at each step, in index order, as a CSR:
+ * born[start[s] .. start[s + 1]) (a counting sort by first_step, so that
+ * grouping costs O(steps + tensors), not a scan of the tensors per step).
+ * NULL when out of memory; *start_out is then NULL too. */
+static int32_t *tensors_by_birth(const dfg_program *p, int32_t **start_out)
+{
+    const dfg_allocator *a = &p->allocator;
+    int32_t *start = dfg_calloc(a, (size_t)p->n_steps + 2, sizeof *start);
+    int32_t *born = dfg_calloc(a, (size_t)p->n_tensors + 1, sizeof *born);
+    *start_out = start;
+    if (!start || !born) {
+        dfg_free(a, start);
+        dfg_free(a, born);
+        *start_out = NULL;
+        return NULL;
+    }
+    for (int32_t i = 0; i < p->n_tensors; i++) {
+        int32_t s = p->tensors[i].first_step;
+        if (dfg_tensor_in_arena(p, i) && s >= 0 && s < p->n_steps)
+            start[s + 2]++;
+    }
+    for (int32_t s = 0; s < p->n_steps; s++)
+        start[s + 2] += start[s + 1];
+    /* Filling moves start[s + 1] from where s begins to where it ends. */
+    for (int32_t i = 0; i < p->n_tensors; i++) {
+        int32_t s = p->tensors[i].first_step;
+        if (dfg_tensor_in_arena(p, i) && s >= 0 && s < p->n_steps)
+            born[start[s + 1]++] = i;
+    }
+    return born;
+}
+
 /* Clusters name nodes declared above, so the node lines stay as they are;
  * a step that starts no tensor gets no cluster. */
-static void write_lifetime_groups(FILE *out, const dfg_program *p)
+static dfg_status write_lifetime_groups(FILE *out, const dfg_program *p)
 {
+    int32_t *start;
+    int32_t *born = tensors_by_birth(p, &start);
+    if (!born)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "dfg_report_dot: out of "
+                         "memory for %d tensors", (int)p->n_tensors);
     for (int32_t s = 0; s < p->n_steps; s++) {
-        int opened = 0;
-        for (int32_t i = 0; i < p->n_tensors; i++) {
-            if (!dfg_tensor_in_arena(p, i) || p->tensors[i].first_step != s)
-                continue;
-            if (!opened)
-                fprintf(out, "  subgraph cluster_born_%" PRId32 " {\n"
-                             "    label=\"born at step %" PRId32 "\"; "
-                             "style=\"rounded,dashed\"; color=gray70; "
-                             "fontsize=9;\n    s%" PRId32 ";", s, s, s);
-            opened = 1;
-            fprintf(out, " t%" PRId32 ";", i);
-        }
-        if (opened)
-            fputs("\n  }\n", out);
+        if (start[s] == start[s + 1])
+            continue;
+        fprintf(out, "  subgraph cluster_born_%" PRId32 " {\n"
+                     "    label=\"born at step %" PRId32 "\"; "
+                     "style=\"rounded,dashed\"; color=gray70; "
+                     "fontsize=9;\n    s%" PRId32 ";", s, s, s);
+        for (int32_t k = start[s]; k < start[s + 1]; k++)
+            fprintf(out, " t%" PRId32 ";", born[k]);
+        fputs("\n  }\n", out);
     }
+    dfg_free(&p->allocator, born);
+    dfg_free(&p->allocator, start);
+    return DFG_OK;
 }
 
 dfg_status dfg_report_dot(const dfg_program *program, FILE *out)
@@ -132,9 +168,11 @@ dfg_status dfg_report_dot(const dfg_program *program, FILE *out)
     for (int32_t i = 0; i < program->n_tensors; i++)
         if (dfg_tensor_in_arena(program, i))
             write_tensor(out, program, i);
-    write_lifetime_groups(out, program);
-    for (int32_t i = 0; i < program->n_steps; i++)
+    dfg_status st = write_lifetime_groups(out, program);
+    for (int32_t i = 0; st == DFG_OK && i < program->n_steps; i++)
         write_edges(out, program, i);
+    if (st != DFG_OK)
+        return st;
     fputs("}\n", out);
     if (fflush(out) != 0 || ferror(out))
         return dfg_error(DFG_ERR_IO, "dfg_report_dot: write failed");

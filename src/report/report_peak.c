@@ -3,23 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "memory.h"
+#include "plan_timeline.h"
 #include "program_views.h"
-
-/* Arena bytes that hold a live tensor during step `step`. A tensor that
- * shares another's bytes is not counted twice: only while it holds bytes
- * of its own (dfg_program_held_steps). */
-static uint64_t live_bytes_at(const dfg_program *p, const uint8_t *written,
-                              int32_t step)
-{
-    uint64_t live = 0;
-    for (int32_t i = 0; i < p->n_tensors; i++) {
-        int32_t first, last;
-        if (dfg_program_held_steps(p, written, i, &first, &last) &&
-            first <= step && step <= last)
-            live += (uint64_t)p->tensors[i].bytes;
-    }
-    return live;
-}
 
 /* The op's own workspace for step s (its workspace rule on the step's
  * operand types), or -1 when the rule cannot say. */
@@ -51,18 +36,19 @@ void dfg_report_peak_find(const dfg_program *p, dfg_report_peak *peak)
 {
     memset(peak, 0, sizeof *peak);
     peak->step = -1;
+    /* A tensor that shares another's bytes is counted only while it holds
+     * bytes of its own (dfg_program_held_steps). */
     uint8_t *written = dfg_calloc(&p->allocator, (size_t)p->n_tensors + 1, 1);
-    if (!written)
-        return;
-    dfg_program_mark_written(p, written);
-    for (int32_t s = 0; s < p->n_steps; s++) {
-        uint64_t live = live_bytes_at(p, written, s);
-        if (peak->step < 0 || live > peak->live_bytes) {
-            peak->step = s;
-            peak->live_bytes = live;
-        }
+    int64_t *live = dfg_calloc(&p->allocator, (size_t)p->n_steps + 1,
+                               sizeof *live);
+    if (written && live) {
+        dfg_program_mark_written(p, written);
+        dfg_plan_live_bytes(p, written, 1, live);
+        peak->step = dfg_plan_peak_step(live, p->n_steps);
+        peak->live_bytes = peak->step >= 0 ? (uint64_t)live[peak->step] : 0;
     }
     dfg_free(&p->allocator, written);
+    dfg_free(&p->allocator, live);
     int32_t w = peak->step >= 0 ? p->steps[peak->step].workspace : -1;
     if (w < 0 || w >= p->n_tensors || p->tensors[w].bytes <= 0)
         return;
