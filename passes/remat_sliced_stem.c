@@ -156,7 +156,7 @@ static dfg_status add_slice(dfg_graph *g, const stem_chain *s, int k,
         st = add(g, DFG_OP_CONV2D, conv.name, k, "conv", conv_in,
                  conv.n_inputs, &conv.attrs, 1, &bn_in[0]);
     dfg_attrs bn_attrs = bn.attrs;
-    bn_attrs.alpha = DFG_BATCH_NORM_RUNNING_MOMENTUM;
+    bn_attrs.alpha = dfg_batch_norm_momentum(&bn.attrs);
     if (st == DFG_OK)
         st = add(g, DFG_OP_BATCH_NORM_TRAIN, bn.name, k, "batch_norm", bn_in,
                  5, &bn_attrs, 3, out);

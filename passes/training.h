@@ -60,8 +60,16 @@ dfg_status dfg_training_replace_forms(dfg_graph *graph,
  * in place (passes/training_batch_norm.c). */
 dfg_status dfg_training_batch_norm_mode(dfg_graph *graph);
 
-/* The running statistics' momentum, in ONNX's convention (PyTorch's 0.1). */
+/* The running statistics' default momentum, in ONNX's convention
+ * (PyTorch's 0.1). */
 #define DFG_BATCH_NORM_RUNNING_MOMENTUM 0.9f
+
+/* The momentum with which a training step updates an inference
+ * batch_norm's running statistics: its attrs.alpha (ONNX's convention,
+ * running = alpha running + (1 - alpha) batch; the ONNX importer sets it
+ * from a training-mode node), or the default when alpha is 1,
+ * dfg_attrs_init's value, as for every batch_norm recorded without one. */
+float dfg_batch_norm_momentum(const dfg_attrs *batch_norm);
 
 /* Turns every live dropout with a drop probability above 0 into
  * dropout_train (src/ops.def), its state {seed, 0} a new weight; seed

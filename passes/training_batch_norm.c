@@ -11,6 +11,12 @@
 
 #include <stdio.h>
 
+float dfg_batch_norm_momentum(const dfg_attrs *batch_norm)
+{
+    return batch_norm->alpha == 1.0f ? DFG_BATCH_NORM_RUNNING_MOMENTUM
+                                     : batch_norm->alpha;
+}
+
 static int is_stored(const dfg_graph *g, int32_t v)
 {
     return v >= 0 && (g->values[v].kind == DFG_VALUE_WEIGHT ||
@@ -32,7 +38,7 @@ static dfg_status append_batch_norm_train(dfg_graph *g, int32_t n,
     (void)ctx;
     dfg_ir_node old = g->nodes[n];
     dfg_attrs attrs = old.attrs;
-    attrs.alpha = DFG_BATCH_NORM_RUNNING_MOMENTUM;
+    attrs.alpha = dfg_batch_norm_momentum(&old.attrs);
     char name[300];
     snprintf(name, sizeof name, "%.280s.train", old.name);
     int32_t out[3];

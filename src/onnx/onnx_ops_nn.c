@@ -195,6 +195,38 @@ static dfg_status import_gemm(dfg_onnx_importer *im, const dfg_onnx_op *op)
     return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
 }
 
+/* BatchNormalization in training mode (opset 14 on, what PyTorch exports
+ * with TrainingMode.TRAINING): outputs 1 and 2 are the running mean and
+ * variance after the node's momentum updated them. dfg keeps the running
+ * statistics as state: the node is the inference batch_norm, its attrs.alpha
+ * the node's momentum, which a training step turns into batch_norm_train
+ * updating the statistics in place (passes/training_batch_norm.c); outputs
+ * 1 and 2 name that state. So the statistics must be initializers, and
+ * momentum 1 (statistics never updated) is refused, as alpha 1 means dfg's
+ * default momentum. Outside training the node runs as model.eval() does,
+ * with the running statistics. */
+static dfg_status training_mode_form(dfg_onnx_importer *im, const int32_t *in,
+                                     dfg_attrs *attrs)
+{
+    float momentum = 0.9f;
+    dfg_status st = dfg_onnx_attr_float(im, "momentum", &momentum);
+    if (st != DFG_OK)
+        return st;
+    if (im->opset < 14)
+        return dfg_error(DFG_ERR_UNSUPPORTED, "training_mode needs opset 14 "
+                         "or later, the model has opset %d", (int)im->opset);
+    if (!im->entries[in[3]].constant || !im->entries[in[4]].constant)
+        return dfg_error(DFG_ERR_UNSUPPORTED, "training_mode = 1: the running "
+                         "mean and variance (inputs 3 and 4) must be "
+                         "initializers, the state a training step updates");
+    if (!(momentum >= 0.0f && momentum < 1.0f))
+        return dfg_error(DFG_ERR_UNSUPPORTED, "training_mode = 1: momentum "
+                         "%g is not supported (it must lie in [0, 1))",
+                         (double)momentum);
+    attrs->alpha = momentum;
+    return DFG_OK;
+}
+
 static dfg_status import_batch_norm(dfg_onnx_importer *im,
                                     const dfg_onnx_op *op)
 {
@@ -203,7 +235,7 @@ static dfg_status import_batch_norm(dfg_onnx_importer *im,
     int64_t training = 0, spatial = 1;
     dfg_attrs attrs;
     dfg_attrs_init(&attrs);
-    dfg_status st = only_first_output(im);
+    dfg_status st = DFG_OK;
     for (int32_t i = 0; st == DFG_OK && i < 5; i++)
         st = dfg_onnx_required_input(im, i, &in[i]);
     if (st == DFG_OK)
@@ -212,12 +244,19 @@ static dfg_status import_batch_norm(dfg_onnx_importer *im,
         st = dfg_onnx_attr_int(im, "training_mode", &training);
     if (st == DFG_OK && im->opset < 9)
         st = dfg_onnx_attr_int(im, "spatial", &spatial);
-    if (st == DFG_OK && (training || !spatial))
-        st = dfg_error(DFG_ERR_UNSUPPORTED, "training_mode or spatial = 0 is "
-                       "not supported");
+    if (st == DFG_OK && !spatial)
+        st = dfg_error(DFG_ERR_UNSUPPORTED, "spatial = 0 is not supported");
+    if (st == DFG_OK)
+        st = training ? training_mode_form(im, in, &attrs)
+                      : only_first_output(im);
     if (st == DFG_OK)
         st = dfg_onnx_emit(im, "batch_norm", in, 5, &attrs, 1, &y);
-    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
+    if (st == DFG_OK)
+        st = dfg_onnx_bind_output(im, 0, y);
+    for (int32_t i = 1; st == DFG_OK && training && i < 3; i++)
+        if (wants_output(im, (size_t)i))
+            st = dfg_onnx_bind_output(im, i, in[2 + i]);
+    return st;
 }
 
 /* Expands a scale or bias to the normalised dims when the model relies on
