@@ -384,11 +384,14 @@ static void check_wide_index(op_run *r, dfg_cuda_step_plan *plan)
 
 /* batch_norm_train on x (momentum 0.9) against the CPU backend: y, the
  * batch statistics, and the running statistics it updates in place (a
- * copy of them on each side); then its gradient on random dy. */
-static void check_batch_norm_train(dfg_type x)
+ * copy of them on each side; with the biased variance when beta is 0, as
+ * ONNX's BatchNormalization, else the unbiased one); then its gradient on
+ * random dy. */
+static void check_batch_norm_train(dfg_type x, float beta)
 {
     dfg_attrs a = defaults();
     a.alpha = 0.9f;
+    a.beta = beta;
     a.epsilon = 1e-5f;
     dfg_type c = type_of(DFG_F32, 1, (int)x.shape[1]);
     const dfg_type forward[5] = {x, c, c, c, c};
@@ -439,11 +442,12 @@ static void test_batch_norm_train(void **state)
     (void)state;
     /* Channels of 162, 140 and 37 elements (fewer than a block's threads),
      * of 1200 (several per thread), x of rank 2 (plane 1) and 5. */
-    check_batch_norm_train(type_of(DFG_F32, 4, 2, 16, 9, 9));
-    check_batch_norm_train(type_of(DFG_F32, 4, 4, 3, 5, 7));
-    check_batch_norm_train(type_of(DFG_F32, 2, 37, 5));
-    check_batch_norm_train(type_of(DFG_F32, 4, 3, 2, 20, 20));
-    check_batch_norm_train(type_of(DFG_F32, 5, 2, 3, 4, 3, 5));
+    check_batch_norm_train(type_of(DFG_F32, 4, 2, 16, 9, 9), 1.0f);
+    check_batch_norm_train(type_of(DFG_F32, 4, 4, 3, 5, 7), 1.0f);
+    check_batch_norm_train(type_of(DFG_F32, 2, 37, 5), 1.0f);
+    check_batch_norm_train(type_of(DFG_F32, 4, 3, 2, 20, 20), 1.0f);
+    check_batch_norm_train(type_of(DFG_F32, 5, 2, 3, 4, 3, 5), 1.0f);
+    check_batch_norm_train(type_of(DFG_F32, 4, 2, 3, 2, 2), 0.0f);
 }
 
 int main(void)

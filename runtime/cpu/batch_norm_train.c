@@ -3,7 +3,8 @@
  *     -> y, mean, var: normalises each channel (dim 1) of x with the
  *     batch's mean and biased variance, returns them, and updates the
  *     running statistics in place (running = alpha running + (1 - alpha)
- *     batch, the variance unbiased, as ONNX and PyTorch do);
+ *     batch, the variance unbiased, as PyTorch does, or biased, as
+ *     ONNX's BatchNormalization does, when attrs.beta is 0);
  *   batch_norm_train_grad(x, dy, scale, mean, var) -> dx, dscale, dbias:
  *     with xhat = (x - mean) rstd over the M elements of a channel,
  *     dx = scale rstd / M (M dy - sum(dy) - xhat sum(dy xhat)),
@@ -103,6 +104,7 @@ dfg_status dfg_cpu_batch_norm_train(const dfg_kernel_args *args)
                   mean_out = output(args, 1), var_out = output(args, 2);
     const float momentum = args->attrs->alpha, eps = args->attrs->epsilon;
     const int64_t m = l.batch * l.plane;
+    const int unbias = args->attrs->beta != 0.0f && m > 1;
 #pragma omp parallel for if (m * l.channels > DFG_CPU_PARALLEL_MIN_ELEMENTS) schedule(static)
     for (int64_t c = 0; c < l.channels; c++) {
         double mean, var;
@@ -120,11 +122,11 @@ dfg_status dfg_cpu_batch_norm_train(const dfg_kernel_args *args)
             for (int64_t i = 0; i < l.plane; i++)
                 put(&y, p + i, get(&x, p + i) * k + shift);
         }
-        double unbiased = m > 1 ? var * (double)m / (double)(m - 1) : var;
+        double running = unbias ? var * (double)m / (double)(m - 1) : var;
         put(&running_mean, c, momentum * get(&running_mean, c) +
                                   (1.0f - momentum) * (float)mean);
         put(&running_var, c, momentum * get(&running_var, c) +
-                                 (1.0f - momentum) * (float)unbiased);
+                                 (1.0f - momentum) * (float)running);
     }
     return DFG_OK;
 }

@@ -20,6 +20,7 @@ typedef struct dfg_cuda_batch_norm_train {
     int64_t batch, channels, plane;
     float epsilon;
     float momentum;             /* the running statistics' (attrs.alpha) */
+    int biased_running_var;     /* attrs.beta == 0: ONNX's running variance */
     int index32;                /* x's offsets fit 32-bit index arithmetic */
 } dfg_cuda_batch_norm_train;
 
@@ -50,15 +51,17 @@ dfg_cuda_bn_train_mean_of(const dfg_cuda_batch_norm_train *p, float sum)
 }
 
 /* running = momentum running + (1 - momentum) batch, the variance
- * unbiased, as the CPU kernel does. */
+ * unbiased unless p->biased_running_var, as the CPU kernel does. */
 DFG_HOST_DEVICE static inline void
 dfg_cuda_bn_train_running(const dfg_cuda_batch_norm_train *p, float mean,
                           float var, float *running_mean, float *running_var)
 {
     int64_t m = dfg_cuda_bn_train_count(p);
-    float unbiased = m > 1 ? var * ((float)m / (float)(m - 1)) : var;
+    float batch_var = m > 1 && !p->biased_running_var
+                          ? var * ((float)m / (float)(m - 1))
+                          : var;
     *running_mean = p->momentum * *running_mean + (1.0f - p->momentum) * mean;
-    *running_var = p->momentum * *running_var + (1.0f - p->momentum) * unbiased;
+    *running_var = p->momentum * *running_var + (1.0f - p->momentum) * batch_var;
 }
 
 /* 1 / sqrt(var + eps) of a channel. */

@@ -235,6 +235,7 @@ dfg_status dfg_cuda_plan_batch_norm_train(const dfg_step_args *s,
     *b = (dfg_cuda_batch_norm_train){
         .batch = x->shape[0], .channels = x->shape[1], .plane = 1,
         .epsilon = s->attrs->epsilon, .momentum = s->attrs->alpha,
+        .biased_running_var = s->attrs->beta == 0.0f,
         .index32 = dfg_index_fits_narrow(dfg_type_numel(x))};
     for (int32_t d = 2; d < x->rank; d++)
         b->plane *= x->shape[d];
