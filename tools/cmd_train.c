@@ -19,7 +19,8 @@ static const char usage[] =
     "                  [--lr X] [--accumulate K] [--json FILE] [--seed N]\n"
     "       dfgc train MODEL --synthetic [--classes N] [--loss NAME]\n"
     "                  [--steps S] [--seed K] [--optimizer NAME] [--lr X]\n"
-    "                  [--shapes SPEC]\n"
+    "                  [--shapes SPEC] [--save FILE.onnx]\n"
+    "                  [--checkpoint FILE] [--resume FILE]\n"
     "\n"
     "Trains MODEL (example:mlp or example:cnn) on the UCI 8x8 digits: the\n"
     "first 1437 examples for training, the last 360 for the test accuracy,\n"
@@ -30,7 +31,8 @@ static const char usage[] =
     "step's loss and time, then the arena, the weights region (with the\n"
     "optimizer state) and the peak resident set. A step whose loss or\n"
     "update is NaN or infinite ends the run with status 1, naming the step\n"
-    "(the last finite weights are kept in memory; dfgc writes no weights).\n"
+    "(the last finite weights are kept: a checkpoint is of the last finite\n"
+    "step, and nothing is saved).\n"
     "\n"
     "--epochs N        passes over the training examples (mlp 20, cnn 10)\n"
     "--batch N         micro-batch size; the bundled models are built for 32,\n"
@@ -43,6 +45,14 @@ static const char usage[] =
     "                  the dropout masks' seed\n"
     "--steps S         synthetic training steps (50)\n"
     "--shapes SPEC     an ONNX model's symbolic dims (INPUT:32x3x32x32, B=32)\n"
+    "--save FILE.onnx  after training, the ONNX MODEL with its trained\n"
+    "                  initializers (and batch norms' running statistics)\n"
+    "--checkpoint FILE after every synthetic step (an epoch of its one\n"
+    "                  batch), the weights, optimizer state and position,\n"
+    "                  replaced atomically (docs/training.md)\n"
+    "--resume FILE     go on from a checkpoint of the same model, options\n"
+    "                  and --seed, up to --steps in all, bit for bit as the\n"
+    "                  run that wrote it would have\n"
     "--data-parallel   under mpirun -np N: each rank trains on its B rows of\n"
     "                  every global batch of N*B, gradients averaged across\n"
     "                  the ranks (docs/data-parallel.md)\n"
@@ -66,6 +76,7 @@ typedef struct train_args {
     uint64_t startup_timeout;
     int synthetic, data_parallel, shard_optimizer;
     dfgc_training_setup setup;
+    dfgc_keep_paths keep;
 } train_args;
 
 static int parse_option(int argc, char **argv, int *i, void *ctx)
@@ -102,6 +113,15 @@ static int parse_option(int argc, char **argv, int *i, void *ctx)
     if (found == 0)
         found = dfgc_option_value("train", argc, argv, i, "--json", &a->json);
     if (found == 0)
+        found = dfgc_option_value("train", argc, argv, i, "--save",
+                                  &a->keep.save);
+    if (found == 0)
+        found = dfgc_option_value("train", argc, argv, i, "--checkpoint",
+                                  &a->keep.checkpoint);
+    if (found == 0)
+        found = dfgc_option_value("train", argc, argv, i, "--resume",
+                                  &a->keep.resume);
+    if (found == 0)
         found = dfgc_training_option("train", argc, argv, i, &a->setup);
     if (found == 0)
         found = dfgc_shapes_option("train", argc, argv, i);
@@ -111,7 +131,7 @@ static int parse_option(int argc, char **argv, int *i, void *ctx)
 static int train_synthetic(const char *model, const train_args *a)
 {
     dfgc_synthetic_config c = {model, a->setup, {0}, (int32_t)a->steps,
-                               a->seed, stdout};
+                               a->seed, stdout, a->keep};
     dfg_compile_options_init(&c.options);
     c.setup.training.accumulate = (int32_t)a->accumulate;
     c.setup.training.seed = a->seed;
@@ -207,8 +227,15 @@ int dfgc_train(int argc, char **argv)
         if (a.data_parallel)
             return dfgc_usage_error("train", "--data-parallel trains the "
                                     "bundled models on the digits only");
+        if (a.keep.save && !(n > 5 && strcmp(model + n - 5, ".onnx") == 0))
+            return dfgc_usage_error("train", "--save writes the trained ONNX "
+                                    "model: MODEL must be a FILE.onnx");
         return train_synthetic(model, &a);
     }
+    if (a.keep.save || a.keep.checkpoint || a.keep.resume)
+        return dfgc_usage_error("train", "--save, --checkpoint and --resume "
+                                "go with --synthetic or an ONNX model (not "
+                                "yet with the digits)");
     if (a.setup.loss != DFG_LOSS_CROSS_ENTROPY || a.setup.classes != 0)
         return dfgc_usage_error("train", "--loss and --classes go with "
                                 "--synthetic; the digits have 10 classes");
