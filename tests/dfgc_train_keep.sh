@@ -1,9 +1,11 @@
 #!/bin/sh
 # dfgc train --checkpoint, --resume and --save (docs/training.md): four
-# steps straight and two plus two resumed leave the same checkpoint bytes,
-# a corrupted checkpoint is refused with status 1, and the saved ONNX
-# model gives dfg's outputs of the trained weights, in dfg and, where
-# $DFG_ORT_PYTHON (else Debian's python3) imports onnxruntime, in ONNX Runtime too.
+# synthetic steps straight and two plus two resumed leave the same
+# checkpoint bytes, as do two digits epochs and one plus one, a
+# corrupted checkpoint is refused with status 1, and the saved ONNX model
+# gives dfg's outputs of the trained weights, in dfg and, where
+# $DFG_ORT_PYTHON (else Debian's python3) imports onnxruntime, in ONNX
+# Runtime too.
 # usage: dfgc_train_keep.sh PATH/TO/dfgc
 set -u
 . "$(dirname "$0")/dfgc_test_lib.sh"
@@ -60,7 +62,22 @@ grep -q "corrupted" "$work/err" || fail "corrupted: $(cat "$work/err")"
 expect_error 1 train "$model" --steps 5 --seed 2 --resume "$work/straight"
 expect_error 1 train "$model" --steps 5 --resume "$model"
 expect_error 2 train example:mlp --save "$work/x.onnx"
-expect_error 2 train example:mlp --checkpoint "$work/x"
+expect_error 2 train example:mlp --epochs 2 --stop-after 1
+expect_error 2 train "$model" --stop-after 1 --checkpoint "$work/x"
+
+# The digits: 2 epochs straight, and 1 (--stop-after, as if interrupted)
+# + 1 resumed, leave the same checkpoint bytes and the same accuracy.
+"$dfgc" train example:mlp --epochs 2 --checkpoint "$work/d2" \
+    >"$work/straight.txt" || fail "digits, 2 epochs"
+"$dfgc" train example:mlp --epochs 2 --stop-after 1 --checkpoint "$work/d11" \
+    >/dev/null || fail "digits, --stop-after 1"
+"$dfgc" train example:mlp --epochs 2 --resume "$work/d11" \
+    --checkpoint "$work/d11" >"$work/resumed.txt" || fail "digits, resumed"
+grep -q "^epoch 1: " "$work/resumed.txt" && fail "digits: epoch 1 ran again"
+cmp -s "$work/d2" "$work/d11" ||
+    fail "digits: 2 epochs and 1 + 1 resumed left different checkpoints"
+[ "$(grep test_accuracy "$work/straight.txt")" = \
+  "$(grep test_accuracy "$work/resumed.txt")" ] || fail "digits: accuracy"
 
 # The saved model in dfg: its outputs are the trained program's eval.
 "$dfgc" compile "$work/trained.onnx" -o "$work/trained.dfgp" >/dev/null ||

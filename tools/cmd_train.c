@@ -17,6 +17,7 @@
 static const char usage[] =
     "usage: dfgc train MODEL [--epochs N] [--batch N] [--optimizer NAME]\n"
     "                  [--lr X] [--accumulate K] [--json FILE] [--seed N]\n"
+    "                  [--checkpoint FILE [--stop-after E]] [--resume FILE]\n"
     "       dfgc train MODEL --synthetic [--classes N] [--loss NAME]\n"
     "                  [--steps S] [--seed K] [--optimizer NAME] [--lr X]\n"
     "                  [--shapes SPEC] [--save FILE.onnx]\n"
@@ -47,12 +48,14 @@ static const char usage[] =
     "--shapes SPEC     an ONNX model's symbolic dims (INPUT:32x3x32x32, B=32)\n"
     "--save FILE.onnx  after training, the ONNX MODEL with its trained\n"
     "                  initializers (and batch norms' running statistics)\n"
-    "--checkpoint FILE after every synthetic step (an epoch of its one\n"
-    "                  batch), the weights, optimizer state and position,\n"
-    "                  replaced atomically (docs/training.md)\n"
+    "--checkpoint FILE after every epoch (synthetic: every step, an epoch\n"
+    "                  of its one batch), the weights, optimizer state and\n"
+    "                  position, replaced atomically (docs/training.md)\n"
+    "--stop-after E    digits: stop after epoch E of --epochs, as if\n"
+    "                  interrupted (the schedule spans --epochs)\n"
     "--resume FILE     go on from a checkpoint of the same model, options\n"
-    "                  and --seed, up to --steps in all, bit for bit as the\n"
-    "                  run that wrote it would have\n"
+    "                  and --seed, up to --epochs (--steps) in all, bit for\n"
+    "                  bit as the run that wrote it would have\n"
     "--data-parallel   under mpirun -np N: each rank trains on its B rows of\n"
     "                  every global batch of N*B, gradients averaged across\n"
     "                  the ranks (docs/data-parallel.md)\n"
@@ -73,7 +76,7 @@ static const char *model_name(const char *model)
 typedef struct train_args {
     const char *json;
     uint64_t epochs, batch, accumulate, seed, steps, bucket_bytes;
-    uint64_t startup_timeout;
+    uint64_t startup_timeout, stop_after;
     int synthetic, data_parallel, shard_optimizer;
     dfgc_training_setup setup;
     dfgc_keep_paths keep;
@@ -96,13 +99,14 @@ static int parse_option(int argc, char **argv, int *i, void *ctx)
     }
     static const char *const numbers[] = {"--epochs", "--batch", "--accumulate",
                                           "--seed", "--steps", "--bucket-bytes",
-                                          "--startup-timeout"};
+                                          "--startup-timeout", "--stop-after"};
     uint64_t *targets[] = {&a->epochs, &a->batch, &a->accumulate, &a->seed,
-                           &a->steps, &a->bucket_bytes, &a->startup_timeout};
+                           &a->steps, &a->bucket_bytes, &a->startup_timeout,
+                           &a->stop_after};
     const uint64_t most[] = {1u << 20, 1u << 20, 1u << 20, UINT64_MAX,
-                             1u << 20, (uint64_t)1 << 40, 86400};
+                             1u << 20, (uint64_t)1 << 40, 86400, 1u << 20};
     int found = 0;
-    for (int k = 0; k < 7 && found == 0; k++) {
+    for (int k = 0; k < 8 && found == 0; k++) {
         const char *text;
         found = dfgc_option_value("train", argc, argv, i, numbers[k], &text);
         if (found > 0 &&
@@ -156,7 +160,8 @@ static int train_digits(const char *model, const train_args *a)
     dfgc_train_config c = {.model = model, .training = a->setup.training,
                            .epochs = epochs, .seed = a->seed, .log = stdout,
                            .json_path = a->json, .rank = 0, .ranks = 1,
-                           .precision = a->setup.precision};
+                           .precision = a->setup.precision,
+                           .keep = a->keep, .stop_after = (int32_t)a->stop_after};
     c.training.accumulate = (int32_t)a->accumulate;
     c.training.seed = a->seed;
     if (a->batch != 32)
@@ -166,6 +171,9 @@ static int train_digits(const char *model, const train_args *a)
         !a->data_parallel)
         return dfgc_usage_error("train", "--bucket-bytes, --shard-optimizer "
                                 "and --startup-timeout need --data-parallel");
+    if (a->data_parallel && (a->keep.checkpoint || a->keep.resume))
+        return dfgc_usage_error("train", "--checkpoint and --resume train "
+                                "in one process, not with --data-parallel");
     c.training.data_parallel = a->data_parallel;
     c.training.bucket_bytes = (int64_t)a->bucket_bytes;
 #ifdef DFGC_HAVE_MPI
@@ -227,15 +235,19 @@ int dfgc_train(int argc, char **argv)
         if (a.data_parallel)
             return dfgc_usage_error("train", "--data-parallel trains the "
                                     "bundled models on the digits only");
+        if (a.stop_after)
+            return dfgc_usage_error("train", "--stop-after is for the digits: "
+                                    "--steps ends a synthetic run");
         if (a.keep.save && !(n > 5 && strcmp(model + n - 5, ".onnx") == 0))
             return dfgc_usage_error("train", "--save writes the trained ONNX "
                                     "model: MODEL must be a FILE.onnx");
         return train_synthetic(model, &a);
     }
-    if (a.keep.save || a.keep.checkpoint || a.keep.resume)
-        return dfgc_usage_error("train", "--save, --checkpoint and --resume "
-                                "go with --synthetic or an ONNX model (not "
-                                "yet with the digits)");
+    if (a.keep.save)
+        return dfgc_usage_error("train", "--save writes the trained ONNX "
+                                "model: MODEL must be a FILE.onnx");
+    if (a.stop_after && !a.keep.checkpoint)
+        return dfgc_usage_error("train", "--stop-after goes with --checkpoint");
     if (a.setup.loss != DFG_LOSS_CROSS_ENTROPY || a.setup.classes != 0)
         return dfgc_usage_error("train", "--loss and --classes go with "
                                 "--synthetic; the digits have 10 classes");
