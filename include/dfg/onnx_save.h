@@ -28,7 +28,9 @@ extern "C" {
  * writes the model to out_path atomically (include/dfg/atomic_file.h).
  * Every other initializer is kept as it was; one kept that holds its
  * data in an external file is refused (DFG_ERR_UNSUPPORTED naming it),
- * since out_path may lie elsewhere. *replaced (may be NULL) receives the
+ * since out_path may lie elsewhere, and so is a trained weight the
+ * program stores in a blocked layout (its bytes are not in ONNX's
+ * order). *replaced (may be NULL) receives the
  * count replaced. Nothing is owned past the call. */
 dfg_status dfg_onnx_save_trained(const char *model_path,
                                  const dfg_program *program,

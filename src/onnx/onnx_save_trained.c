@@ -60,7 +60,8 @@ static int64_t element_count(const Onnx__TensorProto *t)
 }
 
 /* The weights-region tensor of p that initializer t's trained bytes are
- * in, or -1 if p trains none under its name, type and size. */
+ * in, -1 if p holds none under its name, type and size, -2 if it holds
+ * one in a blocked layout. */
 static int32_t trained_tensor(const dfg_program *p,
                               const dfg_name_table *names,
                               const Onnx__TensorProto *t)
@@ -70,9 +71,12 @@ static int32_t trained_tensor(const dfg_program *p,
         return -1;
     const dfg_program_tensor *w = &p->tensors[i];
     int64_t n = element_count(t);
-    if (w->type.dtype != DFG_F32 || w->type.layout != 0 || n < 0 ||
+    if (w->type.dtype != DFG_F32 || n < 0 ||
         w->bytes != n * (int64_t)sizeof(float))
         return -1;
+    /* Trained but stored blocked: its bytes are not ONNX's order. */
+    if (w->type.layout != 0)
+        return -2;
     return w->alias_of >= 0 ? w->alias_of : i;
 }
 
@@ -96,8 +100,12 @@ static dfg_status replace(Onnx__GraphProto *g, const dfg_program *p,
     for (size_t k = 0; k < g->n_initializer && st == DFG_OK; k++) {
         Onnx__TensorProto *t = g->initializer[k];
         int32_t w = trained_tensor(p, &names, t);
+        if (w == -2)
+            st = dfg_error(DFG_ERR_UNSUPPORTED, "initializer '%s': the "
+                           "program holds it in a blocked layout",
+                           t->name);
         if (w < 0) {
-            if (t->has_data_location &&
+            if (st == DFG_OK && t->has_data_location &&
                 t->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
                 st = dfg_error(DFG_ERR_UNSUPPORTED, "initializer '%s' is kept "
                                "as it was but holds its data in an external "
