@@ -17,9 +17,11 @@
 static const char usage[] =
     "usage: dfgc train MODEL [--epochs N] [--batch N] [--optimizer NAME]\n"
     "                  [--lr X] [--accumulate K] [--json FILE] [--seed N]\n"
+    "                  [--checkpoint FILE [--stop-after E]] [--resume FILE]\n"
     "       dfgc train MODEL --synthetic [--classes N] [--loss NAME]\n"
     "                  [--steps S] [--seed K] [--optimizer NAME] [--lr X]\n"
-    "                  [--shapes SPEC]\n"
+    "                  [--shapes SPEC] [--save FILE.onnx]\n"
+    "                  [--checkpoint FILE] [--resume FILE]\n"
     "\n"
     "Trains MODEL (example:mlp or example:cnn) on the UCI 8x8 digits: the\n"
     "first 1437 examples for training, the last 360 for the test accuracy,\n"
@@ -30,7 +32,8 @@ static const char usage[] =
     "step's loss and time, then the arena, the weights region (with the\n"
     "optimizer state) and the peak resident set. A step whose loss or\n"
     "update is NaN or infinite ends the run with status 1, naming the step\n"
-    "(the last finite weights are kept in memory; dfgc writes no weights).\n"
+    "(the last finite weights are kept: a checkpoint is of the last finite\n"
+    "step, and nothing is saved).\n"
     "\n"
     "--epochs N        passes over the training examples (mlp 20, cnn 10)\n"
     "--batch N         micro-batch size; the bundled models are built for 32,\n"
@@ -43,6 +46,16 @@ static const char usage[] =
     "                  the dropout masks' seed\n"
     "--steps S         synthetic training steps (50)\n"
     "--shapes SPEC     an ONNX model's symbolic dims (INPUT:32x3x32x32, B=32)\n"
+    "--save FILE.onnx  after training, the ONNX MODEL with its trained\n"
+    "                  initializers (and batch norms' running statistics)\n"
+    "--checkpoint FILE after every epoch (synthetic: every step, an epoch\n"
+    "                  of its one batch), the weights, optimizer state and\n"
+    "                  position, replaced atomically (docs/training.md)\n"
+    "--stop-after E    digits: stop after epoch E of --epochs, as if\n"
+    "                  interrupted (the schedule spans --epochs)\n"
+    "--resume FILE     go on from a checkpoint of the same model, options\n"
+    "                  and --seed, up to --epochs (--steps) in all, bit for\n"
+    "                  bit as the run that wrote it would have\n"
     "--data-parallel   under mpirun -np N: each rank trains on its B rows of\n"
     "                  every global batch of N*B, gradients averaged across\n"
     "                  the ranks (docs/data-parallel.md)\n"
@@ -63,9 +76,10 @@ static const char *model_name(const char *model)
 typedef struct train_args {
     const char *json;
     uint64_t epochs, batch, accumulate, seed, steps, bucket_bytes;
-    uint64_t startup_timeout;
+    uint64_t startup_timeout, stop_after;
     int synthetic, data_parallel, shard_optimizer;
     dfgc_training_setup setup;
+    dfgc_keep_paths keep;
 } train_args;
 
 static int parse_option(int argc, char **argv, int *i, void *ctx)
@@ -85,13 +99,14 @@ static int parse_option(int argc, char **argv, int *i, void *ctx)
     }
     static const char *const numbers[] = {"--epochs", "--batch", "--accumulate",
                                           "--seed", "--steps", "--bucket-bytes",
-                                          "--startup-timeout"};
+                                          "--startup-timeout", "--stop-after"};
     uint64_t *targets[] = {&a->epochs, &a->batch, &a->accumulate, &a->seed,
-                           &a->steps, &a->bucket_bytes, &a->startup_timeout};
+                           &a->steps, &a->bucket_bytes, &a->startup_timeout,
+                           &a->stop_after};
     const uint64_t most[] = {1u << 20, 1u << 20, 1u << 20, UINT64_MAX,
-                             1u << 20, (uint64_t)1 << 40, 86400};
+                             1u << 20, (uint64_t)1 << 40, 86400, 1u << 20};
     int found = 0;
-    for (int k = 0; k < 7 && found == 0; k++) {
+    for (int k = 0; k < 8 && found == 0; k++) {
         const char *text;
         found = dfgc_option_value("train", argc, argv, i, numbers[k], &text);
         if (found > 0 &&
@@ -102,6 +117,15 @@ static int parse_option(int argc, char **argv, int *i, void *ctx)
     if (found == 0)
         found = dfgc_option_value("train", argc, argv, i, "--json", &a->json);
     if (found == 0)
+        found = dfgc_option_value("train", argc, argv, i, "--save",
+                                  &a->keep.save);
+    if (found == 0)
+        found = dfgc_option_value("train", argc, argv, i, "--checkpoint",
+                                  &a->keep.checkpoint);
+    if (found == 0)
+        found = dfgc_option_value("train", argc, argv, i, "--resume",
+                                  &a->keep.resume);
+    if (found == 0)
         found = dfgc_training_option("train", argc, argv, i, &a->setup);
     if (found == 0)
         found = dfgc_shapes_option("train", argc, argv, i);
@@ -111,7 +135,7 @@ static int parse_option(int argc, char **argv, int *i, void *ctx)
 static int train_synthetic(const char *model, const train_args *a)
 {
     dfgc_synthetic_config c = {model, a->setup, {0}, (int32_t)a->steps,
-                               a->seed, stdout};
+                               a->seed, stdout, a->keep};
     dfg_compile_options_init(&c.options);
     c.setup.training.accumulate = (int32_t)a->accumulate;
     c.setup.training.seed = a->seed;
@@ -136,7 +160,8 @@ static int train_digits(const char *model, const train_args *a)
     dfgc_train_config c = {.model = model, .training = a->setup.training,
                            .epochs = epochs, .seed = a->seed, .log = stdout,
                            .json_path = a->json, .rank = 0, .ranks = 1,
-                           .precision = a->setup.precision};
+                           .precision = a->setup.precision,
+                           .keep = a->keep, .stop_after = (int32_t)a->stop_after};
     c.training.accumulate = (int32_t)a->accumulate;
     c.training.seed = a->seed;
     if (a->batch != 32)
@@ -146,6 +171,9 @@ static int train_digits(const char *model, const train_args *a)
         !a->data_parallel)
         return dfgc_usage_error("train", "--bucket-bytes, --shard-optimizer "
                                 "and --startup-timeout need --data-parallel");
+    if (a->data_parallel && (a->keep.checkpoint || a->keep.resume))
+        return dfgc_usage_error("train", "--checkpoint and --resume train "
+                                "in one process, not with --data-parallel");
     c.training.data_parallel = a->data_parallel;
     c.training.bucket_bytes = (int64_t)a->bucket_bytes;
 #ifdef DFGC_HAVE_MPI
@@ -207,8 +235,19 @@ int dfgc_train(int argc, char **argv)
         if (a.data_parallel)
             return dfgc_usage_error("train", "--data-parallel trains the "
                                     "bundled models on the digits only");
+        if (a.stop_after)
+            return dfgc_usage_error("train", "--stop-after is for the digits: "
+                                    "--steps ends a synthetic run");
+        if (a.keep.save && !(n > 5 && strcmp(model + n - 5, ".onnx") == 0))
+            return dfgc_usage_error("train", "--save writes the trained ONNX "
+                                    "model: MODEL must be a FILE.onnx");
         return train_synthetic(model, &a);
     }
+    if (a.keep.save)
+        return dfgc_usage_error("train", "--save writes the trained ONNX "
+                                "model: MODEL must be a FILE.onnx");
+    if (a.stop_after && !a.keep.checkpoint)
+        return dfgc_usage_error("train", "--stop-after goes with --checkpoint");
     if (a.setup.loss != DFG_LOSS_CROSS_ENTROPY || a.setup.classes != 0)
         return dfgc_usage_error("train", "--loss and --classes go with "
                                 "--synthetic; the digits have 10 classes");

@@ -72,9 +72,17 @@ static dfg_status train(const dfgc_train_config *c, const dfgc_digits *data,
     }
     for (int32_t i = 0; i < DFGC_DIGITS_TRAIN; i++)
         order[i] = i;
-    uint64_t state = dfgc_digits_seed(c->seed);
+    uint64_t state = dfgc_digits_seed(c->seed), saved_state = 0;
     int32_t ranks = c->ranks > 1 ? c->ranks : 1, global = ranks * b->size;
-    for (int32_t epoch = 0; epoch < c->epochs && st == DFG_OK; epoch++) {
+    int64_t done = 0;
+    int32_t last = c->stop_after > 0 && c->stop_after < c->epochs
+                       ? c->stop_after : c->epochs;
+    st = dfgc_keep_resume(&c->keep, s, c->seed, &done, &saved_state);
+    /* The order each epoch shuffles is the one before it shuffled. */
+    for (int64_t epoch = 0; epoch < done && st == DFG_OK; epoch++)
+        dfgc_digits_shuffle(order, DFGC_DIGITS_TRAIN, &state);
+    for (int32_t epoch = (int32_t)(done < last ? done : last);
+         epoch < last && st == DFG_OK; epoch++) {
         dfgc_digits_shuffle(order, DFGC_DIGITS_TRAIN, &state);
         double total = 0.0;
         int32_t runs = 0;
@@ -91,6 +99,8 @@ static dfg_status train(const dfgc_train_config *c, const dfgc_digits *data,
         if (c->log && st == DFG_OK)
             fprintf(c->log, "epoch %d: loss %.4f\n", (int)epoch + 1,
                     out->final_loss);
+        if (st == DFG_OK)
+            st = dfgc_keep_checkpoint(&c->keep, s, epoch + 1, state, c->seed);
     }
     free(order);
     dfg_finite_guard_free(&guard);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include "digits.h"
 #include "dfg/dfg.h"
+#include "training_keep.h"
 
 typedef struct dfgc_train_config {
     const char *model;              /* "mlp", "cnn" */
@@ -33,6 +34,15 @@ typedef struct dfgc_train_config {
     /* Activations stored in f32 (0, the default) or bf16, for training
      * and for the test accuracy (dfg_compile_options.precision). */
     dfg_dtype precision;
+    /* --checkpoint after every epoch (with the shuffling generator's
+     * state), --resume after a checkpoint's epochs (the shuffles of the
+     * epochs it holds replayed, so the next epoch sees the order a
+     * straight run would); --save is not for the bundled models. One
+     * process only (not with ranks > 1). */
+    dfgc_keep_paths keep;
+    /* Stop after this many of the `epochs` (0: run them all), as an
+     * interrupted run would: the schedule still spans `epochs`. */
+    int32_t stop_after;
 } dfgc_train_config;
 
 typedef struct dfgc_train_result {

@@ -59,14 +59,20 @@ static dfg_status run_steps(dfgc_synthetic_config *c, dfg_session *s,
     /* A step whose loss or update is not finite ends the run, the
      * weights of the step before kept (dfg/finite_training.h). */
     dfg_finite_guard guard;
-    dfg_status st = dfg_finite_guard_init(&guard, s, NULL);
-    for (int32_t step = 1; step <= c->steps && st == DFG_OK; step++) {
+    int64_t done = 0;
+    uint64_t rng_state = 0;
+    dfg_status st = dfgc_keep_resume(&c->keep, s, c->seed, &done, &rng_state);
+    if (st != DFG_OK)
+        return st;
+    st = dfg_finite_guard_init(&guard, s, NULL);
+    for (int64_t step = done + 1; step <= c->steps && st == DFG_OK; step++) {
         double start = now_ms();
         st = dfg_finite_guard_run(&guard, s, inputs, NULL);
         if (st != DFG_OK)
             break;
+        st = dfgc_keep_checkpoint(&c->keep, s, step, rng_state, c->seed);
         double loss = *loss_at;
-        if (step == 1)
+        if (step == done + 1)
             out->first_loss = loss;
         out->last_loss = loss;
         if (c->log)
@@ -117,6 +123,8 @@ dfg_status dfgc_train_synthetic(dfgc_synthetic_config *c,
         st = dfg_session_output_buffer(session, 0, &loss);
     if (st == DFG_OK)
         st = run_steps(c, session, (const void *const *)inputs, loss, out);
+    if (st == DFG_OK)
+        st = dfgc_keep_save(&c->keep, c->model, session, c->log);
     if (st == DFG_OK) {
         dfg_program_stats(program, &out->plan);
         struct rusage usage;

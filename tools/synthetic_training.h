@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include "training_keep.h"
 #include "training_setup.h"
 
 typedef struct dfgc_synthetic_config {
@@ -18,6 +19,10 @@ typedef struct dfgc_synthetic_config {
     int32_t steps;
     uint64_t seed;
     FILE *log;                    /* per-step lines and the summary, or NULL */
+    /* One step trains on the whole (one) batch: an epoch, after which a
+     * checkpoint is saved; --resume goes on after the checkpoint's steps
+     * up to `steps` in all. */
+    dfgc_keep_paths keep;
 } dfgc_synthetic_config;
 
 typedef struct dfgc_synthetic_result {

@@ -16,11 +16,13 @@
 #include "dfg/graph.h"
 #include "dfg/models.h"
 #include "dfg/onnx.h"
+#include "dfg/onnx_save.h"
 #include "dfg/program.h"
 #include "dfg/regular_file.h"
 #include "dfg/report.h"
 #include "dfg/session.h"
 #include "dfg/status.h"
 #include "dfg/training.h"
+#include "dfg/training_checkpoint.h"
 
 #endif
