@@ -66,8 +66,8 @@ dfg_status dfg_onnx_read_tensor_file(const char *path,
                                      dfg_onnx_tensor *out)
 {
     memset(out, 0, sizeof *out);
-    void *bytes;
-    size_t size;
+    void *bytes = NULL;
+    size_t size = 0;
     dfg_status st = read_file(path, &bytes, &size);
     if (st != DFG_OK)
         return st;
