@@ -125,7 +125,7 @@ dfg_status dfg_checkpoint_save(dfg_session *s,
                                const dfg_checkpoint_position *position,
                                const char *path)
 {
-    size_t bytes;
+    size_t bytes = 0;
     dfg_status st = region_of(s, "dfg_checkpoint_save", &bytes);
     if (st != DFG_OK)
         return st;
@@ -234,7 +234,7 @@ dfg_status dfg_checkpoint_load(dfg_session *s, const char *path,
                                uint64_t seed,
                                dfg_checkpoint_position *position)
 {
-    size_t bytes;
+    size_t bytes = 0;
     dfg_status st = region_of(s, "dfg_checkpoint_load", &bytes);
     if (st != DFG_OK)
         return st;
