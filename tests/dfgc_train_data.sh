@@ -75,7 +75,8 @@ cmp -s "$work/straight" "$work/resumed" ||
 
 # mse: float32 targets like the prediction; no accuracy.
 "$dfgc" train "$model" --data "$work/mse.npz" --val "$work/mse.npz" --loss mse \
-    --epochs 1 --optimizer sgd --lr 0.01 >"$work/out" 2>"$work/err" ||
+    --epochs 1 --optimizer sgd --lr 0.01 --momentum 0.5 --weight-decay 1e-4 \
+    --accumulate 2 >"$work/out" 2>"$work/err" ||
     fail "--loss mse: $(cat "$work/err")"
 grep -q "^val_loss=[0-9.]*$" "$work/out" || fail "mse: $(cat "$work/out")"
 
@@ -96,5 +97,8 @@ bad garbage "malformed or truncated"
 expect_error 1 train "$model" --data "$work/missing.npz"
 expect_error 1 train "$model" --data "$work/train.npz" --loss mse
 expect_error 2 train "$model" --val "$work/val.npz"
+expect_error 2 train "$model" --data "$work/train.npz" --momentum 1
+expect_error 2 train "$model" --data "$work/train.npz" --weight-decay -1
+expect_error 2 train "$model" --data "$work/train.npz" --lr 0
 expect_error 1 train "$model" --data "$work/train.npz" --batch 16
 echo "ok"
