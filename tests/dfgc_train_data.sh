@@ -2,9 +2,10 @@
 # dfgc train MODEL --data train.npz --val val.npz (docs/training.md): a
 # small classifier learns class templates plus noise to a validation
 # accuracy of at least 0.9, two epochs straight and one plus one resumed
-# leave the same checkpoint, and malformed .npz files (truncated, wrong
-# dtype, rows that differ, compressed, Fortran order, no y, a shape
-# unlike the model's) end with status 1 and one clear line.
+# leave the same checkpoint, numpy.savez_compressed's files train as
+# numpy.savez's, and malformed .npz files (truncated, corrupted, wrong
+# dtype, rows that differ, Fortran order, no y, a shape unlike the
+# model's) end with status 1 and one clear line.
 # usage: dfgc_train_data.sh PATH/TO/dfgc
 set -u
 . "$(dirname "$0")/dfgc_test_lib.sh"
@@ -48,6 +49,10 @@ np.savez(work + "/shape.npz", x=x[:, :15].copy(), y=y)
 b = open(work + "/train.npz", "rb").read()
 open(work + "/truncated.npz", "wb").write(b[:len(b) // 2])
 open(work + "/garbage.npz", "wb").write(b"PK\x03\x04" + b"\xff" * 40)
+for src, dst in (("train", "flipped"), ("compressed", "flipped_deflate")):
+    b = bytearray(open(work + "/" + src + ".npz", "rb").read())
+    b[400] ^= 0x10
+    open(work + "/" + dst + ".npz", "wb").write(b)
 PY
 model="$work/m.onnx"
 
@@ -73,6 +78,12 @@ grep -q "^epoch 3: " "$work/out" && ! grep -q "^epoch 2: " "$work/out" ||
 cmp -s "$work/straight" "$work/resumed" ||
     fail "4 epochs and 2 + 2 resumed left different checkpoints"
 
+# numpy.savez_compressed's deflated entries hold the same data.
+"$dfgc" train "$model" --data "$work/train.npz" --epochs 1 >"$work/stored" &&
+"$dfgc" train "$model" --data "$work/compressed.npz" --epochs 1 >"$work/out" ||
+    fail "--data compressed.npz"
+cmp -s "$work/stored" "$work/out" || fail "savez_compressed trains otherwise"
+
 # mse: float32 targets like the prediction; no accuracy.
 "$dfgc" train "$model" --data "$work/mse.npz" --val "$work/mse.npz" --loss mse \
     --epochs 1 --optimizer sgd --lr 0.01 --momentum 0.5 --weight-decay 1e-4 \
@@ -85,15 +96,16 @@ bad() {
     expect_error 1 train "$model" --data "$work/$1.npz" --epochs 1
     grep -q "$2" "$work/err" || fail "$1.npz: $(cat "$work/err")"
 }
-bad compressed "compressed"
 bad f64 "float32"
 bad i32 "int64"
 bad rows "x has 203 rows, y 202"
 bad fortran "Fortran order"
 bad noy "no array 'y'"
 bad shape "the training program's input 'x'"
-bad truncated "malformed or truncated"
-bad garbage "malformed or truncated"
+bad truncated "not a complete .npz"
+bad garbage "not a complete .npz"
+bad flipped "CRC-32"
+bad flipped_deflate "deflated data\|CRC-32"
 expect_error 1 train "$model" --data "$work/missing.npz"
 expect_error 1 train "$model" --data "$work/train.npz" --loss mse
 expect_error 2 train "$model" --val "$work/val.npz"

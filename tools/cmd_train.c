@@ -41,7 +41,7 @@ static const char usage[] =
     "step, and nothing is saved).\n"
     "With --data, trains on the arrays x (the model's input, float32, batch\n"
     "first) and y (int64 class indices for cross entropy, float32 targets\n"
-    "for --loss mse) of a .npz (numpy.savez; not savez_compressed), in a\n"
+    "for --loss mse) of a .npz (numpy.savez or savez_compressed), in a\n"
     "shuffled order each epoch, dropping the last partial batch; prints\n"
     "'epoch E: loss L' (the mean over its batches) and, with --val,\n"
     "'val_loss=V val_accuracy=A' after every epoch (docs/training.md).\n"

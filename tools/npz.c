@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #define LOCAL_HEADER 0x04034b50u
 #define LOCAL_HEADER_BYTES 30
@@ -52,12 +53,27 @@ static int read_all(const char *path, unsigned char **bytes, size_t *size)
     return 0;
 }
 
+/* 1 if the archive ends in its end-of-central-directory record (22 bytes
+ * and the comment it sizes), as a complete zip does: a truncated file
+ * whose entries x and y survived would otherwise read as whole. */
+static int has_end_record(const unsigned char *b, size_t size)
+{
+    for (size_t back = 22; back <= size && back <= 22 + 65535; back++) {
+        const unsigned char *r = b + size - back;
+        if (le32(r) == 0x06054b50u && 22 + le16(r + 20) == back)
+            return 1;
+    }
+    return 0;
+}
+
 /* One zip entry: its name and where its stored bytes are. */
 typedef struct zip_entry {
     const char *name;
     size_t name_len;
-    uint32_t method;
+    uint32_t method;     /* 0 stored, 8 deflated */
     size_t offset, size; /* of the data in the file */
+    uint64_t usize;      /* the data's size once inflated */
+    uint32_t crc;        /* CRC-32 of the inflated data */
 } zip_entry;
 
 /* Sizes from a zip64 extra field, for the 32-bit fields set to ~0. */
@@ -116,6 +132,8 @@ static int next_entry(const unsigned char *b, size_t size, size_t *at,
         return -1;
     e->offset = data;
     e->size = (size_t)csize;
+    e->usize = usize;
+    e->crc = le32(h + 14);
     *at = data + (size_t)csize;
     return 0;
 }
@@ -138,10 +156,11 @@ static int find_entry(const char *path, const unsigned char *b, size_t size,
             memcmp(e->name + want, ".npy", 4) == 0)
             break;
     }
-    if (e->method != 0)
-        return dfgc_error("%s: '%s.npy' is compressed (zip method %u, as "
-                          "numpy.savez_compressed writes); write the data "
-                          "with numpy.savez", path, name, (unsigned)e->method);
+    if (e->method != 0 && e->method != 8)
+        return dfgc_error("%s: '%s.npy' is compressed with zip method %u "
+                          "(stored and deflated entries only, as numpy.savez "
+                          "and numpy.savez_compressed write)", path, name,
+                          (unsigned)e->method);
     return 0;
 }
 
@@ -245,17 +264,69 @@ static int parse_npy(const char *path, const char *name, const unsigned char *b,
     return 0;
 }
 
+/* A deflated entry's bytes, malloc'd: exactly e->usize of them. */
+static int inflate_entry(const char *path, const char *name,
+                         const unsigned char *b, const zip_entry *e,
+                         unsigned char **out)
+{
+    *out = e->usize <= (uint64_t)NPZ_MAX_BYTES ? malloc((size_t)e->usize + 1)
+                                               : NULL;
+    if (!*out)
+        return dfgc_error("%s: '%s.npy' inflates to %llu bytes: out of memory",
+                          path, name, (unsigned long long)e->usize);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    int r = inflateInit2(&z, -MAX_WBITS); /* raw deflate, as zip stores it */
+    size_t in = 0, produced = 0;
+    while (r == Z_OK) {
+        /* zlib counts in uInt: feed and drain at most 1 GiB at a time. */
+        size_t in_chunk = e->size - in < (1u << 30) ? e->size - in : (1u << 30);
+        size_t out_room = (size_t)e->usize + 1 - produced;
+        z.next_in = (unsigned char *)b + e->offset + in;
+        z.avail_in = (uInt)in_chunk;
+        z.next_out = *out + produced;
+        z.avail_out = (uInt)(out_room < (1u << 30) ? out_room : (1u << 30));
+        uInt had_in = z.avail_in, had_out = z.avail_out;
+        r = inflate(&z, Z_NO_FLUSH);
+        in += had_in - z.avail_in;
+        produced += had_out - z.avail_out;
+        if (r == Z_OK && had_in == z.avail_in && had_out == z.avail_out)
+            r = Z_BUF_ERROR; /* no progress: the input ended early */
+    }
+    inflateEnd(&z);
+    if (r != Z_STREAM_END || produced != e->usize) {
+        free(*out);
+        *out = NULL;
+        return dfgc_error("%s: '%s.npy' is not valid deflated data of %llu "
+                          "bytes (truncated or corrupt)", path, name,
+                          (unsigned long long)e->usize);
+    }
+    return 0;
+}
+
 int dfgc_npz_read(const char *path, const char *name, dfgc_array *out)
 {
     memset(out, 0, sizeof *out);
     unsigned char *bytes = NULL;
     size_t size = 0;
-    zip_entry e = {NULL, 0, 0, 0, 0};
+    zip_entry e = {NULL, 0, 0, 0, 0, 0, 0};
     int r = read_all(path, &bytes, &size);
+    if (r == 0 && !has_end_record(bytes, size))
+        r = dfgc_error("%s: not a complete .npz (a zip archive of .npy files, "
+                       "as numpy.savez writes): truncated, or not a zip "
+                       "archive", path);
     if (r == 0)
         r = find_entry(path, bytes, size, name, &e);
+    unsigned char *inflated = NULL;
+    if (r == 0 && e.method == 8)
+        r = inflate_entry(path, name, bytes, &e, &inflated);
+    const unsigned char *data = inflated ? inflated : bytes + e.offset;
+    if (r == 0 && crc32_z(0, data, (z_size_t)e.usize) != e.crc)
+        r = dfgc_error("%s: '%s.npy' fails its CRC-32 check (corrupted)",
+                       path, name);
     if (r == 0)
-        r = parse_npy(path, name, bytes + e.offset, e.size, out);
+        r = parse_npy(path, name, data, (size_t)e.usize, out);
+    free(inflated);
     free(bytes);
     return r;
 }

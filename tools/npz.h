@@ -3,8 +3,8 @@
  * header field and size is checked and anything else is refused with an
  * error naming the file and the array. Supported: entries stored
  * uncompressed (ZIP_STORED, what numpy.savez writes, zip64 sizes
- * included) holding a version 1-3 .npy of dtype '<f4' or '<i8' in C
- * order; np.savez_compressed's deflated entries are refused. */
+ * included) or deflated (numpy.savez_compressed), holding a version 1-3
+ * .npy of dtype '<f4' or '<i8' in C order. */
 #ifndef DFGC_NPZ_H
 #define DFGC_NPZ_H
 
