@@ -84,6 +84,12 @@ cmp -s "$work/straight" "$work/resumed" ||
     fail "--data compressed.npz"
 cmp -s "$work/stored" "$work/out" || fail "savez_compressed trains otherwise"
 
+# --schedule cosine decays the learning rate: another first epoch.
+"$dfgc" train "$model" --data "$work/train.npz" --epochs 2 --schedule cosine \
+    >"$work/out" 2>"$work/err" || fail "--schedule cosine: $(cat "$work/err")"
+grep -q "^epoch 2: " "$work/out" || fail "cosine: $(cat "$work/out")"
+! cmp -s "$work/stored" "$work/out" || fail "--schedule cosine changed nothing"
+
 # mse: float32 targets like the prediction; no accuracy.
 "$dfgc" train "$model" --data "$work/mse.npz" --val "$work/mse.npz" --loss mse \
     --epochs 1 --optimizer sgd --lr 0.01 --momentum 0.5 --weight-decay 1e-4 \
@@ -109,6 +115,8 @@ bad flipped_deflate "deflated data\|CRC-32"
 expect_error 1 train "$model" --data "$work/missing.npz"
 expect_error 1 train "$model" --data "$work/train.npz" --loss mse
 expect_error 2 train "$model" --val "$work/val.npz"
+expect_error 2 train "$model" --data "$work/train.npz" --schedule step
+expect_error 2 train "$model" --schedule cosine
 expect_error 2 train "$model" --data "$work/train.npz" --momentum 1
 expect_error 2 train "$model" --data "$work/train.npz" --weight-decay -1
 expect_error 2 train "$model" --data "$work/train.npz" --lr 0

@@ -25,7 +25,8 @@ static const char usage[] =
     "                  [--checkpoint FILE] [--resume FILE]\n"
     "       dfgc train MODEL --data TRAIN.npz [--val VAL.npz] [--epochs N]\n"
     "                  [--batch N] [--seed N] [--loss NAME] [--optimizer NAME]\n"
-    "                  [--lr X] [--accumulate K] [--shapes SPEC]\n"
+    "                  [--lr X] [--accumulate K] [--schedule NAME]\n"
+    "                  [--shapes SPEC]\n"
     "                  [--save FILE.onnx] [--checkpoint FILE] [--resume FILE]\n"
     "\n"
     "Trains MODEL (example:mlp or example:cnn) on the UCI 8x8 digits: the\n"
@@ -52,6 +53,8 @@ static const char usage[] =
     "                  an ONNX model for its input's (see --shapes)\n"
     "--data FILE.npz   the training set: arrays x and y\n"
     "--val FILE.npz    a validation set like it, evaluated after each epoch\n"
+    "--schedule NAME   with --data: constant (default) or cosine (--lr\n"
+    "                  decayed to 0 over the run)\n"
     DFGC_TRAINING_USAGE
     "                  (digits: decayed to 0 over the run by a cosine)\n"
     "--accumulate K    micro-batches per optimizer step (1)\n"
@@ -88,7 +91,7 @@ static const char *model_name(const char *model)
 }
 
 typedef struct train_args {
-    const char *json, *data, *val;
+    const char *json, *data, *val, *schedule;
     uint64_t epochs, batch, accumulate, seed, steps, bucket_bytes;
     uint64_t startup_timeout, stop_after;
     int synthetic, data_parallel, shard_optimizer;
@@ -134,6 +137,9 @@ static int parse_option(int argc, char **argv, int *i, void *ctx)
         found = dfgc_option_value("train", argc, argv, i, "--data", &a->data);
     if (found == 0)
         found = dfgc_option_value("train", argc, argv, i, "--val", &a->val);
+    if (found == 0)
+        found = dfgc_option_value("train", argc, argv, i, "--schedule",
+                                  &a->schedule);
     if (found == 0)
         found = dfgc_option_value("train", argc, argv, i, "--save",
                                   &a->keep.save);
@@ -241,8 +247,12 @@ static int train_with_data(const char *model, const train_args *a)
     if (a->synthetic || a->data_parallel || a->stop_after || a->json)
         return dfgc_usage_error("train", "--data does not go with --synthetic, "
                                 "--data-parallel, --stop-after or --json");
+    int cosine = a->schedule && strcmp(a->schedule, "cosine") == 0;
+    if (a->schedule && !cosine && strcmp(a->schedule, "constant") != 0)
+        return dfgc_usage_error("train", "unknown --schedule '%s' (constant, "
+                                "cosine)", a->schedule);
     dfgc_data_config c = {model, a->setup, {0}, a->epochs ? (int32_t)a->epochs : 10,
-                          (int32_t)a->batch, a->seed, stdout, a->keep};
+                          (int32_t)a->batch, a->seed, cosine, stdout, a->keep};
     dfg_compile_options_init(&c.options);
     c.options.precision = a->setup.precision;
     c.setup.training.accumulate = (int32_t)a->accumulate;
@@ -279,6 +289,10 @@ int dfgc_train(int argc, char **argv)
     size_t n = strlen(model);
     if (a.data || a.val)
         return train_with_data(model, &a);
+    if (a.schedule)
+        return dfgc_usage_error("train", "--schedule goes with --data (the "
+                                "digits decay by a cosine, --synthetic keeps "
+                                "--lr)");
     if (a.synthetic || (n > 5 && strcmp(model + n - 5, ".onnx") == 0)) {
         if (a.data_parallel)
             return dfgc_usage_error("train", "--data-parallel trains the "

@@ -228,6 +228,25 @@ static dfg_status train_epochs(dfgc_data_config *c, dfg_session *s,
     return st;
 }
 
+/* --schedule cosine: the learning rate decays to 0 over the run's
+ * optimizer steps, which the batch size, known once compiled, sets; the
+ * program is compiled again with them. */
+static int compile_cosine(dfgc_data_config *c, int32_t batches_per_epoch,
+                          dfg_program **program)
+{
+    int32_t accumulate = c->setup.training.accumulate > 0
+                             ? c->setup.training.accumulate : 1;
+    int64_t steps = (int64_t)c->epochs * batches_per_epoch / accumulate;
+    if (steps < 1 || steps > (1 << 24))
+        return dfgc_error("--schedule cosine: %lld optimizer steps in the "
+                          "run (1 to 2^24)", (long long)steps);
+    c->setup.training.decay_steps = steps;
+    dfg_program_destroy(*program);
+    *program = NULL;
+    return compile_loss(c, 1, program) == DFG_OK
+               ? 0 : dfgc_library_error(c->model);
+}
+
 /* Input 0's batch dim, checked against --batch and the data. */
 static int batch_size(const dfgc_data_config *c, const dfg_program *p,
                       const dfgc_data_set *train, int32_t *out)
@@ -279,6 +298,8 @@ int dfgc_train_data(dfgc_data_config *c, const dfgc_data_set *train,
         r = batch_size(c, program, train, &b.size);
     if (r == 0)
         r = buffers_create(train, b.size, &b);
+    if (r == 0 && c->cosine)
+        r = compile_cosine(c, train->rows / b.size, &program);
     if (r == 0 && c->log)
         fprintf(c->log, "batches of %d: %d an epoch (the last %d of the "
                 "%d shuffled examples dropped)\n", (int)b.size,

@@ -28,6 +28,10 @@ typedef struct dfgc_data_config {
     int32_t epochs;
     int32_t batch;              /* 0, or what the model's batch must be */
     uint64_t seed;              /* the shuffles */
+    int cosine;                 /* --schedule cosine: the learning rate
+                                   decays to 0 over the run's optimizer
+                                   steps (dfg_training_options.decay_steps);
+                                   0: constant */
     FILE *log;                  /* per-epoch lines, or NULL */
     dfgc_keep_paths keep;
 } dfgc_data_config;
