@@ -45,6 +45,9 @@ np.savez(work + "/i32.npz", x=x, y=y.astype(np.int32))
 np.savez(work + "/rows.npz", x=x, y=y[:-1])
 np.savez(work + "/fortran.npz", x=np.asfortranarray(x), y=y)
 np.savez(work + "/noy.npz", x=x)
+xn = x.copy()
+xn[5, 3] = np.nan
+np.savez(work + "/nan.npz", x=xn, y=y)
 np.savez(work + "/shape.npz", x=x[:, :15].copy(), y=y)
 b = open(work + "/train.npz", "rb").read()
 open(work + "/truncated.npz", "wb").write(b[:len(b) // 2])
@@ -57,12 +60,15 @@ PY
 model="$work/m.onnx"
 
 "$dfgc" train "$model" --data "$work/train.npz" --val "$work/val.npz" \
-    --epochs 4 --checkpoint "$work/straight" >"$work/out" 2>"$work/err" ||
+    --epochs 4 --checkpoint "$work/straight" --save "$work/trained.onnx" \
+    >"$work/out" 2>"$work/err" ||
     fail "dfgc train --data: $(cat "$work/err")"
 grep -q "^batches of 8: 25 an epoch (the last 3 of the 203 shuffled examples dropped)$" \
     "$work/out" || fail "batch summary: $(cat "$work/out")"
 grep -q "^epoch 4: loss " "$work/out" || fail "no epoch 4: $(cat "$work/out")"
 accuracy=$(sed -n 's/^val_loss=[0-9.]* val_accuracy=\([0-9.]*\)$/\1/p' "$work/out" | tail -1)
+grep -q "^saved $work/trained.onnx: 4 trained initializers$" "$work/out" ||
+    fail "--save: $(cat "$work/out")"
 [ -n "$accuracy" ] || fail "no val_accuracy: $(cat "$work/out")"
 awk "BEGIN { exit !($accuracy >= 0.9) }" ||
     fail "val_accuracy $accuracy < 0.9: $(cat "$work/out")"
@@ -96,6 +102,12 @@ grep -q "^epoch 2: " "$work/out" || fail "cosine: $(cat "$work/out")"
     --accumulate 2 >"$work/out" 2>"$work/err" ||
     fail "--loss mse: $(cat "$work/err")"
 grep -q "^val_loss=[0-9.]*$" "$work/out" || fail "mse: $(cat "$work/out")"
+
+# A NaN in x ends the run at its step with status 1 (the finite guard).
+"$dfgc" train "$model" --data "$work/nan.npz" --epochs 1 >"$work/out" 2>"$work/err"
+[ $? -eq 1 ] || fail "a NaN in x: not status 1"
+grep -q "'loss' is NaN; the weights of step [0-9]* are kept" "$work/err" ||
+    fail "a NaN in x: $(cat "$work/err")"
 
 # Malformed data: status 1 and a message that says what is wrong.
 bad() {
