@@ -9,6 +9,17 @@ dfgc_test_setup() {
     trap 'rm -rf "$work"' EXIT
 }
 
+# dfgc_test_python WHAT: sets python to Debian's python3 (or $DFG_PYTHON)
+# with onnx and numpy (python3-onnx, python3-numpy, as tests/models use),
+# or skips the test (77), saying it needs them to write WHAT.
+dfgc_test_python() {
+    python=${DFG_PYTHON:-/usr/bin/python3}
+    "$python" -c "import onnx, numpy" 2>/dev/null || {
+        echo "$python with onnx and numpy is needed to write $1"
+        exit 77
+    }
+}
+
 fail() {
     echo "FAIL: $*" >&2
     exit 1

@@ -10,12 +10,7 @@
 set -u
 . "$(dirname "$0")/dfgc_test_lib.sh"
 dfgc_test_setup train-keep "$1"
-# Debian's python3 (python3-onnx, python3-numpy), as tests/models do.
-python=${DFG_PYTHON:-/usr/bin/python3}
-"$python" -c "import onnx, numpy" 2>/dev/null || {
-    echo "$python with onnx and numpy is needed to write the model"
-    exit 77
-}
+dfgc_test_python "the model"
 model="$work/m.onnx"
 "$python" - "$model" <<'PY' || fail "writing the model"
 import sys, numpy as np, onnx

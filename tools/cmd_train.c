@@ -7,6 +7,7 @@
 #include <string.h>
 #include "cli.h"
 #include "commands.h"
+#include "data_training.h"
 #include "digits_training.h"
 #include "model_source.h"
 #include "synthetic_training.h"
@@ -22,6 +23,11 @@ static const char usage[] =
     "                  [--steps S] [--seed K] [--optimizer NAME] [--lr X]\n"
     "                  [--shapes SPEC] [--save FILE.onnx]\n"
     "                  [--checkpoint FILE] [--resume FILE]\n"
+    "       dfgc train MODEL --data TRAIN.npz [--val VAL.npz] [--epochs N]\n"
+    "                  [--batch N] [--seed N] [--loss NAME] [--optimizer NAME]\n"
+    "                  [--lr X] [--accumulate K] [--schedule NAME]\n"
+    "                  [--shapes SPEC]\n"
+    "                  [--save FILE.onnx] [--checkpoint FILE] [--resume FILE]\n"
     "\n"
     "Trains MODEL (example:mlp or example:cnn) on the UCI 8x8 digits: the\n"
     "first 1437 examples for training, the last 360 for the test accuracy,\n"
@@ -34,10 +40,21 @@ static const char usage[] =
     "update is NaN or infinite ends the run with status 1, naming the step\n"
     "(the last finite weights are kept: a checkpoint is of the last finite\n"
     "step, and nothing is saved).\n"
+    "With --data, trains on the arrays x (the model's input, float32, batch\n"
+    "first) and y (int64 class indices for cross entropy, float32 targets\n"
+    "for --loss mse) of a .npz (numpy.savez or savez_compressed), in a\n"
+    "shuffled order each epoch, dropping the last partial batch; prints\n"
+    "'epoch E: loss L' (the mean over its batches) and, with --val,\n"
+    "'val_loss=V val_accuracy=A' after every epoch (docs/training.md).\n"
     "\n"
-    "--epochs N        passes over the training examples (mlp 20, cnn 10)\n"
+    "--epochs N        passes over the training examples (mlp 20, cnn 10;\n"
+    "                  --data 10)\n"
     "--batch N         micro-batch size; the bundled models are built for 32,\n"
     "                  an ONNX model for its input's (see --shapes)\n"
+    "--data FILE.npz   the training set: arrays x and y\n"
+    "--val FILE.npz    a validation set like it, evaluated after each epoch\n"
+    "--schedule NAME   with --data: constant (default) or cosine (--lr\n"
+    "                  decayed to 0 over the run)\n"
     DFGC_TRAINING_USAGE
     "                  (digits: decayed to 0 over the run by a cosine)\n"
     "--accumulate K    micro-batches per optimizer step (1)\n"
@@ -74,7 +91,7 @@ static const char *model_name(const char *model)
 }
 
 typedef struct train_args {
-    const char *json;
+    const char *json, *data, *val, *schedule;
     uint64_t epochs, batch, accumulate, seed, steps, bucket_bytes;
     uint64_t startup_timeout, stop_after;
     int synthetic, data_parallel, shard_optimizer;
@@ -116,6 +133,13 @@ static int parse_option(int argc, char **argv, int *i, void *ctx)
     }
     if (found == 0)
         found = dfgc_option_value("train", argc, argv, i, "--json", &a->json);
+    if (found == 0)
+        found = dfgc_option_value("train", argc, argv, i, "--data", &a->data);
+    if (found == 0)
+        found = dfgc_option_value("train", argc, argv, i, "--val", &a->val);
+    if (found == 0)
+        found = dfgc_option_value("train", argc, argv, i, "--schedule",
+                                  &a->schedule);
     if (found == 0)
         found = dfgc_option_value("train", argc, argv, i, "--save",
                                   &a->keep.save);
@@ -164,7 +188,7 @@ static int train_digits(const char *model, const train_args *a)
                            .keep = a->keep, .stop_after = (int32_t)a->stop_after};
     c.training.accumulate = (int32_t)a->accumulate;
     c.training.seed = a->seed;
-    if (a->batch != 32)
+    if (a->batch && a->batch != 32)
         return dfgc_usage_error("train", "--batch %llu: the bundled models are "
                                 "built for batch 32", (unsigned long long)a->batch);
     if ((a->bucket_bytes || a->shard_optimizer || a->startup_timeout) &&
@@ -191,7 +215,7 @@ static int train_digits(const char *model, const train_args *a)
     if (c.rank != 0)
         c.log = NULL;
     c.training.decay_steps = dfgc_optimizer_steps(
-        epochs, (int32_t)a->batch * c.ranks, c.training.accumulate);
+        epochs, 32 * c.ranks, c.training.accumulate);
     dfgc_digits data;
     if (dfgc_digits_load(dfgc_digits_default_path(), &data) != 0)
         return DFGC_EXIT_ERROR;
@@ -215,12 +239,44 @@ static int train_digits(const char *model, const train_args *a)
     return 0;
 }
 
+/* --data: the user's data set (data_training.h). */
+static int train_with_data(const char *model, const train_args *a)
+{
+    if (!a->data)
+        return dfgc_usage_error("train", "--val goes with --data");
+    if (a->synthetic || a->data_parallel || a->stop_after || a->json)
+        return dfgc_usage_error("train", "--data does not go with --synthetic, "
+                                "--data-parallel, --stop-after or --json");
+    int cosine = a->schedule && strcmp(a->schedule, "cosine") == 0;
+    if (a->schedule && !cosine && strcmp(a->schedule, "constant") != 0)
+        return dfgc_usage_error("train", "unknown --schedule '%s' (constant, "
+                                "cosine)", a->schedule);
+    dfgc_data_config c = {model, a->setup, {0}, a->epochs ? (int32_t)a->epochs : 10,
+                          (int32_t)a->batch, a->seed, cosine, stdout, a->keep};
+    dfg_compile_options_init(&c.options);
+    c.options.precision = a->setup.precision;
+    c.setup.training.accumulate = (int32_t)a->accumulate;
+    c.setup.training.seed = a->seed;
+    dfgc_data_set train, val;
+    int r = dfgc_data_set_load(a->data, &train);
+    if (r != 0)
+        return r;
+    if (a->val && (r = dfgc_data_set_load(a->val, &val)) != 0) {
+        dfgc_data_set_free(&train);
+        return r;
+    }
+    r = dfgc_train_data(&c, &train, a->val ? &val : NULL);
+    dfgc_data_set_free(&train);
+    if (a->val)
+        dfgc_data_set_free(&val);
+    return r;
+}
+
 int dfgc_train(int argc, char **argv)
 {
     train_args a;
     memset(&a, 0, sizeof a);
-    a.batch = a.accumulate = a.seed = 1;
-    a.batch = 32;
+    a.accumulate = a.seed = 1;
     a.steps = 50;
     dfgc_training_setup_init(&a.setup);
     const char *model = NULL;
@@ -231,6 +287,12 @@ int dfgc_train(int argc, char **argv)
     if (!model)
         return dfgc_usage_error("train", "no MODEL given");
     size_t n = strlen(model);
+    if (a.data || a.val)
+        return train_with_data(model, &a);
+    if (a.schedule)
+        return dfgc_usage_error("train", "--schedule goes with --data (the "
+                                "digits decay by a cosine, --synthetic keeps "
+                                "--lr)");
     if (a.synthetic || (n > 5 && strcmp(model + n - 5, ".onnx") == 0)) {
         if (a.data_parallel)
             return dfgc_usage_error("train", "--data-parallel trains the "

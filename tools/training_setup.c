@@ -1,6 +1,7 @@
 /* The training options of dfgc's commands (training_setup.h). */
 #include "training_setup.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cli.h"
@@ -18,16 +19,19 @@ void dfgc_training_setup_init(dfgc_training_setup *s)
     s->loss = DFG_LOSS_CROSS_ENTROPY;
 }
 
-static int parse_lr(const char *command, const char *text, float *out,
-                    int *given)
+/* OPTION's value: a number in [low, high), or one above 0 when low is 0
+ * and positive is set. 1, or -1 after a usage error. */
+static int parse_number(const char *command, const char *option,
+                        const char *text, float high, int positive, float *out)
 {
     char *end;
-    float lr = strtof(text, &end);
-    if (*end != '\0' || !(lr > 0.0f))
-        return dfgc_usage_error(command, "--lr '%s' is not a positive number",
-                                text), -1;
-    *out = lr;
-    *given = 1;
+    float x = strtof(text, &end);
+    if (end == text || *end != '\0' || !(x >= 0.0f && x < high) ||
+        (positive && x == 0.0f))
+        return dfgc_usage_error(command, "%s '%s' is not a number in %s0, "
+                                "%g)", option, text, positive ? "(" : "[",
+                                (double)high), -1;
+    *out = x;
     return 1;
 }
 
@@ -52,6 +56,36 @@ static int parse_budget(const char *command, const char *text,
         return -1;
     t->memory_budget_bytes = bytes;
     return 1;
+}
+
+/* --lr, --weight-decay, --momentum, then --classes; as
+ * dfgc_training_option. */
+static int hyper_option(const char *command, int argc, char **argv, int *i,
+                        dfgc_training_setup *s)
+{
+    static const char *const names[] = {"--lr", "--weight-decay", "--momentum"};
+    float *targets[] = {&s->training.learning_rate, &s->training.weight_decay,
+                        &s->training.momentum};
+    const float high[] = {INFINITY, INFINITY, 1.0f};
+    const char *value;
+    for (int k = 0; k < 3; k++) {
+        int found = dfgc_option_value(command, argc, argv, i, names[k], &value);
+        s->lr_given |= found == 1 && k == 0;
+        if (found == 1)
+            return parse_number(command, names[k], value, high[k], k == 0,
+                                targets[k]);
+        if (found != 0)
+            return found;
+    }
+    int found = dfgc_option_value(command, argc, argv, i, "--classes", &value);
+    if (found == 1) {
+        uint64_t classes;
+        if (dfgc_parse_u64(command, "--classes", value, 1, 1u << 24,
+                           &classes) != 0)
+            return -1;
+        s->classes = (int64_t)classes;
+    }
+    return found;
 }
 
 int dfgc_training_option(const char *command, int argc, char **argv, int *i,
@@ -80,23 +114,7 @@ int dfgc_training_option(const char *command, int argc, char **argv, int *i,
             s->training.learning_rate =
                 s->training.optimizer == DFG_OPTIMIZER_SGD ? 0.05f : 0.003f;
     }
-    if (found != 0)
-        return found;
-    found = dfgc_option_value(command, argc, argv, i, "--lr", &value);
-    if (found == 1)
-        return parse_lr(command, value, &s->training.learning_rate,
-                        &s->lr_given);
-    if (found != 0)
-        return found;
-    found = dfgc_option_value(command, argc, argv, i, "--classes", &value);
-    if (found == 1) {
-        uint64_t classes;
-        if (dfgc_parse_u64(command, "--classes", value, 1, 1u << 24,
-                           &classes) != 0)
-            return -1;
-        s->classes = (int64_t)classes;
-    }
-    return found;
+    return found != 0 ? found : hyper_option(command, argc, argv, i, s);
 }
 
 dfg_status dfgc_training_graph(const char *model, dfgc_training_setup *s,

@@ -21,6 +21,9 @@ typedef struct dfgc_training_setup {
     "                  prediction [N, classes] (default: the model's)\n"     \
     "--optimizer NAME  adam (default), adamw, or sgd (momentum 0.9)\n"       \
     "--lr X            learning rate (sgd 0.05, adam/adamw 0.003)\n"      \
+    "--weight-decay X  L2 penalty added to the gradient (sgd, adam) or\n"   \
+    "                  decoupled (adamw): 0\n"                              \
+    "--momentum X      sgd's momentum, adam's beta1, in [0, 1): 0.9\n"       \
     "--memory-budget B arena budget, BYTES (below 2^63) or N% of the arena\n" \
     "                  without one: saved activations are recomputed until\n" \
     "                  it fits\n" \
@@ -30,7 +33,8 @@ typedef struct dfgc_training_setup {
 /* Adam from lr 0.003, cross entropy, the model's classes. */
 void dfgc_training_setup_init(dfgc_training_setup *setup);
 
-/* Handles --loss, --classes, --optimizer, --lr, --memory-budget and
+/* Handles --loss, --classes, --optimizer, --lr, --weight-decay,
+ * --momentum, --memory-budget and
  * --precision: 1 if argv[*i] was one
  * of them, 0 if not, -1 after a usage error. */
 int dfgc_training_option(const char *command, int argc, char **argv, int *i,
