@@ -309,6 +309,58 @@ static void test_sessions_share_the_weights(void **state)
     dfg_graph_destroy(graph);
 }
 
+/* Weights copied into a session that has run and holds them already (an
+ * evaluation session given each epoch's weights): its next run reads the
+ * new ones, as a fresh session given them does, never the layout copies
+ * its kernels made of the old ones. */
+static void test_weights_copied_again(void **state)
+{
+    (void)state;
+    static const char *const models[] = {"cnn", "transformer"};
+    for (int m = 0; m < 2; m++) {
+        dfg_graph *graph = NULL;
+        dfg_program *program = NULL;
+        assert_int_equal(dfg_model_build(models[m], NULL, &graph), DFG_OK);
+        assert_int_equal(dfg_compile(graph, NULL, &program), DFG_OK);
+        dfg_graph_destroy(graph);
+        dfg_session *src, *dst, *fresh;
+        assert_int_equal(dfg_session_create(program, cpu(), NULL, &src), DFG_OK);
+        assert_int_equal(dfg_session_create(program, cpu(), NULL, &dst), DFG_OK);
+        assert_int_equal(dfg_session_create(program, cpu(), NULL, &fresh),
+                         DFG_OK);
+        /* src's own weights (a copy), then changed in place. */
+        assert_int_equal(dfg_session_copy_weights(src, dst, NULL), DFG_OK);
+        assert_int_equal(dfg_session_copy_weights(dst, src, NULL), DFG_OK);
+        float *out = malloc(32 * 128 * 64 * sizeof *out);
+        float *want = malloc(32 * 128 * 64 * sizeof *want);
+        dfg_tensor_info info;
+        assert_int_equal(dfg_program_output_info(program, 0, &info), DFG_OK);
+        size_t n = 1;
+        for (int32_t d = 0; d < info.rank; d++)
+            n *= (size_t)info.shape[d];
+        assert_true(n <= 32 * 128 * 64);
+        run_seeded(program, dst, out, n);
+        void *w;
+        size_t bytes;
+        assert_int_equal(dfg_session_weights_region(src, &w, &bytes), DFG_OK);
+        for (size_t i = 0; i < bytes / sizeof(float); i++)
+            ((float *)w)[i] *= 1.5f; /* every weight of both models: f32 */
+        assert_int_equal(dfg_session_copy_weights(dst, src, NULL), DFG_OK);
+        run_seeded(program, dst, out, n);
+        assert_int_equal(dfg_session_copy_weights(fresh, src, NULL), DFG_OK);
+        run_seeded(program, fresh, want, n);
+        if (memcmp(out, want, n * sizeof *out) != 0)
+            fail_msg("%s: a session given weights again runs the old ones",
+                     models[m]);
+        free(out);
+        free(want);
+        dfg_session_destroy(src);
+        dfg_session_destroy(dst);
+        dfg_session_destroy(fresh);
+        dfg_program_destroy(program);
+    }
+}
+
 static void test_backend_registry(void **state)
 {
     (void)state;
@@ -426,6 +478,7 @@ int main(void)
         cmocka_unit_test(test_run_allocates_nothing),
         cmocka_unit_test(test_run_profiled),
         cmocka_unit_test(test_sessions_share_the_weights),
+        cmocka_unit_test(test_weights_copied_again),
         cmocka_unit_test(test_backend_registry),
         cmocka_unit_test(test_unsupported_op_is_named),
     };

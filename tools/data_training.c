@@ -8,11 +8,9 @@
 #include <string.h>
 
 /* The validation programs: the loss of a batch, and (cross entropy) the
- * prediction whose argmax is the class. Their sessions are made afresh
- * for every evaluation: a CPU session's kernels may read weights from
- * copies in their own layout made as it first runs, which
- * dfg_session_copy_weights into a session that ran already does not
- * reach (the next evaluation would see the first one's weights). */
+ * prediction whose argmax is the class. Their sessions are made for each
+ * evaluation and given the trained weights (dfg_session_copy_weights),
+ * then destroyed: between evaluations only the programs are held. */
 typedef struct evaluator {
     const dfg_backend *backend;
     dfg_program *loss_program, *predict_program;

@@ -234,8 +234,8 @@ static int conv_make(dfg_columns_conv *c, dnnl_engine_t engine,
         dfg_dnnl_weights_acquire_transformed(
             engine, columns_filters, filters_md(p, &o8i8), step->in[1],
             w_bytes,
-            p->w_chosen, (step->droppable_inputs & 2u) != 0, &c->weights,
-            &u) != DFG_OK ||
+            p->w_chosen, (step->shared_inputs & 2u) != 0,
+            (step->droppable_inputs & 2u) != 0, &c->weights, &u) != DFG_OK ||
         dnnl_memory_desc_init_by_tag(&scratch, 1, scratch_dims, dnnl_u8,
                                      dnnl_a) != dnnl_success ||
         memory_add(c, engine, &p->columns, c->columns) != 0 ||

@@ -398,7 +398,8 @@ static dnnl_memory_t weights_memory(dfg_dnnl_conv *c, dnnl_engine_t engine,
         return memory_at(c, engine, p->w_chosen, (void *)step->in[1]);
     void *data = NULL;
     if (dfg_dnnl_weights_acquire(engine, &p->w_plain, step->in[1],
-                                 p->w_chosen, (step->droppable_inputs & 2u) != 0,
+                                 p->w_chosen, (step->shared_inputs & 2u) != 0,
+                                 (step->droppable_inputs & 2u) != 0,
                                  &c->weights, &data) != DFG_OK)
         return NULL;
     return memory_at(c, engine, p->w_chosen, data);

@@ -355,7 +355,8 @@ static const void *weights_data(dfg_dnnl_matmul *m, dnnl_engine_t engine,
         return step->in[1];
     void *data = NULL;
     if (dfg_dnnl_weights_acquire(engine, &p->b_plain, step->in[1],
-                                 p->b_chosen, (step->droppable_inputs & 2u) != 0,
+                                 p->b_chosen, (step->shared_inputs & 2u) != 0,
+                                 (step->droppable_inputs & 2u) != 0,
                                  &m->weights, &data) != DFG_OK)
         return NULL;
     return data;

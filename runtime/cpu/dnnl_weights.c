@@ -19,6 +19,7 @@ struct dfg_dnnl_weights {
     int64_t bytes;
     int64_t references;
     size_t plain_bytes; /* > 0: plain is a file's pages, to be dropped */
+    int shared;         /* 1: found by other callers of plain's bytes */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -208,7 +209,8 @@ static dfg_dnnl_weights *find(const void *plain,
                               const dnnl_memory_desc_t *chosen_md)
 {
     for (dfg_dnnl_weights *e = entries; e; e = e->next)
-        if (e->plain == plain && dnnl_memory_desc_equal(&e->chosen, chosen_md))
+        if (e->shared && e->plain == plain &&
+            dnnl_memory_desc_equal(&e->chosen, chosen_md))
             return e;
     return NULL;
 }
@@ -284,17 +286,18 @@ static dfg_status make(dnnl_engine_t engine, const weights_source *src,
 }
 
 static dfg_status acquire(dnnl_engine_t engine, const weights_source *src,
-                          const dnnl_memory_desc_t *chosen_md, int drop_plain,
-                          dfg_dnnl_weights **out, void **data)
+                          const dnnl_memory_desc_t *chosen_md, int shared,
+                          int drop_plain, dfg_dnnl_weights **out, void **data)
 {
     *out = NULL;
     *data = NULL;
     dfg_status status = DFG_OK;
     pthread_mutex_lock(&lock);
-    dfg_dnnl_weights *e = find(src->plain, chosen_md);
+    dfg_dnnl_weights *e = shared ? find(src->plain, chosen_md) : NULL;
     if (!e) {
         status = make(engine, src, chosen_md, drop_plain, &e);
         if (status == DFG_OK) {
+            e->shared = shared;
             held_bytes += e->bytes;
             e->next = entries;
             entries = e;
@@ -314,26 +317,26 @@ dfg_status dfg_dnnl_weights_acquire(dnnl_engine_t engine,
                                     const dnnl_memory_desc_t *plain_md,
                                     const void *plain,
                                     const dnnl_memory_desc_t *chosen_md,
-                                    int drop_plain, dfg_dnnl_weights **out,
-                                    void **data)
+                                    int shared, int drop_plain,
+                                    dfg_dnnl_weights **out, void **data)
 {
     weights_source src = {.from_md = plain_md,
                            .plain = plain,
                            .plain_bytes = dnnl_memory_desc_get_size(plain_md)};
-    return acquire(engine, &src, chosen_md, drop_plain, out, data);
+    return acquire(engine, &src, chosen_md, shared, drop_plain, out, data);
 }
 
 dfg_status dfg_dnnl_weights_acquire_transformed(
     dnnl_engine_t engine, dfg_dnnl_weights_transform transform,
     const dnnl_memory_desc_t *transformed_md, const void *plain,
-    size_t plain_bytes, const dnnl_memory_desc_t *chosen_md, int drop_plain,
-    dfg_dnnl_weights **out, void **data)
+    size_t plain_bytes, const dnnl_memory_desc_t *chosen_md, int shared,
+    int drop_plain, dfg_dnnl_weights **out, void **data)
 {
     weights_source src = {.from_md = transformed_md,
                           .plain = plain,
                           .plain_bytes = plain_bytes,
                           .transform = transform};
-    return acquire(engine, &src, chosen_md, drop_plain, out, data);
+    return acquire(engine, &src, chosen_md, shared, drop_plain, out, data);
 }
 
 void dfg_dnnl_weights_release(dfg_dnnl_weights *weights)

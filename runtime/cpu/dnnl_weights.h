@@ -26,17 +26,21 @@
 
 typedef struct dfg_dnnl_weights dfg_dnnl_weights;
 
-/* A reference to plain (laid out as plain_md, a program's bytes read in
- * place) reordered to chosen_md on engine: the entry every caller of the
- * same plain bytes and layout holds. drop_plain: plain's pages may leave
- * memory once copied (dfg_kernel_args.droppable_inputs). *data receives the reordered bytes, valid
- * until the release. */
+/* A reference to plain (laid out as plain_md) reordered to chosen_md on
+ * engine. shared: plain is a program's bytes read in place
+ * (dfg_kernel_args.shared_inputs), and the entry is the one every caller
+ * of the same plain bytes and layout holds; 0: bytes that may change (a
+ * session's own weights region, which dfg_session_copy_weights
+ * overwrites), reordered into an entry of this caller's own, which no
+ * later caller finds. drop_plain: plain's pages may leave memory once
+ * copied (dfg_kernel_args.droppable_inputs). *data receives the
+ * reordered bytes, valid until the release. */
 dfg_status dfg_dnnl_weights_acquire(dnnl_engine_t engine,
                                     const dnnl_memory_desc_t *plain_md,
                                     const void *plain,
                                     const dnnl_memory_desc_t *chosen_md,
-                                    int drop_plain, dfg_dnnl_weights **out,
-                                    void **data);
+                                    int shared, int drop_plain,
+                                    dfg_dnnl_weights **out, void **data);
 /* Turns a weight's plain bytes into the plain bytes a primitive's weights
  * start from (to, laid out as to_md), before they are reordered: the
  * Winograd transform of a 3x3 conv's weights (winograd_conv.h). */
@@ -47,12 +51,12 @@ typedef void (*dfg_dnnl_weights_transform)(const void *plain,
 /* As dfg_dnnl_weights_acquire, for plain (plain_bytes of them) turned by
  * transform into transformed_md's layout, then reordered to chosen_md
  * (where the two are one layout, transformed straight into it).
- * The entry is found by plain and chosen_md, as any other. */
+ * A shared entry is found by plain and chosen_md, as any other. */
 dfg_status dfg_dnnl_weights_acquire_transformed(
     dnnl_engine_t engine, dfg_dnnl_weights_transform transform,
     const dnnl_memory_desc_t *transformed_md, const void *plain,
-    size_t plain_bytes, const dnnl_memory_desc_t *chosen_md, int drop_plain,
-    dfg_dnnl_weights **out, void **data);
+    size_t plain_bytes, const dnnl_memory_desc_t *chosen_md, int shared,
+    int drop_plain, dfg_dnnl_weights **out, void **data);
 /* NULL is ignored. */
 void dfg_dnnl_weights_release(dfg_dnnl_weights *weights);
 

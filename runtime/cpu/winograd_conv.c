@@ -233,7 +233,8 @@ static int conv_make(dfg_winograd_conv *c, dnnl_engine_t engine,
                      sizeof(float);
     if (dfg_dnnl_weights_acquire_transformed(
             engine, filters_transform, &p->u_plain, step->in[1], w_bytes,
-            &p->u_chosen, (step->droppable_inputs & 2u) != 0, &c->weights,
+            &p->u_chosen, (step->shared_inputs & 2u) != 0,
+            (step->droppable_inputs & 2u) != 0, &c->weights,
             (void **)&u) != DFG_OK)
         return -1;
     size_t v_one = dnnl_memory_desc_get_size(&p->v),
