@@ -30,7 +30,6 @@ Needs torch (and torchvision) with CUDA; exits 77, saying why, when torch
 or a CUDA device is missing.
 """
 import argparse
-import inspect
 import json
 import os
 import statistics
@@ -71,13 +70,13 @@ def example(name, batch, dtype):
 
 def export(name, batch, dtype, path):
     import torch
+    import export as exporter
     model, x = build_model(name, dtype), example(name, batch, dtype)
     if dtype == "f16":  # f16 convolutions need the GPU to trace
         model, x = model.cuda(), x.cuda()
-    legacy = ({"dynamo": False} if "dynamo" in  # PyTorch 2.9+'s default
-              inspect.signature(torch.onnx.export).parameters else {})
     torch.onnx.export(model, x, path, opset_version=13, input_names=["x"],
-                      output_names=["y"], do_constant_folding=True, **legacy)
+                      output_names=["y"], do_constant_folding=True,
+                      **exporter.torchscript_exporter())
 
 
 def torch_worker(name, batch, dtype, compiled, iterations, warmup):

@@ -8,9 +8,9 @@
 #include <string.h>
 
 /* The validation programs: the loss of a batch, and (cross entropy) the
- * prediction whose argmax is the class. Their sessions are made for each
- * evaluation and given the trained weights (dfg_session_copy_weights),
- * then destroyed: between evaluations only the programs are held. */
+ * prediction whose argmax is the class. Their sessions are made at the
+ * first evaluation and given the trained weights at each
+ * (dfg_session_copy_weights). */
 typedef struct evaluator {
     const dfg_backend *backend;
     dfg_program *loss_program, *predict_program;
@@ -53,31 +53,34 @@ static dfg_status compile_predict(const dfgc_data_config *c, dfg_program **out)
     return st;
 }
 
-static void sessions_destroy(evaluator *e)
+/* *session (of program, made on first use) given trained's weights. */
+static dfg_status session_with_weights(evaluator *e,
+                                       const dfg_program *program,
+                                       dfg_session **session,
+                                       dfg_session *trained)
 {
-    dfg_session_destroy(e->loss_session);
-    dfg_session_destroy(e->predict_session);
-    e->loss_session = e->predict_session = NULL;
+    dfg_status st = *session ? DFG_OK
+                             : dfg_session_create(program, e->backend, NULL,
+                                                  session);
+    return st == DFG_OK ? dfg_session_copy_weights(*session, trained, NULL)
+                        : st;
 }
 
-/* Fresh sessions of the programs, holding trained's weights. */
-static dfg_status sessions_create(evaluator *e, dfg_session *trained)
+/* The validation sessions, made once, holding trained's weights now. */
+static dfg_status sessions_take(evaluator *e, dfg_session *trained)
 {
-    dfg_status st = dfg_session_create(e->loss_program, e->backend, NULL,
-                                       &e->loss_session);
-    if (st == DFG_OK)
-        st = dfg_session_copy_weights(e->loss_session, trained, NULL);
+    dfg_status st = session_with_weights(e, e->loss_program,
+                                         &e->loss_session, trained);
     if (st == DFG_OK && e->predict_program)
-        st = dfg_session_create(e->predict_program, e->backend, NULL,
-                                &e->predict_session);
-    if (st == DFG_OK && e->predict_program)
-        st = dfg_session_copy_weights(e->predict_session, trained, NULL);
+        st = session_with_weights(e, e->predict_program, &e->predict_session,
+                                  trained);
     return st;
 }
 
 static void evaluator_free(evaluator *e)
 {
-    sessions_destroy(e);
+    dfg_session_destroy(e->loss_session);
+    dfg_session_destroy(e->predict_session);
     dfg_program_destroy(e->loss_program);
     dfg_program_destroy(e->predict_program);
     free(e->prediction);
@@ -129,7 +132,7 @@ static dfg_status evaluate(evaluator *e, dfg_session *trained,
                            const dfgc_data_set *val, int32_t batch,
                            int32_t *rows, void *x, void *y, FILE *log)
 {
-    dfg_status st = sessions_create(e, trained);
+    dfg_status st = sessions_take(e, trained);
     double total = 0.0;
     int32_t batches = 0, correct = 0;
     for (int32_t at = 0; at < val->rows && st == DFG_OK; at += batch) {
@@ -154,7 +157,6 @@ static dfg_status evaluate(evaluator *e, dfg_session *trained,
                 (double)correct / val->rows);
     else if (st == DFG_OK && log)
         fprintf(log, "val_loss=%.6f\n", total / batches);
-    sessions_destroy(e);
     return st;
 }
 

@@ -120,6 +120,14 @@ def randomize_zero_linears(model):
                 torch.nn.init.normal_(module.bias, std=0.02)
 
 
+def torchscript_exporter():
+    """torch.onnx.export's arguments for the TorchScript exporter, which
+    PyTorch 2.9 and later replace by default with the dynamo one (other
+    graphs, other opsets)."""
+    parameters = inspect.signature(torch.onnx.export).parameters
+    return {"dynamo": False} if "dynamo" in parameters else {}
+
+
 def export(out_dir, name, batch):
     torch.manual_seed(SEED)
     model = make_model(name).eval()
@@ -131,13 +139,9 @@ def export(out_dir, name, batch):
         y = model(x)
     stem = os.path.join(out_dir, name if batch == 1 else f"{name}_b{batch}")
     opset = 14 if name in model_families.FAMILIES else 13
-    # The TorchScript exporter, which PyTorch 2.9 and later replace by
-    # default with the dynamo one (other graphs, other opsets).
-    legacy = ({"dynamo": False} if "dynamo" in
-              inspect.signature(torch.onnx.export).parameters else {})
     torch.onnx.export(model, x, stem + ".onnx", opset_version=opset,
                       input_names=["input"], output_names=["output"],
-                      do_constant_folding=True, **legacy)
+                      do_constant_folding=True, **torchscript_exporter())
     x.numpy().tofile(stem + ".input.bin")  # float32, or int64 tokens
     y.numpy().astype("float32").tofile(stem + ".output.bin")
     print(f"{stem}.onnx: input {list(x.shape)}, output {list(y.shape)}")
