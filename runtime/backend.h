@@ -86,6 +86,12 @@ struct dfg_backend {
     /* Waits until all work queued so far is done. */
     dfg_status (*synchronize)(dfg_backend_context *context);
     void (*destroy)(dfg_backend_context *context);
+    /* Bytes of weights this process holds in copies of the backend's own
+     * (a layout its library chose, a transform), over every session, in
+     * host memory (*copies), and the plain weight bytes they were made
+     * from (*plain), which a session that may drop them no longer holds.
+     * NULL: the backend makes none in host memory. */
+    void (*weight_copies)(int64_t *copies, int64_t *plain);
     /* What its programs need from the compiler (dfg_backend_target), the
      * scratch its own kernels want per step among them (its
      * workspace_rule, which dfg_backend_workspace_rule hands to

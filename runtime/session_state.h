@@ -29,6 +29,9 @@ struct dfg_session {
     int32_t *program_step;
     dfg_collective collective; /* every step's args point here */
     uint8_t *bool_staging; /* dfg_bool_inputs_bytes of it, or NULL */
+    /* Heap the step block and the backend's prepare took (its primitives
+     * and generated kernels): dfg_session_memory_predict's. */
+    uint64_t prepared_heap_bytes;
 };
 
 /* Where tensor lives for s's steps: the program's weight bytes when the
@@ -40,5 +43,10 @@ void *dfg_session_tensor_address(const dfg_session *s, int32_t tensor);
  * region of its own (uploaded from them), so that they can be
  * overwritten; its steps' addresses follow. DFG_OK if it has one. */
 dfg_status dfg_session_detach_weights(dfg_session *s);
+
+/* Bytes the process's allocator has handed out now (glibc's mallinfo2:
+ * in use in its arenas and mapped for large blocks); 0 elsewhere
+ * (runtime/memory_predict.c). */
+uint64_t dfg_heap_in_use_bytes(void);
 
 #endif

@@ -31,7 +31,9 @@ static const char usage[] =
     "peak resident memory of the process (getrusage), split into the\n"
     "weights, the arena (in host memory on the cpu device), what the\n"
     "process held before reading MODEL (code, libraries) and the rest\n"
-    "(compiling, buffers, thread stacks, allocator slack).\n"
+    "(compiling, buffers, thread stacks, allocator slack), beside the\n"
+    "peak predicted when the session was made, before the first run\n"
+    "(dfg_session_memory_predict, docs/memory-prediction.md).\n"
     "\n"
     "MODEL             a program FILE.dfgp, or example:NAME (compiled first)\n"
     "--iterations N    timed runs (100)\n"
@@ -163,6 +165,16 @@ static void print_rss_split(const dfg_bench_report *r)
                                                   : 0.0;
     double at_start = (double)r->rss_at_start_bytes;
     printf("peak rss    %.1f MiB\n", peak / mib);
+    if (r->predicted_peak_rss_bytes) {
+        double predicted = (double)r->predicted_peak_rss_bytes;
+        printf("predicted   %.1f MiB  before the first run (%+.1f%% of the "
+               "measured)\n", predicted / mib,
+               peak > 0 ? (predicted - peak) / peak * 100.0 : 0.0);
+    }
+    char split[512];
+    if (r->predicted)
+        printf("  predicted %s\n", dfg_memory_prediction_format(
+                                        r->predicted, split, sizeof split));
     printf("  weights   %7.1f MiB  the program's, read in place by cpu "
            "sessions\n", weights / mib);
     printf("  arena     %7.1f MiB\n", arena / mib);
@@ -198,7 +210,8 @@ static int64_t batch_of(const dfgc_run_setup *s)
 
 /* Everything but the latency, from the setup and the process. */
 static dfg_bench_report describe(const bench_args *a, const dfgc_run_setup *s,
-                                 double at_start)
+                                 double at_start,
+                                 const dfg_memory_prediction *predicted)
 {
     dfg_bench_report r = {0};
     r.model = a->model;
@@ -221,6 +234,8 @@ static dfg_bench_report describe(const bench_args *a, const dfgc_run_setup *s,
     getrusage(RUSAGE_SELF, &usage);
     r.peak_rss_bytes = (uint64_t)usage.ru_maxrss * 1024u; /* Linux: KiB */
     r.rss_at_start_bytes = (uint64_t)at_start;
+    r.predicted_peak_rss_bytes = predicted->peak_bytes;
+    r.predicted = predicted;
     return r;
 }
 
@@ -290,12 +305,16 @@ int dfgc_bench(int argc, char **argv)
                                    &s);
     if (status == 0)
         status = dfgc_read_input_files("bench", a->inputs, a->n_inputs, &s);
+    dfg_memory_prediction predicted = {0};
+    if (status == 0 &&
+        dfg_session_memory_predict(s.session, 1, &predicted) != DFG_OK)
+        status = dfgc_library_error("bench");
     if (status == 0)
         status = run_many(&s, a->warmup, NULL);
     if (status == 0)
         status = run_many(&s, a->iterations, times);
     if (status == 0) {
-        dfg_bench_report r = describe(a, &s, at_start);
+        dfg_bench_report r = describe(a, &s, at_start, &predicted);
         if (dfg_latency_stats_compute(times, (size_t)a->iterations, r.batch,
                                       &r.latency) != DFG_OK)
             status = dfgc_library_error(NULL);

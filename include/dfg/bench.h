@@ -50,6 +50,9 @@ typedef struct dfg_bench_report {
     dfg_latency_stats latency;
     uint64_t arena_bytes, weights_bytes;
     uint64_t peak_rss_bytes, rss_at_start_bytes; /* 0 where not measured */
+    uint64_t predicted_peak_rss_bytes; /* before the first run; 0: none */
+    /* its split (include/dfg/memory_predict.h), the caller's; NULL: none */
+    const struct dfg_memory_prediction *predicted;
 } dfg_bench_report;
 
 /* The report as one JSON object (docs/bench-json.md): times in

@@ -7,6 +7,7 @@
 #include "../backend.h"
 #include "../cpu_layout_rule.h"
 #include "dnnl_steps.h"
+#include "dnnl_weights.h"
 #include "error.h"
 #include "memory.h"
 
@@ -166,5 +167,6 @@ const dfg_backend dfg_cpu_backend = {
     .step_library = cpu_step_library,
     .synchronize = cpu_synchronize,
     .destroy = cpu_destroy,
+    .weight_copies = dfg_dnnl_weights_held,
     .target = &cpu_target,
 };

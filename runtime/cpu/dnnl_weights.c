@@ -19,12 +19,14 @@ struct dfg_dnnl_weights {
     int64_t bytes;
     int64_t references;
     size_t plain_bytes; /* > 0: plain is a file's pages, to be dropped */
+    int64_t source_bytes; /* the plain bytes the copy was made from */
     int shared;         /* 1: found by other callers of plain's bytes */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static dfg_dnnl_weights *entries; /* under lock */
 static int64_t held_bytes;        /* under lock */
+static int64_t replaced_bytes;    /* under lock: plain bytes of the entries */
 
 static dfg_allocator shared_allocator(void)
 {
@@ -279,6 +281,7 @@ static dfg_status make(dnnl_engine_t engine, const weights_source *src,
         dfg_drop_pages(src->plain, src->plain_bytes);
     e->plain = src->plain;
     e->plain_bytes = drop_plain ? src->plain_bytes : 0;
+    e->source_bytes = (int64_t)src->plain_bytes;
     e->chosen = *chosen_md;
     e->bytes = (int64_t)bytes;
     *out = e;
@@ -299,6 +302,7 @@ static dfg_status acquire(dnnl_engine_t engine, const weights_source *src,
         if (status == DFG_OK) {
             e->shared = shared;
             held_bytes += e->bytes;
+            replaced_bytes += (int64_t)src->plain_bytes;
             e->next = entries;
             entries = e;
         }
@@ -351,6 +355,7 @@ void dfg_dnnl_weights_release(dfg_dnnl_weights *weights)
             link = &(*link)->next;
         *link = weights->next;
         held_bytes -= weights->bytes;
+        replaced_bytes -= weights->source_bytes;
     }
     pthread_mutex_unlock(&lock);
     if (last) {
@@ -372,4 +377,12 @@ int64_t dfg_dnnl_weights_held_bytes(void)
     int64_t bytes = held_bytes;
     pthread_mutex_unlock(&lock);
     return bytes;
+}
+
+void dfg_dnnl_weights_held(int64_t *copies, int64_t *plain)
+{
+    pthread_mutex_lock(&lock);
+    *copies = held_bytes;
+    *plain = replaced_bytes;
+    pthread_mutex_unlock(&lock);
 }

@@ -67,5 +67,8 @@ void dfg_dnnl_weights_drop_plain(const dfg_dnnl_weights *weights);
 
 /* Bytes of reordered weights held now, for tests and reports. */
 int64_t dfg_dnnl_weights_held_bytes(void);
+/* The same (*copies), with the plain bytes those copies were made from
+ * (*plain): what a session that drops plain pages no longer holds. */
+void dfg_dnnl_weights_held(int64_t *copies, int64_t *plain);
 
 #endif

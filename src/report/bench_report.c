@@ -117,6 +117,7 @@ dfg_status dfg_bench_report_json(const dfg_bench_report *r, FILE *out)
     dfg_json_uint(&w, "weights_bytes", r->weights_bytes);
     dfg_json_uint(&w, "peak_rss_bytes", r->peak_rss_bytes);
     dfg_json_uint(&w, "rss_at_start_bytes", r->rss_at_start_bytes);
+    dfg_json_uint(&w, "predicted_peak_rss_bytes", r->predicted_peak_rss_bytes);
     dfg_json_end_object(&w);
     fputc('\n', out);
     if (fflush(out) != 0 || ferror(out))

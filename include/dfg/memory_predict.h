@@ -1,0 +1,84 @@
+/* The whole process's peak resident memory when it runs a program,
+ * predicted before the first run (docs/memory-prediction.md): what the
+ * process held before dfg did anything, the runtime's own cost, the
+ * weights as the backend will hold them (read in place, copied, or
+ * reordered into its library's layouts), the arena and the caller's input
+ * and output buffers.
+ *
+ * The weights and the runtime's heap come from what the backend chose on
+ * this machine (its layouts, kernels and primitives, made when a session
+ * is created), never from figures of one CPU; the code the libraries run
+ * and the worker threads' stacks are a calibration of this build
+ * (DFG_RUNTIME_CODE_BYTES, DFG_THREAD_BYTES). */
+#ifndef DFG_MEMORY_PREDICT_H
+#define DFG_MEMORY_PREDICT_H
+
+#include <stdint.h>
+#include "dfg/program.h"
+#include "dfg/session.h"
+#include "dfg/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Code pages of libdfg and its libraries (oneDNN, OpenMP) that creating a
+ * session and running it touch beyond those resident when libdfg is
+ * loaded: a calibration of this build (bench/memory/predict.sh measures
+ * it), not of a CPU: the kernels oneDNN generates for this CPU are heap
+ * and are measured with the session (runtime_heap_bytes). */
+#define DFG_RUNTIME_CODE_BYTES ((uint64_t)4608 << 10)
+/* Resident bytes of each worker thread beyond the first (its stack's
+ * touched pages and its allocator arena's first pages). */
+#define DFG_THREAD_BYTES ((uint64_t)256 << 10)
+
+typedef struct dfg_memory_prediction {
+    /* resident when libdfg was loaded: the program's code, its libraries
+     * and what the process held before (an interpreter, its modules) */
+    uint64_t process_bytes;
+    uint64_t runtime_code_bytes;  /* DFG_RUNTIME_CODE_BYTES */
+    uint64_t thread_bytes;        /* (threads - 1) * DFG_THREAD_BYTES */
+    /* heap the session's creation took (step arguments, the library's
+     * primitives and generated kernels), measured when it was created */
+    uint64_t runtime_heap_bytes;
+    /* resident weights: the program's bytes read in place or uploaded
+     * (a training session's own region beside the program's), plus the
+     * backend's copies, minus the plain bytes those copies replace */
+    uint64_t weights_bytes;
+    uint64_t weight_copy_bytes;     /* of which copies in other layouts */
+    uint64_t replaced_plain_bytes;  /* plain bytes no longer held */
+    uint64_t arena_bytes;           /* 0 on a device */
+    uint64_t io_bytes;              /* the caller's inputs and outputs */
+    uint64_t peak_bytes;            /* the sum of the above (not the two
+                                       "of which" figures) */
+    int threads;
+} dfg_memory_prediction;
+
+/* What running session's program will take, from what its creation did.
+ * weights_dropped: the session may drop the plain pages of weights it
+ * copied (a mapped .dfgp, dfg_session_create_owning); else both stay. */
+dfg_status dfg_session_memory_predict(const dfg_session *session,
+                                      int weights_dropped,
+                                      dfg_memory_prediction *out);
+
+/* The same for program on backend, as dfgc bench and run hold it (the
+ * plain weights dropped as they are copied): creates a session (no step
+ * runs) to learn what the backend chooses, then destroys it. */
+dfg_status dfg_memory_predict(const dfg_program *program,
+                              const dfg_backend *backend,
+                              dfg_memory_prediction *out);
+
+/* Resident bytes of this process now, and its peak so far (Linux /proc);
+ * 0 where unknown. */
+uint64_t dfg_process_resident_bytes(void);
+uint64_t dfg_process_peak_resident_bytes(void);
+
+/* A one-line split of prediction into buf ("peak 123.4 MiB = process
+ * ... + weights ... + arena ..."). */
+const char *dfg_memory_prediction_format(const dfg_memory_prediction *p,
+                                         char *buf, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,145 @@
+/* The process's peak resident memory predicted from a session's creation
+ * (include/dfg/memory_predict.h, docs/memory-prediction.md). */
+#include "dfg/memory_predict.h"
+
+#include <stdio.h>
+#include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+#include "backend.h"
+#include "error.h"
+#include "session_state.h"
+
+uint64_t dfg_heap_in_use_bytes(void)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+    struct mallinfo2 m = mallinfo2();
+    return (uint64_t)m.uordblks + (uint64_t)m.hblkhd;
+#else
+    return 0;
+#endif
+}
+
+uint64_t dfg_process_resident_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long size = 0, resident = 0;
+    int got = f ? fscanf(f, "%llu %llu", &size, &resident) : 0;
+    if (f)
+        fclose(f);
+    long page = sysconf(_SC_PAGESIZE);
+    return got == 2 && page > 0 ? (uint64_t)resident * (uint64_t)page : 0;
+}
+
+uint64_t dfg_process_peak_resident_bytes(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned long long kib = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %llu kB", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (uint64_t)kib * 1024u;
+}
+
+/* Resident when libdfg was loaded, before the caller could use it. */
+static uint64_t process_at_load;
+
+__attribute__((constructor)) static void measure_process_at_load(void)
+{
+    process_at_load = dfg_process_resident_bytes();
+}
+
+/* Bytes of the program's inputs and outputs, as a caller's buffers. */
+static uint64_t io_bytes(const dfg_program *p)
+{
+    uint64_t sum = 0;
+    for (int32_t i = 0; i < p->n_inputs; i++)
+        sum += (uint64_t)p->tensors[p->inputs[i]].bytes;
+    for (int32_t i = 0; i < p->n_outputs; i++)
+        sum += (uint64_t)p->tensors[p->outputs[i]].bytes;
+    return sum;
+}
+
+dfg_status dfg_session_memory_predict(const dfg_session *s,
+                                      int weights_dropped,
+                                      dfg_memory_prediction *out)
+{
+    if (!s || !out)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_session_memory_predict: session and out are "
+                         "required");
+    const dfg_program *p = s->program;
+    const dfg_backend *b = s->backend;
+    dfg_memory_prediction m = {0};
+    m.process_bytes = process_at_load;
+    m.runtime_code_bytes = DFG_RUNTIME_CODE_BYTES;
+    m.threads = b->threads ? b->threads() : 1;
+    m.thread_bytes = m.threads > 1 ? (uint64_t)(m.threads - 1) *
+                                         DFG_THREAD_BYTES
+                                   : 0;
+    m.runtime_heap_bytes = s->prepared_heap_bytes;
+    int64_t copies = 0, plain = 0;
+    if (b->weight_copies)
+        b->weight_copies(&copies, &plain);
+    m.weight_copy_bytes = (uint64_t)copies;
+    uint64_t program_weights = (uint64_t)p->region_bytes[DFG_REGION_WEIGHTS];
+    if (b->host_memory) {
+        m.replaced_plain_bytes =
+            weights_dropped && s->shares_weights ? (uint64_t)plain : 0;
+        if (m.replaced_plain_bytes > program_weights)
+            m.replaced_plain_bytes = program_weights;
+        /* A session with a region of its own holds it beside the
+         * program's bytes. */
+        m.weights_bytes = program_weights * (s->shares_weights ? 1u : 2u) +
+                          m.weight_copy_bytes - m.replaced_plain_bytes;
+        m.arena_bytes = (uint64_t)p->region_bytes[DFG_REGION_ARENA];
+    } else {
+        m.weights_bytes = program_weights; /* the program's, on the host */
+    }
+    m.io_bytes = io_bytes(p);
+    m.peak_bytes = m.process_bytes + m.runtime_code_bytes + m.thread_bytes +
+                   m.runtime_heap_bytes + m.weights_bytes + m.arena_bytes +
+                   m.io_bytes;
+    *out = m;
+    return DFG_OK;
+}
+
+dfg_status dfg_memory_predict(const dfg_program *program,
+                              const dfg_backend *backend,
+                              dfg_memory_prediction *out)
+{
+    if (!program || !backend || !out)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_memory_predict: program, backend and out are "
+                         "required");
+    dfg_session *s = NULL;
+    dfg_status st = dfg_session_create(program, backend, NULL, &s);
+    if (st != DFG_OK)
+        return dfg_error_prefix(st, "dfg_memory_predict");
+    st = dfg_session_memory_predict(s, 1, out);
+    dfg_session_destroy(s);
+    return st;
+}
+
+const char *dfg_memory_prediction_format(const dfg_memory_prediction *m,
+                                         char *buf, size_t size)
+{
+    const double mib = 1024.0 * 1024.0;
+    snprintf(buf, size,
+             "%.1f MiB = process %.1f + runtime code %.1f + threads %.1f + "
+             "runtime heap %.1f + weights %.1f (copies %.1f, replacing %.1f) "
+             "+ arena %.1f + inputs and outputs %.1f",
+             (double)m->peak_bytes / mib, (double)m->process_bytes / mib,
+             (double)m->runtime_code_bytes / mib,
+             (double)m->thread_bytes / mib,
+             (double)m->runtime_heap_bytes / mib,
+             (double)m->weights_bytes / mib,
+             (double)m->weight_copy_bytes / mib,
+             (double)m->replaced_plain_bytes / mib,
+             (double)m->arena_bytes / mib, (double)m->io_bytes / mib);
+    return buf;
+}
