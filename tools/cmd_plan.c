@@ -127,9 +127,24 @@ static dfg_status load(plan_args *a, dfg_program **out)
     if (st != DFG_OK)
         return st;
     a->options.training = &a->setup.training;
-    st = dfg_compile(graph, &a->options, out);
+    st = dfgc_compile_limited(graph, &a->options, out);
     dfg_graph_destroy(graph);
     return st;
+}
+
+/* The predicted peak of running program on the CPU (its session made and
+ * dropped: nothing runs). */
+static int print_prediction(const dfg_program *program)
+{
+    const dfg_backend *cpu = NULL;
+    dfg_memory_prediction m;
+    char split[512];
+    if (dfg_backend_find("cpu", &cpu) != DFG_OK ||
+        dfg_memory_predict(program, cpu, &m) != DFG_OK)
+        return dfgc_library_error("predicted peak");
+    printf("predicted peak rss of running it: %s\n",
+           dfg_memory_prediction_format(&m, split, sizeof split));
+    return 0;
 }
 
 /* Compiles, prints the summary and writes the reports; closes json and
@@ -149,7 +164,8 @@ static int plan(plan_args *a, dfgc_output *json, dfgc_output *dot)
     /* With the JSON or DOT on stdout the summary would corrupt them. */
     if (json->stream != stdout && dot->stream != stdout &&
         !dfgc_plan_visuals_use_stdout(&a->visuals) &&
-        dfg_report_summary(program, stdout) != DFG_OK)
+        (dfg_report_summary(program, stdout) != DFG_OK ||
+         print_prediction(program) != 0))
         status = dfgc_library_error("summary");
     int s = dfgc_write_report(program, json, dfg_report_json, "json");
     status = status ? status : s;

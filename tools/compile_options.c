@@ -22,6 +22,13 @@ int dfgc_precision_option(const char *command, int argc, char **argv, int *i,
     return -1;
 }
 
+static uint64_t memory_limit; /* --memory-limit; 0: none */
+
+uint64_t dfgc_memory_limit_bytes(void)
+{
+    return memory_limit;
+}
+
 int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
                         dfg_compile_options *options)
 {
@@ -66,6 +73,18 @@ int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
             return -1;
         }
         options->planner = planner;
+        return 1;
+    }
+    if (found < 0)
+        return -1;
+    found = dfgc_option_value(command, argc, argv, i, "--memory-limit",
+                              &value);
+    if (found == 1) {
+        if (dfg_parse_bytes(value, &memory_limit) != 0) {
+            dfgc_usage_error(command, "--memory-limit wants BYTES, NMiB or "
+                             "NGiB above 0, not '%s'", value);
+            return -1;
+        }
         return 1;
     }
     if (found < 0)

@@ -7,6 +7,10 @@
 
 /* The usage lines of the limits dfgc_compile_option parses. */
 #define DFGC_LIMITS_USAGE                                                    \
+    "--memory-limit BYTES|NMiB|NGiB\n"                                     \
+    "                 keep the predicted peak of the whole process under\n" \
+    "                 it (docs/memory-prediction.md), or fail saying what\n"\
+    "                 does not fit\n"                                        \
     "--max-arena-bytes N\n"                                                  \
     "                 refuse a plan whose arena needs more than N bytes\n"   \
     "                 (default 34359738368 = 32 GiB; 0: no limit)\n"         \
@@ -25,6 +29,9 @@
  * printing a usage error for a bad value. */
 int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
                         dfg_compile_options *options);
+
+/* --memory-limit's bytes (0: none), for dfg_compile_within. */
+uint64_t dfgc_memory_limit_bytes(void);
 
 /* --precision f32|bf16 into *precision, returning as dfgc_compile_option
  * does. */

@@ -14,6 +14,7 @@
 #include "dfg/dtype.h"
 #include "dfg/finite_training.h"
 #include "dfg/graph.h"
+#include "dfg/memory_limit.h"
 #include "dfg/memory_predict.h"
 #include "dfg/models.h"
 #include "dfg/onnx.h"

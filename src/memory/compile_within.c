@@ -1,0 +1,125 @@
+/* Compiling under a cap on the predicted process peak
+ * (include/dfg/memory_limit.h). */
+#include "dfg/memory_limit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dfg/training.h"
+#include "error.h"
+
+int dfg_parse_bytes(const char *text, uint64_t *bytes)
+{
+    static const struct {
+        const char *suffix;
+        int shift;
+    } units[] = {{"", 0}, {"B", 0}, {"KiB", 10}, {"MiB", 20}, {"GiB", 30}};
+    if (!text || text[0] < '0' || text[0] > '9')
+        return -1;
+    char *end = NULL;
+    unsigned long long n = strtoull(text, &end, 10);
+    for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
+        if (strcmp(end, units[k].suffix) == 0) {
+            if (n == 0 || n > (UINT64_MAX >> units[k].shift))
+                return -1;
+            *bytes = (uint64_t)n << units[k].shift;
+            return 0;
+        }
+    return -1;
+}
+
+/* Compiles with o and predicts; *program NULL and the status on failure. */
+static dfg_status try_plan(const dfg_graph *graph,
+                           const dfg_compile_options *o,
+                           const dfg_backend *backend, dfg_program **program,
+                           dfg_memory_prediction *m)
+{
+    *program = NULL;
+    dfg_status st = dfg_compile(graph, o, program);
+    if (st == DFG_OK)
+        st = dfg_memory_predict(*program, backend, m);
+    if (st != DFG_OK) {
+        dfg_program_destroy(*program);
+        *program = NULL;
+    }
+    return st;
+}
+
+static dfg_status over_limit(const dfg_memory_prediction *m, uint64_t limit,
+                             const char *tried)
+{
+    const double mib = 1024.0 * 1024.0;
+    char split[512];
+    return dfg_error(DFG_ERR_PLAN,
+                     "memory limit %.1f MiB: the smallest plan (%s) is "
+                     "predicted to peak at %.1f MiB, %.1f MiB over: %s",
+                     (double)limit / mib, tried,
+                     (double)m->peak_bytes / mib,
+                     (double)(m->peak_bytes - limit) / mib,
+                     dfg_memory_prediction_format(m, split, sizeof split));
+}
+
+dfg_status dfg_compile_within(const dfg_graph *graph,
+                              const dfg_compile_options *options,
+                              const dfg_backend *backend,
+                              uint64_t limit_bytes, dfg_program **out,
+                              dfg_memory_prediction *predicted)
+{
+    if (!graph || !backend || !out)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_compile_within: graph, backend and out are "
+                         "required");
+    *out = NULL;
+    dfg_compile_options o;
+    if (options)
+        o = *options;
+    else
+        dfg_compile_options_init(&o);
+    dfg_memory_prediction m, best = {0};
+    dfg_program *program = NULL;
+    dfg_status st = try_plan(graph, &o, backend, &program, &m);
+    if (st != DFG_OK || limit_bytes == 0 || m.peak_bytes <= limit_bytes)
+        goto done;
+    best = m;
+    const char *tried = "as given", *best_tried = tried;
+    dfg_training_options t;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        if (!o.training && attempt == 0 && o.backend_workspace) {
+            /* Kernels with no library scratch, weights read in place. */
+            o.backend_workspace = NULL;
+            o.backend_workspace_for = NULL;
+            o.assign_layouts = 0;
+            tried = "workspace-free kernels, no layout copies";
+        } else if (o.training && attempt < 2) {
+            t = *o.training;
+            uint64_t arena = m.arena_bytes, excess = m.peak_bytes - limit_bytes;
+            t.memory_budget_bytes = attempt == 0 && excess < arena
+                                        ? arena - excess
+                                        : arena / 3;
+            t.memory_budget_percent = 0;
+            o.training = &t;
+            tried = "training recompute under an arena budget";
+        } else {
+            continue;
+        }
+        dfg_program_destroy(program);
+        st = try_plan(graph, &o, backend, &program, &m);
+        if (st != DFG_OK)
+            return st;
+        if (m.peak_bytes <= limit_bytes)
+            goto done;
+        if (m.peak_bytes < best.peak_bytes) {
+            best = m;
+            best_tried = tried;
+        }
+    }
+    dfg_program_destroy(program);
+    return over_limit(&best, limit_bytes, best_tried);
+done:
+    if (st == DFG_OK) {
+        *out = program;
+        if (predicted)
+            *predicted = m;
+    }
+    return st;
+}
