@@ -1,0 +1,42 @@
+#!/bin/sh
+# tests/memory_limit.sh DFGC: the predicted process peak and --memory-limit
+# (docs/memory-prediction.md). For each model: dfgc bench prints a
+# prediction near the measured peak (within 25%: a broken part, not the
+# prediction's accuracy, which docs/BENCHMARKS.md measures); a limit at
+# 80% of the default prediction either gives a program whose measured
+# peak stays within it or fails before running, naming the limit and the
+# excess; a malformed limit is a usage error.
+set -u
+dfgc=$1
+export OMP_NUM_THREADS=2
+fail() { echo "FAIL: $*"; exit 1; }
+mib_of() { awk -v line="$1" 'BEGIN { split(line, f, " "); print f[3] }'; }
+for model in example:cnn example:transformer; do
+    out=$("$dfgc" bench "$model" --iterations 1 --warmup 0) ||
+        fail "$model: bench failed: $out"
+    peak=$(echo "$out" | awk '/^peak rss/ {print $3}')
+    predicted=$(echo "$out" | awk '/^predicted / {print $2}')
+    [ -n "$peak" ] && [ -n "$predicted" ] ||
+        fail "$model: no peak or prediction in: $out"
+    awk -v p="$predicted" -v m="$peak" 'BEGIN { d = (p - m) / m;
+        exit !(d < 0.25 && d > -0.25) }' ||
+        fail "$model: predicted $predicted MiB, measured $peak MiB"
+    limit=$(awk -v p="$predicted" 'BEGIN { printf "%d", p * 0.8 * 1048576 }')
+    if out=$("$dfgc" bench "$model" --iterations 1 --warmup 0 \
+             --memory-limit "$limit" 2>&1); then
+        got=$(echo "$out" | awk '/^peak rss/ {print $3}')
+        awk -v g="$got" -v l="$limit" 'BEGIN { exit !(g * 1048576 <= l) }' ||
+            fail "$model: ran at $got MiB over the limit of $limit bytes"
+    else
+        echo "$out" | grep -q "memory limit .* MiB over" ||
+            fail "$model: no clear error under --memory-limit $limit: $out"
+    fi
+    # Generous: fits as given.
+    "$dfgc" bench "$model" --iterations 1 --warmup 0 --memory-limit 64GiB \
+        >/dev/null || fail "$model: 64GiB limit refused"
+done
+"$dfgc" plan example:cnn --memory-limit 12MB >/dev/null 2>&1 &&
+    fail "a malformed --memory-limit was accepted"
+"$dfgc" plan example:cnn | grep -q "^predicted peak rss" ||
+    fail "dfgc plan prints no predicted peak"
+echo ok
