@@ -4,6 +4,7 @@
 #include "commands.h"
 #include "model_source.h"
 #include "compile_options.h"
+#include "memory_limit_cli.h"
 #include "plan_visuals.h"
 #include "training_setup.h"
 

@@ -1,5 +1,6 @@
 /* The compile options every compiling subcommand accepts. */
 #include "compile_options.h"
+#include "memory_limit_cli.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -20,13 +21,6 @@ int dfgc_precision_option(const char *command, int argc, char **argv, int *i,
     }
     dfgc_usage_error(command, "--precision '%s': f32 or bf16", value);
     return -1;
-}
-
-static uint64_t memory_limit; /* --memory-limit; 0: none */
-
-uint64_t dfgc_memory_limit_bytes(void)
-{
-    return memory_limit;
 }
 
 int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
@@ -80,11 +74,13 @@ int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
     found = dfgc_option_value(command, argc, argv, i, "--memory-limit",
                               &value);
     if (found == 1) {
-        if (dfg_parse_bytes(value, &memory_limit) != 0) {
+        uint64_t limit;
+        if (dfg_parse_bytes(value, &limit) != 0) {
             dfgc_usage_error(command, "--memory-limit wants BYTES, NMiB or "
                              "NGiB above 0, not '%s'", value);
             return -1;
         }
+        dfgc_set_memory_limit(limit);
         return 1;
     }
     if (found < 0)

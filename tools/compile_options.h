@@ -30,9 +30,6 @@
 int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
                         dfg_compile_options *options);
 
-/* --memory-limit's bytes (0: none), for dfg_compile_within. */
-uint64_t dfgc_memory_limit_bytes(void);
-
 /* --precision f32|bf16 into *precision, returning as dfgc_compile_option
  * does. */
 int dfgc_precision_option(const char *command, int argc, char **argv, int *i,

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "compile_options.h"
+#include "memory_limit_cli.h"
 
 #define EXAMPLE_PREFIX "example:"
 
@@ -136,18 +136,4 @@ dfg_status dfgc_load_program(const char *model,
     s = dfgc_compile_limited(graph, options, out);
     dfg_graph_destroy(graph);
     return s;
-}
-
-dfg_status dfgc_compile_limited(const dfg_graph *graph,
-                                const dfg_compile_options *options,
-                                dfg_program **out)
-{
-    uint64_t limit = dfgc_memory_limit_bytes();
-    const dfg_backend *cpu = NULL;
-    if (limit == 0)
-        return dfg_compile(graph, options, out);
-    dfg_status s = dfg_backend_find("cpu", &cpu);
-    return s == DFG_OK
-               ? dfg_compile_within(graph, options, cpu, limit, out, NULL)
-               : s;
 }

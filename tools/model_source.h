@@ -34,10 +34,5 @@ int dfgc_model_is_program(const char *model);
 dfg_status dfgc_load_program(const char *model,
                              const dfg_compile_options *options,
                              dfg_program **out);
-/* dfg_compile, under --memory-limit when given (dfg_compile_within on
- * the CPU backend). */
-dfg_status dfgc_compile_limited(const dfg_graph *graph,
-                                const dfg_compile_options *options,
-                                dfg_program **out);
 
 #endif

@@ -1,0 +1,22 @@
+/* dfgc's --memory-limit (memory_limit_cli.h). */
+#include "memory_limit_cli.h"
+
+static uint64_t memory_limit; /* 0: none */
+
+void dfgc_set_memory_limit(uint64_t bytes)
+{
+    memory_limit = bytes;
+}
+
+dfg_status dfgc_compile_limited(const dfg_graph *graph,
+                                const dfg_compile_options *options,
+                                dfg_program **out)
+{
+    const dfg_backend *cpu = NULL;
+    if (memory_limit == 0)
+        return dfg_compile(graph, options, out);
+    dfg_status s = dfg_backend_find("cpu", &cpu);
+    return s == DFG_OK ? dfg_compile_within(graph, options, cpu, memory_limit,
+                                            out, NULL)
+                       : s;
+}
