@@ -277,6 +277,26 @@ static PyObject *program_outputs(dfg_py_program *self, PyObject *unused)
     return tensor_list(self->program, 0);
 }
 
+/* Program.memory: dfg_memory_predict on the CPU, as a dict of bytes. */
+static PyObject *program_memory(dfg_py_program *self, PyObject *unused)
+{
+    (void)unused;
+    const dfg_backend *cpu = NULL;
+    dfg_memory_prediction m;
+    dfg_status st = dfg_backend_find("cpu", &cpu);
+    if (st == DFG_OK)
+        st = dfg_memory_predict(self->program, cpu, &m);
+    if (st != DFG_OK)
+        return dfg_py_raise_status(st, "predicting the memory");
+    return Py_BuildValue(
+        "{sKsKsKsKsKsKsKsKsK}", "peak_bytes", m.peak_bytes, "process_bytes",
+        m.process_bytes, "runtime_code_bytes", m.runtime_code_bytes,
+        "thread_bytes", m.thread_bytes, "runtime_heap_bytes",
+        m.runtime_heap_bytes, "weights_bytes", m.weights_bytes,
+        "weight_copy_bytes", m.weight_copy_bytes, "arena_bytes",
+        m.arena_bytes, "io_bytes", m.io_bytes);
+}
+
 typedef dfg_status (*report_fn)(const dfg_program *, FILE *);
 
 static const struct {
@@ -355,6 +375,8 @@ static PyObject *program_compare(dfg_py_program *self, PyObject *unused)
 static PyMethodDef program_methods[] = {
     {"save", (PyCFunction)program_save, METH_VARARGS, "save(path)"},
     {"stats", (PyCFunction)program_stats, METH_NOARGS, "stats() -> dict"},
+    {"memory", (PyCFunction)program_memory, METH_NOARGS,
+     "memory() -> dict: the predicted process peak and its parts"},
     {"inputs", (PyCFunction)program_inputs, METH_NOARGS,
      "inputs() -> [(name, dtype, shape)]"},
     {"outputs", (PyCFunction)program_outputs, METH_NOARGS,

@@ -175,6 +175,15 @@ static int train_synthetic(const char *model, const train_args *a)
     printf("loss %.6f -> %.6f (%.1fx lower), peak RSS %ld KiB\n", r.first_loss,
            r.last_loss, r.last_loss > 0 ? r.first_loss / r.last_loss : 0.0,
            r.peak_rss_kib);
+    char split[512];
+    double measured = (double)r.peak_rss_kib * 1024.0;
+    printf("predicted peak RSS %llu KiB before the first step (%+.1f%% of "
+           "the measured): %s\n",
+           (unsigned long long)(r.predicted.peak_bytes / 1024),
+           measured > 0 ? ((double)r.predicted.peak_bytes - measured) /
+                              measured * 100.0
+                        : 0.0,
+           dfg_memory_prediction_format(&r.predicted, split, sizeof split));
     return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include "memory_limit_cli.h"
 
 #define MAX_TENSORS 16
 
@@ -90,7 +91,7 @@ static dfg_status compile(dfgc_synthetic_config *c, dfg_program **program)
     if (st != DFG_OK)
         return st;
     c->options.training = &c->setup.training;
-    st = dfg_compile(graph, &c->options, program);
+    st = dfgc_compile_limited(graph, &c->options, program);
     dfg_graph_destroy(graph);
     return st;
 }
@@ -118,6 +119,9 @@ dfg_status dfgc_train_synthetic(dfgc_synthetic_config *c,
     }
     if (st == DFG_OK)
         st = dfg_session_create(program, cpu, NULL, &session);
+    /* Before the first step: the program and its session kept apart. */
+    if (st == DFG_OK)
+        st = dfg_session_memory_predict(session, 0, &out->predicted);
     /* The loss is the training program's first output (training.h). */
     if (st == DFG_OK)
         st = dfg_session_output_buffer(session, 0, &loss);

@@ -29,6 +29,7 @@ typedef struct dfgc_synthetic_result {
     double first_loss, last_loss;
     dfg_plan_stats plan;
     long peak_rss_kib;
+    dfg_memory_prediction predicted; /* before the first step */
 } dfgc_synthetic_result;
 
 /* DFG_OK, or the failing call's status (dfg_last_error() says why). */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "cli.h"
 #include "compile_options.h"
+#include "memory_limit_cli.h"
 #include "model_source.h"
 #include "commands.h"
 
@@ -99,6 +100,18 @@ int dfgc_training_option(const char *command, int argc, char **argv, int *i,
                               &value);
     if (found != 0)
         return found < 0 ? -1 : parse_budget(command, value, &s->training);
+    found = dfgc_option_value(command, argc, argv, i, "--memory-limit",
+                              &value);
+    if (found == 1) {
+        uint64_t limit;
+        if (dfg_parse_bytes(value, &limit) != 0)
+            return dfgc_usage_error(command, "--memory-limit wants BYTES, "
+                                    "NMiB or NGiB above 0, not '%s'",
+                                    value), -1;
+        dfgc_set_memory_limit(limit);
+    }
+    if (found != 0)
+        return found;
     found = dfgc_option_value(command, argc, argv, i, "--loss", &value);
     if (found == 1 && dfg_loss_from_name(value, &s->loss) != 0)
         return dfgc_usage_error(command, "unknown loss '%s' (cross_entropy, "

@@ -27,6 +27,9 @@ typedef struct dfgc_training_setup {
     "--memory-budget B arena budget, BYTES (below 2^63) or N% of the arena\n" \
     "                  without one: saved activations are recomputed until\n" \
     "                  it fits\n" \
+    "--memory-limit B  keep the predicted peak of the whole process under\n" \
+    "                  B (BYTES, NMiB, NGiB): recompute under a budget, or\n" \
+    "                  fail saying by how much it does not fit\n" \
     "--precision P     f32 (default) or bf16: activations and gradients\n"  \
     "                  stored in bf16, weights and optimizer state f32\n"
 
@@ -34,7 +37,7 @@ typedef struct dfgc_training_setup {
 void dfgc_training_setup_init(dfgc_training_setup *setup);
 
 /* Handles --loss, --classes, --optimizer, --lr, --weight-decay,
- * --momentum, --memory-budget and
+ * --momentum, --memory-budget, --memory-limit and
  * --precision: 1 if argv[*i] was one
  * of them, 0 if not, -1 after a usage error. */
 int dfgc_training_option(const char *command, int argc, char **argv, int *i,

@@ -170,6 +170,12 @@ class Program:
         return dict(self._stats)
 
     @property
+    def memory(self):
+        """The process's peak RSS running this on the CPU, predicted before
+        running (docs/memory-prediction.md): peak_bytes and its parts."""
+        return self._handle.memory()
+
+    @property
     def plan(self):
         """The plan as in `dfgc plan --json` (docs/plan-json.md)."""
         return json.loads(self._handle.report("json"))
