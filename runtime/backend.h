@@ -89,9 +89,11 @@ struct dfg_backend {
     /* Bytes of weights this process holds in copies of the backend's own
      * (a layout its library chose, a transform), over every session, in
      * host memory (*copies), and the plain weight bytes they were made
-     * from (*plain), which a session that may drop them no longer holds.
-     * NULL: the backend makes none in host memory. */
-    void (*weight_copies)(int64_t *copies, int64_t *plain);
+     * from (*plain), which a session that may drop them no longer holds;
+     * *overlap: the most bytes held beside the copies while one was made
+     * (a transient of session creation). NULL: the backend makes none in
+     * host memory. */
+    void (*weight_copies)(int64_t *copies, int64_t *plain, int64_t *overlap);
     /* What its programs need from the compiler (dfg_backend_target), the
      * scratch its own kernels want per step among them (its
      * workspace_rule, which dfg_backend_workspace_rule hands to

@@ -307,7 +307,7 @@ static dfg_status session_create(const dfg_program *program,
     status = backend->create(&s->allocator, &s->context);
     if (status == DFG_OK)
         status = allocate_regions(s);
-    uint64_t heap_before = dfg_heap_in_use_bytes();
+    uint64_t mark = dfg_runtime_resident_mark(backend);
     if (status == DFG_OK)
         status = build_step_block(s);
     size_t staging = dfg_bool_inputs_bytes(program);
@@ -316,9 +316,8 @@ static dfg_status session_create(const dfg_program *program,
         status = dfg_error(DFG_ERR_OUT_OF_MEMORY, "out of memory for a session");
     if (status == DFG_OK)
         status = backend->prepare(s->context, s->steps, s->n_steps);
-    uint64_t heap_after = dfg_heap_in_use_bytes();
-    s->prepared_heap_bytes = heap_after > heap_before
-                                 ? heap_after - heap_before : 0;
+    uint64_t grown = dfg_runtime_resident_mark(backend) - mark;
+    s->prepared_heap_bytes = grown < ((uint64_t)1 << 62) ? grown : 0;
     if (status != DFG_OK) {
         dfg_session_destroy(s);
         return dfg_error_prefix(status, "dfg_session_create (%s backend)",

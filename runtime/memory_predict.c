@@ -4,21 +4,37 @@
 
 #include <stdio.h>
 #include <unistd.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 #include "backend.h"
 #include "error.h"
 #include "session_state.h"
 
-uint64_t dfg_heap_in_use_bytes(void)
+/* Resident anonymous bytes of the process (Linux's smaps_rollup); 0 if
+ * unknown. */
+static uint64_t anonymous_resident_bytes(void)
 {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
-    struct mallinfo2 m = mallinfo2();
-    return (uint64_t)m.uordblks + (uint64_t)m.hblkhd;
-#else
-    return 0;
-#endif
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    char line[256];
+    unsigned long long kib = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Anonymous: %llu kB", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (uint64_t)kib * 1024u;
+}
+
+/* Bytes of weight copies backend holds now. */
+static uint64_t copies_now(const dfg_backend *backend)
+{
+    int64_t copies = 0, plain = 0, overlap = 0;
+    if (backend->weight_copies)
+        backend->weight_copies(&copies, &plain, &overlap);
+    return (uint64_t)copies;
+}
+
+uint64_t dfg_runtime_resident_mark(const dfg_backend *backend)
+{
+    return anonymous_resident_bytes() - copies_now(backend);
 }
 
 uint64_t dfg_process_resident_bytes(void)
@@ -82,9 +98,10 @@ dfg_status dfg_session_memory_predict(const dfg_session *s,
                                          DFG_THREAD_BYTES
                                    : 0;
     m.runtime_heap_bytes = s->prepared_heap_bytes;
-    int64_t copies = 0, plain = 0;
+    int64_t copies = 0, plain = 0, overlap = 0;
     if (b->weight_copies)
-        b->weight_copies(&copies, &plain);
+        b->weight_copies(&copies, &plain, &overlap);
+    m.creation_bytes = (uint64_t)overlap;
     m.weight_copy_bytes = (uint64_t)copies;
     uint64_t program_weights = (uint64_t)p->region_bytes[DFG_REGION_WEIGHTS];
     if (b->host_memory) {
@@ -102,8 +119,9 @@ dfg_status dfg_session_memory_predict(const dfg_session *s,
     }
     m.io_bytes = io_bytes(p);
     m.peak_bytes = m.process_bytes + m.runtime_code_bytes + m.thread_bytes +
-                   m.runtime_heap_bytes + m.weights_bytes + m.arena_bytes +
-                   m.io_bytes;
+                   m.runtime_heap_bytes + m.weights_bytes + m.io_bytes +
+                   (m.arena_bytes > m.creation_bytes ? m.arena_bytes
+                                                     : m.creation_bytes);
     *out = m;
     return DFG_OK;
 }
@@ -132,7 +150,8 @@ const char *dfg_memory_prediction_format(const dfg_memory_prediction *m,
     snprintf(buf, size,
              "%.1f MiB = process %.1f + runtime code %.1f + threads %.1f + "
              "runtime heap %.1f + weights %.1f (copies %.1f, replacing %.1f) "
-             "+ arena %.1f + inputs and outputs %.1f",
+             "+ max(arena %.1f, creation %.1f) + inputs and outputs %.1f + "
+             "the caller's %.1f",
              (double)m->peak_bytes / mib, (double)m->process_bytes / mib,
              (double)m->runtime_code_bytes / mib,
              (double)m->thread_bytes / mib,
@@ -140,6 +159,8 @@ const char *dfg_memory_prediction_format(const dfg_memory_prediction *m,
              (double)m->weights_bytes / mib,
              (double)m->weight_copy_bytes / mib,
              (double)m->replaced_plain_bytes / mib,
-             (double)m->arena_bytes / mib, (double)m->io_bytes / mib);
+             (double)m->arena_bytes / mib, (double)m->creation_bytes / mib,
+             (double)m->io_bytes / mib,
+             (double)m->caller_bytes / mib);
     return buf;
 }

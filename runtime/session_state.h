@@ -29,8 +29,9 @@ struct dfg_session {
     int32_t *program_step;
     dfg_collective collective; /* every step's args point here */
     uint8_t *bool_staging; /* dfg_bool_inputs_bytes of it, or NULL */
-    /* Heap the step block and the backend's prepare took (its primitives
-     * and generated kernels): dfg_session_memory_predict's. */
+    /* Resident memory the step block and the backend's prepare took
+     * beside the weight copies (dfg_runtime_resident_mark): its
+     * primitives and generated kernels, for dfg_session_memory_predict. */
     uint64_t prepared_heap_bytes;
 };
 
@@ -44,9 +45,11 @@ void *dfg_session_tensor_address(const dfg_session *s, int32_t tensor);
  * overwritten; its steps' addresses follow. DFG_OK if it has one. */
 dfg_status dfg_session_detach_weights(dfg_session *s);
 
-/* Bytes the process's allocator has handed out now (glibc's mallinfo2:
- * in use in its arenas and mapped for large blocks); 0 elsewhere
- * (runtime/memory_predict.c). */
-uint64_t dfg_heap_in_use_bytes(void);
+/* The process's resident anonymous bytes now less the weight copies
+ * backend holds (runtime/memory_predict.c): what a session's creation
+ * adds to it is its own cost (step arguments, the library's primitives,
+ * their generated kernels, threads started). Wraps around when unknown:
+ * only differences count. */
+uint64_t dfg_runtime_resident_mark(const dfg_backend *backend);
 
 #endif

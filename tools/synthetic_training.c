@@ -122,6 +122,12 @@ dfg_status dfgc_train_synthetic(dfgc_synthetic_config *c,
     /* Before the first step: the program and its session kept apart. */
     if (st == DFG_OK)
         st = dfg_session_memory_predict(session, 0, &out->predicted);
+    if (st == DFG_OK) { /* run_steps keeps the last finite weights */
+        dfg_plan_stats plan;
+        dfg_program_stats(program, &plan);
+        out->predicted.caller_bytes = plan.weights_bytes;
+        out->predicted.peak_bytes += plan.weights_bytes;
+    }
     /* The loss is the training program's first output (training.h). */
     if (st == DFG_OK)
         st = dfg_session_output_buffer(session, 0, &loss);

@@ -38,8 +38,9 @@ typedef struct dfg_memory_prediction {
     uint64_t process_bytes;
     uint64_t runtime_code_bytes;  /* DFG_RUNTIME_CODE_BYTES */
     uint64_t thread_bytes;        /* (threads - 1) * DFG_THREAD_BYTES */
-    /* heap the session's creation took (step arguments, the library's
-     * primitives and generated kernels), measured when it was created */
+    /* resident memory the session's creation took beside the weight
+     * copies (step arguments, the library's primitives and generated
+     * kernels, its threads), measured when it was created */
     uint64_t runtime_heap_bytes;
     /* resident weights: the program's bytes read in place or uploaded
      * (a training session's own region beside the program's), plus the
@@ -48,9 +49,18 @@ typedef struct dfg_memory_prediction {
     uint64_t weight_copy_bytes;     /* of which copies in other layouts */
     uint64_t replaced_plain_bytes;  /* plain bytes no longer held */
     uint64_t arena_bytes;           /* 0 on a device */
+    /* held while the session was made, beside what stays (a weight's
+     * plain bytes before its copy replaced them, a transform's staging):
+     * the peak is the larger of it and the arena, which is resident only
+     * once the steps run */
+    uint64_t creation_bytes;
     uint64_t io_bytes;              /* the caller's inputs and outputs */
+    /* what the caller holds beside, which it adds (dfgc train: its copy
+     * of the last finite weights, include/dfg/finite_training.h); 0 */
+    uint64_t caller_bytes;
     uint64_t peak_bytes;            /* the sum of the above (not the two
-                                       "of which" figures) */
+                                       "of which" figures), with the larger
+                                       of arena and creation_bytes */
     int threads;
 } dfg_memory_prediction;
 

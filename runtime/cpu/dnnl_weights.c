@@ -27,6 +27,10 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static dfg_dnnl_weights *entries; /* under lock */
 static int64_t held_bytes;        /* under lock */
 static int64_t replaced_bytes;    /* under lock: plain bytes of the entries */
+/* under lock: the most bytes a copy being made held beside what stays
+ * once it is made (its plain bytes not yet dropped, a transform's
+ * staging), over every copy made in the process */
+static int64_t largest_overlap;
 
 static dfg_allocator shared_allocator(void)
 {
@@ -275,6 +279,19 @@ static dfg_status make(dnnl_engine_t engine, const weights_source *src,
         return dfg_error(DFG_ERR_UNSUPPORTED,
                          "cpu backend: oneDNN could not reorder weights");
     }
+    /* Sliced: a slice of plain at most beside the copy; whole: all of
+     * it, with a transform's staging (as a session that keeps plain
+     * would, were it dropped). */
+    int64_t overlap = sliced == 0 ? SLICE_BYTES
+                                  : (int64_t)src->plain_bytes +
+                                        (src->transform
+                                             ? (int64_t)dnnl_memory_desc_get_size(
+                                                   src->from_md)
+                                             : 0);
+    if (!drop_plain && overlap > SLICE_BYTES && !src->transform)
+        overlap = SLICE_BYTES; /* it would have been sliced */
+    if (overlap > largest_overlap)
+        largest_overlap = overlap; /* make runs under lock */
     /* One tensor at a time: the plain pages go as soon as their copy is
      * made, so the two never sum up over the whole model. */
     if (drop_plain)
@@ -379,10 +396,12 @@ int64_t dfg_dnnl_weights_held_bytes(void)
     return bytes;
 }
 
-void dfg_dnnl_weights_held(int64_t *copies, int64_t *plain)
+void dfg_dnnl_weights_held(int64_t *copies, int64_t *plain,
+                           int64_t *overlap)
 {
     pthread_mutex_lock(&lock);
     *copies = held_bytes;
     *plain = replaced_bytes;
+    *overlap = largest_overlap;
     pthread_mutex_unlock(&lock);
 }

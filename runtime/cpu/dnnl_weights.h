@@ -68,7 +68,11 @@ void dfg_dnnl_weights_drop_plain(const dfg_dnnl_weights *weights);
 /* Bytes of reordered weights held now, for tests and reports. */
 int64_t dfg_dnnl_weights_held_bytes(void);
 /* The same (*copies), with the plain bytes those copies were made from
- * (*plain): what a session that drops plain pages no longer holds. */
-void dfg_dnnl_weights_held(int64_t *copies, int64_t *plain);
+ * (*plain): what a session that drops plain pages no longer holds; and
+ * the most bytes held beside the copies while one was made (*overlap:
+ * its plain bytes before they went, a transform's staging), over the
+ * process's copies so far. */
+void dfg_dnnl_weights_held(int64_t *copies, int64_t *plain,
+                           int64_t *overlap);
 
 #endif
