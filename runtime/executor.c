@@ -281,6 +281,15 @@ static dfg_status session_allowed(const dfg_program *program,
     return check_backend_supports(program, backend);
 }
 
+/* 1 if program's weights are a file's pages (a mapped .dfgp). */
+static int weights_mapped(const dfg_program *p)
+{
+    for (int32_t i = 0; i < p->n_tensors; i++)
+        if (p->tensors[i].region == DFG_REGION_WEIGHTS && p->tensors[i].data)
+            return dfg_program_bytes_mapped(p, p->tensors[i].data);
+    return 0;
+}
+
 /* dfg_session_create, and dfg_session_create_owning with owned set (the
  * program, which the session destroys, on failure too, once
  * session_allowed passed). */
@@ -307,7 +316,8 @@ static dfg_status session_create(const dfg_program *program,
     status = backend->create(&s->allocator, &s->context);
     if (status == DFG_OK)
         status = allocate_regions(s);
-    uint64_t mark = dfg_runtime_resident_mark(backend);
+    int plain_anonymous = owned && !weights_mapped(program);
+    uint64_t mark = dfg_runtime_resident_mark(backend, plain_anonymous);
     if (status == DFG_OK)
         status = build_step_block(s);
     size_t staging = dfg_bool_inputs_bytes(program);
@@ -316,7 +326,8 @@ static dfg_status session_create(const dfg_program *program,
         status = dfg_error(DFG_ERR_OUT_OF_MEMORY, "out of memory for a session");
     if (status == DFG_OK)
         status = backend->prepare(s->context, s->steps, s->n_steps);
-    uint64_t grown = dfg_runtime_resident_mark(backend) - mark;
+    uint64_t grown = dfg_runtime_resident_mark(backend, plain_anonymous) -
+                     mark;
     s->prepared_heap_bytes = grown < ((uint64_t)1 << 62) ? grown : 0;
     if (status != DFG_OK) {
         dfg_session_destroy(s);

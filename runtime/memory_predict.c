@@ -4,6 +4,9 @@
 
 #include <stdio.h>
 #include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include "backend.h"
 #include "error.h"
 #include "session_state.h"
@@ -23,18 +26,14 @@ static uint64_t anonymous_resident_bytes(void)
     return (uint64_t)kib * 1024u;
 }
 
-/* Bytes of weight copies backend holds now. */
-static uint64_t copies_now(const dfg_backend *backend)
+uint64_t dfg_runtime_resident_mark(const dfg_backend *backend,
+                                   int plain_anonymous)
 {
     int64_t copies = 0, plain = 0, overlap = 0;
     if (backend->weight_copies)
         backend->weight_copies(&copies, &plain, &overlap);
-    return (uint64_t)copies;
-}
-
-uint64_t dfg_runtime_resident_mark(const dfg_backend *backend)
-{
-    return anonymous_resident_bytes() - copies_now(backend);
+    return anonymous_resident_bytes() - (uint64_t)copies +
+           (plain_anonymous ? (uint64_t)plain : 0);
 }
 
 uint64_t dfg_process_resident_bytes(void)
@@ -59,6 +58,19 @@ uint64_t dfg_process_peak_resident_bytes(void)
     if (f)
         fclose(f);
     return (uint64_t)kib * 1024u;
+}
+
+/* Bytes freed to the allocator and kept in its arenas, resident where
+ * they were written (what compiling in the process leaves); 0 where
+ * unknown. */
+static uint64_t freed_heap_bytes(void)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+    struct mallinfo2 m = mallinfo2();
+    return (uint64_t)m.fordblks;
+#else
+    return 0;
+#endif
 }
 
 /* Resident when libdfg was loaded, before the caller could use it. */
@@ -98,6 +110,7 @@ dfg_status dfg_session_memory_predict(const dfg_session *s,
                                          DFG_THREAD_BYTES
                                    : 0;
     m.runtime_heap_bytes = s->prepared_heap_bytes;
+    m.freed_heap_bytes = freed_heap_bytes();
     int64_t copies = 0, plain = 0, overlap = 0;
     if (b->weight_copies)
         b->weight_copies(&copies, &plain, &overlap);
@@ -119,7 +132,7 @@ dfg_status dfg_session_memory_predict(const dfg_session *s,
     }
     m.io_bytes = io_bytes(p);
     m.peak_bytes = m.process_bytes + m.runtime_code_bytes + m.thread_bytes +
-                   m.runtime_heap_bytes + m.weights_bytes + m.io_bytes +
+                   m.runtime_heap_bytes + m.freed_heap_bytes + m.weights_bytes + m.io_bytes +
                    (m.arena_bytes > m.creation_bytes ? m.arena_bytes
                                                      : m.creation_bytes);
     *out = m;
@@ -149,13 +162,14 @@ const char *dfg_memory_prediction_format(const dfg_memory_prediction *m,
     const double mib = 1024.0 * 1024.0;
     snprintf(buf, size,
              "%.1f MiB = process %.1f + runtime code %.1f + threads %.1f + "
-             "runtime heap %.1f + weights %.1f (copies %.1f, replacing %.1f) "
+             "runtime heap %.1f + freed heap %.1f + weights %.1f (copies %.1f, replacing %.1f) "
              "+ max(arena %.1f, creation %.1f) + inputs and outputs %.1f + "
              "the caller's %.1f",
              (double)m->peak_bytes / mib, (double)m->process_bytes / mib,
              (double)m->runtime_code_bytes / mib,
              (double)m->thread_bytes / mib,
              (double)m->runtime_heap_bytes / mib,
+             (double)m->freed_heap_bytes / mib,
              (double)m->weights_bytes / mib,
              (double)m->weight_copy_bytes / mib,
              (double)m->replaced_plain_bytes / mib,

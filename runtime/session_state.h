@@ -46,10 +46,13 @@ void *dfg_session_tensor_address(const dfg_session *s, int32_t tensor);
 dfg_status dfg_session_detach_weights(dfg_session *s);
 
 /* The process's resident anonymous bytes now less the weight copies
- * backend holds (runtime/memory_predict.c): what a session's creation
- * adds to it is its own cost (step arguments, the library's primitives,
- * their generated kernels, threads started). Wraps around when unknown:
- * only differences count. */
-uint64_t dfg_runtime_resident_mark(const dfg_backend *backend);
+ * backend holds, plus the plain bytes they replaced when those are
+ * anonymous memory a session drops (a program compiled in the process
+ * and taken over): what a session's creation adds to it is its own cost
+ * (step arguments, the library's primitives, their generated kernels,
+ * threads started; runtime/memory_predict.c). Wraps around when
+ * unknown: only differences count. */
+uint64_t dfg_runtime_resident_mark(const dfg_backend *backend,
+                                   int plain_anonymous);
 
 #endif

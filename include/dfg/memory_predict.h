@@ -42,6 +42,10 @@ typedef struct dfg_memory_prediction {
      * copies (step arguments, the library's primitives and generated
      * kernels, its threads), measured when it was created */
     uint64_t runtime_heap_bytes;
+    /* memory the process freed to its allocator and still holds (what
+     * compiling or importing in the process left), measured when the
+     * prediction is made */
+    uint64_t freed_heap_bytes;
     /* resident weights: the program's bytes read in place or uploaded
      * (a training session's own region beside the program's), plus the
      * backend's copies, minus the plain bytes those copies replace */
