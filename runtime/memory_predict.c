@@ -11,19 +11,24 @@
 #include "error.h"
 #include "session_state.h"
 
-/* Resident anonymous bytes of the process (Linux's smaps_rollup); 0 if
- * unknown. */
-static uint64_t anonymous_resident_bytes(void)
+/* The "KEY: N kB" line of a /proc/self file, in bytes; 0 if absent. */
+static uint64_t proc_kib_line(const char *path, const char *format)
 {
-    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    FILE *f = fopen(path, "r");
     char line[256];
     unsigned long long kib = 0;
     while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "Anonymous: %llu kB", &kib) == 1)
+        if (sscanf(line, format, &kib) == 1)
             break;
     if (f)
         fclose(f);
     return (uint64_t)kib * 1024u;
+}
+
+/* Resident anonymous bytes of the process (Linux's smaps_rollup). */
+static uint64_t anonymous_resident_bytes(void)
+{
+    return proc_kib_line("/proc/self/smaps_rollup", "Anonymous: %llu kB");
 }
 
 uint64_t dfg_runtime_resident_mark(const dfg_backend *backend,
@@ -49,15 +54,7 @@ uint64_t dfg_process_resident_bytes(void)
 
 uint64_t dfg_process_peak_resident_bytes(void)
 {
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    unsigned long long kib = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmHWM: %llu kB", &kib) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return (uint64_t)kib * 1024u;
+    return proc_kib_line("/proc/self/status", "VmHWM: %llu kB");
 }
 
 /* Bytes freed to the allocator and kept in its arenas, resident where

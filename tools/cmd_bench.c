@@ -142,19 +142,6 @@ static int parse_args(int argc, char **argv, bench_args *a)
     return -1;
 }
 
-/* The process's resident bytes now (Linux's /proc/self/statm); 0 if
- * unknown. */
-static double resident_bytes(void)
-{
-    FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long long size = 0, resident = 0;
-    int got = f ? fscanf(f, "%llu %llu", &size, &resident) : 0;
-    if (f)
-        fclose(f);
-    long page = sysconf(_SC_PAGESIZE);
-    return got == 2 && page > 0 ? (double)resident * (double)page : 0.0;
-}
-
 static void print_rss_split(const dfg_bench_report *r)
 {
     const double mib = 1024.0 * 1024.0;
@@ -299,7 +286,7 @@ int dfgc_bench(int argc, char **argv)
         return status >= 0 ? status
                            : dfgc_error("out of memory for the timings");
     }
-    double at_start = resident_bytes();
+    double at_start = (double)dfg_process_resident_bytes();
     dfgc_run_setup s;
     status = dfgc_run_setup_create(a->model, &a->options, a->backend, a->seed,
                                    &s);
