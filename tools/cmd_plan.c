@@ -133,19 +133,30 @@ static dfg_status load(plan_args *a, dfg_program **out)
     return st;
 }
 
-/* The predicted peak of running program on the CPU (its session made and
- * dropped: nothing runs). */
-static int print_prediction(const dfg_program *program)
+/* The predicted peak of running the program on the CPU (its session
+ * made and dropped: nothing runs), for the summary and the JSON. */
+static dfg_memory_prediction predicted;
+
+static int predict(const dfg_program *program)
 {
     const dfg_backend *cpu = NULL;
-    dfg_memory_prediction m;
-    char split[512];
     if (dfg_backend_find("cpu", &cpu) != DFG_OK ||
-        dfg_memory_predict(program, cpu, &m) != DFG_OK)
+        dfg_memory_predict(program, cpu, &predicted) != DFG_OK)
         return dfgc_library_error("predicted peak");
-    printf("predicted peak rss of running it: %s\n",
-           dfg_memory_prediction_format(&m, split, sizeof split));
     return 0;
+}
+
+static int print_prediction(void)
+{
+    char split[512];
+    printf("predicted peak rss of running it: %s\n",
+           dfg_memory_prediction_format(&predicted, split, sizeof split));
+    return 0;
+}
+
+static dfg_status report_json(const dfg_program *program, FILE *out)
+{
+    return dfg_report_json_memory(program, &predicted, out);
 }
 
 /* Compiles, prints the summary and writes the reports; closes json and
@@ -161,14 +172,14 @@ static int plan(plan_args *a, dfgc_output *json, dfgc_output *dot)
         dfgc_plan_visuals_close(&a->visuals);
         return status;
     }
-    int status = 0;
+    int status = predict(program);
     /* With the JSON or DOT on stdout the summary would corrupt them. */
-    if (json->stream != stdout && dot->stream != stdout &&
+    if (status == 0 && json->stream != stdout && dot->stream != stdout &&
         !dfgc_plan_visuals_use_stdout(&a->visuals) &&
         (dfg_report_summary(program, stdout) != DFG_OK ||
-         print_prediction(program) != 0))
+         print_prediction() != 0))
         status = dfgc_library_error("summary");
-    int s = dfgc_write_report(program, json, dfg_report_json, "json");
+    int s = dfgc_write_report(program, json, report_json, "json");
     status = status ? status : s;
     s = dfgc_write_report(program, dot, dfg_report_dot, "dot");
     status = status ? status : s;

@@ -12,7 +12,15 @@
 extern "C" {
 #endif
 
+struct dfg_memory_prediction;
+
 dfg_status dfg_report_json(const dfg_program *program, FILE *out);
+/* The same with "predicted_memory": the parts of memory's prediction of
+ * the process's peak (include/dfg/memory_predict.h, dfg_memory_predict),
+ * as `dfgc plan --json` writes it. */
+dfg_status dfg_report_json_memory(const dfg_program *program,
+                                  const struct dfg_memory_prediction *memory,
+                                  FILE *out);
 dfg_status dfg_report_dot(const dfg_program *program, FILE *out);
 dfg_status dfg_report_summary(const dfg_program *program, FILE *out);
 

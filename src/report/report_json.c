@@ -1,6 +1,8 @@
 /* The plan as JSON; the schema is docs/plan-json.md. */
 #include "dfg/report.h"
 
+#include "dfg/memory_predict.h"
+
 #include "error.h"
 #include "json_writer.h"
 #include "kind_bytes.h"
@@ -146,7 +148,44 @@ static void write_tensor(dfg_json_writer *w, const dfg_program *p,
     dfg_json_end_object(w);
 }
 
+/* The prediction's parts (include/dfg/memory_predict.h), in bytes. */
+static void write_memory(dfg_json_writer *w, const dfg_memory_prediction *m)
+{
+    dfg_json_begin_object(w, "predicted_memory", 0);
+    dfg_json_uint(w, "peak_bytes", m->peak_bytes);
+    dfg_json_uint(w, "process_bytes", m->process_bytes);
+    dfg_json_uint(w, "runtime_code_bytes", m->runtime_code_bytes);
+    dfg_json_uint(w, "thread_bytes", m->thread_bytes);
+    dfg_json_uint(w, "runtime_heap_bytes", m->runtime_heap_bytes);
+    dfg_json_uint(w, "freed_heap_bytes", m->freed_heap_bytes);
+    dfg_json_uint(w, "weights_bytes", m->weights_bytes);
+    dfg_json_uint(w, "weight_copy_bytes", m->weight_copy_bytes);
+    dfg_json_uint(w, "replaced_plain_bytes", m->replaced_plain_bytes);
+    dfg_json_uint(w, "arena_bytes", m->arena_bytes);
+    dfg_json_uint(w, "creation_bytes", m->creation_bytes);
+    dfg_json_uint(w, "io_bytes", m->io_bytes);
+    dfg_json_uint(w, "caller_bytes", m->caller_bytes);
+    dfg_json_int(w, "threads", m->threads);
+    dfg_json_end_object(w);
+}
+
+static dfg_status write_report(const dfg_program *program,
+                               const dfg_memory_prediction *memory, FILE *out);
+
 dfg_status dfg_report_json(const dfg_program *program, FILE *out)
+{
+    return write_report(program, NULL, out);
+}
+
+dfg_status dfg_report_json_memory(const dfg_program *program,
+                                  const dfg_memory_prediction *memory,
+                                  FILE *out)
+{
+    return write_report(program, memory, out);
+}
+
+static dfg_status write_report(const dfg_program *program,
+                               const dfg_memory_prediction *memory, FILE *out)
 {
     if (!program || !out)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
@@ -163,6 +202,8 @@ dfg_status dfg_report_json(const dfg_program *program, FILE *out)
     dfg_json_end_object(&w);
     write_kind_bytes(&w, program);
     write_peak(&w, program);
+    if (memory)
+        write_memory(&w, memory);
     write_tensor_names(&w, program, "inputs", program->inputs,
                        program->n_inputs);
     write_tensor_names(&w, program, "outputs", program->outputs,
