@@ -39,4 +39,24 @@ done
     fail "a malformed --memory-limit was accepted"
 "$dfgc" plan example:cnn | grep -q "^predicted peak rss" ||
     fail "dfgc plan prints no predicted peak"
+"$dfgc" plan example:cnn --json - --predict | grep -q '"predicted_memory"' ||
+    fail "dfgc plan --json --predict writes no predicted_memory"
+"$dfgc" plan example:cnn --json - | grep -q '"predicted_memory"' &&
+    fail "dfgc plan --json writes predicted_memory unasked"
+# A training step under a limit at 80% of its prediction: runs within it
+# or fails clearly.
+out=$("$dfgc" train example:cnn --synthetic --steps 1 2>&1) ||
+    fail "dfgc train example:cnn: $out"
+predicted=$(echo "$out" | sed -n 's/^predicted peak RSS \([0-9]*\) KiB.*/\1/p')
+[ -n "$predicted" ] || fail "dfgc train prints no prediction: $out"
+limit=$((predicted * 1024 * 8 / 10))
+if out=$("$dfgc" train example:cnn --synthetic --steps 1 \
+         --memory-limit "$limit" 2>&1); then
+    got=$(echo "$out" | sed -n 's/.*peak RSS \([0-9]*\) KiB$/\1/p')
+    [ -n "$got" ] && [ $((got * 1024)) -le "$limit" ] ||
+        fail "training ran at $got KiB over the limit of $limit bytes"
+else
+    echo "$out" | grep -q "memory limit .* MiB over" ||
+        fail "no clear error for training under --memory-limit: $out"
+fi
 echo ok

@@ -81,6 +81,7 @@ dfg_status dfg_compile_within(const dfg_graph *graph,
     if (st != DFG_OK || limit_bytes == 0 || m.peak_bytes <= limit_bytes)
         goto done;
     best = m;
+    const dfg_memory_prediction given = m;
     const char *tried = "as given", *best_tried = tried;
     dfg_training_options t;
     for (int attempt = 0; attempt < 3; attempt++) {
@@ -92,7 +93,9 @@ dfg_status dfg_compile_within(const dfg_graph *graph,
             tried = "workspace-free kernels, no layout copies";
         } else if (o.training && attempt < 2) {
             t = *o.training;
-            uint64_t arena = m.arena_bytes, excess = m.peak_bytes - limit_bytes;
+            /* the plan as given's */
+            uint64_t arena = given.arena_bytes,
+                     excess = given.peak_bytes - limit_bytes;
             t.memory_budget_bytes = attempt == 0 && excess < arena
                                         ? arena - excess
                                         : arena / 3;
@@ -105,7 +108,7 @@ dfg_status dfg_compile_within(const dfg_graph *graph,
         dfg_program_destroy(program);
         st = try_plan(graph, &o, backend, &program, &m);
         if (st != DFG_OK)
-            return st;
+            continue; /* no such plan (a budget it cannot meet) */
         if (m.peak_bytes <= limit_bytes)
             goto done;
         if (m.peak_bytes < best.peak_bytes) {
