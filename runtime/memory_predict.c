@@ -89,6 +89,16 @@ static uint64_t io_bytes(const dfg_program *p)
     return sum;
 }
 
+/* 1 if a step of s runs on a library (oneDNN) rather than the backend's
+ * own kernels. */
+static int runs_on_library(const dfg_session *s)
+{
+    for (int32_t i = 0; s->backend->step_library && i < s->n_steps; i++)
+        if (s->backend->step_library(s->context, i))
+            return 1;
+    return 0;
+}
+
 dfg_status dfg_session_memory_predict(const dfg_session *s,
                                       int weights_dropped,
                                       dfg_memory_prediction *out)
@@ -101,7 +111,8 @@ dfg_status dfg_session_memory_predict(const dfg_session *s,
     const dfg_backend *b = s->backend;
     dfg_memory_prediction m = {0};
     m.process_bytes = process_at_load;
-    m.runtime_code_bytes = DFG_RUNTIME_CODE_BYTES;
+    m.runtime_code_bytes = runs_on_library(s) ? DFG_RUNTIME_CODE_BYTES
+                                              : DFG_RUNTIME_OWN_CODE_BYTES;
     m.threads = b->threads ? b->threads() : 1;
     m.thread_bytes = m.threads > 1 ? (uint64_t)(m.threads - 1) *
                                          DFG_THREAD_BYTES

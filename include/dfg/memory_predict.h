@@ -28,6 +28,9 @@ extern "C" {
  * it), not of a CPU: the kernels oneDNN generates for this CPU are heap
  * and are measured with the session (runtime_heap_bytes). */
 #define DFG_RUNTIME_CODE_BYTES ((uint64_t)4608 << 10)
+/* The same for a session no step of which runs on a library (oneDNN):
+ * dfg's own kernels and OpenMP. */
+#define DFG_RUNTIME_OWN_CODE_BYTES ((uint64_t)1536 << 10)
 /* Resident bytes of each worker thread beyond the first (its stack's
  * touched pages and its allocator arena's first pages). */
 #define DFG_THREAD_BYTES ((uint64_t)256 << 10)
@@ -36,7 +39,9 @@ typedef struct dfg_memory_prediction {
     /* resident when libdfg was loaded: the program's code, its libraries
      * and what the process held before (an interpreter, its modules) */
     uint64_t process_bytes;
-    uint64_t runtime_code_bytes;  /* DFG_RUNTIME_CODE_BYTES */
+    uint64_t runtime_code_bytes;  /* DFG_RUNTIME_CODE_BYTES, or
+                                     DFG_RUNTIME_OWN_CODE_BYTES where no
+                                     step runs on a library */
     uint64_t thread_bytes;        /* (threads - 1) * DFG_THREAD_BYTES */
     /* resident memory the session's creation took beside the weight
      * copies (step arguments, the library's primitives and generated
