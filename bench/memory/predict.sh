@@ -6,7 +6,8 @@
 # threads, each from a fresh `dfgc bench --iterations 1 --warmup 0`, by
 # both doors: MODEL.dfgp (compiled first, mapped) and MODEL.onnx
 # (imported and compiled in the process); then a training step of
-# resnet18 (`dfgc train` on synthetic data, batch 8). MODELS picks the
+# resnet18 (`dfgc train --synthetic`, two steps) at 32x32 batch 32 and
+# 224x224 batch 8. MODELS picks the
 # models (default: the ten of issue 35's prediction point). Prints a
 # Markdown table; error = predicted / measured - 1.
 set -eu
@@ -31,5 +32,21 @@ for model in ${MODELS:-resnet50 mobilenet_v2 mobilenet_v3_small efficientnet_b0 
     done
     rm -rf "$tmp"
 done
+# A training step (synthetic data, adam): resnet18 exported by
+# bench/export_resnet18.py (Debian's python3-torch; skipped without it).
+tmp=$(mktemp -d)
+for spec in 32:32:10 224:8:1000; do
+    size=${spec%%:*}; rest=${spec#*:}; batch=${rest%%:*}; classes=${rest#*:}
+    onnx=$tmp/resnet18_${size}_b$batch.onnx
+    /usr/bin/python3 bench/export_resnet18.py "$onnx" --size "$size" \
+        --batch "$batch" --classes "$classes" >/dev/null 2>&1 || continue
+    out=$("$dfgc" train "$onnx" --synthetic --classes "$classes" --steps 2)
+    m=$(echo "$out" | sed -n 's/.*, peak RSS \([0-9]*\) KiB$/\1/p')
+    p=$(echo "$out" | sed -n 's/^predicted peak RSS \([0-9]*\) KiB.*/\1/p')
+    pm=$(awk -v k="$p" 'BEGIN { printf "%.1f", k / 1024 }')
+    mm=$(awk -v k="$m" 'BEGIN { printf "%.1f", k / 1024 }')
+    echo "| resnet18 training step, ${size}x$size batch $batch | .onnx | $pm | $mm | $(pct "$p" "$m") |"
+done
+rm -rf "$tmp"
 echo
 echo "CPU: $("$dfgc" devices | sed -n 's/^cpu  *available: //p'); threads 2, batch 1; $(date -u +%Y-%m-%d)"
