@@ -1,0 +1,116 @@
+/* The predicted process peak (include/dfg/memory_predict.h) and compiling
+ * under a limit (include/dfg/memory_limit.h): invariants, not one CPU's
+ * figures. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <string.h>
+#include "dfg/dfg.h"
+
+static void test_parse_bytes(void **state)
+{
+    (void)state;
+    uint64_t b = 0;
+    assert_int_equal(dfg_parse_bytes("123", &b), 0);
+    assert_int_equal(b, 123);
+    assert_int_equal(dfg_parse_bytes("130MiB", &b), 0);
+    assert_int_equal(b, (uint64_t)130 << 20);
+    assert_int_equal(dfg_parse_bytes("2GiB", &b), 0);
+    assert_int_equal(b, (uint64_t)2 << 30);
+    assert_int_equal(dfg_parse_bytes("4KiB", &b), 0);
+    assert_int_equal(b, 4096);
+    const char *bad[] = {"", "0", "0MiB", "12MB", "-1", "MiB", "1.5GiB",
+                         "99999999999999GiB", "7 MiB", NULL};
+    for (int i = 0; bad[i]; i++)
+        assert_int_equal(dfg_parse_bytes(bad[i], &b), -1);
+    assert_int_equal(dfg_parse_bytes(NULL, &b), -1);
+}
+
+static dfg_graph *cnn(void)
+{
+    dfg_graph *g = NULL;
+    assert_int_equal(dfg_model_build("cnn", NULL, &g), DFG_OK);
+    return g;
+}
+
+/* The peak is the sum of its parts, and the parts hold what the plan
+ * and the program say. */
+static void test_prediction_parts(void **state)
+{
+    (void)state;
+    dfg_graph *g = cnn();
+    dfg_program *p = NULL;
+    assert_int_equal(dfg_compile(g, NULL, &p), DFG_OK);
+    const dfg_backend *cpu = NULL;
+    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    dfg_memory_prediction m;
+    assert_int_equal(dfg_memory_predict(p, cpu, &m), DFG_OK);
+    dfg_plan_stats st;
+    dfg_program_stats(p, &st);
+    assert_int_equal(m.arena_bytes, st.arena_bytes);
+    assert_true(m.process_bytes > 0);
+    assert_true(m.runtime_code_bytes > 0);
+    assert_true(m.weights_bytes + m.replaced_plain_bytes >=
+                st.weights_bytes);
+    assert_true(m.io_bytes > 0);
+    uint64_t larger = m.arena_bytes > m.creation_bytes ? m.arena_bytes
+                                                       : m.creation_bytes;
+    assert_int_equal(m.peak_bytes,
+                     m.process_bytes + m.runtime_code_bytes + m.thread_bytes +
+                         m.runtime_heap_bytes + m.freed_heap_bytes +
+                         m.weights_bytes + larger + m.io_bytes +
+                         m.caller_bytes);
+    char line[512];
+    assert_non_null(strstr(dfg_memory_prediction_format(&m, line, sizeof line),
+                           "MiB = process"));
+    /* The probe session is gone: its copies are released. */
+    dfg_session *s = NULL;
+    assert_int_equal(dfg_session_create(p, cpu, NULL, &s), DFG_OK);
+    dfg_memory_prediction live;
+    assert_int_equal(dfg_session_memory_predict(s, 1, &live), DFG_OK);
+    assert_int_equal(live.arena_bytes, m.arena_bytes);
+    assert_int_equal(live.weight_copy_bytes, m.weight_copy_bytes);
+    dfg_session_destroy(s);
+    assert_int_equal(dfg_memory_predict(NULL, cpu, &m),
+                     DFG_ERR_INVALID_ARGUMENT);
+    dfg_program_destroy(p);
+    dfg_graph_destroy(g);
+}
+
+/* A limit no plan meets fails before running, naming the excess; one
+ * every plan meets keeps the plan as given. */
+static void test_compile_within(void **state)
+{
+    (void)state;
+    dfg_graph *g = cnn();
+    const dfg_backend *cpu = NULL;
+    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    dfg_program *p = NULL;
+    dfg_memory_prediction m;
+    assert_int_equal(dfg_compile_within(g, NULL, cpu, 1 << 20, &p, &m),
+                     DFG_ERR_PLAN);
+    assert_null(p);
+    assert_non_null(strstr(dfg_last_error(), "memory limit 1.0 MiB"));
+    assert_non_null(strstr(dfg_last_error(), "MiB over"));
+    uint64_t generous = (uint64_t)64 << 30;
+    assert_int_equal(dfg_compile_within(g, NULL, cpu, generous, &p, &m),
+                     DFG_OK);
+    assert_non_null(p);
+    assert_true(m.peak_bytes <= generous);
+    dfg_program_destroy(p);
+    assert_int_equal(dfg_compile_within(NULL, NULL, cpu, 1, &p, &m),
+                     DFG_ERR_INVALID_ARGUMENT);
+    dfg_graph_destroy(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse_bytes),
+        cmocka_unit_test(test_prediction_parts),
+        cmocka_unit_test(test_compile_within),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
