@@ -328,7 +328,7 @@ static dfg_status session_create(const dfg_program *program,
         status = backend->prepare(s->context, s->steps, s->n_steps);
     uint64_t grown = dfg_runtime_resident_mark(backend, plain_anonymous) -
                      mark;
-    s->prepared_heap_bytes = grown < ((uint64_t)1 << 62) ? grown : 0;
+    s->prepared_resident_bytes = grown < ((uint64_t)1 << 62) ? grown : 0;
     if (status != DFG_OK) {
         dfg_session_destroy(s);
         return dfg_error_prefix(status, "dfg_session_create (%s backend)",

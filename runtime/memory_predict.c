@@ -117,7 +117,7 @@ dfg_status dfg_session_memory_predict(const dfg_session *s,
     m.thread_bytes = m.threads > 1 ? (uint64_t)(m.threads - 1) *
                                          DFG_THREAD_BYTES
                                    : 0;
-    m.runtime_heap_bytes = s->prepared_heap_bytes;
+    m.runtime_heap_bytes = s->prepared_resident_bytes;
     m.freed_heap_bytes = freed_heap_bytes();
     int64_t copies = 0, plain = 0, overlap = 0;
     if (b->weight_copies)

@@ -32,7 +32,7 @@ struct dfg_session {
     /* Resident memory the step block and the backend's prepare took
      * beside the weight copies (dfg_runtime_resident_mark): its
      * primitives and generated kernels, for dfg_session_memory_predict. */
-    uint64_t prepared_heap_bytes;
+    uint64_t prepared_resident_bytes;
 };
 
 /* Where tensor lives for s's steps: the program's weight bytes when the
