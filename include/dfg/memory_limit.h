@@ -15,9 +15,9 @@ extern "C" {
  * predicted peak (dfg_memory_predict) is at most limit_bytes, trying in
  * turn: options as given; an inference program on the backend's
  * workspace-free kernels (no library scratch in the arena, weights read
- * in place with no copies in other layouts); a training step with its
- * arena budget lowered (dfg_training_options.memory_budget_bytes) by the
- * excess, then to a third of its arena. Precision is left as given.
+ * in place with no copies in other layouts); a training step with an
+ * arena budget (dfg_training_options.memory_budget_bytes) of its arena
+ * less the excess, where the arena covers it. Precision is left as given.
  * DFG_ERR_PLAN, *out NULL, when none fits, naming the predicted parts and
  * by how much the smallest plan exceeds the limit. *predicted (may be
  * NULL) receives the kept plan's prediction. limit_bytes 0: no limit. */

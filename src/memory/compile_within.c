@@ -59,6 +59,32 @@ static dfg_status over_limit(const dfg_memory_prediction *m, uint64_t limit,
                      dfg_memory_prediction_format(m, split, sizeof split));
 }
 
+/* Changes o into the one other plan worth trying for a predicted peak
+ * over limit, and names it; NULL if there is none. t receives a training
+ * step's options. */
+static const char *fallback(dfg_compile_options *o, dfg_training_options *t,
+                            const dfg_memory_prediction *given,
+                            uint64_t limit)
+{
+    uint64_t excess = given->peak_bytes - limit;
+    if (!o->training && o->backend_workspace) {
+        /* Kernels with no library scratch, weights read in place. */
+        o->backend_workspace = NULL;
+        o->backend_workspace_for = NULL;
+        o->assign_layouts = 0;
+        return "workspace-free kernels, no layout copies";
+    }
+    /* Recompute until the arena is smaller by the excess; no budget meets
+     * an excess the whole arena does not cover. */
+    if (!o->training || excess >= given->arena_bytes)
+        return NULL;
+    *t = *o->training;
+    t->memory_budget_bytes = given->arena_bytes - excess;
+    t->memory_budget_percent = 0;
+    o->training = t;
+    return "training recompute under an arena budget";
+}
+
 dfg_status dfg_compile_within(const dfg_graph *graph,
                               const dfg_compile_options *options,
                               const dfg_backend *backend,
@@ -82,38 +108,21 @@ dfg_status dfg_compile_within(const dfg_graph *graph,
         goto done;
     best = m;
     const dfg_memory_prediction given = m;
-    const char *tried = "as given", *best_tried = tried;
+    const char *best_tried = "as given";
     dfg_training_options t;
-    for (int attempt = 0; attempt < 3; attempt++) {
-        if (!o.training && attempt == 0 && o.backend_workspace) {
-            /* Kernels with no library scratch, weights read in place. */
-            o.backend_workspace = NULL;
-            o.backend_workspace_for = NULL;
-            o.assign_layouts = 0;
-            tried = "workspace-free kernels, no layout copies";
-        } else if (o.training && attempt < 2) {
-            t = *o.training;
-            /* the plan as given's */
-            uint64_t arena = given.arena_bytes,
-                     excess = given.peak_bytes - limit_bytes;
-            t.memory_budget_bytes = attempt == 0 && excess < arena
-                                        ? arena - excess
-                                        : arena / 3;
-            t.memory_budget_percent = 0;
-            o.training = &t;
-            tried = "training recompute under an arena budget";
-        } else {
-            continue;
-        }
+    const char *tried = fallback(&o, &t, &given, limit_bytes);
+    if (tried) {
         dfg_program_destroy(program);
-        st = try_plan(graph, &o, backend, &program, &m);
-        if (st != DFG_OK)
-            continue; /* no such plan (a budget it cannot meet) */
-        if (m.peak_bytes <= limit_bytes)
-            goto done;
-        if (m.peak_bytes < best.peak_bytes) {
-            best = m;
-            best_tried = tried;
+        /* A plan that cannot be made (a budget it cannot meet) is none. */
+        if (try_plan(graph, &o, backend, &program, &m) == DFG_OK) {
+            if (m.peak_bytes <= limit_bytes) {
+                st = DFG_OK;
+                goto done;
+            }
+            if (m.peak_bytes < best.peak_bytes) {
+                best = m;
+                best_tried = tried;
+            }
         }
     }
     dfg_program_destroy(program);
