@@ -14,10 +14,10 @@
  * path; only the program leaves. */
 #include "pass.h"
 #include "dfg/compile.h"
-#include "buckets.h"
-#include "mixed_precision.h"
-#include "remat.h"
-#include "training.h"
+#include "training/buckets.h"
+#include "training/mixed_precision.h"
+#include "remat/remat.h"
+#include "training/training.h"
 
 #include <string.h>
 #include <stdio.h>

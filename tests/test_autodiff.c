@@ -23,7 +23,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "autodiff.h"
+#include "training/autodiff.h"
 #include "dfg/dfg.h"
 #include "graph.h"
 

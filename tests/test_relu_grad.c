@@ -9,7 +9,7 @@
 
 #include "dfg/dfg.h"
 #include "graph.h"
-#include "remat.h"
+#include "remat/remat.h"
 #include "remat_fixtures.h"
 
 #define ROWS 64

@@ -5,7 +5,7 @@
 #ifndef DFG_REMAT_H
 #define DFG_REMAT_H
 
-#include "training.h"
+#include "training/training.h"
 
 /* 1 if v is a saved activation that a recomputation can make: a forward
  * value backward reads, from a deterministic single-output op that is not

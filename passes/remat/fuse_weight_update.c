@@ -39,7 +39,7 @@
 #include <stdio.h>
 #include "error.h"
 #include "memory.h"
-#include "training.h"
+#include "training/training.h"
 
 static dfg_op fused_op(dfg_op update)
 {
