@@ -1,5 +1,5 @@
 /* The layout of the small persistent tensors that drive an optimizer,
- * shared by the training pass (passes/training.c), which creates them, and
+ * shared by the training pass (passes/training/training.c), which creates them, and
  * the kernels (runtime/cpu/optimizer.c), which read and write them.
  *
  * A training program holds, in its weights region (written in place by a
