@@ -22,7 +22,7 @@
  * Training programs keep every full workspace: a workspace's size changes
  * the order of the sums of a conv's chunks in the last bits, and a
  * training step must compute the same with or without a memory budget or
- * data parallelism (passes/remat.c plans on full workspaces too).
+ * data parallelism (passes/remat/remat.c plans on full workspaces too).
  *
  * A target (a training step's memory budget in bytes) that the arena
  * misses while the lower bound is under it gets the hill climb again

@@ -391,7 +391,7 @@ static dfg_program *compile_cnn(float budget_percent)
 }
 
 /* Under a budget the fused weight updates run before the input gradients
- * (passes/fuse_weight_update.c), which then write over their dying dy;
+ * (passes/remat/fuse_weight_update.c), which then write over their dying dy;
  * four steps give the unconstrained step's losses. */
 static void test_training_step_keeps_the_losses(void **state)
 {

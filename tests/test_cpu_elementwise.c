@@ -410,7 +410,7 @@ static void test_where_broadcasts_all_three(void **state)
     }
 }
 
-/* relu_grad(y, dy) (passes/relu_grad.c) is where(y > 0, dy, 0): dy
+/* relu_grad(y, dy) (passes/remat/relu_grad.c) is where(y > 0, dy, 0): dy
  * where y > 0, 0 at y = 0 (either sign), below 0 and at NaN. */
 static void test_relu_grad_is_dy_where_y_is_positive(void **state)
 {

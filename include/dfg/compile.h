@@ -47,7 +47,7 @@ typedef struct dfg_compile_options {
     /* The dtype activations (and in a training step their gradients) are
      * stored in: DFG_F32 (the default) or DFG_BF16, with weights,
      * optimizer state and the loss kept in f32 and the CPU kernels
-     * computing in f32 (passes/mixed_precision.c). */
+     * computing in f32 (passes/training/mixed_precision.c). */
     dfg_dtype precision;
     /* The name of the backend whose rule backend_workspace is ("cpu"),
      * recorded in the program: that backend, and no other, finds its

@@ -110,7 +110,7 @@ dfg_status dfg_cpu_batch_norm_train(const dfg_kernel_args *args)
         double mean, var;
         batch_statistics(&x, &l, c, &mean, &var);
         /* From the statistics as stored, as the inference batch_norm that
-         * recomputes y under a memory budget (passes/remat.c) reads them:
+         * recomputes y under a memory budget (passes/remat/remat.c) reads them:
          * the same y bit for bit. */
         put(&mean_out, c, (float)mean);
         put(&var_out, c, (float)var);

@@ -17,7 +17,7 @@
  *
  * A recompute reads the operands kept for backward anyway; the forward
  * values between them and v are recomputed with it (a chain, at most
- * MAX_CHAIN ops). Checkpoint segments (passes/checkpoint.c, the same
+ * MAX_CHAIN ops). Checkpoint segments (passes/remat/checkpoint.c, the same
  * machinery: dfg_remat_recompute on a set of values) are the other
  * strategy. Both are found on copies of the graph, and the one that fits
  * with fewer extra FLOPs is replayed on the graph itself. */
@@ -50,9 +50,9 @@ int dfg_remat_is_recomputation(const dfg_ir_node *node)
  * writes a mask that only nodes writing gradients read (relu's VJP
  * compares its saved output with 0: the comparison must read the
  * recomputed copy, not keep the original), or computes a weight's
- * gradient inside its update (passes/fuse_weight_update.c). */
+ * gradient inside its update (passes/remat/fuse_weight_update.c). */
 /* The most operands a recomputed op may have: a concat of the sliced
- * stem's 8 slices (passes/remat_sliced_stem.c) is the widest. */
+ * stem's 8 slices (passes/remat/remat_sliced_stem.c) is the widest. */
 #define MAX_OPERANDS 8
 
 static int is_backward(const dfg_graph *g, const dfg_ir_node *node)
@@ -477,7 +477,7 @@ static dfg_status segments_then_single_values(
 }
 
 /* Where the budget is still missed: copies made again with the copies
- * they read (passes/remat_split.c), which moves the peak off the
+ * they read (passes/remat/remat_split.c), which moves the peak off the
  * blocks' backwards, then single values on top with chains of any
  * length, and copies made again after those. */
 static dfg_status split_chains_then_single_values(

@@ -5,7 +5,7 @@
  * next conv's weight gradient reads it): two tensors of one size kept
  * from the forward pass to the backward pass, where the second is a
  * scale-and-shift and a max away from the first. Recomputing it just
- * before its first backward reader (passes/remat.c) costs a few FLOPs per
+ * before its first backward reader (passes/remat/remat.c) costs a few FLOPs per
  * element, under 1% of the convolutions', and frees it for the whole
  * middle of the step. XLA rematerializes such cheap elementwise chains by
  * default; so does every training plan here, with or without a memory

@@ -1,4 +1,4 @@
-/* Reverse-mode differentiation (passes/autodiff.c) and what its
+/* Reverse-mode differentiation (passes/training/autodiff.c) and what its
  * vector-Jacobian rules (passes/vjp_*.c) share.
  *
  * The backward nodes are appended to the same graph after the forward

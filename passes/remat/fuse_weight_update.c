@@ -33,13 +33,13 @@
  * the end of a 50% budget; resnet18 at 32x32 gains nothing here, and
  * with the copies its 33% budget's recomputations reached a larger
  * arena, so "not larger" would not do). Once a budget is met, they are
- * tried again and kept on an equal arena (passes/remat_merge.c). */
+ * tried again and kept on an equal arena (passes/remat/remat_merge.c). */
 #include "remat.h"
 
 #include <stdio.h>
 #include "error.h"
 #include "memory.h"
-#include "training.h"
+#include "training/training.h"
 
 static dfg_op fused_op(dfg_op update)
 {

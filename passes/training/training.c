@@ -1,6 +1,6 @@
 /* The training pass: one training step appended to the forward graph.
  *
- *   forward ... loss | backward (passes/autodiff.c) | optimizer_tick |
+ *   forward ... loss | backward (passes/training/autodiff.c) | optimizer_tick |
  *   one update per trained weight | concat of the updates' norms
  *
  * Persistent state is made of graph weights, so that it is packed into the

@@ -1,11 +1,11 @@
-/* Rematerialization's shared machinery (passes/remat.c), used by its two
+/* Rematerialization's shared machinery (passes/remat/remat.c), used by its two
  * strategies: single saved activations (remat.c) and checkpoint segments
- * (passes/checkpoint.c). Every function works on a graph after the
+ * (passes/remat/checkpoint.c). Every function works on a graph after the
  * training pass; none keeps a pointer past its return. */
 #ifndef DFG_REMAT_H
 #define DFG_REMAT_H
 
-#include "training.h"
+#include "training/training.h"
 
 /* 1 if v is a saved activation that a recomputation can make: a forward
  * value backward reads, from a deterministic single-output op that is not
@@ -88,19 +88,19 @@ dfg_status dfg_remat_recompute(dfg_graph *g, const int32_t *set,
 
 /* Recomputes, in backward, each saved activation that a cheap
  * elementwise chain remakes from operands kept anyway (at most 4 FLOPs
- * per byte freed), where that shrinks the arena (passes/remat_cheap.c).
+ * per byte freed), where that shrinks the arena (passes/remat/remat_cheap.c).
  * Every training step does. */
 dfg_status dfg_remat_cheap(dfg_graph *g, const dfg_compile_options *o);
 
 /* Fuses conv weight gradients that only their optimizer update reads
  * into the update, which then computes them in slices of output channels
- * (passes/fuse_weight_update.c), each where a trial plan's arena does not
+ * (passes/remat/fuse_weight_update.c), each where a trial plan's arena does not
  * grow; *arena receives the arena after them, *n_fused how many. */
 dfg_status dfg_fuse_weight_updates(dfg_graph *g, const dfg_compile_options *o,
                                    int64_t *arena, int32_t *n_fused);
 
 /* relu's gradients where(greater(y, 0), dy, 0) become relu_grad(y, dy)
- * (passes/relu_grad.c) when a trial plan's arena is below *arena, which
+ * (passes/remat/relu_grad.c) when a trial plan's arena is below *arena, which
  * is updated; *n_rewritten: how many (0 when not kept). */
 dfg_status dfg_relu_grads(dfg_graph *g, const dfg_compile_options *o,
                           int64_t *arena, int32_t *n_rewritten);
@@ -143,7 +143,7 @@ dfg_status dfg_remat_describe_peak(const dfg_graph *g,
 
 /* Where the budget is still missed: recomputed copies alive at the
  * plan's peak made a second time for their later readers
- * (passes/remat_split.c), each kept where a trial plan's arena shrinks;
+ * (passes/remat/remat_split.c), each kept where a trial plan's arena shrinks;
  * report->arena, report->recomputed and *extra (FLOPs) are updated. */
 dfg_status dfg_remat_split_copies(dfg_graph *g, const dfg_compile_options *o,
                                   dfg_remat_report *report, int64_t *extra);
@@ -151,19 +151,19 @@ dfg_status dfg_remat_split_copies(dfg_graph *g, const dfg_compile_options *o,
 /* Where the budget is missed after that: the same with each copy's
  * recomputed operands made again too, and the later recomputations that
  * are then the same as an earlier one dropped for it (its readers read
- * the earlier; passes/remat_split.c). */
+ * the earlier; passes/remat/remat_split.c). */
 dfg_status dfg_remat_split_chains(dfg_graph *g, const dfg_compile_options *o,
                                   dfg_remat_report *report, int64_t *extra);
 
 /* Where the budget is missed after that: recomputed copies alive at the
  * plan's peak made image by image from the graph input, through chains
  * of per-image ops, into the slots of a concat along the batch
- * (passes/remat_per_image.c), each kept where a trial plan's arena
+ * (passes/remat/remat_per_image.c), each kept where a trial plan's arena
  * shrinks; report->arena, report->recomputed and *extra are updated. */
 dfg_status dfg_remat_per_image(dfg_graph *g, const dfg_compile_options *o,
                                dfg_remat_report *report, int64_t *extra);
 
-/* Checkpoint segments (passes/checkpoint.c), found on copies of a graph
+/* Checkpoint segments (passes/remat/checkpoint.c), found on copies of a graph
  * and then applied to the graph itself: the forward's recomputable saved
  * activations, in forward order, cut into segments of about
  * segment_bytes each (the last value of a segment is its checkpoint and
@@ -189,7 +189,7 @@ dfg_status dfg_checkpoint_search(const dfg_graph *g,
 dfg_status dfg_checkpoint_apply(dfg_graph *g, const dfg_checkpoint_plan *plan,
                                 int64_t *extra_flops);
 
-/* 1 if node is a live recomputation of v (passes/remat_merge.c). */
+/* 1 if node is a live recomputation of v (passes/remat/remat_merge.c). */
 int dfg_remat_is_copy_of(const dfg_graph *g, const dfg_ir_node *node,
                          int32_t v);
 
@@ -202,20 +202,20 @@ dfg_status dfg_remat_drop_unread(dfg_graph *g, int64_t *flops);
  * earlier copy of the same value (or the value itself), kept where a
  * trial plan still fits report->budget, if need be with saved
  * activations alive at its peak recomputed too, for fewer FLOPs than the
- * merge saves (passes/remat_merge.c);
+ * merge saves (passes/remat/remat_merge.c);
  * report->arena, report->recomputed and *extra (FLOPs) are updated. */
 dfg_status dfg_remat_merge_copies(dfg_graph *g, const dfg_compile_options *o,
                                   dfg_remat_report *report, int64_t *extra);
 
 /* A lower bound on any arena recomputation reaches for g: the bytes a
- * batch-norm backward reads at once (passes/remat_floor.c); *node
+ * batch-norm backward reads at once (passes/remat/remat_floor.c); *node
  * receives that node (-1 when g has none, and the floor is 0). */
 int64_t dfg_remat_operand_floor(const dfg_graph *g, int32_t *node);
 
 /* Slices the first conv (of a graph input) -> batch_norm [-> relu]
  * [-> max_pool] chain of a forward graph, before the training pass, into
  * chains over slices of the output channels joined by a concat
- * (passes/remat_sliced_stem.c); *n_slices is 0 where none matches. */
+ * (passes/remat/remat_sliced_stem.c); *n_slices is 0 where none matches. */
 dfg_status dfg_slice_stem(dfg_graph *g, int32_t *n_slices);
 
 #endif

@@ -1,4 +1,4 @@
-/* The training pass (passes/training.c): turns a graph with a loss into
+/* The training pass (passes/training/training.c): turns a graph with a loss into
  * one training step (include/dfg/training.h). */
 #ifndef DFG_TRAINING_PASS_H
 #define DFG_TRAINING_PASS_H
@@ -6,7 +6,7 @@
 #include "dfg/training.h"
 #include "pass.h"
 
-/* Appends the backward pass (passes/autodiff.c), the persistent optimizer
+/* Appends the backward pass (passes/training/autodiff.c), the persistent optimizer
  * state and the optimizer updates to graph; marks every value's training
  * role. DFG_ERR_INVALID_ARGUMENT for bad options or a loss that reaches
  * no weight. */
@@ -18,7 +18,7 @@ dfg_status dfg_pass_training(dfg_graph *graph,
  * backward_end on (the training pass records them after the backward
  * pass) to just after the last node before backward_end that its update
  * waits for: its gradient's producer and its weight's last reader
- * (passes/training_order.c says why). Renumbers node indices. */
+ * (passes/training/training_order.c says why). Renumbers node indices. */
 dfg_status dfg_training_order_updates(dfg_graph *graph, int32_t backward_end);
 
 /* Applies order (new position -> old node index, a permutation of every
@@ -37,7 +37,7 @@ dfg_status dfg_training_reorder_nodes(dfg_graph *graph, const int32_t *order);
 dfg_status dfg_training_place_appended(dfg_graph *graph, int32_t n_original,
                                        const int32_t *before);
 
-/* An op's training form (passes/training_forms.c): applies says whether
+/* An op's training form (passes/training/training_forms.c): applies says whether
  * node is replaced; append records its replacement, taking the same
  * place, and hands out the output that takes the place of the old node's
  * first output. ctx is the form's, passed back to both. */
@@ -57,7 +57,7 @@ dfg_status dfg_training_replace_forms(dfg_graph *graph,
 
 /* Turns every live batch_norm into batch_norm_train (src/ops.def) in the
  * same place of the order: batch statistics, running statistics updated
- * in place (passes/training_batch_norm.c). */
+ * in place (passes/training/training_batch_norm.c). */
 dfg_status dfg_training_batch_norm_mode(dfg_graph *graph);
 
 /* The running statistics' default momentum, in ONNX's convention
@@ -74,11 +74,11 @@ float dfg_batch_norm_momentum(const dfg_attrs *batch_norm);
 /* Turns every live dropout with a drop probability above 0 into
  * dropout_train (src/ops.def), its state {seed, 0} a new weight; seed
  * and the dropout's place among the graph's dropouts make its stream
- * (passes/training_dropout.c). */
+ * (passes/training/training_dropout.c). */
 dfg_status dfg_training_dropout_mode(dfg_graph *graph, uint64_t seed);
 
 /* Mixed precision's half after autodiff appended the backward nodes
- * (from n_forward on; passes/mixed_precision.c): each backward reader of
+ * (from n_forward on; passes/training/mixed_precision.c): each backward reader of
  * a weight's narrow copy reads a fresh copy made just before it, so that
  * the forward's copy dies in the forward pass; and each of
  * grads[0..n_grads) that autodiff widened from a narrow gradient is
@@ -88,7 +88,7 @@ dfg_status dfg_training_dropout_mode(dfg_graph *graph, uint64_t seed);
 dfg_status dfg_mixed_precision_backward(dfg_graph *graph, int32_t n_forward,
                                         int32_t *grads, int32_t n_grads);
 
-/* What rematerialization did (passes/remat.c). */
+/* What rematerialization did (passes/remat/remat.c). */
 typedef struct dfg_remat_report {
     int64_t unconstrained_arena, budget, arena;
     int32_t recomputed;          /* saved activations recomputed */
@@ -102,7 +102,7 @@ typedef struct dfg_remat_report {
 /* With a memory budget in t, recomputes saved activations in backward,
  * cheapest FLOPs per byte freed first, until a plan of graph (with o's
  * planner) fits; when single values cannot, checkpoint segments
- * (passes/checkpoint.c). DFG_ERR_PLAN naming the smallest arena reached
+ * (passes/remat/checkpoint.c). DFG_ERR_PLAN naming the smallest arena reached
  * and what is alive at its peak when neither fits. Nothing without a
  * budget. */
 dfg_status dfg_pass_remat(dfg_graph *graph, const dfg_compile_options *o,

@@ -1,4 +1,4 @@
-/* Mixed precision (passes/mixed_precision.c): activations and their
+/* Mixed precision (passes/training/mixed_precision.c): activations and their
  * gradients stored narrow (bf16), weights, optimizer state and the loss
  * in f32. */
 #ifndef DFG_MIXED_PRECISION_H

@@ -1,6 +1,6 @@
 /* The sharded optimizer of a data-parallel training step (ZeRO stage 1,
  * docs/data-parallel.md): with R ranks, the bucket pass
- * (passes/buckets.c) reduce-scatters each bucket of gradients instead of
+ * (passes/training/buckets.c) reduce-scatters each bucket of gradients instead of
  * all-reducing it, so that each rank holds the averaged gradients of one
  * shard of the bucket, 1/R of it; here the bucket's per-weight updates
  * make way for one update of that shard:

@@ -19,7 +19,7 @@
  * later reader, so two blocks' values were alive together (resnet18 at
  * 32x32: 6.46 MB with cuts every B bytes, 5.13 MB at block edges). The
  * checkpoint at a segment's end is read by backward itself, never a
- * cheap recomputation of it (passes/remat_cheap.c makes one from the
+ * cheap recomputation of it (passes/remat/remat_cheap.c makes one from the
  * segment's last conv output, which would bring the segment back
  * early too). A segment's values are recomputed at its first backward
  * reader and die inside its backward, as torch.utils.checkpoint's do.
@@ -173,7 +173,7 @@ static dfg_status segment_graph(const dfg_graph *g, int64_t segment_bytes,
 
 /* Makes backward read checkpoint c itself, as torch.utils.checkpoint's
  * backward reads a segment's input: the cheap recomputations of c
- * (passes/remat_cheap.c) read values of the segment before c, and would
+ * (passes/remat/remat_cheap.c) read values of the segment before c, and would
  * bring that segment back at their first reader, in the backward of the
  * segment after c. Their readers read c instead, and recomputations no
  * node reads any more die. */

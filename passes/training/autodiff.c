@@ -1,4 +1,4 @@
-/* Reverse-mode differentiation: the driver (passes/autodiff.h).
+/* Reverse-mode differentiation: the driver (passes/training/autodiff.h).
  *
  * 1. needs[v]: v is one of the wrt values or computed from one; only those
  *    values get gradients (the rest is constant as far as the loss cares).

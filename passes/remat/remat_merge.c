@@ -2,17 +2,17 @@
  *
  * The strategies run one after another, each on the graph the last one
  * left: checkpoint segments, copies made a second time
- * (passes/remat_split.c), then single values on top with chains of any
+ * (passes/remat/remat_split.c), then single values on top with chains of any
  * length. Each decided with the plan of its moment, so where the budget
  * is met at the end a value may be made several times although one copy
  * could serve the readers of two now: resnet18 at 32x32, 33%, made the
  * stem's output from the image once in the chain that remakes
  * layer1.0's output for layer1.1's backward and again for layer1.0's
  * own segment, and layer1.0's first conv output twice in its backward
- * (passes/remat_split.c), decided before the chains on top moved the
+ * (passes/remat/remat_split.c), decided before the chains on top moved the
  * peak. So, once the budget is met, the fused
  * updates first run before their input gradients where the arena stays
- * the same (passes/fuse_weight_update.c: resnet18's peak is at the
+ * the same (passes/remat/fuse_weight_update.c: resnet18's peak is at the
  * backward's start, and layer1's backward, below it, gains the room of
  * an input gradient), then each copy is
  * tried in the place of a later one: the later one's readers read the
@@ -165,7 +165,7 @@ static int by_saving(const void *a, const void *b)
  * the saved activations alive at the peak it moved to, each within what
  * is left of the merge's saving (net of 0.5% of the step). At first only
  * cheap ones were taken (chains of at most 4 FLOPs per byte freed, as
- * passes/remat_cheap.c takes): resnet18 at 224x224, 33%, keeps two
+ * passes/remat/remat_cheap.c takes): resnet18 at 224x224, 33%, keeps two
  * layer3 conv outputs from the forward (7.4 GFLOP each) where layer4's
  * relu outputs, a batch norm and a max away from conv outputs kept
  * anyway (4 MFLOP each), are recomputed at the backward's start. Any

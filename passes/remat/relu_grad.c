@@ -1,7 +1,7 @@
 /* relu's gradient as one op over relu's output, under a memory budget
  * (remat.c runs it after the fused weight updates).
  *
- * relu's vector-Jacobian rule (passes/vjp_elementwise.c) is
+ * relu's vector-Jacobian rule (passes/training/vjp_elementwise.c) is
  * where(greater(y, 0), dy, 0): a byte mask of y's size, then the gradient
  * in a tensor of its own, since where writes no operand in place. At
  * resnet18's 224x224 peak under a budget (layer1's backward) that is the

@@ -89,7 +89,7 @@ static int batch_led(const dfg_graph *g, int32_t v, int64_t batch)
 }
 
 /* 1 if the chain may read v as it is, for every image: stored values,
- * slices of them (the sliced stem's kernels, passes/remat_sliced_stem.c)
+ * slices of them (the sliced stem's kernels, passes/remat/remat_sliced_stem.c)
  * and the batch statistics batch_norm_train saved (per channel). */
 static int shared_operand(const dfg_graph *g, int32_t v)
 {

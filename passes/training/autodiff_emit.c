@@ -1,4 +1,4 @@
-/* The graph builder of the vector-Jacobian rules (passes/autodiff.h):
+/* The graph builder of the vector-Jacobian rules (passes/training/autodiff.h):
  * thin, error-sticky wrappers over dfg_graph_add_node. Backward nodes are
  * named after the forward node they differentiate ("fc1/grad/mul_57"),
  * so plans and error messages say where each one comes from. */

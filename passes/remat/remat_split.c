@@ -1,7 +1,7 @@
 /* A recomputed copy made twice (remat.h).
  *
  * A segment's values come back in forward order when its backward
- * starts (passes/checkpoint.c): a block's first conv output is read at
+ * starts (passes/remat/checkpoint.c): a block's first conv output is read at
  * once by the recomputed batch norm after it, and then only by that
  * batch norm's backward, at the end of the block's backward. Between the
  * two it is alive through the rest of the block's backward, where the

@@ -1,5 +1,5 @@
 /* The sharded optimizer of a data-parallel training step
- * (passes/shard_optimizer.c, docs/data-parallel.md). */
+ * (passes/training/shard_optimizer.c, docs/data-parallel.md). */
 #ifndef DFG_SHARD_OPTIMIZER_H
 #define DFG_SHARD_OPTIMIZER_H
 
