@@ -60,6 +60,8 @@ def test_cuda_session(cnn):
     """device="cuda": on a GPU the results match the CPU's; without a
     driver or a device, dfg.Error with the reason `dfgc devices` gives."""
     if not dfg._dfg.CUDA_MODULE:
+        with pytest.raises(dfg.Error, match="cuda backend not installed"):
+            cnn.session(device="cuda")
         pytest.skip("the package was built without the CUDA toolkit")
     x = cnn_input(3)
     if gpu_available():
