@@ -123,21 +123,22 @@ static int parse_shapes(PyObject *shapes, dfg_onnx_binding *bindings,
 }
 
 /* compile(kind, source, shapes, planner, alignment, training, precision
- *         [, device]):
+ *         [, device, prefer_memory]):
  *   kind "example": source is a bundled model name;
  *   kind "onnx_path" / "onnx_bytes": an ONNX file's path or its bytes;
  *   device: the backend the program is for, as `dfgc compile --device`
- *   (dfg_compile_options_for); None: the CPU. */
+ *   (dfg_compile_options_for); None: the CPU; prefer_memory: as
+ *   `dfgc compile --prefer memory` (dfg_compile_options.prefer_memory). */
 static PyObject *compile_model(PyObject *module, PyObject *args)
 {
     (void)module;
     const char *kind, *planner = NULL, *precision = NULL, *device = NULL;
     PyObject *source, *shapes;
     unsigned long long alignment = 0;
-    int training = 0;
-    if (!PyArg_ParseTuple(args, "sOOzKpz|z", &kind, &source, &shapes,
+    int training = 0, prefer_memory = 0;
+    if (!PyArg_ParseTuple(args, "sOOzKpz|zp", &kind, &source, &shapes,
                           &planner, &alignment, &training, &precision,
-                          &device))
+                          &device, &prefer_memory))
         return NULL;
     dfg_onnx_binding bindings[MAX_SHAPE_BINDINGS];
     dfg_onnx_options onnx;
@@ -152,6 +153,7 @@ static PyObject *compile_model(PyObject *module, PyObject *args)
                             planner);
     if (alignment)
         options.alignment = alignment;
+    options.prefer_memory = prefer_memory;
     if (precision && (dfg_dtype_from_name(precision, &options.precision) != 0 ||
                       (options.precision != DFG_F32 &&
                        options.precision != DFG_BF16)))
@@ -527,7 +529,7 @@ static PyObject *bench_report(PyObject *module, PyObject *args)
 static PyMethodDef module_methods[] = {
     {"compile", compile_model, METH_VARARGS,
      "compile(kind, source, shapes, planner, alignment, training, "
-     "precision[, device])"},
+     "precision[, device, prefer_memory])"},
     {"load", load_program, METH_VARARGS, "load(path) -> Program"},
     {"write_file", write_file, METH_VARARGS,
      "write_file(path, data): replaces path by data, atomically"},

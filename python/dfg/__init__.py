@@ -42,7 +42,8 @@ def example_models():
 
 
 def compile(model, shapes=None, planner=None, training=None,
-            memory_budget=None, precision=None, alignment=None, device=None):
+            memory_budget=None, precision=None, alignment=None, device=None,
+            prefer="speed"):
     """Compiles a model into a Program.
 
     model: an ONNX file's path (str or os.PathLike), its bytes, or
@@ -56,8 +57,15 @@ def compile(model, shapes=None, planner=None, training=None,
     of the binding and is refused. device: the backend the program is
     for ("cpu", the default, or "cuda": its workspaces, no fused post-ops,
     ops it has no kernel for refused); Program.session(device=...) on
-    another device compiles the model again for that one.
+    another device compiles the model again for that one. prefer:
+    "speed" (the default: library scratch and blocked layouts wherever
+    the backend wants them) or "memory" (the arena planned at the lower
+    bound without library scratch, as `dfgc compile --prefer memory`;
+    plan["scratch_free_lower_bound_bytes"] is that bound).
     """
+    if prefer not in ("speed", "memory"):
+        raise ValueError(f"prefer must be 'speed' or 'memory', not "
+                         f"{prefer!r}")
     if memory_budget is not None:
         raise NotImplementedError(
             "memory_budget is not supported by this version of dfg")
@@ -85,14 +93,15 @@ def compile(model, shapes=None, planner=None, training=None,
     with python_words():
         handle = _dfg.compile(kind, source, shapes, planner,
                               int(alignment or 0), bool(training), precision,
-                              None if device is None else str(device))
+                              None if device is None else str(device),
+                              prefer == "memory")
     program = Program(handle, model if isinstance(model, str) else
                       getattr(model, "__fspath__", lambda: "<bytes>")(),
                       time.perf_counter() - start)
     program.device = "cpu" if device is None else str(device)
     program._recompile = lambda other: compile(
         model, shapes, planner, training, memory_budget, precision,
-        alignment, other)
+        alignment, other, prefer)
     return program
 
 
@@ -111,7 +120,8 @@ def InferenceSession(model, sess_options=None, providers=None, device=None,
                      enable_profiling=False, profile_file_prefix="dfg_profile",
                      threads=None, **compile_options):
     """ONNX Runtime's entry point: compiles model (as dfg.compile, whose
-    keyword arguments it takes: shapes, planner, precision, alignment)
+    keyword arguments it takes: shapes, planner, precision, alignment,
+    prefer)
     and returns a Session on device ("cpu" or "cuda"), or on the first of
     providers (ONNX Runtime's names: "CPUExecutionProvider",
     "CUDAExecutionProvider"); enable_profiling, profile_file_prefix and

@@ -8,13 +8,13 @@ class SessionOptions:
     ONNX Runtime's names: intra_op_num_threads (the CPU threads a run
     uses; 0: OpenMP's default), enable_profiling and profile_file_prefix
     (Session's). dfg's own, for dfg.compile: planner ("greedy_size", ...;
-    None: every planner, the smallest arena kept) and precision ("f32",
-    "bf16"). Setting any other attribute raises AttributeError, so that
+    None: every planner, the smallest arena kept), precision ("f32",
+    "bf16") and prefer ("speed", "memory"). Setting any other attribute raises AttributeError, so that
     an option dfg does not have is never silently ignored.
     """
 
     __slots__ = ("intra_op_num_threads", "enable_profiling",
-                 "profile_file_prefix", "planner", "precision")
+                 "profile_file_prefix", "planner", "precision", "prefer")
 
     def __init__(self):
         self.intra_op_num_threads = 0
@@ -22,10 +22,12 @@ class SessionOptions:
         self.profile_file_prefix = "dfg_profile"
         self.planner = None
         self.precision = None
+        self.prefer = None
 
     def compile_options(self):
         """The options dfg.compile takes, those set only."""
-        return {name: getattr(self, name) for name in ("planner", "precision")
+        names = ("planner", "precision", "prefer")
+        return {name: getattr(self, name) for name in names
                 if getattr(self, name) is not None}
 
     def session_options(self):

@@ -23,14 +23,34 @@ def test_threads(cnn):
             cnn.session(threads=wrong)
 
 
+def test_prefer_memory(cnn):
+    """prefer="memory" (dfgc --prefer memory): the arena planned at the
+    bound without library scratch that the default plan reports; the
+    same results."""
+    small = dfg.compile("example:cnn", prefer="memory")
+    bound = cnn.plan["scratch_free_lower_bound_bytes"]
+    assert bound <= cnn.arena_bytes
+    assert small.arena_bytes == \
+        small.plan["scratch_free_lower_bound_bytes"] == bound
+    x = cnn_input(4)
+    np.testing.assert_allclose(small.session().run({"x": x})["probs"],
+                               cnn.session().run({"x": x})["probs"],
+                               rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="prefer must be"):
+        dfg.compile("example:cnn", prefer="fast")
+
+
 def test_session_options():
     options = dfg.SessionOptions()
     options.intra_op_num_threads = 1
     options.planner = "greedy_breadth"
+    options.prefer = "memory"
     session = dfg.InferenceSession("example:cnn", options,
                                    providers=["CPUExecutionProvider"])
     assert session.threads == 1
     assert session.program.stats["planner"] == "greedy_breadth"
+    plan = session.program.plan
+    assert plan["arena_bytes"] == plan["scratch_free_lower_bound_bytes"]
     assert session.run(None, {"x": cnn_input(2)})[0].shape == (32, 10)
     with pytest.raises(AttributeError):
         options.graph_optimisation_level = 99  # no such option: not ignored
