@@ -24,6 +24,11 @@ typedef struct dfg_cuda_blas {
 /* One handle bound to stream, without a workspace until a step sets one. */
 dfg_status dfg_cuda_blas_create(dfg_cuda_blas *blas, cudaStream_t stream);
 void dfg_cuda_blas_destroy(dfg_cuda_blas *blas);
+/* Gives the handle workspace (bytes of it, 256-byte aligned), once per
+ * prepared session: a step planned with a larger one sets its own and the
+ * next product sets this one back (dfg_cuda_blas_step). */
+dfg_status dfg_cuda_blas_set_workspace(dfg_cuda_blas *blas, void *workspace,
+                                       size_t bytes);
 
 /* Queues a matmul, gemm, conv2d or conv2d gradient step (plan->kind says
  * which). */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "conv_forward.h"
+#include "dnn_mapping.h"
 #include "error.h"
 #include "layout_plan.h"
 #include "math/partial_sums.h"
@@ -341,7 +342,10 @@ dfg_im2col_dims dfg_cuda_im2col_dims(const dfg_conv_geometry *g)
 static dfg_status plan_blas(const dfg_step_args *s, dfg_cuda_step_plan *p)
 {
     int has_bias = s->n_inputs > 2 && s->in[2] != NULL;
-    if (s->attrs->n_post_ops > 0 ||
+    int conv_epilogue = s->op == DFG_OP_CONV2D &&
+                        dfg_cuda_conv_epilogue_make(s->attrs, &p->u.conv.relu,
+                                                    &p->u.conv.residual);
+    if ((s->attrs->n_post_ops > 0 && !conv_epilogue) ||
         (s->op == DFG_OP_MATMUL && s->n_inputs > 2))
         return dfg_error(DFG_ERR_UNSUPPORTED,
                          "%s with fused post-ops or a fused bias (a program "
@@ -376,7 +380,10 @@ static dfg_status plan_blas(const dfg_step_args *s, dfg_cuda_step_plan *p)
                                 &s->out_types[0], g);
     if (st != DFG_OK)
         return st;
-    if (g->channels_per_group == 1 && g->group > 1)
+    /* The fused epilogue runs on cuDNN only (dnn.h), which refuses the
+     * step by name where it cannot take it. */
+    p->u.conv.needs_dnn = s->attrs->n_post_ops > 0;
+    if (g->channels_per_group == 1 && g->group > 1 && !p->u.conv.needs_dnn)
         return plan_depthwise(s, has_bias, p);
     /* The op's part of the workspace holds im2col chunks (conv_forward.h):
      * the full bytes, or fewer where the plan shrank them (no cuBLAS
