@@ -389,16 +389,19 @@ static dfg_status plan_blas(const dfg_step_args *s, dfg_cuda_step_plan *p)
      * the full bytes, or fewer where the plan shrank them (no cuBLAS
      * scratch then), down to the least (conv_geometry.h). */
     int64_t needed = dfg_conv_forward_workspace_bytes(g);
-    int64_t least = dfg_conv_forward_least_workspace_bytes(g);
+    int64_t least = p->u.conv.needs_dnn
+                        ? 0 /* cuDNN fits its algorithm to the workspace */
+                        : dfg_conv_forward_least_workspace_bytes(g);
     if (s->workspace_bytes < least || (least > 0 && !s->workspace))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "conv2d: the step has %lld bytes of workspace, its "
                          "im2col chunks need at least %lld",
                          (long long)s->workspace_bytes, (long long)least);
     take_blas_workspace(s, needed, p);
-    p->u.conv.batching = dfg_cuda_conv_batching_make(
-        g, s->workspace_bytes < needed ? s->workspace_bytes : needed,
-        dfg_cuda_dtype_size(s->in_types[0].dtype));
+    if (!p->u.conv.needs_dnn)
+        p->u.conv.batching = dfg_cuda_conv_batching_make(
+            g, s->workspace_bytes < needed ? s->workspace_bytes : needed,
+            dfg_cuda_dtype_size(s->in_types[0].dtype));
     p->u.conv.dims = dfg_cuda_im2col_dims(g);
     p->u.conv.has_bias = has_bias;
     if (has_bias) {
