@@ -163,15 +163,6 @@ static dfg_status capture_steps(dfg_backend_context *c)
     return st;
 }
 
-void dfg_cuda_free_plans(dfg_backend_context *c)
-{
-    for (int32_t i = 0; c->plans && i < c->n_plans; i++)
-        dfg_cuda_dnn_release(&c->allocator, &c->plans[i]);
-    dfg_free(&c->allocator, c->plans);
-    c->plans = NULL;
-    c->n_plans = 0;
-}
-
 /* A product's cuBLAS workspace: the step's planned one when it is larger
  * than the session's, else the session's, which the handle holds from
  * the start (the default target plans 4 MiB, Hopper's session has 32). A
@@ -196,6 +187,24 @@ static dfg_status take_libraries(dfg_backend_context *c,
                                  : c->blas_workspace_bytes);
 }
 
+static void release_plans(dfg_backend_context *c, dfg_cuda_step_plan *plans,
+                          int32_t n)
+{
+    for (int32_t i = 0; plans && i < n; i++)
+        dfg_cuda_dnn_release(&c->allocator, &plans[i]);
+    dfg_free(&c->allocator, plans);
+}
+
+void dfg_cuda_free_plans(dfg_backend_context *c)
+{
+    release_plans(c, c->plans, c->n_plans);
+    c->plans = NULL;
+    c->n_plans = 0;
+}
+
+/* The new plans replace the old ones only once all are made: a prepare
+ * that fails (after dfg_session_copy_weights) leaves the session as it
+ * was. */
 static dfg_status prepare_here(dfg_backend_context *c,
                                const dfg_step_args *steps, int32_t n_steps)
 {
@@ -205,28 +214,28 @@ static dfg_status prepare_here(dfg_backend_context *c,
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                          "cuda backend: out of memory for %d step plans",
                          (int)n_steps);
-    dfg_cuda_graph_destroy(&c->graph);
-    dfg_cuda_free_plans(c);
-    c->plans = plans;
     void *session_workspace;
     size_t session_bytes;
     dfg_cuda_blas_workspace(c->blas_workspace, (int64_t)c->blas_workspace_bytes,
                             0, &session_workspace, &session_bytes);
     dfg_status st = dfg_cuda_blas_set_workspace(&c->blas, session_workspace,
                                                 session_bytes);
-    for (int32_t i = 0; i < n_steps && st == DFG_OK; i++) {
-        st = dfg_cuda_step_plan_make(&steps[i], i, &plans[i]);
-        c->n_plans = i + 1; /* what dfg_cuda_free_plans releases */
+    int32_t made = 0;
+    for (; made < n_steps && st == DFG_OK; made++) {
+        st = dfg_cuda_step_plan_make(&steps[made], made, &plans[made]);
         if (st == DFG_OK)
-            st = take_libraries(c, &plans[i]);
+            st = take_libraries(c, &plans[made]);
         if (st != DFG_OK)
             st = dfg_error_prefix(st, "cuda backend, run step %d (%s)",
-                                  (int)i, dfg_op_get(steps[i].op)->name);
+                                  (int)made, dfg_op_get(steps[made].op)->name);
     }
     if (st != DFG_OK) {
-        dfg_cuda_free_plans(c);
+        release_plans(c, plans, made);
         return st;
     }
+    dfg_cuda_graph_destroy(&c->graph);
+    dfg_cuda_free_plans(c);
+    c->plans = plans;
     c->n_plans = n_steps;
     return capture_steps(c);
 }

@@ -4,9 +4,10 @@
  * gemm_mapping.h. f32 products compute in f32
  * (no TF32: results must match the CPU within 1e-5); f16 and bf16 products
  * run on tensor cores with f32 accumulation, split-K reductions included.
- * The handle's workspace is the step's planned one or else the session's
- * (gemm_mapping.h), set before each product, so that cuBLAS never
- * allocates memory of its own, during a graph capture or not. */
+ * The handle's workspace is the session's, set once when the steps are
+ * prepared, or a step's planned one where that is larger (gemm_mapping.h),
+ * so that cuBLAS never allocates memory of its own, during a graph
+ * capture or not. */
 #ifndef DFG_CUDA_BLAS_H
 #define DFG_CUDA_BLAS_H
 
