@@ -64,6 +64,32 @@ CASES = {
 TRAIN_LR = 0.003
 
 
+def timed(step, iterations, warmup):
+    """Seconds of each of the timed calls of step, the device synchronised
+    before the clock stops."""
+    import time
+    import torch
+    times = []
+    for i in range(warmup + iterations):
+        start = time.perf_counter()
+        step()
+        torch.cuda.synchronize()
+        if i >= warmup:
+            times.append(time.perf_counter() - start)
+    return times
+
+
+def report_torch(times):
+    """PyTorch's figures as one JSON line."""
+    import torch
+    print(json.dumps({
+        "median_ms": statistics.median(times) * 1e3,
+        "mib": torch.cuda.max_memory_reserved() / 2**20,
+        "device": torch.cuda.get_device_name(0),
+        "tf32": f"conv {torch.backends.cudnn.allow_tf32}, "
+                f"matmul {torch.backends.cuda.matmul.allow_tf32}"}))
+
+
 def train_model():
     import torch
     import torchvision
@@ -95,29 +121,19 @@ def export_train(batch, path):
 
 
 def torch_train_worker(batch, iterations, warmup):
-    import time
     import torch
     torch.cuda.reset_peak_memory_stats()
     model = train_model().cuda().train()
     optimizer = torch.optim.Adam(model.parameters(), lr=TRAIN_LR)
     x, labels = (t.pin_memory() for t in train_batch(batch))
-    times = []
-    for i in range(warmup + iterations):
-        start = time.perf_counter()
+
+    def step():
         optimizer.zero_grad(set_to_none=True)
         loss = torch.nn.functional.cross_entropy(
             model(x.cuda(non_blocking=True)), labels.cuda(non_blocking=True))
         loss.backward()
         optimizer.step()
-        torch.cuda.synchronize()
-        if i >= warmup:
-            times.append(time.perf_counter() - start)
-    print(json.dumps({
-        "median_ms": statistics.median(times) * 1e3,
-        "mib": torch.cuda.max_memory_reserved() / 2**20,
-        "device": torch.cuda.get_device_name(0),
-        "tf32": f"conv {torch.backends.cudnn.allow_tf32}, "
-                f"matmul {torch.backends.cuda.matmul.allow_tf32}"}))
+    report_torch(timed(step, iterations, warmup))
 
 
 def run_dfg_train(train_step, model, iterations, warmup):
@@ -159,27 +175,17 @@ def export(name, batch, dtype, path):
 
 
 def torch_worker(name, batch, dtype, compiled, iterations, warmup):
-    import time
     import torch
     torch.cuda.reset_peak_memory_stats()
     model = build_model(name, dtype).cuda()
     if compiled:
         model = torch.compile(model)
     x = example(name, batch, dtype).pin_memory()
-    times = []
-    with torch.inference_mode():
-        for i in range(warmup + iterations):
-            start = time.perf_counter()
+
+    def step():
+        with torch.inference_mode():
             model(x.cuda(non_blocking=True)).cpu()
-            torch.cuda.synchronize()
-            if i >= warmup:
-                times.append(time.perf_counter() - start)
-    print(json.dumps({
-        "median_ms": statistics.median(times) * 1e3,
-        "mib": torch.cuda.max_memory_reserved() / 2**20,
-        "device": torch.cuda.get_device_name(0),
-        "tf32": f"conv {torch.backends.cudnn.allow_tf32}, "
-                f"matmul {torch.backends.cuda.matmul.allow_tf32}"}))
+    report_torch(timed(step, iterations, warmup))
 
 
 def check_torch():
