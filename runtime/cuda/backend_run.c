@@ -173,7 +173,7 @@ static dfg_status take_libraries(dfg_backend_context *c,
 {
     if (!is_blas_kind(p->kind))
         return DFG_OK;
-    if (p->blas_workspace_bytes < c->blas_workspace_bytes)
+    if (p->blas_workspace_bytes <= c->blas_workspace_bytes)
         p->blas_workspace = NULL;
     dfg_cuda_blas_workspace_or_session(&p->blas_workspace,
                                        &p->blas_workspace_bytes,
