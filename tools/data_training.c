@@ -229,17 +229,19 @@ static dfg_status train_epochs(dfgc_data_config *c, dfg_session *s,
 }
 
 /* --schedule cosine: the learning rate decays to 0 over the run's
- * optimizer steps, which the batch size, known once compiled, sets; the
- * program is compiled again with them. */
+ * optimizer steps after the warm-up, which the batch size, known once
+ * compiled, sets; the program is compiled again with them. */
 static int compile_cosine(dfgc_data_config *c, int32_t batches_per_epoch,
                           dfg_program **program)
 {
     int32_t accumulate = c->setup.training.accumulate > 0
                              ? c->setup.training.accumulate : 1;
-    int64_t steps = (int64_t)c->epochs * batches_per_epoch / accumulate;
+    int64_t steps = (int64_t)c->epochs * batches_per_epoch / accumulate -
+                    c->setup.training.warmup_steps;
     if (steps < 1 || steps > (1 << 24))
         return dfgc_error("--schedule cosine: %lld optimizer steps in the "
-                          "run (1 to 2^24)", (long long)steps);
+                          "run after the warm-up (1 to 2^24)",
+                          (long long)steps);
     c->setup.training.decay_steps = steps;
     dfg_program_destroy(*program);
     *program = NULL;
