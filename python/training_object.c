@@ -214,36 +214,50 @@ static PyObject *trainer_step(trainer_object *self, PyObject *args)
     return PyFloat_FromDouble(loss);
 }
 
-/* predict(x, out): out receives the prediction (f32) */
+/* predict(x, out): out receives the prediction (f32);
+ * predict(x, out, y) -> the loss of batch x, y too (an evaluation) */
 static PyObject *trainer_predict(trainer_object *self, PyObject *args)
 {
-    PyObject *x, *out;
-    if (!PyArg_ParseTuple(args, "OO", &x, &out))
+    PyObject *x, *out, *y = NULL;
+    if (!PyArg_ParseTuple(args, "OO|O", &x, &out, &y))
         return NULL;
     const dfg_trainer *t = self->trainer;
-    Py_buffer xv, ov;
-    if (get_buffer(x, &xv, input_bytes(t, 0), 0, "x") != 0)
+    Py_buffer xv, ov, yv = {0};
+    if (y && get_buffer(y, &yv, input_bytes(t, 1), 0, "y") != 0)
         return NULL;
+    if (get_buffer(x, &xv, input_bytes(t, 0), 0, "x") != 0) {
+        if (y)
+            PyBuffer_Release(&yv);
+        return NULL;
+    }
     if (get_buffer(out, &ov, (Py_ssize_t)(dfg_trainer_batch(t) *
                                           dfg_trainer_prediction_size(t) * 4),
                    1, "out") != 0) {
         PyBuffer_Release(&xv);
+        if (y)
+            PyBuffer_Release(&yv);
         return NULL;
     }
-    if (take(self) != 0) {
-        PyBuffer_Release(&xv);
-        PyBuffer_Release(&ov);
-        return NULL;
+    dfg_status st = take(self) == 0 ? DFG_OK : DFG_ERR_INVALID_ARGUMENT;
+    float loss = 0.0f;
+    if (st == DFG_OK) {
+        Py_BEGIN_ALLOW_THREADS
+        st = y ? dfg_trainer_evaluate(self->trainer, xv.buf, yv.buf, &loss,
+                                      ov.buf)
+               : dfg_trainer_predict(self->trainer, xv.buf, ov.buf);
+        Py_END_ALLOW_THREADS
+        self->busy = 0;
     }
-    dfg_status st;
-    Py_BEGIN_ALLOW_THREADS
-    st = dfg_trainer_predict(self->trainer, xv.buf, ov.buf);
-    Py_END_ALLOW_THREADS
-    self->busy = 0;
     PyBuffer_Release(&xv);
     PyBuffer_Release(&ov);
+    if (y)
+        PyBuffer_Release(&yv);
+    if (PyErr_Occurred())
+        return NULL;
     if (st != DFG_OK)
         return dfg_py_raise_status(st, "prediction");
+    if (y)
+        return PyFloat_FromDouble(loss);
     Py_RETURN_NONE;
 }
 
@@ -382,7 +396,8 @@ static PyObject *trainer_load_checkpoint(trainer_object *self, PyObject *args)
 static PyMethodDef trainer_methods[] = {
     {"step", (PyCFunction)trainer_step, METH_VARARGS, "step(x, y) -> loss"},
     {"predict", (PyCFunction)trainer_predict, METH_VARARGS,
-     "predict(x, out): the prediction into out"},
+     "predict(x, out[, y]): the prediction into out; with y, returns the "
+     "batch's loss"},
     {"info", (PyCFunction)trainer_info, METH_NOARGS, "info() -> dict"},
     {"weight", (PyCFunction)trainer_weight, METH_VARARGS,
      "weight(name) -> bytes; weight(name, buffer) sets it"},

@@ -8,16 +8,17 @@
  *   dfg_trainer_save_onnx(t, "model.onnx", "trained.onnx", NULL);
  *   dfg_trainer_checkpoint_save(t, &position, "ckpt");
  *
- * It holds two programs compiled from the model: the training step (the
- * model, its loss dfg_graph_add_loss appends, backward and the optimizer
- * update: include/dfg/training.h) and the inference program (the model
- * as it is: batch norms in eval form, dropout off), each with a session
- * on the CPU. Every step runs through a finite guard
+ * It holds three programs compiled from the model, each with a session on
+ * the CPU: the training step (the model, its loss dfg_graph_add_loss
+ * appends, backward and the optimizer update: include/dfg/training.h),
+ * the inference program (the model as it is: batch norms in eval form,
+ * dropout off) and the evaluation's loss (the inference program with
+ * the loss). Every step runs through a finite guard
  * (include/dfg/finite_training.h): a non-finite loss or update is
  * DFG_ERR_NOT_FINITE and the weights stay those of the last finite step.
- * The inference session is given the trained weights
- * (dfg_session_copy_weights) before the first prediction after any
- * change to them.
+ * The inference sessions are given the trained weights
+ * (dfg_session_copy_weights) before the first prediction or evaluation
+ * after any change to them.
  *
  * Inputs: x is the model's input 0 (f32, the program's static batch);
  * y is the labels (i64 [batch], cross entropy) or the targets (f32 like
@@ -89,6 +90,12 @@ dfg_status dfg_trainer_step(dfg_trainer *trainer, const void *x,
  * dfg_trainer_batch * dfg_trainer_prediction_size elements. */
 dfg_status dfg_trainer_predict(dfg_trainer *trainer, const void *x,
                                float *prediction);
+
+/* The loss of batch x, y in eval form (no update) into *loss, and the
+ * prediction as dfg_trainer_predict into prediction unless it is NULL. */
+dfg_status dfg_trainer_evaluate(dfg_trainer *trainer, const void *x,
+                                const void *y, float *loss,
+                                float *prediction);
 
 /* The weight `name` (a trained weight or a batch norm's running
  * statistic, named as in the model) in the training session's region:

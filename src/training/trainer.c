@@ -12,8 +12,8 @@
 
 struct dfg_trainer {
     dfg_allocator allocator;
-    dfg_program *train_program, *predict_program;
-    dfg_session *train, *predict;
+    dfg_program *train_program, *predict_program, *loss_program;
+    dfg_session *train, *predict, *loss;
     dfg_finite_guard guard;
     int predict_stale;       /* the weights changed since the last copy */
     int64_t batch, prediction_size;
@@ -38,8 +38,10 @@ void dfg_trainer_destroy(dfg_trainer *t)
     dfg_finite_guard_free(&t->guard);
     dfg_session_destroy(t->train);
     dfg_session_destroy(t->predict);
+    dfg_session_destroy(t->loss);
     dfg_program_destroy(t->train_program);
     dfg_program_destroy(t->predict_program);
+    dfg_program_destroy(t->loss_program);
     dfg_allocator a = t->allocator;
     dfg_free(&a, t->weights);
     dfg_free(&a, t);
@@ -99,6 +101,8 @@ static dfg_status compile_both(dfg_trainer *t, dfg_graph *model,
         st = read_sizes(t);
     if (st == DFG_OK)
         st = dfg_graph_add_loss(model, o->loss, NULL);
+    if (st == DFG_OK)
+        st = dfg_compile(model, &c, &t->loss_program);
     dfg_training_options training = o->training;
     training.loss = "loss";
     c = o->compile;
@@ -131,6 +135,8 @@ dfg_status dfg_trainer_create(dfg_graph *model, const dfg_trainer_options *o,
         st = dfg_session_create(t->train_program, cpu, NULL, &t->train);
     if (st == DFG_OK)
         st = dfg_session_create(t->predict_program, cpu, NULL, &t->predict);
+    if (st == DFG_OK)
+        st = dfg_session_create(t->loss_program, cpu, NULL, &t->loss);
     if (st == DFG_OK)
         st = dfg_finite_guard_init(&t->guard, t->train, NULL);
     if (st == DFG_OK)
@@ -204,19 +210,43 @@ dfg_status dfg_trainer_step(dfg_trainer *t, const void *x, const void *y,
     return st;
 }
 
+/* The inference sessions given the trained weights, if they changed. */
+static dfg_status take_weights(dfg_trainer *t)
+{
+    if (!t->predict_stale)
+        return DFG_OK;
+    dfg_status st = dfg_session_copy_weights(t->predict, t->train, NULL);
+    if (st == DFG_OK)
+        st = dfg_session_copy_weights(t->loss, t->train, NULL);
+    t->predict_stale = st != DFG_OK;
+    return st;
+}
+
 dfg_status dfg_trainer_predict(dfg_trainer *t, const void *x,
                                float *prediction)
 {
     if (!t || !x || !prediction)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT, "trainer predict: "
                          "trainer, x and prediction must not be NULL");
-    dfg_status st = DFG_OK;
-    if (t->predict_stale)
-        st = dfg_session_copy_weights(t->predict, t->train, NULL);
-    t->predict_stale = st != DFG_OK;
+    dfg_status st = take_weights(t);
     const void *inputs[1] = {x};
     void *outputs[1] = {prediction};
     return st == DFG_OK ? dfg_session_run(t->predict, inputs, outputs) : st;
+}
+
+dfg_status dfg_trainer_evaluate(dfg_trainer *t, const void *x, const void *y,
+                                float *loss, float *prediction)
+{
+    if (!t || !x || !y || !loss)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT, "trainer evaluate: "
+                         "trainer, x, y and loss must not be NULL");
+    dfg_status st = take_weights(t);
+    const void *inputs[2] = {x, y};
+    void *outputs[1] = {loss};
+    if (st == DFG_OK)
+        st = dfg_session_run(t->loss, inputs, outputs);
+    return st == DFG_OK && prediction ? dfg_trainer_predict(t, x, prediction)
+                                      : st;
 }
 
 int32_t dfg_trainer_num_weights(const dfg_trainer *t)

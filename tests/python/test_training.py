@@ -50,6 +50,15 @@ def test_train_under_half_the_memory_and_save(mlp_onnx, tmp_path):
     assert trained.arena_bytes <= free.arena_bytes // 2
     assert trained.history[-1]["val_accuracy"] >= 0.9
     assert trained.history[-1]["loss"] < trained.history[0]["loss"]
+    # evaluate: dfg's loss is the cross entropy of the predictions.
+    xv, yv = val[0][:BATCH], val[1][:BATCH]
+    p = trained.predict(xv).astype(np.float64)
+    top = p.max(axis=1)
+    want = np.mean(np.log(np.exp(p - top[:, None]).sum(axis=1)) + top -
+                   p[np.arange(BATCH), yv])
+    loss, accuracy = trained.evaluate(xv, yv)
+    assert abs(loss - want) <= 1e-5 * (1 + want)
+    assert accuracy == np.mean(p.argmax(axis=1) == yv)
     # The saved model, compiled by dfg, predicts as the trainer does.
     xb = val[0][:BATCH]
     program = dfg.compile(str(saved))
