@@ -127,6 +127,9 @@ def test_compile_training_onnx_with_budget_and_bf16(mlp_onnx):
     assert half.arena_bytes <= f32.arena_bytes // 2
     assert bf16.arena_bytes < f32.arena_bytes
     assert [i.name for i in f32.inputs] == ["x", "labels"]
+    trainer = dfg.Trainer(mlp_onnx, precision="bf16")
+    assert trainer.arena_bytes == bf16.arena_bytes
+    assert np.isfinite(trainer.step(*templates_and_noise(BATCH, 6)))
     with pytest.raises(ValueError, match="percent"):
         dfg.train(mlp_onnx, *templates_and_noise(64, 6), memory_budget="0%")
     with pytest.raises(ValueError, match="batch"):
