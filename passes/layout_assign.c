@@ -32,7 +32,7 @@
 #include "error.h"
 #include "layout_rule.h"
 #include "memory.h"
-#include "training.h"
+#include "training/training.h"
 
 typedef struct layouts {
     dfg_graph *g;

@@ -17,7 +17,7 @@
  * whose output and input addresses are equal). */
 #include "pass.h"
 #include "dfg/compile.h"
-#include "training.h"
+#include "training/training.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -14,10 +14,10 @@
  * path; only the program leaves. */
 #include "pass.h"
 #include "dfg/compile.h"
-#include "buckets.h"
-#include "mixed_precision.h"
-#include "remat.h"
-#include "training.h"
+#include "training/buckets.h"
+#include "training/mixed_precision.h"
+#include "remat/remat.h"
+#include "training/training.h"
 
 #include <string.h>
 #include <stdio.h>
@@ -111,7 +111,8 @@ static int32_t program_block(const dfg_program *p)
 /* The layout pass's conditions (dfg_compile_options.assign_layouts). */
 static int blocks_layouts(const dfg_compile_options *o)
 {
-    return o->assign_layouts && o->fuse_operators && !o->training &&
+    return o->assign_layouts && !o->prefer_memory && o->fuse_operators &&
+           !o->training &&
            o->backend_workspace == dfg_cpu_step_workspace;
 }
 
@@ -158,7 +159,7 @@ static int has_budget(const dfg_compile_options *o)
 }
 
 /* A budget the step misses may be met with its stem sliced
- * (passes/remat_sliced_stem.c), which costs recomputing the stem's conv:
+ * (passes/remat/remat_sliced_stem.c), which costs recomputing the stem's conv:
  * the step is built again from the graph as it was before training
  * (unsliced), to the budget in bytes the first attempt derived. Where no
  * stem matches, or the sliced step misses the budget by as much or more

@@ -5,7 +5,7 @@
  * smallest is kept; the first candidate (the recorded order) wins ties, so
  * the scheduled bound is never above the recorded one. */
 #include "pass.h"
-#include "buckets.h"
+#include "training/buckets.h"
 
 #include <string.h>
 #include "error.h"

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include "error.h"
 #include "memory.h"
-#include "training.h"
+#include "training/training.h"
 
 /* 1 if node reads b only where it can read b's transpose instead. */
 static int slot_accepts(const dfg_graph *g, const dfg_ir_node *node,

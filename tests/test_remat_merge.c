@@ -1,4 +1,4 @@
-/* Recomputed copies merged once a budget is met (passes/remat_merge.c):
+/* Recomputed copies merged once a budget is met (passes/remat/remat_merge.c):
  * a value made three times (the forward's and two recomputations) is
  * made once where the plan still fits the budget, and a copy stays where
  * serving its readers from an earlier copy would grow the arena past
@@ -12,7 +12,7 @@
 
 #include "dfg/dfg.h"
 #include "graph.h"
-#include "remat.h"
+#include "remat/remat.h"
 #include "remat_fixtures.h"
 
 #define ROWS 64

@@ -217,7 +217,7 @@ dfg_cuda_cast_element(const dfg_cuda_cast *p, const void *in, void *out,
 /* (x - mean) / sqrt(var + eps) * scale + bias, folded per channel into
  * x * k + shift as the CPU kernel does (k in f32 here, in double there).
  * batch_norm_train (batch_norm_train_ops.h) maps x with it too, so that
- * a y recomputed from the stored statistics (passes/remat.c) has the
+ * a y recomputed from the stored statistics (passes/remat/remat.c) has the
  * same bits. */
 DFG_HOST_DEVICE static inline void
 dfg_cuda_batch_norm_affine(float scale, float bias, float mean, float var,

@@ -21,7 +21,7 @@ typedef enum dfg_value_kind {
 } dfg_value_kind;
 
 /* What a value is to a training step, set by the training pass
- * (passes/training.c) so that the plan can tell the classes apart. */
+ * (passes/training/training.c) so that the plan can tell the classes apart. */
 typedef enum dfg_training_role {
     DFG_ROLE_NONE = 0,
     DFG_ROLE_GRADIENT,
