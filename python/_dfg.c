@@ -122,30 +122,86 @@ static int parse_shapes(PyObject *shapes, dfg_onnx_binding *bindings,
     return 0;
 }
 
+int dfg_py_load_graph(const char *kind, PyObject *source, PyObject *shapes,
+                      int training, dfg_graph **graph)
+{
+    dfg_onnx_binding bindings[MAX_SHAPE_BINDINGS];
+    dfg_onnx_options onnx;
+    dfg_onnx_options_init(&onnx);
+    if (parse_shapes(shapes, bindings, &onnx.n_bindings) != 0)
+        return -1;
+    onnx.bindings = bindings;
+    *graph = NULL;
+    dfg_status st;
+    if (strcmp(kind, "example") == 0) {
+        const char *name = PyUnicode_AsUTF8(source);
+        if (!name)
+            return -1;
+        Py_BEGIN_ALLOW_THREADS
+        st = training ? dfg_model_build_training(name, NULL, graph)
+                      : dfg_model_build(name, NULL, graph);
+        Py_END_ALLOW_THREADS
+    } else if (strcmp(kind, "onnx_path") == 0) {
+        PyObject *bytes = NULL;
+        if (!PyUnicode_FSConverter(source, &bytes))
+            return -1;
+        const char *path = PyBytes_AS_STRING(bytes);
+        Py_BEGIN_ALLOW_THREADS
+        st = dfg_onnx_import_file(path, &onnx, NULL, graph);
+        Py_END_ALLOW_THREADS
+        Py_DECREF(bytes);
+    } else if (strcmp(kind, "onnx_bytes") == 0) {
+        Py_buffer view;
+        if (PyObject_GetBuffer(source, &view, PyBUF_SIMPLE) != 0)
+            return -1;
+        Py_BEGIN_ALLOW_THREADS
+        st = dfg_onnx_import_memory(view.buf, (size_t)view.len, &onnx, NULL,
+                                    graph);
+        Py_END_ALLOW_THREADS
+        PyBuffer_Release(&view);
+    } else {
+        PyErr_Format(PyExc_ValueError, "unknown model kind '%s'", kind);
+        return -1;
+    }
+    if (st != DFG_OK) {
+        dfg_py_raise_status(st, "loading the model");
+        return -1;
+    }
+    /* An ONNX classifier trains with its loss appended (cross entropy on
+     * its first output, include/dfg/training.h). */
+    if (training && strcmp(kind, "example") != 0 &&
+        (st = dfg_graph_add_loss(*graph, DFG_LOSS_CROSS_ENTROPY, NULL)) !=
+            DFG_OK) {
+        dfg_graph_destroy(*graph);
+        *graph = NULL;
+        dfg_py_raise_status(st, "appending the loss");
+        return -1;
+    }
+    return 0;
+}
+
 /* compile(kind, source, shapes, planner, alignment, training, precision
- *         [, device, prefer_memory]):
+ *         [, device, prefer_memory, budget_bytes, budget_percent]):
  *   kind "example": source is a bundled model name;
  *   kind "onnx_path" / "onnx_bytes": an ONNX file's path or its bytes;
  *   device: the backend the program is for, as `dfgc compile --device`
  *   (dfg_compile_options_for); None: the CPU; prefer_memory: as
- *   `dfgc compile --prefer memory` (dfg_compile_options.prefer_memory). */
+ *   `dfgc compile --prefer memory` (dfg_compile_options.prefer_memory);
+ *   a training program's memory budget: bytes, or percent of the arena
+ *   without one (include/dfg/training.h). */
 static PyObject *compile_model(PyObject *module, PyObject *args)
 {
     (void)module;
     const char *kind, *planner = NULL, *precision = NULL, *device = NULL;
     PyObject *source, *shapes;
-    unsigned long long alignment = 0;
+    unsigned long long alignment = 0, budget_bytes = 0;
+    float budget_percent = 0.0f;
     int training = 0, prefer_memory = 0;
-    if (!PyArg_ParseTuple(args, "sOOzKpz|zp", &kind, &source, &shapes,
+    if (!PyArg_ParseTuple(args, "sOOzKpz|zpKf", &kind, &source, &shapes,
                           &planner, &alignment, &training, &precision,
-                          &device, &prefer_memory))
+                          &device, &prefer_memory, &budget_bytes,
+                          &budget_percent))
         return NULL;
-    dfg_onnx_binding bindings[MAX_SHAPE_BINDINGS];
-    dfg_onnx_options onnx;
-    dfg_onnx_options_init(&onnx);
-    if (parse_shapes(shapes, bindings, &onnx.n_bindings) != 0)
-        return NULL;
-    onnx.bindings = bindings;
     dfg_compile_options options;
     dfg_compile_options_init(&options);
     if (planner && dfg_planner_from_name(planner, &options.planner) != 0)
@@ -170,46 +226,18 @@ static PyObject *compile_model(PyObject *module, PyObject *args)
     }
 
     dfg_graph *graph = NULL;
-    dfg_status st;
-    if (strcmp(kind, "example") == 0) {
-        const char *name = PyUnicode_AsUTF8(source);
-        if (!name)
-            return NULL;
-        Py_BEGIN_ALLOW_THREADS
-        st = training ? dfg_model_build_training(name, NULL, &graph)
-                      : dfg_model_build(name, NULL, &graph);
-        Py_END_ALLOW_THREADS
-    } else if (strcmp(kind, "onnx_path") == 0) {
-        PyObject *bytes = NULL;
-        if (!PyUnicode_FSConverter(source, &bytes))
-            return NULL;
-        const char *path = PyBytes_AS_STRING(bytes);
-        Py_BEGIN_ALLOW_THREADS
-        st = dfg_onnx_import_file(path, &onnx, NULL, &graph);
-        Py_END_ALLOW_THREADS
-        Py_DECREF(bytes);
-    } else if (strcmp(kind, "onnx_bytes") == 0) {
-        Py_buffer view;
-        if (PyObject_GetBuffer(source, &view, PyBUF_SIMPLE) != 0)
-            return NULL;
-        Py_BEGIN_ALLOW_THREADS
-        st = dfg_onnx_import_memory(view.buf, (size_t)view.len, &onnx, NULL,
-                                    &graph);
-        Py_END_ALLOW_THREADS
-        PyBuffer_Release(&view);
-    } else {
-        return PyErr_Format(PyExc_ValueError, "unknown model kind '%s'",
-                            kind);
-    }
-    if (st != DFG_OK)
-        return dfg_py_raise_status(st, "loading the model");
+    if (dfg_py_load_graph(kind, source, shapes, training, &graph) != 0)
+        return NULL;
     dfg_training_options train;
     if (training) {
         dfg_training_options_init(&train);
         train.loss = "loss";
+        train.memory_budget_bytes = budget_bytes;
+        train.memory_budget_percent = budget_percent;
         options.training = &train;
     }
     dfg_program *program = NULL;
+    dfg_status st;
     Py_BEGIN_ALLOW_THREADS
     st = dfg_compile(graph, &options, &program);
     Py_END_ALLOW_THREADS
@@ -529,7 +557,9 @@ static PyObject *bench_report(PyObject *module, PyObject *args)
 static PyMethodDef module_methods[] = {
     {"compile", compile_model, METH_VARARGS,
      "compile(kind, source, shapes, planner, alignment, training, "
-     "precision[, device, prefer_memory])"},
+     "precision[, device, prefer_memory, budget_bytes, budget_percent])"},
+    {"trainer", dfg_py_create_trainer, METH_VARARGS,
+     "trainer(kind, source, shapes, options) -> Trainer"},
     {"load", load_program, METH_VARARGS, "load(path) -> Program"},
     {"write_file", write_file, METH_VARARGS,
      "write_file(path, data): replaces path by data, atomically"},
@@ -552,7 +582,8 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__dfg(void)
 {
-    if (PyType_Ready(&dfg_py_program_type) < 0 || PyType_Ready(&dfg_py_session_type) < 0)
+    if (PyType_Ready(&dfg_py_program_type) < 0 || PyType_Ready(&dfg_py_session_type) < 0 ||
+        PyType_Ready(&dfg_py_trainer_type) < 0)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (!module)

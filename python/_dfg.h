@@ -34,4 +34,16 @@ extern PyTypeObject dfg_py_session_type;
  * `dfgc devices` gives when the device cannot run here. */
 PyObject *dfg_py_create_session(PyObject *module, PyObject *args);
 
+/* Loads the graph of model kind "example" (source: a bundled model's
+ * name), "onnx_path" or "onnx_bytes", binding shapes (a dict or None);
+ * with training, a bundled model's training graph, or an ONNX model with
+ * its cross-entropy loss appended. 0, or -1 with a Python error set. */
+int dfg_py_load_graph(const char *kind, PyObject *source, PyObject *shapes,
+                      int training, dfg_graph **graph);
+
+/* training_object.c: the Trainer (include/dfg/trainer.h). */
+extern PyTypeObject dfg_py_trainer_type;
+/* trainer(kind, source, shapes, options) -> Trainer */
+PyObject *dfg_py_create_trainer(PyObject *module, PyObject *args);
+
 #endif
