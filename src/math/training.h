@@ -4,7 +4,7 @@
  * the cross-entropy of a row of logits, the optimizer tick that turns the
  * hyper-parameters into a run's control vector, and one element of the
  * SGD and Adam updates (PyTorch's rules, see runtime/cpu/optimizer.c). The
- * layouts of counter, hyper and control are src/training_layout.h's. */
+ * layouts of counter, hyper and control are src/math/training_layout.h's. */
 #ifndef DFG_MATH_TRAINING_H
 #define DFG_MATH_TRAINING_H
 
