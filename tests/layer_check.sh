@@ -11,8 +11,8 @@ root=$1
 check="$root/scripts/check-layers"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+# shellcheck source=tests/check_helpers.sh
+. "$root/tests/check_helpers.sh"
 
 out=$(python3 "$check" "$root" 2>&1) || fail "the tree itself: $out"
 
@@ -27,17 +27,6 @@ make_tree() {
     printf '#include "memory.h"\n' >"$tmp/tree/src/ir/graph.h"
 }
 
-# expect_failure WHAT TEXT: the check fails on the tree and prints TEXT.
-expect_failure() {
-    if out=$(python3 "$check" "$tmp/tree" 2>&1); then
-        fail "$1: the check passed"
-    else
-        case "$out" in
-            *"$2"*) ;;
-            *) fail "$1: expected '$2' in: $out" ;;
-        esac
-    fi
-}
 
 make_tree
 out=$(python3 "$check" "$tmp/tree" 2>&1) || fail "the clean small tree: $out"

@@ -96,6 +96,18 @@ static dfg_status try_single_values(dfg_graph *g, const dfg_compile_options *o,
     return st;
 }
 
+/* Applies single values found on top of another strategy, which made
+ * the arena smaller. */
+static dfg_status take_on_top(dfg_graph *g, const single_values *on_top,
+                              dfg_remat_report *report, int64_t *extra)
+{
+    dfg_status st = apply_single_values(g, on_top);
+    *extra += on_top->extra_flops;
+    report->recomputed += on_top->n_taken;
+    report->arena = report->single_value_arena = on_top->arena;
+    return st;
+}
+
 /* Segments that miss the budget, then single values on top of them: a
  * checkpoint that is cheap to make again from values kept anyway (the
  * sliced stem's output, from the image) need not live from the forward
@@ -112,12 +124,8 @@ static dfg_status segments_then_single_values(
         st = dfg_remat_split_copies(g, o, report, extra);
     if (st == DFG_OK && report->arena > report->budget)
         st = try_single_values(g, o, report->budget, &on_top);
-    if (st == DFG_OK && on_top.n_taken > 0 && on_top.arena < report->arena) {
-        st = apply_single_values(g, &on_top);
-        *extra += on_top.extra_flops;
-        report->recomputed += on_top.n_taken;
-        report->arena = report->single_value_arena = on_top.arena;
-    }
+    if (st == DFG_OK && on_top.n_taken > 0 && on_top.arena < report->arena)
+        st = take_on_top(g, &on_top, report, extra);
     dfg_free(&g->allocator, on_top.taken);
     return st;
 }
@@ -135,10 +143,7 @@ static dfg_status split_chains_then_single_values(
     if (st == DFG_OK && report->arena > report->budget)
         st = try_single_values(g, o, report->budget, &on_top);
     if (st == DFG_OK && on_top.n_taken > 0 && on_top.arena < report->arena) {
-        st = apply_single_values(g, &on_top);
-        *extra += on_top.extra_flops;
-        report->recomputed += on_top.n_taken;
-        report->arena = report->single_value_arena = on_top.arena;
+        st = take_on_top(g, &on_top, report, extra);
         if (st == DFG_OK && report->arena > report->budget)
             st = dfg_remat_split_chains(g, o, report, extra);
     }

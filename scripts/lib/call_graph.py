@@ -39,11 +39,10 @@ def strip(text):
     return _DIRECTIVE.sub(_blank, text)
 
 
-def definitions(code):
-    """(global, local): the names of the functions code defines, split by
-    linkage. code is strip()'s result."""
-    tokens = _TOKEN.findall(code)
-    found_global, found_local = set(), set()
+def _functions(tokens):
+    """The functions declared or defined at brace depth 0 of tokens, as
+    (index of the name, index of its closing parenthesis, has a body,
+    declared static)."""
     depth = 0
     declaration_static = False
     i = 0
@@ -55,29 +54,33 @@ def definitions(code):
             depth -= 1
             if depth == 0:
                 declaration_static = False
-        elif depth == 0 and t in (";",):
+        elif depth == 0 and t == ";":
             declaration_static = False
         elif depth == 0 and t == "static":
             declaration_static = True
         elif depth == 0 and t not in _NOT_FUNCTIONS and \
                 re.match(r'[A-Za-z_]', t) and i + 1 < len(tokens) and \
                 tokens[i + 1] == "(":
-            # Skip to the matching parenthesis; a body after it makes this
-            # a definition.
             j, level = i + 1, 0
             while j < len(tokens):
-                if tokens[j] == "(":
-                    level += 1
-                elif tokens[j] == ")":
-                    level -= 1
-                    if level == 0:
-                        break
+                level += {"(": 1, ")": -1}.get(tokens[j], 0)
+                if level == 0:
+                    break
                 j += 1
-            if j + 1 < len(tokens) and tokens[j + 1] == "{":
-                (found_local if declaration_static else found_global).add(t)
-                i = j
-                continue
+            body = j + 1 < len(tokens) and tokens[j + 1] == "{"
+            yield i, j, body, declaration_static
+            i = j  # the parameters name types, never calls
         i += 1
+
+
+def definitions(code):
+    """(global, local): the names of the functions code defines, split by
+    linkage. code is strip()'s result."""
+    tokens = _TOKEN.findall(code)
+    found_global, found_local = set(), set()
+    for i, _, body, static in _functions(tokens):
+        if body:
+            (found_local if static else found_global).add(tokens[i])
     return found_global, found_local
 
 
@@ -88,34 +91,14 @@ def names(code):
 
 def uses(code):
     """Every identifier code names (strip()'s result), but the name a
-    prototype declares: a declaration is not a call."""
+    prototype declares and its parameters: a declaration is not a call."""
     tokens = _TOKEN.findall(code)
-    found = set()
-    depth = 0
-    i = 0
-    while i < len(tokens):
-        t = tokens[i]
-        if t == "{":
-            depth += 1
-        elif t == "}":
-            depth -= 1
-        elif depth == 0 and i + 1 < len(tokens) and tokens[i + 1] == "(" \
-                and re.match(r'[A-Za-z_]', t) and t not in _NOT_FUNCTIONS:
-            j, level = i + 1, 0
-            while j < len(tokens):
-                level += {"(": 1, ")": -1}.get(tokens[j], 0)
-                if level == 0:
-                    break
-                j += 1
-            if j + 1 >= len(tokens) or tokens[j + 1] != "{":
-                # A prototype: its parameters may name types, no calls.
-                i = j + 1
-                continue
-            found.add(t)
-        elif re.match(r'[A-Za-z_]', t):
-            found.add(t)
-        i += 1
-    return found
+    skipped = set()
+    for i, j, body, _ in _functions(tokens):
+        if not body:
+            skipped.update(range(i, j + 1))
+    return {t for k, t in enumerate(tokens)
+            if k not in skipped and re.match(r'[A-Za-z_]', t)}
 
 
 def file_calls(files):
