@@ -1,4 +1,11 @@
-/* Rematerialization to a memory budget (training.h).
+/* Rematerialization to a memory budget: the driver (remat.h).
+ *
+ * The driver resolves the budget to bytes once (report->budget, which the
+ * pipeline then plans and retries with), and runs a table of strategies
+ * (strategies[] below) in order, each on the graph the last one left,
+ * while the arena misses the budget; where it is met with copies made
+ * more than once, they merge. Each strategy is a file of its own that
+ * calls only the shared machinery (remat_core.h); none calls another.
  *
  * A saved activation lives from its forward step to its last backward
  * reader, across the whole middle of the step, which is what sets the
@@ -17,7 +24,7 @@
  *
  * A recompute reads the operands kept for backward anyway; the forward
  * values between them and v are recomputed with it (a chain, at most
- * MAX_CHAIN ops). Checkpoint segments (passes/remat/checkpoint.c, the same
+ * MAX_CHAIN ops; passes/remat/remat_core.c). Checkpoint segments (passes/remat/checkpoint.c, the same
  * machinery: dfg_remat_recompute on a set of values) are the other
  * strategy. Both are found on copies of the graph, and the one that fits
  * with fewer extra FLOPs is replayed on the graph itself. */
