@@ -116,7 +116,8 @@ static int32_t program_block(const dfg_program *p)
 /* The layout pass's conditions (dfg_compile_options.assign_layouts). */
 static int blocks_layouts(const dfg_compile_options *o)
 {
-    return o->assign_layouts && o->fuse_operators && !o->training &&
+    return o->assign_layouts && !o->prefer_memory && o->fuse_operators &&
+           !o->training &&
            o->backend_workspace == dfg_cpu_step_workspace;
 }
 

@@ -15,6 +15,10 @@
  * grown workspaces leave the planner an arena above the bound where the
  * least ones do not, the least ones are kept: memory first.
  *
+ * With prefer_memory a step whose workspace holds a backend's scratch
+ * plans from its own least too, and takes the scratch only where all of
+ * it fits under the bound (dfg_node_costs.workspace_own).
+ *
  * Training programs keep every full workspace: a workspace's size changes
  * the order of the sums of a conv's chunks in the last bits, and a
  * training step must compute the same with or without a memory budget or
@@ -87,10 +91,14 @@ static dfg_status grow_workspaces(const dfg_schedule *s,
         int64_t full = costs->workspace[s->step_node[step]];
         if (b < 0 || l->buffers[b].size >= full)
             continue;
-        /* What the step holds besides this workspace, under the bound. */
+        /* What the step holds besides this workspace, under the bound. A
+         * step that may go without its backend's scratch takes the whole
+         * or grows its own part only: the backend uses its scratch only
+         * when all of it is there. */
         int64_t room = *bound - live[step] +
                        dfg_align_up(l->buffers[b].size, alignment);
-        int64_t bytes = full < room ? full : room;
+        int64_t own = costs->workspace_own[s->step_node[step]];
+        int64_t bytes = full <= room ? full : own > 0 && own < room ? own : room;
         if (bytes > l->buffers[b].size) {
             l->buffers[b].size = bytes;
             *grown = 1;

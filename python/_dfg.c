@@ -11,12 +11,17 @@
  * Ownership: a Program object owns its dfg_program; a Session object owns
  * its dfg_session and holds a reference to its Program, which therefore
  * outlives it. */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "_dfg.h"
 
 #define MAX_SHAPE_BINDINGS 64
+
+#ifndef DFG_PY_CUDA_MODULE /* set by python/meson.build */
+#define DFG_PY_CUDA_MODULE 0
+#endif
 
 PyObject *dfg_error_type;
 /* dfg.ArgumentError, a dfg.Error and a ValueError: what the caller passed
@@ -32,6 +37,16 @@ PyObject *dfg_py_raise_status(dfg_status status, const char *what)
                  "%s: %s (%s)", what, dfg_last_error(),
                  dfg_status_name(status));
     return NULL;
+}
+
+dfg_status dfg_py_find_backend(const char *name, const dfg_backend **out)
+{
+    Dl_info self;
+    if (name && strcmp(name, "cpu") != 0 &&
+        dladdr((const void *)&dfg_py_find_backend, &self) && self.dli_fname)
+        /* A reference never dropped: the extension is never unloaded. */
+        (void)dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+    return dfg_backend_find(name, out);
 }
 
 /* ---- Program ---------------------------------------------------------- */
@@ -107,18 +122,23 @@ static int parse_shapes(PyObject *shapes, dfg_onnx_binding *bindings,
     return 0;
 }
 
-/* compile(kind, source, shapes, planner, alignment, training, precision):
+/* compile(kind, source, shapes, planner, alignment, training, precision
+ *         [, device, prefer_memory]):
  *   kind "example": source is a bundled model name;
- *   kind "onnx_path" / "onnx_bytes": an ONNX file's path or its bytes. */
+ *   kind "onnx_path" / "onnx_bytes": an ONNX file's path or its bytes;
+ *   device: the backend the program is for, as `dfgc compile --device`
+ *   (dfg_compile_options_for); None: the CPU; prefer_memory: as
+ *   `dfgc compile --prefer memory` (dfg_compile_options.prefer_memory). */
 static PyObject *compile_model(PyObject *module, PyObject *args)
 {
     (void)module;
-    const char *kind, *planner = NULL, *precision = NULL;
+    const char *kind, *planner = NULL, *precision = NULL, *device = NULL;
     PyObject *source, *shapes;
     unsigned long long alignment = 0;
-    int training = 0;
-    if (!PyArg_ParseTuple(args, "sOOzKpz", &kind, &source, &shapes, &planner,
-                          &alignment, &training, &precision))
+    int training = 0, prefer_memory = 0;
+    if (!PyArg_ParseTuple(args, "sOOzKpz|zp", &kind, &source, &shapes,
+                          &planner, &alignment, &training, &precision,
+                          &device, &prefer_memory))
         return NULL;
     dfg_onnx_binding bindings[MAX_SHAPE_BINDINGS];
     dfg_onnx_options onnx;
@@ -133,11 +153,21 @@ static PyObject *compile_model(PyObject *module, PyObject *args)
                             planner);
     if (alignment)
         options.alignment = alignment;
+    options.prefer_memory = prefer_memory;
     if (precision && (dfg_dtype_from_name(precision, &options.precision) != 0 ||
                       (options.precision != DFG_F32 &&
                        options.precision != DFG_BF16)))
         return PyErr_Format(PyExc_ValueError, "precision '%s': f32 or bf16",
                             precision);
+    if (device) {
+        const dfg_backend *backend = NULL;
+        dfg_status found = dfg_py_find_backend(device, &backend);
+        if (found == DFG_OK)
+            found = dfg_compile_options_for(&options,
+                                            dfg_backend_target(backend));
+        if (found != DFG_OK)
+            return dfg_py_raise_status(found, "finding the device");
+    }
 
     dfg_graph *graph = NULL;
     dfg_status st;
@@ -444,9 +474,11 @@ static double *seconds_of(PyObject *list, size_t *n)
 
 /* bench_report(model, backend, iterations, warmup, batch, compile_seconds,
  *              session_seconds, arena_bytes, weights_bytes, peak_rss_bytes,
- *              times) -> str: dfgc bench's JSON report (include/dfg/bench.h)
- * of runs lasting `times` seconds, with the backend's device and threads,
- * so that Program.bench gives the same figures under the same names. */
+ *              times[, threads]) -> str: dfgc bench's JSON report
+ * (include/dfg/bench.h) of runs lasting `times` seconds, with the
+ * backend's device and threads (threads, when above 0, those the session
+ * ran with), so that Program.bench gives the same figures under the same
+ * names. */
 static PyObject *bench_report(PyObject *module, PyObject *args)
 {
     (void)module;
@@ -454,17 +486,18 @@ static PyObject *bench_report(PyObject *module, PyObject *args)
     unsigned long long iterations, warmup, arena, weights, peak;
     long long batch;
     PyObject *times;
-    if (!PyArg_ParseTuple(args, "ssKKLddKKKO", &r.model, &r.backend,
+    int threads = 0;
+    if (!PyArg_ParseTuple(args, "ssKKLddKKKO|i", &r.model, &r.backend,
                           &iterations, &warmup, &batch, &r.compile_seconds,
                           &r.session_seconds, &arena, &weights, &peak,
-                          &times))
+                          &times, &threads))
         return NULL;
     const dfg_backend *backend = NULL;
-    dfg_status st = dfg_backend_find(r.backend, &backend);
+    dfg_status st = dfg_py_find_backend(r.backend, &backend);
     if (st != DFG_OK)
         return dfg_py_raise_status(st, "finding the device");
     r.device = dfg_backend_device(backend);
-    r.threads = dfg_backend_threads(backend);
+    r.threads = threads > 0 ? threads : dfg_backend_threads(backend);
     r.iterations = iterations;
     r.warmup = warmup;
     r.batch = batch;
@@ -496,7 +529,7 @@ static PyObject *bench_report(PyObject *module, PyObject *args)
 static PyMethodDef module_methods[] = {
     {"compile", compile_model, METH_VARARGS,
      "compile(kind, source, shapes, planner, alignment, training, "
-     "precision)"},
+     "precision[, device, prefer_memory])"},
     {"load", load_program, METH_VARARGS, "load(path) -> Program"},
     {"write_file", write_file, METH_VARARGS,
      "write_file(path, data): replaces path by data, atomically"},
@@ -505,7 +538,7 @@ static PyMethodDef module_methods[] = {
     {"bench_report", bench_report, METH_VARARGS,
      "bench_report(model, backend, iterations, warmup, batch, "
      "compile_seconds, session_seconds, arena_bytes, weights_bytes, "
-     "peak_rss_bytes, times) -> JSON text"},
+     "peak_rss_bytes, times[, threads]) -> JSON text"},
     {"version", library_version, METH_NOARGS, "the C library's version"},
     {"model_names", model_names, METH_NOARGS, "the bundled models"},
     {NULL, NULL, 0, NULL},
@@ -540,7 +573,10 @@ PyMODINIT_FUNC PyInit__dfg(void)
         PyModule_AddObjectRef(module, "Program",
                               (PyObject *)&dfg_py_program_type) < 0 ||
         PyModule_AddObjectRef(module, "Session",
-                              (PyObject *)&dfg_py_session_type) < 0) {
+                              (PyObject *)&dfg_py_session_type) < 0 ||
+        /* Whether the package was built with its CUDA module. */
+        PyModule_AddObjectRef(module, "CUDA_MODULE",
+                              DFG_PY_CUDA_MODULE ? Py_True : Py_False) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -14,6 +14,13 @@ extern PyObject *dfg_error_type;
 /* Raises dfg.Error "what: dfg_last_error() (status)"; returns NULL. */
 PyObject *dfg_py_raise_status(dfg_status status, const char *what);
 
+/* dfg_backend_find, for this extension, which links libdfg whole: before
+ * a backend module (libdfg-cuda.so, beside the extension in the package)
+ * is opened, the extension's symbols are made global, so that the module,
+ * which links no libdfg of its own, binds to this copy of the library
+ * (one backend registry, one error message). */
+dfg_status dfg_py_find_backend(const char *name, const dfg_backend **out);
+
 /* A Program object owns its dfg_program. */
 typedef struct {
     PyObject_HEAD
@@ -23,7 +30,8 @@ typedef struct {
 extern PyTypeObject dfg_py_program_type;
 extern PyTypeObject dfg_py_session_type;
 
-/* session(program, device) -> Session */
+/* session(program, device[, threads]) -> Session; raises the reason
+ * `dfgc devices` gives when the device cannot run here. */
 PyObject *dfg_py_create_session(PyObject *module, PyObject *args);
 
 #endif

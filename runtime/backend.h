@@ -14,17 +14,13 @@
 #define DFG_RUNTIME_BACKEND_H
 
 #include <stddef.h>
-#include "cpu/kernels.h"
 #include "cpu_workspace_rule.h"
 #include "dfg/allocator.h"
 #include "dfg/session.h"
 #include "op_table.h"
+#include "step_args.h"
 
-/* One step as a backend runs it: the op, its attributes (pointing into the
- * program), its operands' types and their addresses in the session's
- * regions (region base + planned offset, resolved once at session
- * creation). The kernel argument struct is device-neutral, so every
- * backend shares it. */
+/* One step as a backend runs it (step_args.h). */
 typedef dfg_kernel_args dfg_step_args;
 
 /* A backend's per-session state (its queue, its prepared kernels, ...). */

@@ -101,6 +101,22 @@ grep -q 'FIFO' "$work/err" || fail "a FIFO model: $(cat "$work/err")"
 expect_error 2 frobnicate
 expect_error 2
 
+# --prefer memory: the cnn planned at its bound without oneDNN's scratch
+# (whatever this CPU's oneDNN wants), which the default's JSON reports.
+"$dfgc" plan example:cnn --json "$work/fast.json" >/dev/null ||
+    fail "dfgc plan example:cnn"
+"$dfgc" plan example:cnn --prefer memory --json "$work/small.json" \
+    >/dev/null || fail "dfgc plan example:cnn --prefer memory"
+python3 - "$work/fast.json" "$work/small.json" <<'PY' ||
+import json, sys
+fast, small = (json.load(open(f)) for f in sys.argv[1:3])
+free = fast["scratch_free_lower_bound_bytes"]
+assert free <= fast["arena_bytes"], (free, fast["arena_bytes"])
+assert small["arena_bytes"] == small["scratch_free_lower_bound_bytes"] == free
+PY
+    fail "--prefer memory: not planned at the bound without library scratch"
+expect_error 2 plan example:cnn --prefer fast
+
 # --precision bf16: a training step's activations and gradients in bf16,
 # the arena smaller than in f32; f16 is refused as a usage error.
 arena_of() {

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "elementwise_reference.h"
-#include "kernels.h"
+#include "cpu/kernels.h"
 
 static const dfg_dtype int_dtypes[] = {DFG_I32, DFG_I64, DFG_U8, DFG_I8,
                                        DFG_I16, DFG_U16};

@@ -270,7 +270,7 @@ static void test_sessions_share_the_weights(void **state)
                                             &sessions[i]), DFG_OK);
     /* Beyond its arena, a session holds its step state (argument block,
      * oneDNN primitives), not a copy of the weights (layout copies are
-     * the process's, shared: runtime/cpu/dnnl_weights.h). */
+     * the process's, shared: runtime/cpu/onednn/dnnl_weights.h). */
     long beyond_arenas = counts.bytes - N_SESSIONS * (long)stats.arena_bytes;
     if (beyond_arenas / N_SESSIONS >= (long)stats.weights_bytes / 2)
         fail_msg("%d sessions allocated %ld bytes beyond their arenas, the "

@@ -84,6 +84,17 @@ typedef struct dfg_compile_options {
      * weights equal when compiled (zero biases) may differ after
      * training. */
     int share_weights;
+    /* Inference only: memory before speed. The order and the arena are
+     * planned at the lower bound without library scratch (each step with
+     * only its own kernel's least workspace); a step whose backend wants
+     * scratch past that (oneDNN's, with backend_workspace) gets it only
+     * where it fits under that bound, and elsewhere runs the kernel that
+     * needs none. No blocked layouts either (assign_layouts is not
+     * applied): their copies at the boundaries, and the scratch of the
+     * steps between them that only the library runs, sit above that
+     * bound. 0: the scratch and layouts are kept wherever the backend
+     * wants them (faster; the summary states the extra per step). */
+    int prefer_memory;
 } dfg_compile_options;
 
 #define DFG_DEFAULT_MAX_ARENA_BYTES ((uint64_t)32 << 30)

@@ -9,7 +9,7 @@
  * becomes one conv2d_weight_*_update(dy, x, w, control, state) at the
  * update's place, which computes the gradient a slice of output channels
  * at a time into its workspace and applies each slice at once
- * (runtime/cpu/weight_grad_update.c). The same sums in the same order, no
+ * (runtime/cpu/training/weight_grad_update.c). The same sums in the same order, no
  * extra FLOPs: only dy and x live on to the update (it runs after the
  * last reader of w, usually conv2d_grad_input, next to it). Convs of
  * several groups (depthwise: small weights) keep the pair.

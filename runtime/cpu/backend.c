@@ -6,7 +6,7 @@
 #include <string.h>
 #include "../backend.h"
 #include "../cpu_layout_rule.h"
-#include "dnnl_steps.h"
+#include "cpu/onednn/dnnl_steps.h"
 #include "error.h"
 #include "memory.h"
 

@@ -1,5 +1,5 @@
 /* Batch normalization in training mode on the CUDA backend (src/ir/
- * ops.def, runtime/cpu/batch_norm_train.c), f32 only:
+ * ops.def, runtime/cpu/reduce/batch_norm_train.c), f32 only:
  *   batch_norm_train(x, scale, bias, running_mean, running_var)
  *     -> y, mean, var, the running statistics updated in place;
  *   batch_norm_train_grad(x, dy, scale, mean, var) -> dx, dscale, dbias.

@@ -3,7 +3,7 @@
  * i32, i64, u8, bool, i8, i16, u16 in int64; f64 is only moved, its
  * casts have no CUDA kernel), usable from C and CUDA (DFG_HOST_DEVICE).
  *
- * The conversions are those of the CPU backend (runtime/cpu/dtype_access.h),
+ * The conversions are those of the CPU backend (runtime/cpu/elementwise/dtype_access.h),
  * element by element instead of block by block:
  *   float -> integer dtype: truncation toward zero, saturated, NaN -> 0;
  *   integer -> narrower integer: two's-complement wrap-around;

@@ -1,10 +1,11 @@
 /* Per-row and per-element math of the training ops, shared by the CPU
- * kernels (runtime/cpu/loss.c, optimizer.c) and the CUDA kernels
+ * kernels (runtime/cpu/reduce/loss.c, optimizer.c) and the CUDA kernels
  * (runtime/cuda/training_ops.h), usable from C and CUDA (DFG_HOST_DEVICE):
  * the cross-entropy of a row of logits, the optimizer tick that turns the
  * hyper-parameters into a run's control vector, and one element of the
- * SGD and Adam updates (PyTorch's rules, see runtime/cpu/optimizer.c). The
- * layouts of counter, hyper and control are src/math/training_layout.h's. */
+ * SGD and Adam updates (PyTorch's rules, see
+ * runtime/cpu/training/optimizer.c). The layouts of counter, hyper and
+ * control are src/math/training_layout.h's. */
 #ifndef DFG_MATH_TRAINING_H
 #define DFG_MATH_TRAINING_H
 

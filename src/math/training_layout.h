@@ -1,6 +1,7 @@
 /* The layout of the small persistent tensors that drive an optimizer,
- * shared by the training pass (passes/training/training.c), which creates them, and
- * the kernels (runtime/cpu/optimizer.c), which read and write them.
+ * shared by the training pass (passes/training/training.c), which creates
+ * them, and the kernels (runtime/cpu/training/optimizer.c), which read and
+ * write them.
  *
  * A training program holds, in its weights region (written in place by a
  * training session, see docs/training.md):

@@ -68,7 +68,7 @@ def test_save_load_same_outputs(cnn, tmp_path):
     b = loaded.session().run(x)["probs"]
     # the loaded program is mapped, so its convs run on oneDNN; the one
     # compiled here keeps its weights on the heap and runs the reference
-    # kernels (runtime/cpu/dnnl_conv.c): the same up to float rounding
+    # kernels (runtime/cpu/onednn/dnnl_conv.c): the same up to float rounding
     np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
 
 
