@@ -107,6 +107,7 @@ dfg_status dfg_node_costs_build(const dfg_graph *graph,
             backend_scratch(graph, n, types, op_bytes, blas_workspace_bytes,
                             backend_workspace));
         out->workspace_least[n] = out->workspace[n];
+        out->workspace_own[n] = -1;
         out->flops[n] = dfg_node_flops(graph, n, types);
         dfg_free(allocator, types);
     }
@@ -117,8 +118,8 @@ dfg_status dfg_node_costs_build(const dfg_graph *graph,
 }
 
 /* Under prefer_memory, a step whose workspace holds backend scratch past
- * the op's own bytes plans from the op's least (at least 1 byte, so that
- * it has a workspace to grow) and records the op's own full workspace. */
+ * the op's own bytes plans from the op's least and records the op's own
+ * full workspace. */
 static void without_scratch(const dfg_ir_node *node, const dfg_type *types,
                             int64_t own, int32_t n, dfg_node_costs *costs)
 {
@@ -128,8 +129,8 @@ static void without_scratch(const dfg_ir_node *node, const dfg_type *types,
                                            node->n_outputs);
     if (least < 0 || least > own)
         least = own;
-    costs->workspace_least[n] = least > 0 ? least : 1;
-    costs->workspace_own[n] = own > 0 ? own : 1;
+    costs->workspace_least[n] = least;
+    costs->workspace_own[n] = own;
 }
 
 dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph, int prefer_memory,

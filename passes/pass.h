@@ -151,8 +151,9 @@ typedef struct dfg_node_costs {
     int64_t *workspace_least;
     /* [n_nodes] after dfg_node_costs_fit_convs with prefer_memory: for a
      * step whose workspace holds backend scratch it can run without, the
-     * op's own full workspace (it takes its whole workspace only where
-     * that fits under the bound, else grows up to this); 0 elsewhere */
+     * op's own full workspace, maybe 0 (it takes its whole workspace only
+     * where that fits under the bound, else grows up to this); -1
+     * elsewhere */
     int64_t *workspace_own;
 } dfg_node_costs;
 

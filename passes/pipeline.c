@@ -116,8 +116,7 @@ static int32_t program_block(const dfg_program *p)
 /* The layout pass's conditions (dfg_compile_options.assign_layouts). */
 static int blocks_layouts(const dfg_compile_options *o)
 {
-    return o->assign_layouts && !o->prefer_memory && o->fuse_operators &&
-           !o->training &&
+    return o->assign_layouts && o->fuse_operators && !o->training &&
            o->backend_workspace == dfg_cpu_step_workspace;
 }
 
@@ -262,6 +261,33 @@ static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
     return st;
 }
 
+/* One pass through the pipeline with these options (dfg_compile). */
+static dfg_status compile_once(const dfg_graph *graph,
+                               const dfg_compile_options *options,
+                               dfg_program **out)
+{
+    compilation c;
+    memset(&c, 0, sizeof c);
+    c.allocator = dfg_allocator_or_default(options->allocator);
+    dfg_status st = dfg_graph_clone(graph, &c.allocator, &c.graph);
+    if (st == DFG_OK)
+        st = graph_passes(&c, options);
+    dfg_program *program = NULL;
+    if (st == DFG_OK)
+        st = planning_passes(&c, options, &program);
+    compilation_free(&c);
+    if (st != DFG_OK)
+        return st;
+    if (dfg_program_verify(program) != DFG_OK) {
+        dfg_program_destroy(program);
+        return dfg_error_prefix(DFG_ERR_PLAN, "dfg_compile (planner %s)",
+                                dfg_planner_name(options->planner));
+    }
+    program->stats.verified = 1;
+    *out = program;
+    return DFG_OK;
+}
+
 dfg_status dfg_compile(const dfg_graph *graph,
                        const dfg_compile_options *options, dfg_program **out)
 {
@@ -284,25 +310,23 @@ dfg_status dfg_compile(const dfg_graph *graph,
         effective.backend_workspace = NULL;
         effective.backend_workspace_for = NULL;
     }
-    options = &effective;
-    compilation c;
-    memset(&c, 0, sizeof c);
-    c.allocator = dfg_allocator_or_default(options->allocator);
-    st = dfg_graph_clone(graph, &c.allocator, &c.graph);
+    if (!effective.prefer_memory || !blocks_layouts(&effective))
+        return compile_once(graph, &effective, out);
+    /* Memory first: plain and with blocked layouts (whose steps keep the
+     * scratch only the library runs them with), the smaller arena kept,
+     * the blocked program on a tie (faster). */
+    dfg_compile_options plain = effective;
+    plain.assign_layouts = 0;
+    dfg_program *without = NULL, *with = NULL;
+    st = compile_once(graph, &plain, &without);
     if (st == DFG_OK)
-        st = graph_passes(&c, options);
-    dfg_program *program = NULL;
-    if (st == DFG_OK)
-        st = planning_passes(&c, options, &program);
-    compilation_free(&c);
-    if (st != DFG_OK)
+        st = compile_once(graph, &effective, &with);
+    if (st != DFG_OK) {
+        dfg_program_destroy(without);
         return st;
-    if (dfg_program_verify(program) != DFG_OK) {
-        dfg_program_destroy(program);
-        return dfg_error_prefix(DFG_ERR_PLAN, "dfg_compile (planner %s)",
-                                dfg_planner_name(options->planner));
     }
-    program->stats.verified = 1;
-    *out = program;
+    int blocked_fits = with->stats.arena_bytes <= without->stats.arena_bytes;
+    *out = blocked_fits ? with : without;
+    dfg_program_destroy(blocked_fits ? without : with);
     return DFG_OK;
 }

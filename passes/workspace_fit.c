@@ -98,7 +98,7 @@ static dfg_status grow_workspaces(const dfg_schedule *s,
         int64_t room = *bound - live[step] +
                        dfg_align_up(l->buffers[b].size, alignment);
         int64_t own = costs->workspace_own[s->step_node[step]];
-        int64_t bytes = full <= room ? full : own > 0 && own < room ? own : room;
+        int64_t bytes = full <= room ? full : own >= 0 && own < room ? own : room;
         if (bytes > l->buffers[b].size) {
             l->buffers[b].size = bytes;
             *grown = 1;

@@ -29,6 +29,9 @@ struct dfg_session {
     int32_t *program_step;
     dfg_collective collective; /* every step's args point here */
     uint8_t *bool_staging; /* dfg_bool_inputs_bytes of it, or NULL */
+    /* The copies of one run when the backend takes them all in one call
+     * (run_io): the inputs', then the outputs'; NULL otherwise. */
+    dfg_backend_transfer *transfers;
 };
 
 /* Where tensor lives for s's steps: the program's weight bytes when the

@@ -89,11 +89,13 @@ typedef struct dfg_compile_options {
      * only its own kernel's least workspace); a step whose backend wants
      * scratch past that (oneDNN's, with backend_workspace) gets it only
      * where it fits under that bound, and elsewhere runs the kernel that
-     * needs none. No blocked layouts either (assign_layouts is not
-     * applied): their copies at the boundaries, and the scratch of the
-     * steps between them that only the library runs, sit above that
-     * bound. 0: the scratch and layouts are kept wherever the backend
-     * wants them (faster; the summary states the extra per step). */
+     * needs none. Blocked layouts (assign_layouts) only where they cost
+     * nothing: their copies at the boundaries, and the scratch of the
+     * steps between them that only the library runs, can sit above that
+     * bound, so the graph is compiled both plain and with them and the
+     * smaller arena kept (the blocked program on a tie). 0: the scratch
+     * and layouts are kept wherever the backend wants them (faster; the
+     * summary states the extra per step). */
     int prefer_memory;
 } dfg_compile_options;
 

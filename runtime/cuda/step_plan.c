@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "conv_forward.h"
+#include "dnn_mapping.h"
 #include "error.h"
 #include "layout_plan.h"
 #include "math/partial_sums.h"
@@ -341,7 +342,10 @@ dfg_im2col_dims dfg_cuda_im2col_dims(const dfg_conv_geometry *g)
 static dfg_status plan_blas(const dfg_step_args *s, dfg_cuda_step_plan *p)
 {
     int has_bias = s->n_inputs > 2 && s->in[2] != NULL;
-    if (s->attrs->n_post_ops > 0 ||
+    int conv_epilogue = s->op == DFG_OP_CONV2D &&
+                        dfg_cuda_conv_epilogue_make(s->attrs, &p->u.conv.relu,
+                                                    &p->u.conv.residual);
+    if ((s->attrs->n_post_ops > 0 && !conv_epilogue) ||
         (s->op == DFG_OP_MATMUL && s->n_inputs > 2))
         return dfg_error(DFG_ERR_UNSUPPORTED,
                          "%s with fused post-ops or a fused bias (a program "
@@ -376,22 +380,28 @@ static dfg_status plan_blas(const dfg_step_args *s, dfg_cuda_step_plan *p)
                                 &s->out_types[0], g);
     if (st != DFG_OK)
         return st;
-    if (g->channels_per_group == 1 && g->group > 1)
+    /* The fused epilogue runs on cuDNN only (dnn.h), which refuses the
+     * step by name where it cannot take it. */
+    p->u.conv.needs_dnn = s->attrs->n_post_ops > 0;
+    if (g->channels_per_group == 1 && g->group > 1 && !p->u.conv.needs_dnn)
         return plan_depthwise(s, has_bias, p);
     /* The op's part of the workspace holds im2col chunks (conv_forward.h):
      * the full bytes, or fewer where the plan shrank them (no cuBLAS
      * scratch then), down to the least (conv_geometry.h). */
     int64_t needed = dfg_conv_forward_workspace_bytes(g);
-    int64_t least = dfg_conv_forward_least_workspace_bytes(g);
+    int64_t least = p->u.conv.needs_dnn
+                        ? 0 /* cuDNN fits its algorithm to the workspace */
+                        : dfg_conv_forward_least_workspace_bytes(g);
     if (s->workspace_bytes < least || (least > 0 && !s->workspace))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "conv2d: the step has %lld bytes of workspace, its "
                          "im2col chunks need at least %lld",
                          (long long)s->workspace_bytes, (long long)least);
     take_blas_workspace(s, needed, p);
-    p->u.conv.batching = dfg_cuda_conv_batching_make(
-        g, s->workspace_bytes < needed ? s->workspace_bytes : needed,
-        dfg_cuda_dtype_size(s->in_types[0].dtype));
+    if (!p->u.conv.needs_dnn)
+        p->u.conv.batching = dfg_cuda_conv_batching_make(
+            g, s->workspace_bytes < needed ? s->workspace_bytes : needed,
+            dfg_cuda_dtype_size(s->in_types[0].dtype));
     p->u.conv.dims = dfg_cuda_im2col_dims(g);
     p->u.conv.has_bias = has_bias;
     if (has_bias) {

@@ -70,6 +70,9 @@ typedef struct dfg_cuda_step_plan {
     int32_t index;              /* its position among the prepared steps */
     /* Element offsets added to input 0 / output 0 (slice, pad). */
     int64_t src_at, dst_at;
+    /* What cuDNN runs the step with (dnn.h), owned by the session; NULL:
+     * the backend's own kernels and cuBLAS run it. */
+    struct dfg_cuda_dnn_step *dnn;
     /* The step's cuBLAS workspace (gemm_mapping.h), or NULL. */
     void *blas_workspace;
     size_t blas_workspace_bytes;
@@ -109,6 +112,9 @@ typedef struct dfg_cuda_step_plan {
              * when dx is written over dy, then the columns from kept_bytes */
             dfg_cuda_strided_copy keep;
             int64_t kept_bytes;
+            /* conv2d's fused post-ops: the residual (input 3) added, then
+             * a ReLU; only cuDNN runs them (needs_dnn). */
+            int residual, relu, needs_dnn;
         } conv;                     /* conv2d and its two gradients */
         dfg_cuda_arg_reduce arg_reduce;
         dfg_cuda_gather_elements gather_elements;
