@@ -1,4 +1,4 @@
-/* The CUDA backend's cuDNN mapping (runtime/cuda/dnn_mapping.h) on the
+/* The CUDA backend's cuDNN mapping (runtime/cuda/plan/dnn_mapping.h) on the
  * host: which convolution steps cuDNN takes, the descriptors' shapes and
  * parameters, the algorithm choice among candidates, the switch, and the
  * refusal of a fused epilogue without cuDNN; plus the step plans that
@@ -10,8 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cuda/dnn_mapping.h"
-#include "cuda/step_plan.h"
+#include "cuda/plan/dnn_mapping.h"
+#include "cuda/plan/step_plan.h"
 #include "cuda_op_check.h"
 #include "error.h"
 

@@ -26,11 +26,11 @@
 
 #include "backend_context.h"
 #include "device_memory.h"
-#include "device_support.h"
+#include "cuda/plan/device_support.h"
 #include "error.h"
 #include "memory.h"
-#include "target.h"
-#include "thread_state.h"
+#include "cuda/plan/target.h"
+#include "cuda/plan/thread_state.h"
 
 static atomic_long device_allocations;
 

@@ -12,7 +12,7 @@
 #include "blas.h"
 #include "dnn.h"
 #include "graph_capture.h"
-#include "step_plan.h"
+#include "cuda/plan/step_plan.h"
 
 /* Bytes after each region: the status word, padded to keep alignment. */
 #define DFG_CUDA_STATUS_TAIL_BYTES 256

@@ -9,9 +9,9 @@
 
 #include "backend_context.h"
 #include "error.h"
-#include "graph_option.h"
+#include "cuda/plan/graph_option.h"
 #include "memory.h"
-#include "warm_up.h"
+#include "cuda/plan/warm_up.h"
 
 static dfg_status wait_stream(void *opaque)
 {

@@ -4,8 +4,8 @@
  * (backend_run.c). */
 #include "backend_context.h"
 #include "error.h"
-#include "kernels.h"
-#include "layout_plan.h"
+#include "cuda/kernels/kernels.h"
+#include "cuda/plan/layout_plan.h"
 
 static const char *at(const void *base, int64_t elements, int64_t size)
 {

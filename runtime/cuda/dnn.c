@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <cudnn.h>
 
-#include "dnn_mapping.h"
+#include "cuda/plan/dnn_mapping.h"
 #include "error.h"
 #include "memory.h"
 

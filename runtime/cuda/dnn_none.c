@@ -2,7 +2,7 @@
  * backend's own path, and a clear refusal for what only cuDNN runs. */
 #include "dnn.h"
 
-#include "dnn_mapping.h"
+#include "cuda/plan/dnn_mapping.h"
 #include "error.h"
 
 dfg_status dfg_cuda_dnn_create(const dfg_allocator *allocator,

@@ -1,6 +1,6 @@
 /* Per-row and per-element math of the training ops, shared by the CPU
  * kernels (runtime/cpu/reduce/loss.c, optimizer.c) and the CUDA kernels
- * (runtime/cuda/training_ops.h), usable from C and CUDA (DFG_HOST_DEVICE):
+ * (runtime/cuda/kernels/training_ops.h), usable from C and CUDA (DFG_HOST_DEVICE):
  * the cross-entropy of a row of logits, the optimizer tick that turns the
  * hyper-parameters into a run's control vector, and one element of the
  * SGD and Adam updates (PyTorch's rules, see

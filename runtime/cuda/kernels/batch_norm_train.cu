@@ -6,7 +6,7 @@
  * thread writes the elements it read, after the block's sums. */
 #include "device_loop.cuh"
 #include "kernels.h"
-#include "launch_geometry.h"
+#include "cuda/plan/launch_geometry.h"
 
 template <int narrow>
 static __global__ void batch_norm_train_kernel(

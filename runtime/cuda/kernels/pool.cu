@@ -2,7 +2,7 @@
  * walked by dfg_cuda_pool_element (reduction_ops.h, pool_window.h). */
 #include "device_loop.cuh"
 #include "kernels.h"
-#include "launch_geometry.h"
+#include "cuda/plan/launch_geometry.h"
 
 template <int Narrow>
 static __global__ void pool_kernel(dfg_cuda_pool p, const void *x, void *y)

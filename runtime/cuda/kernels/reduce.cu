@@ -6,7 +6,7 @@
  * f32, integers in int64 (reduction_ops.h). */
 #include "device_loop.cuh"
 #include "kernels.h"
-#include "launch_geometry.h"
+#include "cuda/plan/launch_geometry.h"
 
 static __global__ void reduce_float_kernel(dfg_cuda_reduce p, const void *in,
                                            void *out)

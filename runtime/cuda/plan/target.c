@@ -1,7 +1,7 @@
 /* The CUDA backend's compile target (see target.h). */
 #include "target.h"
 
-#include "../backend.h"
+#include "backend.h"
 #include "step_plan.h"
 
 static int supports_op(int32_t op)

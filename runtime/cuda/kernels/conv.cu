@@ -7,7 +7,7 @@
  * one thread per output element. */
 #include "device_loop.cuh"
 #include "kernels.h"
-#include "launch_geometry.h"
+#include "cuda/plan/launch_geometry.h"
 
 template <int Narrow>
 static __global__ void im2col_kernel(dfg_cuda_im2col p, const void *x,

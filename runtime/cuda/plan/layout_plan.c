@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "element_access.h"
+#include "cuda/kernels/element_access.h"
 
 void dfg_cuda_strided_copy_make(int32_t rank, const int64_t *dims,
                                 const int64_t *src_strides,

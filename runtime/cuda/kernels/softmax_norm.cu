@@ -5,7 +5,7 @@
  * spread). */
 #include "device_loop.cuh"
 #include "kernels.h"
-#include "launch_geometry.h"
+#include "cuda/plan/launch_geometry.h"
 
 static __global__ void softmax_kernel(dfg_cuda_softmax p, const void *in,
                                       void *out)

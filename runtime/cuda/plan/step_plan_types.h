@@ -5,16 +5,16 @@
 #ifndef DFG_CUDA_STEP_PLAN_TYPES_H
 #define DFG_CUDA_STEP_PLAN_TYPES_H
 
-#include "../backend.h"
-#include "batch_norm_train_ops.h"
+#include "backend.h"
+#include "cuda/kernels/batch_norm_train_ops.h"
 #include "conv_geometry.h"
-#include "elementwise_ops.h"
+#include "cuda/kernels/elementwise_ops.h"
 #include "gemm_mapping.h"
-#include "index_ops.h"
-#include "layout_ops.h"
-#include "reduction_ops.h"
-#include "sampling_ops.h"
-#include "training_ops.h"
+#include "cuda/kernels/index_ops.h"
+#include "cuda/kernels/layout_ops.h"
+#include "cuda/kernels/reduction_ops.h"
+#include "cuda/kernels/sampling_ops.h"
+#include "cuda/kernels/training_ops.h"
 
 typedef enum dfg_cuda_kind {
     DFG_CUDA_UNARY,

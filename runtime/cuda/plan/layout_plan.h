@@ -8,7 +8,7 @@
 
 #include "conv_geometry.h"
 #include "layout_geometry.h"
-#include "layout_ops.h"
+#include "cuda/kernels/layout_ops.h"
 #include "tensor_type.h"
 
 /* A copy over dims between two strided layouts, with size-1 dims dropped

@@ -3,7 +3,7 @@
  * kernels with index arithmetic instantiated for 32 and 64 bits. */
 #include "device_loop.cuh"
 #include "kernels.h"
-#include "launch_geometry.h"
+#include "cuda/plan/launch_geometry.h"
 
 static __global__ void unary_kernel(dfg_cuda_unary p, const void *in, void *out)
 {

@@ -2,7 +2,7 @@
  * concat, split and the bias broadcasts; the fill of pad; gather. */
 #include "device_loop.cuh"
 #include "kernels.h"
-#include "launch_geometry.h"
+#include "cuda/plan/launch_geometry.h"
 
 template <int Narrow>
 static __global__ void strided_copy_kernel(dfg_cuda_strided_copy p,

@@ -9,7 +9,7 @@
  * not fixed). Everything computes in f32. */
 #include "device_loop.cuh"
 #include "kernels.h"
-#include "launch_geometry.h"
+#include "cuda/plan/launch_geometry.h"
 
 static __device__ void raise_status(unsigned int *status, int32_t step)
 {

@@ -3,7 +3,7 @@
  * element (per slice for an unsorted top_k). */
 #include "device_loop.cuh"
 #include "kernels.h"
-#include "launch_geometry.h"
+#include "cuda/plan/launch_geometry.h"
 
 static __global__ void arg_reduce_kernel(dfg_cuda_arg_reduce p, const void *in,
                                          int64_t *out)
