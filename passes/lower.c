@@ -1,5 +1,5 @@
 /* Lowering: the graph, its schedule, aliasing, liveness and the placed
- * buffers become a self-contained dfg_program (src/program.h).
+ * buffers become a self-contained dfg_program (src/program/program.h).
  *
  * Tensors come in value order (every value in the program), then one
  * workspace tensor per step that needs scratch. A tensor sharing another's

@@ -1,5 +1,6 @@
-/* What the two halves of the extension dfg._dfg share: _dfg.c (the module
- * and Program) and session_object.c (Session). Not a public header. */
+/* What the parts of the extension dfg._dfg share: _dfg.c (the module and
+ * Program), session_object.c (Session), training_object.c (Trainer) and
+ * support.c (errors, backends, loading a model). Not a public header. */
 #ifndef DFG_PYTHON_DFG_H
 #define DFG_PYTHON_DFG_H
 
@@ -10,6 +11,9 @@
 
 /* dfg.Error, created when the module is initialized. */
 extern PyObject *dfg_error_type;
+/* dfg.ArgumentError, a dfg.Error and a ValueError: what the caller passed
+ * (a name, a shape, a dtype) is wrong, not the library or the machine. */
+extern PyObject *dfg_argument_error_type;
 
 /* Raises dfg.Error "what: dfg_last_error() (status)"; returns NULL. */
 PyObject *dfg_py_raise_status(dfg_status status, const char *what);

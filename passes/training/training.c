@@ -6,7 +6,7 @@
  * Persistent state is made of graph weights, so that it is packed into the
  * weights region with the parameters, never reused by the planner, and
  * saved in program files: the step counter and hyper-parameters
- * (src/training_layout.h), and per trained weight its optimizer state
+ * (src/math/training_layout.h), and per trained weight its optimizer state
  * (SGD: velocity like the weight; Adam: [2, ...] first and second
  * moments) and, with accumulate > 1, a gradient accumulator. The update
  * ops read the weight's gradient directly and write the weight, its state

@@ -3,8 +3,9 @@
  * (runtime/cuda/kernels/training_ops.h), usable from C and CUDA (DFG_HOST_DEVICE):
  * the cross-entropy of a row of logits, the optimizer tick that turns the
  * hyper-parameters into a run's control vector, and one element of the
- * SGD and Adam updates (PyTorch's rules, see runtime/cpu/training/optimizer.c). The
- * layouts of counter, hyper and control are src/training_layout.h's. */
+ * SGD and Adam updates (PyTorch's rules, see
+ * runtime/cpu/training/optimizer.c). The layouts of counter, hyper and
+ * control are src/math/training_layout.h's. */
 #ifndef DFG_MATH_TRAINING_H
 #define DFG_MATH_TRAINING_H
 
@@ -70,7 +71,7 @@ DFG_HOST_DEVICE static inline float dfg_step_decay(double t, float steps,
 /* The learning-rate factor of optimizer step t (1-based) under hyper's
  * schedule: during a warm-up of W steps t / W (reaching 1 at step W);
  * after it, the cosine and step decays of step t - W (one of them is 0,
- * passes/training.c refuses both). */
+ * passes/training/training.c refuses both). */
 DFG_HOST_DEVICE static inline float dfg_schedule_factor(double t,
                                                         const float *hyper)
 {
