@@ -1,12 +1,13 @@
 #include "lifetime_index.h"
 
-#include <stdlib.h>
 #include <string.h>
 #include "error.h"
+#include "memory.h"
 
 #define BLOCK DFG_LIFETIME_BLOCK
 
-dfg_status dfg_entry_list_push(dfg_entry_list *list,
+dfg_status dfg_entry_list_push(const dfg_allocator *allocator,
+                               dfg_entry_list *list,
                                const dfg_lifetime_entry *entry)
 {
     if (list->count == list->capacity) {
@@ -14,7 +15,9 @@ dfg_status dfg_entry_list_push(dfg_entry_list *list,
         if (wanted > INT32_MAX)
             return dfg_error(DFG_ERR_OVERFLOW, "list of %d buffers", list->count);
         dfg_lifetime_entry *bigger =
-            realloc(list->items, (size_t)wanted * sizeof *bigger);
+            dfg_realloc(allocator, list->items,
+                        (size_t)list->count * sizeof *bigger,
+                        (size_t)wanted * sizeof *bigger);
         if (!bigger)
             return dfg_error(DFG_ERR_OUT_OF_MEMORY, "list of %d buffers",
                              list->count + 1);
@@ -26,9 +29,11 @@ dfg_status dfg_entry_list_push(dfg_entry_list *list,
 }
 
 dfg_status dfg_lifetime_index_init(dfg_lifetime_index *index, int32_t n_ranks,
-                                   int32_t n_buffers)
+                                   int32_t n_buffers,
+                                   const dfg_allocator *allocator)
 {
     memset(index, 0, sizeof *index);
+    index->allocator = allocator;
     int32_t blocks = n_ranks / BLOCK + 1;
     index->leaves = 1;
     while (index->leaves < blocks) {
@@ -36,9 +41,10 @@ dfg_status dfg_lifetime_index_init(dfg_lifetime_index *index, int32_t n_ranks,
         index->depth++;
     }
     size_t nodes = 2 * (size_t)index->leaves;
-    index->nodes = calloc(nodes, sizeof *index->nodes);
-    index->filled = calloc(nodes, sizeof *index->filled);
-    index->taken = calloc((size_t)n_buffers + 1, sizeof *index->taken);
+    index->nodes = dfg_calloc(allocator, nodes, sizeof *index->nodes);
+    index->filled = dfg_calloc(allocator, nodes, sizeof *index->filled);
+    index->taken = dfg_calloc(allocator, (size_t)n_buffers + 1,
+                              sizeof *index->taken);
     if (!index->nodes || !index->filled || !index->taken)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                          "lifetime index of %d steps, %d buffers", n_ranks,
@@ -49,10 +55,10 @@ dfg_status dfg_lifetime_index_init(dfg_lifetime_index *index, int32_t n_ranks,
 void dfg_lifetime_index_free(dfg_lifetime_index *index)
 {
     for (int32_t i = 0; index->nodes && i < 2 * index->leaves; i++)
-        free(index->nodes[i].items);
-    free(index->nodes);
-    free(index->filled);
-    free(index->taken);
+        dfg_free(index->allocator, index->nodes[i].items);
+    dfg_free(index->allocator, index->nodes);
+    dfg_free(index->allocator, index->filled);
+    dfg_free(index->allocator, index->taken);
     memset(index, 0, sizeof *index);
 }
 
@@ -68,7 +74,8 @@ dfg_status dfg_lifetime_index_insert(dfg_lifetime_index *index,
         for (int t = 0; t < 2; t++) {
             if (tiles[t] == 0)
                 continue;
-            dfg_status status = dfg_entry_list_push(&index->nodes[tiles[t]],
+            dfg_status status = dfg_entry_list_push(index->allocator,
+                                                    &index->nodes[tiles[t]],
                                                     entry);
             if (status != DFG_OK)
                 return status;
@@ -102,7 +109,7 @@ dfg_status dfg_lifetime_index_overlapping(const dfg_lifetime_index *index,
             int32_t shared_block = (e->first > first ? e->first : first) / BLOCK;
             if (shared_block < p.lo || shared_block > p.hi)
                 continue;
-            dfg_status status = dfg_entry_list_push(out, e);
+            dfg_status status = dfg_entry_list_push(index->allocator, out, e);
             if (status != DFG_OK)
                 return status;
         }
@@ -134,7 +141,8 @@ dfg_status dfg_lifetime_index_take_alive_at(dfg_lifetime_index *index,
             }
             if (!index->taken[e.buffer]) {
                 index->taken[e.buffer] = 1;
-                dfg_status status = dfg_entry_list_push(out, &e);
+                dfg_status status = dfg_entry_list_push(index->allocator, out,
+                                                        &e);
                 if (status != DFG_OK)
                     return status;
             }
