@@ -5,27 +5,70 @@
 #include "memory.h"
 
 #define BLOCK DFG_LIFETIME_BLOCK
+#define CHUNK_ENTRIES 4096
+
+struct dfg_lifetime_chunk {
+    struct dfg_lifetime_chunk *next;
+    int64_t used, capacity;  /* entries */
+    dfg_lifetime_entry items[];
+};
+
+/* count entries from the index's chunks, a new chunk when the newest one
+ * lacks them. */
+static dfg_lifetime_entry *carve(dfg_lifetime_index *index, int64_t count)
+{
+    struct dfg_lifetime_chunk *chunk = index->chunks;
+    if (!chunk || chunk->capacity - chunk->used < count) {
+        int64_t capacity = count > CHUNK_ENTRIES ? count : CHUNK_ENTRIES;
+        chunk = dfg_alloc(index->allocator,
+                          sizeof *chunk +
+                              (size_t)capacity * sizeof chunk->items[0]);
+        if (!chunk)
+            return NULL;
+        *chunk = (struct dfg_lifetime_chunk){index->chunks, 0, capacity};
+        index->chunks = chunk;
+    }
+    chunk->used += count;
+    return &chunk->items[chunk->used - count];
+}
+
+/* Room for one more entry in list: twice its capacity, from index's
+ * chunks when index is given, else from allocator. */
+static dfg_status reserve_one(dfg_lifetime_index *index,
+                              const dfg_allocator *allocator,
+                              dfg_entry_list *list)
+{
+    if (list->count < list->capacity)
+        return DFG_OK;
+    int64_t wanted = list->capacity > 0 ? 2 * (int64_t)list->capacity : 4;
+    if (wanted > INT32_MAX)
+        return dfg_error(DFG_ERR_OVERFLOW, "list of %d buffers", list->count);
+    size_t old_bytes = (size_t)list->count * sizeof *list->items;
+    dfg_lifetime_entry *bigger;
+    if (index) {
+        bigger = carve(index, wanted);
+        if (bigger && old_bytes)
+            memcpy(bigger, list->items, old_bytes);
+    } else {
+        bigger = dfg_realloc(allocator, list->items, old_bytes,
+                             (size_t)wanted * sizeof *bigger);
+    }
+    if (!bigger)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "list of %d buffers",
+                         list->count + 1);
+    list->items = bigger;
+    list->capacity = (int32_t)wanted;
+    return DFG_OK;
+}
 
 dfg_status dfg_entry_list_push(const dfg_allocator *allocator,
                                dfg_entry_list *list,
                                const dfg_lifetime_entry *entry)
 {
-    if (list->count == list->capacity) {
-        int64_t wanted = list->capacity > 0 ? 2 * (int64_t)list->capacity : 4;
-        if (wanted > INT32_MAX)
-            return dfg_error(DFG_ERR_OVERFLOW, "list of %d buffers", list->count);
-        dfg_lifetime_entry *bigger =
-            dfg_realloc(allocator, list->items,
-                        (size_t)list->count * sizeof *bigger,
-                        (size_t)wanted * sizeof *bigger);
-        if (!bigger)
-            return dfg_error(DFG_ERR_OUT_OF_MEMORY, "list of %d buffers",
-                             list->count + 1);
-        list->items = bigger;
-        list->capacity = (int32_t)wanted;
-    }
-    list->items[list->count++] = *entry;
-    return DFG_OK;
+    dfg_status status = reserve_one(NULL, allocator, list);
+    if (status == DFG_OK)
+        list->items[list->count++] = *entry;
+    return status;
 }
 
 dfg_status dfg_lifetime_index_init(dfg_lifetime_index *index, int32_t n_ranks,
@@ -54,8 +97,11 @@ dfg_status dfg_lifetime_index_init(dfg_lifetime_index *index, int32_t n_ranks,
 
 void dfg_lifetime_index_free(dfg_lifetime_index *index)
 {
-    for (int32_t i = 0; index->nodes && i < 2 * index->leaves; i++)
-        dfg_free(index->allocator, index->nodes[i].items);
+    while (index->chunks) {
+        struct dfg_lifetime_chunk *next = index->chunks->next;
+        dfg_free(index->allocator, index->chunks);
+        index->chunks = next;
+    }
     dfg_free(index->allocator, index->nodes);
     dfg_free(index->allocator, index->filled);
     dfg_free(index->allocator, index->taken);
@@ -74,11 +120,11 @@ dfg_status dfg_lifetime_index_insert(dfg_lifetime_index *index,
         for (int t = 0; t < 2; t++) {
             if (tiles[t] == 0)
                 continue;
-            dfg_status status = dfg_entry_list_push(index->allocator,
-                                                    &index->nodes[tiles[t]],
-                                                    entry);
+            dfg_entry_list *list = &index->nodes[tiles[t]];
+            dfg_status status = reserve_one(index, NULL, list);
             if (status != DFG_OK)
                 return status;
+            list->items[list->count++] = *entry;
             for (int32_t v = tiles[t]; v >= 1 && !index->filled[v]; v /= 2)
                 index->filled[v] = 1;
         }

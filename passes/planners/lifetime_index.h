@@ -50,6 +50,10 @@ typedef struct dfg_lifetime_index {
     uint8_t *filled;         /* per tree node: its subtree has held entries */
     int32_t depth;           /* levels below the root */
     uint8_t *taken;          /* per buffer: removed by take_alive_at */
+    /* The nodes' entries are carved from chunks, which are freed together
+     * (an outgrown list's old items stay in its chunk): one allocation per
+     * many growths, whatever the allocator costs. */
+    struct dfg_lifetime_chunk *chunks;
     const dfg_allocator *allocator; /* of everything above; NULL: libc */
 } dfg_lifetime_index;
 
