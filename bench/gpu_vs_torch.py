@@ -1,19 +1,30 @@
 #!/usr/bin/python3
 """dfg beside PyTorch on the same GPU: time per run and peak device memory.
 
-usage: bench/gpu_vs_torch.py [--dfgc PATH] [--cases LIST] [--iterations N]
+usage: bench/gpu_vs_torch.py [--dfgc PATH] [--train-step PATH]
+                             [--cases LIST] [--iterations N]
                              [--warmup N] [--work-dir DIR] [--no-compile]
 
 Cases (--cases, comma-separated; all by default): resnet50 at batch 1 and
 32 in f32 and f16 (rn50_b1_f32, rn50_b32_f32, rn50_b1_f16, rn50_b32_f16)
 and a 4-layer BERT-base-like encoder at sequence 128, batch 1 and 8, f32
-(bert_b1_f32, bert_b8_f32). Each model is exported from torch to ONNX
+(bert_b1_f32, bert_b8_f32), and one training step of torchvision's
+resnet18 (224x224, 1000 classes) at batch 64 (r18_train_b64_f32). Each
+inference model is exported from torch to ONNX
 (opset 13, batch norms folded; f16 by model.half()) and run by
 `dfgc bench MODEL.onnx --device cuda`, then by PyTorch on the same GPU in
 inference mode, eager and through torch.compile (default mode), each in a
 fresh process. Every side times one run with the input copied to the
 device and the output copied back (as dfg_session_run does), PyTorch with
 a torch.cuda.synchronize() before the clock stops.
+
+The training step: forward, softmax cross-entropy, backward and an Adam
+update (lr 0.003), batch norms on batch statistics, the batch (x and the
+labels) copied to the device at every step. dfg runs
+`bench-train-step --device cuda` (bench/train_step.c) on resnet18 exported
+with random batch-norm parameters (so that no two layers' initializers
+are merged into one); PyTorch runs the same step eagerly (its compiled
+column is n/a: torch.compile of a training step takes minutes).
 
 Math: dfg's f32 is strict FP32 (cuBLAS CUBLAS_COMPUTE_32F); PyTorch runs
 with its defaults, stated in the table's notes: TF32 convolutions
@@ -48,7 +59,91 @@ CASES = {
     "rn50_b32_f16": ("resnet50", 32, "f16"),
     "bert_b1_f32": ("bert_encoder", 1, "f32"),
     "bert_b8_f32": ("bert_encoder", 8, "f32"),
+    "r18_train_b64_f32": ("resnet18_train", 64, "f32"),
 }
+TRAIN_LR = 0.003
+
+
+def timed(step, iterations, warmup):
+    """Seconds of each of the timed calls of step, the device synchronised
+    before the clock stops."""
+    import time
+    import torch
+    times = []
+    for i in range(warmup + iterations):
+        start = time.perf_counter()
+        step()
+        torch.cuda.synchronize()
+        if i >= warmup:
+            times.append(time.perf_counter() - start)
+    return times
+
+
+def report_torch(times):
+    """PyTorch's figures as one JSON line."""
+    import torch
+    print(json.dumps({
+        "median_ms": statistics.median(times) * 1e3,
+        "mib": torch.cuda.max_memory_reserved() / 2**20,
+        "device": torch.cuda.get_device_name(0),
+        "tf32": f"conv {torch.backends.cudnn.allow_tf32}, "
+                f"matmul {torch.backends.cuda.matmul.allow_tf32}"}))
+
+
+def train_model():
+    import torch
+    import torchvision
+    import export as exporter
+    torch.manual_seed(1)
+    model = torchvision.models.resnet18(num_classes=1000)
+    with torch.no_grad():
+        exporter.randomize_batch_norms(model)
+    return model
+
+
+def train_batch(batch):
+    """x in [0, 1) as bench-train-step's pattern, labels row % 10."""
+    import torch
+    i = torch.arange(batch * 3 * 224 * 224)
+    x = (((i * 37) % 17).float() / 16.0).reshape(batch, 3, 224, 224)
+    return x, torch.arange(batch) % 10
+
+
+def export_train(batch, path):
+    import torch
+    import export as exporter
+    model, (x, _) = train_model().eval(), train_batch(batch)
+    torch.onnx.export(model, x, path, opset_version=13, input_names=["x"],
+                      output_names=["logits"],
+                      training=torch.onnx.TrainingMode.PRESERVE,
+                      do_constant_folding=False,
+                      **exporter.torchscript_exporter())
+
+
+def torch_train_worker(batch, iterations, warmup):
+    import torch
+    torch.cuda.reset_peak_memory_stats()
+    model = train_model().cuda().train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=TRAIN_LR)
+    x, labels = (t.pin_memory() for t in train_batch(batch))
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.cross_entropy(
+            model(x.cuda(non_blocking=True)), labels.cuda(non_blocking=True))
+        loss.backward()
+        optimizer.step()
+    report_torch(timed(step, iterations, warmup))
+
+
+def run_dfg_train(train_step, model, iterations, warmup):
+    """(median ms, MiB of arena and weights region) of bench-train-step."""
+    out = subprocess.run([train_step, "--device", "cuda", model, "adam",
+                          str(iterations), str(warmup)], check=True,
+                         capture_output=True, text=True).stdout
+    found = json.loads(out.strip().splitlines()[-1])
+    return (found["step_ms"],
+            (found["arena_bytes"] + found["weights_bytes"]) / 2**20)
 
 
 def build_model(name, dtype):
@@ -80,27 +175,17 @@ def export(name, batch, dtype, path):
 
 
 def torch_worker(name, batch, dtype, compiled, iterations, warmup):
-    import time
     import torch
     torch.cuda.reset_peak_memory_stats()
     model = build_model(name, dtype).cuda()
     if compiled:
         model = torch.compile(model)
     x = example(name, batch, dtype).pin_memory()
-    times = []
-    with torch.inference_mode():
-        for i in range(warmup + iterations):
-            start = time.perf_counter()
+
+    def step():
+        with torch.inference_mode():
             model(x.cuda(non_blocking=True)).cpu()
-            torch.cuda.synchronize()
-            if i >= warmup:
-                times.append(time.perf_counter() - start)
-    print(json.dumps({
-        "median_ms": statistics.median(times) * 1e3,
-        "mib": torch.cuda.max_memory_reserved() / 2**20,
-        "device": torch.cuda.get_device_name(0),
-        "tf32": f"conv {torch.backends.cudnn.allow_tf32}, "
-                f"matmul {torch.backends.cuda.matmul.allow_tf32}"}))
+    report_torch(timed(step, iterations, warmup))
 
 
 def check_torch():
@@ -136,8 +221,13 @@ def run_dfg(dfgc, model, iterations, warmup):
 
 
 def measure_torch(case, compiled, args):
-    """PyTorch's figures, or None (printed why) when torch.compile fails."""
+    """PyTorch's figures, or None (printed why) when torch.compile fails
+    or is not measured (the training step)."""
     model, batch, dtype = CASES[case]
+    if model == "resnet18_train":
+        return None if compiled else json.loads(worker(
+            "--torch-train-worker", str(batch), "--iterations",
+            str(args.iterations), "--warmup", str(args.warmup)))
     try:
         return json.loads(worker(
             "--torch-worker", model, str(batch), dtype, str(int(compiled)),
@@ -155,6 +245,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dfgc", default=os.path.join(
         HERE, "..", "build", "tools", "dfgc"))
+    parser.add_argument("--train-step", default=os.path.join(
+        HERE, "..", "build", "bench", "bench-train-step"))
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--iterations", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=10)
@@ -163,6 +255,8 @@ def main():
                         help="leave out the torch.compile column")
     parser.add_argument("--torch-worker", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--export", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--torch-train-worker", help=argparse.SUPPRESS)
+    parser.add_argument("--export-train", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--check-torch", action="store_true",
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -171,6 +265,11 @@ def main():
     if args.export:
         name, batch, dtype, path = args.export
         return export(name, int(batch), dtype, path)
+    if args.export_train:
+        return export_train(int(args.export_train[0]), args.export_train[1])
+    if args.torch_train_worker:
+        return torch_train_worker(int(args.torch_train_worker),
+                                  args.iterations, args.warmup)
     if args.torch_worker:
         name, batch, dtype, compiled = args.torch_worker
         return torch_worker(name, int(batch), dtype, compiled == "1",
@@ -192,10 +291,13 @@ def main():
     for case in cases:
         model, batch, dtype = CASES[case]
         path = os.path.join(work_dir, f"{case}.onnx")
+        training = model == "resnet18_train"
         if not os.path.exists(path):
-            worker("--export", model, str(batch), dtype, path)
-        dfg_ms, dfg_mib = run_dfg(args.dfgc, path, args.iterations,
-                                  args.warmup)
+            worker(*(["--export-train", str(batch), path] if training else
+                     ["--export", model, str(batch), dtype, path]))
+        dfg_ms, dfg_mib = (run_dfg_train if training else run_dfg)(
+            args.train_step if training else args.dfgc, path,
+            args.iterations, args.warmup)
         eager = measure_torch(case, False, args)
         compiled = None if args.no_compile else measure_torch(case, True, args)
         c_ms = f"{compiled['median_ms']:.3f}" if compiled else "n/a"
@@ -206,8 +308,9 @@ def main():
               f"{dfg_mib:.0f} | {eager['mib']:.0f} |", flush=True)
     print(f"\ndevice: {eager['device']}; PyTorch TF32: {eager['tf32']}; dfg "
           f"f32 strict; {args.iterations} timed runs after {args.warmup}, "
-          "median; dfg MiB: arena and weights as planned, eager MiB: "
-          "max_memory_reserved")
+          "median; dfg MiB: arena and weights as planned (training: the "
+          "weights region holds Adam's moments), eager MiB: "
+          "max_memory_reserved; r18_train: one Adam step, eager only")
     return 0
 
 

@@ -1,7 +1,9 @@
-/* bench-train-step MODEL [OPTIMIZER] [ITERATIONS] [WARMUP] [BUDGET]: one
- * training step (forward, backward, optimizer update) of a bundled classifier
- * (batch 32) or of a classifier in an ONNX file (MODEL.onnx, its own
- * batch, cross-entropy over its classes), on the CPU backend. Prints one JSON line: the median and the
+/* bench-train-step [--device NAME] MODEL [OPTIMIZER] [ITERATIONS] [WARMUP]
+ * [BUDGET]: one training step (forward, backward, optimizer update) of a
+ * bundled classifier (batch 32) or of a classifier in an ONNX file
+ * (MODEL.onnx, its own batch, cross-entropy over its classes), on the CPU
+ * backend or NAME's (cuda: compiled for its target, as dfgc compile
+ * --device does). Prints one JSON line: the median and the
  * fastest step time (the one a busy machine distorts least), the planned arena and weights-region bytes, and the growth of the
  * peak resident set over the steps (measured the same way as
  * bench/train_vs_torch.py measures PyTorch). BUDGET: a memory budget,
@@ -70,6 +72,12 @@ static void *input_data(const dfg_tensor_info *info)
 
 int main(int argc, char **argv)
 {
+    const char *device = "cpu";
+    if (argc > 2 && strcmp(argv[1], "--device") == 0) {
+        device = argv[2];
+        argv += 2;
+        argc -= 2;
+    }
     const char *model = argc > 1 ? argv[1] : "mlp";
     dfg_training_options t;
     dfg_training_options_init(&t);
@@ -95,12 +103,14 @@ int main(int argc, char **argv)
     dfg_graph *g;
     dfg_program *p;
     dfg_session *s;
-    const dfg_backend *cpu;
-    if (load_training_graph(model, &g) != DFG_OK ||
-        dfg_compile(g, &o, &p) != DFG_OK || dfg_backend_find("cpu", &cpu) != DFG_OK)
+    const dfg_backend *backend;
+    if (dfg_backend_find(device, &backend) != DFG_OK ||
+        dfg_compile_options_for(&o, dfg_backend_target(backend)) != DFG_OK ||
+        load_training_graph(model, &g) != DFG_OK ||
+        dfg_compile(g, &o, &p) != DFG_OK)
         return fprintf(stderr, "%s\n", dfg_last_error()), 1;
     long rss_before = rss_kib();
-    if (dfg_session_create(p, cpu, NULL, &s) != DFG_OK)
+    if (dfg_session_create(p, backend, NULL, &s) != DFG_OK)
         return fprintf(stderr, "%s\n", dfg_last_error()), 1;
     /* Copied in at every run: the plan reuses an input's bytes once its
      * last reader has run. */

@@ -19,7 +19,8 @@ dfg_status dfg_plan_graph(const dfg_graph *graph, const dfg_compile_options *o,
      * room under the bound; training keeps full workspaces, so that a
      * budget or data parallelism computes the same bits. */
     if (st == DFG_OK && !o->training)
-        st = dfg_node_costs_fit_convs(graph, allocator, &out->costs);
+        st = dfg_node_costs_fit_convs(graph, o->prefer_memory, allocator,
+                                      &out->costs);
     dfg_order_inputs in = {.costs = &out->costs,
                            .reuse_in_place = o->reuse_inputs_in_place,
                            .alignment = (int64_t)o->alignment};

@@ -73,10 +73,13 @@ dfg_status dfg_pass_liveness(const dfg_graph *graph, const dfg_schedule *s,
         l->root_buffer[v] = l->n_buffers++;
     }
     for (int32_t step = 0; step < s->n_steps; step++) {
-        /* a conv's least, in inference (passes/workspace_fit.c) */
-        int64_t bytes = costs->workspace_least[s->step_node[step]];
+        /* a conv's least, in inference (passes/workspace_fit.c); a step
+         * whose backend scratch may be planned where it fits has a buffer
+         * to grow even from 0 bytes */
+        int32_t node = s->step_node[step];
+        int64_t bytes = costs->workspace_least[node];
         l->step_workspace[step] = -1;
-        if (bytes <= 0)
+        if (bytes <= 0 && costs->workspace_own[node] < 0)
             continue;
         dfg_buffer *b = &l->buffers[l->n_buffers];
         b->size = bytes;

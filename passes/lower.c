@@ -1,5 +1,5 @@
 /* Lowering: the graph, its schedule, aliasing, liveness and the placed
- * buffers become a self-contained dfg_program (src/program.h).
+ * buffers become a self-contained dfg_program (src/program/program.h).
  *
  * Tensors come in value order (every value in the program), then one
  * workspace tensor per step that needs scratch. A tensor sharing another's
@@ -17,7 +17,7 @@
  * whose output and input addresses are equal). */
 #include "pass.h"
 #include "dfg/compile.h"
-#include "training.h"
+#include "training/training.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -138,6 +138,14 @@ static dfg_status lower_value(lowering *lw, int32_t v, int32_t index)
     return DFG_OK;
 }
 
+/* 1 if step has a workspace of at least a byte (a buffer that could have
+ * grown may have stayed empty: passes/workspace_fit.c). */
+static int has_workspace(const dfg_liveness *l, int32_t step)
+{
+    int32_t b = l->step_workspace[step];
+    return b >= 0 && l->buffers[b].size > 0;
+}
+
 static dfg_status lower_workspace(lowering *lw, int32_t step, int32_t index)
 {
     dfg_program *p = lw->program;
@@ -201,10 +209,10 @@ static void fill_stats(lowering *lw, int64_t arena_bytes, int64_t weights_bytes,
     p->region_bytes[DFG_REGION_ARENA] = arena_bytes;
     p->region_bytes[DFG_REGION_WEIGHTS] = weights_bytes;
     p->stats.arena_bytes = (uint64_t)arena_bytes;
-    p->stats.lower_bound_bytes =
-        (uint64_t)dfg_plan_lower_bound(l->buffers, l->n_buffers, alignment);
-    p->stats.no_reuse_bytes =
-        (uint64_t)dfg_plan_no_reuse_bytes(l->buffers, l->n_buffers, alignment);
+    p->stats.lower_bound_bytes = (uint64_t)dfg_plan_lower_bound(
+        l->buffers, l->n_buffers, alignment, &p->allocator);
+    p->stats.no_reuse_bytes = (uint64_t)dfg_plan_no_reuse_bytes(
+        l->buffers, l->n_buffers, alignment, &p->allocator);
     p->stats.weights_bytes = (uint64_t)weights_bytes;
     p->stats.alignment = options->alignment;
     p->stats.planner = options->planner;
@@ -237,7 +245,7 @@ static dfg_status fill_program(lowering *lw, int64_t arena_bytes,
         p->outputs[i] = lw->value_tensor[g->outputs[i]];
     for (int32_t step = 0; step < p->n_steps; step++) {
         int32_t workspace = -1;
-        if (lw->liveness->step_workspace[step] >= 0) {
+        if (has_workspace(lw->liveness, step)) {
             workspace = index++;
             dfg_status st = lower_workspace(lw, step, workspace);
             if (st != DFG_OK)
@@ -275,7 +283,7 @@ dfg_status dfg_pass_lower(const dfg_graph *graph, const dfg_schedule *schedule,
         n_inputs += graph->values[v].kind == DFG_VALUE_INPUT;
     }
     for (int32_t step = 0; step < schedule->n_steps; step++)
-        n_tensors += liveness->step_workspace[step] >= 0;
+        n_tensors += has_workspace(liveness, step);
     int64_t weights_bytes = 0;
     st = pack_stored(&lw, (int64_t)options->alignment, &weights_bytes);
     if (st != DFG_OK)

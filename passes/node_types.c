@@ -50,9 +50,11 @@ void dfg_node_costs_free(dfg_node_costs *costs, const dfg_allocator *allocator)
     dfg_free(allocator, costs->workspace);
     dfg_free(allocator, costs->flops);
     dfg_free(allocator, costs->workspace_least);
+    dfg_free(allocator, costs->workspace_own);
     costs->workspace = NULL;
     costs->flops = NULL;
     costs->workspace_least = NULL;
+    costs->workspace_own = NULL;
 }
 
 /* Scratch planned past the op's own for node n: the device BLAS's
@@ -88,7 +90,10 @@ dfg_status dfg_node_costs_build(const dfg_graph *graph,
     out->flops = dfg_calloc(allocator, nodes, sizeof *out->flops);
     out->workspace_least = dfg_calloc(allocator, nodes,
                                       sizeof *out->workspace_least);
-    int ok = out->workspace && out->flops && out->workspace_least;
+    out->workspace_own = dfg_calloc(allocator, nodes,
+                                    sizeof *out->workspace_own);
+    int ok = out->workspace && out->flops && out->workspace_least &&
+             out->workspace_own;
     for (int32_t n = 0; ok && n < graph->n_nodes; n++) {
         if (graph->nodes[n].dead)
             continue;
@@ -102,6 +107,7 @@ dfg_status dfg_node_costs_build(const dfg_graph *graph,
             backend_scratch(graph, n, types, op_bytes, blas_workspace_bytes,
                             backend_workspace));
         out->workspace_least[n] = out->workspace[n];
+        out->workspace_own[n] = -1;
         out->flops[n] = dfg_node_flops(graph, n, types);
         dfg_free(allocator, types);
     }
@@ -111,7 +117,23 @@ dfg_status dfg_node_costs_build(const dfg_graph *graph,
     return dfg_error(DFG_ERR_OUT_OF_MEMORY, "node costs: out of memory");
 }
 
-dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph,
+/* Under prefer_memory, a step whose workspace holds backend scratch past
+ * the op's own bytes plans from the op's least and records the op's own
+ * full workspace. */
+static void without_scratch(const dfg_ir_node *node, const dfg_type *types,
+                            int64_t own, int32_t n, dfg_node_costs *costs)
+{
+    int64_t least = dfg_op_least_workspace(node->op, &node->attrs, types,
+                                           node->n_inputs,
+                                           types + node->n_inputs,
+                                           node->n_outputs);
+    if (least < 0 || least > own)
+        least = own;
+    costs->workspace_least[n] = least;
+    costs->workspace_own[n] = own;
+}
+
+dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph, int prefer_memory,
                                     const dfg_allocator *allocator,
                                     dfg_node_costs *costs)
 {
@@ -129,8 +151,10 @@ dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph,
         int blocked = 0;
         for (int32_t i = 0; i < node->n_inputs + node->n_outputs; i++)
             blocked |= types[i].layout != DFG_LAYOUT_PLAIN;
-        if (!blocked &&
-            dfg_node_workspace_bytes(graph, n, types) == costs->workspace[n]) {
+        int64_t own = dfg_node_workspace_bytes(graph, n, types);
+        if (!blocked && prefer_memory && own < costs->workspace[n])
+            without_scratch(node, types, own, n, costs);
+        else if (!blocked && own == costs->workspace[n]) {
             int64_t least = dfg_op_least_workspace(
                 node->op, &node->attrs, types, node->n_inputs,
                 types + node->n_inputs, node->n_outputs);

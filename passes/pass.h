@@ -149,6 +149,12 @@ typedef struct dfg_node_costs {
     /* [n_nodes] the workspace liveness plans: workspace itself, or after
      * dfg_node_costs_fit_convs the least a conv works with */
     int64_t *workspace_least;
+    /* [n_nodes] after dfg_node_costs_fit_convs with prefer_memory: for a
+     * step whose workspace holds backend scratch it can run without, the
+     * op's own full workspace, maybe 0 (it takes its whole workspace only
+     * where that fits under the bound, else grows up to this); -1
+     * elsewhere */
+    int64_t *workspace_own;
 } dfg_node_costs;
 
 dfg_status dfg_node_costs_build(const dfg_graph *graph,
@@ -160,8 +166,12 @@ void dfg_node_costs_free(dfg_node_costs *costs, const dfg_allocator *allocator);
 /* Lowers workspace_least to the least workspace of every conv step that
  * holds no backend scratch (dfg_op_least_workspace), for
  * dfg_plan_fitting_workspaces to grow where there is room: inference
- * programs only (passes/workspace_fit.c says why). */
-dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph,
+ * programs only (passes/workspace_fit.c says why). With prefer_memory
+ * (dfg_compile_options), also of every step on plain operands whose
+ * workspace holds backend scratch: the bound is then the one without
+ * library scratch, and such a step keeps the scratch only where it fits
+ * under it. */
+dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph, int prefer_memory,
                                     const dfg_allocator *allocator,
                                     dfg_node_costs *costs);
 

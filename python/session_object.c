@@ -8,9 +8,14 @@
  * in time (a server wanting that makes several sessions, which share the
  * program and its weights).
  *
+ * A session made with a thread count runs (and is created) with the calling
+ * thread's OpenMP team set to that count, restored after: the count is
+ * the session's, whichever thread calls.
+ *
  * Ownership: a Session holds a reference to its Program, which therefore
  * outlives it; close() frees the dfg_session, the Program is let go when
  * the Session object is. */
+#include <omp.h>
 #include <string.h>
 #include <time.h>
 #include "_dfg.h"
@@ -21,7 +26,24 @@ typedef struct {
     dfg_session *session;    /* NULL once closed; read under lock */
     dfg_py_program *program; /* a reference: the program outlives us */
     PyThread_type_lock lock; /* held while the library uses session */
+    int threads;             /* the OpenMP team of its runs; 0: the caller's */
 } session_object;
+
+/* Sets the calling thread's OpenMP team to threads (0: leaves it);
+ * returns the team it had, for restore_threads. */
+static int use_threads(int threads)
+{
+    int had = omp_get_max_threads();
+    if (threads > 0)
+        omp_set_num_threads(threads);
+    return had;
+}
+
+static void restore_threads(int threads, int had)
+{
+    if (threads > 0)
+        omp_set_num_threads(had);
+}
 
 static void session_dealloc(session_object *self)
 {
@@ -37,17 +59,26 @@ PyObject *dfg_py_create_session(PyObject *module, PyObject *args)
     (void)module;
     dfg_py_program *program;
     const char *device;
-    if (!PyArg_ParseTuple(args, "O!s", &dfg_py_program_type, &program,
-                          &device))
+    int threads = 0;
+    if (!PyArg_ParseTuple(args, "O!s|i", &dfg_py_program_type, &program,
+                          &device, &threads))
         return NULL;
+    if (threads < 0)
+        return PyErr_Format(PyExc_ValueError, "threads must be at least 1 "
+                            "(or None), not %d", threads);
     const dfg_backend *backend = NULL;
-    dfg_status st = dfg_backend_find(device, &backend);
+    dfg_status st = dfg_py_find_backend(device, &backend);
     if (st != DFG_OK)
         return dfg_py_raise_status(st, "finding the device");
+    /* What `dfgc devices` says of a backend that cannot run here (no
+     * driver, no device it has kernels for). */
+    if (!dfg_backend_available(backend))
+        return dfg_py_raise_status(DFG_ERR_DEVICE, "device unavailable");
     session_object *self = PyObject_New(session_object, &dfg_py_session_type);
     if (!self)
         return NULL;
     self->session = NULL;
+    self->threads = threads;
     Py_INCREF(program);
     self->program = program;
     self->lock = PyThread_allocate_lock();
@@ -56,7 +87,9 @@ PyObject *dfg_py_create_session(PyObject *module, PyObject *args)
         return PyErr_NoMemory();
     }
     Py_BEGIN_ALLOW_THREADS
+    int had = use_threads(threads);
     st = dfg_session_create(program->program, backend, NULL, &self->session);
+    restore_threads(threads, had);
     Py_END_ALLOW_THREADS
     if (st != DFG_OK) {
         Py_DECREF(self);
@@ -128,6 +161,7 @@ static dfg_status run_locked(session_object *self, const void **in_ptrs,
     *closed = self->session == NULL;
     dfg_status st = DFG_OK;
     double *times = t.times;
+    int had = use_threads(self->threads);
     for (Py_ssize_t i = 0; !*closed && st == DFG_OK && i < n; i++) {
         double start = now_seconds();
         st = t.step_seconds
@@ -139,6 +173,7 @@ static dfg_status run_locked(session_object *self, const void **in_ptrs,
         if (times)
             times[i] = now_seconds() - start;
     }
+    restore_threads(self->threads, had);
     PyThread_release_lock(self->lock);
     return st;
 }
@@ -370,7 +405,18 @@ static PyMethodDef session_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* The OpenMP team of the session's runs: its thread count, else the
+ * calling thread's. */
+static PyObject *session_threads(session_object *self, void *unused)
+{
+    (void)unused;
+    return PyLong_FromLong(self->threads > 0 ? self->threads
+                                             : omp_get_max_threads());
+}
+
 static PyGetSetDef session_getset[] = {
+    {"threads", (getter)session_threads, NULL,
+     "the threads a run uses (OpenMP)", NULL},
     {"closed", (getter)session_closed, NULL, "whether close() was called",
      NULL},
     {NULL, NULL, NULL, NULL, NULL},

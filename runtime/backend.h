@@ -14,18 +14,22 @@
 #define DFG_RUNTIME_BACKEND_H
 
 #include <stddef.h>
-#include "cpu/kernels.h"
 #include "cpu_workspace_rule.h"
 #include "dfg/allocator.h"
 #include "dfg/session.h"
 #include "op_table.h"
+#include "step_args.h"
 
-/* One step as a backend runs it: the op, its attributes (pointing into the
- * program), its operands' types and their addresses in the session's
- * regions (region base + planned offset, resolved once at session
- * creation). The kernel argument struct is device-neutral, so every
- * backend shares it. */
+/* One step as a backend runs it (step_args.h). */
 typedef dfg_kernel_args dfg_step_args;
+
+/* One copy of a run (run_io): bytes between the caller's host memory
+ * (read for an input, written for an output) and region memory. */
+typedef struct dfg_backend_transfer {
+    void *host;
+    void *region;
+    size_t bytes;
+} dfg_backend_transfer;
 
 /* A backend's per-session state (its queue, its prepared kernels, ...). */
 typedef struct dfg_backend_context dfg_backend_context;
@@ -71,6 +75,18 @@ struct dfg_backend {
     /* Runs every prepared step; *failed_step receives the index of a step
      * that failed. May return before the work is done (see synchronize). */
     dfg_status (*run_all)(dfg_backend_context *context, int32_t *failed_step);
+    /* Optional, both or neither (NULL: the executor calls upload, run_all,
+     * synchronize and download). reserve_io is called once at session
+     * creation, after prepare(), with the most bytes one run's inputs and
+     * outputs hold together: a backend stages them in buffers of its own
+     * (pinned host memory), allocated there. run_io is one whole run: the
+     * inputs copied in, every prepared step, the outputs copied out, all
+     * done when it returns; *failed_step as for run_all. */
+    dfg_status (*reserve_io)(dfg_backend_context *context, size_t bytes);
+    dfg_status (*run_io)(dfg_backend_context *context,
+                         const dfg_backend_transfer *inputs, int32_t n_inputs,
+                         const dfg_backend_transfer *outputs,
+                         int32_t n_outputs, int32_t *failed_step);
     /* Runs prepared step i alone and waits for it, for profiling (NULL:
      * the backend cannot). */
     dfg_status (*run_step)(dfg_backend_context *context, int32_t i);

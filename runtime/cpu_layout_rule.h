@@ -1,7 +1,7 @@
 /* What the layout-assignment pass (passes/layout_assign.c) asks the CPU
  * backend: the layouts its oneDNN convolutions want on this CPU, and the
  * CPU features they were chosen for, which a program records and a CPU
- * session checks (runtime/cpu/dnnl_isa.c). Like cpu_workspace_rule.h, a
+ * session checks (runtime/cpu/onednn/dnnl_isa.c). Like cpu_workspace_rule.h, a
  * runtime interface the passes may include. */
 #ifndef DFG_RUNTIME_CPU_LAYOUT_RULE_H
 #define DFG_RUNTIME_CPU_LAYOUT_RULE_H
@@ -35,15 +35,15 @@ int32_t dfg_cpu_blocked_layouts(int32_t layouts[2]);
 /* 1 if the CPU backend runs this max_pool, average_pool or
  * global_average_pool of x into y
  * with both laid out as layout (blocked): max and global average pools
- * on dfg's blocked kernels (runtime/cpu/pool_blocked.h), average pools on
- * oneDNN (runtime/cpu/dnnl_pool.c); 0 if not. */
+ * on dfg's blocked kernels (runtime/cpu/reduce/pool_blocked.h), average pools on
+ * oneDNN (runtime/cpu/onednn/dnnl_pool.c); 0 if not. */
 int dfg_cpu_pool_takes_blocked(int32_t op, const dfg_attrs *attrs,
                                const struct dfg_type *x,
                                const struct dfg_type *y, int32_t layout);
 
 /* 1 if the CPU backend runs this add or mul of a [N, C, H, W] and a
  * [N, C, 1, 1] tensor (in either order) into out, all laid out as
- * layout (blocked), on dfg's kernel (runtime/cpu/binary_blocked.h); 0 if
+ * layout (blocked), on dfg's kernel (runtime/cpu/elementwise/binary_blocked.h); 0 if
  * not. */
 int dfg_cpu_binary_takes_blocked(int32_t op, const struct dfg_type *in,
                                  const struct dfg_type *out, int32_t layout);

@@ -1,4 +1,4 @@
-/* The CPU backend's workspace rule (runtime/cpu/dnnl_steps.c), which the
+/* The CPU backend's workspace rule (runtime/cpu/onednn/dnnl_steps.c), which the
  * compiler's default options plan with (passes/pipeline.c): a program
  * compiled without naming a rule is compiled for the CPU backend, its
  * convolutions on oneDNN. With runtime/evaluate.h, the runtime interface

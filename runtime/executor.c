@@ -290,6 +290,24 @@ static int weights_mapped(const dfg_program *p)
     return 0;
 }
 
+/* The transfer table and the backend's staging, for a backend that runs
+ * with its copies (run_io). */
+static dfg_status reserve_transfers(dfg_session *s)
+{
+    const dfg_program *p = s->program;
+    s->transfers = dfg_calloc(&s->allocator,
+                              (size_t)p->n_inputs + (size_t)p->n_outputs + 1,
+                              sizeof *s->transfers);
+    if (!s->transfers)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "out of memory for a session");
+    size_t bytes = 0;
+    for (int32_t i = 0; i < p->n_inputs; i++)
+        bytes += (size_t)p->tensors[p->inputs[i]].bytes;
+    for (int32_t i = 0; i < p->n_outputs; i++)
+        bytes += (size_t)p->tensors[p->outputs[i]].bytes;
+    return s->backend->reserve_io(s->context, bytes);
+}
+
 /* dfg_session_create, and dfg_session_create_owning with owned set (the
  * program, which the session destroys, on failure too, once
  * session_allowed passed). */
@@ -326,6 +344,8 @@ static dfg_status session_create(const dfg_program *program,
         status = dfg_error(DFG_ERR_OUT_OF_MEMORY, "out of memory for a session");
     if (status == DFG_OK)
         status = backend->prepare(s->context, s->steps, s->n_steps);
+    if (status == DFG_OK && backend->run_io)
+        status = reserve_transfers(s);
     uint64_t grown = dfg_runtime_resident_mark(backend, plain_anonymous) -
                      mark;
     s->prepared_resident_bytes = grown < ((uint64_t)1 << 62) ? grown : 0;
@@ -402,6 +422,7 @@ void dfg_session_destroy(dfg_session *s)
     dfg_program *owned = s->owned_program;
     dfg_free(&a, s->block);
     dfg_free(&a, s->bool_staging);
+    dfg_free(&a, s->transfers);
     dfg_free(&a, s);
     dfg_program_destroy(owned);
 }
@@ -411,6 +432,16 @@ static double now_seconds(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* The prefix a failed step's error gets. */
+static dfg_status step_failed(const dfg_session *s, dfg_status status,
+                              int32_t failed)
+{
+    const dfg_program_step *st = &s->program->steps[s->program_step[failed]];
+    return dfg_error_prefix(status, "step %d '%s' (%s)",
+                            (int)s->program_step[failed], st->name,
+                            dfg_op_get(st->op)->name);
 }
 
 /* Runs every step: in one backend call, or one step at a time, timed
@@ -431,42 +462,77 @@ static dfg_status run_steps(dfg_session *s, double *step_seconds)
             failed = k;
         }
     }
-    if (status != DFG_OK) {
-        const dfg_program_step *st = &s->program->steps[s->program_step[failed]];
-        return dfg_error_prefix(status, "step %d '%s' (%s)",
-                                (int)s->program_step[failed], st->name,
-                                dfg_op_get(st->op)->name);
-    }
+    if (status != DFG_OK)
+        return step_failed(s, status, failed);
     return s->backend->synchronize(s->context);
+}
+
+/* A whole run in one backend call (run_io), its copies included. */
+static dfg_status run_with_transfers(dfg_session *s, const void *const *inputs,
+                                     void *const *outputs)
+{
+    const dfg_program *p = s->program;
+    int32_t n_in = inputs ? p->n_inputs : 0;
+    int32_t n_out = outputs ? p->n_outputs : 0;
+    dfg_backend_transfer *in = s->transfers, *out = s->transfers + n_in;
+    size_t staged = 0;
+    for (int32_t i = 0; i < n_in; i++) {
+        in[i].host = (void *)dfg_bool_input_stage(p, i, inputs[i],
+                                                  s->bool_staging, &staged);
+        in[i].region = dfg_session_tensor_address(s, p->inputs[i]);
+        in[i].bytes = (size_t)p->tensors[p->inputs[i]].bytes;
+    }
+    for (int32_t i = 0; i < n_out; i++) {
+        out[i].host = outputs[i];
+        out[i].region = dfg_session_tensor_address(s, p->outputs[i]);
+        out[i].bytes = (size_t)p->tensors[p->outputs[i]].bytes;
+    }
+    int32_t failed = 0;
+    dfg_status status = s->backend->run_io(s->context, in, n_in, out, n_out,
+                                           &failed);
+    return status == DFG_OK || failed < 0 || failed >= s->n_steps
+               ? status : step_failed(s, status, failed);
+}
+
+/* NULL entries of inputs or outputs, with the message naming the first. */
+static dfg_status check_buffers(const dfg_program *p, const void *const *inputs,
+                                void *const *outputs)
+{
+    for (int32_t i = 0; inputs && i < p->n_inputs; i++)
+        if (!inputs[i])
+            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                             "dfg_session_run: input %d ('%s') is NULL",
+                             (int)i, p->tensors[p->inputs[i]].name);
+    for (int32_t i = 0; outputs && i < p->n_outputs; i++)
+        if (!outputs[i])
+            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                             "dfg_session_run: output %d ('%s') is NULL",
+                             (int)i, p->tensors[p->outputs[i]].name);
+    return DFG_OK;
 }
 
 static dfg_status run_session(dfg_session *s, const void *const *inputs,
                               void *const *outputs, double *step_seconds)
 {
+    dfg_status checked = check_buffers(s->program, inputs, outputs);
+    if (checked != DFG_OK)
+        return checked;
+    if (s->transfers && !step_seconds)
+        return run_with_transfers(s, inputs, outputs);
     const dfg_program *p = s->program;
     dfg_status status = DFG_OK;
     size_t staged = 0;
-    for (int32_t i = 0; inputs && i < p->n_inputs && status == DFG_OK; i++) {
-        if (!inputs[i])
-            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                             "dfg_session_run: input %d ('%s') is NULL",
-                             (int)i, p->tensors[p->inputs[i]].name);
+    for (int32_t i = 0; inputs && i < p->n_inputs && status == DFG_OK; i++)
         status = s->backend->upload(
             s->context, dfg_session_tensor_address(s, p->inputs[i]),
             dfg_bool_input_stage(p, i, inputs[i], s->bool_staging, &staged),
             (size_t)p->tensors[p->inputs[i]].bytes);
-    }
     if (status == DFG_OK)
         status = run_steps(s, step_seconds);
-    for (int32_t i = 0; outputs && i < p->n_outputs && status == DFG_OK; i++) {
-        if (!outputs[i])
-            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                             "dfg_session_run: output %d ('%s') is NULL",
-                             (int)i, p->tensors[p->outputs[i]].name);
+    for (int32_t i = 0; outputs && i < p->n_outputs && status == DFG_OK; i++)
         status = s->backend->download(s->context, outputs[i],
                                       dfg_session_tensor_address(s, p->outputs[i]),
                                       (size_t)p->tensors[p->outputs[i]].bytes);
-    }
     return status;
 }
 

@@ -29,6 +29,9 @@ struct dfg_session {
     int32_t *program_step;
     dfg_collective collective; /* every step's args point here */
     uint8_t *bool_staging; /* dfg_bool_inputs_bytes of it, or NULL */
+    /* The copies of one run when the backend takes them all in one call
+     * (run_io): the inputs', then the outputs'; NULL otherwise. */
+    dfg_backend_transfer *transfers;
     /* Resident memory the step block and the backend's prepare took
      * beside the weight copies (dfg_runtime_resident_mark): its
      * primitives and generated kernels, for dfg_session_memory_predict. */

@@ -2,9 +2,10 @@
 # Backends loaded on demand: libdfg and dfgc link no CUDA library, a CPU
 # run maps none, and the CUDA module (in a CUDA build) is found beside
 # libdfg, or reported "not installed" when it is not there, never a crash.
-# usage: backend_modules.sh LIBDFG.so DFGC cuda|no-cuda
+# The module links libcudnn exactly when the build has the cudnn feature.
+# usage: backend_modules.sh LIBDFG.so DFGC cuda|no-cuda [cudnn|no-cudnn]
 set -u
-lib=$1 dfgc=$2 build=$3
+lib=$1 dfgc=$2 build=$3 cudnn=${4:-no-cudnn}
 fail() { echo "FAIL: $*"; exit 1; }
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -37,6 +38,13 @@ if [ "$build" = cuda ]; then
     module=$(dirname "$lib")/libdfg-cuda.so
     [ -f "$module" ] || fail "$module was not built"
     ldd "$module" | grep -q libcudart || fail "the module does not link cudart"
+    if [ "$cudnn" = cudnn ]; then
+        ldd "$module" | grep -q 'libcudnn\.so' ||
+            fail "the cudnn feature is on but the module does not link libcudnn"
+    else
+        ldd "$module" | grep -q 'libcudnn' &&
+            fail "the cudnn feature is off but the module links libcudnn"
+    fi
     "$dfgc" devices | grep -q '^cuda  *not installed' &&
         fail "the module beside libdfg was not found"
     # Without a usable device, a run fails with the reason, not a crash.

@@ -7,7 +7,7 @@
 #define DFG_TEST_CPU_EXTRA_OPS_CHECK_H
 
 #include "cpu_kernel_check.h"
-#include "kernels_extra.h"
+#include "cpu/kernels_extra.h"
 #include "op_table.h"
 
 #define DIMS(...) (int64_t[]){__VA_ARGS__}

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels.h"
+#include "cpu/kernels.h"
 #include "math/elementwise.h"
 #include "tensor_type.h"
 

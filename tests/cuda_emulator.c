@@ -5,10 +5,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "cuda/conv_forward.h"
-#include "cuda/conv_grad.h"
-#include "cuda/launch_geometry.h"
-#include "cuda/layout_plan.h"
+#include "cuda/plan/conv_forward.h"
+#include "cuda/plan/conv_grad.h"
+#include "cuda/plan/launch_geometry.h"
+#include "cuda/plan/layout_plan.h"
 
 void cuda_emulate_gemm(const dfg_cuda_blas_gemm *g, dfg_dtype dtype,
                        const void *first, const void *second, void *c)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/target.h"
+#include "cuda/plan/target.h"
 #include "cuda_emulator.h"
 #include "error.h"
 #include "memory.h"

@@ -101,6 +101,25 @@ grep -q 'FIFO' "$work/err" || fail "a FIFO model: $(cat "$work/err")"
 expect_error 2 frobnicate
 expect_error 2
 
+# --prefer memory: each bundled model planned at its bound without
+# oneDNN's scratch (whatever this CPU's oneDNN wants), which the default's
+# JSON reports, and never in a larger arena than the default's.
+for model in mlp cnn transformer; do
+    "$dfgc" plan "example:$model" --json "$work/fast.json" >/dev/null ||
+        fail "dfgc plan example:$model"
+    "$dfgc" plan "example:$model" --prefer memory --json "$work/small.json" \
+        >/dev/null || fail "dfgc plan example:$model --prefer memory"
+    python3 - "$work/fast.json" "$work/small.json" <<'PY' ||
+import json, sys
+fast, small = (json.load(open(f)) for f in sys.argv[1:3])
+assert small["arena_bytes"] == small["scratch_free_lower_bound_bytes"]
+assert small["arena_bytes"] <= fast["arena_bytes"]
+assert fast["scratch_free_lower_bound_bytes"] <= fast["arena_bytes"]
+PY
+        fail "--prefer memory, $model: not planned at its bound"
+done
+expect_error 2 plan example:cnn --prefer fast
+
 # --precision bf16: a training step's activations and gradients in bf16,
 # the arena smaller than in f32; f16 is refused as a usage error.
 arena_of() {

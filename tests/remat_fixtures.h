@@ -1,7 +1,7 @@
 /* Graphs of hand-named recomputations for the rematerialization tests
  * (tests/test_remat_merge.c, tests/test_remat_split.c): nodes added to a
  * graph directly, so that a node's name can say it is a recomputation
- * ("<producer>/recompute_<n>", passes/remat.h). */
+ * ("<producer>/recompute_<n>", passes/remat/remat.h). */
 #ifndef DFG_TEST_REMAT_FIXTURES_H
 #define DFG_TEST_REMAT_FIXTURES_H
 

@@ -1,4 +1,4 @@
-/* Every vector-Jacobian rule of passes/autodiff.c against central finite
+/* Every vector-Jacobian rule of passes/training/autodiff.c against central finite
  * differences.
  *
  * Each case builds y = f(x1, x2, ...) from graph inputs and the scalar
@@ -23,7 +23,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "autodiff.h"
+#include "training/autodiff.h"
 #include "dfg/dfg.h"
 #include "graph.h"
 

@@ -1,4 +1,4 @@
-/* The blocked per-channel add and mul (runtime/cpu/binary_blocked.c)
+/* The blocked per-channel add and mul (runtime/cpu/elementwise/binary_blocked.c)
  * against the same operation spelled out index by index over plain
  * tensors: both blocks (nChw8c, nChw16c), both orders of the operands,
  * written in place over x too; the kernel table's choice of it
@@ -11,9 +11,9 @@
 
 #include <string.h>
 
-#include "binary_blocked.h"
+#include "cpu/elementwise/binary_blocked.h"
 #include "cpu_layout_rule.h"
-#include "kernels.h"
+#include "cpu/kernels.h"
 #include "pass_check.h"
 
 #define N 2

@@ -1,4 +1,4 @@
-/* Gradient buckets in the plan (passes/buckets.c), without MPI: buckets
+/* Gradient buckets in the plan (passes/training/buckets.c), without MPI: buckets
  * are contiguous arena ranges holding their gradients in place, the plan
  * verifier refuses one that is not, and a data-parallel program run by one
  * process trains exactly as the plain training program does; with the

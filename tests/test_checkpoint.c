@@ -1,4 +1,4 @@
-/* Checkpoint segments under a memory budget (passes/checkpoint.c): on a
+/* Checkpoint segments under a memory budget (passes/remat/checkpoint.c): on a
  * deep chain, where recomputing single saved activations stops short of
  * the budget, recomputing whole segments from kept checkpoints fits it,
  * the plan verifies, the extra FLOPs are reported, and the steps compute

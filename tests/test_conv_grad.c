@@ -1,4 +1,4 @@
-/* The conv2d backward kernels (runtime/cpu/conv2d_grad.c) against a
+/* The conv2d backward kernels (runtime/cpu/linalg/conv2d_grad.c) against a
  * double-precision reference computed from the definition of the conv:
  *   dx[n,c,iy,ix] = sum dy[n,m,oy,ox] w[m,c',ky,kx]  over the taps that
  *                   read (iy, ix) from channel c = grp * C/g + c'

@@ -1,4 +1,4 @@
-/* conv2d_grad_input written over its dy (runtime/cpu/conv2d_grad.c,
+/* conv2d_grad_input written over its dy (runtime/cpu/linalg/conv2d_grad.c,
  * dfg_conv_grad_input_saved_bytes): where dx has dy's type, the kernel
  * gives the same bits with dx in dy's bytes as in bytes of its own, and
  * both match a double-precision reference on seeded random data, with
@@ -391,7 +391,7 @@ static dfg_program *compile_cnn(float budget_percent)
 }
 
 /* Under a budget the fused weight updates run before the input gradients
- * (passes/fuse_weight_update.c), which then write over their dying dy;
+ * (passes/remat/fuse_weight_update.c), which then write over their dying dy;
  * four steps give the unconstrained step's losses. */
 static void test_training_step_keeps_the_losses(void **state)
 {

@@ -18,7 +18,7 @@
 #include <dnnl.h>
 
 #include "dfg/dfg.h"
-#include "dnnl_steps.h"
+#include "cpu/onednn/dnnl_steps.h"
 #include "dnnl_check.h"
 #include "program_fixtures.h"
 #include "program_format.h"
@@ -145,7 +145,7 @@ typedef struct matmul_case {
     int fused; /* the add became the product's bias (no step of its own) */
     /* A linear layer (a 2-D product of a row-major A and a weight B):
      * where oneDNN's matmul does not block B (AVX2), it runs as a 1x1
-     * convolution (runtime/cpu/dnnl_linear.h). */
+     * convolution (runtime/cpu/onednn/dnnl_linear.h). */
     int linear;
 } matmul_case;
 
@@ -389,7 +389,7 @@ static void test_matmul_variants(void **state)
         check_matmul(&cases[i]);
 }
 
-/* softmax along the last axis on oneDNN (runtime/cpu/dnnl_softmax.c),
+/* softmax along the last axis on oneDNN (runtime/cpu/onednn/dnnl_softmax.c),
  * against a double reference, on rows wide enough to overflow exp unless
  * the maximum is subtracted; along another axis, or compiled for the
  * reference kernels (rule 0: no backend workspace rule, --no-onednn), the

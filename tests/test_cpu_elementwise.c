@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "elementwise_reference.h"
-#include "kernels.h"
+#include "cpu/kernels.h"
 
 static const dfg_dtype int_dtypes[] = {DFG_I32, DFG_I64, DFG_U8, DFG_I8,
                                        DFG_I16, DFG_U16};
@@ -410,7 +410,7 @@ static void test_where_broadcasts_all_three(void **state)
     }
 }
 
-/* relu_grad(y, dy) (passes/relu_grad.c) is where(y > 0, dy, 0): dy
+/* relu_grad(y, dy) (passes/remat/relu_grad.c) is where(y > 0, dy, 0): dy
  * where y > 0, 0 at y = 0 (either sign), below 0 and at NaN. */
 static void test_relu_grad_is_dy_where_y_is_positive(void **state)
 {

@@ -1,4 +1,4 @@
-/* The CPU's vectorizable f32 math (runtime/cpu/f32_math.h) against double
+/* The CPU's vectorizable f32 math (runtime/cpu/elementwise/f32_math.h) against double
  * references, in ulps of the f32 result, on an even sample of every f32
  * bit pattern (both signs, subnormals, the overflow and underflow edges)
  * and on the special values; and the lane reductions (f32_reduce.h)
@@ -12,8 +12,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "f32_math.h"
-#include "f32_reduce.h"
+#include "cpu/elementwise/f32_math.h"
+#include "cpu/reduce/f32_reduce.h"
 
 /* |got - ref| in units of the spacing of f32 values at ref (the least
  * subnormal below the normal range); 0 for matching NaNs and infinities,

@@ -9,7 +9,7 @@
 #include <cmocka.h>
 
 #include "elementwise_reference.h"
-#include "kernels.h"
+#include "cpu/kernels.h"
 
 
 static dfg_status run(dfg_op op, const dfg_attrs *attrs, int32_t n_in,

@@ -17,7 +17,7 @@
 #include "dfg/dfg.h"
 #include "dnnl_check.h"
 #include "cpu_layout_rule.h"
-#include "dnnl_weights.h"
+#include "cpu/onednn/dnnl_weights.h"
 #include "program_format.h"
 
 /* Sessions of one program share one reordered copy of its conv weights,

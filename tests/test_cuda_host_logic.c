@@ -14,9 +14,9 @@
 #include <cmocka.h>
 
 #include "cpu/kernels.h"
-#include "cuda/graph_option.h"
-#include "cuda/launch_geometry.h"
-#include "cuda/layout_plan.h"
+#include "cuda/plan/graph_option.h"
+#include "cuda/plan/launch_geometry.h"
+#include "cuda/plan/layout_plan.h"
 #include "cuda_emulator.h"
 #include "cuda_op_check.h"
 #include "dfg/attrs.h"

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cuda/target.h"
+#include "cuda/plan/target.h"
 #include "cuda_op_check.h"
 #include "dfg/compile.h"
 #include "dfg/models.h"

@@ -16,9 +16,9 @@
 #include <cmocka.h>
 
 #include "backend.h"
-#include "cuda/device_support.h"
-#include "cuda/thread_state.h"
-#include "cuda/warm_up.h"
+#include "cuda/plan/device_support.h"
+#include "cuda/plan/thread_state.h"
+#include "cuda/plan/warm_up.h"
 #include "dfg/dfg.h"
 #include "error.h"
 

@@ -17,7 +17,7 @@
 
 #include "cpu_layout_rule.h"
 #include "dfg/dfg.h"
-#include "kernels_extra.h"
+#include "cpu/kernels_extra.h"
 #include "pass_check.h"
 #include "program_format.h"
 

@@ -7,7 +7,7 @@
  * weights that step reads: running = momentum running + (1 - momentum)
  * batch statistic, the variance biased as ONNX's spec says. The eval-mode
  * export of the same model trains as before: momentum 0.9, the variance
- * unbiased (runtime/cpu/batch_norm_train.c). */
+ * unbiased (runtime/cpu/reduce/batch_norm_train.c). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>

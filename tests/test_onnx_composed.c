@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "autodiff.h"
+#include "training/autodiff.h"
 #include "dfg/dfg.h"
 #include "graph.h"
 #include "onnx_builder.h"

@@ -1,4 +1,4 @@
-/* The blocked pools (runtime/cpu/pool_blocked.c) against references
+/* The blocked pools (runtime/cpu/reduce/pool_blocked.c) against references
  * spelled out index by index over the plain tensor: max pools on seeded
  * random data with NaNs and infinities in it, both blocks (nChw8c,
  * nChw16c), strides, padding (uneven too), dilation and ceil_mode; global
@@ -12,9 +12,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "kernels.h"
+#include "cpu/kernels.h"
 #include "pass_check.h"
-#include "pool_blocked.h"
+#include "cpu/reduce/pool_blocked.h"
 
 #define N 2
 #define C 32

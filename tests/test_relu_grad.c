@@ -1,4 +1,4 @@
-/* relu's gradient from its output (passes/relu_grad.c): where(greater(y,
+/* relu's gradient from its output (passes/remat/relu_grad.c): where(greater(y,
  * 0), dy, 0) becomes relu_grad(y, dy) where that shrinks the arena (no
  * byte mask, dx written over dy), and stays where it does not. */
 #include <setjmp.h>
@@ -9,7 +9,7 @@
 
 #include "dfg/dfg.h"
 #include "graph.h"
-#include "remat.h"
+#include "remat/remat.h"
 #include "remat_fixtures.h"
 
 #define ROWS 64

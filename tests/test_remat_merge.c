@@ -1,4 +1,4 @@
-/* Recomputed copies merged once a budget is met (passes/remat_merge.c):
+/* Recomputed copies merged once a budget is met (passes/remat/remat_merge.c):
  * a value made three times (the forward's and two recomputations) is
  * made once where the plan still fits the budget, and a copy stays where
  * serving its readers from an earlier copy would grow the arena past
@@ -12,7 +12,7 @@
 
 #include "dfg/dfg.h"
 #include "graph.h"
-#include "remat.h"
+#include "remat/remat.h"
 #include "remat_fixtures.h"
 
 #define ROWS 64
@@ -117,7 +117,8 @@ static void merge(dfg_graph *g, int64_t budget, int64_t *extra,
         report.budget = report.arena;
     int64_t copy = 2LL * ROWS * COLS * COLS;
     *extra = 2 * copy;
-    assert_int_equal(dfg_remat_merge_copies(g, &o, &report, extra), DFG_OK);
+    assert_int_equal(dfg_remat_merge_copies(g, &o, dfg_remat_total_flops(g),
+                                            &report, extra), DFG_OK);
     assert_true(report.arena <= report.budget);
     assert_int_equal(dfg_remat_trial_arena(g, &o, arena), DFG_OK);
     assert_int_equal(*arena, report.arena);

@@ -1,5 +1,5 @@
 /* Recomputed copies made a second time with the copies they read
- * (passes/remat_split.c, dfg_remat_split_chains): a block's first conv
+ * (passes/remat/remat_split.c, dfg_remat_split_chains): a block's first conv
  * output c, recomputed from a recomputed copy of the block's input, is
  * read at once by a recomputation and again, by that recomputation's
  * twin and a backward node, after a wide step. Made again (with the
@@ -16,7 +16,7 @@
 
 #include "dfg/dfg.h"
 #include "graph.h"
-#include "remat.h"
+#include "remat/remat.h"
 #include "remat_fixtures.h"
 
 #define ROWS 64

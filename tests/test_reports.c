@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,8 @@ static void check_stats(const json_node *root, const dfg_program *p)
     assert_int_equal(required_integer(root, "arena_bytes"), s->arena_bytes);
     assert_int_equal(required_integer(root, "lower_bound_bytes"),
                      s->lower_bound_bytes);
+    assert_true(required_integer(root, "scratch_free_lower_bound_bytes") <=
+                (int64_t)s->lower_bound_bytes);
     assert_int_equal(required_integer(root, "no_reuse_bytes"),
                      s->no_reuse_bytes);
     assert_int_equal(required_integer(root, "weights_bytes"), s->weights_bytes);
@@ -379,11 +382,14 @@ static int64_t megabyte_conv_scratch(int32_t op, const dfg_attrs *attrs,
 /* y = conv3x3(x), x [1, 8, 16, 16]: the one step is the peak, and its
  * workspace (the conv's own im2col: 8 * 9 * 16 * 16 floats, 72 KiB) is
  * part of it. */
-static dfg_program *compile_conv(const char *rule)
+static dfg_program *compile_conv_preferring(const char *rule,
+                                           int prefer_memory)
 {
     dfg_graph *g;
     dfg_value x, w, y;
     static float weights[8 * 8 * 3 * 3];
+    for (int i = 0; i < 8 * 8 * 3 * 3; i++)
+        weights[i] = (float)((i * 11) % 7) / 7.0f - 0.4f;
     assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
     assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 4,
                                      (int64_t[]){1, 8, 16, 16}, &x), DFG_OK);
@@ -398,10 +404,76 @@ static dfg_program *compile_conv(const char *rule)
     dfg_compile_options_init(&options);
     options.backend_workspace = rule ? megabyte_conv_scratch : NULL;
     options.backend_workspace_for = rule;
+    options.prefer_memory = prefer_memory;
     dfg_program *program;
     assert_int_equal(dfg_compile(g, &options, &program), DFG_OK);
     dfg_graph_destroy(g);
     return program;
+}
+
+static dfg_program *compile_conv(const char *rule)
+{
+    return compile_conv_preferring(rule, 0);
+}
+
+static int64_t report_integer(const dfg_program *program, const char *key)
+{
+    char *text = report_text(program, dfg_report_json);
+    json_node *root = json_parse(text);
+    assert_non_null(root);
+    int64_t value = required_integer(root, key);
+    json_free(root);
+    free(text);
+    return value;
+}
+
+/* y for a fixed x through the CPU backend. */
+static void run_conv(const dfg_program *program, float *y)
+{
+    static float x[8 * 16 * 16];
+    for (int i = 0; i < 8 * 16 * 16; i++)
+        x[i] = (float)((i * 37) % 19) / 19.0f - 0.5f;
+    const dfg_backend *cpu;
+    dfg_session *session;
+    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    assert_int_equal(dfg_session_create(program, cpu, NULL, &session), DFG_OK);
+    const void *in[1] = {x};
+    void *out[1] = {y};
+    assert_int_equal(dfg_session_run(session, in, out), DFG_OK);
+    dfg_session_destroy(session);
+}
+
+/* The bound without library scratch is reported beside the arena; with
+ * prefer_memory the program is planned at it, its conv without the
+ * scratch that does not fit there, and computes the same. */
+static void test_prefer_memory_plans_without_scratch(void **state)
+{
+    (void)state;
+    dfg_program *fast = compile_conv("cpu");
+    dfg_program *small = compile_conv_preferring("cpu", 1);
+    int64_t fast_free = report_integer(fast, "scratch_free_lower_bound_bytes");
+    dfg_plan_stats f, s;
+    dfg_program_stats(fast, &f);
+    dfg_program_stats(small, &s);
+    /* x, y and the conv's least workspace, under x, y and 1 MiB */
+    assert_true(fast_free < (int64_t)f.lower_bound_bytes - (1 << 19));
+    assert_int_equal(report_integer(small, "scratch_free_lower_bound_bytes"),
+                     fast_free);
+    assert_int_equal(s.lower_bound_bytes, fast_free);
+    assert_int_equal(s.arena_bytes, s.lower_bound_bytes);
+    char *text = report_text(small, dfg_report_summary);
+    if (strstr(text, "kept: faster"))
+        fail_msg("prefer_memory kept scratch above the bound:\n%s", text);
+    free(text);
+    static float y_fast[8 * 16 * 16], y_small[8 * 16 * 16];
+    run_conv(fast, y_fast);
+    run_conv(small, y_small);
+    for (int i = 0; i < 8 * 16 * 16; i++)
+        if (fabsf(y_fast[i] - y_small[i]) > 1e-4f)
+            fail_msg("y[%d]: %g with scratch, %g without", i, y_fast[i],
+                     y_small[i]);
+    dfg_program_destroy(small);
+    dfg_program_destroy(fast);
 }
 
 /* The peak's workspace, in the summary and the JSON: library scratch
@@ -457,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_json_parser_rejects_invalid),
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_peak_workspace_is_explained),
+        cmocka_unit_test(test_prefer_memory_plans_without_scratch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -113,7 +113,7 @@ static void test_threads_share_a_mapped_program(void **state)
 
 /* The bundled cnn, its convs on oneDNN: four threads create their
  * sessions at once, so the first to come reorders the conv weights into
- * the copy they all share (runtime/cpu/dnnl_weights.c) while the others
+ * the copy they all share (runtime/cpu/onednn/dnnl_weights.c) while the others
  * wait for it; mapped from a file, whose conv weight pages then go. */
 typedef struct cnn_job {
     const dfg_program *program;

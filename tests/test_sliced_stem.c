@@ -1,4 +1,4 @@
-/* The channel-sliced stem (passes/remat_sliced_stem.c): a training step
+/* The channel-sliced stem (passes/remat/remat_sliced_stem.c): a training step
  * whose conv -> batch_norm -> relu -> max_pool stem is computed per slice
  * of output channels computes what the unsliced step computes (losses,
  * weights and running statistics after several Adam steps), and a memory
@@ -15,12 +15,12 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "autodiff.h"
+#include "training/autodiff.h"
 #include "dfg/dfg.h"
 #include "graph.h"
 #include "program.h"
 #include "program_recompute.h"
-#include "remat.h"
+#include "remat/remat.h"
 
 #define BATCH 8
 #define SIDE 32
@@ -390,7 +390,7 @@ static void test_sliced_gradients_match(void **state)
 
 /* Where a batch-norm backward's input and output gradient alone exceed
  * the budget and no stem can be sliced, the step fails at once, naming
- * that node (passes/remat_floor.c). */
+ * that node (passes/remat/remat_floor.c). */
 static void test_budget_below_the_floor_names_the_node(void **state)
 {
     (void)state;

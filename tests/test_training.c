@@ -69,7 +69,7 @@ static void test_cnn_learns_the_digits(void **state)
 }
 
 /* The same with activations and gradients stored in bf16, weights and
- * optimizer state in f32 (passes/mixed_precision.c), evaluated in bf16
+ * optimizer state in f32 (passes/training/mixed_precision.c), evaluated in bf16
  * too: issue 12 asks for 0.94. Three epochs keep the suite short (one
  * reaches 0.95 already; 'dfgc train example:cnn --precision bf16' runs
  * the default ten). */

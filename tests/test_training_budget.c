@@ -1,7 +1,7 @@
 /* Training steps of the bundled cnn within memory budgets: the cheap
  * recomputations every step makes, the budgets' recomputations and fused
  * weight updates, and an epoch under a budget ending with the weights of
- * an epoch without one (passes/remat*.c, passes/fuse_weight_update.c). */
+ * an epoch without one (passes/remat*.c, passes/remat/fuse_weight_update.c). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -65,7 +65,7 @@ static int count_fused_updates(const dfg_program *p)
 }
 
 /* Input gradients that read a copy of their weight made before its
- * fused update and run after it (passes/fuse_weight_update.c). */
+ * fused update and run after it (passes/remat/fuse_weight_update.c). */
 static int count_input_gradients_after_update(const dfg_program *p)
 {
     int n = 0;
@@ -172,10 +172,10 @@ static void test_cheap_recomputation_by_default(void **state)
 }
 
 /* Every training step recomputes cheap chains (batch norm and relu from
- * the conv output batch norm's backward keeps, passes/remat_cheap.c):
+ * the conv output batch norm's backward keeps, passes/remat/remat_cheap.c):
  * the unconstrained arena is 1.01 MiB, not 1.50. Under a memory budget of
  * 95% of it, the convs' weight gradients are computed inside their
- * updates (passes/fuse_weight_update.c), some input gradients then run
+ * updates (passes/remat/fuse_weight_update.c), some input gradients then run
  * after them on a copy of the weight, more saved activations (convs)
  * are recomputed and the arena fits, and an epoch's worth of runs (44
  * batches) ends with the same weights: every recomputation is bit for
@@ -210,7 +210,7 @@ static void test_memory_budget_keeps_the_results(void **state)
     assert_non_null(strstr(dfg_last_error(), "memory budget 4096 bytes cannot "
                                              "be met"));
     /* Below a batch-norm backward's two operands no search runs: the
-     * error names that node (passes/remat_floor.c). */
+     * error names that node (passes/remat/remat_floor.c). */
     assert_non_null(strstr(dfg_last_error(), "which no recomputation splits"));
     assert_non_null(strstr(dfg_last_error(), "batch_norm_train_grad"));
     /* 2^63 and above are refused, never read as a negative budget. */
@@ -226,7 +226,7 @@ static void test_memory_budget_keeps_the_results(void **state)
 /* Half the unconstrained arena, where a block's backward may hold three
  * of its tensors and the image (issue 12): the copies that cross the
  * peak are made again image by image from the image
- * (passes/remat_per_image.c), and an epoch still ends with the same
+ * (passes/remat/remat_per_image.c), and an epoch still ends with the same
  * weights. */
 static void test_half_budget_keeps_the_results(void **state)
 {

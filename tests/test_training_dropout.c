@@ -13,7 +13,7 @@
 #include "dfg/compile.h"
 #include "dfg/session.h"
 #include "dfg/training.h"
-#include "cuda/target.h"
+#include "cuda/plan/target.h"
 #include "program.h"
 
 /* The classifier with dropout (p 0.5) on its prediction, and its MSE. */

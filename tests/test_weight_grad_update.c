@@ -1,5 +1,5 @@
 /* A conv's weight gradient fused with its optimizer update
- * (runtime/cpu/weight_grad_update.c) against the pair it replaces:
+ * (runtime/cpu/training/weight_grad_update.c) against the pair it replaces:
  * conv2d_grad_weight with its full workspace (as a training step plans
  * it), then sgd/adam/adamw_update. On seeded random data, for every
  * optimizer, in f32 and with bf16 activations and gradient (mixed

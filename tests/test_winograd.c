@@ -1,5 +1,5 @@
 /* The 3x3 convs dfg runs its own way on the CPU backend, Winograd
- * F(4x4, 3x3) (runtime/cpu/winograd_conv.h) and small images over their
+ * F(4x4, 3x3) (runtime/cpu/linalg/winograd_conv.h) and small images over their
  * columns (columns_conv.h), against a double-precision reference on
  * random data.
  * Each case is a bottleneck, x -> 1x1 conv -> relu -> 3x3 conv (bias,
@@ -23,11 +23,11 @@
 #include "dfg/dfg.h"
 #include "libc_calls.h"
 #include "memory.h"
-#include "columns_conv.h"
+#include "cpu/linalg/columns_conv.h"
 #include "program.h"
 #include "program_fixtures.h"
-#include "winograd_choice.h"
-#include "winograd_conv.h"
+#include "cpu/linalg/winograd_choice.h"
+#include "cpu/linalg/winograd_conv.h"
 
 static uint64_t rng = 2024;
 

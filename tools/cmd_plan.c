@@ -27,15 +27,7 @@ static const char usage[] =
     "--planner NAME   no_reuse, greedy_size, greedy_breadth, hill_climb or\n"
     "                 smallest (default: every planner, the smallest arena)\n"
     "--align N        offset alignment in bytes, a power of two (256)\n"
-    "--no-onednn      plan no scratch for the CPU backend's oneDNN\n"
-    "                 convolutions and matmuls: they run on the reference\n"
-    "                 kernels\n"
-    "--no-fuse        keep each activation, residual add, layer norm and\n"
-    "                 GELU its own step (fused by default, inference)\n"
-    "--no-layouts     keep every tensor plain NCHW (by default activations\n"
-    "                 between oneDNN convolutions stay blocked, inference)\n"
-    "--no-share-weights keep every weight equal to another (byte for byte\n"
-    "                 or transposed) apart (held once by default, inference)\n"
+    DFGC_KERNEL_USAGE
     DFGC_LIMITS_USAGE
     "--json FILE      also write the plan as JSON (docs/plan-json.md);\n"
     "                 '-' is stdout\n"

@@ -28,6 +28,7 @@ static const char usage[] =
     "--device NAME      cpu (default) or cuda ('dfgc devices'); also\n"
     "                   --backend NAME\n"
     "--planner, --align, --const, --no-onednn, --no-fuse, --precision,\n"
+    "--prefer,\n"
     "--max-arena-bytes, --max-weight-bytes as for 'dfgc compile', when\n"
     "                   MODEL is compiled\n";
 

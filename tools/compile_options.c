@@ -54,6 +54,18 @@ int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
         options->share_weights = 0;
         return 1;
     }
+    found = dfgc_option_value(command, argc, argv, i, "--prefer", &value);
+    if (found == 1) {
+        if (strcmp(value, "memory") != 0 && strcmp(value, "speed") != 0) {
+            dfgc_usage_error(command, "--prefer wants memory or speed, not "
+                             "'%s'", value);
+            return -1;
+        }
+        options->prefer_memory = strcmp(value, "memory") == 0;
+        return 1;
+    }
+    if (found < 0)
+        return -1;
     found = dfgc_option_value(command, argc, argv, i, "--planner", &value);
     if (found == 1) {
         dfg_planner planner;

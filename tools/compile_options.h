@@ -19,8 +19,25 @@
     "                 N bytes, before reading any (default 68719476736 =\n" \
     "                 64 GiB; 0: no limit)\n"
 
+/* The usage lines of the kernel choices dfgc_compile_option parses. */
+#define DFGC_KERNEL_USAGE                                                    \
+    "--no-onednn      plan no scratch for the CPU backend's oneDNN\n"        \
+    "                 convolutions and matmuls: they run on the reference\n" \
+    "                 kernels\n"                                              \
+    "--no-fuse        keep each activation, residual add, layer norm and\n" \
+    "                 GELU its own step (fused by default, inference)\n"     \
+    "--no-layouts     keep every tensor plain NCHW (by default activations\n"\
+    "                 between oneDNN convolutions stay blocked, inference)\n"\
+    "--no-share-weights keep every weight equal to another (byte for byte\n"\
+    "                 or transposed) apart (held once by default, inference)\n"\
+    "--prefer memory|speed\n"                                                \
+    "                 memory: plan at the lower bound without library\n"     \
+    "                 scratch, a step keeping oneDNN's scratch only where\n" \
+    "                 it fits under it (inference); speed (default): keep\n" \
+    "                 it wherever oneDNN wants it\n"
+
 /* Parses the compile options every compiling subcommand accepts:
- * --planner NAME, --align N (a power of two), --no-onednn (no scratch
+ * --prefer memory|speed, --planner NAME, --align N (a power of two), --no-onednn (no scratch
  * planned for the CPU backend's oneDNN convolutions: they run on the
  * reference kernels), --no-fuse (no fused conv post-ops, layer norms or
  * GELUs), --max-arena-bytes N (0: no limit), --max-weight-bytes N (an

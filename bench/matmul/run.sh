@@ -3,7 +3,7 @@
 #
 # The matrix products of bert_encoder, vit_b_16 and the CNNs' classifiers
 # (bench/matmul/single_ops.py: one MatMul or Gemm node each) on oneDNN
-# (dfg's default compile, run as a mapped .dfgp: runtime/cpu/dnnl_matmul.h)
+# (dfg's default compile, run as a mapped .dfgp: runtime/cpu/onednn/dnnl_matmul.h)
 # beside OpenBLAS (the same node compiled --no-onednn: the reference
 # kernel) and ONNX Runtime (default CPU session), with the same number of
 # threads (OMP_NUM_THREADS, default 2). Each measurement is a fresh

@@ -24,7 +24,10 @@ typedef struct dfg_compile_options {
     int eliminate_dead_code;    /* 1 */
     int reuse_inputs_in_place;  /* elementwise ops may write over a dying
                                    input: 1 */
-    const dfg_allocator *allocator; /* for the program; NULL: malloc */
+    /* For the program and all the compiler's working memory (passes,
+     * planners, verifiers: none calls malloc & co. itself,
+     * tests/test_compiler_allocator.c); NULL: malloc. */
+    const dfg_allocator *allocator;
     /* NULL: an inference program; else a training step
      * (include/dfg/training.h), read during dfg_compile only. */
     const struct dfg_training_options *training;
@@ -47,7 +50,7 @@ typedef struct dfg_compile_options {
     /* The dtype activations (and in a training step their gradients) are
      * stored in: DFG_F32 (the default) or DFG_BF16, with weights,
      * optimizer state and the loss kept in f32 and the CPU kernels
-     * computing in f32 (passes/mixed_precision.c). */
+     * computing in f32 (passes/training/mixed_precision.c). */
     dfg_dtype precision;
     /* The name of the backend whose rule backend_workspace is ("cpu"),
      * recorded in the program: that backend, and no other, finds its
@@ -84,6 +87,19 @@ typedef struct dfg_compile_options {
      * weights equal when compiled (zero biases) may differ after
      * training. */
     int share_weights;
+    /* Inference only: memory before speed. The order and the arena are
+     * planned at the lower bound without library scratch (each step with
+     * only its own kernel's least workspace); a step whose backend wants
+     * scratch past that (oneDNN's, with backend_workspace) gets it only
+     * where it fits under that bound, and elsewhere runs the kernel that
+     * needs none. Blocked layouts (assign_layouts) only where they cost
+     * nothing: their copies at the boundaries, and the scratch of the
+     * steps between them that only the library runs, can sit above that
+     * bound, so the graph is compiled both plain and with them and the
+     * smaller arena kept (the blocked program on a tie). 0: the scratch
+     * and layouts are kept wherever the backend wants them (faster; the
+     * summary states the extra per step). */
+    int prefer_memory;
 } dfg_compile_options;
 
 #define DFG_DEFAULT_MAX_ARENA_BYTES ((uint64_t)32 << 30)

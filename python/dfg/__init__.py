@@ -20,16 +20,19 @@ import time
 from . import _dfg
 from .bench import bench as _bench
 from .errors import python_words
+from .options import SessionOptions
 from .session import Session
 from .tensor_spec import TensorSpec
+from .training import Trainer, memory_budget_options, train
 
 Error = _dfg.Error
 ArgumentError = _dfg.ArgumentError
 __version__ = _dfg.version()
 
-__all__ = ["Error", "ArgumentError", "Program", "Session", "TensorSpec",
+__all__ = ["Error", "ArgumentError", "Program", "Session", "SessionOptions",
+           "TensorSpec",
            "InferenceSession", "compile", "load", "from_torch",
-           "example_models"]
+           "example_models", "Trainer", "train"]
 
 _EXAMPLE_PREFIX = "example:"
 
@@ -40,22 +43,36 @@ def example_models():
 
 
 def compile(model, shapes=None, planner=None, training=None,
-            memory_budget=None, precision=None, alignment=None):
+            memory_budget=None, precision=None, alignment=None, device=None,
+            prefer="speed"):
     """Compiles a model into a Program.
 
     model: an ONNX file's path (str or os.PathLike), its bytes, or
     "example:NAME" for a bundled model. shapes binds an ONNX model's
     symbolic dimensions: {"input": (1, 3, 224, 224)} or {"N": 1}. planner:
     "greedy_size" (default), "greedy_breadth", "no_reuse", ... training:
-    True compiles one training step of a bundled model (its loss and the
-    optimizer update). precision: "f32" (default) or "bf16", the dtype
+    True compiles one training step (forward, loss, backward, optimizer
+    update) of a bundled model, or of an ONNX classifier with its cross
+    entropy appended (labels int64 [N]); dfg.train and dfg.Trainer run
+    one. memory_budget (training): bytes, or "P%" of the arena the step
+    needs without one. precision: "f32" (default) or "bf16", the dtype
     activations (and a training step's gradients) are stored in, weights
-    and optimizer state staying f32. memory_budget is not in this version
-    of the binding and is refused.
+    and optimizer state staying f32. device: the backend the program is
+    for ("cpu", the default, or "cuda": its workspaces, no fused post-ops,
+    ops it has no kernel for refused); Program.session(device=...) on
+    another device compiles the model again for that one. prefer:
+    "speed" (the default: library scratch and blocked layouts wherever
+    the backend wants them) or "memory" (the arena planned at the lower
+    bound without library scratch, as `dfgc compile --prefer memory`;
+    plan["scratch_free_lower_bound_bytes"] is that bound).
     """
-    if memory_budget is not None:
-        raise NotImplementedError(
-            "memory_budget is not supported by this version of dfg")
+    if prefer not in ("speed", "memory"):
+        raise ValueError(f"prefer must be 'speed' or 'memory', not "
+                         f"{prefer!r}")
+    budget = memory_budget_options(memory_budget)
+    if budget and not training:
+        raise ValueError("memory_budget applies to training programs "
+                         "(training=True)")
     if isinstance(model, (bytes, bytearray, memoryview)):
         kind, source = "onnx_bytes", bytes(model)
     elif isinstance(model, str) and model.startswith(_EXAMPLE_PREFIX):
@@ -65,10 +82,6 @@ def compile(model, shapes=None, planner=None, training=None,
     else:
         raise TypeError("model must be an ONNX path, ONNX bytes or "
                         f"'example:NAME', not {type(model).__name__}")
-    if training and kind != "example":
-        raise NotImplementedError(
-            "training programs are compiled from bundled models only in "
-            "this version of dfg")
     if alignment is not None and (alignment <= 0 or
                                   alignment & (alignment - 1)):
         raise ValueError(f"alignment must be a power of two, not {alignment}")
@@ -79,10 +92,19 @@ def compile(model, shapes=None, planner=None, training=None,
     start = time.perf_counter()
     with python_words():
         handle = _dfg.compile(kind, source, shapes, planner,
-                              int(alignment or 0), bool(training), precision)
-    return Program(handle, model if isinstance(model, str) else
-                   getattr(model, "__fspath__", lambda: "<bytes>")(),
-                   time.perf_counter() - start)
+                              int(alignment or 0), bool(training), precision,
+                              None if device is None else str(device),
+                              prefer == "memory",
+                              budget.get("memory_budget_bytes", 0),
+                              budget.get("memory_budget_percent", 0.0))
+    program = Program(handle, model if isinstance(model, str) else
+                      getattr(model, "__fspath__", lambda: "<bytes>")(),
+                      time.perf_counter() - start)
+    program.device = "cpu" if device is None else str(device)
+    program._recompile = lambda other: compile(
+        model, shapes, planner, training, memory_budget, precision,
+        alignment, other, prefer)
+    return program
 
 
 def load(path):
@@ -96,14 +118,31 @@ def load(path):
 _PROVIDERS = {"CPUExecutionProvider": "cpu", "CUDAExecutionProvider": "cuda"}
 
 
-def InferenceSession(model, providers=None, device=None,
+def InferenceSession(model, sess_options=None, providers=None, device=None,
                      enable_profiling=False, profile_file_prefix="dfg_profile",
-                     **compile_options):
+                     threads=None, **compile_options):
     """ONNX Runtime's entry point: compiles model (as dfg.compile, whose
-    keyword arguments it takes: shapes, planner, precision, alignment)
+    keyword arguments it takes: shapes, planner, precision, alignment,
+    prefer)
     and returns a Session on device ("cpu" or "cuda"), or on the first of
     providers (ONNX Runtime's names: "CPUExecutionProvider",
-    "CUDAExecutionProvider"); enable_profiling as for Session."""
+    "CUDAExecutionProvider"); enable_profiling, profile_file_prefix and
+    threads as for Session. sess_options: a dfg.SessionOptions, whose
+    settings stand in for those arguments (giving both raises)."""
+    session_options = {"enable_profiling": enable_profiling,
+                       "profile_file_prefix": profile_file_prefix,
+                       "threads": threads}
+    if sess_options is not None:
+        if not isinstance(sess_options, SessionOptions):
+            raise TypeError("sess_options must be a dfg.SessionOptions, not "
+                            f"{type(sess_options).__name__}")
+        given = sess_options.compile_options()
+        both = sorted(set(given) & set(compile_options))
+        if both or threads is not None or enable_profiling:
+            raise ValueError("give options either in sess_options or as "
+                             f"arguments, not both ({both or 'threads'})")
+        compile_options.update(given)
+        session_options = sess_options.session_options()
     if providers:
         first = providers[0]
         first = first[0] if isinstance(first, tuple) else first
@@ -114,8 +153,9 @@ def InferenceSession(model, providers=None, device=None,
             raise ValueError(f"device={device!r} and providers={providers!r} "
                              "disagree")
         device = _PROVIDERS[first]
-    return compile(model, **compile_options).session(
-        device or "cpu", enable_profiling, profile_file_prefix)
+    device = device or "cpu"
+    return compile(model, device=device, **compile_options).session(
+        device, **session_options)
 
 
 def from_torch(module, example_inputs, input_names=None, output_names=None,
@@ -152,6 +192,11 @@ class Program:
 
     def __init__(self, handle, source="", compile_seconds=0.0):
         self._handle = handle
+        # The backend it was compiled for, and how to compile its model
+        # for another (dfg.compile sets both; a loaded program has none).
+        self.device = "cpu"
+        self._recompile = None
+        self._for_device = {}
         self.source = source
         # Seconds dfg.compile (or dfg.load) took to make this program.
         self.compile_seconds = compile_seconds
@@ -210,20 +255,31 @@ class Program:
         return self._handle.compare()
 
     def session(self, device="cpu", enable_profiling=False,
-                profile_file_prefix="dfg_profile"):
-        """A Session on device ("cpu" or "cuda"); sessions share the
-        program's weights, each has its own arena. enable_profiling: see
-        Session."""
-        return Session(self, device, enable_profiling, profile_file_prefix)
+                profile_file_prefix="dfg_profile", threads=None):
+        """A Session on device ("cpu" or "cuda"; a device that cannot run
+        here raises dfg.Error with the reason `dfgc devices` gives);
+        sessions share the program's weights, each has its own arena.
+        enable_profiling, threads: see Session. A program dfg.compile
+        made for another device is compiled again for this one (once; see
+        dfg.compile's device), and session.program is that one."""
+        program = self
+        if str(device) != self.device and self._recompile is not None:
+            if device not in self._for_device:
+                self._for_device[device] = self._recompile(str(device))
+            program = self._for_device[device]
+        return Session(program, device, enable_profiling,
+                       profile_file_prefix, threads)
 
     def bench(self, iterations=100, warmup=10, device="cpu", inputs=None,
-              seed=1):
+              seed=1, threads=None):
         """Times runs as `dfgc bench` does; returns its --json figures
         (mean_ms, median_ms, p90_ms, p95_ms, p99_ms, min_ms, max_ms,
         runs_per_second, samples_per_second, compile_ms, session_ms,
         threads, device, warning, ...: docs/bench-json.md). inputs:
-        {name: array}, else random ones from seed."""
-        return _bench(self, iterations, warmup, device, inputs, seed)
+        {name: array}, else random ones from seed. threads: as for
+        Session."""
+        return _bench(self, iterations, warmup, device, inputs, seed,
+                      threads)
 
     def _repr_html_(self):
         """The arena picture for a notebook: its CSS applies to its own

@@ -19,9 +19,11 @@ def _default_inputs(program, seed):
             for s in program.inputs}
 
 
-def figures(program, seconds, device="cpu", warmup=0, session_seconds=0.0):
+def figures(program, seconds, device="cpu", warmup=0, session_seconds=0.0,
+            threads=0):
     """dfgc bench's report for runs of program on device lasting
-    `seconds` each (a list): {"mean_ms": ..., "p99_ms": ...,
+    `seconds` each (a list), with threads CPU threads (0: the calling
+    thread's default): {"mean_ms": ..., "p99_ms": ...,
     "runs_per_second": ..., "warning": None or its line, ...}."""
     first = program.inputs[0].shape if program.inputs else ()
     stats = program.stats
@@ -31,22 +33,21 @@ def figures(program, seconds, device="cpu", warmup=0, session_seconds=0.0):
         program.source, str(device), len(seconds), int(warmup),
         int(first[0]) if first else 1, float(program.compile_seconds),
         float(session_seconds), stats["arena_bytes"], stats["weights_bytes"],
-        peak, list(seconds))
+        peak, list(seconds), int(threads))
     return json.loads(text)
 
 
 def bench(program, iterations=100, warmup=10, device="cpu", inputs=None,
-          seed=1):
+          seed=1, threads=None):
     """Runs program `warmup` times untimed, then `iterations` times timed
     (each run timed in C, inputs copied in and outputs out included), on
     `inputs` ({name: array}) or random ones; returns figures()."""
-    from .session import Session
     if int(iterations) < 1:
         raise ValueError(f"iterations must be at least 1, not {iterations}")
     if int(warmup) < 0:
         raise ValueError(f"warmup must be at least 0, not {warmup}")
     start = time.perf_counter()
-    session = Session(program, device)
+    session = program.session(device, threads=threads)
     session_seconds = time.perf_counter() - start
     try:
         feed = _default_inputs(program, seed) if inputs is None else inputs
@@ -55,4 +56,5 @@ def bench(program, iterations=100, warmup=10, device="cpu", inputs=None,
         seconds = session._handle.time_runs(arrays, outputs, int(iterations))
     finally:
         session.close()
-    return figures(program, seconds, device, warmup, session_seconds)
+    return figures(session.program, seconds, device, warmup, session_seconds,
+                   threads or 0)

@@ -15,6 +15,7 @@ _FLAGS = [
     (r"--align (\d+|N)", r"alignment=\1"),
     (r"--precision (\w+)", r"precision='\1'"),
     (r"--planner (\w+)", r"planner='\1'"),
+    (r"--prefer (\w+)", r"prefer='\1'"),
     (r"compile --device cuda", r"dfg.compile(...).session(device='cuda')"),
     (r"--device (\w+)", r"device='\1'"),
     # Flags with no Python argument in this version: the command line's.

@@ -20,8 +20,10 @@ class Session:
     not overlap in time. To run in parallel, make a session per thread:
     each costs its own arena, and all share the program's weights.
 
-    Thread counts inside a run follow OpenMP (OMP_NUM_THREADS, set before
-    the first run); this version has no per-session thread setting.
+    threads (ONNX Runtime's intra_op_num_threads): the CPU threads each
+    run uses, whichever thread calls run(); None: OpenMP's default
+    (OMP_NUM_THREADS, else one per core). The threads property says how
+    many a run uses.
 
     enable_profiling (ONNX Runtime's option): every run is timed step by
     step (a little slower), and end_profiling() writes the steps' mean
@@ -30,16 +32,27 @@ class Session:
     """
 
     def __init__(self, program, device="cpu", enable_profiling=False,
-                 profile_file_prefix="dfg_profile"):
+                 profile_file_prefix="dfg_profile", threads=None):
         from . import Program  # the package imports this module first
         if not isinstance(program, Program):
             raise TypeError("program must be a dfg.Program")
+        if threads is not None and (isinstance(threads, bool) or
+                                    not isinstance(threads, int) or
+                                    threads < 1):
+            raise ValueError(f"threads must be an int of at least 1 (or "
+                             f"None), not {threads!r}")
         self.program = program
         with python_words():
-            self._handle = _dfg.session(program._handle, str(device))
+            self._handle = _dfg.session(program._handle, str(device),
+                                        threads or 0)
         self.device = str(device)
         self._profile = (StepProfile(profile_file_prefix)
                          if enable_profiling else None)
+
+    @property
+    def threads(self):
+        """The CPU threads a run uses (OpenMP's team)."""
+        return self._handle.threads
 
     def end_profiling(self):
         """Writes the profile of the runs since profiling began (or since

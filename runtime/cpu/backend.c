@@ -6,8 +6,8 @@
 #include <string.h>
 #include "../backend.h"
 #include "../cpu_layout_rule.h"
-#include "dnnl_steps.h"
-#include "dnnl_weights.h"
+#include "cpu/onednn/dnnl_steps.h"
+#include "cpu/onednn/dnnl_weights.h"
 #include "error.h"
 #include "memory.h"
 

@@ -1,10 +1,10 @@
-/* The CPU kernel of every op in src/ops.def. Ops without an entry map to
+/* The CPU kernel of every op in src/ir/ops.def. Ops without an entry map to
  * NULL, which the backend reports as unsupported. */
-#include "binary_blocked.h"
+#include "cpu/elementwise/binary_blocked.h"
 #include "cpu_layout_rule.h"
 #include "kernels.h"
 #include "kernels_extra.h"
-#include "pool_blocked.h"
+#include "cpu/reduce/pool_blocked.h"
 
 static const dfg_cpu_kernel kernels[DFG_OP_COUNT] = {
     [DFG_OP_ADD] = dfg_cpu_binary,

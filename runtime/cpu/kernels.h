@@ -10,45 +10,9 @@
 #ifndef DFG_CPU_KERNELS_H
 #define DFG_CPU_KERNELS_H
 
-#include "dfg/collective.h"
 #include "op_table.h"
+#include "step_args.h"
 #include "tensor_type.h"
-
-typedef struct dfg_kernel_args {
-    dfg_op op;
-    const dfg_attrs *attrs;
-    int32_t n_inputs;
-    const dfg_type *in_types;  /* rank -1 for an absent optional input */
-    const void *const *in;     /* NULL for an absent optional input */
-    int32_t n_outputs;
-    const dfg_type *out_types;
-    void *const *out;
-    void *workspace;           /* the step's planned scratch, or NULL */
-    int64_t workspace_bytes;
-    /* The session's communicator for the all-reduce ops (its functions
-     * NULL when it has none); owned by the session. */
-    const dfg_collective *collective;
-    /* Bit j set: input j (j < 32) holds the same bytes at every run (a
-     * weight of a program that never updates its weights), so a backend
-     * may keep a copy of it in another layout, made once. */
-    uint32_t constant_inputs;
-    /* Bit j set: input j is the program's bytes, read in place by every
-     * session of it and outliving them all, so a backend may share its
-     * copy in another layout among them (runtime/cpu/dnnl_weights.h). */
-    uint32_t shared_inputs;
-    /* Bit j set: and those bytes may leave the resident set once the step
-     * holds its own copy of them: pages of a mapped file (read again, they
-     * come back), or bytes of a program its session took over that no
-     * other step reads (dfg_session_create_owning; never read again). */
-    uint32_t droppable_inputs;
-    /* 1 if the program was compiled with this backend's workspace rule
-     * (it records which), so the step's workspace holds the backend's
-     * scratch past the op's own. */
-    int backend_workspace;
-    /* The CPU features the program's blocked layouts were chosen for
-     * (dfg_program.layout_isa; "" if it has none); the program's. */
-    const char *layout_isa;
-} dfg_kernel_args;
 
 typedef dfg_status (*dfg_cpu_kernel)(const dfg_kernel_args *args);
 
@@ -83,7 +47,7 @@ dfg_status dfg_cpu_slice(const dfg_kernel_args *args);
 dfg_status dfg_cpu_expand(const dfg_kernel_args *args);
 dfg_status dfg_cpu_gather(const dfg_kernel_args *args);
 dfg_status dfg_cpu_pad(const dfg_kernel_args *args);
-/* Training (runtime/cpu/loss.c, conv2d_grad.c, pool_grad.c,
+/* Training (runtime/cpu/reduce/loss.c, conv2d_grad.c, pool_grad.c,
  * activation_grad.c, scatter_grad.c, optimizer.c). */
 dfg_status dfg_cpu_softmax_cross_entropy(const dfg_kernel_args *args);
 dfg_status dfg_cpu_softmax_cross_entropy_grad(const dfg_kernel_args *args);
@@ -98,19 +62,19 @@ dfg_status dfg_cpu_optimizer_tick(const dfg_kernel_args *args);
 dfg_status dfg_cpu_optimizer_update(const dfg_kernel_args *args); /* sgd, adam, adamw */
 /* conv2d_weight_{sgd,adam,adamw}_update (weight_grad_update.c) */
 dfg_status dfg_cpu_conv2d_weight_update(const dfg_kernel_args *args);
-/* Data-parallel (runtime/cpu/all_reduce.c). */
+/* Data-parallel (runtime/cpu/training/all_reduce.c). */
 dfg_status dfg_cpu_all_reduce_start(const dfg_kernel_args *args);
 dfg_status dfg_cpu_all_reduce_wait(const dfg_kernel_args *args);
-/* The sharded optimizer (runtime/cpu/shard_weights.c); the check that the
+/* The sharded optimizer (runtime/cpu/training/shard_weights.c); the check that the
  * communicator has the program's attrs.group ranks. */
 dfg_status dfg_cpu_check_shard_ranks(const dfg_kernel_args *args);
 dfg_status dfg_cpu_shard_weights(const dfg_kernel_args *args);
 dfg_status dfg_cpu_all_gather_weights(const dfg_kernel_args *args);
-/* runtime/cpu/batch_norm_train.c */
+/* runtime/cpu/reduce/batch_norm_train.c */
 dfg_status dfg_cpu_batch_norm_train(const dfg_kernel_args *args);
 dfg_status dfg_cpu_batch_norm_train_grad(const dfg_kernel_args *args);
 
-/* runtime/cpu/dropout.c */
+/* runtime/cpu/elementwise/dropout.c */
 dfg_status dfg_cpu_dropout_train(const dfg_kernel_args *args);
 
 #endif

@@ -1,10 +1,10 @@
 /* cuBLAS products of the CUDA backend (see blas.h). */
 #include "blas.h"
 
-#include "conv_forward.h"
-#include "conv_grad.h"
+#include "cuda/plan/conv_forward.h"
+#include "cuda/plan/conv_grad.h"
 #include "error.h"
-#include "kernels.h"
+#include "cuda/kernels/kernels.h"
 
 static dfg_status blas_error(cublasStatus_t status, const char *what)
 {
@@ -178,19 +178,27 @@ static dfg_status run_conv(dfg_cuda_blas *blas, const dfg_cuda_step_plan *p,
                                       : dfg_cuda_conv_grad_run(p, &ops);
 }
 
+dfg_status dfg_cuda_blas_set_workspace(dfg_cuda_blas *blas, void *workspace,
+                                       size_t bytes)
+{
+    if (workspace == blas->workspace && bytes == blas->workspace_bytes)
+        return DFG_OK;
+    cublasStatus_t s = cublasSetWorkspace(blas->handle, workspace, bytes);
+    if (s != CUBLAS_STATUS_SUCCESS)
+        return blas_error(s, "SetWorkspace");
+    blas->workspace = workspace;
+    blas->workspace_bytes = bytes;
+    return DFG_OK;
+}
+
 dfg_status dfg_cuda_blas_step(dfg_cuda_blas *blas,
                               const dfg_cuda_step_plan *plan,
                               cudaStream_t stream)
 {
-    if (plan->blas_workspace != blas->workspace ||
-        plan->blas_workspace_bytes != blas->workspace_bytes) {
-        cublasStatus_t s = cublasSetWorkspace(blas->handle, plan->blas_workspace,
-                                              plan->blas_workspace_bytes);
-        if (s != CUBLAS_STATUS_SUCCESS)
-            return blas_error(s, "SetWorkspace");
-        blas->workspace = plan->blas_workspace;
-        blas->workspace_bytes = plan->blas_workspace_bytes;
-    }
+    dfg_status st = dfg_cuda_blas_set_workspace(blas, plan->blas_workspace,
+                                                plan->blas_workspace_bytes);
+    if (st != DFG_OK)
+        return st;
     switch (plan->kind) {
     case DFG_CUDA_MATMUL: return run_matmul(blas, plan);
     case DFG_CUDA_GEMM: return run_gemm(blas, plan, stream);

@@ -35,6 +35,14 @@ dfg_status dfg_cuda_graph_capture(dfg_cuda_graph *graph, cudaStream_t stream,
         dfg_cuda_graph_destroy(graph);
         return graph_error(e, "instantiate");
     }
+    /* Uploaded now, so that the first run pays no upload. */
+    e = cudaGraphUpload(graph->exec, stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(stream);
+    if (e != cudaSuccess) {
+        dfg_cuda_graph_destroy(graph);
+        return graph_error(e, "upload");
+    }
     return DFG_OK;
 }
 

@@ -17,7 +17,8 @@ typedef struct dfg_cuda_graph {
 typedef dfg_status (*dfg_cuda_enqueue_fn)(void *ctx);
 
 /* Captures what enqueue queues on stream (thread-local capture mode: other
- * threads' CUDA calls are unaffected) and instantiates it into *graph. */
+ * threads' CUDA calls are unaffected), instantiates it into *graph and
+ * uploads it to the device. */
 dfg_status dfg_cuda_graph_capture(dfg_cuda_graph *graph, cudaStream_t stream,
                                   dfg_cuda_enqueue_fn enqueue, void *ctx);
 dfg_status dfg_cuda_graph_launch(const dfg_cuda_graph *graph,

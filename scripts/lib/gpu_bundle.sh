@@ -3,14 +3,16 @@
 #
 # dfg_gpu_bundle BUILD DIR: writes DIR, a self-contained bundle of the
 # CUDA backend's device check, for a machine that has an NVIDIA driver,
-# the CUDA runtime libraries (cudart, cuBLAS: the toolkit's or PyTorch's
-# pip wheels) and python3, and nothing of Debian's: DIR/payload.tar.xz
-# holds dfgc, the cuda suite's executables, libdfg and its CUDA module,
-# every library they link that is not CUDA's or the C library (oneDNN,
-# OpenBLAS, protobuf-c, cmocka, Open MPI...), this build's C library
-# (used there only when the machine's is older), and the Python and shell
-# the check runs; DIR/MANIFEST says what and from which commit. Libraries
-# and programs find each other through $ORIGIN run paths. Fails when the
+# the CUDA runtime libraries (cudart, cuBLAS and, where the build has it,
+# cuDNN: the toolkit's or PyTorch's pip wheels; a stand-in for cuDNN
+# where the machine has none) and python3, and nothing of Debian's:
+# DIR/payload.tar.xz holds dfgc, bench-train-step, the cuda suite's
+# executables, libdfg and its CUDA module, every library they link that
+# is not CUDA's or the C library (oneDNN, OpenBLAS, protobuf-c, cmocka,
+# Open MPI...), this build's C library (used there only when the
+# machine's is older), and the Python and shell the check runs;
+# DIR/MANIFEST says what and from which commit. Libraries and programs
+# find each other through $ORIGIN run paths. Fails when the
 # bundle would exceed DFG_GPU_BUNDLE_MAX_MIB (60).
 
 # The libraries the device machine brings: the C library (bundled apart),
@@ -23,6 +25,43 @@ dfg_gpu_bundle_is_system_library() {
             libnccl.so* | libnvidia*) return 0 ;;
     esac
     return 1
+}
+
+# dfg_gpu_bundle_cudnn_stub MODULE DIR: when MODULE links cuDNN, writes
+# DIR/<its soname>, a stand-in whose every function MODULE calls returns
+# CUDNN_STATUS_NOT_INITIALIZED, for a machine without cuDNN: the module
+# then loads, and with DFG_CUDA_CUDNN=0 (gpu_run.sh sets it) never calls
+# it, its convolutions running on im2col and cuBLAS.
+dfg_gpu_bundle_cudnn_stub() {
+    module=$1 out=$2
+    soname=$(readelf -d "$module" |
+        sed -n 's/.*(NEEDED).*\[\(libcudnn[^]]*\)\].*/\1/p')
+    [ -n "$soname" ] || return 0
+    mkdir -p "$out"
+    # Its functions under the symbol version the module asks for
+    # (cudnnCreate@libcudnn.so.9), or the loader refuses the stand-in.
+    nm -D --undefined-only "$module" | awk -v script="$out/stub.map" '
+        $2 ~ /^cudnn/ {
+            name = $2; version = $2
+            sub(/@.*/, "", name)
+            if (sub(/^[^@]*@+/, "", version)) versions[version] = 1
+            if (name == "cudnnGetErrorString") {
+                print "const char *cudnnGetErrorString(int s) { (void)s;"
+                print "    return \"no cuDNN on this machine (the bundle'"'"'s stand-in)\"; }"
+            } else {
+                print "int " name "(void) { return 1; }"
+            }
+        }
+        END {
+            n = 0
+            for (v in versions) { print v " { global: *; };" >script; n++ }
+            if (n == 0) print "{ global: *; };" >script
+        }' >"$out/stub.c"
+    cc -shared -fPIC -O1 -Wl,-soname,"$soname" \
+        -Wl,--version-script="$out/stub.map" -o "$out/$soname" \
+        "$out/stub.c" || return 1
+    rm -f "$out/stub.c" "$out/stub.map"
+    echo "$soname"
 }
 
 # The libraries ELF... link, as "SONAME PATH" lines.
@@ -50,13 +89,17 @@ for t in json.load(sys.stdin):
     if any(s.split(":")[-1] == "cuda" for s in t["suite"]):
         print(t["cmd"][0])')
     [ -n "$tests" ] || dfg_fail "$build has no tests in the cuda suite"
-    programs="$build/tools/dfgc $tests"
+    [ -x "$build/bench/bench-train-step" ] ||
+        dfg_fail "$build has no bench/bench-train-step (the benchmark's training step)"
+    programs="$build/tools/dfgc $build/bench/bench-train-step $tests"
     # shellcheck disable=SC2016 # $ORIGIN is the loader's, not the shell's
     for program in $programs; do
         cp "$program" "$stage/bin/"
         patchelf --set-rpath '$ORIGIN/../lib' "$stage/bin/${program##*/}"
     done
     cp "$build/libdfg-cuda.so" "$stage/lib/"
+    cudnn=$(dfg_gpu_bundle_cudnn_stub "$build/libdfg-cuda.so" "$stage/nocudnn") ||
+        dfg_fail "could not build the cuDNN stand-in"
 
     # Every library they link, by soname, except the system's; then the C
     # library apart, for a machine whose own is older.
@@ -87,6 +130,7 @@ for t in json.load(sys.stdin):
         echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
         echo "made $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)"
         echo "glibc $(getconf GNU_LIBC_VERSION | awk '{print $2}')"
+        echo "cudnn ${cudnn:-none}"
         echo "files:"
         (cd "$stage" && find . -type f -printf '%s %P\n' | sort -k2)
     } >"$dir/MANIFEST"

@@ -13,7 +13,8 @@
 # without one, 1 otherwise.
 
 # The folders of CUDA's runtime libraries on this machine: the toolkit's,
-# then those PyTorch's pip wheels bring (nvidia/*/lib).
+# then those PyTorch's pip wheels bring (nvidia/*/lib: cuDNN's is
+# nvidia/cudnn/lib).
 dfg_gpu_cuda_library_dirs() {
     roots="/usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib"
     wheels=$(python3 -c '
@@ -24,7 +25,8 @@ print(" ".join(spec.submodule_search_locations or []) if spec else "")' \
     for root in $roots $wheels; do
         [ -d "$root" ] || continue
         find -L "$root" -maxdepth 3 \( -name 'libcudart.so.*' -o \
-            -name 'libcublas.so.*' -o -name 'libcublasLt.so.*' \) \
+            -name 'libcublas.so.*' -o -name 'libcublasLt.so.*' -o \
+            -name 'libcudnn.so.*' \) \
             -printf '%h\n' 2>/dev/null
     done | awk '!seen[$0]++' | paste -sd: -
 }
@@ -34,6 +36,24 @@ print(" ".join(spec.submodule_search_locations or []) if spec else "")' \
 # this machine's is older than the one it was built with.
 dfg_gpu_wrappers() {
     cuda_dirs=$(dfg_gpu_cuda_library_dirs)
+    # The cuDNN the module links (MANIFEST), else the bundle's stand-in and
+    # the convolutions on the backend's own path.
+    cudnn=$(awk '$1 == "cudnn" { print $2 }' "$bundle/MANIFEST")
+    cudnn_off=""
+    if [ -n "$cudnn" ] && [ "$cudnn" != none ]; then
+        found=""
+        for d in $(echo "$cuda_dirs" | tr ':' ' '); do
+            [ -e "$d/$cudnn" ] && found=$d && break
+        done
+        if [ -n "$found" ]; then
+            echo "cuDNN: $found/$cudnn"
+        else
+            cuda_dirs="${cuda_dirs:+$cuda_dirs:}$work/nocudnn"
+            cudnn_off="export DFG_CUDA_CUDNN=0"
+            echo "cuDNN: no $cudnn here: the bundle's stand-in," \
+                "convolutions on im2col and cuBLAS (DFG_CUDA_CUDNN=0)"
+        fi
+    fi
     built=$(awk '$1 == "glibc" { print $2 }' "$bundle/MANIFEST")
     here=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '{print $2}')
     loader=""
@@ -51,6 +71,7 @@ dfg_gpu_wrappers() {
         {
             echo '#!/bin/sh'
             echo "export LD_LIBRARY_PATH=\"$work/lib:$cuda_dirs\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}\""
+            [ -z "$cudnn_off" ] || echo "$cudnn_off"
             echo "exec $loader \"$program\" \"\$@\""
         } >"$work/run/$name"
         chmod +x "$work/run/$name"

@@ -23,7 +23,7 @@ environment() {
     "$python" -c 'import sys, torch
 print("python", sys.version.split()[0], "torch", torch.__version__,
       "cuda", torch.version.cuda)' 2>&1
-    sed -n 1,4p "$work/MANIFEST"
+    sed -n 1,5p "$work/MANIFEST"
     "$dfgc" devices
 }
 
@@ -90,6 +90,7 @@ memcheck() {
 
 bench() {
     "$python" "$work/bench/gpu_vs_torch.py" --dfgc "$dfgc" \
+        --train-step "$work/run/bench-train-step" \
         --work-dir "$work/models" --iterations 30 --warmup 5 \
         >"$results/bench.md"
     status=$?

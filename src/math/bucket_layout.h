@@ -1,6 +1,7 @@
 /* The layout of a data-parallel gradient bucket (docs/data-parallel.md),
- * shared by the bucket pass (passes/buckets.c), the shape rules
- * (src/ir/shape_collective.c) and the kernels (runtime/cpu/all_reduce.c):
+ * shared by the bucket pass (passes/training/buckets.c), the shape rules
+ * (src/ir/shape_collective.c) and the kernels
+ * (runtime/cpu/training/all_reduce.c):
  * tensor i of a bucket starts at the aligned end of tensor i - 1. With a
  * sharded optimizer, the bucket's weights are laid out the same way, and
  * rank r's shard is floats [r * shard, (r + 1) * shard) of that layout. */

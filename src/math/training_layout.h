@@ -1,6 +1,7 @@
 /* The layout of the small persistent tensors that drive an optimizer,
- * shared by the training pass (passes/training.c), which creates them, and
- * the kernels (runtime/cpu/optimizer.c), which read and write them.
+ * shared by the training pass (passes/training/training.c), which creates
+ * them, and the kernels (runtime/cpu/training/optimizer.c), which read and
+ * write them.
  *
  * A training program holds, in its weights region (written in place by a
  * training session, see docs/training.md):
@@ -31,6 +32,12 @@ enum {
     DFG_HYPER_DECAY_STEPS,  /* T: cosine decay of the learning rate over T
                                optimizer steps, 0 for a constant one (a
                                whole number up to 2^24, exact in f32) */
+    DFG_HYPER_STEP_SIZE,    /* S: the learning rate times GAMMA every S
+                               optimizer steps (torch's StepLR), 0: never
+                               (a whole number up to 2^24) */
+    DFG_HYPER_GAMMA,
+    DFG_HYPER_WARMUP,       /* W: a linear warm-up over the first W
+                               optimizer steps, 0: none (up to 2^24) */
     DFG_HYPER_SIZE
 };
 

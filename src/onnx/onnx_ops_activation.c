@@ -325,7 +325,7 @@ static dfg_status dropout_state(dfg_onnx_importer *im, int64_t seed,
  * 12) it drops at every run, as ONNX says: dropout_train, seeded by the
  * seed attribute, its mask the optional output 1. Otherwise it is
  * dropout, the identity at inference, which a dfg training step turns
- * into dropout_train (passes/training_dropout.c); its mask, if asked
+ * into dropout_train (passes/training/training_dropout.c); its mask, if asked
  * for, is all true. */
 static dfg_status import_dropout(dfg_onnx_importer *im, const dfg_onnx_op *op)
 {

@@ -200,7 +200,7 @@ static dfg_status import_gemm(dfg_onnx_importer *im, const dfg_onnx_op *op)
  * variance after the node's momentum updated them. dfg keeps the running
  * statistics as state: the node is the inference batch_norm, its attrs.alpha
  * the node's momentum, which a training step turns into batch_norm_train
- * updating the statistics in place (passes/training_batch_norm.c), the
+ * updating the statistics in place (passes/training/training_batch_norm.c), the
  * running variance from the biased batch variance as ONNX says (attrs.beta
  * 0, src/ir/ops.def); outputs 1 and 2 name that state. So the statistics must be initializers, and
  * momentum 1 (statistics never updated) is refused, as alpha 1 means dfg's

@@ -101,7 +101,7 @@ struct dfg_program {
     /* The CPU features its blocked layouts and primitives were chosen for
      * (oneDNN's ISA name, "avx2", "avx512_core", ...; file version 5), ""
      * when every tensor is plain: a CPU backend refuses the program on a
-     * CPU without them (runtime/cpu/dnnl_steps.c). */
+     * CPU without them (runtime/cpu/onednn/dnnl_steps.c). */
     char layout_isa[DFG_PROGRAM_RULE_NAME_BYTES];
     /* 1 once a session took the program over (dfg_session_create_owning):
      * the weight pages its kernels read from copies in another layout may

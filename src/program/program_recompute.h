@@ -1,5 +1,5 @@
 /* The steps of a training program that recompute a saved activation
- * under a memory budget (passes/remat.c names them
+ * under a memory budget (passes/remat/remat.c names them
  * "<forward node>/recompute_<k>"), for the summary and the plan JSON. */
 #ifndef DFG_PROGRAM_RECOMPUTE_H
 #define DFG_PROGRAM_RECOMPUTE_H

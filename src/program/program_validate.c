@@ -241,7 +241,7 @@ static dfg_status validate_step_memory(const dfg_program *p, int32_t s)
             return INVALID("step %d '%s' (%s): the workspace overlaps input "
                            "%d", (int)s, st->name, info->name, (int)k);
     /* The all-reduce steps read and hand on their bucket's own bytes by
-     * design (passes/buckets.c); the plan verifier's bucket check, which
+     * design (passes/training/buckets.c); the plan verifier's bucket check, which
      * the loader runs too, checks that layout exactly. */
     int shares_bucket = st->op == DFG_OP_ALL_REDUCE_START ||
                         st->op == DFG_OP_ALL_REDUCE_WAIT;

@@ -31,10 +31,13 @@ static void write_tensor_names(dfg_json_writer *w, const dfg_program *p,
     dfg_json_end_array(w);
 }
 
-static void write_stats(dfg_json_writer *w, const dfg_plan_stats *s)
+static void write_stats(dfg_json_writer *w, const dfg_program *p)
 {
+    const dfg_plan_stats *s = &p->stats;
     dfg_json_uint(w, "arena_bytes", s->arena_bytes);
     dfg_json_uint(w, "lower_bound_bytes", s->lower_bound_bytes);
+    dfg_json_uint(w, "scratch_free_lower_bound_bytes",
+                  dfg_report_scratch_free_bound(p));
     if (s->recorded_lower_bound_bytes > 0)
         dfg_json_uint(w, "recorded_order_lower_bound_bytes",
                       s->recorded_lower_bound_bytes);
@@ -195,7 +198,7 @@ static dfg_status write_report(const dfg_program *program,
     dfg_json_begin_object(&w, NULL, 0);
     dfg_json_string(&w, "format", "dfg-plan");
     dfg_json_int(&w, "version", 1);
-    write_stats(&w, &program->stats);
+    write_stats(&w, program);
     dfg_json_begin_object(&w, "regions", 0);
     dfg_json_int(&w, "arena", program->region_bytes[DFG_REGION_ARENA]);
     dfg_json_int(&w, "weights", program->region_bytes[DFG_REGION_WEIGHTS]);

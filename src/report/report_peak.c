@@ -7,8 +7,9 @@
 #include "program_views.h"
 
 /* The op's own workspace for step s (its workspace rule on the step's
- * operand types), or -1 when the rule cannot say. */
-static int64_t own_workspace(const dfg_program *p, int32_t s)
+ * operand types), or -1 when the rule cannot say; with least, the least
+ * its kernel works with (dfg_op_least_workspace). */
+static int64_t own_workspace(const dfg_program *p, int32_t s, int least)
 {
     const dfg_program_step *st = &p->steps[s];
     const dfg_op_info *info = dfg_op_get(st->op);
@@ -26,8 +27,11 @@ static int64_t own_workspace(const dfg_program *p, int32_t s)
         else
             types[j].rank = -1;
     }
-    int64_t bytes = info->workspace(&st->attrs, types, st->n_inputs,
-                                    types + st->n_inputs, st->n_outputs);
+    int64_t bytes =
+        least ? dfg_op_least_workspace(st->op, &st->attrs, types, st->n_inputs,
+                                       types + st->n_inputs, st->n_outputs)
+              : info->workspace(&st->attrs, types, st->n_inputs,
+                                types + st->n_inputs, st->n_outputs);
     dfg_free(&p->allocator, types);
     return bytes;
 }
@@ -53,10 +57,43 @@ void dfg_report_peak_find(const dfg_program *p, dfg_report_peak *peak)
     if (w < 0 || w >= p->n_tensors || p->tensors[w].bytes <= 0)
         return;
     peak->workspace = p->tensors[w].bytes;
-    peak->own_workspace = own_workspace(p, peak->step);
+    peak->own_workspace = own_workspace(p, peak->step, 0);
     peak->library_scratch = p->workspace_rule[0] != '\0' &&
                             peak->own_workspace >= 0 &&
                             peak->workspace > peak->own_workspace;
+}
+
+uint64_t dfg_report_scratch_free_bound(const dfg_program *p)
+{
+    int64_t alignment = p->stats.alignment > 0 ? (int64_t)p->stats.alignment
+                                               : 1;
+    uint8_t *written = dfg_calloc(&p->allocator, (size_t)p->n_tensors + 1, 1);
+    int64_t *live = dfg_calloc(&p->allocator, (size_t)p->n_steps + 1,
+                               sizeof *live);
+    int64_t bound = 0;
+    if (written && live) {
+        dfg_program_mark_written(p, written);
+        dfg_plan_live_bytes(p, written, alignment, live);
+        for (int32_t s = 0; s < p->n_steps; s++) {
+            int32_t w = p->steps[s].workspace;
+            int64_t own = w >= 0 && w < p->n_tensors &&
+                                  p->workspace_rule[0] != '\0'
+                              ? own_workspace(p, s, 0)
+                              : -1;
+            if (own >= 0 && p->tensors[w].bytes > own) {
+                int64_t least = own_workspace(p, s, 1);
+                if (least < 0 || least > own)
+                    least = own;
+                live[s] -= dfg_align_up(p->tensors[w].bytes, alignment) -
+                           dfg_align_up(least, alignment);
+            }
+            if (live[s] > bound)
+                bound = live[s];
+        }
+    }
+    dfg_free(&p->allocator, written);
+    dfg_free(&p->allocator, live);
+    return (uint64_t)bound;
 }
 
 const char *dfg_report_peak_scratch_name(const dfg_program *p)

@@ -23,6 +23,12 @@ typedef struct dfg_report_peak {
 
 void dfg_report_peak_find(const dfg_program *program, dfg_report_peak *peak);
 
+/* The program's lower bound (max over steps of the aligned live bytes)
+ * with each workspace that holds library scratch cut to the least its
+ * op's own kernel works with: the bound dfg_compile_options.prefer_memory
+ * plans at, for this order and these layouts. 0 if out of memory. */
+uint64_t dfg_report_scratch_free_bound(const dfg_program *program);
+
 /* What the library scratch of the program's workspace rule is called:
  * "oneDNN scratch" for the CPU backend's ("cpu"), else "RULE backend
  * scratch" (in thread-local storage, valid until the next call). */

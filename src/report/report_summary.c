@@ -80,10 +80,14 @@ static void write_bytes_line(FILE *out, const char *label, uint64_t bytes)
             dfg_format_count(bytes, exact, sizeof exact));
 }
 
-static void write_plan_lines(FILE *out, const dfg_plan_stats *s)
+static void write_plan_lines(FILE *out, const dfg_program *p)
 {
+    const dfg_plan_stats *s = &p->stats;
     write_bytes_line(out, "arena", s->arena_bytes);
     write_bytes_line(out, "lower bound", s->lower_bound_bytes);
+    if (p->workspace_rule[0] != '\0')
+        write_bytes_line(out, "  no library scratch",
+                         dfg_report_scratch_free_bound(p));
     if (s->recorded_lower_bound_bytes > 0)
         write_bytes_line(out, "  recorded order", s->recorded_lower_bound_bytes);
     write_bytes_line(out, "no-reuse total", s->no_reuse_bytes);
@@ -209,7 +213,7 @@ dfg_status dfg_report_summary(const dfg_program *program, FILE *out)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "dfg_report_summary: program and stream are required");
     write_model_line(out, program);
-    write_plan_lines(out, &program->stats);
+    write_plan_lines(out, program);
     write_kind_bytes(out, program);
     write_peak(out, program);
     write_concat_views(out, program);

@@ -2,7 +2,10 @@
 import io
 import threading
 
+import numpy as np
 import pytest
+
+import dfg
 
 
 def tiny_onnx():
@@ -34,3 +37,15 @@ def run_in_threads(n, work):
     for t in threads:
         t.join()
     return errors
+
+
+@pytest.fixture(scope="module")
+def cnn():
+    """The bundled CNN, compiled (input x: 32x1x8x8, output probs)."""
+    return dfg.compile("example:cnn")
+
+
+def cnn_input(seed):
+    """A distinct input of the bundled CNN for each seed."""
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((32, 1, 8, 8)).astype(np.float32)

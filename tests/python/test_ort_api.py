@@ -6,17 +6,7 @@ import numpy as np
 import pytest
 
 import dfg
-from conftest import run_in_threads, tiny_onnx
-
-
-@pytest.fixture(scope="module")
-def cnn():
-    return dfg.compile("example:cnn")
-
-
-def cnn_input(seed):
-    rng = np.random.default_rng(seed)
-    return rng.standard_normal((32, 1, 8, 8)).astype(np.float32)
+from conftest import cnn_input, run_in_threads, tiny_onnx
 
 
 def test_get_inputs_and_outputs(cnn):

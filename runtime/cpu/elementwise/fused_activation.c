@@ -1,0 +1,40 @@
+/* silu and hardswish, the activations the fusion pass forms from
+ * x * sigmoid(x) and x * hardsigmoid(x) (passes/fuse_patterns.c), on any
+ * float dtype, computed in f32 with the per-element math the fused conv
+ * post-ops share (math/post_ops.h). In place is fine: each element is
+ * read before it is written. */
+#include "dtype_access.h"
+#include "cpu/kernels_extra.h"
+#include "math/post_ops.h"
+#include "cpu/parallel.h"
+
+typedef struct fused_activation {
+    int32_t kind; /* DFG_POST_SILU or DFG_POST_HARDSWISH */
+    dfg_dtype dtype;
+    const void *x;
+    void *y;
+} fused_activation;
+
+static void activation_range(void *ctx, int64_t start, int64_t count)
+{
+    const fused_activation *a = ctx;
+    float in_buf[DFG_CPU_BLOCK], out_buf[DFG_CPU_BLOCK];
+    for (int64_t i = 0; i < count; i += DFG_CPU_BLOCK) {
+        int64_t n = count - i < DFG_CPU_BLOCK ? count - i : DFG_CPU_BLOCK;
+        const float *x = dfg_load_f32(a->x, a->dtype, start + i, 1, n, in_buf);
+        float *y = dfg_f32_target(a->y, a->dtype, start + i, out_buf);
+        for (int64_t k = 0; k < n; k++)
+            y[k] = dfg_post_op_eltwise(a->kind, 0.0f, 0.0f, x[k]);
+        dfg_store_f32(a->y, a->dtype, start + i, n, y);
+    }
+}
+
+dfg_status dfg_cpu_fused_activation(const dfg_kernel_args *args)
+{
+    fused_activation a = {
+        args->op == DFG_OP_SILU ? DFG_POST_SILU : DFG_POST_HARDSWISH,
+        args->in_types[0].dtype, args->in[0], args->out[0]};
+    dfg_cpu_parallel_ranges(dfg_type_numel(&args->in_types[0]),
+                            DFG_CPU_BLOCK, activation_range, &a);
+    return DFG_OK;
+}

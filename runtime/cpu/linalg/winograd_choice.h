@@ -1,0 +1,39 @@
+/* Which of a session's convs run as Winograd: the memory their
+ * transformed filters add, weighed over the whole program.
+ *
+ * A Winograd conv holds 36 transformed values per filter where the
+ * direct kernel's reordered weights hold 9 (winograd_conv.h), so each
+ * adds 27 floats per filter to the process. Conv by conv the shape rule
+ * took every fast shape, and resnet18's 7 convs added 9.0 MiB of
+ * transformed filters, resnet50's 6 added 8.4: their whole-process peak
+ * RSS went to 74.2 and 128.0 MiB, over the budget of weights + arena +
+ * 24 MiB (72.4 and 127.5, docs/BENCHMARKS.md). So the convs the shape
+ * rule takes are granted DFG_WINOGRAD_ALLOWANCE added bytes together, the
+ * largest output images first (the time saved per transformed byte grows
+ * with the pixels a filter is applied to), the largest filter banks
+ * first among images of one size, then the program's order. */
+#ifndef DFG_CPU_WINOGRAD_CHOICE_H
+#define DFG_CPU_WINOGRAD_CHOICE_H
+
+#include <stdint.h>
+#include "dfg/allocator.h"
+#include "dfg/status.h"
+#include "cpu/kernels.h"
+
+/* Bytes the transformed filters of one program may add over the direct
+ * kernel's weights: an eighth of the 24 MiB the process may use beyond
+ * its weights and arena (resnet50 used 19 of them before Winograd). */
+#define DFG_WINOGRAD_ALLOWANCE ((int64_t)3 << 20)
+
+/* Bytes step's transformed filters would add, 0 when it is not a conv2d
+ * with constant weights that the shape rule takes (dfg_winograd_takes). */
+int64_t dfg_winograd_added_bytes(const dfg_kernel_args *step);
+
+/* chosen[i] = 1 for the steps that may run as Winograd within
+ * `allowance` added bytes, 0 for the others (n_steps entries). */
+dfg_status dfg_winograd_choose(const dfg_kernel_args *steps, int32_t n_steps,
+                               int64_t allowance,
+                               const dfg_allocator *allocator,
+                               uint8_t *chosen);
+
+#endif

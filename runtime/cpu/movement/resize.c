@@ -1,0 +1,126 @@
+/* resize (ONNX Resize) on the CPU: separable sampling along every axis,
+ * with the index arithmetic of src/math/resize_coords.h. nearest copies
+ * bytes (any dtype); linear and cubic weigh the taps of every axis (float
+ * dtypes, computed in f32 with double accumulation). */
+#include <math.h>
+#include <string.h>
+
+#include "cpu/elementwise/dtype_access.h"
+#include "error.h"
+#include "cpu/kernels_extra.h"
+#include "math/resize_coords.h"
+#include "cpu/parallel.h"
+
+typedef struct resize_ctx {
+    const dfg_attrs *attrs;
+    const dfg_type *in_type, *out_type;
+    const char *in;
+    char *out;
+    size_t elem;
+    int64_t in_strides[DFG_MAX_RANK];
+    double scale[DFG_MAX_RANK];
+} resize_ctx;
+
+/* Sum over every combination of one tap per axis of weight * input. */
+static float interpolate(const resize_ctx *c, const dfg_resize_taps *taps)
+{
+    int32_t rank = c->in_type->rank, t[DFG_MAX_RANK] = {0};
+    for (int32_t d = 0; d < rank; d++)
+        if (taps[d].n == 0)
+            return 0.0f; /* every tap excluded: nothing to weigh */
+    double acc = 0.0;
+    for (;;) {
+        double weight = 1.0;
+        int64_t offset = 0;
+        for (int32_t d = 0; d < rank; d++) {
+            weight *= taps[d].weight[t[d]];
+            offset += taps[d].index[t[d]] * c->in_strides[d];
+        }
+        float buf;
+        acc += weight * *dfg_load_f32(c->in, c->in_type->dtype, offset, 1, 1,
+                                      &buf);
+        int32_t d = rank - 1;
+        while (d >= 0 && ++t[d] == taps[d].n)
+            t[d--] = 0;
+        if (d < 0)
+            return (float)acc;
+    }
+}
+
+/* Output elements [start, start + count): walks their coordinates like an
+ * odometer and recomputes an axis' taps only when its coordinate moves. */
+static void resize_range(void *opaque, int64_t start, int64_t count)
+{
+    const resize_ctx *c = opaque;
+    const dfg_type *out = c->out_type;
+    int32_t rank = out->rank;
+    int64_t pos[DFG_MAX_RANK];
+    for (int64_t rest = start, d = rank - 1; d >= 0; d--) {
+        pos[d] = rest % out->shape[d];
+        rest /= out->shape[d];
+    }
+    dfg_resize_taps taps[DFG_MAX_RANK];
+    int32_t changed = 0;
+    int nearest = c->attrs->resize_mode != DFG_RESIZE_LINEAR &&
+                  c->attrs->resize_mode != DFG_RESIZE_CUBIC;
+    for (int64_t e = start; e < start + count; e++) {
+        for (int32_t d = changed; d < rank; d++)
+            dfg_resize_axis_taps(c->attrs, pos[d], c->scale[d],
+                                 c->in_type->shape[d], &taps[d]);
+        if (nearest) {
+            int64_t offset = 0;
+            for (int32_t d = 0; d < rank; d++)
+                offset += taps[d].index[0] * c->in_strides[d];
+            memcpy(c->out + e * (int64_t)c->elem,
+                   c->in + offset * (int64_t)c->elem, c->elem);
+        } else {
+            float v = interpolate(c, taps);
+            dfg_store_f32(c->out, out->dtype, e, 1, &v);
+        }
+        changed = rank - 1;
+        while (changed > 0 && ++pos[changed] == out->shape[changed])
+            pos[changed--] = 0;
+        if (changed == 0)
+            pos[0]++;
+    }
+}
+
+dfg_status dfg_cpu_resize(const dfg_kernel_args *args)
+{
+    const dfg_attrs *a = args->attrs;
+    const dfg_type *in = &args->in_types[0], *out = &args->out_types[0];
+    int interpolating = a->resize_mode == DFG_RESIZE_LINEAR ||
+                        a->resize_mode == DFG_RESIZE_CUBIC;
+    if (in->rank < 1 || in->rank != out->rank || in->dtype != out->dtype ||
+        (interpolating && dfg_dtype_is_integer(in->dtype)) ||
+        (a->n_scales != 0 && a->n_scales != in->rank))
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "resize: input rank %d %s, output rank %d %s, %d "
+                         "scales", (int)in->rank, dfg_dtype_name(in->dtype),
+                         (int)out->rank, dfg_dtype_name(out->dtype),
+                         (int)a->n_scales);
+    int64_t n = dfg_type_numel(out);
+    if (n == 0)
+        return DFG_OK;
+    if (dfg_type_numel(in) == 0)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "resize: an empty input cannot fill %lld elements",
+                         (long long)n);
+    resize_ctx c = {a, in, out, args->in[0], args->out[0],
+                    dfg_dtype_size(in->dtype), {0}, {0}};
+    int64_t stride = 1;
+    for (int32_t d = in->rank - 1; d >= 0; d--) {
+        c.in_strides[d] = stride;
+        stride *= in->shape[d];
+        c.scale[d] = a->n_scales ? (double)a->scales[d]
+                                 : (double)out->shape[d] / (double)in->shape[d];
+        if (!(c.scale[d] > 0.0) || isinf(c.scale[d]))
+            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                             "resize: scale %g on axis %d", c.scale[d], (int)d);
+    }
+    /* Rows of the last axis keep the odometer's outer taps cached. */
+    int64_t range = out->shape[out->rank - 1];
+    range = range < 1024 ? 1024 : range;
+    dfg_cpu_parallel_ranges(n, range, resize_range, &c);
+    return DFG_OK;
+}

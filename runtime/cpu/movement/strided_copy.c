@@ -1,0 +1,169 @@
+/* Strided element copy (see strided_copy.h). */
+#include "strided_copy.h"
+
+#include <string.h>
+
+#include "cpu/parallel.h"
+#include "cpu/elementwise/vector_clones.h"
+
+/* n elements of a fixed size; size is a constant after inlining, so each
+ * memcpy is one load and one store. */
+static inline void copy_run_sized(char *dst, int64_t dst_stride,
+                                  const char *src, int64_t src_stride,
+                                  int64_t n, size_t size)
+{
+    for (int64_t i = 0; i < n; i++)
+        memcpy(dst + i * dst_stride * (int64_t)size,
+               src + i * src_stride * (int64_t)size, size);
+}
+
+static void copy_run(char *dst, int64_t dst_stride, const char *src,
+                     int64_t src_stride, int64_t n, size_t size)
+{
+    if (dst_stride == 1 && src_stride == 1) {
+        memcpy(dst, src, (size_t)n * size);
+        return;
+    }
+    switch (size) {
+    case 1: copy_run_sized(dst, dst_stride, src, src_stride, n, 1); break;
+    case 2: copy_run_sized(dst, dst_stride, src, src_stride, n, 2); break;
+    case 4: copy_run_sized(dst, dst_stride, src, src_stride, n, 4); break;
+    case 8: copy_run_sized(dst, dst_stride, src, src_stride, n, 8); break;
+    default: copy_run_sized(dst, dst_stride, src, src_stride, n, size); break;
+    }
+}
+
+/* The offsets in elements, in src (*src_at) and dst (*dst_at), of index
+ * `at` of the row-major walk over dims d[0..n). */
+static void walk_offsets(int32_t n, const int64_t *d, const int64_t *ss,
+                         const int64_t *ds, int64_t at, int64_t *src_at,
+                         int64_t *dst_at)
+{
+    int64_t s = 0, t = 0;
+    for (int32_t i = n - 1; i >= 0; i--) {
+        int64_t index = at % d[i];
+        at /= d[i];
+        s += index * ss[i];
+        t += index * ds[i];
+    }
+    *src_at = s;
+    *dst_at = t;
+}
+
+/* A transpose of the two innermost dims (src runs along dst's rows,
+ * dst along its own): square tiles, so that the source lines a tile
+ * reads, one per column, are read whole before they leave the cache
+ * (row by row, each element of a dst row is a source line of its own;
+ * vit_b_16's K^T, [197, 12, 64] -> [12, 64, 197], took 3x as long). */
+#define TILE 16
+
+typedef uint32_t lanes8 __attribute__((vector_size(32)));
+
+/* dst[i * dst_row + j] = src[i + j * src_column] for i, j < 8, elements
+ * of 4 bytes: eight row loads, three rounds of eight two-vector shuffles
+ * (AVX2's unpack, shuffle and 128-bit permute), eight row stores, where
+ * one element at a time is 64 loads and stores. */
+DFG_VECTOR_CLONES
+static void transpose_8x8_4(char *dst, int64_t dst_row, const char *src,
+                            int64_t src_column)
+{
+    lanes8 a[8], t[8], u[8], v;
+    for (int j = 0; j < 8; j++)
+        memcpy(&a[j], src + j * src_column * 4, sizeof a[j]);
+    for (int k = 0; k < 8; k += 2) {
+        t[k] = __builtin_shufflevector(a[k], a[k + 1], 0, 8, 1, 9, 4, 12, 5,
+                                       13);
+        t[k + 1] = __builtin_shufflevector(a[k], a[k + 1], 2, 10, 3, 11, 6,
+                                           14, 7, 15);
+    }
+    for (int k = 0; k < 8; k += 4)
+        for (int h = 0; h < 2; h++) {
+            u[k + 2 * h] = __builtin_shufflevector(t[k + h], t[k + h + 2], 0,
+                                                   1, 8, 9, 4, 5, 12, 13);
+            u[k + 2 * h + 1] = __builtin_shufflevector(
+                t[k + h], t[k + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+        }
+    for (int i = 0; i < 4; i++) {
+        v = __builtin_shufflevector(u[i], u[i + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+        memcpy(dst + i * dst_row * 4, &v, sizeof v);
+        v = __builtin_shufflevector(u[i], u[i + 4], 4, 5, 6, 7, 12, 13, 14,
+                                    15);
+        memcpy(dst + (i + 4) * dst_row * 4, &v, sizeof v);
+    }
+}
+
+static void copy_tiles(char *dst, int64_t dst_row, const char *src,
+                       int64_t src_column, int64_t rows, int64_t columns,
+                       size_t size)
+{
+    for (int64_t j0 = 0; j0 < columns; j0 += TILE) {
+        int64_t n = columns - j0 < TILE ? columns - j0 : TILE, i = 0;
+        if (size == 4 && n % 8 == 0)
+            for (; i + 8 <= rows; i += 8)
+                for (int64_t j = j0; j < j0 + n; j += 8)
+                    transpose_8x8_4(dst + (i * dst_row + j) * 4, dst_row,
+                                    src + (i + j * src_column) * 4,
+                                    src_column);
+        for (; i < rows; i++)
+            copy_run(dst + (i * dst_row + j0) * (int64_t)size, 1,
+                     src + (i + j0 * src_column) * (int64_t)size, src_column,
+                     n, size);
+    }
+}
+
+static void strided_copy_tiled(int32_t r, const int64_t *d, const int64_t *ss,
+                               const int64_t *ds, const dfg_strided *src,
+                               const dfg_strided *dst, size_t elem_size,
+                               int64_t total)
+{
+    int64_t rows = d[r - 2], columns = d[r - 1];
+    int64_t bands = (rows + TILE - 1) / TILE, outer = total / (rows * columns);
+#pragma omp parallel for if (total >= DFG_CPU_PARALLEL_MIN_ELEMENTS)
+    for (int64_t t = 0; t < outer * bands; t++) {
+        int64_t src_at, dst_at;
+        walk_offsets(r - 2, d, ss, ds, t / bands, &src_at, &dst_at);
+        int64_t i0 = t % bands * TILE;
+        copy_tiles(dst->base + (dst_at + i0 * ds[r - 2]) * (int64_t)elem_size,
+                   ds[r - 2], src->base + (src_at + i0) * (int64_t)elem_size,
+                   ss[r - 1], rows - i0 < TILE ? rows - i0 : TILE, columns,
+                   elem_size);
+    }
+}
+
+void dfg_cpu_strided_copy(int32_t rank, const int64_t *dims,
+                          const dfg_strided *src, const dfg_strided *dst,
+                          size_t elem_size)
+{
+    int64_t total = 1;
+    for (int32_t i = 0; i < rank; i++) {
+        if (dims[i] == 0)
+            return;
+        total *= dims[i];
+    }
+    int64_t d[DFG_MAX_RANK], ss[DFG_MAX_RANK], ds[DFG_MAX_RANK];
+    int32_t r = dfg_copy_dims_merge(rank, dims, src->strides, dst->strides, d,
+                                    ss, ds);
+    if (r >= 2 && ds[r - 1] == 1 && ss[r - 1] != 1 && ss[r - 2] == 1) {
+        strided_copy_tiled(r, d, ss, ds, src, dst, elem_size, total);
+        return;
+    }
+    int64_t inner = d[r - 1], rows = total / inner;
+#pragma omp parallel for if (total >= DFG_CPU_PARALLEL_MIN_ELEMENTS)
+    for (int64_t row = 0; row < rows; row++) {
+        int64_t src_at, dst_at;
+        walk_offsets(r - 1, d, ss, ds, row, &src_at, &dst_at);
+        copy_run(dst->base + dst_at * (int64_t)elem_size, ds[r - 1],
+                 src->base + src_at * (int64_t)elem_size, ss[r - 1], inner,
+                 elem_size);
+    }
+}
+
+void dfg_cpu_copy_geometry_run(const dfg_copy_geometry *g, const void *src,
+                               void *dst, size_t elem_size)
+{
+    dfg_strided from = {(char *)src + g->src_at * (int64_t)elem_size, {0}};
+    dfg_strided to = {(char *)dst + g->dst_at * (int64_t)elem_size, {0}};
+    memcpy(from.strides, g->src_strides, sizeof from.strides);
+    memcpy(to.strides, g->dst_strides, sizeof to.strides);
+    dfg_cpu_strided_copy(g->rank, g->dims, &from, &to, elem_size);
+}

@@ -1,0 +1,173 @@
+/* layer_norm (over the dims from attrs.axis to the end, with scale and an
+ * optional bias of those dims) and batch_norm in inference form (per
+ * channel, dim 1: (x - mean) / sqrt(var + eps) * scale + bias). Statistics
+ * accumulate in double; values are computed in f32 and stored in the
+ * input's dtype. Both may run in place (out == x). */
+#include <math.h>
+
+#include "cpu/elementwise/dtype_access.h"
+#include "error.h"
+#include "f32_reduce.h"
+#include "cpu/kernels.h"
+#include "cpu/parallel.h"
+#include "reduce_geometry.h"
+#include "cpu/elementwise/vector_clones.h"
+
+typedef struct layer_norm_ctx {
+    dfg_dtype dtype;
+    const void *x, *scale, *bias; /* bias may be NULL */
+    void *out;
+    int64_t d; /* elements normalised together */
+    float epsilon;
+} layer_norm_ctx;
+
+static void layer_norm_row(const layer_norm_ctx *c, int64_t row)
+{
+    float buf[DFG_CPU_BLOCK], sbuf[DFG_CPU_BLOCK], bbuf[DFG_CPU_BLOCK],
+        obuf[DFG_CPU_BLOCK];
+    int64_t base = row * c->d;
+    double sum = 0.0, squares = 0.0;
+    for (int pass = 0; pass < 3; pass++) {
+        double mean = sum / (double)c->d;
+        float rstd = (float)(1.0 / sqrt(squares / (double)c->d + c->epsilon));
+        for (int64_t j = 0; j < c->d; j += DFG_CPU_BLOCK) {
+            int64_t m = c->d - j < DFG_CPU_BLOCK ? c->d - j : DFG_CPU_BLOCK;
+            const float *v = dfg_load_f32(c->x, c->dtype, base + j, 1, m, buf);
+            if (pass == 0) {
+                for (int64_t i = 0; i < m; i++)
+                    sum += v[i];
+            } else if (pass == 1) {
+                /* Two passes: a one-pass E[x^2] - E[x]^2 loses everything
+                 * when the mean is large against the spread. */
+                for (int64_t i = 0; i < m; i++)
+                    squares += (v[i] - mean) * (v[i] - mean);
+            } else {
+                const float *s = dfg_load_f32(c->scale, c->dtype, j, 1, m, sbuf);
+                const float *b =
+                    c->bias ? dfg_load_f32(c->bias, c->dtype, j, 1, m, bbuf) : NULL;
+                float *o = dfg_f32_target(c->out, c->dtype, base + j, obuf);
+                /* Centred in double: a mean rounded to f32 would shift
+                 * every output when the mean is large against the spread. */
+                for (int64_t i = 0; i < m; i++)
+                    o[i] = (float)((double)v[i] - mean) * rstd * s[i] +
+                           (b ? b[i] : 0.0f);
+                dfg_store_f32(c->out, c->dtype, base + j, m, o);
+            }
+        }
+    }
+}
+
+/* layer_norm_row for f32: the same two-pass statistics in double and the
+ * same per-element formula, with the sums in eight lanes (f32_reduce.h)
+ * and straight from the tensors, so that the loops vectorize. */
+DFG_VECTOR_CLONES
+static void layer_norm_row_f32(const layer_norm_ctx *c, int64_t row)
+{
+    int64_t d = c->d;
+    const float *v = (const float *)c->x + row * d;
+    const float *s = c->scale, *b = c->bias;
+    float *o = (float *)c->out + row * d;
+    double mean = dfg_f32_sum(v, d) / (double)d;
+    double squares = dfg_f32_centered_squares(v, d, mean);
+    float rstd = (float)(1.0 / sqrt(squares / (double)d + c->epsilon));
+    if (b)
+        for (int64_t i = 0; i < d; i++)
+            o[i] = (float)((double)v[i] - mean) * rstd * s[i] + b[i];
+    else
+        for (int64_t i = 0; i < d; i++)
+            o[i] = (float)((double)v[i] - mean) * rstd * s[i] + 0.0f;
+}
+
+dfg_status dfg_cpu_layer_norm(const dfg_kernel_args *args)
+{
+    const dfg_type *in = &args->in_types[0];
+    int64_t axis;
+    dfg_status st = dfg_row_axis_check(args->op, args->attrs, in,
+                                       &args->out_types[0], &axis);
+    if (st != DFG_OK)
+        return st;
+    int64_t numel = dfg_type_numel(in);
+    int has_bias = args->n_inputs > 2 && args->in[2] != NULL;
+    layer_norm_ctx c = {in->dtype, args->in[0], args->in[1],
+                        has_bias ? args->in[2] : NULL, args->out[0], 1,
+                        args->attrs->epsilon};
+    for (int32_t d = (int32_t)axis; d < in->rank; d++)
+        c.d *= in->shape[d];
+    int64_t params = dfg_type_numel(&args->in_types[1]);
+    if (params != c.d ||
+        (has_bias && dfg_type_numel(&args->in_types[2]) != c.d))
+        return dfg_error(DFG_ERR_SHAPE, "layer_norm: scale/bias do not have %lld elements",
+                         (long long)c.d);
+    if (numel == 0)
+        return DFG_OK;
+    int64_t rows = numel / c.d;
+#pragma omp parallel for if (numel > DFG_CPU_PARALLEL_MIN_ELEMENTS) schedule(static)
+    for (int64_t row = 0; row < rows; row++) {
+        if (c.dtype == DFG_F32)
+            layer_norm_row_f32(&c, row);
+        else
+            layer_norm_row(&c, row);
+    }
+    return DFG_OK;
+}
+
+typedef struct batch_norm_ctx {
+    dfg_dtype dtype;
+    const void *x, *scale, *bias, *mean, *var;
+    dfg_dtype params_dtype; /* x's, or f32 (mixed precision) */
+    void *out;
+    int64_t channels, plane; /* dim 1, and the product of dims 2.. */
+    float epsilon;
+} batch_norm_ctx;
+
+/* Elements [start, start + n) of the flat tensor, cut where the channel
+ * changes so that each piece has one scale and shift. */
+static void batch_norm_range(void *opaque, int64_t start, int64_t n)
+{
+    const batch_norm_ctx *c = opaque;
+    float buf[DFG_CPU_BLOCK], obuf[DFG_CPU_BLOCK], one[1];
+    for (int64_t end = start + n; start < end;) {
+        int64_t channel = (start / c->plane) % c->channels;
+        int64_t plane_end = (start / c->plane + 1) * c->plane;
+        int64_t m = (plane_end < end ? plane_end : end) - start;
+        const void *params[4] = {c->scale, c->bias, c->mean, c->var};
+        float v4[4];
+        for (int k = 0; k < 4; k++)
+            v4[k] = *dfg_load_f32(params[k], c->params_dtype, channel, 1, 1,
+                                  one);
+        float k_scale = (float)(v4[0] / sqrt((double)v4[3] + c->epsilon));
+        float shift = v4[1] - v4[2] * k_scale;
+        const float *v = dfg_load_f32(c->x, c->dtype, start, 1, m, buf);
+        float *o = dfg_f32_target(c->out, c->dtype, start, obuf);
+        for (int64_t i = 0; i < m; i++)
+            o[i] = v[i] * k_scale + shift;
+        dfg_store_f32(c->out, c->dtype, start, m, o);
+        start += m;
+    }
+}
+
+dfg_status dfg_cpu_batch_norm(const dfg_kernel_args *args)
+{
+    const dfg_type *in = &args->in_types[0];
+    int64_t numel = dfg_type_numel(in);
+    if (in->rank < 2 || numel < 0 || args->n_inputs < 5 ||
+        !dfg_type_equal(in, &args->out_types[0]) || !dfg_dtype_is_float(in->dtype))
+        return dfg_error(DFG_ERR_SHAPE, "batch_norm: expected x of rank >= 2 and 5 inputs");
+    dfg_dtype params = args->in_types[1].dtype;
+    for (int32_t i = 1; i < 5; i++)
+        if (dfg_type_numel(&args->in_types[i]) != in->shape[1] ||
+            args->in_types[i].dtype != params ||
+            (params != in->dtype && params != DFG_F32))
+            return dfg_error(DFG_ERR_SHAPE, "batch_norm: input %d must hold %lld %s values",
+                             (int)i, (long long)in->shape[1],
+                             dfg_dtype_name(params));
+    batch_norm_ctx c = {in->dtype, args->in[0], args->in[1], args->in[2],
+                        args->in[3], args->in[4], params, args->out[0],
+                        in->shape[1], 1, args->attrs->epsilon};
+    for (int32_t d = 2; d < in->rank; d++)
+        c.plane *= in->shape[d];
+    if (numel == 0)
+        return DFG_OK;
+    dfg_cpu_parallel_ranges(numel, DFG_CPU_BLOCK, batch_norm_range, &c);
+    return DFG_OK;
+}

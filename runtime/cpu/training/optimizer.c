@@ -1,0 +1,90 @@
+/* The optimizer ops (src/math/training_layout.h): they write their weight,
+ * state and accumulator operands in place, in the session's own copy of
+ * the weights region.
+ *   optimizer_tick(counter, hyper) -> control: one micro-batch more; it
+ *     completes an optimizer step every K micro-batches;
+ *   sgd_update / adam_update / adamw_update(w, grad, control, state,
+ *     accumulator?) -> the update's squared L2 norm (grad f32, or bf16
+ *     under mixed precision, widened here): with an accumulator,
+ *     grad is added to it and, when the step completes, the mean over the
+ *     K micro-batches is applied and the accumulator cleared; without
+ *     one, grad is applied directly.
+ * The update rules are PyTorch's (torch.optim.SGD with momentum and
+ * weight decay, Adam with L2 weight decay, AdamW with decoupled decay),
+ * so the same hyper-parameters mean the same thing. */
+#include <string.h>
+
+#include "cpu/elementwise/dtype_access.h"
+#include "cpu/kernels.h"
+#include "optimizer_step.h"
+#include "math/training.h"
+
+dfg_status dfg_cpu_optimizer_tick(const dfg_kernel_args *args)
+{
+    dfg_optimizer_tick((int64_t *)args->in[0], args->in[1], args->out[0]);
+    return DFG_OK;
+}
+
+/* Accumulates this micro-batch into *s; returns 1 if the weights update
+ * now. */
+static int prepare_gradient(const dfg_kernel_args *args, int64_t n,
+                            dfg_cpu_gradient *s)
+{
+    const float *control = args->in[2];
+    float *accumulator = args->n_inputs > 4 ? (float *)args->in[4] : NULL;
+    *s = (dfg_cpu_gradient){.grad = args->in[1],
+                            .grad_dtype = args->in_types[1].dtype,
+                            .accumulator = accumulator,
+                            .scale = control[DFG_CONTROL_GRAD_SCALE]};
+    if (accumulator)
+        for (int64_t i = 0; i < n; i++)
+            accumulator[i] += dfg_float_at(s->grad, s->grad_dtype, i);
+    return control[DFG_CONTROL_APPLY] != 0.0f;
+}
+
+static float gradient_at(const dfg_cpu_gradient *s, int64_t i)
+{
+    return s->accumulator ? s->accumulator[i] * s->scale
+                          : dfg_float_at(s->grad, s->grad_dtype, i - s->first);
+}
+
+void dfg_cpu_optimizer_apply(dfg_op op, const float *control,
+                             const dfg_cpu_gradient *gradient, int64_t begin,
+                             int64_t end, float *w, float *state, int64_t n,
+                             double *squares)
+{
+    if (op == DFG_OP_SGD_UPDATE) {
+        for (int64_t i = begin; i < end; i++) {
+            float step = dfg_sgd_step(control, gradient_at(gradient, i), &w[i],
+                                      &state[i]);
+            *squares += (double)step * step;
+        }
+        return;
+    }
+    int decoupled = op == DFG_OP_ADAMW_UPDATE;
+    float *m = state, *v = state + n;
+    for (int64_t i = begin; i < end; i++) {
+        double step = dfg_adam_step(control, decoupled,
+                                    gradient_at(gradient, i), &w[i], &m[i],
+                                    &v[i]);
+        *squares += step * step;
+    }
+}
+
+/* sgd_update, adam_update, adamw_update. */
+dfg_status dfg_cpu_optimizer_update(const dfg_kernel_args *args)
+{
+    int64_t n = dfg_type_numel(&args->in_types[0]);
+    dfg_cpu_gradient s;
+    *(float *)args->out[0] = 0.0f;
+    if (!prepare_gradient(args, n, &s))
+        return DFG_OK;
+    double squares = 0.0;
+    dfg_cpu_optimizer_apply(args->op, args->in[2], &s, 0, n,
+                            (float *)args->in[0], (float *)args->in[3], n,
+                            &squares);
+    if (s.accumulator)
+        memset(s.accumulator, 0, (size_t)n * sizeof *s.accumulator);
+    *(float *)args->out[0] = (float)squares;
+    return DFG_OK;
+}

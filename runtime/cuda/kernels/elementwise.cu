@@ -1,0 +1,141 @@
+/* Elementwise kernels: grid-stride loops around elementwise_ops.h, with
+ * float4 loads and stores for contiguous, aligned f32 data, and the
+ * kernels with index arithmetic instantiated for 32 and 64 bits. */
+#include "device_loop.cuh"
+#include "kernels.h"
+#include "cuda/plan/launch_geometry.h"
+
+static __global__ void unary_kernel(dfg_cuda_unary p, const void *in, void *out)
+{
+    DFG_CUDA_GRID_STRIDE(i, p.n)
+        dfg_cuda_unary_element(&p, in, out, i);
+}
+
+static __global__ void unary_vector4_kernel(dfg_cuda_unary p, const float4 *in,
+                                            float4 *out)
+{
+    DFG_CUDA_GRID_STRIDE(i, p.n / 4) {
+        float4 v = in[i];
+        v.x = dfg_cuda_unary_f32(&p, v.x);
+        v.y = dfg_cuda_unary_f32(&p, v.y);
+        v.z = dfg_cuda_unary_f32(&p, v.z);
+        v.w = dfg_cuda_unary_f32(&p, v.w);
+        out[i] = v;
+    }
+}
+
+extern "C" cudaError_t dfg_cuda_launch_unary(const dfg_cuda_unary *p,
+                                             const void *in, void *out,
+                                             cudaStream_t stream)
+{
+    dfg_cuda_launch l = dfg_cuda_launch_elements(p->vector4 ? p->n / 4 : p->n);
+    if (l.blocks == 0)
+        return cudaSuccess;
+    if (p->vector4)
+        unary_vector4_kernel<<<l.blocks, l.threads, 0, stream>>>(
+            *p, (const float4 *)in, (float4 *)out);
+    else
+        unary_kernel<<<l.blocks, l.threads, 0, stream>>>(*p, in, out);
+    return cudaGetLastError();
+}
+
+template <int Narrow>
+static __global__ void binary_kernel(dfg_cuda_binary p, const void *a,
+                                     const void *b, void *out)
+{
+    DFG_CUDA_GRID_STRIDE(i, p.n)
+        dfg_cuda_binary_element(&p, a, b, out, i, Narrow);
+}
+
+static __global__ void binary_vector4_kernel(dfg_cuda_binary p,
+                                             const float4 *a, const float4 *b,
+                                             float4 *out)
+{
+    DFG_CUDA_GRID_STRIDE(i, p.n / 4) {
+        float4 x = a[i], y = b[i];
+        x.x = dfg_cuda_binary_f32(p.op, x.x, y.x);
+        x.y = dfg_cuda_binary_f32(p.op, x.y, y.y);
+        x.z = dfg_cuda_binary_f32(p.op, x.z, y.z);
+        x.w = dfg_cuda_binary_f32(p.op, x.w, y.w);
+        out[i] = x;
+    }
+}
+
+extern "C" cudaError_t dfg_cuda_launch_binary(const dfg_cuda_binary *p,
+                                              const void *a, const void *b,
+                                              void *out, cudaStream_t stream)
+{
+    dfg_cuda_launch l = dfg_cuda_launch_elements(p->vector4 ? p->n / 4 : p->n);
+    if (l.blocks == 0)
+        return cudaSuccess;
+    if (p->vector4)
+        binary_vector4_kernel<<<l.blocks, l.threads, 0, stream>>>(
+            *p, (const float4 *)a, (const float4 *)b, (float4 *)out);
+    else
+        DFG_CUDA_LAUNCH_INDEXED(binary_kernel, p->index32, l.blocks,
+                                l.threads, stream, *p, a, b, out);
+    return cudaGetLastError();
+}
+
+template <int Narrow>
+static __global__ void where_kernel(dfg_cuda_where p, const uint8_t *cond,
+                                    const void *x, const void *y, void *out)
+{
+    DFG_CUDA_GRID_STRIDE(i, p.n)
+        dfg_cuda_where_element(&p, cond, x, y, out, i, Narrow);
+}
+
+extern "C" cudaError_t dfg_cuda_launch_where(const dfg_cuda_where *p,
+                                             const void *cond, const void *x,
+                                             const void *y, void *out,
+                                             cudaStream_t stream)
+{
+    dfg_cuda_launch l = dfg_cuda_launch_elements(p->n);
+    if (l.blocks == 0)
+        return cudaSuccess;
+    DFG_CUDA_LAUNCH_INDEXED(where_kernel, p->index32, l.blocks, l.threads,
+                            stream, *p, (const uint8_t *)cond, x, y, out);
+    return cudaGetLastError();
+}
+
+static __global__ void cast_kernel(dfg_cuda_cast p, const void *in, void *out)
+{
+    DFG_CUDA_GRID_STRIDE(i, p.n)
+        dfg_cuda_cast_element(&p, in, out, i);
+}
+
+extern "C" cudaError_t dfg_cuda_launch_cast(const dfg_cuda_cast *p,
+                                            const void *in, void *out,
+                                            cudaStream_t stream)
+{
+    dfg_cuda_launch l = dfg_cuda_launch_elements(p->n);
+    if (l.blocks == 0)
+        return cudaSuccess;
+    cast_kernel<<<l.blocks, l.threads, 0, stream>>>(*p, in, out);
+    return cudaGetLastError();
+}
+
+template <int Narrow>
+static __global__ void batch_norm_kernel(dfg_cuda_batch_norm p, const void *x,
+                                         const void *scale, const void *bias,
+                                         const void *mean, const void *var,
+                                         void *out)
+{
+    DFG_CUDA_GRID_STRIDE(i, p.n)
+        dfg_cuda_batch_norm_element(&p, x, scale, bias, mean, var, out, i,
+                                    Narrow);
+}
+
+extern "C" cudaError_t dfg_cuda_launch_batch_norm(const dfg_cuda_batch_norm *p,
+                                                  const void *const *in,
+                                                  void *out,
+                                                  cudaStream_t stream)
+{
+    dfg_cuda_launch l = dfg_cuda_launch_elements(p->n);
+    if (l.blocks == 0)
+        return cudaSuccess;
+    DFG_CUDA_LAUNCH_INDEXED(batch_norm_kernel, p->index32, l.blocks,
+                            l.threads, stream, *p, in[0], in[1], in[2], in[3],
+                            in[4], out);
+    return cudaGetLastError();
+}

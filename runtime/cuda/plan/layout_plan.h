@@ -1,0 +1,55 @@
+/* Host side of the data-movement ops on the CUDA backend: each op's
+ * operands turned into the strided copies, fills and gathers of
+ * layout_ops.h, from the geometry the CPU kernels use too
+ * (layout_geometry.h). Plain C, tested on the CPU by running the copies
+ * through dfg_cuda_strided_offsets and comparing with the CPU backend. */
+#ifndef DFG_CUDA_LAYOUT_PLAN_H
+#define DFG_CUDA_LAYOUT_PLAN_H
+
+#include "conv_geometry.h"
+#include "layout_geometry.h"
+#include "cuda/kernels/layout_ops.h"
+#include "tensor_type.h"
+
+/* A copy over dims between two strided layouts, with size-1 dims dropped
+ * and neighbours both layouts walk as one merged. */
+void dfg_cuda_strided_copy_make(int32_t rank, const int64_t *dims,
+                                const int64_t *src_strides,
+                                const int64_t *dst_strides,
+                                int64_t element_size,
+                                dfg_cuda_strided_copy *out);
+
+/* The copy of each op; *src_at / *dst_at receive element offsets to add
+ * to the input / output pointers. */
+dfg_status dfg_cuda_transpose_plan(const dfg_attrs *attrs, const dfg_type *in,
+                                   const dfg_type *out,
+                                   dfg_cuda_strided_copy *copy);
+dfg_status dfg_cuda_slice_plan(const dfg_attrs *attrs, const dfg_type *in,
+                               const dfg_type *out, int64_t *src_at,
+                               dfg_cuda_strided_copy *copy);
+/* Numpy broadcast of in to out (expand, and gemm's C into its output). */
+dfg_status dfg_cuda_expand_plan(const dfg_type *in, const dfg_type *out,
+                                dfg_cuda_strided_copy *copy);
+/* pad: fill the output with *fill (pad_value as the dtype's bits, as
+ * cast converts it), then copy the input to its interior at *dst_at. */
+dfg_status dfg_cuda_pad_plan(const dfg_attrs *attrs, const dfg_type *in,
+                             const dfg_type *out, uint64_t *fill,
+                             int64_t *dst_at, dfg_cuda_strided_copy *copy);
+
+/* concat / split: the copy of one part of length part_len at position at
+ * along axis (dfg_parts_check having checked the parts), into the whole
+ * (to_whole) or out of it; *whole_at: the whole's offset. */
+void dfg_cuda_part_plan(const dfg_type *whole, int32_t axis, int64_t at,
+                        int64_t part_len, int to_whole, int64_t *whole_at,
+                        dfg_cuda_strided_copy *copy);
+
+/* gather of data along attrs.axis by indices (i32 or i64). */
+dfg_status dfg_cuda_gather_plan(const dfg_attrs *attrs, const dfg_type *data,
+                                const dfg_type *indices, const dfg_type *out,
+                                int32_t step, dfg_cuda_gather *gather);
+
+/* conv2d's bias [M] broadcast to y [N, M, OH, OW]. */
+void dfg_cuda_conv_bias_plan(const dfg_conv_geometry *g, int64_t element_size,
+                             dfg_cuda_strided_copy *copy);
+
+#endif

@@ -1,0 +1,133 @@
+/* The CUDA backend's step plan: what one step's kernels or cuBLAS calls
+ * take, worked out once at session creation (step_plan.h makes them; the
+ * op-specific makers, step_plan_ops.h, and the convolution loops,
+ * conv_ops.h, fill and read them). Plain C. */
+#ifndef DFG_CUDA_STEP_PLAN_TYPES_H
+#define DFG_CUDA_STEP_PLAN_TYPES_H
+
+#include "backend.h"
+#include "cuda/kernels/batch_norm_train_ops.h"
+#include "conv_geometry.h"
+#include "cuda/kernels/elementwise_ops.h"
+#include "gemm_mapping.h"
+#include "cuda/kernels/index_ops.h"
+#include "cuda/kernels/layout_ops.h"
+#include "cuda/kernels/reduction_ops.h"
+#include "cuda/kernels/sampling_ops.h"
+#include "cuda/kernels/training_ops.h"
+
+typedef enum dfg_cuda_kind {
+    DFG_CUDA_UNARY,
+    DFG_CUDA_BINARY,     /* arithmetic and comparisons */
+    DFG_CUDA_WHERE,
+    DFG_CUDA_CAST,
+    DFG_CUDA_BATCH_NORM,
+    DFG_CUDA_REDUCE,     /* reduce_*, global_average_pool */
+    DFG_CUDA_SOFTMAX,
+    DFG_CUDA_LAYER_NORM,
+    DFG_CUDA_POOL,
+    DFG_CUDA_COPY,       /* reshape & co. when not planned as a view */
+    DFG_CUDA_STRIDED,    /* transpose, slice, expand */
+    DFG_CUDA_PAD,        /* pad; slice_grad (a fill of 0, then dy) */
+    DFG_CUDA_CONCAT,
+    DFG_CUDA_SPLIT,
+    DFG_CUDA_GATHER,
+    DFG_CUDA_MATMUL,
+    DFG_CUDA_GEMM,
+    DFG_CUDA_CONV2D,
+    DFG_CUDA_DEPTHWISE,  /* conv2d with one input channel per group */
+    DFG_CUDA_ARG_REDUCE,
+    DFG_CUDA_GATHER_ELEMENTS,
+    DFG_CUDA_SCATTER_ND,
+    DFG_CUDA_RESIZE,
+    DFG_CUDA_TOP_K,
+    DFG_CUDA_CROSS_ENTROPY,       /* the loss */
+    DFG_CUDA_CROSS_ENTROPY_GRAD,
+    DFG_CUDA_CONV_GRAD_INPUT,
+    DFG_CUDA_CONV_GRAD_WEIGHT,
+    DFG_CUDA_POOL_GRAD,
+    DFG_CUDA_GELU_GRAD,
+    DFG_CUDA_GATHER_GRAD,
+    DFG_CUDA_OPTIMIZER_TICK,
+    DFG_CUDA_OPTIMIZER,           /* sgd, adam, adamw updates */
+    DFG_CUDA_COLLECTIVE,          /* all_reduce_start / _wait: the
+                                     session's collective, on the stream */
+    DFG_CUDA_BATCH_NORM_TRAIN,
+    DFG_CUDA_BATCH_NORM_TRAIN_GRAD
+} dfg_cuda_kind;
+
+/* What one im2col batch of a conv2d covers (conv_forward.h): `images`
+ * images and `groups` groups of each, `cols` output pixels of each;
+ * whether its index arithmetic fits 32 bits (math/index_split.h). */
+typedef struct dfg_cuda_conv_batching {
+    int64_t images, groups, cols;
+    int index32;
+} dfg_cuda_conv_batching;
+
+typedef struct dfg_cuda_step_plan {
+    dfg_cuda_kind kind;
+    const dfg_step_args *args;  /* the step it came from (pointers, types) */
+    int32_t index;              /* its position among the prepared steps */
+    /* Element offsets added to input 0 / output 0 (slice, pad). */
+    int64_t src_at, dst_at;
+    /* What cuDNN runs the step with (dnn.h), owned by the session; NULL:
+     * the backend's own kernels and cuBLAS run it. */
+    struct dfg_cuda_dnn_step *dnn;
+    /* The step's cuBLAS workspace (gemm_mapping.h), or NULL. */
+    void *blas_workspace;
+    size_t blas_workspace_bytes;
+    union {
+        dfg_cuda_unary unary;
+        dfg_cuda_binary binary;
+        dfg_cuda_where where;
+        dfg_cuda_cast cast;
+        dfg_cuda_batch_norm batch_norm;
+        dfg_cuda_reduce reduce;
+        dfg_cuda_softmax softmax;
+        dfg_cuda_layer_norm layer_norm;
+        dfg_cuda_pool pool;
+        dfg_cuda_depthwise depthwise;
+        int64_t copy_bytes;
+        dfg_cuda_strided_copy strided;
+        struct {
+            dfg_cuda_strided_copy copy;
+            uint64_t fill;          /* one element's bits */
+            int64_t n, element_size; /* output elements to fill */
+        } pad;
+        int32_t axis;               /* concat, split */
+        dfg_cuda_gather gather;
+        dfg_cuda_matmul_plan matmul;
+        struct {
+            dfg_cuda_row_gemm gemm;
+            int has_bias;
+            dfg_cuda_strided_copy bias; /* C broadcast into the output */
+        } gemm;
+        struct {
+            dfg_conv_geometry g;
+            dfg_im2col_dims dims;
+            int has_bias;
+            dfg_cuda_strided_copy bias;
+            dfg_cuda_conv_batching batching; /* conv2d */
+            /* conv2d_grad_input: dy's image kept at the workspace's start
+             * when dx is written over dy, then the columns from kept_bytes */
+            dfg_cuda_strided_copy keep;
+            int64_t kept_bytes;
+            /* conv2d's fused post-ops: the residual (input 3) added, then
+             * a ReLU; only cuDNN runs them (needs_dnn). */
+            int residual, relu, needs_dnn;
+        } conv;                     /* conv2d and its two gradients */
+        dfg_cuda_arg_reduce arg_reduce;
+        dfg_cuda_gather_elements gather_elements;
+        dfg_cuda_scatter_nd scatter_nd;
+        dfg_cuda_resize resize;
+        dfg_cuda_top_k top_k;
+        dfg_cuda_cross_entropy cross_entropy;
+        dfg_cuda_pool_grad pool_grad;
+        dfg_cuda_gelu_grad gelu_grad;
+        dfg_cuda_gather gather_grad; /* gather's map, walked backwards */
+        dfg_cuda_optimizer optimizer;
+        dfg_cuda_batch_norm_train batch_norm_train; /* and its gradient */
+    } u;
+} dfg_cuda_step_plan;
+
+#endif

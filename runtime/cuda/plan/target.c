@@ -1,0 +1,20 @@
+/* The CUDA backend's compile target (see target.h). */
+#include "target.h"
+
+#include "backend.h"
+#include "step_plan.h"
+
+static int supports_op(int32_t op)
+{
+    return op >= 0 && op < DFG_OP_COUNT && dfg_cuda_supports_op((dfg_op)op);
+}
+
+const dfg_target dfg_cuda_target = {
+    .backend = DFG_CUDA_BACKEND_NAME,
+    .workspace_rule = NULL,
+    .min_alignment = 16,
+    .blas_workspace_bytes = DFG_DEFAULT_BLAS_WORKSPACE,
+    .blocked_layouts = 0,
+    .fused_post_ops = 0,
+    .supports_op = supports_op,
+};

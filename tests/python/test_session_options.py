@@ -1,0 +1,137 @@
+"""Session options (threads, SessionOptions), the CUDA device from
+Python, and one Session of a real CNN shared by 8 threads."""
+import os
+
+import numpy as np
+import pytest
+
+import dfg
+from conftest import cnn_input, run_in_threads
+
+
+def test_threads(cnn):
+    x = cnn_input(1)
+    expected = cnn.session().run({"x": x})["probs"]
+    one = cnn.session(threads=1)
+    assert one.threads == 1
+    np.testing.assert_allclose(one.run({"x": x})["probs"], expected,
+                               rtol=1e-5, atol=1e-6)
+    assert cnn.bench(iterations=2, warmup=0, threads=1)["threads"] == 1
+    assert cnn.bench(iterations=2, warmup=0, threads=2)["threads"] == 2
+    for wrong in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="threads must be"):
+            cnn.session(threads=wrong)
+
+
+def test_prefer_memory(cnn):
+    """prefer="memory" (dfgc --prefer memory): the arena planned at the
+    bound without library scratch that the default plan reports; the
+    same results."""
+    small = dfg.compile("example:cnn", prefer="memory")
+    bound = cnn.plan["scratch_free_lower_bound_bytes"]
+    assert bound <= cnn.arena_bytes
+    assert small.arena_bytes == \
+        small.plan["scratch_free_lower_bound_bytes"] == bound
+    x = cnn_input(4)
+    np.testing.assert_allclose(small.session().run({"x": x})["probs"],
+                               cnn.session().run({"x": x})["probs"],
+                               rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="prefer must be"):
+        dfg.compile("example:cnn", prefer="fast")
+
+
+def test_session_options():
+    options = dfg.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.planner = "greedy_breadth"
+    options.prefer = "memory"
+    session = dfg.InferenceSession("example:cnn", options,
+                                   providers=["CPUExecutionProvider"])
+    assert session.threads == 1
+    assert session.program.stats["planner"] == "greedy_breadth"
+    plan = session.program.plan
+    assert plan["arena_bytes"] == plan["scratch_free_lower_bound_bytes"]
+    assert session.run(None, {"x": cnn_input(2)})[0].shape == (32, 10)
+    with pytest.raises(AttributeError):
+        options.graph_optimisation_level = 99  # no such option: not ignored
+    with pytest.raises(ValueError, match="not both"):
+        dfg.InferenceSession("example:cnn", options, planner="no_reuse")
+    with pytest.raises(TypeError, match="sess_options"):
+        dfg.InferenceSession("example:cnn", {"threads": 1})
+
+
+def package_file(name):
+    return os.path.join(os.path.dirname(dfg.__file__), name)
+
+
+def test_cuda_module_carried_when_built_with_cuda():
+    """A package built where the CUDA toolkit was found carries the CUDA
+    backend's module beside its extension; one built without, none."""
+    assert os.path.exists(package_file("libdfg-cuda.so")) == \
+        dfg._dfg.CUDA_MODULE
+
+
+def gpu_available():
+    return (dfg._dfg.CUDA_MODULE and
+            os.system("nvidia-smi -L >/dev/null 2>&1") == 0)
+
+
+def test_cuda_session(cnn):
+    """device="cuda": on a GPU the results match the CPU's; without a
+    driver or a device, dfg.Error with the reason `dfgc devices` gives."""
+    if not dfg._dfg.CUDA_MODULE:
+        with pytest.raises(dfg.Error, match="cuda backend not installed"):
+            cnn.session(device="cuda")
+        pytest.skip("the package was built without the CUDA toolkit")
+    x = cnn_input(3)
+    if gpu_available():
+        expected = cnn.session().run({"x": x})["probs"]
+        session = cnn.session(device="cuda")
+        assert session.program.device == "cuda"
+        np.testing.assert_allclose(session.run({"x": x})["probs"], expected,
+                                   rtol=1e-3, atol=1e-5)
+        (probs,) = dfg.InferenceSession(
+            "example:cnn", providers=["CUDAExecutionProvider"]).run(
+                None, {"x": x})
+        np.testing.assert_allclose(probs, expected, rtol=1e-3, atol=1e-5)
+        return
+    with pytest.raises(dfg.Error, match=r"device unavailable: cuda") as e:
+        cnn.session(device="cuda")
+    dfgc = os.environ.get("DFGC")
+    if dfgc and os.path.exists(dfgc):
+        import subprocess
+        lines = subprocess.run([dfgc, "devices"], capture_output=True,
+                               text=True, check=True).stdout.splitlines()
+        (cuda,) = [line for line in lines if line.startswith("cuda ")]
+        if "unavailable: " in cuda:  # dfgc built with the CUDA module
+            assert cuda.split("unavailable: ", 1)[1] in str(e.value)
+    with pytest.raises(dfg.Error, match=r"device unavailable: cuda"):
+        dfg.InferenceSession("example:cnn",
+                             providers=["CUDAExecutionProvider"])
+
+
+def test_one_session_of_a_resnet_shared_by_threads():
+    """8 threads x 50 runs on one Session of torchvision's ResNet-18
+    (random weights, 1x3x64x64), each thread its own input: every result
+    equals the single-threaded one, and no call raises."""
+    torch = pytest.importorskip("torch")
+    models = pytest.importorskip("torchvision.models")
+    torch.manual_seed(0)
+    program = dfg.from_torch(models.resnet18(num_classes=10),
+                             torch.randn(1, 3, 64, 64))
+    session = program.session()
+    rng = np.random.default_rng(7)
+    inputs = [rng.standard_normal((1, 3, 64, 64)).astype(np.float32)
+              for _ in range(8)]
+    expected = [session.run({"input": x})["output"] for x in inputs]
+    assert not any(np.array_equal(expected[0], e) for e in expected[1:])
+    mismatches = []
+
+    def work(k):
+        for _ in range(50):
+            got = session.run(None, {"input": inputs[k]})[0]
+            if not np.array_equal(got, expected[k]):
+                mismatches.append(k)
+
+    assert not run_in_threads(8, work)
+    assert not mismatches

@@ -1,0 +1,256 @@
+/* The CUDA backend's convolutions on cuDNN (suite 'cuda'): a small
+ * residual CNN (convolutions with and without bias, stride 2, a residual
+ * sum, ReLUs) on the CUDA backend with cuDNN and without
+ * (DFG_CUDA_CUDNN=0) against the CPU backend; the same bits run after
+ * run and with CUDA graphs on and off (deterministic algorithms); the
+ * conv + bias + residual + ReLU epilogue a CPU-fused program carries run
+ * by cuDNN's fused call, and refused by name without cuDNN; a training
+ * step (the backward convolutions) the same bits in two sessions.
+ *
+ * Exits 77 (skipped), saying why, when the backend is not built or cannot
+ * run here. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "cuda_test_device.h"
+#include "dfg/dfg.h"
+
+#define N 4
+#define C 16
+#define HW 14
+
+static const dfg_backend *backend(const char *name)
+{
+    const dfg_backend *b = NULL;
+    assert_int_equal(dfg_backend_find(name, &b), DFG_OK);
+    return b;
+}
+
+static uint32_t seed = 12345;
+
+static float random_value(void)
+{
+    seed = seed * 1664525u + 1013904223u;
+    return (float)(seed >> 8) / (float)(1u << 24) - 0.5f;
+}
+
+static dfg_value weight(dfg_graph *g, const char *name, int32_t rank,
+                        const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int32_t d = 0; d < rank; d++)
+        n *= shape[d];
+    float *data = malloc((size_t)n * sizeof *data);
+    for (int64_t i = 0; i < n; i++)
+        data[i] = random_value() * 0.3f;
+    dfg_value v;
+    assert_int_equal(dfg_graph_weight(g, name, DFG_F32, rank, shape, data, &v),
+                     DFG_OK);
+    free(data);
+    return v;
+}
+
+/* y = relu(conv3(relu(conv1(x) + b1)) + x) and z = conv2(x), stride 2,
+ * no bias. */
+static dfg_graph *residual_cnn(void)
+{
+    dfg_graph *g;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    const int64_t xs[4] = {N, C, HW, HW}, ws[4] = {C, C, 3, 3}, bs[1] = {C};
+    dfg_value x, h, a, y, z;
+    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 4, xs, &x), DFG_OK);
+    dfg_conv2d_params same = {.pads = {1, 1, 1, 1}};
+    dfg_conv2d_params down = {.strides = {2, 2}, .pads = {1, 1, 1, 1}};
+    assert_int_equal(dfg_conv2d(g, x, weight(g, "w1", 4, ws),
+                                weight(g, "b1", 1, bs), &same, &h), DFG_OK);
+    assert_int_equal(dfg_relu(g, h, &h), DFG_OK);
+    assert_int_equal(dfg_conv2d(g, h, weight(g, "w3", 4, ws),
+                                weight(g, "b3", 1, bs), &same, &a), DFG_OK);
+    assert_int_equal(dfg_add(g, a, x, &a), DFG_OK);
+    assert_int_equal(dfg_relu(g, a, &y), DFG_OK);
+    assert_int_equal(dfg_conv2d(g, x, weight(g, "w2", 4, ws), DFG_NO_VALUE,
+                                &down, &z), DFG_OK);
+    assert_int_equal(dfg_graph_output(g, y, "y"), DFG_OK);
+    assert_int_equal(dfg_graph_output(g, z, "z"), DFG_OK);
+    return g;
+}
+
+/* A session of p on name with DFG_CUDA_CUDNN and DFG_CUDA_GRAPHS as
+ * given (NULL: unset), or NULL with the status in *status. */
+static dfg_session *session(const dfg_program *p, const char *name,
+                            const char *cudnn, const char *graphs,
+                            dfg_status *status)
+{
+    if (cudnn)
+        setenv("DFG_CUDA_CUDNN", cudnn, 1);
+    if (graphs)
+        setenv("DFG_CUDA_GRAPHS", graphs, 1);
+    dfg_session *s = NULL;
+    *status = dfg_session_create(p, backend(name), NULL, &s);
+    unsetenv("DFG_CUDA_CUDNN");
+    unsetenv("DFG_CUDA_GRAPHS");
+    return s;
+}
+
+static float input[N * C * HW * HW];
+
+/* Both outputs of one run of p on a new session, concatenated. */
+static float *outputs(const dfg_program *p, const char *name,
+                      const char *cudnn, const char *graphs, size_t *count)
+{
+    dfg_status st;
+    dfg_session *s = session(p, name, cudnn, graphs, &st);
+    if (!s)
+        fail_msg("%s session (cudnn %s): %s", name, cudnn ? cudnn : "on",
+                 dfg_last_error());
+    size_t y = (size_t)N * C * HW * HW, z = (size_t)N * C * 7 * 7;
+    float *out = malloc((y + z) * sizeof *out);
+    void *outs[2] = {out, out + y};
+    const void *ins[1] = {input};
+    if (dfg_session_run(s, ins, outs) != DFG_OK)
+        fail_msg("%s run: %s", name, dfg_last_error());
+    dfg_session_destroy(s);
+    *count = y + z;
+    return out;
+}
+
+static double relative_error(const float *got, const float *want, size_t n)
+{
+    double diff = 0, norm = 0;
+    for (size_t i = 0; i < n; i++) {
+        diff += ((double)got[i] - want[i]) * ((double)got[i] - want[i]);
+        norm += (double)want[i] * want[i];
+    }
+    return sqrt(diff / (norm > 0 ? norm : 1));
+}
+
+static dfg_program *compile(dfg_graph *g, int cuda)
+{
+    dfg_compile_options o;
+    dfg_compile_options_init(&o);
+    if (cuda) {
+        cuda_test_compile_options(&o);
+    } else {
+        /* The CPU's fusion (conv + bias + residual + ReLU), in plain
+         * layouts and with the op table's workspaces, which the CUDA
+         * backend reads. */
+        o.assign_layouts = 0;
+        o.backend_workspace = NULL;
+        o.backend_workspace_for = NULL;
+    }
+    dfg_program *p = NULL;
+    if (dfg_compile(g, &o, &p) != DFG_OK)
+        fail_msg("compile: %s", dfg_last_error());
+    return p;
+}
+
+static void test_against_cpu(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof input / sizeof input[0]; i++)
+        input[i] = random_value();
+    dfg_graph *g = residual_cnn();
+    dfg_program *p = compile(g, 1);
+    size_t n;
+    float *cpu = outputs(p, "cpu", NULL, NULL, &n);
+    float *dnn = outputs(p, "cuda", NULL, "1", &n);
+    float *again = outputs(p, "cuda", NULL, "0", &n);
+    float *own = outputs(p, "cuda", "0", NULL, &n);
+    /* Strict FP32 on both sides: only the order of the sums differs. */
+    assert_true(relative_error(dnn, cpu, n) < 1e-5);
+    assert_true(relative_error(own, cpu, n) < 1e-5);
+    assert_memory_equal(dnn, again, n * sizeof *dnn);
+    free(cpu), free(dnn), free(again), free(own);
+    dfg_program_destroy(p);
+    dfg_graph_destroy(g);
+}
+
+static void test_fused_epilogue(void **state)
+{
+    (void)state;
+    dfg_graph *g = residual_cnn();
+    dfg_program *fused = compile(g, 0);
+    size_t n;
+    float *cpu = outputs(fused, "cpu", NULL, NULL, &n);
+    dfg_status st;
+    dfg_session *s = session(fused, "cuda", "0", NULL, &st);
+    assert_null(s);
+    assert_int_not_equal(st, DFG_OK);
+    assert_non_null(strstr(dfg_last_error(), "cuDNN"));
+    float *dnn = outputs(fused, "cuda", NULL, NULL, &n);
+    assert_true(relative_error(dnn, cpu, n) < 1e-5);
+    free(cpu), free(dnn);
+    dfg_program_destroy(fused);
+    dfg_graph_destroy(g);
+}
+
+/* The loss after three training steps of the bundled cnn: the same bits
+ * from two sessions (deterministic backward algorithms), close to the
+ * backend's own path. */
+static void test_training_bitwise(void **state)
+{
+    (void)state;
+    dfg_graph *g;
+    assert_int_equal(dfg_model_build_training("cnn", NULL, &g), DFG_OK);
+    dfg_training_options t;
+    dfg_training_options_init(&t);
+    t.loss = "loss";
+    dfg_compile_options o;
+    dfg_compile_options_init(&o);
+    cuda_test_compile_options(&o);
+    o.training = &t;
+    dfg_program *p;
+    if (dfg_compile(g, &o, &p) != DFG_OK)
+        fail_msg("compile: %s", dfg_last_error());
+    static float x[32 * 8 * 8];
+    int64_t labels[32];
+    for (int i = 0; i < 32 * 64; i++)
+        x[i] = random_value() + 0.5f;
+    for (int i = 0; i < 32; i++)
+        labels[i] = i % 10;
+    float loss[3][3];
+    const char *cudnn[3] = {NULL, NULL, "0"};
+    for (int k = 0; k < 3; k++) {
+        dfg_status st;
+        dfg_session *s = session(p, "cuda", cudnn[k], NULL, &st);
+        if (!s)
+            fail_msg("session: %s", dfg_last_error());
+        const void *ins[2] = {x, labels};
+        for (int step = 0; step < 3; step++) {
+            void *outs[1] = {&loss[k][step]};
+            if (dfg_session_run(s, ins, outs) != DFG_OK)
+                fail_msg("run: %s", dfg_last_error());
+        }
+        dfg_session_destroy(s);
+    }
+    assert_memory_equal(loss[0], loss[1], sizeof loss[0]);
+    for (int step = 0; step < 3; step++)
+        assert_true(fabsf(loss[0][step] - loss[2][step]) <=
+                    1e-4f * fabsf(loss[2][step]) + 1e-5f);
+    dfg_program_destroy(p);
+    dfg_graph_destroy(g);
+}
+
+int main(void)
+{
+    int ready = cuda_test_device_ready();
+    if (ready != 0)
+        return ready;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_against_cpu),
+        cmocka_unit_test(test_fused_epilogue),
+        cmocka_unit_test(test_training_bitwise),
+    };
+#ifndef DFG_HAVE_CUDNN
+    puts("the CUDA backend is built without cuDNN (the 'cudnn' feature)");
+    return 77;
+#endif
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
