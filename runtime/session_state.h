@@ -53,7 +53,7 @@ dfg_status dfg_session_detach_weights(dfg_session *s);
  * anonymous memory a session drops (a program compiled in the process
  * and taken over): what a session's creation adds to it is its own cost
  * (step arguments, the library's primitives, their generated kernels,
- * threads started; runtime/memory_predict.c). Wraps around when
+ * threads started; runtime/process_memory.c). Wraps around when
  * unknown: only differences count. */
 uint64_t dfg_runtime_resident_mark(const dfg_backend *backend,
                                    int plain_anonymous);

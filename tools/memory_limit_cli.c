@@ -16,7 +16,11 @@ dfg_status dfgc_compile_limited(const dfg_graph *graph,
     if (memory_limit == 0)
         return dfg_compile(graph, options, out);
     dfg_status s = dfg_backend_find("cpu", &cpu);
-    return s == DFG_OK ? dfg_compile_within(graph, options, cpu, memory_limit,
-                                            out, NULL)
+    /* A training step's caller (dfgc train) keeps a copy of the weights
+     * beside: the last finite ones. */
+    int kept = options && options->training ? 1 : 0;
+    return s == DFG_OK ? dfg_compile_within_keeping(graph, options, cpu,
+                                                    memory_limit, kept, out,
+                                                    NULL)
                        : s;
 }

@@ -27,6 +27,18 @@ dfg_status dfg_compile_within(const dfg_graph *graph,
                               uint64_t limit_bytes, dfg_program **out,
                               dfg_memory_prediction *predicted);
 
+/* The same for a caller that holds kept_weight_copies copies of the
+ * program's weights region beside its session (dfgc train keeps the last
+ * finite weights: 1, include/dfg/finite_training.h), counted as the
+ * prediction's caller_bytes. */
+dfg_status dfg_compile_within_keeping(const dfg_graph *graph,
+                                      const dfg_compile_options *options,
+                                      const dfg_backend *backend,
+                                      uint64_t limit_bytes,
+                                      int kept_weight_copies,
+                                      dfg_program **out,
+                                      dfg_memory_prediction *predicted);
+
 /* "123", "130MiB", "2GiB", "512KiB" (binary units, case as written) into
  * *bytes; -1 if malformed or 0. */
 int dfg_parse_bytes(const char *text, uint64_t *bytes);

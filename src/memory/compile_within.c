@@ -28,16 +28,23 @@ int dfg_parse_bytes(const char *text, uint64_t *bytes)
     return -1;
 }
 
-/* Compiles with o and predicts; *program NULL and the status on failure. */
+/* Compiles with o and predicts, with kept copies of the weights region
+ * the caller holds beside; *program NULL and the status on failure. */
 static dfg_status try_plan(const dfg_graph *graph,
                            const dfg_compile_options *o,
-                           const dfg_backend *backend, dfg_program **program,
-                           dfg_memory_prediction *m)
+                           const dfg_backend *backend, int kept,
+                           dfg_program **program, dfg_memory_prediction *m)
 {
     *program = NULL;
     dfg_status st = dfg_compile(graph, o, program);
     if (st == DFG_OK)
         st = dfg_memory_predict(*program, backend, m);
+    if (st == DFG_OK) {
+        dfg_plan_stats stats;
+        dfg_program_stats(*program, &stats);
+        m->caller_bytes = (uint64_t)kept * stats.weights_bytes;
+        m->peak_bytes += m->caller_bytes;
+    }
     if (st != DFG_OK) {
         dfg_program_destroy(*program);
         *program = NULL;
@@ -91,10 +98,22 @@ dfg_status dfg_compile_within(const dfg_graph *graph,
                               uint64_t limit_bytes, dfg_program **out,
                               dfg_memory_prediction *predicted)
 {
-    if (!graph || !backend || !out)
+    return dfg_compile_within_keeping(graph, options, backend, limit_bytes,
+                                      0, out, predicted);
+}
+
+dfg_status dfg_compile_within_keeping(const dfg_graph *graph,
+                                      const dfg_compile_options *options,
+                                      const dfg_backend *backend,
+                                      uint64_t limit_bytes,
+                                      int kept_weight_copies,
+                                      dfg_program **out,
+                                      dfg_memory_prediction *predicted)
+{
+    if (!graph || !backend || !out || kept_weight_copies < 0)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "dfg_compile_within: graph, backend and out are "
-                         "required");
+                         "required, kept copies at least 0");
     *out = NULL;
     dfg_compile_options o;
     if (options)
@@ -103,7 +122,8 @@ dfg_status dfg_compile_within(const dfg_graph *graph,
         dfg_compile_options_init(&o);
     dfg_memory_prediction m, best = {0};
     dfg_program *program = NULL;
-    dfg_status st = try_plan(graph, &o, backend, &program, &m);
+    dfg_status st =
+        try_plan(graph, &o, backend, kept_weight_copies, &program, &m);
     if (st != DFG_OK || limit_bytes == 0 || m.peak_bytes <= limit_bytes)
         goto done;
     best = m;
@@ -114,7 +134,8 @@ dfg_status dfg_compile_within(const dfg_graph *graph,
     if (tried) {
         dfg_program_destroy(program);
         /* A plan that cannot be made (a budget it cannot meet) is none. */
-        if (try_plan(graph, &o, backend, &program, &m) == DFG_OK) {
+        if (try_plan(graph, &o, backend, kept_weight_copies, &program,
+                     &m) == DFG_OK) {
             if (m.peak_bytes <= limit_bytes) {
                 st = DFG_OK;
                 goto done;

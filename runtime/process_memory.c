@@ -1,0 +1,57 @@
+/* The process's resident memory as Linux reports it (/proc/self):
+ * what the executor marks around a session's creation and the prediction
+ * (memory_predict.c) reads (include/dfg/memory_predict.h,
+ * session_state.h). */
+#include "dfg/memory_predict.h"
+
+#include <stdio.h>
+#include <unistd.h>
+#include "backend.h"
+#include "session_state.h"
+
+/* The "KEY: N kB" line of a /proc/self file, in bytes; 0 if absent. */
+static uint64_t proc_kib_line(const char *path, const char *format)
+{
+    FILE *f = fopen(path, "r");
+    char line[256];
+    unsigned long long kib = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, format, &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (uint64_t)kib * 1024u;
+}
+
+/* Resident anonymous bytes of the process (Linux's smaps_rollup). */
+static uint64_t anonymous_resident_bytes(void)
+{
+    return proc_kib_line("/proc/self/smaps_rollup", "Anonymous: %llu kB");
+}
+
+uint64_t dfg_runtime_resident_mark(const dfg_backend *backend,
+                                   int plain_anonymous)
+{
+    int64_t copies = 0, plain = 0, overlap = 0;
+    if (backend->weight_copies)
+        backend->weight_copies(&copies, &plain, &overlap);
+    return anonymous_resident_bytes() - (uint64_t)copies +
+           (plain_anonymous ? (uint64_t)plain : 0);
+}
+
+uint64_t dfg_process_resident_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long size = 0, resident = 0;
+    int got = f ? fscanf(f, "%llu %llu", &size, &resident) : 0;
+    if (f)
+        fclose(f);
+    long page = sysconf(_SC_PAGESIZE);
+    return got == 2 && page > 0 ? (uint64_t)resident * (uint64_t)page : 0;
+}
+
+uint64_t dfg_process_peak_resident_bytes(void)
+{
+    return proc_kib_line("/proc/self/status", "VmHWM: %llu kB");
+}
+
