@@ -21,7 +21,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "backward_geometry.h"
+#include "ir/geometry/backward_geometry.h"
 #include "dfg/dfg.h"
 
 typedef struct conv_case {

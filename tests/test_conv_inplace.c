@@ -18,7 +18,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "backward_geometry.h"
+#include "ir/geometry/backward_geometry.h"
 #include "cpu/kernels.h"
 #include "dfg/dfg.h"
 #include "op_table.h"

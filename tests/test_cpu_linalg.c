@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "conv_geometry.h"
+#include "ir/geometry/conv_geometry.h"
 #include "cpu_kernel_check.h"
 #include "op_table.h"
 

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "conv_geometry.h"
+#include "ir/geometry/conv_geometry.h"
 #include "cuda_op_check.h"
 #include "math/partial_sums.h"
 #include "math/training_layout.h"

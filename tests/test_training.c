@@ -35,7 +35,7 @@ static int free_data(void **state)
 
 /* The defaults of 'dfgc train'; the accuracy goal leaves the margin that
  * other BLAS kernels (other rounding, another trajectory) may need: the
- * models reach 0.956-0.981 over seeds 1..10 (tools/digits_training.h). */
+ * models reach 0.956-0.981 over seeds 1..10 (tools/training/digits_training.h). */
 static void train_model(const char *model, dfg_dtype precision,
                         int32_t epochs, double goal)
 {

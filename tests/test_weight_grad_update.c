@@ -17,10 +17,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "backward_geometry.h"
+#include "ir/geometry/backward_geometry.h"
 #include "cpu/kernels.h"
 #include "math/training_layout.h"
-#include "weight_update_geometry.h"
+#include "ir/geometry/weight_update_geometry.h"
 
 static uint64_t rng = 0x2545F4914F6CDD1DULL;
 

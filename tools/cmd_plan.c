@@ -6,7 +6,7 @@
 #include "compile_options.h"
 #include "memory_limit_cli.h"
 #include "plan_visuals.h"
-#include "training_setup.h"
+#include "training/training_setup.h"
 
 #include <string.h>
 

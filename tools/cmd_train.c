@@ -7,12 +7,12 @@
 #include <string.h>
 #include "cli.h"
 #include "commands.h"
-#include "data_training.h"
-#include "digits_training.h"
+#include "training/data_training.h"
+#include "training/digits_training.h"
 #include "model_source.h"
-#include "synthetic_training.h"
+#include "training/synthetic_training.h"
 #ifdef DFGC_HAVE_MPI
-#include "data_parallel_cli.h"
+#include "training/data_parallel_cli.h"
 #endif
 
 static const char usage[] =

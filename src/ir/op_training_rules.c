@@ -1,5 +1,5 @@
 /* FLOP counts and workspace rules of the training ops (src/ir/ops.def). */
-#include "backward_geometry.h"
+#include "ir/geometry/backward_geometry.h"
 #include "op_table.h"
 
 static int64_t saturating_product(int64_t a, int64_t b)

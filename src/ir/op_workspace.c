@@ -1,6 +1,6 @@
 /* Workspace rules of the op table: the bytes of per-step scratch an op
  * needs, planned as a tensor living for that one step. */
-#include "backward_geometry.h"
+#include "ir/geometry/backward_geometry.h"
 #include "math/partial_sums.h"
 #include "op_table.h"
 

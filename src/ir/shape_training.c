@@ -3,7 +3,7 @@
  * f32 operands (an update's gradient may be narrow); the backward ops of conv2d, the pools and batch norm also
  * take activations stored narrow (mixed precision, their kernels compute
  * in f32); the others take f32 only. */
-#include "backward_geometry.h"
+#include "ir/geometry/backward_geometry.h"
 #include "error.h"
 #include "op_table.h"
 #include "shape_rules.h"

@@ -1,8 +1,8 @@
 /* Shape, FLOP and workspace rules of a conv's weight gradient fused with
  * its optimizer update (weight_update_geometry.h). */
-#include "weight_update_geometry.h"
+#include "ir/geometry/weight_update_geometry.h"
 
-#include "backward_geometry.h"
+#include "ir/geometry/backward_geometry.h"
 #include "error.h"
 #include "op_table.h"
 #include "shape_rules.h"

@@ -15,7 +15,7 @@
 
 #include "conv2d_depthwise.h"
 #include "conv_post_ops.h"
-#include "conv_geometry.h"
+#include "ir/geometry/conv_geometry.h"
 #include "cpu/elementwise/dtype_access.h"
 #include "error.h"
 #include "gemm_mixed.h"

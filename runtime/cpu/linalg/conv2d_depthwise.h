@@ -1,9 +1,9 @@
 /* Depthwise conv2d on the CPU: a direct stencil, no workspace (see
- * src/ir/conv_geometry.h for when a conv is depthwise). */
+ * src/ir/geometry/conv_geometry.h for when a conv is depthwise). */
 #ifndef DFG_CPU_CONV2D_DEPTHWISE_H
 #define DFG_CPU_CONV2D_DEPTHWISE_H
 
-#include "conv_geometry.h"
+#include "ir/geometry/conv_geometry.h"
 
 /* y = conv2d(x, w) + bias for a geometry with g->depthwise set; x, y and
  * bias (NULL for none) in dtype, w in w_dtype, any float dtype; with

@@ -17,13 +17,13 @@
  * go through dfg_cpu_gemm_mixed, which shares large ones among threads. */
 #include <string.h>
 
-#include "backward_geometry.h"
+#include "ir/geometry/backward_geometry.h"
 #include "conv_columns.h"
 #include "error.h"
 #include "gemm_mixed.h"
 #include "cpu/kernels.h"
 #include "conv_grad_rows.h"
-#include "weight_update_geometry.h"
+#include "ir/geometry/weight_update_geometry.h"
 
 /* The op's part of the step's workspace: at least its least chunk, after
  * `saved` bytes (dfg_conv_grad_input_saved_bytes). */

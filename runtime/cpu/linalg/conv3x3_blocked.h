@@ -4,7 +4,7 @@
 #ifndef DFG_CPU_CONV3X3_BLOCKED_H
 #define DFG_CPU_CONV3X3_BLOCKED_H
 
-#include "conv_geometry.h"
+#include "ir/geometry/conv_geometry.h"
 
 /* 0, with *g filled, if the conv2d of these operands is f32, 3x3,
  * dilation 1, one group, with x, y and the residual (if any) laid out as

@@ -13,7 +13,7 @@
 #define DFG_CPU_CONV_COLUMNS_H
 
 #include <stdint.h>
-#include "conv_geometry.h"
+#include "ir/geometry/conv_geometry.h"
 #include "dfg/dtype.h"
 
 /* dst[Mg, cols] (rows ld floats apart, ld >= cols) = the chunk's columns

@@ -4,7 +4,7 @@
 #ifndef DFG_CPU_CONV_GRAD_ROWS_H
 #define DFG_CPU_CONV_GRAD_ROWS_H
 
-#include "conv_geometry.h"
+#include "ir/geometry/conv_geometry.h"
 #include "dfg/status.h"
 
 /* dw[rows, k] = the gradient of filters [m0, m0 + rows) of the forward

@@ -10,7 +10,7 @@
 #include "error.h"
 #include "gemm_mixed.h"
 #include "cpu/kernels.h"
-#include "matmul_geometry.h"
+#include "ir/geometry/matmul_geometry.h"
 
 /* Offset, in matrices, of batch entry index in an operand with the given
  * batch strides. */

@@ -6,7 +6,7 @@
 
 #include "error.h"
 #include "cpu/kernels.h"
-#include "layout_geometry.h"
+#include "ir/geometry/layout_geometry.h"
 #include "cpu/parallel.h"
 
 static int64_t index_at(const void *indices, dfg_dtype dtype, int64_t i)

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "dfg/attrs.h"
-#include "layout_geometry.h"
+#include "ir/geometry/layout_geometry.h"
 
 /* A strided view of a tensor's elements: element (i0, .., i_{rank-1}) is
  * at base + sum(i_d * strides[d]) elements (strides may be 0 or negative).

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cpu/linalg/columns_conv.h"
-#include "conv_geometry.h"
+#include "ir/geometry/conv_geometry.h"
 #include "cpu_layout_rule.h"
 #include "dnnl_conv.h"
 #include "dnnl_post_ops.h"

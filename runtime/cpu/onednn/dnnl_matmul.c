@@ -10,7 +10,7 @@
 #include "dnnl_post_ops.h"
 #include "dnnl_weights.h"
 #include "error.h"
-#include "matmul_geometry.h"
+#include "ir/geometry/matmul_geometry.h"
 #include "memory.h"
 
 /* The scratchpad is planned in whole parts of this size (oneDNN's own

@@ -8,7 +8,7 @@
 #include "dnnl_single.h"
 #include "error.h"
 #include "cpu/reduce/pool_blocked.h"
-#include "pool_geometry.h"
+#include "ir/geometry/pool_geometry.h"
 
 /* The average pooling of x into y (both 4-D f32 in layout) with no
  * scratchpad; NULL when oneDNN does not take it or ONNX's and oneDNN's

@@ -7,7 +7,7 @@
 
 #include "dnnl_formats.h"
 #include "dnnl_single.h"
-#include "reduce_geometry.h"
+#include "ir/geometry/reduce_geometry.h"
 
 static dnnl_primitive_desc_t softmax_desc(dnnl_engine_t engine,
                                           const dfg_kernel_args *step)

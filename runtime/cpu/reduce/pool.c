@@ -7,7 +7,7 @@
 #include "cpu/kernels.h"
 #include "cpu/parallel.h"
 #include "math/strided_range.h"
-#include "pool_geometry.h"
+#include "ir/geometry/pool_geometry.h"
 #include "cpu/elementwise/vector_clones.h"
 
 /* Max or sum of the window taps [first_y, end_y) x [first_x, end_x) that

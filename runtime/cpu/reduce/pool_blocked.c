@@ -15,7 +15,7 @@
 #include "layout_rule.h"
 #include "cpu/parallel.h"
 #include "pool_blocked.h"
-#include "pool_geometry.h"
+#include "ir/geometry/pool_geometry.h"
 #include "cpu/elementwise/vector_clones.h"
 
 int dfg_cpu_pool_blocked_takes(int32_t op, const dfg_type *x,

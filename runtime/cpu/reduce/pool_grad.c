@@ -14,7 +14,7 @@
 #include "cpu/elementwise/dtype_access.h"
 #include "cpu/kernels.h"
 #include "cpu/parallel.h"
-#include "pool_geometry.h"
+#include "ir/geometry/pool_geometry.h"
 
 /* The taps of output (oy, ox)'s window inside the input, and its corner. */
 typedef struct window {

@@ -14,7 +14,7 @@
 #include "f32_reduce.h"
 #include "cpu/kernels.h"
 #include "cpu/parallel.h"
-#include "reduce_geometry.h"
+#include "ir/geometry/reduce_geometry.h"
 #include "cpu/elementwise/vector_clones.h"
 
 typedef struct softmax_ctx {

@@ -1,6 +1,6 @@
 /* conv2d_weight_{sgd,adam,adamw}_update(dy, x, w, control, state) -> the
  * update's squared norm (ops.def): the conv's weight gradient, a slice
- * of output channels at a time (src/ir/weight_update_geometry.h), each
+ * of output channels at a time (src/ir/geometry/weight_update_geometry.h), each
  * slice applied by the optimizer as soon as it is made, so that only a
  * slice of the gradient ever exists. The slice is computed as
  * conv2d_grad_weight computes those rows (same column chunks, so the same
@@ -8,12 +8,12 @@
  * sgd/adam/adamw_update (optimizer_step.h), element by element in the
  * same order: the weights, the state and the norm are those of the
  * unfused pair, bit for bit. */
-#include "backward_geometry.h"
+#include "ir/geometry/backward_geometry.h"
 #include "cpu/linalg/conv_grad_rows.h"
 #include "error.h"
 #include "cpu/kernels.h"
 #include "optimizer_step.h"
-#include "weight_update_geometry.h"
+#include "ir/geometry/weight_update_geometry.h"
 #include "math/training_layout.h"
 
 static dfg_op update_op(dfg_op fused)

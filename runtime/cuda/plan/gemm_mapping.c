@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "error.h"
-#include "matmul_geometry.h"
+#include "ir/geometry/matmul_geometry.h"
 
 static int fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "conv_geometry.h"
+#include "ir/geometry/conv_geometry.h"
 #include "dfg/status.h"
 #include "tensor_type.h"
 

@@ -6,8 +6,8 @@
 #ifndef DFG_CUDA_LAYOUT_PLAN_H
 #define DFG_CUDA_LAYOUT_PLAN_H
 
-#include "conv_geometry.h"
-#include "layout_geometry.h"
+#include "ir/geometry/conv_geometry.h"
+#include "ir/geometry/layout_geometry.h"
 #include "cuda/kernels/layout_ops.h"
 #include "tensor_type.h"
 

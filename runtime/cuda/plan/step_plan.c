@@ -12,8 +12,8 @@
 #include "error.h"
 #include "layout_plan.h"
 #include "math/partial_sums.h"
-#include "pool_geometry.h"
-#include "reduce_geometry.h"
+#include "ir/geometry/pool_geometry.h"
+#include "ir/geometry/reduce_geometry.h"
 #include "step_plan_ops.h"
 
 static const char *op_name(const dfg_step_args *s)

@@ -3,7 +3,7 @@
  * gradients, batch_norm_train and its gradient, and the optimizer ops,
  * whose in-place writes (and batch_norm_train's running statistics)
  * dfg_cuda_inplace_writes lists. */
-#include "backward_geometry.h"
+#include "ir/geometry/backward_geometry.h"
 #include "error.h"
 #include "layout_plan.h"
 #include "math/partial_sums.h"

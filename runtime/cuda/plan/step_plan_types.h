@@ -7,7 +7,7 @@
 
 #include "backend.h"
 #include "cuda/kernels/batch_norm_train_ops.h"
-#include "conv_geometry.h"
+#include "ir/geometry/conv_geometry.h"
 #include "cuda/kernels/elementwise_ops.h"
 #include "gemm_mapping.h"
 #include "cuda/kernels/index_ops.h"

@@ -2,7 +2,7 @@
 #include "data_parallel_cli.h"
 
 #include "dfg/mpi.h"
-#include "startup_deadline.h"
+#include "../startup_deadline.h"
 
 static dfg_data_parallel *attached;
 static dfg_data_parallel_stats stats; /* attached's, kept by detach */

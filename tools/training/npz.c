@@ -3,7 +3,7 @@
  * for stored entries, whose sizes the local header (or its zip64 extra
  * field) gives. */
 #include "npz.h"
-#include "cli.h"
+#include "../cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>

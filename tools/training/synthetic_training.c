@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
-#include "memory_limit_cli.h"
+#include "../memory_limit_cli.h"
 
 #define MAX_TENSORS 16
 

@@ -4,11 +4,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cli.h"
-#include "compile_options.h"
-#include "memory_limit_cli.h"
-#include "model_source.h"
-#include "commands.h"
+#include "../cli.h"
+#include "../compile_options.h"
+#include "../memory_limit_cli.h"
+#include "../model_source.h"
+#include "../commands.h"
 
 void dfgc_training_setup_init(dfgc_training_setup *s)
 {

@@ -1,4 +1,4 @@
-/* 'dfgc train --data-parallel' over MPI (tools/data_parallel_cli.c, built
+/* 'dfgc train --data-parallel' over MPI (tools/training/data_parallel_cli.c, built
  * when MPI is found; docs/data-parallel.md). */
 #ifndef DFGC_DATA_PARALLEL_CLI_H
 #define DFGC_DATA_PARALLEL_CLI_H
