@@ -242,11 +242,11 @@ dfg_status dfg_cuda_dnn_take(dfg_cuda_dnn *dnn, const dfg_allocator *allocator,
         plan->kind != DFG_CUDA_CONV_GRAD_WEIGHT)
         return DFG_OK;
     if (!dnn)
-        return dfg_cuda_dnn_refuse(plan, NULL);
+        return DFG_OK;
     dfg_cuda_dnn_conv conv;
     const char *why = NULL;
     if (!dfg_cuda_dnn_conv_make(plan, &conv, &why))
-        return dfg_cuda_dnn_refuse(plan, why);
+        return DFG_OK; /* the backend's own path runs it */
     struct dfg_cuda_dnn_step *d = dfg_calloc(allocator, 1, sizeof *d);
     if (!d)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
@@ -264,7 +264,7 @@ dfg_status dfg_cuda_dnn_take(dfg_cuda_dnn *dnn, const dfg_allocator *allocator,
     if (st == DFG_OK && d->algo >= 0)
         return DFG_OK;
     dfg_cuda_dnn_release(allocator, plan);
-    return st == DFG_OK ? dfg_cuda_dnn_refuse(plan, why) : st;
+    return st; /* no algorithm fits: the backend's own path runs it */
 }
 
 static const float one = 1.0f, zero = 0.0f;
