@@ -29,7 +29,7 @@ static const char usage[] =
     "                 scratch planned into each matmul, gemm and conv2d step\n"
     "                 for cuBLAS (0; --device cuda plans 4194304)\n"
     "--device NAME    the backend the program is for: cpu (default) or cuda\n"
-    "                 (no blocked layouts or fused conv post-ops, cuBLAS's\n"
+    "                 (no blocked layouts, cuBLAS's\n"
     "                 scratch planned, an alignment of at least 16)\n"
     DFGC_LIMITS_USAGE
     "\n"
