@@ -133,7 +133,8 @@ static cudnnStatus_t describe(struct dfg_cuda_dnn_step *d)
             CUDNN_STATUS_SUCCESS)
         return s;
     return cudnnSetConvolutionMathType(
-        d->desc, c->dtype == DFG_F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH);
+        d->desc, c->dtype == DFG_F32 && !c->tf32 ? CUDNN_FMA_MATH
+                                                 : CUDNN_TENSOR_OP_MATH);
 }
 
 #define MAX_CANDIDATES 16
@@ -219,7 +220,9 @@ static dfg_status choose(cudnnHandle_t h, struct dfg_cuda_dnn_step *d,
     cudnnStatus_t s = candidates(h, d, c, &n);
     if (s != CUDNN_STATUS_SUCCESS)
         return dnn_error(s, "algorithm heuristics");
-    int32_t at = dfg_cuda_dnn_pick(c, n, bytes, d->conv.dtype != DFG_F32, -1);
+    int32_t at = dfg_cuda_dnn_pick(c, n, bytes,
+                                   d->conv.dtype != DFG_F32 || d->conv.tf32,
+                                   -1);
     d->algo = at < 0 ? -1 : c[at].algo;
     size_t needed = 0;
     if (at >= 0 &&

@@ -135,6 +135,7 @@ int dfg_cuda_dnn_conv_make(const dfg_cuda_step_plan *plan,
     *why = NULL;
     const dfg_step_args *s = plan->args;
     c.dtype = s->out_types[0].dtype;
+    c.tf32 = plan->tf32;
     for (int32_t i = 0; i < 2; i++)
         if (s->in_types[i].dtype != c.dtype) {
             *why = "operands of different dtypes";

@@ -46,6 +46,7 @@ typedef struct dfg_cuda_dnn_conv {
     int32_t groups;
     dfg_dtype dtype;
     int has_bias, residual, relu, fused;
+    int tf32; /* f32 on TF32 tensor cores allowed (the step plan's) */
 } dfg_cuda_dnn_conv;
 
 /* 1 with *out when cuDNN can run plan (a conv2d, conv2d_grad_input or

@@ -567,6 +567,7 @@ dfg_status dfg_cuda_step_plan_make(const dfg_step_args *step, int32_t index,
     memset(plan, 0, sizeof *plan);
     plan->args = step;
     plan->index = index;
+    plan->tf32 = step->allow_tf32 && step->out_types[0].dtype == DFG_F32;
     if (!dfg_cuda_supports_op(step->op))
         return dfg_error(DFG_ERR_UNSUPPORTED, "op %d has no CUDA kernel",
                          (int)step->op);

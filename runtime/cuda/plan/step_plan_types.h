@@ -79,6 +79,9 @@ typedef struct dfg_cuda_step_plan {
      * kernel with the rest (for cuDNN, what its call did not fuse). */
     int residual;
     dfg_cuda_epilogue epilogue;
+    /* An f32 product that may run in TF32 on tensor cores (the program's
+     * allow_tf32); else strict FP32. */
+    int tf32;
     /* The step's cuBLAS workspace (gemm_mapping.h), or NULL. */
     void *blas_workspace;
     size_t blas_workspace_bytes;

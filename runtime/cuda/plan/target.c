@@ -16,5 +16,6 @@ const dfg_target dfg_cuda_target = {
     .blas_workspace_bytes = DFG_DEFAULT_BLAS_WORKSPACE,
     .blocked_layouts = 0,
     .fused_post_ops = 1,
+    .tf32 = 1,
     .supports_op = supports_op,
 };
