@@ -70,6 +70,11 @@ static dfg_status check_options(const dfg_compile_options *o)
     if (o->allocator && (!o->allocator->alloc || !o->allocator->free))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "dfg_compile: allocator without alloc or free");
+    if (o->target && o->target->f32_storage_only && o->precision != DFG_F32)
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "dfg_compile: the %s backend takes precision f32 "
+                         "or tf32 only, not %s", o->target->backend,
+                         dfg_dtype_name(o->precision));
     if (o->allow_tf32 && (!o->target || !o->target->tf32 || o->training))
         return dfg_error(DFG_ERR_UNSUPPORTED,
                          "dfg_compile: precision tf32 is for inference on a "

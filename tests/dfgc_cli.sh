@@ -153,6 +153,10 @@ expect_error 1 compile example:cnn --precision tf32 -o "$work/cpu.dfgp"
 grep -q 'cpu backend' "$work/err" || fail "tf32 on the cpu: $(cat "$work/err")"
 expect_error 1 plan example:cnn --training --precision tf32
 grep -q 'not training' "$work/err" || fail "tf32 training: $(cat "$work/err")"
+# bf16 storage (f32 weights beside bf16 activations) has no CUDA products.
+expect_error 1 compile example:cnn --device cuda --precision bf16 \
+    -o "$work/bf16.dfgp"
+grep -q 'precision bf16' "$work/err" || fail "bf16 on cuda: $(cat "$work/err")"
 # A training step whose loss or update is not finite ends 'dfgc train'
 # (exit 1) naming the step, the last finite weights kept
 # (include/dfg/finite_training.h): at lr 1e30 the first update's norm

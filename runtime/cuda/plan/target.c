@@ -17,5 +17,6 @@ const dfg_target dfg_cuda_target = {
     .blocked_layouts = 0,
     .fused_post_ops = 1,
     .tf32 = 1,
+    .f32_storage_only = 1,
     .supports_op = supports_op,
 };

@@ -1,8 +1,11 @@
-/* Precision tf32 (dfg_compile_options.allow_tf32, docs/program-format.md):
- * refused for a target whose products are strict (the CPU's), without a
- * target and for training; recorded in the program, kept by a save and
- * load (file version 5, refused in older ones), and carried into the CUDA
- * step plans of f32 products and their cuDNN mapping. Host only. */
+/* Precisions of programs for the CUDA target. tf32
+ * (dfg_compile_options.allow_tf32, docs/program-format.md): refused for a
+ * target whose products are strict (the CPU's), without a target and for
+ * training; recorded in the program, kept by a save and load (file
+ * version 5, refused in older ones), and carried into the CUDA step plans
+ * of f32 products and their cuDNN mapping. bf16 storage
+ * (dfg_compile_options.precision) is refused for the CUDA target. Host
+ * only. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -132,12 +135,35 @@ static void test_step_plans(void **state)
     }
 }
 
+/* bf16 storage (f32 weights beside bf16 activations) has no CUDA
+ * products: refused by name at compile time, never at session creation. */
+static void test_bf16_refused(void **state)
+{
+    (void)state;
+    dfg_compile_options o;
+    dfg_compile_options_init(&o);
+    o.precision = DFG_BF16;
+    assert_int_equal(dfg_compile_options_for(&o, &dfg_cuda_target),
+                     DFG_ERR_UNSUPPORTED);
+    assert_non_null(strstr(dfg_last_error(), "precision bf16"));
+    dfg_compile_options_init(&o);
+    assert_int_equal(dfg_compile_options_for(&o, &dfg_cuda_target), DFG_OK);
+    o.precision = DFG_BF16; /* set after the target */
+    dfg_graph *g = NULL;
+    assert_int_equal(dfg_model_build("cnn", NULL, &g), DFG_OK);
+    dfg_program *p = NULL;
+    assert_int_equal(dfg_compile(g, &o, &p), DFG_ERR_UNSUPPORTED);
+    assert_non_null(strstr(dfg_last_error(), "not bf16"));
+    dfg_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_refused_where_not_run),
         cmocka_unit_test(test_recorded_and_saved),
         cmocka_unit_test(test_step_plans),
+        cmocka_unit_test(test_bf16_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
