@@ -79,7 +79,7 @@ int main(int argc, char **argv)
         for (int s = 0; s < 3; s++) {
             int32_t n = sizes[s];
             make_lifetimes(kinds[k], 0x5eed + (uint64_t)n, lifetimes, n);
-            int64_t bound = dfg_plan_lower_bound(lifetimes, n, alignment);
+            int64_t bound = dfg_plan_lower_bound(lifetimes, n, alignment, NULL);
             for (int p = 0; p < N_PLANNERS; p++) {
                 int64_t arena = 0;
                 double verify_ms = 0;
@@ -87,11 +87,11 @@ int main(int argc, char **argv)
                     memcpy(b, lifetimes, (size_t)n * sizeof *b);
                     double start = cpu_ms();
                     dfg_status status = dfg_plan_buffers(planners[p], b, n,
-                                                         alignment, &arena);
+                                                         alignment, NULL, &arena);
                     times[r] = cpu_ms() - start;
                     start = cpu_ms();
                     if (status == DFG_OK)
-                        status = dfg_plan_verify_buffers(b, n, alignment, arena);
+                        status = dfg_plan_verify_buffers(b, n, alignment, arena, NULL);
                     verify_ms = cpu_ms() - start;
                     if (status != DFG_OK) {
                         fprintf(stderr, "%s: %s\n", dfg_planner_name(planners[p]), dfg_last_error());

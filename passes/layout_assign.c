@@ -362,7 +362,7 @@ static dfg_status assign(layouts *l, dfg_pass_report *report)
         }
     dfg_status st = rewire(l, &report->reorders);
     if (st == DFG_OK && g->n_nodes > l->n_nodes)
-        st = dfg_training_place_appended(g, l->n_nodes, l->before);
+        st = dfg_graph_place_appended(g, l->n_nodes, l->before);
     return st == DFG_OK ? check_nodes(g) : st;
 }
 

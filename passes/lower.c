@@ -1,5 +1,5 @@
 /* Lowering: the graph, its schedule, aliasing, liveness and the placed
- * buffers become a self-contained dfg_program (src/program.h).
+ * buffers become a self-contained dfg_program (src/program/program.h).
  *
  * Tensors come in value order (every value in the program), then one
  * workspace tensor per step that needs scratch. A tensor sharing another's
@@ -209,10 +209,10 @@ static void fill_stats(lowering *lw, int64_t arena_bytes, int64_t weights_bytes,
     p->region_bytes[DFG_REGION_ARENA] = arena_bytes;
     p->region_bytes[DFG_REGION_WEIGHTS] = weights_bytes;
     p->stats.arena_bytes = (uint64_t)arena_bytes;
-    p->stats.lower_bound_bytes =
-        (uint64_t)dfg_plan_lower_bound(l->buffers, l->n_buffers, alignment);
-    p->stats.no_reuse_bytes =
-        (uint64_t)dfg_plan_no_reuse_bytes(l->buffers, l->n_buffers, alignment);
+    p->stats.lower_bound_bytes = (uint64_t)dfg_plan_lower_bound(
+        l->buffers, l->n_buffers, alignment, &p->allocator);
+    p->stats.no_reuse_bytes = (uint64_t)dfg_plan_no_reuse_bytes(
+        l->buffers, l->n_buffers, alignment, &p->allocator);
     p->stats.weights_bytes = (uint64_t)weights_bytes;
     p->stats.alignment = options->alignment;
     p->stats.planner = options->planner;

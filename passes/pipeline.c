@@ -101,7 +101,12 @@ typedef struct compilation {
     dfg_graph *graph;
     dfg_graph_plan plan;
     int blocked; /* the layout pass blocked some value */
-    int64_t budget; /* a training step's memory budget in bytes, or 0 */
+    /* A training step's memory budget, resolved to bytes once by the first
+     * rematerialization (report.budget; 0 when there is none), and the
+     * options in bytes that the retry and the plan then use. */
+    int64_t budget;
+    dfg_compile_options within;
+    dfg_training_options in_bytes;
 } compilation;
 
 static void compilation_free(compilation *c)
@@ -168,12 +173,19 @@ static int has_budget(const dfg_compile_options *o)
                            o->training->memory_budget_percent > 0.0f);
 }
 
+/* The options c plans with: o, or with a budget o's in bytes. */
+static const dfg_compile_options *planned_options(compilation *c,
+                                                  const dfg_compile_options *o)
+{
+    return c->budget > 0 ? &c->within : o;
+}
+
 /* A budget the step misses may be met with its stem sliced
- * (passes/remat/remat_sliced_stem.c), which costs recomputing the stem's conv:
- * the step is built again from the graph as it was before training
- * (unsliced), to the budget in bytes the first attempt derived. Where no
- * stem matches, or the sliced step misses the budget by as much or more
- * (the bundled cnn at 50%), the first attempt's error stands. */
+ * (passes/remat/remat_sliced_stem.c), which costs recomputing the stem's
+ * conv: the step is built again from the graph as it was before training
+ * (unsliced), to the budget in bytes the first attempt resolved (c's).
+ * Where no stem matches, or the sliced step misses the budget by as much
+ * or more (the bundled cnn at 50%), the first attempt's error stands. */
 static dfg_status with_sliced_stem(compilation *c, const dfg_compile_options *o,
                                    const dfg_remat_report *first,
                                    dfg_graph **unsliced, dfg_status failed)
@@ -187,13 +199,8 @@ static dfg_status with_sliced_stem(compilation *c, const dfg_compile_options *o,
     dfg_graph_destroy(c->graph);
     c->graph = *unsliced;
     *unsliced = NULL;
-    dfg_training_options t = *o->training;
-    t.memory_budget_bytes = (uint64_t)first->budget;
-    t.memory_budget_percent = 0.0f;
-    dfg_compile_options sliced = *o;
-    sliced.training = &t;
     dfg_remat_report remat = {0};
-    st = step_passes(c->graph, &sliced, &remat);
+    st = step_passes(c->graph, planned_options(c, o), &remat);
     if (st == DFG_ERR_PLAN && remat.arena >= first->arena)
         return dfg_error(DFG_ERR_PLAN, "%s", missed);
     return st;
@@ -211,10 +218,13 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
     dfg_remat_report remat = {0};
     if (st == DFG_OK)
         st = step_passes(c->graph, o, &remat);
+    c->budget = remat.budget;
+    if (c->budget > 0)
+        dfg_options_with_budget(o, o->training, c->budget, &c->within,
+                                &c->in_bytes);
     if (st == DFG_ERR_PLAN && unsliced && remat.budget > 0)
         st = with_sliced_stem(c, o, &remat, &unsliced, st);
     dfg_graph_destroy(unsliced);
-    c->budget = remat.budget;
     if (st == DFG_OK && blocks_layouts(o)) {
         dfg_pass_report report;
         st = dfg_pass_assign_layouts(c->graph, &report);
@@ -240,14 +250,8 @@ static dfg_status check_arena(const dfg_graph_plan *plan, uint64_t limit)
 static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
                                   dfg_program **out)
 {
-    dfg_compile_options within;
-    dfg_training_options in_bytes;
-    const dfg_compile_options *planned =
-        c->budget > 0 ? dfg_options_with_budget(o, o->training, c->budget,
-                                                &within, &in_bytes)
-                      : o;
-    dfg_status st = dfg_plan_graph(c->graph, planned, &c->allocator,
-                                   &c->plan);
+    dfg_status st = dfg_plan_graph(c->graph, planned_options(c, o),
+                                   &c->allocator, &c->plan);
     const dfg_planned_order *order = &c->plan.order;
     if (st == DFG_OK)
         st = check_arena(&c->plan, o->max_arena_bytes);

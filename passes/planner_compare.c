@@ -14,27 +14,31 @@
  * then frees those whose lifetime ends there. */
 #include "dfg/compile.h"
 
-#include <stdlib.h>
 #include <string.h>
 #include "planners/caching_allocator.h"
 #include "error.h"
+#include "memory.h"
 #include "memory_plan.h"
 #include "program.h"
 #include "program_views.h"
 
-/* The arena buffers of the program, malloc'ed into *out. A buffer held
+/* The arena buffers of the program, from its allocator into *out. A buffer held
  * slot by slot (dfg_program_held_steps) is one here, from its first slot
  * on, as a framework holds a tensor it allocates. */
 static dfg_status collect_buffers(const dfg_program *p, dfg_buffer **out,
                                   int32_t *n)
 {
+    const dfg_allocator *a = &p->allocator;
+    size_t slots = (size_t)p->n_tensors + 1;
     *n = 0;
-    *out = malloc(((size_t)p->n_tensors + 1) * sizeof **out);
-    int32_t *buffer_of = malloc(((size_t)p->n_tensors + 1) * sizeof *buffer_of);
-    uint8_t *written = malloc((size_t)p->n_tensors + 1);
+    *out = dfg_alloc(a, slots * sizeof **out);
+    int32_t *buffer_of = dfg_alloc(a, slots * sizeof *buffer_of);
+    uint8_t *written = dfg_alloc(a, slots);
     if (!*out || !buffer_of || !written) {
-        free(buffer_of);
-        free(written);
+        dfg_free(a, *out);
+        *out = NULL;
+        dfg_free(a, buffer_of);
+        dfg_free(a, written);
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                          "plan comparison: out of memory for %d tensors",
                          p->n_tensors);
@@ -59,25 +63,26 @@ static dfg_status collect_buffers(const dfg_program *p, dfg_buffer **out,
         if (first < whole->first_step)
             whole->first_step = first;
     }
-    free(buffer_of);
-    free(written);
+    dfg_free(a, buffer_of);
+    dfg_free(a, written);
     return DFG_OK;
 }
 
 /* Places a copy of the buffers with one planner and verifies the plan. */
 static dfg_status plan_with(dfg_planner planner, const dfg_buffer *buffers,
-                            int32_t n, int64_t alignment, uint64_t *bytes)
+                            int32_t n, int64_t alignment,
+                            const dfg_allocator *a, uint64_t *bytes)
 {
-    dfg_buffer *copy = malloc(((size_t)n + 1) * sizeof *copy);
+    dfg_buffer *copy = dfg_alloc(a, ((size_t)n + 1) * sizeof *copy);
     if (!copy)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                          "plan comparison: out of memory for %d buffers", n);
     memcpy(copy, buffers, (size_t)n * sizeof *copy);
     int64_t arena = 0;
-    dfg_status s = dfg_plan_buffers(planner, copy, n, alignment, &arena);
+    dfg_status s = dfg_plan_buffers(planner, copy, n, alignment, a, &arena);
     if (s == DFG_OK)
-        s = dfg_plan_verify_buffers(copy, n, alignment, arena);
-    free(copy);
+        s = dfg_plan_verify_buffers(copy, n, alignment, arena, a);
+    dfg_free(a, copy);
     if (s != DFG_OK)
         return dfg_error_prefix(s, "plan comparison, planner %s",
                                 dfg_planner_name(planner));
@@ -101,11 +106,12 @@ static dfg_status free_ending(dfg_caching_allocator *a,
 }
 
 static dfg_status replay(const dfg_buffer *buffers, int32_t n,
+                         const dfg_allocator *allocator,
                          dfg_caching_stats *stats)
 {
     dfg_caching_allocator a;
-    dfg_caching_init(&a);
-    int32_t *handle = malloc(((size_t)n + 1) * sizeof *handle);
+    dfg_caching_init(&a, allocator);
+    int32_t *handle = dfg_alloc(allocator, ((size_t)n + 1) * sizeof *handle);
     if (!handle)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                          "caching allocator replay: out of memory");
@@ -125,7 +131,7 @@ static dfg_status replay(const dfg_buffer *buffers, int32_t n,
     }
     *stats = a.stats;
     dfg_caching_release(&a);
-    free(handle);
+    dfg_free(allocator, handle);
     return s;
 }
 
@@ -146,18 +152,19 @@ dfg_status dfg_plan_compare(const dfg_program *program,
     out->alignment = program->stats.alignment;
     out->compiled_planner = program->stats.planner;
     out->compiled_arena_bytes = program->stats.arena_bytes;
-    int64_t bound = dfg_plan_lower_bound(buffers, n, alignment);
-    int64_t none = dfg_plan_no_reuse_bytes(buffers, n, alignment);
+    const dfg_allocator *a = &program->allocator;
+    int64_t bound = dfg_plan_lower_bound(buffers, n, alignment, a);
+    int64_t none = dfg_plan_no_reuse_bytes(buffers, n, alignment, a);
     if (bound < 0 || none < 0)
         s = dfg_error_prefix(DFG_ERR_INVALID_ARGUMENT, "dfg_plan_compare");
     out->lower_bound_bytes = (uint64_t)bound;
     out->no_reuse_bytes = (uint64_t)none;
     for (int planner = 0; planner < DFG_PLANNER_COUNT && s == DFG_OK;
          planner++)
-        s = plan_with((dfg_planner)planner, buffers, n, alignment,
+        s = plan_with((dfg_planner)planner, buffers, n, alignment, a,
                       &out->planner_arena_bytes[planner]);
     if (s == DFG_OK)
-        s = replay(buffers, n, &out->caching);
-    free(buffers);
+        s = replay(buffers, n, a, &out->caching);
+    dfg_free(a, buffers);
     return s;
 }

@@ -63,7 +63,8 @@ static dfg_status plan_candidate(const order_search *s,
                                    in->alignment, allocator, &out->liveness);
     if (st == DFG_OK) {
         out->lower_bound = dfg_plan_lower_bound(
-            out->liveness.buffers, out->liveness.n_buffers, in->alignment);
+            out->liveness.buffers, out->liveness.n_buffers, in->alignment,
+            allocator);
         if (out->lower_bound < 0)
             st = dfg_error_prefix(DFG_ERR_INVALID_ARGUMENT, "schedule");
     }

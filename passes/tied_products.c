@@ -133,7 +133,7 @@ dfg_status dfg_tied_matmuls_rewrite(dfg_graph *graph,
             before[added++ - n_original] = n;
     }
     if (st == DFG_OK && graph->n_nodes > n_original)
-        st = dfg_training_place_appended(graph, n_original, before);
+        st = dfg_graph_place_appended(graph, n_original, before);
     dfg_free(&graph->allocator, before);
     return st;
 }

@@ -39,13 +39,15 @@
 #include "memory.h"
 
 static dfg_status plan(dfg_planner planner, dfg_buffer *buffers, int32_t n,
-                       int64_t alignment, int64_t *arena_bytes,
-                       dfg_planner *winner)
+                       int64_t alignment, const dfg_allocator *allocator,
+                       int64_t *arena_bytes, dfg_planner *winner)
 {
     *winner = planner;
     if (planner == DFG_PLANNER_SMALLEST)
-        return dfg_plan_smallest(buffers, n, alignment, arena_bytes, winner);
-    return dfg_plan_buffers(planner, buffers, n, alignment, arena_bytes);
+        return dfg_plan_smallest(buffers, n, alignment, allocator,
+                                 arena_bytes, winner);
+    return dfg_plan_buffers(planner, buffers, n, alignment, allocator,
+                            arena_bytes);
 }
 
 /* live[step] = the aligned bytes of the buffers live at each of `steps`
@@ -117,16 +119,17 @@ static dfg_status climb_to_target(int64_t target, int64_t alignment,
 {
     int32_t n = l->n_buffers;
     if (target <= 0 || *arena_bytes <= target ||
-        dfg_plan_lower_bound(l->buffers, n, alignment) > target)
+        dfg_plan_lower_bound(l->buffers, n, alignment, allocator) > target)
         return DFG_OK;
     dfg_buffer *longer = dfg_calloc(allocator, (size_t)n + 1, sizeof *longer);
     if (!longer)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "workspace fit: out of memory");
     memcpy(longer, l->buffers, (size_t)n * sizeof *longer);
     int64_t arena = 0;
-    dfg_status st = dfg_plan_hill_climb_long(longer, n, alignment, &arena);
+    dfg_status st = dfg_plan_hill_climb_long(longer, n, alignment, allocator,
+                                             &arena);
     if (st == DFG_OK)
-        st = dfg_plan_verify_buffers(longer, n, alignment, arena);
+        st = dfg_plan_verify_buffers(longer, n, alignment, arena, allocator);
     if (st == DFG_OK && arena < *arena_bytes) {
         memcpy(l->buffers, longer, (size_t)n * sizeof *longer);
         *arena_bytes = arena;
@@ -155,10 +158,12 @@ dfg_status dfg_plan_fitting_workspaces(dfg_planner planner,
     dfg_status st = grow_workspaces(s, costs, alignment, allocator, l, &bound,
                                     &grown);
     if (st == DFG_OK)
-        st = plan(planner, l->buffers, n, alignment, arena_bytes, winner);
+        st = plan(planner, l->buffers, n, alignment, allocator, arena_bytes,
+                  winner);
     int retry = st == DFG_OK && grown && *arena_bytes > bound;
     if (retry)
-        st = plan(planner, least, n, alignment, &least_arena, &least_winner);
+        st = plan(planner, least, n, alignment, allocator, &least_arena,
+                  &least_winner);
     if (retry && st == DFG_OK && least_arena < *arena_bytes) {
         memcpy(l->buffers, least, (size_t)n * sizeof *least);
         *arena_bytes = least_arena;

@@ -11,43 +11,17 @@
  * Ownership: a Program object owns its dfg_program; a Session object owns
  * its dfg_session and holds a reference to its Program, which therefore
  * outlives it. */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "_dfg.h"
-
-#define MAX_SHAPE_BINDINGS 64
 
 #ifndef DFG_PY_CUDA_MODULE /* set by python/meson.build */
 #define DFG_PY_CUDA_MODULE 0
 #endif
 
 PyObject *dfg_error_type;
-/* dfg.ArgumentError, a dfg.Error and a ValueError: what the caller passed
- * (a name, a shape, a dtype) is wrong, not the library or the machine. */
-static PyObject *argument_error_type;
-
-PyObject *dfg_py_raise_status(dfg_status status, const char *what)
-{
-    int argument = status == DFG_ERR_INVALID_ARGUMENT ||
-                   status == DFG_ERR_NOT_FOUND || status == DFG_ERR_SHAPE ||
-                   status == DFG_ERR_DTYPE;
-    PyErr_Format(argument ? argument_error_type : dfg_error_type,
-                 "%s: %s (%s)", what, dfg_last_error(),
-                 dfg_status_name(status));
-    return NULL;
-}
-
-dfg_status dfg_py_find_backend(const char *name, const dfg_backend **out)
-{
-    Dl_info self;
-    if (name && strcmp(name, "cpu") != 0 &&
-        dladdr((const void *)&dfg_py_find_backend, &self) && self.dli_fname)
-        /* A reference never dropped: the extension is never unloaded. */
-        (void)dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
-    return dfg_backend_find(name, out);
-}
+PyObject *dfg_argument_error_type;
 
 /* ---- Program ---------------------------------------------------------- */
 
@@ -69,83 +43,28 @@ static PyObject *wrap_program(dfg_program *program)
     return (PyObject *)self;
 }
 
-/* Fills bindings from a dict {name: shape tuple}; names point into the
- * dict's keys, alive as long as the dict. */
-static int parse_shapes(PyObject *shapes, dfg_onnx_binding *bindings,
-                        int32_t *n)
-{
-    *n = 0;
-    if (shapes == Py_None)
-        return 0;
-    if (!PyDict_Check(shapes)) {
-        PyErr_SetString(PyExc_TypeError, "shapes must be a dict of name to "
-                                         "shape");
-        return -1;
-    }
-    PyObject *key, *value;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(shapes, &pos, &key, &value)) {
-        if (*n == MAX_SHAPE_BINDINGS) {
-            PyErr_SetString(PyExc_ValueError, "too many shape bindings");
-            return -1;
-        }
-        dfg_onnx_binding *b = &bindings[*n];
-        memset(b, 0, sizeof *b);
-        b->name = PyUnicode_AsUTF8(key);
-        if (!b->name)
-            return -1;
-        if (PyLong_Check(value)) { /* a symbolic dimension: DIM=8 */
-            b->rank = -1;
-            b->shape[0] = PyLong_AsLongLong(value);
-        } else {
-            PyObject *seq = PySequence_Fast(value, "a shape must be a "
-                                                   "sequence of ints");
-            if (!seq)
-                return -1;
-            Py_ssize_t rank = PySequence_Fast_GET_SIZE(seq);
-            if (rank > DFG_MAX_RANK) {
-                Py_DECREF(seq);
-                PyErr_Format(PyExc_ValueError, "shape of '%s' has more than "
-                             "%d dimensions", b->name, DFG_MAX_RANK);
-                return -1;
-            }
-            b->rank = (int32_t)rank;
-            for (Py_ssize_t i = 0; i < rank; i++)
-                b->shape[i] = PyLong_AsLongLong(
-                    PySequence_Fast_GET_ITEM(seq, i));
-            Py_DECREF(seq);
-        }
-        if (PyErr_Occurred())
-            return -1;
-        (*n)++;
-    }
-    return 0;
-}
-
 /* compile(kind, source, shapes, planner, alignment, training, precision
- *         [, device, prefer_memory]):
+ *         [, device, prefer_memory, budget_bytes, budget_percent]):
  *   kind "example": source is a bundled model name;
  *   kind "onnx_path" / "onnx_bytes": an ONNX file's path or its bytes;
  *   device: the backend the program is for, as `dfgc compile --device`
  *   (dfg_compile_options_for); None: the CPU; prefer_memory: as
- *   `dfgc compile --prefer memory` (dfg_compile_options.prefer_memory). */
+ *   `dfgc compile --prefer memory` (dfg_compile_options.prefer_memory);
+ *   a training program's memory budget: bytes, or percent of the arena
+ *   without one (include/dfg/training.h). */
 static PyObject *compile_model(PyObject *module, PyObject *args)
 {
     (void)module;
     const char *kind, *planner = NULL, *precision = NULL, *device = NULL;
     PyObject *source, *shapes;
-    unsigned long long alignment = 0;
+    unsigned long long alignment = 0, budget_bytes = 0;
+    float budget_percent = 0.0f;
     int training = 0, prefer_memory = 0;
-    if (!PyArg_ParseTuple(args, "sOOzKpz|zp", &kind, &source, &shapes,
+    if (!PyArg_ParseTuple(args, "sOOzKpz|zpKf", &kind, &source, &shapes,
                           &planner, &alignment, &training, &precision,
-                          &device, &prefer_memory))
+                          &device, &prefer_memory, &budget_bytes,
+                          &budget_percent))
         return NULL;
-    dfg_onnx_binding bindings[MAX_SHAPE_BINDINGS];
-    dfg_onnx_options onnx;
-    dfg_onnx_options_init(&onnx);
-    if (parse_shapes(shapes, bindings, &onnx.n_bindings) != 0)
-        return NULL;
-    onnx.bindings = bindings;
     dfg_compile_options options;
     dfg_compile_options_init(&options);
     if (planner && dfg_planner_from_name(planner, &options.planner) != 0)
@@ -170,46 +89,18 @@ static PyObject *compile_model(PyObject *module, PyObject *args)
     }
 
     dfg_graph *graph = NULL;
-    dfg_status st;
-    if (strcmp(kind, "example") == 0) {
-        const char *name = PyUnicode_AsUTF8(source);
-        if (!name)
-            return NULL;
-        Py_BEGIN_ALLOW_THREADS
-        st = training ? dfg_model_build_training(name, NULL, &graph)
-                      : dfg_model_build(name, NULL, &graph);
-        Py_END_ALLOW_THREADS
-    } else if (strcmp(kind, "onnx_path") == 0) {
-        PyObject *bytes = NULL;
-        if (!PyUnicode_FSConverter(source, &bytes))
-            return NULL;
-        const char *path = PyBytes_AS_STRING(bytes);
-        Py_BEGIN_ALLOW_THREADS
-        st = dfg_onnx_import_file(path, &onnx, NULL, &graph);
-        Py_END_ALLOW_THREADS
-        Py_DECREF(bytes);
-    } else if (strcmp(kind, "onnx_bytes") == 0) {
-        Py_buffer view;
-        if (PyObject_GetBuffer(source, &view, PyBUF_SIMPLE) != 0)
-            return NULL;
-        Py_BEGIN_ALLOW_THREADS
-        st = dfg_onnx_import_memory(view.buf, (size_t)view.len, &onnx, NULL,
-                                    &graph);
-        Py_END_ALLOW_THREADS
-        PyBuffer_Release(&view);
-    } else {
-        return PyErr_Format(PyExc_ValueError, "unknown model kind '%s'",
-                            kind);
-    }
-    if (st != DFG_OK)
-        return dfg_py_raise_status(st, "loading the model");
+    if (dfg_py_load_graph(kind, source, shapes, training, &graph) != 0)
+        return NULL;
     dfg_training_options train;
     if (training) {
         dfg_training_options_init(&train);
         train.loss = "loss";
+        train.memory_budget_bytes = budget_bytes;
+        train.memory_budget_percent = budget_percent;
         options.training = &train;
     }
     dfg_program *program = NULL;
+    dfg_status st;
     Py_BEGIN_ALLOW_THREADS
     st = dfg_compile(graph, &options, &program);
     Py_END_ALLOW_THREADS
@@ -529,7 +420,9 @@ static PyObject *bench_report(PyObject *module, PyObject *args)
 static PyMethodDef module_methods[] = {
     {"compile", compile_model, METH_VARARGS,
      "compile(kind, source, shapes, planner, alignment, training, "
-     "precision[, device, prefer_memory])"},
+     "precision[, device, prefer_memory, budget_bytes, budget_percent])"},
+    {"trainer", dfg_py_create_trainer, METH_VARARGS,
+     "trainer(kind, source, shapes, options) -> Trainer"},
     {"load", load_program, METH_VARARGS, "load(path) -> Program"},
     {"write_file", write_file, METH_VARARGS,
      "write_file(path, data): replaces path by data, atomically"},
@@ -552,7 +445,8 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__dfg(void)
 {
-    if (PyType_Ready(&dfg_py_program_type) < 0 || PyType_Ready(&dfg_py_session_type) < 0)
+    if (PyType_Ready(&dfg_py_program_type) < 0 || PyType_Ready(&dfg_py_session_type) < 0 ||
+        PyType_Ready(&dfg_py_trainer_type) < 0)
         return NULL;
     PyObject *module = PyModule_Create(&module_def);
     if (!module)
@@ -561,15 +455,15 @@ PyMODINIT_FUNC PyInit__dfg(void)
         "dfg.Error", "An error reported by the dfg library.", NULL, NULL);
     PyObject *bases = dfg_error_type
         ? PyTuple_Pack(2, dfg_error_type, PyExc_ValueError) : NULL;
-    argument_error_type = bases ? PyErr_NewExceptionWithDoc(
+    dfg_argument_error_type = bases ? PyErr_NewExceptionWithDoc(
         "dfg.ArgumentError", "A dfg.Error (and a ValueError) caused by an "
         "argument: a name, shape or dtype the model does not have.", bases,
         NULL) : NULL;
     Py_XDECREF(bases);
-    if (!argument_error_type ||
+    if (!dfg_argument_error_type ||
         PyModule_AddObjectRef(module, "Error", dfg_error_type) < 0 ||
         PyModule_AddObjectRef(module, "ArgumentError",
-                              argument_error_type) < 0 ||
+                              dfg_argument_error_type) < 0 ||
         PyModule_AddObjectRef(module, "Program",
                               (PyObject *)&dfg_py_program_type) < 0 ||
         PyModule_AddObjectRef(module, "Session",

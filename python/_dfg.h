@@ -1,5 +1,6 @@
-/* What the two halves of the extension dfg._dfg share: _dfg.c (the module
- * and Program) and session_object.c (Session). Not a public header. */
+/* What the parts of the extension dfg._dfg share: _dfg.c (the module and
+ * Program), session_object.c (Session), training_object.c (Trainer) and
+ * support.c (errors, backends, loading a model). Not a public header. */
 #ifndef DFG_PYTHON_DFG_H
 #define DFG_PYTHON_DFG_H
 
@@ -10,6 +11,9 @@
 
 /* dfg.Error, created when the module is initialized. */
 extern PyObject *dfg_error_type;
+/* dfg.ArgumentError, a dfg.Error and a ValueError: what the caller passed
+ * (a name, a shape, a dtype) is wrong, not the library or the machine. */
+extern PyObject *dfg_argument_error_type;
 
 /* Raises dfg.Error "what: dfg_last_error() (status)"; returns NULL. */
 PyObject *dfg_py_raise_status(dfg_status status, const char *what);
@@ -33,5 +37,17 @@ extern PyTypeObject dfg_py_session_type;
 /* session(program, device[, threads]) -> Session; raises the reason
  * `dfgc devices` gives when the device cannot run here. */
 PyObject *dfg_py_create_session(PyObject *module, PyObject *args);
+
+/* Loads the graph of model kind "example" (source: a bundled model's
+ * name), "onnx_path" or "onnx_bytes", binding shapes (a dict or None);
+ * with training, a bundled model's training graph, or an ONNX model with
+ * its cross-entropy loss appended. 0, or -1 with a Python error set. */
+int dfg_py_load_graph(const char *kind, PyObject *source, PyObject *shapes,
+                      int training, dfg_graph **graph);
+
+/* training_object.c: the Trainer (include/dfg/trainer.h). */
+extern PyTypeObject dfg_py_trainer_type;
+/* trainer(kind, source, shapes, options) -> Trainer */
+PyObject *dfg_py_create_trainer(PyObject *module, PyObject *args);
 
 #endif

@@ -96,6 +96,23 @@ cmp -s "$work/stored" "$work/out" || fail "savez_compressed trains otherwise"
 grep -q "^epoch 2: " "$work/out" || fail "cosine: $(cat "$work/out")"
 ! cmp -s "$work/stored" "$work/out" || fail "--schedule cosine changed nothing"
 
+# --schedule step and --warmup change the run; a warm-up of every step
+# (one epoch) and a step decay that starts after it leave that epoch as
+# the warm-up alone made it.
+for schedule in "--schedule step --step-size 1 --gamma 0.5" "--warmup 3"; do
+    # shellcheck disable=SC2086 # the options split on purpose
+    "$dfgc" train "$model" --data "$work/train.npz" --epochs 1 $schedule \
+        >"$work/out" 2>"$work/err" || fail "$schedule: $(cat "$work/err")"
+    ! cmp -s "$work/stored" "$work/out" || fail "$schedule changed nothing"
+done
+epoch_steps=$(sed -n 's/^batches of [0-9]*: \([0-9]*\) an epoch.*/\1/p' "$work/out")
+"$dfgc" train "$model" --data "$work/train.npz" --epochs 1 \
+    --warmup "$epoch_steps" >"$work/warm" || fail "--warmup an epoch"
+"$dfgc" train "$model" --data "$work/train.npz" --epochs 1 \
+    --warmup "$epoch_steps" --schedule step --step-size 1 --gamma 0.5 \
+    >"$work/out" || fail "--warmup and --schedule step"
+cmp -s "$work/warm" "$work/out" || fail "the step decay began in the warm-up"
+
 # mse: float32 targets like the prediction; no accuracy.
 "$dfgc" train "$model" --data "$work/mse.npz" --val "$work/mse.npz" --loss mse \
     --epochs 1 --optimizer sgd --lr 0.01 --momentum 0.5 --weight-decay 1e-4 \
@@ -128,6 +145,14 @@ expect_error 1 train "$model" --data "$work/missing.npz"
 expect_error 1 train "$model" --data "$work/train.npz" --loss mse
 expect_error 2 train "$model" --val "$work/val.npz"
 expect_error 2 train "$model" --data "$work/train.npz" --schedule step
+expect_error 2 train "$model" --data "$work/train.npz" --step-size 2
+expect_error 2 train "$model" --data "$work/train.npz" --schedule step \
+    --step-size 2 --gamma 0
+expect_error 2 train "$model" --data "$work/train.npz" --schedule cosine \
+    --gamma 0.5
+expect_error 2 train "$model" --warmup 2
+expect_error 1 train "$model" --data "$work/train.npz" --schedule cosine \
+    --epochs 1 --warmup 1000
 expect_error 2 train "$model" --schedule cosine
 expect_error 2 train "$model" --data "$work/train.npz" --momentum 1
 expect_error 2 train "$model" --data "$work/train.npz" --weight-decay -1

@@ -1,16 +1,18 @@
 #!/bin/sh
 # scripts/check-layers on the tree (it must pass), then on small trees made
 # here with the same docs/architecture.md, each with one planted fault: a
-# back-include, an include circle, an overlong file, a file in no layer.
-# Each must fail and name the file and the include.
+# back-include, an include circle, an overlong file, a file in no layer,
+# a call circle (through prototypes, no include between the two files),
+# a call against the layers (through an extern declaration). Each must
+# fail and name the files.
 # usage: layer_check.sh SOURCE_ROOT
 set -u
 root=$1
 check="$root/scripts/check-layers"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+# shellcheck source=tests/check_helpers.sh
+. "$root/tests/check_helpers.sh"
 
 out=$(python3 "$check" "$root" 2>&1) || fail "the tree itself: $out"
 
@@ -25,17 +27,6 @@ make_tree() {
     printf '#include "memory.h"\n' >"$tmp/tree/src/ir/graph.h"
 }
 
-# expect_failure WHAT TEXT: the check fails on the tree and prints TEXT.
-expect_failure() {
-    if out=$(python3 "$check" "$tmp/tree" 2>&1); then
-        fail "$1: the check passed"
-    else
-        case "$out" in
-            *"$2"*) ;;
-            *) fail "$1: expected '$2' in: $out" ;;
-        esac
-    fi
-}
 
 make_tree
 out=$(python3 "$check" "$tmp/tree" 2>&1) || fail "the clean small tree: $out"
@@ -58,6 +49,34 @@ printf '#include "util_a.h"\n' >"$tmp/tree/src/util/util_b.c"
 printf '/* b */\n' >"$tmp/tree/src/util/util_b.h"
 expect_failure "circle" \
     'include circle: src/util/util_a -> src/util/util_b -> src/util/util_a'
+
+# Two passes that call each other, each declaring the other's function
+# itself: no include joins them, the calls do.
+make_tree
+mkdir -p "$tmp/tree/passes/remat"
+printf 'int dfg_b(int x);\nint dfg_a(int x)\n{\n    return x ? dfg_b(x - 1) : 0;\n}\n' \
+    >"$tmp/tree/passes/remat/a.c"
+printf 'int dfg_a(int x);\nint dfg_b(int x)\n{\n    return dfg_a(x);\n}\n' \
+    >"$tmp/tree/passes/remat/b.c"
+expect_failure "call circle" \
+    'call circle: passes/remat/a -> passes/remat/b -> passes/remat/a'
+
+# The same with one direction only is fine: a calls b.
+make_tree
+mkdir -p "$tmp/tree/passes/remat"
+printf 'int dfg_b(int x);\nint dfg_a(int x)\n{\n    return dfg_b(x);\n}\n' \
+    >"$tmp/tree/passes/remat/a.c"
+printf 'int dfg_b(int x)\n{\n    return x; /* dfg_a(x) in a comment */\n}\n' \
+    >"$tmp/tree/passes/remat/b.c"
+out=$(python3 "$check" "$tmp/tree" 2>&1) || fail "one-way calls: $out"
+
+# util calling into ir through its own declaration: no include to see.
+make_tree
+printf 'int dfg_graph_size(void)\n{\n    return 1;\n}\n' >>"$tmp/tree/src/ir/graph.c"
+printf 'int dfg_graph_size(void);\nint dfg_size(void)\n{\n    return dfg_graph_size();\n}\n' \
+    >>"$tmp/tree/src/util/memory.c"
+expect_failure "call against the layers" \
+    'src/util/memory.c: calls dfg_graph_size (defined in src/ir/graph.c, ir layer): a util-layer file may not call it'
 
 make_tree
 awk 'BEGIN { for (i = 0; i < 701; i++) print "/* line */" }' \

@@ -60,7 +60,7 @@ static void test_liveness_hand_checked(void **state)
         assert_int_equal(l.buffers[i].last_step, want[i].last);
     }
     /* Step 3 holds x, a, b and dead (400 bytes, 512 aligned): the most. */
-    assert_int_equal(dfg_plan_lower_bound(l.buffers, l.n_buffers, 256), 4 * 512);
+    assert_int_equal(dfg_plan_lower_bound(l.buffers, l.n_buffers, 256, NULL), 4 * 512);
     dfg_liveness_free(&l, al);
     dfg_alias_plan_free(&alias, al);
 

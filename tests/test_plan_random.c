@@ -154,34 +154,34 @@ static int32_t check_broken_plans(dfg_buffer *b, int32_t n, int64_t alignment,
                 continue;
             b[i].offset = b[j].offset;
             if (b[i].offset + b[i].size <= arena) {
-                assert_int_equal(dfg_plan_verify_buffers(b, n, alignment, arena),
+                assert_int_equal(dfg_plan_verify_buffers(b, n, alignment, arena, NULL),
                                  DFG_ERR_PLAN);
                 tried++;
             }
             break;
         }
         b[i].offset = arena - b[i].size + 1;  /* one byte past the end */
-        assert_int_equal(dfg_plan_verify_buffers(b, n, 1, arena), DFG_ERR_PLAN);
+        assert_int_equal(dfg_plan_verify_buffers(b, n, 1, arena, NULL), DFG_ERR_PLAN);
         b[i].offset = -alignment;
-        assert_int_equal(dfg_plan_verify_buffers(b, n, alignment, arena),
+        assert_int_equal(dfg_plan_verify_buffers(b, n, alignment, arena, NULL),
                          DFG_ERR_PLAN);
         if (alignment > 1) {
             b[i].offset = offset + alignment / 2;
             assert_int_equal(dfg_plan_verify_buffers(b, n, alignment,
-                                                     arena + alignment),
+                                                     arena + alignment, NULL),
                              DFG_ERR_PLAN);
         }
         if (b[i].group > 0 && b[i].group - 1 != i &&
             offset + alignment + b[i].size <= arena) {
             b[i].offset = offset + alignment; /* out of its group's line */
-            assert_int_equal(dfg_plan_verify_buffers(b, n, alignment, arena),
+            assert_int_equal(dfg_plan_verify_buffers(b, n, alignment, arena, NULL),
                              DFG_ERR_PLAN);
             assert_non_null(strstr(dfg_last_error(), "group"));
             tried++;
         }
         b[i].offset = offset;
         tried += 3;
-        assert_int_equal(dfg_plan_verify_buffers(b, n, alignment, arena), DFG_OK);
+        assert_int_equal(dfg_plan_verify_buffers(b, n, alignment, arena, NULL), DFG_OK);
     }
     return tried;
 }
@@ -195,8 +195,8 @@ static void test_random_plans(void **state)
     for (int32_t round = 0; round < 5000; round++) {
         int64_t alignment;
         int32_t n = random_case(&rng, lifetimes, &alignment);
-        int64_t bound = dfg_plan_lower_bound(lifetimes, n, alignment);
-        int64_t no_reuse = dfg_plan_no_reuse_bytes(lifetimes, n, alignment);
+        int64_t bound = dfg_plan_lower_bound(lifetimes, n, alignment, NULL);
+        int64_t no_reuse = dfg_plan_no_reuse_bytes(lifetimes, n, alignment, NULL);
         assert_true(bound >= 0 && bound <= no_reuse);
         if (n <= 60)
             assert_int_equal(bound, brute_force_lower_bound(lifetimes, n,
@@ -205,8 +205,8 @@ static void test_random_plans(void **state)
             memcpy(b, lifetimes, (size_t)n * sizeof *b);
             int64_t arena = -1;
             assert_int_equal(dfg_plan_buffers(planners[p], b, n, alignment,
-                                              &arena), DFG_OK);
-            assert_int_equal(dfg_plan_verify_buffers(b, n, alignment, arena),
+                                              NULL, &arena), DFG_OK);
+            assert_int_equal(dfg_plan_verify_buffers(b, n, alignment, arena, NULL),
                              DFG_OK);
             assert_true(bound <= arena && arena <= no_reuse);
             if (planners[p] == DFG_PLANNER_NO_REUSE)
@@ -236,13 +236,13 @@ static void test_longer_climb_never_loses(void **state)
         int32_t n = random_case(&rng, lifetimes, &alignment);
         int64_t plain = -1, longer = -1;
         memcpy(b, lifetimes, (size_t)n * sizeof *b);
-        assert_int_equal(dfg_plan_hill_climb(b, n, alignment, &plain), DFG_OK);
+        assert_int_equal(dfg_plan_hill_climb(b, n, alignment, NULL, &plain), DFG_OK);
         memcpy(b, lifetimes, (size_t)n * sizeof *b);
-        assert_int_equal(dfg_plan_hill_climb_long(b, n, alignment, &longer),
+        assert_int_equal(dfg_plan_hill_climb_long(b, n, alignment, NULL, &longer),
                          DFG_OK);
-        assert_int_equal(dfg_plan_verify_buffers(b, n, alignment, longer),
+        assert_int_equal(dfg_plan_verify_buffers(b, n, alignment, longer, NULL),
                          DFG_OK);
-        assert_true(dfg_plan_lower_bound(lifetimes, n, alignment) <= longer);
+        assert_true(dfg_plan_lower_bound(lifetimes, n, alignment, NULL) <= longer);
         assert_true(longer <= plain);
         smaller += longer < plain;
     }
@@ -277,7 +277,7 @@ static void test_verifier_agrees_with_brute_force(void **state)
                 b[1].offset = b[0].offset + b[1].cell_offset;
         }
         dfg_status expected = brute_force_verify(b, n, alignment, arena);
-        assert_int_equal(dfg_plan_verify_buffers(b, n, alignment, arena), expected);
+        assert_int_equal(dfg_plan_verify_buffers(b, n, alignment, arena, NULL), expected);
         if (expected == DFG_OK)
             accepted++;
         else
@@ -301,12 +301,12 @@ static void test_large_graph(void **state)
     dfg_random_dag_lifetimes(&rng, &shape, lifetimes, N);
     for (int32_t i = 0; i < N; i++)
         lifetimes[i].size = 1 + dfg_random_below(&rng, 1 << 20);
-    int64_t bound = dfg_plan_lower_bound(lifetimes, N, 256);
+    int64_t bound = dfg_plan_lower_bound(lifetimes, N, 256, NULL);
     for (int32_t p = 0; p < N_PLANNERS; p++) {
         memcpy(b, lifetimes, N * sizeof *b);
         int64_t arena;
-        assert_int_equal(dfg_plan_buffers(planners[p], b, N, 256, &arena), DFG_OK);
-        assert_int_equal(dfg_plan_verify_buffers(b, N, 256, arena), DFG_OK);
+        assert_int_equal(dfg_plan_buffers(planners[p], b, N, 256, NULL, &arena), DFG_OK);
+        assert_int_equal(dfg_plan_verify_buffers(b, N, 256, arena, NULL), DFG_OK);
         assert_true(arena >= bound);
         if (planners[p] != DFG_PLANNER_NO_REUSE)
             assert_true(arena < 2 * bound);
@@ -422,7 +422,7 @@ static void test_program_verify_random(void **state)
         int64_t alignment;
         int32_t n = random_case(&rng, b, &alignment);
         int64_t arena;
-        assert_int_equal(dfg_plan_greedy_size(b, n, alignment, &arena), DFG_OK);
+        assert_int_equal(dfg_plan_greedy_size(b, n, alignment, NULL, &arena), DFG_OK);
         dfg_program *p = dfg_program_alloc(NULL, n, n, 0, 0, 0);
         assert_non_null(p);
         p->region_bytes[DFG_REGION_ARENA] = arena;

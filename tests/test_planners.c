@@ -22,8 +22,8 @@ static int64_t plan_checked(dfg_planner planner, dfg_buffer *b, int32_t n,
                             int64_t alignment)
 {
     int64_t arena = -1;
-    assert_int_equal(dfg_plan_buffers(planner, b, n, alignment, &arena), DFG_OK);
-    assert_int_equal(dfg_plan_verify_buffers(b, n, alignment, arena), DFG_OK);
+    assert_int_equal(dfg_plan_buffers(planner, b, n, alignment, NULL, &arena), DFG_OK);
+    assert_int_equal(dfg_plan_verify_buffers(b, n, alignment, arena, NULL), DFG_OK);
     assert_true(arena % alignment == 0);
     return arena;
 }
@@ -41,8 +41,8 @@ static void test_paper_example(void **state)
     (void)state;
     dfg_buffer b[8];
     int32_t n = COUNT(paper_example);
-    assert_int_equal(dfg_plan_lower_bound(paper_example, n, 1), 124);
-    assert_int_equal(dfg_plan_no_reuse_bytes(paper_example, n, 1), 234);
+    assert_int_equal(dfg_plan_lower_bound(paper_example, n, 1, NULL), 124);
+    assert_int_equal(dfg_plan_no_reuse_bytes(paper_example, n, 1, NULL), 234);
 
     memcpy(b, paper_example, sizeof b);
     assert_int_equal(plan_checked(DFG_PLANNER_GREEDY_SIZE, b, n, 1), 124);
@@ -67,7 +67,7 @@ static void test_tflite_complex_records(void **state)
         {8, 4, 5, 0, 0, 0},  {64, 5, 7, 0, 0, 0}, {8, 6, 8, 0, 0, 0}, {8, 7, 8, 0, 0, 0},
         {16, 8, 9, 0, 0, 0},
     };
-    assert_int_equal(dfg_plan_lower_bound(b, COUNT(b), 1), 96);
+    assert_int_equal(dfg_plan_lower_bound(b, COUNT(b), 1, NULL), 96);
     assert_int_equal(plan_checked(DFG_PLANNER_GREEDY_SIZE, b, COUNT(b), 1), 96);
     assert_int_equal(plan_checked(DFG_PLANNER_NO_REUSE, b, COUNT(b), 1), 192);
 }
@@ -80,9 +80,9 @@ static void test_alignment_rounds_sizes(void **state)
         {1, 0, 3, 0, 0, 0}, {255, 1, 3, 0, 0, 0}, {256, 2, 3, 0, 0, 0}, {257, 3, 3, 0, 0, 0},
     };
     int32_t n = COUNT(sizes);
-    assert_int_equal(dfg_plan_lower_bound(sizes, n, 256), 1280);
-    assert_int_equal(dfg_plan_no_reuse_bytes(sizes, n, 256), 1280);
-    assert_int_equal(dfg_plan_lower_bound(sizes, n, 1), 769);
+    assert_int_equal(dfg_plan_lower_bound(sizes, n, 256, NULL), 1280);
+    assert_int_equal(dfg_plan_no_reuse_bytes(sizes, n, 256, NULL), 1280);
+    assert_int_equal(dfg_plan_lower_bound(sizes, n, 1, NULL), 769);
     for (int32_t p = 0; p < COUNT(planners); p++) {
         dfg_buffer b[4];
         memcpy(b, sizes, sizeof b);
@@ -99,8 +99,8 @@ static void test_zero_size_buffers(void **state)
         {0, 0, 4, 0, 0, 0}, {100, 0, 2, 0, 0, 0}, {0, 1, 1, 0, 0, 0}, {50, 2, 4, 0, 0, 0}, {0, 3, 4, 0, 0, 0},
     };
     int32_t n = COUNT(sizes);
-    assert_int_equal(dfg_plan_lower_bound(sizes, n, 64), 192);
-    assert_int_equal(dfg_plan_no_reuse_bytes(sizes, n, 64), 192);
+    assert_int_equal(dfg_plan_lower_bound(sizes, n, 64, NULL), 192);
+    assert_int_equal(dfg_plan_no_reuse_bytes(sizes, n, 64, NULL), 192);
     for (int32_t p = 0; p < COUNT(planners); p++) {
         dfg_buffer b[5];
         memcpy(b, sizes, sizeof b);
@@ -115,7 +115,7 @@ static void test_zero_size_buffers(void **state)
     for (int32_t p = 0; p < COUNT(planners); p++)
         assert_int_equal(plan_checked(planners[p], empty, 2, 8), 0);
     int64_t arena = -1;
-    assert_int_equal(dfg_plan_greedy_size(NULL, 0, 1, &arena), DFG_OK);
+    assert_int_equal(dfg_plan_greedy_size(NULL, 0, 1, NULL, &arena), DFG_OK);
     assert_int_equal(arena, 0);
 }
 
@@ -135,7 +135,7 @@ static void test_disjoint_lifetimes_reuse_everything(void **state)
     const dfg_buffer sizes[] = {
         {300, 0, 0, 0, 0, 0}, {700, 1, 2, 0, 0, 0}, {100, 3, 3, 0, 0, 0}, {500, 4, 9, 0, 0, 0},
     };
-    assert_int_equal(dfg_plan_lower_bound(sizes, 4, 1), 700);
+    assert_int_equal(dfg_plan_lower_bound(sizes, 4, 1, NULL), 700);
     dfg_buffer b[4];
     memcpy(b, sizes, sizeof b);
     assert_int_equal(plan_checked(DFG_PLANNER_GREEDY_SIZE, b, 4, 1), 700);
@@ -153,7 +153,7 @@ static void test_overlapping_lifetimes_reuse_nothing(void **state)
     const dfg_buffer sizes[] = {
         {300, 0, 5, 0, 0, 0}, {700, 1, 5, 0, 0, 0}, {100, 2, 6, 0, 0, 0}, {500, 5, 9, 0, 0, 0},
     };
-    assert_int_equal(dfg_plan_lower_bound(sizes, 4, 1), 1600);
+    assert_int_equal(dfg_plan_lower_bound(sizes, 4, 1, NULL), 1600);
     for (int32_t p = 0; p < COUNT(planners); p++) {
         dfg_buffer b[4];
         memcpy(b, sizes, sizeof b);
@@ -176,7 +176,7 @@ static void test_sparse_steps(void **state)
         for (int32_t i = 0; i < 3; i++)
             assert_int_equal(sparse[i].offset, dense[i].offset);
     }
-    assert_int_equal(dfg_plan_lower_bound(sparse, 3, 1), 50);
+    assert_int_equal(dfg_plan_lower_bound(sparse, 3, 1, NULL), 50);
 }
 
 static void test_bad_input_is_rejected(void **state)
@@ -185,32 +185,32 @@ static void test_bad_input_is_rejected(void **state)
     dfg_buffer b[] = {{10, 0, 1, 0, 0, 0}, {20, 1, 2, 0, 0, 0}};
     int64_t arena;
     for (int32_t p = 0; p < COUNT(planners); p++) {
-        assert_int_equal(dfg_plan_buffers(planners[p], b, 2, 3, &arena),
+        assert_int_equal(dfg_plan_buffers(planners[p], b, 2, 3, NULL, &arena),
                          DFG_ERR_INVALID_ARGUMENT);
-        assert_int_equal(dfg_plan_buffers(planners[p], b, 2, 0, &arena),
+        assert_int_equal(dfg_plan_buffers(planners[p], b, 2, 0, NULL, &arena),
                          DFG_ERR_INVALID_ARGUMENT);
-        assert_int_equal(dfg_plan_buffers(planners[p], NULL, 2, 1, &arena),
+        assert_int_equal(dfg_plan_buffers(planners[p], NULL, 2, 1, NULL, &arena),
                          DFG_ERR_INVALID_ARGUMENT);
         dfg_buffer bad_size[] = {{-1, 0, 1, 0, 0, 0}};
-        assert_int_equal(dfg_plan_buffers(planners[p], bad_size, 1, 1, &arena),
+        assert_int_equal(dfg_plan_buffers(planners[p], bad_size, 1, 1, NULL, &arena),
                          DFG_ERR_INVALID_ARGUMENT);
         assert_non_null(strstr(dfg_last_error(), "buffer 0"));
         dfg_buffer bad_steps[] = {{1, 0, 1, 0, 0, 0}, {1, 3, 2, 0, 0, 0}};
-        assert_int_equal(dfg_plan_buffers(planners[p], bad_steps, 2, 1, &arena),
+        assert_int_equal(dfg_plan_buffers(planners[p], bad_steps, 2, 1, NULL, &arena),
                          DFG_ERR_INVALID_ARGUMENT);
         assert_non_null(strstr(dfg_last_error(), "buffer 1"));
         dfg_buffer huge[] = {{INT64_MAX / 2, 0, 1, 0, 0, 0}, {INT64_MAX / 2, 0, 1, 0, 0, 0},
                              {INT64_MAX / 2, 0, 1, 0, 0, 0}};
-        assert_int_equal(dfg_plan_buffers(planners[p], huge, 3, 1, &arena),
+        assert_int_equal(dfg_plan_buffers(planners[p], huge, 3, 1, NULL, &arena),
                          DFG_ERR_OVERFLOW);
         dfg_buffer unalignable[] = {{INT64_MAX - 2, 0, 1, 0, 0, 0}};
         assert_int_equal(dfg_plan_buffers(planners[p], unalignable, 1, 256,
-                                          &arena), DFG_ERR_OVERFLOW);
+                                          NULL, &arena), DFG_ERR_OVERFLOW);
     }
-    assert_int_equal(dfg_plan_buffers(DFG_PLANNER_COUNT, b, 2, 1, &arena),
+    assert_int_equal(dfg_plan_buffers(DFG_PLANNER_COUNT, b, 2, 1, NULL, &arena),
                      DFG_ERR_INVALID_ARGUMENT);
-    assert_int_equal(dfg_plan_lower_bound(b, 2, 3), -1);
-    assert_int_equal(dfg_plan_no_reuse_bytes(b, 2, 6), -1);
+    assert_int_equal(dfg_plan_lower_bound(b, 2, 3, NULL), -1);
+    assert_int_equal(dfg_plan_no_reuse_bytes(b, 2, 6, NULL), -1);
 }
 
 static void test_verifier_names_the_conflict(void **state)
@@ -220,26 +220,26 @@ static void test_verifier_names_the_conflict(void **state)
         {64, 0, 2, 0, 0, 0}, {64, 1, 3, 64, 0, 0}, {32, 3, 4, 16, 0, 0}, {64, 2, 2, 128, 0, 0},
     };
     /* Buffer 0 and 2 share bytes [16, 48) but never live together. */
-    assert_int_equal(dfg_plan_verify_buffers(b, 4, 16, 192), DFG_OK);
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 16, 192, NULL), DFG_OK);
     b[2].offset = 96;  /* onto buffer 1 at step 3 */
-    assert_int_equal(dfg_plan_verify_buffers(b, 4, 16, 192), DFG_ERR_PLAN);
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 16, 192, NULL), DFG_ERR_PLAN);
     assert_non_null(strstr(dfg_last_error(), "buffers 1 "));
     assert_non_null(strstr(dfg_last_error(), " 2 (steps 3..4, bytes [96, 128))"));
     b[2].offset = 16;
-    assert_int_equal(dfg_plan_verify_buffers(b, 4, 16, 191), DFG_ERR_PLAN);
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 16, 191, NULL), DFG_ERR_PLAN);
     assert_non_null(strstr(dfg_last_error(), "buffer 3"));
     b[3].offset = 120;
-    assert_int_equal(dfg_plan_verify_buffers(b, 4, 16, 192), DFG_ERR_PLAN);
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 16, 192, NULL), DFG_ERR_PLAN);
     assert_non_null(strstr(dfg_last_error(), "multiple of 16"));
     b[3].offset = -16;
-    assert_int_equal(dfg_plan_verify_buffers(b, 4, 16, 192), DFG_ERR_PLAN);
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 16, 192, NULL), DFG_ERR_PLAN);
     /* Bytes that merely touch are not shared. */
     b[3].offset = 128;
     b[2].offset = 64;
     b[1].offset = 0;
     b[0].offset = 64;
-    assert_int_equal(dfg_plan_verify_buffers(b, 4, 16, 192), DFG_OK);
-    assert_int_equal(dfg_plan_verify_buffers(b, 4, 3, 192),
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 16, 192, NULL), DFG_OK);
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 3, 192, NULL),
                      DFG_ERR_INVALID_ARGUMENT);
 }
 
@@ -256,8 +256,8 @@ static void test_group_planned_as_one(void **state)
 {
     (void)state;
     int32_t n = COUNT(staircase);
-    assert_int_equal(dfg_plan_lower_bound(staircase, n, 256), 768);
-    assert_int_equal(dfg_plan_no_reuse_bytes(staircase, n, 256), 1280);
+    assert_int_equal(dfg_plan_lower_bound(staircase, n, 256, NULL), 768);
+    assert_int_equal(dfg_plan_no_reuse_bytes(staircase, n, 256, NULL), 1280);
     for (int32_t p = 0; p < COUNT(planners); p++) {
         dfg_buffer b[4];
         memcpy(b, staircase, sizeof b);
@@ -306,7 +306,7 @@ static void test_cross_layer_residual_planned_at_bound(void **state)
     (void)state;
     dfg_buffer b[1 + 17 * 12];
     int32_t n = encoder_layers(b, 12);
-    int64_t bound = dfg_plan_lower_bound(b, n, 256);
+    int64_t bound = dfg_plan_lower_bound(b, n, 256, NULL);
     assert_int_equal(bound, 1862912 + 4 * ENCODER_R);
     assert_true(plan_checked(DFG_PLANNER_GREEDY_SIZE, b, n, 256) > bound);
     assert_int_equal(plan_checked(DFG_PLANNER_HILL_CLIMB, b, n, 256), bound);
@@ -325,40 +325,40 @@ static void test_verifier_catches_broken_groups(void **state)
     assert_int_equal(b[0].offset, 0);
     assert_int_equal(b[3].offset, 256);
     b[2].offset = 768; /* C out of line: its bytes are free there */
-    assert_int_equal(dfg_plan_verify_buffers(b, 4, 256, 1024), DFG_ERR_PLAN);
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 256, 1024, NULL), DFG_ERR_PLAN);
     assert_non_null(strstr(dfg_last_error(), "cell 2"));
     b[2].offset = 512;
     b[3].last_step = 5; /* X still there when B is written */
-    assert_int_equal(dfg_plan_verify_buffers(b, 4, 256, arena), DFG_ERR_PLAN);
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 256, arena, NULL), DFG_ERR_PLAN);
     assert_non_null(strstr(dfg_last_error(), " and 1 (steps 5..9"));
     b[3].last_step = 4;
     for (int32_t i = 0; i < 3; i++) /* the whole group onto X */
         b[i].offset += 256;
-    assert_int_equal(dfg_plan_verify_buffers(b, 4, 256, 1024), DFG_ERR_PLAN);
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 256, 1024, NULL), DFG_ERR_PLAN);
     assert_non_null(strstr(dfg_last_error(), "buffers 0 (steps 0..9"));
     for (int32_t i = 0; i < 3; i++)
         b[i].offset -= 256;
-    assert_int_equal(dfg_plan_verify_buffers(b, 4, 256, arena), DFG_OK);
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 256, arena, NULL), DFG_OK);
 
     int64_t out;
     memcpy(b, staircase, sizeof b);
     b[1].group = 5; /* no such buffer */
-    assert_int_equal(dfg_plan_greedy_size(b, 4, 256, &out),
+    assert_int_equal(dfg_plan_greedy_size(b, 4, 256, NULL, &out),
                      DFG_ERR_INVALID_ARGUMENT);
-    assert_int_equal(dfg_plan_verify_buffers(b, 4, 256, 1024),
+    assert_int_equal(dfg_plan_verify_buffers(b, 4, 256, 1024, NULL),
                      DFG_ERR_INVALID_ARGUMENT);
     b[1].group = 2; /* a base that is not its own group's */
-    assert_int_equal(dfg_plan_hill_climb(b, 4, 256, &out),
+    assert_int_equal(dfg_plan_hill_climb(b, 4, 256, NULL, &out),
                      DFG_ERR_INVALID_ARGUMENT);
     b[1].group = 1;
     b[1].cell_offset = 100; /* not aligned */
-    assert_int_equal(dfg_plan_no_reuse(b, 4, 256, &out),
+    assert_int_equal(dfg_plan_no_reuse(b, 4, 256, NULL, &out),
                      DFG_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(dfg_last_error(), "cell offset 100"));
     b[1].cell_offset = INT64_MAX - 255;
-    assert_int_equal(dfg_plan_greedy_breadth(b, 4, 256, &out),
+    assert_int_equal(dfg_plan_greedy_breadth(b, 4, 256, NULL, &out),
                      DFG_ERR_OVERFLOW);
-    assert_int_equal(dfg_plan_lower_bound(b, 4, 256), -1);
+    assert_int_equal(dfg_plan_lower_bound(b, 4, 256, NULL), -1);
 }
 
 int main(void)

@@ -1,4 +1,4 @@
-/* Program files (src/program_load.c, program_validate.c): a loader that
+/* Program files (src/program/program_load.c, program_validate.c): a loader that
  * rejects every invalid program, malformed attribute, truncated,
  * corrupted or hostile file with DFG_ERR_FORMAT and a message, without
  * large allocations, and never crashes. Run it under ASan/UBSan

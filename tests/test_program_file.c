@@ -1,4 +1,5 @@
-/* Program files (src/program_save.c, program_load.c, program_validate.c):
+/* Program files (src/program/program_save.c, program_load.c,
+ * program_validate.c):
  * round trips of compiled and hand-built programs, through memory and
  * through a mapped file, the same numbers before and after, and files of
  * older versions. The loader's rejections of malformed and hostile files

@@ -117,7 +117,8 @@ static void merge(dfg_graph *g, int64_t budget, int64_t *extra,
         report.budget = report.arena;
     int64_t copy = 2LL * ROWS * COLS * COLS;
     *extra = 2 * copy;
-    assert_int_equal(dfg_remat_merge_copies(g, &o, &report, extra), DFG_OK);
+    assert_int_equal(dfg_remat_merge_copies(g, &o, dfg_remat_total_flops(g),
+                                            &report, extra), DFG_OK);
     assert_true(report.arena <= report.budget);
     assert_int_equal(dfg_remat_trial_arena(g, &o, arena), DFG_OK);
     assert_int_equal(*arena, report.arena);

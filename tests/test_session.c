@@ -18,28 +18,6 @@
 #include "program.h"
 #include "program_fixtures.h"
 
-/* --- a counting dfg_allocator */
-
-typedef struct counting {
-    _Atomic long allocs, frees, bytes;
-} counting;
-
-static void *counting_alloc(void *ctx, size_t size, size_t alignment)
-{
-    ((counting *)ctx)->allocs++;
-    ((counting *)ctx)->bytes += (long)size;
-    void *ptr = NULL;
-    return __real_posix_memalign(&ptr, alignment < sizeof(void *) ? sizeof(void *) : alignment,
-                                 size ? size : 1) == 0 ? ptr : NULL;
-}
-
-static void counting_free(void *ctx, void *ptr)
-{
-    if (ptr)
-        ((counting *)ctx)->frees++;
-    __real_free(ptr);
-}
-
 /* --- helpers */
 
 static const dfg_backend *cpu(void)
@@ -152,7 +130,7 @@ static void test_run_allocates_nothing(void **state)
     static const char *const models[] = {"fixture", "mlp", "cnn", "transformer"};
     for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
         counting counts = {0, 0, 0};
-        dfg_allocator allocator = {&counts, counting_alloc, counting_free};
+        dfg_allocator allocator = counting_allocator(&counts);
         dfg_program *program = NULL;
         fixture_weights w;
         if (m == 0) {
@@ -263,7 +241,7 @@ static void test_sessions_share_the_weights(void **state)
     assert_true(stats.weights_bytes > 10000);
 
     counting counts = {0, 0, 0};
-    dfg_allocator allocator = {&counts, counting_alloc, counting_free};
+    dfg_allocator allocator = counting_allocator(&counts);
     dfg_session *sessions[N_SESSIONS];
     for (int i = 0; i < N_SESSIONS; i++)
         assert_int_equal(dfg_session_create(program, &keeping, &allocator,

@@ -55,7 +55,7 @@ static void test_caching_hand_worked(void **state)
 {
     (void)state;
     dfg_caching_allocator a;
-    dfg_caching_init(&a);
+    dfg_caching_init(&a, NULL);
     int32_t A, B, C, D, E, F, G;
     /* A: 1000 B rounds to 1024, small. No cached block: a 2 MiB small
      * segment at address 0, split (remainder 2 MiB - 1 KiB >= 512):
@@ -128,7 +128,7 @@ static void test_caching_bad_calls(void **state)
 {
     (void)state;
     dfg_caching_allocator a;
-    dfg_caching_init(&a);
+    dfg_caching_init(&a, NULL);
     int32_t h;
     assert_int_equal(dfg_caching_malloc(&a, 0, &h), DFG_ERR_INVALID_ARGUMENT);
     assert_int_equal(dfg_caching_malloc(&a, -5, &h),

@@ -26,7 +26,7 @@ static const char usage[] =
     "       dfgc train MODEL --data TRAIN.npz [--val VAL.npz] [--epochs N]\n"
     "                  [--batch N] [--seed N] [--loss NAME] [--optimizer NAME]\n"
     "                  [--lr X] [--accumulate K] [--schedule NAME]\n"
-    "                  [--shapes SPEC]\n"
+    "                  [--step-size S] [--gamma G] [--warmup W] [--shapes SPEC]\n"
     "                  [--save FILE.onnx] [--checkpoint FILE] [--resume FILE]\n"
     "\n"
     "Trains MODEL (example:mlp or example:cnn) on the UCI 8x8 digits: the\n"
@@ -53,8 +53,14 @@ static const char usage[] =
     "                  an ONNX model for its input's (see --shapes)\n"
     "--data FILE.npz   the training set: arrays x and y\n"
     "--val FILE.npz    a validation set like it, evaluated after each epoch\n"
-    "--schedule NAME   with --data: constant (default) or cosine (--lr\n"
-    "                  decayed to 0 over the run)\n"
+    "--schedule NAME   with --data: constant (default), cosine (--lr\n"
+    "                  decayed to 0 over the run) or step (--lr times\n"
+    "                  --gamma every --step-size optimizer steps)\n"
+    "--step-size S     --schedule step: optimizer steps between decays\n"
+    "--gamma G         --schedule step: the factor, in (0, 1] (0.1)\n"
+    "--warmup W        with --data: the learning rate rises linearly over\n"
+    "                  the first W optimizer steps (step t at t/W of it),\n"
+    "                  the schedule starting after them (0)\n"
     DFGC_TRAINING_USAGE
     "                  (digits: decayed to 0 over the run by a cosine)\n"
     "--accumulate K    micro-batches per optimizer step (1)\n"
@@ -91,9 +97,9 @@ static const char *model_name(const char *model)
 }
 
 typedef struct train_args {
-    const char *json, *data, *val, *schedule;
+    const char *json, *data, *val, *schedule, *gamma;
     uint64_t epochs, batch, accumulate, seed, steps, bucket_bytes;
-    uint64_t startup_timeout, stop_after;
+    uint64_t startup_timeout, stop_after, step_size, warmup;
     int synthetic, data_parallel, shard_optimizer;
     dfgc_training_setup setup;
     dfgc_keep_paths keep;
@@ -116,14 +122,16 @@ static int parse_option(int argc, char **argv, int *i, void *ctx)
     }
     static const char *const numbers[] = {"--epochs", "--batch", "--accumulate",
                                           "--seed", "--steps", "--bucket-bytes",
-                                          "--startup-timeout", "--stop-after"};
+                                          "--startup-timeout", "--stop-after",
+                                          "--step-size", "--warmup"};
     uint64_t *targets[] = {&a->epochs, &a->batch, &a->accumulate, &a->seed,
                            &a->steps, &a->bucket_bytes, &a->startup_timeout,
-                           &a->stop_after};
+                           &a->stop_after, &a->step_size, &a->warmup};
     const uint64_t most[] = {1u << 20, 1u << 20, 1u << 20, UINT64_MAX,
-                             1u << 20, (uint64_t)1 << 40, 86400, 1u << 20};
+                             1u << 20, (uint64_t)1 << 40, 86400, 1u << 20,
+                             1u << 24, 1u << 24};
     int found = 0;
-    for (int k = 0; k < 8 && found == 0; k++) {
+    for (int k = 0; k < 10 && found == 0; k++) {
         const char *text;
         found = dfgc_option_value("train", argc, argv, i, numbers[k], &text);
         if (found > 0 &&
@@ -140,6 +148,9 @@ static int parse_option(int argc, char **argv, int *i, void *ctx)
     if (found == 0)
         found = dfgc_option_value("train", argc, argv, i, "--schedule",
                                   &a->schedule);
+    if (found == 0)
+        found = dfgc_option_value("train", argc, argv, i, "--gamma",
+                                  &a->gamma);
     if (found == 0)
         found = dfgc_option_value("train", argc, argv, i, "--save",
                                   &a->keep.save);
@@ -239,6 +250,27 @@ static int train_digits(const char *model, const train_args *a)
     return 0;
 }
 
+/* --schedule step's --step-size and --gamma, and --warmup, into t. 0, or
+ * -1 after a usage error. */
+static int schedule_options(const train_args *a, int step,
+                            dfg_training_options *t)
+{
+    if (step != (a->step_size != 0) || (a->gamma && !step))
+        return dfgc_usage_error("train", "--schedule step goes with "
+                                "--step-size S (and --gamma G), they with it"),
+               -1;
+    char *end = NULL;
+    float gamma = a->gamma ? strtof(a->gamma, &end) : 0.1f;
+    if (a->gamma && (end == a->gamma || *end != '\0' ||
+                     !(gamma > 0.0f && gamma <= 1.0f)))
+        return dfgc_usage_error("train", "--gamma '%s' is not a number in "
+                                "(0, 1]", a->gamma), -1;
+    t->lr_step_size = (int64_t)a->step_size;
+    t->lr_gamma = gamma;
+    t->warmup_steps = (int64_t)a->warmup;
+    return 0;
+}
+
 /* --data: the user's data set (data_training.h). */
 static int train_with_data(const char *model, const train_args *a)
 {
@@ -248,11 +280,14 @@ static int train_with_data(const char *model, const train_args *a)
         return dfgc_usage_error("train", "--data does not go with --synthetic, "
                                 "--data-parallel, --stop-after or --json");
     int cosine = a->schedule && strcmp(a->schedule, "cosine") == 0;
-    if (a->schedule && !cosine && strcmp(a->schedule, "constant") != 0)
+    int step = a->schedule && strcmp(a->schedule, "step") == 0;
+    if (a->schedule && !cosine && !step && strcmp(a->schedule, "constant") != 0)
         return dfgc_usage_error("train", "unknown --schedule '%s' (constant, "
-                                "cosine)", a->schedule);
+                                "cosine, step)", a->schedule);
     dfgc_data_config c = {model, a->setup, {0}, a->epochs ? (int32_t)a->epochs : 10,
                           (int32_t)a->batch, a->seed, cosine, stdout, a->keep};
+    if (schedule_options(a, step, &c.setup.training) != 0)
+        return DFGC_EXIT_USAGE;
     dfg_compile_options_init(&c.options);
     c.options.precision = a->setup.precision;
     c.setup.training.accumulate = (int32_t)a->accumulate;
@@ -289,8 +324,9 @@ int dfgc_train(int argc, char **argv)
     size_t n = strlen(model);
     if (a.data || a.val)
         return train_with_data(model, &a);
-    if (a.schedule)
-        return dfgc_usage_error("train", "--schedule goes with --data (the "
+    if (a.schedule || a.step_size || a.gamma || a.warmup)
+        return dfgc_usage_error("train", "--schedule, --step-size, --gamma "
+                                "and --warmup go with --data (the "
                                 "digits decay by a cosine, --synthetic keeps "
                                 "--lr)");
     if (a.synthetic || (n > 5 && strcmp(model + n - 5, ".onnx") == 0)) {

@@ -6,11 +6,10 @@
  * epoch. Prints "epoch E: loss L", L the mean of the epoch's batch
  * losses, and with a validation set "val_loss=V val_accuracy=A" (the
  * accuracy for cross entropy only: the argmax of the prediction against
- * the class index), computed by inference programs compiled from the same
- * model that take the trained weights (dfg_session_copy_weights); the
+ * the class index), computed by the trainer's inference programs
+ * (dfg/trainer.h, whose steps run through a finite guard); the
  * validation set's partial last batch is padded with its last example,
- * which is counted once. Every step runs through a finite guard
- * (dfg/finite_training.h); --checkpoint, --resume and --save as for the
+ * which is counted once. --checkpoint, --resume and --save as for the
  * other training loops (training_keep.h). */
 #ifndef DFGC_DATA_TRAINING_H
 #define DFGC_DATA_TRAINING_H

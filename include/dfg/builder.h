@@ -157,7 +157,7 @@ dfg_status dfg_gather(dfg_graph *g, dfg_value data, dfg_value indices,
 dfg_status dfg_pad(dfg_graph *g, dfg_value x, const int64_t *pads, float value,
                    dfg_value *out);
 
-/* Ops added for the ONNX front end (src/builder_extra.c). Rounding and
+/* Ops added for the ONNX front end (src/ir/builder_extra.c). Rounding and
  * trigonometry: float dtypes, the result has x's type. */
 dfg_status dfg_floor(dfg_graph *g, dfg_value x, dfg_value *out);
 dfg_status dfg_ceil(dfg_graph *g, dfg_value x, dfg_value *out);

@@ -24,7 +24,10 @@ typedef struct dfg_compile_options {
     int eliminate_dead_code;    /* 1 */
     int reuse_inputs_in_place;  /* elementwise ops may write over a dying
                                    input: 1 */
-    const dfg_allocator *allocator; /* for the program; NULL: malloc */
+    /* For the program and all the compiler's working memory (passes,
+     * planners, verifiers: none calls malloc & co. itself,
+     * tests/test_compiler_allocator.c); NULL: malloc. */
+    const dfg_allocator *allocator;
     /* NULL: an inference program; else a training step
      * (include/dfg/training.h), read during dfg_compile only. */
     const struct dfg_training_options *training;

@@ -23,6 +23,7 @@
 #include "dfg/session.h"
 #include "dfg/status.h"
 #include "dfg/training.h"
+#include "dfg/trainer.h"
 #include "dfg/training_checkpoint.h"
 
 #endif

@@ -3,10 +3,13 @@
  * the training program holds under the same name replaced by the
  * trained bytes, so that ONNX Runtime (or dfg) runs the trained model.
  *
- * The graph is the user's own, node for node: an eval-mode export stays
- * an inference graph, and a batch normalization's running mean and
- * variance, which a training program updates in place, are saved like
- * any other initializer. Trained data is written as raw_data inside the
+ * The graph is the user's own, node for node, in eval form: an eval-mode
+ * export stays as it is; in a training-mode export a
+ * BatchNormalization's training_mode becomes 0 and its running-statistics
+ * outputs are dropped (one the graph reads is refused, DFG_ERR_UNSUPPORTED),
+ * and a Dropout's training_mode input is dropped (false). A batch
+ * normalization's running mean and variance, which a training program
+ * updates in place, are saved like any other initializer. Trained data is written as raw_data inside the
  * model (no external data files: a model over protobuf's 2 GiB limit is
  * refused). */
 #ifndef DFG_ONNX_SAVE_H

@@ -47,6 +47,17 @@ typedef struct dfg_training_options {
      * (torch's CosineAnnealingLR to 0, stepped once per optimizer step),
      * then 0; 0 (the default): a constant learning rate. At most 2^24. */
     int64_t decay_steps;
+    /* Step decay (torch's StepLR, stepped once per optimizer step): the
+     * learning rate times lr_gamma every lr_step_size optimizer steps;
+     * 0 (the default): none. Not with decay_steps. At most 2^24;
+     * lr_gamma in (0, 1] (0.1). */
+    int64_t lr_step_size;
+    float lr_gamma;
+    /* A linear warm-up over the first warmup_steps optimizer steps (step
+     * t of them at t / warmup_steps of the rate), the decay schedule then
+     * counting its steps from the warm-up's end; 0 (the default): none.
+     * At most 2^24. */
+    int64_t warmup_steps;
     /* Data-parallel training (docs/data-parallel.md): 1 groups the weight
      * gradients into buckets of about bucket_bytes (0: 25 MiB), in the
      * order backward finishes them, each planned as one arena range and

@@ -1,8 +1,8 @@
 #include "best_fit.h"
 
-#include <stdlib.h>
 #include <string.h>
 #include "error.h"
+#include "memory.h"
 #include "plan_input.h"
 #include "sort.h"
 
@@ -48,7 +48,10 @@ static dfg_status reserve_spans(dfg_best_fit *fit, int32_t k)
     if (k <= fit->span_capacity)
         return DFG_OK;
     int32_t wanted = k < INT32_MAX / 4 ? 2 * k : k;
-    byte_span *bigger = realloc(fit->spans, 2 * (size_t)wanted * sizeof *bigger);
+    byte_span *bigger = dfg_realloc(
+        fit->allocator, fit->spans,
+        2 * (size_t)fit->span_capacity * sizeof *bigger,
+        2 * (size_t)wanted * sizeof *bigger);
     if (!bigger)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "%d overlapping buffers", k);
     fit->spans = bigger;
@@ -92,21 +95,23 @@ static dfg_status forbidden_bases(dfg_best_fit *fit, const int32_t *cells,
 dfg_status dfg_best_fit_init(dfg_best_fit *fit, dfg_buffer *buffers, int32_t n,
                              const int64_t *aligned,
                              const dfg_step_ranks *ranks,
-                             const dfg_plan_units *units)
+                             const dfg_plan_units *units,
+                             const dfg_allocator *allocator)
 {
     memset(fit, 0, sizeof *fit);
+    fit->allocator = allocator;
     fit->buffers = buffers;
     fit->aligned = aligned;
     fit->ranks = ranks;
     fit->units = units;
-    return dfg_lifetime_index_init(&fit->placed, ranks->count, n);
+    return dfg_lifetime_index_init(&fit->placed, ranks->count, n, allocator);
 }
 
 void dfg_best_fit_free(dfg_best_fit *fit)
 {
     dfg_lifetime_index_free(&fit->placed);
-    free(fit->overlapping.items);
-    free(fit->spans);
+    dfg_free(fit->allocator, fit->overlapping.items);
+    dfg_free(fit->allocator, fit->spans);
     memset(fit, 0, sizeof *fit);
 }
 
@@ -191,24 +196,28 @@ dfg_status dfg_best_fit_place_at(dfg_best_fit *fit, int32_t unit_buffer,
 
 dfg_status dfg_plan_with_ranks(const char *who, dfg_ranked_planner planner,
                                dfg_buffer *buffers, int32_t n,
-                               int64_t alignment, int64_t *arena_bytes)
+                               int64_t alignment,
+                               const dfg_allocator *allocator,
+                               int64_t *arena_bytes)
 {
     if (!arena_bytes)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT, "%s: no arena_bytes", who);
     int64_t *aligned, total;
     dfg_status status = dfg_plan_aligned_sizes(who, buffers, n, alignment,
-                                               &aligned, &total);
+                                               allocator, &aligned, &total);
     if (status != DFG_OK)
         return status;
     dfg_step_ranks ranks;
     dfg_plan_units units = {0};
-    status = dfg_step_ranks_build(buffers, n, &ranks);
+    status = dfg_step_ranks_build(buffers, n, allocator, &ranks);
     if (status == DFG_OK)
-        status = dfg_plan_units_build(buffers, n, aligned, &ranks, &units);
+        status = dfg_plan_units_build(buffers, n, aligned, &ranks, allocator,
+                                      &units);
     if (status == DFG_OK)
-        status = planner(buffers, n, aligned, &ranks, &units, arena_bytes);
+        status = planner(buffers, n, aligned, &ranks, &units, allocator,
+                         arena_bytes);
     dfg_plan_units_free(&units);
     dfg_step_ranks_free(&ranks);
-    free(aligned);
+    dfg_free(allocator, aligned);
     return status;
 }

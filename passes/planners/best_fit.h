@@ -38,13 +38,16 @@ typedef struct dfg_best_fit {
     struct dfg_byte_span { int64_t begin, end; } *spans;
     int32_t span_capacity;
     int64_t arena;               /* highest end so far */
+    const dfg_allocator *allocator; /* of the index and scratch */
 } dfg_best_fit;
 
-/* Free with dfg_best_fit_free, also after a failure. */
+/* Its memory comes from allocator (NULL: the C library). Free with
+ * dfg_best_fit_free, also after a failure. */
 dfg_status dfg_best_fit_init(dfg_best_fit *fit, dfg_buffer *buffers, int32_t n,
                              const int64_t *aligned,
                              const dfg_step_ranks *ranks,
-                             const dfg_plan_units *units);
+                             const dfg_plan_units *units,
+                             const dfg_allocator *allocator);
 void dfg_best_fit_free(dfg_best_fit *fit);
 
 /* Gives a unit (its buffer: plan_units.h) its base offset, and each of its
@@ -60,17 +63,21 @@ dfg_status dfg_best_fit_place(dfg_best_fit *fit, int32_t unit_buffer);
 dfg_status dfg_best_fit_place_at(dfg_best_fit *fit, int32_t unit_buffer,
                                  int64_t base);
 
-/* A planner given the aligned sizes, the step ranks and the units. */
+/* A planner given the aligned sizes, the step ranks, the units and the
+ * allocator of its scratch memory. */
 typedef dfg_status (*dfg_ranked_planner)(dfg_buffer *buffers, int32_t n,
                                          const int64_t *aligned,
                                          const dfg_step_ranks *ranks,
                                          const dfg_plan_units *units,
+                                         const dfg_allocator *allocator,
                                          int64_t *arena_bytes);
 
-/* Checks the input, computes what a ranked planner needs and runs it;
- * who names the planner in error messages. */
+/* Checks the input, computes what a ranked planner needs (with allocator)
+ * and runs it; who names the planner in error messages. */
 dfg_status dfg_plan_with_ranks(const char *who, dfg_ranked_planner planner,
                                dfg_buffer *buffers, int32_t n,
-                               int64_t alignment, int64_t *arena_bytes);
+                               int64_t alignment,
+                               const dfg_allocator *allocator,
+                               int64_t *arena_bytes);
 
 #endif

@@ -5,8 +5,8 @@
 #include "caching_allocator.h"
 #include "dfg/compile.h"
 
-#include <stdlib.h>
 #include "error.h"
+#include "memory.h"
 
 typedef enum block_state {
     BLOCK_FREE,
@@ -24,15 +24,16 @@ struct dfg_caching_block {
     block_state state;
 };
 
-void dfg_caching_init(dfg_caching_allocator *a)
+void dfg_caching_init(dfg_caching_allocator *a,
+                      const dfg_allocator *allocator)
 {
-    *a = (dfg_caching_allocator){0};
+    *a = (dfg_caching_allocator){.allocator = allocator};
 }
 
 void dfg_caching_release(dfg_caching_allocator *a)
 {
-    free(a->blocks);
-    dfg_caching_init(a);
+    dfg_free(a->allocator, a->blocks);
+    dfg_caching_init(a, a->allocator);
 }
 
 static int64_t round_size(int64_t bytes)
@@ -69,7 +70,9 @@ static int32_t new_block(dfg_caching_allocator *a)
             return -1;
         int32_t capacity = a->capacity ? 2 * a->capacity : 64;
         dfg_caching_block *blocks =
-            realloc(a->blocks, (size_t)capacity * sizeof *blocks);
+            dfg_realloc(a->allocator, a->blocks,
+                        (size_t)a->capacity * sizeof *blocks,
+                        (size_t)capacity * sizeof *blocks);
         if (!blocks)
             return -1;
         a->blocks = blocks;

@@ -26,6 +26,7 @@
 #define DFG_CACHING_ALLOCATOR_H
 
 #include <stdint.h>
+#include "dfg/allocator.h"
 #include "dfg/compile.h"
 
 #define DFG_CACHING_MIN_BLOCK ((int64_t)512)
@@ -45,9 +46,12 @@ typedef struct dfg_caching_allocator {
     int64_t allocated;         /* bytes of blocks handed out */
     int64_t requested;         /* bytes asked for by live requests */
     dfg_caching_stats stats;
+    const dfg_allocator *allocator; /* of blocks; NULL: the C library */
 } dfg_caching_allocator;
 
-void dfg_caching_init(dfg_caching_allocator *a);
+/* The block array comes from allocator (kept until released). */
+void dfg_caching_init(dfg_caching_allocator *a,
+                      const dfg_allocator *allocator);
 void dfg_caching_release(dfg_caching_allocator *a);
 
 /* Serves a request of `bytes` (> 0); *handle identifies it for

@@ -3,9 +3,9 @@
  * its still unplaced buffers, largest first, each in the smallest gap left
  * by the placed buffers whose lifetimes overlap it. A cell alive at the
  * step brings its whole rigid group. */
-#include <stdlib.h>
 #include "best_fit.h"
 #include "error.h"
+#include "memory.h"
 #include "sort.h"
 
 typedef struct step_breadth {
@@ -24,21 +24,23 @@ DFG_DEFINE_SORT(sort_steps, step_breadth, wider)
 
 /* Steps (ranks) by live bytes, widest first. */
 static step_breadth *steps_by_breadth(int32_t n, const int64_t *aligned,
-                                      const dfg_step_ranks *ranks)
+                                      const dfg_step_ranks *ranks,
+                                      const dfg_allocator *allocator)
 {
     int32_t m = ranks->count;
-    int64_t *live = calloc((size_t)m + 1, sizeof *live);
-    step_breadth *steps = malloc(2 * ((size_t)m + 1) * sizeof *steps);
+    int64_t *live = dfg_calloc(allocator, (size_t)m + 1, sizeof *live);
+    step_breadth *steps =
+        dfg_alloc(allocator, 2 * ((size_t)m + 1) * sizeof *steps);
     if (live && steps) {
         dfg_step_ranks_live_bytes(ranks, n, aligned, live);
         for (int32_t s = 0; s < m; s++)
             steps[s] = (step_breadth){live[s], s};
         sort_steps(steps, steps + m, (size_t)m);
     } else {
-        free(steps);
+        dfg_free(allocator, steps);
         steps = NULL;
     }
-    free(live);
+    dfg_free(allocator, live);
     return steps;
 }
 
@@ -77,20 +79,22 @@ static dfg_status place_by_breadth(dfg_buffer *buffers, int32_t n,
                                    const int64_t *aligned,
                                    const dfg_step_ranks *ranks,
                                    const dfg_plan_units *units,
+                                   const dfg_allocator *allocator,
                                    int64_t *arena_bytes)
 {
     breadth_plan plan = {.buffers = buffers, .units = units};
-    step_breadth *steps = steps_by_breadth(n, aligned, ranks);
-    plan.keys = malloc(2 * ((size_t)n + 1) * sizeof *plan.keys);
-    plan.placed = calloc((size_t)n + 1, sizeof *plan.placed);
+    step_breadth *steps = steps_by_breadth(n, aligned, ranks, allocator);
+    plan.keys = dfg_alloc(allocator, 2 * ((size_t)n + 1) * sizeof *plan.keys);
+    plan.placed = dfg_calloc(allocator, (size_t)n + 1, sizeof *plan.placed);
     dfg_status status = DFG_OK;
     if (!steps || !plan.keys || !plan.placed)
         status = dfg_error(DFG_ERR_OUT_OF_MEMORY, "greedy_breadth: %d buffers", n);
     if (status == DFG_OK)
         status = dfg_best_fit_init(&plan.fit, buffers, n, aligned, ranks,
-                                   units);
+                                   units, allocator);
     if (status == DFG_OK)
-        status = dfg_lifetime_index_init(&plan.unplaced, ranks->count, n);
+        status = dfg_lifetime_index_init(&plan.unplaced, ranks->count, n,
+                                         allocator);
     for (int32_t i = 0; status == DFG_OK && i < units->count; i++) {
         int32_t unit = units->unit[i];
         if (units->extent[unit] == 0) /* occupies nothing, at no step */
@@ -106,16 +110,18 @@ static dfg_status place_by_breadth(dfg_buffer *buffers, int32_t n,
     *arena_bytes = plan.fit.arena;
     dfg_best_fit_free(&plan.fit);
     dfg_lifetime_index_free(&plan.unplaced);
-    free(plan.alive.items);
-    free(plan.keys);
-    free(plan.placed);
-    free(steps);
+    dfg_free(allocator, plan.alive.items);
+    dfg_free(allocator, plan.keys);
+    dfg_free(allocator, plan.placed);
+    dfg_free(allocator, steps);
     return status;
 }
 
 dfg_status dfg_plan_greedy_breadth(dfg_buffer *buffers, int32_t n,
-                                   int64_t alignment, int64_t *arena_bytes)
+                                   int64_t alignment,
+                                   const dfg_allocator *allocator,
+                                   int64_t *arena_bytes)
 {
     return dfg_plan_with_ranks("greedy_breadth", place_by_breadth, buffers, n,
-                               alignment, arena_bytes);
+                               alignment, allocator, arena_bytes);
 }

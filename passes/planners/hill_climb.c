@@ -49,6 +49,7 @@
 #include <string.h>
 #include "best_fit.h"
 #include "error.h"
+#include "memory.h"
 
 /* Tries for m units: HILL_CLIMB_WORK / m, between 2 and HILL_CLIMB_TRIES;
  * LONG_CLIMB times as many for dfg_plan_hill_climb_long. */
@@ -65,6 +66,7 @@ typedef struct climb {
     const int64_t *aligned;
     const dfg_step_ranks *ranks;
     const dfg_plan_units *units;
+    const dfg_allocator *allocator; /* of the arrays below and the fits */
     int32_t m;           /* units */
     int32_t *order;      /* current placement order of the m units */
     int32_t *trial;      /* the order being tried */
@@ -105,7 +107,7 @@ static dfg_status place_all(climb *c, const int32_t *order, int32_t same,
 {
     dfg_best_fit fit;
     dfg_status status = dfg_best_fit_init(&fit, c->buffers, c->n, c->aligned,
-                                          c->ranks, c->units);
+                                          c->ranks, c->units, c->allocator);
     for (int32_t i = 0; status == DFG_OK && i < c->m; i++)
         status = i < same
                      ? dfg_best_fit_place_at(&fit, order[i],
@@ -235,7 +237,8 @@ static dfg_placement_key area_key(const dfg_plan_units *units, int32_t unit)
 static dfg_status climb_from(climb *c, start_order start, int64_t bound,
                              int64_t *arena_bytes)
 {
-    dfg_placement_key *keys = malloc(2 * ((size_t)c->m + 1) * sizeof *keys);
+    dfg_placement_key *keys =
+        dfg_alloc(c->allocator, 2 * ((size_t)c->m + 1) * sizeof *keys);
     if (!keys)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "hill_climb: %d buffers", c->n);
     for (int32_t i = 0; i < c->m; i++)
@@ -244,7 +247,7 @@ static dfg_status climb_from(climb *c, start_order start, int64_t bound,
     dfg_placement_keys_sort(keys, keys + c->m, c->m);
     for (int32_t i = 0; i < c->m; i++)
         c->order[i] = keys[i].buffer;
-    free(keys);
+    dfg_free(c->allocator, keys);
     int64_t best;
     int32_t top, at_top;
     dfg_status status = place_all(c, c->order, 0, &best, &top, &at_top);
@@ -295,17 +298,19 @@ static const struct restart { start_order start; int moves; } restarts[] = {
 
 static dfg_status climb_all(dfg_buffer *buffers, int32_t n,
                             const int64_t *aligned, const dfg_step_ranks *ranks,
-                            const dfg_plan_units *units, int32_t scale,
+                            const dfg_plan_units *units,
+                            const dfg_allocator *a, int32_t scale,
                             int64_t *arena_bytes)
 {
     climb c = {.buffers = buffers, .n = n, .aligned = aligned, .ranks = ranks,
-               .units = units, .m = units->count, .moves = 2, .scale = scale};
-    c.order = malloc(((size_t)n + 1) * sizeof *c.order);
-    c.trial = malloc(((size_t)n + 1) * sizeof *c.trial);
-    c.near = malloc(((size_t)n + 1) * sizeof *c.near);
-    c.offsets = malloc(((size_t)n + 1) * sizeof *c.offsets);
-    int64_t *kept = malloc(((size_t)n + 1) * sizeof *kept);
-    int64_t *live = calloc((size_t)ranks->count + 1, sizeof *live);
+               .units = units, .allocator = a, .m = units->count, .moves = 2,
+               .scale = scale};
+    c.order = dfg_alloc(a, ((size_t)n + 1) * sizeof *c.order);
+    c.trial = dfg_alloc(a, ((size_t)n + 1) * sizeof *c.trial);
+    c.near = dfg_alloc(a, ((size_t)n + 1) * sizeof *c.near);
+    c.offsets = dfg_alloc(a, ((size_t)n + 1) * sizeof *c.offsets);
+    int64_t *kept = dfg_alloc(a, ((size_t)n + 1) * sizeof *kept);
+    int64_t *live = dfg_calloc(a, (size_t)ranks->count + 1, sizeof *live);
     dfg_status status = DFG_OK;
     if (!c.order || !c.trial || !c.near || !c.offsets || !kept || !live)
         status = dfg_error(DFG_ERR_OUT_OF_MEMORY, "hill_climb: %d buffers", n);
@@ -328,12 +333,12 @@ static dfg_status climb_all(dfg_buffer *buffers, int32_t n,
             for (int32_t i = 0; i < n; i++)
                 buffers[i].offset = kept[i];
     }
-    free(live);
-    free(kept);
-    free(c.order);
-    free(c.trial);
-    free(c.near);
-    free(c.offsets);
+    dfg_free(a, live);
+    dfg_free(a, kept);
+    dfg_free(a, c.order);
+    dfg_free(a, c.trial);
+    dfg_free(a, c.near);
+    dfg_free(a, c.offsets);
     return status;
 }
 
@@ -341,31 +346,38 @@ static dfg_status place_by_hill_climb(dfg_buffer *buffers, int32_t n,
                                       const int64_t *aligned,
                                       const dfg_step_ranks *ranks,
                                       const dfg_plan_units *units,
+                                      const dfg_allocator *allocator,
                                       int64_t *arena_bytes)
 {
-    return climb_all(buffers, n, aligned, ranks, units, 1, arena_bytes);
+    return climb_all(buffers, n, aligned, ranks, units, allocator, 1,
+                     arena_bytes);
 }
 
 static dfg_status place_by_long_climb(dfg_buffer *buffers, int32_t n,
                                       const int64_t *aligned,
                                       const dfg_step_ranks *ranks,
                                       const dfg_plan_units *units,
+                                      const dfg_allocator *allocator,
                                       int64_t *arena_bytes)
 {
-    return climb_all(buffers, n, aligned, ranks, units, LONG_CLIMB,
+    return climb_all(buffers, n, aligned, ranks, units, allocator, LONG_CLIMB,
                      arena_bytes);
 }
 
 dfg_status dfg_plan_hill_climb(dfg_buffer *buffers, int32_t n,
-                               int64_t alignment, int64_t *arena_bytes)
+                               int64_t alignment,
+                               const dfg_allocator *allocator,
+                               int64_t *arena_bytes)
 {
     return dfg_plan_with_ranks("hill_climb", place_by_hill_climb, buffers, n,
-                               alignment, arena_bytes);
+                               alignment, allocator, arena_bytes);
 }
 
 dfg_status dfg_plan_hill_climb_long(dfg_buffer *buffers, int32_t n,
-                                    int64_t alignment, int64_t *arena_bytes)
+                                    int64_t alignment,
+                                    const dfg_allocator *allocator,
+                                    int64_t *arena_bytes)
 {
     return dfg_plan_with_ranks("hill_climb", place_by_long_climb, buffers, n,
-                               alignment, arena_bytes);
+                               alignment, allocator, arena_bytes);
 }

@@ -1,34 +1,82 @@
 #include "lifetime_index.h"
 
-#include <stdlib.h>
 #include <string.h>
 #include "error.h"
+#include "memory.h"
 
 #define BLOCK DFG_LIFETIME_BLOCK
+#define CHUNK_ENTRIES 4096
 
-dfg_status dfg_entry_list_push(dfg_entry_list *list,
-                               const dfg_lifetime_entry *entry)
+struct dfg_lifetime_chunk {
+    struct dfg_lifetime_chunk *next;
+    int64_t used, capacity;  /* entries */
+    dfg_lifetime_entry items[];
+};
+
+/* count entries from the index's chunks, a new chunk when the newest one
+ * lacks them. */
+static dfg_lifetime_entry *carve(dfg_lifetime_index *index, int64_t count)
 {
-    if (list->count == list->capacity) {
-        int64_t wanted = list->capacity > 0 ? 2 * (int64_t)list->capacity : 4;
-        if (wanted > INT32_MAX)
-            return dfg_error(DFG_ERR_OVERFLOW, "list of %d buffers", list->count);
-        dfg_lifetime_entry *bigger =
-            realloc(list->items, (size_t)wanted * sizeof *bigger);
-        if (!bigger)
-            return dfg_error(DFG_ERR_OUT_OF_MEMORY, "list of %d buffers",
-                             list->count + 1);
-        list->items = bigger;
-        list->capacity = (int32_t)wanted;
+    struct dfg_lifetime_chunk *chunk = index->chunks;
+    if (!chunk || chunk->capacity - chunk->used < count) {
+        int64_t capacity = count > CHUNK_ENTRIES ? count : CHUNK_ENTRIES;
+        chunk = dfg_alloc(index->allocator,
+                          sizeof *chunk +
+                              (size_t)capacity * sizeof chunk->items[0]);
+        if (!chunk)
+            return NULL;
+        *chunk = (struct dfg_lifetime_chunk){index->chunks, 0, capacity};
+        index->chunks = chunk;
     }
-    list->items[list->count++] = *entry;
+    chunk->used += count;
+    return &chunk->items[chunk->used - count];
+}
+
+/* Room for one more entry in list: twice its capacity, from index's
+ * chunks when index is given, else from allocator. */
+static dfg_status reserve_one(dfg_lifetime_index *index,
+                              const dfg_allocator *allocator,
+                              dfg_entry_list *list)
+{
+    if (list->count < list->capacity)
+        return DFG_OK;
+    int64_t wanted = list->capacity > 0 ? 2 * (int64_t)list->capacity : 4;
+    if (wanted > INT32_MAX)
+        return dfg_error(DFG_ERR_OVERFLOW, "list of %d buffers", list->count);
+    size_t old_bytes = (size_t)list->count * sizeof *list->items;
+    dfg_lifetime_entry *bigger;
+    if (index) {
+        bigger = carve(index, wanted);
+        if (bigger && old_bytes)
+            memcpy(bigger, list->items, old_bytes);
+    } else {
+        bigger = dfg_realloc(allocator, list->items, old_bytes,
+                             (size_t)wanted * sizeof *bigger);
+    }
+    if (!bigger)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "list of %d buffers",
+                         list->count + 1);
+    list->items = bigger;
+    list->capacity = (int32_t)wanted;
     return DFG_OK;
 }
 
+dfg_status dfg_entry_list_push(const dfg_allocator *allocator,
+                               dfg_entry_list *list,
+                               const dfg_lifetime_entry *entry)
+{
+    dfg_status status = reserve_one(NULL, allocator, list);
+    if (status == DFG_OK)
+        list->items[list->count++] = *entry;
+    return status;
+}
+
 dfg_status dfg_lifetime_index_init(dfg_lifetime_index *index, int32_t n_ranks,
-                                   int32_t n_buffers)
+                                   int32_t n_buffers,
+                                   const dfg_allocator *allocator)
 {
     memset(index, 0, sizeof *index);
+    index->allocator = allocator;
     int32_t blocks = n_ranks / BLOCK + 1;
     index->leaves = 1;
     while (index->leaves < blocks) {
@@ -36,9 +84,10 @@ dfg_status dfg_lifetime_index_init(dfg_lifetime_index *index, int32_t n_ranks,
         index->depth++;
     }
     size_t nodes = 2 * (size_t)index->leaves;
-    index->nodes = calloc(nodes, sizeof *index->nodes);
-    index->filled = calloc(nodes, sizeof *index->filled);
-    index->taken = calloc((size_t)n_buffers + 1, sizeof *index->taken);
+    index->nodes = dfg_calloc(allocator, nodes, sizeof *index->nodes);
+    index->filled = dfg_calloc(allocator, nodes, sizeof *index->filled);
+    index->taken = dfg_calloc(allocator, (size_t)n_buffers + 1,
+                              sizeof *index->taken);
     if (!index->nodes || !index->filled || !index->taken)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                          "lifetime index of %d steps, %d buffers", n_ranks,
@@ -48,11 +97,14 @@ dfg_status dfg_lifetime_index_init(dfg_lifetime_index *index, int32_t n_ranks,
 
 void dfg_lifetime_index_free(dfg_lifetime_index *index)
 {
-    for (int32_t i = 0; index->nodes && i < 2 * index->leaves; i++)
-        free(index->nodes[i].items);
-    free(index->nodes);
-    free(index->filled);
-    free(index->taken);
+    while (index->chunks) {
+        struct dfg_lifetime_chunk *next = index->chunks->next;
+        dfg_free(index->allocator, index->chunks);
+        index->chunks = next;
+    }
+    dfg_free(index->allocator, index->nodes);
+    dfg_free(index->allocator, index->filled);
+    dfg_free(index->allocator, index->taken);
     memset(index, 0, sizeof *index);
 }
 
@@ -68,10 +120,11 @@ dfg_status dfg_lifetime_index_insert(dfg_lifetime_index *index,
         for (int t = 0; t < 2; t++) {
             if (tiles[t] == 0)
                 continue;
-            dfg_status status = dfg_entry_list_push(&index->nodes[tiles[t]],
-                                                    entry);
+            dfg_entry_list *list = &index->nodes[tiles[t]];
+            dfg_status status = reserve_one(index, NULL, list);
             if (status != DFG_OK)
                 return status;
+            list->items[list->count++] = *entry;
             for (int32_t v = tiles[t]; v >= 1 && !index->filled[v]; v /= 2)
                 index->filled[v] = 1;
         }
@@ -102,7 +155,7 @@ dfg_status dfg_lifetime_index_overlapping(const dfg_lifetime_index *index,
             int32_t shared_block = (e->first > first ? e->first : first) / BLOCK;
             if (shared_block < p.lo || shared_block > p.hi)
                 continue;
-            dfg_status status = dfg_entry_list_push(out, e);
+            dfg_status status = dfg_entry_list_push(index->allocator, out, e);
             if (status != DFG_OK)
                 return status;
         }
@@ -134,7 +187,8 @@ dfg_status dfg_lifetime_index_take_alive_at(dfg_lifetime_index *index,
             }
             if (!index->taken[e.buffer]) {
                 index->taken[e.buffer] = 1;
-                dfg_status status = dfg_entry_list_push(out, &e);
+                dfg_status status = dfg_entry_list_push(index->allocator, out,
+                                                        &e);
                 if (status != DFG_OK)
                     return status;
             }

@@ -19,6 +19,7 @@
 #define DFG_LIFETIME_INDEX_H
 
 #include "memory_plan.h"
+#include "dfg/allocator.h"
 
 #define DFG_LIFETIME_BLOCK 16
 
@@ -31,14 +32,16 @@ typedef struct dfg_lifetime_entry {
     int32_t buffer;
 } dfg_lifetime_entry;
 
-/* A growable array of entries (malloc'ed; free items). */
+/* A growable array of entries (items from the allocator its pushes are
+ * given; free them with it). */
 typedef struct dfg_entry_list {
     dfg_lifetime_entry *items;
     int32_t count;
     int32_t capacity;
 } dfg_entry_list;
 
-dfg_status dfg_entry_list_push(dfg_entry_list *list,
+dfg_status dfg_entry_list_push(const dfg_allocator *allocator,
+                               dfg_entry_list *list,
                                const dfg_lifetime_entry *entry);
 
 typedef struct dfg_lifetime_index {
@@ -47,24 +50,32 @@ typedef struct dfg_lifetime_index {
     uint8_t *filled;         /* per tree node: its subtree has held entries */
     int32_t depth;           /* levels below the root */
     uint8_t *taken;          /* per buffer: removed by take_alive_at */
+    /* The nodes' entries are carved from chunks, which are freed together
+     * (an outgrown list's old items stay in its chunk): one allocation per
+     * many growths, whatever the allocator costs. */
+    struct dfg_lifetime_chunk *chunks;
+    const dfg_allocator *allocator; /* of everything above; NULL: libc */
 } dfg_lifetime_index;
 
-/* An empty index for buffers 0..n_buffers-1 with ranks in [0, n_ranks).
+/* An empty index for buffers 0..n_buffers-1 with ranks in [0, n_ranks),
+ * its memory from allocator (kept until freed; NULL: the C library).
  * Free with dfg_lifetime_index_free, also after a failure. */
 dfg_status dfg_lifetime_index_init(dfg_lifetime_index *index, int32_t n_ranks,
-                                   int32_t n_buffers);
+                                   int32_t n_buffers,
+                                   const dfg_allocator *allocator);
 void dfg_lifetime_index_free(dfg_lifetime_index *index);
 
 dfg_status dfg_lifetime_index_insert(dfg_lifetime_index *index,
                                      const dfg_lifetime_entry *entry);
 
-/* Appends to out every entry in the index whose lifetime intersects
- * [first, last], each buffer once. */
+/* Appends to out (grown with the index's allocator) every entry in the
+ * index whose lifetime intersects [first, last], each buffer once. */
 dfg_status dfg_lifetime_index_overlapping(const dfg_lifetime_index *index,
                                           int32_t first, int32_t last,
                                           dfg_entry_list *out);
 
-/* Appends to out every entry alive at step, each buffer once, and removes
+/* Appends to out (grown with the index's allocator) every entry alive at
+ * step, each buffer once, and removes
  * them from the index. An entry is removed once, so taking every step
  * costs O(n log blocks + steps * (log blocks + b)) in total. (Queries on
  * an index taken from still visit the emptied nodes: the planners never

@@ -1,21 +1,21 @@
 /* What any placement of the lifetimes needs, and what none saves. */
-#include <stdlib.h>
 #include "error.h"
+#include "memory.h"
 #include "plan_input.h"
 #include "step_ranks.h"
 
 int64_t dfg_plan_lower_bound(const dfg_buffer *buffers, int32_t n,
-                             int64_t alignment)
+                             int64_t alignment, const dfg_allocator *allocator)
 {
     int64_t *aligned, total;
-    if (dfg_plan_aligned_sizes("lower bound", buffers, n, alignment, &aligned,
-                               &total) != DFG_OK)
+    if (dfg_plan_aligned_sizes("lower bound", buffers, n, alignment,
+                               allocator, &aligned, &total) != DFG_OK)
         return -1;
     int64_t bound = -1;
     dfg_step_ranks ranks;
     int64_t *live = NULL;
-    if (dfg_step_ranks_build(buffers, n, &ranks) == DFG_OK) {
-        live = calloc((size_t)ranks.count + 1, sizeof *live);
+    if (dfg_step_ranks_build(buffers, n, allocator, &ranks) == DFG_OK) {
+        live = dfg_calloc(allocator, (size_t)ranks.count + 1, sizeof *live);
         if (!live)
             dfg_error(DFG_ERR_OUT_OF_MEMORY, "lower bound of %d buffers", n);
     }
@@ -26,19 +26,20 @@ int64_t dfg_plan_lower_bound(const dfg_buffer *buffers, int32_t n,
             if (live[s] > bound)
                 bound = live[s];
     }
-    free(live);
+    dfg_free(allocator, live);
     dfg_step_ranks_free(&ranks);
-    free(aligned);
+    dfg_free(allocator, aligned);
     return bound;
 }
 
 int64_t dfg_plan_no_reuse_bytes(const dfg_buffer *buffers, int32_t n,
-                                int64_t alignment)
+                                int64_t alignment,
+                                const dfg_allocator *allocator)
 {
     int64_t *aligned, total;
     if (dfg_plan_aligned_sizes("no-reuse bytes", buffers, n, alignment,
-                               &aligned, &total) != DFG_OK)
+                               allocator, &aligned, &total) != DFG_OK)
         return -1;
-    free(aligned);
+    dfg_free(allocator, aligned);
     return total;
 }

@@ -6,9 +6,10 @@ static dfg_status place_apart(dfg_buffer *buffers, int32_t n,
                               const int64_t *aligned,
                               const dfg_step_ranks *ranks,
                               const dfg_plan_units *units,
+                              const dfg_allocator *allocator,
                               int64_t *arena_bytes)
 {
-    (void)n, (void)aligned, (void)ranks;
+    (void)n, (void)aligned, (void)ranks, (void)allocator;
     int64_t end = 0;
     for (int32_t i = 0; i < units->count; i++) {
         int32_t unit = units->unit[i];
@@ -24,8 +25,9 @@ static dfg_status place_apart(dfg_buffer *buffers, int32_t n,
 }
 
 dfg_status dfg_plan_no_reuse(dfg_buffer *buffers, int32_t n, int64_t alignment,
+                             const dfg_allocator *allocator,
                              int64_t *arena_bytes)
 {
     return dfg_plan_with_ranks("no_reuse", place_apart, buffers, n, alignment,
-                               arena_bytes);
+                               allocator, arena_bytes);
 }

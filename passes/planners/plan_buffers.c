@@ -1,25 +1,26 @@
 /* Choosing a planner by name, and keeping the smallest of them all. */
-#include <stdlib.h>
 #include <string.h>
 #include "error.h"
+#include "memory.h"
 #include "memory_plan.h"
 
 #define DFG_SMALLEST_MAX_BUFFERS 20000
 
 static dfg_status plan_one(dfg_planner planner, dfg_buffer *buffers,
-                           int32_t n, int64_t alignment, int64_t *arena_bytes)
+                           int32_t n, int64_t alignment,
+                           const dfg_allocator *a, int64_t *arena_bytes)
 {
     switch (planner) {
     case DFG_PLANNER_NO_REUSE:
-        return dfg_plan_no_reuse(buffers, n, alignment, arena_bytes);
+        return dfg_plan_no_reuse(buffers, n, alignment, a, arena_bytes);
     case DFG_PLANNER_GREEDY_SIZE:
-        return dfg_plan_greedy_size(buffers, n, alignment, arena_bytes);
+        return dfg_plan_greedy_size(buffers, n, alignment, a, arena_bytes);
     case DFG_PLANNER_GREEDY_BREADTH:
-        return dfg_plan_greedy_breadth(buffers, n, alignment, arena_bytes);
+        return dfg_plan_greedy_breadth(buffers, n, alignment, a, arena_bytes);
     case DFG_PLANNER_HILL_CLIMB:
-        return dfg_plan_hill_climb(buffers, n, alignment, arena_bytes);
+        return dfg_plan_hill_climb(buffers, n, alignment, a, arena_bytes);
     case DFG_PLANNER_SMALLEST:
-        return dfg_plan_smallest(buffers, n, alignment, arena_bytes, NULL);
+        return dfg_plan_smallest(buffers, n, alignment, a, arena_bytes, NULL);
     case DFG_PLANNER_COUNT:
         break;
     }
@@ -28,21 +29,25 @@ static dfg_status plan_one(dfg_planner planner, dfg_buffer *buffers,
 }
 
 dfg_status dfg_plan_buffers(dfg_planner planner, dfg_buffer *buffers,
-                            int32_t n, int64_t alignment, int64_t *arena_bytes)
+                            int32_t n, int64_t alignment,
+                            const dfg_allocator *allocator,
+                            int64_t *arena_bytes)
 {
     if (!arena_bytes)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT, "plan: no arena_bytes");
-    return plan_one(planner, buffers, n, alignment, arena_bytes);
+    return plan_one(planner, buffers, n, alignment, allocator, arena_bytes);
 }
 
 dfg_status dfg_plan_smallest(dfg_buffer *buffers, int32_t n, int64_t alignment,
+                             const dfg_allocator *allocator,
                              int64_t *arena_bytes, dfg_planner *winner)
 {
     if (!arena_bytes || n < 0 || (n > 0 && !buffers))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "smallest: %d buffers at %p", n, (const void *)buffers);
-    dfg_buffer *trial = malloc(((size_t)n + 1) * sizeof *trial);
-    int64_t *best_offsets = malloc(((size_t)n + 1) * sizeof *best_offsets);
+    dfg_buffer *trial = dfg_alloc(allocator, ((size_t)n + 1) * sizeof *trial);
+    int64_t *best_offsets =
+        dfg_alloc(allocator, ((size_t)n + 1) * sizeof *best_offsets);
     dfg_status status = DFG_OK;
     if (!trial || !best_offsets)
         status = dfg_error(DFG_ERR_OUT_OF_MEMORY, "smallest: %d buffers", n);
@@ -56,11 +61,13 @@ dfg_status dfg_plan_smallest(dfg_buffer *buffers, int32_t n, int64_t alignment,
     for (int p = first; status == DFG_OK && p < end; p++) {
         memcpy(trial, buffers, (size_t)n * sizeof *trial);
         int64_t arena = 0;
-        status = plan_one((dfg_planner)p, trial, n, alignment, &arena);
+        status = plan_one((dfg_planner)p, trial, n, alignment, allocator,
+                          &arena);
         /* With one planner there is nothing to choose between (and
          * dfg_compile verifies the program it lowers). */
         if (status == DFG_OK && end - first > 1)
-            status = dfg_plan_verify_buffers(trial, n, alignment, arena);
+            status = dfg_plan_verify_buffers(trial, n, alignment, arena,
+                                            allocator);
         if (status != DFG_OK)
             status = dfg_error_prefix(status, "smallest, planner %d", p);
         if (status == DFG_OK && (best < 0 || arena < best)) {
@@ -77,7 +84,7 @@ dfg_status dfg_plan_smallest(dfg_buffer *buffers, int32_t n, int64_t alignment,
         if (winner)
             *winner = best_planner;
     }
-    free(trial);
-    free(best_offsets);
+    dfg_free(allocator, trial);
+    dfg_free(allocator, best_offsets);
     return status;
 }

@@ -1,7 +1,7 @@
 #include "plan_input.h"
 
-#include <stdlib.h>
 #include "error.h"
+#include "memory.h"
 
 static int is_power_of_two(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
@@ -65,6 +65,7 @@ static dfg_status check_cell(const char *who, const dfg_buffer *buffers,
 
 dfg_status dfg_plan_aligned_sizes(const char *who, const dfg_buffer *buffers,
                                   int32_t n, int64_t alignment,
+                                  const dfg_allocator *allocator,
                                   int64_t **aligned, int64_t *total)
 {
     *aligned = NULL;
@@ -76,7 +77,7 @@ dfg_status dfg_plan_aligned_sizes(const char *who, const dfg_buffer *buffers,
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "%s: alignment %lld is not a power of two", who,
                          (long long)alignment);
-    int64_t *sizes = malloc(((size_t)n + 1) * sizeof *sizes);
+    int64_t *sizes = dfg_alloc(allocator, ((size_t)n + 1) * sizeof *sizes);
     if (!sizes)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "%s: %d buffers", who, n);
     int64_t sum = 0, reach = 0, ends;
@@ -91,7 +92,7 @@ dfg_status dfg_plan_aligned_sizes(const char *who, const dfg_buffer *buffers,
                                "%s: the buffers up to %d overflow 64 bits",
                                who, i);
         if (status != DFG_OK) {
-            free(sizes);
+            dfg_free(allocator, sizes);
             return status;
         }
     }

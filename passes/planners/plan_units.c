@@ -1,33 +1,35 @@
 #include "plan_units.h"
 
-#include <stdlib.h>
 #include <string.h>
 #include "error.h"
+#include "memory.h"
 
 void dfg_plan_units_free(dfg_plan_units *units)
 {
-    free(units->unit);
-    free(units->cells_begin);
-    free(units->cells);
-    free(units->extent);
-    free(units->first);
-    free(units->last);
+    const dfg_allocator *a = units->allocator;
+    dfg_free(a, units->unit);
+    dfg_free(a, units->cells_begin);
+    dfg_free(a, units->cells);
+    dfg_free(a, units->extent);
+    dfg_free(a, units->first);
+    dfg_free(a, units->last);
     memset(units, 0, sizeof *units);
 }
 
 dfg_status dfg_plan_units_build(const dfg_buffer *buffers, int32_t n,
                                 const int64_t *aligned,
                                 const dfg_step_ranks *ranks,
-                                dfg_plan_units *u)
+                                const dfg_allocator *a, dfg_plan_units *u)
 {
     memset(u, 0, sizeof *u);
+    u->allocator = a;
     size_t slots = (size_t)n + 1;
-    u->unit = malloc(slots * sizeof *u->unit);
-    u->cells_begin = calloc(slots + 1, sizeof *u->cells_begin);
-    u->cells = malloc(slots * sizeof *u->cells);
-    u->extent = calloc(slots, sizeof *u->extent);
-    u->first = malloc(slots * sizeof *u->first);
-    u->last = malloc(slots * sizeof *u->last);
+    u->unit = dfg_alloc(a, slots * sizeof *u->unit);
+    u->cells_begin = dfg_calloc(a, slots + 1, sizeof *u->cells_begin);
+    u->cells = dfg_alloc(a, slots * sizeof *u->cells);
+    u->extent = dfg_calloc(a, slots, sizeof *u->extent);
+    u->first = dfg_alloc(a, slots * sizeof *u->first);
+    u->last = dfg_alloc(a, slots * sizeof *u->last);
     if (!u->unit || !u->cells_begin || !u->cells || !u->extent || !u->first ||
         !u->last)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "plan units of %d buffers", n);

@@ -18,13 +18,16 @@ typedef struct dfg_plan_units {
                              its offset to the end of its last cell */
     int32_t *first;       /* [n] for a unit's buffer: the earliest first rank */
     int32_t *last;        /* ... and the latest last rank of its cells */
+    const dfg_allocator *allocator; /* of the arrays; NULL: libc */
 } dfg_plan_units;
 
 /* Buffers must have passed dfg_plan_aligned_sizes (aligned: their aligned
- * sizes). Free with dfg_plan_units_free, also after a failure. */
+ * sizes). The arrays come from allocator (NULL: the C library). Free with
+ * dfg_plan_units_free, also after a failure. */
 dfg_status dfg_plan_units_build(const dfg_buffer *buffers, int32_t n,
                                 const int64_t *aligned,
                                 const dfg_step_ranks *ranks,
+                                const dfg_allocator *allocator,
                                 dfg_plan_units *units);
 void dfg_plan_units_free(dfg_plan_units *units);
 

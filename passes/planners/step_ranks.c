@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include "error.h"
+#include "memory.h"
 
 static int compare_steps(const void *a, const void *b)
 {
@@ -29,7 +30,8 @@ static dfg_status compress(const dfg_buffer *buffers, int32_t n,
                            dfg_step_ranks *ranks)
 {
     size_t count_values = n > 0 ? 2 * (size_t)n : 0;
-    int32_t *values = malloc((count_values + 1) * sizeof *values);
+    int32_t *values = dfg_alloc(ranks->allocator,
+                               (count_values + 1) * sizeof *values);
     if (!values)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "step ranks of %d buffers", n);
     for (int32_t i = 0; i < n; i++) {
@@ -46,15 +48,17 @@ static dfg_status compress(const dfg_buffer *buffers, int32_t n,
         ranks->last[i] = rank_of(values, count, buffers[i].last_step);
     }
     ranks->count = count;
-    free(values);
+    dfg_free(ranks->allocator, values);
     return DFG_OK;
 }
 
 dfg_status dfg_step_ranks_build(const dfg_buffer *buffers, int32_t n,
+                                const dfg_allocator *allocator,
                                 dfg_step_ranks *ranks)
 {
-    ranks->first = malloc(((size_t)n + 1) * sizeof *ranks->first);
-    ranks->last = malloc(((size_t)n + 1) * sizeof *ranks->last);
+    ranks->allocator = allocator;
+    ranks->first = dfg_alloc(allocator, ((size_t)n + 1) * sizeof *ranks->first);
+    ranks->last = dfg_alloc(allocator, ((size_t)n + 1) * sizeof *ranks->last);
     ranks->count = 0;
     if (!ranks->first || !ranks->last)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "step ranks of %d buffers", n);
@@ -74,8 +78,8 @@ dfg_status dfg_step_ranks_build(const dfg_buffer *buffers, int32_t n,
 
 void dfg_step_ranks_free(dfg_step_ranks *ranks)
 {
-    free(ranks->first);
-    free(ranks->last);
+    dfg_free(ranks->allocator, ranks->first);
+    dfg_free(ranks->allocator, ranks->last);
     ranks->first = ranks->last = NULL;
     ranks->count = 0;
 }

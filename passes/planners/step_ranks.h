@@ -9,16 +9,20 @@
 #define DFG_STEP_RANKS_H
 
 #include "memory_plan.h"
+#include "dfg/allocator.h"
 
 typedef struct dfg_step_ranks {
     int32_t *first;  /* per buffer, in [0, count) */
     int32_t *last;
     int32_t count;   /* number of ranks */
+    const dfg_allocator *allocator; /* of first and last; NULL: libc */
 } dfg_step_ranks;
 
 /* Buffers must have valid lifetimes (dfg_plan_aligned_sizes checked them).
- * Free with dfg_step_ranks_free, also after a failure. */
+ * The arrays come from allocator (NULL: the C library). Free with
+ * dfg_step_ranks_free, also after a failure. */
 dfg_status dfg_step_ranks_build(const dfg_buffer *buffers, int32_t n,
+                                const dfg_allocator *allocator,
                                 dfg_step_ranks *ranks);
 void dfg_step_ranks_free(dfg_step_ranks *ranks);
 

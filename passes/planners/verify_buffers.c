@@ -2,8 +2,8 @@
  * computed and shares no code with the planners. The cells of a rigid
  * group are checked one by one, each over its own lifetime, and for
  * their place in the group. */
-#include <stdlib.h>
 #include "error.h"
+#include "memory.h"
 #include "memory_plan.h"
 #include "occupancy_sweep.h"
 
@@ -56,7 +56,8 @@ static dfg_status check_rigid(const dfg_buffer *buffers, int32_t n, int32_t i)
 }
 
 dfg_status dfg_plan_verify_buffers(const dfg_buffer *buffers, int32_t n,
-                                   int64_t alignment, int64_t arena_bytes)
+                                   int64_t alignment, int64_t arena_bytes,
+                                   const dfg_allocator *allocator)
 {
     if (n < 0 || (n > 0 && !buffers) || alignment <= 0 ||
         (alignment & (alignment - 1)) != 0 || arena_bytes < 0)
@@ -70,7 +71,7 @@ dfg_status dfg_plan_verify_buffers(const dfg_buffer *buffers, int32_t n,
         if (status != DFG_OK)
             return status;
     }
-    dfg_occupancy *occ = malloc(((size_t)n + 1) * sizeof *occ);
+    dfg_occupancy *occ = dfg_alloc(allocator, ((size_t)n + 1) * sizeof *occ);
     if (!occ)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "plan check: %d buffers", n);
     for (int32_t i = 0; i < n; i++)
@@ -78,8 +79,8 @@ dfg_status dfg_plan_verify_buffers(const dfg_buffer *buffers, int32_t n,
                                  buffers[i].offset + buffers[i].size,
                                  buffers[i].first_step, buffers[i].last_step, i};
     int32_t a, b;
-    dfg_status status = dfg_find_shared_bytes(occ, n, &a, &b);
-    free(occ);
+    dfg_status status = dfg_find_shared_bytes(occ, n, allocator, &a, &b);
+    dfg_free(allocator, occ);
     if (status != DFG_OK || a < 0)
         return status;
     const dfg_buffer *x = &buffers[a], *y = &buffers[b];

@@ -226,7 +226,7 @@ static dfg_status copy_weights(dfg_graph *g, int32_t *n_copied)
             order[at++] = m;
     }
     if (st == DFG_OK && *n_copied > 0)
-        st = dfg_training_reorder_nodes(g, order);
+        st = dfg_graph_reorder_nodes(g, order);
     dfg_free(&g->allocator, before);
     dfg_free(&g->allocator, moved_to);
     dfg_free(&g->allocator, order);

@@ -1,4 +1,11 @@
-/* Rematerialization to a memory budget (training.h).
+/* Rematerialization to a memory budget: the driver (remat.h).
+ *
+ * The driver resolves the budget to bytes once (report->budget, which the
+ * pipeline then plans and retries with), and runs a table of strategies
+ * (strategies[] below) in order, each on the graph the last one left,
+ * while the arena misses the budget; where it is met with copies made
+ * more than once, they merge. Each strategy is a file of its own that
+ * calls only the shared machinery (remat_core.h); none calls another.
  *
  * A saved activation lives from its forward step to its last backward
  * reader, across the whole middle of the step, which is what sets the
@@ -17,7 +24,7 @@
  *
  * A recompute reads the operands kept for backward anyway; the forward
  * values between them and v are recomputed with it (a chain, at most
- * MAX_CHAIN ops). Checkpoint segments (passes/remat/checkpoint.c, the same
+ * MAX_CHAIN ops; passes/remat/remat_core.c). Checkpoint segments (passes/remat/checkpoint.c, the same
  * machinery: dfg_remat_recompute on a set of values) are the other
  * strategy. Both are found on copies of the graph, and the one that fits
  * with fewer extra FLOPs is replayed on the graph itself. */
@@ -30,361 +37,7 @@
 #include "memory.h"
 #include "memory_plan.h"
 
-static int writes_gradient(const dfg_graph *g, const dfg_ir_node *node)
-{
-    for (int32_t i = 0; i < node->n_outputs; i++)
-        if (g->values[node->outputs[i]].role == DFG_ROLE_GRADIENT)
-            return 1;
-    return 0;
-}
-
-/* Named so, as the program's recomputing steps are
- * (src/program/program_recompute.c). */
-int dfg_remat_is_recomputation(const dfg_ir_node *node)
-{
-    return node->name && strstr(node->name, "/recompute_") != NULL;
-}
-
-/* A backward node writes a gradient, recomputes a forward value for
- * backward (what it reads can be recomputed in turn, before it), or
- * writes a mask that only nodes writing gradients read (relu's VJP
- * compares its saved output with 0: the comparison must read the
- * recomputed copy, not keep the original), or computes a weight's
- * gradient inside its update (passes/remat/fuse_weight_update.c). */
-/* The most operands a recomputed op may have: a concat of the sliced
- * stem's 8 slices (passes/remat/remat_sliced_stem.c) is the widest. */
-#define MAX_OPERANDS 8
-
-static int is_backward(const dfg_graph *g, const dfg_ir_node *node)
-{
-    if (writes_gradient(g, node) || dfg_remat_is_recomputation(node) ||
-        dfg_op_updated_weight_input(node->op) == 2)
-        return 1;
-    if (node->n_outputs != 1)
-        return 0;
-    const dfg_ir_value *mask = &g->values[node->outputs[0]];
-    if (mask->is_output || dfg_dtype_is_float(mask->type.dtype))
-        return 0;
-    int readers = 0;
-    for (int32_t n = 0; n < g->n_nodes; n++) {
-        const dfg_ir_node *m = &g->nodes[n];
-        for (int32_t i = 0; !m->dead && i < m->n_inputs; i++)
-            if (m->inputs[i] == node->outputs[0]) {
-                if (!writes_gradient(g, m))
-                    return 0;
-                readers++;
-            }
-    }
-    return readers > 0;
-}
-
-int32_t dfg_remat_first_backward(const dfg_graph *g)
-{
-    for (int32_t n = 0; n < g->n_nodes; n++)
-        if (!g->nodes[n].dead && is_backward(g, &g->nodes[n]))
-            return n;
-    return g->n_nodes;
-}
-
-/* The node index of v's first backward reader, or -1. */
-static int32_t first_backward_reader(const dfg_graph *g, int32_t v)
-{
-    for (int32_t n = 0; n < g->n_nodes; n++) {
-        const dfg_ir_node *node = &g->nodes[n];
-        if (node->dead || !is_backward(g, node))
-            continue;
-        for (int32_t i = 0; i < node->n_inputs; i++)
-            if (node->inputs[i] == v)
-                return n;
-    }
-    return -1;
-}
-
-int dfg_remat_recomputable(const dfg_graph *g, int32_t v)
-{
-    const dfg_ir_value *value = &g->values[v];
-    if (value->role != DFG_ROLE_SAVED_ACTIVATION || value->is_output ||
-        value->kind != DFG_VALUE_NODE_OUTPUT)
-        return 0;
-    const dfg_ir_node *p = &g->nodes[value->producer];
-    if (p->op == DFG_OP_BATCH_NORM_TRAIN)
-        return value->producer_output == 0;
-    /* The inference ops but views (recomputing one frees nothing). */
-    const dfg_op_info *info = dfg_op_get(p->op);
-    return p->n_outputs == 1 && p->n_inputs <= MAX_OPERANDS &&
-           p->op < DFG_OP_SOFTMAX_CROSS_ENTROPY &&
-           info->alias != DFG_ALIAS_VIEW &&
-           info->alias != DFG_ALIAS_VIEW_IF_CONTIGUOUS;
-}
-
-/* No update writes an operand of node p before position `at`. */
-int dfg_remat_operands_unchanged_until(const dfg_graph *g,
-                                       const dfg_ir_node *p, int32_t at)
-{
-    for (int32_t n = 0; n < at; n++) {
-        const dfg_ir_node *u = &g->nodes[n];
-        int32_t written = dfg_op_updated_weight_input(u->op);
-        if (u->dead || written < 0)
-            continue;
-        for (int32_t i = 0; i < p->n_inputs; i++)
-            if (p->inputs[i] >= 0 && p->inputs[i] == u->inputs[written])
-                return 0;
-    }
-    return 1;
-}
-
-int64_t dfg_remat_node_flops(const dfg_graph *g, int32_t node,
-                             const dfg_allocator *allocator)
-{
-    dfg_type *types = dfg_node_types(g, node, allocator);
-    int64_t flops = types ? dfg_node_flops(g, node, types) : 0;
-    dfg_free(allocator, types);
-    return flops;
-}
-
-static int by_cost(const void *a, const void *b)
-{
-    const dfg_remat_candidate *x = a, *y = b;
-    return (x->cost > y->cost) - (x->cost < y->cost);
-}
-
 #define MAX_CHAIN 16
-
-/* An operand the recomputation may read as it is: stored, an input, or
- * kept for backward anyway. Any other forward value is recomputed too
- * (a chain such as conv -> batch_norm -> relu is recomputed from the conv
- * output that batch_norm's backward keeps). */
-static int kept(const dfg_graph *g, int32_t u)
-{
-    const dfg_ir_value *value = &g->values[u];
-    if (value->kind != DFG_VALUE_NODE_OUTPUT ||
-        value->role == DFG_ROLE_SAVED_ACTIVATION)
-        return 1;
-    const dfg_ir_node *p = &g->nodes[value->producer];
-    int batch_norm_y = p->op == DFG_OP_BATCH_NORM_TRAIN &&
-                       value->producer_output == 0;
-    return !(batch_norm_y ||
-             (p->n_outputs == 1 && p->n_inputs <= MAX_OPERANDS &&
-              p->op < DFG_OP_SOFTMAX_CROSS_ENTROPY));
-}
-
-static int in_set(const int32_t *set, int32_t n, int32_t v)
-{
-    for (int32_t k = 0; k < n; k++)
-        if (set[k] == v)
-            return 1;
-    return 0;
-}
-
-/* A set of values to recompute and the chain that does it. */
-typedef struct recompute_chain {
-    const int32_t *set;
-    int32_t n_set;
-    int32_t *chain; /* values in the order they are recomputed */
-    int32_t *clone; /* chain[k]'s recomputed copy */
-    int32_t max;
-} recompute_chain;
-
-/* Appends v to r->chain after the operands it needs recomputed (those
- * not kept, and those in the set); returns the new length, -1 when the
- * chain would exceed r->max. */
-static int32_t collect(const dfg_graph *g, recompute_chain *r, int32_t v,
-                       int32_t n)
-{
-    if (in_set(r->chain, n, v))
-        return n;
-    const dfg_ir_node *p = &g->nodes[g->values[v].producer];
-    int32_t operands = p->op == DFG_OP_BATCH_NORM_TRAIN ? 3 : p->n_inputs;
-    for (int32_t i = 0; i < operands && n >= 0; i++) {
-        int32_t u = p->inputs[i];
-        if (u >= 0 && (!kept(g, u) || in_set(r->set, r->n_set, u)))
-            n = collect(g, r, u, n);
-    }
-    if (n < 0 || n == r->max)
-        return -1;
-    r->chain[n++] = v;
-    return n;
-}
-
-size_t dfg_remat_base_length(const char *name)
-{
-    const char *cut = strstr(name, "/recompute_");
-    return cut ? (size_t)(cut - name) : strlen(name);
-}
-
-void dfg_remat_copy_name(const dfg_graph *g, const char *base, char *name)
-{
-    size_t len = dfg_remat_base_length(base);
-    snprintf(name, DFG_REMAT_NAME_SIZE, "%.*s/recompute_%d",
-             (int)(len < 270 ? len : 270), base, (int)g->n_nodes);
-}
-
-/* Appends the recomputation of chain[k]; clone[] maps the chain's earlier
- * values to their recomputed copies. */
-static dfg_status append_clone(dfg_graph *g, const int32_t *chain,
-                               const int32_t *clone, int32_t k, int32_t *out)
-{
-    const dfg_ir_node p = g->nodes[g->values[chain[k]].producer];
-    int32_t in[MAX_OPERANDS], n_in = p.n_inputs;
-    for (int32_t i = 0; i < n_in; i++) {
-        in[i] = p.inputs[i];
-        for (int32_t j = 0; j < k; j++)
-            if (in[i] >= 0 && in[i] == chain[j])
-                in[i] = clone[j];
-    }
-    char name[DFG_REMAT_NAME_SIZE];
-    dfg_remat_copy_name(g, p.name, name);
-    return dfg_remat_add_copy(g, &p, in, name, out);
-}
-
-int dfg_remat_reads(const dfg_ir_node *node, int32_t v)
-{
-    for (int32_t i = 0; i < node->n_inputs; i++)
-        if (node->inputs[i] == v)
-            return 1;
-    return 0;
-}
-
-/* Points the backward readers of every chain value (from node at on) at
- * its clone, and places each clone (node first_added + k, in chain order)
- * just before its first reader, so that a segment's values come back one
- * by one as backward needs them rather than all at once. */
-static dfg_status splice(dfg_graph *g, const recompute_chain *r, int32_t n,
-                         int32_t at, int32_t first_added)
-{
-    for (int32_t m = at; m < first_added; m++) {
-        dfg_ir_node *node = &g->nodes[m];
-        for (int32_t i = 0; !node->dead && is_backward(g, node) &&
-                            i < node->n_inputs; i++)
-            for (int32_t k = 0; k < n; k++)
-                if (node->inputs[i] == r->chain[k])
-                    node->inputs[i] = r->clone[k];
-    }
-    int32_t *place = dfg_calloc(&g->allocator, (size_t)n + 1, sizeof *place);
-    int32_t *order = dfg_calloc(&g->allocator, (size_t)g->n_nodes + 1,
-                                sizeof *order);
-    if (!place || !order) {
-        dfg_free(&g->allocator, place);
-        dfg_free(&g->allocator, order);
-        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "remat: out of memory");
-    }
-    for (int32_t k = n - 1; k >= 0; k--) {
-        place[k] = first_added;
-        for (int32_t m = at; m < first_added && place[k] == first_added; m++)
-            if (!g->nodes[m].dead &&
-                dfg_remat_reads(&g->nodes[m], r->clone[k]))
-                place[k] = m;
-        for (int32_t j = k + 1; j < n; j++)
-            if (place[j] < place[k] &&
-                dfg_remat_reads(&g->nodes[first_added + j], r->clone[k]))
-                place[k] = place[j];
-        if (place[k] == first_added)
-            place[k] = at;
-    }
-    int32_t count = 0;
-    for (int32_t m = 0; m < first_added; m++) {
-        for (int32_t k = 0; k < n; k++)
-            if (place[k] == m)
-                order[count++] = first_added + k;
-        order[count++] = m;
-    }
-    dfg_status st = dfg_training_reorder_nodes(g, order);
-    dfg_free(&g->allocator, place);
-    dfg_free(&g->allocator, order);
-    return st;
-}
-
-/* The recompute point of a set: the first backward reader of any of its
- * values, or -1. */
-static int32_t recompute_point(const dfg_graph *g, const int32_t *set,
-                               int32_t n_set)
-{
-    int32_t at = -1;
-    for (int32_t k = 0; k < n_set; k++) {
-        int32_t reader = first_backward_reader(g, set[k]);
-        if (reader >= 0 && (at < 0 || reader < at))
-            at = reader;
-    }
-    return at;
-}
-
-static dfg_status recompute_chain_at(dfg_graph *g, recompute_chain *r,
-                                     int32_t at, int64_t *flops)
-{
-    int32_t n = 0;
-    for (int32_t k = 0; k < r->n_set && n >= 0; k++)
-        n = collect(g, r, r->set[k], n);
-    for (int32_t k = 0; k < n; k++)
-        if (!dfg_remat_operands_unchanged_until(
-                g, &g->nodes[g->values[r->chain[k]].producer], at))
-            n = -1;
-    if (n <= 0)
-        return DFG_OK;
-    int32_t first_added = g->n_nodes;
-    dfg_status st = DFG_OK;
-    for (int32_t k = 0; k < n && st == DFG_OK; k++)
-        st = append_clone(g, r->chain, r->clone, k, &r->clone[k]);
-    if (st == DFG_OK)
-        st = splice(g, r, n, at, first_added);
-    for (int32_t c = 0; st == DFG_OK && c < n; c++)
-        *flops += dfg_remat_node_flops(g, g->values[r->clone[c]].producer,
-                                       &g->allocator);
-    for (int32_t k = 0; st == DFG_OK && k < r->n_set; k++)
-        g->values[r->set[k]].role =
-            first_backward_reader(g, r->set[k]) >= 0
-                ? DFG_ROLE_SAVED_ACTIVATION : DFG_ROLE_NONE;
-    return st;
-}
-
-dfg_status dfg_remat_recompute(dfg_graph *g, const int32_t *set,
-                               int32_t n_set, int32_t max_chain,
-                               int64_t *flops)
-{
-    *flops = 0;
-    int32_t at = recompute_point(g, set, n_set);
-    if (at < 0)
-        return DFG_OK;
-    int32_t cap = max_chain < g->n_values ? max_chain : g->n_values;
-    recompute_chain r = {.set = set, .n_set = n_set, .max = cap};
-    r.chain = dfg_calloc(&g->allocator, (size_t)cap + 1, sizeof *r.chain);
-    r.clone = dfg_calloc(&g->allocator, (size_t)cap + 1, sizeof *r.clone);
-    dfg_status st = r.chain && r.clone
-                        ? recompute_chain_at(g, &r, at, flops)
-                        : dfg_error(DFG_ERR_OUT_OF_MEMORY,
-                                    "remat: out of memory");
-    dfg_free(&g->allocator, r.chain);
-    dfg_free(&g->allocator, r.clone);
-    return st;
-}
-
-dfg_remat_candidate *dfg_remat_candidates(const dfg_graph *g, int32_t *n)
-{
-    dfg_remat_candidate *c = dfg_calloc(&g->allocator,
-                                        (size_t)g->n_values + 1, sizeof *c);
-    *n = 0;
-    for (int32_t v = 0; c && v < g->n_values; v++) {
-        if (!dfg_remat_recomputable(g, v))
-            continue;
-        int64_t bytes = dfg_type_bytes(&g->values[v].type);
-        int64_t flops = dfg_remat_node_flops(g, g->values[v].producer,
-                                             &g->allocator);
-        if (bytes > 0)
-            c[(*n)++] = (dfg_remat_candidate){v, (double)flops /
-                                                     (double)bytes};
-    }
-    if (c)
-        qsort(c, (size_t)*n, sizeof *c, by_cost);
-    return c;
-}
-
-int64_t dfg_remat_total_flops(const dfg_graph *g)
-{
-    int64_t total = 0;
-    for (int32_t n = 0; n < g->n_nodes; n++)
-        if (!g->nodes[n].dead)
-            total += dfg_remat_node_flops(g, n, &g->allocator);
-    return total;
-}
 
 /* The single values to recompute: on *work (a copy of the graph, replaced
  * here), cheapest first, each tried on a copy with a trial plan and kept
@@ -450,6 +103,18 @@ static dfg_status try_single_values(dfg_graph *g, const dfg_compile_options *o,
     return st;
 }
 
+/* Applies single values found on top of another strategy, which made
+ * the arena smaller. */
+static dfg_status take_on_top(dfg_graph *g, const single_values *on_top,
+                              dfg_remat_report *report, int64_t *extra)
+{
+    dfg_status st = apply_single_values(g, on_top);
+    *extra += on_top->extra_flops;
+    report->recomputed += on_top->n_taken;
+    report->arena = report->single_value_arena = on_top->arena;
+    return st;
+}
+
 /* Segments that miss the budget, then single values on top of them: a
  * checkpoint that is cheap to make again from values kept anyway (the
  * sliced stem's output, from the image) need not live from the forward
@@ -466,12 +131,8 @@ static dfg_status segments_then_single_values(
         st = dfg_remat_split_copies(g, o, report, extra);
     if (st == DFG_OK && report->arena > report->budget)
         st = try_single_values(g, o, report->budget, &on_top);
-    if (st == DFG_OK && on_top.n_taken > 0 && on_top.arena < report->arena) {
-        st = apply_single_values(g, &on_top);
-        *extra += on_top.extra_flops;
-        report->recomputed += on_top.n_taken;
-        report->arena = report->single_value_arena = on_top.arena;
-    }
+    if (st == DFG_OK && on_top.n_taken > 0 && on_top.arena < report->arena)
+        st = take_on_top(g, &on_top, report, extra);
     dfg_free(&g->allocator, on_top.taken);
     return st;
 }
@@ -489,10 +150,7 @@ static dfg_status split_chains_then_single_values(
     if (st == DFG_OK && report->arena > report->budget)
         st = try_single_values(g, o, report->budget, &on_top);
     if (st == DFG_OK && on_top.n_taken > 0 && on_top.arena < report->arena) {
-        st = apply_single_values(g, &on_top);
-        *extra += on_top.extra_flops;
-        report->recomputed += on_top.n_taken;
-        report->arena = report->single_value_arena = on_top.arena;
+        st = take_on_top(g, &on_top, report, extra);
         if (st == DFG_OK && report->arena > report->budget)
             st = dfg_remat_split_chains(g, o, report, extra);
     }
@@ -538,6 +196,21 @@ static dfg_status apply_cheaper(dfg_graph *g, const dfg_compile_options *o,
     return st;
 }
 
+/* Where the budget is met with copies made more than once: the fused
+ * updates first run before their input gradients where the arena stays
+ * the same, then the copies merge (passes/remat/remat_merge.c), worth it
+ * by the step's FLOPs before the updates moved. */
+static dfg_status merge_copies(dfg_graph *g, const dfg_compile_options *o,
+                               dfg_remat_report *report, int64_t *extra)
+{
+    int64_t step_flops = dfg_remat_total_flops(g);
+    dfg_status st = dfg_update_before_input_gradients(g, o, 1,
+                                                      &report->arena);
+    return st == DFG_OK ? dfg_remat_merge_copies(g, o, step_flops, report,
+                                                 extra)
+                        : st;
+}
+
 /* The error when neither strategy fits: g carries the one that reached
  * the smaller arena, whose peak it describes. */
 static dfg_status unreachable(dfg_graph *g, const dfg_compile_options *o,
@@ -563,6 +236,72 @@ static dfg_status unreachable(dfg_graph *g, const dfg_compile_options *o,
                      (long long)report->segment_arena, alive);
 }
 
+/* The strategies, each run on the graph the last one left while the
+ * arena misses the budget. A strategy that costs FLOPs adds them to
+ * *extra; the first such strategy counts the step's FLOPs before it. */
+typedef dfg_status (*remat_strategy)(dfg_graph *g,
+                                     const dfg_compile_options *o,
+                                     dfg_remat_report *report,
+                                     int64_t *extra);
+
+/* Weight gradients computed in slices inside their updates: no FLOPs. */
+static dfg_status fused_updates(dfg_graph *g, const dfg_compile_options *o,
+                                dfg_remat_report *report, int64_t *extra)
+{
+    (void)extra;
+    return dfg_fuse_weight_updates(g, o, &report->arena,
+                                   &report->fused_updates);
+}
+
+/* relu's gradients from its output: no FLOPs. */
+static dfg_status relu_gradients(dfg_graph *g, const dfg_compile_options *o,
+                                 dfg_remat_report *report, int64_t *extra)
+{
+    (void)extra;
+    return dfg_relu_grads(g, o, &report->arena, &report->relu_gradients);
+}
+
+/* Single values and checkpoint segments, each found on a copy; the
+ * cheaper applied (apply_cheaper). */
+static dfg_status single_values_or_segments(dfg_graph *g,
+                                            const dfg_compile_options *o,
+                                            dfg_remat_report *report,
+                                            int64_t *extra)
+{
+    single_values single = {.max_chain = MAX_CHAIN, .keep_equal = 1};
+    dfg_checkpoint_plan segments = {0};
+    dfg_status st = try_single_values(g, o, report->budget, &single);
+    if (st == DFG_OK)
+        st = dfg_checkpoint_search(g, o, report->budget, &segments);
+    report->single_value_arena = single.arena;
+    report->segment_arena = segments.arena;
+    if (st == DFG_OK)
+        st = apply_cheaper(g, o, report, &single, &segments, extra);
+    dfg_free(&g->allocator, single.taken);
+    return st;
+}
+
+static const struct {
+    remat_strategy run;
+    int costs_flops;
+} strategies[] = {
+    {fused_updates, 0},
+    {relu_gradients, 0},
+    {single_values_or_segments, 1},
+    {dfg_remat_split_copies, 1},
+    {split_chains_then_single_values, 1},
+    {dfg_remat_per_image, 1},
+};
+
+/* The budget in bytes (t's, or its percentage of base): resolved here
+ * once; the pipeline plans and retries with report->budget. */
+static int64_t budget_bytes(const dfg_training_options *t, int64_t base)
+{
+    return t->memory_budget_bytes
+               ? (int64_t)t->memory_budget_bytes
+               : (int64_t)((double)base * t->memory_budget_percent / 100.0);
+}
+
 dfg_status dfg_pass_remat(dfg_graph *g, const dfg_compile_options *o,
                           const dfg_training_options *t,
                           dfg_remat_report *report)
@@ -577,10 +316,7 @@ dfg_status dfg_pass_remat(dfg_graph *g, const dfg_compile_options *o,
     if (st != DFG_OK)
         return st;
     report->unconstrained_arena = report->arena = base;
-    report->budget = t->memory_budget_bytes
-                         ? (int64_t)t->memory_budget_bytes
-                         : (int64_t)((double)base *
-                                     t->memory_budget_percent / 100.0);
+    report->budget = budget_bytes(t, base);
     if (base <= report->budget)
         return DFG_OK;
     dfg_compile_options within;
@@ -595,33 +331,19 @@ dfg_status dfg_pass_remat(dfg_graph *g, const dfg_compile_options *o,
                          "recomputation splits (%lld without the budget)",
                          (long long)report->budget, g->nodes[at].name,
                          (long long)floor, (long long)base);
-    /* The first strategy, at no FLOP cost: weight gradients computed in
-     * slices inside their updates. */
-    st = dfg_fuse_weight_updates(g, o, &report->arena,
-                                 &report->fused_updates);
-    if (st == DFG_OK && report->arena > report->budget)
-        st = dfg_relu_grads(g, o, &report->arena, &report->relu_gradients);
-    if (st != DFG_OK || report->arena <= report->budget)
-        return st;
-    int64_t before = dfg_remat_total_flops(g), extra = 0;
-    single_values single = {.max_chain = MAX_CHAIN, .keep_equal = 1};
-    dfg_checkpoint_plan segments = {0};
-    st = try_single_values(g, o, report->budget, &single);
-    if (st == DFG_OK)
-        st = dfg_checkpoint_search(g, o, report->budget, &segments);
-    report->single_value_arena = single.arena;
-    report->segment_arena = segments.arena;
-    if (st == DFG_OK)
-        st = apply_cheaper(g, o, report, &single, &segments, &extra);
-    if (st == DFG_OK && report->arena > report->budget)
-        st = dfg_remat_split_copies(g, o, report, &extra);
-    if (st == DFG_OK && report->arena > report->budget)
-        st = split_chains_then_single_values(g, o, report, &extra);
-    if (st == DFG_OK && report->arena > report->budget)
-        st = dfg_remat_per_image(g, o, report, &extra);
+    int64_t before = 0, extra = 0;
+    int counted = 0;
+    size_t n = sizeof strategies / sizeof strategies[0];
+    for (size_t i = 0; i < n && st == DFG_OK &&
+                       report->arena > report->budget; i++) {
+        if (strategies[i].costs_flops && !counted) {
+            before = dfg_remat_total_flops(g);
+            counted = 1;
+        }
+        st = strategies[i].run(g, o, report, &extra);
+    }
     if (st == DFG_OK && report->arena <= report->budget && extra > 0)
-        st = dfg_remat_merge_copies(g, o, report, &extra);
-    dfg_free(&g->allocator, single.taken);
+        st = merge_copies(g, o, report, &extra);
     report->extra_flops_percent = before > 0 ? 100.0 * (double)extra /
                                                    (double)before : 0.0;
     if (st == DFG_OK && report->arena > report->budget)

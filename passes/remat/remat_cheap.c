@@ -27,35 +27,6 @@
 #define CHEAP_FLOPS_PER_BYTE 4.0
 #define CHEAP_CHAIN 8
 
-dfg_status dfg_remat_try_value(dfg_graph **work, const dfg_compile_options *o,
-                               int32_t v, const dfg_remat_limits *limits,
-                               int64_t *arena, int64_t *flops)
-{
-    *flops = 0;
-    if (!dfg_remat_recomputable(*work, v))
-        return DFG_OK;
-    dfg_graph *t = NULL;
-    int64_t f = 0, now = 0;
-    double bytes = (double)dfg_type_bytes(&(*work)->values[v].type);
-    dfg_status st = dfg_graph_clone(*work, &(*work)->allocator, &t);
-    if (st == DFG_OK)
-        st = dfg_remat_recompute(t, &v, 1, limits->max_chain, &f);
-    int allowed = f > 0 && (limits->max_flops_per_byte <= 0.0 ||
-                            (double)f <= limits->max_flops_per_byte * bytes);
-    if (st == DFG_OK && allowed)
-        st = dfg_remat_trial_arena(t, o, &now);
-    if (st == DFG_OK && allowed &&
-        (now < *arena || (limits->keep_equal && now == *arena))) {
-        dfg_graph_destroy(*work);
-        *work = t;
-        *arena = now;
-        *flops = f;
-        return DFG_OK;
-    }
-    dfg_graph_destroy(t);
-    return st;
-}
-
 /* The values to recompute, found on a copy of g, in taken[] (*n_taken). */
 static dfg_status choose(const dfg_graph *g, const dfg_compile_options *o,
                          const dfg_remat_candidate *c, int32_t n,

@@ -32,72 +32,6 @@
 #include "memory.h"
 #include "memory_plan.h"
 
-int dfg_remat_is_copy_of(const dfg_graph *g, const dfg_ir_node *node,
-                         int32_t v)
-{
-    const char *base = g->nodes[g->values[v].producer].name;
-    return !node->dead && node->n_outputs == 1 && base &&
-           dfg_remat_is_recomputation(node) &&
-           dfg_remat_base_length(node->name) == strlen(base) &&
-           strncmp(node->name, base, strlen(base)) == 0;
-}
-
-/* Each value's readers among the live nodes, in readers[] (n_values). */
-static void count_readers(const dfg_graph *g, int32_t *readers)
-{
-    memset(readers, 0, (size_t)g->n_values * sizeof *readers);
-    for (int32_t m = 0; m < g->n_nodes; m++)
-        for (int32_t i = 0; !g->nodes[m].dead && i < g->nodes[m].n_inputs;
-             i++)
-            if (g->nodes[m].inputs[i] >= 0)
-                readers[g->nodes[m].inputs[i]]++;
-}
-
-/* Marks in dropped[] the recomputations no node would read, given each
- * value's readers in readers[] (counted down as they go), and returns
- * their FLOPs. */
-static int64_t unread(const dfg_graph *g, int32_t *readers, uint8_t *dropped)
-{
-    int64_t flops = 0;
-    /* A recomputation comes after what it reads: backward from the end,
-     * a dropped copy's operands are counted down before they are looked
-     * at. */
-    for (int32_t n = g->n_nodes - 1; n >= 0; n--) {
-        const dfg_ir_node *node = &g->nodes[n];
-        dropped[n] = 0;
-        if (node->dead || node->n_outputs != 1 ||
-            !dfg_remat_is_recomputation(node) ||
-            readers[node->outputs[0]] > 0 ||
-            g->values[node->outputs[0]].is_output)
-            continue;
-        flops += dfg_remat_node_flops(g, n, &g->allocator);
-        dropped[n] = 1;
-        for (int32_t i = 0; i < node->n_inputs; i++)
-            if (node->inputs[i] >= 0)
-                readers[node->inputs[i]]--;
-    }
-    return flops;
-}
-
-dfg_status dfg_remat_drop_unread(dfg_graph *g, int64_t *flops)
-{
-    int32_t *readers = dfg_calloc(&g->allocator, (size_t)g->n_values + 1,
-                                  sizeof *readers);
-    uint8_t *dropped = dfg_calloc(&g->allocator, (size_t)g->n_nodes + 1, 1);
-    if (!readers || !dropped) {
-        dfg_free(&g->allocator, readers);
-        dfg_free(&g->allocator, dropped);
-        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "remat: out of memory");
-    }
-    count_readers(g, readers);
-    *flops = unread(g, readers, dropped);
-    for (int32_t n = 0; n < g->n_nodes; n++)
-        g->nodes[n].dead |= dropped[n];
-    dfg_free(&g->allocator, readers);
-    dfg_free(&g->allocator, dropped);
-    return DFG_OK;
-}
-
 /* The value the nearest node before copy (a recomputation) makes that
  * copy makes again: an earlier recomputation of the same producer, or
  * the producer itself (batch_norm_train's y); -1 when there is none. */
@@ -136,8 +70,9 @@ static dfg_status merge(dfg_graph *g, int32_t copy, int32_t source,
 
 /* The FLOPs merging copy would save on g now, -1 when it has no earlier
  * source: what dfg_remat_drop_unread would drop once the copy's readers
- * read the source, simulated on readers[] (g's, as count_readers gives
- * them; scratch[] receives a copy) and dropped[]. */
+ * read the source, simulated on readers[] (g's, as
+ * dfg_remat_count_readers gives them; scratch[] receives a copy) and
+ * dropped[]. */
 static int64_t saving(const dfg_graph *g, int32_t copy, const int32_t *readers,
                       int32_t *scratch, uint8_t *dropped)
 {
@@ -145,7 +80,7 @@ static int64_t saving(const dfg_graph *g, int32_t copy, const int32_t *readers,
         return -1;
     memcpy(scratch, readers, (size_t)g->n_values * sizeof *scratch);
     scratch[g->nodes[copy].outputs[0]] = 0;
-    return unread(g, scratch, dropped);
+    return dfg_remat_unread(g, scratch, dropped);
 }
 
 typedef struct merge_candidate {
@@ -342,7 +277,7 @@ static dfg_status merge_each(dfg_graph *g, const dfg_compile_options *o,
                                     "remat: out of memory");
     int32_t n = 0;
     if (st == DFG_OK)
-        count_readers(g, readers);
+        dfg_remat_count_readers(g, readers);
     for (int32_t k = 0; k < g->n_nodes && st == DFG_OK; k++) {
         if (g->nodes[k].dead || g->nodes[k].n_outputs != 1 ||
             !dfg_remat_is_recomputation(&g->nodes[k]))
@@ -366,17 +301,15 @@ static dfg_status merge_each(dfg_graph *g, const dfg_compile_options *o,
 }
 
 dfg_status dfg_remat_merge_copies(dfg_graph *g, const dfg_compile_options *o,
+                                  int64_t step_flops,
                                   dfg_remat_report *report, int64_t *extra)
 {
-    int64_t min_saved = dfg_remat_total_flops(g) / MERGE_FLOOR_DIVISOR;
+    int64_t min_saved = step_flops / MERGE_FLOOR_DIVISOR;
     payment p = {.taken = dfg_calloc(&g->allocator, (size_t)g->n_values + 1,
                                      sizeof *p.taken)};
     if (!p.taken)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "remat: out of memory");
-    dfg_status st = dfg_update_before_input_gradients(g, o, 1,
-                                                      &report->arena);
-    if (st == DFG_OK)
-        st = merge_each(g, o, min_saved, &p, report, extra);
+    dfg_status st = merge_each(g, o, min_saved, &p, report, extra);
     dfg_free(&g->allocator, p.taken);
     return st;
 }

@@ -237,7 +237,7 @@ static dfg_status place(dfg_graph *g, int32_t at, int32_t added)
             order[count++] = m;
         order[count++] = n;
     }
-    dfg_status st = dfg_training_reorder_nodes(g, order);
+    dfg_status st = dfg_graph_reorder_nodes(g, order);
     dfg_free(&g->allocator, order);
     return st;
 }
@@ -397,7 +397,7 @@ static dfg_status mask_early(dfg_graph *g, const crossing *x, int *done)
             order[count++] = m;
     }
     *done = 1;
-    dfg_status st = dfg_training_reorder_nodes(g, order);
+    dfg_status st = dfg_graph_reorder_nodes(g, order);
     dfg_free(&g->allocator, order);
     return st;
 }

@@ -197,7 +197,7 @@ static dfg_status take_place(dfg_graph *g, const stem_chain *s,
         g->nodes[s->relu].dead = 1;
     if (s->pool >= 0)
         g->nodes[s->pool].dead = 1;
-    dfg_status st = dfg_training_reorder_nodes(g, order);
+    dfg_status st = dfg_graph_reorder_nodes(g, order);
     dfg_free(&g->allocator, order);
     return st;
 }

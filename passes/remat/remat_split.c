@@ -201,7 +201,7 @@ static dfg_status make_again(dfg_graph *g, int32_t v, int deep,
                 order[count++] = added + k;
             order[count++] = n;
         }
-        st = dfg_training_reorder_nodes(g, order);
+        st = dfg_graph_reorder_nodes(g, order);
     }
     int64_t saved = 0;
     if (st == DFG_OK && deep)

@@ -15,7 +15,7 @@
  * as one buffer that the backward ops write into directly, and the wait's
  * outputs are the same bytes again. Inside a bucket, gradient i starts at
  * the aligned end of gradient i - 1 (dfg_bucket_offsets), which the plan
- * verifier checks on the program (passes/program_verify_buckets.c). */
+ * verifier checks on the program (src/program/program_verify_buckets.c). */
 #include "buckets.h"
 
 #include <stdio.h>
@@ -287,7 +287,7 @@ dfg_status dfg_pass_gradient_buckets(dfg_graph *g, int64_t bucket_bytes,
                            "gradient buckets: the new node order lost nodes");
     }
     if (st == DFG_OK)
-        st = dfg_training_renumber_nodes(g, order, scratch);
+        st = dfg_graph_renumber_nodes(g, order, scratch);
     dfg_free(&g->allocator, b.updates);
     dfg_free(&g->allocator, b.gradients);
     dfg_free(&g->allocator, b.types);

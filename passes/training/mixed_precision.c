@@ -188,7 +188,7 @@ static dfg_status widen_output(rewrite *r, int32_t k, dfg_dtype dtype)
 /* Each appended cast just before the node it was made for. */
 static dfg_status place_casts(rewrite *r)
 {
-    return dfg_training_place_appended(r->g, r->n_original_nodes, r->before);
+    return dfg_graph_place_appended(r->g, r->n_original_nodes, r->before);
 }
 
 static dfg_status rewrite_graph(rewrite *r, const dfg_dtype *output_dtypes)

@@ -6,7 +6,7 @@
  * Persistent state is made of graph weights, so that it is packed into the
  * weights region with the parameters, never reused by the planner, and
  * saved in program files: the step counter and hyper-parameters
- * (src/training_layout.h), and per trained weight its optimizer state
+ * (src/math/training_layout.h), and per trained weight its optimizer state
  * (SGD: velocity like the weight; Adam: [2, ...] first and second
  * moments) and, with accumulate > 1, a gradient accumulator. The update
  * ops read the weight's gradient directly and write the weight, its state
@@ -61,6 +61,7 @@ void dfg_training_options_init(dfg_training_options *o)
     o->epsilon = 1e-8f;
     o->weight_decay = 0.0f;
     o->accumulate = 1;
+    o->lr_gamma = 0.1f;
 }
 
 dfg_tensor_kind dfg_training_tensor_kind(dfg_training_role role)
@@ -99,6 +100,20 @@ static dfg_status check_options(const dfg_training_options *o)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "training: decay_steps must lie in [0, 2^24], got "
                          "%lld", (long long)o->decay_steps);
+    if (o->lr_step_size < 0 || o->lr_step_size > (1 << 24) ||
+        o->warmup_steps < 0 || o->warmup_steps > (1 << 24))
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "training: lr_step_size %lld and warmup_steps %lld "
+                         "must lie in [0, 2^24]", (long long)o->lr_step_size,
+                         (long long)o->warmup_steps);
+    if (o->lr_step_size && o->decay_steps)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "training: a step decay (lr_step_size) and a cosine "
+                         "one (decay_steps) together");
+    if (o->lr_step_size && !(o->lr_gamma > 0.0f && o->lr_gamma <= 1.0f))
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "training: lr_gamma must lie in (0, 1], got %g",
+                         (double)o->lr_gamma);
     if (o->memory_budget_bytes > (uint64_t)INT64_MAX)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "training: memory_budget_bytes %llu exceeds 2^63 - 1",
@@ -155,6 +170,9 @@ static dfg_status add_tick(dfg_graph *g, const dfg_training_options *o,
     hyper[DFG_HYPER_WEIGHT_DECAY] = o->weight_decay;
     hyper[DFG_HYPER_ACCUMULATE] = (float)o->accumulate;
     hyper[DFG_HYPER_DECAY_STEPS] = (float)o->decay_steps;
+    hyper[DFG_HYPER_STEP_SIZE] = (float)o->lr_step_size;
+    hyper[DFG_HYPER_GAMMA] = o->lr_gamma;
+    hyper[DFG_HYPER_WARMUP] = (float)o->warmup_steps;
     const dfg_type counter_type = {DFG_I64, 1, {DFG_COUNTER_SIZE}, 0};
     const dfg_type hyper_type = {DFG_F32, 1, {DFG_HYPER_SIZE}, 0};
     int32_t in[2];

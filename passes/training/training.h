@@ -21,22 +21,6 @@ dfg_status dfg_pass_training(dfg_graph *graph,
  * (passes/training/training_order.c says why). Renumbers node indices. */
 dfg_status dfg_training_order_updates(dfg_graph *graph, int32_t backward_end);
 
-/* Applies order (new position -> old node index, a permutation of every
- * node) to graph: nodes move, each value's producer and the node name
- * table follow. scratch holds n_nodes nodes. */
-dfg_status dfg_training_renumber_nodes(dfg_graph *graph, const int32_t *order,
-                                       dfg_ir_node *scratch);
-
-/* The same, with scratch allocated here. */
-dfg_status dfg_training_reorder_nodes(dfg_graph *graph, const int32_t *order);
-
-/* Moves the nodes appended after the first n_original, in their order,
- * each to just before the original node before[k] names (the k-th
- * appended one; before[] never decreases but for trailing -1s, which
- * stay after every node). */
-dfg_status dfg_training_place_appended(dfg_graph *graph, int32_t n_original,
-                                       const int32_t *before);
-
 /* An op's training form (passes/training/training_forms.c): applies says whether
  * node is replaced; append records its replacement, taking the same
  * place, and hands out the output that takes the place of the old node's
@@ -55,7 +39,7 @@ typedef struct dfg_training_form {
 dfg_status dfg_training_replace_forms(dfg_graph *graph,
                                       const dfg_training_form *form);
 
-/* Turns every live batch_norm into batch_norm_train (src/ops.def) in the
+/* Turns every live batch_norm into batch_norm_train (src/ir/ops.def) in the
  * same place of the order: batch statistics, running statistics updated
  * in place (passes/training/training_batch_norm.c). */
 dfg_status dfg_training_batch_norm_mode(dfg_graph *graph);
@@ -72,7 +56,7 @@ dfg_status dfg_training_batch_norm_mode(dfg_graph *graph);
 float dfg_batch_norm_momentum(const dfg_attrs *batch_norm);
 
 /* Turns every live dropout with a drop probability above 0 into
- * dropout_train (src/ops.def), its state {seed, 0} a new weight; seed
+ * dropout_train (src/ir/ops.def), its state {seed, 0} a new weight; seed
  * and the dropout's place among the graph's dropouts make its stream
  * (passes/training/training_dropout.c). */
 dfg_status dfg_training_dropout_mode(dfg_graph *graph, uint64_t seed);
@@ -87,27 +71,6 @@ dfg_status dfg_training_dropout_mode(dfg_graph *graph, uint64_t seed);
  * in an f32 graph. */
 dfg_status dfg_mixed_precision_backward(dfg_graph *graph, int32_t n_forward,
                                         int32_t *grads, int32_t n_grads);
-
-/* What rematerialization did (passes/remat/remat.c). */
-typedef struct dfg_remat_report {
-    int64_t unconstrained_arena, budget, arena;
-    int32_t recomputed;          /* saved activations recomputed */
-    int32_t fused_updates;       /* weight gradients fused with updates */
-    int32_t relu_gradients;      /* relu's gradients from its output */
-    double extra_flops_percent;  /* of the step's FLOPs before */
-    /* The arenas each strategy reached (0: not tried). */
-    int64_t single_value_arena, segment_arena;
-} dfg_remat_report;
-
-/* With a memory budget in t, recomputes saved activations in backward,
- * cheapest FLOPs per byte freed first, until a plan of graph (with o's
- * planner) fits; when single values cannot, checkpoint segments
- * (passes/remat/checkpoint.c). DFG_ERR_PLAN naming the smallest arena reached
- * and what is alive at its peak when neither fits. Nothing without a
- * budget. */
-dfg_status dfg_pass_remat(dfg_graph *graph, const dfg_compile_options *o,
-                          const dfg_training_options *t,
-                          dfg_remat_report *report);
 
 /* A persistent weight named "<base><suffix>" (the training step's own
  * state) holding data (zeros if NULL), with a role; its index in *out. */

@@ -84,7 +84,7 @@ dfg_status dfg_training_replace_forms(dfg_graph *g,
             order[at++] = replacement[n];
     }
     if (st == DFG_OK)
-        st = dfg_training_reorder_nodes(g, order);
+        st = dfg_graph_reorder_nodes(g, order);
     dfg_free(&g->allocator, replacement);
     dfg_free(&g->allocator, order);
     return st;

@@ -37,25 +37,6 @@ static int32_t ready_after(const dfg_graph *g, const int32_t *last_reader,
     return last_reader[weight] > ready ? last_reader[weight] : ready;
 }
 
-dfg_status dfg_training_renumber_nodes(dfg_graph *g, const int32_t *order,
-                                       dfg_ir_node *scratch)
-{
-    for (int32_t i = 0; i < g->n_nodes; i++)
-        scratch[i] = g->nodes[order[i]];
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-        if (order[i] == i)
-            continue;
-        g->nodes[i] = scratch[i];
-        dfg_name_table_remove(&g->node_names, g->nodes[i].name);
-        if (dfg_name_table_insert(&g->node_names, g->nodes[i].name, i) != 0)
-            return dfg_error(DFG_ERR_OUT_OF_MEMORY,
-                             "training: out of memory ordering the updates");
-        for (int32_t k = 0; k < g->nodes[i].n_outputs; k++)
-            g->values[g->nodes[i].outputs[k]].producer = i;
-    }
-    return DFG_OK;
-}
-
 dfg_status dfg_training_order_updates(dfg_graph *g, int32_t backward_end)
 {
     size_t nodes = (size_t)g->n_nodes + 1;
@@ -104,43 +85,10 @@ dfg_status dfg_training_order_updates(dfg_graph *g, int32_t backward_end)
             !(is_update(g->nodes[n].op) && ready[n] >= 0))
             order[at++] = n;
     if (st == DFG_OK)
-        st = dfg_training_renumber_nodes(g, order, scratch);
+        st = dfg_graph_renumber_nodes(g, order, scratch);
     dfg_free(&g->allocator, last_reader);
     dfg_free(&g->allocator, ready);
     dfg_free(&g->allocator, order);
     dfg_free(&g->allocator, scratch);
-    return st;
-}
-
-dfg_status dfg_training_reorder_nodes(dfg_graph *g, const int32_t *order)
-{
-    dfg_ir_node *scratch = dfg_calloc(&g->allocator, (size_t)g->n_nodes + 1,
-                                      sizeof *scratch);
-    dfg_status st = scratch ? dfg_training_renumber_nodes(g, order, scratch)
-                            : dfg_error(DFG_ERR_OUT_OF_MEMORY,
-                                        "training: out of memory ordering "
-                                        "nodes");
-    dfg_free(&g->allocator, scratch);
-    return st;
-}
-
-dfg_status dfg_training_place_appended(dfg_graph *g, int32_t n_original,
-                                       const int32_t *before)
-{
-    int32_t n_added = g->n_nodes - n_original, k = 0, at = 0;
-    int32_t *order = dfg_calloc(&g->allocator, (size_t)g->n_nodes + 1,
-                                sizeof *order);
-    if (!order)
-        return dfg_error(DFG_ERR_OUT_OF_MEMORY,
-                         "out of memory placing %d nodes", (int)n_added);
-    for (int32_t n = 0; n < n_original; n++) {
-        while (k < n_added && before[k] == n)
-            order[at++] = n_original + k++;
-        order[at++] = n;
-    }
-    while (k < n_added)
-        order[at++] = n_original + k++;
-    dfg_status st = dfg_training_reorder_nodes(g, order);
-    dfg_free(&g->allocator, order);
     return st;
 }

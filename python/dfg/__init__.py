@@ -23,6 +23,7 @@ from .errors import python_words
 from .options import SessionOptions
 from .session import Session
 from .tensor_spec import TensorSpec
+from .training import Trainer, memory_budget_options, train
 
 Error = _dfg.Error
 ArgumentError = _dfg.ArgumentError
@@ -31,7 +32,7 @@ __version__ = _dfg.version()
 __all__ = ["Error", "ArgumentError", "Program", "Session", "SessionOptions",
            "TensorSpec",
            "InferenceSession", "compile", "load", "from_torch",
-           "example_models"]
+           "example_models", "Trainer", "train"]
 
 _EXAMPLE_PREFIX = "example:"
 
@@ -50,11 +51,13 @@ def compile(model, shapes=None, planner=None, training=None,
     "example:NAME" for a bundled model. shapes binds an ONNX model's
     symbolic dimensions: {"input": (1, 3, 224, 224)} or {"N": 1}. planner:
     "greedy_size" (default), "greedy_breadth", "no_reuse", ... training:
-    True compiles one training step of a bundled model (its loss and the
-    optimizer update). precision: "f32" (default) or "bf16", the dtype
+    True compiles one training step (forward, loss, backward, optimizer
+    update) of a bundled model, or of an ONNX classifier with its cross
+    entropy appended (labels int64 [N]); dfg.train and dfg.Trainer run
+    one. memory_budget (training): bytes, or "P%" of the arena the step
+    needs without one. precision: "f32" (default) or "bf16", the dtype
     activations (and a training step's gradients) are stored in, weights
-    and optimizer state staying f32. memory_budget is not in this version
-    of the binding and is refused. device: the backend the program is
+    and optimizer state staying f32. device: the backend the program is
     for ("cpu", the default, or "cuda": its workspaces, no fused post-ops,
     ops it has no kernel for refused); Program.session(device=...) on
     another device compiles the model again for that one. prefer:
@@ -66,9 +69,10 @@ def compile(model, shapes=None, planner=None, training=None,
     if prefer not in ("speed", "memory"):
         raise ValueError(f"prefer must be 'speed' or 'memory', not "
                          f"{prefer!r}")
-    if memory_budget is not None:
-        raise NotImplementedError(
-            "memory_budget is not supported by this version of dfg")
+    budget = memory_budget_options(memory_budget)
+    if budget and not training:
+        raise ValueError("memory_budget applies to training programs "
+                         "(training=True)")
     if isinstance(model, (bytes, bytearray, memoryview)):
         kind, source = "onnx_bytes", bytes(model)
     elif isinstance(model, str) and model.startswith(_EXAMPLE_PREFIX):
@@ -78,10 +82,6 @@ def compile(model, shapes=None, planner=None, training=None,
     else:
         raise TypeError("model must be an ONNX path, ONNX bytes or "
                         f"'example:NAME', not {type(model).__name__}")
-    if training and kind != "example":
-        raise NotImplementedError(
-            "training programs are compiled from bundled models only in "
-            "this version of dfg")
     if alignment is not None and (alignment <= 0 or
                                   alignment & (alignment - 1)):
         raise ValueError(f"alignment must be a power of two, not {alignment}")
@@ -94,7 +94,9 @@ def compile(model, shapes=None, planner=None, training=None,
         handle = _dfg.compile(kind, source, shapes, planner,
                               int(alignment or 0), bool(training), precision,
                               None if device is None else str(device),
-                              prefer == "memory")
+                              prefer == "memory",
+                              budget.get("memory_budget_bytes", 0),
+                              budget.get("memory_budget_percent", 0.0))
     program = Program(handle, model if isinstance(model, str) else
                       getattr(model, "__fspath__", lambda: "<bytes>")(),
                       time.perf_counter() - start)

@@ -1,4 +1,4 @@
-/* The CPU kernel of every op in src/ops.def. Ops without an entry map to
+/* The CPU kernel of every op in src/ir/ops.def. Ops without an entry map to
  * NULL, which the backend reports as unsupported. */
 #include "cpu/elementwise/binary_blocked.h"
 #include "cpu_layout_rule.h"

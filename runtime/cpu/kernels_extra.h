@@ -1,5 +1,5 @@
 /* CPU kernels of the ops added for the ONNX front end (the rows after
- * "ONNX front end" in src/ops.def), dispatched by kernel_table.c. */
+ * "ONNX front end" in src/ir/ops.def), dispatched by kernel_table.c. */
 #ifndef DFG_CPU_KERNELS_EXTRA_H
 #define DFG_CPU_KERNELS_EXTRA_H
 

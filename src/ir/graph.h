@@ -1,9 +1,15 @@
 /* The graph IR behind the public builder (include/dfg/graph.h).
  *
  * Values and nodes live in growable arrays and are referred to by index.
- * Nodes are kept in the order they were recorded, which is a topological
- * order since an op can only take values that already exist. Passes may
- * mark nodes dead and turn values into constants; they never reorder. */
+ * Nodes are kept in a topological order: every live node comes after the
+ * producers of the values it reads. Recording gives one (an op can only
+ * take values that already exist). Passes may mark nodes dead and turn
+ * values into constants; value indices never change. Node indices change
+ * only through the node orderings below (src/ir/graph_order.c), which the
+ * training passes use to place optimizer updates and recomputations:
+ * each order they give is topological again, and the one who moves a node
+ * that writes a value in place (an optimizer update) keeps it after every
+ * other reader of that value. */
 #ifndef DFG_GRAPH_INTERNAL_H
 #define DFG_GRAPH_INTERNAL_H
 
@@ -104,5 +110,22 @@ dfg_status dfg_graph_shared_leaf(dfg_graph *graph, dfg_value_kind kind,
                                  const char *name, const dfg_type *type,
                                  dfg_shared_bytes *owner, const void *data,
                                  int32_t *out_index);
+
+/* Node orderings (src/ir/graph_order.c). */
+/* Applies order (new position -> old node index, a permutation of every
+ * node) to graph: nodes move, each value's producer and the node name
+ * table follow. scratch holds n_nodes nodes. */
+dfg_status dfg_graph_renumber_nodes(dfg_graph *graph, const int32_t *order,
+                                    dfg_ir_node *scratch);
+
+/* The same, with scratch allocated here. */
+dfg_status dfg_graph_reorder_nodes(dfg_graph *graph, const int32_t *order);
+
+/* Moves the nodes appended after the first n_original, in their order,
+ * each to just before the original node before[k] names (the k-th
+ * appended one; before[] never decreases but for trailing -1s, which
+ * stay after every node). */
+dfg_status dfg_graph_place_appended(dfg_graph *graph, int32_t n_original,
+                                    const int32_t *before);
 
 #endif

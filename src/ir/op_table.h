@@ -1,4 +1,4 @@
-/* The op table generated from src/ops.def: the enum every backend
+/* The op table generated from src/ir/ops.def: the enum every backend
  * dispatches on, and each op's names, operand counts, shape rule, FLOP
  * count, aliasing facts and workspace rule. */
 #ifndef DFG_OP_TABLE_H

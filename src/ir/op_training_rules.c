@@ -1,4 +1,4 @@
-/* FLOP counts and workspace rules of the training ops (src/ops.def). */
+/* FLOP counts and workspace rules of the training ops (src/ir/ops.def). */
 #include "backward_geometry.h"
 #include "op_table.h"
 

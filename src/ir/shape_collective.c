@@ -1,4 +1,4 @@
-/* Shape rules of the data-parallel ops (src/ops.def): a bucket of f32
+/* Shape rules of the data-parallel ops (src/ir/ops.def): a bucket of f32
  * gradients, and the gradients handed on after the bucket's all-reduce;
  * with a sharded optimizer, the shards of the bucket's weights. */
 #include "error.h"

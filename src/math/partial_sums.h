@@ -1,7 +1,7 @@
 /* A sum spread over the blocks of a grid: each block folds its share of
  * the terms into one partial sum, written to a small scratch array, and a
  * second pass adds the partials. The number of blocks depends on the
- * number of terms only, so the op's workspace rule (src/op_workspace.c)
+ * number of terms only, so the op's workspace rule (src/ir/op_workspace.c)
  * plans the scratch the backend uses, and the sum is folded the same way
  * on every run (no atomics: graph and non-graph runs agree bit for bit).
  * Usable from C and CUDA (DFG_HOST_DEVICE). */

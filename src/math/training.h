@@ -3,8 +3,9 @@
  * (runtime/cuda/kernels/training_ops.h), usable from C and CUDA (DFG_HOST_DEVICE):
  * the cross-entropy of a row of logits, the optimizer tick that turns the
  * hyper-parameters into a run's control vector, and one element of the
- * SGD and Adam updates (PyTorch's rules, see runtime/cpu/training/optimizer.c). The
- * layouts of counter, hyper and control are src/training_layout.h's. */
+ * SGD and Adam updates (PyTorch's rules, see
+ * runtime/cpu/training/optimizer.c). The layouts of counter, hyper and
+ * control are src/math/training_layout.h's. */
 #ifndef DFG_MATH_TRAINING_H
 #define DFG_MATH_TRAINING_H
 
@@ -56,6 +57,33 @@ DFG_HOST_DEVICE static inline float dfg_cosine_decay(double t, float steps)
     return (float)(0.5 * (1.0 + cos(3.14159265358979323846 * done)));
 }
 
+/* The factor of step t (1-based) under a step decay: gamma^floor((t -
+ * 1) / steps), as torch.optim.lr_scheduler.StepLR(step_size=steps)
+ * stepped after each optimizer step; steps <= 0: no decay. */
+DFG_HOST_DEVICE static inline float dfg_step_decay(double t, float steps,
+                                                   float gamma)
+{
+    if (!(steps > 0.0f) || t < 1.0)
+        return 1.0f;
+    return (float)pow((double)gamma, floor((t - 1.0) / (double)steps));
+}
+
+/* The learning-rate factor of optimizer step t (1-based) under hyper's
+ * schedule: during a warm-up of W steps t / W (reaching 1 at step W);
+ * after it, the cosine and step decays of step t - W (one of them is 0,
+ * passes/training/training.c refuses both). */
+DFG_HOST_DEVICE static inline float dfg_schedule_factor(double t,
+                                                        const float *hyper)
+{
+    double warmup = (double)hyper[DFG_HYPER_WARMUP];
+    if (warmup > 0.0 && t <= warmup)
+        return (float)(t / warmup);
+    double after = warmup > 0.0 ? t - warmup : t;
+    return dfg_cosine_decay(after, hyper[DFG_HYPER_DECAY_STEPS]) *
+           dfg_step_decay(after, hyper[DFG_HYPER_STEP_SIZE],
+                          hyper[DFG_HYPER_GAMMA]);
+}
+
 /* One micro-batch more: advances counter and writes control. */
 DFG_HOST_DEVICE static inline void dfg_optimizer_tick(int64_t *counter,
                                                       const float *hyper,
@@ -71,8 +99,8 @@ DFG_HOST_DEVICE static inline void dfg_optimizer_tick(int64_t *counter,
     double t = (double)counter[DFG_COUNTER_STEPS];
     control[DFG_CONTROL_APPLY] = apply ? 1.0f : 0.0f;
     control[DFG_CONTROL_GRAD_SCALE] = 1.0f / (float)k;
-    float decay = dfg_cosine_decay(t, hyper[DFG_HYPER_DECAY_STEPS]);
-    control[DFG_CONTROL_LR] = hyper[DFG_HYPER_LR] * decay;
+    control[DFG_CONTROL_LR] = hyper[DFG_HYPER_LR] *
+                              dfg_schedule_factor(t, hyper);
     control[DFG_CONTROL_MOMENTUM] = hyper[DFG_HYPER_MOMENTUM];
     control[DFG_CONTROL_BETA2] = hyper[DFG_HYPER_BETA2];
     control[DFG_CONTROL_EPSILON] = hyper[DFG_HYPER_EPSILON];

@@ -32,6 +32,12 @@ enum {
     DFG_HYPER_DECAY_STEPS,  /* T: cosine decay of the learning rate over T
                                optimizer steps, 0 for a constant one (a
                                whole number up to 2^24, exact in f32) */
+    DFG_HYPER_STEP_SIZE,    /* S: the learning rate times GAMMA every S
+                               optimizer steps (torch's StepLR), 0: never
+                               (a whole number up to 2^24) */
+    DFG_HYPER_GAMMA,
+    DFG_HYPER_WARMUP,       /* W: a linear warm-up over the first W
+                               optimizer steps, 0: none (up to 2^24) */
     DFG_HYPER_SIZE
 };
 

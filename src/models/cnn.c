@@ -9,12 +9,10 @@
 #define CNN_BATCH 32
 #define CNN_CLASSES 10
 
-/* relu(conv_bn(relu(conv_bn(x))) + skip(x)); skip is x itself, or a 1x1
- * strided conv_bn when the stride or the channel count changes. */
-static dfg_status residual_block(dfg_model_ctx *m, const char *name,
-                                 dfg_value x, int64_t in_channels,
-                                 int64_t out_channels, int32_t stride,
-                                 dfg_value *out)
+dfg_status dfg_model_residual_block(dfg_model_ctx *m, const char *name,
+                                    dfg_value x, int64_t in_channels,
+                                    int64_t out_channels, int32_t stride,
+                                    dfg_value *out)
 {
     char part[64];
     dfg_value h, skip = x, sum;
@@ -44,11 +42,11 @@ dfg_status dfg_model_build_cnn(dfg_model_ctx *m)
     if (s == DFG_OK)
         s = dfg_model_conv_bn(m, "stem", x, 1, 16, 3, 1, 1, &h);
     if (s == DFG_OK)
-        s = residual_block(m, "block1", h, 16, 16, 1, &h);
+        s = dfg_model_residual_block(m, "block1", h, 16, 16, 1, &h);
     if (s == DFG_OK)
-        s = residual_block(m, "block2", h, 16, 32, 2, &h);
+        s = dfg_model_residual_block(m, "block2", h, 16, 32, 2, &h);
     if (s == DFG_OK)
-        s = residual_block(m, "block3", h, 32, 32, 1, &h);
+        s = dfg_model_residual_block(m, "block3", h, 32, 32, 1, &h);
     if (s == DFG_OK)
         s = dfg_global_average_pool(m->graph, h, &pooled);
     if (s == DFG_OK)

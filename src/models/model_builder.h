@@ -35,6 +35,14 @@ dfg_status dfg_model_conv_bn(dfg_model_ctx *m, const char *name, dfg_value x,
                              int32_t kernel, int32_t stride, int relu,
                              dfg_value *out);
 
+/* ResNet's basic block: relu(conv_bn(relu(conv_bn(x))) + skip(x)), both
+ * convs 3x3; skip is x itself, or a 1x1 strided conv_bn when the stride
+ * or the channel count changes. */
+dfg_status dfg_model_residual_block(dfg_model_ctx *m, const char *name,
+                                    dfg_value x, int64_t in_channels,
+                                    int64_t out_channels, int32_t stride,
+                                    dfg_value *out);
+
 /* The builders behind the registry; each adds inputs, weights, ops and
  * outputs to m->graph. */
 dfg_status dfg_model_build_mlp(dfg_model_ctx *m);

@@ -127,6 +127,72 @@ static dfg_status replace(Onnx__GraphProto *g, const dfg_program *p,
     return st;
 }
 
+/* A node's fields the eval form changes, restored before protobuf-c frees
+ * the message (the dropped inputs and outputs are its memory). */
+typedef struct saved_node {
+    size_t n_input, n_output;
+    Onnx__AttributeProto *mode; /* training_mode, or NULL */
+    int64_t mode_i;
+} saved_node;
+
+/* 1 if name is read by a node of g or is one of its outputs. */
+static int is_read(const Onnx__GraphProto *g, const char *name)
+{
+    for (size_t k = 0; k < g->n_node; k++)
+        for (size_t i = 0; i < g->node[k]->n_input; i++)
+            if (strcmp(g->node[k]->input[i], name) == 0)
+                return 1;
+    for (size_t k = 0; k < g->n_output; k++)
+        if (g->output[k]->name && strcmp(g->output[k]->name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* The eval form of a training-mode export: a BatchNormalization with
+ * training_mode 1 gets 0 and drops its running-statistics outputs (the
+ * trained statistics are its initializers now), a Dropout drops its
+ * training_mode input (false by default). saved (one per node) receives
+ * what to restore, whatever happens. */
+static dfg_status eval_form(Onnx__GraphProto *g, saved_node *saved)
+{
+    for (size_t k = 0; k < g->n_node; k++) {
+        Onnx__NodeProto *n = g->node[k];
+        saved[k] = (saved_node){n->n_input, n->n_output, NULL, 0};
+        const char *op = n->op_type ? n->op_type : "";
+        if (strcmp(op, "Dropout") == 0 && n->n_input > 2)
+            n->n_input = 2;
+        if (strcmp(op, "BatchNormalization") != 0)
+            continue;
+        for (size_t a = 0; a < n->n_attribute; a++)
+            if (n->attribute[a]->name &&
+                strcmp(n->attribute[a]->name, "training_mode") == 0 &&
+                n->attribute[a]->i != 0)
+                saved[k].mode = n->attribute[a];
+        if (!saved[k].mode)
+            continue;
+        for (size_t o = 1; o < n->n_output; o++)
+            if (n->output[o][0] && is_read(g, n->output[o]))
+                return dfg_error(DFG_ERR_UNSUPPORTED, "BatchNormalization "
+                                 "'%s': its running statistic '%s' is read "
+                                 "by the graph, which has no eval form",
+                                 n->name ? n->name : "", n->output[o]);
+        saved[k].mode_i = saved[k].mode->i;
+        saved[k].mode->i = 0;
+        n->n_output = 1;
+    }
+    return DFG_OK;
+}
+
+static void restore_nodes(Onnx__GraphProto *g, const saved_node *saved)
+{
+    for (size_t k = 0; k < g->n_node; k++) {
+        g->node[k]->n_input = saved[k].n_input;
+        g->node[k]->n_output = saved[k].n_output;
+        if (saved[k].mode)
+            saved[k].mode->i = saved[k].mode_i;
+    }
+}
+
 /* protobuf-c packs into this piece by piece, straight into the file. */
 typedef struct stream_buffer {
     ProtobufCBuffer base;
@@ -180,19 +246,27 @@ dfg_status dfg_onnx_save_trained(const char *model_path,
         st = dfg_error(DFG_ERR_FORMAT, "not a valid ONNX model: the protobuf "
                        "data is malformed or truncated (%zu bytes)", size);
     size_t n = st == DFG_OK ? model->graph->n_initializer : 0;
+    size_t n_nodes = st == DFG_OK ? model->graph->n_node : 0;
     saved_data *saved = dfg_calloc(&a, n + 1, sizeof *saved);
-    if (st == DFG_OK && !saved)
+    saved_node *nodes = dfg_calloc(&a, n_nodes + 1, sizeof *nodes);
+    if (st == DFG_OK && (!saved || !nodes))
         st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "out of memory");
     int32_t count = 0;
     if (st == DFG_OK)
         st = replace(model->graph, program, weights, saved, &count);
+    int nodes_changed = st == DFG_OK;
+    if (st == DFG_OK)
+        st = eval_form(model->graph, nodes);
     if (st == DFG_OK)
         st = write_model(model, out_path);
+    if (nodes_changed)
+        restore_nodes(model->graph, nodes);
     for (size_t k = 0; model && saved && k < n; k++)
         restore(model->graph->initializer[k], &saved[k]);
     if (model)
         onnx__model_proto__free_unpacked(model, &pb);
     dfg_free(&a, saved);
+    dfg_free(&a, nodes);
     dfg_shared_bytes_release(file);
     if (replaced)
         *replaced = count;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "error.h"
+#include "memory.h"
 
 #define MIXED (-2)
 
@@ -17,14 +18,15 @@ static int compare_offsets(const void *a, const void *b)
 }
 
 dfg_status dfg_arena_owners_init(dfg_arena_owners *o, const int64_t *offsets,
-                                 int32_t n)
+                                 int32_t n, const dfg_allocator *allocator)
 {
     memset(o, 0, sizeof *o);
+    o->allocator = allocator;
     size_t nodes = 4 * ((size_t)n + 1);
-    o->points = malloc(((size_t)n + 1) * sizeof *o->points);
-    o->owner = malloc(nodes * sizeof *o->owner);
-    o->klass = malloc(nodes * sizeof *o->klass);
-    o->pending = calloc(nodes, 1);
+    o->points = dfg_alloc(allocator, ((size_t)n + 1) * sizeof *o->points);
+    o->owner = dfg_alloc(allocator, nodes * sizeof *o->owner);
+    o->klass = dfg_alloc(allocator, nodes * sizeof *o->klass);
+    o->pending = dfg_calloc(allocator, nodes, 1);
     if (!o->points || !o->owner || !o->klass || !o->pending) {
         dfg_arena_owners_free(o);
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
@@ -45,10 +47,10 @@ dfg_status dfg_arena_owners_init(dfg_arena_owners *o, const int64_t *offsets,
 
 void dfg_arena_owners_free(dfg_arena_owners *o)
 {
-    free(o->points);
-    free(o->owner);
-    free(o->klass);
-    free(o->pending);
+    dfg_free(o->allocator, o->points);
+    dfg_free(o->allocator, o->owner);
+    dfg_free(o->allocator, o->klass);
+    dfg_free(o->allocator, o->pending);
     memset(o, 0, sizeof *o);
 }
 

@@ -12,6 +12,7 @@
 #define DFG_ARENA_OWNERS_H
 
 #include <stdint.h>
+#include "dfg/allocator.h"
 #include "dfg/status.h"
 
 #define DFG_OWNER_NONE (-1)  /* bytes no step has written */
@@ -22,12 +23,15 @@ typedef struct dfg_arena_owners {
     int32_t n_segments;
     int32_t *owner, *klass; /* per tree node, or -2 where not uniform */
     uint8_t *pending;       /* node's value not yet pushed to its children */
+    const dfg_allocator *allocator; /* of the arrays; NULL: libc */
 } dfg_arena_owners;
 
 /* Tracks the ranges between n offsets (in any order, repeats allowed;
- * offsets is left as it was), every byte DFG_OWNER_NONE. */
+ * offsets is left as it was), every byte DFG_OWNER_NONE; the arrays come
+ * from allocator (NULL: the C library). */
 dfg_status dfg_arena_owners_init(dfg_arena_owners *owners,
-                                 const int64_t *offsets, int32_t n);
+                                 const int64_t *offsets, int32_t n,
+                                 const dfg_allocator *allocator);
 void dfg_arena_owners_free(dfg_arena_owners *owners);
 
 /* Bytes [begin, end), both among the offsets, now hold owner / klass. */

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include "error.h"
+#include "memory.h"
 
 /* The live set: a treap over occupancy indices, keyed by (begin, index). */
 typedef struct live_set {
@@ -118,16 +119,18 @@ static uint32_t mix(uint32_t x)
 }
 
 dfg_status dfg_find_shared_bytes(const dfg_occupancy *occupancies, int32_t n,
-                                 int32_t *a, int32_t *b)
+                                 const dfg_allocator *allocator, int32_t *a,
+                                 int32_t *b)
 {
     *a = *b = -1;
     size_t count = (size_t)n + 1;
-    live_set s = {occupancies, malloc(count * sizeof(int32_t)),
-                  malloc(count * sizeof(int32_t)),
-                  malloc(count * sizeof(uint32_t)),
-                  malloc(count * sizeof(int64_t)), -1};
-    step_order *starts = malloc(count * sizeof *starts);
-    step_order *ends = malloc(count * sizeof *ends);
+    const dfg_allocator *m = allocator;
+    live_set s = {occupancies, dfg_alloc(m, count * sizeof(int32_t)),
+                  dfg_alloc(m, count * sizeof(int32_t)),
+                  dfg_alloc(m, count * sizeof(uint32_t)),
+                  dfg_alloc(m, count * sizeof(int64_t)), -1};
+    step_order *starts = dfg_alloc(m, count * sizeof *starts);
+    step_order *ends = dfg_alloc(m, count * sizeof *ends);
     dfg_status status = DFG_OK;
     if (!s.left || !s.right || !s.priority || !s.max_end || !starts || !ends)
         status = dfg_error(DFG_ERR_OUT_OF_MEMORY, "verifying %d tensors", n);
@@ -157,11 +160,11 @@ dfg_status dfg_find_shared_bytes(const dfg_occupancy *occupancies, int32_t n,
         }
         insert(&s, x);
     }
-    free(s.left);
-    free(s.right);
-    free(s.priority);
-    free(s.max_end);
-    free(starts);
-    free(ends);
+    dfg_free(m, s.left);
+    dfg_free(m, s.right);
+    dfg_free(m, s.priority);
+    dfg_free(m, s.max_end);
+    dfg_free(m, starts);
+    dfg_free(m, ends);
     return status;
 }

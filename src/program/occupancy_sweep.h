@@ -9,6 +9,7 @@
 #ifndef DFG_OCCUPANCY_SWEEP_H
 #define DFG_OCCUPANCY_SWEEP_H
 
+#include "dfg/allocator.h"
 #include "dfg/status.h"
 #include <stdint.h>
 
@@ -26,8 +27,10 @@ typedef struct dfg_occupancy {
 /* Sets *a and *b to two occupancies of different groups that share a byte
  * at a common step, or both to -1 if there are none. The occupancies must
  * have begin <= end and first_step <= last_step. Costs
- * O((n + s) log n), s the number of intersecting same-group pairs met. */
+ * O((n + s) log n), s the number of intersecting same-group pairs met.
+ * Its scratch comes from allocator (NULL: the C library). */
 dfg_status dfg_find_shared_bytes(const dfg_occupancy *occupancies, int32_t n,
-                                 int32_t *a, int32_t *b);
+                                 const dfg_allocator *allocator, int32_t *a,
+                                 int32_t *b);
 
 #endif

@@ -1,5 +1,5 @@
 /* The gradient buckets of a data-parallel training program, as the
- * reports show them (src/program_buckets.c, docs/data-parallel.md). */
+ * reports show them (src/program/program_buckets.c, docs/data-parallel.md). */
 #ifndef DFG_PROGRAM_BUCKETS_H
 #define DFG_PROGRAM_BUCKETS_H
 

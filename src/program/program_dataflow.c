@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include "arena_owners.h"
 #include "error.h"
+#include "memory.h"
 #include "program_verify_roots.h"
 #include "program_views.h"
 
@@ -264,7 +265,8 @@ static dfg_status run_steps(flow *f)
 static dfg_status track_arena(flow *f)
 {
     const dfg_program *p = f->p;
-    int64_t *offsets = malloc(2 * ((size_t)p->n_tensors + 1) * sizeof *offsets);
+    int64_t *offsets = dfg_alloc(&p->allocator, 2 * ((size_t)p->n_tensors + 1) *
+                                                  sizeof *offsets);
     if (!offsets)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                          "out of memory checking the dataflow of %d tensors",
@@ -275,22 +277,24 @@ static dfg_status track_arena(flow *f)
             offsets[n++] = p->tensors[i].offset;
             offsets[n++] = p->tensors[i].offset + p->tensors[i].bytes;
         }
-    dfg_status status = dfg_arena_owners_init(&f->owners, offsets, n);
-    free(offsets);
+    dfg_status status = dfg_arena_owners_init(&f->owners, offsets, n,
+                                              &p->allocator);
+    dfg_free(&p->allocator, offsets);
     return status;
 }
 
 dfg_status dfg_program_check_dataflow(const dfg_program *p)
 {
     size_t n = (size_t)p->n_tensors + 1;
-    int32_t *roots = malloc(n * sizeof *roots);
+    const dfg_allocator *a = &p->allocator;
+    int32_t *roots = dfg_alloc(a, n * sizeof *roots);
     flow f = {.p = p, .roots = roots,
-              .writer = malloc(n * sizeof *f.writer),
-              .def = malloc(n * sizeof *f.def),
-              .klass = malloc(n * sizeof *f.klass),
-              .parent = malloc(n * sizeof *f.parent),
-              .written = calloc(n, 1), .is_input = calloc(n, 1),
-              .viewed = calloc(n, 1)};
+              .writer = dfg_alloc(a, n * sizeof *f.writer),
+              .def = dfg_alloc(a, n * sizeof *f.def),
+              .klass = dfg_alloc(a, n * sizeof *f.klass),
+              .parent = dfg_alloc(a, n * sizeof *f.parent),
+              .written = dfg_calloc(a, n, 1), .is_input = dfg_calloc(a, n, 1),
+              .viewed = dfg_calloc(a, n, 1)};
     dfg_status status = DFG_OK;
     if (!f.writer || !f.def || !f.klass || !f.parent || !f.written ||
         !f.is_input || !f.viewed || !roots)
@@ -310,13 +314,13 @@ dfg_status dfg_program_check_dataflow(const dfg_program *p)
     if (status == DFG_OK)
         status = run_steps(&f);
     dfg_arena_owners_free(&f.owners);
-    free(f.writer);
-    free(f.def);
-    free(f.klass);
-    free(f.written);
-    free(f.is_input);
-    free(f.viewed);
-    free(f.parent);
-    free(roots);
+    dfg_free(a, f.writer);
+    dfg_free(a, f.def);
+    dfg_free(a, f.klass);
+    dfg_free(a, f.written);
+    dfg_free(a, f.is_input);
+    dfg_free(a, f.viewed);
+    dfg_free(a, f.parent);
+    dfg_free(a, roots);
     return status;
 }

@@ -2,6 +2,7 @@
  * plan, on its tensor table alone. */
 #include <stdlib.h>
 #include "error.h"
+#include "memory.h"
 #include "occupancy_sweep.h"
 #include "program.h"
 #include "program_verify_buckets.h"
@@ -67,8 +68,9 @@ static dfg_status conflict(const dfg_program *p, int32_t a, int32_t b)
 static dfg_status check_sharing(const dfg_program *p, const int32_t *roots)
 {
     int32_t n = p->n_tensors;
-    dfg_occupancy *occ = malloc(((size_t)n + 1) * sizeof *occ);
-    int32_t *tensor_of = malloc(((size_t)n + 1) * sizeof *tensor_of);
+    const dfg_allocator *m = &p->allocator;
+    dfg_occupancy *occ = dfg_alloc(m, ((size_t)n + 1) * sizeof *occ);
+    int32_t *tensor_of = dfg_alloc(m, ((size_t)n + 1) * sizeof *tensor_of);
     dfg_status status = DFG_OK;
     int32_t count = 0, a = -1, b = -1;
     if (!occ || !tensor_of)
@@ -82,11 +84,11 @@ static dfg_status check_sharing(const dfg_program *p, const int32_t *roots)
         tensor_of[count++] = i;
     }
     if (status == DFG_OK)
-        status = dfg_find_shared_bytes(occ, count, &a, &b);
+        status = dfg_find_shared_bytes(occ, count, m, &a, &b);
     if (status == DFG_OK && a >= 0)
         status = conflict(p, tensor_of[a], tensor_of[b]);
-    free(occ);
-    free(tensor_of);
+    dfg_free(m, occ);
+    dfg_free(m, tensor_of);
     return status;
 }
 
@@ -104,7 +106,8 @@ dfg_status dfg_program_verify(const dfg_program *p)
         if (status != DFG_OK)
             return status;
     }
-    int32_t *roots = malloc(((size_t)p->n_tensors + 1) * sizeof *roots);
+    int32_t *roots = dfg_alloc(&p->allocator,
+                               ((size_t)p->n_tensors + 1) * sizeof *roots);
     if (!roots)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "program check: %d tensors",
                          p->n_tensors);
@@ -115,6 +118,6 @@ dfg_status dfg_program_verify(const dfg_program *p)
         status = check_sharing(p, roots);
     if (status == DFG_OK)
         status = dfg_program_verify_buckets(p, alignment);
-    free(roots);
+    dfg_free(&p->allocator, roots);
     return status;
 }

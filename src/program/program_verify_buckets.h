@@ -1,5 +1,6 @@
 /* Part of dfg_program_verify: gradient buckets are contiguous arena
- * ranges holding their gradients in place (passes/program_verify_buckets.c). */
+ * ranges holding their gradients in place
+ * (src/program/program_verify_buckets.c). */
 #ifndef DFG_PROGRAM_VERIFY_BUCKETS_H
 #define DFG_PROGRAM_VERIFY_BUCKETS_H
 

@@ -12,6 +12,7 @@
  * those slots as the cells of a rigid group. */
 #include <stdlib.h>
 #include "error.h"
+#include "memory.h"
 #include "program_verify_roots.h"
 #include "program_views.h"
 
@@ -121,9 +122,10 @@ static dfg_status collect(writers *ws)
     int32_t levels = 1;
     while (((int64_t)1 << levels) <= ws->count)
         levels++;
-    ws->holes = malloc(((size_t)ws->count + 1) * sizeof *ws->holes);
-    ws->latest = malloc(((size_t)ws->count * (size_t)levels + 1) *
-                        sizeof *ws->latest);
+    const dfg_allocator *a = &p->allocator;
+    ws->holes = dfg_alloc(a, ((size_t)ws->count + 1) * sizeof *ws->holes);
+    ws->latest = dfg_alloc(a, ((size_t)ws->count * (size_t)levels + 1) *
+                                  sizeof *ws->latest);
     if (!ws->holes || !ws->latest)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "program check: %d writers",
                          ws->count);
@@ -219,8 +221,9 @@ static dfg_status check_sharer(const writers *ws, int32_t i)
 dfg_status dfg_program_verify_roots(const dfg_program *p, const int32_t *roots)
 {
     size_t n = (size_t)p->n_tensors + 1;
-    writers ws = {.p = p, .roots = roots,
-                  .written = malloc(n), .w = malloc(n * sizeof *ws.w)};
+    const dfg_allocator *a = &p->allocator;
+    writers ws = {.p = p, .roots = roots, .written = dfg_alloc(a, n),
+                  .w = dfg_alloc(a, n * sizeof *ws.w)};
     dfg_status status = DFG_OK;
     if (!ws.written || !ws.w)
         status = dfg_error(DFG_ERR_OUT_OF_MEMORY, "program check: %d tensors",
@@ -232,9 +235,9 @@ dfg_status dfg_program_verify_roots(const dfg_program *p, const int32_t *roots)
     for (int32_t i = 0; status == DFG_OK && i < p->n_tensors; i++)
         if (roots[i] != i && p->tensors[i].region == DFG_REGION_ARENA)
             status = check_sharer(&ws, i);
-    free((void *)ws.written);
-    free(ws.w);
-    free(ws.holes);
-    free(ws.latest);
+    dfg_free(a, (void *)ws.written);
+    dfg_free(a, ws.w);
+    dfg_free(a, ws.holes);
+    dfg_free(a, ws.latest);
     return status;
 }

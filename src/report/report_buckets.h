@@ -1,4 +1,4 @@
-/* Gradient buckets in the reports (src/report_buckets.c). */
+/* Gradient buckets in the reports (src/report/report_buckets.c). */
 #ifndef DFG_REPORT_BUCKETS_H
 #define DFG_REPORT_BUCKETS_H
 

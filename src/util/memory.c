@@ -55,6 +55,18 @@ void dfg_free(const dfg_allocator *allocator, void *ptr)
         allocator->free(allocator->ctx, ptr);
 }
 
+void *dfg_realloc(const dfg_allocator *allocator, void *ptr, size_t old_size,
+                  size_t new_size)
+{
+    void *bigger = dfg_alloc(allocator, new_size);
+    if (!bigger)
+        return NULL;
+    if (ptr)
+        memcpy(bigger, ptr, old_size < new_size ? old_size : new_size);
+    dfg_free(allocator, ptr);
+    return bigger;
+}
+
 char *dfg_strdup(const dfg_allocator *allocator, const char *s)
 {
     size_t n = strlen(s) + 1;

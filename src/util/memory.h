@@ -15,6 +15,12 @@ void *dfg_alloc(const dfg_allocator *allocator, size_t size);
 /* Zero-filled dfg_alloc of count * size bytes; NULL on overflow. */
 void *dfg_calloc(const dfg_allocator *allocator, size_t count, size_t size);
 void dfg_free(const dfg_allocator *allocator, void *ptr);
+/* realloc on top of an allocator, which has none: a new block of new_size
+ * bytes holding the first min(old_size, new_size) bytes of ptr (which may
+ * be NULL with old_size 0), ptr freed. NULL on failure, ptr left as it
+ * was, so the caller keeps its old capacity. */
+void *dfg_realloc(const dfg_allocator *allocator, void *ptr, size_t old_size,
+                  size_t new_size);
 /* A copy of a NUL-terminated string. */
 char *dfg_strdup(const dfg_allocator *allocator, const char *s);
 

@@ -1,4 +1,4 @@
-/* dropout_train(x, state) -> y, mask (src/ops.def): element i is kept when
+/* dropout_train(x, state) -> y, mask (src/ir/ops.def): element i is kept when
  * Philox of (seed, step, i) clears the threshold (src/math/dropout_mask.h)
  * and scaled by 1 / (1 - p); dropped ones are 0. The step in state is
  * incremented in place after the run, so that every run draws a new mask

@@ -1,5 +1,5 @@
 /* Depthwise conv2d on the CPU: a direct stencil, no workspace (see
- * src/conv_geometry.h for when a conv is depthwise). */
+ * src/ir/conv_geometry.h for when a conv is depthwise). */
 #ifndef DFG_CPU_CONV2D_DEPTHWISE_H
 #define DFG_CPU_CONV2D_DEPTHWISE_H
 

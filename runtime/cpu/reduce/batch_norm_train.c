@@ -1,4 +1,4 @@
-/* Batch normalization in training mode (src/ops.def):
+/* Batch normalization in training mode (src/ir/ops.def):
  *   batch_norm_train(x, scale, bias, running_mean, running_var)
  *     -> y, mean, var: normalises each channel (dim 1) of x with the
  *     batch's mean and biased variance, returns them, and updates the

@@ -1,4 +1,4 @@
-/* The all-reduce ops (src/ops.def) hand the bucket to the session's
+/* The all-reduce ops (src/ir/ops.def) hand the bucket to the session's
  * communicator (include/dfg/collective.h); the bucket's bytes are the
  * gradients' own, so nothing is copied. Without a communicator there is
  * one rank and the average is the gradient itself. With a sharded

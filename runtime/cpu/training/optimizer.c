@@ -1,4 +1,4 @@
-/* The optimizer ops (src/training_layout.h): they write their weight,
+/* The optimizer ops (src/math/training_layout.h): they write their weight,
  * state and accumulator operands in place, in the session's own copy of
  * the weights region.
  *   optimizer_tick(counter, hyper) -> control: one micro-batch more; it

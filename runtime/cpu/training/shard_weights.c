@@ -1,4 +1,4 @@
-/* The sharded optimizer's weight ops (src/ops.def, docs/data-parallel.md):
+/* The sharded optimizer's weight ops (src/ir/ops.def, docs/data-parallel.md):
  * this rank's shard of a bucket's weights, laid out as their gradients are
  * in the bucket (src/math/bucket_layout.h), and, after its update, every
  * rank's shard gathered back into the weights. */
