@@ -118,7 +118,9 @@ void dfg_compile_options_init(dfg_compile_options *options);
  * blocked layouts or fused post-ops where it runs none, its BLAS scratch
  * unless blas_workspace_bytes is set, and options->target, so that ops it
  * has no kernel for are refused at compile time. DFG_ERR_INVALID_ARGUMENT,
- * options unchanged, for an alignment below what it runs. */
+ * options unchanged, for an alignment below what it runs;
+ * DFG_ERR_UNSUPPORTED for a precision it does not run (allow_tf32 where
+ * dfg_target.tf32 is 0, bf16 where f32_storage_only). */
 dfg_status dfg_compile_options_for(dfg_compile_options *options,
                                    const dfg_target *target);
 
