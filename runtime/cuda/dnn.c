@@ -230,8 +230,9 @@ static dfg_status choose(cudnnHandle_t h, struct dfg_cuda_dnn_step *d,
          needed > bytes))
         d->algo = -1;
     if (d->algo < 0)
-        *why = "none of its algorithms is deterministic, strict for f32 "
-               "and within the step's workspace";
+        *why = "none of its algorithms is deterministic, of the math the "
+               "program allows (f32 strict unless tf32) and within the "
+               "step's workspace";
     d->workspace_bytes = needed;
     return DFG_OK;
 }
