@@ -26,10 +26,12 @@ with random batch-norm parameters (so that no two layers' initializers
 are merged into one); PyTorch runs the same step eagerly (its compiled
 column is n/a: torch.compile of a training step takes minutes).
 
-Math: dfg's f32 is strict FP32 (cuBLAS CUBLAS_COMPUTE_32F); PyTorch runs
-with its defaults, stated in the table's notes: TF32 convolutions
-(torch.backends.cudnn.allow_tf32) and FP32 matrix products
-(torch.backends.cuda.matmul.allow_tf32 off).
+Math: dfg's f32 is strict FP32 (cuBLAS CUBLAS_COMPUTE_32F); the "dfg
+tf32 ms" column runs the same f32 model compiled with `--precision tf32`
+(cuBLAS CUBLAS_COMPUTE_32F_FAST_TF32, cuDNN tensor-op math; n/a for the
+f16 models and the training step). PyTorch runs with its defaults, stated
+in the table's notes: TF32 convolutions (torch.backends.cudnn.allow_tf32)
+and FP32 matrix products (torch.backends.cuda.matmul.allow_tf32 off).
 
 Memory: dfg's is the plan's device bytes (arena with its workspaces, plus
 weights: `dfgc bench`'s arena and weights lines); PyTorch's is
@@ -202,12 +204,13 @@ def worker(*arguments):
                           text=True).stdout
 
 
-def run_dfg(dfgc, model, iterations, warmup):
-    """(median ms, MiB of arena and weights) from `dfgc bench`."""
+def run_dfg(dfgc, model, iterations, warmup, extra=()):
+    """(median ms, MiB of arena and weights) from `dfgc bench` (extra:
+    more of its options)."""
     out = subprocess.run([dfgc, "bench", model, "--device", "cuda",
                           "--iterations", str(iterations), "--warmup",
-                          str(warmup)], check=True, capture_output=True,
-                         text=True).stdout
+                          str(warmup), *extra], check=True,
+                         capture_output=True, text=True).stdout
     found = {}
     for line in out.splitlines():
         fields = line.split()
@@ -284,9 +287,9 @@ def main():
         print(f"skipped: {(e.stdout or e.stderr).strip() or 'no torch'}")
         return 77
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="dfg-gpu-bench-")
-    print("| case | dfg ms | eager ms | compiled ms | dfg / eager | "
-          "dfg / compiled | dfg MiB | eager MiB |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| case | dfg ms | dfg tf32 ms | eager ms | compiled ms | "
+          "dfg / eager | dfg / compiled | dfg MiB | eager MiB |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     eager = None
     for case in cases:
         model, batch, dtype = CASES[case]
@@ -298,16 +301,23 @@ def main():
         dfg_ms, dfg_mib = (run_dfg_train if training else run_dfg)(
             args.train_step if training else args.dfgc, path,
             args.iterations, args.warmup)
+        tf32_ms = "n/a"
+        if not training and dtype == "f32":
+            ms, _ = run_dfg(args.dfgc, path, args.iterations, args.warmup,
+                            ("--precision", "tf32"))
+            tf32_ms = f"{ms:.3f}"
         eager = measure_torch(case, False, args)
         compiled = None if args.no_compile else measure_torch(case, True, args)
         c_ms = f"{compiled['median_ms']:.3f}" if compiled else "n/a"
         c_ratio = (f"{dfg_ms / compiled['median_ms']:.2f}" if compiled
                    else "n/a")
-        print(f"| {case} | {dfg_ms:.3f} | {eager['median_ms']:.3f} | {c_ms} "
+        print(f"| {case} | {dfg_ms:.3f} | {tf32_ms} | "
+              f"{eager['median_ms']:.3f} | {c_ms} "
               f"| {dfg_ms / eager['median_ms']:.2f} | {c_ratio} | "
               f"{dfg_mib:.0f} | {eager['mib']:.0f} |", flush=True)
     print(f"\ndevice: {eager['device']}; PyTorch TF32: {eager['tf32']}; dfg "
-          f"f32 strict; {args.iterations} timed runs after {args.warmup}, "
+          f"f32 strict (tf32 column: --precision tf32); "
+          f"{args.iterations} timed runs after {args.warmup}, "
           "median; dfg MiB: arena and weights as planned (training: the "
           "weights region holds Adam's moments), eager MiB: "
           "max_memory_reserved; r18_train: one Adam step, eager only")

@@ -22,6 +22,19 @@ dfg_status dfg_compile_options_for(dfg_compile_options *options,
                          (unsigned long long)options->alignment,
                          (unsigned long long)target->min_alignment,
                          (unsigned long long)target->min_alignment);
+    if (options->precision != DFG_F32 && target->f32_storage_only)
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "compiling for the %s backend: precision %s (%s "
+                         "activations beside f32 weights) is not supported "
+                         "there, its products take operands of one dtype "
+                         "(precision tf32 runs f32 products on tensor cores)",
+                         target->backend, dfg_dtype_name(options->precision),
+                         dfg_dtype_name(options->precision));
+    if (options->allow_tf32 && !target->tf32)
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "compiling for the %s backend: precision tf32 is "
+                         "not supported there (its f32 products are strict; "
+                         "tf32 runs on the cuda backend)", target->backend);
     if (options->backend_workspace) {
         options->backend_workspace = target->workspace_rule;
         options->backend_workspace_for =

@@ -70,6 +70,17 @@ static dfg_status check_options(const dfg_compile_options *o)
     if (o->allocator && (!o->allocator->alloc || !o->allocator->free))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "dfg_compile: allocator without alloc or free");
+    if (o->target && o->target->f32_storage_only && o->precision != DFG_F32)
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "dfg_compile: the %s backend takes precision f32 "
+                         "or tf32 only, not %s", o->target->backend,
+                         dfg_dtype_name(o->precision));
+    if (o->allow_tf32 && (!o->target || !o->target->tf32 || o->training))
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "dfg_compile: precision tf32 is for inference on a "
+                         "backend whose products run it (the cuda backend's "
+                         "target: dfg_compile_options_for, dfgc --device "
+                         "cuda)%s", o->training ? ", not training" : "");
     if (o->blas_workspace_bytes > DFG_MAX_BLAS_WORKSPACE)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "dfg_compile: blas_workspace_bytes %llu exceeds %llu",
@@ -254,6 +265,7 @@ static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
         if (c->blocked)
             snprintf((*out)->layout_isa, sizeof (*out)->layout_isa, "%s",
                      dfg_cpu_layout_isa_needed(program_block(*out)));
+        (*out)->allow_tf32 = o->allow_tf32 != 0;
         (*out)->stats.planner = c->plan.winner;
         (*out)->stats.recorded_lower_bound_bytes =
             (uint64_t)order->recorded_lower_bound;

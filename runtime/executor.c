@@ -202,6 +202,7 @@ static dfg_status build_step_block(dfg_session *s)
             .backend_workspace =
                 strcmp(p->workspace_rule, s->backend->name) == 0,
             .layout_isa = p->layout_isa,
+            .allow_tf32 = p->allow_tf32,
         };
         s->program_step[k] = i;
         k++;

@@ -46,6 +46,9 @@ typedef struct dfg_kernel_args {
     /* The CPU features the program's blocked layouts were chosen for
      * (dfg_program.layout_isa; "" if it has none); the program's. */
     const char *layout_isa;
+    /* 1: f32 products may run in TF32 (dfg_program.allow_tf32); the
+     * program's. */
+    int allow_tf32;
 } dfg_kernel_args;
 
 #endif

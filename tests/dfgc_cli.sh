@@ -139,6 +139,28 @@ PY
 [ $((bf16_arena * 10)) -lt $((f32_arena * 7)) ] ||
     fail "--precision bf16: arena $bf16_arena, f32 $f32_arena"
 expect_error 2 plan example:cnn --training --precision f16
+# --precision tf32: inference for a backend whose products run it (cuda),
+# recorded in the program and said by the plan report; refused for the
+# CPU and for training (exit 1, naming why). bf16 storage (f32 weights
+# beside bf16 activations) has no CUDA products. Compiling for cuda needs
+# its module (a build with the 'cuda' feature), not a device.
+expect_error 1 compile example:cnn --precision tf32 -o "$work/cpu.dfgp"
+grep -q 'cpu backend' "$work/err" || fail "tf32 on the cpu: $(cat "$work/err")"
+expect_error 1 plan example:cnn --training --precision tf32
+grep -q 'not training' "$work/err" || fail "tf32 training: $(cat "$work/err")"
+if ! "$dfgc" devices | grep -q '^cuda  *not installed'; then
+    "$dfgc" compile example:cnn --device cuda --precision tf32 \
+        -o "$work/tf32.dfgp" >/dev/null || fail "compile --precision tf32"
+    "$dfgc" plan "$work/tf32.dfgp" | grep -q '^math      tf32' ||
+        fail "the plan of a tf32 program does not say so"
+    "$dfgc" compile example:cnn --device cuda -o "$work/f32.dfgp" >/dev/null
+    "$dfgc" plan "$work/f32.dfgp" | grep -q '^math' &&
+        fail "an f32 program's plan names a math mode"
+    expect_error 1 compile example:cnn --device cuda --precision bf16 \
+        -o "$work/bf16.dfgp"
+    grep -q 'precision bf16' "$work/err" ||
+        fail "bf16 on cuda: $(cat "$work/err")"
+fi
 # A training step whose loss or update is not finite ends 'dfgc train'
 # (exit 1) naming the step, the last finite weights kept
 # (include/dfg/finite_training.h): at lr 1e30 the first update's norm

@@ -3,8 +3,8 @@
  * sum, ReLUs) on the CUDA backend with cuDNN and without
  * (DFG_CUDA_CUDNN=0) against the CPU backend; the same bits run after
  * run and with CUDA graphs on and off (deterministic algorithms); the
- * conv + bias + residual + ReLU epilogue a CPU-fused program carries run
- * by cuDNN's fused call, and refused by name without cuDNN; a training
+ * fused conv + bias + residual + ReLU run by cuDNN's fused call and by
+ * the backend's own path, as the unfused program runs; a training
  * step (the backward convolutions) the same bits in two sessions.
  *
  * Exits 77 (skipped), saying why, when the backend is not built or cannot
@@ -21,6 +21,7 @@
 
 #include "cuda_test_device.h"
 #include "dfg/dfg.h"
+#include "post_ops_graph.h"
 
 #define N 4
 #define C 16
@@ -172,22 +173,85 @@ static void test_against_cpu(void **state)
     dfg_graph_destroy(g);
 }
 
+/* The fused programs (the CUDA target's: conv + bias + ReLU, conv + bias
+ * + residual + ReLU; and the CPU's, in plain layouts) on the GPU with
+ * cuDNN's fused call and on the backend's own path (products accumulated
+ * onto the residual, then the epilogue kernel), against the unfused
+ * program on the GPU and the CPU. */
 static void test_fused_epilogue(void **state)
 {
     (void)state;
     dfg_graph *g = residual_cnn();
-    dfg_program *fused = compile(g, 0);
+    dfg_program *fused = compile(g, 1), *for_cpu = compile(g, 0);
+    dfg_compile_options o;
+    cuda_test_compile_options(&o);
+    o.fuse_operators = 0;
+    dfg_program *plain = NULL;
+    assert_int_equal(dfg_compile(g, &o, &plain), DFG_OK);
     size_t n;
-    float *cpu = outputs(fused, "cpu", NULL, NULL, &n);
-    dfg_status st;
-    dfg_session *s = session(fused, "cuda", "0", NULL, &st);
-    assert_null(s);
-    assert_int_not_equal(st, DFG_OK);
-    assert_non_null(strstr(dfg_last_error(), "cuDNN"));
+    float *cpu = outputs(plain, "cpu", NULL, NULL, &n);
+    float *unfused = outputs(plain, "cuda", NULL, NULL, &n);
     float *dnn = outputs(fused, "cuda", NULL, NULL, &n);
-    assert_true(relative_error(dnn, cpu, n) < 1e-5);
-    free(cpu), free(dnn);
+    float *own = outputs(fused, "cuda", "0", NULL, &n);
+    float *cpu_fused = outputs(for_cpu, "cuda", "0", NULL, &n);
+    assert_true(relative_error(unfused, cpu, n) < 1e-5);
+    assert_true(relative_error(dnn, unfused, n) < 1e-5);
+    assert_true(relative_error(own, unfused, n) < 1e-5);
+    assert_true(relative_error(cpu_fused, unfused, n) < 1e-5);
+    free(cpu), free(unfused), free(dnn), free(own), free(cpu_fused);
     dfg_program_destroy(fused);
+    dfg_program_destroy(for_cpu);
+    dfg_program_destroy(plain);
+    dfg_graph_destroy(g);
+}
+
+/* y of one run of p on name (cuDNN as given, NULL: on). */
+static float *post_ops_output(const dfg_program *p, const char *name,
+                              const char *cudnn, const float *x)
+{
+    dfg_status st;
+    dfg_session *s = session(p, name, cudnn, NULL, &st);
+    if (!s)
+        fail_msg("%s session: %s", name, dfg_last_error());
+    float *y = malloc(POST_OPS_GRAPH_OUTPUTS * sizeof *y);
+    const void *ins[1] = {x};
+    void *outs[1] = {y};
+    if (dfg_session_run(s, ins, outs) != DFG_OK)
+        fail_msg("%s run: %s", name, dfg_last_error());
+    dfg_session_destroy(s);
+    return y;
+}
+
+/* Every epilogue kind (post_ops_graph.h: SiLU, clip on a depthwise conv,
+ * residual + GELU on cuDNN and on the own path, matmul bias + sigmoid,
+ * matmul residual + GELU tanh) fused on the GPU as unfused on the GPU and
+ * the CPU. */
+static void test_every_epilogue(void **state)
+{
+    (void)state;
+    dfg_graph *g = post_ops_graph();
+    if (!g)
+        fail_msg("%s", dfg_last_error());
+    dfg_program *fused = compile(g, 1);
+    dfg_compile_options o;
+    cuda_test_compile_options(&o);
+    o.fuse_operators = 0;
+    dfg_program *plain = NULL;
+    assert_int_equal(dfg_compile(g, &o, &plain), DFG_OK);
+    static float x[POST_OPS_GRAPH_INPUTS];
+    for (int i = 0; i < POST_OPS_GRAPH_INPUTS; i++)
+        x[i] = random_value() * 2.0f;
+    float *cpu = post_ops_output(plain, "cpu", NULL, x);
+    float *unfused = post_ops_output(plain, "cuda", NULL, x);
+    float *dnn = post_ops_output(fused, "cuda", NULL, x);
+    float *own = post_ops_output(fused, "cuda", "0", x);
+    size_t n = POST_OPS_GRAPH_OUTPUTS;
+    assert_true(relative_error(unfused, cpu, n) < 1e-5);
+    assert_true(relative_error(dnn, unfused, n) < 1e-5);
+    assert_true(relative_error(own, unfused, n) < 1e-5);
+    free(cpu), free(unfused), free(dnn), free(own);
+    dfg_program_destroy(fused);
+    dfg_program_destroy(plain);
     dfg_graph_destroy(g);
 }
 
@@ -246,6 +310,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_cpu),
         cmocka_unit_test(test_fused_epilogue),
+        cmocka_unit_test(test_every_epilogue),
         cmocka_unit_test(test_training_bitwise),
     };
 #ifndef DFG_HAVE_CUDNN

@@ -172,30 +172,38 @@ static void test_epilogue(void **state)
     c.attrs.post_ops[0] = DFG_POST_SUM;
     c.attrs.post_ops[1] = DFG_POST_RELU;
     assert_int_equal(dfg_cuda_step_plan_make(&c.args, 0, &c.plan), DFG_OK);
-    assert_true(c.plan.u.conv.needs_dnn);
+    assert_true(c.plan.residual && c.plan.u.conv.relu);
+    /* The backend's own path: the bias in the epilogue, after the
+     * product accumulated onto the residual. */
+    assert_true(c.plan.epilogue.bias);
+    assert_int_equal(c.plan.epilogue.n_ops, 1);
     dfg_cuda_dnn_conv d;
     const char *why;
     assert_true(dfg_cuda_dnn_conv_make(&c.plan, &d, &why));
     assert_true(d.fused && d.relu && d.residual && d.has_bias);
-    /* Without cuDNN the step is refused by name, never run without its
-     * epilogue. */
-    assert_int_equal(dfg_cuda_dnn_refuse(&c.plan, NULL), DFG_ERR_UNSUPPORTED);
-    assert_non_null(strstr(dfg_last_error(), "cuDNN"));
-    assert_int_equal(dfg_cuda_dnn_refuse(&c.plan, "a reason"),
-                     DFG_ERR_UNSUPPORTED);
-    assert_non_null(strstr(dfg_last_error(), "a reason"));
-    /* A residual partly over the output cannot be read as cuDNN writes. */
+    /* A residual partly over the output is refused by the plan. */
     c.in_at[3] = memory[4] + 64;
-    assert_false(dfg_cuda_dnn_conv_make(&c.plan, &d, &why));
-    assert_non_null(strstr(why, "residual"));
-    /* An epilogue cuDNN does not fuse stays refused by the plan. */
-    c.attrs.post_ops[1] = DFG_POST_CLIP;
     assert_int_equal(dfg_cuda_step_plan_make(&c.args, 0, &c.plan),
                      DFG_ERR_UNSUPPORTED);
-    /* The plain conv needs no cuDNN: its own path runs it. */
+    assert_non_null(strstr(dfg_last_error(), "residual"));
+    c.in_at[3] = memory[4];
+    /* An epilogue cuDNN does not fuse: cuDNN adds the bias and the
+     * residual, the epilogue kernel the clip. */
+    c.attrs.post_ops[1] = DFG_POST_CLIP;
+    assert_int_equal(dfg_cuda_step_plan_make(&c.args, 0, &c.plan), DFG_OK);
+    assert_true(c.plan.residual && !c.plan.u.conv.relu);
+    assert_true(dfg_cuda_dnn_conv_make(&c.plan, &d, &why));
+    assert_true(d.residual && !d.relu && !d.fused);
+    /* A sum after another post-op is refused by name. */
+    c.attrs.post_ops[0] = DFG_POST_CLIP;
+    c.attrs.post_ops[1] = DFG_POST_SUM;
+    assert_int_equal(dfg_cuda_step_plan_make(&c.args, 0, &c.plan),
+                     DFG_ERR_UNSUPPORTED);
+    assert_non_null(strstr(dfg_last_error(), "a sum comes first"));
+    /* The plain conv has no epilogue. */
     assert_int_equal(plan_conv(&c, DFG_OP_CONV2D, 1, 1, 3), DFG_OK);
-    assert_false(c.plan.u.conv.needs_dnn);
-    assert_int_equal(dfg_cuda_dnn_refuse(&c.plan, NULL), DFG_OK);
+    assert_false(c.plan.residual || c.plan.epilogue.n_ops ||
+                 c.plan.epilogue.bias);
 }
 
 static void test_pick(void **state)

@@ -23,13 +23,15 @@ static const char usage[] =
     "                 smallest (default: every planner, the smallest arena)\n"
     "--align N        offset alignment in bytes, a power of two (256)\n"
     DFGC_KERNEL_USAGE
-    "--precision P    f32 (default) or bf16: activations stored in bf16,\n"
-    "                 weights in f32 (inputs and outputs keep their dtype)\n"
+    "--precision P    f32 (default: strict FP32 products), bf16: activations\n"
+    "                 stored in bf16, weights in f32 (inputs and outputs keep\n"
+    "                 their dtype), or tf32 (--device cuda: f32 products on\n"
+    "                 TF32 tensor cores, accumulating in f32)\n"
     "--blas-workspace BYTES\n"
     "                 scratch planned into each matmul, gemm and conv2d step\n"
     "                 for cuBLAS (0; --device cuda plans 4194304)\n"
     "--device NAME    the backend the program is for: cpu (default) or cuda\n"
-    "                 (no blocked layouts or fused conv post-ops, cuBLAS's\n"
+    "                 (no blocked layouts, cuBLAS's\n"
     "                 scratch planned, an alignment of at least 16)\n"
     DFGC_LIMITS_USAGE
     "\n"

@@ -8,18 +8,23 @@
 #include "model_source.h"
 
 int dfgc_precision_option(const char *command, int argc, char **argv, int *i,
-                          dfg_dtype *precision)
+                          dfg_dtype *precision, int *tf32)
 {
     const char *value;
     int found = dfgc_option_value(command, argc, argv, i, "--precision",
                                   &value);
     if (found != 1)
         return found;
-    if (strcmp(value, "f32") == 0 || strcmp(value, "bf16") == 0) {
-        *precision = value[0] == 'f' ? DFG_F32 : DFG_BF16;
+    if (strcmp(value, "f32") == 0 || strcmp(value, "bf16") == 0 ||
+        (tf32 && strcmp(value, "tf32") == 0)) {
+        *precision = strcmp(value, "bf16") == 0 ? DFG_BF16 : DFG_F32;
+        if (tf32)
+            *tf32 = value[0] == 't';
         return 1;
     }
-    dfgc_usage_error(command, "--precision '%s': f32 or bf16", value);
+    dfgc_usage_error(command, "--precision '%s': f32%s or bf16", value,
+                     tf32 ? ", tf32 (products on TF32 tensor cores, "
+                            "--device cuda)" : "");
     return -1;
 }
 
@@ -34,7 +39,8 @@ int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
         found = dfgc_max_weight_option(command, argc, argv, i);
     if (found == 0)
         found = dfgc_precision_option(command, argc, argv, i,
-                                      &options->precision);
+                                      &options->precision,
+                                      &options->allow_tf32);
     if (found != 0)
         return found;
     if (strcmp(argv[*i], "--no-onednn") == 0) {

@@ -47,9 +47,10 @@
 int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
                         dfg_compile_options *options);
 
-/* --precision f32|bf16 into *precision, returning as dfgc_compile_option
+/* --precision f32|bf16 into *precision, and tf32 (f32 with
+ * *tf32 = 1) where tf32 is not NULL, returning as dfgc_compile_option
  * does. */
 int dfgc_precision_option(const char *command, int argc, char **argv, int *i,
-                          dfg_dtype *precision);
+                          dfg_dtype *precision, int *tf32);
 
 #endif

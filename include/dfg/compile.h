@@ -52,15 +52,20 @@ typedef struct dfg_compile_options {
      * optimizer state and the loss kept in f32 and the CPU kernels
      * computing in f32 (passes/training/mixed_precision.c). */
     dfg_dtype precision;
+    /* Inference only, on a target that runs it (dfg_target.tf32: the
+     * CUDA backend's): f32 products (matmul, gemm, conv2d) may round
+     * their inputs to TF32 on tensor cores, accumulating in f32 (dfgc
+     * --precision tf32); recorded in the program. 0 (the default): f32
+     * products are strict FP32, as the CPU's. */
+    int allow_tf32;
     /* The name of the backend whose rule backend_workspace is ("cpu"),
      * recorded in the program: that backend, and no other, finds its
      * scratch in the workspaces. Required with backend_workspace. */
     const char *backend_workspace_for;
     /* Inference only: fuse a conv2d's activations and residual add into
      * its post-ops, and decomposed layer norms and GELUs into one op each
-     * (passes/fuse_*.c, docs/ops.md): 1. The CPU backend runs them; the
-     * CUDA backend refuses a conv2d with post-ops (its target,
-     * dfg_compile_options_for, sets 0). */
+     * (passes/fuse_*.c, docs/ops.md): 1. The CPU and CUDA backends run
+     * them (a target without dfg_target.fused_post_ops turns it off). */
     int fuse_operators;
     /* Inference with fuse_operators and the CPU backend's rule
      * (dfg_cpu_step_workspace) only: keep activations between oneDNN
@@ -113,7 +118,9 @@ void dfg_compile_options_init(dfg_compile_options *options);
  * blocked layouts or fused post-ops where it runs none, its BLAS scratch
  * unless blas_workspace_bytes is set, and options->target, so that ops it
  * has no kernel for are refused at compile time. DFG_ERR_INVALID_ARGUMENT,
- * options unchanged, for an alignment below what it runs. */
+ * options unchanged, for an alignment below what it runs;
+ * DFG_ERR_UNSUPPORTED for a precision it does not run (allow_tf32 where
+ * dfg_target.tf32 is 0, bf16 where f32_storage_only). */
 dfg_status dfg_compile_options_for(dfg_compile_options *options,
                                    const dfg_target *target);
 

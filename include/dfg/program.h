@@ -44,6 +44,11 @@ typedef struct dfg_target {
     int blocked_layouts; /* 1: it runs blocked layouts (reorder steps) */
     int fused_post_ops;  /* 1: it runs conv2d / matmul post-ops and fused
                             biases (the inference fusion passes') */
+    int tf32;            /* 1: its f32 products can run in TF32
+                            (dfg_compile_options.allow_tf32) */
+    int f32_storage_only; /* 1: it refuses dfg_compile_options.precision
+                             other than f32 (bf16 activations beside f32
+                             weights: its products take one dtype) */
     /* 1 if it has a kernel for op (a dfg_op); NULL: every op. */
     int (*supports_op)(int32_t op);
 } dfg_target;

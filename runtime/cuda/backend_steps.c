@@ -118,15 +118,47 @@ static dfg_status enqueue_collective(const dfg_step_args *a, cudaStream_t s)
     return col->all_reduce_wait(col->context, a->attrs->axis, (void *)s);
 }
 
-/* Queues one step's kernels (cuBLAS products go through blas.c, the
- * convolutions cuDNN took through dnn.c). */
+/* A product (matmul, gemm, conv2d and its depthwise form; cuBLAS through
+ * blas.c, cuDNN through dnn.c) with its fused post-ops: the residual
+ * copied under the output where it is not planned there (the product adds
+ * onto it; cuDNN reads it itself), the product, then the epilogue. */
+static dfg_status enqueue_product(dfg_backend_context *c,
+                                  const dfg_cuda_step_plan *p)
+{
+    const dfg_step_args *a = p->args;
+    cudaStream_t s = c->stream;
+    cudaError_t e = cudaSuccess;
+    if (p->residual && !p->dnn && a->in[3] != a->out[0])
+        e = cudaMemcpyAsync(a->out[0], a->in[3],
+                            (size_t)dfg_type_bytes(&a->out_types[0]),
+                            cudaMemcpyDeviceToDevice, s);
+    if (e != cudaSuccess)
+        return dfg_cuda_error(e, "copying a fused residual");
+    dfg_status st = DFG_OK;
+    if (p->dnn)
+        st = dfg_cuda_dnn_run(c->dnn, p, s);
+    else if (p->kind == DFG_CUDA_DEPTHWISE)
+        e = dfg_cuda_launch_depthwise(&p->u.depthwise, a->in[0], a->in[1],
+                                      p->u.depthwise.has_bias ? a->in[2] : NULL,
+                                      a->out[0], s);
+    else
+        st = dfg_cuda_blas_step(&c->blas, p, s);
+    if (st != DFG_OK || e != cudaSuccess || (p->dnn && p->u.conv.relu))
+        return e == cudaSuccess ? st : dfg_cuda_error(e, "kernel launch");
+    e = dfg_cuda_launch_epilogue(&p->epilogue,
+                                 !p->dnn && p->epilogue.bias ? a->in[2] : NULL,
+                                 a->out[0], s);
+    return e == cudaSuccess ? DFG_OK : dfg_cuda_error(e, "a fused epilogue");
+}
+
+/* Queues one step's kernels. */
 static dfg_status enqueue_step(dfg_backend_context *c,
                                const dfg_cuda_step_plan *p)
 {
     const dfg_step_args *a = p->args;
     cudaStream_t s = c->stream;
     if (p->dnn)
-        return dfg_cuda_dnn_run(c->dnn, p, s);
+        return enqueue_product(c, p);
     int64_t size = dfg_cuda_dtype_size(a->out_types[0].dtype);
     cudaError_t e = cudaSuccess;
     switch (p->kind) {
@@ -166,13 +198,9 @@ static dfg_status enqueue_step(dfg_backend_context *c,
                                    c->status, s);
         break;
     case DFG_CUDA_DEPTHWISE:
-        e = dfg_cuda_launch_depthwise(&p->u.depthwise, a->in[0], a->in[1],
-                                      p->u.depthwise.has_bias ? a->in[2] : NULL,
-                                      a->out[0], s);
-        break;
     case DFG_CUDA_MATMUL:
     case DFG_CUDA_GEMM:
-    case DFG_CUDA_CONV2D:
+    case DFG_CUDA_CONV2D: return enqueue_product(c, p);
     case DFG_CUDA_CONV_GRAD_INPUT:
     case DFG_CUDA_CONV_GRAD_WEIGHT: return dfg_cuda_blas_step(&c->blas, p, s);
     case DFG_CUDA_COLLECTIVE: return enqueue_collective(a, s);

@@ -69,18 +69,21 @@ static dfg_status product(dfg_cuda_blas *blas, const dfg_cuda_row_gemm *row,
     if (st != DFG_OK || g.m == 0 || g.n == 0 || g.batch == 0)
         return st;
     cudaDataType_t t = data_type(dtype);
+    cublasComputeType_t compute = blas->tf32 && dtype == DFG_F32
+                                      ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                      : CUBLAS_COMPUTE_32F;
     cublasStatus_t s;
     if (g.batch == 1)
         s = cublasGemmEx(blas->handle, op(g.trans_first), op(g.trans_second),
                          g.m, g.n, g.k, &g.alpha, b, t, g.ld_first, a, t,
                          g.ld_second, &g.beta, c, t, g.ldc,
-                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+                         compute, CUBLAS_GEMM_DEFAULT);
     else
         s = cublasGemmStridedBatchedEx(
             blas->handle, op(g.trans_first), op(g.trans_second), g.m, g.n,
             g.k, &g.alpha, b, t, g.ld_first, g.stride_first, a, t,
             g.ld_second, g.stride_second, &g.beta, c, t, g.ldc, g.stride_c,
-            g.batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+            g.batch, compute, CUBLAS_GEMM_DEFAULT);
     return s == CUBLAS_STATUS_SUCCESS ? DFG_OK : blas_error(s, "GemmEx");
 }
 
@@ -199,6 +202,7 @@ dfg_status dfg_cuda_blas_step(dfg_cuda_blas *blas,
                                                 plan->blas_workspace_bytes);
     if (st != DFG_OK)
         return st;
+    blas->tf32 = plan->tf32;
     switch (plan->kind) {
     case DFG_CUDA_MATMUL: return run_matmul(blas, plan);
     case DFG_CUDA_GEMM: return run_gemm(blas, plan, stream);

@@ -20,6 +20,7 @@ typedef struct dfg_cuda_blas {
     cublasHandle_t handle;
     void *workspace;         /* the workspace the handle has now */
     size_t workspace_bytes;
+    int tf32;                /* the step's f32 products in TF32 */
 } dfg_cuda_blas;
 
 /* One handle bound to stream, without a workspace until a step sets one. */

@@ -133,7 +133,8 @@ static cudnnStatus_t describe(struct dfg_cuda_dnn_step *d)
             CUDNN_STATUS_SUCCESS)
         return s;
     return cudnnSetConvolutionMathType(
-        d->desc, c->dtype == DFG_F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH);
+        d->desc, c->dtype == DFG_F32 && !c->tf32 ? CUDNN_FMA_MATH
+                                                 : CUDNN_TENSOR_OP_MATH);
 }
 
 #define MAX_CANDIDATES 16
@@ -219,7 +220,9 @@ static dfg_status choose(cudnnHandle_t h, struct dfg_cuda_dnn_step *d,
     cudnnStatus_t s = candidates(h, d, c, &n);
     if (s != CUDNN_STATUS_SUCCESS)
         return dnn_error(s, "algorithm heuristics");
-    int32_t at = dfg_cuda_dnn_pick(c, n, bytes, d->conv.dtype != DFG_F32, -1);
+    int32_t at = dfg_cuda_dnn_pick(c, n, bytes,
+                                   d->conv.dtype != DFG_F32 || d->conv.tf32,
+                                   -1);
     d->algo = at < 0 ? -1 : c[at].algo;
     size_t needed = 0;
     if (at >= 0 &&
@@ -227,8 +230,9 @@ static dfg_status choose(cudnnHandle_t h, struct dfg_cuda_dnn_step *d,
          needed > bytes))
         d->algo = -1;
     if (d->algo < 0)
-        *why = "none of its algorithms is deterministic, strict for f32 "
-               "and within the step's workspace";
+        *why = "none of its algorithms is deterministic, of the math the "
+               "program allows (f32 strict unless tf32) and within the "
+               "step's workspace";
     d->workspace_bytes = needed;
     return DFG_OK;
 }
@@ -242,11 +246,11 @@ dfg_status dfg_cuda_dnn_take(dfg_cuda_dnn *dnn, const dfg_allocator *allocator,
         plan->kind != DFG_CUDA_CONV_GRAD_WEIGHT)
         return DFG_OK;
     if (!dnn)
-        return dfg_cuda_dnn_refuse(plan, NULL);
+        return DFG_OK;
     dfg_cuda_dnn_conv conv;
     const char *why = NULL;
     if (!dfg_cuda_dnn_conv_make(plan, &conv, &why))
-        return dfg_cuda_dnn_refuse(plan, why);
+        return DFG_OK; /* the backend's own path runs it */
     struct dfg_cuda_dnn_step *d = dfg_calloc(allocator, 1, sizeof *d);
     if (!d)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
@@ -264,7 +268,7 @@ dfg_status dfg_cuda_dnn_take(dfg_cuda_dnn *dnn, const dfg_allocator *allocator,
     if (st == DFG_OK && d->algo >= 0)
         return DFG_OK;
     dfg_cuda_dnn_release(allocator, plan);
-    return st == DFG_OK ? dfg_cuda_dnn_refuse(plan, why) : st;
+    return st; /* no algorithm fits: the backend's own path runs it */
 }
 
 static const float one = 1.0f, zero = 0.0f;

@@ -1,8 +1,7 @@
 /* dnn.h in a build without cuDNN: no handle, every convolution on the
- * backend's own path, and a clear refusal for what only cuDNN runs. */
+ * backend's own path. */
 #include "dnn.h"
 
-#include "cuda/plan/dnn_mapping.h"
 #include "error.h"
 
 dfg_status dfg_cuda_dnn_create(const dfg_allocator *allocator,
@@ -28,7 +27,8 @@ dfg_status dfg_cuda_dnn_take(dfg_cuda_dnn *dnn, const dfg_allocator *allocator,
     (void)allocator;
     (void)workspace;
     (void)bytes;
-    return dfg_cuda_dnn_refuse(plan, NULL);
+    plan->dnn = NULL;
+    return DFG_OK;
 }
 
 dfg_status dfg_cuda_dnn_run(dfg_cuda_dnn *dnn, const dfg_cuda_step_plan *plan,

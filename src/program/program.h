@@ -103,6 +103,9 @@ struct dfg_program {
      * when every tensor is plain: a CPU backend refuses the program on a
      * CPU without them (runtime/cpu/onednn/dnnl_steps.c). */
     char layout_isa[DFG_PROGRAM_RULE_NAME_BYTES];
+    /* 1: its f32 products may run in TF32 (dfg_compile_options.allow_tf32;
+     * file version 5's plan section, 0 in files without it). */
+    int allow_tf32;
     /* 1 once a session took the program over (dfg_session_create_owning):
      * the weight pages its kernels read from copies in another layout may
      * have left memory, so the program is neither saved nor given to

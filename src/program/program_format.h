@@ -30,7 +30,10 @@
 #define DFG_FILE_WEIGHTS_ALIGNMENT 4096u
 #define DFG_FILE_TENSOR_RECORD_BYTES 120u
 #define DFG_FILE_STEP_HEADER_BYTES 32u    /* before operands and attrs */
-#define DFG_FILE_PLAN_BYTES 112u
+#define DFG_FILE_PLAN_BYTES 120u
+/* A version 5 plan section written before its math flags (then 0: strict
+ * f32 products). */
+#define DFG_FILE_PLAN_BYTES_WITHOUT_MATH 112u
 /* A plan section written before version 5 added the CPU features the
  * layouts were chosen for (dfg_program.layout_isa, then ""). */
 #define DFG_FILE_PLAN_BYTES_WITHOUT_LAYOUT_ISA 96u

@@ -123,6 +123,7 @@ static dfg_status read_counts(file_sections *f, file_counts *c)
     size_t newest = f->version >= 5u ? DFG_FILE_PLAN_BYTES
                                      : DFG_FILE_PLAN_BYTES_WITHOUT_LAYOUT_ISA;
     if (plan->size != newest &&
+        !(f->version >= 5u && plan->size == DFG_FILE_PLAN_BYTES_WITHOUT_MATH) &&
         plan->size != DFG_FILE_PLAN_BYTES_WITHOUT_RULE &&
         plan->size != DFG_FILE_PLAN_BYTES_WITHOUT_RECORDED_BOUND)
         return FORMAT_ERROR("plan section of %zu bytes, expected %zu, %u or %u",
@@ -335,11 +336,18 @@ static void read_io_and_plan(file_sections *f, dfg_program *p)
             : NULL;
     if (rule)
         memcpy(p->workspace_rule, rule, sizeof p->workspace_rule);
-    const uint8_t *isa = plan.size == DFG_FILE_PLAN_BYTES
+    const uint8_t *isa = plan.size >= DFG_FILE_PLAN_BYTES_WITHOUT_MATH
                              ? dfg_read_bytes(&plan, sizeof p->layout_isa)
                              : NULL;
     if (isa)
         memcpy(p->layout_isa, isa, sizeof p->layout_isa);
+    /* Math flags (bit 0: TF32), then a reserved word: checked by
+     * dfg_program_validate through allow_tf32 (2: unknown bits). */
+    if (plan.size == DFG_FILE_PLAN_BYTES) {
+        uint32_t math = dfg_read_u32(&plan), reserved = dfg_read_u32(&plan);
+        p->allow_tf32 = math == 0u && reserved == 0u ? 0
+                        : math == 1u && reserved == 0u ? 1 : 2;
+    }
 }
 
 /* Points every weights-region tensor at its bytes in the weights section,

@@ -98,8 +98,11 @@ static void encode_plan(const dfg_program *p, uint32_t version,
     dfg_write_i32(w, s->n_tensors);
     dfg_write_u64(w, s->recorded_lower_bound_bytes);
     dfg_write_bytes(w, p->workspace_rule, sizeof p->workspace_rule);
-    if (version >= 5u)
+    if (version >= 5u) {
         dfg_write_bytes(w, p->layout_isa, sizeof p->layout_isa);
+        dfg_write_u32(w, p->allow_tf32 ? 1u : 0u); /* math flags */
+        dfg_write_u32(w, 0);                       /* reserved */
+    }
 }
 
 /* Header, section table and the sections, each aligned as
@@ -180,6 +183,10 @@ dfg_status dfg_program_serialize_version(const dfg_program *p,
                              "%s, which needs file version 5",
                              p->tensors[i].name,
                              dfg_layout_name(p->tensors[i].type.layout));
+    if (version < 5u && p->allow_tf32)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "dfg_program_serialize: precision tf32 needs file "
+                         "version 5");
     enum { STRINGS, TENSORS, STEPS, IO, PLAN, N_BUILT };
     dfg_byte_writer w[N_BUILT];
     for (int i = 0; i < N_BUILT; i++)

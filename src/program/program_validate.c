@@ -49,6 +49,8 @@ static dfg_status validate_stats(const dfg_program *p)
         return INVALID("the workspace rule's backend name is malformed");
     if (!name_valid(p->layout_isa))
         return INVALID("the layouts' CPU features are malformed");
+    if (p->allow_tf32 != 0 && p->allow_tf32 != 1)
+        return INVALID("the plan's math flags hold unknown bits");
     return DFG_OK;
 }
 

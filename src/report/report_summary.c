@@ -107,6 +107,9 @@ static void write_plan_lines(FILE *out, const dfg_program *p)
     const char *planner = dfg_planner_name(s->planner);
     fprintf(out, "planner   %s, alignment %" PRIu64 " B, verified: %s\n",
             planner ? planner : "?", s->alignment, s->verified ? "yes" : "no");
+    if (p->allow_tf32) /* else strict FP32 products, said by omission */
+        fprintf(out, "math      tf32: f32 products may round their inputs "
+                     "to TF32 (a backend that runs it)\n");
 }
 
 /* The peak step and, when it holds a workspace, how much of the peak that

@@ -93,7 +93,8 @@ int dfgc_training_option(const char *command, int argc, char **argv, int *i,
                          dfgc_training_setup *s)
 {
     const char *value;
-    int found = dfgc_precision_option(command, argc, argv, i, &s->precision);
+    int found = dfgc_precision_option(command, argc, argv, i, &s->precision,
+                                      NULL);
     if (found != 0)
         return found;
     found = dfgc_option_value(command, argc, argv, i, "--memory-budget",

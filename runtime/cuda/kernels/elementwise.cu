@@ -139,3 +139,23 @@ extern "C" cudaError_t dfg_cuda_launch_batch_norm(const dfg_cuda_batch_norm *p,
                             in[4], out);
     return cudaGetLastError();
 }
+
+template <int Narrow>
+static __global__ void epilogue_kernel(dfg_cuda_epilogue p, const float *bias,
+                                       float *y)
+{
+    DFG_CUDA_GRID_STRIDE(i, p.n)
+        y[i] = dfg_cuda_epilogue_element(&p, bias, y[i], i, Narrow);
+}
+
+extern "C" cudaError_t dfg_cuda_launch_epilogue(const dfg_cuda_epilogue *p,
+                                                const float *bias, float *y,
+                                                cudaStream_t stream)
+{
+    dfg_cuda_launch l = dfg_cuda_launch_elements(p->n);
+    if (l.blocks == 0 || (p->n_ops == 0 && !bias))
+        return cudaSuccess;
+    DFG_CUDA_LAUNCH_INDEXED(epilogue_kernel, p->index32, l.blocks, l.threads,
+                            stream, *p, bias, y);
+    return cudaGetLastError();
+}

@@ -24,6 +24,11 @@ extern "C" {
 /* elementwise.cu */
 cudaError_t dfg_cuda_launch_unary(const dfg_cuda_unary *p, const void *in,
                                   void *out, cudaStream_t stream);
+/* A product's epilogue over y in place; bias NULL: none added. Queues
+ * nothing when there is nothing to apply. */
+cudaError_t dfg_cuda_launch_epilogue(const dfg_cuda_epilogue *p,
+                                     const float *bias, float *y,
+                                     cudaStream_t stream);
 cudaError_t dfg_cuda_launch_binary(const dfg_cuda_binary *p, const void *a,
                                    const void *b, void *out,
                                    cudaStream_t stream);

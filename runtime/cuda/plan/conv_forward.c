@@ -92,9 +92,12 @@ dfg_status dfg_cuda_conv_forward_run(const dfg_cuda_step_plan *p,
     const dfg_conv_geometry *g = &p->u.conv.g;
     const dfg_cuda_conv_batching *b = &p->u.conv.batching;
     dfg_status st = DFG_OK;
-    if (p->u.conv.has_bias)
+    /* A fused residual is in the output already (the epilogue adds the
+     * bias then); else the bias is broadcast there. */
+    int bias_first = p->u.conv.has_bias && !p->residual;
+    if (bias_first)
         st = ops->copy(ops->ctx, &p->u.conv.bias, s->in[2], s->out[0]);
-    float beta = p->u.conv.has_bias ? 1.0f : 0.0f;
+    float beta = bias_first || p->residual ? 1.0f : 0.0f;
     if (st != DFG_OK || g->direct)
         return st == DFG_OK ? run_direct(p, beta, ops) : st;
     int64_t size = dfg_cuda_dtype_size(s->in_types[0].dtype);

@@ -101,7 +101,7 @@ static int forward(const dfg_cuda_step_plan *plan, dfg_cuda_dnn_conv *c,
     const dfg_step_args *s = plan->args;
     c->direction = DFG_CUDA_DNN_FORWARD;
     c->has_bias = plan->u.conv.has_bias;
-    c->residual = plan->u.conv.residual;
+    c->residual = plan->residual;
     c->relu = plan->u.conv.relu;
     if (c->has_bias && s->in_types[2].dtype != c->dtype) {
         *why = "a bias of another dtype";
@@ -135,6 +135,7 @@ int dfg_cuda_dnn_conv_make(const dfg_cuda_step_plan *plan,
     *why = NULL;
     const dfg_step_args *s = plan->args;
     c.dtype = s->out_types[0].dtype;
+    c.tf32 = plan->tf32;
     for (int32_t i = 0; i < 2; i++)
         if (s->in_types[i].dtype != c.dtype) {
             *why = "operands of different dtypes";
@@ -183,17 +184,4 @@ int32_t dfg_cuda_dnn_pick(const dfg_cuda_dnn_candidate *candidates,
             return i;
     }
     return -1;
-}
-
-dfg_status dfg_cuda_dnn_refuse(const dfg_cuda_step_plan *plan, const char *why)
-{
-    if (plan->kind != DFG_CUDA_CONV2D || !plan->u.conv.needs_dnn)
-        return DFG_OK;
-    return dfg_error(DFG_ERR_UNSUPPORTED,
-                     "conv2d with a fused epilogue (a residual sum, a ReLU) "
-                     "runs on cuDNN only, which %s%s",
-                     why ? "cannot take it: " : "this session has none "
-                     "(a build without the 'cudnn' feature, or "
-                     DFG_CUDA_CUDNN_ENV "=0)",
-                     why ? why : "");
 }

@@ -20,7 +20,9 @@ int dfg_cuda_dnn_enabled(const char *value);
 
 /* 1 if attrs' post-ops are an epilogue cuDNN fuses into conv2d: a ReLU, a
  * residual sum (input 3), or the sum then a ReLU, with *relu and
- * *residual set; 0 for none or any other list. */
+ * *residual set; 0 for none or any other list (cuDNN then adds the bias
+ * and a leading residual sum, and the epilogue kernel applies the rest:
+ * step_plan_types.h). */
 int dfg_cuda_conv_epilogue_make(const dfg_attrs *attrs, int *relu,
                                 int *residual);
 
@@ -44,6 +46,7 @@ typedef struct dfg_cuda_dnn_conv {
     int32_t groups;
     dfg_dtype dtype;
     int has_bias, residual, relu, fused;
+    int tf32; /* f32 on TF32 tensor cores allowed (the step plan's) */
 } dfg_cuda_dnn_conv;
 
 /* 1 with *out when cuDNN can run plan (a conv2d, conv2d_grad_input or
@@ -72,12 +75,5 @@ typedef struct dfg_cuda_dnn_candidate {
 int32_t dfg_cuda_dnn_pick(const dfg_cuda_dnn_candidate *candidates,
                           int32_t n, size_t workspace_bytes,
                           int allow_tensor_math, int required_algo);
-
-/* What a step cuDNN does not take gets: DFG_OK when the backend's own
- * path runs it, else (a conv2d with a fused epilogue, which only cuDNN
- * runs) DFG_ERR_UNSUPPORTED naming why (NULL: the build or the
- * environment has no cuDNN). */
-dfg_status dfg_cuda_dnn_refuse(const dfg_cuda_step_plan *plan,
-                               const char *why);
 
 #endif

@@ -339,29 +339,36 @@ dfg_im2col_dims dfg_cuda_im2col_dims(const dfg_conv_geometry *g)
         g->pad_top, g->pad_left};
 }
 
+/* A matmul's fused bias (N values added to every row, docs/ops.md) and
+ * post-ops: the bias in the epilogue, the residual under the product. */
+static dfg_status plan_matmul(const dfg_step_args *s, int has_bias,
+                              dfg_cuda_step_plan *p)
+{
+    const dfg_type *out = &s->out_types[0];
+    int64_t n = out->rank > 0 ? out->shape[out->rank - 1] : 1;
+    if (has_bias && dfg_type_numel(&s->in_types[2]) != n)
+        return dfg_error(DFG_ERR_SHAPE, "matmul: the fused bias must hold "
+                         "%lld values", (long long)n);
+    p->kind = DFG_CUDA_MATMUL;
+    take_blas_workspace(s, 0, p);
+    dfg_status st = dfg_cuda_matmul_plan_make(&s->in_types[0],
+                                              &s->in_types[1], out,
+                                              &p->u.matmul);
+    if (st == DFG_OK)
+        st = dfg_cuda_epilogue_plan(s, n, 1, has_bias, p);
+    if (p->residual)
+        p->u.matmul.gemm.beta = 1.0f;
+    return st;
+}
+
 static dfg_status plan_blas(const dfg_step_args *s, dfg_cuda_step_plan *p)
 {
     int has_bias = s->n_inputs > 2 && s->in[2] != NULL;
-    int conv_epilogue = s->op == DFG_OP_CONV2D &&
-                        dfg_cuda_conv_epilogue_make(s->attrs, &p->u.conv.relu,
-                                                    &p->u.conv.residual);
-    if ((s->attrs->n_post_ops > 0 && !conv_epilogue) ||
-        (s->op == DFG_OP_MATMUL && s->n_inputs > 2))
-        return dfg_error(DFG_ERR_UNSUPPORTED,
-                         "%s with fused post-ops or a fused bias (a program "
-                         "compiled for the CPU): the CUDA backend runs none, "
-                         "compile for it (dfg_compile_options_for, dfgc "
-                         "compile --device cuda)",
-                         dfg_op_get(s->op)->name);
     dfg_status st = check_float_operands(s, has_bias ? 3 : 2);
     if (st != DFG_OK)
         return st;
-    if (s->op == DFG_OP_MATMUL) {
-        p->kind = DFG_CUDA_MATMUL;
-        take_blas_workspace(s, 0, p);
-        return dfg_cuda_matmul_plan_make(&s->in_types[0], &s->in_types[1],
-                                         &s->out_types[0], &p->u.matmul);
-    }
+    if (s->op == DFG_OP_MATMUL)
+        return plan_matmul(s, has_bias, p);
     if (s->op == DFG_OP_GEMM) {
         p->kind = DFG_CUDA_GEMM;
         take_blas_workspace(s, 0, p);
@@ -372,7 +379,7 @@ static dfg_status plan_blas(const dfg_step_args *s, dfg_cuda_step_plan *p)
         if (st == DFG_OK && has_bias && (st = dfg_cuda_expand_plan(
                     &s->in_types[2], &s->out_types[0], &p->u.gemm.bias)) != DFG_OK)
             return dfg_error_prefix(st, "gemm: C");
-        return st;
+        return st == DFG_OK ? dfg_cuda_epilogue_plan(s, 1, 1, 0, p) : st;
     }
     p->kind = DFG_CUDA_CONV2D;
     dfg_conv_geometry *g = &p->u.conv.g;
@@ -380,37 +387,41 @@ static dfg_status plan_blas(const dfg_step_args *s, dfg_cuda_step_plan *p)
                                 &s->out_types[0], g);
     if (st != DFG_OK)
         return st;
-    /* The fused epilogue runs on cuDNN only (dnn.h), which refuses the
-     * step by name where it cannot take it. */
-    p->u.conv.needs_dnn = s->attrs->n_post_ops > 0;
-    if (g->channels_per_group == 1 && g->group > 1 && !p->u.conv.needs_dnn)
+    if (has_bias && dfg_type_numel(&s->in_types[2]) != g->out_channels)
+        return dfg_error(DFG_ERR_SHAPE, "conv2d: the bias must hold %lld "
+                         "values", (long long)g->out_channels);
+    /* With a residual the product accumulates onto it, and the bias moves
+     * to the epilogue; cuDNN (dnn.h) adds both itself. */
+    int residual = s->attrs->n_post_ops > 0 &&
+                   s->attrs->post_ops[0] == DFG_POST_SUM;
+    st = dfg_cuda_epilogue_plan(s, g->out_channels, g->out_h * g->out_w,
+                                has_bias && residual, p);
+    if (st != DFG_OK)
+        return st;
+    int relu, sum;
+    p->u.conv.residual = p->residual;
+    p->u.conv.relu = dfg_cuda_conv_epilogue_make(s->attrs, &relu, &sum) && relu;
+    if (g->channels_per_group == 1 && g->group > 1 && !p->residual)
         return plan_depthwise(s, has_bias, p);
     /* The op's part of the workspace holds im2col chunks (conv_forward.h):
      * the full bytes, or fewer where the plan shrank them (no cuBLAS
      * scratch then), down to the least (conv_geometry.h). */
     int64_t needed = dfg_conv_forward_workspace_bytes(g);
-    int64_t least = p->u.conv.needs_dnn
-                        ? 0 /* cuDNN fits its algorithm to the workspace */
-                        : dfg_conv_forward_least_workspace_bytes(g);
+    int64_t least = dfg_conv_forward_least_workspace_bytes(g);
     if (s->workspace_bytes < least || (least > 0 && !s->workspace))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "conv2d: the step has %lld bytes of workspace, its "
                          "im2col chunks need at least %lld",
                          (long long)s->workspace_bytes, (long long)least);
     take_blas_workspace(s, needed, p);
-    if (!p->u.conv.needs_dnn)
-        p->u.conv.batching = dfg_cuda_conv_batching_make(
-            g, s->workspace_bytes < needed ? s->workspace_bytes : needed,
-            dfg_cuda_dtype_size(s->in_types[0].dtype));
+    p->u.conv.batching = dfg_cuda_conv_batching_make(
+        g, s->workspace_bytes < needed ? s->workspace_bytes : needed,
+        dfg_cuda_dtype_size(s->in_types[0].dtype));
     p->u.conv.dims = dfg_cuda_im2col_dims(g);
     p->u.conv.has_bias = has_bias;
-    if (has_bias) {
-        if (dfg_type_numel(&s->in_types[2]) != g->out_channels)
-            return dfg_error(DFG_ERR_SHAPE, "conv2d: the bias must hold %lld "
-                             "values", (long long)g->out_channels);
+    if (has_bias)
         dfg_cuda_conv_bias_plan(g, dfg_cuda_dtype_size(s->in_types[0].dtype),
                                 &p->u.conv.bias);
-    }
     return DFG_OK;
 }
 
@@ -556,6 +567,7 @@ dfg_status dfg_cuda_step_plan_make(const dfg_step_args *step, int32_t index,
     memset(plan, 0, sizeof *plan);
     plan->args = step;
     plan->index = index;
+    plan->tf32 = step->allow_tf32 && step->out_types[0].dtype == DFG_F32;
     if (!dfg_cuda_supports_op(step->op))
         return dfg_error(DFG_ERR_UNSUPPORTED, "op %d has no CUDA kernel",
                          (int)step->op);

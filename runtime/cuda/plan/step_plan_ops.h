@@ -19,6 +19,18 @@ dfg_status dfg_cuda_pool_params(const char *op, const dfg_attrs *attrs,
                                 const dfg_type *x, const dfg_type *y,
                                 int is_max, dfg_cuda_pool *pool);
 
+/* The epilogue of product step s (conv2d, matmul, gemm) into
+ * p->epilogue and p->residual: its post-ops but a leading sum (which sets
+ * residual), the bias where `bias` (input 2, one value per channel: the
+ * output's elements are [.., channels, inner]). DFG_ERR_UNSUPPORTED or
+ * DFG_ERR_SHAPE naming the op and the post-op or operand it cannot take:
+ * a sum not first, a residual without input 3, not of the output's type,
+ * partly over the output, or on a gemm; post-ops on another dtype than
+ * f32. */
+dfg_status dfg_cuda_epilogue_plan(const dfg_step_args *s, int64_t channels,
+                                  int64_t inner, int bias,
+                                  dfg_cuda_step_plan *p);
+
 /* The im2col matrix of one image and group of conv g. */
 dfg_im2col_dims dfg_cuda_im2col_dims(const dfg_conv_geometry *g);
 

@@ -73,6 +73,15 @@ typedef struct dfg_cuda_step_plan {
     /* What cuDNN runs the step with (dnn.h), owned by the session; NULL:
      * the backend's own kernels and cuBLAS run it. */
     struct dfg_cuda_dnn_step *dnn;
+    /* A product's fused post-ops (conv2d, matmul, gemm; epilogue_plan.c):
+     * the residual (input 3) copied into the output first where it is not
+     * planned there, the product accumulated onto it; then the epilogue
+     * kernel with the rest (for cuDNN, what its call did not fuse). */
+    int residual;
+    dfg_cuda_epilogue epilogue;
+    /* An f32 product that may run in TF32 on tensor cores (the program's
+     * allow_tf32); else strict FP32. */
+    int tf32;
     /* The step's cuBLAS workspace (gemm_mapping.h), or NULL. */
     void *blas_workspace;
     size_t blas_workspace_bytes;
@@ -112,9 +121,11 @@ typedef struct dfg_cuda_step_plan {
              * when dx is written over dy, then the columns from kept_bytes */
             dfg_cuda_strided_copy keep;
             int64_t kept_bytes;
-            /* conv2d's fused post-ops: the residual (input 3) added, then
-             * a ReLU; only cuDNN runs them (needs_dnn). */
-            int residual, relu, needs_dnn;
+            /* conv2d's fused post-ops as cuDNN takes them: the residual
+             * (input 3) added, and a ReLU where the whole list is cuDNN's
+             * (dfg_cuda_conv_epilogue_make), else the epilogue kernel
+             * applies them after cuDNN's call. */
+            int residual, relu;
         } conv;                     /* conv2d and its two gradients */
         dfg_cuda_arg_reduce arg_reduce;
         dfg_cuda_gather_elements gather_elements;
