@@ -9,7 +9,7 @@
  *
  * The session belongs to the device current when it was created: every
  * call makes that device current and gives the caller's back
- * (thread_state.h).
+ * (device_context.c).
  *
  * The arena's allocation ends with a tail of the session's own: the
  * workspace of the products whose program planned less (gemm_mapping.h)
@@ -30,7 +30,6 @@
 #include "error.h"
 #include "memory.h"
 #include "cuda/plan/target.h"
-#include "cuda/plan/thread_state.h"
 
 static atomic_long device_allocations;
 
@@ -38,19 +37,6 @@ long dfg_cuda_device_allocations(void)
 {
     return atomic_load(&device_allocations);
 }
-
-dfg_status dfg_cuda_error(cudaError_t e, const char *what)
-{
-    return dfg_error(DFG_ERR_DEVICE, "cuda backend: %s: %s", what,
-                     cudaGetErrorString(e));
-}
-
-static int get_device(int *device) { return (int)cudaGetDevice(device); }
-static int set_device(int device) { return (int)cudaSetDevice(device); }
-static int get_last_error(void) { return (int)cudaGetLastError(); }
-
-static const dfg_cuda_thread_calls thread_calls = {get_device, set_device,
-                                                   get_last_error};
 
 /* What this module's kernels were compiled for (runtime/cuda/meson.build
  * passes nvcc's -gencode list). */
@@ -90,35 +76,6 @@ static int cuda_available(void)
     if (!platform_ok)
         dfg_error(DFG_ERR_DEVICE, "cuda backend: %s", platform_why);
     return platform_ok;
-}
-
-dfg_status dfg_cuda_enter(const dfg_backend_context *c, int *previous)
-{
-    int e = dfg_cuda_device_enter(&thread_calls, c->device, previous);
-    return e == 0 ? DFG_OK
-                  : dfg_cuda_error((cudaError_t)e, "selecting the session's device");
-}
-
-void dfg_cuda_leave(const dfg_backend_context *c, int previous)
-{
-    dfg_cuda_device_leave(&thread_calls, c->device, previous);
-}
-
-dfg_status dfg_cuda_on_device(dfg_backend_context *c,
-                              dfg_status (*work)(dfg_backend_context *))
-{
-    int previous;
-    dfg_status st = dfg_cuda_enter(c, &previous);
-    if (st == DFG_OK) {
-        st = work(c);
-        dfg_cuda_leave(c, previous);
-    }
-    return st;
-}
-
-int dfg_cuda_pending_error(void)
-{
-    return dfg_cuda_take_pending_error(&thread_calls);
 }
 
 static void cuda_destroy(dfg_backend_context *c)
