@@ -99,6 +99,14 @@ dfg_status dfg_pass_transpose_views(dfg_graph *graph,
  * stay plain are left alone; a graph with no oneDNN conv is unchanged. */
 dfg_status dfg_pass_assign_layouts(dfg_graph *graph, dfg_pass_report *report);
 
+/* Whether options' precision (f32, f16 or bf16, with allow_tf32) runs on
+ * target (NULL: the CPU backend's rules): f16 and bf16 with every tensor
+ * 16-bit for inference on a target with half_inference; bf16 activations
+ * beside f32 weights (mixed precision) where f32_storage_only is 0; f16
+ * nowhere else. The error names the precision, the backend and caller. */
+dfg_status dfg_check_precision(const dfg_compile_options *options,
+                               const dfg_target *target, const char *caller);
+
 /* DFG_ERR_UNSUPPORTED, naming the first, if a live node's op has no
  * kernel on target (dfg_compile_options.target; NULL: none refused). The
  * graph's final ops: run after every rewriting pass. */

@@ -70,11 +70,9 @@ static dfg_status check_options(const dfg_compile_options *o)
     if (o->allocator && (!o->allocator->alloc || !o->allocator->free))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "dfg_compile: allocator without alloc or free");
-    if (o->target && o->target->f32_storage_only && o->precision != DFG_F32)
-        return dfg_error(DFG_ERR_UNSUPPORTED,
-                         "dfg_compile: the %s backend takes precision f32 "
-                         "or tf32 only, not %s", o->target->backend,
-                         dfg_dtype_name(o->precision));
+    dfg_status st = dfg_check_precision(o, o->target, "dfg_compile");
+    if (st != DFG_OK)
+        return st;
     if (o->allow_tf32 && (!o->target || !o->target->tf32 || o->training))
         return dfg_error(DFG_ERR_UNSUPPORTED,
                          "dfg_compile: precision tf32 is for inference on a "
@@ -131,6 +129,13 @@ static int blocks_layouts(const dfg_compile_options *o)
            o->backend_workspace == dfg_cpu_step_workspace;
 }
 
+/* Inference with every tensor 16-bit (dfg_pass_half_inference). */
+static int half_inference(const dfg_compile_options *o)
+{
+    return !o->training && o->precision != DFG_F32 && o->target &&
+           o->target->half_inference;
+}
+
 /* From the training step on (when training) to rematerialization. */
 static dfg_status step_passes(dfg_graph *g, const dfg_compile_options *o,
                               dfg_remat_report *remat)
@@ -162,6 +167,8 @@ static dfg_status step_passes(dfg_graph *g, const dfg_compile_options *o,
         st = dfg_pass_fuse_matmul(g, &report);
     if (st == DFG_OK && o->fuse_operators && !o->training)
         st = dfg_pass_transpose_views(g, &report);
+    if (st == DFG_OK && half_inference(o))
+        st = dfg_pass_half_inference(g, o->precision, &report);
     if (st == DFG_OK && o->training)
         st = dfg_pass_remat(g, o, o->training, remat);
     return st;
@@ -211,7 +218,8 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
     dfg_pass_report report;
     dfg_status st = dfg_pass_verify(c->graph, &report);
     if (st == DFG_OK)
-        st = dfg_pass_mixed_precision(c->graph, o->precision, &report);
+        st = dfg_pass_mixed_precision(
+            c->graph, half_inference(o) ? DFG_F32 : o->precision, &report);
     dfg_graph *unsliced = NULL;
     if (st == DFG_OK && has_budget(o))
         st = dfg_graph_clone(c->graph, &c->allocator, &unsliced);
@@ -266,6 +274,7 @@ static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
             snprintf((*out)->layout_isa, sizeof (*out)->layout_isa, "%s",
                      dfg_cpu_layout_isa_needed(program_block(*out)));
         (*out)->allow_tf32 = o->allow_tf32 != 0;
+        (*out)->half_products = half_inference(o) ? o->precision : DFG_F32;
         (*out)->stats.planner = c->plan.winner;
         (*out)->stats.recorded_lower_bound_bytes =
             (uint64_t)order->recorded_lower_bound;

@@ -73,11 +73,13 @@ static PyObject *compile_model(PyObject *module, PyObject *args)
     if (alignment)
         options.alignment = alignment;
     options.prefer_memory = prefer_memory;
-    if (precision && (dfg_dtype_from_name(precision, &options.precision) != 0 ||
-                      (options.precision != DFG_F32 &&
-                       options.precision != DFG_BF16)))
-        return PyErr_Format(PyExc_ValueError, "precision '%s': f32 or bf16",
-                            precision);
+    options.allow_tf32 = precision && strcmp(precision, "tf32") == 0;
+    if (precision && !options.allow_tf32 &&
+        (dfg_dtype_from_name(precision, &options.precision) != 0 ||
+         (options.precision != DFG_F32 && options.precision != DFG_F16 &&
+          options.precision != DFG_BF16)))
+        return PyErr_Format(PyExc_ValueError, "precision '%s': f32, bf16, "
+                            "tf32 or f16", precision);
     if (device) {
         const dfg_backend *backend = NULL;
         dfg_status found = dfg_py_find_backend(device, &backend);

@@ -275,6 +275,15 @@ static dfg_status session_allowed(const dfg_program *program,
                          "the program belongs to a session that took it "
                          "over (dfg_session_create_owning): it starts no "
                          "other session");
+    if (program->half_products != DFG_F32 &&
+        !(backend->target && backend->target->half_inference))
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "the program was compiled for %s inference (every "
+                         "tensor 16-bit, for a backend whose products take "
+                         "16-bit operands: --device cuda): the '%s' backend "
+                         "does not run it; compile it for that backend",
+                         dfg_dtype_name(program->half_products),
+                         backend->name);
     if (!backend->available())
         return dfg_error_prefix(DFG_ERR_DEVICE,
                                 "the '%s' backend cannot run here",

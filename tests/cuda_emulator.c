@@ -488,12 +488,11 @@ dfg_status cuda_emulate_step(const dfg_cuda_step_plan *p, unsigned int *status)
     if (p->residual && a->in[3] != a->out[0])
         memcpy(a->out[0], a->in[3], (size_t)dfg_type_bytes(&a->out_types[0]));
     dfg_status st = emulate_kind(p, status);
-    const float *bias = p->epilogue.bias ? a->in[2] : NULL;
-    float *y = a->out[0];
+    const void *bias = p->epilogue.bias ? a->in[2] : NULL;
     if (st == DFG_OK && (p->epilogue.n_ops > 0 || bias))
         for (int64_t i = 0; i < p->epilogue.n; i++)
-            y[i] = dfg_cuda_epilogue_element(&p->epilogue, bias, y[i], i,
-                                             p->epilogue.index32);
+            dfg_cuda_epilogue_element(&p->epilogue, bias, a->out[0], i,
+                                      p->epilogue.index32);
     return st;
 }
 

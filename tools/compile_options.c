@@ -15,16 +15,20 @@ int dfgc_precision_option(const char *command, int argc, char **argv, int *i,
                                   &value);
     if (found != 1)
         return found;
+    int inference = tf32 != NULL;
     if (strcmp(value, "f32") == 0 || strcmp(value, "bf16") == 0 ||
-        (tf32 && strcmp(value, "tf32") == 0)) {
-        *precision = strcmp(value, "bf16") == 0 ? DFG_BF16 : DFG_F32;
+        (inference && (strcmp(value, "tf32") == 0 ||
+                       strcmp(value, "f16") == 0))) {
+        *precision = strcmp(value, "bf16") == 0  ? DFG_BF16
+                     : strcmp(value, "f16") == 0 ? DFG_F16
+                                                 : DFG_F32;
         if (tf32)
             *tf32 = value[0] == 't';
         return 1;
     }
     dfgc_usage_error(command, "--precision '%s': f32%s or bf16", value,
-                     tf32 ? ", tf32 (products on TF32 tensor cores, "
-                            "--device cuda)" : "");
+                     inference ? ", tf32, f16 (tf32 and f16 on --device "
+                                 "cuda)" : "");
     return -1;
 }
 

@@ -47,9 +47,9 @@
 int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
                         dfg_compile_options *options);
 
-/* --precision f32|bf16 into *precision, and tf32 (f32 with
- * *tf32 = 1) where tf32 is not NULL, returning as dfgc_compile_option
- * does. */
+/* --precision f32|bf16 into *precision, and where tf32 is not NULL
+ * (inference) tf32 (f32 with *tf32 = 1) and f16, returning as
+ * dfgc_compile_option does. */
 int dfgc_precision_option(const char *command, int argc, char **argv, int *i,
                           dfg_dtype *precision, int *tf32);
 

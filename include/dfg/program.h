@@ -46,9 +46,14 @@ typedef struct dfg_target {
                             biases (the inference fusion passes') */
     int tf32;            /* 1: its f32 products can run in TF32
                             (dfg_compile_options.allow_tf32) */
-    int f32_storage_only; /* 1: it refuses dfg_compile_options.precision
-                             other than f32 (bf16 activations beside f32
-                             weights: its products take one dtype) */
+    int f32_storage_only; /* 1: it refuses bf16 activations beside f32
+                             weights (dfg_compile_options.precision bf16
+                             on the CPU's mixed-precision terms): its
+                             products take operands of one dtype */
+    int half_inference;   /* 1: it runs inference with every float tensor,
+                             weights included, in f16 or bf16
+                             (dfg_compile_options.precision): products on
+                             16-bit operands accumulating in f32 */
     /* 1 if it has a kernel for op (a dfg_op); NULL: every op. */
     int (*supports_op)(int32_t op);
 } dfg_target;

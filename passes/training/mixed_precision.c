@@ -21,13 +21,27 @@
  * the backward readers of a weight's narrow copy a fresh cast of their
  * own (conv2d_grad_input reads the f32 weight itself), so that the copies
  * do not live from forward to backward, and hands the optimizer each
- * weight's gradient as it is stored, narrow (the update widens it). */
+ * weight's gradient as it is stored, narrow (the update widens it).
+ *
+ * Inference on a backend whose products take 16-bit operands
+ * (dfg_pass_half_inference, dfg_target.half_inference) runs after the
+ * fusion passes, so that the fused forms are matched on the graph as
+ * imported. Every float value is then stored narrow, weights and
+ * constants included: a float leaf whose readers all compute narrow is
+ * converted once, here (round to nearest even), and no f32 copy of it is
+ * kept; products read both operands in 16 bits and accumulate in f32,
+ * and every other kernel widens what it loads and computes in f32. Under
+ * f16 (whose largest finite value is 65504) the ops whose result can
+ * leave its range while their operands do not (exp, pow, reduce_sum)
+ * compute and store f32, with casts around them. */
 #include "mixed_precision.h"
 
 #include <stdio.h>
 #include <string.h>
 #include "error.h"
+#include "math/elementwise.h"
 #include "memory.h"
+#include "shared_bytes.h"
 #include "training.h"
 
 typedef struct rewrite {
@@ -42,19 +56,25 @@ typedef struct rewrite {
     int32_t *before;
     int32_t n_original_nodes;
     int32_t current;
+    int half; /* dfg_pass_half_inference: every operand narrow */
 } rewrite;
 
-static int computes_in_f32(dfg_op op)
+static int computes_in_f32(const rewrite *r, dfg_op op)
 {
+    if (r->half && r->narrow == DFG_F16)
+        return op == DFG_OP_EXP || op == DFG_OP_POW ||
+               op == DFG_OP_REDUCE_SUM;
     return op == DFG_OP_SOFTMAX_CROSS_ENTROPY;
 }
 
-/* Operands read in f32 by the kernels: batch norm's per-channel ones and
- * a convolution's weights and bias (no bf16 copy of them in the arena;
- * conv2d_grad_input reads the f32 weights too). */
-static int keeps_f32_operand(dfg_op op, int32_t input)
+/* Operands read in f32 by the CPU kernels under mixed precision: batch
+ * norm's per-channel ones and a convolution's weights and bias (no bf16
+ * copy of them in the arena; conv2d_grad_input reads the f32 weights
+ * too). */
+static int keeps_f32_operand(const rewrite *r, dfg_op op, int32_t input)
 {
-    return (op == DFG_OP_BATCH_NORM || op == DFG_OP_BATCH_NORM_TRAIN ||
+    return !r->half &&
+           (op == DFG_OP_BATCH_NORM || op == DFG_OP_BATCH_NORM_TRAIN ||
             op == DFG_OP_CONV2D) && input >= 1;
 }
 
@@ -137,15 +157,15 @@ static dfg_status convert_node(rewrite *r, int32_t n)
     dfg_graph *g = r->g;
     if (g->nodes[n].dead || !involves_floats(g, &g->nodes[n]))
         return DFG_OK;
-    dfg_dtype dtype = computes_in_f32(g->nodes[n].op) ? DFG_F32 : r->narrow;
+    dfg_dtype dtype = computes_in_f32(r, g->nodes[n].op) ? DFG_F32 : r->narrow;
     r->current = n;
     dfg_status st = DFG_OK;
     for (int32_t i = 0; i < g->nodes[n].n_inputs && st == DFG_OK; i++) {
         int32_t v = g->nodes[n].inputs[i];
         if (v < 0 || !dfg_dtype_is_float(g->values[v].type.dtype))
             continue;
-        dfg_dtype want = keeps_f32_operand(g->nodes[n].op, i) ? DFG_F32
-                                                               : dtype;
+        dfg_dtype want = keeps_f32_operand(r, g->nodes[n].op, i) ? DFG_F32
+                                                                  : dtype;
         int32_t cast;
         if (g->values[v].type.dtype != want &&
             (st = cast_to(r, v, want, &cast)) == DFG_OK)
@@ -203,21 +223,58 @@ static dfg_status rewrite_graph(rewrite *r, const dfg_dtype *output_dtypes)
     return st == DFG_OK ? place_casts(r) : st;
 }
 
-dfg_status dfg_pass_mixed_precision(dfg_graph *g, dfg_dtype precision,
-                                    dfg_pass_report *report)
+/* Half inference: each f32 weight or constant that only narrow
+ * computations read, and no graph output is, is stored narrow in place
+ * (its f32 bytes are dropped here). */
+static dfg_status narrow_leaves(rewrite *r)
 {
-    memset(report, 0, sizeof *report);
-    report->pass = "precision";
-    if (precision == DFG_F32)
-        return DFG_OK;
-    if (precision != DFG_BF16)
-        return dfg_error(DFG_ERR_UNSUPPORTED,
-                         "precision %s: dfg stores activations in f32 or "
-                         "bf16 (f16 needs loss scaling, not done)",
-                         dfg_dtype_name(precision));
+    dfg_graph *g = r->g;
+    uint8_t *f32_reader = dfg_calloc(&g->allocator, (size_t)g->n_values + 1,
+                                     1);
+    if (!f32_reader)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "precision: out of memory");
+    for (int32_t n = 0; n < g->n_nodes; n++)
+        for (int32_t i = 0; i < g->nodes[n].n_inputs; i++)
+            if (!g->nodes[n].dead && g->nodes[n].inputs[i] >= 0 &&
+                computes_in_f32(r, g->nodes[n].op))
+                f32_reader[g->nodes[n].inputs[i]] = 1;
+    dfg_status st = DFG_OK;
+    for (int32_t v = 0; v < g->n_values && st == DFG_OK; v++) {
+        dfg_ir_value *value = &g->values[v];
+        if ((value->kind != DFG_VALUE_WEIGHT &&
+             value->kind != DFG_VALUE_CONSTANT) ||
+            value->type.dtype != DFG_F32 || value->is_output ||
+            f32_reader[v] || !value->data)
+            continue;
+        int64_t numel = dfg_type_numel(&value->type);
+        dfg_shared_bytes *owner = dfg_shared_bytes_alloc(
+            &g->allocator, (size_t)numel * sizeof(uint16_t));
+        if (!owner) {
+            st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "precision: out of memory");
+            break;
+        }
+        uint16_t *narrow = (uint16_t *)dfg_shared_bytes_fill(owner);
+        const uint8_t *wide = value->data;
+        for (int64_t e = 0; e < numel; e++) {
+            float x;
+            memcpy(&x, wide + e * (int64_t)sizeof x, sizeof x);
+            narrow[e] = r->narrow == DFG_F16 ? dfg_f32_to_f16(x)
+                                             : dfg_f32_to_bf16(x);
+        }
+        dfg_shared_bytes_release(value->data_owner);
+        value->data_owner = owner;
+        value->data = dfg_shared_bytes_data(owner);
+        value->type.dtype = r->narrow;
+    }
+    dfg_free(&g->allocator, f32_reader);
+    return st;
+}
+
+static dfg_status run_rewrite(dfg_graph *g, dfg_dtype precision, int half)
+{
     rewrite r = {.g = g, .narrow = precision,
                  .n_original_values = g->n_values,
-                 .n_original_nodes = g->n_nodes};
+                 .n_original_nodes = g->n_nodes, .half = half};
     /* At most one cast per operand and one per output. */
     size_t most = (size_t)g->n_outputs + 1;
     for (int32_t n = 0; n < g->n_nodes; n++)
@@ -235,12 +292,43 @@ dfg_status dfg_pass_mixed_precision(dfg_graph *g, dfg_dtype precision,
         r.cast[v] = -1;
     for (int32_t k = 0; st == DFG_OK && k < g->n_outputs; k++)
         output_dtypes[k] = g->values[g->outputs[k]].type.dtype;
+    if (st == DFG_OK && half)
+        st = narrow_leaves(&r);
     if (st == DFG_OK)
         st = rewrite_graph(&r, output_dtypes);
     dfg_free(&g->allocator, r.cast);
     dfg_free(&g->allocator, r.before);
     dfg_free(&g->allocator, output_dtypes);
     return st;
+}
+
+dfg_status dfg_pass_mixed_precision(dfg_graph *g, dfg_dtype precision,
+                                    dfg_pass_report *report)
+{
+    memset(report, 0, sizeof *report);
+    report->pass = "precision";
+    if (precision == DFG_F32)
+        return DFG_OK;
+    if (precision != DFG_BF16)
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "precision %s: the cpu backend stores activations "
+                         "in f32 or bf16 (f16 is for inference on the cuda "
+                         "backend: dfgc --device cuda --precision f16; f16 "
+                         "training needs loss scaling, not done)",
+                         dfg_dtype_name(precision));
+    return run_rewrite(g, precision, 0);
+}
+
+dfg_status dfg_pass_half_inference(dfg_graph *g, dfg_dtype precision,
+                                   dfg_pass_report *report)
+{
+    memset(report, 0, sizeof *report);
+    report->pass = "half_inference";
+    if (precision != DFG_F16 && precision != DFG_BF16)
+        return dfg_error(DFG_ERR_UNSUPPORTED, "precision %s: 16-bit "
+                         "inference stores f16 or bf16",
+                         dfg_dtype_name(precision));
+    return run_rewrite(g, precision, 1);
 }
 
 /* A forward cast of a weight: its narrow copy. */

@@ -57,7 +57,10 @@ def compile(model, shapes=None, planner=None, training=None,
     one. memory_budget (training): bytes, or "P%" of the arena the step
     needs without one. precision: "f32" (default) or "bf16", the dtype
     activations (and a training step's gradients) are stored in, weights
-    and optimizer state staying f32. device: the backend the program is
+    and optimizer state staying f32; with device="cuda", for inference,
+    "tf32" (f32 products on TF32 tensor cores) or "f16" / "bf16" (every
+    tensor 16-bit, weights included: products on tensor cores, other
+    kernels computing in f32; docs/precision.md). device: the backend the program is
     for ("cpu", the default, or "cuda": its workspaces, no fused post-ops,
     ops it has no kernel for refused); Program.session(device=...) on
     another device compiles the model again for that one. prefer:

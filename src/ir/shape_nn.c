@@ -5,7 +5,8 @@
 #include "shape_rules.h"
 
 /* The post-ops (dfg_attrs.post_ops) of a conv2d, matmul or gemm: known
- * kinds, on f32, with a SUM first exactly when input 3 (the residual) is
+ * kinds, on a float output (f32, or f16 / bf16 for a backend with
+ * 16-bit products: dfg_target.half_inference), with a SUM first exactly when input 3 (the residual) is
  * there, of y's type. */
 static dfg_status check_post_ops(const dfg_attrs *a, const dfg_type *in,
                                  int32_t n_in, const dfg_type *y)
@@ -15,9 +16,11 @@ static dfg_status check_post_ops(const dfg_attrs *a, const dfg_type *in,
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "%d post-ops, at most %d", (int)a->n_post_ops,
                          DFG_MAX_POST_OPS);
-    if (a->n_post_ops > 0 && y->dtype != DFG_F32)
+    if (a->n_post_ops > 0 && y->dtype != DFG_F32 && y->dtype != DFG_F16 &&
+        y->dtype != DFG_BF16)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "post-ops need an f32 output, this one is %s",
+                         "post-ops need an f32, f16 or bf16 output, this one "
+                         "is %s",
                          dfg_dtype_name(y->dtype));
     for (int32_t i = 0; i < a->n_post_ops; i++) {
         int32_t kind = a->post_ops[i];
@@ -39,7 +42,8 @@ static dfg_status check_post_ops(const dfg_attrs *a, const dfg_type *in,
     return DFG_OK;
 }
 
-/* A matmul's fused bias (input 2, optional): N values, f32, every dim
+/* A matmul's fused bias (input 2, optional): N values of y's dtype (f32,
+ * f16 or bf16), every dim
  * but the last 1, at most y's rank, so that it adds one row to every row
  * of y; B has its N columns (is no 1-D vector). */
 static dfg_status check_matmul_bias(const dfg_type *in, int32_t n_in,
@@ -48,15 +52,18 @@ static dfg_status check_matmul_bias(const dfg_type *in, int32_t n_in,
     const dfg_type *b = n_in > 2 ? &in[2] : NULL;
     if (!b || b->rank < 0)
         return DFG_OK;
-    int row = b->dtype == DFG_F32 && y->dtype == DFG_F32 && b->rank >= 1 &&
+    int row = b->dtype == y->dtype &&
+              (y->dtype == DFG_F32 || y->dtype == DFG_F16 ||
+               y->dtype == DFG_BF16) && b->rank >= 1 &&
               b->rank <= y->rank && y->rank >= 2 && in[1].rank >= 2 &&
               b->shape[b->rank - 1] == y->shape[y->rank - 1];
     for (int32_t d = 0; row && d + 1 < b->rank; d++)
         row = b->shape[d] == 1;
     if (!row)
         return dfg_error(DFG_ERR_SHAPE,
-                         "input 2 (bias) is %s %s, expected f32 [.., 1, N] "
-                         "with N = the last dim of the output %s %s",
+                         "input 2 (bias) is %s %s, expected [.., 1, N] of "
+                         "the output's float dtype with N = the last dim "
+                         "of the output %s %s",
                          dfg_dtype_name(b->dtype),
                          dfg_dims_format(b->rank, b->shape).text,
                          dfg_dtype_name(y->dtype),

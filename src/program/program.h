@@ -106,6 +106,11 @@ struct dfg_program {
     /* 1: its f32 products may run in TF32 (dfg_compile_options.allow_tf32;
      * file version 5's plan section, 0 in files without it). */
     int allow_tf32;
+    /* DFG_F16 or DFG_BF16: compiled for 16-bit inference
+     * (dfg_pass_half_inference: every float tensor but the inputs and
+     * outputs stored so, products on 16-bit operands); DFG_F32: not.
+     * File version 5's math flags (bits 1 and 2). */
+    dfg_dtype half_products;
     /* 1 once a session took the program over (dfg_session_create_owning):
      * the weight pages its kernels read from copies in another layout may
      * have left memory, so the program is neither saved nor given to

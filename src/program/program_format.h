@@ -34,6 +34,18 @@
 /* A version 5 plan section written before its math flags (then 0: strict
  * f32 products). */
 #define DFG_FILE_PLAN_BYTES_WITHOUT_MATH 112u
+/* The math flags word of a version 5 plan section: bit 0 TF32
+ * (dfg_program.allow_tf32), bit 1 f16 and bit 2 bf16 inference
+ * (dfg_program.half_products); the other bits are 0. */
+#define DFG_MATH_TF32 1u
+#define DFG_MATH_F16 2u
+#define DFG_MATH_BF16 4u
+static inline uint32_t dfg_program_math_flags(const dfg_program *p)
+{
+    return (p->allow_tf32 ? DFG_MATH_TF32 : 0u) |
+           (p->half_products == DFG_F16 ? DFG_MATH_F16 : 0u) |
+           (p->half_products == DFG_BF16 ? DFG_MATH_BF16 : 0u);
+}
 /* A plan section written before version 5 added the CPU features the
  * layouts were chosen for (dfg_program.layout_isa, then ""). */
 #define DFG_FILE_PLAN_BYTES_WITHOUT_LAYOUT_ISA 96u

@@ -341,12 +341,16 @@ static void read_io_and_plan(file_sections *f, dfg_program *p)
                              : NULL;
     if (isa)
         memcpy(p->layout_isa, isa, sizeof p->layout_isa);
-    /* Math flags (bit 0: TF32), then a reserved word: checked by
-     * dfg_program_validate through allow_tf32 (2: unknown bits). */
+    /* Math flags (dfg_program_math_flags), then a reserved word: checked
+     * by dfg_program_validate through allow_tf32 (2: unknown bits). */
     if (plan.size == DFG_FILE_PLAN_BYTES) {
         uint32_t math = dfg_read_u32(&plan), reserved = dfg_read_u32(&plan);
-        p->allow_tf32 = math == 0u && reserved == 0u ? 0
-                        : math == 1u && reserved == 0u ? 1 : 2;
+        p->allow_tf32 = (int)(math & DFG_MATH_TF32);
+        p->half_products = math & DFG_MATH_F16    ? DFG_F16
+                           : math & DFG_MATH_BF16 ? DFG_BF16
+                                                  : DFG_F32;
+        if (reserved != 0u || math != dfg_program_math_flags(p))
+            p->allow_tf32 = 2;
     }
 }
 

@@ -100,7 +100,7 @@ static void encode_plan(const dfg_program *p, uint32_t version,
     dfg_write_bytes(w, p->workspace_rule, sizeof p->workspace_rule);
     if (version >= 5u) {
         dfg_write_bytes(w, p->layout_isa, sizeof p->layout_isa);
-        dfg_write_u32(w, p->allow_tf32 ? 1u : 0u); /* math flags */
+        dfg_write_u32(w, dfg_program_math_flags(p));
         dfg_write_u32(w, 0);                       /* reserved */
     }
 }
@@ -183,10 +183,11 @@ dfg_status dfg_program_serialize_version(const dfg_program *p,
                              "%s, which needs file version 5",
                              p->tensors[i].name,
                              dfg_layout_name(p->tensors[i].type.layout));
-    if (version < 5u && p->allow_tf32)
+    if (version < 5u && dfg_program_math_flags(p) != 0u)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "dfg_program_serialize: precision tf32 needs file "
-                         "version 5");
+                         "dfg_program_serialize: precision %s needs file "
+                         "version 5", p->allow_tf32 ? "tf32"
+                                      : dfg_dtype_name(p->half_products));
     enum { STRINGS, TENSORS, STEPS, IO, PLAN, N_BUILT };
     dfg_byte_writer w[N_BUILT];
     for (int i = 0; i < N_BUILT; i++)

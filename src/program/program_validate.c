@@ -49,7 +49,10 @@ static dfg_status validate_stats(const dfg_program *p)
         return INVALID("the workspace rule's backend name is malformed");
     if (!name_valid(p->layout_isa))
         return INVALID("the layouts' CPU features are malformed");
-    if (p->allow_tf32 != 0 && p->allow_tf32 != 1)
+    if ((p->allow_tf32 != 0 && p->allow_tf32 != 1) ||
+        (p->half_products != DFG_F32 && p->half_products != DFG_F16 &&
+         p->half_products != DFG_BF16) ||
+        (p->allow_tf32 && p->half_products != DFG_F32))
         return INVALID("the plan's math flags hold unknown bits");
     return DFG_OK;
 }

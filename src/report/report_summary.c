@@ -110,6 +110,12 @@ static void write_plan_lines(FILE *out, const dfg_program *p)
     if (p->allow_tf32) /* else strict FP32 products, said by omission */
         fprintf(out, "math      tf32: f32 products may round their inputs "
                      "to TF32 (a backend that runs it)\n");
+    if (p->half_products != DFG_F32)
+        fprintf(out, "math      %s: every float tensor but the inputs and "
+                     "outputs stored %s, weights included; products on "
+                     "16-bit operands accumulate in f32, other kernels "
+                     "compute in f32\n", dfg_dtype_name(p->half_products),
+                dfg_dtype_name(p->half_products));
 }
 
 /* The peak step and, when it holds a workspace, how much of the peak that

@@ -150,8 +150,13 @@ def test_bad_models_raise(tmp_path):
         dfg.compile(42)
     with pytest.raises(ValueError, match="training"):
         dfg.compile("example:cnn", memory_budget="50%")
-    with pytest.raises(ValueError, match="precision 'f16'"):
+    with pytest.raises(ValueError, match="precision 'f8'"):
+        dfg.compile("example:cnn", precision="f8")
+    with pytest.raises(dfg.Error, match="precision f16 is not supported on "
+                                        "the cpu backend"):
         dfg.compile("example:cnn", precision="f16")
+    with pytest.raises(dfg.Error, match="precision tf32"):
+        dfg.compile("example:cnn", precision="tf32")
     with pytest.raises(dfg.Error):
         dfg.compile("example:cnn").session(device="no_such_device")
 

@@ -141,15 +141,15 @@ extern "C" cudaError_t dfg_cuda_launch_batch_norm(const dfg_cuda_batch_norm *p,
 }
 
 template <int Narrow>
-static __global__ void epilogue_kernel(dfg_cuda_epilogue p, const float *bias,
-                                       float *y)
+static __global__ void epilogue_kernel(dfg_cuda_epilogue p, const void *bias,
+                                       void *y)
 {
     DFG_CUDA_GRID_STRIDE(i, p.n)
-        y[i] = dfg_cuda_epilogue_element(&p, bias, y[i], i, Narrow);
+        dfg_cuda_epilogue_element(&p, bias, y, i, Narrow);
 }
 
 extern "C" cudaError_t dfg_cuda_launch_epilogue(const dfg_cuda_epilogue *p,
-                                                const float *bias, float *y,
+                                                const void *bias, void *y,
                                                 cudaStream_t stream)
 {
     dfg_cuda_launch l = dfg_cuda_launch_elements(p->n);

@@ -248,7 +248,8 @@ DFG_HOST_DEVICE static inline void dfg_cuda_batch_norm_element(
 /* The epilogue of a product with fused post-ops (conv2d, matmul, gemm;
  * dfg_attrs.post_ops, docs/ops.md): y[i], plus bias[channel of i] where a
  * bias is given, then every post-op but the sum, in order (the product
- * accumulated onto the residual, beta 1). f32 only, as the post-ops. */
+ * accumulated onto the residual, beta 1). y and the bias are of dtype
+ * (f32, f16 or bf16); the post-ops compute in f32. */
 typedef struct dfg_cuda_epilogue {
     int64_t n, channels, inner; /* channel of i: (i / inner) % channels */
     int32_t n_ops;
@@ -256,20 +257,24 @@ typedef struct dfg_cuda_epilogue {
     float alpha[DFG_MAX_POST_OPS], beta[DFG_MAX_POST_OPS];
     int bias;     /* the step's bias is added here (input 2) */
     int index32;  /* as binary's */
+    dfg_dtype dtype;
 } dfg_cuda_epilogue;
 
-DFG_HOST_DEVICE static inline float
-dfg_cuda_epilogue_element(const dfg_cuda_epilogue *p, const float *bias,
-                          float v, int64_t i, int narrow)
+/* y[i] after the epilogue, in place. */
+DFG_HOST_DEVICE static inline void
+dfg_cuda_epilogue_element(const dfg_cuda_epilogue *p, const void *bias,
+                          void *y, int64_t i, int narrow)
 {
+    float v = dfg_cuda_load_f32(y, p->dtype, i);
     if (bias) {
         int64_t rest = i;
         dfg_index_split(&rest, p->inner, narrow);
-        v += bias[dfg_index_split(&rest, p->channels, narrow)];
+        v += dfg_cuda_load_f32(bias, p->dtype,
+                               dfg_index_split(&rest, p->channels, narrow));
     }
     for (int32_t k = 0; k < p->n_ops; k++)
         v = dfg_post_op_eltwise(p->ops[k], p->alpha[k], p->beta[k], v);
-    return v;
+    dfg_cuda_store_f32(y, p->dtype, i, v);
 }
 
 #endif

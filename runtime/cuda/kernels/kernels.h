@@ -27,7 +27,7 @@ cudaError_t dfg_cuda_launch_unary(const dfg_cuda_unary *p, const void *in,
 /* A product's epilogue over y in place; bias NULL: none added. Queues
  * nothing when there is nothing to apply. */
 cudaError_t dfg_cuda_launch_epilogue(const dfg_cuda_epilogue *p,
-                                     const float *bias, float *y,
+                                     const void *bias, void *y,
                                      cudaStream_t stream);
 cudaError_t dfg_cuda_launch_binary(const dfg_cuda_binary *p, const void *a,
                                    const void *b, void *out,

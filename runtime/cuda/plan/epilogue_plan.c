@@ -56,11 +56,13 @@ dfg_status dfg_cuda_epilogue_plan(const dfg_step_args *s, int64_t channels,
     e->bias = bias;
     if (n == 0 && !bias)
         return DFG_OK;
-    if (s->out_types[0].dtype != DFG_F32 ||
-        (bias && s->in_types[2].dtype != DFG_F32))
-        return dfg_error(DFG_ERR_DTYPE, "%s: fused post-ops and biases run on "
-                         "f32 only, not %s", op,
-                         dfg_dtype_name(s->out_types[0].dtype));
+    dfg_dtype dtype = s->out_types[0].dtype;
+    if ((dtype != DFG_F32 && dtype != DFG_F16 && dtype != DFG_BF16) ||
+        (bias && s->in_types[2].dtype != dtype))
+        return dfg_error(DFG_ERR_DTYPE, "%s: fused post-ops and biases run "
+                         "on f32, f16 or bf16 outputs with a bias of the "
+                         "same dtype, not %s", op, dfg_dtype_name(dtype));
+    e->dtype = dtype;
     if (p->residual) {
         dfg_status st = check_residual(s, op);
         if (st != DFG_OK)
