@@ -26,6 +26,11 @@ dfg_status dfg_compile_options_for(dfg_compile_options *options,
                                         "dfg_compile_options_for");
     if (st != DFG_OK)
         return st;
+    if (options->allow_tf32 && !target->tf32)
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "compiling for the %s backend: precision tf32 is "
+                         "not supported there (its f32 products are strict; "
+                         "tf32 runs on the cuda backend)", target->backend);
     if (options->backend_workspace) {
         options->backend_workspace = target->workspace_rule;
         options->backend_workspace_for =

@@ -3,9 +3,9 @@
  * target whose products are strict (the CPU's), without a target and for
  * training; recorded in the program, kept by a save and load (file
  * version 5, refused in older ones), and carried into the CUDA step plans
- * of f32 products and their cuDNN mapping. bf16 storage
- * (dfg_compile_options.precision) is refused for the CUDA target. Host
- * only. */
+ * of f32 products and their cuDNN mapping. bf16 storage beside f32
+ * weights (a training step's dfg_compile_options.precision) is refused
+ * for the CUDA target. Host only. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -135,25 +135,31 @@ static void test_step_plans(void **state)
     }
 }
 
-/* bf16 storage (f32 weights beside bf16 activations) has no CUDA
- * products: refused by name at compile time, never at session creation. */
-static void test_bf16_refused(void **state)
+/* bf16 storage beside f32 weights (the CPU's mixed precision) has no
+ * CUDA products: a bf16 training step is refused by name at compile time,
+ * never at session creation; bf16 inference stores every tensor 16-bit
+ * (test_cuda_half.c). */
+static void test_bf16_training_refused(void **state)
 {
     (void)state;
+    dfg_training_options t;
+    dfg_training_options_init(&t);
+    t.loss = "loss";
     dfg_compile_options o;
     dfg_compile_options_init(&o);
+    o.training = &t;
     o.precision = DFG_BF16;
     assert_int_equal(dfg_compile_options_for(&o, &dfg_cuda_target),
                      DFG_ERR_UNSUPPORTED);
     assert_non_null(strstr(dfg_last_error(), "precision bf16"));
-    dfg_compile_options_init(&o);
+    o.precision = DFG_F32;
     assert_int_equal(dfg_compile_options_for(&o, &dfg_cuda_target), DFG_OK);
     o.precision = DFG_BF16; /* set after the target */
     dfg_graph *g = NULL;
-    assert_int_equal(dfg_model_build("cnn", NULL, &g), DFG_OK);
+    assert_int_equal(dfg_model_build_training("cnn", NULL, &g), DFG_OK);
     dfg_program *p = NULL;
     assert_int_equal(dfg_compile(g, &o, &p), DFG_ERR_UNSUPPORTED);
-    assert_non_null(strstr(dfg_last_error(), "not bf16"));
+    assert_non_null(strstr(dfg_last_error(), "takes f32"));
     dfg_graph_destroy(g);
 }
 
@@ -163,7 +169,7 @@ int main(void)
         cmocka_unit_test(test_refused_where_not_run),
         cmocka_unit_test(test_recorded_and_saved),
         cmocka_unit_test(test_step_plans),
-        cmocka_unit_test(test_bf16_refused),
+        cmocka_unit_test(test_bf16_training_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -300,6 +300,37 @@ static void random_corruption(const char *model, int rounds, int fix, uint64_t s
     dfg_program_destroy(p);
 }
 
+/* The plan's math flags (dfg_program_math_flags): a 16-bit program's
+ * reloads as written; words no writer makes (both 16-bit bits, tf32
+ * beside f16, an unknown bit) are rejected. */
+static void test_math_flags(void **state)
+{
+    (void)state;
+    dfg_program *p = compiled("fixture");
+    p->half_products = DFG_F16;
+    size_t size = 0, plan_size = 0;
+    uint8_t *data = serialize(p, &size);
+    dfg_program *back = NULL;
+    assert_int_equal(dfg_program_load_memory(data, size, NULL, &back), DFG_OK);
+    assert_int_equal(back->half_products, DFG_F16);
+    dfg_program_destroy(back);
+    static const uint32_t bad[] = {DFG_MATH_F16 | DFG_MATH_BF16,
+                                   DFG_MATH_TF32 | DFG_MATH_F16, 8u};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        uint8_t *f = copy_bytes(data, size);
+        uint8_t *plan = section(f, DFG_SECTION_PLAN, &plan_size);
+        assert_int_equal(plan_size, DFG_FILE_PLAN_BYTES);
+        assert_int_equal(dfg_load_u32le(plan + DFG_FILE_PLAN_BYTES_WITHOUT_MATH),
+                         DFG_MATH_F16);
+        store_u32(plan + DFG_FILE_PLAN_BYTES_WITHOUT_MATH, bad[k]);
+        fix_checksums_in(f, size);
+        expect_rejected(f, size, "math flags");
+        free(f);
+    }
+    free(data);
+    dfg_program_destroy(p);
+}
+
 static void test_random_corruption(void **state)
 {
     (void)state;
@@ -316,6 +347,7 @@ int main(void)
         cmocka_unit_test(test_invalid_attribute_bytes),
         cmocka_unit_test(test_truncated_files),
         cmocka_unit_test(test_hostile_headers),
+        cmocka_unit_test(test_math_flags),
         cmocka_unit_test(test_random_corruption),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
