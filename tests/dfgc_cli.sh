@@ -121,7 +121,7 @@ done
 expect_error 2 plan example:cnn --prefer fast
 
 # --precision bf16: a training step's activations and gradients in bf16,
-# the arena smaller than in f32; f16 is refused as a usage error.
+# the arena smaller than in f32; f16 is refused, naming it.
 arena_of() {
     "$dfgc" plan example:cnn --training "$@" --json "$work/p.json" \
         >/dev/null || fail "dfgc plan example:cnn --training $*"
@@ -138,14 +138,20 @@ assert any(t["kind"] == "gradient" and t["dtype"] == "bf16"
 PY
 [ $((bf16_arena * 10)) -lt $((f32_arena * 7)) ] ||
     fail "--precision bf16: arena $bf16_arena, f32 $f32_arena"
-expect_error 2 plan example:cnn --training --precision f16
+expect_error 1 plan example:cnn --training --precision f16
+grep -q 'precision f16' "$work/err" || fail "f16 training: $(cat "$work/err")"
 # --precision tf32: inference for a backend whose products run it (cuda),
 # recorded in the program and said by the plan report; refused for the
-# CPU and for training (exit 1, naming why). bf16 storage (f32 weights
-# beside bf16 activations) has no CUDA products. Compiling for cuda needs
-# its module (a build with the 'cuda' feature), not a device.
+# CPU and for training (exit 1, naming why). So is --precision f16
+# (16-bit inference, docs/precision.md): for cuda, recorded, said by the
+# plan, the weights halved (a bf16 training step for cuda is refused:
+# test_cuda_precision.c). Compiling for cuda needs its module (a build
+# with the 'cuda' feature), not a device.
 expect_error 1 compile example:cnn --precision tf32 -o "$work/cpu.dfgp"
 grep -q 'cpu backend' "$work/err" || fail "tf32 on the cpu: $(cat "$work/err")"
+expect_error 1 compile example:cnn --precision f16 -o "$work/cpu.dfgp"
+grep -q 'precision f16 is not supported on the cpu backend' "$work/err" ||
+    fail "f16 on the cpu: $(cat "$work/err")"
 expect_error 1 plan example:cnn --training --precision tf32
 grep -q 'not training' "$work/err" || fail "tf32 training: $(cat "$work/err")"
 if ! "$dfgc" devices | grep -q '^cuda  *not installed'; then
@@ -156,10 +162,20 @@ if ! "$dfgc" devices | grep -q '^cuda  *not installed'; then
     "$dfgc" compile example:cnn --device cuda -o "$work/f32.dfgp" >/dev/null
     "$dfgc" plan "$work/f32.dfgp" | grep -q '^math' &&
         fail "an f32 program's plan names a math mode"
-    expect_error 1 compile example:cnn --device cuda --precision bf16 \
-        -o "$work/bf16.dfgp"
-    grep -q 'precision bf16' "$work/err" ||
-        fail "bf16 on cuda: $(cat "$work/err")"
+    for half in f16 bf16; do
+        "$dfgc" compile example:cnn --device cuda --precision $half \
+            -o "$work/$half.dfgp" >/dev/null || fail "compile --precision $half"
+        "$dfgc" plan "$work/$half.dfgp" | grep -q "^math      $half: " ||
+            fail "the plan of an $half program does not say so"
+        weights_of() {
+            "$dfgc" plan "$1" --json "$work/w.json" >/dev/null &&
+                python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["weights_bytes"])' \
+                    "$work/w.json"
+        }
+        [ $(($(weights_of "$work/$half.dfgp") * 10)) -lt \
+            $(($(weights_of "$work/f32.dfgp") * 6)) ] ||
+            fail "--precision $half: weights not halved"
+    done
 fi
 # A training step whose loss or update is not finite ends 'dfgc train'
 # (exit 1) naming the step, the last finite weights kept

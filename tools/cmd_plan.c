@@ -134,14 +134,18 @@ static dfg_status load(plan_args *a, dfg_program **out)
 }
 
 /* The predicted peak of running the program on the CPU (its session
- * made and dropped: nothing runs), for the summary and the JSON. */
+ * made and dropped: nothing runs), for the summary and the JSON; none for
+ * a program of 16-bit inference, which runs on the cuda backend only. */
 static dfg_memory_prediction predicted;
+static int have_prediction;
 
 static int predict(const dfg_program *program)
 {
     const dfg_backend *cpu = NULL;
-    if (dfg_backend_find("cpu", &cpu) != DFG_OK ||
-        dfg_memory_predict(program, cpu, &predicted) != DFG_OK)
+    have_prediction = dfg_program_half_products(program) == DFG_F32;
+    if (have_prediction &&
+        (dfg_backend_find("cpu", &cpu) != DFG_OK ||
+         dfg_memory_predict(program, cpu, &predicted) != DFG_OK))
         return dfgc_library_error("predicted peak");
     return 0;
 }
@@ -149,14 +153,19 @@ static int predict(const dfg_program *program)
 static int print_prediction(void)
 {
     char split[512];
-    printf("predicted peak rss of running it: %s\n",
-           dfg_memory_prediction_format(&predicted, split, sizeof split));
+    if (!have_prediction)
+        printf("predicted peak rss of running it: none (a program of "
+               "16-bit inference runs on the cuda backend only)\n");
+    else
+        printf("predicted peak rss of running it: %s\n",
+               dfg_memory_prediction_format(&predicted, split, sizeof split));
     return 0;
 }
 
 static dfg_status report_json(const dfg_program *program, FILE *out)
 {
-    return dfg_report_json_memory(program, &predicted, out);
+    return dfg_report_json_memory(program, have_prediction ? &predicted : NULL,
+                                  out);
 }
 
 /* Compiles, prints the summary and writes the reports; closes json and

@@ -50,7 +50,12 @@ typedef struct dfg_compile_options {
     /* The dtype activations (and in a training step their gradients) are
      * stored in: DFG_F32 (the default) or DFG_BF16, with weights,
      * optimizer state and the loss kept in f32 and the CPU kernels
-     * computing in f32 (passes/training/mixed_precision.c). */
+     * computing in f32 (passes/training/mixed_precision.c). For inference
+     * on a target with dfg_target.half_inference (the CUDA backend's):
+     * DFG_F16 or DFG_BF16 store every float tensor, weights included,
+     * 16-bit, products on 16-bit operands accumulating in f32, other
+     * kernels computing in f32 (docs/precision.md); recorded in the
+     * program. DFG_F16 is refused elsewhere. */
     dfg_dtype precision;
     /* Inference only, on a target that runs it (dfg_target.tf32: the
      * CUDA backend's): f32 products (matmul, gemm, conv2d) may round
@@ -120,7 +125,9 @@ void dfg_compile_options_init(dfg_compile_options *options);
  * has no kernel for are refused at compile time. DFG_ERR_INVALID_ARGUMENT,
  * options unchanged, for an alignment below what it runs;
  * DFG_ERR_UNSUPPORTED for a precision it does not run (allow_tf32 where
- * dfg_target.tf32 is 0, bf16 where f32_storage_only). */
+ * dfg_target.tf32 is 0; f16 or bf16 for training where f32_storage_only;
+ * f16 without half_inference); DFG_ERR_INVALID_ARGUMENT for tf32 with f16
+ * or bf16. */
 dfg_status dfg_compile_options_for(dfg_compile_options *options,
                                    const dfg_target *target);
 

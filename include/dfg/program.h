@@ -113,6 +113,10 @@ typedef struct dfg_plan_stats {
 } dfg_plan_stats;
 
 void dfg_program_stats(const dfg_program *program, dfg_plan_stats *out);
+/* DFG_F16 or DFG_BF16 for a program compiled for 16-bit inference
+ * (dfg_compile_options.precision on a target with half_inference: it runs
+ * only on such a backend), else DFG_F32. */
+dfg_dtype dfg_program_half_products(const dfg_program *program);
 
 int32_t dfg_program_num_inputs(const dfg_program *program);
 int32_t dfg_program_num_outputs(const dfg_program *program);

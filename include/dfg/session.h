@@ -39,7 +39,8 @@ dfg_backend_workspace_fn dfg_backend_workspace_rule(const dfg_backend *backend);
  * dfg_compile_options_init's defaults; the CUDA backend's: no blocked
  * layouts (it has no kernels for them), fused post-ops kept, cuBLAS's
  * scratch planned, an alignment of at least 16 (float4 loads), precision
- * tf32 allowed and bf16 storage refused. Static. */
+ * tf32 and 16-bit inference allowed, bf16 training storage refused.
+ * Static. */
 const dfg_target *dfg_backend_target(const dfg_backend *backend);
 /* 1 if the backend can create sessions here (a driver and a device it has
  * kernels for); else 0, with the reason in dfg_last_error(). */

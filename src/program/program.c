@@ -133,6 +133,11 @@ void dfg_program_stats(const dfg_program *program, dfg_plan_stats *out)
         *out = program->stats;
 }
 
+dfg_dtype dfg_program_half_products(const dfg_program *p)
+{
+    return p ? p->half_products : DFG_F32;
+}
+
 int32_t dfg_program_num_inputs(const dfg_program *p) { return p ? p->n_inputs : 0; }
 int32_t dfg_program_num_outputs(const dfg_program *p) { return p ? p->n_outputs : 0; }
 

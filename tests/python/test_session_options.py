@@ -76,6 +76,21 @@ def gpu_available():
             os.system("nvidia-smi -L >/dev/null 2>&1") == 0)
 
 
+def test_half_precision_for_cuda():
+    """precision="f16" or "bf16" with device="cuda" compiles 16-bit
+    inference without a GPU: every weight 16-bit, the weights halved; the
+    inputs and outputs keep f32 (docs/precision.md)."""
+    if not dfg._dfg.CUDA_MODULE:
+        pytest.skip("the package was built without the CUDA toolkit")
+    f32 = dfg.compile("example:cnn", device="cuda")
+    for precision in ("f16", "bf16"):
+        half = dfg.compile("example:cnn", device="cuda", precision=precision)
+        assert half.weights_bytes * 10 < f32.weights_bytes * 6
+        assert {t["dtype"] for t in half.plan["tensors"]
+                if t["kind"] == "weight"} == {precision}
+        assert [i.dtype for i in half.inputs] == ["f32"]
+
+
 def test_cuda_session(cnn):
     """device="cuda": on a GPU the results match the CPU's; without a
     driver or a device, dfg.Error with the reason `dfgc devices` gives."""
