@@ -496,6 +496,24 @@ dfg_status cuda_emulate_step(const dfg_cuda_step_plan *p, unsigned int *status)
     return st;
 }
 
+/* The vector kernels (elementwise.cu): n elements as 16-byte chunks of
+ * `lanes`, each loaded, computed and stored whole (b NULL: unary). */
+static void vector_chunks(const dfg_cuda_step_plan *p, const void *a,
+                          const void *b, void *out, int64_t n, int lanes)
+{
+    for (int64_t i = 0; i < n / lanes; i++) {
+        _Alignas(16) uint8_t x[16], y[16];
+        memcpy(x, (const uint8_t *)a + i * 16, 16);
+        if (b) {
+            memcpy(y, (const uint8_t *)b + i * 16, 16);
+            dfg_cuda_binary_vector(&p->u.binary, x, y, lanes);
+        } else {
+            dfg_cuda_unary_vector(&p->u.unary, x, lanes);
+        }
+        memcpy((uint8_t *)out + i * 16, x, 16);
+    }
+}
+
 static dfg_status emulate_kind(const dfg_cuda_step_plan *p,
                                unsigned int *status)
 {
@@ -503,13 +521,21 @@ static dfg_status emulate_kind(const dfg_cuda_step_plan *p,
     int64_t size = dfg_cuda_dtype_size(a->out_types[0].dtype);
     switch (p->kind) {
     case DFG_CUDA_UNARY:
-        for (int64_t i = 0; i < p->u.unary.n; i++)
-            dfg_cuda_unary_element(&p->u.unary, a->in[0], a->out[0], i);
+        if (p->u.unary.lanes)
+            vector_chunks(p, a->in[0], NULL, a->out[0], p->u.unary.n,
+                          p->u.unary.lanes);
+        else
+            for (int64_t i = 0; i < p->u.unary.n; i++)
+                dfg_cuda_unary_element(&p->u.unary, a->in[0], a->out[0], i);
         break;
     case DFG_CUDA_BINARY:
-        for (int64_t i = 0; i < p->u.binary.n; i++)
-            dfg_cuda_binary_element(&p->u.binary, a->in[0], a->in[1], a->out[0],
-                                    i, p->u.binary.index32);
+        if (p->u.binary.lanes)
+            vector_chunks(p, a->in[0], a->in[1], a->out[0], p->u.binary.n,
+                          p->u.binary.lanes);
+        else
+            for (int64_t i = 0; i < p->u.binary.n; i++)
+                dfg_cuda_binary_element(&p->u.binary, a->in[0], a->in[1],
+                                        a->out[0], i, p->u.binary.index32);
         break;
     case DFG_CUDA_WHERE:
         for (int64_t i = 0; i < p->u.where.n; i++)

@@ -13,6 +13,8 @@
  *   - the conversions: the weights the pass converted and the CUDA cast
  *     step (through the emulator) against a rounding reference computed
  *     in double (round to nearest even, overflow to infinity);
+ *   - the vector kernels' body (16-byte chunks of 4 f32 or 8 f16 / bf16)
+ *     against the element-by-element one, and when each applies;
  *   - every bundled model run on the emulated CUDA backend against the
  *     f32 program on the CPU backend, within 16-bit tolerances. */
 #include <math.h>
@@ -320,6 +322,58 @@ static void test_weights_rounded(void **state)
     }
 }
 
+/* The vector kernels' body (16-byte chunks: 4 f32 or 8 f16 / bf16
+ * elements) gives the same bytes as the element-by-element kernels, for
+ * unary and binary steps whose operands allow it; a length the lanes do
+ * not divide, or a misaligned operand, takes the element path. */
+static void test_vector_lanes(void **state)
+{
+    (void)state;
+    enum { N = 96 };
+    static const dfg_dtype dtypes[] = {DFG_F32, DFG_F16, DFG_BF16};
+    for (int k = 0; k < 3; k++)
+        for (int binary = 0; binary < 2; binary++) {
+            dfg_dtype d = dtypes[k];
+            dfg_type t = type_of(d, 1, N);
+            _Alignas(16) static uint8_t x[N * 4], y[N * 4], vec[N * 4],
+                one[N * 4];
+            void *rx = random_tensor(&t, -3, 3), *ry = random_tensor(&t, -3, 3);
+            memcpy(x, rx, (size_t)dfg_type_bytes(&t));
+            memcpy(y, ry, (size_t)dfg_type_bytes(&t));
+            free(rx);
+            free(ry);
+            dfg_attrs a = defaults();
+            dfg_type types[3] = {t, t, t};
+            const void *ins[2] = {x, y};
+            void *outs[1] = {vec};
+            dfg_step_args s = {.op = binary ? DFG_OP_MUL : DFG_OP_GELU,
+                               .attrs = &a, .n_inputs = binary ? 2 : 1,
+                               .in_types = types, .in = ins, .n_outputs = 1,
+                               .out_types = &types[2], .out = outs};
+            dfg_cuda_step_plan plan;
+            assert_int_equal(dfg_cuda_step_plan_make(&s, 0, &plan), DFG_OK);
+            int lanes = binary ? plan.u.binary.lanes : plan.u.unary.lanes;
+            assert_int_equal(lanes, d == DFG_F32 ? 4 : 8);
+            unsigned status = 0;
+            assert_int_equal(cuda_emulate_step(&plan, &status), DFG_OK);
+            outs[0] = one;
+            ins[0] = x + dfg_cuda_dtype_size(d); /* off 16 bytes: one by one */
+            types[0].shape[0] = types[1].shape[0] = types[2].shape[0] = N - 1;
+            assert_int_equal(dfg_cuda_step_plan_make(&s, 0, &plan), DFG_OK);
+            assert_int_equal(binary ? plan.u.binary.lanes : plan.u.unary.lanes,
+                             0);
+            ins[0] = x;
+            types[0].shape[0] = types[1].shape[0] = types[2].shape[0] = N;
+            assert_int_equal(dfg_cuda_step_plan_make(&s, 0, &plan), DFG_OK);
+            if (binary)
+                plan.u.binary.lanes = 0;
+            else
+                plan.u.unary.lanes = 0;
+            assert_int_equal(cuda_emulate_step(&plan, &status), DFG_OK);
+            assert_memory_equal(vec, one, (size_t)dfg_type_bytes(&t));
+        }
+}
+
 /* Every output of p (16-bit, emulated CUDA) against wide's (f32, CPU)
  * on the same random inputs: within tolerance, and not bit-identical
  * (the storage is narrow). */
@@ -394,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_planned_bytes),
         cmocka_unit_test(test_cast_rounding),
         cmocka_unit_test(test_weights_rounded),
+        cmocka_unit_test(test_vector_lanes),
         cmocka_unit_test(test_models_agree),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -75,7 +75,7 @@ static void test_unary_math(void **state)
     dfg_attrs a = defaults();
     for (size_t d = 0; d < 3; d++)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-            dfg_type t = type_of(floats[d], 2, 9, 12); /* float4 path */
+            dfg_type t = type_of(floats[d], 2, 8, 12); /* vector path */
             check_op(cases[i].op, &a, 1, &t, 1, cases[i].lo, cases[i].hi);
             t = type_of(floats[d], 1, 37);
             check_op(cases[i].op, &a, 1, &t, 1, cases[i].lo, cases[i].hi);

@@ -40,6 +40,14 @@ DFG_HOST_DEVICE static inline int64_t dfg_cuda_dtype_size(dfg_dtype dtype)
     }
 }
 
+/* Elements of a float dtype in one 16-byte load (4 f32, 8 f16 or bf16),
+ * the vector kernels' width; 0 for the other dtypes. */
+DFG_HOST_DEVICE static inline int dfg_cuda_vector_lanes(dfg_dtype dtype)
+{
+    return dtype == DFG_F32 ? 4 : dtype == DFG_F16 || dtype == DFG_BF16 ? 8
+                                                                        : 0;
+}
+
 /* Truncation toward zero saturated to [lo, hi]; NaN -> 0. Compared in
  * f32: every bound of interest rounds to a power of two or to itself
  * (INT32_MAX to 2^31, INT64_MAX to 2^63), so a float at or past the

@@ -1,5 +1,6 @@
 /* Elementwise kernels: grid-stride loops around elementwise_ops.h, with
- * float4 loads and stores for contiguous, aligned f32 data, and the
+ * 16-byte loads and stores (4 f32 or 8 f16 / bf16 elements) for
+ * contiguous, aligned float data, and the
  * kernels with index arithmetic instantiated for 32 and 64 bits. */
 #include "device_loop.cuh"
 #include "kernels.h"
@@ -11,15 +12,14 @@ static __global__ void unary_kernel(dfg_cuda_unary p, const void *in, void *out)
         dfg_cuda_unary_element(&p, in, out, i);
 }
 
-static __global__ void unary_vector4_kernel(dfg_cuda_unary p, const float4 *in,
-                                            float4 *out)
+/* Lanes elements (dfg_cuda_vector_lanes) per 16-byte load and store. */
+template <int Lanes>
+static __global__ void unary_vector_kernel(dfg_cuda_unary p, const uint4 *in,
+                                           uint4 *out)
 {
-    DFG_CUDA_GRID_STRIDE(i, p.n / 4) {
-        float4 v = in[i];
-        v.x = dfg_cuda_unary_f32(&p, v.x);
-        v.y = dfg_cuda_unary_f32(&p, v.y);
-        v.z = dfg_cuda_unary_f32(&p, v.z);
-        v.w = dfg_cuda_unary_f32(&p, v.w);
+    DFG_CUDA_GRID_STRIDE(i, p.n / Lanes) {
+        uint4 v = in[i];
+        dfg_cuda_unary_vector(&p, &v, Lanes);
         out[i] = v;
     }
 }
@@ -28,12 +28,16 @@ extern "C" cudaError_t dfg_cuda_launch_unary(const dfg_cuda_unary *p,
                                              const void *in, void *out,
                                              cudaStream_t stream)
 {
-    dfg_cuda_launch l = dfg_cuda_launch_elements(p->vector4 ? p->n / 4 : p->n);
+    dfg_cuda_launch l = dfg_cuda_launch_elements(p->lanes ? p->n / p->lanes
+                                                          : p->n);
     if (l.blocks == 0)
         return cudaSuccess;
-    if (p->vector4)
-        unary_vector4_kernel<<<l.blocks, l.threads, 0, stream>>>(
-            *p, (const float4 *)in, (float4 *)out);
+    if (p->lanes == 4)
+        unary_vector_kernel<4><<<l.blocks, l.threads, 0, stream>>>(
+            *p, (const uint4 *)in, (uint4 *)out);
+    else if (p->lanes == 8)
+        unary_vector_kernel<8><<<l.blocks, l.threads, 0, stream>>>(
+            *p, (const uint4 *)in, (uint4 *)out);
     else
         unary_kernel<<<l.blocks, l.threads, 0, stream>>>(*p, in, out);
     return cudaGetLastError();
@@ -47,16 +51,13 @@ static __global__ void binary_kernel(dfg_cuda_binary p, const void *a,
         dfg_cuda_binary_element(&p, a, b, out, i, Narrow);
 }
 
-static __global__ void binary_vector4_kernel(dfg_cuda_binary p,
-                                             const float4 *a, const float4 *b,
-                                             float4 *out)
+template <int Lanes>
+static __global__ void binary_vector_kernel(dfg_cuda_binary p, const uint4 *a,
+                                            const uint4 *b, uint4 *out)
 {
-    DFG_CUDA_GRID_STRIDE(i, p.n / 4) {
-        float4 x = a[i], y = b[i];
-        x.x = dfg_cuda_binary_f32(p.op, x.x, y.x);
-        x.y = dfg_cuda_binary_f32(p.op, x.y, y.y);
-        x.z = dfg_cuda_binary_f32(p.op, x.z, y.z);
-        x.w = dfg_cuda_binary_f32(p.op, x.w, y.w);
+    DFG_CUDA_GRID_STRIDE(i, p.n / Lanes) {
+        uint4 x = a[i], y = b[i];
+        dfg_cuda_binary_vector(&p, &x, &y, Lanes);
         out[i] = x;
     }
 }
@@ -65,12 +66,16 @@ extern "C" cudaError_t dfg_cuda_launch_binary(const dfg_cuda_binary *p,
                                               const void *a, const void *b,
                                               void *out, cudaStream_t stream)
 {
-    dfg_cuda_launch l = dfg_cuda_launch_elements(p->vector4 ? p->n / 4 : p->n);
+    dfg_cuda_launch l = dfg_cuda_launch_elements(p->lanes ? p->n / p->lanes
+                                                          : p->n);
     if (l.blocks == 0)
         return cudaSuccess;
-    if (p->vector4)
-        binary_vector4_kernel<<<l.blocks, l.threads, 0, stream>>>(
-            *p, (const float4 *)a, (const float4 *)b, (float4 *)out);
+    if (p->lanes == 4)
+        binary_vector_kernel<4><<<l.blocks, l.threads, 0, stream>>>(
+            *p, (const uint4 *)a, (const uint4 *)b, (uint4 *)out);
+    else if (p->lanes == 8)
+        binary_vector_kernel<8><<<l.blocks, l.threads, 0, stream>>>(
+            *p, (const uint4 *)a, (const uint4 *)b, (uint4 *)out);
     else
         DFG_CUDA_LAUNCH_INDEXED(binary_kernel, p->index32, l.blocks,
                                 l.threads, stream, *p, a, b, out);

@@ -25,7 +25,9 @@ typedef struct dfg_cuda_unary {
     float alpha, clip_min, clip_max;
     int32_t approximate;
     int64_t clip_lo, clip_hi; /* integer clip bounds (ceil / floor, saturated) */
-    int vector4;              /* f32, n % 4 == 0, 16-byte aligned: float4 loads */
+    /* 16-byte loads of `lanes` elements (dfg_cuda_vector_lanes: float
+     * dtypes, n % lanes == 0, 16-byte aligned operands); 0: one by one */
+    int lanes;
 } dfg_cuda_unary;
 
 typedef struct dfg_cuda_binary {
@@ -34,7 +36,7 @@ typedef struct dfg_cuda_binary {
     dfg_dtype out_dtype;
     int64_t n;
     dfg_broadcast b;   /* operands 0 and 1 */
-    int vector4;       /* f32 arithmetic, no broadcast, aligned: float4 */
+    int lanes;         /* as unary's: float arithmetic, no broadcast */
     int index32;       /* n fits 32-bit index arithmetic (index_split.h) */
 } dfg_cuda_binary;
 
@@ -124,6 +126,17 @@ dfg_cuda_unary_element(const dfg_cuda_unary *u, const void *in, void *out,
                            dfg_cuda_unary_f32(u, dfg_cuda_load_f32(in, u->dtype, i)));
 }
 
+/* The vector kernels' body: the `lanes` elements of one 16-byte chunk
+ * of u->dtype, widened, computed in f32 and rounded, in place. */
+DFG_HOST_DEVICE static inline void
+dfg_cuda_unary_vector(const dfg_cuda_unary *u, void *chunk, int lanes)
+{
+    for (int k = 0; k < lanes; k++)
+        dfg_cuda_store_f32(chunk, u->dtype, k,
+                           dfg_cuda_unary_f32(u, dfg_cuda_load_f32(chunk,
+                                                                   u->dtype, k)));
+}
+
 DFG_HOST_DEVICE static inline float dfg_cuda_binary_f32(dfg_op op, float x,
                                                         float y)
 {
@@ -142,6 +155,18 @@ DFG_HOST_DEVICE static inline float dfg_cuda_binary_f32(dfg_op op, float x,
     case DFG_OP_FMOD: return dfg_mod_f32(x, y, 0);
     default: return 0.0f;
     }
+}
+
+/* As dfg_cuda_unary_vector: x op y over one chunk each, into x. */
+DFG_HOST_DEVICE static inline void
+dfg_cuda_binary_vector(const dfg_cuda_binary *p, void *x, const void *y,
+                       int lanes)
+{
+    for (int k = 0; k < lanes; k++)
+        dfg_cuda_store_f32(x, p->dtype, k,
+                           dfg_cuda_binary_f32(p->op,
+                                               dfg_cuda_load_f32(x, p->dtype, k),
+                                               dfg_cuda_load_f32(y, p->dtype, k)));
 }
 
 /* Wrapping arithmetic through uint64 (signed overflow is undefined). */

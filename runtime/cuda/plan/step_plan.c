@@ -20,10 +20,19 @@ static const char *op_name(const dfg_step_args *s)
     return dfg_op_get(s->op)->name;
 }
 
-/* 16-byte alignment of every pointer: float4 loads and stores. */
+/* 16-byte alignment of every pointer: the vector loads and stores. */
 static int aligned16(const void *a, const void *b, const void *c)
 {
     return ((uintptr_t)a % 16 | (uintptr_t)b % 16 | (uintptr_t)c % 16) == 0;
+}
+
+/* The vector kernels' width for n elements of dtype at a, b, c (c may
+ * be NULL), or 0 where they do not apply. */
+static int vector_lanes(dfg_dtype dtype, int64_t n, const void *a,
+                        const void *b, const void *c)
+{
+    int lanes = dfg_cuda_vector_lanes(dtype);
+    return lanes > 0 && n % lanes == 0 && aligned16(a, b, c) ? lanes : 0;
 }
 
 static dfg_status plan_unary(const dfg_step_args *s, dfg_cuda_step_plan *p)
@@ -46,8 +55,7 @@ static dfg_status plan_unary(const dfg_step_args *s, dfg_cuda_step_plan *p)
         .approximate = s->attrs->approximate,
         .clip_lo = dfg_clip_integer_bound(s->attrs->clip_min, 0),
         .clip_hi = dfg_clip_integer_bound(s->attrs->clip_max, 1),
-        .vector4 = dtype == DFG_F32 && n % 4 == 0 &&
-                   aligned16(s->in[0], s->out[0], NULL)};
+        .lanes = vector_lanes(dtype, n, s->in[0], s->out[0], NULL)};
     return DFG_OK;
 }
 
@@ -101,10 +109,9 @@ static dfg_status plan_binary(const dfg_step_args *s, dfg_cuda_step_plan *p)
     dfg_status st = broadcast_of(s, 0, 2, &b->b);
     if (st != DFG_OK)
         return st;
-    b->vector4 = !compare && dtype == DFG_F32 && b->n % 4 == 0 &&
-                 b->b.rank == 1 && b->b.strides[0][0] == 1 &&
-                 b->b.strides[1][0] == 1 &&
-                 aligned16(s->in[0], s->in[1], s->out[0]);
+    if (!compare && b->b.rank == 1 && b->b.strides[0][0] == 1 &&
+        b->b.strides[1][0] == 1)
+        b->lanes = vector_lanes(dtype, b->n, s->in[0], s->in[1], s->out[0]);
     return DFG_OK;
 }
 
