@@ -315,19 +315,19 @@ typedef enum channel_term {
     TERM_DY_XHAT        /* dy (x - mean) rstd */
 } channel_term;
 
-/* A sum over channel c's elements as its block folds it: each of the
- * launch's threads adds every threads-th term, then the shares add in
+/* A sum over the terms r = first + t + j * stride (t < threads) of
+ * channel c as one block folds it: each thread its share, then
  * dfg_cuda_block_reduce's tree. */
-static float channel_sum(const dfg_cuda_batch_norm_train *b, int64_t c,
-                         channel_term term, const float *x, const float *dy,
-                         float mean, float rstd)
+static float block_sum(const dfg_cuda_batch_norm_train *b, int64_t c,
+                       channel_term term, const float *x, const float *dy,
+                       float mean, float rstd, uint32_t threads,
+                       int64_t first, int64_t stride)
 {
     int64_t m = dfg_cuda_bn_train_count(b);
-    uint32_t threads = dfg_cuda_launch_rows(b->channels, m).threads;
     float shares[DFG_CUDA_ROW_THREADS_MAX];
     for (uint32_t t = 0; t < threads; t++) {
         float acc = 0.0f;
-        for (int64_t r = t; r < m; r += threads) {
+        for (int64_t r = first + t; r < m; r += stride) {
             int64_t at = dfg_cuda_bn_train_offset(b, c, r, b->index32);
             float d = x[at] - mean;
             acc += term == TERM_X        ? x[at]
@@ -341,6 +341,27 @@ static float channel_sum(const dfg_cuda_batch_norm_train *b, int64_t c,
         for (uint32_t t = 0; t < s; t++)
             shares[t] += shares[t + s];
     return shares[0];
+}
+
+/* A sum over channel c's elements as the kernels fold it: one block
+ * (split 1), or split blocks whose partial sums (written to b->partials,
+ * sum `which`) are added in order (batch_norm_train.cu). */
+static float channel_sum(const dfg_cuda_batch_norm_train *b, int64_t c,
+                         channel_term term, const float *x, const float *dy,
+                         float mean, float rstd)
+{
+    int64_t m = dfg_cuda_bn_train_count(b);
+    if (b->split <= 1) {
+        uint32_t threads = dfg_cuda_launch_rows(b->channels, m).threads;
+        return block_sum(b, c, term, x, dy, mean, rstd, threads, 0, threads);
+    }
+    int which = term == TERM_SQUARE || term == TERM_DY_XHAT;
+    for (int32_t k = 0; k < b->split; k++)
+        b->partials[(which * b->channels + c) * b->split + k] =
+            block_sum(b, c, term, x, dy, mean, rstd, DFG_CUDA_THREADS,
+                      (int64_t)k * DFG_CUDA_THREADS,
+                      (int64_t)b->split * DFG_CUDA_THREADS);
+    return dfg_cuda_bn_train_total(b, which, c);
 }
 
 /* batch_norm_train and its gradient, a channel at a time. */

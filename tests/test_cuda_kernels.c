@@ -413,6 +413,9 @@ static void check_batch_norm_train(dfg_type x, float beta)
     dfg_cuda_step_plan plan;
     assert_int_equal(dfg_cuda_step_plan_make(&r.emu, 0, &plan), DFG_OK);
     assert_int_equal(plan.kind, DFG_CUDA_BATCH_NORM_TRAIN);
+    int32_t split = dfg_partial_sum_channel_split(
+        x.shape[1], dfg_type_numel(&x) / x.shape[1]);
+    assert_int_equal(plan.u.batch_norm_train.split, split);
     check_wide_index(&r, &plan);
     void *at[DFG_CUDA_MAX_INPLACE_WRITES];
     size_t bytes[DFG_CUDA_MAX_INPLACE_WRITES];
@@ -432,7 +435,15 @@ static void check_batch_norm_train(dfg_type x, float beta)
     run_compare(&g);
     assert_int_equal(dfg_cuda_step_plan_make(&g.emu, 0, &plan), DFG_OK);
     assert_int_equal(plan.kind, DFG_CUDA_BATCH_NORM_TRAIN_GRAD);
+    assert_int_equal(plan.u.batch_norm_train.split, split);
     check_wide_index(&g, &plan);
+    /* Without the partial sums' workspace (a program file written before
+     * them): a block per channel, the same results within f32's error. */
+    g.emu.workspace = NULL;
+    g.emu.workspace_bytes = 0;
+    run_compare(&g);
+    assert_int_equal(dfg_cuda_step_plan_make(&g.emu, 0, &plan), DFG_OK);
+    assert_int_equal(plan.u.batch_norm_train.split, 1);
     run_free(&g);
     run_free(&r);
 }
@@ -448,6 +459,10 @@ static void test_batch_norm_train(void **state)
     check_batch_norm_train(type_of(DFG_F32, 4, 3, 2, 20, 20), 1.0f);
     check_batch_norm_train(type_of(DFG_F32, 5, 2, 3, 4, 3, 5), 1.0f);
     check_batch_norm_train(type_of(DFG_F32, 4, 2, 3, 2, 2), 0.0f);
+    /* Channels of 4096 and 12800 elements: 3 and 7 blocks each, their
+     * partial sums in the step's workspace (math/partial_sums.h). */
+    check_batch_norm_train(type_of(DFG_F32, 4, 4, 3, 32, 32), 1.0f);
+    check_batch_norm_train(type_of(DFG_F32, 4, 8, 2, 40, 40), 0.0f);
 }
 
 int main(void)

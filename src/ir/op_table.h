@@ -100,7 +100,9 @@ int64_t dfg_step_workspace_bytes(dfg_op op, int64_t op_bytes,
 /* The least workspace op's kernels work with, given these operands: below
  * the op's workspace rule for conv2d and its gradients, whose kernels
  * chunk their im2col to whatever the plan gave them (conv_geometry.h);
- * the rule itself for every other op; -1 where the rule is. */
+ * 0 for batch_norm_train and its gradient, whose kernels run a block per
+ * channel without their partial sums; the rule itself for every other
+ * op; -1 where the rule is. */
 int64_t dfg_op_least_workspace(dfg_op op, const dfg_attrs *attrs,
                                const dfg_type *in, int32_t n_in,
                                const dfg_type *out, int32_t n_out);
@@ -128,6 +130,9 @@ int64_t dfg_workspace_conv2d_grad_weight(const dfg_attrs *attrs,
                                          const dfg_type *out, int32_t n_out);
 int64_t dfg_workspace_reduce(const dfg_attrs *attrs, const dfg_type *in,
                              int32_t n_in, const dfg_type *out, int32_t n_out);
+int64_t dfg_workspace_batch_norm_train(const dfg_attrs *attrs,
+                                       const dfg_type *in, int32_t n_in,
+                                       const dfg_type *out, int32_t n_out);
 int64_t dfg_workspace_partial_sums(const dfg_attrs *attrs, const dfg_type *in,
                                    int32_t n_in, const dfg_type *out,
                                    int32_t n_out);

@@ -40,6 +40,26 @@ int64_t dfg_workspace_reduce(const dfg_attrs *attrs, const dfg_type *in,
     return split > 1 ? outputs * split * (int64_t)sizeof(float) : 0;
 }
 
+/* batch_norm_train and its gradient over f32 x [N, C, ...]: each
+ * channel's two sums (the mean and the squared deviations; dy and
+ * dy * xhat) spread over blocks (dfg_partial_sum_channel_split), their
+ * partial sums planned here. The least is 0: without them the kernels
+ * run a block per channel (program files written before keep loading). */
+int64_t dfg_workspace_batch_norm_train(const dfg_attrs *attrs,
+                                       const dfg_type *in, int32_t n_in,
+                                       const dfg_type *out, int32_t n_out)
+{
+    (void)attrs, (void)out, (void)n_out;
+    if (n_in < 1 || in[0].rank < 2)
+        return -1;
+    int64_t channels = in[0].shape[1];
+    if (in[0].dtype != DFG_F32 || channels <= 0)
+        return 0;
+    int32_t split = dfg_partial_sum_channel_split(
+        channels, dfg_type_numel(&in[0]) / channels);
+    return split > 1 ? 2 * channels * split * (int64_t)sizeof(float) : 0;
+}
+
 /* The partial sums of a sum spread over blocks (math/partial_sums.h) over
  * input 0's elements: the loss of softmax_cross_entropy, the squared
  * update of sgd/adam/adamw_update. */
@@ -78,6 +98,8 @@ int64_t dfg_op_least_workspace(dfg_op op, const dfg_attrs *attrs,
 {
     const dfg_op_info *info = dfg_op_get(op);
     if (!info || !info->workspace)
+        return 0;
+    if (op == DFG_OP_BATCH_NORM_TRAIN || op == DFG_OP_BATCH_NORM_TRAIN_GRAD)
         return 0;
     int64_t full = info->workspace(attrs, in, n_in, out, n_out);
     dfg_conv_geometry g;

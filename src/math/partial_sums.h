@@ -40,4 +40,19 @@ DFG_HOST_DEVICE static inline int32_t dfg_partial_sum_split(int64_t outputs,
                : 1;
 }
 
+/* Blocks per channel of per-channel sums over `count` terms each
+ * (batch_norm_train's statistics and its gradient's sums): as many as
+ * the terms want (dfg_partial_sum_blocks) while every channel's partial
+ * sums fit DFG_PARTIAL_SUMS_MAX; 1 (a block per channel, no partial
+ * sums) when they do not fit or one block is enough. */
+DFG_HOST_DEVICE static inline int32_t
+dfg_partial_sum_channel_split(int64_t channels, int64_t count)
+{
+    if (channels <= 0)
+        return 1;
+    int64_t most = DFG_PARTIAL_SUMS_MAX / channels;
+    int32_t blocks = dfg_partial_sum_blocks(count);
+    return most <= 1 ? 1 : blocks < most ? blocks : (int32_t)most;
+}
+
 #endif

@@ -8,7 +8,11 @@
  * channel to a block: its threads take the elements r = t, t + threads,
  * ... (coalesced along the plane), each folds its share in f32, the block
  * adds the shares in a tree (no atomics: the same sums on every run), then
- * the threads write the channel's elements. The per-element and
+ * the threads write the channel's elements. With few channels and many
+ * elements (split > 1, math/partial_sums.h), a channel is spread over
+ * split blocks of DFG_CUDA_THREADS: part k folds r = k threads + t +
+ * j split threads into a partial sum in the step's workspace, and the
+ * next kernel adds the channel's partials in order. The per-element and
  * per-channel math below is what the CPU tests run through the emulator
  * against the CPU backend (whose statistics are double). */
 #ifndef DFG_CUDA_BATCH_NORM_TRAIN_OPS_H
@@ -22,7 +26,25 @@ typedef struct dfg_cuda_batch_norm_train {
     float momentum;             /* the running statistics' (attrs.alpha) */
     int biased_running_var;     /* attrs.beta == 0: ONNX's running variance */
     int index32;                /* x's offsets fit 32-bit index arithmetic */
+    /* Blocks per channel (dfg_partial_sum_channel_split) where the step's
+     * workspace holds partials, 2 * channels * split floats (the first
+     * and the second sum of each channel, channel-major); else 1. */
+    int32_t split;
+    float *partials;
 } dfg_cuda_batch_norm_train;
+
+/* Channel c's total of sum `which` (0 or 1) from its split partials,
+ * added in order. */
+DFG_HOST_DEVICE static inline float
+dfg_cuda_bn_train_total(const dfg_cuda_batch_norm_train *p, int which,
+                        int64_t c)
+{
+    const float *part = p->partials + (which * p->channels + c) * p->split;
+    float total = 0.0f;
+    for (int32_t k = 0; k < p->split; k++)
+        total += part[k];
+    return total;
+}
 
 /* The elements a channel folds. */
 DFG_HOST_DEVICE static inline int64_t

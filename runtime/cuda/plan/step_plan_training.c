@@ -239,6 +239,14 @@ dfg_status dfg_cuda_plan_batch_norm_train(const dfg_step_args *s,
         .index32 = dfg_index_fits_narrow(dfg_type_numel(x))};
     for (int32_t d = 2; d < x->rank; d++)
         b->plane *= x->shape[d];
+    /* Partial sums only where the plan gave them room (a program file
+     * written before has none: a block per channel). */
+    int32_t split = dfg_partial_sum_channel_split(b->channels,
+                                                  dfg_cuda_bn_train_count(b));
+    int64_t bytes = 2 * b->channels * split * (int64_t)sizeof(float);
+    b->split = split > 1 && s->workspace && s->workspace_bytes >= bytes ? split
+                                                                        : 1;
+    b->partials = b->split > 1 ? s->workspace : NULL;
     return DFG_OK;
 }
 
