@@ -79,6 +79,8 @@ static void reduce_split(const dfg_cuda_reduce *p, const void *in, void *out)
                            dfg_cuda_reduce_finish(p, p->partials + o * p->split));
 }
 
+/* Every output's terms folded in order: as reduce.cu's column kernel
+ * folds them (and, to within rounding, its block kernels). */
 static void reduce(const dfg_cuda_reduce *p, const void *in, void *out)
 {
     int max = p->op == DFG_OP_REDUCE_MAX;

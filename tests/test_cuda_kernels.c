@@ -159,6 +159,33 @@ static void test_reduce_split(void **state)
     check_reduce_split(DFG_OP_REDUCE_SUM, &all, type_of(DFG_I32, 1, 9000), 1);
 }
 
+/* A float reduction over outer dims with many outputs takes a thread per
+ * output (reduction_ops.h: columns); over the innermost dim, or with few
+ * outputs, or on integers, a block per output. Each against the CPU. */
+static void check_columns(dfg_op op, dfg_type in, int32_t axis, int columns)
+{
+    dfg_attrs a = defaults();
+    a.n_axes = 1, a.axes[0] = axis;
+    op_run r;
+    run_setup(&r, op, &a, 1, &in, 1, -2, 2);
+    dfg_cuda_step_plan plan;
+    assert_int_equal(dfg_cuda_step_plan_make(&r.emu, 0, &plan), DFG_OK);
+    assert_int_equal(plan.u.reduce.columns, columns);
+    run_compare(&r);
+    run_free(&r);
+}
+
+static void test_reduce_columns(void **state)
+{
+    (void)state;
+    check_columns(DFG_OP_REDUCE_SUM, type_of(DFG_F32, 2, 40, 2048), 0, 1);
+    check_columns(DFG_OP_REDUCE_MEAN, type_of(DFG_F16, 3, 8, 30, 300), 1, 1);
+    check_columns(DFG_OP_REDUCE_MAX, type_of(DFG_BF16, 2, 7, 4096), 0, 1);
+    check_columns(DFG_OP_REDUCE_SUM, type_of(DFG_F32, 2, 2048, 40), 1, 0);
+    check_columns(DFG_OP_REDUCE_SUM, type_of(DFG_F32, 2, 40, 100), 0, 0);
+    check_columns(DFG_OP_REDUCE_SUM, type_of(DFG_I32, 2, 40, 4096), 0, 0);
+}
+
 /* The 32-bit flag of plan's index arithmetic (math/index_split.h). */
 static int *index32_of(dfg_cuda_step_plan *plan)
 {
@@ -471,6 +498,7 @@ int main(void)
         cmocka_unit_test(test_conv_batches),
         cmocka_unit_test(test_conv_small_workspace),
         cmocka_unit_test(test_reduce_split),
+        cmocka_unit_test(test_reduce_columns),
         cmocka_unit_test(test_index_widths),
         cmocka_unit_test(test_optimizers),
         cmocka_unit_test(test_batch_norm_train),

@@ -2,8 +2,9 @@
  * per output element, its threads striding over the elements folded into
  * it (reduction_ops.h), then a block reduction; a float sum or mean with
  * few outputs (a loss) spreads each output over several blocks, which
- * write partial sums that a second kernel adds. Floats accumulate in
- * f32, integers in int64 (reduction_ops.h). */
+ * write partial sums that a second kernel adds; a float reduction over
+ * outer dims with many outputs (columns) takes a thread per output.
+ * Floats accumulate in f32, integers in int64 (reduction_ops.h). */
 #include "device_loop.cuh"
 #include "kernels.h"
 #include "cuda/plan/launch_geometry.h"
@@ -27,6 +28,26 @@ static __global__ void reduce_float_kernel(dfg_cuda_reduce p, const void *in,
                                p.op == DFG_OP_REDUCE_MEAN
                                    ? acc / (float)p.count
                                    : acc);
+    }
+}
+
+/* A thread per output (dfg_cuda_reduce.columns), its terms in order. */
+static __global__ void reduce_columns_kernel(dfg_cuda_reduce p, const void *in,
+                                             void *out)
+{
+    const bool max = p.op == DFG_OP_REDUCE_MAX;
+    DFG_CUDA_GRID_STRIDE(o, p.outputs) {
+        int64_t base = dfg_dim_groups_offset(&p.kept, p.kept.n, o);
+        float acc = max ? -INFINITY : 0.0f;
+        for (int64_t r = 0; r < p.count; r++) {
+            float v = dfg_cuda_load_f32(
+                in, p.dtype,
+                base + dfg_dim_groups_offset(&p.reduced, p.reduced.n, r));
+            acc = max ? dfg_cuda_max_nan(acc, v) : acc + v;
+        }
+        dfg_cuda_store_f32(out, p.dtype, o,
+                           p.op == DFG_OP_REDUCE_MEAN ? acc / (float)p.count
+                                                      : acc);
     }
 }
 
@@ -92,6 +113,9 @@ extern "C" cudaError_t dfg_cuda_launch_reduce(const dfg_cuda_reduce *p,
             return e;
         l = dfg_cuda_launch_elements(p->outputs);
         reduce_finish_kernel<<<l.blocks, l.threads, 0, stream>>>(*p, out);
+    } else if (p->columns) {
+        l = dfg_cuda_launch_elements(p->outputs);
+        reduce_columns_kernel<<<l.blocks, l.threads, 0, stream>>>(*p, in, out);
     } else if (dfg_cuda_is_integer(p->dtype))
         reduce_integer_kernel<<<l.blocks, l.threads, 0, stream>>>(*p, in, out);
     else

@@ -28,7 +28,17 @@ typedef struct dfg_cuda_reduce {
      * kernel adds; split 1: none of this. */
     int32_t split;
     float *partials;    /* outputs * split floats (workspace) */
+    /* A float reduction whose input's innermost dim is kept, with at
+     * least DFG_CUDA_COLUMN_OUTPUTS outputs and split 1: a thread per
+     * output folding its terms in order, neighbouring threads reading
+     * neighbouring elements (coalesced), instead of a block per output
+     * reading terms strided by the kept dims. */
+    int columns;
 } dfg_cuda_reduce;
+
+/* Outputs for which a column reduction takes a thread each: eight blocks
+ * of DFG_CUDA_THREADS. */
+#define DFG_CUDA_COLUMN_OUTPUTS 2048
 
 /* Input offset of the r-th element folded into output o. */
 DFG_HOST_DEVICE static inline int64_t

@@ -227,14 +227,19 @@ static dfg_status plan_reduce(const dfg_step_args *s, dfg_cuda_step_plan *p)
         return st;
     p->kind = DFG_CUDA_REDUCE;
     p->u.reduce = (dfg_cuda_reduce){g.op, in->dtype, g.outputs, g.count,
-                                    g.kept, g.reduced, 1, NULL};
+                                    g.kept, g.reduced, 1, NULL, 0};
     /* The op's workspace rule planned the partial sums of a split. */
     int64_t bytes = dfg_op_get(s->op)->workspace
                         ? dfg_op_get(s->op)->workspace(s->attrs, s->in_types,
                                                        1, s->out_types, 1)
                         : 0;
-    if (bytes <= 0)
+    if (bytes <= 0) {
+        p->u.reduce.columns = dfg_dtype_is_float(in->dtype) && g.count > 1 &&
+                              g.outputs >= DFG_CUDA_COLUMN_OUTPUTS &&
+                              g.kept.n > 0 &&
+                              g.kept.strides[g.kept.n - 1] == 1;
         return DFG_OK;
+    }
     if (!s->workspace || s->workspace_bytes < bytes)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "%s: the step has %lld bytes of workspace, its "
