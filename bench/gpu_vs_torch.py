@@ -29,7 +29,10 @@ column is n/a: torch.compile of a training step takes minutes).
 Math: dfg's f32 is strict FP32 (cuBLAS CUBLAS_COMPUTE_32F); the "dfg
 tf32 ms" column runs the same f32 model compiled with `--precision tf32`
 (cuBLAS CUBLAS_COMPUTE_32F_FAST_TF32, cuDNN tensor-op math; n/a for the
-f16 models and the training step). PyTorch runs with its defaults, stated
+f16 models and the training step); "dfg f16 ms (MiB)" runs it compiled
+with `--precision f16` (every tensor 16-bit, weights included, products
+on tensor cores: docs/precision.md), as PyTorch's autocast or TensorRT's
+fp16 mode would. PyTorch runs with its defaults, stated
 in the table's notes: TF32 convolutions (torch.backends.cudnn.allow_tf32)
 and FP32 matrix products (torch.backends.cuda.matmul.allow_tf32 off).
 
@@ -287,9 +290,11 @@ def main():
         print(f"skipped: {(e.stdout or e.stderr).strip() or 'no torch'}")
         return 77
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="dfg-gpu-bench-")
-    print("| case | dfg ms | dfg tf32 ms | eager ms | compiled ms | "
-          "dfg / eager | dfg / compiled | dfg MiB | eager MiB |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| case | dfg ms | dfg tf32 ms | dfg f16 ms (MiB) | eager ms | "
+          "compiled ms | dfg / eager | dfg / compiled | dfg MiB | "
+          "eager MiB |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+          "| ---: |")
     eager = None
     for case in cases:
         model, batch, dtype = CASES[case]
@@ -301,22 +306,26 @@ def main():
         dfg_ms, dfg_mib = (run_dfg_train if training else run_dfg)(
             args.train_step if training else args.dfgc, path,
             args.iterations, args.warmup)
-        tf32_ms = "n/a"
+        tf32_ms = f16_ms = "n/a"
         if not training and dtype == "f32":
             ms, _ = run_dfg(args.dfgc, path, args.iterations, args.warmup,
                             ("--precision", "tf32"))
             tf32_ms = f"{ms:.3f}"
+            ms, mib = run_dfg(args.dfgc, path, args.iterations, args.warmup,
+                              ("--precision", "f16"))
+            f16_ms = f"{ms:.3f} ({mib:.0f})"
         eager = measure_torch(case, False, args)
         compiled = None if args.no_compile else measure_torch(case, True, args)
         c_ms = f"{compiled['median_ms']:.3f}" if compiled else "n/a"
         c_ratio = (f"{dfg_ms / compiled['median_ms']:.2f}" if compiled
                    else "n/a")
-        print(f"| {case} | {dfg_ms:.3f} | {tf32_ms} | "
+        print(f"| {case} | {dfg_ms:.3f} | {tf32_ms} | {f16_ms} | "
               f"{eager['median_ms']:.3f} | {c_ms} "
               f"| {dfg_ms / eager['median_ms']:.2f} | {c_ratio} | "
               f"{dfg_mib:.0f} | {eager['mib']:.0f} |", flush=True)
     print(f"\ndevice: {eager['device']}; PyTorch TF32: {eager['tf32']}; dfg "
-          f"f32 strict (tf32 column: --precision tf32); "
+          f"f32 strict (tf32 column: --precision tf32; f16 column: "
+          f"--precision f16); "
           f"{args.iterations} timed runs after {args.warmup}, "
           "median; dfg MiB: arena and weights as planned (training: the "
           "weights region holds Adam's moments), eager MiB: "
