@@ -70,3 +70,77 @@ dfg_graph *post_ops_graph(void)
     }
     return g;
 }
+
+static int activation(dfg_graph *g, product_activation act, dfg_value *y)
+{
+    switch (act) {
+    case PRODUCT_RELU: return dfg_relu(g, *y, y) == DFG_OK;
+    case PRODUCT_GELU_TANH: return dfg_gelu(g, *y, DFG_GELU_TANH, y) == DFG_OK;
+    case PRODUCT_GELU_ERF: return dfg_gelu(g, *y, DFG_GELU_ERF, y) == DFG_OK;
+    case PRODUCT_SIGMOID: return dfg_sigmoid(g, *y, y) == DFG_OK;
+    case PRODUCT_RELU_SIGMOID:
+        return dfg_relu(g, *y, y) == DFG_OK && dfg_sigmoid(g, *y, y) == DFG_OK;
+    default: return 1;
+    }
+}
+
+dfg_graph *product_graph(const product_graph_spec *c)
+{
+    seed = 11;
+    dfg_graph *g = NULL;
+    if (dfg_graph_create(NULL, &g) != DFG_OK)
+        return NULL;
+    const int64_t xs[3] = {PRODUCT_BATCH, PRODUCT_M, PRODUCT_K},
+                  ws[3] = {PRODUCT_BATCH, PRODUCT_K, PRODUCT_N},
+                  wt[2] = {PRODUCT_N, PRODUCT_K}, bs[1] = {PRODUCT_N},
+                  cs[2] = {PRODUCT_M, PRODUCT_N},
+                  rs[3] = {PRODUCT_BATCH, PRODUCT_M, PRODUCT_N};
+    int32_t rank = c->batched ? 3 : 2, skip = c->batched ? 0 : 1;
+    dfg_value x, r = DFG_NO_VALUE, y;
+    int ok = dfg_graph_input(g, "x", DFG_F32, rank, xs + skip, &x) == DFG_OK &&
+             (!c->residual ||
+              dfg_graph_input(g, "r", DFG_F32, rank, rs + skip, &r) == DFG_OK);
+    if (ok && c->gemm) {
+        dfg_gemm_params p = {.alpha = 0.75f, .beta = 1.0f, .trans_b = 1};
+        dfg_value cv = c->gemm_c == 1   ? weight(g, "c", 1, bs, 1.0f)
+                       : c->gemm_c == 2 ? weight(g, "c", 2, cs, 1.0f)
+                                        : DFG_NO_VALUE;
+        ok = dfg_gemm(g, x, weight(g, "w", 2, wt, 1.0f), cv, &p, &y) == DFG_OK;
+    } else if (ok) {
+        ok = dfg_matmul(g, x, weight(g, "w", rank, ws + skip, 1.0f), &y) ==
+             DFG_OK;
+    }
+    ok = ok && (!c->bias ||
+                dfg_add(g, y, weight(g, "b", 1, bs, 1.0f), &y) == DFG_OK);
+    ok = ok && (!c->residual || dfg_add(g, y, r, &y) == DFG_OK);
+    ok = ok && activation(g, c->act, &y) &&
+         dfg_graph_output(g, y, "y") == DFG_OK;
+    if (!ok) {
+        dfg_graph_destroy(g);
+        return NULL;
+    }
+    return g;
+}
+
+dfg_graph *conv_pads_graph(void)
+{
+    seed = 3;
+    dfg_graph *g = NULL;
+    if (dfg_graph_create(NULL, &g) != DFG_OK)
+        return NULL;
+    const int64_t xs[4] = {1, 3, 6, 6}, ws[4] = {4, 3, 3, 3};
+    dfg_conv2d_params odd = {.pads = {0, 0, 1, 1}};
+    dfg_value x, y, z;
+    int ok = dfg_graph_input(g, "x", DFG_F32, 4, xs, &x) == DFG_OK &&
+             dfg_conv2d(g, x, weight(g, "w", 4, ws, 1.0f), DFG_NO_VALUE, &odd,
+                        &y) == DFG_OK &&
+             dfg_conv2d(g, x, weight(g, "v", 4, ws, 1.0f), DFG_NO_VALUE, NULL,
+                        &z) == DFG_OK &&
+             dfg_graph_output(g, y, "y") == DFG_OK &&
+             dfg_graph_output(g, z, "z") == DFG_OK;
+    if (!ok) {
+        dfg_graph_destroy(g);
+        return NULL;
+    }
+    return g;
+}

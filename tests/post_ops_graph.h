@@ -17,4 +17,30 @@
 /* NULL if building failed (dfg_last_error says why). */
 dfg_graph *post_ops_graph(void);
 
+/* One product and what follows it (tests/test_cuda_lt_mapping.c): x
+ * [PRODUCT_M, PRODUCT_K] times a weight [PRODUCT_K, PRODUCT_N] (each with
+ * a leading [PRODUCT_BATCH] when batched), or a gemm of x and a weight
+ * stored [N, K] (trans_b, alpha 0.75) with C; then an add of a weight
+ * [N], an add of the input r (the output's shape), an activation. */
+enum { PRODUCT_M = 5, PRODUCT_K = 12, PRODUCT_N = 8, PRODUCT_BATCH = 3 };
+typedef enum product_activation {
+    PRODUCT_NONE, PRODUCT_RELU, PRODUCT_GELU_TANH, PRODUCT_GELU_ERF,
+    PRODUCT_SIGMOID, PRODUCT_RELU_SIGMOID
+} product_activation;
+typedef struct product_graph_spec {
+    int gemm;       /* 1: a gemm */
+    int gemm_c;     /* the gemm's C: 0 none, 1 [N] (a bias), 2 [M, N] */
+    int batched;
+    int bias;       /* an add of [N] after the product */
+    int residual;   /* an add of the input r */
+    product_activation act;
+} product_graph_spec;
+
+/* Inputs x and, with a residual, r; output y. NULL if building failed. */
+dfg_graph *product_graph(const product_graph_spec *spec);
+
+/* Two conv2d of x [1, 3, 6, 6]: y with padding no symmetric pad
+ * reproduces (bottom and right only), z without padding. */
+dfg_graph *conv_pads_graph(void);
+
 #endif
