@@ -319,7 +319,7 @@ static dfg_status plan_matmul(const dfg_step_args *s, int has_bias,
                          "%lld values", (long long)n);
     p->kind = DFG_CUDA_MATMUL;
     take_blas_workspace(s, 0, p);
-    dfg_status st = dfg_cuda_matmul_plan_make(&s->in_types[0],
+    dfg_status st = dfg_cuda_matmul_plan_make(s->attrs, &s->in_types[0],
                                               &s->in_types[1], out,
                                               &p->u.matmul);
     if (st == DFG_OK)
