@@ -84,6 +84,32 @@ static int activation(dfg_graph *g, product_activation act, dfg_value *y)
     }
 }
 
+/* An input `name` of shape dims, or with `swapped` an input stored with
+ * its last two dims swapped and transposed back to dims. */
+static int stored(dfg_graph *g, const char *name, int32_t rank,
+                  const int64_t *dims, int swapped, dfg_value *out)
+{
+    int64_t shape[3], perm[3];
+    for (int32_t d = 0; d < rank; d++) {
+        shape[d] = dims[d];
+        perm[d] = d;
+    }
+    if (swapped) {
+        shape[rank - 2] = dims[rank - 1];
+        shape[rank - 1] = dims[rank - 2];
+        perm[rank - 2] = rank - 1;
+        perm[rank - 1] = rank - 2;
+    }
+    dfg_value v;
+    if (dfg_graph_input(g, name, DFG_F32, rank, shape, &v) != DFG_OK)
+        return 0;
+    if (!swapped) {
+        *out = v;
+        return 1;
+    }
+    return dfg_transpose(g, v, rank, perm, out) == DFG_OK;
+}
+
 dfg_graph *product_graph(const product_graph_spec *c)
 {
     seed = 11;
@@ -96,25 +122,35 @@ dfg_graph *product_graph(const product_graph_spec *c)
                   cs[2] = {PRODUCT_M, PRODUCT_N},
                   rs[3] = {PRODUCT_BATCH, PRODUCT_M, PRODUCT_N};
     int32_t rank = c->batched ? 3 : 2, skip = c->batched ? 0 : 1;
-    dfg_value x, r = DFG_NO_VALUE, y;
-    int ok = dfg_graph_input(g, "x", DFG_F32, rank, xs + skip, &x) == DFG_OK &&
+    int ta = c->transpose == PRODUCT_TRANSPOSE_A;
+    int tb = c->transpose == PRODUCT_TRANSPOSE_B ||
+             c->transpose == PRODUCT_TRANSPOSE_SHARED;
+    const int64_t *bshape = c->gemm ? wt : ws + skip;
+    int32_t brank = c->gemm ? 2 : rank;
+    dfg_value x, r = DFG_NO_VALUE, b, y;
+    int ok = stored(g, "x", rank, xs + skip, ta, &x) &&
              (!c->residual ||
               dfg_graph_input(g, "r", DFG_F32, rank, rs + skip, &r) == DFG_OK);
+    if (ok && tb)
+        ok = stored(g, "bt", brank, bshape, 1, &b);
+    else if (ok)
+        b = weight(g, "w", brank, bshape, 1.0f);
     if (ok && c->gemm) {
         dfg_gemm_params p = {.alpha = 0.75f, .beta = 1.0f, .trans_b = 1};
         dfg_value cv = c->gemm_c == 1   ? weight(g, "c", 1, bs, 1.0f)
                        : c->gemm_c == 2 ? weight(g, "c", 2, cs, 1.0f)
                                         : DFG_NO_VALUE;
-        ok = dfg_gemm(g, x, weight(g, "w", 2, wt, 1.0f), cv, &p, &y) == DFG_OK;
+        ok = dfg_gemm(g, x, b, cv, &p, &y) == DFG_OK;
     } else if (ok) {
-        ok = dfg_matmul(g, x, weight(g, "w", rank, ws + skip, 1.0f), &y) ==
-             DFG_OK;
+        ok = dfg_matmul(g, x, b, &y) == DFG_OK;
     }
     ok = ok && (!c->bias ||
                 dfg_add(g, y, weight(g, "b", 1, bs, 1.0f), &y) == DFG_OK);
     ok = ok && (!c->residual || dfg_add(g, y, r, &y) == DFG_OK);
     ok = ok && activation(g, c->act, &y) &&
-         dfg_graph_output(g, y, "y") == DFG_OK;
+         dfg_graph_output(g, y, "y") == DFG_OK &&
+         (c->transpose != PRODUCT_TRANSPOSE_SHARED ||
+          dfg_graph_output(g, b, "bt_t") == DFG_OK);
     if (!ok) {
         dfg_graph_destroy(g);
         return NULL;

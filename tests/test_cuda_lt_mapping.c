@@ -33,31 +33,83 @@ typedef struct lt_case {
     const char *what;
     product_graph_spec spec;
     const char *runs_on; /* the product step's runner starts with it */
+    int transposes;      /* transpose steps left in the fused program */
 } lt_case;
 
 static const lt_case cases[] = {
-    {"matmul", {0, 0, 0, 0, 0, PRODUCT_NONE}, "cuBLAS"},
-    {"matmul+bias", {0, 0, 0, 1, 0, PRODUCT_NONE}, "cuBLASLt BIAS"},
-    {"matmul+relu", {0, 0, 0, 0, 0, PRODUCT_RELU}, "cuBLASLt RELU"},
-    {"matmul+bias+relu", {0, 0, 0, 1, 0, PRODUCT_RELU}, "cuBLASLt RELU_BIAS"},
-    {"matmul+gelu_tanh", {0, 0, 0, 0, 0, PRODUCT_GELU_TANH}, "cuBLASLt GELU"},
-    {"matmul+bias+gelu_tanh", {0, 0, 0, 1, 0, PRODUCT_GELU_TANH}, "cuBLASLt GELU_BIAS"},
-    {"matmul+bias+residual+relu", {0, 0, 0, 1, 1, PRODUCT_RELU}, "cuBLASLt RELU_BIAS"},
-    {"matmul+residual+gelu_tanh", {0, 0, 0, 0, 1, PRODUCT_GELU_TANH}, "cuBLASLt GELU"},
-    {"matmul+bias+gelu_erf", {0, 0, 0, 1, 0, PRODUCT_GELU_ERF},
-     "cuBLAS + epilogue kernel (cuBLASLt: an erf GELU"},
-    {"matmul+bias+sigmoid", {0, 0, 0, 1, 0, PRODUCT_SIGMOID},
-     "cuBLAS + epilogue kernel (cuBLASLt: a post-op other than ReLU"},
-    {"matmul+bias+relu+sigmoid", {0, 0, 0, 1, 0, PRODUCT_RELU_SIGMOID},
-     "cuBLAS + epilogue kernel (cuBLASLt: more than one post-op"},
-    {"batched matmul+relu", {0, 0, 1, 0, 0, PRODUCT_RELU},
-     "cuBLAS + epilogue kernel (cuBLASLt: a batch of products"},
-    {"gemm+C[N]", {1, 1, 0, 0, 0, PRODUCT_NONE}, "cuBLASLt BIAS"},
-    {"gemm+C[N]+relu", {1, 1, 0, 0, 0, PRODUCT_RELU}, "cuBLASLt RELU_BIAS"},
-    {"gemm+C[M,N]+gelu_tanh", {1, 2, 0, 0, 0, PRODUCT_GELU_TANH},
-     "cuBLASLt GELU"},
-    {"gemm+relu", {1, 0, 0, 0, 0, PRODUCT_RELU}, "cuBLASLt RELU"},
-    {"gemm+C[M,N]", {1, 2, 0, 0, 0, PRODUCT_NONE}, "cuBLAS"},
+    {"matmul",
+     {0, 0, 0, 0, 0, PRODUCT_NONE, PRODUCT_PLAIN},
+     "cuBLAS", 0},
+    {"matmul+bias",
+     {0, 0, 0, 1, 0, PRODUCT_NONE, PRODUCT_PLAIN},
+     "cuBLASLt BIAS", 0},
+    {"matmul+relu",
+     {0, 0, 0, 0, 0, PRODUCT_RELU, PRODUCT_PLAIN},
+     "cuBLASLt RELU", 0},
+    {"matmul+bias+relu",
+     {0, 0, 0, 1, 0, PRODUCT_RELU, PRODUCT_PLAIN},
+     "cuBLASLt RELU_BIAS", 0},
+    {"matmul+gelu_tanh",
+     {0, 0, 0, 0, 0, PRODUCT_GELU_TANH, PRODUCT_PLAIN},
+     "cuBLASLt GELU", 0},
+    {"matmul+bias+gelu_tanh",
+     {0, 0, 0, 1, 0, PRODUCT_GELU_TANH, PRODUCT_PLAIN},
+     "cuBLASLt GELU_BIAS", 0},
+    {"matmul+bias+residual+relu",
+     {0, 0, 0, 1, 1, PRODUCT_RELU, PRODUCT_PLAIN},
+     "cuBLASLt RELU_BIAS", 0},
+    {"matmul+residual+gelu_tanh",
+     {0, 0, 0, 0, 1, PRODUCT_GELU_TANH, PRODUCT_PLAIN},
+     "cuBLASLt GELU", 0},
+    {"matmul+bias+gelu_erf",
+     {0, 0, 0, 1, 0, PRODUCT_GELU_ERF, PRODUCT_PLAIN},
+     "cuBLAS + epilogue kernel (cuBLASLt: an erf GELU", 0},
+    {"matmul+bias+sigmoid",
+     {0, 0, 0, 1, 0, PRODUCT_SIGMOID, PRODUCT_PLAIN},
+     "cuBLAS + epilogue kernel (cuBLASLt: a post-op other than ReLU", 0},
+    {"matmul+bias+relu+sigmoid",
+     {0, 0, 0, 1, 0, PRODUCT_RELU_SIGMOID, PRODUCT_PLAIN},
+     "cuBLAS + epilogue kernel (cuBLASLt: more than one post-op", 0},
+    {"batched matmul+relu",
+     {0, 0, 1, 0, 0, PRODUCT_RELU, PRODUCT_PLAIN},
+     "cuBLAS + epilogue kernel (cuBLASLt: a batch of products", 0},
+    {"gemm+C[N]",
+     {1, 1, 0, 0, 0, PRODUCT_NONE, PRODUCT_PLAIN},
+     "cuBLASLt BIAS", 0},
+    {"gemm+C[N]+relu",
+     {1, 1, 0, 0, 0, PRODUCT_RELU, PRODUCT_PLAIN},
+     "cuBLASLt RELU_BIAS", 0},
+    {"gemm+C[M,N]+gelu_tanh",
+     {1, 2, 0, 0, 0, PRODUCT_GELU_TANH, PRODUCT_PLAIN},
+     "cuBLASLt GELU", 0},
+    {"gemm+relu",
+     {1, 0, 0, 0, 0, PRODUCT_RELU, PRODUCT_PLAIN},
+     "cuBLASLt RELU", 0},
+    {"gemm+C[M,N]",
+     {1, 2, 0, 0, 0, PRODUCT_NONE, PRODUCT_PLAIN},
+     "cuBLAS", 0},
+    /* Transposes of the last two dims read by cuBLAS as transa / transb. */
+    {"matmul(x, bt^T)",
+     {0, 0, 0, 0, 0, PRODUCT_NONE, PRODUCT_TRANSPOSE_B},
+     "cuBLAS", 0},
+    {"batched matmul(x, bt^T) (q.k^T)",
+     {0, 0, 1, 0, 0, PRODUCT_NONE, PRODUCT_TRANSPOSE_B},
+     "cuBLAS", 0},
+    {"batched matmul(x^T, w)",
+     {0, 0, 1, 0, 0, PRODUCT_NONE, PRODUCT_TRANSPOSE_A},
+     "cuBLAS", 0},
+    {"matmul(x^T, w)+bias+relu",
+     {0, 0, 0, 1, 0, PRODUCT_RELU, PRODUCT_TRANSPOSE_A},
+     "cuBLASLt RELU_BIAS", 0},
+    {"gemm(x, bt^T): trans_b flips off",
+     {1, 1, 0, 0, 0, PRODUCT_RELU, PRODUCT_TRANSPOSE_B},
+     "cuBLASLt RELU_BIAS", 0},
+    {"gemm(x^T, w)",
+     {1, 0, 0, 0, 0, PRODUCT_NONE, PRODUCT_TRANSPOSE_A},
+     "cuBLAS", 0},
+    {"matmul(x, bt^T), bt^T an output too",
+     {0, 0, 0, 0, 0, PRODUCT_NONE, PRODUCT_TRANSPOSE_SHARED},
+     "cuBLAS", 1},
 };
 
 static uint32_t seed;
@@ -70,22 +122,71 @@ static float next_value(void)
 
 #define OK(call) assert_int_equal((call), DFG_OK)
 
-static float *run(const dfg_program *p, const dfg_backend *b, const float *x,
-                  const float *r, int64_t n_out, dfg_session **keep)
+/* A case's inputs (x, r, bt as the graph has them) and outputs (y, the
+ * shared bt^T). */
+typedef struct case_io {
+    float *in[3];
+    int32_t n_in;
+    int64_t out_n[2];
+    int32_t n_out;
+} case_io;
+
+static float *random_floats(int64_t n)
+{
+    float *v = malloc((size_t)n * sizeof *v);
+    assert_non_null(v);
+    for (int64_t i = 0; i < n; i++)
+        v[i] = 2.0f * next_value();
+    return v;
+}
+
+static void case_io_make(const product_graph_spec *c, case_io *io)
+{
+    int64_t batch = c->batched ? BATCH : 1;
+    int64_t b_n = c->gemm ? N * K : batch * K * N;
+    memset(io, 0, sizeof *io);
+    io->in[io->n_in++] = random_floats(batch * M * K);
+    if (c->residual)
+        io->in[io->n_in++] = random_floats(batch * M * N);
+    if (c->transpose == PRODUCT_TRANSPOSE_B ||
+        c->transpose == PRODUCT_TRANSPOSE_SHARED)
+        io->in[io->n_in++] = random_floats(b_n);
+    io->out_n[io->n_out++] = batch * M * N;
+    if (c->transpose == PRODUCT_TRANSPOSE_SHARED)
+        io->out_n[io->n_out++] = b_n;
+}
+
+/* Output 0 of one run of p on b (kept in *keep when not NULL). */
+static float *run(const dfg_program *p, const dfg_backend *b,
+                  const case_io *io, dfg_session **keep)
 {
     dfg_session *s = NULL;
     if (dfg_session_create(p, b, NULL, &s) != DFG_OK)
         fail_msg("%s", dfg_last_error());
-    float *y = calloc((size_t)n_out, sizeof *y);
-    const void *ins[2] = {x, r};
-    void *outs[1] = {y};
+    const void *ins[3] = {io->in[0], io->in[1], io->in[2]};
+    void *outs[2] = {calloc((size_t)io->out_n[0], sizeof(float)),
+                     calloc((size_t)io->out_n[1] + 1, sizeof(float))};
     if (dfg_session_run(s, ins, outs) != DFG_OK)
         fail_msg("%s", dfg_last_error());
     if (keep)
         *keep = s;
     else
         dfg_session_destroy(s);
-    return y;
+    free(outs[1]);
+    return outs[0];
+}
+
+static int32_t transpose_steps(const dfg_program *p)
+{
+    dfg_plan_stats stats;
+    dfg_program_stats(p, &stats);
+    int32_t n = 0;
+    for (int32_t i = 0; i < stats.n_steps; i++) {
+        dfg_step_info info;
+        OK(dfg_program_step_info(p, i, &info));
+        n += strcmp(info.op, "transpose") == 0;
+    }
+    return n;
 }
 
 /* The runner of the step whose op starts with op ("matmul", "gemm"). */
@@ -131,38 +232,56 @@ static void check_case(const lt_case *c)
     o.fuse_operators = 0;
     OK(dfg_compile(g, &o, &plain));
     dfg_graph_destroy(g);
-    int64_t n_in = (c->spec.batched ? BATCH : 1) * M * K;
-    int64_t n_out = (c->spec.batched ? BATCH : 1) * M * N;
-    float *x = malloc((size_t)n_in * sizeof *x);
-    float *r = malloc((size_t)n_out * sizeof *r);
-    for (int64_t i = 0; i < n_in; i++)
-        x[i] = 2.0f * next_value();
-    for (int64_t i = 0; i < n_out; i++)
-        r[i] = 2.0f * next_value();
+    if (transpose_steps(fused) != c->transposes)
+        fail_msg("%s: %d transpose steps, expected %d", c->what,
+                 (int)transpose_steps(fused), c->transposes);
+    if (c->spec.transpose != PRODUCT_PLAIN) {
+        /* The CPU target's products keep their transposes as copies. */
+        dfg_compile_options cpu_options;
+        dfg_compile_options_init(&cpu_options);
+        dfg_program *cpu_program = NULL;
+        g = product_graph(&c->spec);
+        OK(dfg_compile(g, &cpu_options, &cpu_program));
+        dfg_graph_destroy(g);
+        assert_int_equal(transpose_steps(cpu_program), 1);
+        dfg_program_destroy(cpu_program);
+    }
+    case_io io;
+    case_io_make(&c->spec, &io);
     const dfg_backend *cpu = NULL;
     OK(dfg_backend_find("cpu", &cpu));
-    float *want = run(plain, cpu, x, r, n_out, NULL);
+    float *want = run(plain, cpu, &io, NULL);
     dfg_session *s = NULL;
-    float *got = run(fused, &cuda_emulator_backend, x, r, n_out, &s);
-    const char *runs_on = product_runner(fused, s, c->spec.gemm ? "gemm" : "matmul");
+    float *got = run(fused, &cuda_emulator_backend, &io, &s);
+    /* The fused program on the CPU too: its reference kernels read the
+     * operands the product flags transposed. */
+    float *cpu_fused = run(fused, cpu, &io, NULL);
+    const char *runs_on = product_runner(fused, s, c->spec.gemm ? "gemm"
+                                                                : "matmul");
     if (strncmp(runs_on, c->runs_on, strlen(c->runs_on)) != 0)
         fail_msg("%s runs on '%s', expected '%s...'", c->what, runs_on,
                  c->runs_on);
     if (strcmp(c->runs_on, "cuBLAS") == 0 && strcmp(runs_on, "cuBLAS") != 0)
         fail_msg("%s runs on '%s', expected cuBLAS alone", c->what, runs_on);
+    int64_t n_out = io.out_n[0];
     double e = relative_error(got, want, n_out);
-    if (!(e < 1e-5))
-        fail_msg("%s: fused on the emulated backend vs unfused on the CPU: "
-                 "relative error %g", c->what, e);
+    double e_cpu = relative_error(cpu_fused, want, n_out);
+    if (!(e < 1e-5) || !(e_cpu < 1e-5))
+        fail_msg("%s: fused vs unfused on the CPU: relative error %g on the "
+                 "emulated backend, %g on the CPU", c->what, e, e_cpu);
     /* Each step alone, as the profile runs them, gives the same output. */
     double *seconds = calloc(64, sizeof *seconds);
     float *again = calloc((size_t)n_out, sizeof *again);
-    const void *ins[2] = {x, r};
-    void *outs[1] = {again};
+    float *shared = calloc((size_t)io.out_n[1] + 1, sizeof *shared);
+    const void *ins[3] = {io.in[0], io.in[1], io.in[2]};
+    void *outs[2] = {again, shared};
     OK(dfg_session_run_profiled(s, ins, outs, seconds));
     assert_memory_equal(again, got, (size_t)n_out * sizeof *got);
     dfg_session_destroy(s);
-    free(seconds), free(again), free(x), free(r), free(want), free(got);
+    for (int32_t i = 0; i < io.n_in; i++)
+        free(io.in[i]);
+    free(seconds), free(again), free(shared), free(want), free(got);
+    free(cpu_fused);
     dfg_program_destroy(fused);
     dfg_program_destroy(plain);
 }
@@ -221,6 +340,51 @@ static void test_runner_labels(void **state)
     assert_null(dfg_cuda_step_runs_on(&p, buf, sizeof buf));
 }
 
+/* A matmul reading b transposed (q . k^T: b stored [.., N, K]) is one
+ * strided-batched cuBLAS call with transa = T on its first operand (the
+ * row-major B), lda = K; reading a transposed, transb = T, ldb = M. */
+static void test_transposed_operand_flags(void **state)
+{
+    (void)state;
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.trans_b = 1;
+    const dfg_type q = {DFG_F32, 4, {2, 3, 7, 4}, 0},
+                   k = {DFG_F32, 4, {2, 3, 5, 4}, 0},
+                   scores = {DFG_F32, 4, {2, 3, 7, 5}, 0};
+    dfg_cuda_matmul_plan plan;
+    OK(dfg_cuda_matmul_plan_make(&attrs, &q, &k, &scores, &plan));
+    dfg_cuda_blas_gemm g;
+    OK(dfg_cuda_blas_gemm_from_row_major(&plan.gemm, &g));
+    assert_int_equal(g.trans_first, 1);
+    assert_int_equal(g.trans_second, 0);
+    assert_int_equal(g.m, 5);
+    assert_int_equal(g.n, 7);
+    assert_int_equal(g.k, 4);
+    assert_int_equal(g.ld_first, 4);
+    assert_int_equal(g.ld_second, 4);
+    assert_int_equal(g.batch, 6);
+    assert_int_equal(plan.calls, 1);
+    /* Without the flag the same operands do not multiply. */
+    attrs.trans_b = 0;
+    assert_int_equal(dfg_cuda_matmul_plan_make(&attrs, &q, &k, &scores, &plan),
+                     DFG_ERR_SHAPE);
+    attrs.trans_a = 1;
+    const dfg_type at = {DFG_F32, 3, {3, 4, 7}, 0},
+                   b = {DFG_F32, 3, {3, 4, 5}, 0},
+                   y = {DFG_F32, 3, {3, 7, 5}, 0};
+    OK(dfg_cuda_matmul_plan_make(&attrs, &at, &b, &y, &plan));
+    OK(dfg_cuda_blas_gemm_from_row_major(&plan.gemm, &g));
+    assert_int_equal(g.trans_first, 0);
+    assert_int_equal(g.trans_second, 1);
+    assert_int_equal(g.ld_second, 7);
+    assert_int_equal(g.batch, 3);
+    /* A flag on a 1-D operand is refused by name. */
+    const dfg_type v = {DFG_F32, 1, {4}, 0}, row = {DFG_F32, 1, {5}, 0};
+    assert_int_equal(dfg_cuda_matmul_plan_make(&attrs, &v, &b, &row, &plan),
+                     DFG_ERR_SHAPE);
+}
+
 /* A conv2d cuDNN's mapping refuses names the reason in its runner. */
 static void test_conv_reason(void **state)
 {
@@ -261,6 +425,7 @@ int main(void)
         cmocka_unit_test(test_epilogue_names),
         cmocka_unit_test(test_runner_labels),
         cmocka_unit_test(test_every_form),
+        cmocka_unit_test(test_transposed_operand_flags),
         cmocka_unit_test(test_conv_reason),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
