@@ -268,14 +268,19 @@ dfg_status dfg_cuda_launch_run(dfg_backend_context *c, int32_t *failed_step)
     return st;
 }
 
+static dfg_status launch_here(dfg_backend_context *c)
+{
+    int32_t failed = 0;
+    dfg_status st = dfg_cuda_launch_run(c, &failed);
+    c->failed_step = failed;
+    return st;
+}
+
 dfg_status dfg_cuda_run_all(dfg_backend_context *c, int32_t *failed_step)
 {
-    int previous;
-    dfg_status st = dfg_cuda_enter(c, &previous);
-    if (st != DFG_OK)
-        return st;
-    st = dfg_cuda_launch_run(c, failed_step);
-    dfg_cuda_leave(c, previous);
+    c->failed_step = 0;
+    dfg_status st = dfg_cuda_on_device(c, launch_here);
+    *failed_step = c->failed_step;
     return st;
 }
 
