@@ -84,6 +84,24 @@ static int activation(dfg_graph *g, product_activation act, dfg_value *y)
     }
 }
 
+void product_graph_sizes(const product_graph_spec *c, int64_t *in,
+                         int32_t *n_in, int64_t *out, int32_t *n_out)
+{
+    int64_t batch = c->batched ? PRODUCT_BATCH : 1;
+    int64_t b = c->gemm ? PRODUCT_N * PRODUCT_K
+                        : batch * PRODUCT_K * PRODUCT_N;
+    int shared = c->transpose == PRODUCT_TRANSPOSE_SHARED;
+    *n_in = *n_out = 0;
+    in[(*n_in)++] = batch * PRODUCT_M * PRODUCT_K;
+    if (c->residual)
+        in[(*n_in)++] = batch * PRODUCT_M * PRODUCT_N;
+    if (c->transpose == PRODUCT_TRANSPOSE_B || shared)
+        in[(*n_in)++] = b;
+    out[(*n_out)++] = batch * PRODUCT_M * PRODUCT_N;
+    if (shared)
+        out[(*n_out)++] = b;
+}
+
 /* An input `name` of shape dims, or with `swapped` an input stored with
  * its last two dims swapped and transposed back to dims. */
 static int stored(dfg_graph *g, const char *name, int32_t rank,

@@ -49,6 +49,11 @@ typedef struct product_graph_spec {
  * y, then the transposed bt when shared. NULL if building failed. */
 dfg_graph *product_graph(const product_graph_spec *spec);
 
+/* The element counts of product_graph(spec)'s inputs (*n_in of them, at
+ * most 3) and outputs (*n_out, at most 2), in order. */
+void product_graph_sizes(const product_graph_spec *spec, int64_t *in,
+                         int32_t *n_in, int64_t *out, int32_t *n_out);
+
 /* Two conv2d of x [1, 3, 6, 6]: y with padding no symmetric pad
  * reproduces (bottom and right only), z without padding. */
 dfg_graph *conv_pads_graph(void);

@@ -27,8 +27,6 @@
 #include "error.h"
 #include "post_ops_graph.h"
 
-enum { M = PRODUCT_M, K = PRODUCT_K, N = PRODUCT_N, BATCH = PRODUCT_BATCH };
-
 typedef struct lt_case {
     const char *what;
     product_graph_spec spec;
@@ -104,6 +102,9 @@ static const lt_case cases[] = {
     {"gemm(x, bt^T): trans_b flips off",
      {1, 1, 0, 0, 0, PRODUCT_RELU, PRODUCT_TRANSPOSE_B},
      "cuBLASLt RELU_BIAS", 0},
+    {"gemm(x, bt^T)+C[M,N]+relu",
+     {1, 2, 0, 0, 0, PRODUCT_RELU, PRODUCT_TRANSPOSE_B},
+     "cuBLASLt RELU", 0},
     {"gemm(x^T, w)",
      {1, 0, 0, 0, 0, PRODUCT_NONE, PRODUCT_TRANSPOSE_A},
      "cuBLAS", 0},
@@ -142,18 +143,11 @@ static float *random_floats(int64_t n)
 
 static void case_io_make(const product_graph_spec *c, case_io *io)
 {
-    int64_t batch = c->batched ? BATCH : 1;
-    int64_t b_n = c->gemm ? N * K : batch * K * N;
     memset(io, 0, sizeof *io);
-    io->in[io->n_in++] = random_floats(batch * M * K);
-    if (c->residual)
-        io->in[io->n_in++] = random_floats(batch * M * N);
-    if (c->transpose == PRODUCT_TRANSPOSE_B ||
-        c->transpose == PRODUCT_TRANSPOSE_SHARED)
-        io->in[io->n_in++] = random_floats(b_n);
-    io->out_n[io->n_out++] = batch * M * N;
-    if (c->transpose == PRODUCT_TRANSPOSE_SHARED)
-        io->out_n[io->n_out++] = b_n;
+    int64_t in[3];
+    product_graph_sizes(c, in, &io->n_in, io->out_n, &io->n_out);
+    for (int32_t i = 0; i < io->n_in; i++)
+        io->in[i] = random_floats(in[i]);
 }
 
 /* Output 0 of one run of p on b (kept in *keep when not NULL). */
