@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "cuda/plan/lt_mapping.h"
@@ -247,9 +248,19 @@ static void check_case(const lt_case *c)
     float *want = run(plain, cpu, &io, NULL);
     dfg_session *s = NULL;
     float *got = run(fused, &cuda_emulator_backend, &io, &s);
-    /* The fused program on the CPU too: its reference kernels read the
-     * operands the product flags transposed. */
-    float *cpu_fused = run(fused, cpu, &io, NULL);
+    /* The fused program on the CPU too, saved and loaded (the trans flags
+     * kept): its reference kernels read the operands the product flags
+     * transposed. */
+    char path[] = "/tmp/dfg-lt-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    OK(dfg_program_save(fused, path));
+    dfg_program *loaded = NULL;
+    OK(dfg_program_load(path, NULL, &loaded));
+    unlink(path);
+    float *cpu_fused = run(loaded, cpu, &io, NULL);
+    dfg_program_destroy(loaded);
     const char *runs_on = product_runner(fused, s, c->spec.gemm ? "gemm"
                                                                 : "matmul");
     if (strncmp(runs_on, c->runs_on, strlen(c->runs_on)) != 0)
