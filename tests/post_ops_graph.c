@@ -198,3 +198,25 @@ dfg_graph *conv_pads_graph(void)
     }
     return g;
 }
+
+dfg_graph *matmul_training_graph(void)
+{
+    seed = 17;
+    dfg_graph *g = NULL;
+    if (dfg_graph_create(NULL, &g) != DFG_OK)
+        return NULL;
+    const int64_t xs[3] = {4, 6, 5}, ws[2] = {5, 3}, vs[3] = {4, 3, 2};
+    dfg_value x, h, y, sq, loss;
+    int ok = dfg_graph_input(g, "x", DFG_F32, 3, xs, &x) == DFG_OK &&
+             dfg_matmul(g, x, weight(g, "w", 2, ws, 1.0f), &h) == DFG_OK &&
+             dfg_relu(g, h, &h) == DFG_OK &&
+             dfg_matmul(g, h, weight(g, "v", 3, vs, 1.0f), &y) == DFG_OK &&
+             dfg_mul(g, y, y, &sq) == DFG_OK &&
+             dfg_reduce_mean(g, sq, 0, NULL, 0, &loss) == DFG_OK &&
+             dfg_graph_output(g, loss, "loss") == DFG_OK;
+    if (!ok) {
+        dfg_graph_destroy(g);
+        return NULL;
+    }
+    return g;
+}

@@ -54,6 +54,11 @@ dfg_graph *product_graph(const product_graph_spec *spec);
 void product_graph_sizes(const product_graph_spec *spec, int64_t *in,
                          int32_t *n_in, int64_t *out, int32_t *n_out);
 
+/* A training graph of products (input x [4, 6, 5]; weights w [5, 3] and
+ * v [4, 3, 2]): loss = mean((relu(x . w) . v)^2), whose gradients
+ * autodiff writes with transposes of the last two dims. */
+dfg_graph *matmul_training_graph(void);
+
 /* Two conv2d of x [1, 3, 6, 6]: y with padding no symmetric pad
  * reproduces (bottom and right only), z without padding. */
 dfg_graph *conv_pads_graph(void);

@@ -25,6 +25,7 @@
 #include "dfg/compile.h"
 #include "dfg/program.h"
 #include "dfg/session.h"
+#include "dfg/training.h"
 #include "error.h"
 #include "post_ops_graph.h"
 
@@ -390,6 +391,63 @@ static void test_transposed_operand_flags(void **state)
                      DFG_ERR_SHAPE);
 }
 
+/* A training step compiled for CUDA: the transposes autodiff makes for
+ * its matmul gradients (g . b^T, a^T . g) fold into the products; its
+ * losses and updates on the emulated backend are the CPU's (the program
+ * compiled for the CPU, its transposes copied). */
+static void test_training_transposes(void **state)
+{
+    (void)state;
+    dfg_program *p[2] = {NULL, NULL};
+    for (int cuda = 0; cuda < 2; cuda++) {
+        dfg_graph *g = matmul_training_graph();
+        if (!g)
+            fail_msg("%s", dfg_last_error());
+        dfg_training_options t;
+        dfg_training_options_init(&t);
+        t.loss = "loss";
+        dfg_compile_options o;
+        dfg_compile_options_init(&o);
+        if (cuda)
+            OK(dfg_compile_options_for(&o, &dfg_cuda_target));
+        o.training = &t;
+        if (dfg_compile(g, &o, &p[cuda]) != DFG_OK)
+            fail_msg("%s", dfg_last_error());
+        dfg_graph_destroy(g);
+    }
+    int32_t cpu_transposes = transpose_steps(p[0]);
+    if (!(cpu_transposes > 0) || transpose_steps(p[1]) != 0)
+        fail_msg("training: %d transpose steps for the CPU, %d for CUDA",
+                 (int)cpu_transposes, (int)transpose_steps(p[1]));
+    static float x[4 * 6 * 5];
+    seed = 21;
+    for (int i = 0; i < 4 * 6 * 5; i++)
+        x[i] = 2.0f * next_value();
+    const dfg_backend *cpu = NULL;
+    OK(dfg_backend_find("cpu", &cpu));
+    const dfg_backend *backends[2] = {cpu, &cuda_emulator_backend};
+    float loss[2][4];
+    for (int k = 0; k < 2; k++) {
+        dfg_session *s = NULL;
+        OK(dfg_session_create(p[k], backends[k], NULL, &s));
+        const void *ins[1] = {x};
+        for (int step = 0; step < 4; step++) {
+            void *outs[1] = {&loss[k][step]};
+            OK(dfg_session_run(s, ins, outs));
+        }
+        dfg_session_destroy(s);
+    }
+    /* The loss falls, the same on both (the updates agree). */
+    assert_true(loss[0][3] < loss[0][0]);
+    for (int step = 0; step < 4; step++)
+        if (!(fabsf(loss[1][step] - loss[0][step]) <=
+              1e-5f * fabsf(loss[0][step])))
+            fail_msg("step %d: loss %g on the emulated backend, %g on the "
+                     "CPU", step, loss[1][step], loss[0][step]);
+    dfg_program_destroy(p[0]);
+    dfg_program_destroy(p[1]);
+}
+
 /* A conv2d cuDNN's mapping refuses names the reason in its runner. */
 static void test_conv_reason(void **state)
 {
@@ -431,6 +489,7 @@ int main(void)
         cmocka_unit_test(test_runner_labels),
         cmocka_unit_test(test_every_form),
         cmocka_unit_test(test_transposed_operand_flags),
+        cmocka_unit_test(test_training_transposes),
         cmocka_unit_test(test_conv_reason),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
