@@ -8,8 +8,8 @@
  * transposed operand, a gemm's C broadcast first) run through it and
  * through the emulated cuBLAS + epilogue kernel path (cuda_emulator.h),
  * which must agree; the compute type follows the step's TF32 permission;
- * when the heuristics offer no algorithm the step keeps cuBLAS and says
- * why. */
+ * when the heuristics offer no algorithm, or fail, the step keeps cuBLAS
+ * and says why. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -45,7 +45,8 @@ static struct {
     int handles, descs, layouts;
     fake_desc desc;            /* the last one created */
     size_t max_workspace;      /* the last preference's */
-    int no_algorithm;          /* the heuristics return none */
+    int no_algorithm;          /* the heuristics return none (1) or fail
+                                  (2) */
     int matmuls;
 } fake;
 
@@ -165,6 +166,8 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(
     (void)h, (void)a, (void)b, (void)c, (void)d, (void)pref;
     fake.desc = *(const fake_desc *)(const void *)desc;
     assert_true(requested >= 1);
+    if (fake.no_algorithm > 1)
+        return CUBLAS_STATUS_INVALID_VALUE;
     *returned = fake.no_algorithm ? 0 : 1;
     memset(&results[0], 0, sizeof results[0]);
     memcpy(&results[0].algo, &algo_token, sizeof algo_token);
@@ -465,6 +468,14 @@ static void test_no_algorithm(void **state)
                         "cuBLAS + epilogue kernel (cuBLASLt: its heuristics "
                         "offer no algorithm for this form within the step's "
                         "workspace)");
+    step_free(&s);
+    /* Heuristics that fail leave the step to cuBLAS too, saying so. */
+    step_make(&s, DFG_OP_MATMUL, &a, 2, in);
+    memset(&fake, 0, sizeof fake);
+    fake.no_algorithm = 2;
+    assert_false(run_both(&s));
+    assert_string_equal(s.plan[0].lt_why, "its heuristics failed on this "
+                                          "form");
     step_free(&s);
 }
 

@@ -128,7 +128,7 @@ static cublasStatus_t describe(struct dfg_cuda_lt_step *d,
 }
 
 /* The fastest of cuBLASLt's heuristic candidates within the workspace;
- * 0 when it offers none. */
+ * 0 when it offers none, or fails (*s: its status). */
 static int choose(cublasLtHandle_t h, struct dfg_cuda_lt_step *d,
                   size_t workspace_bytes, cublasStatus_t *s)
 {
@@ -163,10 +163,6 @@ dfg_status dfg_cuda_lt_take(dfg_cuda_lt *lt, const dfg_allocator *allocator,
     plan->lt = NULL;
     if (plan->lt_form.epilogue == DFG_CUDA_LT_OFF)
         return DFG_OK;
-    if (!lt) {
-        plan->lt_why = "cuBLASLt did not start";
-        return DFG_OK;
-    }
     struct dfg_cuda_lt_step *d = dfg_calloc(allocator, 1, sizeof *d);
     if (!d)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
@@ -183,10 +179,11 @@ dfg_status dfg_cuda_lt_take(dfg_cuda_lt *lt, const dfg_allocator *allocator,
     if (st == DFG_OK &&
         choose(lt->handle, d, plan->blas_workspace_bytes, &s))
         return DFG_OK;
-    if (st == DFG_OK && s != CUBLAS_STATUS_SUCCESS)
-        st = lt_error(s, "algorithm heuristics");
-    plan->lt_why = "its heuristics offer no algorithm for this form within "
-                   "the step's workspace";
+    /* Heuristics that fail or find nothing leave the step to cuBLAS. */
+    plan->lt_why = s != CUBLAS_STATUS_SUCCESS
+                       ? "its heuristics failed on this form"
+                       : "its heuristics offer no algorithm for this form "
+                         "within the step's workspace";
     dfg_cuda_lt_release(allocator, plan);
     return st;
 }

@@ -23,9 +23,11 @@ dfg_status dfg_cuda_lt_create(const dfg_allocator *allocator,
                               dfg_cuda_lt **out);
 void dfg_cuda_lt_destroy(const dfg_allocator *allocator, dfg_cuda_lt *lt);
 
-/* Sets plan->lt when cuBLASLt takes the step (lt may be NULL: it takes
- * none), else plan->lt_why where its form was one cuBLASLt has; reads
- * plan->blas_workspace, which must be final. */
+/* Sets plan->lt when cuBLASLt takes the step, else plan->lt_why where its
+ * form was one cuBLASLt has (no cuBLASLt in the build, or its heuristics
+ * failed or found no algorithm); lt is dfg_cuda_lt_create's. Reads
+ * plan->blas_workspace, which must be final. An error only if cuBLASLt's
+ * descriptors cannot be made. */
 dfg_status dfg_cuda_lt_take(dfg_cuda_lt *lt, const dfg_allocator *allocator,
                             dfg_cuda_step_plan *plan);
 /* Queues a step whose plan->lt is set: the whole product and epilogue (a
