@@ -18,5 +18,6 @@ const dfg_target dfg_cuda_target = {
     .fused_post_ops = 1,
     .tf32 = 1,
     .f32_storage_only = 1,
+    .transposed_operands = 1,
     .supports_op = supports_op,
 };
