@@ -15,9 +15,12 @@ static int64_t label_at(const dfg_kernel_args *args, int64_t row)
                : ((const int64_t *)args->in[1])[row];
 }
 
-static dfg_status check_labels(const dfg_kernel_args *args, int64_t rows,
-                               int64_t classes)
+/* The logits' rows and classes, once every label is checked. */
+static dfg_status check_labels(const dfg_kernel_args *args, int64_t *rows_out,
+                               int64_t *classes_out)
 {
+    int64_t rows = *rows_out = args->in_types[0].shape[0];
+    int64_t classes = *classes_out = args->in_types[0].shape[1];
     for (int64_t r = 0; r < rows; r++) {
         int64_t label = label_at(args, r);
         if (label < 0 || label >= classes)
@@ -32,9 +35,8 @@ static dfg_status check_labels(const dfg_kernel_args *args, int64_t rows,
 
 dfg_status dfg_cpu_softmax_cross_entropy(const dfg_kernel_args *args)
 {
-    int64_t rows = args->in_types[0].shape[0];
-    int64_t classes = args->in_types[0].shape[1];
-    dfg_status st = check_labels(args, rows, classes);
+    int64_t rows, classes;
+    dfg_status st = check_labels(args, &rows, &classes);
     if (st != DFG_OK)
         return st;
     const float *logits = args->in[0];
@@ -49,9 +51,8 @@ dfg_status dfg_cpu_softmax_cross_entropy(const dfg_kernel_args *args)
 
 dfg_status dfg_cpu_softmax_cross_entropy_grad(const dfg_kernel_args *args)
 {
-    int64_t rows = args->in_types[0].shape[0];
-    int64_t classes = args->in_types[0].shape[1];
-    dfg_status st = check_labels(args, rows, classes);
+    int64_t rows, classes;
+    dfg_status st = check_labels(args, &rows, &classes);
     if (st != DFG_OK)
         return st;
     const float *logits = args->in[0];
