@@ -273,8 +273,8 @@ static uint64_t resident(void)
 /* Saving a program holding 64 MiB of weights makes no copy of them: the
  * peak resident set during the save (VmHWM, reset first through
  * /proc/self/clear_refs) stays within a quarter of the weights of the
- * resident set before it. A save gathering them into a buffer, then that
- * into the file's bytes, rose by twice the weights. */
+ * resident set before it (a save that gathered them into a buffer, then
+ * that into the file's image, held two copies). */
 static void test_save_copies_no_weights(void **state)
 {
     (void)state;
