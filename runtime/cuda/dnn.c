@@ -245,12 +245,16 @@ dfg_status dfg_cuda_dnn_take(dfg_cuda_dnn *dnn, const dfg_allocator *allocator,
     if (plan->kind != DFG_CUDA_CONV2D && plan->kind != DFG_CUDA_CONV_GRAD_INPUT &&
         plan->kind != DFG_CUDA_CONV_GRAD_WEIGHT)
         return DFG_OK;
-    if (!dnn)
+    if (!dnn) {
+        plan->dnn_why = "turned off (" DFG_CUDA_CUDNN_ENV "=0)";
         return DFG_OK;
+    }
     dfg_cuda_dnn_conv conv;
     const char *why = NULL;
-    if (!dfg_cuda_dnn_conv_make(plan, &conv, &why))
-        return DFG_OK; /* the backend's own path runs it */
+    if (!dfg_cuda_dnn_conv_make(plan, &conv, &why)) {
+        plan->dnn_why = why; /* the backend's own path runs it */
+        return DFG_OK;
+    }
     struct dfg_cuda_dnn_step *d = dfg_calloc(allocator, 1, sizeof *d);
     if (!d)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
@@ -267,6 +271,7 @@ dfg_status dfg_cuda_dnn_take(dfg_cuda_dnn *dnn, const dfg_allocator *allocator,
                         : dnn_error(s, "descriptors");
     if (st == DFG_OK && d->algo >= 0)
         return DFG_OK;
+    plan->dnn_why = why;
     dfg_cuda_dnn_release(allocator, plan);
     return st; /* no algorithm fits: the backend's own path runs it */
 }
