@@ -1,7 +1,7 @@
 /* What the program-file tests share: test_program_file.c (round trips,
  * older versions, hand-built programs) and test_program_corruption.c
  * (every malformed or hostile file rejected). Built into both test
- * executables with program_fixtures.c (tests/meson.build); a helper used
+ * executables with program_fixtures.c (tests/program/meson.build); a helper used
  * by only one of them stays in that file. Failures end the running cmocka
  * test; returned bytes and programs belong to the caller (free and
  * dfg_program_destroy). */

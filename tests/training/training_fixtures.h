@@ -1,6 +1,6 @@
 /* The bundled models' training steps as the training tests compile them
- * (tests/test_training.c, tests/test_training_budget.c,
- * tests/test_conv_inplace.c). */
+ * (tests/training/test_training.c, tests/training/test_training_budget.c,
+ * tests/training/test_conv_inplace.c). */
 #ifndef DFG_TEST_TRAINING_FIXTURES_H
 #define DFG_TEST_TRAINING_FIXTURES_H
 

@@ -1,4 +1,4 @@
-/* Small ONNX models for tests (tests/onnx_builder.h). Every allocation is
+/* Small ONNX models for tests (tests/support/onnx_builder.h). Every allocation is
  * remembered in one list and freed together. */
 #include "onnx_builder.h"
 

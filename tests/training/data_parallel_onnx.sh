@@ -5,7 +5,7 @@
 # 32x32, 10 classes, 2 rows per rank; cached in CACHE_DIR as the model
 # tests do) trained data-parallel under mpirun -np 2: its weights equal one
 # process trained on the same global batches, also with Adam sharded over
-# the ranks (tests/test_data_parallel.c).
+# the ranks (tests/training/test_data_parallel.c).
 # Exits 77 only when python3-torch / torchvision cannot be imported to
 # export the model (tests/models/model_test.sh does the same).
 set -eu
@@ -23,7 +23,7 @@ if [ ! -s "$onnx" ] || [ "$export_py" -nt "$onnx" ]; then
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMP_NUM_THREADS=1
-# Open MPI's allocations kept to exit: see tests/data_parallel.sh.
+# Open MPI's allocations kept to exit: see tests/training/data_parallel.sh.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 "$mpirun" --oversubscribe -np 2 "$test" equal "$onnx"
 "$mpirun" --oversubscribe -np 2 "$test" shard "$onnx"

@@ -1,5 +1,5 @@
 /* Data-parallel training over MPI (docs/data-parallel.md), run by
- * tests/data_parallel.sh under mpirun -np 2:
+ * tests/training/data_parallel.sh under mpirun -np 2:
  *
  *   test_data_parallel equal     the bundled cnn trained for a few steps on
  *                                2 ranks has the weights of one process
@@ -7,7 +7,7 @@
  *                                accumulated micro-batches), within 1e-5
  *   test_data_parallel equal M.onnx  the same for an ONNX classifier with
  *                                input [2, 3, 32, 32] and 10 classes
- *                                (resnet18: tests/data_parallel_onnx.sh)
+ *                                (resnet18: tests/training/data_parallel_onnx.sh)
  *   test_data_parallel shard [M.onnx]  the same with Adam and the
  *                                optimizer sharded over the ranks (ZeRO-1;
  *                                on the cnn with 2 accumulated micro-batches

@@ -1,5 +1,5 @@
 /* Graphs of hand-named recomputations for the rematerialization tests
- * (tests/test_remat_merge.c, tests/test_remat_split.c): nodes added to a
+ * (tests/training/test_remat_merge.c, tests/training/test_remat_split.c): nodes added to a
  * graph directly, so that a node's name can say it is a recomputation
  * ("<producer>/recompute_<n>", passes/remat/remat.h). */
 #ifndef DFG_TEST_REMAT_FIXTURES_H

@@ -1,4 +1,4 @@
-/* Running small ONNX models in tests (tests/onnx_run.h). */
+/* Running small ONNX models in tests (tests/support/onnx_run.h). */
 #include "onnx_run.h"
 
 #include <math.h>

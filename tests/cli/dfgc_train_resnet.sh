@@ -17,7 +17,7 @@ dfgc_test_python "the model"
     echo "$python without torch: nothing to export"
     exit 77
 }
-"$python" "$(dirname "$0")/models/train_export.py" "$work" \
+"$python" "$(dirname "$0")/../models/train_export.py" "$work" \
     >"$work/export.log" 2>&1 || fail "train_export.py: $(cat "$work/export.log")"
 
 # The last epoch's validation accuracy of dfgc train's output $1.

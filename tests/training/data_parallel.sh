@@ -1,5 +1,5 @@
 #!/bin/sh
-# The data-parallel tests (tests/test_data_parallel.c) under mpirun -np 2
+# The data-parallel tests (tests/training/test_data_parallel.c) under mpirun -np 2
 # on this machine: equal weights (also with the optimizer sharded), a
 # refused program, a lost rank, a rank that never attaches, the session
 # destroyed before its data-parallel object; then 'dfgc train
@@ -16,7 +16,7 @@ export OMP_NUM_THREADS=1
 # Under LeakSanitizer (scripts/test): Open MPI keeps allocations to exit
 # in components it unloads at MPI_Finalize, whose frames LeakSanitizer can
 # then neither name nor suppress; leaks are not checked in these MPI
-# processes (tests/test_buckets.c covers the library's bucket code).
+# processes (tests/training/test_buckets.c covers the library's bucket code).
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
 "$mpirun" --oversubscribe -np 2 "$test" equal || exit 1
 "$mpirun" --oversubscribe -np 2 "$test" shard || exit 1

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/memory_limit.sh DFGC: the predicted process peak and --memory-limit
+# tests/cli/memory_limit.sh DFGC: the predicted process peak and --memory-limit
 # (docs/memory-prediction.md). For each model: dfgc bench prints a
 # prediction near the measured peak (within 25%: a broken part, not the
 # prediction's accuracy, which docs/BENCHMARKS.md measures); a limit at

@@ -9,8 +9,8 @@ root=$1
 check="$root/scripts/check-paths"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# shellcheck source=tests/check_helpers.sh
-. "$root/tests/check_helpers.sh"
+# shellcheck source=tests/cli/check_helpers.sh
+. "$root/tests/cli/check_helpers.sh"
 
 out=$(python3 "$check" "$root" 2>&1) || fail "the tree itself: $out"
 

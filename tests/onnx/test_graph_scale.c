@@ -2,7 +2,7 @@
  * and a 50k-wide fan are imported from ONNX, compiled and reported, and a
  * model of 100k distinct unsupported op types is refused with every type
  * counted. Nothing here is timed: each stage took minutes while it was
- * quadratic, so the test's timeout (tests/meson.build) catches a
+ * quadratic, so the test's timeout (tests/onnx/meson.build) catches a
  * regression; bench/graph_scale measures the growth. */
 #include <setjmp.h>
 #include <stdarg.h>
