@@ -9,12 +9,8 @@
 set -u
 root=$1
 check="$root/scripts/check-layers"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 # shellcheck source=tests/cli/check_helpers.sh
 . "$root/tests/cli/check_helpers.sh"
-
-out=$(python3 "$check" "$root" 2>&1) || fail "the tree itself: $out"
 
 # A minimal tree: util and ir files that respect the layers.
 make_tree() {

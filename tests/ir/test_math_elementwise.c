@@ -12,16 +12,7 @@
 
 #include "math/broadcast.h"
 #include "math/elementwise.h"
-
-static uint64_t rng = 0x243f6a8885a308d3u;
-
-static uint64_t next_random(void)
-{
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return rng * 0x2545f4914f6cdd1du;
-}
+#include "random_data.h"
 
 /* ---- reference decoding and rounding ------------------------------------ */
 
@@ -118,10 +109,10 @@ static void test_f16_rounding(void **state)
     (void)state;
     /* Random bit patterns cover every binade, subnormals and specials. */
     for (int i = 0; i < 300000; i++)
-        check_f16_rounding(dfg_f32_from_bits((uint32_t)next_random()));
+        check_f16_rounding(dfg_f32_from_bits((uint32_t)random_next()));
     /* Values in f16's range, where rounding does most of its work. */
     for (int i = 0; i < 300000; i++) {
-        uint32_t bits = 0x33000000u + (uint32_t)(next_random() % 0x14800000u);
+        uint32_t bits = 0x33000000u + (uint32_t)(random_next() % 0x14800000u);
         check_f16_rounding(dfg_f32_from_bits(bits | (uint32_t)(i & 1) << 31));
     }
     /* Exact ties between neighbours (midpoints are exact in f32), and the
@@ -160,9 +151,9 @@ static void test_bf16_rounding(void **state)
 {
     (void)state;
     for (int i = 0; i < 300000; i++)
-        check_bf16_rounding(dfg_f32_from_bits((uint32_t)next_random()));
+        check_bf16_rounding(dfg_f32_from_bits((uint32_t)random_next()));
     for (int i = 0; i < 100000; i++) { /* exact ties and their neighbours */
-        uint32_t tie = ((uint32_t)next_random() & 0xffff0000u) | 0x8000u;
+        uint32_t tie = ((uint32_t)random_next() & 0xffff0000u) | 0x8000u;
         check_bf16_rounding(dfg_f32_from_bits(tie));
         check_bf16_rounding(dfg_f32_from_bits(tie - 1));
         check_bf16_rounding(dfg_f32_from_bits(tie + 1));
@@ -199,7 +190,7 @@ static void test_activations_match_double(void **state)
 {
     (void)state;
     for (int i = 0; i < 200000; i++) {
-        double u = (double)(next_random() >> 11) / 9007199254740992.0;
+        double u = (double)(random_next() >> 11) / 9007199254740992.0;
         float x = (float)((u - 0.5) * (i % 2 ? 20.0 : 200.0));
         double xd = x;
         check_close("sigmoid", xd, dfg_sigmoid(x), ref_sigmoid(xd), 1e-6, 1e-30);
@@ -272,20 +263,20 @@ static void test_broadcast_matches_naive_walk(void **state)
 {
     (void)state;
     for (int trial = 0; trial < 3000; trial++) {
-        int32_t out_rank = (int32_t)(next_random() % 6);
+        int32_t out_rank = (int32_t)(random_next() % 6);
         int64_t out_shape[DFG_MAX_RANK], numel = 1;
         for (int32_t i = 0; i < out_rank; i++) {
-            out_shape[i] = 1 + (int64_t)(next_random() % 4);
+            out_shape[i] = 1 + (int64_t)(random_next() % 4);
             numel *= out_shape[i];
         }
-        int32_t n = 1 + (int32_t)(next_random() % 3);
+        int32_t n = 1 + (int32_t)(random_next() % 3);
         int32_t ranks[3];
         int64_t shapes[3][DFG_MAX_RANK];
         const int64_t *shape_ptrs[3];
         for (int32_t k = 0; k < n; k++) {
-            ranks[k] = out_rank ? (int32_t)(next_random() % (uint64_t)(out_rank + 1)) : 0;
+            ranks[k] = out_rank ? (int32_t)(random_next() % (uint64_t)(out_rank + 1)) : 0;
             for (int32_t j = 0; j < ranks[k]; j++)
-                shapes[k][j] = next_random() % 3 == 0
+                shapes[k][j] = random_next() % 3 == 0
                                    ? 1
                                    : out_shape[out_rank - ranks[k] + j];
             shape_ptrs[k] = shapes[k];
@@ -351,5 +342,6 @@ int main(void)
         cmocka_unit_test(test_broadcast_matches_naive_walk),
         cmocka_unit_test(test_broadcast_merges_dims),
     };
+    random_seed(0x243f6a8885a308d3u);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,26 +9,6 @@
 #include "dnnl_check.h"
 #include "program_fixtures.h"
 
-static uint64_t rng = 12345;
-
-static float uniform(void)
-{
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    float u = (float)(((rng * 0x2545f4914f6cdd1du) >> 40) * (1.0 / 16777216.0));
-    return 2.0f * u - 1.0f;
-}
-
-float *random_floats(int64_t n)
-{
-    float *x = malloc((size_t)n * sizeof *x);
-    assert_non_null(x);
-    for (int64_t i = 0; i < n; i++)
-        x[i] = uniform();
-    return x;
-}
-
 const dfg_backend *cpu(void)
 {
     const dfg_backend *b = NULL;

@@ -1,15 +1,14 @@
 /* What the tests of the CPU backend's oneDNN steps share (test_cpu_dnnl.c,
- * test_cpu_weights.c): random data, the CPU backend, programs mapped
- * from a file, a conv graph, a session's output. Every call fails the
- * running cmocka test on error. */
+ * test_cpu_weights.c, test_fuse.c, test_fuse_matmul.c): the CPU backend,
+ * programs mapped from a file, a conv graph, a session's output (random
+ * data: support/random_data.h). Every call fails the running cmocka test
+ * on error. */
 #ifndef DFG_TESTS_DNNL_CHECK_H
 #define DFG_TESTS_DNNL_CHECK_H
 
 #include <stdint.h>
 #include "dfg/dfg.h"
 
-/* n uniform floats in [-1, 1) from one seeded stream (malloc'd). */
-float *random_floats(int64_t n);
 const dfg_backend *cpu(void);
 /* program saved and loaded back mapped, as a .dfgp is; program is
  * destroyed. */

@@ -22,6 +22,7 @@
 #include "dnnl_check.h"
 #include "program_fixtures.h"
 #include "program_format.h"
+#include "random_data.h"
 
 /* Runs graph, compiled with or without the CPU rule, on inputs; returns
  * the first output (malloc'd) and its element count. */
@@ -62,8 +63,9 @@ static void check_conv(const conv_case *k)
 {
     int32_t group = k->params.group ? k->params.group : 1;
     int64_t n_w = k->m * (k->c / group) * k->kh * k->kw;
-    float *weights = random_floats(n_w), *bias = random_floats(k->m);
-    float *input = random_floats(k->n * k->c * k->h * k->w);
+    float *weights = random_floats(n_w, 1.0f);
+    float *bias = random_floats(k->m, 1.0f);
+    float *input = random_floats(k->n * k->c * k->h * k->w, 1.0f);
     dfg_value y, y_ref;
     dfg_graph *g = conv_graph(k, weights, bias, 0, &y);
     dfg_graph *g_ref = conv_graph(k, weights, bias, 1, &y_ref);
@@ -188,7 +190,7 @@ static dfg_value row_added(dfg_graph *g, const matmul_case *k, dfg_value y,
     dfg_tensor_info info;
     assert_int_equal(dfg_graph_value_info(g, y, &info), DFG_OK);
     int64_t n = info.shape[info.rank - 1];
-    *row_data = random_floats(n);
+    *row_data = random_floats(n, 1.0f);
     dfg_value operands[2] = {y, y}, z;
     if (k->row == 2)
         assert_int_equal(dfg_graph_input(g, "row", DFG_F32, 1, &n, &operands[1]),
@@ -278,9 +280,10 @@ static double *matmul_reference(const matmul_case *vector_k, const float *a,
 
 static void check_matmul(const matmul_case *k)
 {
-    float *a = random_floats(count_of(k->a_rank, k->a_shape));
-    float *b = random_floats(count_of(k->b_rank, k->b_shape));
-    float *c = random_floats(k->c_rank >= 0 ? count_of(k->c_rank, k->c_shape) : 1);
+    float *a = random_floats(count_of(k->a_rank, k->a_shape), 1.0f);
+    float *b = random_floats(count_of(k->b_rank, k->b_shape), 1.0f);
+    float *c = random_floats(
+        k->c_rank >= 0 ? count_of(k->c_rank, k->c_shape) : 1, 1.0f);
     dfg_graph *g = NULL;
     assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
     dfg_value operands[3], y;
@@ -398,7 +401,7 @@ static void check_softmax(int32_t axis, int rule, int onednn)
 {
     const int64_t shape[3] = {3, 5, 37};
     int64_t n = 3 * 5 * 37;
-    float *x = random_floats(n), *y = malloc((size_t)n * sizeof *y);
+    float *x = random_floats(n, 1.0f), *y = malloc((size_t)n * sizeof *y);
     assert_non_null(y);
     for (int64_t i = 0; i < n; i++)
         x[i] *= 100.0f;

@@ -14,6 +14,7 @@
 
 #include "cpu/elementwise/f32_math.h"
 #include "cpu/reduce/f32_reduce.h"
+#include "random_data.h"
 
 /* |got - ref| in units of the spacing of f32 values at ref (the least
  * subnormal below the normal range); 0 for matching NaNs and infinities,
@@ -100,14 +101,9 @@ static void test_special_values(void **state)
     assert_true(dfg_f32_sigmoid(INFINITY) == 1.0f);
 }
 
-static uint64_t rng = 0x9e3779b97f4a7c15u;
-
 static float random_value(void)
 {
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return (float)((int64_t)((rng * 0x2545f4914f6cdd1du) >> 40) - (1 << 23)) /
+    return (float)((int64_t)(random_next() >> 40) - (1 << 23)) /
            (float)(1 << 20); /* about [-8, 8) */
 }
 
@@ -152,5 +148,6 @@ int main(void)
         cmocka_unit_test(test_special_values),
         cmocka_unit_test(test_lane_reductions),
     };
+    random_seed(0x9e3779b97f4a7c15u);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

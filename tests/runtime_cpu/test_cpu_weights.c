@@ -18,7 +18,9 @@
 #include "dnnl_check.h"
 #include "cpu_layout_rule.h"
 #include "cpu/onednn/dnnl_weights.h"
+#include "program_fixtures.h"
 #include "program_format.h"
+#include "random_data.h"
 
 /* Sessions of one program share one reordered copy of its conv weights,
  * whether it was compiled in the process or mapped from a file: the
@@ -29,8 +31,9 @@ static void test_sessions_share_weights(void **state)
     (void)state;
     static const conv_case k = {"3x3", 1, 16, 10, 10, 32, 3, 3,
                                 {{1, 1}, {1, 1}, {1, 1, 1, 1}, 1}, 1, NULL};
-    float *weights = random_floats(32 * 16 * 9), *bias = random_floats(32);
-    float *input = random_floats(16 * 10 * 10);
+    float *weights = random_floats(32 * 16 * 9, 1.0f);
+    float *bias = random_floats(32, 1.0f);
+    float *input = random_floats(16 * 10 * 10, 1.0f);
     dfg_value y;
     dfg_graph *g = conv_graph(&k, weights, bias, 0, &y);
     int64_t before = dfg_dnnl_weights_held_bytes();
@@ -95,9 +98,9 @@ static void test_sessions_share_weights(void **state)
  * (malloc'd: conv64_data). */
 static void conv64_data(float **weights, float **bias, float **input)
 {
-    *weights = random_floats(64 * 64 * 9);
-    *bias = random_floats(64);
-    *input = random_floats(64 * 8 * 8);
+    *weights = random_floats(64 * 64 * 9, 1.0f);
+    *bias = random_floats(64, 1.0f);
+    *input = random_floats(64 * 8 * 8, 1.0f);
 }
 
 static dfg_graph *conv64_graph(const float *weights, const float *bias)
@@ -264,8 +267,8 @@ static void test_large_weight_in_slices(void **state)
     (void)state;
     enum { ROWS = 4, K = 2048, N = 1536 }; /* 12 MiB of weights */
     size_t weight_bytes = (size_t)K * N * sizeof(float);
-    float *weights = random_floats((int64_t)K * N);
-    float *input = random_floats(ROWS * K);
+    float *weights = random_floats((int64_t)K * N, 1.0f);
+    float *input = random_floats(ROWS * K, 1.0f);
     dfg_program *programs[3];
     dfg_graph *g = NULL;
     for (int i = 0; i < 3; i++) {
@@ -338,12 +341,8 @@ static void test_mapped_weights_come_back(void **state)
     dfg_graph *g = conv64_graph(weights, bias);
     dfg_program *compiled = NULL, *mapped = NULL;
     assert_int_equal(dfg_compile(g, NULL, &compiled), DFG_OK);
-    char path[] = "/tmp/dfg-test-dnnl-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    assert_int_equal(dfg_program_save(compiled, path), DFG_OK);
-    assert_int_equal(dfg_program_load(path, NULL, &mapped), DFG_OK);
+    mapped = fixture_reloaded(compiled);
+    assert_non_null(mapped);
     dfg_session *session = NULL;
     assert_int_equal(dfg_session_create(mapped, cpu(), NULL, &session), DFG_OK);
     float *out = run_session(session, input, 64 * 8 * 8);
@@ -361,7 +360,6 @@ static void test_mapped_weights_come_back(void **state)
     float *again = run_session(session, input, 64 * 8 * 8);
     assert_memory_equal(out, again, 64 * 8 * 8 * sizeof *out);
     dfg_session_destroy(session);
-    unlink(path);
     free(before);
     free(after);
     free(out);

@@ -13,38 +13,15 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "dfg/dfg.h"
+#include "dnnl_check.h"
+#include "random_data.h"
 
 #define C 16
 #define H 10
 #define W 10
 #define N_ELEMS (C * H * W)
-
-static uint64_t rng = 99;
-
-static float uniform(void)
-{
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    float u = (float)(((rng * 0x2545f4914f6cdd1du) >> 40) * (1.0 / 16777216.0));
-    return 2.0f * u - 1.0f;
-}
-
-static void fill(float *x, int64_t n, float scale)
-{
-    for (int64_t i = 0; i < n; i++)
-        x[i] = scale * uniform();
-}
-
-static const dfg_backend *cpu(void)
-{
-    const dfg_backend *b = NULL;
-    assert_int_equal(dfg_backend_find("cpu", &b), DFG_OK);
-    return b;
-}
 
 /* What a test builds after x (input), r (input of the conv's output
  * shape) and y = conv2d(x): the pattern's result, and any extra output. */
@@ -223,22 +200,6 @@ static dfg_graph *build(const fuse_case *k, const float *w, const float *b)
     return g;
 }
 
-/* program saved and loaded back mapped, as a .dfgp is (as a program
- * compiled in the process, it runs oneDNN's convs). */
-static dfg_program *mapped(dfg_program *program)
-{
-    char path[] = "/tmp/dfg-test-fuse-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    dfg_program *loaded = NULL;
-    assert_int_equal(dfg_program_save(program, path), DFG_OK);
-    assert_int_equal(dfg_program_load(path, NULL, &loaded), DFG_OK);
-    unlink(path);
-    dfg_program_destroy(program);
-    return loaded;
-}
-
 enum { UNFUSED, FUSED_ONEDNN, FUSED_REFERENCE };
 
 static dfg_program *compile(const dfg_graph *g, int how)
@@ -294,24 +255,13 @@ static const char *conv_label(const dfg_program *p)
     return NULL;
 }
 
-static double relative_error(const float *a, const float *b, int64_t n)
-{
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double d = (double)a[i] - (double)b[i];
-        num += d * d;
-        den += (double)b[i] * (double)b[i];
-    }
-    return sqrt(num / den);
-}
-
 static void check(const fuse_case *k)
 {
     static float w[C * C * 9], b[C], x[N_ELEMS], r[N_ELEMS];
-    fill(w, C * (C / k->group) * 9, 0.3f);
-    fill(b, C, 0.5f);
-    fill(x, N_ELEMS, 1.0f);
-    fill(r, N_ELEMS, 1.0f);
+    random_fill(w, C * (C / k->group) * 9, 0.3f);
+    random_fill(b, C, 0.5f);
+    random_fill(x, N_ELEMS, 1.0f);
+    random_fill(r, N_ELEMS, 1.0f);
     dfg_graph *g = build(k, w, b);
     float want[N_ELEMS], got[N_ELEMS];
     dfg_program *unfused = compile(g, UNFUSED);
@@ -394,8 +344,8 @@ static dfg_value mean_last(dfg_graph *g, dfg_value v)
 static dfg_value p_layer_norm(dfg_graph *g, dfg_value x, int variant)
 {
     static float scale[HIDDEN], shift[HIDDEN];
-    fill(scale, HIDDEN, 1.0f);
-    fill(shift, HIDDEN, 1.0f);
+    random_fill(scale, HIDDEN, 1.0f);
+    random_fill(shift, HIDDEN, 1.0f);
     int64_t shape[1] = {HIDDEN};
     dfg_value gamma, beta;
     assert_int_equal(dfg_graph_weight(g, "gamma", DFG_F32, 1, shape, scale,
@@ -482,7 +432,7 @@ static void check_rows(row_pattern_fn pattern, int variant, const char *fused,
     assert_int_equal(dfg_graph_output(g, pattern(g, x, variant), "out"),
                      DFG_OK);
     static float input[ROWS * HIDDEN], want[ROWS * HIDDEN], got[ROWS * HIDDEN];
-    fill(input, ROWS * HIDDEN, 2.0f);
+    random_fill(input, ROWS * HIDDEN, 2.0f);
     dfg_program *unfused = compile(g, UNFUSED);
     dfg_program *p = compile(g, FUSED_REFERENCE);
     run(unfused, input, NULL, want);
@@ -540,7 +490,7 @@ static void test_silu_hardswish_kernels(void **state)
             assert_int_equal(dfg_graph_output(g, y, "y"), DFG_OK);
             static float xf[4099], got[4099];
             static uint16_t xb[4099], yb[4099];
-            fill(xf, 4099, 8.0f);
+            random_fill(xf, 4099, 8.0f);
             for (int i = 0; i < 4099; i++) {
                 uint32_t bits;
                 memcpy(&bits, &xf[i], 4);
@@ -616,7 +566,7 @@ static void test_transpose_views(void **state)
                          DFG_OK);
         static float input[ROWS * HIDDEN], want[ROWS * HIDDEN],
             got[ROWS * HIDDEN];
-        fill(input, ROWS * HIDDEN, 2.0f);
+        random_fill(input, ROWS * HIDDEN, 2.0f);
         dfg_program *unfused = compile(g, UNFUSED);
         dfg_program *p = compile(g, FUSED_REFERENCE);
         run(unfused, input, NULL, want);
@@ -639,5 +589,6 @@ int main(void)
         cmocka_unit_test(test_silu_hardswish_kernels),
         cmocka_unit_test(test_transpose_views),
     };
+    random_seed(99);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

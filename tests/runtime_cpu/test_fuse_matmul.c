@@ -14,9 +14,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "dfg/dfg.h"
+#include "dnnl_check.h"
+#include "program_fixtures.h"
+#include "random_data.h"
 
 #define BATCH 2
 #define ROWS 7
@@ -24,30 +26,6 @@
 #define N 40
 #define M (BATCH * ROWS)
 #define N_OUT (M * N)
-
-static uint64_t rng = 7;
-
-static float uniform(void)
-{
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    float u = (float)(((rng * 0x2545f4914f6cdd1du) >> 40) * (1.0 / 16777216.0));
-    return 2.0f * u - 1.0f;
-}
-
-static void fill(float *x, int64_t n, float scale)
-{
-    for (int64_t i = 0; i < n; i++)
-        x[i] = scale * uniform();
-}
-
-static const dfg_backend *cpu(void)
-{
-    const dfg_backend *b = NULL;
-    assert_int_equal(dfg_backend_find("cpu", &b), DFG_OK);
-    return b;
-}
 
 enum product { MATMUL, GEMM, GEMM_TRANS_B, GEMM_WITH_C };
 enum residual {
@@ -201,22 +179,6 @@ static void reference(const fuse_case *k, const float *x, const float *w,
         }
 }
 
-/* program saved and loaded back mapped, as a .dfgp is (as a program
- * compiled in the process, it runs oneDNN's matmuls). */
-static dfg_program *mapped(dfg_program *program)
-{
-    char path[] = "/tmp/dfg-test-fuse-matmul-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    dfg_program *loaded = NULL;
-    assert_int_equal(dfg_program_save(program, path), DFG_OK);
-    assert_int_equal(dfg_program_load(path, NULL, &loaded), DFG_OK);
-    unlink(path);
-    dfg_program_destroy(program);
-    return loaded;
-}
-
 enum { UNFUSED, FUSED_ONEDNN, FUSED_REFERENCE };
 static const char *const path_names[] = {"unfused", "oneDNN", "reference"};
 
@@ -273,25 +235,14 @@ static void run(const dfg_program *p, const float *x, const float *r,
     dfg_session_destroy(s);
 }
 
-static double relative_error(const float *got, const double *want, int64_t n)
-{
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double d = (double)got[i] - want[i];
-        num += d * d;
-        den += want[i] * want[i];
-    }
-    return sqrt(num / den);
-}
-
 static void check(const fuse_case *k)
 {
     static float w[K * N], b[N], x[M * K], r[N_OUT], got[N_OUT];
     static double want[N_OUT];
-    fill(w, K * N, 0.3f);
-    fill(b, N, 0.5f);
-    fill(x, M * K, 1.0f);
-    fill(r, N_OUT, 1.0f);
+    random_fill(w, K * N, 0.3f);
+    random_fill(b, N, 0.5f);
+    random_fill(x, M * K, 1.0f);
+    random_fill(r, N_OUT, 1.0f);
     reference(k, x, w, b, r, want);
     dfg_graph *g = build(k, w, b);
     dfg_program *unfused = compile(g, UNFUSED);
@@ -315,7 +266,7 @@ static void check(const fuse_case *k)
         if (on_onednn != (how != FUSED_REFERENCE))
             fail_msg("%s (%s): the product ran on %s", k->what,
                      path_names[how], on_onednn ? "oneDNN" : "dfg");
-        double err = relative_error(got, want, N_OUT);
+        double err = fixture_relative_error(got, want, N_OUT);
         if (!(err < 2e-6))
             fail_msg("%s (%s): relative error %g against the double "
                      "reference", k->what, path_names[how], err);
@@ -380,5 +331,6 @@ int main(void)
         cmocka_unit_test(test_matmul_epilogues),
         cmocka_unit_test(test_not_fused),
     };
+    random_seed(7);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,12 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cpu_layout_rule.h"
 #include "dfg/dfg.h"
 #include "cpu/kernels_extra.h"
 #include "pass_check.h"
+#include "program_fixtures.h"
 #include "program_format.h"
 
 #define C 16
@@ -192,16 +192,9 @@ static dfg_program *compile_with(const dfg_graph *g, int layouts, int onednn)
 /* p saved and loaded back (mapped, as a .dfgp is). */
 static dfg_program *reloaded(const dfg_program *p)
 {
-    char path[] = "/tmp/dfg-test-layout-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    dfg_program *loaded = NULL;
-    assert_int_equal(dfg_program_save(p, path), DFG_OK);
-    dfg_status st = dfg_program_load(path, NULL, &loaded);
-    unlink(path);
-    if (st != DFG_OK)
-        fail_msg("load: %s", dfg_last_error());
+    dfg_program *loaded = fixture_reloaded(p);
+    if (!loaded)
+        fail_msg("save and load: %s", dfg_last_error());
     return loaded;
 }
 

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <cmocka.h>
 
 #include "dfg/dfg.h"
@@ -99,13 +98,8 @@ static void test_threads_share_a_mapped_program(void **state)
     dfg_program *compiled = NULL, *mapped = NULL;
     assert_int_equal(fixture_compile(12, &w, DFG_PLANNER_GREEDY_SIZE,
                                      &compiled), DFG_OK);
-    char path[] = "/tmp/dfg-threads-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    assert_int_equal(dfg_program_save(compiled, path), DFG_OK);
-    assert_int_equal(dfg_program_load(path, NULL, &mapped), DFG_OK);
-    unlink(path); /* the mapping keeps the file's bytes */
+    mapped = fixture_reloaded(compiled); /* the file is gone, mapped */
+    assert_non_null(mapped);
     run_threads(mapped, &w);
     dfg_program_destroy(mapped);
     dfg_program_destroy(compiled);
@@ -159,13 +153,8 @@ static void test_threads_share_conv_weights(void **state)
     assert_int_equal(dfg_compile(graph, &reference_options, &reference),
                      DFG_OK);
     dfg_graph_destroy(graph);
-    char path[] = "/tmp/dfg-threads-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    assert_int_equal(dfg_program_save(compiled, path), DFG_OK);
-    assert_int_equal(dfg_program_load(path, NULL, &mapped), DFG_OK);
-    unlink(path);
+    mapped = fixture_reloaded(compiled);
+    assert_non_null(mapped);
     dfg_tensor_info in, out;
     assert_int_equal(dfg_program_input_info(mapped, 0, &in), DFG_OK);
     assert_int_equal(dfg_program_output_info(mapped, 0, &out), DFG_OK);

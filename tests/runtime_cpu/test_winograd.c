@@ -26,28 +26,9 @@
 #include "cpu/linalg/columns_conv.h"
 #include "program.h"
 #include "program_fixtures.h"
+#include "random_data.h"
 #include "cpu/linalg/winograd_choice.h"
 #include "cpu/linalg/winograd_conv.h"
-
-static uint64_t rng = 2024;
-
-static float uniform(void)
-{
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    float u = (float)(((rng * 0x2545f4914f6cdd1du) >> 40) * (1.0 / 16777216.0));
-    return 2.0f * u - 1.0f;
-}
-
-static float *random_floats(int64_t n, float scale)
-{
-    float *x = malloc((size_t)n * sizeof *x);
-    assert_non_null(x);
-    for (int64_t i = 0; i < n; i++)
-        x[i] = scale * uniform();
-    return x;
-}
 
 /* The 1x1 convs' channels around the 3x3 one. */
 #define OUTER 8
@@ -466,5 +447,6 @@ int main(void)
         cmocka_unit_test(test_choice_within_the_allowance),
         cmocka_unit_test(test_choice_larger_filters_first),
     };
+    random_seed(2024);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

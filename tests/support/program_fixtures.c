@@ -115,7 +115,7 @@ double fixture_relative_error(const float *out, const double *ref, int64_t n)
     return norm > 0 ? sqrt(diff / norm) : sqrt(diff);
 }
 
-dfg_program *fixture_mapped(dfg_program *program)
+dfg_program *fixture_reloaded(const dfg_program *program)
 {
     char path[] = "/tmp/dfg-test-mapped-XXXXXX";
     int fd = mkstemp(path);
@@ -127,6 +127,12 @@ dfg_program *fixture_mapped(dfg_program *program)
             loaded = NULL;
         unlink(path);
     }
+    return loaded;
+}
+
+dfg_program *fixture_mapped(dfg_program *program)
+{
+    dfg_program *loaded = fixture_reloaded(program);
     dfg_program_destroy(program);
     return loaded;
 }

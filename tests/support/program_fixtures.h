@@ -37,8 +37,10 @@ dfg_status fixture_compile(uint64_t seed, fixture_weights *weights,
 void fixture_reference(const fixture_weights *weights, const float *x,
                        double probs[FIX_BATCH * FIX_OUT], double sums[2]);
 /* program saved to a temporary file and loaded back mapped, as a .dfgp
- * is (the file goes at once, the mapping stays); program is destroyed.
- * NULL on failure. */
+ * is (the file goes at once, the mapping stays); program is kept. NULL
+ * on failure, dfg_last_error() saying why. */
+dfg_program *fixture_reloaded(const dfg_program *program);
+/* fixture_reloaded(program), program destroyed. */
 dfg_program *fixture_mapped(dfg_program *program);
 /* ||out - ref|| / ||ref||. */
 double fixture_relative_error(const float *out, const double *ref, int64_t n);

@@ -26,6 +26,7 @@
 #include "training/autodiff.h"
 #include "dfg/dfg.h"
 #include "graph.h"
+#include "random_data.h"
 
 #define MAX_INPUTS 3
 #define EPS 1e-2
@@ -53,16 +54,6 @@ typedef struct grad_case {
     build_fn build;
 } grad_case;
 
-static uint64_t rng = 0x2545F4914F6CDD1DULL;
-
-static double uniform(void)
-{
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    return (double)((rng * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
-}
-
 static int64_t numel(const shape *s)
 {
     int64_t n = 1;
@@ -74,10 +65,10 @@ static int64_t numel(const shape *s)
 static void fill(float *data, int64_t n, fill_mode mode)
 {
     for (int64_t i = 0; i < n; i++) {
-        double u = uniform();
+        double u = random_unit();
         switch (mode) {
         case SIGNED:
-            data[i] = (float)((0.2 + 0.8 * u) * (uniform() < 0.5 ? -1 : 1));
+            data[i] = (float)((0.2 + 0.8 * u) * (random_unit() < 0.5 ? -1 : 1));
             break;
         case POSITIVE:
             data[i] = (float)(0.5 + u);
@@ -91,7 +82,7 @@ static void fill(float *data, int64_t n, fill_mode mode)
     }
     if (mode == DISTINCT || mode == DISTINCT2)
         for (int64_t i = n - 1; i > 0; i--) {
-            int64_t j = (int64_t)(uniform() * (double)(i + 1)) % (i + 1);
+            int64_t j = (int64_t)(random_unit() * (double)(i + 1)) % (i + 1);
             float t = data[i];
             data[i] = data[j];
             data[j] = t;
@@ -108,7 +99,7 @@ static dfg_value weighted_sum(dfg_graph *g, dfg_value y)
         n *= info.shape[d];
     float *r = malloc((size_t)n * sizeof *r);
     for (int64_t i = 0; i < n; i++)
-        r[i] = (float)(uniform() * 2.0 - 1.0);
+        r[i] = (float)(random_unit() * 2.0 - 1.0);
     dfg_value weights, product, loss;
     assert_int_equal(dfg_graph_constant(g, "R", DFG_F32, info.rank, info.shape,
                                         r, &weights), DFG_OK);
@@ -135,7 +126,7 @@ static dfg_program *compile_case(const grad_case *c, int with_gradients,
     dfg_status st = c->build(g, x, &y);
     if (st != DFG_OK)
         fail_msg("%s: %s", c->name, dfg_last_error());
-    rng = seed; /* the same R in both programs */
+    random_seed(seed); /* the same R in both programs */
     dfg_value loss = weighted_sum(g, y);
     assert_int_equal(dfg_graph_output(g, loss, "L"), DFG_OK);
     if (with_gradients) {
@@ -530,7 +521,7 @@ static dfg_program *compile_dropout(int with_gradient)
     assert_int_equal(dfg_graph_node(g, "dropout_train", NULL,
                                     (dfg_value[]){x, state}, 2, &attrs, out, 2),
                      DFG_OK);
-    rng = 7;
+    random_seed(7);
     dfg_value loss = weighted_sum(g, out[0]);
     assert_int_equal(dfg_graph_output(g, loss, "L"), DFG_OK);
     if (with_gradient) {
@@ -586,5 +577,6 @@ int main(void)
     tests[N] = (struct CMUnitTest)cmocka_unit_test(test_non_differentiable_is_an_error);
     tests[N + 1] = (struct CMUnitTest)cmocka_unit_test(test_rule_table_matches_the_documentation);
     tests[N + 2] = (struct CMUnitTest)cmocka_unit_test(test_dropout_train_gradient);
+    random_seed(0x2545F4914F6CDD1DULL);
     return _cmocka_run_group_tests("autodiff", tests, N + 3, NULL, NULL);
 }

@@ -10,12 +10,12 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <cmocka.h>
 
 #include "dfg/dfg.h"
 #include "program.h"
 #include "program_buckets.h"
+#include "program_fixtures.h"
 
 static dfg_program *compile_cnn(int data_parallel, int64_t bucket_bytes,
                                 int32_t shard_ranks)
@@ -117,15 +117,10 @@ static int64_t optimizer_state_bytes(const dfg_program *p)
  * buckets are still ranges. */
 static void round_trip(int32_t shard_ranks)
 {
-    dfg_program *p = compile_cnn(1, 16 << 10, shard_ranks), *q = NULL;
+    dfg_program *p = compile_cnn(1, 16 << 10, shard_ranks);
     assert_non_null(p);
-    char path[] = "/tmp/dfg-test-buckets-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    assert_int_equal(dfg_program_save(p, path), DFG_OK);
-    assert_int_equal(dfg_program_load(path, NULL, &q), DFG_OK);
-    unlink(path);
+    dfg_program *q = fixture_reloaded(p);
+    assert_non_null(q);
     int64_t a, b;
     assert_int_equal(count_buckets(q, &b), count_buckets(p, &a));
     assert_int_equal(a, b);

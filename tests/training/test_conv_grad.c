@@ -23,21 +23,16 @@
 
 #include "ir/geometry/backward_geometry.h"
 #include "dfg/dfg.h"
+#include "random_data.h"
 
 typedef struct conv_case {
     int64_t n, c, h, w, m, kh, kw;
     dfg_conv2d_params params;
 } conv_case;
 
-static uint64_t rng = 0x9E3779B97F4A7C15ULL;
-
 static float random_signed(void)
 {
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    double u = (double)((rng * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
-    return (float)(2.0 * u - 1.0);
+    return (float)(2.0 * random_unit() - 1.0);
 }
 
 static float *random_tensor(int64_t n)
@@ -295,5 +290,6 @@ int main(void)
         cmocka_unit_test(test_strided_1x1),
         cmocka_unit_test(test_chunks_cut_images),
     };
+    random_seed(0x9E3779B97F4A7C15ULL);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

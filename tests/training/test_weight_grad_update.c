@@ -21,17 +21,11 @@
 #include "cpu/kernels.h"
 #include "math/training_layout.h"
 #include "ir/geometry/weight_update_geometry.h"
-
-static uint64_t rng = 0x2545F4914F6CDD1DULL;
+#include "random_data.h"
 
 static float uniform(float lo, float hi)
 {
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    double u = (double)((rng * 0x2545F4914F6CDD1DULL) >> 11) /
-               9007199254740992.0;
-    return lo + (float)u * (hi - lo);
+    return lo + (float)random_unit() * (hi - lo);
 }
 
 /* data as dtype: f32 as it is, bf16 by truncation (any bf16 will do). */
@@ -259,5 +253,6 @@ int main(void)
         cmocka_unit_test(test_one_pixel_images_in_slices),
         cmocka_unit_test(test_one_slice),
     };
+    random_seed(0x2545F4914F6CDD1DULL);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
