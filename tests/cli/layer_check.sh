@@ -3,8 +3,8 @@
 # here with the same docs/architecture.md, each with one planted fault: a
 # back-include, an include circle, an overlong file, a file in no layer,
 # a call circle (through prototypes, no include between the two files),
-# a call against the layers (through an extern declaration). Each must
-# fail and name the files.
+# a call against the layers (through an extern declaration), a folder of
+# more than 40 source files. Each must fail and name the files.
 # usage: layer_check.sh SOURCE_ROOT
 set -u
 root=$1
@@ -78,6 +78,16 @@ make_tree
 awk 'BEGIN { for (i = 0; i < 701; i++) print "/* line */" }' \
     >"$tmp/tree/src/ir/long.c"
 expect_failure "long file" 'src/ir/long.c: 701 lines'
+
+make_tree
+for i in $(seq 1 38); do
+    printf '/* part %d */\n' "$i" >"$tmp/tree/src/util/part_$i.h"
+done
+out=$(python3 "$check" "$tmp/tree" 2>&1) ||
+    fail "a folder of 40 source files counted as more than 40: $out"
+printf 'echo one more\n' >"$tmp/tree/src/util/one_more.sh"
+expect_failure "folder of 41 source files" \
+    'src/util/: 41 source files (more than 40: split it into rooms)'
 
 make_tree
 mkdir -p "$tmp/tree/elsewhere"
