@@ -249,21 +249,28 @@ static void test_older_versions(void **state)
 
 /* --- hand-built programs: y = x + w, with x an input, w a weight */
 
+/* p run on the input of seed 3 gives y = x + w. */
+static void expect_sum(const dfg_program *p)
+{
+    uint8_t *out[1] = {0};
+    assert_int_equal(run_program(p, 3, out), 0);
+    uint64_t rng = 3;
+    float x[6];
+    fixture_fill(&rng, x, 6);
+    const float *w = (const float *)p->tensors[1].data;
+    const float *y = (const float *)out[0];
+    for (int i = 0; i < 6; i++)
+        assert_float_equal(y[i], x[i] + w[i], 1e-6);
+    free(out[0]);
+}
+
 static void test_hand_built_round_trip_and_run(void **state)
 {
     (void)state;
     dfg_program *p = hand_built();
     assert_int_equal(dfg_program_verify(p), DFG_OK);
     round_trip(p);
-    uint8_t *out[1] = {0};
-    assert_int_equal(run_program(p, 3, out), 0);
-    uint64_t rng = 3;
-    float x[6];
-    fixture_fill(&rng, x, 6);
-    const float *w = (const float *)p->tensors[1].data, *y = (const float *)out[0];
-    for (int i = 0; i < 6; i++)
-        assert_float_equal(y[i], x[i] + w[i], 1e-6);
-    free(out[0]);
+    expect_sum(p);
     dfg_program_destroy(p);
 }
 
@@ -278,15 +285,7 @@ static void test_in_place_output_loads_and_runs(void **state)
     size_t size = 0;
     uint8_t *data = serialize(p, &size);
     dfg_program *loaded = load(data, size);
-    uint8_t *out[1] = {0};
-    assert_int_equal(run_program(loaded, 3, out), 0);
-    uint64_t rng = 3;
-    float x[6];
-    fixture_fill(&rng, x, 6);
-    const float *w = (const float *)p->tensors[1].data, *y = (const float *)out[0];
-    for (int i = 0; i < 6; i++)
-        assert_float_equal(y[i], x[i] + w[i], 1e-6);
-    free(out[0]);
+    expect_sum(loaded);
     free(data);
     dfg_program_destroy(loaded);
     dfg_program_destroy(p);

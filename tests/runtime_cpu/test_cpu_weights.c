@@ -191,6 +191,40 @@ static size_t resident_pages(const void *data, size_t bytes)
     return resident;
 }
 
+/* The data of p's weight of the given bytes. */
+static const void *weight_of(const dfg_program *p, int64_t bytes)
+{
+    const void *data = NULL;
+    for (int32_t i = 0; i < p->n_tensors; i++)
+        if (p->tensors[i].region == DFG_REGION_WEIGHTS &&
+            p->tensors[i].bytes == bytes)
+            data = p->tensors[i].data;
+    assert_non_null(data);
+    return data;
+}
+
+/* *a, a session of kept, and *b, one that takes owned over: the same
+ * kernels (what names the case); owned's plain weight of weight_bytes
+ * has left memory where oneDNN holds a copy, and stays where it reads
+ * the bytes as they are. */
+static void kept_and_owned(const char *what, const dfg_program *kept,
+                           dfg_program *owned, size_t weight_bytes,
+                           dfg_session **a, dfg_session **b)
+{
+    const void *plain = weight_of(owned, (int64_t)weight_bytes);
+    int64_t before = dfg_dnnl_weights_held_bytes();
+    assert_int_equal(dfg_session_create(kept, cpu(), NULL, a), DFG_OK);
+    int64_t copies = dfg_dnnl_weights_held_bytes() - before;
+    assert_int_equal(dfg_session_create_owning(owned, cpu(), NULL, b),
+                     DFG_OK);
+    expect_same_kernels(what, *a, *b, kept->n_steps);
+    size_t resident = resident_pages(plain, weight_bytes);
+    if (copies > 0)
+        assert_int_equal(resident, 0);
+    else
+        assert_true(resident > 0);
+}
+
 /* A session that takes its program over (dfg_session_create_owning) runs
  * the kernels a session of the same program kept by its caller runs, and
  * the plain weights it reads from a copy in oneDNN's layout leave memory;
@@ -203,26 +237,9 @@ static void test_owning_session_releases_weights(void **state)
     conv64_data(&weights, &bias, &input);
     dfg_program *kept = compiled_alone(conv64_graph(weights, bias));
     dfg_program *owned = compiled_alone(conv64_graph(weights, bias));
-    const void *plain = NULL;
-    for (int32_t i = 0; i < owned->n_tensors; i++)
-        if (owned->tensors[i].region == DFG_REGION_WEIGHTS &&
-            owned->tensors[i].bytes == (int64_t)weight_bytes)
-            plain = owned->tensors[i].data;
-    assert_non_null(plain);
     int64_t before = dfg_dnnl_weights_held_bytes();
     dfg_session *a = NULL, *b = NULL;
-    assert_int_equal(dfg_session_create(kept, cpu(), NULL, &a), DFG_OK);
-    int64_t copies = dfg_dnnl_weights_held_bytes() - before;
-    assert_int_equal(dfg_session_create_owning(owned, cpu(), NULL, &b),
-                     DFG_OK);
-    expect_same_kernels("kept, then owned", a, b, kept->n_steps);
-    /* The copy replaced the plain bytes; where oneDNN reads them as they
-     * are, they stay. */
-    size_t resident = resident_pages(plain, weight_bytes);
-    if (copies > 0)
-        assert_int_equal(resident, 0);
-    else
-        assert_true(resident > 0);
+    kept_and_owned("kept, then owned", kept, owned, weight_bytes, &a, &b);
     float *ya = run_session(a, input, 64 * 8 * 8);
     float *yb = run_session(b, input, 64 * 8 * 8);
     assert_memory_equal(ya, yb, 64 * 8 * 8 * sizeof *ya);
@@ -289,34 +306,15 @@ static void test_large_weight_in_slices(void **state)
             assert_int_equal(dfg_compile(g, NULL, &programs[i]), DFG_OK);
     }
     dfg_program *kept = programs[0], *owned = programs[1];
-    const void *plain = NULL;
-    for (int32_t i = 0; i < owned->n_tensors; i++)
-        if (owned->tensors[i].bytes == (int64_t)weight_bytes)
-            plain = owned->tensors[i].data;
-    assert_non_null(plain);
-    int64_t before = dfg_dnnl_weights_held_bytes();
     dfg_session *a = NULL, *b = NULL;
-    assert_int_equal(dfg_session_create(kept, cpu(), NULL, &a), DFG_OK);
-    int64_t copies = dfg_dnnl_weights_held_bytes() - before;
-    assert_int_equal(dfg_session_create_owning(owned, cpu(), NULL, &b),
-                     DFG_OK);
-    expect_same_kernels("gemm", a, b, kept->n_steps);
-    size_t resident = resident_pages(plain, weight_bytes);
-    if (copies > 0)
-        assert_int_equal(resident, 0);
-    else
-        assert_true(resident > 0);
+    kept_and_owned("gemm", kept, owned, weight_bytes, &a, &b);
     float *ya = run_session(a, input, ROWS * N);
     float *yb = run_session(b, input, ROWS * N);
     assert_memory_equal(ya, yb, (size_t)ROWS * N * sizeof *ya);
     dfg_session_destroy(b);
     /* Bytes the program shares with a graph still alive (g, the third)
      * stay whole. */
-    const void *shared = NULL;
-    for (int32_t i = 0; i < programs[2]->n_tensors; i++)
-        if (programs[2]->tensors[i].bytes == (int64_t)weight_bytes)
-            shared = programs[2]->tensors[i].data;
-    assert_non_null(shared);
+    const void *shared = weight_of(programs[2], (int64_t)weight_bytes);
     assert_int_equal(dfg_session_create_owning(programs[2], cpu(), NULL, &b),
                      DFG_OK);
     assert_memory_equal(shared, weights, weight_bytes);

@@ -2,9 +2,9 @@
  * code, views, in-place reuse, workspace) and test_pass_plan.c (liveness,
  * dfg_compile's contract, seeded random graphs), and the blocked-layout
  * tests of tests/runtime_cpu/. Built into each test executable with
- * pass_check.c; a helper used by only one of them stays in that file. Failures end the running cmocka test;
- * returned programs and output buffers belong to the caller
- * (dfg_program_destroy and free). */
+ * pass_check.c; a helper used by only one of them stays in that file.
+ * Failures end the running cmocka test; returned programs and output
+ * buffers belong to the caller (dfg_program_destroy and free). */
 #ifndef DFG_TEST_PASS_CHECK_H
 #define DFG_TEST_PASS_CHECK_H
 

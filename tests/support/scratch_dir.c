@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <cmocka.h>
+#include <errno.h>
 
 static char dir[256];
 
@@ -46,4 +47,19 @@ void scratch_dir_remove(void)
     snprintf(command, sizeof command, "rm -rf '%s'", dir);
     if (system(command) != 0)
         fprintf(stderr, "could not remove %s\n", dir);
+}
+
+int scratch_dir_setup(void **state)
+{
+    (void)state;
+    char prefix[128];
+    snprintf(prefix, sizeof prefix, "dfg-%s", program_invocation_short_name);
+    return scratch_dir_make(prefix);
+}
+
+int scratch_dir_teardown(void **state)
+{
+    (void)state;
+    scratch_dir_remove();
+    return 0;
 }

@@ -15,5 +15,10 @@ char *scratch_path(const char *name);
 void scratch_write(const char *path, const void *data, size_t size);
 /* Removes the folder and what it holds. */
 void scratch_dir_remove(void);
+/* As cmocka group setup and teardown: the folder dfg-PROGRAM.XXXXXX
+ * (PROGRAM: the test executable's name) made before the group's tests,
+ * removed after them. */
+int scratch_dir_setup(void **state);
+int scratch_dir_teardown(void **state);
 
 #endif

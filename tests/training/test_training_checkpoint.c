@@ -184,24 +184,12 @@ static void test_bad_checkpoints_are_refused(void **state)
     trainer_free(&t);
 }
 
-static int make_dir(void **state)
-{
-    (void)state;
-    return scratch_dir_make("dfg-checkpoint");
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    scratch_dir_remove();
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_resumed_run_is_bit_identical),
         cmocka_unit_test(test_bad_checkpoints_are_refused),
     };
-    return cmocka_run_group_tests(tests, make_dir, remove_dir);
+    return cmocka_run_group_tests(tests, scratch_dir_setup,
+                                  scratch_dir_teardown);
 }

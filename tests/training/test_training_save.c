@@ -170,23 +170,11 @@ static void test_saved_model_gives_the_trained_outputs(void **state)
     destroy(train);
 }
 
-static int make_dir(void **state)
-{
-    (void)state;
-    return scratch_dir_make("dfg-save");
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    scratch_dir_remove();
-    return 0;
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_saved_model_gives_the_trained_outputs),
     };
-    return cmocka_run_group_tests(tests, make_dir, remove_dir);
+    return cmocka_run_group_tests(tests, scratch_dir_setup,
+                                  scratch_dir_teardown);
 }
