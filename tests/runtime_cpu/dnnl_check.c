@@ -80,3 +80,27 @@ float *run_session(dfg_session *session, const float *input, int64_t n)
     assert_int_equal(dfg_session_run(session, inputs, outputs), DFG_OK);
     return y;
 }
+
+dfg_value node1(dfg_graph *g, const char *op, dfg_value in,
+                const dfg_attrs *attrs)
+{
+    dfg_value out;
+    assert_int_equal(dfg_graph_node(g, op, NULL, &in, 1, attrs, &out, 1),
+                     DFG_OK);
+    return out;
+}
+
+dfg_value node2(dfg_graph *g, const char *op, dfg_value a, dfg_value b)
+{
+    dfg_value out, in[2] = {a, b};
+    assert_int_equal(dfg_graph_node(g, op, NULL, in, 2, NULL, &out, 1),
+                     DFG_OK);
+    return out;
+}
+
+int32_t num_steps(const dfg_program *p)
+{
+    dfg_plan_stats stats;
+    dfg_program_stats(p, &stats);
+    return stats.n_steps;
+}

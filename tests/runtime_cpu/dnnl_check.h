@@ -1,8 +1,8 @@
 /* What the tests of the CPU backend's oneDNN steps share (test_cpu_dnnl.c,
  * test_cpu_weights.c, test_fuse.c, test_fuse_matmul.c): the CPU backend,
- * programs mapped from a file, a conv graph, a session's output (random
- * data: support/random_data.h). Every call fails the running cmocka test
- * on error. */
+ * programs mapped from a file, a conv graph, nodes, a session's output
+ * (random data: tests/support/random_data.h). Every call fails the
+ * running cmocka test on error. */
 #ifndef DFG_TESTS_DNNL_CHECK_H
 #define DFG_TESTS_DNNL_CHECK_H
 
@@ -30,5 +30,11 @@ dfg_graph *conv_graph(const conv_case *k, const float *weights,
                       const float *bias, int w_as_input, dfg_value *y);
 /* The output of session run on input (malloc'd, n floats). */
 float *run_session(dfg_session *session, const float *input, int64_t n);
+/* One node of op on g: in (with attrs), or a and b; its output. */
+dfg_value node1(dfg_graph *g, const char *op, dfg_value in,
+                const dfg_attrs *attrs);
+dfg_value node2(dfg_graph *g, const char *op, dfg_value a, dfg_value b);
+/* p's number of steps. */
+int32_t num_steps(const dfg_program *p);
 
 #endif

@@ -28,23 +28,6 @@
 typedef dfg_value (*pattern_fn)(dfg_graph *g, dfg_value x, dfg_value r,
                                 dfg_value y);
 
-static dfg_value node1(dfg_graph *g, const char *op, dfg_value in,
-                       const dfg_attrs *attrs)
-{
-    dfg_value out;
-    assert_int_equal(dfg_graph_node(g, op, NULL, &in, 1, attrs, &out, 1),
-                     DFG_OK);
-    return out;
-}
-
-static dfg_value node2(dfg_graph *g, const char *op, dfg_value a, dfg_value b)
-{
-    dfg_value out, in[2] = {a, b};
-    assert_int_equal(dfg_graph_node(g, op, NULL, in, 2, NULL, &out, 1),
-                     DFG_OK);
-    return out;
-}
-
 static dfg_value scalar(dfg_graph *g, float value)
 {
     static int count;
@@ -233,13 +216,6 @@ static void run(const dfg_program *p, const float *x, const float *r,
     void *outputs[2] = {out, y};
     assert_int_equal(dfg_session_run(s, inputs, outputs), DFG_OK);
     dfg_session_destroy(s);
-}
-
-static int32_t num_steps(const dfg_program *p)
-{
-    dfg_plan_stats stats;
-    dfg_program_stats(p, &stats);
-    return stats.n_steps;
 }
 
 /* The label of the program's conv2d step (the first one). */

@@ -48,23 +48,6 @@ typedef struct fuse_case {
     int y_is_output;     /* the product's output is also a graph output */
 } fuse_case;
 
-static dfg_value node1(dfg_graph *g, const char *op, dfg_value in,
-                       const dfg_attrs *attrs)
-{
-    dfg_value out;
-    assert_int_equal(dfg_graph_node(g, op, NULL, &in, 1, attrs, &out, 1),
-                     DFG_OK);
-    return out;
-}
-
-static dfg_value node2(dfg_graph *g, const char *op, dfg_value a, dfg_value b)
-{
-    dfg_value out, in[2] = {a, b};
-    assert_int_equal(dfg_graph_node(g, op, NULL, in, 2, NULL, &out, 1),
-                     DFG_OK);
-    return out;
-}
-
 static dfg_value activation(dfg_graph *g, enum activation kind, dfg_value v)
 {
     dfg_attrs a;
@@ -195,13 +178,6 @@ static dfg_program *compile(const dfg_graph *g, int how)
     if (dfg_compile(g, &o, &p) != DFG_OK)
         fail_msg("compile: %s", dfg_last_error());
     return mapped(p);
-}
-
-static int32_t num_steps(const dfg_program *p)
-{
-    dfg_plan_stats stats;
-    dfg_program_stats(p, &stats);
-    return stats.n_steps;
 }
 
 /* The index of the program's product step (the first matmul or gemm). */
