@@ -104,3 +104,21 @@ int32_t num_steps(const dfg_program *p)
     dfg_program_stats(p, &stats);
     return stats.n_steps;
 }
+
+dfg_program *compiled_for(const dfg_graph *g, enum fuse_path how,
+                          uint64_t alignment)
+{
+    dfg_compile_options o;
+    dfg_compile_options_init(&o);
+    o.fuse_operators = how != UNFUSED;
+    if (alignment)
+        o.alignment = alignment;
+    if (how == FUSED_REFERENCE) {
+        o.backend_workspace = NULL;
+        o.backend_workspace_for = NULL;
+    }
+    dfg_program *p = NULL;
+    if (dfg_compile(g, &o, &p) != DFG_OK)
+        fail_msg("compile: %s", dfg_last_error());
+    return mapped(p);
+}

@@ -37,4 +37,11 @@ dfg_value node2(dfg_graph *g, const char *op, dfg_value a, dfg_value b);
 /* p's number of steps. */
 int32_t num_steps(const dfg_program *p);
 
+/* How the fusion tests compile a graph: unfused, fused on oneDNN (the
+ * CPU's workspace rule), fused on the reference kernels (no rule). */
+enum fuse_path { UNFUSED, FUSED_ONEDNN, FUSED_REFERENCE };
+/* g compiled that way, with alignment (0: the default), then mapped(). */
+dfg_program *compiled_for(const dfg_graph *g, enum fuse_path how,
+                          uint64_t alignment);
+
 #endif

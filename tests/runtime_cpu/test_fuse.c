@@ -183,25 +183,12 @@ static dfg_graph *build(const fuse_case *k, const float *w, const float *b)
     return g;
 }
 
-enum { UNFUSED, FUSED_ONEDNN, FUSED_REFERENCE };
-
-static dfg_program *compile(const dfg_graph *g, int how)
+/* A lone conv is its program's peak, where its workspace would shrink
+ * below oneDNN's (passes/workspace_fit.c) unless alignment rounds the
+ * least and the full one to the same bytes. */
+static dfg_program *compile(const dfg_graph *g, enum fuse_path how)
 {
-    dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.fuse_operators = how != UNFUSED;
-    /* A lone conv is its program's peak, where its workspace would shrink
-     * below oneDNN's (passes/workspace_fit.c) unless alignment rounds the
-     * least and the full one to the same bytes. */
-    o.alignment = (uint64_t)1 << 17;
-    if (how == FUSED_REFERENCE) {
-        o.backend_workspace = NULL;
-        o.backend_workspace_for = NULL;
-    }
-    dfg_program *p = NULL;
-    if (dfg_compile(g, &o, &p) != DFG_OK)
-        fail_msg("compile: %s", dfg_last_error());
-    return mapped(p);
+    return compiled_for(g, how, (uint64_t)1 << 17);
 }
 
 /* Runs p on x (and r, if p has two inputs) into out (and a scratch buffer

@@ -162,22 +162,11 @@ static void reference(const fuse_case *k, const float *x, const float *w,
         }
 }
 
-enum { UNFUSED, FUSED_ONEDNN, FUSED_REFERENCE };
 static const char *const path_names[] = {"unfused", "oneDNN", "reference"};
 
-static dfg_program *compile(const dfg_graph *g, int how)
+static dfg_program *compile(const dfg_graph *g, enum fuse_path how)
 {
-    dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.fuse_operators = how != UNFUSED;
-    if (how == FUSED_REFERENCE) {
-        o.backend_workspace = NULL;
-        o.backend_workspace_for = NULL;
-    }
-    dfg_program *p = NULL;
-    if (dfg_compile(g, &o, &p) != DFG_OK)
-        fail_msg("compile: %s", dfg_last_error());
-    return mapped(p);
+    return compiled_for(g, how, 0);
 }
 
 /* The index of the program's product step (the first matmul or gemm). */
