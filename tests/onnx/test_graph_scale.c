@@ -22,15 +22,6 @@
 #define NODES 100000
 #define DIMS(...) ((const int64_t[]){__VA_ARGS__})
 
-static dfg_status import(const onnx_builder *b, dfg_graph **graph)
-{
-    size_t size;
-    uint8_t *bytes = onnx_builder_pack(b, &size);
-    dfg_status st = dfg_onnx_import_memory(bytes, size, NULL, NULL, graph);
-    free(bytes);
-    return st;
-}
-
 /* Writes name's value "name<i>" into buf (64 bytes). */
 static const char *named(char *buf, const char *name, int i)
 {
@@ -93,7 +84,7 @@ static void build_fan(onnx_builder *b)
 static void plan_and_report(onnx_builder *b, int32_t most_live_tensors)
 {
     dfg_graph *graph;
-    assert_int_equal(import(b, &graph), DFG_OK);
+    assert_int_equal(onnx_builder_import(b, &graph), DFG_OK);
     onnx_builder_free(b);
     dfg_program *program;
     if (dfg_compile(graph, NULL, &program) != DFG_OK)
@@ -148,7 +139,7 @@ static void test_unsupported_types_listed(void **state)
     }
     onnx_builder_output(&b, in);
     dfg_graph *graph = NULL;
-    assert_int_equal(import(&b, &graph), DFG_ERR_UNSUPPORTED);
+    assert_int_equal(onnx_builder_import(&b, &graph), DFG_ERR_UNSUPPORTED);
     onnx_builder_free(&b);
     assert_null(graph);
     assert_non_null(strstr(dfg_last_error(), "100000 unsupported op types: "

@@ -19,15 +19,6 @@
 #define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 #define BOOL ONNX__TENSOR_PROTO__DATA_TYPE__BOOL
 
-static dfg_status import(const onnx_builder *b, dfg_graph **graph)
-{
-    size_t size;
-    uint8_t *bytes = onnx_builder_pack(b, &size);
-    dfg_status st = dfg_onnx_import_memory(bytes, size, NULL, NULL, graph);
-    free(bytes);
-    return st;
-}
-
 /* Compiles graph (destroyed) and runs it once on the CPU. */
 static void run(dfg_graph *graph, const void *const *inputs,
                 void *const *outputs)
@@ -61,7 +52,7 @@ static void test_outputs_that_are_inputs_weights_or_repeated(void **state)
     onnx_builder_output(&b, "W");
     onnx_builder_output(&b, "y");
     dfg_graph *graph = NULL;
-    if (import(&b, &graph) != DFG_OK)
+    if (onnx_builder_import(&b, &graph) != DFG_OK)
         fail_msg("import: %s", dfg_last_error());
     onnx_builder_free(&b);
     float out[4][3];
@@ -96,7 +87,7 @@ static dfg_status import_pool(const char *op, int rank, const int64_t *kernel,
         onnx_builder_attr_string(node, "auto_pad", auto_pad);
     onnx_builder_output(&b, "y");
     dfg_graph *graph = NULL;
-    dfg_status st = import(&b, &graph);
+    dfg_status st = onnx_builder_import(&b, &graph);
     onnx_builder_free(&b);
     dfg_graph_destroy(graph);
     return st;
@@ -159,7 +150,7 @@ static void test_bool_bytes_are_normalised(void **state)
                       (const char *[]){"y", NULL});
     onnx_builder_output(&b, "y");
     dfg_graph *graph = NULL;
-    if (import(&b, &graph) != DFG_OK)
+    if (onnx_builder_import(&b, &graph) != DFG_OK)
         fail_msg("import: %s", dfg_last_error());
     onnx_builder_free(&b);
     float y[4] = {0};

@@ -384,11 +384,8 @@ static void test_training_dropout_drops(void **state)
                       (const char *[]){"y", "mask", NULL});
     onnx_builder_output(&b, "y");
     onnx_builder_output(&b, "mask");
-    size_t size;
-    uint8_t *bytes = onnx_builder_pack(&b, &size);
     dfg_graph *graph = NULL;
-    assert_int_equal(dfg_onnx_import_memory(bytes, size, NULL, NULL, &graph),
-                     DFG_OK);
+    assert_int_equal(onnx_builder_import(&b, &graph), DFG_OK);
     dfg_program *p;
     assert_int_equal(dfg_compile(graph, NULL, &p), DFG_OK);
     const dfg_backend *cpu;
@@ -420,7 +417,6 @@ static void test_training_dropout_drops(void **state)
     dfg_session_destroy(s[1]);
     dfg_program_destroy(p);
     dfg_graph_destroy(graph);
-    free(bytes);
     onnx_builder_free(&b);
     free(x);
 }
@@ -435,12 +431,8 @@ static void test_training_dropout_drops(void **state)
  * output 2, x being the model's one input. */
 static dfg_program *compile_with_loss(const onnx_builder *b, int with_gradient)
 {
-    size_t size;
-    uint8_t *bytes = onnx_builder_pack(b, &size);
     dfg_graph *g;
-    assert_int_equal(dfg_onnx_import_memory(bytes, size, NULL, NULL, &g),
-                     DFG_OK);
-    free(bytes);
+    assert_int_equal(onnx_builder_import(b, &g), DFG_OK);
     int32_t x = 0;
     while (g->values[x].kind != DFG_VALUE_INPUT)
         x++;

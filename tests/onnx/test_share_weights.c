@@ -131,11 +131,8 @@ static void reference(const tied_model *m, double *ref[N_OUT])
 
 static dfg_program *compile(const onnx_builder *b, int share)
 {
-    size_t size;
-    uint8_t *bytes = onnx_builder_pack(b, &size);
     dfg_graph *graph;
-    dfg_status st = dfg_onnx_import_memory(bytes, size, NULL, NULL, &graph);
-    free(bytes);
+    dfg_status st = onnx_builder_import(b, &graph);
     if (st != DFG_OK)
         fail_msg("import: %s", dfg_last_error());
     dfg_compile_options options;

@@ -188,12 +188,8 @@ static dfg_graph *huge_graph(int expand)
     onnx_builder_node(&b, "Add", "y", (const char *[]){"big", "one", NULL},
                       (const char *[]){"y", NULL});
     onnx_builder_output(&b, "y");
-    size_t size;
-    uint8_t *bytes = onnx_builder_pack(&b, &size);
     dfg_graph *graph = NULL;
-    assert_int_equal(dfg_onnx_import_memory(bytes, size, NULL, NULL, &graph),
-                     DFG_OK);
-    free(bytes);
+    assert_int_equal(onnx_builder_import(&b, &graph), DFG_OK);
     onnx_builder_free(&b);
     return graph;
 }

@@ -228,3 +228,12 @@ uint8_t *onnx_builder_pack(const onnx_builder *b, size_t *size)
     onnx__model_proto__pack(&b->model, bytes);
     return bytes;
 }
+
+dfg_status onnx_builder_import(const onnx_builder *b, dfg_graph **graph)
+{
+    size_t size;
+    uint8_t *bytes = onnx_builder_pack(b, &size);
+    dfg_status st = dfg_onnx_import_memory(bytes, size, NULL, NULL, graph);
+    free(bytes);
+    return st;
+}

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "dfg/dfg.h"
 #include "onnx.pb-c.h"
 
 typedef struct onnx_builder {
@@ -42,5 +43,7 @@ void onnx_builder_attr_string(Onnx__NodeProto *node, const char *name,
 
 /* The packed model (malloc'ed; the caller frees it). */
 uint8_t *onnx_builder_pack(const onnx_builder *b, size_t *size);
+/* The model imported as dfg_onnx_import_memory does with no options. */
+dfg_status onnx_builder_import(const onnx_builder *b, dfg_graph **graph);
 
 #endif

@@ -42,14 +42,11 @@ int64_t onnx_run_numel(int rank, const int64_t *dims)
 void *onnx_run_model(const onnx_builder *b, const void *const *inputs,
                      int32_t *rank, int64_t *dims)
 {
-    size_t size;
-    uint8_t *bytes = onnx_builder_pack(b, &size);
     dfg_graph *graph;
     dfg_program *program;
     dfg_session *session;
     const dfg_backend *cpu;
-    dfg_status st = dfg_onnx_import_memory(bytes, size, NULL, NULL, &graph);
-    free(bytes);
+    dfg_status st = onnx_builder_import(b, &graph);
     if (st != DFG_OK)
         fail_msg("import: %s", dfg_last_error());
     assert_int_equal(dfg_compile(graph, NULL, &program), DFG_OK);
