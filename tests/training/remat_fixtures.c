@@ -8,6 +8,17 @@
 
 #include "dfg/dfg.h"
 
+dfg_graph *remat_graph(int64_t rows, int64_t cols, int32_t *x)
+{
+    dfg_graph *g;
+    dfg_value in;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 2,
+                                     (int64_t[]){rows, cols}, &in), DFG_OK);
+    *x = dfg_graph_index(g, in);
+    return g;
+}
+
 int32_t remat_weight(dfg_graph *g, const char *name, int64_t rows,
                      int64_t cols)
 {

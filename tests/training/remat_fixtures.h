@@ -8,6 +8,9 @@
 #include <stdint.h>
 #include "graph.h"
 
+/* A new graph whose input "x" is [rows, cols] f32; *x: its value index. */
+dfg_graph *remat_graph(int64_t rows, int64_t cols, int32_t *x);
+
 /* The largest weight remat_weight makes, in floats. */
 #define REMAT_FIXTURE_MAX_WEIGHT (2048 * 256)
 

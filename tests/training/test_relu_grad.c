@@ -29,14 +29,9 @@ static int32_t scalar(dfg_graph *g, const char *name, float value)
  * written over dy. *where: the where node. */
 static dfg_graph *relu_backward(float zero, int32_t *where)
 {
-    dfg_graph *g;
-    dfg_value x;
-    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
-    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 2,
-                                     (int64_t[]){ROWS, COLS}, &x), DFG_OK);
-    int32_t at;
-    int32_t y = remat_node(g, DFG_OP_RELU, "relu", dfg_graph_index(g, x), -1,
-                           &at);
+    int32_t x, at;
+    dfg_graph *g = remat_graph(ROWS, COLS, &x);
+    int32_t y = remat_node(g, DFG_OP_RELU, "relu", x, -1, &at);
     int32_t dy = remat_node(g, DFG_OP_TANH, "dy", y, -1, &at);
     int32_t mask = remat_node(g, DFG_OP_GREATER, "mask", y,
                               scalar(g, "mask_zero", 0.0f), &at);

@@ -52,12 +52,9 @@ static int32_t saved_k_node(dfg_graph *g, saved_k kind, int32_t xi,
 static dfg_graph *graph_with(int wide_between, saved_k kind,
                              made_three_times *m)
 {
-    dfg_graph *g;
-    dfg_value x;
-    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
-    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 2,
-                                     (int64_t[]){ROWS, COLS}, &x), DFG_OK);
-    int32_t xi = dfg_graph_index(g, x), w = remat_weight(g, "w", COLS, COLS);
+    int32_t xi;
+    dfg_graph *g = remat_graph(ROWS, COLS, &xi);
+    int32_t w = remat_weight(g, "w", COLS, COLS);
     int32_t at, x2 = -1;
     if (kind == K_NARROW_MATMUL) {
         dfg_value v;

@@ -33,12 +33,9 @@ typedef struct block_copies {
  * r2) + c, out = late + x (x lives to the end). */
 static dfg_graph *block(block_copies *m)
 {
-    dfg_graph *g;
-    dfg_value x;
-    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
-    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 2,
-                                     (int64_t[]){ROWS, COLS}, &x), DFG_OK);
-    int32_t xi = dfg_graph_index(g, x), w = remat_weight(g, "w", COLS, COLS);
+    int32_t xi;
+    dfg_graph *g = remat_graph(ROWS, COLS, &xi);
+    int32_t w = remat_weight(g, "w", COLS, COLS);
     int32_t at;
     int32_t xc = remat_node(g, DFG_OP_RELU, "xr/recompute_1000", xi, -1,
                             &at);
