@@ -17,7 +17,7 @@
 /* NULL if building failed (dfg_last_error says why). */
 dfg_graph *post_ops_graph(void);
 
-/* One product and what follows it (tests/test_cuda_lt_mapping.c): x
+/* One product and what follows it (tests/cuda/test_cuda_lt_mapping.c): x
  * [PRODUCT_M, PRODUCT_K] times a weight [PRODUCT_K, PRODUCT_N] (each with
  * a leading [PRODUCT_BATCH] when batched), or a gemm of x and a weight
  * stored [N, K] (trans_b, alpha 0.75) with C; then an add of a weight
