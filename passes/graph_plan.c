@@ -21,6 +21,13 @@ dfg_status dfg_plan_graph(const dfg_graph *graph, const dfg_compile_options *o,
     if (st == DFG_OK && !o->training)
         st = dfg_node_costs_fit_convs(graph, o->prefer_memory, allocator,
                                       &out->costs);
+    /* A compile without a target is the CPU's (dfg_compile_options_init). */
+    if (st == DFG_OK)
+        st = dfg_node_costs_in_place(
+            graph,
+            o->reuse_inputs_in_place &&
+                (!o->target || o->target->in_place_depthwise),
+            allocator, &out->costs);
     dfg_order_inputs in = {.costs = &out->costs,
                            .reuse_in_place = o->reuse_inputs_in_place,
                            .alignment = (int64_t)o->alignment};

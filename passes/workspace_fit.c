@@ -17,7 +17,10 @@
  *
  * With prefer_memory a step whose workspace holds a backend's scratch
  * plans from its own least too, and takes the scratch only where all of
- * it fits under the bound (dfg_node_costs.workspace_own).
+ * it fits under the bound (dfg_node_costs.workspace_own). A step written
+ * over its input by an in-place kernel keeps that kernel's workspace
+ * (dfg_liveness.step_in_place): the backend's scratch would hand it to
+ * a library that cannot write in place.
  *
  * Training programs keep every full workspace: a workspace's size changes
  * the order of the sums of a conv's chunks in the last bits, and a
@@ -91,7 +94,7 @@ static dfg_status grow_workspaces(const dfg_schedule *s,
     for (int32_t step = 0; step < s->n_steps; step++) {
         int32_t b = l->step_workspace[step];
         int64_t full = costs->workspace[s->step_node[step]];
-        if (b < 0 || l->buffers[b].size >= full)
+        if (b < 0 || l->buffers[b].size >= full || l->step_in_place[step])
             continue;
         /* What the step holds besides this workspace, under the bound. A
          * step that may go without its backend's scratch takes the whole

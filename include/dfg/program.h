@@ -49,6 +49,9 @@ typedef struct dfg_target {
     int f32_storage_only; /* 1: it refuses dfg_compile_options.precision
                              other than f32 (bf16 activations beside f32
                              weights: its products take one dtype) */
+    int in_place_depthwise; /* 1: its depthwise conv2d kernel writes y
+                               over x (stride 1, same type), so the
+                               compiler may plan it so */
     /* 1 if it has a kernel for op (a dfg_op); NULL: every op. */
     int (*supports_op)(int32_t op);
 } dfg_target;
