@@ -25,7 +25,7 @@ dfg_status dfg_plan_graph(const dfg_graph *graph, const dfg_compile_options *o,
     if (st == DFG_OK)
         st = dfg_node_costs_in_place(
             graph,
-            o->reuse_inputs_in_place &&
+            o->reuse_inputs_in_place && o->in_place_depthwise &&
                 (!o->target || o->target->in_place_depthwise),
             allocator, &out->costs);
     dfg_order_inputs in = {.costs = &out->costs,

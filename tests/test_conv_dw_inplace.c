@@ -311,11 +311,14 @@ static void test_refused(void **state)
     free(weights);
 }
 
-/* y = conv2d(relu(a), w, b): x = relu(a) dies at the conv. */
-static dfg_graph *dw_graph(const dw_case *c, const float *w, const float *b)
+/* z = conv2d(relu(a), w, b) * a: x = relu(a) dies at the conv, a lives
+ * across it, so y over x lowers the peak from three tensors to two; or,
+ * without times_a, y itself, whose peak y over x does not lower. */
+static dfg_graph *dw_graph(const dw_case *c, const float *w, const float *b,
+                           int times_a)
 {
     dfg_graph *g;
-    dfg_value a, x, wv, bv, y;
+    dfg_value a, x, wv, bv, y, z;
     int64_t x_shape[4] = {c->n, c->c, c->h, c->w};
     int64_t w_shape[4] = {c->c, 1, c->kh, c->kw}, b_shape[1] = {c->c};
     assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
@@ -329,7 +332,11 @@ static dfg_graph *dw_graph(const dw_case *c, const float *w, const float *b)
     dfg_value operands[3] = {x, wv, bv};
     assert_int_equal(dfg_graph_node(g, "conv2d", "dw", operands, 3, &attrs,
                                     &y, 1), DFG_OK);
-    assert_int_equal(dfg_graph_output(g, y, "y"), DFG_OK);
+    dfg_value factors[2] = {y, a};
+    if (times_a)
+        assert_int_equal(dfg_graph_node(g, "mul", NULL, factors, 2, NULL, &z,
+                                        1), DFG_OK);
+    assert_int_equal(dfg_graph_output(g, times_a ? z : y, "z"), DFG_OK);
     return g;
 }
 
@@ -386,7 +393,8 @@ static compiled compile_and_run(const dfg_graph *g, dfg_compile_options *o,
 /* Planned over the dying x where dfg's kernel runs the step (without
  * oneDNN's rule; with prefer memory), never handed to oneDNN, and the
  * result is the out-of-place program's; with oneDNN's scratch planned
- * (the default) never over x. */
+ * (the default) never over x, nor with prefer memory where it does not
+ * lower the arena. */
 static void test_compiler_plans_it(void **state)
 {
     (void)state;
@@ -401,7 +409,7 @@ static void test_compiler_plans_it(void **state)
     float *apart = malloc((size_t)numel * 4);
     for (int64_t i = 0; i < numel; i++)
         a[i] = random_signed();
-    dfg_graph *g = dw_graph(&c, w, b);
+    dfg_graph *g = dw_graph(&c, w, b, 1);
     dfg_attrs attrs = attrs_of(&c);
     dfg_type in[3], out;
     types_of(&c, DFG_F32, in, &out);
@@ -426,6 +434,13 @@ static void test_compiler_plans_it(void **state)
     assert_int_equal(memory.workspace, ring);
     for (int64_t i = 0; i < numel; i++)
         assert_float_equal(over[i], apart[i], 1e-5f);
+
+    /* where it saves nothing, prefer memory keeps the faster program */
+    dfg_graph *chain = dw_graph(&c, w, b, 0);
+    dfg_compile_options_init(&o);
+    o.prefer_memory = 1;
+    assert_false(compile_and_run(chain, &o, a, over).over);
+    dfg_graph_destroy(chain);
 
     dfg_compile_options_init(&o);
     compiled fast = compile_and_run(g, &o, a, over);
@@ -493,7 +508,7 @@ static void test_target_without_it(void **state)
     float w[8 * 9], b[8] = {0};
     for (int i = 0; i < 8 * 9; i++)
         w[i] = random_signed();
-    dfg_graph *g = dw_graph(&c, w, b);
+    dfg_graph *g = dw_graph(&c, w, b, 1);
     const dfg_backend *cpu;
     assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
     dfg_target target = *dfg_backend_target(cpu);
