@@ -301,6 +301,17 @@ static dfg_status compile_once(const dfg_graph *graph,
     return DFG_OK;
 }
 
+/* 1 if graph has a grouped conv2d (maybe depthwise: worth compiling
+ * with depthwise convs over their inputs). */
+static int has_grouped_conv(const dfg_graph *graph)
+{
+    for (int32_t i = 0; i < graph->n_nodes; i++)
+        if (graph->nodes[i].op == DFG_OP_CONV2D &&
+            graph->nodes[i].attrs.group > 1)
+            return 1;
+    return 0;
+}
+
 dfg_status dfg_compile(const dfg_graph *graph,
                        const dfg_compile_options *options, dfg_program **out)
 {
@@ -338,7 +349,7 @@ dfg_status dfg_compile(const dfg_graph *graph,
     if (st == DFG_OK)
         st = compile_once(graph, &plain, &programs[1]);
     if (st == DFG_OK && effective.in_place_depthwise &&
-        effective.reuse_inputs_in_place)
+        effective.reuse_inputs_in_place && has_grouped_conv(graph))
         st = compile_once(graph, &over, &programs[2]);
     int kept = 0;
     for (int i = 1; st == DFG_OK && i < 3; i++)
