@@ -20,11 +20,11 @@
 #include "ir/geometry/conv_geometry.h"
 #include "backend.h"
 #include "cpu/kernels.h"
+#include "cpu_kernel_check.h"
 #include "cpu/onednn/dnnl_steps.h"
 #include "dfg/compile.h"
 #include "dfg/graph.h"
 #include "dfg/session.h"
-#include "math/elementwise.h"
 #include "op_table.h"
 #include "program.h"
 
@@ -35,14 +35,6 @@ typedef struct dw_case {
     int32_t dilation;
     int64_t pads[4];
 } dw_case;
-
-static uint64_t rng = 0x9E3779B97F4A7C15ULL;
-
-static float random_signed(void)
-{
-    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (float)((double)(rng >> 40) / (double)(1 << 23) - 1.0);
-}
 
 static dfg_type type4(dfg_dtype dtype, int64_t a, int64_t b, int64_t c,
                       int64_t d)
@@ -134,13 +126,13 @@ static void check_case(const dw_case *c)
     uint16_t *narrow = malloc((size_t)numel * sizeof *narrow);
     double *want = malloc((size_t)numel * sizeof *want);
     for (int64_t i = 0; i < nw; i++)
-        w[i] = random_signed();
+        w[i] = check_uniform();
     for (int64_t i = 0; i < c->c; i++)
-        b[i] = random_signed();
+        b[i] = check_uniform();
     for (int bf = 0; bf < 2; bf++) {
         dfg_dtype dtype = bf ? DFG_BF16 : DFG_F32;
         for (int64_t i = 0; i < numel; i++) {
-            x[i] = random_signed();
+            x[i] = check_uniform();
             narrow[i] = dfg_f32_to_bf16(x[i]);
             if (bf)
                 x[i] = dfg_bf16_to_f32(narrow[i]);
@@ -391,13 +383,13 @@ static void test_compiler_plans_it(void **state)
     int64_t numel = c.n * c.c * c.h * c.w;
     float w[48 * 9], b[48];
     for (int i = 0; i < 48 * 9; i++)
-        w[i] = random_signed();
+        w[i] = check_uniform();
     for (int i = 0; i < 48; i++)
-        b[i] = random_signed();
+        b[i] = check_uniform();
     float *a = malloc((size_t)numel * 4), *over = malloc((size_t)numel * 4);
     float *apart = malloc((size_t)numel * 4);
     for (int64_t i = 0; i < numel; i++)
-        a[i] = random_signed();
+        a[i] = check_uniform();
     dfg_graph *g = dw_graph(&c, w, b, 1);
     dfg_attrs attrs = attrs_of(&c);
     dfg_type in[3], out;
@@ -496,7 +488,7 @@ static void test_target_without_it(void **state)
     const dw_case c = {1, 8, 10, 10, 3, 3, 1, {1, 1, 1, 1}};
     float w[8 * 9], b[8] = {0};
     for (int i = 0; i < 8 * 9; i++)
-        w[i] = random_signed();
+        w[i] = check_uniform();
     dfg_graph *g = dw_graph(&c, w, b, 1);
     const dfg_backend *cpu;
     assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
