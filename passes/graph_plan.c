@@ -1,11 +1,70 @@
 /* Planning a graph as dfg_compile does (pass.h): node costs, the order
  * with the smallest lower bound, then the planner (conv workspaces fitted
- * under the bound, passes/workspace_fit.c). One function for the
+ * under the bound, passes/workspace_fit.c), keeping a depthwise conv
+ * written over its input only where that holds the bound down. One
+ * function for the
  * compiler's plan and rematerialization's trial plans, so that what a
  * trial measures is what the program gets. */
 #include "pass.h"
 
 #include <string.h>
+#include "error.h"
+#include "memory.h"
+
+/* Steps written over their input 0 by an in-place kernel whose own
+ * bytes would still fit under the order's lower bound give that up
+ * (dfg_node_costs.in_place_workspace back to -1): the in-place kernel is
+ * slower, and lifting it adds the output's bytes at its one step only.
+ * *changed: whether any did. */
+static dfg_status drop_needless_in_place(const dfg_graph *graph,
+                                         int64_t alignment,
+                                         const dfg_allocator *allocator,
+                                         dfg_graph_plan *out, int *changed)
+{
+    const dfg_liveness *l = &out->order.liveness;
+    const dfg_schedule *s = &out->order.schedule;
+    *changed = 0;
+    int any = 0;
+    for (int32_t t = 0; t < s->n_steps; t++)
+        any |= l->step_in_place[t];
+    if (!any)
+        return DFG_OK;
+    int32_t steps = s->n_steps;
+    for (int32_t i = 0; i < l->n_buffers; i++)
+        if (l->buffers[i].last_step >= steps)
+            steps = l->buffers[i].last_step + 1;
+    int64_t *live = dfg_calloc(allocator, (size_t)steps + 1, sizeof *live);
+    if (!live)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "plan: out of memory");
+    for (int32_t i = 0; i < l->n_buffers; i++) {
+        int64_t bytes = dfg_align_up(l->buffers[i].size, alignment);
+        live[l->buffers[i].first_step] += bytes;
+        live[l->buffers[i].last_step + 1] -= bytes;
+    }
+    int64_t bound = 0;
+    for (int32_t t = 0; t < steps; t++) {
+        live[t] += t > 0 ? live[t - 1] : 0;
+        bound = live[t] > bound ? live[t] : bound;
+    }
+    for (int32_t t = 0; t < s->n_steps; t++) {
+        if (!l->step_in_place[t])
+            continue;
+        int32_t n = s->step_node[t], b = l->step_workspace[t];
+        int64_t apart =
+            live[t] -
+            (b >= 0 ? dfg_align_up(l->buffers[b].size, alignment) : 0) +
+            dfg_align_up(dfg_type_bytes(
+                             &graph->values[graph->nodes[n].outputs[0]].type),
+                         alignment) +
+            dfg_align_up(out->costs.workspace_least[n], alignment);
+        if (apart <= bound) {
+            out->costs.in_place_workspace[n] = -1;
+            *changed = 1;
+        }
+    }
+    dfg_free(allocator, live);
+    return DFG_OK;
+}
 
 dfg_status dfg_plan_graph(const dfg_graph *graph, const dfg_compile_options *o,
                           const dfg_allocator *allocator, dfg_graph_plan *out)
@@ -33,6 +92,14 @@ dfg_status dfg_plan_graph(const dfg_graph *graph, const dfg_compile_options *o,
                            .alignment = (int64_t)o->alignment};
     if (st == DFG_OK)
         st = dfg_choose_order(graph, &in, allocator, &out->order);
+    int changed = 0;
+    if (st == DFG_OK)
+        st = drop_needless_in_place(graph, (int64_t)o->alignment, allocator,
+                                    out, &changed);
+    if (st == DFG_OK && changed) {
+        dfg_planned_order_free(&out->order, allocator);
+        st = dfg_choose_order(graph, &in, allocator, &out->order);
+    }
     if (st == DFG_OK)
         st = dfg_plan_fitting_workspaces(o->planner, &out->order.schedule,
                                          &out->costs, (int64_t)o->alignment,
