@@ -110,9 +110,10 @@ typedef struct dfg_compile_options {
     int prefer_memory;
     /* 1 (the default): a depthwise conv of stride 1 may write its output
      * over its dying input (with reuse_inputs_in_place) where its step
-     * runs dfg's kernel anyway: no library scratch planned for it, or
-     * prefer_memory; and only for a target that has that kernel
-     * (dfg_target.in_place_depthwise). 0: never. */
+     * runs dfg's kernel anyway (no library scratch planned for it, or
+     * prefer_memory) and that holds the lower bound down; only for a
+     * target that has that kernel (dfg_target.in_place_depthwise). 0:
+     * never. */
     int in_place_depthwise;
 } dfg_compile_options;
 
