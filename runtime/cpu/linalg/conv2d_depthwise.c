@@ -7,8 +7,9 @@
  * single output row per group and run at a small fraction of this speed.
  *
  * Written over its input (y == x, dfg_conv_may_write_over_x), a plane's
- * output rows are computed into a ring of ring-rows rows (f32) in the
- * step's workspace, one slot per thread, and row oy - pad_top is stored
+ * output rows are computed into a ring of pad_top + 1 rows (f32,
+ * dfg_conv_in_place_ring_rows) in the step's workspace, one slot per
+ * thread, and row oy - pad_top is stored
  * once row oy is computed: every later output row reads input rows from
  * oy + 1 - pad_top on. The sums are the out-of-place ones, tap for tap,
  * so both give the same bits. */
