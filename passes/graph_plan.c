@@ -29,23 +29,10 @@ static dfg_status drop_needless_in_place(const dfg_graph *graph,
         any |= l->step_in_place[t];
     if (!any)
         return DFG_OK;
-    int32_t steps = s->n_steps;
-    for (int32_t i = 0; i < l->n_buffers; i++)
-        if (l->buffers[i].last_step >= steps)
-            steps = l->buffers[i].last_step + 1;
-    int64_t *live = dfg_calloc(allocator, (size_t)steps + 1, sizeof *live);
+    int64_t bound;
+    int64_t *live = dfg_live_bytes(l, s->n_steps, alignment, allocator, &bound);
     if (!live)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "plan: out of memory");
-    for (int32_t i = 0; i < l->n_buffers; i++) {
-        int64_t bytes = dfg_align_up(l->buffers[i].size, alignment);
-        live[l->buffers[i].first_step] += bytes;
-        live[l->buffers[i].last_step + 1] -= bytes;
-    }
-    int64_t bound = 0;
-    for (int32_t t = 0; t < steps; t++) {
-        live[t] += t > 0 ? live[t - 1] : 0;
-        bound = live[t] > bound ? live[t] : bound;
-    }
     for (int32_t t = 0; t < s->n_steps; t++) {
         if (!l->step_in_place[t])
             continue;

@@ -327,6 +327,13 @@ dfg_status dfg_choose_order(const dfg_graph *graph, const dfg_order_inputs *in,
 void dfg_planned_order_free(dfg_planned_order *order,
                             const dfg_allocator *allocator);
 
+/* live[t]: the aligned bytes of l's buffers live at step t, for every
+ * step of n_steps or of a buffer; *bound receives the largest (the lower
+ * bound). NULL when out of memory; free with dfg_free. */
+int64_t *dfg_live_bytes(const dfg_liveness *l, int32_t n_steps,
+                        int64_t alignment, const dfg_allocator *allocator,
+                        int64_t *bound);
+
 /* Grows each step's workspace buffer in l from its least size
  * (workspace_least) towards its full one (workspace) as far as the lower
  * bound allows, then places l's buffers with planner

@@ -53,24 +53,30 @@ static dfg_status plan(dfg_planner planner, dfg_buffer *buffers, int32_t n,
                             arena_bytes);
 }
 
-/* live[step] = the aligned bytes of the buffers live at each of `steps`
- * steps; the largest of them (the lower bound) returned. */
-static int64_t live_bytes(const dfg_buffer *buffers, int32_t n,
-                          int64_t alignment, int32_t steps, int64_t *live)
+int64_t *dfg_live_bytes(const dfg_liveness *l, int32_t n_steps,
+                        int64_t alignment, const dfg_allocator *allocator,
+                        int64_t *bound)
 {
-    for (int32_t i = 0; i < n; i++) {
-        int64_t bytes = dfg_align_up(buffers[i].size, alignment);
-        live[buffers[i].first_step] += bytes;
-        live[buffers[i].last_step + 1] -= bytes;
+    int32_t steps = n_steps;
+    for (int32_t i = 0; i < l->n_buffers; i++)
+        if (l->buffers[i].last_step >= steps)
+            steps = l->buffers[i].last_step + 1;
+    int64_t *live = dfg_calloc(allocator, (size_t)steps + 1, sizeof *live);
+    if (!live)
+        return NULL;
+    for (int32_t i = 0; i < l->n_buffers; i++) {
+        int64_t bytes = dfg_align_up(l->buffers[i].size, alignment);
+        live[l->buffers[i].first_step] += bytes;
+        live[l->buffers[i].last_step + 1] -= bytes;
     }
-    int64_t bound = 0;
+    *bound = 0;
     for (int32_t step = 0; step < steps; step++) {
         if (step > 0)
             live[step] += live[step - 1];
-        if (live[step] > bound)
-            bound = live[step];
+        if (live[step] > *bound)
+            *bound = live[step];
     }
-    return bound;
+    return live;
 }
 
 /* Grows each step's workspace buffer, up to the full size its node's
@@ -82,14 +88,9 @@ static dfg_status grow_workspaces(const dfg_schedule *s,
                                   const dfg_allocator *allocator,
                                   dfg_liveness *l, int64_t *bound, int *grown)
 {
-    int32_t n = l->n_buffers, steps = s->n_steps;
-    for (int32_t i = 0; i < n; i++)
-        if (l->buffers[i].last_step >= steps)
-            steps = l->buffers[i].last_step + 1;
-    int64_t *live = dfg_calloc(allocator, (size_t)steps + 1, sizeof *live);
+    int64_t *live = dfg_live_bytes(l, s->n_steps, alignment, allocator, bound);
     if (!live)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "workspace fit: out of memory");
-    *bound = live_bytes(l->buffers, n, alignment, steps, live);
     *grown = 0;
     for (int32_t step = 0; step < s->n_steps; step++) {
         int32_t b = l->step_workspace[step];
