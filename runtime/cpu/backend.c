@@ -147,6 +147,7 @@ static const dfg_target cpu_target = {
     .min_alignment = 1,
     .blocked_layouts = 1,
     .fused_post_ops = 1,
+    .in_place_depthwise = 1,
 };
 
 const dfg_backend dfg_cpu_backend = {
