@@ -135,5 +135,8 @@ int64_t dfg_workspace_conv2d_weight_update(const dfg_attrs *attrs,
                                            const dfg_type *in, int32_t n_in,
                                            const dfg_type *out,
                                            int32_t n_out);
+int64_t dfg_workspace_attention(const dfg_attrs *attrs, const dfg_type *in,
+                                int32_t n_in, const dfg_type *out,
+                                int32_t n_out);
 
 #endif
