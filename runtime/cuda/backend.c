@@ -242,6 +242,13 @@ static dfg_status cuda_download(dfg_backend_context *c, void *dst,
 
 static int cuda_supports_op(dfg_op op) { return dfg_cuda_supports_op(op); }
 
+/* What runs step i where the plan names a library (attention's cuDNN
+ * kernel, or its unfused steps and why). */
+static const char *cuda_step_library(dfg_backend_context *c, int32_t i)
+{
+    return i >= 0 && i < c->n_plans ? c->plans[i].runs_on : NULL;
+}
+
 const dfg_backend dfg_cuda_backend = {
     .name = DFG_CUDA_BACKEND_NAME,
     .available = cuda_available,
@@ -256,6 +263,7 @@ const dfg_backend dfg_cuda_backend = {
     .reserve_io = dfg_cuda_reserve_io,
     .run_io = dfg_cuda_run_io,
     .collective_changed = dfg_cuda_collective_changed,
+    .step_library = cuda_step_library,
     .target = &dfg_cuda_target,
     .synchronize = dfg_cuda_synchronize,
     .destroy = cuda_destroy,

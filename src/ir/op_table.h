@@ -73,8 +73,8 @@ const char *dfg_op_label(dfg_op op, const dfg_attrs *attrs, char *buf,
                          size_t size);
 
 /* 1 for the ops a device backend runs through its BLAS library (matmul,
- * gemm, conv2d and its gradients): their workspace may carry extra BLAS
- * scratch. */
+ * gemm, conv2d and its gradients, attention): their workspace may carry
+ * extra BLAS scratch. */
 int dfg_op_uses_blas(dfg_op op);
 /* 1 for the ops that update some of their inputs in place (the optimizer
  * steps of a training program, dropout_train's step): a program with one writes its weights

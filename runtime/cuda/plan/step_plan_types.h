@@ -53,7 +53,8 @@ typedef enum dfg_cuda_kind {
     DFG_CUDA_COLLECTIVE,          /* all_reduce_start / _wait: the
                                      session's collective, on the stream */
     DFG_CUDA_BATCH_NORM_TRAIN,
-    DFG_CUDA_BATCH_NORM_TRAIN_GRAD
+    DFG_CUDA_BATCH_NORM_TRAIN_GRAD,
+    DFG_CUDA_ATTENTION            /* attention_mapping.h */
 } dfg_cuda_kind;
 
 /* What one im2col batch of a conv2d covers (conv_forward.h): `images`
@@ -64,6 +65,16 @@ typedef struct dfg_cuda_conv_batching {
     int index32;
 } dfg_cuda_conv_batching;
 
+/* An attention step's unfused steps (attention_mapping.h), every head at
+ * once: the scores [heads, sq, sk] in the workspace, in the operands'
+ * dtype. */
+typedef struct dfg_cuda_attention {
+    dfg_cuda_row_gemm scores, out;
+    int has_mask;
+    dfg_cuda_binary mask;       /* scores + mask into the scores */
+    dfg_cuda_softmax softmax;   /* the scores' rows, in place */
+} dfg_cuda_attention;
+
 typedef struct dfg_cuda_step_plan {
     dfg_cuda_kind kind;
     const dfg_step_args *args;  /* the step it came from (pointers, types) */
@@ -73,6 +84,10 @@ typedef struct dfg_cuda_step_plan {
     /* What cuDNN runs the step with (dnn.h), owned by the session; NULL:
      * the backend's own kernels and cuBLAS run it. */
     struct dfg_cuda_dnn_step *dnn;
+    /* What runs the step where a library does, and for an attention step
+     * why not cuDNN's fused kernel (dfg_session_step_library); static
+     * text, NULL: the backend's own kernels. */
+    const char *runs_on;
     /* A product's fused post-ops (conv2d, matmul, gemm; epilogue_plan.c):
      * the residual (input 3) copied into the output first where it is not
      * planned there, the product accumulated onto it; then the epilogue
@@ -138,6 +153,7 @@ typedef struct dfg_cuda_step_plan {
         dfg_cuda_gather gather_grad; /* gather's map, walked backwards */
         dfg_cuda_optimizer optimizer;
         dfg_cuda_batch_norm_train batch_norm_train; /* and its gradient */
+        dfg_cuda_attention attention;
     } u;
 } dfg_cuda_step_plan;
 
