@@ -18,6 +18,25 @@
 
 #include <string.h>
 #include "error.h"
+#include "math/elementwise.h"
+
+/* 1 and *value if v is a stored scalar of a float dtype: the scale of a
+ * 16-bit export is 16-bit. */
+static int scalar_of(const dfg_graph *g, int32_t v, float *value)
+{
+    if (dfg_fuse_scalar(g, v, value))
+        return 1;
+    const dfg_ir_value *val = v >= 0 ? &g->values[v] : NULL;
+    dfg_dtype dtype = val ? val->type.dtype : DFG_F32;
+    uint16_t bits;
+    if (!val || !dfg_value_is_stored(g, v) || !val->data ||
+        (dtype != DFG_F16 && dtype != DFG_BF16) ||
+        dfg_type_numel(&val->type) != 1)
+        return 0;
+    memcpy(&bits, val->data, sizeof bits);
+    *value = dtype == DFG_F16 ? dfg_f16_to_f32(bits) : dfg_bf16_to_f32(bits);
+    return 1;
+}
 
 /* The scores' pattern ending at value s (read by the softmax): the nodes
  * in chain (matmul first), q and kt, the mask (-1 if none) and alpha;
@@ -50,13 +69,13 @@ static int32_t scores_of(const dfg_graph *g, const dfg_fuse_readers *r,
         const dfg_ir_node *scale = &g->nodes[at];
         float c;
         int32_t from = -1;
-        if (op == DFG_OP_DIV && dfg_fuse_scalar(g, scale->inputs[1], &c) &&
+        if (op == DFG_OP_DIV && scalar_of(g, scale->inputs[1], &c) &&
             c != 0.0f) {
             from = scale->inputs[0];
             *alpha = 1.0f / c;
         }
         for (int i = 0; op == DFG_OP_MUL && i < 2 && from < 0; i++)
-            if (dfg_fuse_scalar(g, scale->inputs[1 - i], &c)) {
+            if (scalar_of(g, scale->inputs[1 - i], &c)) {
                 from = scale->inputs[i];
                 *alpha = c;
             }
