@@ -1,6 +1,8 @@
 /* The attention graphs of the fusion tests (attention_graph.h). */
 #include "attention_graph.h"
 
+#include "dfg/dfg.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -9,7 +9,8 @@
 #ifndef DFG_TEST_ATTENTION_GRAPH_H
 #define DFG_TEST_ATTENTION_GRAPH_H
 
-#include "dfg/dfg.h"
+#include "dfg/graph.h"
+#include "dfg/program.h"
 
 typedef enum attention_variant {
     ATTENTION_BERT,          /* scores / sqrt(dim) + mask */
