@@ -18,17 +18,7 @@
 
 #include "attention_graph.h"
 #include "dfg/dfg.h"
-
-static uint64_t rng = 11;
-
-static float uniform(void)
-{
-    rng ^= rng >> 12;
-    rng ^= rng << 25;
-    rng ^= rng >> 27;
-    float u = (float)(((rng * 0x2545f4914f6cdd1du) >> 40) * (1.0 / 16777216.0));
-    return 2.0f * u - 1.0f;
-}
+#include "pass_check.h"
 
 static const dfg_backend *cpu(void)
 {
@@ -38,7 +28,7 @@ static const dfg_backend *cpu(void)
 }
 
 /* The CPU's target as one that takes the fused op, when fuse. */
-static dfg_program *compile(attention_variant v, int fuse)
+static dfg_program *compiled(attention_variant v, int fuse)
 {
     dfg_graph *g = attention_graph(v, DFG_F32);
     if (!g)
@@ -65,7 +55,7 @@ static float **inputs(attention_variant v, int *n)
         int64_t count = i == 3 ? ATTENTION_MASK : ATTENTION_QKV;
         in[i] = malloc((size_t)count * sizeof(float));
         for (int64_t j = 0; j < count; j++)
-            in[i][j] = i == 3 ? 2.0f * uniform() - 2.0f : 2.0f * uniform();
+            in[i][j] = i == 3 ? 2.0f * rng_float() - 2.0f : 2.0f * rng_float();
     }
     return in;
 }
@@ -96,7 +86,7 @@ static double distance(const float *a, const double *b)
 
 static void check_fused(attention_variant v)
 {
-    dfg_program *fused = compile(v, 1), *plain = compile(v, 0);
+    dfg_program *fused = compiled(v, 1), *plain = compiled(v, 0);
     dfg_plan_stats fs, ps;
     dfg_program_stats(fused, &fs);
     dfg_program_stats(plain, &ps);
@@ -139,7 +129,7 @@ static void test_near_misses(void **state)
 {
     (void)state;
     for (int v = MISS_SOFTMAX_AXIS; v < ATTENTION_VARIANTS; v++) {
-        dfg_program *p = compile((attention_variant)v, 1);
+        dfg_program *p = compiled((attention_variant)v, 1);
         if (attention_steps(p) != 0)
             fail_msg("near miss %d was fused", v);
         dfg_program_destroy(p);

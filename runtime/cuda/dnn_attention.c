@@ -115,30 +115,59 @@ static cudnnBackendDescriptor_t scratch(builder *b, const int64_t *dims)
     return tensor(b, 0, CUDNN_DATA_FLOAT, dims, strides, false);
 }
 
+/* A descriptor of type with its mode (name_mode, of type_mode; none when
+ * name_mode is 0) and its f32 compute type (name_f32), finalized. */
+static cudnnBackendDescriptor_t described(builder *b,
+                                          cudnnBackendDescriptorType_t type,
+                                          cudnnBackendAttributeName_t name_mode,
+                                          cudnnBackendAttributeType_t type_mode,
+                                          const void *mode,
+                                          cudnnBackendAttributeName_t name_f32)
+{
+    cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+    cudnnBackendDescriptor_t d = make(b, type);
+    if (mode)
+        set(b, d, name_mode, type_mode, 1, mode);
+    set(b, d, name_f32, CUDNN_TYPE_DATA_TYPE, 1, &f32);
+    finalize(b, d);
+    return d;
+}
+
+/* An operation of type with its n operands (descriptors, NULL ones
+ * skipped) under names, finalized. */
+static cudnnBackendDescriptor_t operation(builder *b,
+                                          cudnnBackendDescriptorType_t type,
+                                          int n,
+                                          const cudnnBackendAttributeName_t *names,
+                                          const cudnnBackendDescriptor_t *operands)
+{
+    cudnnBackendDescriptor_t op = make(b, type);
+    for (int i = 0; i < n; i++)
+        if (operands[i])
+            set(b, op, names[i], CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                &operands[i]);
+    finalize(b, op);
+    return op;
+}
+
 /* y = mode(x, second) (second NULL: a unary mode), computed in f32. */
 static cudnnBackendDescriptor_t pointwise(builder *b, cudnnPointwiseMode_t mode,
                                           cudnnBackendDescriptor_t x,
                                           cudnnBackendDescriptor_t second,
                                           cudnnBackendDescriptor_t y)
 {
-    cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
-    cudnnBackendDescriptor_t pw = make(b, CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-    set(b, pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
-    set(b, pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &f32);
-    finalize(b, pw);
-    cudnnBackendDescriptor_t op =
-        make(b, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-    set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pw);
-    set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
-    if (second)
-        set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC,
-            CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &second);
-    set(b, op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
-    finalize(b, op);
-    return op;
+    static const cudnnBackendAttributeName_t names[4] = {
+        CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR,
+        CUDNN_ATTR_OPERATION_POINTWISE_XDESC,
+        CUDNN_ATTR_OPERATION_POINTWISE_BDESC,
+        CUDNN_ATTR_OPERATION_POINTWISE_YDESC};
+    const cudnnBackendDescriptor_t operands[4] = {
+        described(b, CUDNN_BACKEND_POINTWISE_DESCRIPTOR,
+                  CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, &mode,
+                  CUDNN_ATTR_POINTWISE_MATH_PREC),
+        x, second, y};
+    return operation(b, CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, 4, names,
+                     operands);
 }
 
 /* y = reduce(x) over the axes where y has size 1, in f32. */
@@ -146,45 +175,35 @@ static cudnnBackendDescriptor_t reduction(builder *b, cudnnReduceTensorOp_t mode
                                           cudnnBackendDescriptor_t x,
                                           cudnnBackendDescriptor_t y)
 {
-    cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
-    cudnnBackendDescriptor_t r = make(b, CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
-    set(b, r, CUDNN_ATTR_REDUCTION_OPERATOR,
-        CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &mode);
-    set(b, r, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32);
-    finalize(b, r);
-    cudnnBackendDescriptor_t op =
-        make(b, CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
-    set(b, op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &x);
-    set(b, op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &y);
-    set(b, op, CUDNN_ATTR_OPERATION_REDUCTION_DESC,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &r);
-    finalize(b, op);
-    return op;
+    static const cudnnBackendAttributeName_t names[3] = {
+        CUDNN_ATTR_OPERATION_REDUCTION_DESC,
+        CUDNN_ATTR_OPERATION_REDUCTION_XDESC,
+        CUDNN_ATTR_OPERATION_REDUCTION_YDESC};
+    const cudnnBackendDescriptor_t operands[3] = {
+        described(b, CUDNN_BACKEND_REDUCTION_DESCRIPTOR,
+                  CUDNN_ATTR_REDUCTION_OPERATOR,
+                  CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, &mode,
+                  CUDNN_ATTR_REDUCTION_COMP_TYPE),
+        x, y};
+    return operation(b, CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, 3, names,
+                     operands);
 }
 
-/* c = a b, batched over the first two dims, accumulating in f32. */
+/* c = a m, batched over the first two dims, accumulating in f32. */
 static cudnnBackendDescriptor_t matmul(builder *b, cudnnBackendDescriptor_t a,
                                        cudnnBackendDescriptor_t m,
                                        cudnnBackendDescriptor_t c)
 {
-    cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
-    cudnnBackendDescriptor_t mm = make(b, CUDNN_BACKEND_MATMUL_DESCRIPTOR);
-    set(b, mm, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32);
-    finalize(b, mm);
-    cudnnBackendDescriptor_t op =
-        make(b, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
-    set(b, op, CUDNN_ATTR_OPERATION_MATMUL_ADESC,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &a);
-    set(b, op, CUDNN_ATTR_OPERATION_MATMUL_BDESC,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &m);
-    set(b, op, CUDNN_ATTR_OPERATION_MATMUL_CDESC,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &c);
-    set(b, op, CUDNN_ATTR_OPERATION_MATMUL_DESC,
-        CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &mm);
-    finalize(b, op);
-    return op;
+    static const cudnnBackendAttributeName_t names[4] = {
+        CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_ATTR_OPERATION_MATMUL_ADESC,
+        CUDNN_ATTR_OPERATION_MATMUL_BDESC, CUDNN_ATTR_OPERATION_MATMUL_CDESC};
+    const cudnnBackendDescriptor_t operands[4] = {
+        described(b, CUDNN_BACKEND_MATMUL_DESCRIPTOR,
+                  CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, NULL,
+                  CUDNN_ATTR_MATMUL_COMP_TYPE),
+        a, m, c};
+    return operation(b, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, 4, names,
+                     operands);
 }
 
 /* The operations of s's graph into ops; how many. */
