@@ -46,7 +46,7 @@ typedef struct dfg_target {
                             biases (the inference fusion passes') */
     int fused_attention; /* 1: the fusion passes make attention ops for
                             it (dfg_compile_options.fuse_attention); 0:
-                            its separate steps run them faster */
+                            they leave attention's separate steps */
     int tf32;            /* 1: its f32 products can run in TF32
                             (dfg_compile_options.allow_tf32) */
     int f32_storage_only; /* 1: it refuses dfg_compile_options.precision

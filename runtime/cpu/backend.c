@@ -147,9 +147,10 @@ static const dfg_target cpu_target = {
     .min_alignment = 1,
     .blocked_layouts = 1,
     .fused_post_ops = 1,
-    /* Its attention kernel (runtime/cpu/linalg/attention.c) runs slower
-     * than oneDNN's separate products and the softmax: a program for the
-     * CPU keeps them, one compiled for another target runs it here. */
+    /* A program for the CPU keeps attention's separate steps (oneDNN's
+     * products and the softmax kernel; docs/BENCHMARKS.md compares them
+     * with the fused kernel); the attention kernel (runtime/cpu/linalg/
+     * attention.c) runs programs compiled for a target that fuses. */
     .fused_attention = 0,
 };
 
