@@ -38,6 +38,8 @@ import subprocess
 import sys
 import tempfile
 
+from peak_rss import peak_rss_kib
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ALL_MODELS = ["cnn", "cnn_wide", "resnet18", "mobilenet_v2"]
 
@@ -88,7 +90,6 @@ def build_torch_model(name):
 
 def torch_worker(name, threads, iterations, warmup):
     """Runs in its own process: prints one JSON line of measurements."""
-    import resource
     import time
     import torch
 
@@ -98,7 +99,7 @@ def torch_worker(name, threads, iterations, warmup):
         from torch.fx.experimental.optimization import fuse
         model = fuse(model)
     x = torch.randn(*shape, generator=torch.Generator().manual_seed(1))
-    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rss_before = peak_rss_kib()
     times = []
     with torch.inference_mode():
         for i in range(warmup + iterations):
@@ -107,7 +108,7 @@ def torch_worker(name, threads, iterations, warmup):
             if i >= warmup:
                 times.append(time.perf_counter() - start)
     times.sort()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = peak_rss_kib()
     print(json.dumps({"median_ms": statistics.median(times) * 1e3,
                       "min_ms": times[0] * 1e3,
                       "peak_rss_mib": peak / 1024.0,

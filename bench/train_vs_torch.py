@@ -18,8 +18,8 @@ statistics on both sides. dfg runs build/bench/bench-train-step; torch runs in a
 process with torch.set_num_threads(N) (dfg: OMP_NUM_THREADS=N). Memory:
 dfg's planned bytes (arena + weights region, which holds the weights,
 the optimizer state and the accumulators), and for both the growth of the
-peak resident set over the steps (ru_maxrss minus the RSS before the
-first step), the one measure both sides share. Prints a markdown table.
+peak resident set over the steps (VmHWM, reset before the first step,
+minus the RSS then: bench/peak_rss.py), the one measure both sides share. Prints a markdown table.
 Needs Debian's python3-torch: run it with /usr/bin/python3 (exits 77
 without torch).
 
@@ -44,6 +44,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from peak_rss import peak_rss_kib, reset_peak_rss  # noqa: E402
 
 
 def torch_model(name):
@@ -88,10 +89,10 @@ def torch_training_setup(name, threads):
 
 
 def torch_worker(name, threads, iterations, warmup):
-    import resource
     import time
     model, params, opt, x, labels, loss_fn = torch_training_setup(name,
                                                                   threads)
+    reset_peak_rss()
     before = rss_kib()
     times = []
     for i in range(warmup + iterations):
@@ -102,7 +103,7 @@ def torch_worker(name, threads, iterations, warmup):
         opt.step()
         if i >= warmup:
             times.append((time.perf_counter() - start) * 1e3)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = peak_rss_kib()
     print(json.dumps({"step_ms": statistics.median(times),
                       "min_step_ms": min(times),
                       "param_bytes": params,
@@ -128,7 +129,6 @@ class MallInfo2:
 
 
 def torch_memory_worker(name, threads):
-    import resource
     from torch.utils._python_dispatch import TorchDispatchMode
     malloc = MallInfo2()
 
@@ -146,13 +146,14 @@ def torch_memory_worker(name, threads):
 
     model, params, opt, x, labels, loss_fn = torch_training_setup(name,
                                                                   threads)
+    reset_peak_rss()
     rss_before = rss_kib()
     before = malloc.in_use()
     with PeakAfterEachOp() as tracker:
         opt.zero_grad(set_to_none=True)
         loss_fn(model(x), labels).backward()
         opt.step()
-    peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak_rss = peak_rss_kib()
     print(json.dumps({"param_bytes": params, "ops": tracker.ops,
                       "malloc_growth_bytes": tracker.peak - before,
                       "rss_growth_bytes": (peak_rss - rss_before) * 1024}))

@@ -5,10 +5,12 @@
  *   scale); s = s + mask (optional); p = softmax(s, last axis);
  *   y = matmul(p, v)   ->   y = attention(q, kt, v[, mask]), attrs.alpha
  *
- * Every intermediate must have its one reader in the pattern and be no
- * graph output, both products plain (no bias, no post-ops), and the
- * attention shape rule must give y's type (the same batch dims in q, kt
- * and v, a mask that broadcasts to the scores): anything else stays as it
+ * (a first product reading kt transposed, matmul's trans_b, reads k's
+ * rows). Every intermediate must have its one reader in the pattern and
+ * be no graph output, both products plain (no bias, no post-ops, no other
+ * transposed operand), and the attention shape rule must give y's type
+ * (the same batch dims in q, kt and v, a mask that broadcasts to the
+ * scores): anything else stays as it
  * was. Where kt is a transpose read only by the product, the transpose is
  * changed to write the key rows [.., Sk, D] instead (its last two axes
  * swapped back) and the attention reads them so (attrs.trans_b 1): the
@@ -39,11 +41,12 @@ static int scalar_of(const dfg_graph *g, int32_t v, float *value)
 }
 
 /* The scores' pattern ending at value s (read by the softmax): the nodes
- * in chain (matmul first), q and kt, the mask (-1 if none) and alpha;
- * how many nodes, 0 if it does not match. */
+ * in chain (matmul first), q and kt (k's rows where the product reads it
+ * transposed: *key_rows), the mask (-1 if none) and alpha; how many
+ * nodes, 0 if it does not match. */
 static int32_t scores_of(const dfg_graph *g, const dfg_fuse_readers *r,
                          int32_t s, int32_t *chain, int32_t *q, int32_t *kt,
-                         int32_t *mask, float *alpha)
+                         int32_t *mask, float *alpha, int *key_rows)
 {
     int32_t nodes[3], n = 0;
     int32_t at = g->values[s].producer;
@@ -86,9 +89,10 @@ static int32_t scores_of(const dfg_graph *g, const dfg_fuse_readers *r,
     }
     const dfg_ir_node *mm = at >= 0 ? &g->nodes[at] : NULL;
     if (dfg_fuse_op(g, at) != DFG_OP_MATMUL || mm->n_inputs != 2 ||
-        mm->attrs.n_post_ops > 0 ||
+        mm->attrs.n_post_ops > 0 || mm->attrs.trans_a ||
         (n == 0 && dfg_fuse_only_reader(g, r, mm->outputs[0]) < 0))
         return 0;
+    *key_rows = mm->attrs.trans_b != 0;
     *q = mm->inputs[0];
     *kt = mm->inputs[1];
     chain[0] = at;
@@ -135,12 +139,15 @@ static int fuse_attention(dfg_graph *g, const dfg_fuse_readers *r,
         return 0;
     int32_t p = sm->outputs[0];
     int32_t mm = dfg_fuse_only_reader(g, r, p);
+    const dfg_attrs *pv = mm >= 0 ? &g->nodes[mm].attrs : NULL;
     if (dfg_fuse_op(g, mm) != DFG_OP_MATMUL || g->nodes[mm].n_inputs != 2 ||
-        g->nodes[mm].inputs[0] != p || g->nodes[mm].attrs.n_post_ops > 0)
+        g->nodes[mm].inputs[0] != p || pv->n_post_ops > 0 || pv->trans_a ||
+        pv->trans_b)
         return 0;
     int32_t chain[5], q, kt, mask;
     float alpha;
-    int32_t n = scores_of(g, r, s, chain, &q, &kt, &mask, &alpha);
+    int key_rows;
+    int32_t n = scores_of(g, r, s, chain, &q, &kt, &mask, &alpha, &key_rows);
     if (n == 0)
         return 0;
     chain[n++] = softmax;
@@ -148,11 +155,12 @@ static int fuse_attention(dfg_graph *g, const dfg_fuse_readers *r,
     dfg_attrs attrs;
     dfg_attrs_init(&attrs);
     attrs.alpha = alpha;
+    attrs.trans_b = key_rows;
     const int32_t inputs[4] = {q, kt, g->nodes[mm].inputs[1], mask};
     int kt_alone = dfg_fuse_only_reader(g, r, kt) == chain[0];
     int done = dfg_fuse_rewrite(g, chain, n, DFG_OP_ATTENTION, &attrs, inputs,
                                 mask >= 0 ? 4 : 3);
-    if (done == 0 && kt_alone)
+    if (done == 0 && kt_alone && !key_rows)
         read_key_rows(g, kt, mm);
     return done == 0 ? 1 : done < 0 ? -1 : 0;
 }

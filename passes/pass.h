@@ -98,6 +98,15 @@ dfg_status dfg_pass_fuse_attention(dfg_graph *graph,
  * no step, no copy). Inference, with the fusion passes. */
 dfg_status dfg_pass_transpose_views(dfg_graph *graph,
                                     dfg_pass_report *report);
+/* A transpose of the last two dims (perm [0, .., r-1, r-2]) whose one
+ * reader is a matmul or gemm (as input 0 or 1) folds into it: the product
+ * reads the transpose's input with its trans_a / trans_b flipped, and
+ * the transpose's copy goes. With fuse_operators, inference and training
+ * (autodiff's matmul gradients, g . b^T and a^T . g), on a target whose
+ * products take transposed operands (dfg_target.transposed_operands:
+ * cuBLAS's transa / transb). */
+dfg_status dfg_pass_transpose_operands(dfg_graph *graph,
+                                       dfg_pass_report *report);
 
 /* Inference on the CPU backend, after fusion: activations between oneDNN
  * convolutions keep the blocked layout oneDNN wants on this CPU, with

@@ -2,7 +2,8 @@
  *
  *   verify -> [precision] -> [training -> [buckets]] -> fold -> dce
  *          -> [inference: share weights, fuse patterns, fuse conv, fuse
- *             attention, fuse matmul, transpose views] -> [remat] -> [CPU inference: layouts] -> node costs
+ *             attention, fuse matmul, transpose views] -> [transposed
+ *             operands] -> [remat] -> [CPU inference: layouts] -> node costs
  *   (a budget remat misses: again from precision on, the stem sliced)
  *          -> concat views, schedule, alias, [bucket alias], liveness (for
  *             each candidate order, keeping the smallest lower bound)
@@ -172,6 +173,10 @@ static dfg_status step_passes(dfg_graph *g, const dfg_compile_options *o,
         st = dfg_pass_fuse_matmul(g, &report);
     if (st == DFG_OK && o->fuse_operators && !o->training)
         st = dfg_pass_transpose_views(g, &report);
+    /* Training too: autodiff's matmul gradients read transposes. */
+    if (st == DFG_OK && o->fuse_operators && o->target &&
+        o->target->transposed_operands)
+        st = dfg_pass_transpose_operands(g, &report);
     if (st == DFG_OK && o->training)
         st = dfg_pass_remat(g, o, o->training, remat);
     return st;

@@ -386,23 +386,23 @@ static double *seconds_of(PyObject *list, size_t *n)
 }
 
 /* bench_report(model, backend, iterations, warmup, batch, compile_seconds,
- *              session_seconds, arena_bytes, weights_bytes, peak_rss_bytes,
- *              times[, threads]) -> str: dfgc bench's JSON report
- * (include/dfg/bench.h) of runs lasting `times` seconds, with the
- * backend's device and threads (threads, when above 0, those the session
- * ran with), so that Program.bench gives the same figures under the same
- * names. */
+ *              session_seconds, arena_bytes, weights_bytes, times[, threads])
+ * -> str: dfgc bench's JSON report (include/dfg/bench.h) of runs lasting
+ * `times` seconds, with the backend's device and threads (threads, when
+ * above 0, those the session ran with) and the process's peak resident
+ * memory as dfgc measures it (VmHWM), so that Program.bench gives the
+ * same figures under the same names. */
 static PyObject *bench_report(PyObject *module, PyObject *args)
 {
     (void)module;
     dfg_bench_report r = {0};
-    unsigned long long iterations, warmup, arena, weights, peak;
+    unsigned long long iterations, warmup, arena, weights;
     long long batch;
     PyObject *times;
     int threads = 0;
-    if (!PyArg_ParseTuple(args, "ssKKLddKKKO|i", &r.model, &r.backend,
+    if (!PyArg_ParseTuple(args, "ssKKLddKKO|i", &r.model, &r.backend,
                           &iterations, &warmup, &batch, &r.compile_seconds,
-                          &r.session_seconds, &arena, &weights, &peak,
+                          &r.session_seconds, &arena, &weights,
                           &times, &threads))
         return NULL;
     const dfg_backend *backend = NULL;
@@ -416,7 +416,7 @@ static PyObject *bench_report(PyObject *module, PyObject *args)
     r.batch = batch;
     r.arena_bytes = arena;
     r.weights_bytes = weights;
-    r.peak_rss_bytes = peak;
+    r.peak_rss_bytes = dfg_process_peak_resident_bytes();
     size_t n;
     double *seconds = seconds_of(times, &n);
     if (!seconds)

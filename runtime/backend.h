@@ -91,8 +91,9 @@ struct dfg_backend {
      * the backend cannot). */
     dfg_status (*run_step)(dfg_backend_context *context, int32_t i);
     /* What runs prepared step i when a library does, not the backend's
-     * own kernel ("oneDNN jit:avx2"), else NULL; for reports (NULL: the
-     * backend has its own kernels only). Valid until destroy(). */
+     * own kernel ("oneDNN jit:avx2", "cuBLAS im2col (cuDNN: why not)"),
+     * else NULL; for reports (NULL: the backend has its own kernels
+     * only). Valid until destroy(). */
     const char *(*step_library)(dfg_backend_context *context, int32_t i);
     /* Called after dfg_session_set_collective set or cleared the
      * collective the steps' args point to: a backend that recorded what

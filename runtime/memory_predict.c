@@ -43,8 +43,8 @@ static uint64_t io_bytes(const dfg_program *p)
     return sum;
 }
 
-/* 1 if a step of s runs on a library (oneDNN) rather than the backend's
- * own kernels. */
+/* 1 if a step of s runs on a library (oneDNN; on CUDA cuBLAS or cuDNN)
+ * rather than the backend's own kernels. */
 static int runs_on_library(const dfg_session *s)
 {
     for (int32_t i = 0; s->backend->step_library && i < s->n_steps; i++)

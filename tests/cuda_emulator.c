@@ -480,11 +480,50 @@ static void later_op(const dfg_cuda_step_plan *p, unsigned int *status)
 static dfg_status emulate_kind(const dfg_cuda_step_plan *p,
                                unsigned int *status);
 
-/* As backend_steps.c's enqueue_product: the residual under the output,
- * the product, the epilogue (no cuDNN here). */
+/* cublasLtMatmul with the plan's form (blas_lt.c), as cuBLASLt's
+ * documentation states it and apart from the epilogue kernel's code:
+ * D = act(alpha op(A) op(B) + beta C + bias), the bias one value per row
+ * of the column-major D (a column of the row-major output), the GELU
+ * tanh's approximation. */
+static dfg_status emulate_lt(const dfg_cuda_step_plan *p)
+{
+    const dfg_step_args *a = p->args;
+    const dfg_cuda_lt_form *f = &p->lt_form;
+    float *y = a->out[0];
+    if (f->copy_c)
+        strided_copy(&p->u.gemm.bias, a->in[2], y);
+    if (f->c_input >= 0 && a->in[f->c_input] != a->out[0])
+        memcpy(y, a->in[f->c_input], (size_t)dfg_type_bytes(&a->out_types[0]));
+    dfg_cuda_row_gemm row = p->kind == DFG_CUDA_GEMM ? p->u.gemm.gemm
+                                                     : p->u.matmul.gemm;
+    row.beta = f->beta;
+    dfg_status st = product(&row, DFG_F32, a->in[0], a->in[1], y);
+    const float *bias = f->bias_input >= 0 ? a->in[f->bias_input] : NULL;
+    int relu = f->epilogue == DFG_CUDA_LT_RELU ||
+               f->epilogue == DFG_CUDA_LT_RELU_BIAS;
+    int gelu = f->epilogue == DFG_CUDA_LT_GELU ||
+               f->epilogue == DFG_CUDA_LT_GELU_BIAS;
+    int64_t n = dfg_type_numel(&a->out_types[0]);
+    for (int64_t i = 0; st == DFG_OK && i < n; i++) {
+        float v = y[i] + (bias ? bias[i % row.n] : 0.0f);
+        if (relu && !(v > 0.0f))
+            v = 0.0f;
+        if (gelu)
+            v = 0.5f * v *
+                (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v)));
+        y[i] = v;
+    }
+    return st;
+}
+
+/* As backend_steps.c's enqueue_product: cuBLASLt's call when it took the
+ * step; else the residual under the output, the product, the epilogue (no
+ * cuDNN here). */
 dfg_status cuda_emulate_step(const dfg_cuda_step_plan *p, unsigned int *status)
 {
     const dfg_step_args *a = p->args;
+    if (p->lt)
+        return emulate_lt(p);
     if (p->residual && a->in[3] != a->out[0])
         memcpy(a->out[0], a->in[3], (size_t)dfg_type_bytes(&a->out_types[0]));
     dfg_status st = emulate_kind(p, status);

@@ -15,7 +15,9 @@
 #include "cuda/plan/step_plan.h"
 
 /* Runs plan on host memory. *status receives what the device's status
- * word would hold (a gather index out of range: step + 1). */
+ * word would hold (a gather index out of range: step + 1). A product
+ * whose plan->lt is set runs as cublasLtMatmul would (lt_mapping.h);
+ * plan->lt is never read through. */
 dfg_status cuda_emulate_step(const dfg_cuda_step_plan *plan,
                              unsigned int *status);
 
@@ -27,7 +29,10 @@ void cuda_emulate_gemm(const dfg_cuda_blas_gemm *g, dfg_dtype dtype,
 
 /* A backend ("cuda-emulator", cuda_emulator_backend.c) that runs whole
  * programs as the CUDA backend does, on host memory: every step through
- * its plan and cuda_emulate_step, and at session creation the warm-up run
+ * its plan and cuda_emulate_step, cuBLASLt taking every product whose form
+ * it has, no cuDNN (a convolution names why cuDNN's mapping would refuse
+ * it, else that the emulator has none), the steps' runners reported as
+ * the CUDA backend reports them, and at session creation the warm-up run
  * whose in-place writes (dfg_cuda_inplace_writes) are put back, as
  * backend.c does before a graph capture; its target is the CUDA backend's
  * (dfg_cuda_target). */

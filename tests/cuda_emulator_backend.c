@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda/plan/dnn_mapping.h"
+#include "cuda/plan/lt_mapping.h"
 #include "cuda/plan/target.h"
 #include "cuda_emulator.h"
 #include "error.h"
@@ -117,6 +119,33 @@ static dfg_status warm_up(dfg_backend_context *c, const dfg_step_args *steps,
     return st;
 }
 
+/* backend_run.c's take_libraries: cuBLASLt takes every form it has (its
+ * heuristics always find an algorithm here); plan->lt marks it, never
+ * read through. */
+static void take_libraries(dfg_cuda_step_plan *p)
+{
+    static char taken;
+    if (p->lt_form.epilogue != DFG_CUDA_LT_OFF)
+        p->lt = (struct dfg_cuda_lt_step *)(void *)&taken;
+    dfg_cuda_dnn_conv conv;
+    const char *why = NULL;
+    if (p->kind == DFG_CUDA_CONV2D || p->kind == DFG_CUDA_CONV_GRAD_INPUT ||
+        p->kind == DFG_CUDA_CONV_GRAD_WEIGHT)
+        p->dnn_why = dfg_cuda_dnn_conv_make(p, &conv, &why)
+                         ? "the emulator has no cuDNN" : why;
+    dfg_cuda_step_runs_on(p, p->runs_on, sizeof p->runs_on);
+}
+
+static dfg_status emulator_run_step(dfg_backend_context *c, int32_t i)
+{
+    return cuda_emulate_step(&c->plans[i], &c->status);
+}
+
+static const char *emulator_step_library(dfg_backend_context *c, int32_t i)
+{
+    return c->plans[i].runs_on[0] ? c->plans[i].runs_on : NULL;
+}
+
 static dfg_status emulator_prepare(dfg_backend_context *c,
                                    const dfg_step_args *steps, int32_t n_steps)
 {
@@ -126,6 +155,8 @@ static dfg_status emulator_prepare(dfg_backend_context *c,
     c->n_plans = n_steps;
     for (int32_t i = 0; i < n_steps; i++) {
         dfg_status st = dfg_cuda_step_plan_make(&steps[i], i, &c->plans[i]);
+        if (st == DFG_OK)
+            take_libraries(&c->plans[i]);
         if (st != DFG_OK)
             return dfg_error_prefix(st, "emulator, run step %d (%s)", (int)i,
                                     dfg_op_get(steps[i].op)->name);
@@ -153,6 +184,8 @@ const dfg_backend cuda_emulator_backend = {
     .download = emulator_copy,
     .prepare = emulator_prepare,
     .run_all = emulator_run_all,
+    .run_step = emulator_run_step,
+    .step_library = emulator_step_library,
     .synchronize = emulator_synchronize,
     .destroy = emulator_destroy,
     .target = &dfg_cuda_target,

@@ -17,6 +17,7 @@
 
 #include "attention_graph.h"
 #include "cuda/plan/attention_mapping.h"
+#include "cuda/plan/lt_mapping.h"
 #include "cuda/plan/step_plan.h"
 #include "cuda/plan/target.h"
 #include "cuda_op_check.h"
@@ -98,7 +99,7 @@ static int map(attention_case *c, dfg_dtype dt, int64_t d, int key_rows,
     if (dfg_cuda_step_plan_make(&c->args, 0, &c->plan) != DFG_OK)
         fail_msg("%s", dfg_last_error());
     assert_int_equal(c->plan.kind, DFG_CUDA_ATTENTION);
-    assert_non_null(c->plan.runs_on);
+    assert_non_null(c->plan.dnn_why); /* until cuDNN takes it */
     int taken = dfg_cuda_sdpa_make(&c->plan, &c->sdpa, &c->why);
     assert_true(taken ? c->why == NULL : c->why != NULL);
     return taken;
@@ -148,8 +149,12 @@ static void test_cudnn_refuses_naming_why(void **state)
     (void)state;
     attention_case c;
     assert_false(map(&c, DFG_F32, 64, 1, 0, NULL, 0));
-    assert_string_equal(c.why, DFG_CUDA_UNFUSED_F32);
-    assert_string_equal(c.plan.runs_on, DFG_CUDA_UNFUSED_F32);
+    assert_string_equal(c.why, DFG_CUDA_SDPA_NOT_F32);
+    assert_string_equal(c.plan.dnn_why, DFG_CUDA_SDPA_NOT_F32);
+    char runs_on[160];
+    assert_non_null(dfg_cuda_step_runs_on(&c.plan, runs_on, sizeof runs_on));
+    assert_string_equal(runs_on, "cuBLAS + softmax kernel (cuDNN: "
+                                 DFG_CUDA_SDPA_NOT_F32 ")");
     assert_false(map(&c, DFG_F16, 64, 0, 0, NULL, 0));
     assert_non_null(strstr(c.why, "stored transposed"));
     assert_false(map(&c, DFG_F16, 12, 1, 0, NULL, 0));

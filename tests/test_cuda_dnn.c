@@ -5,7 +5,10 @@
  * run and with CUDA graphs on and off (deterministic algorithms); the
  * fused conv + bias + residual + ReLU run by cuDNN's fused call and by
  * the backend's own path, as the unfused program runs; a training
- * step (the backward convolutions) the same bits in two sessions.
+ * step (the backward convolutions) the same bits in two sessions;
+ * products with epilogues on cuBLASLt and transposed operands read by
+ * cuBLAS (post_ops_graph.h's product graphs), each step reporting its
+ * runner, timed alone as dfgc bench --profile times it.
  *
  * Exits 77 (skipped), saying why, when the backend is not built or cannot
  * run here. */
@@ -255,6 +258,119 @@ static void test_every_epilogue(void **state)
     dfg_graph_destroy(g);
 }
 
+/* One run of p on name (each step alone when profiled) with the random
+ * inputs of spec's product graph; its first output. */
+static float *product_output(const dfg_program *p, const char *name,
+                             const product_graph_spec *spec, int profiled)
+{
+    int64_t in_n[3], out_n[2];
+    int32_t n_in, n_out;
+    product_graph_sizes(spec, in_n, &n_in, out_n, &n_out);
+    seed = 99;
+    const void *ins[3] = {NULL};
+    void *outs[2] = {malloc((size_t)out_n[0] * sizeof(float)),
+                     malloc((size_t)out_n[n_out - 1] * sizeof(float))};
+    for (int32_t i = 0; i < n_in; i++) {
+        float *v = malloc((size_t)in_n[i] * sizeof *v);
+        for (int64_t k = 0; k < in_n[i]; k++)
+            v[k] = random_value() * 2.0f;
+        ins[i] = v;
+    }
+    dfg_status st;
+    dfg_session *s = session(p, name, NULL, NULL, &st);
+    if (!s)
+        fail_msg("%s session: %s", name, dfg_last_error());
+    double seconds[64];
+    st = profiled ? dfg_session_run_profiled(s, ins, outs, seconds)
+                  : dfg_session_run(s, ins, outs);
+    if (st != DFG_OK)
+        fail_msg("%s run: %s", name, dfg_last_error());
+    dfg_session_destroy(s);
+    for (int32_t i = 0; i < n_in; i++)
+        free((void *)ins[i]);
+    free(outs[1]);
+    return outs[0];
+}
+
+/* The runner each product step reports on the device (dfgc bench
+ * --profile's "runs on"); NULL for none. */
+static const char *product_runner(const dfg_program *p)
+{
+    static char runner[160];
+    runner[0] = '\0';
+    dfg_status st;
+    dfg_session *s = session(p, "cuda", NULL, NULL, &st);
+    if (!s)
+        fail_msg("session: %s", dfg_last_error());
+    dfg_plan_stats stats;
+    dfg_program_stats(p, &stats);
+    for (int32_t i = 0; i < stats.n_steps; i++) {
+        dfg_step_info info;
+        const char *library = NULL;
+        assert_int_equal(dfg_program_step_info(p, i, &info), DFG_OK);
+        assert_int_equal(dfg_session_step_library(s, i, &library), DFG_OK);
+        if (library && (strncmp(info.op, "matmul", 6) == 0 ||
+                        strncmp(info.op, "gemm", 4) == 0))
+            snprintf(runner, sizeof runner, "%s", library);
+    }
+    dfg_session_destroy(s);
+    return runner;
+}
+
+/* Products fused on cuBLASLt (or cuBLAS with the epilogue kernel, naming
+ * why) and transposes folded into transa / transb, on the GPU against
+ * the unfused program on the CPU; every step timed alone gives the
+ * same. */
+static void test_products(void **state)
+{
+    (void)state;
+    static const struct {
+        product_graph_spec spec;
+        const char *runner;
+    } cases[] = {
+        {{0, 0, 0, 1, 0, PRODUCT_RELU, PRODUCT_PLAIN}, "cuBLASLt RELU_BIAS"},
+        {{0, 0, 0, 1, 0, PRODUCT_GELU_TANH, PRODUCT_PLAIN},
+         "cuBLASLt GELU_BIAS"},
+        {{0, 0, 0, 0, 1, PRODUCT_GELU_TANH, PRODUCT_PLAIN}, "cuBLASLt GELU"},
+        {{1, 1, 0, 0, 0, PRODUCT_RELU, PRODUCT_PLAIN}, "cuBLASLt RELU_BIAS"},
+        {{1, 2, 0, 0, 0, PRODUCT_RELU, PRODUCT_TRANSPOSE_B}, "cuBLASLt RELU"},
+        {{0, 0, 0, 1, 0, PRODUCT_GELU_ERF, PRODUCT_PLAIN},
+         "cuBLAS + epilogue kernel (cuBLASLt: an erf GELU"},
+        {{0, 0, 1, 0, 0, PRODUCT_NONE, PRODUCT_TRANSPOSE_B}, "cuBLAS"},
+        {{0, 0, 1, 0, 0, PRODUCT_RELU, PRODUCT_TRANSPOSE_A},
+         "cuBLAS + epilogue kernel (cuBLASLt: a batch"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        dfg_graph *g = product_graph(&cases[c].spec);
+        if (!g)
+            fail_msg("%s", dfg_last_error());
+        dfg_program *fused = compile(g, 1);
+        dfg_compile_options o;
+        cuda_test_compile_options(&o);
+        o.fuse_operators = 0;
+        dfg_program *plain = NULL;
+        assert_int_equal(dfg_compile(g, &o, &plain), DFG_OK);
+        dfg_graph_destroy(g);
+        const char *runner = product_runner(fused);
+        if (strncmp(runner, cases[c].runner, strlen(cases[c].runner)) != 0)
+            fail_msg("case %d runs on '%s', expected '%s...'", (int)c, runner,
+                     cases[c].runner);
+        int64_t in_n[3], out_n[2];
+        int32_t n_in, n_out;
+        product_graph_sizes(&cases[c].spec, in_n, &n_in, out_n, &n_out);
+        float *cpu = product_output(plain, "cpu", &cases[c].spec, 0);
+        float *gpu = product_output(fused, "cuda", &cases[c].spec, 0);
+        float *alone = product_output(fused, "cuda", &cases[c].spec, 1);
+        double e = relative_error(gpu, cpu, (size_t)out_n[0]);
+        if (!(e < 1e-5))
+            fail_msg("case %d (%s): relative error %g", (int)c, runner, e);
+        assert_memory_equal(alone, gpu, (size_t)out_n[0] * sizeof *gpu);
+        free(cpu), free(gpu), free(alone);
+        dfg_program_destroy(fused);
+        dfg_program_destroy(plain);
+    }
+}
+
 /* The loss after three training steps of the bundled cnn: the same bits
  * from two sessions (deterministic backward algorithms), close to the
  * backend's own path. */
@@ -311,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_against_cpu),
         cmocka_unit_test(test_fused_epilogue),
         cmocka_unit_test(test_every_epilogue),
+        cmocka_unit_test(test_products),
         cmocka_unit_test(test_training_bitwise),
     };
 #ifndef DFG_HAVE_CUDNN

@@ -185,7 +185,7 @@ static void test_matmul_plans(void **state)
     dfg_type shared[2] = {type_of(DFG_F32, 3, 4, 3, 5), type_of(DFG_F32, 2, 5, 6)};
     dfg_cuda_matmul_plan p;
     dfg_type out = type_of(DFG_F32, 3, 4, 3, 6);
-    assert_int_equal(dfg_cuda_matmul_plan_make(&shared[0], &shared[1], &out, &p),
+    assert_int_equal(dfg_cuda_matmul_plan_make(NULL, &shared[0], &shared[1], &out, &p),
                      DFG_OK);
     assert_int_equal(p.calls, 1);
     assert_int_equal(p.gemm.m, 12);
@@ -195,7 +195,7 @@ static void test_matmul_plans(void **state)
     dfg_type cross[2] = {type_of(DFG_F32, 4, 2, 1, 3, 4),
                          type_of(DFG_F32, 4, 1, 3, 4, 5)};
     out = type_of(DFG_F32, 4, 2, 3, 3, 5);
-    assert_int_equal(dfg_cuda_matmul_plan_make(&cross[0], &cross[1], &out, &p),
+    assert_int_equal(dfg_cuda_matmul_plan_make(NULL, &cross[0], &cross[1], &out, &p),
                      DFG_OK);
     assert_int_equal(p.calls, 2);
     assert_int_equal(p.gemm.batch, 3);
@@ -215,14 +215,14 @@ static void test_matmul_plans(void **state)
     check_op(DFG_OP_MATMUL, &a, 2, a_shared, 1, -1, 1);
     dfg_type bad[2] = {type_of(DFG_F32, 2, 3, 6), type_of(DFG_F32, 2, 5, 2)};
     out = type_of(DFG_F32, 2, 3, 2);
-    assert_int_equal(dfg_cuda_matmul_plan_make(&bad[0], &bad[1], &out, &p),
+    assert_int_equal(dfg_cuda_matmul_plan_make(NULL, &bad[0], &bad[1], &out, &p),
                      DFG_ERR_SHAPE);
     /* Folded rows beyond INT_MAX (65536 x 65536): a strided batch that
      * shares b instead, and it still computes the product. */
     dfg_type tall[2] = {type_of(DFG_F32, 3, 65536, 65536, 2),
                         type_of(DFG_F32, 2, 2, 3)};
     out = type_of(DFG_F32, 3, 65536, 65536, 3);
-    assert_int_equal(dfg_cuda_matmul_plan_make(&tall[0], &tall[1], &out, &p),
+    assert_int_equal(dfg_cuda_matmul_plan_make(NULL, &tall[0], &tall[1], &out, &p),
                      DFG_OK);
     assert_int_equal(p.calls, 1);
     assert_int_equal(p.gemm.m, 65536);
@@ -230,7 +230,7 @@ static void test_matmul_plans(void **state)
     assert_int_equal(p.gemm.stride_b, 0);
     dfg_type few[2] = {type_of(DFG_F32, 3, 5, 4, 2), type_of(DFG_F32, 2, 2, 3)};
     dfg_type few_out = type_of(DFG_F32, 3, 5, 4, 3);
-    assert_int_equal(dfg_cuda_matmul_plan_make(&few[0], &few[1], &few_out, &p),
+    assert_int_equal(dfg_cuda_matmul_plan_make(NULL, &few[0], &few[1], &few_out, &p),
                      DFG_OK);
     assert_int_equal(p.gemm.m, 20); /* small enough: still folded */
     /* Rows that cannot fit cuBLAS's int even unfolded: refused when the
@@ -238,7 +238,7 @@ static void test_matmul_plans(void **state)
     dfg_type huge[2] = {type_of(DFG_F32, 2, 1, 2), type_of(DFG_F32, 2, 2, 3)};
     out = type_of(DFG_F32, 2, 1, 3);
     huge[0].shape[0] = out.shape[0] = (int64_t)1 << 31;
-    assert_int_equal(dfg_cuda_matmul_plan_make(&huge[0], &huge[1], &out, &p),
+    assert_int_equal(dfg_cuda_matmul_plan_make(NULL, &huge[0], &huge[1], &out, &p),
                      DFG_ERR_UNSUPPORTED);
     assert_non_null(strstr(dfg_last_error(), "matmul of [2147483648,2] f32"));
     dfg_step_args args = {.op = DFG_OP_MATMUL, .attrs = &a, .n_inputs = 2,

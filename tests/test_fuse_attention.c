@@ -161,6 +161,52 @@ static void test_gates(void **state)
     dfg_graph_destroy(g);
 }
 
+/* A first product that reads k transposed (matmul's trans_b, as the
+ * CUDA target's folded transposes write it) fuses reading k's rows. */
+static void test_product_reading_k_transposed(void **state)
+{
+    (void)state;
+    dfg_graph *g = NULL;
+    OK(dfg_graph_create(NULL, &g));
+    const int64_t shape[4] = {2, 3, 6, 8};
+    dfg_value q, k, v, s, p, y;
+    OK(dfg_graph_input(g, "q", DFG_F32, 4, shape, &q));
+    OK(dfg_graph_input(g, "k", DFG_F32, 4, shape, &k));
+    OK(dfg_graph_input(g, "v", DFG_F32, 4, shape, &v));
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.trans_b = 1;
+    const dfg_value qk[2] = {q, k};
+    OK(dfg_graph_node(g, "matmul", NULL, qk, 2, &attrs, &s, 1));
+    OK(dfg_softmax(g, s, -1, &p));
+    OK(dfg_matmul(g, p, v, &y));
+    OK(dfg_graph_output(g, y, "y"));
+    dfg_program *programs[2];
+    for (int fuse = 0; fuse < 2; fuse++) {
+        dfg_target target = *dfg_backend_target(cpu());
+        target.fused_attention = fuse;
+        dfg_compile_options o;
+        dfg_compile_options_init(&o);
+        OK(dfg_compile_options_for(&o, &target));
+        OK(dfg_compile(g, &o, &programs[fuse]));
+        assert_int_equal(attention_steps(programs[fuse]), fuse);
+    }
+    int n;
+    float **in = inputs(ATTENTION_NO_MASK, &n);
+    float *plain = run(programs[0], in), *fused = run(programs[1], in);
+    double want[ATTENTION_OUT];
+    for (int i = 0; i < ATTENTION_OUT; i++)
+        want[i] = plain[i];
+    if (!(distance(fused, want) < 1e-5))
+        fail_msg("fused vs unfused: %g", distance(fused, want));
+    for (int i = 0; i < n; i++)
+        free(in[i]);
+    free(in), free(plain), free(fused);
+    dfg_program_destroy(programs[0]);
+    dfg_program_destroy(programs[1]);
+    dfg_graph_destroy(g);
+}
+
 /* attention(q, k, v[, mask]) recorded directly: the shape rule's
  * answers. */
 static dfg_status record(const int64_t *k_shape, const int64_t *mask_shape,
@@ -216,6 +262,7 @@ int main(void)
         cmocka_unit_test(test_variants),
         cmocka_unit_test(test_near_misses),
         cmocka_unit_test(test_gates),
+        cmocka_unit_test(test_product_reading_k_transposed),
         cmocka_unit_test(test_shape_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

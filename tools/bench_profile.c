@@ -74,9 +74,10 @@ static void print_profile(const dfg_session *session, const dfg_program *p,
     qsort(totals, (size_t)n_ops, sizeof *totals, by_seconds_desc);
     printf("\nprofile     %llu runs, each step timed alone: %.4f ms per run\n",
            (unsigned long long)runs, all * 1e3);
-    printf("oneDNN steps: %d of %d\n", (int)n_library, (int)n_steps);
+    printf("library steps (oneDNN, cuDNN, cuBLAS): %d of %d\n",
+           (int)n_library, (int)n_steps);
     printf("%-24s %10s %7s %6s %7s\n", "op", "ms/run", "share", "steps",
-           "oneDNN");
+           "library");
     for (int32_t k = 0; k < n_ops; k++)
         printf("%-24s %10.4f %6.1f%% %6d %7d\n", totals[k].op,
                totals[k].seconds * 1e3,

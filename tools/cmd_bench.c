@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include "bench_profile.h"
@@ -28,7 +27,7 @@ static const char usage[] =
     "and samples/s with the first input's first dimension as the batch);\n"
     "the time compiling (or loading) MODEL and creating the session; the\n"
     "threads a run uses and the CPU (model and ISA) or device; and the\n"
-    "peak resident memory of the process (getrusage), split into the\n"
+    "peak resident memory of the process (VmHWM), split into the\n"
     "weights, the arena (in host memory on the cpu device), what the\n"
     "process held before reading MODEL (code, libraries) and the rest\n"
     "(compiling, buffers, thread stacks, allocator slack), beside the\n"
@@ -217,9 +216,10 @@ static dfg_bench_report describe(const bench_args *a, const dfgc_run_setup *s,
     dfg_program_stats(s->program, &stats);
     r.arena_bytes = stats.arena_bytes;
     r.weights_bytes = stats.weights_bytes;
-    struct rusage usage;
-    getrusage(RUSAGE_SELF, &usage);
-    r.peak_rss_bytes = (uint64_t)usage.ru_maxrss * 1024u; /* Linux: KiB */
+    /* VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the
+     * process that forked and exec'd dfgc (a Python harness holding
+     * hundreds of MiB would be counted as dfgc's). */
+    r.peak_rss_bytes = dfg_process_peak_resident_bytes();
     r.rss_at_start_bytes = (uint64_t)at_start;
     r.predicted_peak_rss_bytes = predicted->peak_bytes;
     r.predicted = predicted;

@@ -18,10 +18,12 @@ usage: peer_bench.py ort|ort-passive|openvino|torch MODEL.onnx NAME BATCH
 Prints one line: "median_ms min_ms peak_rss_mib".
 """
 import os
-import resource
 import statistics
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from peak_rss import peak_rss_kib  # noqa: E402
 
 
 def ort_runner(path, threads, spinning):
@@ -89,7 +91,7 @@ def main(argv):
         run()
         if i >= warmup:
             times.append((time.perf_counter() - start) * 1e3)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    peak = peak_rss_kib() / 1024.0
     print(f"{statistics.median(times):.2f} {min(times):.2f} {peak:.0f}")
 
 

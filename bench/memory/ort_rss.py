@@ -4,14 +4,17 @@ a process that creates one CPU session of MODEL.onnx (THREADS intra-op
 threads) and runs it RUNS times on random inputs of the model's shapes.
 
 usage: ort_rss.py MODEL.onnx THREADS RUNS
-Prints the peak RSS in MiB (getrusage). Run it with /work/venv/bin/python
+Prints the peak RSS in MiB (VmHWM, bench/peak_rss.py). Run it with /work/venv/bin/python
 or any interpreter that has onnxruntime and numpy.
 """
-import resource
+import os
 import sys
 
 import numpy
 import onnxruntime
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from peak_rss import peak_rss_kib  # noqa: E402
 
 
 def main(argv):
@@ -31,7 +34,7 @@ def main(argv):
             feeds[i.name] = rng.standard_normal(shape).astype(numpy.float32)
     for _ in range(runs):
         session.run(None, feeds)
-    print(f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0:.1f}")
+    print(f"{peak_rss_kib() / 1024.0:.1f}")
 
 
 if __name__ == "__main__":

@@ -4,7 +4,6 @@
  * session copying the weights would cost). Uses the public API only. */
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 #include "dfg/dfg.h"
 
 static int fail(const char *what)
@@ -36,8 +35,6 @@ int main(int argc, char **argv)
         if (dfg_session_run(sessions[i], NULL, NULL) != DFG_OK)
             return fail("run");
     }
-    struct rusage usage;
-    getrusage(RUSAGE_SELF, &usage);
     dfg_plan_stats stats;
     dfg_program_stats(program, &stats);
     const double mib = 1024.0 * 1024.0;
@@ -45,7 +42,7 @@ int main(int argc, char **argv)
     double arena = (double)stats.arena_bytes / mib;
     printf("sessions %d weights_mib %.1f arena_mib %.1f peak_rss_mib %.1f "
            "one_copy_mib %.1f copy_each_mib %.1f\n",
-           n, weights, arena, (double)usage.ru_maxrss / 1024.0,
+           n, weights, arena, (double)dfg_process_peak_resident_bytes() / mib,
            weights + n * arena, n * (weights + arena));
     for (int i = 0; i < n; i++)
         dfg_session_destroy(sessions[i]);

@@ -6,13 +6,16 @@ usage: torch_bench.py MODEL BATCH THREADS ITERATIONS WARMUP
 Prints one line: "median_ms min_ms peak_rss_mib". Random weights (as in
 tests/models/export.py: only speed and memory are measured here).
 """
-import resource
+import os
 import statistics
 import sys
 import time
 
 import torch
 import torchvision
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from peak_rss import peak_rss_kib  # noqa: E402
 
 
 def main(argv):
@@ -28,7 +31,7 @@ def main(argv):
             model(x)
             if i >= warmup:
                 times.append((time.perf_counter() - start) * 1e3)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    peak = peak_rss_kib() / 1024.0
     print(f"{statistics.median(times):.1f} {min(times):.1f} {peak:.0f}")
 
 

@@ -65,7 +65,10 @@ typedef struct dfg_compile_options {
     /* Inference only: fuse a conv2d's activations and residual add into
      * its post-ops, and decomposed layer norms and GELUs into one op each
      * (passes/fuse_*.c, docs/ops.md): 1. The CPU and CUDA backends run
-     * them (a target without dfg_target.fused_post_ops turns it off). */
+     * them (a target without dfg_target.fused_post_ops turns it off).
+     * On a target with dfg_target.transposed_operands, also in training:
+     * transposes of the last two dims read by a matmul or gemm fold into
+     * its trans flags (passes/transpose_views.c). */
     int fuse_operators;
     /* With fuse_operators: matmul, scale, mask add, softmax and matmul
      * into one attention op (passes/fuse_attention.c) where the target

@@ -52,6 +52,10 @@ typedef struct dfg_target {
     int f32_storage_only; /* 1: it refuses dfg_compile_options.precision
                              other than f32 (bf16 activations beside f32
                              weights: its products take one dtype) */
+    int transposed_operands; /* 1: its matmul and gemm read an operand
+                                transposed (trans_a, trans_b), so that the
+                                inference fusion passes fold a transpose
+                                of the last two dims into its product */
     /* 1 if it has a kernel for op (a dfg_op); NULL: every op. */
     int (*supports_op)(int32_t op);
 } dfg_target;

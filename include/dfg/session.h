@@ -99,9 +99,11 @@ dfg_status dfg_session_run_profiled(dfg_session *session,
                                     double *step_seconds);
 
 /* *out: what runs program step `index` in this session when a library
- * does rather than dfg's own kernel ("oneDNN jit:avx2"), else NULL (and
- * for a view, which does not run); valid while the session lives. For
- * reports (dfgc bench --profile). */
+ * does rather than dfg's own kernel ("oneDNN jit:avx2"; on CUDA "cuDNN",
+ * "cuBLASLt RELU_BIAS", or cuBLAS with why cuDNN or cuBLASLt did not take
+ * the step: "cuBLAS im2col (cuDNN: ...)"), else NULL (and for a view,
+ * which does not run); valid while the session lives. For reports (dfgc
+ * bench --profile). */
 dfg_status dfg_session_step_library(const dfg_session *session, int32_t index,
                                     const char **out);
 

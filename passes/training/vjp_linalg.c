@@ -29,6 +29,12 @@ void dfg_vjp_matmul(dfg_ad *ad, const dfg_ir_node *node, const int32_t *dy,
 {
     int32_t a = node->inputs[0], b = node->inputs[1];
     dfg_type ta = dfg_ad_type(ad, a), tb = dfg_ad_type(ad, b);
+    if (node->attrs.trans_a || node->attrs.trans_b) {
+        ad->status = dfg_error(DFG_ERR_UNSUPPORTED, "a matmul reading an "
+                               "operand transposed (trans_a, trans_b) is not "
+                               "differentiated");
+        return;
+    }
     if (ta.rank < 2 || tb.rank < 2) {
         ad->status = dfg_error(DFG_ERR_UNSUPPORTED, "matmul of a rank-1 operand is not "
                   "differentiated: unsqueeze it to a matrix first");

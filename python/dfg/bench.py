@@ -2,7 +2,6 @@
 (docs/bench-json.md), under the same names and computed by the same C
 code (include/dfg/bench.h)."""
 import json
-import resource
 import time
 
 import numpy as np
@@ -27,13 +26,11 @@ def figures(program, seconds, device="cpu", warmup=0, session_seconds=0.0,
     "runs_per_second": ..., "warning": None or its line, ...}."""
     first = program.inputs[0].shape if program.inputs else ()
     stats = program.stats
-    # Linux reports ru_maxrss in KiB.
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     text = _dfg.bench_report(
         program.source, str(device), len(seconds), int(warmup),
         int(first[0]) if first else 1, float(program.compile_seconds),
         float(session_seconds), stats["arena_bytes"], stats["weights_bytes"],
-        peak, list(seconds), int(threads))
+        list(seconds), int(threads))
     return json.loads(text)
 
 

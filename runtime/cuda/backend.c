@@ -87,6 +87,7 @@ static void cuda_destroy(dfg_backend_context *c)
     dfg_cuda_graph_destroy(&c->graph);
     dfg_cuda_free_plans(c);
     dfg_cuda_dnn_destroy(&c->allocator, c->dnn);
+    dfg_cuda_lt_destroy(&c->allocator, c->lt);
     dfg_cuda_blas_destroy(&c->blas);
     if (c->stream)
         cudaStreamDestroy(c->stream);
@@ -121,6 +122,8 @@ static dfg_status create_here(dfg_backend_context *c)
     }
     *c->status_host = 0;
     dfg_status st = dfg_cuda_blas_create(&c->blas, c->stream);
+    if (st == DFG_OK)
+        st = dfg_cuda_lt_create(&c->allocator, &c->lt);
     return st == DFG_OK ? dfg_cuda_dnn_create(&c->allocator, c->stream, &c->dnn)
                         : st;
 }
@@ -242,13 +245,6 @@ static dfg_status cuda_download(dfg_backend_context *c, void *dst,
 
 static int cuda_supports_op(dfg_op op) { return dfg_cuda_supports_op(op); }
 
-/* What runs step i where the plan names a library (attention's cuDNN
- * kernel, or its unfused steps and why). */
-static const char *cuda_step_library(dfg_backend_context *c, int32_t i)
-{
-    return i >= 0 && i < c->n_plans ? c->plans[i].runs_on : NULL;
-}
-
 const dfg_backend dfg_cuda_backend = {
     .name = DFG_CUDA_BACKEND_NAME,
     .available = cuda_available,
@@ -262,8 +258,9 @@ const dfg_backend dfg_cuda_backend = {
     .run_all = dfg_cuda_run_all,
     .reserve_io = dfg_cuda_reserve_io,
     .run_io = dfg_cuda_run_io,
+    .run_step = dfg_cuda_run_step,
+    .step_library = dfg_cuda_step_library,
     .collective_changed = dfg_cuda_collective_changed,
-    .step_library = cuda_step_library,
     .target = &dfg_cuda_target,
     .synchronize = dfg_cuda_synchronize,
     .destroy = cuda_destroy,

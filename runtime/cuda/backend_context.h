@@ -10,6 +10,7 @@
 
 #include "../backend.h"
 #include "blas.h"
+#include "blas_lt.h"
 #include "dnn.h"
 #include "graph_capture.h"
 #include "cuda/plan/step_plan.h"
@@ -23,6 +24,7 @@ struct dfg_backend_context {
     cudaStream_t stream;
     dfg_cuda_blas blas;
     dfg_cuda_dnn *dnn;          /* cuDNN's handle, NULL without cuDNN */
+    dfg_cuda_lt *lt;            /* cuBLASLt's, NULL without cuBLASLt */
     void *blas_workspace;       /* the session's, in the arena's tail: the
                                    handle's, set once; cuDNN's floor */
     size_t blas_workspace_bytes;
@@ -69,7 +71,15 @@ dfg_status dfg_cuda_synchronize(dfg_backend_context *c);
 dfg_status dfg_cuda_synchronize_here(dfg_backend_context *c);
 /* Queues one run (the graph, or the steps) with the device current. */
 dfg_status dfg_cuda_launch_run(dfg_backend_context *c, int32_t *failed_step);
-/* Releases the prepared steps (and what cuDNN holds for them). */
+/* The table's run_step: prepared step i alone, waited for (profiling). */
+dfg_status dfg_cuda_run_step(dfg_backend_context *c, int32_t i);
+/* The table's step_library: what runs prepared step i when a library
+ * does (lt_mapping.h, dfg_cuda_step_runs_on), else NULL. */
+const char *dfg_cuda_step_library(dfg_backend_context *c, int32_t i);
+/* Queues prepared step i (backend_steps.c). */
+dfg_status dfg_cuda_enqueue_step(dfg_backend_context *c, int32_t i);
+/* Releases the prepared steps (and what cuDNN and cuBLASLt hold for
+ * them). */
 void dfg_cuda_free_plans(dfg_backend_context *c);
 
 /* backend_staging.c: the table's reserve_io and run_io. */

@@ -10,6 +10,7 @@
 #include "backend_context.h"
 #include "error.h"
 #include "cuda/plan/graph_option.h"
+#include "cuda/plan/lt_mapping.h"
 #include "memory.h"
 #include "cuda/plan/warm_up.h"
 
@@ -181,17 +182,23 @@ static dfg_status take_libraries(dfg_backend_context *c,
                                        c->blas_workspace_bytes);
     const dfg_step_args *a = p->args;
     int own = a->workspace && (size_t)a->workspace_bytes > c->blas_workspace_bytes;
-    return dfg_cuda_dnn_take(c->dnn, &c->allocator, p,
-                             own ? a->workspace : c->blas_workspace,
-                             own ? (size_t)a->workspace_bytes
-                                 : c->blas_workspace_bytes);
+    dfg_status st = dfg_cuda_lt_take(c->lt, &c->allocator, p);
+    if (st == DFG_OK)
+        st = dfg_cuda_dnn_take(c->dnn, &c->allocator, p,
+                               own ? a->workspace : c->blas_workspace,
+                               own ? (size_t)a->workspace_bytes
+                                   : c->blas_workspace_bytes);
+    dfg_cuda_step_runs_on(p, p->runs_on, sizeof p->runs_on);
+    return st;
 }
 
 static void release_plans(dfg_backend_context *c, dfg_cuda_step_plan *plans,
                           int32_t n)
 {
-    for (int32_t i = 0; plans && i < n; i++)
+    for (int32_t i = 0; plans && i < n; i++) {
         dfg_cuda_dnn_release(&c->allocator, &plans[i]);
+        dfg_cuda_lt_release(&c->allocator, &plans[i]);
+    }
     dfg_free(&c->allocator, plans);
 }
 
@@ -261,15 +268,57 @@ dfg_status dfg_cuda_launch_run(dfg_backend_context *c, int32_t *failed_step)
     return st;
 }
 
+static dfg_status launch_here(dfg_backend_context *c)
+{
+    int32_t failed = 0;
+    dfg_status st = dfg_cuda_launch_run(c, &failed);
+    c->failed_step = failed;
+    return st;
+}
+
 dfg_status dfg_cuda_run_all(dfg_backend_context *c, int32_t *failed_step)
 {
+    c->failed_step = 0;
+    dfg_status st = dfg_cuda_on_device(c, launch_here);
+    *failed_step = c->failed_step;
+    return st;
+}
+
+/* One step alone, as a profile times it: the status word cleared before
+ * the first step and read after the last, as a whole run does. */
+static dfg_status run_step_here(dfg_backend_context *c, int32_t i)
+{
+    cudaError_t e = cudaSuccess;
+    if (i == 0 && c->status)
+        e = cudaMemsetAsync(c->status, 0, sizeof *c->status, c->stream);
+    if (e != cudaSuccess)
+        return dfg_cuda_error(e, "clearing the status word");
+    dfg_status st = dfg_cuda_enqueue_step(c, i);
+    if (st == DFG_OK && i == c->n_plans - 1 && c->status &&
+        (e = cudaMemcpyAsync(c->status_host, c->status, sizeof *c->status,
+                             cudaMemcpyDeviceToHost, c->stream)) != cudaSuccess)
+        st = dfg_cuda_error(e, "reading the status word");
+    return st == DFG_OK ? wait_stream(c) : st;
+}
+
+dfg_status dfg_cuda_run_step(dfg_backend_context *c, int32_t i)
+{
+    if (i < 0 || i >= c->n_plans)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT, "cuda backend: no "
+                         "prepared step %d", (int)i);
     int previous;
     dfg_status st = dfg_cuda_enter(c, &previous);
     if (st != DFG_OK)
         return st;
-    st = dfg_cuda_launch_run(c, failed_step);
+    st = run_step_here(c, i);
     dfg_cuda_leave(c, previous);
     return st;
+}
+
+const char *dfg_cuda_step_library(dfg_backend_context *c, int32_t i)
+{
+    return i >= 0 && i < c->n_plans && c->plans[i].runs_on[0]
+               ? c->plans[i].runs_on : NULL;
 }
 
 /* The collective steps queue the collective's work when enqueued, so a

@@ -119,12 +119,15 @@ static dfg_status enqueue_collective(const dfg_step_args *a, cudaStream_t s)
 }
 
 /* A product (matmul, gemm, conv2d and its depthwise form; cuBLAS through
- * blas.c, cuDNN through dnn.c) with its fused post-ops: the residual
- * copied under the output where it is not planned there (the product adds
- * onto it; cuDNN reads it itself), the product, then the epilogue. */
+ * blas.c, cuBLASLt through blas_lt.c, cuDNN through dnn.c) with its fused
+ * post-ops: cuBLASLt's call is the whole step; else the residual copied
+ * under the output where it is not planned there (the product adds onto
+ * it; cuDNN reads it itself), the product, then the epilogue. */
 static dfg_status enqueue_product(dfg_backend_context *c,
                                   const dfg_cuda_step_plan *p)
 {
+    if (p->lt)
+        return dfg_cuda_lt_run(c->lt, p, c->stream);
     const dfg_step_args *a = p->args;
     cudaStream_t s = c->stream;
     cudaError_t e = cudaSuccess;
@@ -239,6 +242,11 @@ static dfg_status enqueue_step(dfg_backend_context *c,
     default: e = enqueue_later_op(c, p); break;
     }
     return e == cudaSuccess ? DFG_OK : dfg_cuda_error(e, "kernel launch");
+}
+
+dfg_status dfg_cuda_enqueue_step(dfg_backend_context *c, int32_t i)
+{
+    return enqueue_step(c, &c->plans[i]);
 }
 
 dfg_status dfg_cuda_enqueue_all(void *opaque)

@@ -241,7 +241,7 @@ static dfg_status choose(cudnnHandle_t h, struct dfg_cuda_dnn_step *d,
 }
 
 /* An attention step on cuDNN's fused attention where the mapping and
- * cuDNN's engines allow; else plan->runs_on says why not. */
+ * cuDNN's engines allow; else plan->dnn_why says why not. */
 static dfg_status take_attention(dfg_cuda_dnn *dnn,
                                  const dfg_allocator *allocator,
                                  dfg_cuda_step_plan *plan, void *workspace,
@@ -250,7 +250,7 @@ static dfg_status take_attention(dfg_cuda_dnn *dnn,
     dfg_cuda_sdpa sdpa;
     const char *why = NULL;
     if (!dfg_cuda_sdpa_make(plan, &sdpa, &why)) {
-        plan->runs_on = why;
+        plan->dnn_why = why;
         return DFG_OK;
     }
     struct dfg_cuda_dnn_step *d = dfg_calloc(allocator, 1, sizeof *d);
@@ -264,11 +264,11 @@ static dfg_status take_attention(dfg_cuda_dnn *dnn,
                                         &d->sdpa, &why);
     if (st != DFG_OK || !d->sdpa) {
         dfg_free(allocator, d);
-        plan->runs_on = why;
+        plan->dnn_why = why;
         return st;
     }
     plan->dnn = d;
-    plan->runs_on = DFG_CUDA_SDPA_RUNS_ON;
+    plan->dnn_why = NULL;
     return DFG_OK;
 }
 
@@ -282,12 +282,16 @@ dfg_status dfg_cuda_dnn_take(dfg_cuda_dnn *dnn, const dfg_allocator *allocator,
     if (plan->kind != DFG_CUDA_CONV2D && plan->kind != DFG_CUDA_CONV_GRAD_INPUT &&
         plan->kind != DFG_CUDA_CONV_GRAD_WEIGHT)
         return DFG_OK;
-    if (!dnn)
+    if (!dnn) {
+        plan->dnn_why = "turned off (" DFG_CUDA_CUDNN_ENV "=0)";
         return DFG_OK;
+    }
     dfg_cuda_dnn_conv conv;
     const char *why = NULL;
-    if (!dfg_cuda_dnn_conv_make(plan, &conv, &why))
-        return DFG_OK; /* the backend's own path runs it */
+    if (!dfg_cuda_dnn_conv_make(plan, &conv, &why)) {
+        plan->dnn_why = why; /* the backend's own path runs it */
+        return DFG_OK;
+    }
     struct dfg_cuda_dnn_step *d = dfg_calloc(allocator, 1, sizeof *d);
     if (!d)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
@@ -304,6 +308,7 @@ dfg_status dfg_cuda_dnn_take(dfg_cuda_dnn *dnn, const dfg_allocator *allocator,
                         : dnn_error(s, "descriptors");
     if (st == DFG_OK && d->algo >= 0)
         return DFG_OK;
+    plan->dnn_why = why;
     dfg_cuda_dnn_release(allocator, plan);
     return st; /* no algorithm fits: the backend's own path runs it */
 }

@@ -26,8 +26,9 @@ void dfg_cuda_dnn_destroy(const dfg_allocator *allocator, dfg_cuda_dnn *dnn);
 
 /* Sets plan->dnn when cuDNN takes the step (dnn may be NULL: it takes
  * none): a convolution, or an attention step on cuDNN's fused attention
- * (dnn_attention.h; plan->runs_on then names it, or why not); workspace
- * and bytes are what it may use. */
+ * (dnn_attention.h); else plan->dnn_why for a convolution or an attention
+ * step it leaves to the backend's own path; workspace and bytes are what
+ * it may use. */
 dfg_status dfg_cuda_dnn_take(dfg_cuda_dnn *dnn, const dfg_allocator *allocator,
                              dfg_cuda_step_plan *plan, void *workspace,
                              size_t bytes);

@@ -341,8 +341,8 @@ dfg_status dfg_cuda_sdpa_build(cudnnHandle_t handle,
         *out = p;
         return DFG_OK;
     }
-    *why = "cuBLAS + softmax kernel: cuDNN has no fused attention engine for "
-           "this step here (its version, the GPU or the workspace)";
+    *why = "no fused attention engine for this step here (cuDNN's "
+           "version, the GPU or the workspace)";
     dfg_cuda_sdpa_free(allocator, p);
     return DFG_OK;
 }

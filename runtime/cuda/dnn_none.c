@@ -28,6 +28,10 @@ dfg_status dfg_cuda_dnn_take(dfg_cuda_dnn *dnn, const dfg_allocator *allocator,
     (void)workspace;
     (void)bytes;
     plan->dnn = NULL;
+    if (plan->kind == DFG_CUDA_CONV2D ||
+        plan->kind == DFG_CUDA_CONV_GRAD_INPUT ||
+        plan->kind == DFG_CUDA_CONV_GRAD_WEIGHT)
+        plan->dnn_why = "this build has no cuDNN";
     return DFG_OK;
 }
 

@@ -54,6 +54,11 @@ onnx_models() {
             return 1
         }
         echo "$model: CUDA graphs on and off: the same bytes"
+        # Each step timed alone, naming what ran it (cuDNN, cuBLASLt and
+        # its epilogue, or cuBLAS with why a library did not take it).
+        "$dfgc" bench "$onnx" --device cuda --iterations 3 --warmup 1 \
+            --profile >"$results/profile-$model.txt" || return 1
+        sed -n '/^slowest steps/,$p' "$results/profile-$model.txt"
     done
 }
 

@@ -38,8 +38,9 @@ int64_t dfg_flops_elementwise(const dfg_attrs *a, const dfg_type *in,
 int64_t dfg_flops_matmul(const dfg_attrs *a, const dfg_type *in, int32_t n_in,
                          const dfg_type *out, int32_t n_out)
 {
-    (void)a, (void)n_in, (void)n_out;
-    int64_t k = in[0].rank > 0 ? in[0].shape[in[0].rank - 1] : 0;
+    (void)n_in, (void)n_out;
+    int trans = a->trans_a && in[0].rank >= 2;
+    int64_t k = in[0].rank > 0 ? in[0].shape[in[0].rank - 1 - trans] : 0;
     return product(2, product(numel(&out[0]), k));
 }
 

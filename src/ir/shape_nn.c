@@ -68,14 +68,30 @@ dfg_status dfg_shape_matmul(const dfg_attrs *a, const dfg_type *in,
                             int32_t n_in, dfg_type *out, int32_t n_out)
 {
     (void)n_out;
-    const dfg_type *x = &in[0], *y = &in[1];
     dfg_status st = dfg_shape_same_dtype(in, 0, 1);
     if (st != DFG_OK)
         return st;
-    if (x->rank < 1 || y->rank < 1)
+    if (in[0].rank < 1 || in[1].rank < 1)
         return dfg_error(DFG_ERR_SHAPE,
                          "matmul needs operands of rank >= 1, got ranks %d "
-                         "and %d", (int)x->rank, (int)y->rank);
+                         "and %d", (int)in[0].rank, (int)in[1].rank);
+    /* trans_a / trans_b: the operand is stored with its last two dims
+     * swapped (a transpose folded in, matmul_geometry.h). */
+    dfg_type operands[2] = {in[0], in[1]};
+    const int32_t trans[2] = {a->trans_a, a->trans_b};
+    for (int k = 0; k < 2; k++) {
+        dfg_type *t = &operands[k];
+        if (!trans[k])
+            continue;
+        if (t->rank < 2)
+            return dfg_error(DFG_ERR_SHAPE, "matmul: input %d is read "
+                             "transposed (trans_%c) but has rank %d", k,
+                             k ? 'b' : 'a', (int)t->rank);
+        int64_t last = t->shape[t->rank - 1];
+        t->shape[t->rank - 1] = t->shape[t->rank - 2];
+        t->shape[t->rank - 2] = last;
+    }
+    const dfg_type *x = &operands[0], *y = &operands[1];
     /* A 1-D operand is a row (left) or a column (right) whose dim is
      * dropped from the result, as numpy does. */
     int64_t k_x = x->shape[x->rank - 1];

@@ -3,7 +3,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include "../memory_limit_cli.h"
 
@@ -137,9 +136,8 @@ dfg_status dfgc_train_synthetic(dfgc_synthetic_config *c,
         st = dfgc_keep_save(&c->keep, c->model, session, c->log);
     if (st == DFG_OK) {
         dfg_program_stats(program, &out->plan);
-        struct rusage usage;
-        getrusage(RUSAGE_SELF, &usage);
-        out->peak_rss_kib = usage.ru_maxrss;
+        /* VmHWM: ru_maxrss includes the exec'ing parent's peak. */
+        out->peak_rss_kib = (long)(dfg_process_peak_resident_bytes() / 1024u);
     }
     for (int32_t i = 0; i < n_in; i++)
         free(inputs[i]);

@@ -46,14 +46,16 @@ static dfg_status matmul_products(const dfg_kernel_args *args)
 {
     const dfg_type *ta = &args->in_types[0], *tb = &args->in_types[1];
     dfg_matmul_geometry s;
-    dfg_status st = dfg_matmul_geometry_make(ta, tb, &args->out_types[0], &s);
+    dfg_status st = dfg_matmul_geometry_make(args->attrs, ta, tb,
+                                             &args->out_types[0], &s);
     if (st != DFG_OK)
         return st;
     dfg_dtype dtype = ta->dtype;
     size_t size = dfg_dtype_size(dtype);
     const char *a = args->in[0], *b = args->in[1];
     char *out = args->out[0];
-    dfg_cpu_matrix ma = {dtype, a, s.k, 0}, mb = {dtype, b, s.n, 0};
+    dfg_cpu_matrix ma = {dtype, a, s.trans_a ? s.m : s.k, s.trans_a};
+    dfg_cpu_matrix mb = {dtype, b, s.trans_b ? s.k : s.n, s.trans_b};
     float beta = preload_output(args, s.n);
     if (s.batch_in_rows)
         return dfg_cpu_gemm_mixed(s.batch_count * s.m, s.n, s.k, 1.0f, &ma,

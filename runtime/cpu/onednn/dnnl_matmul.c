@@ -70,7 +70,7 @@ static int matmul_shape_of(const dfg_type *a, const dfg_type *b,
 {
     dfg_matmul_geometry g;
     if (a->rank < 2 || b->rank < 2 ||
-        dfg_matmul_geometry_make(a, b, y, &g) != DFG_OK)
+        dfg_matmul_geometry_make(NULL, a, b, y, &g) != DFG_OK)
         return -1;
     s->ndims = g.batch_in_rows ? 2 : g.batch_rank + 2;
     int batch = s->ndims - 2;
@@ -158,6 +158,10 @@ static int shape_of(dfg_op op, const dfg_attrs *attrs, const dfg_type *in,
     if (n_in < 2 || n_out != 1 || in[0].dtype != DFG_F32 ||
         in[1].dtype != DFG_F32 || out[0].dtype != DFG_F32 ||
         !counts_fit(in, n_in, &out[0]))
+        return -1;
+    /* A matmul reading an operand transposed (a folded transpose) runs on
+     * the reference kernel. */
+    if (op == DFG_OP_MATMUL && (attrs->trans_a || attrs->trans_b))
         return -1;
     if (op == DFG_OP_MATMUL)
         return matmul_shape_of(&in[0], &in[1], &out[0], s) == 0

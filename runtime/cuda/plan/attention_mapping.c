@@ -62,8 +62,8 @@ dfg_status dfg_cuda_plan_attention(const dfg_step_args *s,
     if (g.has_mask)
         mask_plan(s, &g, &a->mask);
     a->softmax = (dfg_cuda_softmax){0, dtype, g.heads * g.sq, g.sk, 1};
-    p->runs_on = dtype == DFG_F32 ? DFG_CUDA_UNFUSED_F32
-                                  : DFG_CUDA_UNFUSED_NO_CUDNN;
+    p->dnn_why = dtype == DFG_F32 ? DFG_CUDA_SDPA_NOT_F32
+                                  : DFG_CUDA_SDPA_NOT_BUILT;
     return DFG_OK;
 }
 
@@ -117,14 +117,13 @@ int dfg_cuda_sdpa_make(const dfg_cuda_step_plan *plan, dfg_cuda_sdpa *o,
         return *why = "not an attention step", 0;
     o->dtype = s->in_types[0].dtype;
     if (o->dtype != DFG_F16 && o->dtype != DFG_BF16)
-        return *why = DFG_CUDA_UNFUSED_F32, 0;
+        return *why = DFG_CUDA_SDPA_NOT_F32, 0;
     if (g.d % 8 != 0 || g.dv % 8 != 0 || g.d > 128 || g.dv > 128)
-        return *why = "cuBLAS + softmax kernel: cuDNN's fused attention "
-                      "wants head dims that are multiples of 8 up to 128", 0;
+        return *why = "its fused attention wants head dims that are "
+                      "multiples of 8 up to 128", 0;
     if (!g.key_rows)
-        return *why = "cuBLAS + softmax kernel: k is stored transposed "
-                      "([.., D, Sk]); cuDNN's fused attention wants the head "
-                      "dim contiguous", 0;
+        return *why = "k is stored transposed ([.., D, Sk]); its fused "
+                      "attention wants the head dim contiguous", 0;
     int32_t r = g.rank;
     int64_t h = r >= 3 ? g.dims[r - 3] : 1;
     int64_t b = h > 0 ? g.heads / h : 0;
@@ -151,9 +150,8 @@ int dfg_cuda_sdpa_make(const dfg_cuda_step_plan *plan, dfg_cuda_sdpa *o,
     }
     o->has_bias = g.has_mask;
     if (g.has_mask && !bias_of(&g, o))
-        return *why = "cuBLAS + softmax kernel: the mask broadcasts along "
-                      "the query or key rows; cuDNN's bias holds every "
-                      "score of a head", 0;
+        return *why = "the mask broadcasts along the query or key rows; "
+                      "its bias holds every score of a head", 0;
     o->scale = s->attrs->alpha;
     return 1;
 }

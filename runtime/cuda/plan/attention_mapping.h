@@ -13,7 +13,7 @@
  *   every head's scores (alpha applied) into the step's workspace, the
  *   mask added there by the binary kernel, the softmax kernel over its
  *   rows in place, and one product with v into the output. The step's
- *   "runs on" text (dfg_session_step_library) names the reason. */
+ *   runner in reports (dfg_session_step_library) names the reason. */
 #ifndef DFG_CUDA_ATTENTION_MAPPING_H
 #define DFG_CUDA_ATTENTION_MAPPING_H
 
@@ -39,14 +39,14 @@ typedef struct dfg_cuda_sdpa {
 
 /* 1 with *out when cuDNN's fused attention can run plan's attention step,
  * else 0 with *why: a static phrase naming what stands in the way, for
- * the step's "runs on" text. */
+ * the step's runner in reports (dfg_cuda_step_runs_on). */
 int dfg_cuda_sdpa_make(const dfg_cuda_step_plan *plan, dfg_cuda_sdpa *out,
                        const char **why);
 
-/* "runs on" texts of an attention step. */
-#define DFG_CUDA_SDPA_RUNS_ON "cuDNN fused attention"
-#define DFG_CUDA_UNFUSED_F32 \
-    "cuBLAS + softmax kernel: cuDNN's fused attention takes f16/bf16, not f32"
-#define DFG_CUDA_UNFUSED_NO_CUDNN "cuBLAS + softmax kernel: no cuDNN here"
+/* Why cuDNN's fused attention does not run an attention step, the
+ * reasons the tests name (plan->dnn_why; the others are in
+ * attention_mapping.c and dnn_attention.c). */
+#define DFG_CUDA_SDPA_NOT_F32 "its fused attention takes f16 or bf16, not f32"
+#define DFG_CUDA_SDPA_NOT_BUILT "not in this build, or turned off"
 
 #endif

@@ -84,13 +84,13 @@ static dfg_status check_fits(const dfg_cuda_matmul_plan *plan,
                             dfg_type_format(b, tb, sizeof tb));
 }
 
-dfg_status dfg_cuda_matmul_plan_make(const dfg_type *a, const dfg_type *b,
-                                     const dfg_type *out,
+dfg_status dfg_cuda_matmul_plan_make(const dfg_attrs *attrs, const dfg_type *a,
+                                     const dfg_type *b, const dfg_type *out,
                                      dfg_cuda_matmul_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
     dfg_matmul_geometry mg;
-    dfg_status st = dfg_matmul_geometry_make(a, b, out, &mg);
+    dfg_status st = dfg_matmul_geometry_make(attrs, a, b, out, &mg);
     if (st != DFG_OK)
         return st;
     int64_t m = mg.m, k = mg.k, n = mg.n, count = mg.batch_count;
@@ -102,7 +102,8 @@ dfg_status dfg_cuda_matmul_plan_make(const dfg_type *a, const dfg_type *b,
         c_stride *= mg.batch[d];
     }
     plan->gemm = (dfg_cuda_row_gemm){
-        .m = m, .n = n, .k = k, .lda = k, .ldb = n, .ldc = n,
+        .m = m, .n = n, .k = k, .trans_a = mg.trans_a, .trans_b = mg.trans_b,
+        .lda = mg.trans_a ? m : k, .ldb = mg.trans_b ? k : n, .ldc = n,
         .stride_a = m * k, .stride_b = k * n, .stride_c = m * n,
         .batch = 1, .alpha = 1.0f, .beta = 0.0f};
     plan->calls = count > 0 ? 1 : 0;

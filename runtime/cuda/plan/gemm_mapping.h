@@ -62,9 +62,11 @@ typedef struct dfg_cuda_matmul_plan {
     int64_t loop_a[DFG_MAX_RANK], loop_b[DFG_MAX_RANK], loop_c[DFG_MAX_RANK];
 } dfg_cuda_matmul_plan;
 
-/* DFG_ERR_SHAPE (naming the types) if a, b and out do not fit. */
-dfg_status dfg_cuda_matmul_plan_make(const dfg_type *a, const dfg_type *b,
-                                     const dfg_type *out,
+/* DFG_ERR_SHAPE (naming the types) if a, b and out do not fit. attrs:
+ * the matmul's; its trans_a / trans_b (an operand stored with its last two
+ * dims swapped, matmul_geometry.h) become cuBLAS's transa / transb. */
+dfg_status dfg_cuda_matmul_plan_make(const dfg_attrs *attrs, const dfg_type *a,
+                                     const dfg_type *b, const dfg_type *out,
                                      dfg_cuda_matmul_plan *plan);
 /* Element offsets of a, b and out for call `call` in [0, calls). */
 void dfg_cuda_matmul_call_offsets(const dfg_cuda_matmul_plan *plan,

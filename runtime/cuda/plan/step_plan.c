@@ -12,6 +12,7 @@
 #include "dnn_mapping.h"
 #include "error.h"
 #include "layout_plan.h"
+#include "lt_mapping.h"
 #include "math/partial_sums.h"
 #include "ir/geometry/reduce_geometry.h"
 #include "step_plan_ops.h"
@@ -319,13 +320,15 @@ static dfg_status plan_matmul(const dfg_step_args *s, int has_bias,
                          "%lld values", (long long)n);
     p->kind = DFG_CUDA_MATMUL;
     take_blas_workspace(s, 0, p);
-    dfg_status st = dfg_cuda_matmul_plan_make(&s->in_types[0],
+    dfg_status st = dfg_cuda_matmul_plan_make(s->attrs, &s->in_types[0],
                                               &s->in_types[1], out,
                                               &p->u.matmul);
     if (st == DFG_OK)
         st = dfg_cuda_epilogue_plan(s, n, 1, has_bias, p);
     if (p->residual)
         p->u.matmul.gemm.beta = 1.0f;
+    if (st == DFG_OK)
+        dfg_cuda_lt_form_make(p);
     return st;
 }
 
@@ -347,7 +350,10 @@ static dfg_status plan_blas(const dfg_step_args *s, dfg_cuda_step_plan *p)
         if (st == DFG_OK && has_bias && (st = dfg_cuda_expand_plan(
                     &s->in_types[2], &s->out_types[0], &p->u.gemm.bias)) != DFG_OK)
             return dfg_error_prefix(st, "gemm: C");
-        return st == DFG_OK ? dfg_cuda_epilogue_plan(s, 1, 1, 0, p) : st;
+        if (st == DFG_OK && (st = dfg_cuda_epilogue_plan(s, 1, 1, 0, p)) ==
+                                DFG_OK)
+            dfg_cuda_lt_form_make(p);
+        return st;
     }
     p->kind = DFG_CUDA_CONV2D;
     dfg_conv_geometry *g = &p->u.conv.g;

@@ -65,6 +65,28 @@ typedef struct dfg_cuda_conv_batching {
     int index32;
 } dfg_cuda_conv_batching;
 
+/* cublasLtEpilogue_t's forms dfg uses (lt_mapping.h chooses them,
+ * blas_lt.c maps them). */
+typedef enum dfg_cuda_lt_epilogue {
+    DFG_CUDA_LT_OFF = 0,  /* not through cuBLASLt */
+    DFG_CUDA_LT_BIAS,
+    DFG_CUDA_LT_RELU,
+    DFG_CUDA_LT_RELU_BIAS,
+    DFG_CUDA_LT_GELU,     /* GELU's tanh approximation */
+    DFG_CUDA_LT_GELU_BIAS
+} dfg_cuda_lt_epilogue;
+
+/* A product as one cublasLtMatmul (lt_mapping.h): D = epilogue(alpha
+ * op(A) op(B) + beta C + bias) with D the output. */
+typedef struct dfg_cuda_lt_form {
+    dfg_cuda_lt_epilogue epilogue;
+    int32_t bias_input;  /* the input holding the bias vector, -1: none */
+    int32_t c_input;     /* the input read as C, -1: the output itself */
+    int copy_c;          /* a gemm's C broadcast into the output first */
+    float beta;
+    const char *why_not; /* OFF with an epilogue to fuse: why (static) */
+} dfg_cuda_lt_form;
+
 /* An attention step's unfused steps (attention_mapping.h), every head at
  * once: the scores [heads, sq, sk] in the workspace, in the operands'
  * dtype. */
@@ -84,16 +106,22 @@ typedef struct dfg_cuda_step_plan {
     /* What cuDNN runs the step with (dnn.h), owned by the session; NULL:
      * the backend's own kernels and cuBLAS run it. */
     struct dfg_cuda_dnn_step *dnn;
-    /* What runs the step where a library does, and for an attention step
-     * why not cuDNN's fused kernel (dfg_session_step_library); static
-     * text, NULL: the backend's own kernels. */
-    const char *runs_on;
     /* A product's fused post-ops (conv2d, matmul, gemm; epilogue_plan.c):
      * the residual (input 3) copied into the output first where it is not
      * planned there, the product accumulated onto it; then the epilogue
      * kernel with the rest (for cuDNN, what its call did not fuse). */
     int residual;
     dfg_cuda_epilogue epilogue;
+    /* The product as cuBLASLt takes it (lt_mapping.h), and its
+     * descriptors when it does (blas_lt.h, owned by the session; NULL:
+     * cuBLAS and the epilogue kernel run it). */
+    dfg_cuda_lt_form lt_form;
+    struct dfg_cuda_lt_step *lt;
+    /* Why cuDNN or cuBLASLt does not run a step it might (a static
+     * phrase, NULL: nothing to say), and what runs it, for reports
+     * (dfg_cuda_step_runs_on); set when the session prepares its steps. */
+    const char *dnn_why, *lt_why;
+    char runs_on[160];
     /* An f32 product that may run in TF32 on tensor cores (the program's
      * allow_tf32); else strict FP32. */
     int tf32;

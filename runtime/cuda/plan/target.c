@@ -19,5 +19,6 @@ const dfg_target dfg_cuda_target = {
     .fused_attention = 1,
     .tf32 = 1,
     .f32_storage_only = 1,
+    .transposed_operands = 1,
     .supports_op = supports_op,
 };

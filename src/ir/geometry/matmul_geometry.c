@@ -22,17 +22,21 @@ static int batch_strides(const dfg_type *t, int32_t batch_rank,
     return 0;
 }
 
-dfg_status dfg_matmul_geometry_make(const dfg_type *a, const dfg_type *b,
-                                    const dfg_type *out,
+dfg_status dfg_matmul_geometry_make(const dfg_attrs *attrs, const dfg_type *a,
+                                    const dfg_type *b, const dfg_type *out,
                                     dfg_matmul_geometry *g)
 {
     char ta[96], tb[96], to[96];
-    if (a->rank < 1 || b->rank < 1 || out->rank < 0)
+    g->trans_a = attrs && attrs->trans_a;
+    g->trans_b = attrs && attrs->trans_b;
+    if (a->rank < 1 || b->rank < 1 || out->rank < 0 ||
+        (g->trans_a && a->rank < 2) || (g->trans_b && b->rank < 2))
         goto mismatch;
-    g->m = a->rank >= 2 ? a->shape[a->rank - 2] : 1;
-    g->k = a->shape[a->rank - 1];
-    g->n = b->rank >= 2 ? b->shape[b->rank - 1] : 1;
-    int64_t b_k = b->rank >= 2 ? b->shape[b->rank - 2] : b->shape[0];
+    g->m = a->rank >= 2 ? a->shape[a->rank - 2 + g->trans_a] : 1;
+    g->k = a->shape[a->rank - 1 - g->trans_a];
+    g->n = b->rank >= 2 ? b->shape[b->rank - 1 - g->trans_b] : 1;
+    int64_t b_k = b->rank >= 2 ? b->shape[b->rank - 2 + g->trans_b]
+                               : b->shape[0];
     g->batch_rank = out->rank - (a->rank >= 2) - (b->rank >= 2);
     if (b_k != g->k || g->batch_rank < 0 ||
         g->batch_rank < (a->rank > 2 ? a->rank - 2 : 0) ||
@@ -49,12 +53,14 @@ dfg_status dfg_matmul_geometry_make(const dfg_type *a, const dfg_type *b,
     if (batch_strides(a, g->batch_rank, g->batch, g->a_stride) != 0 ||
         batch_strides(b, g->batch_rank, g->batch, g->b_stride) != 0)
         goto mismatch;
-    g->batch_in_rows = b->rank <= 2 && a->rank > 2;
+    /* Rows of a transposed a are not contiguous across the batch. */
+    g->batch_in_rows = b->rank <= 2 && a->rank > 2 && !g->trans_a;
     return DFG_OK;
 mismatch:
-    return dfg_error(DFG_ERR_SHAPE, "matmul: operands %s and %s do not give "
-                     "%s", dfg_type_format(a, ta, sizeof ta),
-                     dfg_type_format(b, tb, sizeof tb),
+    return dfg_error(DFG_ERR_SHAPE, "matmul: operands %s and %s (trans_a %d, "
+                     "trans_b %d) do not give %s",
+                     dfg_type_format(a, ta, sizeof ta),
+                     dfg_type_format(b, tb, sizeof tb), g->trans_a, g->trans_b,
                      dfg_type_format(out, to, sizeof to));
 }
 

@@ -13,9 +13,13 @@
 
 /* A matmul's operands seen as batches of matrices: a is [batch.., m, k],
  * b is [batch.., k, n], out is [batch.., m, n] with the batch dims
- * broadcast; a 1-D a is one row (m = 1), a 1-D b one column (n = 1). */
+ * broadcast; a 1-D a is one row (m = 1), a 1-D b one column (n = 1). With
+ * the matmul's trans_a (trans_b), a (b) is stored with its last two dims
+ * swapped, [batch.., k, m] ([batch.., n, k]): a transpose folded into the
+ * product (passes/transpose_views.c). */
 typedef struct dfg_matmul_geometry {
     int64_t m, k, n;
+    int trans_a, trans_b;
     int32_t batch_rank;                    /* output batch dims */
     int64_t batch[DFG_MAX_RANK];
     int64_t a_stride[DFG_MAX_RANK];        /* in matrices, 0 if broadcast */
@@ -28,8 +32,10 @@ typedef struct dfg_matmul_geometry {
     int batch_in_rows;
 } dfg_matmul_geometry;
 
-dfg_status dfg_matmul_geometry_make(const dfg_type *a, const dfg_type *b,
-                                    const dfg_type *out,
+/* attrs: the matmul's (its trans_a, trans_b); NULL: neither. A flag on a
+ * 1-D operand is a DFG_ERR_SHAPE. */
+dfg_status dfg_matmul_geometry_make(const dfg_attrs *attrs, const dfg_type *a,
+                                    const dfg_type *b, const dfg_type *out,
                                     dfg_matmul_geometry *g);
 
 /* gemm: out [m, n] = alpha * op(A) op(B) + beta * C, op transposing with
