@@ -10,7 +10,6 @@
 #include "fuse_rewrite.h"
 
 #include <string.h>
-#include "error.h"
 
 /* The matched post-op: its kind and parameters, the residual of a sum,
  * and the nodes that it replaces, in order. */
@@ -111,23 +110,24 @@ int dfg_fuse_post_op(dfg_graph *g, const dfg_fuse_readers *r, int32_t conv,
     return 1;
 }
 
+int dfg_fuse_post_ops(dfg_graph *graph, dfg_fuse_readers *r, int32_t node)
+{
+    int fused = 0, done;
+    while ((done = dfg_fuse_post_op(graph, r, node, &node)) == 1) {
+        fused++;
+        dfg_fuse_readers_count(graph, r);
+    }
+    return done < 0 ? -1 : fused;
+}
+
+static int fuse_at(dfg_graph *graph, dfg_fuse_readers *r, int32_t n)
+{
+    return dfg_fuse_op(graph, n) == DFG_OP_CONV2D
+               ? dfg_fuse_post_ops(graph, r, n)
+               : 0;
+}
+
 dfg_status dfg_pass_fuse_conv(dfg_graph *graph, dfg_pass_report *report)
 {
-    memset(report, 0, sizeof *report);
-    report->pass = "fuse_conv";
-    dfg_fuse_readers r;
-    dfg_status st = dfg_fuse_readers_make(graph, &r);
-    for (int32_t n = 0; st == DFG_OK && n < graph->n_nodes; n++) {
-        if (dfg_fuse_op(graph, n) != DFG_OP_CONV2D)
-            continue;
-        int32_t conv = n, done;
-        while ((done = dfg_fuse_post_op(graph, &r, conv, &conv)) == 1) {
-            report->nodes_fused++;
-            dfg_fuse_readers_count(graph, &r);
-        }
-        if (done < 0)
-            st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "fuse_conv: out of memory");
-    }
-    dfg_fuse_readers_free(graph, &r);
-    return st;
+    return dfg_fuse_pass(graph, "fuse_conv", fuse_at, report);
 }

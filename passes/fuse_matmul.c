@@ -8,9 +8,6 @@
  * 1; dfg_shape_gemm: C broadcasts to the product without changing it). */
 #include "fuse_rewrite.h"
 
-#include <string.h>
-#include "error.h"
-
 /* 1 if v is a row: every dim but the last 1 (a gemm's C could be any
  * tensor that broadcasts to its product, but oneDNN takes a row only). */
 static int is_row(const dfg_graph *g, int32_t v)
@@ -49,29 +46,21 @@ static int fuse_bias(dfg_graph *g, const dfg_fuse_readers *r, int32_t node,
     return 1;
 }
 
+/* A bias first, then the post-ops. */
+static int fuse_at(dfg_graph *graph, dfg_fuse_readers *r, int32_t n)
+{
+    dfg_op op = dfg_fuse_op(graph, n);
+    if (op != DFG_OP_MATMUL && op != DFG_OP_GEMM)
+        return 0;
+    int32_t node = n;
+    int bias = fuse_bias(graph, r, node, &node);
+    if (bias == 1)
+        dfg_fuse_readers_count(graph, r);
+    int more = bias < 0 ? -1 : dfg_fuse_post_ops(graph, r, node);
+    return more < 0 ? -1 : bias + more;
+}
+
 dfg_status dfg_pass_fuse_matmul(dfg_graph *graph, dfg_pass_report *report)
 {
-    memset(report, 0, sizeof *report);
-    report->pass = "fuse_matmul";
-    dfg_fuse_readers r;
-    dfg_status st = dfg_fuse_readers_make(graph, &r);
-    for (int32_t n = 0; st == DFG_OK && n < graph->n_nodes; n++) {
-        dfg_op op = dfg_fuse_op(graph, n);
-        if (op != DFG_OP_MATMUL && op != DFG_OP_GEMM)
-            continue;
-        int32_t node = n;
-        int done = fuse_bias(graph, &r, node, &node);
-        if (done == 0)
-            done = dfg_fuse_post_op(graph, &r, node, &node);
-        while (done == 1) {
-            report->nodes_fused++;
-            dfg_fuse_readers_count(graph, &r);
-            done = dfg_fuse_post_op(graph, &r, node, &node);
-        }
-        if (done < 0)
-            st = dfg_error(DFG_ERR_OUT_OF_MEMORY,
-                           "fuse_matmul: out of memory");
-    }
-    dfg_fuse_readers_free(graph, &r);
-    return st;
+    return dfg_fuse_pass(graph, "fuse_matmul", fuse_at, report);
 }

@@ -17,9 +17,6 @@
  * (fuse_rewrite.h). */
 #include "fuse_rewrite.h"
 
-#include <string.h>
-#include "error.h"
-
 static int32_t out_of(const dfg_graph *g, int32_t n)
 {
     return g->nodes[n].outputs[0];
@@ -288,28 +285,21 @@ static int fuse_hardswish(dfg_graph *g, const dfg_fuse_readers *r,
     return 0;
 }
 
+static int fuse_at(dfg_graph *graph, dfg_fuse_readers *r, int32_t n)
+{
+    dfg_op op = dfg_fuse_op(graph, n);
+    int done = op == DFG_OP_REDUCE_MEAN ? fuse_layer_norm(graph, r, n)
+               : op == DFG_OP_ERF       ? fuse_gelu_erf(graph, r, n)
+               : op == DFG_OP_TANH      ? fuse_gelu_tanh(graph, r, n)
+               : op == DFG_OP_SIGMOID   ? fuse_silu(graph, r, n)
+               : op == DFG_OP_MUL       ? fuse_hardswish(graph, r, n)
+                                        : 0;
+    if (done > 0)
+        dfg_fuse_readers_count(graph, r);
+    return done;
+}
+
 dfg_status dfg_pass_fuse_patterns(dfg_graph *graph, dfg_pass_report *report)
 {
-    memset(report, 0, sizeof *report);
-    report->pass = "fuse_patterns";
-    dfg_fuse_readers r;
-    dfg_status st = dfg_fuse_readers_make(graph, &r);
-    for (int32_t n = 0; st == DFG_OK && n < graph->n_nodes; n++) {
-        dfg_op op = dfg_fuse_op(graph, n);
-        int done = op == DFG_OP_REDUCE_MEAN ? fuse_layer_norm(graph, &r, n)
-                   : op == DFG_OP_ERF       ? fuse_gelu_erf(graph, &r, n)
-                   : op == DFG_OP_TANH      ? fuse_gelu_tanh(graph, &r, n)
-                   : op == DFG_OP_SIGMOID   ? fuse_silu(graph, &r, n)
-                   : op == DFG_OP_MUL       ? fuse_hardswish(graph, &r, n)
-                                            : 0;
-        if (done < 0)
-            st = dfg_error(DFG_ERR_OUT_OF_MEMORY,
-                           "fuse_patterns: out of memory");
-        if (done > 0) {
-            report->nodes_fused++;
-            dfg_fuse_readers_count(graph, &r);
-        }
-    }
-    dfg_fuse_readers_free(graph, &r);
-    return st;
+    return dfg_fuse_pass(graph, "fuse_patterns", fuse_at, report);
 }

@@ -191,3 +191,21 @@ int dfg_fuse_rewrite(dfg_graph *graph, const int32_t *chain, int32_t n_chain,
         graph->nodes[chain[i]].dead = 1;
     return 0;
 }
+
+dfg_status dfg_fuse_pass(dfg_graph *graph, const char *name,
+                         dfg_fuse_at fuse_at, dfg_pass_report *report)
+{
+    memset(report, 0, sizeof *report);
+    report->pass = name;
+    dfg_fuse_readers r;
+    dfg_status st = dfg_fuse_readers_make(graph, &r);
+    for (int32_t n = 0; st == DFG_OK && n < graph->n_nodes; n++) {
+        int fused = fuse_at(graph, &r, n);
+        if (fused < 0)
+            st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "%s: out of memory", name);
+        else
+            report->nodes_fused += fused;
+    }
+    dfg_fuse_readers_free(graph, &r);
+    return st;
+}

@@ -1,6 +1,6 @@
-/* What the fusion passes (fuse_conv.c, fuse_patterns.c) share: who reads
- * each value, scalar constants, and the rewrite of a chain of nodes into
- * its last node.
+/* What the fusion passes (fuse_conv.c, fuse_matmul.c, fuse_patterns.c)
+ * share: who reads each value, scalar constants, the rewrite of a chain of
+ * nodes into its last node, and the walk over the nodes.
  *
  * A chain is rewritten into its last node, which keeps its output value
  * and its place in the recorded order: every input of the fused op exists
@@ -55,6 +55,18 @@ dfg_op dfg_fuse_op(const dfg_graph *graph, int32_t n);
  * memory. */
 int dfg_fuse_post_op(dfg_graph *graph, const dfg_fuse_readers *r,
                      int32_t node, int32_t *fused);
+
+/* dfg_fuse_post_op on node, then on the fused node, as long as one fits,
+ * r recounted after each: how many it fused, or -1 out of memory. */
+int dfg_fuse_post_ops(dfg_graph *graph, dfg_fuse_readers *r, int32_t node);
+
+/* What a fusion pass does at node n: how many nodes it fused there (r
+ * recounted after each fusion), or -1 when out of memory. */
+typedef int (*dfg_fuse_at)(dfg_graph *graph, dfg_fuse_readers *r, int32_t n);
+/* A fusion pass named name: fuse_at on every node in recorded order, the
+ * fusions counted in report; DFG_ERR_OUT_OF_MEMORY at the first -1. */
+dfg_status dfg_fuse_pass(dfg_graph *graph, const char *name,
+                         dfg_fuse_at fuse_at, dfg_pass_report *report);
 
 /* Rewrites chain[0..n_chain) into chain[n_chain - 1]: it becomes op with
  * attrs and inputs, named after the chain's names joined by '+'; the

@@ -16,12 +16,7 @@ static const char usage[] =
     "\n"
     "MODEL            example:NAME (a bundled model, see 'dfgc plan --list')\n"
     "-o, --output F   the program file to write\n"
-    "--const NAME=FILE ONNX input NAME is a constant with FILE's value (a\n"
-    "                 TensorProto .pb, or raw values of its declared type);\n"
-    "                 shapes that depend on it fold, the program lacks it\n"
-    "--planner NAME   no_reuse, greedy_size, greedy_breadth, hill_climb or\n"
-    "                 smallest (default: every planner, the smallest arena)\n"
-    "--align N        offset alignment in bytes, a power of two (256)\n"
+    DFGC_PLAN_USAGE
     DFGC_KERNEL_USAGE
     "--precision P    f32 (default: strict FP32 products), bf16: activations\n"
     "                 stored in bf16, weights in f32 (inputs and outputs keep\n"

@@ -21,12 +21,7 @@ static const char usage[] =
     "\n"
     "MODEL            example:NAME (a bundled model, see --list) or a\n"
     "                 compiled program FILE.dfgp, or FILE.onnx\n"
-    "--const NAME=FILE ONNX input NAME is a constant with FILE's value (a\n"
-    "                 TensorProto .pb, or raw values of its declared type);\n"
-    "                 shapes that depend on it fold, the program lacks it\n"
-    "--planner NAME   no_reuse, greedy_size, greedy_breadth, hill_climb or\n"
-    "                 smallest (default: every planner, the smallest arena)\n"
-    "--align N        offset alignment in bytes, a power of two (256)\n"
+    DFGC_PLAN_USAGE
     DFGC_KERNEL_USAGE
     DFGC_LIMITS_USAGE
     "--json FILE      also write the plan as JSON (docs/plan-json.md);\n"

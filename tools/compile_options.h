@@ -19,6 +19,15 @@
     "                 N bytes, before reading any (default 68719476736 =\n" \
     "                 64 GiB; 0: no limit)\n"
 
+/* The usage lines of --const (model_source.h), --planner and --align. */
+#define DFGC_PLAN_USAGE                                                      \
+    "--const NAME=FILE ONNX input NAME is a constant with FILE's value (a\n"\
+    "                 TensorProto .pb, or raw values of its declared type);\n"\
+    "                 shapes that depend on it fold, the program lacks it\n"\
+    "--planner NAME   no_reuse, greedy_size, greedy_breadth, hill_climb or\n"\
+    "                 smallest (default: every planner, the smallest arena)\n"\
+    "--align N        offset alignment in bytes, a power of two (256)\n"
+
 /* The usage lines of the kernel choices dfgc_compile_option parses. */
 #define DFGC_KERNEL_USAGE                                                    \
     "--no-onednn      plan no scratch for the CPU backend's oneDNN\n"        \

@@ -88,7 +88,9 @@ void dfg_program_destroy(dfg_program *program);
  * file and keeps the mapping until the program is destroyed: its weights
  * are the file's pages, read in place by CPU inference sessions (replace
  * a program file by renaming a new one over it, never by rewriting it in
- * place; dfg_program_save does so: include/dfg/atomic_file.h).
+ * place; dfg_program_save does so: include/dfg/atomic_file.h). The save
+ * writes the weights from where the program holds them (the graph's
+ * buffers, a mapped file), with no copy of them in memory.
  * dfg_program_load_memory copies the weights out of data. A path that is
  * not a regular file (a FIFO) is refused (include/dfg/regular_file.h). */
 dfg_status dfg_program_save(const dfg_program *program, const char *path);

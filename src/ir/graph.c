@@ -261,16 +261,27 @@ static dfg_status rename_value(dfg_graph *graph, int32_t index,
     return DFG_OK;
 }
 
+/* The index of value in graph, else an error naming the caller fn. */
+static dfg_status value_index(const dfg_graph *graph, dfg_value value,
+                              const char *fn, int32_t *index)
+{
+    *index = dfg_graph_index(graph, value);
+    if (*index < 0)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                         "%s: value does not belong to this graph", fn);
+    return DFG_OK;
+}
+
 dfg_status dfg_graph_set_name(dfg_graph *graph, dfg_value value,
                               const char *name)
 {
     if (!graph || !name)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "dfg_graph_set_name: graph or name is NULL");
-    int32_t index = dfg_graph_index(graph, value);
-    if (index < 0)
-        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "dfg_graph_set_name: value does not belong to this graph");
+    int32_t index;
+    dfg_status found = value_index(graph, value, "dfg_graph_set_name", &index);
+    if (found != DFG_OK)
+        return found;
     return rename_value(graph, index, name);
 }
 
@@ -278,10 +289,10 @@ dfg_status dfg_graph_output(dfg_graph *graph, dfg_value value, const char *name)
 {
     if (!graph)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT, "dfg_graph_output: graph is NULL");
-    int32_t index = dfg_graph_index(graph, value);
-    if (index < 0)
-        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "dfg_graph_output: value does not belong to this graph");
+    int32_t index;
+    dfg_status found = value_index(graph, value, "dfg_graph_output", &index);
+    if (found != DFG_OK)
+        return found;
     if (graph->values[index].is_output)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "dfg_graph_output: '%s' is already an output",
@@ -305,10 +316,10 @@ dfg_status dfg_graph_value_info(const dfg_graph *graph, dfg_value value,
     if (!graph || !out)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "dfg_graph_value_info: graph or out is NULL");
-    int32_t index = dfg_graph_index(graph, value);
-    if (index < 0)
-        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "dfg_graph_value_info: value does not belong to this graph");
+    int32_t index;
+    dfg_status found = value_index(graph, value, "dfg_graph_value_info", &index);
+    if (found != DFG_OK)
+        return found;
     const dfg_ir_value *v = &graph->values[index];
     out->name = v->name;
     out->dtype = v->type.dtype;

@@ -102,16 +102,24 @@ static void update_operands(const dfg_type *in, const dfg_type *dw,
     update[3] = in[4];
 }
 
+/* The fused op's output types: update's on (w, dw, control, state). */
+static dfg_status fused_update(const dfg_attrs *a, const dfg_type *in,
+                               int32_t n_in, dfg_type *out, int32_t n_out,
+                               dfg_shape_rule update)
+{
+    (void)n_in;
+    dfg_type dw, operands[4];
+    dfg_status st = fused_gradient(a, in, &dw);
+    update_operands(in, &dw, operands);
+    return st == DFG_OK ? update(a, operands, 4, out, n_out) : st;
+}
+
 dfg_status dfg_shape_conv2d_weight_sgd_update(const dfg_attrs *a,
                                               const dfg_type *in,
                                               int32_t n_in, dfg_type *out,
                                               int32_t n_out)
 {
-    (void)n_in;
-    dfg_type dw, update[4];
-    dfg_status st = fused_gradient(a, in, &dw);
-    update_operands(in, &dw, update);
-    return st == DFG_OK ? dfg_shape_sgd_update(a, update, 4, out, n_out) : st;
+    return fused_update(a, in, n_in, out, n_out, dfg_shape_sgd_update);
 }
 
 dfg_status dfg_shape_conv2d_weight_adam_update(const dfg_attrs *a,
@@ -119,11 +127,7 @@ dfg_status dfg_shape_conv2d_weight_adam_update(const dfg_attrs *a,
                                                int32_t n_in, dfg_type *out,
                                                int32_t n_out)
 {
-    (void)n_in;
-    dfg_type dw, update[4];
-    dfg_status st = fused_gradient(a, in, &dw);
-    update_operands(in, &dw, update);
-    return st == DFG_OK ? dfg_shape_adam_update(a, update, 4, out, n_out) : st;
+    return fused_update(a, in, n_in, out, n_out, dfg_shape_adam_update);
 }
 
 /* The gradient's product and the update's dozen operations per weight. */

@@ -122,7 +122,10 @@ static dfg_status add_frozen(dfg_onnx_importer *im,
     void *copy = dfg_alloc(&im->allocator, (size_t)(bytes ? bytes : 1));
     if (!copy)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "ONNX import: out of memory");
-    if (bytes) /* an empty tensor may have no data at all */
+    if (bytes && type.dtype == DFG_BOOL) /* any nonzero byte is true, as
+                                            for a session's input */
+        dfg_bool_normalise(copy, f->data, (size_t)bytes);
+    else if (bytes) /* an empty tensor may have no data at all */
         memcpy(copy, f->data, (size_t)bytes);
     int32_t entry;
     return dfg_onnx_add_constant(im, info->name, &type, copy, &entry);

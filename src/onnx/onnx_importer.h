@@ -160,7 +160,8 @@ dfg_status dfg_onnx_logical_not(dfg_onnx_importer *im, int32_t x,
 /* Binds ONNX output `index` of the current node to entry. */
 dfg_status dfg_onnx_bind_output(dfg_onnx_importer *im, int32_t index,
                                 int32_t entry);
-/* Evaluates a dfg op on host tensors with the CPU backend (onnx_eval.c):
+/* Evaluates a dfg op on host tensors with the compiler's one constant
+ * evaluator, runtime/evaluate.h (onnx_eval.c):
  * the outputs' types and data (allocated with im's allocator) are
  * returned in out_types / out_data. DFG_ERR_OVERFLOW, without running,
  * if an output would exceed DFG_ONNX_MAX_FOLD_BYTES. */

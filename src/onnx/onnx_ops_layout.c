@@ -25,6 +25,19 @@ static dfg_status finish(dfg_onnx_importer *im, dfg_status st, int32_t y)
     return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
 }
 
+/* Emits three ops one after the other from x, op i with attrs[i], and
+ * binds the last one's output. */
+static dfg_status emit_chain(dfg_onnx_importer *im, int32_t x,
+                             const char *const ops[3],
+                             const dfg_attrs *const attrs[3])
+{
+    int32_t y = x;
+    dfg_status st = DFG_OK;
+    for (int i = 0; i < 3 && st == DFG_OK; i++)
+        st = dfg_onnx_emit1(im, ops[i], y, attrs[i], &y);
+    return finish(im, st, y);
+}
+
 static dfg_status import_reshape(dfg_onnx_importer *im, const dfg_onnx_op *op)
 {
     (void)op;
@@ -298,7 +311,7 @@ static dfg_status import_pad(dfg_onnx_importer *im, const dfg_onnx_op *op)
 static dfg_status import_tile(dfg_onnx_importer *im, const dfg_onnx_op *op)
 {
     (void)op;
-    int32_t x, y, n;
+    int32_t x, n;
     int64_t repeats[DFG_MAX_RANK];
     dfg_status st = dfg_onnx_required_input(im, 0, &x);
     if (st == DFG_OK)
@@ -329,19 +342,16 @@ static dfg_status import_tile(dfg_onnx_importer *im, const dfg_onnx_op *op)
         if (dfg_mul_checked(repeats[d], t.shape[d], &back.shape[d]) != 0)
             return dfg_error(DFG_ERR_OVERFLOW, "repeats overflow");
     }
-    st = dfg_onnx_emit1(im, "unsqueeze", x, &up, &y);
-    if (st == DFG_OK)
-        st = dfg_onnx_emit1(im, "expand", y, &wide, &y);
-    if (st == DFG_OK)
-        st = dfg_onnx_emit1(im, "reshape", y, &back, &y);
-    return finish(im, st, y);
+    return emit_chain(im, x, (const char *const[]){"unsqueeze", "expand",
+                                                    "reshape"},
+                      (const dfg_attrs *const[]){&up, &wide, &back});
 }
 
 /* DepthToSpace and SpaceToDepth: reshape to 6-D, permute, reshape back. */
 static dfg_status import_depth_space(dfg_onnx_importer *im,
                                      const dfg_onnx_op *op)
 {
-    int32_t x, y;
+    int32_t x;
     int64_t b = 0;
     char mode[8] = "DCR";
     dfg_status st = dfg_onnx_required_input(im, 0, &x);
@@ -384,12 +394,9 @@ static dfg_status import_depth_space(dfg_onnx_importer *im,
         memcpy(perm.shape, crd ? p_crd : p_dcr, sizeof p_dcr);
         memcpy(merge.shape, m, sizeof m);
     }
-    st = dfg_onnx_emit1(im, "reshape", x, &split, &y);
-    if (st == DFG_OK)
-        st = dfg_onnx_emit1(im, "transpose", y, &perm, &y);
-    if (st == DFG_OK)
-        st = dfg_onnx_emit1(im, "reshape", y, &merge, &y);
-    return finish(im, st, y);
+    return emit_chain(im, x, (const char *const[]){"reshape", "transpose",
+                                                    "reshape"},
+                      (const dfg_attrs *const[]){&split, &perm, &merge});
 }
 
 static dfg_status import_gather_elements(dfg_onnx_importer *im,

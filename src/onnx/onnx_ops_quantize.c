@@ -124,19 +124,28 @@ static dfg_status quantize(dfg_onnx_importer *im, int32_t y, int32_t scale,
     return st == DFG_OK ? cast_to(im, q, to, out) : st;
 }
 
+/* (De)QuantizeLinear's x, scale, zero point (-1 if absent) and axis. */
+static dfg_status linear_operands(dfg_onnx_importer *im, int32_t *x,
+                                  int32_t *scale, int32_t *zp, int64_t *axis)
+{
+    *axis = 1;
+    dfg_status st = dfg_onnx_required_input(im, 0, x);
+    if (st == DFG_OK)
+        st = dfg_onnx_required_input(im, 1, scale);
+    if (st == DFG_OK)
+        st = dfg_onnx_input(im, 2, zp);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_int(im, "axis", axis);
+    return st;
+}
+
 static dfg_status import_dequantize(dfg_onnx_importer *im,
                                     const dfg_onnx_op *op)
 {
     (void)op;
     int32_t x, scale, zp, y, s;
-    int64_t axis = 1;
-    dfg_status st = dfg_onnx_required_input(im, 0, &x);
-    if (st == DFG_OK)
-        st = dfg_onnx_required_input(im, 1, &scale);
-    if (st == DFG_OK)
-        st = dfg_onnx_input(im, 2, &zp);
-    if (st == DFG_OK)
-        st = dfg_onnx_attr_int(im, "axis", &axis);
+    int64_t axis;
+    dfg_status st = linear_operands(im, &x, &scale, &zp, &axis);
     dfg_attrs range;
     if (st == DFG_OK && im->entries[x].type.dtype != DFG_I32 &&
         !quantized_range(im->entries[x].type.dtype, &range))
@@ -155,14 +164,8 @@ static dfg_status import_quantize(dfg_onnx_importer *im, const dfg_onnx_op *op)
 {
     (void)op;
     int32_t x, scale, zp, y;
-    int64_t axis = 1;
-    dfg_status st = dfg_onnx_required_input(im, 0, &x);
-    if (st == DFG_OK)
-        st = dfg_onnx_required_input(im, 1, &scale);
-    if (st == DFG_OK)
-        st = dfg_onnx_input(im, 2, &zp);
-    if (st == DFG_OK)
-        st = dfg_onnx_attr_int(im, "axis", &axis);
+    int64_t axis;
+    dfg_status st = linear_operands(im, &x, &scale, &zp, &axis);
     if (st == DFG_OK)
         st = cast_to(im, x, DFG_F32, &x);
     if (st == DFG_OK)

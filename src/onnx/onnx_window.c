@@ -113,17 +113,24 @@ dfg_status dfg_onnx_check_pool_pads(dfg_onnx_importer *im,
     return DFG_OK;
 }
 
+/* Emits op ("squeeze" or "unsqueeze") of axis 2 on x. */
+static dfg_status axis_2(dfg_onnx_importer *im, const char *op, int32_t x,
+                         int32_t *out)
+{
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.n_axes = 1;
+    attrs.axes[0] = 2;
+    return dfg_onnx_emit1(im, op, x, &attrs, out);
+}
+
 dfg_status dfg_onnx_to_2d(dfg_onnx_importer *im, int32_t x, int32_t *out)
 {
     if (im->entries[x].type.rank != 3) {
         *out = x;
         return DFG_OK;
     }
-    dfg_attrs attrs;
-    dfg_attrs_init(&attrs);
-    attrs.n_axes = 1;
-    attrs.axes[0] = 2;
-    return dfg_onnx_emit1(im, "unsqueeze", x, &attrs, out);
+    return axis_2(im, "unsqueeze", x, out);
 }
 
 dfg_status dfg_onnx_from_2d(dfg_onnx_importer *im, int32_t n_spatial,
@@ -133,9 +140,5 @@ dfg_status dfg_onnx_from_2d(dfg_onnx_importer *im, int32_t n_spatial,
         *out = y;
         return DFG_OK;
     }
-    dfg_attrs attrs;
-    dfg_attrs_init(&attrs);
-    attrs.n_axes = 1;
-    attrs.axes[0] = 2;
-    return dfg_onnx_emit1(im, "squeeze", y, &attrs, out);
+    return axis_2(im, "squeeze", y, out);
 }

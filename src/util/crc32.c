@@ -12,11 +12,16 @@ static const uint32_t table[256] = {
     ROW64(0), ROW64(64), ROW64(128), ROW64(192),
 };
 
-uint32_t dfg_crc32(const void *data, size_t size)
+uint32_t dfg_crc32_extend(uint32_t crc, const void *data, size_t size)
 {
     const uint8_t *p = data;
-    uint32_t crc = 0xffffffffu;
+    crc ^= 0xffffffffu;
     for (size_t i = 0; i < size; i++)
         crc = (crc >> 8) ^ table[(crc ^ p[i]) & 0xffu];
     return crc ^ 0xffffffffu;
+}
+
+uint32_t dfg_crc32(const void *data, size_t size)
+{
+    return dfg_crc32_extend(0, data, size);
 }

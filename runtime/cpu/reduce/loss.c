@@ -15,9 +15,12 @@ static int64_t label_at(const dfg_kernel_args *args, int64_t row)
                : ((const int64_t *)args->in[1])[row];
 }
 
-static dfg_status check_labels(const dfg_kernel_args *args, int64_t rows,
-                               int64_t classes)
+/* The logits' rows and classes, once every label is checked. */
+static dfg_status check_labels(const dfg_kernel_args *args, int64_t *rows_out,
+                               int64_t *classes_out)
 {
+    int64_t rows = *rows_out = args->in_types[0].shape[0];
+    int64_t classes = *classes_out = args->in_types[0].shape[1];
     for (int64_t r = 0; r < rows; r++) {
         int64_t label = label_at(args, r);
         if (label < 0 || label >= classes)
@@ -30,37 +33,39 @@ static dfg_status check_labels(const dfg_kernel_args *args, int64_t rows,
     return DFG_OK;
 }
 
-dfg_status dfg_cpu_softmax_cross_entropy(const dfg_kernel_args *args)
+/* The mean loss into output 0, or (grad) the gradient of the logits,
+ * scaled by input 2 (dloss), into output 0. */
+static dfg_status cross_entropy(const dfg_kernel_args *args, int grad)
 {
-    int64_t rows = args->in_types[0].shape[0];
-    int64_t classes = args->in_types[0].shape[1];
-    dfg_status st = check_labels(args, rows, classes);
+    int64_t rows, classes;
+    dfg_status st = check_labels(args, &rows, &classes);
     if (st != DFG_OK)
         return st;
     const float *logits = args->in[0];
+    float *out = args->out[0];
     double total = 0.0;
+    double scale = grad ? (double)*(const float *)args->in[2] /
+                              (double)(rows ? rows : 1)
+                        : 0.0;
     for (int64_t r = 0; r < rows && classes > 0; r++) {
         const float *row = logits + r * classes;
-        total += dfg_log_sum_exp(row, classes) - row[label_at(args, r)];
+        if (grad)
+            dfg_cross_entropy_grad_row(row, classes, label_at(args, r), scale,
+                                       out + r * classes);
+        else
+            total += dfg_log_sum_exp(row, classes) - row[label_at(args, r)];
     }
-    *(float *)args->out[0] = rows > 0 ? (float)(total / (double)rows) : 0.0f;
+    if (!grad)
+        *out = rows > 0 ? (float)(total / (double)rows) : 0.0f;
     return DFG_OK;
+}
+
+dfg_status dfg_cpu_softmax_cross_entropy(const dfg_kernel_args *args)
+{
+    return cross_entropy(args, 0);
 }
 
 dfg_status dfg_cpu_softmax_cross_entropy_grad(const dfg_kernel_args *args)
 {
-    int64_t rows = args->in_types[0].shape[0];
-    int64_t classes = args->in_types[0].shape[1];
-    dfg_status st = check_labels(args, rows, classes);
-    if (st != DFG_OK)
-        return st;
-    const float *logits = args->in[0];
-    float *grad = args->out[0];
-    double scale = (double)*(const float *)args->in[2] / (double)(rows ? rows : 1);
-    for (int64_t r = 0; r < rows && classes > 0; r++) {
-        const float *row = logits + r * classes;
-        dfg_cross_entropy_grad_row(row, classes, label_at(args, r), scale,
-                                   grad + r * classes);
-    }
-    return DFG_OK;
+    return cross_entropy(args, 1);
 }
