@@ -26,7 +26,7 @@ typedef struct dfg_compile_options {
                                    input: 1 */
     /* For the program and all the compiler's working memory (passes,
      * planners, verifiers: none calls malloc & co. itself,
-     * tests/test_compiler_allocator.c); NULL: malloc. */
+     * tests/ir/test_compiler_allocator.c); NULL: malloc. */
     const dfg_allocator *allocator;
     /* NULL: an inference program; else a training step
      * (include/dfg/training.h), read during dfg_compile only. */

@@ -7,20 +7,17 @@
 # that program (its attention on the CPU kernel) and the CPU's own
 # (unfused) program both match PyTorch's output within 1e-4 and each
 # other within 1e-5. Exits 77 without torch or the CUDA module (the
-# target that takes the fused op; tests/test_fuse_attention.c covers the
-# pass without it).
+# target that takes the fused op; tests/runtime_cpu/test_fuse_attention.c
+# covers the pass without it).
 set -eu
-dfgc=$1 export_py=$2 cache=$3 model=bert_encoder
-python=/usr/bin/python3
 
-if ! "$dfgc" devices 2>/dev/null | grep -q '^cuda'; then
+if ! "$1" devices 2>/dev/null | grep -q '^cuda'; then
     echo "SKIP: this build has no cuda backend module"
     exit 77
 fi
+set -- "$1" "$2" "$3" bert_encoder
 . "$(dirname "$0")/cached_export.sh"
 
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
 "$dfgc" compile "$onnx" --device cuda -o "$out/cuda.dfgp" > /dev/null
 "$dfgc" plan "$out/cuda.dfgp" --json "$out/plan.json" > /dev/null
 "$dfgc" run "$out/cuda.dfgp" --device cpu \

@@ -10,13 +10,7 @@
 # 1e-4; for a quantized model (output from DequantizeLinear), the same
 # top-1 on every input and every value within one quantization step. Exits 77 only when python3-torch, torchvision or onnx cannot be imported.
 set -eu
-dfgc=$1 export_py=$2 cache=$3 model=$4
-python=/usr/bin/python3
-
 . "$(dirname "$0")/cached_export.sh"
-
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
 "$dfgc" plan "$onnx" --json "$out/plan.json" --svg "$out/plan.svg" \
     --html "$out/plan.html" --trace "$out/trace.json" --compare > "$out/plan.txt"
 # The pictures of a real model's plan: the SVG is XML with one rectangle

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes what the training test (tests/dfgc_train_resnet.sh) trains on.
+"""Writes what the training test (tests/cli/dfgc_train_resnet.sh) trains on.
 
 usage: train_export.py OUT_DIR [--size S] [--width C] [--classes K]
                                [--batch N] [--train R] [--val V]

@@ -10,12 +10,7 @@
 # against PyTorch's. Exits 77 only when python3-torch, torchvision or
 # onnx cannot be imported.
 set -eu
-dfgc=$1 export_py=$2 cache=$3 model=$4
-python=/usr/bin/python3
-
 . "$(dirname "$0")/cached_export.sh"
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
 "$dfgc" plan "$onnx" --json "$out/plan.json" > /dev/null
 "$python" - "$onnx" "$out/plan.json" <<'PY'
 import json, sys

@@ -1,5 +1,5 @@
 /* Training a bundled classifier on the digits and measuring its test
- * accuracy: the loop behind 'dfgc train', shared with tests/test_training.c.
+ * accuracy: the loop behind 'dfgc train', shared with tests/training/test_training.c.
  * It uses the public API only: a training program (dfg_compile with
  * training options) runs one micro-batch per session run; the trained
  * weights are then copied into an inference program's session

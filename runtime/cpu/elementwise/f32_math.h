@@ -2,7 +2,7 @@
  * without branches or libm calls (every case is a select) so that the
  * compiler vectorizes a loop over them; libm's expf and erff are calls,
  * one element at a time. Accuracy, checked against double on dense
- * samples of the whole range (tests/test_cpu_f32_math.c): exp within 1
+ * samples of the whole range (tests/runtime_cpu/test_cpu_f32_math.c): exp within 1
  * ulp (subnormal results included), erf and sigmoid within 3 ulp (2.8 at
  * worst on one bit pattern in 97); NaN stays NaN, the infinities give
  * the limits. */

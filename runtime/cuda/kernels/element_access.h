@@ -9,7 +9,7 @@
  *   integer -> narrower integer: two's-complement wrap-around;
  *   anything -> bool: x != 0.
  * The CUDA kernels are grid-stride loops around these functions, and the
- * CPU tests (tests/test_cuda_host_logic.c) check them against the CPU
+ * CPU tests (tests/cuda/test_cuda_host_logic.c) check them against the CPU
  * backend's. */
 #ifndef DFG_CUDA_ELEMENT_ACCESS_H
 #define DFG_CUDA_ELEMENT_ACCESS_H

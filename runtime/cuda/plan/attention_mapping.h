@@ -1,6 +1,6 @@
 /* The attention op (src/ir/ops.def) on the CUDA backend, two ways. Plain
  * C, no CUDA or cuDNN header: the CPU tests check both mappings and run
- * the unfused steps through the emulator (tests/cuda_emulator.c).
+ * the unfused steps through the emulator (tests/cuda/cuda_emulator.c).
  *
  * - cuDNN's fused scaled dot-product attention (dnn_attention.c builds
  *   its graph, chooses the plan once when the session prepares its steps

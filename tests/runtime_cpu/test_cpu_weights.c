@@ -1,0 +1,388 @@
+/* Weights in the layouts the CPU backend's kernels read them in: copies
+ * made once per program and shared by its sessions, whether the program
+ * was compiled in the process or mapped from a file; the plain bytes
+ * leaving memory where they may (a mapped file's pages, a program its
+ * session took over); and the same kernels at the same arena for a
+ * program however it was made. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "dfg/dfg.h"
+#include "dnnl_check.h"
+#include "cpu_layout_rule.h"
+#include "cpu/onednn/dnnl_weights.h"
+#include "program_fixtures.h"
+#include "program_format.h"
+#include "random_data.h"
+
+/* Sessions of one program share one reordered copy of its conv weights,
+ * whether it was compiled in the process or mapped from a file: the
+ * second session adds none, the last one to go frees it; a program
+ * compiled without the rule keeps none. */
+static void test_sessions_share_weights(void **state)
+{
+    (void)state;
+    static const conv_case k = {"3x3", 1, 16, 10, 10, 32, 3, 3,
+                                {{1, 1}, {1, 1}, {1, 1, 1, 1}, 1}, 1, NULL};
+    float *weights = random_floats(32 * 16 * 9, 1.0f);
+    float *bias = random_floats(32, 1.0f);
+    float *input = random_floats(16 * 10 * 10, 1.0f);
+    dfg_value y;
+    dfg_graph *g = conv_graph(&k, weights, bias, 0, &y);
+    int64_t before = dfg_dnnl_weights_held_bytes();
+    dfg_program *program = NULL;
+    /* The conv is this program's peak, where its workspace would shrink
+     * below oneDNN's (passes/workspace_fit.c) unless alignment rounds the
+     * least and the full one to the same bytes. */
+    dfg_compile_options aligned;
+    dfg_compile_options_init(&aligned);
+    aligned.alignment = (uint64_t)1 << 17;
+    assert_int_equal(dfg_compile(g, &aligned, &program), DFG_OK);
+    float *ya = NULL, *yb = NULL;
+    for (int from_file = 0; from_file <= 1; from_file++) {
+        if (from_file)
+            program = mapped(program);
+        dfg_session *a = NULL, *b = NULL;
+        assert_int_equal(dfg_session_create(program, cpu(), NULL, &a), DFG_OK);
+        int64_t one = dfg_dnnl_weights_held_bytes() - before;
+        assert_true(one >= (int64_t)(32 * 16 * 9 * sizeof(float)));
+        assert_int_equal(dfg_session_create(program, cpu(), NULL, &b), DFG_OK);
+        assert_int_equal(dfg_dnnl_weights_held_bytes() - before, one);
+        free(ya);
+        free(yb);
+        ya = run_session(a, input, 32 * 10 * 10);
+        yb = run_session(b, input, 32 * 10 * 10);
+        assert_memory_equal(ya, yb, 32 * 10 * 10 * sizeof *ya);
+        dfg_session_destroy(a);
+        assert_int_equal(dfg_dnnl_weights_held_bytes() - before, one);
+        dfg_session_destroy(b);
+        assert_int_equal(dfg_dnnl_weights_held_bytes(), before);
+    }
+    dfg_program_destroy(program);
+
+    dfg_session *a = NULL;
+    dfg_compile_options options;
+    dfg_compile_options_init(&options);
+    options.backend_workspace = NULL;
+    options.backend_workspace_for = NULL;
+    assert_int_equal(dfg_compile(g, &options, &program), DFG_OK);
+    assert_int_equal(dfg_session_create(program, cpu(), NULL, &a), DFG_OK);
+    assert_int_equal(dfg_dnnl_weights_held_bytes(), before);
+    float *reference = run_session(a, input, 32 * 10 * 10);
+    double err = relative_error(ya, reference, 32 * 10 * 10);
+    if (!(err < 1e-5))
+        fail_msg("shared weights vs reference relative error %g", err);
+    dfg_session_destroy(a);
+    dfg_program_destroy(program);
+    /* A rule without the name the program records is refused. */
+    options.backend_workspace = dfg_backend_workspace_rule(cpu());
+    assert_int_equal(dfg_compile(g, &options, &program),
+                     DFG_ERR_INVALID_ARGUMENT);
+    free(ya);
+    free(yb);
+    free(reference);
+    free(input);
+    free(weights);
+    free(bias);
+    dfg_graph_destroy(g);
+}
+
+/* A 64 -> 64 3x3 conv + relu on 8x8 and random weights, bias and input
+ * (malloc'd: conv64_data). */
+static void conv64_data(float **weights, float **bias, float **input)
+{
+    *weights = random_floats(64 * 64 * 9, 1.0f);
+    *bias = random_floats(64, 1.0f);
+    *input = random_floats(64 * 8 * 8, 1.0f);
+}
+
+static dfg_graph *conv64_graph(const float *weights, const float *bias)
+{
+    static const conv_case k = {"3x3 64", 1, 64, 8, 8, 64, 3, 3,
+                                {{1, 1}, {1, 1}, {1, 1, 1, 1}, 1}, 1, "relu"};
+    dfg_value y;
+    return conv_graph(&k, weights, bias, 0, &y);
+}
+
+/* A program compiled from graph, which is destroyed: the program alone
+ * holds its weights. */
+static dfg_program *compiled_alone(dfg_graph *graph)
+{
+    dfg_program *p = NULL;
+    assert_int_equal(dfg_compile(graph, NULL, &p), DFG_OK);
+    dfg_graph_destroy(graph);
+    return p;
+}
+
+/* Steps of a and b (sessions of programs of n_steps steps) run on the
+ * same kernels; returns how many run on a library. */
+static int32_t expect_same_kernels(const char *what, const dfg_session *a,
+                                   const dfg_session *b, int32_t n_steps)
+{
+    int32_t on_library = 0;
+    for (int32_t i = 0; i < n_steps; i++) {
+        const char *la = NULL, *lb = NULL;
+        assert_int_equal(dfg_session_step_library(a, i, &la), DFG_OK);
+        assert_int_equal(dfg_session_step_library(b, i, &lb), DFG_OK);
+        if (la ? !lb || strcmp(la, lb) : lb != NULL)
+            fail_msg("%s step %d: '%s', then '%s'", what, (int)i,
+                     la ? la : "dfg", lb ? lb : "dfg");
+        on_library += la != NULL;
+    }
+    return on_library;
+}
+
+/* A program is a program however it was made: every bundled model,
+ * compiled in the process with the default options and the same program
+ * saved and mapped back, runs each step on the same kernel at the same
+ * arena. */
+static void test_compiled_and_saved_run_alike(void **state)
+{
+    (void)state;
+    for (const char *const *name = dfg_model_names(); *name; name++) {
+        dfg_graph *g = NULL;
+        assert_int_equal(dfg_model_build(*name, NULL, &g), DFG_OK);
+        dfg_program *compiled = NULL, *saved = NULL;
+        assert_int_equal(dfg_compile(g, NULL, &saved), DFG_OK);
+        saved = mapped(saved); /* saved, then loaded from the file */
+        assert_int_equal(dfg_compile(g, NULL, &compiled), DFG_OK);
+        dfg_graph_destroy(g);
+        assert_int_equal(compiled->region_bytes[DFG_REGION_ARENA],
+                         saved->region_bytes[DFG_REGION_ARENA]);
+        assert_int_equal(compiled->n_steps, saved->n_steps);
+        dfg_session *a = NULL, *b = NULL;
+        assert_int_equal(dfg_session_create(compiled, cpu(), NULL, &a),
+                         DFG_OK);
+        assert_int_equal(dfg_session_create(saved, cpu(), NULL, &b), DFG_OK);
+        int32_t on_library =
+            expect_same_kernels(*name, a, b, compiled->n_steps);
+        /* Not vacuous: the models with convs or matmuls use oneDNN. */
+        if (strcmp(*name, "cnn") == 0 || strcmp(*name, "transformer") == 0)
+            assert_true(on_library > 0);
+        dfg_session_destroy(a);
+        dfg_session_destroy(b);
+        dfg_program_destroy(compiled);
+        dfg_program_destroy(saved);
+    }
+}
+
+/* Pages of [data, data + bytes) wholly inside it that are resident. */
+static size_t resident_pages(const void *data, size_t bytes)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t first = ((uintptr_t)data + page - 1) & ~(uintptr_t)(page - 1);
+    uintptr_t last = ((uintptr_t)data + bytes) & ~(uintptr_t)(page - 1);
+    if (first >= last)
+        return 0;
+    size_t n = (last - first) / page, resident = 0;
+    unsigned char *in_core = malloc(n);
+    assert_non_null(in_core);
+    assert_int_equal(mincore((void *)first, last - first, in_core), 0);
+    for (size_t i = 0; i < n; i++)
+        resident += in_core[i] & 1u;
+    free(in_core);
+    return resident;
+}
+
+/* The data of p's weight of the given bytes. */
+static const void *weight_of(const dfg_program *p, int64_t bytes)
+{
+    const void *data = NULL;
+    for (int32_t i = 0; i < p->n_tensors; i++)
+        if (p->tensors[i].region == DFG_REGION_WEIGHTS &&
+            p->tensors[i].bytes == bytes)
+            data = p->tensors[i].data;
+    assert_non_null(data);
+    return data;
+}
+
+/* *a, a session of kept, and *b, one that takes owned over: the same
+ * kernels (what names the case); owned's plain weight of weight_bytes
+ * has left memory where oneDNN holds a copy, and stays where it reads
+ * the bytes as they are. */
+static void kept_and_owned(const char *what, const dfg_program *kept,
+                           dfg_program *owned, size_t weight_bytes,
+                           dfg_session **a, dfg_session **b)
+{
+    const void *plain = weight_of(owned, (int64_t)weight_bytes);
+    int64_t before = dfg_dnnl_weights_held_bytes();
+    assert_int_equal(dfg_session_create(kept, cpu(), NULL, a), DFG_OK);
+    int64_t copies = dfg_dnnl_weights_held_bytes() - before;
+    assert_int_equal(dfg_session_create_owning(owned, cpu(), NULL, b),
+                     DFG_OK);
+    expect_same_kernels(what, *a, *b, kept->n_steps);
+    size_t resident = resident_pages(plain, weight_bytes);
+    if (copies > 0)
+        assert_int_equal(resident, 0);
+    else
+        assert_true(resident > 0);
+}
+
+/* A session that takes its program over (dfg_session_create_owning) runs
+ * the kernels a session of the same program kept by its caller runs, and
+ * the plain weights it reads from a copy in oneDNN's layout leave memory;
+ * the program is then neither saved nor given to another session. */
+static void test_owning_session_releases_weights(void **state)
+{
+    (void)state;
+    size_t weight_bytes = 64 * 64 * 9 * sizeof(float);
+    float *weights, *bias, *input;
+    conv64_data(&weights, &bias, &input);
+    dfg_program *kept = compiled_alone(conv64_graph(weights, bias));
+    dfg_program *owned = compiled_alone(conv64_graph(weights, bias));
+    int64_t before = dfg_dnnl_weights_held_bytes();
+    dfg_session *a = NULL, *b = NULL;
+    kept_and_owned("kept, then owned", kept, owned, weight_bytes, &a, &b);
+    float *ya = run_session(a, input, 64 * 8 * 8);
+    float *yb = run_session(b, input, 64 * 8 * 8);
+    assert_memory_equal(ya, yb, 64 * 8 * 8 * sizeof *ya);
+    const dfg_program *taken = dfg_session_program(b);
+    uint8_t *data = NULL;
+    size_t size = 0;
+    assert_int_equal(dfg_program_serialize(taken, NULL, &data, &size),
+                     DFG_ERR_INVALID_ARGUMENT);
+    dfg_session *c = NULL;
+    assert_int_equal(dfg_session_create(taken, cpu(), NULL, &c),
+                     DFG_ERR_INVALID_ARGUMENT);
+    assert_int_equal(dfg_session_copy_weights(a, b, NULL),
+                     DFG_ERR_INVALID_ARGUMENT);
+    dfg_session_destroy(b); /* and its program */
+    /* A session that cannot be made destroys the program it was given
+     * (LeakSanitizer and AddressSanitizer watch): one laid out for CPU
+     * features this CPU lacks, refused when its steps are prepared. */
+    if (dfg_cpu_layout_isa_check("avx512_core_amx") != DFG_OK) {
+        owned = compiled_alone(conv64_graph(weights, bias));
+        snprintf(owned->layout_isa, sizeof owned->layout_isa, "%s",
+                 "avx512_core_amx");
+        assert_int_equal(dfg_session_create_owning(owned, cpu(), NULL, &b),
+                         DFG_ERR_UNSUPPORTED);
+        assert_null(b);
+    }
+    dfg_session_destroy(a);
+    assert_int_equal(dfg_dnnl_weights_held_bytes(), before);
+    free(ya);
+    free(yb);
+    free(input);
+    free(weights);
+    free(bias);
+    dfg_program_destroy(kept);
+}
+
+/* A weight larger than a slice (a fully connected layer's) is reordered
+ * slice by slice, its plain pages dropped as it goes: the copy gives the
+ * bits the whole reorder gives (a session of the program kept by its
+ * caller), and none of the plain pages stay. */
+static void test_large_weight_in_slices(void **state)
+{
+    (void)state;
+    enum { ROWS = 4, K = 2048, N = 1536 }; /* 12 MiB of weights */
+    size_t weight_bytes = (size_t)K * N * sizeof(float);
+    float *weights = random_floats((int64_t)K * N, 1.0f);
+    float *input = random_floats(ROWS * K, 1.0f);
+    dfg_program *programs[3];
+    dfg_graph *g = NULL;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+        int64_t x_shape[2] = {ROWS, K}, w_shape[2] = {N, K};
+        dfg_value x, w, y;
+        assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 2, x_shape, &x),
+                         DFG_OK);
+        assert_int_equal(dfg_graph_weight(g, "w", DFG_F32, 2, w_shape,
+                                          weights, &w), DFG_OK);
+        dfg_gemm_params params = {1.0f, 1.0f, 0, 1}; /* x w^T, as Linear */
+        assert_int_equal(dfg_gemm(g, x, w, DFG_NO_VALUE, &params, &y),
+                         DFG_OK);
+        assert_int_equal(dfg_graph_output(g, y, "y"), DFG_OK);
+        if (i < 2)
+            programs[i] = compiled_alone(g);
+        else
+            assert_int_equal(dfg_compile(g, NULL, &programs[i]), DFG_OK);
+    }
+    dfg_program *kept = programs[0], *owned = programs[1];
+    dfg_session *a = NULL, *b = NULL;
+    kept_and_owned("gemm", kept, owned, weight_bytes, &a, &b);
+    float *ya = run_session(a, input, ROWS * N);
+    float *yb = run_session(b, input, ROWS * N);
+    assert_memory_equal(ya, yb, (size_t)ROWS * N * sizeof *ya);
+    dfg_session_destroy(b);
+    /* Bytes the program shares with a graph still alive (g, the third)
+     * stay whole. */
+    const void *shared = weight_of(programs[2], (int64_t)weight_bytes);
+    assert_int_equal(dfg_session_create_owning(programs[2], cpu(), NULL, &b),
+                     DFG_OK);
+    assert_memory_equal(shared, weights, weight_bytes);
+    dfg_session_destroy(b);
+    dfg_graph_destroy(g);
+    dfg_session_destroy(a);
+    free(ya);
+    free(yb);
+    free(input);
+    free(weights);
+    dfg_program_destroy(kept);
+}
+
+/* A mapped program's conv weights leave the resident set once reordered,
+ * and come back from the file when read again: saving the program after
+ * a session ran writes the same file. */
+static void test_mapped_weights_come_back(void **state)
+{
+    (void)state;
+    float *weights, *bias, *input;
+    conv64_data(&weights, &bias, &input);
+    dfg_graph *g = conv64_graph(weights, bias);
+    dfg_program *compiled = NULL, *mapped = NULL;
+    assert_int_equal(dfg_compile(g, NULL, &compiled), DFG_OK);
+    mapped = fixture_reloaded(compiled);
+    assert_non_null(mapped);
+    dfg_session *session = NULL;
+    assert_int_equal(dfg_session_create(mapped, cpu(), NULL, &session), DFG_OK);
+    float *out = run_session(session, input, 64 * 8 * 8);
+    dfg_session_destroy(session);
+    uint8_t *before = NULL, *after = NULL;
+    size_t n_before = 0, n_after = 0;
+    assert_int_equal(dfg_program_serialize(compiled, NULL, &before, &n_before),
+                     DFG_OK);
+    assert_int_equal(dfg_program_serialize(mapped, NULL, &after, &n_after),
+                     DFG_OK);
+    assert_int_equal(n_before, n_after);
+    assert_memory_equal(before, after, n_before);
+    /* The same output as a session of the program it was saved from. */
+    assert_int_equal(dfg_session_create(compiled, cpu(), NULL, &session), DFG_OK);
+    float *again = run_session(session, input, 64 * 8 * 8);
+    assert_memory_equal(out, again, 64 * 8 * 8 * sizeof *out);
+    dfg_session_destroy(session);
+    free(before);
+    free(after);
+    free(out);
+    free(again);
+    free(input);
+    free(weights);
+    free(bias);
+    dfg_program_destroy(mapped);
+    dfg_program_destroy(compiled);
+    dfg_graph_destroy(g);
+}
+
+/* A matmul or gemm: A a graph input, B a weight or a graph input, a
+ * gemm's C a weight (rank -1: none). onednn: whether oneDNN must take it
+ * (else the reference kernel runs, as for an alpha or beta oneDNN's
+ * matmul does not have). */
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sessions_share_weights),
+        cmocka_unit_test(test_compiled_and_saved_run_alike),
+        cmocka_unit_test(test_owning_session_releases_weights),
+        cmocka_unit_test(test_large_weight_in_slices),
+        cmocka_unit_test(test_mapped_weights_come_back),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
