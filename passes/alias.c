@@ -7,8 +7,9 @@
  *
  * In place: an op marked DFG_ALIAS_INPLACE writes its output over an input
  * of the same shape and dtype (the kernels' contract, runtime/cpu/kernels.h),
- * a conv2d over its residual and conv2d_grad_input over its dy
- * (dfg_op_may_write_over_input),
+ * a conv2d over its residual, a depthwise conv2d of stride 1 over its x
+ * where its step runs dfg's kernel (dfg_node_costs.in_place_workspace)
+ * and conv2d_grad_input over its dy (dfg_op_may_write_over_input),
  * when that input's bytes are an activation whose last reader, over all
  * values sharing them, is this very step. Graph inputs, weights and
  * constants are never overwritten, nor bytes a graph output lives in.
@@ -33,6 +34,7 @@
 typedef struct alias_state {
     const dfg_graph *graph;
     const dfg_schedule *schedule;
+    const dfg_node_costs *costs; /* NULL: no in-place workspaces */
     dfg_alias_plan *plan;
     int32_t *parent;      /* owner of the bytes v shares, as it was when v
                              was decided (at most two hops), or -1 */
@@ -197,19 +199,48 @@ static int may_overwrite(const alias_state *a, const dfg_ir_node *node,
     return 1;
 }
 
-static void decide_in_place(alias_state *a, dfg_pass_report *report)
+/* 1 if the op, with node's attributes and operand types, may write its
+ * output over input i (dfg_op_may_write_over_input), and, where that
+ * takes a workspace of its own, the costs allow it. */
+static int op_may_write_over(const alias_state *a, int32_t n, int32_t i,
+                             const dfg_allocator *allocator, dfg_status *st)
+{
+    const dfg_ir_node *node = &a->graph->nodes[n];
+    dfg_type *types = dfg_node_types(a->graph, n, allocator);
+    if (!types) {
+        *st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "alias: out of memory");
+        return 0;
+    }
+    int may = dfg_op_may_write_over_input(node->op, &node->attrs, types,
+                                          node->n_inputs,
+                                          types + node->n_inputs,
+                                          node->n_outputs, i);
+    if (may && dfg_op_in_place_workspace(node->op, &node->attrs, types,
+                                         node->n_inputs,
+                                         types + node->n_inputs,
+                                         node->n_outputs, i) >= 0)
+        may = a->costs && a->costs->in_place_workspace[n] >= 0;
+    dfg_free(allocator, types);
+    return may;
+}
+
+static dfg_status decide_in_place(alias_state *a,
+                                  const dfg_allocator *allocator,
+                                  dfg_pass_report *report)
 {
     const dfg_graph *g = a->graph;
+    dfg_status st = DFG_OK;
     for (int32_t step = 0; step < a->schedule->n_steps; step++) {
-        const dfg_ir_node *node = &g->nodes[a->schedule->step_node[step]];
+        int32_t n = a->schedule->step_node[step];
+        const dfg_ir_node *node = &g->nodes[n];
         if (node->n_outputs < 1)
             continue;
         int32_t out = node->outputs[0];
         if (a->parent[out] >= 0)
             continue; /* a concat part */
         for (int32_t i = 0; i < node->n_inputs; i++) {
-            if (!dfg_op_may_write_over_input(node->op, i) ||
-                !may_overwrite(a, node, i, step))
+            if (!may_overwrite(a, node, i, step) ||
+                !op_may_write_over(a, n, i, allocator, &st))
                 continue;
             int32_t owner = owner_of(a, node->inputs[i], NULL);
             share(a, out, node->inputs[i], 0, DFG_ALIAS_INPLACE);
@@ -218,7 +249,10 @@ static void decide_in_place(alias_state *a, dfg_pass_report *report)
             report->in_place++;
             break;
         }
+        if (st != DFG_OK)
+            return st;
     }
+    return DFG_OK;
 }
 
 void dfg_alias_plan_free(dfg_alias_plan *plan, const dfg_allocator *allocator)
@@ -232,6 +266,7 @@ void dfg_alias_plan_free(dfg_alias_plan *plan, const dfg_allocator *allocator)
 dfg_status dfg_pass_alias(const dfg_graph *graph,
                           const dfg_schedule *schedule,
                           const dfg_concat_views *concat, int reuse_in_place,
+                          const dfg_node_costs *costs,
                           const dfg_allocator *allocator, dfg_alias_plan *plan,
                           dfg_pass_report *report)
 {
@@ -239,7 +274,7 @@ dfg_status dfg_pass_alias(const dfg_graph *graph,
     report->pass = "alias";
     memset(plan, 0, sizeof *plan);
     size_t n = (size_t)graph->n_values + 1;
-    alias_state a = {graph, schedule, plan, NULL, NULL, NULL, NULL};
+    alias_state a = {graph, schedule, costs, plan, NULL, NULL, NULL, NULL};
     plan->root = dfg_calloc(allocator, n, sizeof *plan->root);
     plan->offset = dfg_calloc(allocator, n, sizeof *plan->offset);
     plan->how = dfg_calloc(allocator, n, sizeof *plan->how);
@@ -268,7 +303,11 @@ dfg_status dfg_pass_alias(const dfg_graph *graph,
             a.class_last[owner] = schedule->last[v];
     }
     if (reuse_in_place)
-        decide_in_place(&a, report);
+        st = decide_in_place(&a, allocator, report);
+    if (st != DFG_OK) {
+        dfg_alias_plan_free(plan, allocator);
+        goto done;
+    }
     for (int32_t v = 0; v < graph->n_values; v++)
         plan->root[v] = owner_of(&a, v, &plan->offset[v]);
 done:

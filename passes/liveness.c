@@ -20,6 +20,7 @@ void dfg_liveness_free(dfg_liveness *l, const dfg_allocator *allocator)
     dfg_free(allocator, l->buffers);
     dfg_free(allocator, l->root_buffer);
     dfg_free(allocator, l->step_workspace);
+    dfg_free(allocator, l->step_in_place);
     memset(l, 0, sizeof *l);
 }
 
@@ -42,6 +43,22 @@ static void owner_lifetimes(const dfg_graph *graph, const dfg_schedule *s,
     }
 }
 
+/* 1 if node's output was planned over its input 0 where that takes the
+ * in-place kernel's own workspace (dfg_node_costs.in_place_workspace). */
+static int writes_over_input0(const dfg_graph *graph,
+                              const dfg_alias_plan *alias,
+                              const dfg_node_costs *costs, int32_t node)
+{
+    const dfg_ir_node *n = &graph->nodes[node];
+    if (!costs->in_place_workspace || costs->in_place_workspace[node] < 0 ||
+        n->n_inputs < 1 || n->n_outputs < 1 || n->inputs[0] < 0)
+        return 0;
+    int32_t out = n->outputs[0], x = n->inputs[0];
+    return alias->how[out] == DFG_ALIAS_INPLACE &&
+           alias->root[out] == alias->root[x] &&
+           alias->offset[out] == alias->offset[x];
+}
+
 dfg_status dfg_pass_liveness(const dfg_graph *graph, const dfg_schedule *s,
                              const dfg_alias_plan *alias,
                              const dfg_node_costs *costs,
@@ -54,10 +71,12 @@ dfg_status dfg_pass_liveness(const dfg_graph *graph, const dfg_schedule *s,
     l->root_buffer = dfg_calloc(allocator, values, sizeof *l->root_buffer);
     l->step_workspace = dfg_calloc(allocator, (size_t)s->n_steps + 1,
                                    sizeof *l->step_workspace);
+    l->step_in_place = dfg_calloc(allocator, (size_t)s->n_steps + 1,
+                                  sizeof *l->step_in_place);
     l->buffers = dfg_calloc(allocator, values + (size_t)s->n_steps,
                             sizeof *l->buffers);
     if (!l->root_first || !l->root_last || !l->root_buffer ||
-        !l->step_workspace || !l->buffers) {
+        !l->step_workspace || !l->step_in_place || !l->buffers) {
         dfg_liveness_free(l, allocator);
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "liveness: out of memory");
     }
@@ -78,8 +97,12 @@ dfg_status dfg_pass_liveness(const dfg_graph *graph, const dfg_schedule *s,
          * to grow even from 0 bytes */
         int32_t node = s->step_node[step];
         int64_t bytes = costs->workspace_least[node];
+        l->step_in_place[step] = writes_over_input0(graph, alias, costs, node);
+        if (l->step_in_place[step])
+            bytes = costs->in_place_workspace[node];
         l->step_workspace[step] = -1;
-        if (bytes <= 0 && costs->workspace_own[node] < 0)
+        if (bytes <= 0 &&
+            (l->step_in_place[step] || costs->workspace_own[node] < 0))
             continue;
         dfg_buffer *b = &l->buffers[l->n_buffers];
         b->size = bytes;

@@ -51,6 +51,8 @@ void dfg_node_costs_free(dfg_node_costs *costs, const dfg_allocator *allocator)
     dfg_free(allocator, costs->flops);
     dfg_free(allocator, costs->workspace_least);
     dfg_free(allocator, costs->workspace_own);
+    dfg_free(allocator, costs->in_place_workspace);
+    costs->in_place_workspace = NULL;
     costs->workspace = NULL;
     costs->flops = NULL;
     costs->workspace_least = NULL;
@@ -92,8 +94,10 @@ dfg_status dfg_node_costs_build(const dfg_graph *graph,
                                       sizeof *out->workspace_least);
     out->workspace_own = dfg_calloc(allocator, nodes,
                                     sizeof *out->workspace_own);
+    out->in_place_workspace = dfg_calloc(allocator, nodes,
+                                         sizeof *out->in_place_workspace);
     int ok = out->workspace && out->flops && out->workspace_least &&
-             out->workspace_own;
+             out->workspace_own && out->in_place_workspace;
     for (int32_t n = 0; ok && n < graph->n_nodes; n++) {
         if (graph->nodes[n].dead)
             continue;
@@ -108,6 +112,7 @@ dfg_status dfg_node_costs_build(const dfg_graph *graph,
                             backend_workspace));
         out->workspace_least[n] = out->workspace[n];
         out->workspace_own[n] = -1;
+        out->in_place_workspace[n] = -1;
         out->flops[n] = dfg_node_flops(graph, n, types);
         dfg_free(allocator, types);
     }
@@ -161,6 +166,32 @@ dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph, int prefer_memory,
             if (least >= 0 && least < costs->workspace[n])
                 costs->workspace_least[n] = least;
         }
+        dfg_free(allocator, types);
+    }
+    return DFG_OK;
+}
+
+dfg_status dfg_node_costs_in_place(const dfg_graph *graph, int target_has_it,
+                                   const dfg_allocator *allocator,
+                                   dfg_node_costs *costs)
+{
+    for (int32_t n = 0; target_has_it && n < graph->n_nodes; n++) {
+        const dfg_ir_node *node = &graph->nodes[n];
+        if (node->dead || node->op != DFG_OP_CONV2D)
+            continue;
+        dfg_type *types = dfg_node_types(graph, n, allocator);
+        if (!types)
+            return dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                             "node costs: out of memory");
+        /* dfg's kernel runs the step: the op's own workspace is all it
+         * has, or it may go without the library's scratch */
+        int own_kernel =
+            costs->workspace[n] <= dfg_node_workspace_bytes(graph, n, types) ||
+            costs->workspace_own[n] >= 0;
+        if (own_kernel)
+            costs->in_place_workspace[n] = dfg_op_in_place_workspace(
+                node->op, &node->attrs, types, node->n_inputs,
+                types + node->n_inputs, node->n_outputs, 0);
         dfg_free(allocator, types);
     }
     return DFG_OK;

@@ -170,6 +170,12 @@ typedef struct dfg_node_costs {
      * where that fits under the bound, else grows up to this); -1
      * elsewhere */
     int64_t *workspace_own;
+    /* [n_nodes] after dfg_node_costs_in_place: the workspace of the step
+     * written over its input 0 by its kernel's in-place form
+     * (dfg_op_in_place_workspace), where that step runs dfg's kernel
+     * (no library scratch it needs) on a target that has the form; -1
+     * where the alias pass may not plan it so */
+    int64_t *in_place_workspace;
 } dfg_node_costs;
 
 dfg_status dfg_node_costs_build(const dfg_graph *graph,
@@ -189,6 +195,17 @@ void dfg_node_costs_free(dfg_node_costs *costs, const dfg_allocator *allocator);
 dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph, int prefer_memory,
                                     const dfg_allocator *allocator,
                                     dfg_node_costs *costs);
+
+/* Fills costs->in_place_workspace (all -1 unless allowed). An in-place
+ * depthwise conv lowers the arena but runs dfg's plain kernel, never a
+ * library's, so it is planned only where the step would run that kernel
+ * anyway or may go without its library's scratch: no backend rule, no
+ * scratch from it (oneDNN does not take the conv), or prefer_memory
+ * (dfg_node_costs_fit_convs); target_has_it: the target runs the form
+ * (dfg_target.in_place_depthwise). */
+dfg_status dfg_node_costs_in_place(const dfg_graph *graph, int target_has_it,
+                                   const dfg_allocator *allocator,
+                                   dfg_node_costs *costs);
 
 /* Execution order and each value's own lifetime. A value is in the
  * program ("lowered") if it is a graph input, a graph output, an output of
@@ -234,9 +251,13 @@ typedef struct dfg_alias_plan {
     dfg_alias_kind *how;    /* [n_values] */
 } dfg_alias_plan;
 
+/* costs: NULL, or costs->in_place_workspace says which steps may write
+ * over their input 0 where that needs a workspace of its own (a conv2d
+ * over x); with NULL none does. */
 dfg_status dfg_pass_alias(const dfg_graph *graph,
                           const dfg_schedule *schedule,
                           const dfg_concat_views *concat, int reuse_in_place,
+                          const dfg_node_costs *costs,
                           const dfg_allocator *allocator, dfg_alias_plan *out,
                           dfg_pass_report *report);
 void dfg_alias_plan_free(dfg_alias_plan *alias, const dfg_allocator *allocator);
@@ -254,6 +275,10 @@ typedef struct dfg_liveness {
     int32_t n_buffers;
     dfg_buffer *buffers;     /* [n_buffers] offsets written by a planner */
     int32_t *root_buffer;    /* [n_values] buffer of an arena root, or -1 */
+    uint8_t *step_in_place;  /* [n_steps] 1 where the step writes over its
+                                input 0 with its own in-place workspace
+                                (dfg_node_costs.in_place_workspace), which
+                                is never grown */
     int32_t *step_workspace; /* [n_steps] buffer of the step's workspace,
                                 or -1 */
 } dfg_liveness;
@@ -316,6 +341,13 @@ dfg_status dfg_choose_order(const dfg_graph *graph, const dfg_order_inputs *in,
                             dfg_planned_order *best);
 void dfg_planned_order_free(dfg_planned_order *order,
                             const dfg_allocator *allocator);
+
+/* live[t]: the aligned bytes of l's buffers live at step t, for every
+ * step of n_steps or of a buffer; *bound receives the largest (the lower
+ * bound). NULL when out of memory; free with dfg_free. */
+int64_t *dfg_live_bytes(const dfg_liveness *l, int32_t n_steps,
+                        int64_t alignment, const dfg_allocator *allocator,
+                        int64_t *bound);
 
 /* Grows each step's workspace buffer in l from its least size
  * (workspace_least) towards its full one (workspace) as far as the lower

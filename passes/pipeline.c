@@ -45,6 +45,7 @@ void dfg_compile_options_init(dfg_compile_options *options)
     options->assign_layouts = 1;
     options->max_arena_bytes = DFG_DEFAULT_MAX_ARENA_BYTES;
     options->share_weights = 1;
+    options->in_place_depthwise = 1;
 }
 
 /* 1 if name fits dfg_program.workspace_rule and program_validate.c's
@@ -315,6 +316,17 @@ static dfg_status compile_once(const dfg_graph *graph,
     return DFG_OK;
 }
 
+/* 1 if graph has a grouped conv2d (maybe depthwise: worth compiling
+ * with depthwise convs over their inputs). */
+static int has_grouped_conv(const dfg_graph *graph)
+{
+    for (int32_t i = 0; i < graph->n_nodes; i++)
+        if (graph->nodes[i].op == DFG_OP_CONV2D &&
+            graph->nodes[i].attrs.group > 1)
+            return 1;
+    return 0;
+}
+
 dfg_status dfg_compile(const dfg_graph *graph,
                        const dfg_compile_options *options, dfg_program **out)
 {
@@ -339,21 +351,30 @@ dfg_status dfg_compile(const dfg_graph *graph,
     }
     if (!effective.prefer_memory || !blocks_layouts(&effective))
         return compile_once(graph, &effective, out);
-    /* Memory first: plain and with blocked layouts (whose steps keep the
-     * scratch only the library runs them with), the smaller arena kept,
-     * the blocked program on a tie (faster). */
-    dfg_compile_options plain = effective;
-    plain.assign_layouts = 0;
-    dfg_program *without = NULL, *with = NULL;
-    st = compile_once(graph, &plain, &without);
+    /* Memory first: with blocked layouts (whose steps keep the scratch
+     * only the library runs them with), plain, and plain with depthwise
+     * convs written over their inputs (which then run dfg's kernel); the
+     * smallest arena kept, on a tie the first of these (faster). */
+    dfg_compile_options blocked = effective, plain = effective;
+    dfg_compile_options over = effective;
+    blocked.in_place_depthwise = plain.in_place_depthwise = 0;
+    plain.assign_layouts = over.assign_layouts = 0;
+    dfg_program *programs[3] = {NULL, NULL, NULL};
+    st = compile_once(graph, &blocked, &programs[0]);
     if (st == DFG_OK)
-        st = compile_once(graph, &effective, &with);
-    if (st != DFG_OK) {
-        dfg_program_destroy(without);
-        return st;
-    }
-    int blocked_fits = with->stats.arena_bytes <= without->stats.arena_bytes;
-    *out = blocked_fits ? with : without;
-    dfg_program_destroy(blocked_fits ? without : with);
-    return DFG_OK;
+        st = compile_once(graph, &plain, &programs[1]);
+    if (st == DFG_OK && effective.in_place_depthwise &&
+        effective.reuse_inputs_in_place && has_grouped_conv(graph))
+        st = compile_once(graph, &over, &programs[2]);
+    int kept = 0;
+    for (int i = 1; st == DFG_OK && i < 3; i++)
+        if (programs[i] &&
+            programs[i]->stats.arena_bytes < programs[kept]->stats.arena_bytes)
+            kept = i;
+    for (int i = 0; i < 3; i++)
+        if (st != DFG_OK || i != kept)
+            dfg_program_destroy(programs[i]);
+    if (st == DFG_OK)
+        *out = programs[kept];
+    return st;
 }

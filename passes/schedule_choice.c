@@ -50,7 +50,8 @@ static dfg_status plan_candidate(const order_search *s,
                                &out->schedule);
     if (st == DFG_OK)
         st = dfg_pass_alias(graph, &out->schedule, &out->concat,
-                            in->reuse_in_place, allocator, &out->alias,
+                            in->reuse_in_place, in->costs, allocator,
+                            &out->alias,
                             &report);
     if (st == DFG_OK)
         st = dfg_pass_bucket_alias(graph, in->alignment, allocator,

@@ -17,7 +17,10 @@
  *
  * With prefer_memory a step whose workspace holds a backend's scratch
  * plans from its own least too, and takes the scratch only where all of
- * it fits under the bound (dfg_node_costs.workspace_own).
+ * it fits under the bound (dfg_node_costs.workspace_own). A step written
+ * over its input by an in-place kernel keeps that kernel's workspace
+ * (dfg_liveness.step_in_place): the backend's scratch would hand it to
+ * a library that cannot write in place.
  *
  * Training programs keep every full workspace: a workspace's size changes
  * the order of the sums of a conv's chunks in the last bits, and a
@@ -50,24 +53,30 @@ static dfg_status plan(dfg_planner planner, dfg_buffer *buffers, int32_t n,
                             arena_bytes);
 }
 
-/* live[step] = the aligned bytes of the buffers live at each of `steps`
- * steps; the largest of them (the lower bound) returned. */
-static int64_t live_bytes(const dfg_buffer *buffers, int32_t n,
-                          int64_t alignment, int32_t steps, int64_t *live)
+int64_t *dfg_live_bytes(const dfg_liveness *l, int32_t n_steps,
+                        int64_t alignment, const dfg_allocator *allocator,
+                        int64_t *bound)
 {
-    for (int32_t i = 0; i < n; i++) {
-        int64_t bytes = dfg_align_up(buffers[i].size, alignment);
-        live[buffers[i].first_step] += bytes;
-        live[buffers[i].last_step + 1] -= bytes;
+    int32_t steps = n_steps;
+    for (int32_t i = 0; i < l->n_buffers; i++)
+        if (l->buffers[i].last_step >= steps)
+            steps = l->buffers[i].last_step + 1;
+    int64_t *live = dfg_calloc(allocator, (size_t)steps + 1, sizeof *live);
+    if (!live)
+        return NULL;
+    for (int32_t i = 0; i < l->n_buffers; i++) {
+        int64_t bytes = dfg_align_up(l->buffers[i].size, alignment);
+        live[l->buffers[i].first_step] += bytes;
+        live[l->buffers[i].last_step + 1] -= bytes;
     }
-    int64_t bound = 0;
+    *bound = 0;
     for (int32_t step = 0; step < steps; step++) {
         if (step > 0)
             live[step] += live[step - 1];
-        if (live[step] > bound)
-            bound = live[step];
+        if (live[step] > *bound)
+            *bound = live[step];
     }
-    return bound;
+    return live;
 }
 
 /* Grows each step's workspace buffer, up to the full size its node's
@@ -79,19 +88,14 @@ static dfg_status grow_workspaces(const dfg_schedule *s,
                                   const dfg_allocator *allocator,
                                   dfg_liveness *l, int64_t *bound, int *grown)
 {
-    int32_t n = l->n_buffers, steps = s->n_steps;
-    for (int32_t i = 0; i < n; i++)
-        if (l->buffers[i].last_step >= steps)
-            steps = l->buffers[i].last_step + 1;
-    int64_t *live = dfg_calloc(allocator, (size_t)steps + 1, sizeof *live);
+    int64_t *live = dfg_live_bytes(l, s->n_steps, alignment, allocator, bound);
     if (!live)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "workspace fit: out of memory");
-    *bound = live_bytes(l->buffers, n, alignment, steps, live);
     *grown = 0;
     for (int32_t step = 0; step < s->n_steps; step++) {
         int32_t b = l->step_workspace[step];
         int64_t full = costs->workspace[s->step_node[step]];
-        if (b < 0 || l->buffers[b].size >= full)
+        if (b < 0 || l->buffers[b].size >= full || l->step_in_place[step])
             continue;
         /* What the step holds besides this workspace, under the bound. A
          * step that may go without its backend's scratch takes the whole

@@ -55,6 +55,17 @@ static int weights_in_place(const dfg_program *p, const dfg_backend *backend)
     return 1;
 }
 
+/* 1 if st is a conv2d planned over its x: a depthwise conv that the
+ * loader checked may be (dfg_conv_may_write_over_x). */
+static int conv_over_x(const dfg_program *p, const dfg_program_step *st)
+{
+    if (st->op != DFG_OP_CONV2D)
+        return 0;
+    const dfg_program_tensor *x = &p->tensors[st->inputs[0]];
+    const dfg_program_tensor *y = &p->tensors[st->outputs[0]];
+    return x->region == y->region && x->offset == y->offset;
+}
+
 static dfg_status check_backend_supports(const dfg_program *p,
                                          const dfg_backend *backend)
 {
@@ -66,6 +77,13 @@ static dfg_status check_backend_supports(const dfg_program *p,
                              "'%s' backend",
                              (int)i, st->name, dfg_op_get(st->op)->name,
                              backend->name);
+        if (conv_over_x(p, st) &&
+            !(backend->target && backend->target->in_place_depthwise))
+            return dfg_error(DFG_ERR_UNSUPPORTED,
+                             "step %d '%s': the conv2d writes its output "
+                             "over its input, which the '%s' backend does "
+                             "not run (compile the program for it)",
+                             (int)i, st->name, backend->name);
     }
     return DFG_OK;
 }

@@ -111,8 +111,18 @@ typedef struct dfg_compile_options {
      * bound, so the graph is compiled both plain and with them and the
      * smaller arena kept (the blocked program on a tie). 0: the scratch
      * and layouts are kept wherever the backend wants them (faster; the
-     * summary states the extra per step). */
+     * summary states the extra per step). With in_place_depthwise the
+     * plain program is compiled with and without depthwise convs written
+     * over their inputs, the one with them kept only where its arena is
+     * the smallest (they take dfg's kernel, never the library's). */
     int prefer_memory;
+    /* 1 (the default): a depthwise conv of stride 1 may write its output
+     * over its dying input (with reuse_inputs_in_place) where its step
+     * runs dfg's kernel anyway (no library scratch planned for it, or
+     * prefer_memory) and that holds the lower bound down; only for a
+     * target that has that kernel (dfg_target.in_place_depthwise). 0:
+     * never. */
+    int in_place_depthwise;
 } dfg_compile_options;
 
 #define DFG_DEFAULT_MAX_ARENA_BYTES ((uint64_t)32 << 30)

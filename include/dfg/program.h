@@ -56,6 +56,9 @@ typedef struct dfg_target {
                                 transposed (trans_a, trans_b), so that the
                                 inference fusion passes fold a transpose
                                 of the last two dims into its product */
+    int in_place_depthwise; /* 1: its depthwise conv2d kernel writes y
+                               over x (stride 1, same type), so the
+                               compiler may plan it so */
     /* 1 if it has a kernel for op (a dfg_op); NULL: every op. */
     int (*supports_op)(int32_t op);
 } dfg_target;

@@ -1,6 +1,7 @@
 #include "op_table.h"
 
 #include <string.h>
+#include "ir/geometry/conv_geometry.h"
 
 static const dfg_op_info op_table[DFG_OP_COUNT] = {
 #define DFG_OP(id, nm, onnx, min_in, max_in, n_out, types, shp, flp, als, ws) \
@@ -50,12 +51,30 @@ int32_t dfg_op_updated_weight_input(dfg_op op)
     return -1;
 }
 
-int dfg_op_may_write_over_input(dfg_op op, int32_t input)
+int dfg_op_may_write_over_input(dfg_op op, const dfg_attrs *attrs,
+                                const dfg_type *in, int32_t n_in,
+                                const dfg_type *out, int32_t n_out,
+                                int32_t input)
 {
     const dfg_op_info *info = dfg_op_get(op);
+    if (op == DFG_OP_CONV2D && input == 0)
+        return dfg_conv_may_write_over_x(attrs, in, n_in, out, n_out);
     return (info && info->alias == DFG_ALIAS_INPLACE) ||
            ((op == DFG_OP_CONV2D || op == DFG_OP_MATMUL) && input == 3) ||
            (op == DFG_OP_CONV2D_GRAD_INPUT && input == 0);
+}
+
+int64_t dfg_op_in_place_workspace(dfg_op op, const dfg_attrs *attrs,
+                                  const dfg_type *in, int32_t n_in,
+                                  const dfg_type *out, int32_t n_out,
+                                  int32_t input)
+{
+    dfg_conv_geometry g;
+    if (op != DFG_OP_CONV2D || input != 0 ||
+        !dfg_conv_may_write_over_x(attrs, in, n_in, out, n_out) ||
+        dfg_conv_geometry_make(attrs, &in[0], &in[1], &out[0], &g) != DFG_OK)
+        return -1;
+    return dfg_conv_in_place_workspace_bytes(&g);
 }
 
 int64_t dfg_step_workspace_bytes(dfg_op op, int64_t op_bytes,

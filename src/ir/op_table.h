@@ -84,13 +84,29 @@ int dfg_op_writes_inputs(dfg_op op);
  * sgd/adam/adamw_update, 2 for a conv's weight gradient fused with its
  * update (conv2d_weight_*_update); -1 for every other op. */
 int32_t dfg_op_updated_weight_input(dfg_op op);
-/* 1 if op's output may be planned over its input `input` when that dies
- * at its step: any input of the same type of a DFG_ALIAS_INPLACE op, a
- * conv2d's or matmul's residual (input 3), which its sum post-op adds
- * to what the output holds, and conv2d_grad_input's dy (input 0), which
- * its kernels read image by image before writing that image's dx
- * (dfg_conv_grad_input_saved_bytes). */
-int dfg_op_may_write_over_input(dfg_op op, int32_t input);
+/* 1 if a step of op with these attributes and operand types (inputs
+ * in[0..n_in), absent ones of rank -1, then outputs) may have its output
+ * planned over its input `input` when that dies at its step: any input of
+ * the same type of a DFG_ALIAS_INPLACE op, a conv2d's or matmul's
+ * residual (input 3), which its sum post-op adds to what the output
+ * holds, conv2d_grad_input's dy (input 0), which its kernels read image
+ * by image before writing that image's dx
+ * (dfg_conv_grad_input_saved_bytes), and a conv2d's x where
+ * dfg_conv_may_write_over_x holds (its kernel then needs
+ * dfg_op_in_place_workspace). The alias pass and the loader's validator
+ * both ask this. */
+int dfg_op_may_write_over_input(dfg_op op, const dfg_attrs *attrs,
+                                const dfg_type *in, int32_t n_in,
+                                const dfg_type *out, int32_t n_out,
+                                int32_t input);
+/* The workspace of a step of op writing its output over input `input`
+ * where that needs a workspace of its own (a conv2d over x:
+ * dfg_conv_in_place_workspace_bytes), or -1 where the op's workspace rule
+ * holds in place too. */
+int64_t dfg_op_in_place_workspace(dfg_op op, const dfg_attrs *attrs,
+                                  const dfg_type *in, int32_t n_in,
+                                  const dfg_type *out, int32_t n_out,
+                                  int32_t input);
 /* A step's planned workspace: the op's own bytes, then, for an op that
  * uses BLAS and blas_bytes > 0, blas_bytes more after a 256-byte boundary
  * (where the CUDA backend finds it). */

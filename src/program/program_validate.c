@@ -229,7 +229,9 @@ static dfg_status validate_operands(const dfg_program *p, int32_t s,
  * exceptions are planned on purpose: an in-place output over an input's
  * exact bytes (for ops that may run in place), and a view step's output
  * inside its input, which the executor skips. */
-static dfg_status validate_step_memory(const dfg_program *p, int32_t s)
+static dfg_status validate_step_memory(const dfg_program *p, int32_t s,
+                                       const dfg_type *in_types,
+                                       const dfg_type *out_types)
 {
     const dfg_program_step *st = &p->steps[s];
     const dfg_op_info *info = dfg_op_get(st->op);
@@ -257,9 +259,12 @@ static dfg_status validate_step_memory(const dfg_program *p, int32_t s)
             if (st->inputs[k] < 0)
                 continue;
             const dfg_program_tensor *in = &p->tensors[st->inputs[k]];
-            int in_place = dfg_op_may_write_over_input(st->op, k) &&
-                           in->region == out->region &&
-                           in->offset == out->offset && in->bytes == out->bytes;
+            int in_place = in->region == out->region &&
+                           in->offset == out->offset &&
+                           in->bytes == out->bytes &&
+                           dfg_op_may_write_over_input(
+                               st->op, &st->attrs, in_types, st->n_inputs,
+                               out_types, st->n_outputs, k);
             if (!in_place && !shares_bucket &&
                 dfg_program_tensors_overlap(out, in))
                 return INVALID("step %d '%s' (%s): output %d ('%s') overlaps "
@@ -275,6 +280,17 @@ static dfg_status validate_step_memory(const dfg_program *p, int32_t s)
                            "workspace", (int)s, st->name, info->name, (int)j);
     }
     return DFG_OK;
+}
+
+/* 1 if step's output 0 lies in exactly its input 0's bytes. */
+static int writes_over_input0(const dfg_program *p, const dfg_program_step *st)
+{
+    if (st->n_inputs < 1 || st->n_outputs < 1 || st->inputs[0] < 0)
+        return 0;
+    const dfg_program_tensor *in = &p->tensors[st->inputs[0]];
+    const dfg_program_tensor *out = &p->tensors[st->outputs[0]];
+    return in->region == out->region && in->offset == out->offset &&
+           in->bytes == out->bytes;
 }
 
 /* Re-runs the op's shape and workspace rules on the step's input types. */
@@ -311,6 +327,20 @@ static dfg_status validate_rules(const dfg_program *p, int32_t s,
                                            out_types, st->n_outputs)
                          : 0;
     int64_t planned = st->workspace >= 0 ? p->tensors[st->workspace].bytes : 0;
+    /* Written over input 0 by a kernel with a workspace of its own for
+     * that (dfg_op_in_place_workspace): exactly that one, no library's. */
+    int64_t in_place = writes_over_input0(p, st)
+                           ? dfg_op_in_place_workspace(
+                                 st->op, &st->attrs, in_types, st->n_inputs,
+                                 out_types, st->n_outputs, 0)
+                           : -1;
+    if (in_place >= 0 && planned != in_place)
+        return INVALID("step %d '%s' (%s): writes over input 0 with a "
+                       "workspace of %lld bytes, its kernel needs %lld",
+                       (int)s, st->name, info->name, (long long)planned,
+                       (long long)in_place);
+    if (in_place >= 0)
+        return DFG_OK;
     /* Planned bytes beyond the op's own (from a 256-byte boundary) are
      * BLAS scratch for a device backend (blas_workspace_bytes). */
     int64_t blas = needed >= 0 ? planned - dfg_align_up(needed, 256) : 0;
@@ -350,7 +380,7 @@ static dfg_status validate_steps(const dfg_program *p)
         if (status == DFG_OK)
             status = validate_rules(p, s, types, types + max_inputs);
         if (status == DFG_OK)
-            status = validate_step_memory(p, s);
+            status = validate_step_memory(p, s, types, types + max_inputs);
     }
     dfg_free(&p->allocator, types);
     return status;

@@ -45,7 +45,7 @@ static void test_liveness_hand_checked(void **state)
     OK(dfg_node_costs_build(g, 0, NULL, al, &costs));
     OK(dfg_pass_schedule(g, NULL, NULL, al, &s));
     assert_int_equal(s.n_steps, 6);
-    OK(dfg_pass_alias(g, &s, NULL, 0, al, &alias, &report));
+    OK(dfg_pass_alias(g, &s, NULL, 0, NULL, al, &alias, &report));
     assert_int_equal(report.views, 2);
     assert_int_equal(report.in_place, 0);
     OK(dfg_pass_liveness(g, &s, &alias, &costs, al, &l));
@@ -66,7 +66,7 @@ static void test_liveness_hand_checked(void **state)
 
     /* In place: c may take b's bytes (they die at step 5, read through
      * the view b2). */
-    OK(dfg_pass_alias(g, &s, NULL, 1, al, &alias, &report));
+    OK(dfg_pass_alias(g, &s, NULL, 1, NULL, al, &alias, &report));
     assert_int_equal(report.in_place, 1);
     int32_t ic = dfg_graph_index(g, c), ib = dfg_graph_index(g, b);
     assert_int_equal(alias.how[ic], DFG_ALIAS_INPLACE);

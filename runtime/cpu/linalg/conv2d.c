@@ -276,11 +276,28 @@ dfg_status dfg_cpu_conv2d(const dfg_kernel_args *args)
         dfg_conv_geometry_fit(&g, args->workspace_bytes);
     const void *bias = args->n_inputs > 2 ? args->in[2] : NULL;
     int residual = dfg_cpu_conv_residual(args) != NULL;
+    if (args->out[0] == args->in[0]) {
+        /* planned over x (dfg_conv_may_write_over_x) */
+        int64_t ring = dfg_op_in_place_workspace(
+            DFG_OP_CONV2D, args->attrs, args->in_types, args->n_inputs,
+            args->out_types, args->n_outputs, 0);
+        if (ring < 0)
+            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                             "conv2d: the output lies in x's bytes, which "
+                             "only a depthwise conv of stride 1 with y of "
+                             "x's type and no residual writes over");
+        if (args->workspace_bytes < ring || (ring > 0 && !args->workspace))
+            return dfg_error(DFG_ERR_INVALID_ARGUMENT,
+                             "conv2d: written over x, the step has %lld "
+                             "bytes of workspace, its rows need %lld",
+                             (long long)args->workspace_bytes,
+                             (long long)ring);
+    }
     if (g.depthwise) {
         dfg_cpu_conv_residual_load(args);
         dfg_cpu_conv2d_depthwise(&g, args->in_types[0].dtype, args->in[0],
                                  args->in_types[1].dtype, args->in[1], bias,
-                                 residual, args->out[0]);
+                                 residual, args->out[0], args->workspace);
         dfg_cpu_conv_post_ops_apply(args);
         return DFG_OK;
     }

@@ -4,13 +4,23 @@
  * are independent and shared among the OpenMP threads; within a row of
  * output pixels the taps are accumulated in blocks of DFG_CPU_BLOCK
  * columns, one vectorisable pass per tap. An im2col GEMM would have a
- * single output row per group and run at a small fraction of this speed. */
+ * single output row per group and run at a small fraction of this speed.
+ *
+ * Written over its input (y == x, dfg_conv_may_write_over_x), a plane's
+ * output rows are computed into a ring of pad_top + 1 rows (f32,
+ * dfg_conv_in_place_ring_rows) in the step's workspace, one slot per
+ * thread, and row oy - pad_top is stored
+ * once row oy is computed: every later output row reads input rows from
+ * oy + 1 - pad_top on. The sums are the out-of-place ones, tap for tap,
+ * so both give the same bits. */
 #include "conv2d_depthwise.h"
 
 #include "cpu/elementwise/dtype_access.h"
 #include "math/im2col.h"
 #include "math/strided_range.h"
 #include "cpu/parallel.h"
+
+#include <omp.h>
 
 static void accumulate(float *restrict acc, const float *restrict in,
                        float weight, int64_t n)
@@ -89,16 +99,60 @@ static void plane(const depthwise_step *s, int64_t plane)
         }
 }
 
+/* Output plane `plane` over its own input plane, through ring. */
+static void plane_in_place(const depthwise_step *s, int64_t plane, float *ring)
+{
+    const dfg_conv_geometry *g = s->g;
+    int64_t n = plane / g->out_channels, m = plane % g->out_channels;
+    int64_t x_plane = (n * g->in_channels + m) * g->in_h * g->in_w;
+    int64_t w_filter = m * g->kernel_h * g->kernel_w;
+    float bias = s->bias ? load_one(s->bias, s->w_dtype, m) : 0.0f;
+    int64_t rows = dfg_conv_in_place_ring_rows(g);
+    for (int64_t oy = 0; oy < g->out_h + rows - 1; oy++) {
+        if (oy < g->out_h)
+            for (int64_t ox0 = 0; ox0 < g->out_w; ox0 += DFG_CPU_BLOCK) {
+                int64_t cols = g->out_w - ox0 < DFG_CPU_BLOCK
+                                   ? g->out_w - ox0
+                                   : DFG_CPU_BLOCK;
+                row_block(s, x_plane, w_filter, bias, oy,
+                          ox0, cols, ring + (oy % rows) * g->out_w + ox0);
+            }
+        int64_t done = oy - (rows - 1);
+        if (done >= 0)
+            dfg_store_f32(s->y, s->dtype, plane * g->pixels + done * g->out_w,
+                          g->out_w, ring + (done % rows) * g->out_w);
+    }
+}
+
 void dfg_cpu_conv2d_depthwise(const dfg_conv_geometry *g, dfg_dtype dtype,
                               const void *x, dfg_dtype w_dtype, const void *w,
-                              const void *bias, int accumulate, void *y)
+                              const void *bias, int accumulate, void *y,
+                              float *workspace)
 {
     const depthwise_step s = {g, dtype, w_dtype, x, w, bias, accumulate, y};
     int64_t planes = g->batch * g->out_channels;
     double macs = (double)planes * (double)g->pixels *
                   (double)(g->kernel_h * g->kernel_w);
+    if (x != y) {
 #pragma omp parallel for if (macs >= DFG_CPU_PARALLEL_MIN_MACS) \
     schedule(static)
-    for (int64_t p = 0; p < planes; p++)
-        plane(&s, p);
+        for (int64_t p = 0; p < planes; p++)
+            plane(&s, p);
+        return;
+    }
+    int64_t slot = dfg_conv_in_place_ring_rows(g) * g->out_w;
+    /* one slot per thread: min(planes, DFG_CONV_IN_PLACE_SLOTS) slots */
+    int64_t threads = omp_get_max_threads();
+    if (threads > DFG_CONV_IN_PLACE_SLOTS)
+        threads = DFG_CONV_IN_PLACE_SLOTS;
+    if (threads > planes)
+        threads = planes > 0 ? planes : 1;
+#pragma omp parallel if (macs >= DFG_CPU_PARALLEL_MIN_MACS) \
+    num_threads((int)threads)
+    {
+        float *ring = workspace + omp_get_thread_num() * slot;
+#pragma omp for schedule(static)
+        for (int64_t p = 0; p < planes; p++)
+            plane_in_place(&s, p, ring);
+    }
 }

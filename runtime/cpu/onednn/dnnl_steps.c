@@ -73,9 +73,28 @@ static int is_pool(const dfg_kernel_args *step)
  * leave memory where they may (dfg_kernel_args.droppable_inputs: a mapped
  * file's pages, a program the session took over); a program the caller
  * keeps holds both. What is left to each primitive: that oneDNN
- * implements it, and that it fits the planned workspace. */
+ * implements it, that it fits the planned workspace, and that its output
+ * is not planned over an input (writes_over_input). */
+/* 1 if an output of step is planned over one of its inputs other than
+ * a residual (input 3 of a conv2d or matmul, which a sum post-op adds to
+ * what the output holds): a oneDNN primitive never writes over what it
+ * reads, dfg's kernel does (a depthwise conv over its x,
+ * dfg_conv_may_write_over_x). */
+static int writes_over_input(const dfg_kernel_args *step)
+{
+    int residual = step->op == DFG_OP_CONV2D || step->op == DFG_OP_MATMUL;
+    for (int32_t j = 0; j < step->n_outputs; j++)
+        for (int32_t k = 0; k < step->n_inputs; k++)
+            if (!(residual && k == 3) && step->in[k] &&
+                step->in[k] == step->out[j])
+                return 1;
+    return 0;
+}
+
 static int onednn_may_run(const dfg_kernel_args *step)
 {
+    if (writes_over_input(step))
+        return 0;
     if (is_pool(step)) /* with no scratch */
         return 1;
     if (step->op == DFG_OP_SOFTMAX) /* plain ones, with no scratch */

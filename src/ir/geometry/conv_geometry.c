@@ -116,3 +116,32 @@ int64_t dfg_conv_forward_least_workspace_bytes(const dfg_conv_geometry *g)
     return g->k * (columns < g->chunk ? columns : g->chunk) *
            (int64_t)sizeof(float);
 }
+
+int dfg_conv_may_write_over_x(const dfg_attrs *attrs, const dfg_type *in,
+                              int32_t n_in, const dfg_type *out,
+                              int32_t n_out)
+{
+    dfg_conv_geometry g;
+    if (n_in < 2 || n_out < 1 || (n_in > 3 && in[3].rank >= 0) ||
+        in[0].layout != DFG_LAYOUT_PLAIN || out[0].layout != DFG_LAYOUT_PLAIN ||
+        !dfg_type_equal(&in[0], &out[0]) ||
+        dfg_conv_geometry_make(attrs, &in[0], &in[1], &out[0], &g) != DFG_OK)
+        return 0;
+    return g.depthwise && g.filters_per_group == 1 && g.stride[0] == 1 &&
+           g.stride[1] == 1;
+}
+
+int64_t dfg_conv_in_place_ring_rows(const dfg_conv_geometry *g)
+{
+    return g->pad_top + 1 < g->out_h ? g->pad_top + 1 : g->out_h;
+}
+
+int64_t dfg_conv_in_place_workspace_bytes(const dfg_conv_geometry *g)
+{
+    /* planes * ring rows * out_w <= the output's elements: no overflow */
+    int64_t planes = g->batch * g->out_channels;
+    int64_t slots = planes < DFG_CONV_IN_PLACE_SLOTS ? planes
+                                                     : DFG_CONV_IN_PLACE_SLOTS;
+    return slots * dfg_conv_in_place_ring_rows(g) * g->out_w *
+           (int64_t)sizeof(float);
+}

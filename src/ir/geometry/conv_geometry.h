@@ -46,6 +46,12 @@
  * more time synchronising than multiplying). */
 #define DFG_CONV_MAX_SLOTS 4
 
+/* Planes an in-place depthwise conv works on at once, each in its own
+ * slot of the workspace (dfg_conv_in_place_workspace_bytes): a constant,
+ * so that the plan does not depend on the threads of the process that
+ * compiles or runs it; threads past it stay idle. */
+#define DFG_CONV_IN_PLACE_SLOTS 32
+
 typedef struct dfg_conv_geometry {
     int64_t batch;                  /* N */
     int64_t in_channels;            /* C */
@@ -95,5 +101,28 @@ int64_t dfg_conv_forward_workspace_bytes(const dfg_conv_geometry *g);
  * is 0, else one least chunk (k * dfg_conv_least_columns floats, at most
  * the full chunk); g as dfg_conv_geometry_make made it. */
 int64_t dfg_conv_forward_least_workspace_bytes(const dfg_conv_geometry *g);
+
+/* 1 if a conv2d with these operands (its inputs in[0..n_in), absent
+ * ones of rank -1, and outputs) may write y over x's bytes: a depthwise
+ * conv with one filter per group, stride 1, y of x's type, both plain,
+ * and no residual (input 3, which a sum post-op loads into y before the
+ * stencil reads x). Each output row then reads input rows from pad_top
+ * rows above it on, so a plane's output rows can be held back in a ring
+ * of pad_top + 1 rows and written over input rows no later output row
+ * reads. The alias pass plans such an output over a dying x only where
+ * the step runs dfg's kernel, and the loader accepts exactly these
+ * overlaps (dfg_op_may_write_over_input). */
+int dfg_conv_may_write_over_x(const dfg_attrs *attrs, const dfg_type *in,
+                              int32_t n_in, const dfg_type *out,
+                              int32_t n_out);
+
+/* Rows of one plane's ring when y is written over x: min(pad_top + 1,
+ * out_h). */
+int64_t dfg_conv_in_place_ring_rows(const dfg_conv_geometry *g);
+
+/* The workspace of a conv2d step writing y over x
+ * (dfg_conv_may_write_over_x): min(planes, DFG_CONV_IN_PLACE_SLOTS)
+ * slots of one ring (f32) each. */
+int64_t dfg_conv_in_place_workspace_bytes(const dfg_conv_geometry *g);
 
 #endif
