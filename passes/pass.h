@@ -88,6 +88,12 @@ dfg_status dfg_pass_fuse_conv(dfg_graph *graph, dfg_pass_report *report);
  * post-ops as a conv2d's (a gemm takes no residual); the same conditions
  * and names. */
 dfg_status dfg_pass_fuse_matmul(dfg_graph *graph, dfg_pass_report *report);
+/* Before fuse_matmul, where the target runs it (dfg_compile_options.
+ * fuse_attention): matmul(q, kt), a scale by a scalar, an optional mask
+ * add, softmax over the last axis and matmul(.., v) become one attention
+ * node (passes/fuse_attention.c); the same conditions and names. */
+dfg_status dfg_pass_fuse_attention(dfg_graph *graph,
+                                   dfg_pass_report *report);
 /* A transpose that only moves dims of size 1 becomes a reshape (a view:
  * no step, no copy). Inference, with the fusion passes. */
 dfg_status dfg_pass_transpose_views(dfg_graph *graph,

@@ -2,8 +2,8 @@
  *
  *   verify -> [precision] -> [training -> [buckets]] -> fold -> dce
  *          -> [inference: share weights, fuse patterns, fuse conv, fuse
- *             matmul, transpose views] -> [transposed operands] -> [remat]
- *          -> [CPU inference: layouts] -> node costs
+ *             attention, fuse matmul, transpose views] -> [transposed
+ *             operands] -> [remat] -> [CPU inference: layouts] -> node costs
  *   (a budget remat misses: again from precision on, the stem sliced)
  *          -> concat views, schedule, alias, [bucket alias], liveness (for
  *             each candidate order, keeping the smallest lower bound)
@@ -41,6 +41,7 @@ void dfg_compile_options_init(dfg_compile_options *options)
     options->backend_workspace = dfg_cpu_step_workspace;
     options->backend_workspace_for = DFG_CPU_BACKEND_NAME;
     options->fuse_operators = 1;
+    options->fuse_attention = 1;
     options->assign_layouts = 1;
     options->max_arena_bytes = DFG_DEFAULT_MAX_ARENA_BYTES;
     options->share_weights = 1;
@@ -138,6 +139,13 @@ static int half_inference(const dfg_compile_options *o)
            o->target->half_inference;
 }
 
+/* The attention fusion's conditions (dfg_compile_options.fuse_attention):
+ * a target that takes the fused op; none is the CPU's defaults. */
+static int fuses_attention(const dfg_compile_options *o)
+{
+    return o->fuse_attention && o->target && o->target->fused_attention;
+}
+
 /* From the training step on (when training) to rematerialization. */
 static dfg_status step_passes(dfg_graph *g, const dfg_compile_options *o,
                               dfg_remat_report *remat)
@@ -165,6 +173,8 @@ static dfg_status step_passes(dfg_graph *g, const dfg_compile_options *o,
         st = dfg_pass_fuse_patterns(g, &report);
     if (st == DFG_OK && o->fuse_operators && !o->training)
         st = dfg_pass_fuse_conv(g, &report);
+    if (st == DFG_OK && o->fuse_operators && fuses_attention(o) && !o->training)
+        st = dfg_pass_fuse_attention(g, &report);
     if (st == DFG_OK && o->fuse_operators && !o->training)
         st = dfg_pass_fuse_matmul(g, &report);
     if (st == DFG_OK && o->fuse_operators && !o->training)

@@ -35,6 +35,8 @@
     "                 kernels\n"                                              \
     "--no-fuse        keep each activation, residual add, layer norm and\n" \
     "                 GELU its own step (fused by default, inference)\n"     \
+    "--no-fuse-attention keep attention's products, scale, mask and\n"     \
+    "                 softmax their own steps (fused by default, inference)\n"\
     "--no-layouts     keep every tensor plain NCHW (by default activations\n"\
     "                 between oneDNN convolutions stay blocked, inference)\n"\
     "--no-share-weights keep every weight equal to another (byte for byte\n"\

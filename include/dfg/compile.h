@@ -75,6 +75,11 @@ typedef struct dfg_compile_options {
      * transposes of the last two dims read by a matmul or gemm fold into
      * its trans flags (passes/transpose_views.c). */
     int fuse_operators;
+    /* With fuse_operators: matmul, scale, mask add, softmax and matmul
+     * into one attention op (passes/fuse_attention.c) where the target
+     * takes it (dfg_target.fused_attention: the CUDA backend's; not the
+     * CPU's defaults): 1. */
+    int fuse_attention;
     /* Inference with fuse_operators and the CPU backend's rule
      * (dfg_cpu_step_workspace) only: keep activations between oneDNN
      * convolutions in the blocked layout oneDNN wants on this CPU, with

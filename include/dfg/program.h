@@ -44,6 +44,9 @@ typedef struct dfg_target {
     int blocked_layouts; /* 1: it runs blocked layouts (reorder steps) */
     int fused_post_ops;  /* 1: it runs conv2d / matmul post-ops and fused
                             biases (the inference fusion passes') */
+    int fused_attention; /* 1: the fusion passes make attention ops for
+                            it (dfg_compile_options.fuse_attention); 0:
+                            they leave attention's separate steps */
     int tf32;            /* 1: its f32 products can run in TF32
                             (dfg_compile_options.allow_tf32) */
     int f32_storage_only; /* 1: it refuses bf16 activations beside f32

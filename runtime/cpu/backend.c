@@ -148,6 +148,11 @@ static const dfg_target cpu_target = {
     .blocked_layouts = 1,
     .fused_post_ops = 1,
     .in_place_depthwise = 1,
+    /* A program for the CPU keeps attention's separate steps (oneDNN's
+     * products and the softmax kernel; docs/BENCHMARKS.md compares them
+     * with the fused kernel); the attention kernel (runtime/cpu/linalg/
+     * attention.c) runs programs compiled for a target that fuses. */
+    .fused_attention = 0,
 };
 
 const dfg_backend dfg_cpu_backend = {

@@ -33,6 +33,7 @@ static const dfg_cpu_kernel kernels[DFG_OP_COUNT] = {
     [DFG_OP_GREATER] = dfg_cpu_compare,
     [DFG_OP_CAST] = dfg_cpu_cast,
     [DFG_OP_MATMUL] = dfg_cpu_matmul,
+    [DFG_OP_ATTENTION] = dfg_cpu_attention,
     [DFG_OP_GEMM] = dfg_cpu_gemm,
     [DFG_OP_CONV2D] = dfg_cpu_conv2d,
     [DFG_OP_MAX_POOL] = dfg_cpu_pool,

@@ -37,6 +37,7 @@ dfg_status dfg_cpu_layer_norm(const dfg_kernel_args *args);
 dfg_status dfg_cpu_batch_norm(const dfg_kernel_args *args);
 dfg_status dfg_cpu_matmul(const dfg_kernel_args *args);
 dfg_status dfg_cpu_gemm(const dfg_kernel_args *args);
+dfg_status dfg_cpu_attention(const dfg_kernel_args *args);
 dfg_status dfg_cpu_conv2d(const dfg_kernel_args *args);
 dfg_status dfg_cpu_pool(const dfg_kernel_args *args);    /* max_pool, average_pool */
 dfg_status dfg_cpu_copy(const dfg_kernel_args *args);    /* reshape, flatten, squeeze, unsqueeze, identity */

@@ -154,12 +154,44 @@ static dfg_status enqueue_product(dfg_backend_context *c,
     return e == cudaSuccess ? DFG_OK : dfg_cuda_error(e, "a fused epilogue");
 }
 
+/* An attention step: cuDNN's fused kernel where it took the step, else
+ * the unfused steps (attention_mapping.h) over the scores in the
+ * workspace. */
+static dfg_status enqueue_attention(dfg_backend_context *c,
+                                    const dfg_cuda_step_plan *p)
+{
+    const dfg_step_args *a = p->args;
+    const dfg_cuda_attention *t = &p->u.attention;
+    cudaStream_t s = c->stream;
+    if (p->dnn)
+        return dfg_cuda_dnn_run(c->dnn, p, s);
+    dfg_dtype dtype = a->in_types[0].dtype;
+    void *scores = a->workspace;
+    dfg_status st = dfg_cuda_blas_step(&c->blas, p, s);
+    if (st == DFG_OK)
+        st = dfg_cuda_blas_product(&c->blas, &t->scores, dtype, a->in[0],
+                                   a->in[1], scores);
+    if (st != DFG_OK)
+        return st;
+    cudaError_t e = t->has_mask ? dfg_cuda_launch_binary(&t->mask, scores,
+                                                         a->in[3], scores, s)
+                                : cudaSuccess;
+    if (e == cudaSuccess)
+        e = dfg_cuda_launch_softmax(&t->softmax, scores, scores, s);
+    if (e != cudaSuccess)
+        return dfg_cuda_error(e, "kernel launch");
+    return dfg_cuda_blas_product(&c->blas, &t->out, dtype, scores, a->in[2],
+                                 a->out[0]);
+}
+
 /* Queues one step's kernels. */
 static dfg_status enqueue_step(dfg_backend_context *c,
                                const dfg_cuda_step_plan *p)
 {
     const dfg_step_args *a = p->args;
     cudaStream_t s = c->stream;
+    if (p->kind == DFG_CUDA_ATTENTION)
+        return enqueue_attention(c, p);
     if (p->dnn)
         return enqueue_product(c, p);
     int64_t size = dfg_cuda_dtype_size(a->out_types[0].dtype);

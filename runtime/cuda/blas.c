@@ -59,10 +59,9 @@ static cublasOperation_t op(int trans)
     return trans ? CUBLAS_OP_T : CUBLAS_OP_N;
 }
 
-/* One row-major product on operands of dtype (offsets already applied). */
-static dfg_status product(dfg_cuda_blas *blas, const dfg_cuda_row_gemm *row,
-                          dfg_dtype dtype, const void *a, const void *b,
-                          void *c)
+dfg_status dfg_cuda_blas_product(dfg_cuda_blas *blas,
+                                 const dfg_cuda_row_gemm *row, dfg_dtype dtype,
+                                 const void *a, const void *b, void *c)
 {
     dfg_cuda_blas_gemm g;
     dfg_status st = dfg_cuda_blas_gemm_from_row_major(row, &g);
@@ -100,7 +99,7 @@ static dfg_status run_matmul(dfg_cuda_blas *blas, const dfg_cuda_step_plan *p)
     for (int64_t call = 0; call < p->u.matmul.calls; call++) {
         int64_t ia, ib, ic;
         dfg_cuda_matmul_call_offsets(&p->u.matmul, call, &ia, &ib, &ic);
-        dfg_status st = product(blas, &p->u.matmul.gemm, dtype,
+        dfg_status st = dfg_cuda_blas_product(blas, &p->u.matmul.gemm, dtype,
                                 at(s->in[0], ia, size), at(s->in[1], ib, size),
                                 (char *)s->out[0] + ic * size);
         if (st != DFG_OK)
@@ -119,7 +118,7 @@ static dfg_status run_gemm(dfg_cuda_blas *blas, const dfg_cuda_step_plan *p,
         if (e != cudaSuccess)
             return launch_error(e, "gemm: broadcasting C");
     }
-    return product(blas, &p->u.gemm.gemm, s->in_types[0].dtype, s->in[0],
+    return dfg_cuda_blas_product(blas, &p->u.gemm.gemm, s->in_types[0].dtype, s->in[0],
                    s->in[1], s->out[0]);
 }
 
@@ -150,7 +149,7 @@ static dfg_status device_product(void *ctx, const dfg_cuda_row_gemm *row,
                                  const void *b, void *c)
 {
     const conv_device *d = ctx;
-    return product(d->blas, row, dtype, a, b, c);
+    return dfg_cuda_blas_product(d->blas, row, dtype, a, b, c);
 }
 
 static dfg_status device_im2col(void *ctx, const dfg_cuda_im2col *chunks,
@@ -209,6 +208,7 @@ dfg_status dfg_cuda_blas_step(dfg_cuda_blas *blas,
     case DFG_CUDA_CONV2D:
     case DFG_CUDA_CONV_GRAD_INPUT:
     case DFG_CUDA_CONV_GRAD_WEIGHT: return run_conv(blas, plan, stream);
+    case DFG_CUDA_ATTENTION: return DFG_OK; /* its products: backend_steps.c */
     default:
         return dfg_error(DFG_ERR_INTERNAL, "cuBLAS: step kind %d is not a "
                          "product", (int)plan->kind);

@@ -32,8 +32,15 @@ void dfg_cuda_blas_destroy(dfg_cuda_blas *blas);
 dfg_status dfg_cuda_blas_set_workspace(dfg_cuda_blas *blas, void *workspace,
                                        size_t bytes);
 
+/* One row-major product (gemm_mapping.h) on operands of dtype, offsets
+ * already applied, with the workspace and math the last step set. */
+dfg_status dfg_cuda_blas_product(dfg_cuda_blas *blas,
+                                 const dfg_cuda_row_gemm *row, dfg_dtype dtype,
+                                 const void *a, const void *b, void *c);
+
 /* Queues a matmul, gemm, conv2d or conv2d gradient step (plan->kind says
- * which). */
+ * which); for an attention step it sets the step's workspace and math
+ * only, for the products its unfused steps queue (backend_steps.c). */
 dfg_status dfg_cuda_blas_step(dfg_cuda_blas *blas,
                               const dfg_cuda_step_plan *plan,
                               cudaStream_t stream);

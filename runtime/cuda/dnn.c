@@ -5,6 +5,7 @@
 #include <cudnn.h>
 
 #include "cuda/plan/dnn_mapping.h"
+#include "dnn_attention.h"
 #include "error.h"
 #include "memory.h"
 
@@ -14,6 +15,7 @@ struct dfg_cuda_dnn {
 };
 
 struct dfg_cuda_dnn_step {
+    dfg_cuda_sdpa_plan *sdpa; /* an attention step's; else a conv's: */
     dfg_cuda_dnn_conv conv;
     cudnnTensorDescriptor_t x, y, bias;
     cudnnFilterDescriptor_t w;
@@ -86,6 +88,7 @@ void dfg_cuda_dnn_release(const dfg_allocator *allocator,
         cudnnDestroyFilterDescriptor(d->w);
     if (d->desc)
         cudnnDestroyConvolutionDescriptor(d->desc);
+    dfg_cuda_sdpa_free(allocator, d->sdpa);
     dfg_free(allocator, d);
     plan->dnn = NULL;
 }
@@ -237,11 +240,45 @@ static dfg_status choose(cudnnHandle_t h, struct dfg_cuda_dnn_step *d,
     return DFG_OK;
 }
 
+/* An attention step on cuDNN's fused attention where the mapping and
+ * cuDNN's engines allow; else plan->dnn_why says why not. */
+static dfg_status take_attention(dfg_cuda_dnn *dnn,
+                                 const dfg_allocator *allocator,
+                                 dfg_cuda_step_plan *plan, void *workspace,
+                                 size_t bytes)
+{
+    dfg_cuda_sdpa sdpa;
+    const char *why = NULL;
+    if (!dfg_cuda_sdpa_make(plan, &sdpa, &why)) {
+        plan->dnn_why = why;
+        return DFG_OK;
+    }
+    struct dfg_cuda_dnn_step *d = dfg_calloc(allocator, 1, sizeof *d);
+    if (!d)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                         "cuda backend: out of memory for a cuDNN step");
+    dfg_cuda_blas_workspace(workspace, (int64_t)bytes, 0, &d->workspace,
+                            &bytes);
+    dfg_status st = dfg_cuda_sdpa_build(dnn->handle, allocator, &sdpa,
+                                        plan->args, d->workspace, bytes,
+                                        &d->sdpa, &why);
+    if (st != DFG_OK || !d->sdpa) {
+        dfg_free(allocator, d);
+        plan->dnn_why = why;
+        return st;
+    }
+    plan->dnn = d;
+    plan->dnn_why = NULL;
+    return DFG_OK;
+}
+
 dfg_status dfg_cuda_dnn_take(dfg_cuda_dnn *dnn, const dfg_allocator *allocator,
                              dfg_cuda_step_plan *plan, void *workspace,
                              size_t bytes)
 {
     plan->dnn = NULL;
+    if (plan->kind == DFG_CUDA_ATTENTION && dnn)
+        return take_attention(dnn, allocator, plan, workspace, bytes);
     if (plan->kind != DFG_CUDA_CONV2D && plan->kind != DFG_CUDA_CONV_GRAD_INPUT &&
         plan->kind != DFG_CUDA_CONV_GRAD_WEIGHT)
         return DFG_OK;
@@ -311,6 +348,11 @@ dfg_status dfg_cuda_dnn_run(dfg_cuda_dnn *dnn, const dfg_cuda_step_plan *plan,
     const struct dfg_cuda_dnn_step *d = plan->dnn;
     const dfg_step_args *a = plan->args;
     cudnnStatus_t s;
+    if (d->sdpa) {
+        s = dfg_cuda_sdpa_run(dnn->handle, d->sdpa);
+        return s == CUDNN_STATUS_SUCCESS ? DFG_OK
+                                         : dnn_error(s, "fused attention");
+    }
     switch (d->conv.direction) {
     case DFG_CUDA_DNN_FORWARD: s = forward(dnn, d, a, stream); break;
     case DFG_CUDA_DNN_BACKWARD_DATA:

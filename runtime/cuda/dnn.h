@@ -25,8 +25,10 @@ dfg_status dfg_cuda_dnn_create(const dfg_allocator *allocator,
 void dfg_cuda_dnn_destroy(const dfg_allocator *allocator, dfg_cuda_dnn *dnn);
 
 /* Sets plan->dnn when cuDNN takes the step (dnn may be NULL: it takes
- * none), else plan->dnn_why for a convolution it leaves to the backend's
- * own path; workspace and bytes are what it may use. */
+ * none): a convolution, or an attention step on cuDNN's fused attention
+ * (dnn_attention.h); else plan->dnn_why for a convolution or an attention
+ * step it leaves to the backend's own path; workspace and bytes are what
+ * it may use. */
 dfg_status dfg_cuda_dnn_take(dfg_cuda_dnn *dnn, const dfg_allocator *allocator,
                              dfg_cuda_step_plan *plan, void *workspace,
                              size_t bytes);

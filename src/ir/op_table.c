@@ -29,7 +29,8 @@ const dfg_op_info *dfg_op_get(dfg_op op)
 int dfg_op_uses_blas(dfg_op op)
 {
     return op == DFG_OP_MATMUL || op == DFG_OP_GEMM || op == DFG_OP_CONV2D ||
-           op == DFG_OP_CONV2D_GRAD_INPUT || op == DFG_OP_CONV2D_GRAD_WEIGHT;
+           op == DFG_OP_CONV2D_GRAD_INPUT || op == DFG_OP_CONV2D_GRAD_WEIGHT ||
+           op == DFG_OP_ATTENTION;
 }
 
 int dfg_op_writes_inputs(dfg_op op)

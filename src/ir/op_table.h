@@ -73,8 +73,8 @@ const char *dfg_op_label(dfg_op op, const dfg_attrs *attrs, char *buf,
                          size_t size);
 
 /* 1 for the ops a device backend runs through its BLAS library (matmul,
- * gemm, conv2d and its gradients): their workspace may carry extra BLAS
- * scratch. */
+ * gemm, conv2d and its gradients, attention): their workspace may carry
+ * extra BLAS scratch. */
 int dfg_op_uses_blas(dfg_op op);
 /* 1 for the ops that update some of their inputs in place (the optimizer
  * steps of a training program, dropout_train's step): a program with one writes its weights
@@ -156,5 +156,8 @@ int64_t dfg_workspace_conv2d_weight_update(const dfg_attrs *attrs,
                                            const dfg_type *in, int32_t n_in,
                                            const dfg_type *out,
                                            int32_t n_out);
+int64_t dfg_workspace_attention(const dfg_attrs *attrs, const dfg_type *in,
+                                int32_t n_in, const dfg_type *out,
+                                int32_t n_out);
 
 #endif

@@ -576,6 +576,25 @@ static void vector_chunks(const dfg_cuda_step_plan *p, const void *a,
     }
 }
 
+/* An attention step's unfused steps (attention_mapping.h), as
+ * backend_steps.c queues them. */
+static dfg_status attention(const dfg_cuda_step_plan *p)
+{
+    const dfg_step_args *a = p->args;
+    const dfg_cuda_attention *t = &p->u.attention;
+    dfg_dtype dtype = a->in_types[0].dtype;
+    void *scores = a->workspace;
+    dfg_status st = product(&t->scores, dtype, a->in[0], a->in[1], scores);
+    for (int64_t i = 0; st == DFG_OK && t->has_mask && i < t->mask.n; i++)
+        dfg_cuda_binary_element(&t->mask, scores, a->in[3], scores, i,
+                                t->mask.index32);
+    if (st == DFG_OK)
+        softmax(&t->softmax, scores, scores);
+    return st == DFG_OK
+               ? product(&t->out, dtype, scores, a->in[2], a->out[0])
+               : st;
+}
+
 static dfg_status emulate_kind(const dfg_cuda_step_plan *p,
                                unsigned int *status)
 {
@@ -672,6 +691,7 @@ static dfg_status emulate_kind(const dfg_cuda_step_plan *p,
         return product(&p->u.gemm.gemm, a->in_types[0].dtype, a->in[0],
                        a->in[1], a->out[0]);
     case DFG_CUDA_CONV2D: return dfg_cuda_conv_forward_run(p, &host_conv_ops);
+    case DFG_CUDA_ATTENTION: return attention(p);
     case DFG_CUDA_CONV_GRAD_INPUT:
     case DFG_CUDA_CONV_GRAD_WEIGHT:
         return dfg_cuda_conv_grad_run(p, &host_conv_ops);

@@ -15,6 +15,7 @@
 #include "cpu/kernels.h"
 #include "cpu/parallel.h"
 #include "ir/geometry/reduce_geometry.h"
+#include "softmax_row.h"
 #include "cpu/elementwise/vector_clones.h"
 
 typedef struct softmax_ctx {
@@ -91,11 +92,10 @@ static void softmax_run(const softmax_ctx *c, const softmax_block *b)
 
 /* softmax_run for a contiguous f32 row (inner == 1), each pass a loop the
  * compiler vectorizes: the max and the sum in lanes (f32_reduce.h), exp
- * in its branch-free form (f32_math.h). y may be x (in place): every pass
- * reads element i before it writes it. */
+ * in its branch-free form (f32_math.h). */
 DFG_VECTOR_CLONES
-static void softmax_row_f32(int log_form, const float *x, float *y,
-                            int64_t n)
+void dfg_cpu_softmax_row_f32(int log_form, const float *x, float *y,
+                             int64_t n)
 {
     float max = dfg_f32_max(x, n);
     if (!log_form) {
@@ -139,7 +139,7 @@ dfg_status dfg_cpu_softmax(const dfg_kernel_args *args)
     if (c.inner == 1 && c.dtype == DFG_F32) {
 #pragma omp parallel for if (parallel) schedule(static)
         for (int64_t row = 0; row < outer; row++)
-            softmax_row_f32(c.log, (const float *)c.in + row * c.n,
+            dfg_cpu_softmax_row_f32(c.log, (const float *)c.in + row * c.n,
                             (float *)c.out + row * c.n, c.n);
         return DFG_OK;
     }

@@ -94,7 +94,13 @@ static int is_conv(dfg_cuda_kind k)
 const char *dfg_cuda_step_runs_on(const dfg_cuda_step_plan *p, char *buf,
                                   size_t size)
 {
-    if (p->dnn) {
+    if (p->kind == DFG_CUDA_ATTENTION) {
+        snprintf(buf, size, "%s%s%s%s",
+                 p->dnn ? "cuDNN fused attention"
+                        : "cuBLAS + softmax kernel",
+                 p->dnn_why ? " (cuDNN: " : "", p->dnn_why ? p->dnn_why : "",
+                 p->dnn_why ? ")" : "");
+    } else if (p->dnn) {
         snprintf(buf, size, "cuDNN");
     } else if (p->lt) {
         snprintf(buf, size, "cuBLASLt %s",

@@ -29,8 +29,10 @@ void dfg_cuda_lt_form_make(dfg_cuda_step_plan *plan);
 /* What runs the step in reports (dfgc bench --profile's "runs on"), into
  * buf: "cuDNN", "cuBLASLt RELU_BIAS", "cuBLAS" (with the epilogue kernel
  * and why cuBLASLt did not take it), "cuBLAS im2col" (with why cuDNN did
- * not), from the step's library choices (plan->dnn, plan->lt and their
- * reasons); NULL for a step on the backend's own kernels alone. */
+ * not), "cuDNN fused attention" or "cuBLAS + softmax kernel" (with why
+ * cuDNN's did not run it), from the step's library choices (plan->dnn,
+ * plan->lt and their reasons); NULL for a step on the backend's own
+ * kernels alone. */
 const char *dfg_cuda_step_runs_on(const dfg_cuda_step_plan *plan, char *buf,
                                   size_t size);
 

@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "attention_mapping.h"
 #include "conv_forward.h"
 #include "dnn_mapping.h"
 #include "error.h"
@@ -516,6 +517,7 @@ static const plan_fn planners[DFG_OP_COUNT] = {
     [DFG_OP_ALL_REDUCE_WAIT] = dfg_cuda_plan_collective,
     [DFG_OP_BATCH_NORM_TRAIN] = dfg_cuda_plan_batch_norm_train,
     [DFG_OP_BATCH_NORM_TRAIN_GRAD] = dfg_cuda_plan_batch_norm_train,
+    [DFG_OP_ATTENTION] = dfg_cuda_plan_attention,
 };
 
 int dfg_cuda_supports_op(dfg_op op)

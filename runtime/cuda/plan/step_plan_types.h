@@ -53,7 +53,8 @@ typedef enum dfg_cuda_kind {
     DFG_CUDA_COLLECTIVE,          /* all_reduce_start / _wait: the
                                      session's collective, on the stream */
     DFG_CUDA_BATCH_NORM_TRAIN,
-    DFG_CUDA_BATCH_NORM_TRAIN_GRAD
+    DFG_CUDA_BATCH_NORM_TRAIN_GRAD,
+    DFG_CUDA_ATTENTION            /* attention_mapping.h */
 } dfg_cuda_kind;
 
 /* What one im2col batch of a conv2d covers (conv_forward.h): `images`
@@ -85,6 +86,16 @@ typedef struct dfg_cuda_lt_form {
     float beta;
     const char *why_not; /* OFF with an epilogue to fuse: why (static) */
 } dfg_cuda_lt_form;
+
+/* An attention step's unfused steps (attention_mapping.h), every head at
+ * once: the scores [heads, sq, sk] in the workspace, in the operands'
+ * dtype. */
+typedef struct dfg_cuda_attention {
+    dfg_cuda_row_gemm scores, out;
+    int has_mask;
+    dfg_cuda_binary mask;       /* scores + mask into the scores */
+    dfg_cuda_softmax softmax;   /* the scores' rows, in place */
+} dfg_cuda_attention;
 
 typedef struct dfg_cuda_step_plan {
     dfg_cuda_kind kind;
@@ -170,6 +181,7 @@ typedef struct dfg_cuda_step_plan {
         dfg_cuda_gather gather_grad; /* gather's map, walked backwards */
         dfg_cuda_optimizer optimizer;
         dfg_cuda_batch_norm_train batch_norm_train; /* and its gradient */
+        dfg_cuda_attention attention;
     } u;
 } dfg_cuda_step_plan;
 

@@ -16,6 +16,7 @@ const dfg_target dfg_cuda_target = {
     .blas_workspace_bytes = DFG_DEFAULT_BLAS_WORKSPACE,
     .blocked_layouts = 0,
     .fused_post_ops = 1,
+    .fused_attention = 1,
     .tf32 = 1,
     .f32_storage_only = 1,
     .half_inference = 1,
