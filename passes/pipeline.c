@@ -316,11 +316,16 @@ dfg_status dfg_compile(const dfg_graph *graph,
     if (st != DFG_OK)
         return st;
     /* A training step updates its weights: no backend rule (see
-     * dfg_compile_options.backend_workspace). */
+     * dfg_compile_options.backend_workspace), but for the CPU's the part
+     * that plans its backward convolutions' scratch
+     * (dfg_cpu_training_step_workspace). */
     dfg_compile_options effective = *options;
     if (effective.training) {
-        effective.backend_workspace = NULL;
-        effective.backend_workspace_for = NULL;
+        int cpu = effective.backend_workspace == dfg_cpu_step_workspace;
+        effective.backend_workspace =
+            cpu ? dfg_cpu_training_step_workspace : NULL;
+        if (!cpu)
+            effective.backend_workspace_for = NULL;
     }
     if (!effective.prefer_memory || !blocks_layouts(&effective))
         return compile_once(graph, &effective, out);

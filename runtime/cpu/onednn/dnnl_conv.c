@@ -8,6 +8,7 @@
 #include "cpu/linalg/columns_conv.h"
 #include "ir/geometry/conv_geometry.h"
 #include "cpu_layout_rule.h"
+#include "dnnl_calls.h"
 #include "dnnl_conv.h"
 #include "dnnl_post_ops.h"
 #include "dnnl_formats.h"
@@ -51,32 +52,9 @@ static int64_t workspace_of(const conv_plan *p)
     return p->scratch_bytes + p->x_bytes + p->y_bytes;
 }
 
-static int64_t scratchpad_bytes(const_dnnl_primitive_desc_t pd)
-{
-    const dnnl_memory_desc_t *md =
-        dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    return md ? (int64_t)dnnl_memory_desc_get_size(md) : 0;
-}
-
 static int64_t aligned_size(const dnnl_memory_desc_t *md)
 {
     return dfg_align_up((int64_t)dnnl_memory_desc_get_size(md), PART_ALIGN);
-}
-
-/* A reorder from -> to with a user scratchpad, or NULL when the two are
- * the same layout; -1 if oneDNN has none. */
-static int reorder_make(dnnl_engine_t engine, const dnnl_memory_desc_t *from,
-                        const dnnl_memory_desc_t *to,
-                        const_dnnl_primitive_attr_t attr,
-                        dnnl_primitive_desc_t *out)
-{
-    *out = NULL;
-    if (dnnl_memory_desc_equal(from, to))
-        return 0;
-    return dnnl_reorder_primitive_desc_create(out, from, engine, to, engine,
-                                              attr) == dnnl_success
-               ? 0
-               : -1;
 }
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -91,24 +69,6 @@ static int32_t layout_of(const dnnl_memory_desc_t *md)
             return l;
     }
     return -1;
-}
-
-/* The name of the implementation oneDNN chose for pd ("jit:avx2",
- * "brgconv:avx512_core", "ref:any"), "" if it says none. */
-static const char *impl_of(const_dnnl_primitive_desc_t pd)
-{
-    const char *impl = NULL;
-    return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0,
-                                     &impl) == dnnl_success && impl
-               ? impl
-               : "";
-}
-
-/* 1 if oneDNN runs pd on a kernel of its own (jit, brgemm), not on its
- * reference implementation. */
-static int runs_library_kernel(const_dnnl_primitive_desc_t pd)
-{
-    return impl_of(pd)[0] && strncmp(impl_of(pd), "ref", 3) != 0;
 }
 
 /* Fills *p for the conv of x = in[0], w = in[1], bias = in[2] (if any)
@@ -188,7 +148,7 @@ static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
         if (ok && dnnl_primitive_desc_create(&p->conv, &desc, attr, engine,
                                              NULL) != dnnl_success)
             p->conv = NULL;
-        if (attempt == 0 && p->conv && !runs_library_kernel(p->conv)) {
+        if (attempt == 0 && p->conv && !dfg_dnnl_runs_library_kernel(p->conv)) {
             dnnl_primitive_desc_destroy(p->conv);
             p->conv = NULL;
         }
@@ -199,12 +159,12 @@ static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
         p->w_chosen =
             dnnl_primitive_desc_query_md(p->conv, dnnl_query_weights_md, 0);
         p->y_chosen = dnnl_primitive_desc_query_md(p->conv, dnnl_query_dst_md, 0);
-        ok = reorder_make(engine, &p->x_given, p->x_chosen, reorder_attr,
+        ok = dfg_dnnl_reorder_make(engine, &p->x_given, p->x_chosen, reorder_attr,
                           &p->x_reorder) == 0 &&
-             reorder_make(engine, p->y_chosen, &p->y_given, reorder_attr,
+             dfg_dnnl_reorder_make(engine, p->y_chosen, &p->y_given, reorder_attr,
                           &p->y_reorder) == 0 &&
              (n_in < 4 || in[3].rank < 0 ||
-              reorder_make(engine, &p->y_given, p->y_chosen, reorder_attr,
+              dfg_dnnl_reorder_make(engine, &p->y_given, p->y_chosen, reorder_attr,
                            &p->residual_reorder) == 0);
     }
     if (reorder_attr)
@@ -217,23 +177,23 @@ static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
     }
     /* The conv and the reorders run one after the other: one scratchpad,
      * as large as the largest of theirs, serves them all. */
-    p->scratch_bytes = dfg_align_up(scratchpad_bytes(p->conv), PART_ALIGN);
+    p->scratch_bytes = dfg_align_up(dfg_dnnl_scratchpad_bytes(p->conv), PART_ALIGN);
     if (p->x_reorder) {
         p->scratch_bytes = max64(p->scratch_bytes,
-                                 dfg_align_up(scratchpad_bytes(p->x_reorder),
+                                 dfg_align_up(dfg_dnnl_scratchpad_bytes(p->x_reorder),
                                               PART_ALIGN));
         p->x_bytes = aligned_size(p->x_chosen);
     }
     if (p->y_reorder) {
         p->scratch_bytes = max64(p->scratch_bytes,
-                                 dfg_align_up(scratchpad_bytes(p->y_reorder),
+                                 dfg_align_up(dfg_dnnl_scratchpad_bytes(p->y_reorder),
                                               PART_ALIGN));
         p->y_bytes = aligned_size(p->y_chosen);
     }
     if (p->residual_reorder)
         p->scratch_bytes = max64(
             p->scratch_bytes,
-            dfg_align_up(scratchpad_bytes(p->residual_reorder), PART_ALIGN));
+            dfg_align_up(dfg_dnnl_scratchpad_bytes(p->residual_reorder), PART_ALIGN));
     return 0;
 }
 
@@ -280,7 +240,7 @@ int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
  * or its gemm fallback). */
 static int runs_jit(const conv_plan *p)
 {
-    return strncmp(impl_of(p->conv), "jit", 3) == 0;
+    return strncmp(dfg_dnnl_impl(p->conv), "jit", 3) == 0;
 }
 
 int dfg_cpu_conv_layouts_in(const dfg_attrs *attrs, const dfg_type *in,
@@ -339,21 +299,11 @@ int dfg_cpu_conv_layouts(const dfg_attrs *attrs, const dfg_type *in,
     return made ? 0 : -1;
 }
 
-/* One primitive and the arguments it runs with. */
-typedef struct dnnl_call {
-    dnnl_primitive_t primitive;
-    int n_args;
-    dnnl_exec_arg_t args[5];
-} dnnl_call;
-
 struct dfg_dnnl_conv {
     dfg_winograd_conv *winograd; /* runs the step instead, if not NULL */
     dfg_columns_conv *columns;   /* or this */
-    dnnl_call calls[4]; /* x reorder, residual reorder, conv, y reorder;
-                           n_calls of them */
-    int n_calls;
-    dnnl_memory_t memories[8];
-    int n_memories;
+    dfg_dnnl_calls calls; /* x reorder, residual reorder, conv, y reorder,
+                             those it has */
     /* A sum post-op's residual, copied into the plain y before the calls
      * unless y is planned over it (NULL: nothing to copy). */
     const void *residual;
@@ -367,23 +317,13 @@ struct dfg_dnnl_conv {
 static dnnl_memory_t memory_at(dfg_dnnl_conv *c, dnnl_engine_t engine,
                                const dnnl_memory_desc_t *md, void *data)
 {
-    dnnl_memory_t m = NULL;
-    if (dnnl_memory_create(&m, md, engine, data) != dnnl_success)
-        return NULL;
-    c->memories[c->n_memories++] = m;
-    return m;
+    return dfg_dnnl_calls_memory(&c->calls, engine, md, data);
 }
 
 static int call_add(dfg_dnnl_conv *c, const_dnnl_primitive_desc_t pd,
                     const dnnl_exec_arg_t *args, int n_args)
 {
-    dnnl_call *call = &c->calls[c->n_calls];
-    if (dnnl_primitive_create(&call->primitive, pd) != dnnl_success)
-        return -1;
-    memcpy(call->args, args, (size_t)n_args * sizeof *args);
-    call->n_args = n_args;
-    c->n_calls++;
-    return 0;
+    return dfg_dnnl_calls_add(&c->calls, pd, args, n_args);
 }
 
 /* The weights in the conv's chosen format: used in place when that is
@@ -473,7 +413,7 @@ static int conv_calls_make(dfg_dnnl_conv *c, dnnl_engine_t engine,
         if (call_add(c, p->y_reorder, back, 3) != 0)
             return -1;
     }
-    strncpy(c->impl, impl_of(p->conv), sizeof c->impl - 1);
+    strncpy(c->impl, dfg_dnnl_impl(p->conv), sizeof c->impl - 1);
     return 0;
 }
 
@@ -557,14 +497,7 @@ dfg_status dfg_dnnl_conv_run(const dfg_dnnl_conv *c, dnnl_stream_t stream)
         return dfg_columns_conv_run(c->columns, stream);
     if (c->residual)
         memcpy(c->residual_to, c->residual, c->residual_bytes);
-    for (int i = 0; i < c->n_calls; i++) {
-        const dnnl_call *call = &c->calls[i];
-        if (dnnl_primitive_execute(call->primitive, stream, call->n_args,
-                                   call->args) != dnnl_success)
-            return dfg_error(DFG_ERR_INTERNAL,
-                             "oneDNN conv2d (%s) failed to run", c->impl);
-    }
-    return DFG_OK;
+    return dfg_dnnl_calls_run(&c->calls, stream, "conv2d");
 }
 
 const char *dfg_dnnl_conv_impl(const dfg_dnnl_conv *c) { return c->impl; }
@@ -584,10 +517,7 @@ void dfg_dnnl_conv_destroy(dfg_dnnl_conv *c, const dfg_allocator *allocator)
         return;
     dfg_winograd_conv_destroy(c->winograd, allocator);
     dfg_columns_conv_destroy(c->columns, allocator);
-    for (int i = 0; i < c->n_calls; i++)
-        dnnl_primitive_destroy(c->calls[i].primitive);
-    for (int i = 0; i < c->n_memories; i++)
-        dnnl_memory_destroy(c->memories[i]);
+    dfg_dnnl_calls_destroy(&c->calls);
     dfg_dnnl_weights_release(c->weights);
     dfg_free(allocator, c);
 }
