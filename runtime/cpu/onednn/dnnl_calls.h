@@ -11,8 +11,8 @@
 #include <dnnl.h>
 #include "dfg/status.h"
 
-#define DFG_DNNL_MAX_CALLS 4
-#define DFG_DNNL_MAX_MEMORIES 8
+#define DFG_DNNL_MAX_CALLS 5
+#define DFG_DNNL_MAX_MEMORIES 10
 
 typedef struct dfg_dnnl_call {
     dnnl_primitive_t primitive;

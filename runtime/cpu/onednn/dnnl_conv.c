@@ -26,16 +26,21 @@
  * plain and chosen ones of w, and the primitive descriptors of the conv and of
  * the reorders of x and y (NULL where the chosen format is the plain
  * one), and of the residual into the chosen y (a sum post-op adds what y
- * holds). Every primitive descriptor has a user scratchpad. */
+ * holds). Every primitive descriptor has a user scratchpad. Weights
+ * that change between runs (a training step's) have a reorder of their
+ * own into the chosen w, within the step (weights_reorder_add). */
 typedef struct conv_plan {
     dnnl_memory_desc_t x_given, w_plain, b_plain, y_given;
     const dnnl_memory_desc_t *x_chosen, *w_chosen, *y_chosen;
-    dnnl_primitive_desc_t conv, x_reorder, y_reorder, residual_reorder;
-    int64_t scratch_bytes, x_bytes, y_bytes; /* aligned */
+    dnnl_primitive_desc_t conv, x_reorder, y_reorder, residual_reorder,
+        w_reorder;
+    int64_t scratch_bytes, x_bytes, y_bytes, w_bytes; /* aligned */
 } conv_plan;
 
 static void conv_plan_free(conv_plan *p)
 {
+    if (p->w_reorder)
+        dnnl_primitive_desc_destroy(p->w_reorder);
     if (p->residual_reorder)
         dnnl_primitive_desc_destroy(p->residual_reorder);
     if (p->y_reorder)
@@ -49,7 +54,7 @@ static void conv_plan_free(conv_plan *p)
 
 static int64_t workspace_of(const conv_plan *p)
 {
-    return p->scratch_bytes + p->x_bytes + p->y_bytes;
+    return p->scratch_bytes + p->x_bytes + p->y_bytes + p->w_bytes;
 }
 
 static int64_t aligned_size(const dnnl_memory_desc_t *md)
@@ -197,9 +202,34 @@ static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
     return 0;
 }
 
-int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
-                                      const dfg_type *in, int32_t n_in,
-                                      const dfg_type *out, int32_t n_out)
+/* Adds to p the reorder of weights that change between runs into the
+ * chosen w, its copy after y's in the workspace (none where the chosen
+ * format is the plain one); -1 if oneDNN has none. */
+static int weights_reorder_add(dnnl_engine_t engine, conv_plan *p)
+{
+    dnnl_primitive_attr_t attr = NULL;
+    int ok = dnnl_primitive_attr_create(&attr) == dnnl_success &&
+             dnnl_primitive_attr_set_scratchpad_mode(
+                 attr, dnnl_scratchpad_mode_user) == dnnl_success &&
+             dfg_dnnl_reorder_make(engine, &p->w_plain, p->w_chosen, attr,
+                                   &p->w_reorder) == 0;
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
+    if (ok && p->w_reorder) {
+        p->scratch_bytes = max64(
+            p->scratch_bytes,
+            dfg_align_up(dfg_dnnl_scratchpad_bytes(p->w_reorder), PART_ALIGN));
+        p->w_bytes = aligned_size(p->w_chosen);
+    }
+    return ok ? 0 : -1;
+}
+
+/* The workspace of the conv of these operands, weights constant or
+ * changing (varying: the direct primitive and the weights' reorder
+ * only); 0 when oneDNN does not take it. */
+static int64_t planned_bytes(const dfg_attrs *attrs, const dfg_type *in,
+                             int32_t n_in, const dfg_type *out, int32_t n_out,
+                             int varying)
 {
     if (n_in < 2 || n_out < 1)
         return 0;
@@ -215,25 +245,46 @@ int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
     omp_set_num_threads(omp_get_num_procs());
     conv_plan p;
     int64_t bytes = 0;
-    int made = conv_plan_make(engine, attrs, in, n_in, out, &p) == 0;
+    int planned = conv_plan_make(engine, attrs, in, n_in, out, &p) == 0;
+    int made = planned && (!varying || weights_reorder_add(engine, &p) == 0);
     /* Room for the direct conv too: a session whose Winograd product
-     * wants more than planned (another CPU) falls back to it. */
+     * wants more than planned (another CPU) falls back to it. Neither
+     * takes weights that change. */
     int64_t winograd =
-        made ? dfg_winograd_workspace_bytes(engine, attrs, in, n_in, &out[0])
-             : 0;
+        made && !varying
+            ? dfg_winograd_workspace_bytes(engine, attrs, in, n_in, &out[0])
+            : 0;
     int64_t columns =
-        made ? dfg_columns_workspace_bytes(engine, attrs, in, n_in, &out[0])
-             : 0;
+        made && !varying
+            ? dfg_columns_workspace_bytes(engine, attrs, in, n_in, &out[0])
+            : 0;
     omp_set_num_threads(threads);
     if (made) {
         /* 0 would read as "not for oneDNN": a conv that needs no scratch
          * still asks for one part. */
         bytes = max64(max64(workspace_of(&p), max64(winograd, columns)),
                       PART_ALIGN);
-        conv_plan_free(&p);
     }
+    if (planned)
+        conv_plan_free(&p);
     dnnl_engine_destroy(engine);
     return bytes;
+}
+
+int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
+                                      const dfg_type *in, int32_t n_in,
+                                      const dfg_type *out, int32_t n_out)
+{
+    return planned_bytes(attrs, in, n_in, out, n_out, 0);
+}
+
+int64_t dfg_dnnl_conv_training_workspace_bytes(const dfg_attrs *attrs,
+                                               const dfg_type *in,
+                                               int32_t n_in,
+                                               const dfg_type *out,
+                                               int32_t n_out)
+{
+    return planned_bytes(attrs, in, n_in, out, n_out, 1);
 }
 
 /* 1 if oneDNN runs the conv of plan p on a jit kernel (not its reference
@@ -332,10 +383,23 @@ static int call_add(dfg_dnnl_conv *c, const_dnnl_primitive_desc_t pd,
  * NULL on failure. */
 static dnnl_memory_t weights_memory(dfg_dnnl_conv *c, dnnl_engine_t engine,
                                     const conv_plan *p,
-                                    const dfg_kernel_args *step)
+                                    const dfg_kernel_args *step,
+                                    dnnl_memory_t scratch)
 {
     if (dnnl_memory_desc_equal(&p->w_plain, p->w_chosen))
         return memory_at(c, engine, p->w_chosen, (void *)step->in[1]);
+    if (p->w_reorder) { /* weights that change: reordered at every run */
+        char *at = (char *)step->workspace + p->scratch_bytes + p->x_bytes +
+                   p->y_bytes;
+        dnnl_memory_t plain =
+            memory_at(c, engine, &p->w_plain, (void *)step->in[1]);
+        dnnl_memory_t w = memory_at(c, engine, p->w_chosen, at);
+        dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, plain},
+                                   {DNNL_ARG_TO, w},
+                                   {DNNL_ARG_SCRATCHPAD, scratch}};
+        return plain && w && call_add(c, p->w_reorder, args, 3) == 0 ? w
+                                                                    : NULL;
+    }
     void *data = NULL;
     if (dfg_dnnl_weights_acquire(engine, &p->w_plain, step->in[1],
                                  p->w_chosen, (step->shared_inputs & 2u) != 0,
@@ -359,7 +423,8 @@ static int conv_calls_make(dfg_dnnl_conv *c, dnnl_engine_t engine,
     dnnl_memory_t scratch = memory_at(c, engine, &scratch_md, ws);
     dnnl_memory_t x_user = memory_at(c, engine, &p->x_given, (void *)step->in[0]);
     dnnl_memory_t y_user = memory_at(c, engine, &p->y_given, step->out[0]);
-    dnnl_memory_t w = weights_memory(c, engine, p, step);
+    dnnl_memory_t w = scratch ? weights_memory(c, engine, p, step, scratch)
+                              : NULL;
     if (!scratch || !x_user || !y_user || !w)
         return -1;
     dnnl_memory_t x = x_user, y = y_user;
@@ -447,18 +512,25 @@ dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
 {
     *out = NULL;
     conv_plan p;
-    /* The weights are reordered once: they must not change between runs. */
-    if (step->n_inputs < 2 || !(step->constant_inputs & 2u) ||
+    /* Constant weights are reordered once; weights that change (a
+     * training step's) at every run, within the workspace, on the direct
+     * primitive alone. */
+    int varying = !(step->constant_inputs & 2u);
+    if (step->n_inputs < 2 ||
         conv_plan_make(engine, step->attrs, step->in_types, step->n_inputs,
                        step->out_types, &p) != 0)
         return DFG_OK;
+    if (varying && weights_reorder_add(engine, &p) != 0) {
+        conv_plan_free(&p);
+        return DFG_OK;
+    }
     dfg_winograd_conv *transformed = NULL;
     dfg_columns_conv *columns = NULL;
-    dfg_status st = winograd ? dfg_winograd_conv_create(engine, step,
-                                                        allocator,
-                                                        &transformed)
-                             : DFG_OK;
-    if (st == DFG_OK && !transformed)
+    dfg_status st = winograd && !varying
+                        ? dfg_winograd_conv_create(engine, step, allocator,
+                                                   &transformed)
+                        : DFG_OK;
+    if (st == DFG_OK && !transformed && !varying)
         st = dfg_columns_conv_create(engine, step, allocator, &columns);
     if (st != DFG_OK || transformed || columns) {
         conv_plan_free(&p);

@@ -39,7 +39,9 @@ int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
     if (op == DFG_OP_MATMUL || op == DFG_OP_GEMM)
         return dfg_dnnl_matmul_workspace_bytes((dfg_op)op, attrs, in, n_in,
                                                out, n_out);
-    return dfg_cpu_training_step_workspace(op, attrs, in, n_in, out, n_out);
+    return dfg_dnnl_conv_grad_op(op) ? dfg_cpu_training_step_workspace(
+                                           op, attrs, in, n_in, out, n_out)
+                                     : 0;
 }
 
 int64_t dfg_cpu_training_step_workspace(int32_t op, const dfg_attrs *attrs,
@@ -48,6 +50,9 @@ int64_t dfg_cpu_training_step_workspace(int32_t op, const dfg_attrs *attrs,
                                         const struct dfg_type *out,
                                         int32_t n_out)
 {
+    if (op == DFG_OP_CONV2D)
+        return dfg_dnnl_conv_training_workspace_bytes(attrs, in, n_in, out,
+                                                      n_out);
     return dfg_dnnl_conv_grad_op(op)
                ? dfg_dnnl_conv_grad_workspace_bytes(op, attrs, in, n_in, out,
                                                     n_out)
