@@ -61,14 +61,25 @@ void dfg_cpu_optimizer_apply(dfg_op op, const float *control,
         }
         return;
     }
+    /* The hyper-parameters derived once, an f32 gradient read directly,
+     * the squares summed in a local: the same arithmetic, in the same
+     * order, as dfg_adam_step element by element. */
     int decoupled = op == DFG_OP_ADAMW_UPDATE;
+    dfg_adam_hyper h = dfg_adam_hyper_of(control);
     float *m = state, *v = state + n;
+    const float *grad32 =
+        !gradient->accumulator && gradient->grad_dtype == DFG_F32
+            ? gradient->grad
+            : NULL;
+    double sum = *squares;
     for (int64_t i = begin; i < end; i++) {
-        double step = dfg_adam_step(control, decoupled,
-                                    gradient_at(gradient, i), &w[i], &m[i],
-                                    &v[i]);
-        *squares += step * step;
+        float g = grad32 ? grad32[i - gradient->first]
+                         : gradient_at(gradient, i);
+        double step = dfg_adam_step_with(&h, decoupled, g, &w[i], &m[i],
+                                         &v[i]);
+        sum += step * step;
     }
+    *squares = sum;
 }
 
 /* sgd_update, adam_update, adamw_update. */
