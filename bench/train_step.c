@@ -1,5 +1,5 @@
-/* bench-train-step [--device NAME] MODEL [OPTIMIZER] [ITERATIONS] [WARMUP]
- * [BUDGET]: one training step (forward, backward, optimizer update) of a
+/* bench-train-step [--device NAME] [--profile] MODEL [OPTIMIZER]
+ * [ITERATIONS] [WARMUP] [BUDGET]: one training step (forward, backward, optimizer update) of a
  * bundled classifier (batch 32) or of a classifier in an ONNX file
  * (MODEL.onnx, its own batch, cross-entropy over its classes), on the CPU
  * backend or NAME's (cuda: compiled for its target, as dfgc compile
@@ -7,7 +7,11 @@
  * fastest step time (the one a busy machine distorts least), the planned arena and weights-region bytes, and the growth of the
  * peak resident set over the steps (measured the same way as
  * bench/train_vs_torch.py measures PyTorch). BUDGET: a memory budget,
- * BYTES or N% (docs/training.md). Threads: OMP_NUM_THREADS. */
+ * BYTES or N% (docs/training.md). Threads: OMP_NUM_THREADS.
+ * --profile: then ITERATIONS runs with each step timed alone, and on
+ * stderr each op's mean time per step and how many of its steps a
+ * library ran (dfg_session_step_library), then every step slower than
+ * 1% of the step with what ran it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,13 +73,100 @@ static void *input_data(const dfg_tensor_info *info)
     return data;
 }
 
+/* An op's share of a profiled step. */
+typedef struct op_time {
+    const char *op;
+    double ms;
+    int steps, library_steps;
+} op_time;
+
+static int by_ms_desc(const void *a, const void *b)
+{
+    double x = ((const op_time *)a)->ms, y = ((const op_time *)b)->ms;
+    return (x < y) - (x > y);
+}
+
+/* Times each step alone over `runs` runs and prints the profile. */
+static int profile(dfg_session *s, const dfg_program *p, void *const *inputs,
+                   int runs)
+{
+    dfg_plan_stats stats;
+    dfg_program_stats(p, &stats);
+    int32_t n = stats.n_steps;
+    double *one = calloc((size_t)n + 1, sizeof *one);
+    double *mean = calloc((size_t)n + 1, sizeof *mean);
+    op_time *ops = calloc((size_t)n + 1, sizeof *ops);
+    int status = one && mean && ops ? 0 : 1;
+    for (int r = 0; r < runs && status == 0; r++) {
+        status = dfg_session_run_profiled(s, (const void *const *)inputs,
+                                          NULL, one) != DFG_OK;
+        for (int32_t i = 0; i < n && status == 0; i++)
+            mean[i] += one[i] * 1e3 / runs;
+    }
+    int n_ops = 0;
+    double all = 0.0;
+    for (int32_t i = 0; i < n && status == 0; i++) {
+        dfg_step_info info;
+        const char *library = NULL;
+        dfg_program_step_info(p, i, &info);
+        dfg_session_step_library(s, i, &library);
+        int k = 0;
+        while (k < n_ops && strcmp(ops[k].op, info.op) != 0)
+            k++;
+        if (k == n_ops)
+            ops[n_ops++] = (op_time){.op = info.op};
+        ops[k].ms += mean[i];
+        ops[k].steps++;
+        ops[k].library_steps += library != NULL;
+        all += mean[i];
+    }
+    if (status == 0) {
+        qsort(ops, (size_t)n_ops, sizeof *ops, by_ms_desc);
+        fprintf(stderr, "%-28s %9s %6s %6s %8s\n", "op", "ms/step", "share",
+                "steps", "library");
+        for (int k = 0; k < n_ops; k++)
+            fprintf(stderr, "%-28s %9.3f %5.1f%% %6d %8d\n", ops[k].op,
+                    ops[k].ms, 100.0 * ops[k].ms / all, ops[k].steps,
+                    ops[k].library_steps);
+        fprintf(stderr, "\n%5s %9s  %-28s %-26s %s\n", "step", "ms",
+                "op", "runs on", "name");
+        for (int32_t i = 0; i < n; i++) {
+            dfg_step_info info;
+            const char *library = NULL;
+            dfg_program_step_info(p, i, &info);
+            dfg_session_step_library(s, i, &library);
+            if (mean[i] >= all / 100)
+                fprintf(stderr, "%5d %9.3f  %-28s %-26s %s\n", (int)i,
+                        mean[i], info.op, library ? library : "dfg",
+                        info.name);
+        }
+    } else {
+        fprintf(stderr, "profile: %s\n", dfg_last_error());
+    }
+    free(one);
+    free(mean);
+    free(ops);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     const char *device = "cpu";
-    if (argc > 2 && strcmp(argv[1], "--device") == 0) {
-        device = argv[2];
-        argv += 2;
-        argc -= 2;
+    int profiled = 0;
+    for (int more = 1; more;) {
+        more = 0;
+        if (argc > 2 && strcmp(argv[1], "--device") == 0) {
+            device = argv[2];
+            argv += 2;
+            argc -= 2;
+            more = 1;
+        }
+        if (argc > 1 && strcmp(argv[1], "--profile") == 0) {
+            profiled = 1;
+            argv++;
+            argc--;
+            more = 1;
+        }
     }
     const char *model = argc > 1 ? argv[1] : "mlp";
     dfg_training_options t;
@@ -145,6 +236,8 @@ int main(int argc, char **argv)
            (unsigned long long)stats.weights_bytes,
            (long)dfg_process_peak_resident_bytes() - rss_before * 1024);
     free(times);
+    if (profiled && profile(s, p, inputs, iterations) != 0)
+        return 1;
     free(inputs[0]);
     free(inputs[1]);
     dfg_session_destroy(s);

@@ -352,11 +352,22 @@ dfg_status dfg_compile(const dfg_graph *graph,
     if (st != DFG_OK)
         return st;
     /* A training step updates its weights: no backend rule (see
-     * dfg_compile_options.backend_workspace). */
+     * dfg_compile_options.backend_workspace), but the CPU's part for
+     * training (dfg_cpu_training_step_workspace: its convolutions' oneDNN
+     * scratch, the arena's for speed). A memory budget plans none: dfg's
+     * kernels need no library scratch, and the budget's recomputations
+     * and fused weight updates (dfg's kernels) then compute what the
+     * steps they replace do. */
     dfg_compile_options effective = *options;
     if (effective.training) {
-        effective.backend_workspace = NULL;
-        effective.backend_workspace_for = NULL;
+        const dfg_training_options *t = effective.training;
+        int cpu = effective.backend_workspace == dfg_cpu_step_workspace &&
+                  t->memory_budget_bytes == 0 &&
+                  t->memory_budget_percent == 0.0f;
+        effective.backend_workspace =
+            cpu ? dfg_cpu_training_step_workspace : NULL;
+        if (!cpu)
+            effective.backend_workspace_for = NULL;
     }
     if (!effective.prefer_memory || !blocks_layouts(&effective))
         return compile_once(graph, &effective, out);

@@ -20,4 +20,15 @@ int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
                                const struct dfg_type *in, int32_t n_in,
                                const struct dfg_type *out, int32_t n_out);
 
+/* The rule a training step plans with: the scratch of its conv2d steps
+ * on oneDNN with their weights reordered at every run (its weights
+ * change at every step, so no copy made once could follow), and of its
+ * conv2d_grad_input and conv2d_grad_weight steps
+ * (runtime/cpu/onednn/dnnl_conv_grad.h); 0 for every other op. */
+int64_t dfg_cpu_training_step_workspace(int32_t op, const dfg_attrs *attrs,
+                                        const struct dfg_type *in,
+                                        int32_t n_in,
+                                        const struct dfg_type *out,
+                                        int32_t n_out);
+
 #endif

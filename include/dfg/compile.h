@@ -44,8 +44,10 @@ typedef struct dfg_compile_options {
      * works in the arena. A backend whose step finds less planned runs
      * its reference kernel. The CPU backend's by default (convolutions on
      * oneDNN); NULL: none (every step on the reference kernels). A
-     * training step plans none (its weights change, so the CPU backend's
-     * prepared copies of them could not follow). */
+     * training step plans, with the CPU backend's rule, only its
+     * convolutions' and their gradients' scratch, the weights reordered
+     * at every run (they change, so no copy made once could follow); with
+     * another backend's rule, or under a memory budget, none. */
     dfg_backend_workspace_fn backend_workspace;
     /* The dtype activations (and in a training step their gradients) are
      * stored in: DFG_F32 (the default) or DFG_BF16, with weights,

@@ -124,30 +124,54 @@ DFG_HOST_DEVICE static inline float dfg_sgd_step(const float *control,
     return step;
 }
 
+/* What an Adam step reads of the control vector, and what it derives
+ * from it (the same for every element of a run: a kernel over many
+ * elements makes it once). */
+typedef struct dfg_adam_hyper {
+    float lr, beta1, beta2, decay, step_size, bias2_root, epsilon;
+} dfg_adam_hyper;
+
+DFG_HOST_DEVICE static inline dfg_adam_hyper
+dfg_adam_hyper_of(const float *control)
+{
+    dfg_adam_hyper h;
+    h.lr = control[DFG_CONTROL_LR];
+    h.beta1 = control[DFG_CONTROL_MOMENTUM];
+    h.beta2 = control[DFG_CONTROL_BETA2];
+    h.decay = control[DFG_CONTROL_WEIGHT_DECAY];
+    h.step_size = h.lr / control[DFG_CONTROL_BIAS1];
+    h.bias2_root = sqrtf(control[DFG_CONTROL_BIAS2]);
+    h.epsilon = control[DFG_CONTROL_EPSILON];
+    return h;
+}
+
 /* Adam (decoupled 0: weight decay added to the gradient) or AdamW
  * (decoupled 1) on one element with moments *m and *v; returns the change
  * of *w (an f32 difference, exact while the step is small beside *w). */
+DFG_HOST_DEVICE static inline float dfg_adam_step_with(const dfg_adam_hyper *h,
+                                                       int decoupled,
+                                                       float grad, float *w,
+                                                       float *m, float *v)
+{
+    float before = *w;
+    if (decoupled)
+        *w -= h->lr * h->decay * *w;
+    else
+        grad += h->decay * *w;
+    *m = h->beta1 * *m + (1.0f - h->beta1) * grad;
+    *v = h->beta2 * *v + (1.0f - h->beta2) * grad * grad;
+    *w -= h->step_size * *m / (sqrtf(*v) / h->bias2_root + h->epsilon);
+    return before - *w;
+}
+
+/* The same, reading the control vector. */
 DFG_HOST_DEVICE static inline float dfg_adam_step(const float *control,
                                                    int decoupled, float grad,
                                                    float *w, float *m,
                                                    float *v)
 {
-    float lr = control[DFG_CONTROL_LR];
-    float beta1 = control[DFG_CONTROL_MOMENTUM];
-    float beta2 = control[DFG_CONTROL_BETA2];
-    float decay = control[DFG_CONTROL_WEIGHT_DECAY];
-    float step_size = lr / control[DFG_CONTROL_BIAS1];
-    float bias2_root = sqrtf(control[DFG_CONTROL_BIAS2]);
-    float before = *w;
-    if (decoupled)
-        *w -= lr * decay * *w;
-    else
-        grad += decay * *w;
-    *m = beta1 * *m + (1.0f - beta1) * grad;
-    *v = beta2 * *v + (1.0f - beta2) * grad * grad;
-    *w -= step_size * *m /
-          (sqrtf(*v) / bias2_root + control[DFG_CONTROL_EPSILON]);
-    return before - *w;
+    dfg_adam_hyper h = dfg_adam_hyper_of(control);
+    return dfg_adam_step_with(&h, decoupled, grad, w, m, v);
 }
 
 #endif

@@ -15,6 +15,8 @@
 #include "program.h"
 #include "training_fixtures.h"
 
+/* Without a budget, on dfg's kernels as a budgeted step is
+ * (compile_bundled_training_reference); with one, as a user compiles it. */
 static dfg_program *compile_cnn_accumulating(float budget_percent,
                                              int32_t accumulate)
 {
@@ -24,7 +26,9 @@ static dfg_program *compile_cnn_accumulating(float budget_percent,
     t.learning_rate = 0.003f;
     t.memory_budget_percent = budget_percent;
     t.accumulate = accumulate;
-    return compile_bundled_training("cnn", &t);
+    return budget_percent > 0.0f
+               ? compile_bundled_training("cnn", &t)
+               : compile_bundled_training_reference("cnn", &t);
 }
 
 static dfg_program *compile_cnn(float budget_percent)

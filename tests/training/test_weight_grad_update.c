@@ -9,6 +9,7 @@
  * of the kernels: im2col with padding and stride, the batch's columns in
  * one chunk, in several chunks made once, in several chunks made again
  * per slice, and the direct 1x1 product; one fits in a single slice. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,8 @@
 
 #include "ir/geometry/backward_geometry.h"
 #include "cpu/kernels.h"
+#include "cpu/training/optimizer_step.h"
+#include "math/training.h"
 #include "math/training_layout.h"
 #include "ir/geometry/weight_update_geometry.h"
 #include "random_data.h"
@@ -243,6 +246,51 @@ static void test_one_slice(void **state)
     check_every_optimizer(&(conv_case){4, 8, 8, 8, 16, 3, 1, 1, 0}, 1, 1);
 }
 
+/* The Adam update over a range of elements (four at a time where SSE2
+ * is) gives, bit for bit, dfg_adam_step element by element, with the
+ * squares summed in element order: Adam and AdamW, ranges not of fours,
+ * an f32 gradient starting at its range's first element. */
+static void test_adam_range_is_elementwise(void **state)
+{
+    (void)state;
+    enum { N = 103 };
+    for (int decoupled = 0; decoupled < 2; decoupled++) {
+        float control[DFG_CONTROL_SIZE] = {0};
+        control[DFG_CONTROL_APPLY] = 1.0f;
+        control[DFG_CONTROL_LR] = 0.003f;
+        control[DFG_CONTROL_MOMENTUM] = 0.9f;
+        control[DFG_CONTROL_BETA2] = 0.999f;
+        control[DFG_CONTROL_EPSILON] = 1e-8f;
+        control[DFG_CONTROL_WEIGHT_DECAY] = 0.01f;
+        control[DFG_CONTROL_BIAS1] = 0.271f;
+        control[DFG_CONTROL_BIAS2] = 0.00299f;
+        float w[2][N], state_[2][2 * N], grad[N];
+        for (int i = 0; i < N; i++) {
+            w[0][i] = w[1][i] = uniform(-1.0f, 1.0f);
+            state_[0][i] = state_[1][i] = 0.1f * uniform(-1.0f, 1.0f);
+            state_[0][N + i] = state_[1][N + i] =
+                0.01f * fabsf(uniform(-1.0f, 1.0f));
+            grad[i] = uniform(-1.0f, 1.0f);
+        }
+        int64_t begin = 3, end = N - 2;
+        dfg_cpu_gradient g = {.grad = grad + begin, .grad_dtype = DFG_F32,
+                              .first = begin};
+        double squares = 0.0, expected = 0.0;
+        dfg_cpu_optimizer_apply(decoupled ? DFG_OP_ADAMW_UPDATE
+                                          : DFG_OP_ADAM_UPDATE,
+                                control, &g, begin, end, w[0], state_[0], N,
+                                &squares);
+        for (int64_t i = begin; i < end; i++) {
+            double step = dfg_adam_step(control, decoupled, grad[i], &w[1][i],
+                                        &state_[1][i], &state_[1][N + i]);
+            expected += step * step;
+        }
+        assert_memory_equal(w[0], w[1], sizeof w[0]);
+        assert_memory_equal(state_[0], state_[1], sizeof state_[0]);
+        assert_memory_equal(&squares, &expected, sizeof squares);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -252,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_chunked_columns_in_slices),
         cmocka_unit_test(test_one_pixel_images_in_slices),
         cmocka_unit_test(test_one_slice),
+        cmocka_unit_test(test_adam_range_is_elementwise),
     };
     random_seed(0x2545F4914F6CDD1DULL);
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-dfg_program *compile_bundled_training(const char *model,
-                                      dfg_training_options *t)
+static dfg_program *compile_training(const char *model,
+                                    dfg_training_options *t, int reference)
 {
     dfg_graph *g;
     assert_int_equal(dfg_model_build_training(model, NULL, &g), DFG_OK);
@@ -15,10 +15,26 @@ dfg_program *compile_bundled_training(const char *model,
     dfg_compile_options o;
     dfg_compile_options_init(&o);
     o.training = t;
+    if (reference) {
+        o.backend_workspace = NULL;
+        o.backend_workspace_for = NULL;
+    }
     dfg_program *p;
     if (dfg_compile(g, &o, &p) != DFG_OK)
         fail_msg("%s", dfg_last_error());
     dfg_graph_destroy(g);
     assert_int_equal(dfg_program_verify(p), DFG_OK);
     return p;
+}
+
+dfg_program *compile_bundled_training(const char *model,
+                                      dfg_training_options *t)
+{
+    return compile_training(model, t, 0);
+}
+
+dfg_program *compile_bundled_training_reference(const char *model,
+                                                dfg_training_options *t)
+{
+    return compile_training(model, t, 1);
 }

@@ -11,4 +11,10 @@
 dfg_program *compile_bundled_training(const char *model,
                                       dfg_training_options *t);
 
+/* The same on dfg's kernels alone (no backend scratch planned), as a
+ * step under a memory budget runs: what a budgeted step must compute
+ * bit for bit. */
+dfg_program *compile_bundled_training_reference(const char *model,
+                                                dfg_training_options *t);
+
 #endif

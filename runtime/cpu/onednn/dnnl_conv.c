@@ -8,6 +8,7 @@
 #include "cpu/linalg/columns_conv.h"
 #include "ir/geometry/conv_geometry.h"
 #include "cpu_layout_rule.h"
+#include "dnnl_calls.h"
 #include "dnnl_conv.h"
 #include "dnnl_post_ops.h"
 #include "dnnl_formats.h"
@@ -25,16 +26,21 @@
  * plain and chosen ones of w, and the primitive descriptors of the conv and of
  * the reorders of x and y (NULL where the chosen format is the plain
  * one), and of the residual into the chosen y (a sum post-op adds what y
- * holds). Every primitive descriptor has a user scratchpad. */
+ * holds). Every primitive descriptor has a user scratchpad. Weights
+ * that change between runs (a training step's) have a reorder of their
+ * own into the chosen w, within the step (weights_reorder_add). */
 typedef struct conv_plan {
     dnnl_memory_desc_t x_given, w_plain, b_plain, y_given;
     const dnnl_memory_desc_t *x_chosen, *w_chosen, *y_chosen;
-    dnnl_primitive_desc_t conv, x_reorder, y_reorder, residual_reorder;
-    int64_t scratch_bytes, x_bytes, y_bytes; /* aligned */
+    dnnl_primitive_desc_t conv, x_reorder, y_reorder, residual_reorder,
+        w_reorder;
+    int64_t scratch_bytes, x_bytes, y_bytes, w_bytes; /* aligned */
 } conv_plan;
 
 static void conv_plan_free(conv_plan *p)
 {
+    if (p->w_reorder)
+        dnnl_primitive_desc_destroy(p->w_reorder);
     if (p->residual_reorder)
         dnnl_primitive_desc_destroy(p->residual_reorder);
     if (p->y_reorder)
@@ -48,35 +54,12 @@ static void conv_plan_free(conv_plan *p)
 
 static int64_t workspace_of(const conv_plan *p)
 {
-    return p->scratch_bytes + p->x_bytes + p->y_bytes;
-}
-
-static int64_t scratchpad_bytes(const_dnnl_primitive_desc_t pd)
-{
-    const dnnl_memory_desc_t *md =
-        dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
-    return md ? (int64_t)dnnl_memory_desc_get_size(md) : 0;
+    return p->scratch_bytes + p->x_bytes + p->y_bytes + p->w_bytes;
 }
 
 static int64_t aligned_size(const dnnl_memory_desc_t *md)
 {
     return dfg_align_up((int64_t)dnnl_memory_desc_get_size(md), PART_ALIGN);
-}
-
-/* A reorder from -> to with a user scratchpad, or NULL when the two are
- * the same layout; -1 if oneDNN has none. */
-static int reorder_make(dnnl_engine_t engine, const dnnl_memory_desc_t *from,
-                        const dnnl_memory_desc_t *to,
-                        const_dnnl_primitive_attr_t attr,
-                        dnnl_primitive_desc_t *out)
-{
-    *out = NULL;
-    if (dnnl_memory_desc_equal(from, to))
-        return 0;
-    return dnnl_reorder_primitive_desc_create(out, from, engine, to, engine,
-                                              attr) == dnnl_success
-               ? 0
-               : -1;
 }
 
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -91,24 +74,6 @@ static int32_t layout_of(const dnnl_memory_desc_t *md)
             return l;
     }
     return -1;
-}
-
-/* The name of the implementation oneDNN chose for pd ("jit:avx2",
- * "brgconv:avx512_core", "ref:any"), "" if it says none. */
-static const char *impl_of(const_dnnl_primitive_desc_t pd)
-{
-    const char *impl = NULL;
-    return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0,
-                                     &impl) == dnnl_success && impl
-               ? impl
-               : "";
-}
-
-/* 1 if oneDNN runs pd on a kernel of its own (jit, brgemm), not on its
- * reference implementation. */
-static int runs_library_kernel(const_dnnl_primitive_desc_t pd)
-{
-    return impl_of(pd)[0] && strncmp(impl_of(pd), "ref", 3) != 0;
 }
 
 /* Fills *p for the conv of x = in[0], w = in[1], bias = in[2] (if any)
@@ -188,7 +153,7 @@ static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
         if (ok && dnnl_primitive_desc_create(&p->conv, &desc, attr, engine,
                                              NULL) != dnnl_success)
             p->conv = NULL;
-        if (attempt == 0 && p->conv && !runs_library_kernel(p->conv)) {
+        if (attempt == 0 && p->conv && !dfg_dnnl_runs_library_kernel(p->conv)) {
             dnnl_primitive_desc_destroy(p->conv);
             p->conv = NULL;
         }
@@ -199,12 +164,12 @@ static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
         p->w_chosen =
             dnnl_primitive_desc_query_md(p->conv, dnnl_query_weights_md, 0);
         p->y_chosen = dnnl_primitive_desc_query_md(p->conv, dnnl_query_dst_md, 0);
-        ok = reorder_make(engine, &p->x_given, p->x_chosen, reorder_attr,
+        ok = dfg_dnnl_reorder_make(engine, &p->x_given, p->x_chosen, reorder_attr,
                           &p->x_reorder) == 0 &&
-             reorder_make(engine, p->y_chosen, &p->y_given, reorder_attr,
+             dfg_dnnl_reorder_make(engine, p->y_chosen, &p->y_given, reorder_attr,
                           &p->y_reorder) == 0 &&
              (n_in < 4 || in[3].rank < 0 ||
-              reorder_make(engine, &p->y_given, p->y_chosen, reorder_attr,
+              dfg_dnnl_reorder_make(engine, &p->y_given, p->y_chosen, reorder_attr,
                            &p->residual_reorder) == 0);
     }
     if (reorder_attr)
@@ -217,29 +182,54 @@ static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
     }
     /* The conv and the reorders run one after the other: one scratchpad,
      * as large as the largest of theirs, serves them all. */
-    p->scratch_bytes = dfg_align_up(scratchpad_bytes(p->conv), PART_ALIGN);
+    p->scratch_bytes = dfg_align_up(dfg_dnnl_scratchpad_bytes(p->conv), PART_ALIGN);
     if (p->x_reorder) {
         p->scratch_bytes = max64(p->scratch_bytes,
-                                 dfg_align_up(scratchpad_bytes(p->x_reorder),
+                                 dfg_align_up(dfg_dnnl_scratchpad_bytes(p->x_reorder),
                                               PART_ALIGN));
         p->x_bytes = aligned_size(p->x_chosen);
     }
     if (p->y_reorder) {
         p->scratch_bytes = max64(p->scratch_bytes,
-                                 dfg_align_up(scratchpad_bytes(p->y_reorder),
+                                 dfg_align_up(dfg_dnnl_scratchpad_bytes(p->y_reorder),
                                               PART_ALIGN));
         p->y_bytes = aligned_size(p->y_chosen);
     }
     if (p->residual_reorder)
         p->scratch_bytes = max64(
             p->scratch_bytes,
-            dfg_align_up(scratchpad_bytes(p->residual_reorder), PART_ALIGN));
+            dfg_align_up(dfg_dnnl_scratchpad_bytes(p->residual_reorder), PART_ALIGN));
     return 0;
 }
 
-int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
-                                      const dfg_type *in, int32_t n_in,
-                                      const dfg_type *out, int32_t n_out)
+/* Adds to p the reorder of weights that change between runs into the
+ * chosen w, its copy after y's in the workspace (none where the chosen
+ * format is the plain one); -1 if oneDNN has none. */
+static int weights_reorder_add(dnnl_engine_t engine, conv_plan *p)
+{
+    dnnl_primitive_attr_t attr = NULL;
+    int ok = dnnl_primitive_attr_create(&attr) == dnnl_success &&
+             dnnl_primitive_attr_set_scratchpad_mode(
+                 attr, dnnl_scratchpad_mode_user) == dnnl_success &&
+             dfg_dnnl_reorder_make(engine, &p->w_plain, p->w_chosen, attr,
+                                   &p->w_reorder) == 0;
+    if (attr)
+        dnnl_primitive_attr_destroy(attr);
+    if (ok && p->w_reorder) {
+        p->scratch_bytes = max64(
+            p->scratch_bytes,
+            dfg_align_up(dfg_dnnl_scratchpad_bytes(p->w_reorder), PART_ALIGN));
+        p->w_bytes = aligned_size(p->w_chosen);
+    }
+    return ok ? 0 : -1;
+}
+
+/* The workspace of the conv of these operands, weights constant or
+ * changing (varying: the direct primitive and the weights' reorder
+ * only); 0 when oneDNN does not take it. */
+static int64_t planned_bytes(const dfg_attrs *attrs, const dfg_type *in,
+                             int32_t n_in, const dfg_type *out, int32_t n_out,
+                             int varying)
 {
     if (n_in < 2 || n_out < 1)
         return 0;
@@ -255,32 +245,53 @@ int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
     omp_set_num_threads(omp_get_num_procs());
     conv_plan p;
     int64_t bytes = 0;
-    int made = conv_plan_make(engine, attrs, in, n_in, out, &p) == 0;
+    int planned = conv_plan_make(engine, attrs, in, n_in, out, &p) == 0;
+    int made = planned && (!varying || weights_reorder_add(engine, &p) == 0);
     /* Room for the direct conv too: a session whose Winograd product
-     * wants more than planned (another CPU) falls back to it. */
+     * wants more than planned (another CPU) falls back to it. Neither
+     * takes weights that change. */
     int64_t winograd =
-        made ? dfg_winograd_workspace_bytes(engine, attrs, in, n_in, &out[0])
-             : 0;
+        made && !varying
+            ? dfg_winograd_workspace_bytes(engine, attrs, in, n_in, &out[0])
+            : 0;
     int64_t columns =
-        made ? dfg_columns_workspace_bytes(engine, attrs, in, n_in, &out[0])
-             : 0;
+        made && !varying
+            ? dfg_columns_workspace_bytes(engine, attrs, in, n_in, &out[0])
+            : 0;
     omp_set_num_threads(threads);
     if (made) {
         /* 0 would read as "not for oneDNN": a conv that needs no scratch
          * still asks for one part. */
         bytes = max64(max64(workspace_of(&p), max64(winograd, columns)),
                       PART_ALIGN);
-        conv_plan_free(&p);
     }
+    if (planned)
+        conv_plan_free(&p);
     dnnl_engine_destroy(engine);
     return bytes;
+}
+
+int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
+                                      const dfg_type *in, int32_t n_in,
+                                      const dfg_type *out, int32_t n_out)
+{
+    return planned_bytes(attrs, in, n_in, out, n_out, 0);
+}
+
+int64_t dfg_dnnl_conv_training_workspace_bytes(const dfg_attrs *attrs,
+                                               const dfg_type *in,
+                                               int32_t n_in,
+                                               const dfg_type *out,
+                                               int32_t n_out)
+{
+    return planned_bytes(attrs, in, n_in, out, n_out, 1);
 }
 
 /* 1 if oneDNN runs the conv of plan p on a jit kernel (not its reference
  * or its gemm fallback). */
 static int runs_jit(const conv_plan *p)
 {
-    return strncmp(impl_of(p->conv), "jit", 3) == 0;
+    return strncmp(dfg_dnnl_impl(p->conv), "jit", 3) == 0;
 }
 
 int dfg_cpu_conv_layouts_in(const dfg_attrs *attrs, const dfg_type *in,
@@ -339,21 +350,11 @@ int dfg_cpu_conv_layouts(const dfg_attrs *attrs, const dfg_type *in,
     return made ? 0 : -1;
 }
 
-/* One primitive and the arguments it runs with. */
-typedef struct dnnl_call {
-    dnnl_primitive_t primitive;
-    int n_args;
-    dnnl_exec_arg_t args[5];
-} dnnl_call;
-
 struct dfg_dnnl_conv {
     dfg_winograd_conv *winograd; /* runs the step instead, if not NULL */
     dfg_columns_conv *columns;   /* or this */
-    dnnl_call calls[4]; /* x reorder, residual reorder, conv, y reorder;
-                           n_calls of them */
-    int n_calls;
-    dnnl_memory_t memories[8];
-    int n_memories;
+    dfg_dnnl_calls calls; /* x reorder, residual reorder, conv, y reorder,
+                             those it has */
     /* A sum post-op's residual, copied into the plain y before the calls
      * unless y is planned over it (NULL: nothing to copy). */
     const void *residual;
@@ -367,23 +368,13 @@ struct dfg_dnnl_conv {
 static dnnl_memory_t memory_at(dfg_dnnl_conv *c, dnnl_engine_t engine,
                                const dnnl_memory_desc_t *md, void *data)
 {
-    dnnl_memory_t m = NULL;
-    if (dnnl_memory_create(&m, md, engine, data) != dnnl_success)
-        return NULL;
-    c->memories[c->n_memories++] = m;
-    return m;
+    return dfg_dnnl_calls_memory(&c->calls, engine, md, data);
 }
 
 static int call_add(dfg_dnnl_conv *c, const_dnnl_primitive_desc_t pd,
                     const dnnl_exec_arg_t *args, int n_args)
 {
-    dnnl_call *call = &c->calls[c->n_calls];
-    if (dnnl_primitive_create(&call->primitive, pd) != dnnl_success)
-        return -1;
-    memcpy(call->args, args, (size_t)n_args * sizeof *args);
-    call->n_args = n_args;
-    c->n_calls++;
-    return 0;
+    return dfg_dnnl_calls_add(&c->calls, pd, args, n_args);
 }
 
 /* The weights in the conv's chosen format: used in place when that is
@@ -392,10 +383,23 @@ static int call_add(dfg_dnnl_conv *c, const_dnnl_primitive_desc_t pd,
  * NULL on failure. */
 static dnnl_memory_t weights_memory(dfg_dnnl_conv *c, dnnl_engine_t engine,
                                     const conv_plan *p,
-                                    const dfg_kernel_args *step)
+                                    const dfg_kernel_args *step,
+                                    dnnl_memory_t scratch)
 {
     if (dnnl_memory_desc_equal(&p->w_plain, p->w_chosen))
         return memory_at(c, engine, p->w_chosen, (void *)step->in[1]);
+    if (p->w_reorder) { /* weights that change: reordered at every run */
+        char *at = (char *)step->workspace + p->scratch_bytes + p->x_bytes +
+                   p->y_bytes;
+        dnnl_memory_t plain =
+            memory_at(c, engine, &p->w_plain, (void *)step->in[1]);
+        dnnl_memory_t w = memory_at(c, engine, p->w_chosen, at);
+        dnnl_exec_arg_t args[3] = {{DNNL_ARG_FROM, plain},
+                                   {DNNL_ARG_TO, w},
+                                   {DNNL_ARG_SCRATCHPAD, scratch}};
+        return plain && w && call_add(c, p->w_reorder, args, 3) == 0 ? w
+                                                                    : NULL;
+    }
     void *data = NULL;
     if (dfg_dnnl_weights_acquire(engine, &p->w_plain, step->in[1],
                                  p->w_chosen, (step->shared_inputs & 2u) != 0,
@@ -419,7 +423,8 @@ static int conv_calls_make(dfg_dnnl_conv *c, dnnl_engine_t engine,
     dnnl_memory_t scratch = memory_at(c, engine, &scratch_md, ws);
     dnnl_memory_t x_user = memory_at(c, engine, &p->x_given, (void *)step->in[0]);
     dnnl_memory_t y_user = memory_at(c, engine, &p->y_given, step->out[0]);
-    dnnl_memory_t w = weights_memory(c, engine, p, step);
+    dnnl_memory_t w = scratch ? weights_memory(c, engine, p, step, scratch)
+                              : NULL;
     if (!scratch || !x_user || !y_user || !w)
         return -1;
     dnnl_memory_t x = x_user, y = y_user;
@@ -473,7 +478,7 @@ static int conv_calls_make(dfg_dnnl_conv *c, dnnl_engine_t engine,
         if (call_add(c, p->y_reorder, back, 3) != 0)
             return -1;
     }
-    strncpy(c->impl, impl_of(p->conv), sizeof c->impl - 1);
+    strncpy(c->impl, dfg_dnnl_impl(p->conv), sizeof c->impl - 1);
     return 0;
 }
 
@@ -507,18 +512,25 @@ dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
 {
     *out = NULL;
     conv_plan p;
-    /* The weights are reordered once: they must not change between runs. */
-    if (step->n_inputs < 2 || !(step->constant_inputs & 2u) ||
+    /* Constant weights are reordered once; weights that change (a
+     * training step's) at every run, within the workspace, on the direct
+     * primitive alone. */
+    int varying = !(step->constant_inputs & 2u);
+    if (step->n_inputs < 2 ||
         conv_plan_make(engine, step->attrs, step->in_types, step->n_inputs,
                        step->out_types, &p) != 0)
         return DFG_OK;
+    if (varying && weights_reorder_add(engine, &p) != 0) {
+        conv_plan_free(&p);
+        return DFG_OK;
+    }
     dfg_winograd_conv *transformed = NULL;
     dfg_columns_conv *columns = NULL;
-    dfg_status st = winograd ? dfg_winograd_conv_create(engine, step,
-                                                        allocator,
-                                                        &transformed)
-                             : DFG_OK;
-    if (st == DFG_OK && !transformed)
+    dfg_status st = winograd && !varying
+                        ? dfg_winograd_conv_create(engine, step, allocator,
+                                                   &transformed)
+                        : DFG_OK;
+    if (st == DFG_OK && !transformed && !varying)
         st = dfg_columns_conv_create(engine, step, allocator, &columns);
     if (st != DFG_OK || transformed || columns) {
         conv_plan_free(&p);
@@ -557,14 +569,7 @@ dfg_status dfg_dnnl_conv_run(const dfg_dnnl_conv *c, dnnl_stream_t stream)
         return dfg_columns_conv_run(c->columns, stream);
     if (c->residual)
         memcpy(c->residual_to, c->residual, c->residual_bytes);
-    for (int i = 0; i < c->n_calls; i++) {
-        const dnnl_call *call = &c->calls[i];
-        if (dnnl_primitive_execute(call->primitive, stream, call->n_args,
-                                   call->args) != dnnl_success)
-            return dfg_error(DFG_ERR_INTERNAL,
-                             "oneDNN conv2d (%s) failed to run", c->impl);
-    }
-    return DFG_OK;
+    return dfg_dnnl_calls_run(&c->calls, stream, "conv2d");
 }
 
 const char *dfg_dnnl_conv_impl(const dfg_dnnl_conv *c) { return c->impl; }
@@ -584,10 +589,7 @@ void dfg_dnnl_conv_destroy(dfg_dnnl_conv *c, const dfg_allocator *allocator)
         return;
     dfg_winograd_conv_destroy(c->winograd, allocator);
     dfg_columns_conv_destroy(c->columns, allocator);
-    for (int i = 0; i < c->n_calls; i++)
-        dnnl_primitive_destroy(c->calls[i].primitive);
-    for (int i = 0; i < c->n_memories; i++)
-        dnnl_memory_destroy(c->memories[i]);
+    dfg_dnnl_calls_destroy(&c->calls);
     dfg_dnnl_weights_release(c->weights);
     dfg_free(allocator, c);
 }

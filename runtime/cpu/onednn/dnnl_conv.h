@@ -4,7 +4,8 @@
  * NCHW, or the blocked one the layout pass gave them, dfg_layout) and
  * those formats inside the step where the two differ, and its weights reordered once, when the first
  * session of the program is created, into a copy all its sessions share
- * (dnnl_weights.h). The post-ops the fusion pass gave the conv
+ * (dnnl_weights.h); weights that change between runs (a training
+ * step's) are reordered at every run into the workspace instead. The post-ops the fusion pass gave the conv
  * (dfg_attrs.post_ops) run as oneDNN post-ops: eltwise, and sum for the
  * residual, which the output then holds first (planned over it, copied
  * into it, or reordered into the blocked output).
@@ -37,8 +38,18 @@ int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
                                       const dfg_type *in, int32_t n_in,
                                       const dfg_type *out, int32_t n_out);
 
+/* The same for weights that change between runs (a training step's):
+ * the direct primitive's, and room for the weights reordered into its
+ * format at every run. */
+int64_t dfg_dnnl_conv_training_workspace_bytes(const dfg_attrs *attrs,
+                                               const dfg_type *in,
+                                               int32_t n_in,
+                                               const dfg_type *out,
+                                               int32_t n_out);
+
 /* Prepares step (a conv2d) on engine, as Winograd where `winograd` (the
- * session's choice, winograd_choice.h) and the conv allow it. *out is
+ * session's choice, winograd_choice.h) and the conv allow it (constant
+ * weights). *out is
  * NULL, with DFG_OK, when the step is not for oneDNN or its workspace is
  * too small for it. */
 dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,

@@ -1,5 +1,7 @@
-/* dfg layouts as oneDNN formats; primitives without scratch
- * (dnnl_formats.h). */
+/* dfg layouts as oneDNN formats; primitives without scratch; reorders
+ * and what a primitive descriptor says of itself (dnnl_formats.h). */
+#include <string.h>
+
 #include "dnnl_formats.h"
 
 static const dnnl_format_tag_t tags[DFG_LAYOUT_COUNT] = {
@@ -40,4 +42,39 @@ dnnl_primitive_desc_t dfg_dnnl_unscratched_desc(const void *op_desc,
         pd = NULL;
     }
     return pd;
+}
+
+int dfg_dnnl_reorder_make(dnnl_engine_t engine, const dnnl_memory_desc_t *from,
+                          const dnnl_memory_desc_t *to,
+                          const_dnnl_primitive_attr_t attr,
+                          dnnl_primitive_desc_t *out)
+{
+    *out = NULL;
+    if (dnnl_memory_desc_equal(from, to))
+        return 0;
+    return dnnl_reorder_primitive_desc_create(out, from, engine, to, engine,
+                                              attr) == dnnl_success
+               ? 0
+               : -1;
+}
+
+int64_t dfg_dnnl_scratchpad_bytes(const_dnnl_primitive_desc_t pd)
+{
+    const dnnl_memory_desc_t *md =
+        dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+    return md ? (int64_t)dnnl_memory_desc_get_size(md) : 0;
+}
+
+const char *dfg_dnnl_impl(const_dnnl_primitive_desc_t pd)
+{
+    const char *impl = NULL;
+    return dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0,
+                                     &impl) == dnnl_success && impl
+               ? impl
+               : "";
+}
+
+int dfg_dnnl_runs_library_kernel(const_dnnl_primitive_desc_t pd)
+{
+    return dfg_dnnl_impl(pd)[0] && strncmp(dfg_dnnl_impl(pd), "ref", 3) != 0;
 }

@@ -1,6 +1,7 @@
-/* What the oneDNN steps on blocked tensors share (dnnl_conv.c,
- * dnnl_pool.c): dfg's layouts as oneDNN formats, and
- * primitive descriptors that run with no scratch at all. */
+/* What the oneDNN steps share (dnnl_conv.c, dnnl_conv_grad.c,
+ * dnnl_pool.c): dfg's layouts as oneDNN formats, primitive descriptors
+ * that run with no scratch at all, reorders, and what a primitive
+ * descriptor says of itself. */
 #ifndef DFG_CPU_DNNL_FORMATS_H
 #define DFG_CPU_DNNL_FORMATS_H
 
@@ -17,5 +18,24 @@ int dfg_dnnl_layout_md(dnnl_memory_desc_t *md, const dnnl_dims_t dims,
  * planned one for the step). The caller destroys it. */
 dnnl_primitive_desc_t dfg_dnnl_unscratched_desc(const void *op_desc,
                                                 dnnl_engine_t engine);
+
+/* A reorder from -> to (attr: a user scratchpad), or NULL when the two
+ * are the same layout; -1 if oneDNN has none. */
+int dfg_dnnl_reorder_make(dnnl_engine_t engine, const dnnl_memory_desc_t *from,
+                          const dnnl_memory_desc_t *to,
+                          const_dnnl_primitive_attr_t attr,
+                          dnnl_primitive_desc_t *out);
+
+/* Bytes of pd's scratchpad (0 if none). */
+int64_t dfg_dnnl_scratchpad_bytes(const_dnnl_primitive_desc_t pd);
+
+/* The name of the implementation oneDNN chose for pd ("jit:avx2",
+ * "brgconv:avx512_core", "ref:any"), "" if it says none; valid while pd
+ * lives. */
+const char *dfg_dnnl_impl(const_dnnl_primitive_desc_t pd);
+
+/* 1 if oneDNN runs pd on a kernel of its own (jit, brgemm), not on its
+ * reference implementation. */
+int dfg_dnnl_runs_library_kernel(const_dnnl_primitive_desc_t pd);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include "cpu_layout_rule.h"
 #include "dnnl_conv.h"
+#include "dnnl_conv_grad.h"
 #include "dnnl_matmul.h"
 #include "dnnl_single.h"
 #include "dnnl_steps.h"
@@ -19,6 +20,8 @@ struct dfg_dnnl_steps {
     dnnl_stream_t stream;
     int32_t n_steps;
     dfg_dnnl_conv **convs;     /* n_steps, NULL where not a oneDNN conv */
+    dfg_dnnl_conv_grad **grads; /* n_steps, NULL where not a oneDNN conv
+                                   gradient (dnnl_conv_grad.h) */
     dfg_dnnl_matmul **matmuls; /* n_steps, NULL where not a oneDNN matmul */
     dfg_dnnl_single **singles; /* n_steps, NULL where not a oneDNN pool or
                                   per-channel binary (dnnl_single.h) */
@@ -36,7 +39,24 @@ int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
     if (op == DFG_OP_MATMUL || op == DFG_OP_GEMM)
         return dfg_dnnl_matmul_workspace_bytes((dfg_op)op, attrs, in, n_in,
                                                out, n_out);
-    return 0;
+    return dfg_dnnl_conv_grad_op(op) ? dfg_cpu_training_step_workspace(
+                                           op, attrs, in, n_in, out, n_out)
+                                     : 0;
+}
+
+int64_t dfg_cpu_training_step_workspace(int32_t op, const dfg_attrs *attrs,
+                                        const struct dfg_type *in,
+                                        int32_t n_in,
+                                        const struct dfg_type *out,
+                                        int32_t n_out)
+{
+    if (op == DFG_OP_CONV2D)
+        return dfg_dnnl_conv_training_workspace_bytes(attrs, in, n_in, out,
+                                                      n_out);
+    return dfg_dnnl_conv_grad_op(op)
+               ? dfg_dnnl_conv_grad_workspace_bytes(op, attrs, in, n_in, out,
+                                                    n_out)
+               : 0;
 }
 
 /* 1 if an operand of step is blocked: only oneDNN runs it then (the
@@ -100,7 +120,7 @@ static int onednn_may_run(const dfg_kernel_args *step)
     if (step->op == DFG_OP_SOFTMAX) /* plain ones, with no scratch */
         return step->backend_workspace && !step_blocked(step);
     int op = step->op == DFG_OP_CONV2D || step->op == DFG_OP_MATMUL ||
-             step->op == DFG_OP_GEMM;
+             step->op == DFG_OP_GEMM || dfg_dnnl_conv_grad_op(step->op);
     return op && step->backend_workspace && step->workspace;
 }
 
@@ -110,11 +130,14 @@ void dfg_dnnl_steps_destroy(dfg_dnnl_steps *s, const dfg_allocator *allocator)
         return;
     for (int32_t i = 0; s->convs && i < s->n_steps; i++)
         dfg_dnnl_conv_destroy(s->convs[i], allocator);
+    for (int32_t i = 0; s->grads && i < s->n_steps; i++)
+        dfg_dnnl_conv_grad_destroy(s->grads[i], allocator);
     for (int32_t i = 0; s->matmuls && i < s->n_steps; i++)
         dfg_dnnl_matmul_destroy(s->matmuls[i], allocator);
     for (int32_t i = 0; s->singles && i < s->n_steps; i++)
         dfg_dnnl_single_destroy(s->singles[i], allocator);
     dfg_free(allocator, s->convs);
+    dfg_free(allocator, s->grads);
     dfg_free(allocator, s->matmuls);
     dfg_free(allocator, s->singles);
     dfg_free(allocator, s->labels);
@@ -135,7 +158,8 @@ static int any_may_run(const dfg_kernel_args *steps, int32_t n_steps)
 }
 
 /* Prepares step i (a conv2d or a matmul or gemm, their post-ops compiled
- * in, dnnl_conv.h, dnnl_matmul.h; a blocked pool or per-channel binary,
+ * in, dnnl_conv.h, dnnl_matmul.h; a conv gradient, dnnl_conv_grad.h; a
+ * blocked pool or per-channel binary,
  * a plain softmax, dnnl_single.h); labels it if oneDNN took it. */
 static dfg_status step_prepare(dfg_dnnl_steps *s,
                                const dfg_allocator *allocator,
@@ -148,6 +172,11 @@ static dfg_status step_prepare(dfg_dnnl_steps *s,
                                   &s->convs[i]);
         if (s->convs[i])
             impl = dfg_dnnl_conv_impl(s->convs[i]);
+    } else if (dfg_dnnl_conv_grad_op(step->op)) {
+        st = dfg_dnnl_conv_grad_create(s->engine, step, allocator,
+                                       &s->grads[i]);
+        if (s->grads[i])
+            impl = dfg_dnnl_conv_grad_impl(s->grads[i]);
     } else if (is_pool(step) || step->op == DFG_OP_SOFTMAX) {
         st = is_pool(step) ? dfg_dnnl_pool_create(s->engine, step, allocator,
                                                   &s->singles[i])
@@ -177,11 +206,12 @@ static dfg_dnnl_steps *steps_alloc(const dfg_allocator *allocator,
         return NULL;
     s->n_steps = n_steps;
     s->convs = dfg_calloc(allocator, n, sizeof *s->convs);
+    s->grads = dfg_calloc(allocator, n, sizeof *s->grads);
     s->matmuls = dfg_calloc(allocator, n, sizeof *s->matmuls);
     s->singles = dfg_calloc(allocator, n, sizeof *s->singles);
     s->labels = dfg_calloc(allocator, n, LABEL_BYTES);
     s->winograd = dfg_calloc(allocator, n, sizeof *s->winograd);
-    if (!s->convs || !s->matmuls || !s->singles || !s->labels ||
+    if (!s->convs || !s->grads || !s->matmuls || !s->singles || !s->labels ||
         !s->winograd) {
         dfg_dnnl_steps_destroy(s, allocator);
         return NULL;
@@ -263,6 +293,8 @@ dfg_status dfg_dnnl_steps_run(const dfg_dnnl_steps *s, int32_t i)
 {
     if (s->singles[i])
         return dfg_dnnl_single_run(s->singles[i], s->stream);
+    if (s->grads[i])
+        return dfg_dnnl_conv_grad_run(s->grads[i], s->stream);
     return s->convs[i] ? dfg_dnnl_conv_run(s->convs[i], s->stream)
                        : dfg_dnnl_matmul_run(s->matmuls[i], s->stream);
 }

@@ -17,7 +17,7 @@ static void mask_plan(const dfg_step_args *s, const dfg_attention_geometry *g,
     b->dtype = b->out_dtype = s->in_types[0].dtype;
     b->n = g->heads * g->sq * g->sk;
     b->index32 = dfg_index_fits_narrow(b->n);
-    b->vector4 = 0;
+    b->lanes = 0;
     dfg_broadcast_init(&b->b, g->rank, g->dims, 2, ranks, shapes);
 }
 
