@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "dfg/mpi.h"
-#include "program.h"
+#include "program/program.h"
 
 static double now_s(void)
 {

@@ -13,8 +13,8 @@
 #include <time.h>
 
 #include "dfg/status.h"
-#include "memory_plan.h"
-#include "random_lifetimes.h"
+#include "passes/memory_plan.h"
+#include "tests/ir/random_lifetimes.h"
 
 static double cpu_ms(void)
 {

@@ -24,12 +24,12 @@
  * or a constant, or already hold another graph output. So every output has
  * arena bytes of its own that no other output shares and that the caller
  * may overwrite, and weights are never exposed through an output buffer. */
-#include "pass.h"
+#include "passes/pass.h"
 
 #include <string.h>
-#include "error.h"
-#include "memory.h"
-#include "shape_rules.h"
+#include "ir/shape_rules.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 typedef struct alias_state {
     const dfg_graph *graph;

@@ -2,10 +2,10 @@
  * include/dfg/compile.h). */
 #include "dfg/compile.h"
 
-#include "error.h"
-#include "graph.h"
-#include "op_table.h"
-#include "pass.h"
+#include "ir/graph.h"
+#include "ir/op_table.h"
+#include "passes/pass.h"
+#include "util/error.h"
 
 dfg_status dfg_compile_options_for(dfg_compile_options *options,
                                    const dfg_target *target)

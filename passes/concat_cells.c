@@ -16,12 +16,12 @@
  * Such a buffer is "assembled": an arena root that no step writes (the
  * output of a concat that runs no step). A buffer whose values all start
  * in one alignment unit stays one buffer. */
-#include "pass.h"
+#include "passes/pass.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 typedef struct cell_scan {
     const dfg_graph *graph;

@@ -35,12 +35,12 @@
  * qualify stays a copy.
  * In place writes over a part are refused by the alias pass, since its
  * bytes belong to the concat's output, which outlives it. */
-#include "pass.h"
+#include "passes/pass.h"
 
 #include <string.h>
-#include "error.h"
-#include "memory.h"
-#include "shape_rules.h"
+#include "ir/shape_rules.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 typedef struct concat_scan {
     const dfg_graph *graph;

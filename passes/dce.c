@@ -3,11 +3,11 @@
  * reader of a value is decided before the value's producer is, so one
  * pass suffices. Weights and constants that no live node reads are left
  * out of the program by lowering; they are counted here. */
-#include "pass.h"
+#include "passes/pass.h"
 
 #include <string.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 dfg_status dfg_pass_dce(dfg_graph *graph, dfg_pass_report *report)
 {

@@ -17,12 +17,12 @@
  *    an expand of a scalar to a huge tensor would bloat the program;
  *  - a node the CPU backend does not support or cannot evaluate (say a
  *    gather index out of range): run time reports it, if the node runs. */
-#include "pass.h"
+#include "passes/pass.h"
 
 #include <string.h>
-#include "error.h"
-#include "evaluate.h"
-#include "memory.h"
+#include "runtime/evaluate.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 static int foldable(const dfg_graph *graph, const dfg_ir_node *node)
 {

@@ -16,11 +16,11 @@
  * swapped back) and the attention reads them so (attrs.trans_b 1): the
  * head dim then lies contiguous in k as in q and v, the layout cuDNN's
  * fused attention reads (runtime/cuda/plan/attention_mapping.h). */
-#include "fuse_rewrite.h"
+#include "passes/fuse_rewrite.h"
 
 #include <string.h>
-#include "error.h"
 #include "math/elementwise.h"
+#include "util/error.h"
 
 /* 1 and *value if v is a stored scalar of a float dtype: the scale of a
  * 16-bit export is 16-bit. */

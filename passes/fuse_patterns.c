@@ -15,7 +15,7 @@
  * Every intermediate must have its one reader in the pattern and be no
  * graph output; the chain is rewritten into its last node
  * (fuse_rewrite.h). */
-#include "fuse_rewrite.h"
+#include "passes/fuse_rewrite.h"
 
 static int32_t out_of(const dfg_graph *g, int32_t n)
 {

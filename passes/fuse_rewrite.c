@@ -1,10 +1,10 @@
 /* Shared by the fusion passes (fuse_rewrite.h). */
-#include "fuse_rewrite.h"
+#include "passes/fuse_rewrite.h"
 
 #include <math.h>
 #include <string.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 dfg_status dfg_fuse_readers_make(const dfg_graph *graph, dfg_fuse_readers *r)
 {

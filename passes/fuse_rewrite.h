@@ -9,7 +9,7 @@
 #ifndef DFG_FUSE_REWRITE_H
 #define DFG_FUSE_REWRITE_H
 
-#include "pass.h"
+#include "passes/pass.h"
 
 /* The live nodes reading each value: how many input slots, and the first
  * two distinct nodes (-1 where fewer). Arrays [n_values], allocated with

@@ -5,11 +5,11 @@
  * function for the
  * compiler's plan and rematerialization's trial plans, so that what a
  * trial measures is what the program gets. */
-#include "pass.h"
+#include "passes/pass.h"
 
 #include <string.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 /* Steps written over their input 0 by an in-place kernel whose own
  * bytes would still fit under the order's lower bound give that up

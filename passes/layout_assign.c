@@ -24,15 +24,15 @@
  * layout, any other node (and every leaf) writes plain; and each reader
  * that wants the other layout reads one shared reorder of the value,
  * recorded just before the first such reader. */
-#include "pass.h"
+#include "passes/pass.h"
 
 #include <stdio.h>
 #include <string.h>
-#include "cpu_layout_rule.h"
-#include "error.h"
-#include "layout_rule.h"
-#include "memory.h"
-#include "training/training.h"
+#include "ir/layout_rule.h"
+#include "passes/training/training.h"
+#include "runtime/cpu_layout_rule.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 typedef struct layouts {
     dfg_graph *g;

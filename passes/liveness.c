@@ -7,11 +7,11 @@
  * their own region and are not planned. Each step's workspace is a buffer
  * of its own, live at that step only (a conv's of its least size in an
  * inference program, passes/workspace_fit.c). */
-#include "pass.h"
+#include "passes/pass.h"
 
 #include <string.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 void dfg_liveness_free(dfg_liveness *l, const dfg_allocator *allocator)
 {

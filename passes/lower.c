@@ -15,14 +15,14 @@
  * ops remain steps so that the plan shows them; their output already
  * holds the data (the runtime skips a step whose output is a view, or
  * whose output and input addresses are equal). */
-#include "pass.h"
+#include "passes/pass.h"
 #include "dfg/compile.h"
-#include "training/training.h"
+#include "passes/training/training.h"
 
 #include <stdio.h>
 #include <string.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 typedef struct lowering {
     const dfg_graph *graph;

@@ -1,8 +1,8 @@
-#include "node_heap.h"
+#include "passes/node_heap.h"
 
 #include <string.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 dfg_status dfg_node_heap_init(dfg_node_heap *heap, int32_t n_nodes,
                               dfg_node_before before, const void *ctx,

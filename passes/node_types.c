@@ -1,9 +1,9 @@
 /* Operand types of a node, and the op-table rules evaluated on them:
  * once per node and compilation (dfg_node_costs). */
-#include "pass.h"
+#include "passes/pass.h"
 
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 dfg_type *dfg_node_types(const dfg_graph *graph, int32_t node,
                          const dfg_allocator *allocator)

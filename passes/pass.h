@@ -23,9 +23,9 @@
 #include "dfg/compile.h"
 #include "dfg/program.h"
 #include "dfg/training.h"
-#include "graph.h"
-#include "memory_plan.h"
-#include "program.h"
+#include "ir/graph.h"
+#include "passes/memory_plan.h"
+#include "program/program.h"
 
 /* What a pass did; counts it does not use stay 0. */
 typedef struct dfg_pass_report {

@@ -13,19 +13,19 @@
  *
  * Everything the passes make is freed here, on success and on every error
  * path; only the program leaves. */
-#include "pass.h"
+#include "passes/pass.h"
 #include "dfg/compile.h"
-#include "training/buckets.h"
-#include "training/mixed_precision.h"
-#include "remat/remat.h"
-#include "training/training.h"
+#include "passes/training/buckets.h"
+#include "passes/training/mixed_precision.h"
+#include "passes/remat/remat.h"
+#include "passes/training/training.h"
 
 #include <string.h>
 #include <stdio.h>
-#include "cpu_layout_rule.h"
-#include "cpu_workspace_rule.h"
-#include "error.h"
-#include "memory.h"
+#include "runtime/cpu_layout_rule.h"
+#include "runtime/cpu_workspace_rule.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 void dfg_compile_options_init(dfg_compile_options *options)
 {

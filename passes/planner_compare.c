@@ -15,12 +15,12 @@
 #include "dfg/compile.h"
 
 #include <string.h>
-#include "planners/caching_allocator.h"
-#include "error.h"
-#include "memory.h"
-#include "memory_plan.h"
-#include "program.h"
-#include "program_views.h"
+#include "passes/planners/caching_allocator.h"
+#include "util/error.h"
+#include "util/memory.h"
+#include "passes/memory_plan.h"
+#include "program/program.h"
+#include "program/program_views.h"
 
 /* The arena buffers of the program, from its allocator into *out. A buffer held
  * slot by slot (dfg_program_held_steps) is one here, from its first slot

@@ -7,11 +7,11 @@
  * output's own lifetime starts at the step before where it stood, the
  * bytes' lifetime at its first part (passes/liveness.c). Lifetimes here
  * are per value; aliasing then merges them per byte owner. */
-#include "pass.h"
+#include "passes/pass.h"
 
 #include <string.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 int dfg_value_is_stored(const dfg_graph *graph, int32_t value)
 {

@@ -4,12 +4,12 @@
  * scheduled, aliased and given lifetimes, and the one whose lower bound is
  * smallest is kept; the first candidate (the recorded order) wins ties, so
  * the scheduled bound is never above the recorded one. */
-#include "pass.h"
-#include "training/buckets.h"
+#include "passes/pass.h"
+#include "passes/training/buckets.h"
 
 #include <string.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 void dfg_planned_order_free(dfg_planned_order *p, const dfg_allocator *allocator)
 {

@@ -21,13 +21,13 @@
  * still reads, so only the few unrun readers of an owner near its last
  * read are looked at again. O((nodes + edges) log nodes) on the graphs
  * dfg meets (an owner read many times by one node costs more). */
-#include "pass.h"
-#include "node_heap.h"
-#include "schedule_owners.h"
+#include "passes/pass.h"
+#include "passes/node_heap.h"
+#include "passes/schedule_owners.h"
 
 #include <string.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 typedef struct order_state {
     const dfg_graph *graph;

@@ -1,8 +1,8 @@
-#include "schedule_owners.h"
+#include "passes/schedule_owners.h"
 
 #include <string.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 void dfg_schedule_owners_free(dfg_schedule_owners *s, const dfg_allocator *a)
 {

@@ -11,7 +11,7 @@
 #ifndef DFG_SCHEDULE_OWNERS_H
 #define DFG_SCHEDULE_OWNERS_H
 
-#include "pass.h"
+#include "passes/pass.h"
 
 typedef struct dfg_schedule_owners {
     int32_t *owner;          /* the value owning v's bytes (itself if it

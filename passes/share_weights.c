@@ -14,14 +14,14 @@
  * Inference only (dfg_compile_options.share_weights): a training step
  * updates its weights, and two that are equal at first (zero biases)
  * part after one step. */
-#include "pass.h"
+#include "passes/pass.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include "error.h"
-#include "memory.h"
-#include "tied_products.h"
-#include "weight_match.h"
+#include "passes/tied_products.h"
+#include "passes/weight_match.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 typedef struct keyed {
     uint64_t key;

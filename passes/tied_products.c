@@ -1,10 +1,10 @@
 /* Products reading a weight transposed (tied_products.h). */
-#include "tied_products.h"
+#include "passes/tied_products.h"
 
 #include <stdio.h>
-#include "error.h"
-#include "memory.h"
-#include "training/training.h"
+#include "passes/training/training.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 /* 1 if node reads b only where it can read b's transpose instead. */
 static int slot_accepts(const dfg_graph *g, const dfg_ir_node *node,

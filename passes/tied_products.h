@@ -11,7 +11,7 @@
 #ifndef DFG_TIED_PRODUCTS_H
 #define DFG_TIED_PRODUCTS_H
 
-#include "pass.h"
+#include "passes/pass.h"
 
 /* 1 if every live reader of b (a 2-D weight or constant, no graph
  * output) is a gemm reading it as A or B, or a matmul without fused

@@ -10,10 +10,10 @@
  * a swap of the last two dims feeding a matmul or gemm (BERT's
  * q . k^T) becomes the product's trans flag, the transpose and its
  * product rewritten into the product (fuse_rewrite.h). */
-#include "fuse_rewrite.h"
+#include "passes/fuse_rewrite.h"
 
 #include <string.h>
-#include "error.h"
+#include "util/error.h"
 
 /* 1 if transpose node n keeps the order of its input's dims above 1. */
 static int moves_only_ones(const dfg_graph *g, int32_t n)

@@ -2,11 +2,11 @@
  * every structural fact they rely on is checked here once, with a message
  * naming the node and op. The builder already enforces most of this; the
  * verifier guards against graphs changed by passes or front ends. */
-#include "pass.h"
+#include "passes/pass.h"
 
 #include <string.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 /* 1 if value v may be read by node n: a leaf, or an output of an earlier
  * live node. */

@@ -1,6 +1,6 @@
 /* Keys and exact checks for equal and transposed stored tensors
  * (weight_match.h). */
-#include "weight_match.h"
+#include "passes/weight_match.h"
 
 #include <string.h>
 

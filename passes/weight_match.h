@@ -15,7 +15,7 @@
 #define DFG_WEIGHT_MATCH_H
 
 #include <stdint.h>
-#include "tensor_type.h"
+#include "ir/tensor_type.h"
 
 /* The key of type, or (transposed, 2-D only) of its transpose's type. */
 uint64_t dfg_weight_type_key(const dfg_type *type, int transposed);

@@ -35,11 +35,11 @@
  * the longer climb reaching the bound. Each trial plan of the budget
  * search and the program's plan take the same target, so the program
  * gets the arena its trial measured. */
-#include "pass.h"
+#include "passes/pass.h"
 
 #include <string.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 static dfg_status plan(dfg_planner planner, dfg_buffer *buffers, int32_t n,
                        int64_t alignment, const dfg_allocator *allocator,

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "_dfg.h"
+#include "python/_dfg.h"
 
 #ifndef DFG_PY_CUDA_MODULE /* set by python/meson.build */
 #define DFG_PY_CUDA_MODULE 0

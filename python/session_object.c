@@ -18,7 +18,7 @@
 #include <omp.h>
 #include <string.h>
 #include <time.h>
-#include "_dfg.h"
+#include "python/_dfg.h"
 #include "pythread.h"
 
 typedef struct {

@@ -4,7 +4,7 @@
  * so that they call each other only one way. */
 #include <dlfcn.h>
 #include <string.h>
-#include "_dfg.h"
+#include "python/_dfg.h"
 
 #define MAX_SHAPE_BINDINGS 64
 

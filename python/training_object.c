@@ -7,7 +7,7 @@
  * run with the GIL released; a Trainer busy in one thread refuses a call
  * from another (RuntimeError) rather than racing. */
 #include <string.h>
-#include "_dfg.h"
+#include "python/_dfg.h"
 
 typedef struct {
     PyObject_HEAD

@@ -14,11 +14,11 @@
 #define DFG_RUNTIME_BACKEND_H
 
 #include <stddef.h>
-#include "cpu_workspace_rule.h"
 #include "dfg/allocator.h"
 #include "dfg/session.h"
-#include "op_table.h"
-#include "step_args.h"
+#include "ir/op_table.h"
+#include "runtime/cpu_workspace_rule.h"
+#include "runtime/step_args.h"
 
 /* One step as a backend runs it (step_args.h). */
 typedef dfg_kernel_args dfg_step_args;

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "error.h"
+#include "runtime/backend.h"
+#include "util/error.h"
 
 /* Every backend, once: its name, its table when compiled in, else the
  * file name of its module. */

@@ -1,7 +1,7 @@
 /* Bool inputs normalised on their way in (bool_inputs.h). */
-#include "bool_inputs.h"
+#include "runtime/bool_inputs.h"
 
-#include "memory.h"
+#include "util/memory.h"
 
 size_t dfg_bool_inputs_bytes(const dfg_program *p)
 {

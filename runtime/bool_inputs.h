@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "program.h"
+#include "program/program.h"
 
 /* Bytes of staging the program's bool inputs need (0 if it has none). */
 size_t dfg_bool_inputs_bytes(const dfg_program *program);

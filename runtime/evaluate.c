@@ -1,11 +1,11 @@
 /* dfg_evaluate_op (runtime/evaluate.h): one kernel call on the caller's
  * buffers, its arguments built as a session builds a step's. */
-#include "evaluate.h"
+#include "runtime/evaluate.h"
 
-#include "cpu/kernels.h"
 #include "dfg/collective.h"
-#include "error.h"
-#include "memory.h"
+#include "runtime/cpu/kernels.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 dfg_status dfg_evaluate_op(dfg_op op, const dfg_attrs *attrs,
                            const dfg_type *in_types, const void *const *in,

@@ -19,8 +19,8 @@
 #define DFG_RUNTIME_EVALUATE_H
 
 #include "dfg/allocator.h"
-#include "op_table.h"
-#include "tensor_type.h"
+#include "ir/op_table.h"
+#include "ir/tensor_type.h"
 
 dfg_status dfg_evaluate_op(dfg_op op, const dfg_attrs *attrs,
                            const dfg_type *in_types, const void *const *in,

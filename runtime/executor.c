@@ -12,14 +12,14 @@
  * and a copy out: no lookups, no allocation. */
 #include <string.h>
 #include <time.h>
-#include "backend.h"
-#include "bool_inputs.h"
 #include "dfg/collective.h"
-#include "error.h"
-#include "memory.h"
-#include "program.h"
-#include "program_views.h"
-#include "session_state.h"
+#include "program/program.h"
+#include "program/program_views.h"
+#include "runtime/backend.h"
+#include "runtime/bool_inputs.h"
+#include "runtime/session_state.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 void *dfg_session_tensor_address(const dfg_session *s, int32_t tensor)
 {

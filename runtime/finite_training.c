@@ -6,9 +6,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "backend.h"
-#include "error.h"
-#include "memory.h"
+#include "runtime/backend.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 dfg_status dfg_finite_guard_init(dfg_finite_guard *g, dfg_session *session,
                                  const dfg_allocator *allocator)

@@ -7,9 +7,9 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
-#include "backend.h"
-#include "error.h"
-#include "session_state.h"
+#include "runtime/backend.h"
+#include "runtime/session_state.h"
+#include "util/error.h"
 
 /* Bytes freed to the allocator and kept in its arenas, resident where
  * they were written (what compiling in the process leaves); 0 where

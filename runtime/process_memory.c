@@ -6,8 +6,8 @@
 
 #include <stdio.h>
 #include <unistd.h>
-#include "backend.h"
-#include "session_state.h"
+#include "runtime/backend.h"
+#include "runtime/session_state.h"
 
 /* The "KEY: N kB" line of a /proc/self file, in bytes; 0 if absent. */
 static uint64_t proc_kib_line(const char *path, const char *format)

@@ -5,9 +5,9 @@
 #ifndef DFG_RUNTIME_SESSION_STATE_H
 #define DFG_RUNTIME_SESSION_STATE_H
 
-#include "backend.h"
 #include "dfg/collective.h"
-#include "program.h"
+#include "program/program.h"
+#include "runtime/backend.h"
 
 struct dfg_session {
     const dfg_program *program;

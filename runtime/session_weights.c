@@ -1,11 +1,11 @@
 /* Weights between sessions (dfg_session_copy_weights) and a session's
  * weights region (dfg_session_weights_region). */
-#include "backend.h"
-#include "error.h"
-#include "memory.h"
-#include "name_table.h"
-#include "program.h"
-#include "session_state.h"
+#include "program/program.h"
+#include "runtime/backend.h"
+#include "runtime/session_state.h"
+#include "util/error.h"
+#include "util/memory.h"
+#include "util/name_table.h"
 
 /* Copies tensor src_tensor of src into dst_tensor of dst, through host
  * memory that either side already is, or through staging. */

@@ -9,8 +9,8 @@
 
 #include <stdint.h>
 #include "dfg/collective.h"
-#include "op_table.h"
-#include "tensor_type.h"
+#include "ir/op_table.h"
+#include "ir/tensor_type.h"
 
 typedef struct dfg_kernel_args {
     dfg_op op;

@@ -5,14 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "byte_reader.h"
-#include "byte_writer.h"
-#include "crc32.h"
 #include "dfg/atomic_file.h"
 #include "dfg/regular_file.h"
-#include "error.h"
-#include "memory.h"
-#include "session_state.h"
+#include "runtime/session_state.h"
+#include "util/byte_reader.h"
+#include "util/byte_writer.h"
+#include "util/crc32.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 #define HEADER_BYTES 64
 #define VERSION 1

@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "bench_profile.h"
-#include "cli.h"
+#include "tools/bench_profile.h"
+#include "tools/cli.h"
 
 #define SLOWEST_SHOWN 10
 

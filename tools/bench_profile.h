@@ -6,7 +6,7 @@
 #define DFGC_BENCH_PROFILE_H
 
 #include <stdint.h>
-#include "run_setup.h"
+#include "tools/run_setup.h"
 
 /* Times `runs` runs of s step by step; prints the profile when print is
  * set and writes the trace to trace_path when it is not NULL. Returns 0,

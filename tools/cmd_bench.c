@@ -7,12 +7,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "bench_profile.h"
-#include "cli.h"
-#include "commands.h"
-#include "compile_options.h"
-#include "input_files.h"
-#include "run_setup.h"
+#include "tools/bench_profile.h"
+#include "tools/cli.h"
+#include "tools/commands.h"
+#include "tools/compile_options.h"
+#include "tools/input_files.h"
+#include "tools/run_setup.h"
 
 static const char usage[] =
     "usage: dfgc bench MODEL [--iterations N] [--warmup N] [--seed N]\n"

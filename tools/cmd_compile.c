@@ -2,10 +2,10 @@
 #include <string.h>
 #include "dfg/compile.h"
 #include "dfg/session.h"
-#include "cli.h"
-#include "commands.h"
-#include "model_source.h"
-#include "compile_options.h"
+#include "tools/cli.h"
+#include "tools/commands.h"
+#include "tools/model_source.h"
+#include "tools/compile_options.h"
 
 static const char usage[] =
     "usage: dfgc compile MODEL -o FILE.dfgp [--planner NAME] [--align N]\n"

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "commands.h"
+#include "tools/cli.h"
+#include "tools/commands.h"
 
 static const char usage[] =
     "usage: dfgc devices\n"

@@ -1,12 +1,12 @@
 /* dfgc plan MODEL: compile and report the memory plan. */
-#include "cli.h"
+#include "tools/cli.h"
 #include "dfg/compile.h"
-#include "commands.h"
-#include "model_source.h"
-#include "compile_options.h"
-#include "memory_limit_cli.h"
-#include "plan_visuals.h"
-#include "training/training_setup.h"
+#include "tools/commands.h"
+#include "tools/model_source.h"
+#include "tools/compile_options.h"
+#include "tools/memory_limit_cli.h"
+#include "tools/plan_visuals.h"
+#include "tools/training/training_setup.h"
 
 #include <string.h>
 

@@ -4,12 +4,12 @@
 #include "dfg/compile.h"
 #include <stdlib.h>
 #include <string.h>
-#include "cli.h"
-#include "commands.h"
-#include "compile_options.h"
-#include "input_files.h"
-#include "run_setup.h"
-#include "tensor_data.h"
+#include "tools/cli.h"
+#include "tools/commands.h"
+#include "tools/compile_options.h"
+#include "tools/input_files.h"
+#include "tools/run_setup.h"
+#include "tools/tensor_data.h"
 
 static const char usage[] =
     "usage: dfgc run MODEL [--input NAME=FILE]... [--output NAME=FILE]...\n"

@@ -5,14 +5,14 @@
  * fixed random batch (synthetic_training.h). */
 #include <stdlib.h>
 #include <string.h>
-#include "cli.h"
-#include "commands.h"
-#include "training/data_training.h"
-#include "training/digits_training.h"
-#include "model_source.h"
-#include "training/synthetic_training.h"
+#include "tools/cli.h"
+#include "tools/commands.h"
+#include "tools/training/data_training.h"
+#include "tools/training/digits_training.h"
+#include "tools/model_source.h"
+#include "tools/training/synthetic_training.h"
 #ifdef DFGC_HAVE_MPI
-#include "training/data_parallel_cli.h"
+#include "tools/training/data_parallel_cli.h"
 #endif
 
 static const char usage[] =

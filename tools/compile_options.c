@@ -1,11 +1,11 @@
 /* The compile options every compiling subcommand accepts. */
-#include "compile_options.h"
-#include "memory_limit_cli.h"
+#include "tools/compile_options.h"
+#include "tools/memory_limit_cli.h"
 
 #include <stdio.h>
 #include <string.h>
-#include "cli.h"
-#include "model_source.h"
+#include "tools/cli.h"
+#include "tools/model_source.h"
 
 int dfgc_precision_option(const char *command, int argc, char **argv, int *i,
                           dfg_dtype *precision, int *tf32)

@@ -2,8 +2,8 @@
  * own cmd_*.c file and is listed once in the table below. */
 #include <stdio.h>
 #include <string.h>
-#include "cli.h"
-#include "commands.h"
+#include "tools/cli.h"
+#include "tools/commands.h"
 
 typedef struct subcommand {
     const char *name;

@@ -1,4 +1,4 @@
-#include "graphviz_render.h"
+#include "tools/graphviz_render.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "cli.h"
+#include "tools/cli.h"
 
 extern char **environ;
 

@@ -1,10 +1,10 @@
-#include "input_files.h"
+#include "tools/input_files.h"
 
 #include <stdio.h>
 #include <string.h>
-#include "cli.h"
-#include "commands.h"
-#include "tensor_data.h"
+#include "tools/cli.h"
+#include "tools/commands.h"
+#include "tools/tensor_data.h"
 
 int dfgc_parse_file_arg(const char *command, const char *option,
                         const char *text, dfgc_file_arg *out)

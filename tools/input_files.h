@@ -5,7 +5,7 @@
 #define DFGC_INPUT_FILES_H
 
 #include <stddef.h>
-#include "run_setup.h"
+#include "tools/run_setup.h"
 
 #define DFGC_MAX_FILE_ARGS 64
 

@@ -1,5 +1,5 @@
 /* dfgc's --memory-limit (memory_limit_cli.h). */
-#include "memory_limit_cli.h"
+#include "tools/memory_limit_cli.h"
 
 static uint64_t memory_limit; /* 0: none */
 

@@ -7,13 +7,13 @@
  * Anything else
  * is looked up as a bundled model name, whose error message lists every
  * accepted form. */
-#include "model_source.h"
+#include "tools/model_source.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-#include "memory_limit_cli.h"
+#include "tools/cli.h"
+#include "tools/memory_limit_cli.h"
 
 #define EXAMPLE_PREFIX "example:"
 

@@ -1,8 +1,8 @@
-#include "plan_visuals.h"
+#include "tools/plan_visuals.h"
 
 #include <string.h>
-#include "cli.h"
-#include "graphviz_render.h"
+#include "tools/cli.h"
+#include "tools/graphviz_render.h"
 
 int dfgc_plan_visual_option(int argc, char **argv, int *i,
                             dfgc_plan_visuals *v)

@@ -4,8 +4,8 @@
 #define DFGC_PLAN_VISUALS_H
 
 #include <stdio.h>
-#include "cli.h"
 #include "dfg/dfg.h"
+#include "tools/cli.h"
 
 #define DFGC_PLAN_VISUALS_USAGE                                              \
     "--svg FILE       the arena as an SVG timeline (step x offset)\n"        \

@@ -1,13 +1,13 @@
-#include "run_setup.h"
+#include "tools/run_setup.h"
 #include "dfg/compile.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "cli.h"
-#include "commands.h"
-#include "model_source.h"
-#include "tensor_data.h"
+#include "tools/cli.h"
+#include "tools/commands.h"
+#include "tools/model_source.h"
+#include "tools/tensor_data.h"
 
 double dfgc_now_seconds(void)
 {

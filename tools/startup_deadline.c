@@ -1,5 +1,5 @@
 /* A deadline on a blocking start-up (startup_deadline.h). */
-#include "startup_deadline.h"
+#include "tools/startup_deadline.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "tensor_data.h"
+#include "tools/tensor_data.h"
 
 #include <math.h>
 #include <string.h>

@@ -14,9 +14,9 @@
 #include <time.h>
 
 #include "dfg/dfg.h"
-#include "graph.h"
-#include "pass.h"
-#include "program.h"
+#include "ir/graph.h"
+#include "passes/pass.h"
+#include "program/program.h"
 
 static double now(void)
 {

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <dfg/dfg.h>
-#include "tensor_data.h"
+#include "tools/tensor_data.h"
 
 static int fail(const char *what)
 {

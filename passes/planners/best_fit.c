@@ -1,10 +1,10 @@
-#include "best_fit.h"
+#include "passes/planners/best_fit.h"
 
 #include <string.h>
-#include "error.h"
-#include "memory.h"
-#include "plan_input.h"
-#include "sort.h"
+#include "passes/planners/plan_input.h"
+#include "passes/planners/sort.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 dfg_placement_key dfg_placement_key_of(const dfg_plan_units *units,
                                        int32_t unit_buffer)

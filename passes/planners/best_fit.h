@@ -7,9 +7,9 @@
 #ifndef DFG_BEST_FIT_H
 #define DFG_BEST_FIT_H
 
-#include "lifetime_index.h"
-#include "plan_units.h"
-#include "step_ranks.h"
+#include "passes/planners/lifetime_index.h"
+#include "passes/planners/plan_units.h"
+#include "passes/planners/step_ranks.h"
 
 /* The order in which the greedy planners consider units (plan_units.h):
  * larger aligned extent first, then longer lifetime, then lower index, so

@@ -2,11 +2,11 @@
  * Blocks are kept in one array and linked to their neighbours in the same
  * segment; a best-fit search scans the array, which is quick enough for
  * the thousands of tensors of a model and keeps the code obvious. */
-#include "caching_allocator.h"
 #include "dfg/compile.h"
+#include "passes/planners/caching_allocator.h"
 
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 typedef enum block_state {
     BLOCK_FREE,

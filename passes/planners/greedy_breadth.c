@@ -3,10 +3,10 @@
  * its still unplaced buffers, largest first, each in the smallest gap left
  * by the placed buffers whose lifetimes overlap it. A cell alive at the
  * step brings its whole rigid group. */
-#include "best_fit.h"
-#include "error.h"
-#include "memory.h"
-#include "sort.h"
+#include "passes/planners/best_fit.h"
+#include "passes/planners/sort.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 typedef struct step_breadth {
     int64_t bytes;

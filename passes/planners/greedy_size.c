@@ -2,9 +2,9 @@
  * the largest buffers are placed first, each in the smallest gap left
  * by the placed buffers whose lifetimes overlap it; a rigid group is
  * placed as one, by its extent. */
-#include "best_fit.h"
-#include "error.h"
-#include "memory.h"
+#include "passes/planners/best_fit.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 static dfg_status place_by_size(dfg_buffer *buffers, int32_t n,
                                 const int64_t *aligned,

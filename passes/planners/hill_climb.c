@@ -47,9 +47,9 @@
  * (vit_b_16's 284 units: 528 a climb). */
 #include <stdlib.h>
 #include <string.h>
-#include "best_fit.h"
-#include "error.h"
-#include "memory.h"
+#include "passes/planners/best_fit.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 /* Tries for m units: HILL_CLIMB_WORK / m, between 2 and HILL_CLIMB_TRIES;
  * LONG_CLIMB times as many for dfg_plan_hill_climb_long. */

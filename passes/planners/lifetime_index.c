@@ -1,8 +1,8 @@
-#include "lifetime_index.h"
+#include "passes/planners/lifetime_index.h"
 
 #include <string.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 #define BLOCK DFG_LIFETIME_BLOCK
 #define CHUNK_ENTRIES 4096

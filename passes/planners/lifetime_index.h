@@ -18,7 +18,7 @@
 #ifndef DFG_LIFETIME_INDEX_H
 #define DFG_LIFETIME_INDEX_H
 
-#include "memory_plan.h"
+#include "passes/memory_plan.h"
 #include "dfg/allocator.h"
 
 #define DFG_LIFETIME_BLOCK 16

@@ -1,8 +1,8 @@
 /* What any placement of the lifetimes needs, and what none saves. */
-#include "error.h"
-#include "memory.h"
-#include "plan_input.h"
-#include "step_ranks.h"
+#include "passes/planners/plan_input.h"
+#include "passes/planners/step_ranks.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 int64_t dfg_plan_lower_bound(const dfg_buffer *buffers, int32_t n,
                              int64_t alignment, const dfg_allocator *allocator)

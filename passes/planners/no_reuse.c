@@ -1,6 +1,6 @@
 /* The baseline: every buffer its own bytes, in index order (a rigid
  * group's cells at its base's bytes, where its base comes). */
-#include "best_fit.h"
+#include "passes/planners/best_fit.h"
 
 static dfg_status place_apart(dfg_buffer *buffers, int32_t n,
                               const int64_t *aligned,

@@ -1,8 +1,8 @@
 /* Choosing a planner by name, and keeping the smallest of them all. */
 #include <string.h>
-#include "error.h"
-#include "memory.h"
-#include "memory_plan.h"
+#include "passes/memory_plan.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 #define DFG_SMALLEST_MAX_BUFFERS 20000
 

@@ -1,7 +1,7 @@
-#include "plan_input.h"
+#include "passes/planners/plan_input.h"
 
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 static int is_power_of_two(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 

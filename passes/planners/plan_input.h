@@ -3,7 +3,7 @@
 #ifndef DFG_PLAN_INPUT_H
 #define DFG_PLAN_INPUT_H
 
-#include "memory_plan.h"
+#include "passes/memory_plan.h"
 #include "dfg/allocator.h"
 
 /* Checks buffers (size >= 0, 0 <= first_step <= last_step, groups well

@@ -1,8 +1,8 @@
-#include "plan_units.h"
+#include "passes/planners/plan_units.h"
 
 #include <string.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 void dfg_plan_units_free(dfg_plan_units *units)
 {

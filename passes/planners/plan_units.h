@@ -4,7 +4,7 @@
 #ifndef DFG_PLAN_UNITS_H
 #define DFG_PLAN_UNITS_H
 
-#include "step_ranks.h"
+#include "passes/planners/step_ranks.h"
 
 typedef struct dfg_plan_units {
     int32_t count;

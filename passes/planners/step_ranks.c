@@ -1,8 +1,8 @@
-#include "step_ranks.h"
+#include "passes/planners/step_ranks.h"
 
 #include <stdlib.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 static int compare_steps(const void *a, const void *b)
 {

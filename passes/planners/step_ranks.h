@@ -8,7 +8,7 @@
 #ifndef DFG_STEP_RANKS_H
 #define DFG_STEP_RANKS_H
 
-#include "memory_plan.h"
+#include "passes/memory_plan.h"
 #include "dfg/allocator.h"
 
 typedef struct dfg_step_ranks {

@@ -2,10 +2,10 @@
  * computed and shares no code with the planners. The cells of a rigid
  * group are checked one by one, each over its own lifetime, and for
  * their place in the group. */
-#include "error.h"
-#include "memory.h"
-#include "memory_plan.h"
-#include "occupancy_sweep.h"
+#include "passes/memory_plan.h"
+#include "program/occupancy_sweep.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 static dfg_status check_one(const dfg_buffer *b, int32_t i, int64_t alignment,
                             int64_t arena_bytes)

@@ -32,12 +32,12 @@
  * are each tried (a segmentation once: small sizes all cut at every
  * edge), and the fit with the fewest extra FLOPs is kept (or, when none
  * fits, the smallest arena, for the error). */
-#include "remat.h"
+#include "passes/remat/remat.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 typedef struct segment {
     int32_t first, n; /* a run of segmentation.values */

@@ -34,12 +34,12 @@
  * with the copies its 33% budget's recomputations reached a larger
  * arena, so "not larger" would not do). Once a budget is met, they are
  * tried again and kept on an equal arena (passes/remat/remat_merge.c). */
-#include "remat.h"
+#include "passes/remat/remat.h"
 
 #include <stdio.h>
-#include "error.h"
-#include "memory.h"
-#include "training/training.h"
+#include "passes/training/training.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 static dfg_op fused_op(dfg_op update)
 {

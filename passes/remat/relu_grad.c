@@ -14,7 +14,7 @@
  * bytes are wanted there (the bundled cnn at 50%: 535,296 B with every
  * rule rewritten, over its 530,048 B budget, though the arena after the
  * rewrite alone was the same). */
-#include "remat.h"
+#include "passes/remat/remat.h"
 
 /* 1 if v is a constant f32 scalar 0. */
 static int is_zero(const dfg_graph *g, int32_t v)

@@ -28,14 +28,14 @@
  * machinery: dfg_remat_recompute on a set of values) are the other
  * strategy. Both are found on copies of the graph, and the one that fits
  * with fewer extra FLOPs is replayed on the graph itself. */
-#include "remat.h"
+#include "passes/remat/remat.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "error.h"
-#include "memory.h"
-#include "memory_plan.h"
+#include "passes/memory_plan.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 #define MAX_CHAIN 16
 

@@ -6,7 +6,7 @@
 #ifndef DFG_REMAT_H
 #define DFG_REMAT_H
 
-#include "remat_core.h"
+#include "passes/remat/remat_core.h"
 
 /* What rematerialization did (passes/remat/remat.c). */
 typedef struct dfg_remat_report {

@@ -17,10 +17,10 @@
  * on a copy of the graph, cheapest first, and kept only when the trial
  * plan's arena shrinks: a recomputation that moves no peak would only
  * cost time. The plan lists the recomputing steps as a budget's are. */
-#include "remat.h"
+#include "passes/remat/remat.h"
 
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 /* 4 FLOPs per byte: 16 per f32 element, a batch norm (4), a relu, an add
  * and another batch norm; a 1x1 convolution of 64 channels is 32. */

@@ -9,13 +9,13 @@
  * A recompute reads the operands kept for backward anyway; the forward
  * values between them and v are recomputed with it (a chain, at most
  * max_chain ops). */
-#include "remat_core.h"
+#include "passes/remat/remat_core.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 static int writes_gradient(const dfg_graph *g, const dfg_ir_node *node)
 {

@@ -6,7 +6,7 @@
 #ifndef DFG_REMAT_CORE_H
 #define DFG_REMAT_CORE_H
 
-#include "training/training.h"
+#include "passes/training/training.h"
 
 /* 1 if v is a saved activation that a recomputation can make: a forward
  * value backward reads, from a deterministic single-output op that is not

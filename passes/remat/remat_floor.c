@@ -11,7 +11,7 @@
  * straight to the stem in channel slices (passes/pipeline.c). Counted
  * for batch-norm backwards only, the node the bound is known to come
  * from, each operand once (through views, to the tensor they alias). */
-#include "remat.h"
+#include "passes/remat/remat.h"
 
 /* The tensor v's bytes live in: views followed to their source. */
 static int32_t root(const dfg_graph *g, int32_t v)

@@ -24,13 +24,13 @@
  * the most FLOPs are tried first; one saving under 0.5% of the step's
  * FLOPs (net of that payment) is not worth a trial plan. Every copy is
  * the forward's value bit for bit, so the step computes the same. */
-#include "remat.h"
+#include "passes/remat/remat.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include "error.h"
-#include "memory.h"
-#include "memory_plan.h"
+#include "passes/memory_plan.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 /* The value the nearest node before copy (a recomputation) makes that
  * copy makes again: an earlier recomputation of the same producer, or

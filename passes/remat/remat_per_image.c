@@ -35,13 +35,13 @@
  * summed over the steps: a block's backward has twins of its peak), so
  * that it goes on where the placement trails the bound for a move or
  * two; the graph then gets the moves up to the smallest arena. */
-#include "remat.h"
+#include "passes/remat/remat.h"
 
 #include <stdio.h>
 #include <string.h>
-#include "error.h"
-#include "memory.h"
-#include "memory_plan.h"
+#include "passes/memory_plan.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 /* Nodes a value's chain back to the graph input may hold (the sliced
  * stem's 8 conv -> batch_norm -> relu slices and their concat, then a

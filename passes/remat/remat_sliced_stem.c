@@ -26,12 +26,12 @@
  * which bits differ). The kernel's gradient is the sum of its slices'
  * slice_grad (zeros elsewhere), exact. The pipeline applies this only
  * when the budget is not met without it (passes/pipeline.c). */
-#include "remat.h"
+#include "passes/remat/remat.h"
 
 #include <stdio.h>
-#include "fuse_rewrite.h"
-#include "error.h"
-#include "memory.h"
+#include "passes/fuse_rewrite.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 /* Slices per stem: each slice's tensors are an eighth of the full ones. */
 #define STEM_SLICES 8

@@ -23,13 +23,13 @@
  * then dies where that is made, and a block's backward holds its input,
  * its output gradient and two more tensors of its size instead of three
  * (224x224 at 33%: 154,294,528 -> 128,604,416 B). */
-#include "remat.h"
+#include "passes/remat/remat.h"
 
 #include <stdio.h>
 #include <string.h>
-#include "error.h"
-#include "memory.h"
-#include "memory_plan.h"
+#include "passes/memory_plan.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 /* Copy v's producer and (deep) recursively the producers of its
  * operands that are recomputations themselves and that no node from at

@@ -1,7 +1,7 @@
 /* Trial plans of a graph being rematerialized (remat.h): the arena
  * dfg_compile would plan for it now, the step where the most bytes are
  * live, what lives there. Every strategy decides by them. */
-#include "remat_core.h"
+#include "passes/remat/remat_core.h"
 
 #include <stdio.h>
 

@@ -11,11 +11,11 @@
  *    value are live at a time).
  * Rules compute every input gradient they can; those nobody needs are
  * removed by dead-code elimination, which runs after this pass. */
-#include "autodiff.h"
+#include "passes/training/autodiff.h"
 
 #include <string.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 static dfg_vjp_rule const rules[DFG_OP_COUNT] = {
     [DFG_OP_ADD] = dfg_vjp_binary,

@@ -7,7 +7,7 @@
 #ifndef DFG_AUTODIFF_H
 #define DFG_AUTODIFF_H
 
-#include "graph.h"
+#include "ir/graph.h"
 
 /* Appends the nodes computing d loss / d wrt[i] for every i; grads[i]
  * receives the gradient's value index, or -1 when loss does not depend on

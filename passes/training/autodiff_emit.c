@@ -2,12 +2,12 @@
  * thin, error-sticky wrappers over dfg_graph_add_node. Backward nodes are
  * named after the forward node they differentiate ("fc1/grad/mul_57"),
  * so plans and error messages say where each one comes from. */
-#include "autodiff.h"
+#include "passes/training/autodiff.h"
 
 #include <stdio.h>
 #include <string.h>
-#include "error.h"
 #include "math/elementwise.h"
+#include "util/error.h"
 
 void dfg_ad_op_outputs(dfg_ad *ad, dfg_op op, const dfg_attrs *attrs,
                        const int32_t *inputs, int32_t n_inputs,

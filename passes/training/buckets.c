@@ -16,15 +16,15 @@
  * outputs are the same bytes again. Inside a bucket, gradient i starts at
  * the aligned end of gradient i - 1 (dfg_bucket_offsets), which the plan
  * verifier checks on the program (src/program/program_verify_buckets.c). */
-#include "buckets.h"
+#include "passes/training/buckets.h"
 
 #include <stdio.h>
 #include <string.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 #include "math/bucket_layout.h"
-#include "shard_optimizer.h"
-#include "training.h"
+#include "passes/training/shard_optimizer.h"
+#include "passes/training/training.h"
 
 #define DEFAULT_BUCKET_BYTES ((int64_t)25 << 20)
 

@@ -3,7 +3,7 @@
 #ifndef DFG_BUCKETS_H
 #define DFG_BUCKETS_H
 
-#include "pass.h"
+#include "passes/pass.h"
 
 /* Where each of n gradients of these types starts in its bucket (offsets,
  * may be NULL): one after the other, each on the alignment. Returns the

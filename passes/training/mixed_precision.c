@@ -34,15 +34,15 @@
  * f16 (whose largest finite value is 65504) the ops whose result can
  * leave its range while their operands do not (exp, pow, reduce_sum)
  * compute and store f32, with casts around them. */
-#include "mixed_precision.h"
+#include "passes/training/mixed_precision.h"
 
 #include <stdio.h>
 #include <string.h>
-#include "error.h"
 #include "math/elementwise.h"
-#include "memory.h"
-#include "shared_bytes.h"
-#include "training.h"
+#include "passes/training/training.h"
+#include "util/error.h"
+#include "util/memory.h"
+#include "util/shared_bytes.h"
 
 typedef struct rewrite {
     dfg_graph *g;

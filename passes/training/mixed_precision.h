@@ -4,7 +4,7 @@
 #ifndef DFG_MIXED_PRECISION_H
 #define DFG_MIXED_PRECISION_H
 
-#include "pass.h"
+#include "passes/pass.h"
 
 /* Stores every float value a node computes in `precision` (DFG_F32:
  * nothing to do; DFG_BF16; anything else DFG_ERR_UNSUPPORTED) but the

@@ -17,11 +17,11 @@
  * replaced updates are left dead (their state with them), and the
  * training.update_sq_norms output reads the gathers: one squared norm per
  * bucket, this rank's shard's. */
-#include "shard_optimizer.h"
+#include "passes/training/shard_optimizer.h"
 
 #include <stdio.h>
-#include "error.h"
-#include "training.h"
+#include "passes/training/training.h"
+#include "util/error.h"
 
 /* The shard ops' attributes: the bucket's index, the ranks, the shard's
  * floats and the layout's alignment. */

@@ -3,7 +3,7 @@
 #ifndef DFG_SHARD_OPTIMIZER_H
 #define DFG_SHARD_OPTIMIZER_H
 
-#include "pass.h"
+#include "passes/pass.h"
 
 typedef struct dfg_shard_bucket {
     int32_t index;          /* the bucket's */

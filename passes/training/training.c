@@ -17,14 +17,14 @@
  * The updates are recorded after every backward node, then each moves
  * to just after its gradient is final and its weight's last reader ran
  * (training_order.c), so that gradients die early. */
-#include "training.h"
+#include "passes/training/training.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include "autodiff.h"
-#include "error.h"
-#include "memory.h"
+#include "passes/training/autodiff.h"
+#include "util/error.h"
+#include "util/memory.h"
 #include "math/training_layout.h"
 
 static const char *const optimizer_names[DFG_OPTIMIZER_COUNT] = {

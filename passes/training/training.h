@@ -4,7 +4,7 @@
 #define DFG_TRAINING_PASS_H
 
 #include "dfg/training.h"
-#include "pass.h"
+#include "passes/pass.h"
 
 /* Appends the backward pass (passes/training/autodiff.c), the persistent optimizer
  * state and the optimizer updates to graph; marks every value's training

@@ -7,7 +7,7 @@
  * inference program given the trained weights (dfg_session_copy_weights)
  * uses them. A batch_norm whose statistics are computed keeps its
  * inference form: there is nothing to update. */
-#include "training.h"
+#include "passes/training/training.h"
 
 #include <stdio.h>
 

@@ -5,7 +5,7 @@
  * program resumes it. Each dropout gets its own stream: the seed mixed
  * with the node's place in the order, so that two dropouts of one shape
  * do not drop the same elements. */
-#include "training.h"
+#include "passes/training/training.h"
 
 #include <stdio.h>
 

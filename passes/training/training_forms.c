@@ -4,11 +4,11 @@
  * read the new node's first output, which takes the old one's name (a
  * loss or an output may be named after it). The old node is left dead
  * for dead-code elimination. */
-#include "training.h"
+#include "passes/training/training.h"
 
 #include <stdio.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 static void replace_reads(dfg_graph *g, int32_t from, int32_t to)
 {

@@ -16,10 +16,10 @@
  *
  * Moving nodes changes node indices: each value's producer and the node
  * name table are renumbered. */
-#include "training.h"
+#include "passes/training/training.h"
 
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 static int is_update(dfg_op op)
 {

@@ -3,7 +3,7 @@
  * not differentiable at a point (relu, abs, max at 0 or at a tie), the
  * rule takes the one-sided derivative PyTorch takes there: 0 for relu at
  * 0, the second operand for a max/min tie. */
-#include "autodiff.h"
+#include "passes/training/autodiff.h"
 
 #define X(node) ((node)->inputs[0])
 #define Y(node) ((node)->outputs[0])

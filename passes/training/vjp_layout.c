@@ -1,6 +1,6 @@
 /* Vector-Jacobian rules of the data-movement ops: each moves the gradient
  * back to where the forward op read it. */
-#include "autodiff.h"
+#include "passes/training/autodiff.h"
 
 /* reshape, flatten, squeeze, unsqueeze, identity: the same elements in
  * the same order. */

@@ -3,9 +3,9 @@
  * softmax cross-entropy loss.
  * Inference batch_norm normalises with its mean and var operands, which
  * are constants to it: they get no gradient (docs/training.md). */
-#include "autodiff.h"
+#include "passes/training/autodiff.h"
 
-#include "error.h"
+#include "util/error.h"
 
 /* x with its last two axes swapped. */
 static int32_t swap_last_two(dfg_ad *ad, int32_t x)

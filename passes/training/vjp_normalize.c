@@ -1,6 +1,6 @@
 /* Vector-Jacobian rules of softmax, log_softmax, layer_norm and the
  * reductions. */
-#include "autodiff.h"
+#include "passes/training/autodiff.h"
 
 static int32_t mul(dfg_ad *ad, int32_t a, int32_t b)
 {

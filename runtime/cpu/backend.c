@@ -4,12 +4,12 @@
  * loop of indirect calls. */
 #include <omp.h>
 #include <string.h>
-#include "../backend.h"
-#include "../cpu_layout_rule.h"
-#include "cpu/onednn/dnnl_steps.h"
-#include "cpu/onednn/dnnl_weights.h"
-#include "error.h"
-#include "memory.h"
+#include "runtime/backend.h"
+#include "runtime/cpu/onednn/dnnl_steps.h"
+#include "runtime/cpu/onednn/dnnl_weights.h"
+#include "runtime/cpu_layout_rule.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 struct dfg_backend_context {
     dfg_allocator allocator;

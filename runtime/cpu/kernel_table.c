@@ -1,10 +1,10 @@
 /* The CPU kernel of every op in src/ir/ops.def. Ops without an entry map to
  * NULL, which the backend reports as unsupported. */
-#include "cpu/elementwise/binary_blocked.h"
-#include "cpu_layout_rule.h"
-#include "kernels.h"
-#include "kernels_extra.h"
-#include "cpu/reduce/pool_blocked.h"
+#include "runtime/cpu/elementwise/binary_blocked.h"
+#include "runtime/cpu_layout_rule.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/kernels_extra.h"
+#include "runtime/cpu/reduce/pool_blocked.h"
 
 static const dfg_cpu_kernel kernels[DFG_OP_COUNT] = {
     [DFG_OP_ADD] = dfg_cpu_binary,

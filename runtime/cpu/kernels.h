@@ -10,9 +10,9 @@
 #ifndef DFG_CPU_KERNELS_H
 #define DFG_CPU_KERNELS_H
 
-#include "op_table.h"
-#include "step_args.h"
-#include "tensor_type.h"
+#include "ir/op_table.h"
+#include "ir/tensor_type.h"
+#include "runtime/step_args.h"
 
 typedef dfg_status (*dfg_cpu_kernel)(const dfg_kernel_args *args);
 

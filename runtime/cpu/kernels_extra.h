@@ -3,7 +3,7 @@
 #ifndef DFG_CPU_KERNELS_EXTRA_H
 #define DFG_CPU_KERNELS_EXTRA_H
 
-#include "kernels.h"
+#include "runtime/cpu/kernels.h"
 
 /* floor, ceil, round, sin ... atanh: float dtypes, in f32. */
 dfg_status dfg_cpu_unary_math(const dfg_kernel_args *args);

@@ -1,5 +1,5 @@
 /* The CPU threading policy and parallel helpers (see parallel.h). */
-#include "parallel.h"
+#include "runtime/cpu/parallel.h"
 
 #include <cblas.h>
 #include <omp.h>

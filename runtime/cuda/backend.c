@@ -24,12 +24,12 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "backend_context.h"
-#include "device_memory.h"
-#include "cuda/plan/device_support.h"
-#include "error.h"
-#include "memory.h"
-#include "cuda/plan/target.h"
+#include "runtime/cuda/backend_context.h"
+#include "runtime/cuda/device_memory.h"
+#include "runtime/cuda/plan/device_support.h"
+#include "util/error.h"
+#include "util/memory.h"
+#include "runtime/cuda/plan/target.h"
 
 static atomic_long device_allocations;
 

@@ -8,12 +8,12 @@
 
 #include <cuda_runtime_api.h>
 
-#include "../backend.h"
-#include "blas.h"
-#include "blas_lt.h"
-#include "dnn.h"
-#include "graph_capture.h"
-#include "cuda/plan/step_plan.h"
+#include "runtime/backend.h"
+#include "runtime/cuda/blas.h"
+#include "runtime/cuda/blas_lt.h"
+#include "runtime/cuda/dnn.h"
+#include "runtime/cuda/graph_capture.h"
+#include "runtime/cuda/plan/step_plan.h"
 
 /* Bytes after each region: the status word, padded to keep alignment. */
 #define DFG_CUDA_STATUS_TAIL_BYTES 256

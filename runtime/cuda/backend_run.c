@@ -7,12 +7,12 @@
  * that synchronize() only waits for the stream and reads that copy. */
 #include <stdlib.h>
 
-#include "backend_context.h"
-#include "error.h"
-#include "cuda/plan/graph_option.h"
-#include "cuda/plan/lt_mapping.h"
-#include "memory.h"
-#include "cuda/plan/warm_up.h"
+#include "runtime/cuda/backend_context.h"
+#include "util/error.h"
+#include "runtime/cuda/plan/graph_option.h"
+#include "runtime/cuda/plan/lt_mapping.h"
+#include "util/memory.h"
+#include "runtime/cuda/plan/warm_up.h"
 
 static dfg_status wait_stream(void *opaque)
 {

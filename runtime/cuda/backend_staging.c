@@ -7,8 +7,8 @@
  * and the outputs are copied from the buffer to the caller. */
 #include <string.h>
 
-#include "backend_context.h"
-#include "error.h"
+#include "runtime/cuda/backend_context.h"
+#include "util/error.h"
 
 dfg_status dfg_cuda_reserve_io(dfg_backend_context *c, size_t bytes)
 {

@@ -2,10 +2,10 @@
  * kernels, cuBLAS or cuDNN calls and collective work it queues on the
  * session's stream. The same loop runs directly or under a graph capture
  * (backend_run.c). */
-#include "backend_context.h"
-#include "error.h"
-#include "cuda/kernels/kernels.h"
-#include "cuda/plan/layout_plan.h"
+#include "runtime/cuda/backend_context.h"
+#include "util/error.h"
+#include "runtime/cuda/kernels/kernels.h"
+#include "runtime/cuda/plan/layout_plan.h"
 
 static const char *at(const void *base, int64_t elements, int64_t size)
 {

@@ -1,10 +1,10 @@
 /* cuBLAS products of the CUDA backend (see blas.h). */
-#include "blas.h"
+#include "runtime/cuda/blas.h"
 
-#include "cuda/plan/conv_forward.h"
-#include "cuda/plan/conv_grad.h"
-#include "error.h"
-#include "cuda/kernels/kernels.h"
+#include "runtime/cuda/plan/conv_forward.h"
+#include "runtime/cuda/plan/conv_grad.h"
+#include "util/error.h"
+#include "runtime/cuda/kernels/kernels.h"
 
 static dfg_status blas_error(cublasStatus_t status, const char *what)
 {

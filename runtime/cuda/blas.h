@@ -14,7 +14,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
-#include "cuda/plan/step_plan.h"
+#include "runtime/cuda/plan/step_plan.h"
 
 typedef struct dfg_cuda_blas {
     cublasHandle_t handle;

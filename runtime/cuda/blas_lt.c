@@ -1,12 +1,12 @@
 /* Products with fused epilogues on cuBLASLt (see blas_lt.h). */
-#include "blas_lt.h"
+#include "runtime/cuda/blas_lt.h"
 
 #include <cublasLt.h>
 
-#include "cuda/kernels/kernels.h"
-#include "cuda/plan/lt_mapping.h"
-#include "error.h"
-#include "memory.h"
+#include "runtime/cuda/kernels/kernels.h"
+#include "runtime/cuda/plan/lt_mapping.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 struct dfg_cuda_lt {
     cublasLtHandle_t handle;

@@ -13,7 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include "dfg/allocator.h"
-#include "cuda/plan/step_plan_types.h"
+#include "runtime/cuda/plan/step_plan_types.h"
 
 typedef struct dfg_cuda_lt dfg_cuda_lt;
 

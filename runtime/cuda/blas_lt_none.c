@@ -1,8 +1,8 @@
 /* blas_lt.h in a build without cuBLASLt: no handle, every product on
  * cuBLAS with the epilogue kernel. */
-#include "blas_lt.h"
+#include "runtime/cuda/blas_lt.h"
 
-#include "error.h"
+#include "util/error.h"
 
 dfg_status dfg_cuda_lt_create(const dfg_allocator *allocator,
                               dfg_cuda_lt **out)

@@ -2,9 +2,9 @@
  * as dfg's (backend_context.h): what backend.c and its run, staging and
  * step files share. Calls none of them, so that they call each other one
  * way. */
-#include "backend_context.h"
-#include "error.h"
-#include "cuda/plan/thread_state.h"
+#include "runtime/cuda/backend_context.h"
+#include "util/error.h"
+#include "runtime/cuda/plan/thread_state.h"
 
 dfg_status dfg_cuda_error(cudaError_t e, const char *what)
 {

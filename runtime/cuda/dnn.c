@@ -1,13 +1,13 @@
 /* Convolutions on cuDNN 9's convolution API (see dnn.h). */
-#include "dnn.h"
+#include "runtime/cuda/dnn.h"
 
 #include <stdlib.h>
 #include <cudnn.h>
 
-#include "cuda/plan/dnn_mapping.h"
-#include "dnn_attention.h"
-#include "error.h"
-#include "memory.h"
+#include "runtime/cuda/dnn_attention.h"
+#include "runtime/cuda/plan/dnn_mapping.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 struct dfg_cuda_dnn {
     cudnnHandle_t handle;

@@ -5,13 +5,13 @@
  *   s = matmul(q, k^T); s = s * scale (a float by value); s = s + bias
  *   (where there is a mask); softmax as max, sub, exp, sum, div over the
  *   last axis; o = matmul(p, v). */
-#include "dnn_attention.h"
+#include "runtime/cuda/dnn_attention.h"
 
 #include <stdbool.h>
 #include <string.h>
 
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 enum { UID_Q = 1, UID_KT, UID_V, UID_O, UID_BIAS, UID_SCALE, UID_VIRTUAL };
 

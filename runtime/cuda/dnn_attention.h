@@ -12,7 +12,7 @@
 #include <cudnn.h>
 
 #include "dfg/allocator.h"
-#include "cuda/plan/attention_mapping.h"
+#include "runtime/cuda/plan/attention_mapping.h"
 
 typedef struct dfg_cuda_sdpa_plan dfg_cuda_sdpa_plan;
 

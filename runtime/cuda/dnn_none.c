@@ -1,8 +1,8 @@
 /* dnn.h in a build without cuDNN: no handle, every convolution on the
  * backend's own path. */
-#include "dnn.h"
+#include "runtime/cuda/dnn.h"
 
-#include "error.h"
+#include "util/error.h"
 
 dfg_status dfg_cuda_dnn_create(const dfg_allocator *allocator,
                                cudaStream_t stream, dfg_cuda_dnn **out)

@@ -1,7 +1,7 @@
 /* CUDA graph capture and replay (see graph_capture.h). */
-#include "graph_capture.h"
+#include "runtime/cuda/graph_capture.h"
 
-#include "error.h"
+#include "util/error.h"
 
 static dfg_status graph_error(cudaError_t e, const char *what)
 {

@@ -1,8 +1,8 @@
 /* The CUDA backend as a module: what libdfg looks up after opening
  * libdfg-cuda.so (runtime/backend_registry.c), and the registration a
  * program that links libdfg statically calls instead. */
-#include "../backend.h"
 #include "dfg/cuda_backend.h"
+#include "runtime/backend.h"
 
 /* Exported under DFG_BACKEND_MODULE_SYMBOL. */
 const dfg_backend_module dfg_backend_module_info = {

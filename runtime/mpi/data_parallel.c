@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "error.h"
-#include "program.h"
-#include "ranks.h"
-#include "watchdog.h"
+#include "program/program.h"
+#include "runtime/mpi/ranks.h"
+#include "runtime/mpi/watchdog.h"
+#include "util/error.h"
 
 typedef struct bucket_request {
     MPI_Request request;    /* MPI_REQUEST_NULL once complete */

@@ -1,10 +1,10 @@
 /* Joining the ranks and checking that they run one program (ranks.h). */
-#include "ranks.h"
+#include "runtime/mpi/ranks.h"
 
 #include <stdlib.h>
-#include "crc32.h"
-#include "error.h"
-#include "program_format.h"
+#include "program/program_format.h"
+#include "util/crc32.h"
+#include "util/error.h"
 
 /* MPI_Comm_dup, the first collective call over comm, waited for under the
  * watchdog's timeout (w has no control communicator yet: no pings), so

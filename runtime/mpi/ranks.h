@@ -5,8 +5,8 @@
 #define DFG_MPI_RANKS_H
 
 #include <mpi.h>
-#include "program.h"
-#include "watchdog.h"
+#include "program/program.h"
+#include "runtime/mpi/watchdog.h"
 
 /* Initialises MPI if nobody has (then *initialized = 1; comm must be
  * MPI_COMM_NULL), duplicates comm (MPI_COMM_NULL: MPI_COMM_WORLD) into

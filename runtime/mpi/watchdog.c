@@ -4,13 +4,13 @@
  * rank pings every other rank on a control communicator: live ranks
  * answer from their own polling loops (or from their own timeouts), so
  * the ranks that stay silent for a grace period are the lost ones. */
-#include "watchdog.h"
+#include "runtime/mpi/watchdog.h"
 
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include "error.h"
+#include "util/error.h"
 
 enum { TAG_PING = 1, TAG_PONG = 2 };
 #define GRACE_SECONDS 3.0

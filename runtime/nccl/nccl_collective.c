@@ -9,8 +9,8 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <stdlib.h>
-#include "error.h"
-#include "ranks.h"
+#include "runtime/mpi/ranks.h"
+#include "util/error.h"
 
 struct dfg_nccl {
     dfg_session *session; /* NULL once the session lets go (session_gone) */

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "error.h"
+#include "util/error.h"
 
 static dfg_status record(dfg_graph *g, const char *op, const dfg_value *in,
                          int32_t n_in, const dfg_attrs *attrs, dfg_value *out,

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "error.h"
+#include "util/error.h"
 
 #define DFG_UNARY_EXTRA(fn)                                                \
     dfg_status dfg_##fn(dfg_graph *g, dfg_value x, dfg_value *out)         \

@@ -1,10 +1,10 @@
-#include "graph.h"
+#include "ir/graph.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 static atomic_uint graph_serial_counter = 1;
 

@@ -14,10 +14,10 @@
 #define DFG_GRAPH_INTERNAL_H
 
 #include "dfg/graph.h"
-#include "name_table.h"
-#include "op_table.h"
-#include "shared_bytes.h"
-#include "tensor_type.h"
+#include "ir/op_table.h"
+#include "ir/tensor_type.h"
+#include "util/name_table.h"
+#include "util/shared_bytes.h"
 
 typedef enum dfg_value_kind {
     DFG_VALUE_INPUT = 0,

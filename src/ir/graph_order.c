@@ -2,11 +2,11 @@
  * their indices. The callers (the training passes) give orders that are
  * topological; a debug build checks that every live node still comes
  * after the producers of what it reads. */
-#include "graph.h"
+#include "ir/graph.h"
 
 #include <assert.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 #ifndef NDEBUG
 static int topological(const dfg_graph *g)

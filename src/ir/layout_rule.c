@@ -1,8 +1,8 @@
 /* Layouts a step's operands may have (layout_rule.h) and the reorder
  * op's shape rule. */
-#include "layout_rule.h"
+#include "ir/layout_rule.h"
 
-#include "error.h"
+#include "util/error.h"
 
 int dfg_layout_fits(const dfg_type *type, int32_t layout)
 {

@@ -16,7 +16,7 @@
 #ifndef DFG_LAYOUT_RULE_H
 #define DFG_LAYOUT_RULE_H
 
-#include "op_table.h"
+#include "ir/op_table.h"
 
 /* 1 if a tensor of type may have layout (plain always may). */
 int dfg_layout_fits(const dfg_type *type, int32_t layout);

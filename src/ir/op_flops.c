@@ -1,7 +1,7 @@
 /* FLOP counts of one execution of each op (dfg_flops_* in ops.def). A
  * multiply-add counts 2; data movement counts 0. Counts saturate at
  * INT64_MAX instead of overflowing. */
-#include "op_table.h"
+#include "ir/op_table.h"
 
 /* a * b for non-negative counts, saturating. */
 static int64_t product(int64_t a, int64_t b)

@@ -2,7 +2,7 @@
  * (op_table.h). */
 #include <stdio.h>
 
-#include "op_table.h"
+#include "ir/op_table.h"
 
 const char *dfg_post_op_name(int32_t kind)
 {

@@ -1,4 +1,4 @@
-#include "op_table.h"
+#include "ir/op_table.h"
 
 #include <string.h>
 #include "ir/geometry/conv_geometry.h"
@@ -15,7 +15,7 @@ static const dfg_op_info op_table[DFG_OP_COUNT] = {
                      .flops = dfg_flops_##flp,                                \
                      .alias = DFG_ALIAS_##als,                                \
                      .workspace = ws},
-#include "ops.def"
+#include "ir/ops.def"
 #undef DFG_OP
 };
 

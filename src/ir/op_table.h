@@ -8,11 +8,11 @@
 #include <stdint.h>
 #include "dfg/attrs.h"
 #include "dfg/status.h"
-#include "tensor_type.h"
+#include "ir/tensor_type.h"
 
 typedef enum dfg_op {
 #define DFG_OP(id, name, onnx, min_in, max_in, n_out, types, shape, flops, alias, ws) DFG_OP_##id,
-#include "ops.def"
+#include "ir/ops.def"
 #undef DFG_OP
     DFG_OP_COUNT
 } dfg_op;
@@ -134,7 +134,7 @@ int dfg_op_from_name(const char *name, dfg_op *out);
                                  dfg_type *, int32_t);                         \
     int64_t dfg_flops_##flops(const dfg_attrs *, const dfg_type *, int32_t,    \
                               const dfg_type *, int32_t);
-#include "ops.def"
+#include "ir/ops.def"
 #undef DFG_OP
 int64_t dfg_workspace_conv2d(const dfg_attrs *attrs, const dfg_type *in,
                              int32_t n_in, const dfg_type *out, int32_t n_out);

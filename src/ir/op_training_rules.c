@@ -1,6 +1,6 @@
 /* FLOP counts and workspace rules of the training ops (src/ir/ops.def). */
 #include "ir/geometry/backward_geometry.h"
-#include "op_table.h"
+#include "ir/op_table.h"
 
 static int64_t saturating_product(int64_t a, int64_t b)
 {

@@ -1,8 +1,8 @@
 /* Workspace rules of the op table: the bytes of per-step scratch an op
  * needs, planned as a tensor living for that one step. */
 #include "ir/geometry/backward_geometry.h"
+#include "ir/op_table.h"
 #include "math/partial_sums.h"
-#include "op_table.h"
 
 /* -1 when the operands do not describe a valid conv (the shape rule has
  * rejected them already; the message is set). */

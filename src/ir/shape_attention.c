@@ -1,8 +1,8 @@
 /* attention's rules in the op table (src/ir/ops.def): shape, FLOPs and
  * workspace, from its geometry (geometry/attention_geometry.h). */
-#include "geometry/attention_geometry.h"
-#include "op_table.h"
-#include "shape_rules.h"
+#include "ir/geometry/attention_geometry.h"
+#include "ir/op_table.h"
+#include "ir/shape_rules.h"
 
 dfg_status dfg_shape_attention(const dfg_attrs *a, const dfg_type *in,
                                int32_t n_in, dfg_type *out, int32_t n_out)

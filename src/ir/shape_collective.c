@@ -1,10 +1,10 @@
 /* Shape rules of the data-parallel ops (src/ir/ops.def): a bucket of f32
  * gradients, and the gradients handed on after the bucket's all-reduce;
  * with a sharded optimizer, the shards of the bucket's weights. */
-#include "error.h"
+#include "ir/op_table.h"
+#include "ir/shape_rules.h"
 #include "math/bucket_layout.h"
-#include "op_table.h"
-#include "shape_rules.h"
+#include "util/error.h"
 
 static dfg_status require_f32_operands(const dfg_type *in, int32_t from,
                                        int32_t n_in, int64_t *elements)

@@ -1,8 +1,8 @@
 /* Shape rules of the elementwise ops: unary, binary and compare with numpy
  * broadcasting, where, cast and identity. */
-#include "error.h"
-#include "op_table.h"
-#include "shape_rules.h"
+#include "ir/op_table.h"
+#include "ir/shape_rules.h"
+#include "util/error.h"
 
 dfg_status dfg_shape_unary(const dfg_attrs *a, const dfg_type *in,
                            int32_t n_in, dfg_type *out, int32_t n_out)

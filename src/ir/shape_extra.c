@@ -3,9 +3,9 @@
  * mod use the unary and binary rules), and resize's FLOP count. */
 #include <math.h>
 
-#include "error.h"
-#include "op_table.h"
-#include "shape_rules.h"
+#include "ir/op_table.h"
+#include "ir/shape_rules.h"
+#include "util/error.h"
 
 /* arg_max, arg_min: the index (i64) of the extreme along attrs.axis, the
  * axis kept as size 1 when attrs.keepdims. */

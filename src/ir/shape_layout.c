@@ -2,9 +2,9 @@
  * concat, split, slice, squeeze, unsqueeze, expand, gather and pad. */
 #include <string.h>
 
-#include "error.h"
-#include "op_table.h"
-#include "shape_rules.h"
+#include "ir/op_table.h"
+#include "ir/shape_rules.h"
+#include "util/error.h"
 
 /* Attribute counts index fixed arrays: reject any that would read past
  * them before looking at the entries. */

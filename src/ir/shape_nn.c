@@ -1,8 +1,8 @@
 /* Shape rules of the neural-network ops: matmul, gemm, conv2d, pools and
  * normalisations. */
-#include "error.h"
-#include "op_table.h"
-#include "shape_rules.h"
+#include "ir/op_table.h"
+#include "ir/shape_rules.h"
+#include "util/error.h"
 
 /* The post-ops (dfg_attrs.post_ops) of a conv2d, matmul or gemm: known
  * kinds, on a float output (f32, or f16 / bf16 for a backend with

@@ -1,7 +1,7 @@
 /* Shape rule of the reductions (reduce_sum, reduce_mean, reduce_max). */
-#include "error.h"
-#include "op_table.h"
-#include "shape_rules.h"
+#include "ir/op_table.h"
+#include "ir/shape_rules.h"
+#include "util/error.h"
 
 dfg_status dfg_shape_reduce(const dfg_attrs *a, const dfg_type *in,
                             int32_t n_in, dfg_type *out, int32_t n_out)

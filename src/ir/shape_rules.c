@@ -1,8 +1,8 @@
-#include "shape_rules.h"
+#include "ir/shape_rules.h"
 
 #include <stdio.h>
 
-#include "error.h"
+#include "util/error.h"
 
 dfg_dims_text dfg_dims_format(int32_t rank, const int64_t *dims)
 {

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 #include "dfg/status.h"
-#include "tensor_type.h"
+#include "ir/tensor_type.h"
 
 /* Formatted dims only ("[2,3,4]"), for messages. */
 typedef struct dfg_dims_text {

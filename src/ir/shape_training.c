@@ -4,9 +4,9 @@
  * take activations stored narrow (mixed precision, their kernels compute
  * in f32); the others take f32 only. */
 #include "ir/geometry/backward_geometry.h"
-#include "error.h"
-#include "op_table.h"
-#include "shape_rules.h"
+#include "util/error.h"
+#include "ir/op_table.h"
+#include "ir/shape_rules.h"
 #include "math/training_layout.h"
 
 static dfg_status require_f32(const dfg_type *in, int32_t i)

@@ -1,4 +1,4 @@
-#include "tensor_type.h"
+#include "ir/tensor_type.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -3,10 +3,10 @@
 #include "ir/geometry/weight_update_geometry.h"
 
 #include "ir/geometry/backward_geometry.h"
-#include "error.h"
-#include "op_table.h"
-#include "shape_rules.h"
-#include "tensor_type.h"
+#include "util/error.h"
+#include "ir/op_table.h"
+#include "ir/shape_rules.h"
+#include "ir/tensor_type.h"
 
 int dfg_weight_update_whole_columns(const dfg_conv_geometry *g,
                                     int64_t element_bytes)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dfg/training.h"
-#include "error.h"
+#include "util/error.h"
 
 int dfg_parse_bytes(const char *text, uint64_t *bytes)
 {

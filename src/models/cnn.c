@@ -4,7 +4,7 @@
  * another residual block, global average pooling and a gemm classifier
  * with a softmax over 10 classes. */
 #include <stdio.h>
-#include "model_builder.h"
+#include "models/model_builder.h"
 
 #define CNN_BATCH 32
 #define CNN_CLASSES 10

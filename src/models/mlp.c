@@ -1,6 +1,6 @@
 /* "mlp": a classifier for 8x8 digit images flattened to 64 features:
  * 64 -> 128 -> 64 -> 10 with relu between the layers and a softmax. */
-#include "model_builder.h"
+#include "models/model_builder.h"
 
 #define MLP_BATCH 32
 #define MLP_FEATURES 64

@@ -1,10 +1,10 @@
-#include "model_builder.h"
+#include "models/model_builder.h"
 
 #include <math.h>
 #include <stdio.h>
-#include "error.h"
-#include "memory.h"
-#include "tensor_type.h"
+#include "ir/tensor_type.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 /* xorshift64*: a fixed seed gives the same weights on every machine. */
 static float next_uniform(dfg_model_ctx *m)

@@ -2,8 +2,8 @@
 #include "dfg/models.h"
 
 #include <string.h>
-#include "error.h"
-#include "model_builder.h"
+#include "models/model_builder.h"
+#include "util/error.h"
 
 typedef struct model_entry {
     const char *name;

@@ -8,9 +8,9 @@
 #include <string.h>
 #include "dfg/builder.h"
 #include "dfg/training.h"
-#include "error.h"
-#include "graph.h"
-#include "shape_rules.h"
+#include "ir/graph.h"
+#include "ir/shape_rules.h"
+#include "util/error.h"
 
 static const char *const loss_names[DFG_LOSS_COUNT] = {
     [DFG_LOSS_CROSS_ENTROPY] = "cross_entropy",

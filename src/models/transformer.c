@@ -3,7 +3,7 @@
  *   y = h + fc2(gelu(fc1(layer_norm(h))))
  * with batch 1, 64 tokens, d_model 128, 4 heads of 32 and an MLP of 512. */
 #include <math.h>
-#include "model_builder.h"
+#include "models/model_builder.h"
 
 #define TF_BATCH 1
 #define TF_SEQ 64

@@ -2,8 +2,8 @@
  * a float where an int belongs gets an error naming node and attribute. */
 #include <string.h>
 
-#include "error.h"
-#include "onnx_importer.h"
+#include "onnx/onnx_importer.h"
+#include "util/error.h"
 
 const Onnx__AttributeProto *dfg_onnx_attr(const Onnx__NodeProto *node,
                                           const char *name)

@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "error.h"
-#include "memory.h"
-#include "onnx_importer.h"
+#include "onnx/onnx_importer.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 /* Evaluates op on known entries and adds its outputs as constants. */
 static dfg_status emit_folded(dfg_onnx_importer *im, const char *op,

@@ -6,11 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "error.h"
-#include "evaluate.h"
-#include "graph.h"
-#include "memory.h"
-#include "onnx_importer.h"
+#include "ir/graph.h"
+#include "onnx/onnx_importer.h"
+#include "runtime/evaluate.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 /* Records op in graph, its inputs the operands present (graph inputs,
  * in order); its node is graph->nodes[0]. */

@@ -11,9 +11,9 @@
 #include <unistd.h>
 
 #include "dfg/regular_file.h"
-#include "error.h"
-#include "memory.h"
-#include "onnx_importer.h"
+#include "onnx/onnx_importer.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 /* Parses a non-negative decimal integer (the offset and length keys). */
 static int parse_size(const char *text, int64_t *out)

@@ -5,11 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "error.h"
-#include "memory.h"
-#include "graph.h"
-#include "onnx_import.h"
-#include "onnx_ops.h"
+#include "util/error.h"
+#include "util/memory.h"
+#include "ir/graph.h"
+#include "onnx/onnx_import.h"
+#include "onnx/onnx_ops.h"
 
 /* Opsets 7 to 17 are the target; older models are accepted where the ops
  * they use read the same (the mappings handle the attributes that moved). */

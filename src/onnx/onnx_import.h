@@ -4,7 +4,7 @@
 #ifndef DFG_ONNX_IMPORT_H
 #define DFG_ONNX_IMPORT_H
 
-#include "onnx_importer.h"
+#include "onnx/onnx_importer.h"
 
 /* Imports model (already unpacked) into a new graph. source (may be NULL)
  * is the mapped file that initializers' raw_data point into: the pages of

@@ -16,10 +16,10 @@
 #include <stdint.h>
 #include "dfg/graph.h"
 #include "dfg/onnx.h"
-#include "name_table.h"
+#include "ir/tensor_type.h"
 #include "onnx.pb-c.h"
-#include "shared_bytes.h"
-#include "tensor_type.h"
+#include "util/name_table.h"
+#include "util/shared_bytes.h"
 
 /* Limits that keep a malformed model from asking for absurd work. */
 #define DFG_ONNX_MAX_NODES 1000000

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "onnx_importer.h"
+#include "onnx/onnx_importer.h"
+#include "util/error.h"
 
 void dfg_onnx_options_init(dfg_onnx_options *options)
 {

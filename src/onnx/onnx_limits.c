@@ -4,8 +4,8 @@
  * included), from the dims and dtypes the model declares. */
 #include <stdint.h>
 
-#include "error.h"
-#include "onnx_import.h"
+#include "onnx/onnx_import.h"
+#include "util/error.h"
 
 /* The bytes an initializer declares, or -1 where its dtype or dims are
  * not valid (decoding it then reports why). */

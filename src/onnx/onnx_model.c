@@ -4,9 +4,9 @@
 #include <limits.h>
 #include <string.h>
 
-#include "error.h"
-#include "memory.h"
-#include "onnx_import.h"
+#include "onnx/onnx_import.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 /* protobuf-c allocates through this, so that the model's memory comes
  * from the caller's allocator too. */

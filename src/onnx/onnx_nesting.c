@@ -17,10 +17,10 @@
  * for. */
 #include <string.h>
 
-#include "error.h"
-#include "memory.h"
-#include "onnx_importer.h"
-#include "onnx_wire.h"
+#include "onnx/onnx_importer.h"
+#include "onnx/onnx_wire.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 typedef enum message {
     MODEL, GRAPH, NODE, ATTRIBUTE, VALUE_INFO, TRAINING_INFO, FUNCTION,

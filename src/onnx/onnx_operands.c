@@ -3,9 +3,9 @@
  * bounds) because dfg takes them as attributes. */
 #include <string.h>
 
-#include "error.h"
 #include "math/elementwise.h"
-#include "onnx_importer.h"
+#include "onnx/onnx_importer.h"
+#include "util/error.h"
 
 int32_t dfg_onnx_n_inputs(const dfg_onnx_importer *im)
 {

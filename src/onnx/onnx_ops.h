@@ -5,7 +5,7 @@
 #ifndef DFG_ONNX_OPS_H
 #define DFG_ONNX_OPS_H
 
-#include "onnx_importer.h"
+#include "onnx/onnx_importer.h"
 
 typedef struct dfg_onnx_op dfg_onnx_op;
 typedef dfg_status (*dfg_onnx_op_import)(dfg_onnx_importer *im,

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "error.h"
-#include "onnx_ops.h"
+#include "onnx/onnx_ops.h"
+#include "util/error.h"
 
 static dfg_status read_alpha(dfg_onnx_importer *im, float fallback,
                              float *alpha)

@@ -4,9 +4,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "error.h"
-#include "memory.h"
-#include "onnx_ops.h"
+#include "onnx/onnx_ops.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 /* A new constant entry of type, zero-filled; *data receives its bytes. */
 static dfg_status new_constant(dfg_onnx_importer *im, const dfg_type *type,

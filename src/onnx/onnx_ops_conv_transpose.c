@@ -6,9 +6,9 @@
  * with a unit height. */
 #include <string.h>
 
-#include "error.h"
-#include "onnx_ops.h"
-#include "onnx_window.h"
+#include "onnx/onnx_ops.h"
+#include "onnx/onnx_window.h"
+#include "util/error.h"
 
 typedef struct transpose_window {
     int64_t strides[2], dilations[2], pads[4], output_padding[2];

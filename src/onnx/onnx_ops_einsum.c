@@ -25,8 +25,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "error.h"
-#include "onnx_ops.h"
+#include "onnx/onnx_ops.h"
+#include "util/error.h"
 
 #define EINSUM_MAX_OPERANDS 16
 #define EQUATION_MAX 256

@@ -2,8 +2,8 @@
  * variadic Max/Min/Sum/Mean, comparisons and logic, Where, Cast, Clip. */
 #include <string.h>
 
-#include "error.h"
-#include "onnx_ops.h"
+#include "onnx/onnx_ops.h"
+#include "util/error.h"
 
 /* Opset < 7: B broadcasts against A starting at `axis` (if given); make
  * it numpy-compatible by adding trailing unit axes. */

@@ -4,9 +4,9 @@
  * time, since dfg takes them as attributes. */
 #include <string.h>
 
-#include "error.h"
-#include "memory.h"
-#include "onnx_ops.h"
+#include "onnx/onnx_ops.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 /* Reads an int list from attribute `attr` (opset < since) or input
  * `input` (opset >= since); *n = -1 when absent. */

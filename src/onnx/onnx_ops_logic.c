@@ -4,9 +4,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "error.h"
-#include "memory.h"
-#include "onnx_ops.h"
+#include "onnx/onnx_ops.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 static dfg_status cast(dfg_onnx_importer *im, int32_t x, dfg_dtype to,
                        int32_t *out)

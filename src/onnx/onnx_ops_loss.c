@@ -11,8 +11,8 @@
  * log_softmax(x, axis 1), whose value is its optional second output. */
 #include <string.h>
 
-#include "error.h"
-#include "onnx_ops.h"
+#include "onnx/onnx_ops.h"
+#include "util/error.h"
 
 typedef struct loss_operands {
     int32_t scores, target, weight; /* weight -1: absent */

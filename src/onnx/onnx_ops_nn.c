@@ -2,9 +2,9 @@
  * onnx_window_3d.c), Gemm, MatMul, and the normalisations. */
 #include <string.h>
 
-#include "error.h"
-#include "onnx_ops.h"
-#include "onnx_window.h"
+#include "onnx/onnx_ops.h"
+#include "onnx/onnx_window.h"
+#include "util/error.h"
 
 static int wants_output(const dfg_onnx_importer *im, size_t i)
 {

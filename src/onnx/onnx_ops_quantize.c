@@ -22,9 +22,9 @@
  * element) or per axis (1-D, along attribute `axis`, by default 1). */
 #include <string.h>
 
-#include "error.h"
-#include "onnx_ops.h"
-#include "onnx_window.h"
+#include "onnx/onnx_ops.h"
+#include "onnx/onnx_window.h"
+#include "util/error.h"
 
 #define EXACT_TERMS 256
 

@@ -17,9 +17,9 @@
  * sequence_lens entry equal to the sequence length (else refused). */
 #include <string.h>
 
-#include "error.h"
-#include "memory.h"
-#include "onnx_ops.h"
+#include "onnx/onnx_ops.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 enum { RNN_PLAIN = 1, RNN_GRU = 3, RNN_LSTM = 4 }; /* = gate count */
 

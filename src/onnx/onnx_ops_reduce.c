@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "error.h"
-#include "onnx_ops.h"
+#include "onnx/onnx_ops.h"
+#include "util/error.h"
 
 typedef struct reduce_recipe {
     const char *onnx_type;

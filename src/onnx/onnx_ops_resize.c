@@ -6,8 +6,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "error.h"
-#include "onnx_ops.h"
+#include "onnx/onnx_ops.h"
+#include "util/error.h"
 
 typedef struct named_value {
     const char *name;

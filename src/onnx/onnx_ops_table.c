@@ -2,8 +2,8 @@
  * shared by ops that are one dfg op with the same operands. */
 #include <string.h>
 
-#include "error.h"
-#include "onnx_ops.h"
+#include "onnx/onnx_ops.h"
+#include "util/error.h"
 
 static const dfg_onnx_op *const families[] = {
     dfg_onnx_ops_elementwise, dfg_onnx_ops_activation, dfg_onnx_ops_nn,

@@ -1,7 +1,7 @@
 /* TopK as dfg's top_k: k is an attribute up to opset 9 and an input (known
  * at import time) from opset 10; largest and sorted arrive in opset 11. */
-#include "error.h"
-#include "onnx_ops.h"
+#include "onnx/onnx_ops.h"
+#include "util/error.h"
 
 static dfg_status import_top_k(dfg_onnx_importer *im, const dfg_onnx_op *op)
 {

@@ -6,8 +6,8 @@
  * with step -1). */
 #include <string.h>
 
-#include "error.h"
-#include "onnx_ops.h"
+#include "onnx/onnx_ops.h"
+#include "util/error.h"
 
 /* The begin (end == 0) or end border of x along axis, `width` wide. */
 static dfg_status border(dfg_onnx_importer *im, int32_t x, int32_t axis,

@@ -6,12 +6,12 @@
 #include <string.h>
 #include "dfg/atomic_file.h"
 #include "dfg/onnx.h"
-#include "error.h"
-#include "memory.h"
-#include "name_table.h"
-#include "onnx_importer.h"
-#include "program.h"
-#include "shared_bytes.h"
+#include "onnx/onnx_importer.h"
+#include "program/program.h"
+#include "util/error.h"
+#include "util/memory.h"
+#include "util/name_table.h"
+#include "util/shared_bytes.h"
 
 static void *pb_alloc(void *ctx, size_t size)
 {

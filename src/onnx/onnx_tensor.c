@@ -3,9 +3,9 @@
  * external files). Data is stored little-endian, like the host. */
 #include <string.h>
 
-#include "error.h"
-#include "memory.h"
-#include "onnx_importer.h"
+#include "onnx/onnx_importer.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 int dfg_onnx_dtype(int64_t onnx_type, dfg_dtype *out)
 {

@@ -1,15 +1,15 @@
 /* Serialized TensorProto files, as the ONNX test data stores inputs and
  * expected outputs. */
-#include "onnx_tensor_file.h"
+#include "onnx/onnx_tensor_file.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "dfg/regular_file.h"
-#include "error.h"
-#include "memory.h"
-#include "onnx_importer.h"
+#include "onnx/onnx_importer.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 #define DFG_ONNX_MAX_TENSOR_FILE ((int64_t)1 << 32)
 

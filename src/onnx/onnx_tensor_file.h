@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include "dfg/allocator.h"
 #include "dfg/status.h"
-#include "tensor_type.h"
+#include "ir/tensor_type.h"
 
 typedef struct dfg_onnx_tensor {
     char name[256];  /* the TensorProto's name, "" if none */

@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "error.h"
-#include "graph.h"
-#include "memory.h"
-#include "onnx_importer.h"
+#include "ir/graph.h"
+#include "onnx/onnx_importer.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 dfg_status dfg_onnx_add_entry(dfg_onnx_importer *im, const char *name,
                               int32_t *out)

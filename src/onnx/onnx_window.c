@@ -3,8 +3,8 @@
  * and 2-D windows. */
 #include <string.h>
 
-#include "error.h"
-#include "onnx_window.h"
+#include "onnx/onnx_window.h"
+#include "util/error.h"
 
 void dfg_onnx_same_pads(int64_t in, int64_t kernel, int64_t stride,
                         int64_t dilation, int lower, int64_t *begin,

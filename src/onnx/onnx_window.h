@@ -4,7 +4,7 @@
 #ifndef DFG_ONNX_WINDOW_H
 #define DFG_ONNX_WINDOW_H
 
-#include "onnx_importer.h"
+#include "onnx/onnx_importer.h"
 
 /* Fills strides, dilations and pads of a (top, left, bottom, right) from
  * the node's attributes. in and kernel are the 2-D (height, width) input

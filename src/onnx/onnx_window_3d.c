@@ -16,10 +16,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "error.h"
-#include "memory.h"
-#include "onnx_ops.h"
-#include "onnx_window.h"
+#include "onnx/onnx_ops.h"
+#include "onnx/onnx_window.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 typedef struct window_3d {
     int64_t kernel[3], strides[3], dilations[3], pads[6]; /* D, H, W */

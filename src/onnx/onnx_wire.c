@@ -15,10 +15,10 @@
  * bytes and protobuf-c reports what is wrong. */
 #include <string.h>
 
-#include "byte_writer.h"
-#include "memory.h"
-#include "onnx_importer.h"
-#include "onnx_wire.h"
+#include "onnx/onnx_importer.h"
+#include "onnx/onnx_wire.h"
+#include "util/byte_writer.h"
+#include "util/memory.h"
 
 enum {
     MODEL_GRAPH = 7,

@@ -2,12 +2,12 @@
  * whose value is pending is uniform and its children are stale; a node
  * that is not uniform has nothing pending, so its children are exact and
  * a query can descend without writing. */
-#include "arena_owners.h"
+#include "program/arena_owners.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 #define MIXED (-2)
 

@@ -1,5 +1,5 @@
 /* A program's bytes per tensor class (kind_bytes.h). */
-#include "kind_bytes.h"
+#include "program/kind_bytes.h"
 
 int dfg_program_kind_bytes(const dfg_program *p,
                            uint64_t bytes[DFG_TENSOR_KIND_COUNT])

@@ -6,7 +6,7 @@
 #define DFG_KIND_BYTES_H
 
 #include <stdint.h>
-#include "program.h"
+#include "program/program.h"
 
 /* bytes[k] = the unplanned sizes of the tensors of kind k that own their
  * bytes (views, which share their source's, are left out). Returns 1 for

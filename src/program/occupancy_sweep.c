@@ -1,8 +1,8 @@
-#include "occupancy_sweep.h"
+#include "program/occupancy_sweep.h"
 
 #include <stdlib.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 /* The live set: a treap over occupancy indices, keyed by (begin, index). */
 typedef struct live_set {

@@ -1,8 +1,8 @@
-#include "plan_timeline.h"
+#include "program/plan_timeline.h"
 
-#include "error.h"
-#include "memory.h"
-#include "program_views.h"
+#include "program/program_views.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 int dfg_tensor_in_arena(const dfg_program *p, int32_t tensor)
 {

@@ -6,7 +6,7 @@
 #define DFG_PLAN_TIMELINE_H
 
 #include <stdint.h>
-#include "program.h"
+#include "program/program.h"
 
 typedef struct dfg_plan_timeline {
     int32_t n_steps;

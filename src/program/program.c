@@ -1,10 +1,10 @@
-#include "program.h"
+#include "program/program.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 const char *dfg_tensor_kind_name(dfg_tensor_kind kind)
 {

@@ -12,9 +12,9 @@
 #define DFG_PROGRAM_INTERNAL_H
 
 #include "dfg/program.h"
-#include "op_table.h"
-#include "shared_bytes.h"
-#include "tensor_type.h"
+#include "ir/op_table.h"
+#include "ir/tensor_type.h"
+#include "util/shared_bytes.h"
 
 typedef enum dfg_region {
     DFG_REGION_ARENA = 0,   /* activations, inputs, outputs, workspaces */

@@ -3,7 +3,7 @@
  * attribute goes into a new list, after the others, together with a new
  * file version; a file of an older version decodes the lists it has and
  * leaves the newer fields at their dfg_attrs_init() defaults. */
-#include "program_format.h"
+#include "program/program_format.h"
 
 /* X(kind, field, arg) for each field, kind one of:
  *   F32, I32, I64: scalars (arg unused);

@@ -1,5 +1,5 @@
 /* Gradient buckets read off a program's steps (program_buckets.h). */
-#include "program_buckets.h"
+#include "program/program_buckets.h"
 
 int32_t dfg_program_tensor_owner(const dfg_program *p, int32_t t)
 {

@@ -3,7 +3,7 @@
 #ifndef DFG_PROGRAM_BUCKETS_H
 #define DFG_PROGRAM_BUCKETS_H
 
-#include "program.h"
+#include "program/program.h"
 
 typedef struct dfg_bucket_view {
     int32_t index;          /* the bucket's number (attrs.axis) */

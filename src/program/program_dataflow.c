@@ -22,15 +22,15 @@
  * follows the steps (dfg_program_verify checks that tensors live at the
  * same step share no bytes). It costs O((tensors + operands) log
  * tensors). */
-#include "program_dataflow.h"
+#include "program/program_dataflow.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-#include "arena_owners.h"
-#include "error.h"
-#include "memory.h"
-#include "program_verify_roots.h"
-#include "program_views.h"
+#include "program/arena_owners.h"
+#include "program/program_verify_roots.h"
+#include "program/program_views.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 #define FLOW_ERROR(...) \
     dfg_error(DFG_ERR_FORMAT, "program file: " __VA_ARGS__)

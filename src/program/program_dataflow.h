@@ -6,7 +6,7 @@
 #ifndef DFG_PROGRAM_DATAFLOW_H
 #define DFG_PROGRAM_DATAFLOW_H
 
-#include "program.h"
+#include "program/program.h"
 
 dfg_status dfg_program_check_dataflow(const dfg_program *program);
 

@@ -10,9 +10,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "byte_reader.h"
-#include "byte_writer.h"
-#include "program.h"
+#include "program/program.h"
+#include "util/byte_reader.h"
+#include "util/byte_writer.h"
 
 #define DFG_FILE_MAGIC "DFGP"
 #define DFG_FILE_VERSION 5u

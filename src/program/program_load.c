@@ -7,10 +7,10 @@
  * dfg_program_validate() (the runtime's assumptions) and
  * dfg_program_verify() (the memory plan) before the caller sees it. */
 #include <string.h>
-#include "crc32.h"
-#include "error.h"
-#include "memory.h"
-#include "program_format.h"
+#include "program/program_format.h"
+#include "util/crc32.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 #define FORMAT_ERROR(...) dfg_error(DFG_ERR_FORMAT, "program file: " __VA_ARGS__)
 

@@ -1,5 +1,5 @@
 /* Recomputed steps of a program (program_recompute.h). */
-#include "program_recompute.h"
+#include "program/program_recompute.h"
 
 #include <string.h>
 

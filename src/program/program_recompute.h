@@ -4,7 +4,7 @@
 #ifndef DFG_PROGRAM_RECOMPUTE_H
 #define DFG_PROGRAM_RECOMPUTE_H
 
-#include "program.h"
+#include "program/program.h"
 
 /* 1 if step recomputes a forward value. */
 int dfg_program_step_recomputes(const dfg_program_step *step);

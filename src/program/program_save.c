@@ -8,11 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "crc32.h"
 #include "dfg/atomic_file.h"
-#include "error.h"
-#include "memory.h"
-#include "program_format.h"
+#include "program/program_format.h"
+#include "util/crc32.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 /* A section: its bytes, or for the weights (data NULL) the program's
  * weight tensors in offset order. */

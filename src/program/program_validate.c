@@ -5,12 +5,12 @@
  * inside its region, and each step's operands satisfy its op's shape
  * rule, so kernels see the shapes they were written for. */
 #include <string.h>
-#include "error.h"
-#include "memory.h"
-#include "layout_rule.h"
-#include "program_format.h"
-#include "program_dataflow.h"
-#include "program_views.h"
+#include "util/error.h"
+#include "util/memory.h"
+#include "ir/layout_rule.h"
+#include "program/program_format.h"
+#include "program/program_dataflow.h"
+#include "program/program_views.h"
 
 #define INVALID(...) dfg_error(DFG_ERR_FORMAT, "program file: " __VA_ARGS__)
 

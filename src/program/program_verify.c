@@ -1,12 +1,12 @@
 /* dfg_program_verify: the independent check of a compiled program's memory
  * plan, on its tensor table alone. */
 #include <stdlib.h>
-#include "error.h"
-#include "memory.h"
-#include "occupancy_sweep.h"
-#include "program.h"
-#include "program_verify_buckets.h"
-#include "program_verify_roots.h"
+#include "program/occupancy_sweep.h"
+#include "program/program.h"
+#include "program/program_verify_buckets.h"
+#include "program/program_verify_roots.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 static const char *tensor_name(const dfg_program_tensor *t)
 {

@@ -7,10 +7,10 @@
  * reads the bucket and hands on outputs in the gradients' bytes (with a
  * sharded optimizer: this rank's shard at the bucket's start, and the
  * weights gathered through the bucket's bytes). */
-#include "error.h"
-#include "program.h"
-#include "program_buckets.h"
-#include "program_verify_buckets.h"
+#include "program/program.h"
+#include "program/program_buckets.h"
+#include "program/program_verify_buckets.h"
+#include "util/error.h"
 
 static dfg_status bad(const dfg_program_step *st, const char *what)
 {

@@ -4,7 +4,7 @@
 #ifndef DFG_PROGRAM_VERIFY_BUCKETS_H
 #define DFG_PROGRAM_VERIFY_BUCKETS_H
 
-#include "program.h"
+#include "program/program.h"
 
 /* DFG_ERR_PLAN naming the step for a bucket that is not one. Tensor and
  * step indices must have been checked (dfg_program_verify does first). */

@@ -11,10 +11,10 @@
  * root never share a byte. It shares no code with the planners, which plan
  * those slots as the cells of a rigid group. */
 #include <stdlib.h>
-#include "error.h"
-#include "memory.h"
-#include "program_verify_roots.h"
-#include "program_views.h"
+#include "program/program_verify_roots.h"
+#include "program/program_views.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 static const char *name_of(const dfg_program *p, int32_t i)
 {

@@ -5,7 +5,7 @@
 #ifndef DFG_PROGRAM_VERIFY_ROOTS_H
 #define DFG_PROGRAM_VERIFY_ROOTS_H
 
-#include "program.h"
+#include "program/program.h"
 
 /* roots[i] (n_tensors entries): the tensor whose bytes tensor i shares in
  * the end, following alias_of. DFG_ERR_PLAN on an alias outside the table

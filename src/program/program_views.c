@@ -1,4 +1,4 @@
-#include "program_views.h"
+#include "program/program_views.h"
 
 int dfg_program_tensors_overlap(const dfg_program_tensor *a,
                                 const dfg_program_tensor *b)

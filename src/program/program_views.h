@@ -6,7 +6,7 @@
 #ifndef DFG_PROGRAM_VIEWS_H
 #define DFG_PROGRAM_VIEWS_H
 
-#include "program.h"
+#include "program/program.h"
 
 /* 1 if the byte ranges of two tensors share at least one byte. */
 int dfg_program_tensors_overlap(const dfg_program_tensor *a,

@@ -5,8 +5,8 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include "error.h"
-#include "json_writer.h"
+#include "util/error.h"
+#include "util/json_writer.h"
 
 static int compare_doubles(const void *a, const void *b)
 {

@@ -1,10 +1,10 @@
 /* Gradient buckets in the plan JSON and the summary (report_buckets.h,
  * docs/data-parallel.md). */
-#include "report_buckets.h"
+#include "report/report_buckets.h"
 
-#include "kind_bytes.h"
-#include "program_buckets.h"
-#include "number_format.h"
+#include "program/kind_bytes.h"
+#include "program/program_buckets.h"
+#include "util/number_format.h"
 
 void dfg_report_json_buckets(dfg_json_writer *w, const dfg_program *p)
 {

@@ -3,8 +3,8 @@
 #define DFG_REPORT_BUCKETS_H
 
 #include <stdio.h>
-#include "json_writer.h"
-#include "program.h"
+#include "program/program.h"
+#include "util/json_writer.h"
 
 /* "buckets": [...] in the plan JSON; nothing for a program without. */
 void dfg_report_json_buckets(dfg_json_writer *w, const dfg_program *p);

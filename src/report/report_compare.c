@@ -12,8 +12,8 @@
 #include "dfg/report.h"
 
 #include <inttypes.h>
-#include "error.h"
-#include "number_format.h"
+#include "util/error.h"
+#include "util/number_format.h"
 
 static void write_row(FILE *out, const char *what, const char *note,
                       uint64_t bytes, uint64_t bound)

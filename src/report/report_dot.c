@@ -9,12 +9,12 @@
 #include "dfg/report.h"
 
 #include <inttypes.h>
-#include "error.h"
-#include "memory.h"
-#include "plan_timeline.h"
-#include "program.h"
-#include "number_format.h"
-#include "text_escape.h"
+#include "util/error.h"
+#include "util/memory.h"
+#include "program/plan_timeline.h"
+#include "program/program.h"
+#include "util/number_format.h"
+#include "util/text_escape.h"
 
 static const char *kind_color(dfg_tensor_kind kind)
 {

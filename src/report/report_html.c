@@ -11,10 +11,10 @@
 #include "dfg/report.h"
 
 #include <stdlib.h>
-#include "error.h"
-#include "number_format.h"
-#include "report_html_assets.h"
-#include "report_svg.h"
+#include "report/report_html_assets.h"
+#include "report/report_svg.h"
+#include "util/error.h"
+#include "util/number_format.h"
 
 static void write_json_for_script(FILE *out, const char *json, size_t size)
 {

@@ -8,7 +8,7 @@
  * #dfg-status: data-state="ready" (or "error" with the message),
  * data-marks (tensor rectangles on the page) and data-tensors (arena
  * tensors in the JSON); tests read those from the DOM. */
-#include "report_html_assets.h"
+#include "report/report_html_assets.h"
 
 const char dfg_html_style[] =
     "body { font: 14px sans-serif; margin: 1.5em; color: #222; }\n"

@@ -3,13 +3,13 @@
 
 #include "dfg/memory_predict.h"
 
-#include "error.h"
-#include "json_writer.h"
-#include "kind_bytes.h"
-#include "program.h"
-#include "program_recompute.h"
-#include "report_buckets.h"
-#include "report_peak.h"
+#include "program/kind_bytes.h"
+#include "program/program.h"
+#include "program/program_recompute.h"
+#include "report/report_buckets.h"
+#include "report/report_peak.h"
+#include "util/error.h"
+#include "util/json_writer.h"
 
 static const char *tensor_name(const dfg_program *p, int32_t index)
 {

@@ -1,10 +1,10 @@
-#include "report_peak.h"
+#include "report/report_peak.h"
 
 #include <stdio.h>
 #include <string.h>
-#include "memory.h"
-#include "plan_timeline.h"
-#include "program_views.h"
+#include "program/plan_timeline.h"
+#include "program/program_views.h"
+#include "util/memory.h"
 
 /* The op's own workspace for step s (its workspace rule on the step's
  * operand types), or -1 when the rule cannot say; with least, the least

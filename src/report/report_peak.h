@@ -9,7 +9,7 @@
 #define DFG_REPORT_PEAK_H
 
 #include <stdint.h>
-#include "program.h"
+#include "program/program.h"
 
 typedef struct dfg_report_peak {
     int32_t step;          /* first step with the most live bytes; -1 if

@@ -7,8 +7,8 @@
 #include "dfg/report.h"
 
 #include <math.h>
-#include "error.h"
-#include "json_writer.h"
+#include "util/error.h"
+#include "util/json_writer.h"
 
 /* seconds as microseconds with 4 decimals. */
 static void json_us(dfg_json_writer *w, const char *key, double seconds)

@@ -2,16 +2,16 @@
 #include "dfg/report.h"
 
 #include <inttypes.h>
-#include "error.h"
-#include "kind_bytes.h"
-#include "memory.h"
-#include "program.h"
-#include "program_views.h"
-#include "number_format.h"
-#include "program_recompute.h"
-#include "report_buckets.h"
-#include "report_peak.h"
-#include "text_escape.h"
+#include "util/error.h"
+#include "program/kind_bytes.h"
+#include "util/memory.h"
+#include "program/program.h"
+#include "program/program_views.h"
+#include "util/number_format.h"
+#include "program/program_recompute.h"
+#include "report/report_buckets.h"
+#include "report/report_peak.h"
+#include "util/text_escape.h"
 
 #define DFG_SUMMARY_LARGEST 5
 

@@ -15,10 +15,10 @@
 
 #include <inttypes.h>
 #include <math.h>
-#include "error.h"
-#include "number_format.h"
-#include "report_svg.h"
-#include "xml_text.h"
+#include "report/report_svg.h"
+#include "util/error.h"
+#include "util/number_format.h"
+#include "util/xml_text.h"
 
 enum {
     MARGIN_LEFT = 84,

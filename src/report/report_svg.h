@@ -4,7 +4,7 @@
 #define DFG_REPORT_SVG_H
 
 #include <stdio.h>
-#include "plan_timeline.h"
+#include "program/plan_timeline.h"
 
 /* Writes the <svg> element (no XML declaration). Every arena tensor is one
  * <rect class="tensor ..." data-tensor="INDEX"> with a <title>; the live

@@ -14,10 +14,10 @@
 #include "dfg/report.h"
 
 #include <stdlib.h>
-#include "error.h"
-#include "json_writer.h"
-#include "memory.h"
-#include "plan_timeline.h"
+#include "program/plan_timeline.h"
+#include "util/error.h"
+#include "util/json_writer.h"
+#include "util/memory.h"
 
 #define US_PER_STEP 1000
 

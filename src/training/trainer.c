@@ -6,9 +6,9 @@
 #include "dfg/collective.h"
 #include "dfg/finite_training.h"
 #include "dfg/onnx_save.h"
-#include "error.h"
-#include "memory.h"
-#include "program.h"
+#include "program/program.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 struct dfg_trainer {
     dfg_allocator allocator;

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "error.h"
+#include "util/error.h"
 
 struct dfg_atomic_file {
     FILE *stream;

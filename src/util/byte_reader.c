@@ -1,4 +1,4 @@
-#include "byte_reader.h"
+#include "util/byte_reader.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
-#include "byte_writer.h"
+#include "util/byte_writer.h"
 
 #include <string.h>
-#include "memory.h"
+#include "util/memory.h"
 
 void dfg_byte_writer_init(dfg_byte_writer *w, const dfg_allocator *allocator)
 {

@@ -1,4 +1,4 @@
-#include "crc32.h"
+#include "util/crc32.h"
 
 /* The byte-at-a-time table, computed by the preprocessor and compiler:
  * entry n is n shifted through the reflected polynomial eight times. */

@@ -1,9 +1,9 @@
-#include "json_writer.h"
+#include "util/json_writer.h"
 
 #include <assert.h>
 #include <inttypes.h>
-#include "number_format.h"
-#include "text_escape.h"
+#include "util/number_format.h"
+#include "util/text_escape.h"
 
 void dfg_json_init(dfg_json_writer *w, FILE *out)
 {

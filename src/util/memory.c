@@ -1,4 +1,4 @@
-#include "memory.h"
+#include "util/memory.h"
 
 #include <stdint.h>
 #include <stdlib.h>

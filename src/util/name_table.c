@@ -1,7 +1,7 @@
-#include "name_table.h"
+#include "util/name_table.h"
 
 #include <string.h>
-#include "memory.h"
+#include "util/memory.h"
 
 static uint64_t hash_name(const char *s)
 {

@@ -1,4 +1,4 @@
-#include "number_format.h"
+#include "util/number_format.h"
 
 #include <inttypes.h>
 #include <stdio.h>

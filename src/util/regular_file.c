@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "error.h"
+#include "util/error.h"
 
 static const char *kind_of(mode_t mode)
 {

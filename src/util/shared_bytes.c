@@ -1,12 +1,12 @@
-#include "shared_bytes.h"
+#include "util/shared_bytes.h"
 
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "dfg/regular_file.h"
-#include "error.h"
-#include "memory.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 struct dfg_shared_bytes {
     atomic_int references;

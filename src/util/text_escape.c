@@ -1,4 +1,4 @@
-#include "text_escape.h"
+#include "util/text_escape.h"
 
 #include <stdint.h>
 

@@ -1,6 +1,6 @@
-#include "xml_text.h"
+#include "util/xml_text.h"
 
-#include "text_escape.h"
+#include "util/text_escape.h"
 
 /* Writes the character starting at s (length n, valid UTF-8). */
 static void write_char(FILE *out, const char *s, size_t n)

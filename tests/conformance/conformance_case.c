@@ -6,11 +6,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "conformance.h"
 #include "dfg/dfg.h"
 #include "onnx.pb-c.h"
-#include "onnx_ops.h"
-#include "onnx_tensor_file.h"
+#include "onnx/onnx_ops.h"
+#include "onnx/onnx_tensor_file.h"
+#include "tests/conformance/conformance.h"
 
 #define MAX_TENSORS 64
 

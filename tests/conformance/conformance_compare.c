@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "conformance.h"
 #include "dfg/dtype.h"
 #include "math/elementwise.h"
+#include "tests/conformance/conformance.h"
 
 #define CONFORMANCE_RTOL 1e-3
 #define CONFORMANCE_ATOL 1e-7

@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "conformance.h"
+#include "tests/conformance/conformance.h"
 
 #define DETAIL_SIZE 2048
 #define CASE_TIMEOUT_S 120

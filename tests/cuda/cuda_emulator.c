@@ -1,15 +1,15 @@
 /* The CUDA backend's step table run on the CPU (see cuda_emulator.h). The
  * dispatch mirrors runtime/cuda/backend.c and blas.c call for call. */
-#include "cuda_emulator.h"
-#include "cuda_emulator_training.h"
+#include "tests/cuda/cuda_emulator.h"
+#include "tests/cuda/cuda_emulator_training.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "cuda/plan/conv_forward.h"
-#include "cuda/plan/conv_grad.h"
-#include "cuda/plan/launch_geometry.h"
-#include "cuda/plan/layout_plan.h"
+#include "runtime/cuda/plan/conv_forward.h"
+#include "runtime/cuda/plan/conv_grad.h"
+#include "runtime/cuda/plan/launch_geometry.h"
+#include "runtime/cuda/plan/layout_plan.h"
 
 void cuda_emulate_gemm(const dfg_cuda_blas_gemm *g, dfg_dtype dtype,
                        const void *first, const void *second, void *c)

@@ -12,7 +12,7 @@
 #ifndef DFG_TEST_CUDA_EMULATOR_H
 #define DFG_TEST_CUDA_EMULATOR_H
 
-#include "cuda/plan/step_plan.h"
+#include "runtime/cuda/plan/step_plan.h"
 
 /* Runs plan on host memory. *status receives what the device's status
  * word would hold (a gather index out of range: step + 1). A product

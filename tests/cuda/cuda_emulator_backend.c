@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/plan/dnn_mapping.h"
-#include "cuda/plan/lt_mapping.h"
-#include "cuda/plan/target.h"
-#include "cuda_emulator.h"
-#include "error.h"
-#include "memory.h"
+#include "runtime/cuda/plan/dnn_mapping.h"
+#include "runtime/cuda/plan/lt_mapping.h"
+#include "runtime/cuda/plan/target.h"
+#include "tests/cuda/cuda_emulator.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 struct dfg_backend_context {
     dfg_allocator allocator;

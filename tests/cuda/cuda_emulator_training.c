@@ -1,10 +1,10 @@
 /* The CUDA emulator's training steps (cuda_emulator_training.h). */
-#include "cuda_emulator_training.h"
+#include "tests/cuda/cuda_emulator_training.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "cuda/plan/launch_geometry.h"
+#include "runtime/cuda/plan/launch_geometry.h"
 
 /* A row's maximum and sum of exp(x - max), as a block folds them. */
 static void row_softmax_stats(const float *row, int64_t classes, float *max,

@@ -5,7 +5,7 @@
 #ifndef DFG_TEST_CUDA_EMULATOR_TRAINING_H
 #define DFG_TEST_CUDA_EMULATOR_TRAINING_H
 
-#include "cuda/plan/step_plan.h"
+#include "runtime/cuda/plan/step_plan.h"
 
 /* Runs plan if its kind is one of the above; any other kind is left
  * alone. *status as cuda_emulate_step sets it. */

@@ -1,5 +1,5 @@
 /* The CUDA host-logic tests' shared harness (see cuda_op_check.h). */
-#include "cuda_op_check.h"
+#include "tests/cuda/cuda_op_check.h"
 
 #include <math.h>
 #include <setjmp.h>

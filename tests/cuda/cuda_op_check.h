@@ -9,9 +9,9 @@
 
 #include <stdint.h>
 
-#include "cpu/kernels.h"
-#include "cuda_emulator.h"
 #include "dfg/attrs.h"
+#include "runtime/cpu/kernels.h"
+#include "tests/cuda/cuda_emulator.h"
 
 /* The seeded generator (one sequence per test program). */
 uint64_t next_random(void);

@@ -1,5 +1,5 @@
 /* Whether a 'cuda' suite test can run here (see cuda_test_device.h). */
-#include "cuda_test_device.h"
+#include "tests/cuda/cuda_test_device.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

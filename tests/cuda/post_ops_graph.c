@@ -1,5 +1,5 @@
 /* The graph of post_ops_graph.h. */
-#include "post_ops_graph.h"
+#include "tests/cuda/post_ops_graph.h"
 
 #include <stdlib.h>
 

@@ -15,16 +15,16 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "attention_graph.h"
-#include "cuda/plan/attention_mapping.h"
-#include "cuda/plan/lt_mapping.h"
-#include "cuda/plan/step_plan.h"
-#include "cuda/plan/target.h"
-#include "cuda_op_check.h"
 #include "dfg/compile.h"
 #include "dfg/session.h"
-#include "error.h"
-#include "program.h"
+#include "program/program.h"
+#include "runtime/cuda/plan/attention_mapping.h"
+#include "runtime/cuda/plan/lt_mapping.h"
+#include "runtime/cuda/plan/step_plan.h"
+#include "runtime/cuda/plan/target.h"
+#include "tests/cuda/cuda_op_check.h"
+#include "tests/support/attention_graph.h"
+#include "util/error.h"
 
 static dfg_attrs attention_attrs(float alpha, int key_rows)
 {

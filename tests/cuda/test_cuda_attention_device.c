@@ -15,11 +15,11 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "attention_graph.h"
-#include "cuda_test_device.h"
 #include "dfg/compile.h"
 #include "dfg/session.h"
 #include "math/elementwise.h"
+#include "tests/cuda/cuda_test_device.h"
+#include "tests/support/attention_graph.h"
 
 static uint32_t seed = 2024;
 

@@ -18,11 +18,11 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cuda_test_device.h"
 #include "dfg/dfg.h"
+#include "tests/cuda/cuda_test_device.h"
 #ifdef DFG_HAVE_CUDA
 #include <cuda_runtime_api.h>
-#include "cuda/device_memory.h"
+#include "runtime/cuda/device_memory.h"
 #endif
 
 /* --- malloc & co., wrapped (-Wl,--wrap=...) for the library's objects */

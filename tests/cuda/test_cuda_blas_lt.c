@@ -20,11 +20,11 @@
 #include <cmocka.h>
 #include <cublasLt.h>
 
-#include "cuda/blas_lt.h"
-#include "cuda/plan/lt_mapping.h"
-#include "cuda_emulator.h"
 #include "dfg/attrs.h"
-#include "error.h"
+#include "runtime/cuda/blas_lt.h"
+#include "runtime/cuda/plan/lt_mapping.h"
+#include "tests/cuda/cuda_emulator.h"
+#include "util/error.h"
 
 /* ---- fake cuBLASLt and launches ---------------------------------------- */
 

@@ -15,9 +15,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cuda/blas.h"
 #include "dfg/attrs.h"
-#include "error.h"
+#include "runtime/cuda/blas.h"
+#include "util/error.h"
 
 /* ---- fake cuBLAS, cudart and kernel launches -------------------------- */
 

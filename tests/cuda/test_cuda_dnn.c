@@ -22,9 +22,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cuda_test_device.h"
 #include "dfg/dfg.h"
-#include "post_ops_graph.h"
+#include "tests/cuda/cuda_test_device.h"
+#include "tests/cuda/post_ops_graph.h"
 
 #define N 4
 #define C 16

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cuda/plan/dnn_mapping.h"
-#include "cuda/plan/step_plan.h"
-#include "cuda_op_check.h"
-#include "error.h"
+#include "runtime/cuda/plan/dnn_mapping.h"
+#include "runtime/cuda/plan/step_plan.h"
+#include "tests/cuda/cuda_op_check.h"
+#include "util/error.h"
 
 /* Operands the plans only point at, aligned as the arena's. */
 static _Alignas(256) char memory[8][1 << 16];

@@ -18,9 +18,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cuda_test_device.h"
 #include "dfg/dfg.h"
-#include "program.h"
+#include "program/program.h"
+#include "tests/cuda/cuda_test_device.h"
 #ifdef DFG_HAVE_CUDA
 #include <cuda_runtime_api.h>
 #endif

@@ -27,18 +27,18 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cuda/plan/step_plan.h"
-#include "cuda/plan/target.h"
-#include "cuda_emulator.h"
-#include "cuda_op_check.h"
 #include "dfg/compile.h"
 #include "dfg/models.h"
 #include "dfg/program.h"
 #include "dfg/session.h"
 #include "dfg/training.h"
-#include "error.h"
 #include "program/program.h"
 #include "program/program_format.h"
+#include "runtime/cuda/plan/step_plan.h"
+#include "runtime/cuda/plan/target.h"
+#include "tests/cuda/cuda_emulator.h"
+#include "tests/cuda/cuda_op_check.h"
+#include "util/error.h"
 
 static const dfg_backend *cpu_backend(void)
 {

@@ -13,14 +13,14 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cpu/kernels.h"
-#include "cuda/plan/graph_option.h"
-#include "cuda/plan/launch_geometry.h"
-#include "cuda/plan/layout_plan.h"
-#include "cuda_emulator.h"
-#include "cuda_op_check.h"
 #include "dfg/attrs.h"
 #include "dfg/status.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cuda/plan/graph_option.h"
+#include "runtime/cuda/plan/launch_geometry.h"
+#include "runtime/cuda/plan/layout_plan.h"
+#include "tests/cuda/cuda_emulator.h"
+#include "tests/cuda/cuda_op_check.h"
 
 /* ---- plain host logic ----------------------------------------------- */
 

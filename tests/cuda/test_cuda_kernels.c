@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "ir/geometry/conv_geometry.h"
-#include "cuda_op_check.h"
+#include "tests/cuda/cuda_op_check.h"
 #include "math/partial_sums.h"
 #include "math/training_layout.h"
 

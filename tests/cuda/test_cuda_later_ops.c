@@ -17,13 +17,13 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cuda/plan/target.h"
-#include "cuda_op_check.h"
 #include "dfg/compile.h"
 #include "dfg/models.h"
 #include "dfg/program.h"
 #include "dfg/session.h"
 #include "dfg/training.h"
+#include "runtime/cuda/plan/target.h"
+#include "tests/cuda/cuda_op_check.h"
 
 /* The output type op's shape rule gives inputs in (a forward op). */
 static dfg_type forward_output(dfg_op op, const dfg_attrs *attrs,

@@ -19,15 +19,15 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "cuda/plan/lt_mapping.h"
-#include "cuda/plan/target.h"
-#include "cuda_emulator.h"
 #include "dfg/compile.h"
 #include "dfg/program.h"
 #include "dfg/session.h"
 #include "dfg/training.h"
-#include "error.h"
-#include "post_ops_graph.h"
+#include "runtime/cuda/plan/lt_mapping.h"
+#include "runtime/cuda/plan/target.h"
+#include "tests/cuda/cuda_emulator.h"
+#include "tests/cuda/post_ops_graph.h"
+#include "util/error.h"
 
 typedef struct lt_case {
     const char *what;

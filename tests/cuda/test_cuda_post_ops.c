@@ -12,13 +12,13 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cuda/plan/target.h"
-#include "cuda_emulator.h"
 #include "dfg/compile.h"
 #include "dfg/program.h"
 #include "dfg/session.h"
-#include "error.h"
-#include "post_ops_graph.h"
+#include "runtime/cuda/plan/target.h"
+#include "tests/cuda/cuda_emulator.h"
+#include "tests/cuda/post_ops_graph.h"
+#include "util/error.h"
 
 static float *run_once(const dfg_program *p, const dfg_backend *b,
                        const float *x)

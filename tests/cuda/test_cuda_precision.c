@@ -14,17 +14,17 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cuda/plan/dnn_mapping.h"
-#include "cuda/plan/step_plan.h"
-#include "cuda/plan/target.h"
 #include "dfg/compile.h"
 #include "dfg/models.h"
 #include "dfg/program.h"
 #include "dfg/session.h"
 #include "dfg/training.h"
-#include "error.h"
 #include "program/program.h"
 #include "program/program_format.h"
+#include "runtime/cuda/plan/dnn_mapping.h"
+#include "runtime/cuda/plan/step_plan.h"
+#include "runtime/cuda/plan/target.h"
+#include "util/error.h"
 
 static const dfg_target *cpu_target(void)
 {

@@ -15,12 +15,12 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "backend.h"
-#include "cuda/plan/device_support.h"
-#include "cuda/plan/thread_state.h"
-#include "cuda/plan/warm_up.h"
 #include "dfg/dfg.h"
-#include "error.h"
+#include "runtime/backend.h"
+#include "runtime/cuda/plan/device_support.h"
+#include "runtime/cuda/plan/thread_state.h"
+#include "runtime/cuda/plan/warm_up.h"
+#include "util/error.h"
 
 /* ---- availability --------------------------------------------------- */
 

@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "byte_reader.h"
-#include "crc32.h"
 #include "dfg/dfg.h"
-#include "program.h"
-#include "program_format.h"
+#include "program/program.h"
+#include "program/program_format.h"
+#include "util/byte_reader.h"
+#include "util/crc32.h"
 
 static void store_u32(uint8_t *p, uint32_t v)
 {

@@ -1,4 +1,4 @@
-#include "random_lifetimes.h"
+#include "tests/ir/random_lifetimes.h"
 
 uint64_t dfg_random_next(uint64_t *state)
 {

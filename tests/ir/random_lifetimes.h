@@ -7,7 +7,7 @@
 #define DFG_RANDOM_LIFETIMES_H
 
 #include <stdint.h>
-#include "memory_plan.h"
+#include "passes/memory_plan.h"
 
 /* xorshift64*: state must not be 0. */
 uint64_t dfg_random_next(uint64_t *state);

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "dfg/dfg.h"
-#include "program.h"
+#include "program/program.h"
 
 #define OK(call) assert_int_equal((call), DFG_OK)
 

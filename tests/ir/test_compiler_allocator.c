@@ -14,8 +14,8 @@
 #include <cmocka.h>
 
 #include "dfg/dfg.h"
-#include "libc_calls.h"
-#include "model_builder.h"
+#include "models/model_builder.h"
+#include "tests/support/libc_calls.h"
 
 #define RESNET_CLASSES 1000
 

@@ -12,7 +12,7 @@
 
 #include "math/broadcast.h"
 #include "math/elementwise.h"
-#include "random_data.h"
+#include "tests/support/random_data.h"
 
 /* ---- reference decoding and rounding ------------------------------------ */
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "dfg/dfg.h"
-#include "program.h"
+#include "program/program.h"
 
 static dfg_program *compile_model(const char *name)
 {

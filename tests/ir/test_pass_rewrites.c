@@ -14,10 +14,10 @@
 #include "dfg/builder.h"
 #include "dfg/compile.h"
 #include "dfg/session.h"
-#include "graph.h"
-#include "pass.h"
-#include "program.h"
-#include "pass_check.h"
+#include "ir/graph.h"
+#include "passes/pass.h"
+#include "program/program.h"
+#include "tests/support/pass_check.h"
 
 /* ---- folding and dead code -------------------------------------------- */
 

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "memory.h"
-#include "memory_plan.h"
-#include "program.h"
-#include "random_lifetimes.h"
+#include "passes/memory_plan.h"
+#include "program/program.h"
+#include "tests/ir/random_lifetimes.h"
+#include "util/memory.h"
 
 #define MAX_TENSORS 400
 

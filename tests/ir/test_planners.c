@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "memory_plan.h"
+#include "passes/memory_plan.h"
 
 #define COUNT(a) ((int32_t)(sizeof(a) / sizeof((a)[0])))
 

@@ -17,9 +17,9 @@
 #include "dfg/report.h"
 #include "dfg/builder.h"
 #include "dfg/session.h"
-#include "graph.h"
-#include "pass.h"
-#include "program.h"
+#include "ir/graph.h"
+#include "passes/pass.h"
+#include "program/program.h"
 
 #define OK(x) assert_int_equal((x), DFG_OK)
 #define DIMS(...) ((const int64_t[]){__VA_ARGS__})

@@ -8,8 +8,8 @@
 #include <cmocka.h>
 
 #include "dfg/status.h"
-#include "op_table.h"
-#include "shape_rules.h"
+#include "ir/op_table.h"
+#include "ir/shape_rules.h"
 
 #define DIMS(...) (int64_t[]){__VA_ARGS__}
 #define N_DIMS(...) ((int32_t)(sizeof(DIMS(__VA_ARGS__)) / sizeof(int64_t)))

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "dfg/dfg.h"
-#include "onnx_builder.h"
+#include "tests/support/onnx_builder.h"
 
 #define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 #define I64 ONNX__TENSOR_PROTO__DATA_TYPE__INT64

@@ -16,11 +16,11 @@
 
 #include <cmocka.h>
 
-#include "training/autodiff.h"
+#include "passes/training/autodiff.h"
 #include "dfg/dfg.h"
-#include "graph.h"
-#include "onnx_builder.h"
-#include "onnx_run.h"
+#include "ir/graph.h"
+#include "tests/support/onnx_builder.h"
+#include "tests/support/onnx_run.h"
 
 #define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 #define I64 ONNX__TENSOR_PROTO__DATA_TYPE__INT64

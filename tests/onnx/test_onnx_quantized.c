@@ -14,8 +14,8 @@
 #include <cmocka.h>
 
 #include "dfg/dfg.h"
-#include "onnx_builder.h"
-#include "onnx_run.h"
+#include "tests/support/onnx_builder.h"
+#include "tests/support/onnx_run.h"
 
 #define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 #define U8 ONNX__TENSOR_PROTO__DATA_TYPE__UINT8

@@ -17,9 +17,9 @@
 #include <cmocka.h>
 
 #include "dfg/dfg.h"
-#include "onnx_builder.h"
-#include "onnx_run.h"
-#include "program.h"
+#include "program/program.h"
+#include "tests/support/onnx_builder.h"
+#include "tests/support/onnx_run.h"
 
 #define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 

@@ -1,5 +1,5 @@
 /* Helpers of the program-file tests (see program_file_check.h). */
-#include "program_file_check.h"
+#include "tests/program/program_file_check.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,10 +11,10 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "crc32.h"
-#include "memory.h"
-#include "program_fixtures.h"
-#include "program_format.h"
+#include "program/program_format.h"
+#include "tests/support/program_fixtures.h"
+#include "util/crc32.h"
+#include "util/memory.h"
 
 uint8_t *serialize(const dfg_program *p, size_t *size)
 {

@@ -19,8 +19,8 @@
 #include <cmocka.h>
 
 #include "dfg/dfg.h"
-#include "onnx_builder.h"
-#include "scratch_dir.h"
+#include "tests/support/onnx_builder.h"
+#include "tests/support/scratch_dir.h"
 
 #define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 #define I64 ONNX__TENSOR_PROTO__DATA_TYPE__INT64

@@ -14,10 +14,10 @@
 #include <cmocka.h>
 
 #include "dfg/dfg.h"
-#include "memory.h"
-#include "program.h"
-#include "program_file_check.h"
-#include "program_fixtures.h"
+#include "program/program.h"
+#include "tests/program/program_file_check.h"
+#include "tests/support/program_fixtures.h"
+#include "util/memory.h"
 
 enum { X, W, A, B, Y, U, N_TENSORS };
 

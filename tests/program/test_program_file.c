@@ -15,11 +15,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "crc32.h"
 #include "dfg/dfg.h"
-#include "program_file_check.h"
-#include "program_fixtures.h"
-#include "program_format.h"
+#include "program/program_format.h"
+#include "tests/program/program_file_check.h"
+#include "tests/support/program_fixtures.h"
+#include "util/crc32.h"
 
 /* --- helpers */
 

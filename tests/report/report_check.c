@@ -1,5 +1,5 @@
 /* Helpers of the report tests (see report_check.h). */
-#include "report_check.h"
+#include "tests/report/report_check.h"
 #include "dfg/compile.h"
 
 #include <setjmp.h>

@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "dfg/dfg.h"
-#include "json_tree.h"
+#include "tests/support/json_tree.h"
 
 typedef dfg_status (*report_fn)(const dfg_program *, FILE *);
 

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "dfg/dfg.h"
-#include "program.h"
-#include "report_check.h"
-#include "number_format.h"
+#include "program/program.h"
+#include "tests/report/report_check.h"
+#include "util/number_format.h"
 
 /* A string or null naming a tensor of the program (NULL for null). */
 static const char *tensor_ref(const json_node *node, const dfg_program *p)

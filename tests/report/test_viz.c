@@ -15,11 +15,11 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "planners/caching_allocator.h"
+#include "passes/planners/caching_allocator.h"
 #include "dfg/dfg.h"
-#include "plan_timeline.h"
-#include "program.h"
-#include "report_check.h"
+#include "program/plan_timeline.h"
+#include "program/program.h"
+#include "tests/report/report_check.h"
 
 #define KiB ((int64_t)1024)
 #define MiB ((int64_t)1024 * 1024)

@@ -6,9 +6,9 @@
 #ifndef DFG_TEST_CPU_EXTRA_OPS_CHECK_H
 #define DFG_TEST_CPU_EXTRA_OPS_CHECK_H
 
-#include "cpu_kernel_check.h"
-#include "cpu/kernels_extra.h"
-#include "op_table.h"
+#include "tests/runtime_cpu/cpu_kernel_check.h"
+#include "runtime/cpu/kernels_extra.h"
+#include "ir/op_table.h"
 
 #define DIMS(...) (int64_t[]){__VA_ARGS__}
 #define N_DIMS(...) ((int32_t)(sizeof(DIMS(__VA_ARGS__)) / sizeof(int64_t)))

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/kernels.h"
+#include "ir/tensor_type.h"
 #include "math/elementwise.h"
-#include "tensor_type.h"
+#include "runtime/cpu/kernels.h"
 
 /* A test tensor: its type and malloc'd bytes (check_tensor_free). */
 typedef struct check_tensor {

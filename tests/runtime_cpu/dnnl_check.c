@@ -6,8 +6,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "dnnl_check.h"
-#include "program_fixtures.h"
+#include "tests/runtime_cpu/dnnl_check.h"
+#include "tests/support/program_fixtures.h"
 
 const dfg_backend *cpu(void)
 {

@@ -6,7 +6,7 @@
 #ifndef DFG_TEST_ELEMENTWISE_REFERENCE_H
 #define DFG_TEST_ELEMENTWISE_REFERENCE_H
 
-#include "cpu_kernel_check.h"
+#include "tests/runtime_cpu/cpu_kernel_check.h"
 
 static inline int ref_is_float(dfg_dtype dtype)
 {

@@ -14,9 +14,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "backend.h"
 #include "dfg/dfg.h"
-#include "error.h"
+#include "runtime/backend.h"
+#include "util/error.h"
 
 static struct {
     int reserves, runs;

@@ -11,10 +11,10 @@
 
 #include <string.h>
 
-#include "cpu/elementwise/binary_blocked.h"
-#include "cpu_layout_rule.h"
-#include "cpu/kernels.h"
-#include "pass_check.h"
+#include "runtime/cpu/elementwise/binary_blocked.h"
+#include "runtime/cpu_layout_rule.h"
+#include "runtime/cpu/kernels.h"
+#include "tests/support/pass_check.h"
 
 #define N 2
 #define C 48

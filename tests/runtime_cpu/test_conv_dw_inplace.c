@@ -19,15 +19,15 @@
 #include <cmocka.h>
 
 #include "ir/geometry/conv_geometry.h"
-#include "backend.h"
-#include "cpu/kernels.h"
-#include "cpu_kernel_check.h"
-#include "cpu/onednn/dnnl_steps.h"
+#include "runtime/backend.h"
+#include "runtime/cpu/kernels.h"
+#include "tests/runtime_cpu/cpu_kernel_check.h"
+#include "runtime/cpu/onednn/dnnl_steps.h"
 #include "dfg/compile.h"
 #include "dfg/graph.h"
 #include "dfg/session.h"
-#include "op_table.h"
-#include "program.h"
+#include "ir/op_table.h"
+#include "program/program.h"
 
 /* n images of c channels of h x w, a kh x kw kernel, pads (top, left,
  * bottom, right) that keep the shape at stride 1. */

@@ -19,12 +19,12 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "cpu_kernel_check.h"
 #include "dfg/compile.h"
 #include "dfg/graph.h"
 #include "dfg/session.h"
-#include "op_table.h"
-#include "program.h"
+#include "ir/op_table.h"
+#include "program/program.h"
+#include "tests/runtime_cpu/cpu_kernel_check.h"
 
 #define T(...) check_type(DFG_F32, (int32_t)(sizeof((int64_t[]){__VA_ARGS__}) / \
                           sizeof(int64_t)), (int64_t[]){__VA_ARGS__})

@@ -18,11 +18,11 @@
 #include <dnnl.h>
 
 #include "dfg/dfg.h"
-#include "cpu/onednn/dnnl_steps.h"
-#include "dnnl_check.h"
-#include "program_fixtures.h"
-#include "program_format.h"
-#include "random_data.h"
+#include "runtime/cpu/onednn/dnnl_steps.h"
+#include "tests/runtime_cpu/dnnl_check.h"
+#include "tests/support/program_fixtures.h"
+#include "program/program_format.h"
+#include "tests/support/random_data.h"
 
 /* Runs graph, compiled with or without the CPU rule, on inputs; returns
  * the first output (malloc'd) and its element count. */

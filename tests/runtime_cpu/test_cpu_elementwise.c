@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "elementwise_reference.h"
-#include "cpu/kernels.h"
+#include "tests/runtime_cpu/elementwise_reference.h"
+#include "runtime/cpu/kernels.h"
 
 static const dfg_dtype int_dtypes[] = {DFG_I32, DFG_I64, DFG_U8, DFG_I8,
                                        DFG_I16, DFG_U16};

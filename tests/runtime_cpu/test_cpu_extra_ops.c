@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "cpu_extra_ops_check.h"
+#include "tests/runtime_cpu/cpu_extra_ops_check.h"
 
 /* ---- rounding and trigonometry ------------------------------------------ */
 

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cpu/elementwise/f32_math.h"
-#include "cpu/reduce/f32_reduce.h"
-#include "random_data.h"
+#include "runtime/cpu/elementwise/f32_math.h"
+#include "runtime/cpu/reduce/f32_reduce.h"
+#include "tests/support/random_data.h"
 
 /* |got - ref| in units of the spacing of f32 values at ref (the least
  * subnormal below the normal range); 0 for matching NaNs and infinities,

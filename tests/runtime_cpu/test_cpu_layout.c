@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "cpu_kernel_check.h"
-#include "op_table.h"
+#include "ir/op_table.h"
+#include "tests/runtime_cpu/cpu_kernel_check.h"
 
 #define DIMS(...) (int64_t[]){__VA_ARGS__}
 #define N_DIMS(...) ((int32_t)(sizeof(DIMS(__VA_ARGS__)) / sizeof(int64_t)))

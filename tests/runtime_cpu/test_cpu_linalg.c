@@ -8,8 +8,8 @@
 #include <cmocka.h>
 
 #include "ir/geometry/conv_geometry.h"
-#include "cpu_kernel_check.h"
-#include "op_table.h"
+#include "tests/runtime_cpu/cpu_kernel_check.h"
+#include "ir/op_table.h"
 
 #define DIMS(...) (int64_t[]){__VA_ARGS__}
 #define N_DIMS(...) ((int32_t)(sizeof(DIMS(__VA_ARGS__)) / sizeof(int64_t)))

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "elementwise_reference.h"
-#include "cpu/kernels.h"
+#include "tests/runtime_cpu/elementwise_reference.h"
+#include "runtime/cpu/kernels.h"
 
 
 static dfg_status run(dfg_op op, const dfg_attrs *attrs, int32_t n_in,

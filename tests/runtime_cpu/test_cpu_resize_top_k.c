@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <cmocka.h>
 
-#include "cpu_extra_ops_check.h"
+#include "tests/runtime_cpu/cpu_extra_ops_check.h"
 
 /* ---- resize ---------------------------------------------------------------- */
 

@@ -15,12 +15,12 @@
 #include <unistd.h>
 
 #include "dfg/dfg.h"
-#include "dnnl_check.h"
-#include "cpu_layout_rule.h"
-#include "cpu/onednn/dnnl_weights.h"
-#include "program_fixtures.h"
-#include "program_format.h"
-#include "random_data.h"
+#include "tests/runtime_cpu/dnnl_check.h"
+#include "runtime/cpu_layout_rule.h"
+#include "runtime/cpu/onednn/dnnl_weights.h"
+#include "tests/support/program_fixtures.h"
+#include "program/program_format.h"
+#include "tests/support/random_data.h"
 
 /* Sessions of one program share one reordered copy of its conv weights,
  * whether it was compiled in the process or mapped from a file: the

@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "dfg/dfg.h"
-#include "dnnl_check.h"
-#include "random_data.h"
+#include "tests/runtime_cpu/dnnl_check.h"
+#include "tests/support/random_data.h"
 
 #define C 16
 #define H 10

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attention_graph.h"
 #include "dfg/dfg.h"
-#include "random_data.h"
+#include "tests/support/attention_graph.h"
+#include "tests/support/random_data.h"
 
 static const dfg_backend *cpu(void)
 {

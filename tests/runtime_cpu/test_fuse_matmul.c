@@ -16,9 +16,9 @@
 #include <string.h>
 
 #include "dfg/dfg.h"
-#include "dnnl_check.h"
-#include "program_fixtures.h"
-#include "random_data.h"
+#include "tests/runtime_cpu/dnnl_check.h"
+#include "tests/support/program_fixtures.h"
+#include "tests/support/random_data.h"
 
 #define BATCH 2
 #define ROWS 7

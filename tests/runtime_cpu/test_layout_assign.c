@@ -14,12 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_layout_rule.h"
+#include "runtime/cpu_layout_rule.h"
 #include "dfg/dfg.h"
-#include "cpu/kernels_extra.h"
-#include "pass_check.h"
-#include "program_fixtures.h"
-#include "program_format.h"
+#include "runtime/cpu/kernels_extra.h"
+#include "tests/support/pass_check.h"
+#include "tests/support/program_fixtures.h"
+#include "program/program_format.h"
 
 #define C 16
 #define H 6

@@ -12,9 +12,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "cpu/kernels.h"
-#include "pass_check.h"
-#include "cpu/reduce/pool_blocked.h"
+#include "runtime/cpu/kernels.h"
+#include "tests/support/pass_check.h"
+#include "runtime/cpu/reduce/pool_blocked.h"
 
 #define N 2
 #define C 32

@@ -12,11 +12,11 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "backend.h"
 #include "dfg/dfg.h"
-#include "libc_calls.h"
-#include "program.h"
-#include "program_fixtures.h"
+#include "program/program.h"
+#include "runtime/backend.h"
+#include "tests/support/libc_calls.h"
+#include "tests/support/program_fixtures.h"
 
 /* --- helpers */
 

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "dfg/dfg.h"
-#include "program_fixtures.h"
+#include "tests/support/program_fixtures.h"
 
 #define N_THREADS 4
 #define RUNS_PER_THREAD 25

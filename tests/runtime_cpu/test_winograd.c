@@ -19,16 +19,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_layout_rule.h"
+#include "runtime/cpu_layout_rule.h"
 #include "dfg/dfg.h"
-#include "libc_calls.h"
-#include "memory.h"
-#include "cpu/linalg/columns_conv.h"
-#include "program.h"
-#include "program_fixtures.h"
-#include "random_data.h"
-#include "cpu/linalg/winograd_choice.h"
-#include "cpu/linalg/winograd_conv.h"
+#include "tests/support/libc_calls.h"
+#include "util/memory.h"
+#include "runtime/cpu/linalg/columns_conv.h"
+#include "program/program.h"
+#include "tests/support/program_fixtures.h"
+#include "tests/support/random_data.h"
+#include "runtime/cpu/linalg/winograd_choice.h"
+#include "runtime/cpu/linalg/winograd_conv.h"
 
 /* The 1x1 convs' channels around the 3x3 one. */
 #define OUTER 8

@@ -1,5 +1,5 @@
 /* The attention graphs of the fusion tests (attention_graph.h). */
-#include "attention_graph.h"
+#include "tests/support/attention_graph.h"
 
 #include "dfg/dfg.h"
 

@@ -1,8 +1,8 @@
-#include "json_tree.h"
+#include "tests/support/json_tree.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include "text_escape.h"
+#include "util/text_escape.h"
 
 typedef struct parser {
     const char *at;

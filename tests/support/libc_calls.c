@@ -1,7 +1,7 @@
 /* malloc & co., wrapped at link time (libc_calls.h). */
 #include <stddef.h>
 
-#include "libc_calls.h"
+#include "tests/support/libc_calls.h"
 
 static _Atomic long libc_calls;
 static void *_Atomic last_caller;

@@ -1,6 +1,6 @@
 /* Small ONNX models for tests (tests/support/onnx_builder.h). Every allocation is
  * remembered in one list and freed together. */
-#include "onnx_builder.h"
+#include "tests/support/onnx_builder.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* Running small ONNX models in tests (tests/support/onnx_run.h). */
-#include "onnx_run.h"
+#include "tests/support/onnx_run.h"
 
 #include <math.h>
 #include <setjmp.h>

@@ -5,7 +5,7 @@
 #define DFG_TEST_ONNX_RUN_H
 
 #include <stdint.h>
-#include "onnx_builder.h"
+#include "tests/support/onnx_builder.h"
 
 /* Uniform in [-1, 1), from a fixed seed. */
 double onnx_run_uniform(void);

@@ -11,9 +11,9 @@
 #include <cmocka.h>
 
 #include "dfg/session.h"
-#include "graph.h"
-#include "pass.h"
-#include "pass_check.h"
+#include "ir/graph.h"
+#include "passes/pass.h"
+#include "tests/support/pass_check.h"
 
 uint64_t rng_state;
 uint32_t rng_next(void)

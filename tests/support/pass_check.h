@@ -12,7 +12,7 @@
 
 #include "dfg/builder.h"
 #include "dfg/compile.h"
-#include "program.h"
+#include "program/program.h"
 
 #define OK(call) assert_int_equal((call), DFG_OK)
 #define DIMS(...) (const int64_t[]){__VA_ARGS__}

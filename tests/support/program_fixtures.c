@@ -1,4 +1,4 @@
-#include "program_fixtures.h"
+#include "tests/support/program_fixtures.h"
 #include "dfg/compile.h"
 
 #include <math.h>

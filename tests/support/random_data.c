@@ -5,7 +5,7 @@
 #include <cmocka.h>
 #include <stdlib.h>
 
-#include "random_data.h"
+#include "tests/support/random_data.h"
 
 static uint64_t state = 12345;
 

@@ -1,5 +1,5 @@
 /* A test's scratch folder (see scratch_dir.h). */
-#include "scratch_dir.h"
+#include "tests/support/scratch_dir.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

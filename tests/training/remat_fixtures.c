@@ -1,5 +1,5 @@
 /* Graphs of hand-named recomputations (remat_fixtures.h). */
-#include "remat_fixtures.h"
+#include "tests/training/remat_fixtures.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -6,7 +6,7 @@
 #define DFG_TEST_REMAT_FIXTURES_H
 
 #include <stdint.h>
-#include "graph.h"
+#include "ir/graph.h"
 
 /* A new graph whose input "x" is [rows, cols] f32; *x: its value index. */
 dfg_graph *remat_graph(int64_t rows, int64_t cols, int32_t *x);

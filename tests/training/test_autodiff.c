@@ -23,10 +23,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "training/autodiff.h"
+#include "passes/training/autodiff.h"
 #include "dfg/dfg.h"
-#include "graph.h"
-#include "random_data.h"
+#include "ir/graph.h"
+#include "tests/support/random_data.h"
 
 #define MAX_INPUTS 3
 #define EPS 1e-2

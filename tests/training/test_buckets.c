@@ -13,9 +13,9 @@
 #include <cmocka.h>
 
 #include "dfg/dfg.h"
-#include "program.h"
-#include "program_buckets.h"
-#include "program_fixtures.h"
+#include "program/program.h"
+#include "program/program_buckets.h"
+#include "tests/support/program_fixtures.h"
 
 static dfg_program *compile_cnn(int data_parallel, int64_t bucket_bytes,
                                 int32_t shard_ranks)

@@ -13,8 +13,8 @@
 #include <cmocka.h>
 
 #include "dfg/dfg.h"
-#include "program.h"
-#include "program_recompute.h"
+#include "program/program.h"
+#include "program/program_recompute.h"
 
 #define LAYERS 32
 #define WIDTH 64

@@ -23,7 +23,7 @@
 
 #include "ir/geometry/backward_geometry.h"
 #include "dfg/dfg.h"
-#include "random_data.h"
+#include "tests/support/random_data.h"
 
 typedef struct conv_case {
     int64_t n, c, h, w, m, kh, kw;

@@ -19,11 +19,11 @@
 #include <cmocka.h>
 
 #include "ir/geometry/backward_geometry.h"
-#include "cpu/kernels.h"
+#include "runtime/cpu/kernels.h"
 #include "dfg/dfg.h"
-#include "op_table.h"
-#include "program.h"
-#include "training_fixtures.h"
+#include "ir/op_table.h"
+#include "program/program.h"
+#include "tests/training/training_fixtures.h"
 
 /* A conv whose input gradient has dy's shape: n images of c channels of
  * h x w, a kh x kw kernel with pads (top, left, bottom, right). */

@@ -14,13 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu/kernels.h"
-#include "cpu/onednn/dnnl_conv.h"
-#include "cpu/onednn/dnnl_conv_grad.h"
-#include "cpu_workspace_rule.h"
 #include "dfg/dfg.h"
-#include "op_table.h"
-#include "training_fixtures.h"
+#include "ir/op_table.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/onednn/dnnl_conv.h"
+#include "runtime/cpu/onednn/dnnl_conv_grad.h"
+#include "runtime/cpu_workspace_rule.h"
+#include "tests/training/training_fixtures.h"
 
 typedef struct geometry {
     const char *what;

@@ -34,7 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "dfg/mpi.h"
-#include "program.h"
+#include "program/program.h"
 
 #define STEPS 4
 #define CLASSES 10

@@ -8,9 +8,9 @@
 #include <cmocka.h>
 
 #include "dfg/dfg.h"
-#include "graph.h"
-#include "remat/remat.h"
-#include "remat_fixtures.h"
+#include "ir/graph.h"
+#include "passes/remat/remat.h"
+#include "tests/training/remat_fixtures.h"
 
 #define ROWS 64
 #define COLS 256

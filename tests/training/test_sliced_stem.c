@@ -15,12 +15,12 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "training/autodiff.h"
+#include "passes/training/autodiff.h"
 #include "dfg/dfg.h"
-#include "graph.h"
-#include "program.h"
-#include "program_recompute.h"
-#include "remat/remat.h"
+#include "ir/graph.h"
+#include "program/program.h"
+#include "program/program_recompute.h"
+#include "passes/remat/remat.h"
 
 #define BATCH 8
 #define SIDE 32

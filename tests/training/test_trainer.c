@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "dfg/dfg.h"
-#include "scratch_dir.h"
+#include "tests/support/scratch_dir.h"
 
 #define BATCH 32
 #define FEATURES 64

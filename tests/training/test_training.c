@@ -13,10 +13,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "digits_training.h"
-#include "json_tree.h"
-#include "program.h"
-#include "training_fixtures.h"
+#include "program/program.h"
+#include "tests/support/json_tree.h"
+#include "tests/training/training_fixtures.h"
+#include "tools/training/digits_training.h"
 
 static dfgc_digits data;
 

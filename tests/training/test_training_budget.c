@@ -12,8 +12,8 @@
 #include <cmocka.h>
 
 #include "dfg/dfg.h"
-#include "program.h"
-#include "training_fixtures.h"
+#include "program/program.h"
+#include "tests/training/training_fixtures.h"
 
 /* Without a budget, on dfg's kernels as a budgeted step is
  * (compile_bundled_training_reference); with one, as a user compiles it. */

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 #include "dfg/dfg.h"
-#include "scratch_dir.h"
-#include "training_fixtures.h"
+#include "tests/support/scratch_dir.h"
+#include "tests/training/training_fixtures.h"
 
 /* A CPU session of a bundled model's Adam training step and its batch. */
 typedef struct trainer {

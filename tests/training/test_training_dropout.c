@@ -13,8 +13,8 @@
 #include "dfg/compile.h"
 #include "dfg/session.h"
 #include "dfg/training.h"
-#include "cuda/plan/target.h"
-#include "program.h"
+#include "runtime/cuda/plan/target.h"
+#include "program/program.h"
 
 /* The classifier with dropout (p 0.5) on its prediction, and its MSE. */
 static dfg_graph *dropout_classifier(void)

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "dfg/dfg.h"
-#include "training_fixtures.h"
+#include "tests/training/training_fixtures.h"
 
 /* The bundled mlp's training step, a CPU session of it and one batch. */
 typedef struct fixture {

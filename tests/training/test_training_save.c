@@ -13,9 +13,9 @@
 #include <string.h>
 #include <cmocka.h>
 #include "dfg/dfg.h"
-#include "onnx_builder.h"
-#include "onnx_run.h"
-#include "scratch_dir.h"
+#include "tests/support/onnx_builder.h"
+#include "tests/support/onnx_run.h"
+#include "tests/support/scratch_dir.h"
 
 #define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 

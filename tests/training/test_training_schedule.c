@@ -14,7 +14,7 @@
 
 #include "dfg/dfg.h"
 #include "math/training.h"
-#include "training_fixtures.h"
+#include "tests/training/training_fixtures.h"
 
 /* The factor of optimizer step t (1-based): linear warm-up over w steps,
  * then gamma^floor((t - w - 1) / s) or the cosine over c steps. */

@@ -19,12 +19,12 @@
 #include <cmocka.h>
 
 #include "ir/geometry/backward_geometry.h"
-#include "cpu/kernels.h"
-#include "cpu/training/optimizer_step.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/training/optimizer_step.h"
 #include "math/training.h"
 #include "math/training_layout.h"
 #include "ir/geometry/weight_update_geometry.h"
-#include "random_data.h"
+#include "tests/support/random_data.h"
 
 static float uniform(float lo, float hi)
 {

@@ -1,5 +1,5 @@
 /* The bundled models' training steps (training_fixtures.h). */
-#include "training_fixtures.h"
+#include "tests/training/training_fixtures.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

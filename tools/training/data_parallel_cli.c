@@ -1,8 +1,8 @@
 /* 'dfgc train --data-parallel' (data_parallel_cli.h). */
-#include "data_parallel_cli.h"
+#include "tools/training/data_parallel_cli.h"
 
 #include "dfg/mpi.h"
-#include "../startup_deadline.h"
+#include "tools/startup_deadline.h"
 
 static dfg_data_parallel *attached;
 static dfg_data_parallel_stats stats; /* attached's, kept by detach */

@@ -3,7 +3,7 @@
 #ifndef DFGC_DATA_PARALLEL_CLI_H
 #define DFGC_DATA_PARALLEL_CLI_H
 
-#include "digits_training.h"
+#include "tools/training/digits_training.h"
 
 /* Initialises MPI and waits for every rank at a first barrier, ending
  * the process with a message naming the deadline if that takes longer

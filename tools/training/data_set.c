@@ -1,6 +1,6 @@
 /* Data sets of 'dfgc train --data' (data_set.h). */
-#include "data_set.h"
-#include "../cli.h"
+#include "tools/training/data_set.h"
+#include "tools/cli.h"
 
 #include <stdlib.h>
 #include <string.h>

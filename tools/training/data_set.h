@@ -7,7 +7,7 @@
 #define DFGC_DATA_SET_H
 
 #include <stdint.h>
-#include "npz.h"
+#include "tools/training/npz.h"
 
 typedef struct dfgc_data_set {
     const char *path;  /* borrowed: the caller's string, for errors */

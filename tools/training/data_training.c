@@ -1,8 +1,8 @@
 /* The training loop over a user's data set (data_training.h). */
-#include "data_training.h"
-#include "../cli.h"
-#include "digits.h"
-#include "../model_source.h"
+#include "tools/training/data_training.h"
+#include "tools/cli.h"
+#include "tools/training/digits.h"
+#include "tools/model_source.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -16,9 +16,9 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include "data_set.h"
-#include "training_keep.h"
-#include "training_setup.h"
+#include "tools/training/data_set.h"
+#include "tools/training/training_keep.h"
+#include "tools/training/training_setup.h"
 
 typedef struct dfgc_data_config {
     const char *model;          /* FILE.onnx or another dfgc_load_graph name */

@@ -1,5 +1,5 @@
 /* Loading the digits data set (digits.h). */
-#include "digits.h"
+#include "tools/training/digits.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* The digits training loop (digits_training.h). */
-#include "digits_training.h"
+#include "tools/training/digits_training.h"
 #include "dfg/atomic_file.h"
 #include "dfg/compile.h"
 

@@ -9,9 +9,9 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include "digits.h"
+#include "tools/training/digits.h"
 #include "dfg/dfg.h"
-#include "training_keep.h"
+#include "tools/training/training_keep.h"
 
 typedef struct dfgc_train_config {
     const char *model;              /* "mlp", "cnn" */

@@ -2,8 +2,8 @@
  * local headers are walked in order; the central directory is not needed
  * for stored entries, whose sizes the local header (or its zip64 extra
  * field) gives. */
-#include "npz.h"
-#include "../cli.h"
+#include "tools/training/npz.h"
+#include "tools/cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>

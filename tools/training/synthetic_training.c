@@ -1,10 +1,10 @@
 /* The synthetic training loop (synthetic_training.h). */
-#include "synthetic_training.h"
+#include "tools/training/synthetic_training.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "../memory_limit_cli.h"
+#include "tools/memory_limit_cli.h"
 
 #define MAX_TENSORS 16
 

@@ -9,8 +9,8 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include "training_keep.h"
-#include "training_setup.h"
+#include "tools/training/training_keep.h"
+#include "tools/training/training_setup.h"
 
 typedef struct dfgc_synthetic_config {
     const char *model;

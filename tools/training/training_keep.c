@@ -1,6 +1,6 @@
 /* Checkpoints, resuming and the saved ONNX model of dfgc train
  * (training_keep.h). */
-#include "training_keep.h"
+#include "tools/training/training_keep.h"
 
 dfg_status dfgc_keep_resume(const dfgc_keep_paths *paths, dfg_session *session,
                             uint64_t seed, int64_t *epochs_done,

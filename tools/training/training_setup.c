@@ -1,14 +1,14 @@
 /* The training options of dfgc's commands (training_setup.h). */
-#include "training_setup.h"
+#include "tools/training/training_setup.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../cli.h"
-#include "../compile_options.h"
-#include "../memory_limit_cli.h"
-#include "../model_source.h"
-#include "../commands.h"
+#include "tools/cli.h"
+#include "tools/compile_options.h"
+#include "tools/memory_limit_cli.h"
+#include "tools/model_source.h"
+#include "tools/commands.h"
 
 void dfgc_training_setup_init(dfgc_training_setup *s)
 {

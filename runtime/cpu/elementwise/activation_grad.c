@@ -2,8 +2,8 @@
  * approximate, as the forward gelu), and relu_grad(y, dy) = dy where
  * y > 0, else 0. f32 only (the shape rule checks); each may write over
  * either operand in place, element by element. */
-#include "cpu/kernels.h"
 #include "math/elementwise.h"
+#include "runtime/cpu/kernels.h"
 
 dfg_status dfg_cpu_gelu_grad(const dfg_kernel_args *args)
 {

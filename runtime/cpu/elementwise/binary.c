@@ -5,12 +5,12 @@
  * of a trap). */
 #include <math.h>
 
-#include "broadcast_walk.h"
-#include "dtype_access.h"
-#include "error.h"
-#include "cpu/kernels.h"
+#include "runtime/cpu/elementwise/broadcast_walk.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
+#include "util/error.h"
+#include "runtime/cpu/kernels.h"
 #include "math/elementwise.h"
-#include "vector_clones.h"
+#include "runtime/cpu/elementwise/vector_clones.h"
 
 typedef struct binary_ctx {
     dfg_op op;

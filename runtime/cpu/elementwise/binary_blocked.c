@@ -1,13 +1,13 @@
 /* Per-channel add and mul over blocked tensors (binary_blocked.h). A
  * [N, C, 1, 1] tensor blocked is [N][C / b][b] floats: its bytes are
  * NCHW's, so channel c of image n is s[n * C + c] in either layout. */
-#include "binary_blocked.h"
+#include "runtime/cpu/elementwise/binary_blocked.h"
 
-#include "cpu_layout_rule.h"
-#include "error.h"
-#include "layout_rule.h"
-#include "cpu/parallel.h"
-#include "vector_clones.h"
+#include "runtime/cpu_layout_rule.h"
+#include "util/error.h"
+#include "ir/layout_rule.h"
+#include "runtime/cpu/parallel.h"
+#include "runtime/cpu/elementwise/vector_clones.h"
 
 int dfg_cpu_binary_takes_blocked(int32_t op, const struct dfg_type *in,
                                  const struct dfg_type *out, int32_t layout)

@@ -11,7 +11,7 @@
 #ifndef DFG_CPU_BINARY_BLOCKED_H
 #define DFG_CPU_BINARY_BLOCKED_H
 
-#include "cpu/kernels.h"
+#include "runtime/cpu/kernels.h"
 
 /* add or mul of a blocked [N, C, H, W] and [N, C, 1, 1] (either order). */
 dfg_status dfg_cpu_channel_binary_blocked(const dfg_kernel_args *args);

@@ -1,7 +1,7 @@
-#include "broadcast_walk.h"
+#include "runtime/cpu/elementwise/broadcast_walk.h"
 
-#include "error.h"
-#include "cpu/parallel.h"
+#include "util/error.h"
+#include "runtime/cpu/parallel.h"
 
 /* Elements per piece of work handed to a thread. */
 #define PIECE_ELEMENTS 4096

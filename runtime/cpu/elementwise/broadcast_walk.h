@@ -7,8 +7,8 @@
 
 #include <stdint.h>
 
-#include "cpu/kernels.h"
 #include "math/broadcast.h"
+#include "runtime/cpu/kernels.h"
 
 /* Computes output elements [out_offset, out_offset + n); operand k starts
  * at element offsets[k] and advances by strides[k] (0 or 1) per element. */

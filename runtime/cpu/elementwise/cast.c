@@ -2,10 +2,10 @@
  * dtype_access.h for the conversions): float sources go through f32 (exact
  * for f16 and bf16), integer sources through int64 (exact); a cast from or
  * to f64 goes through double. */
-#include "dtype_access.h"
-#include "error.h"
-#include "cpu/kernels.h"
-#include "cpu/parallel.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
+#include "util/error.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/parallel.h"
 
 typedef struct cast_ctx {
     dfg_dtype from, to;

@@ -6,12 +6,12 @@
  * are computed in f32. */
 #include <stdbool.h>
 
-#include "dtype_access.h"
-#include "error.h"
-#include "cpu/kernels.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
+#include "util/error.h"
+#include "runtime/cpu/kernels.h"
 #include "math/dropout_mask.h"
-#include "cpu/parallel.h"
-#include "tensor_type.h"
+#include "runtime/cpu/parallel.h"
+#include "ir/tensor_type.h"
 
 dfg_status dfg_cpu_dropout_train(const dfg_kernel_args *args)
 {

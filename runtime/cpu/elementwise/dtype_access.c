@@ -1,4 +1,4 @@
-#include "dtype_access.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
 
 #include <math.h>
 #include <string.h>

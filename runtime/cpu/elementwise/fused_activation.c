@@ -3,10 +3,10 @@
  * float dtype, computed in f32 with the per-element math the fused conv
  * post-ops share (math/post_ops.h). In place is fine: each element is
  * read before it is written. */
-#include "dtype_access.h"
-#include "cpu/kernels_extra.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
+#include "runtime/cpu/kernels_extra.h"
 #include "math/post_ops.h"
-#include "cpu/parallel.h"
+#include "runtime/cpu/parallel.h"
 
 typedef struct fused_activation {
     int32_t kind; /* DFG_POST_SILU or DFG_POST_HARDSWISH */

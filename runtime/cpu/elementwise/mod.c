@@ -3,10 +3,10 @@
  * integers exactly in int64, and x mod 0 gives 0 instead of a trap. */
 #include <math.h>
 
-#include "broadcast_walk.h"
-#include "dtype_access.h"
-#include "error.h"
-#include "cpu/kernels_extra.h"
+#include "runtime/cpu/elementwise/broadcast_walk.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
+#include "util/error.h"
+#include "runtime/cpu/kernels_extra.h"
 #include "math/elementwise.h"
 
 typedef struct mod_ctx {

@@ -6,13 +6,13 @@
  * unsigned arithmetic: abs(INT32_MIN) stays INT32_MIN). */
 #include <string.h>
 
-#include "dtype_access.h"
-#include "error.h"
-#include "f32_math.h"
-#include "cpu/kernels.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
+#include "util/error.h"
+#include "runtime/cpu/elementwise/f32_math.h"
+#include "runtime/cpu/kernels.h"
 #include "math/elementwise.h"
-#include "cpu/parallel.h"
-#include "vector_clones.h"
+#include "runtime/cpu/parallel.h"
+#include "runtime/cpu/elementwise/vector_clones.h"
 
 typedef struct unary_ctx {
     const dfg_attrs *attrs;

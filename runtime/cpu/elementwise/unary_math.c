@@ -3,11 +3,11 @@
  * acos, atan, sinh, cosh, asinh, acosh, atanh. */
 #include <math.h>
 
-#include "dtype_access.h"
-#include "error.h"
-#include "cpu/kernels_extra.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
+#include "util/error.h"
+#include "runtime/cpu/kernels_extra.h"
 #include "math/elementwise.h"
-#include "cpu/parallel.h"
+#include "runtime/cpu/parallel.h"
 
 typedef float (*math_fn)(float);
 

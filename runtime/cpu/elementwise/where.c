@@ -1,8 +1,8 @@
 /* where(cond, x, y): x where cond else y, broadcasting all three. The
  * elements are only moved, so any dtype works by its byte size. */
-#include "broadcast_walk.h"
-#include "error.h"
-#include "cpu/kernels.h"
+#include "runtime/cpu/elementwise/broadcast_walk.h"
+#include "util/error.h"
+#include "runtime/cpu/kernels.h"
 
 typedef struct where_ctx {
     const uint8_t *cond;

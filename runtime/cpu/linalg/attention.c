@@ -3,12 +3,12 @@
  * place, and the product with v into the output. The heads are shared
  * among OpenMP threads, each running its products on the calling thread
  * (gemm_mixed.h) and its rows through softmax.c's row loop. */
-#include "cpu/elementwise/dtype_access.h"
-#include "error.h"
-#include "gemm_mixed.h"
-#include "cpu/kernels.h"
-#include "cpu/parallel.h"
-#include "cpu/reduce/softmax_row.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
+#include "util/error.h"
+#include "runtime/cpu/linalg/gemm_mixed.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/parallel.h"
+#include "runtime/cpu/reduce/softmax_row.h"
 #include "ir/geometry/attention_geometry.h"
 
 /* Adds the mask's row of scores `row` in head `head` to s[0..sk). */

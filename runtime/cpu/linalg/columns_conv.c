@@ -2,16 +2,16 @@
  * (columns_conv.h). The compiler's workspace rule and the session build
  * the same product descriptor (product_make), so the bytes planned and
  * the bytes used cannot disagree. */
-#include "columns_conv.h"
+#include "runtime/cpu/linalg/columns_conv.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "conv3x3_blocked.h"
-#include "cpu/onednn/dnnl_post_ops.h"
-#include "cpu/onednn/dnnl_weights.h"
-#include "error.h"
-#include "memory.h"
+#include "runtime/cpu/linalg/conv3x3_blocked.h"
+#include "runtime/cpu/onednn/dnnl_post_ops.h"
+#include "runtime/cpu/onednn/dnnl_weights.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 #define PART_ALIGN 64
 #define BLOCK 8 /* channels a block: the columns run on nChw8c */

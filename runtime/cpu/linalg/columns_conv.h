@@ -31,7 +31,7 @@
 
 #include <dnnl.h>
 #include "dfg/allocator.h"
-#include "cpu/kernels.h"
+#include "runtime/cpu/kernels.h"
 
 typedef struct dfg_columns_conv dfg_columns_conv;
 

@@ -13,16 +13,16 @@
  * synchronisations per image that would cost more than the work. */
 #include <string.h>
 
-#include "conv2d_depthwise.h"
-#include "conv_post_ops.h"
+#include "runtime/cpu/linalg/conv2d_depthwise.h"
+#include "runtime/cpu/linalg/conv_post_ops.h"
 #include "ir/geometry/conv_geometry.h"
-#include "cpu/elementwise/dtype_access.h"
-#include "error.h"
-#include "gemm_mixed.h"
-#include "cpu/kernels.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
+#include "util/error.h"
+#include "runtime/cpu/linalg/gemm_mixed.h"
+#include "runtime/cpu/kernels.h"
 #include "math/im2col.h"
 #include "math/strided_range.h"
-#include "cpu/parallel.h"
+#include "runtime/cpu/parallel.h"
 
 /* dst[0..n) = src[offset + i * stride] as f32, any float dtype. */
 static void load_row(const void *src, dfg_dtype dtype, int64_t offset,

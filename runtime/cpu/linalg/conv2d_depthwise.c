@@ -13,12 +13,12 @@
  * once row oy is computed: every later output row reads input rows from
  * oy + 1 - pad_top on. The sums are the out-of-place ones, tap for tap,
  * so both give the same bits. */
-#include "conv2d_depthwise.h"
+#include "runtime/cpu/linalg/conv2d_depthwise.h"
 
-#include "cpu/elementwise/dtype_access.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
 #include "math/im2col.h"
 #include "math/strided_range.h"
-#include "cpu/parallel.h"
+#include "runtime/cpu/parallel.h"
 
 #include <omp.h>
 

@@ -18,11 +18,11 @@
 #include <string.h>
 
 #include "ir/geometry/backward_geometry.h"
-#include "conv_columns.h"
-#include "error.h"
-#include "gemm_mixed.h"
-#include "cpu/kernels.h"
-#include "conv_grad_rows.h"
+#include "runtime/cpu/linalg/conv_columns.h"
+#include "util/error.h"
+#include "runtime/cpu/linalg/gemm_mixed.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/linalg/conv_grad_rows.h"
 #include "ir/geometry/weight_update_geometry.h"
 
 /* The op's part of the step's workspace: at least its least chunk, after

@@ -1,7 +1,7 @@
 /* The operands of the blocked 3x3 paths (conv3x3_blocked.h). */
-#include "conv3x3_blocked.h"
+#include "runtime/cpu/linalg/conv3x3_blocked.h"
 
-#include "layout_rule.h"
+#include "ir/layout_rule.h"
 
 static int blocked(const dfg_type *t, int32_t layout)
 {

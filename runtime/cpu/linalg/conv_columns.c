@@ -1,11 +1,11 @@
 /* The column matrices of the backward convs (conv_columns.h). */
-#include "conv_columns.h"
+#include "runtime/cpu/linalg/conv_columns.h"
 
 #include <string.h>
 
-#include "cpu/elementwise/dtype_access.h"
 #include "math/im2col.h"
 #include "math/strided_range.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
 
 /* A piece of a chunk: `images` consecutive images from `image`, each
  * contributing `count` columns from output pixel `pixel`, side by side

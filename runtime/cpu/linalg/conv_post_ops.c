@@ -1,10 +1,10 @@
 /* conv2d's fused post-ops on the reference path (conv_post_ops.h). */
-#include "conv_post_ops.h"
+#include "runtime/cpu/linalg/conv_post_ops.h"
 
 #include <string.h>
 
 #include "math/post_ops.h"
-#include "cpu/parallel.h"
+#include "runtime/cpu/parallel.h"
 
 const void *dfg_cpu_conv_residual(const dfg_kernel_args *args)
 {

@@ -6,7 +6,7 @@
 #ifndef DFG_CPU_CONV_POST_OPS_H
 #define DFG_CPU_CONV_POST_OPS_H
 
-#include "cpu/kernels.h"
+#include "runtime/cpu/kernels.h"
 
 /* The residual (input 3), or NULL when the step has no sum post-op. */
 const void *dfg_cpu_conv_residual(const dfg_kernel_args *args);

@@ -1,14 +1,14 @@
 /* Mixed-precision matrix product on sgemm (see gemm_mixed.h). */
-#include "gemm_mixed.h"
+#include "runtime/cpu/linalg/gemm_mixed.h"
 
 #include <cblas.h>
 #include <limits.h>
 #include <omp.h>
 #include <string.h>
 
-#include "error.h"
-#include "cpu/elementwise/dtype_access.h"
-#include "cpu/parallel.h"
+#include "util/error.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
+#include "runtime/cpu/parallel.h"
 
 /* Narrow products run on BLOCK x BLOCK tiles converted to f32: three
  * tiles of 64 KiB on the stack, large enough for sgemm to reach most of

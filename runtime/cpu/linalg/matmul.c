@@ -6,10 +6,10 @@
  * over the output last. */
 #include <string.h>
 
-#include "conv_post_ops.h"
-#include "error.h"
-#include "gemm_mixed.h"
-#include "cpu/kernels.h"
+#include "runtime/cpu/linalg/conv_post_ops.h"
+#include "util/error.h"
+#include "runtime/cpu/linalg/gemm_mixed.h"
+#include "runtime/cpu/kernels.h"
 #include "ir/geometry/matmul_geometry.h"
 
 /* Offset, in matrices, of batch entry index in an operand with the given

@@ -1,11 +1,11 @@
 /* Which of a session's convs run as Winograd (winograd_choice.h). */
-#include "winograd_choice.h"
+#include "runtime/cpu/linalg/winograd_choice.h"
 
 #include <stdlib.h>
-#include "error.h"
-#include "memory.h"
-#include "winograd_conv.h"
-#include "winograd_transforms.h"
+#include "runtime/cpu/linalg/winograd_conv.h"
+#include "runtime/cpu/linalg/winograd_transforms.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 int64_t dfg_winograd_added_bytes(const dfg_kernel_args *step)
 {

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include "dfg/allocator.h"
 #include "dfg/status.h"
-#include "cpu/kernels.h"
+#include "runtime/cpu/kernels.h"
 
 /* Bytes the transformed filters of one program may add over the direct
  * kernel's weights: an eighth of the 24 MiB the process may use beyond

@@ -2,19 +2,19 @@
  * (winograd_conv.h). The compiler's workspace rule and the session build
  * the same product descriptor (product_make), so the bytes planned and
  * the bytes used cannot disagree. */
-#include "winograd_conv.h"
+#include "runtime/cpu/linalg/winograd_conv.h"
 
 #include <omp.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "conv3x3_blocked.h"
-#include "cpu/onednn/dnnl_weights.h"
-#include "error.h"
-#include "layout_rule.h"
-#include "memory.h"
-#include "cpu/parallel.h"
-#include "winograd_transforms.h"
+#include "runtime/cpu/linalg/conv3x3_blocked.h"
+#include "runtime/cpu/onednn/dnnl_weights.h"
+#include "util/error.h"
+#include "ir/layout_rule.h"
+#include "util/memory.h"
+#include "runtime/cpu/parallel.h"
+#include "runtime/cpu/linalg/winograd_transforms.h"
 
 #define PART_ALIGN 64
 #define P DFG_WINOGRAD_POSITIONS

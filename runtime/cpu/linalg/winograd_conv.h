@@ -30,7 +30,7 @@
 
 #include <dnnl.h>
 #include "dfg/allocator.h"
-#include "cpu/kernels.h"
+#include "runtime/cpu/kernels.h"
 
 /* Bytes of V and M together a chunk of tiles may take: the im2col
  * chunks' budget (conv_geometry.h). resnet50's arena stays 6.1 MiB with

@@ -3,13 +3,13 @@
  * B^T and A^T are applied as the short sums their rows are (no
  * multiplications by 0 or 1), first along the columns of a tile, then
  * along its rows, eight channels a vector. */
-#include "winograd_transforms.h"
+#include "runtime/cpu/linalg/winograd_transforms.h"
 
 #include <string.h>
 
 #include "math/post_ops.h"
-#include "cpu/parallel.h"
-#include "cpu/elementwise/vector_clones.h"
+#include "runtime/cpu/parallel.h"
+#include "runtime/cpu/elementwise/vector_clones.h"
 
 /* Eight floats, loaded and stored at any float alignment. */
 typedef float v8 __attribute__((vector_size(32), aligned(4)));

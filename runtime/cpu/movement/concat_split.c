@@ -1,8 +1,8 @@
 /* concat and split: each part is a slab of the whole along axis, copied
  * as [outer, part_len * inner] rows into (or out of) rows of
  * [outer, whole_len * inner] (dfg_part_geometry). */
-#include "cpu/kernels.h"
-#include "strided_copy.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/movement/strided_copy.h"
 
 /* Copies parts[0..n) one after the other along axis into the whole
  * (to_whole, concat: src[i] into dst[0]) or out of it (split: src[0] into

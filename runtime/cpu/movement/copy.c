@@ -3,8 +3,8 @@
  * in) and then there is nothing to do. */
 #include <string.h>
 
-#include "error.h"
-#include "cpu/kernels.h"
+#include "util/error.h"
+#include "runtime/cpu/kernels.h"
 
 dfg_status dfg_cpu_copy(const dfg_kernel_args *args)
 {

@@ -1,8 +1,8 @@
 /* expand: numpy broadcast of the input to the output's shape, a strided
  * copy whose strides are 0 along the broadcast dims. */
-#include "error.h"
-#include "cpu/kernels.h"
-#include "strided_copy.h"
+#include "util/error.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/movement/strided_copy.h"
 
 dfg_status dfg_cpu_expand(const dfg_kernel_args *args)
 {

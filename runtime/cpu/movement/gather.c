@@ -4,10 +4,10 @@
  * error, never an out-of-bounds read. */
 #include <string.h>
 
-#include "error.h"
-#include "cpu/kernels.h"
+#include "util/error.h"
+#include "runtime/cpu/kernels.h"
 #include "ir/geometry/layout_geometry.h"
-#include "cpu/parallel.h"
+#include "runtime/cpu/parallel.h"
 
 static int64_t index_at(const void *indices, dfg_dtype dtype, int64_t i)
 {

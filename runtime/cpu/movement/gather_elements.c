@@ -3,9 +3,9 @@
  * outside the buffer. */
 #include <string.h>
 
-#include "error.h"
-#include "index_read.h"
-#include "cpu/kernels_extra.h"
+#include "util/error.h"
+#include "runtime/cpu/movement/index_read.h"
+#include "runtime/cpu/kernels_extra.h"
 
 dfg_status dfg_cpu_gather_elements(const dfg_kernel_args *args)
 {

@@ -3,9 +3,9 @@
  * attrs.pads holds the begins of every axis, then the ends. */
 #include <string.h>
 
-#include "cpu/elementwise/dtype_access.h"
-#include "cpu/kernels.h"
-#include "strided_copy.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/movement/strided_copy.h"
 
 /* Fills n elements of size bytes at dst with the element at value,
  * doubling the filled prefix with each memcpy. */

@@ -2,9 +2,9 @@
  * tensor_type.h), e.g. NCHW -> nChw8c before a run of oneDNN
  * convolutions. Each (n, channel block, h) row is one range: its w * b
  * elements are written in order from b strided source rows. */
-#include "error.h"
-#include "cpu/kernels_extra.h"
-#include "cpu/parallel.h"
+#include "util/error.h"
+#include "runtime/cpu/kernels_extra.h"
+#include "runtime/cpu/parallel.h"
 
 typedef struct reorder_job {
     const float *x;

@@ -5,11 +5,11 @@
 #include <math.h>
 #include <string.h>
 
-#include "cpu/elementwise/dtype_access.h"
-#include "error.h"
-#include "cpu/kernels_extra.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
+#include "util/error.h"
+#include "runtime/cpu/kernels_extra.h"
 #include "math/resize_coords.h"
-#include "cpu/parallel.h"
+#include "runtime/cpu/parallel.h"
 
 typedef struct resize_ctx {
     const dfg_attrs *attrs;

@@ -6,10 +6,10 @@
  *     row at its index (an index read twice gets both rows). */
 #include <string.h>
 
-#include "error.h"
-#include "cpu/kernels.h"
-#include "shape_rules.h"
-#include "strided_copy.h"
+#include "util/error.h"
+#include "runtime/cpu/kernels.h"
+#include "ir/shape_rules.h"
+#include "runtime/cpu/movement/strided_copy.h"
 
 dfg_status dfg_cpu_slice_grad(const dfg_kernel_args *args)
 {

@@ -3,9 +3,9 @@
  * outside data is an error, never a write outside the buffer. */
 #include <string.h>
 
-#include "error.h"
-#include "index_read.h"
-#include "cpu/kernels_extra.h"
+#include "util/error.h"
+#include "runtime/cpu/movement/index_read.h"
+#include "runtime/cpu/kernels_extra.h"
 
 dfg_status dfg_cpu_scatter_nd(const dfg_kernel_args *args)
 {

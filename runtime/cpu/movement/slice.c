@@ -1,8 +1,8 @@
 /* slice: any steps, negative ones included, with ONNX's clamping of starts
  * and ends (dfg_slice_range, shared with the shape rule so that the data
  * matches the shape; the walk is dfg_slice_geometry's). */
-#include "cpu/kernels.h"
-#include "strided_copy.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/movement/strided_copy.h"
 
 dfg_status dfg_cpu_slice(const dfg_kernel_args *args)
 {

@@ -1,10 +1,10 @@
 /* Strided element copy (see strided_copy.h). */
-#include "strided_copy.h"
+#include "runtime/cpu/movement/strided_copy.h"
 
 #include <string.h>
 
-#include "cpu/parallel.h"
-#include "cpu/elementwise/vector_clones.h"
+#include "runtime/cpu/parallel.h"
+#include "runtime/cpu/elementwise/vector_clones.h"
 
 /* n elements of a fixed size; size is a constant after inlining, so each
  * memcpy is one load and one store. */

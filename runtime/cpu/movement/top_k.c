@@ -8,10 +8,10 @@
  * them there; O(n log k) per slice. */
 #include <string.h>
 
-#include "cpu/elementwise/dtype_access.h"
-#include "error.h"
-#include "cpu/kernels_extra.h"
-#include "cpu/parallel.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
+#include "util/error.h"
+#include "runtime/cpu/kernels_extra.h"
+#include "runtime/cpu/parallel.h"
 
 typedef struct top_k_ctx {
     const dfg_type *type;

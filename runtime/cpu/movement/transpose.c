@@ -1,7 +1,7 @@
 /* transpose: output dim i is input dim perm[i] (perm reversed when the
  * attribute is empty); the strides come from dfg_transpose_geometry. */
-#include "cpu/kernels.h"
-#include "strided_copy.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/movement/strided_copy.h"
 
 dfg_status dfg_cpu_transpose(const dfg_kernel_args *args)
 {

@@ -1,8 +1,8 @@
 /* A step's oneDNN calls (dnnl_calls.h). */
 #include <string.h>
 
-#include "dnnl_calls.h"
-#include "error.h"
+#include "runtime/cpu/onednn/dnnl_calls.h"
+#include "util/error.h"
 
 dnnl_memory_t dfg_dnnl_calls_memory(dfg_dnnl_calls *c, dnnl_engine_t engine,
                                     const dnnl_memory_desc_t *md, void *data)

@@ -5,18 +5,18 @@
 #include <omp.h>
 #include <string.h>
 
-#include "cpu/linalg/columns_conv.h"
+#include "runtime/cpu/linalg/columns_conv.h"
 #include "ir/geometry/conv_geometry.h"
-#include "cpu_layout_rule.h"
-#include "dnnl_calls.h"
-#include "dnnl_conv.h"
-#include "dnnl_post_ops.h"
-#include "dnnl_formats.h"
-#include "dnnl_weights.h"
-#include "error.h"
-#include "layout_rule.h"
-#include "memory.h"
-#include "cpu/linalg/winograd_conv.h"
+#include "runtime/cpu_layout_rule.h"
+#include "runtime/cpu/onednn/dnnl_calls.h"
+#include "runtime/cpu/onednn/dnnl_conv.h"
+#include "runtime/cpu/onednn/dnnl_post_ops.h"
+#include "runtime/cpu/onednn/dnnl_formats.h"
+#include "runtime/cpu/onednn/dnnl_weights.h"
+#include "util/error.h"
+#include "ir/layout_rule.h"
+#include "util/memory.h"
+#include "runtime/cpu/linalg/winograd_conv.h"
 
 /* Workspace parts start on this boundary (oneDNN's own alignment). */
 #define PART_ALIGN 64

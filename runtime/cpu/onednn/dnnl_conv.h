@@ -28,7 +28,7 @@
 
 #include <dnnl.h>
 #include "dfg/allocator.h"
-#include "cpu/kernels.h"
+#include "runtime/cpu/kernels.h"
 
 typedef struct dfg_dnnl_conv dfg_dnnl_conv;
 

@@ -4,12 +4,12 @@
 #include <omp.h>
 #include <string.h>
 
-#include "dnnl_calls.h"
-#include "dnnl_conv_grad.h"
-#include "dnnl_formats.h"
-#include "error.h"
 #include "ir/geometry/backward_geometry.h"
-#include "memory.h"
+#include "runtime/cpu/onednn/dnnl_calls.h"
+#include "runtime/cpu/onednn/dnnl_conv_grad.h"
+#include "runtime/cpu/onednn/dnnl_formats.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 /* Workspace parts start on this boundary (oneDNN's own alignment). */
 #define PART_ALIGN 64

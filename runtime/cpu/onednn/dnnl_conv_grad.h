@@ -27,7 +27,7 @@
 
 #include <dnnl.h>
 #include "dfg/allocator.h"
-#include "cpu/kernels.h"
+#include "runtime/cpu/kernels.h"
 
 typedef struct dfg_dnnl_conv_grad dfg_dnnl_conv_grad;
 

@@ -2,7 +2,7 @@
  * and what a primitive descriptor says of itself (dnnl_formats.h). */
 #include <string.h>
 
-#include "dnnl_formats.h"
+#include "runtime/cpu/onednn/dnnl_formats.h"
 
 static const dnnl_format_tag_t tags[DFG_LAYOUT_COUNT] = {
     [DFG_LAYOUT_PLAIN] = dnnl_nchw,

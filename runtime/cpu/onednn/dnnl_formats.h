@@ -6,7 +6,7 @@
 #define DFG_CPU_DNNL_FORMATS_H
 
 #include <dnnl.h>
-#include "tensor_type.h"
+#include "ir/tensor_type.h"
 
 /* The descriptor of a 4-D f32 tensor of dims laid out as layout
  * (dfg_layout); -1 for an unknown layout or one oneDNN refuses. */

@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cpu_layout_rule.h"
-#include "error.h"
+#include "runtime/cpu_layout_rule.h"
+#include "util/error.h"
 
 static const struct {
     const char *name;

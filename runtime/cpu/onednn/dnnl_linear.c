@@ -1,5 +1,5 @@
 /* A linear layer as oneDNN's 1x1 convolution (dnnl_linear.h). */
-#include "dnnl_linear.h"
+#include "runtime/cpu/onednn/dnnl_linear.h"
 
 #include <string.h>
 

@@ -5,13 +5,13 @@
 #include <omp.h>
 #include <string.h>
 
-#include "dnnl_linear.h"
-#include "dnnl_matmul.h"
-#include "dnnl_post_ops.h"
-#include "dnnl_weights.h"
-#include "error.h"
 #include "ir/geometry/matmul_geometry.h"
-#include "memory.h"
+#include "runtime/cpu/onednn/dnnl_linear.h"
+#include "runtime/cpu/onednn/dnnl_matmul.h"
+#include "runtime/cpu/onednn/dnnl_post_ops.h"
+#include "runtime/cpu/onednn/dnnl_weights.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 /* The scratchpad is planned in whole parts of this size (oneDNN's own
  * alignment); a matmul that needs none still asks for one, since 0 reads

@@ -3,11 +3,11 @@
  * the primitive of the blocked operands can be made; the session makes the
  * same one. Blocked max pools and global average pools run on dfg's
  * kernels (pool_blocked.h), which measured faster than oneDNN's. */
-#include "cpu_layout_rule.h"
-#include "dnnl_formats.h"
-#include "dnnl_single.h"
-#include "error.h"
-#include "cpu/reduce/pool_blocked.h"
+#include "runtime/cpu_layout_rule.h"
+#include "runtime/cpu/onednn/dnnl_formats.h"
+#include "runtime/cpu/onednn/dnnl_single.h"
+#include "util/error.h"
+#include "runtime/cpu/reduce/pool_blocked.h"
 #include "ir/geometry/pool_geometry.h"
 
 /* The average pooling of x into y (both 4-D f32 in layout) with no

@@ -1,5 +1,5 @@
 /* dfg's fused post-ops as oneDNN's (dnnl_post_ops.h). */
-#include "dnnl_post_ops.h"
+#include "runtime/cpu/onednn/dnnl_post_ops.h"
 
 /* Appends dfg post-op k of attrs to ops; -1 on failure. */
 static int post_op_append(dnnl_post_ops_t ops, const dfg_attrs *attrs,

@@ -1,9 +1,9 @@
 /* A step that is one oneDNN primitive without scratch (dnnl_single.h). */
 #include <string.h>
 
-#include "dnnl_single.h"
-#include "error.h"
-#include "memory.h"
+#include "runtime/cpu/onednn/dnnl_single.h"
+#include "util/error.h"
+#include "util/memory.h"
 
 #define MAX_OPERANDS 3
 

@@ -5,9 +5,9 @@
  * against 0.70 ms for dfg's kernel (softmax.c), CPU time, best of 50. */
 #include <string.h>
 
-#include "dnnl_formats.h"
-#include "dnnl_single.h"
 #include "ir/geometry/reduce_geometry.h"
+#include "runtime/cpu/onednn/dnnl_formats.h"
+#include "runtime/cpu/onednn/dnnl_single.h"
 
 static dnnl_primitive_desc_t softmax_desc(dnnl_engine_t engine,
                                           const dfg_kernel_args *step)

@@ -1,16 +1,16 @@
 /* Which steps of a CPU session run on oneDNN (dnnl_steps.h). */
 #include <stdio.h>
 
-#include "cpu_layout_rule.h"
-#include "dnnl_conv.h"
-#include "dnnl_conv_grad.h"
-#include "dnnl_matmul.h"
-#include "dnnl_single.h"
-#include "dnnl_steps.h"
-#include "error.h"
-#include "memory.h"
-#include "cpu/reduce/pool_blocked.h"
-#include "cpu/linalg/winograd_choice.h"
+#include "runtime/cpu_layout_rule.h"
+#include "runtime/cpu/onednn/dnnl_conv.h"
+#include "runtime/cpu/onednn/dnnl_conv_grad.h"
+#include "runtime/cpu/onednn/dnnl_matmul.h"
+#include "runtime/cpu/onednn/dnnl_single.h"
+#include "runtime/cpu/onednn/dnnl_steps.h"
+#include "util/error.h"
+#include "util/memory.h"
+#include "runtime/cpu/reduce/pool_blocked.h"
+#include "runtime/cpu/linalg/winograd_choice.h"
 
 /* Room for "oneDNN " and an implementation's name. */
 #define LABEL_BYTES 48

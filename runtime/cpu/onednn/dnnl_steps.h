@@ -10,9 +10,9 @@
 #ifndef DFG_CPU_DNNL_STEPS_H
 #define DFG_CPU_DNNL_STEPS_H
 
-#include "cpu_workspace_rule.h"
+#include "runtime/cpu_workspace_rule.h"
 #include "dfg/allocator.h"
-#include "cpu/kernels.h"
+#include "runtime/cpu/kernels.h"
 
 typedef struct dfg_dnnl_steps dfg_dnnl_steps;
 

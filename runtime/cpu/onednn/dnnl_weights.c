@@ -6,10 +6,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "dnnl_weights.h"
-#include "error.h"
-#include "memory.h"
-#include "shared_bytes.h"
+#include "runtime/cpu/onednn/dnnl_weights.h"
+#include "util/error.h"
+#include "util/memory.h"
+#include "util/shared_bytes.h"
 
 struct dfg_dnnl_weights {
     dfg_dnnl_weights *next;

@@ -1,9 +1,9 @@
 /* arg_max and arg_min along one axis: the index (i64) of the first
  * extreme. The input is seen as [outer, n, inner]; NaN compares as never
  * greater nor smaller, so the first non-NaN extreme wins. */
-#include "cpu/elementwise/dtype_access.h"
-#include "error.h"
-#include "cpu/kernels_extra.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
+#include "util/error.h"
+#include "runtime/cpu/kernels_extra.h"
 
 dfg_status dfg_cpu_arg_reduce(const dfg_kernel_args *args)
 {

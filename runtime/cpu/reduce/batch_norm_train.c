@@ -16,10 +16,10 @@
  * read. */
 #include <math.h>
 
-#include "cpu/elementwise/dtype_access.h"
-#include "error.h"
-#include "cpu/kernels.h"
-#include "cpu/parallel.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
+#include "util/error.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/parallel.h"
 
 /* x viewed as [batch, channels, plane]. */
 typedef struct channel_layout {

@@ -4,8 +4,8 @@
  * label is checked before anything is read: an out-of-range one is an
  * error, never an out-of-bounds read. The shape rule has made every
  * operand f32 [N,C], [N] and a scalar. */
-#include "error.h"
-#include "cpu/kernels.h"
+#include "util/error.h"
+#include "runtime/cpu/kernels.h"
 #include "math/training.h"
 
 static int64_t label_at(const dfg_kernel_args *args, int64_t row)

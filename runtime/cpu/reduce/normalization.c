@@ -5,13 +5,13 @@
  * input's dtype. Both may run in place (out == x). */
 #include <math.h>
 
-#include "cpu/elementwise/dtype_access.h"
-#include "error.h"
-#include "f32_reduce.h"
-#include "cpu/kernels.h"
-#include "cpu/parallel.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
+#include "util/error.h"
+#include "runtime/cpu/reduce/f32_reduce.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/parallel.h"
 #include "ir/geometry/reduce_geometry.h"
-#include "cpu/elementwise/vector_clones.h"
+#include "runtime/cpu/elementwise/vector_clones.h"
 
 typedef struct layer_norm_ctx {
     dfg_dtype dtype;

@@ -3,12 +3,12 @@
  * window arithmetic is src/math/pool_window.h, shared with CUDA. */
 #include <math.h>
 
-#include "cpu/elementwise/dtype_access.h"
-#include "cpu/kernels.h"
-#include "cpu/parallel.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/parallel.h"
 #include "math/strided_range.h"
 #include "ir/geometry/pool_geometry.h"
-#include "cpu/elementwise/vector_clones.h"
+#include "runtime/cpu/elementwise/vector_clones.h"
 
 /* Max or sum of the window taps [first_y, end_y) x [first_x, end_x) that
  * start at (y0, x0), read a row of taps at a time. NaN wins a max, as in

@@ -11,12 +11,12 @@
  * 480x14x14 0.012 -> 0.007 ms, 144x56x56 0.030 -> 0.028 ms. */
 #include <math.h>
 
-#include "error.h"
-#include "layout_rule.h"
-#include "cpu/parallel.h"
-#include "pool_blocked.h"
+#include "util/error.h"
+#include "ir/layout_rule.h"
+#include "runtime/cpu/parallel.h"
+#include "runtime/cpu/reduce/pool_blocked.h"
 #include "ir/geometry/pool_geometry.h"
-#include "cpu/elementwise/vector_clones.h"
+#include "runtime/cpu/elementwise/vector_clones.h"
 
 int dfg_cpu_pool_blocked_takes(int32_t op, const dfg_type *x,
                                const dfg_type *y, int32_t layout)

@@ -9,7 +9,7 @@
 #ifndef DFG_CPU_POOL_BLOCKED_H
 #define DFG_CPU_POOL_BLOCKED_H
 
-#include "cpu/kernels.h"
+#include "runtime/cpu/kernels.h"
 
 /* 1 if the kernels below run op over x into y, both laid out as layout
  * (blocked): a max_pool or global_average_pool of f32 tensors whose

@@ -11,10 +11,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "cpu/elementwise/dtype_access.h"
-#include "cpu/kernels.h"
-#include "cpu/parallel.h"
 #include "ir/geometry/pool_geometry.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/parallel.h"
 
 /* The taps of output (oy, ox)'s window inside the input, and its corner. */
 typedef struct window {

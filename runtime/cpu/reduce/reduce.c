@@ -13,13 +13,13 @@
  *     in order instead of striding across it. */
 #include <math.h>
 
-#include "cpu/elementwise/dtype_access.h"
-#include "error.h"
-#include "f32_reduce.h"
-#include "cpu/kernels.h"
-#include "cpu/parallel.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
+#include "util/error.h"
+#include "runtime/cpu/reduce/f32_reduce.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/parallel.h"
 #include "ir/geometry/reduce_geometry.h"
-#include "cpu/elementwise/vector_clones.h"
+#include "runtime/cpu/elementwise/vector_clones.h"
 
 typedef struct reduce_ctx {
     dfg_op op; /* SUM, MEAN or MAX (global_average_pool is a MEAN) */

@@ -8,15 +8,15 @@
  * Three passes over the data: max, sum of exp, result. */
 #include <math.h>
 
-#include "cpu/elementwise/dtype_access.h"
-#include "error.h"
-#include "cpu/elementwise/f32_math.h"
-#include "f32_reduce.h"
-#include "cpu/kernels.h"
-#include "cpu/parallel.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
+#include "util/error.h"
+#include "runtime/cpu/elementwise/f32_math.h"
+#include "runtime/cpu/reduce/f32_reduce.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/parallel.h"
 #include "ir/geometry/reduce_geometry.h"
-#include "softmax_row.h"
-#include "cpu/elementwise/vector_clones.h"
+#include "runtime/cpu/reduce/softmax_row.h"
+#include "runtime/cpu/elementwise/vector_clones.h"
 
 typedef struct softmax_ctx {
     int log;

@@ -4,10 +4,10 @@
  * one rank and the average is the gradient itself. With a sharded
  * optimizer (attrs.group ranks) the bucket is reduce-scattered instead,
  * which needs the communicator (runtime/cpu/training/shard_weights.c). */
-#include "cpu/kernels.h"
+#include "runtime/cpu/kernels.h"
 
 #include <string.h>
-#include "error.h"
+#include "util/error.h"
 
 dfg_status dfg_cpu_check_shard_ranks(const dfg_kernel_args *args)
 {

@@ -17,9 +17,9 @@
 #include <emmintrin.h>
 #endif
 
-#include "cpu/elementwise/dtype_access.h"
-#include "cpu/kernels.h"
-#include "optimizer_step.h"
+#include "runtime/cpu/elementwise/dtype_access.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/training/optimizer_step.h"
 #include "math/training.h"
 
 dfg_status dfg_cpu_optimizer_tick(const dfg_kernel_args *args)

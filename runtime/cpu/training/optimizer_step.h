@@ -5,7 +5,7 @@
 #define DFG_CPU_OPTIMIZER_STEP_H
 
 #include <stdint.h>
-#include "op_table.h"
+#include "ir/op_table.h"
 
 /* The gradient of element i: grad[i - first] (f32, or narrow under
  * mixed precision, widened), or with an accumulator accumulator[i] *

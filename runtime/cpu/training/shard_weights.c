@@ -2,7 +2,7 @@
  * this rank's shard of a bucket's weights, laid out as their gradients are
  * in the bucket (src/math/bucket_layout.h), and, after its update, every
  * rank's shard gathered back into the weights. */
-#include "cpu/kernels.h"
+#include "runtime/cpu/kernels.h"
 
 #include <string.h>
 #include "math/bucket_layout.h"

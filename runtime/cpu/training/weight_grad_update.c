@@ -9,10 +9,10 @@
  * same order: the weights, the state and the norm are those of the
  * unfused pair, bit for bit. */
 #include "ir/geometry/backward_geometry.h"
-#include "cpu/linalg/conv_grad_rows.h"
-#include "error.h"
-#include "cpu/kernels.h"
-#include "optimizer_step.h"
+#include "runtime/cpu/linalg/conv_grad_rows.h"
+#include "util/error.h"
+#include "runtime/cpu/kernels.h"
+#include "runtime/cpu/training/optimizer_step.h"
 #include "ir/geometry/weight_update_geometry.h"
 #include "math/training_layout.h"
 

@@ -6,9 +6,9 @@
  * kernel adding them and writing the outputs. The gradient's dx may be
  * written over x or dy (the op runs in place): each thread writes the
  * elements it read, after the sums. */
-#include "device_loop.cuh"
-#include "kernels.h"
-#include "cuda/plan/launch_geometry.h"
+#include "runtime/cuda/kernels/device_loop.cuh"
+#include "runtime/cuda/kernels/kernels.h"
+#include "runtime/cuda/plan/launch_geometry.h"
 
 template <int narrow>
 static __global__ void batch_norm_train_kernel(

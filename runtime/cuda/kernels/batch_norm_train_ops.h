@@ -18,7 +18,7 @@
 #ifndef DFG_CUDA_BATCH_NORM_TRAIN_OPS_H
 #define DFG_CUDA_BATCH_NORM_TRAIN_OPS_H
 
-#include "elementwise_ops.h"
+#include "runtime/cuda/kernels/elementwise_ops.h"
 
 typedef struct dfg_cuda_batch_norm_train {
     int64_t batch, channels, plane;

@@ -5,9 +5,9 @@
  * col2im of the input gradient, one thread per input element (no two
  * threads add into one element, so no atomics); and the depthwise stencil,
  * one thread per output element. */
-#include "device_loop.cuh"
-#include "kernels.h"
-#include "cuda/plan/launch_geometry.h"
+#include "runtime/cuda/kernels/device_loop.cuh"
+#include "runtime/cuda/kernels/kernels.h"
+#include "runtime/cuda/plan/launch_geometry.h"
 
 template <int Narrow>
 static __global__ void im2col_kernel(dfg_cuda_im2col p, const void *x,

@@ -7,7 +7,7 @@
 #ifndef DFG_CUDA_CONV_OPS_H
 #define DFG_CUDA_CONV_OPS_H
 
-#include "cuda/plan/step_plan_types.h"
+#include "runtime/cuda/plan/step_plan_types.h"
 
 typedef struct dfg_cuda_conv_ops {
     void *ctx;

@@ -2,9 +2,9 @@
  * 16-byte loads and stores (4 f32 or 8 f16 / bf16 elements) for
  * contiguous, aligned float data, and the
  * kernels with index arithmetic instantiated for 32 and 64 bits. */
-#include "device_loop.cuh"
-#include "kernels.h"
-#include "cuda/plan/launch_geometry.h"
+#include "runtime/cuda/kernels/device_loop.cuh"
+#include "runtime/cuda/kernels/kernels.h"
+#include "runtime/cuda/plan/launch_geometry.h"
 
 static __global__ void unary_kernel(dfg_cuda_unary p, const void *in, void *out)
 {

@@ -12,11 +12,11 @@
 #ifndef DFG_CUDA_ELEMENTWISE_OPS_H
 #define DFG_CUDA_ELEMENTWISE_OPS_H
 
-#include "element_access.h"
+#include "ir/op_table.h"
 #include "math/broadcast.h"
 #include "math/index_split.h"
 #include "math/post_ops.h"
-#include "op_table.h"
+#include "runtime/cuda/kernels/element_access.h"
 
 typedef struct dfg_cuda_unary {
     dfg_op op;

@@ -1,9 +1,9 @@
 /* The index-driven kernels (index_ops.h, sampling_ops.h): arg_max /
  * arg_min, gather_elements, scatter_nd, resize and top_k, one thread per
  * element (per slice for an unsorted top_k). */
-#include "device_loop.cuh"
-#include "kernels.h"
-#include "cuda/plan/launch_geometry.h"
+#include "runtime/cuda/kernels/device_loop.cuh"
+#include "runtime/cuda/kernels/kernels.h"
+#include "runtime/cuda/plan/launch_geometry.h"
 
 static __global__ void arg_reduce_kernel(dfg_cuda_arg_reduce p, const void *in,
                                          int64_t *out)

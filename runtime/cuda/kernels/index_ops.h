@@ -8,7 +8,7 @@
 #ifndef DFG_CUDA_INDEX_OPS_H
 #define DFG_CUDA_INDEX_OPS_H
 
-#include "layout_ops.h"
+#include "runtime/cuda/kernels/layout_ops.h"
 
 /* The input seen as [outer, n, inner]; one output per (outer, inner). */
 typedef struct dfg_cuda_arg_reduce {

@@ -9,13 +9,13 @@
 
 #include <cuda_runtime_api.h>
 
-#include "batch_norm_train_ops.h"
-#include "elementwise_ops.h"
-#include "index_ops.h"
-#include "layout_ops.h"
-#include "reduction_ops.h"
-#include "sampling_ops.h"
-#include "training_ops.h"
+#include "runtime/cuda/kernels/batch_norm_train_ops.h"
+#include "runtime/cuda/kernels/elementwise_ops.h"
+#include "runtime/cuda/kernels/index_ops.h"
+#include "runtime/cuda/kernels/layout_ops.h"
+#include "runtime/cuda/kernels/reduction_ops.h"
+#include "runtime/cuda/kernels/sampling_ops.h"
+#include "runtime/cuda/kernels/training_ops.h"
 
 #ifdef __cplusplus
 extern "C" {

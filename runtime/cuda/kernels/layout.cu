@@ -1,8 +1,8 @@
 /* Data movement: the strided copy under transpose, slice, expand, pad,
  * concat, split and the bias broadcasts; the fill of pad; gather. */
-#include "device_loop.cuh"
-#include "kernels.h"
-#include "cuda/plan/launch_geometry.h"
+#include "runtime/cuda/kernels/device_loop.cuh"
+#include "runtime/cuda/kernels/kernels.h"
+#include "runtime/cuda/plan/launch_geometry.h"
 
 template <int Narrow>
 static __global__ void strided_copy_kernel(dfg_cuda_strided_copy p,

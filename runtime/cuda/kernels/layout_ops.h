@@ -12,9 +12,9 @@
 #ifndef DFG_CUDA_LAYOUT_OPS_H
 #define DFG_CUDA_LAYOUT_OPS_H
 
-#include "element_access.h"
 #include "math/im2col.h"
 #include "math/index_split.h"
+#include "runtime/cuda/kernels/element_access.h"
 
 /* dst[i] = src[i] over every index i of dims: element (i0, ..) is at
  * sum(i_d * strides[d]) elements from the base pointers. Dims are merged

@@ -1,8 +1,8 @@
 /* max_pool and average_pool: one thread per output element, the window
  * walked by dfg_cuda_pool_element (reduction_ops.h, pool_window.h). */
-#include "device_loop.cuh"
-#include "kernels.h"
-#include "cuda/plan/launch_geometry.h"
+#include "runtime/cuda/kernels/device_loop.cuh"
+#include "runtime/cuda/kernels/kernels.h"
+#include "runtime/cuda/plan/launch_geometry.h"
 
 template <int Narrow>
 static __global__ void pool_kernel(dfg_cuda_pool p, const void *x, void *y)

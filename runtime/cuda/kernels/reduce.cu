@@ -5,9 +5,9 @@
  * write partial sums that a second kernel adds; a float reduction over
  * outer dims with many outputs (columns) takes a thread per output.
  * Floats accumulate in f32, integers in int64 (reduction_ops.h). */
-#include "device_loop.cuh"
-#include "kernels.h"
-#include "cuda/plan/launch_geometry.h"
+#include "runtime/cuda/kernels/device_loop.cuh"
+#include "runtime/cuda/kernels/kernels.h"
+#include "runtime/cuda/plan/launch_geometry.h"
 
 static __global__ void reduce_float_kernel(dfg_cuda_reduce p, const void *in,
                                            void *out)

@@ -9,11 +9,11 @@
 #ifndef DFG_CUDA_REDUCTION_OPS_H
 #define DFG_CUDA_REDUCTION_OPS_H
 
-#include "element_access.h"
+#include "ir/op_table.h"
 #include "math/dim_groups.h"
 #include "math/index_split.h"
 #include "math/pool_window.h"
-#include "op_table.h"
+#include "runtime/cuda/kernels/element_access.h"
 
 typedef struct dfg_cuda_reduce {
     dfg_op op;          /* REDUCE_SUM, _MEAN or _MAX (global pool: MEAN) */

@@ -16,8 +16,8 @@
 #define DFG_CUDA_SAMPLING_OPS_H
 
 #include "dfg/attrs.h"
-#include "element_access.h"
 #include "math/resize_coords.h"
+#include "runtime/cuda/kernels/element_access.h"
 
 typedef struct dfg_cuda_resize {
     dfg_attrs attrs;                  /* the step's: mode, coordinates, .. */

@@ -3,9 +3,9 @@
  * exp; layer_norm computes the mean, then the variance from the deviations
  * (two passes: E[x^2] - E[x]^2 cancels when the mean is large against the
  * spread). */
-#include "device_loop.cuh"
-#include "kernels.h"
-#include "cuda/plan/launch_geometry.h"
+#include "runtime/cuda/kernels/device_loop.cuh"
+#include "runtime/cuda/kernels/kernels.h"
+#include "runtime/cuda/plan/launch_geometry.h"
 
 static __global__ void softmax_kernel(dfg_cuda_softmax p, const void *in,
                                       void *out)

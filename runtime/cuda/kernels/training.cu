@@ -7,9 +7,9 @@
  * element, except gather_grad, whose dy rows add into dx with atomics
  * (rows sharing an index meet there; their order, unlike the CPU's, is
  * not fixed). Everything computes in f32. */
-#include "device_loop.cuh"
-#include "kernels.h"
-#include "cuda/plan/launch_geometry.h"
+#include "runtime/cuda/kernels/device_loop.cuh"
+#include "runtime/cuda/kernels/kernels.h"
+#include "runtime/cuda/plan/launch_geometry.h"
 
 static __device__ void raise_status(unsigned int *status, int32_t step)
 {

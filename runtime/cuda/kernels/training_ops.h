@@ -12,7 +12,7 @@
 #define DFG_CUDA_TRAINING_OPS_H
 
 #include "math/training.h"
-#include "reduction_ops.h"
+#include "runtime/cuda/kernels/reduction_ops.h"
 
 /* softmax_cross_entropy(logits [rows, classes], labels [rows]) and its
  * gradient (logits, labels, dloss), in f32. A label outside [0, classes)

@@ -1,10 +1,10 @@
 /* The attention op on CUDA: its unfused steps and cuDNN's view of it
  * (attention_mapping.h). */
-#include "attention_mapping.h"
+#include "runtime/cuda/plan/attention_mapping.h"
 
-#include "error.h"
 #include "ir/geometry/attention_geometry.h"
-#include "launch_geometry.h"
+#include "runtime/cuda/plan/launch_geometry.h"
+#include "util/error.h"
 
 /* The scores + mask add, broadcast as the geometry's strides say. */
 static void mask_plan(const dfg_step_args *s, const dfg_attention_geometry *g,

@@ -17,7 +17,7 @@
 #ifndef DFG_CUDA_ATTENTION_MAPPING_H
 #define DFG_CUDA_ATTENTION_MAPPING_H
 
-#include "step_plan_types.h"
+#include "runtime/cuda/plan/step_plan_types.h"
 
 /* The planner of attention steps (step_plan.c's table): the unfused steps
  * and the cuBLAS workspace past the scores; cuDNN takes the step later

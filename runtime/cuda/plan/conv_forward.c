@@ -1,5 +1,5 @@
 /* The conv2d loop of the CUDA backend (see conv_forward.h). */
-#include "conv_forward.h"
+#include "runtime/cuda/plan/conv_forward.h"
 
 dfg_cuda_conv_batching dfg_cuda_conv_batching_make(const dfg_conv_geometry *g,
                                                    int64_t area_bytes,

@@ -15,7 +15,7 @@
 #ifndef DFG_CUDA_CONV_FORWARD_H
 #define DFG_CUDA_CONV_FORWARD_H
 
-#include "cuda/kernels/conv_ops.h"
+#include "runtime/cuda/kernels/conv_ops.h"
 
 /* The batches of conv g with an im2col scratch of area_bytes holding
  * elements of element_size bytes (at least one column of g->k). */

@@ -1,5 +1,5 @@
 /* The conv2d gradient loops of the CUDA backend (see conv_grad.h). */
-#include "conv_grad.h"
+#include "runtime/cuda/plan/conv_grad.h"
 
 /* Element offsets of image n, group grp in x/dx, dy and w/dw. */
 typedef struct group_offsets {

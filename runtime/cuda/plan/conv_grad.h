@@ -13,7 +13,7 @@
 #ifndef DFG_CUDA_CONV_GRAD_H
 #define DFG_CUDA_CONV_GRAD_H
 
-#include "cuda/kernels/conv_ops.h"
+#include "runtime/cuda/kernels/conv_ops.h"
 
 /* Runs plan (DFG_CUDA_CONV_GRAD_INPUT or _WEIGHT) through ops; the first
  * error stops it. */

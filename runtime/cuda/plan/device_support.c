@@ -1,5 +1,5 @@
 /* Driver, device and kernel image checks (see device_support.h). */
-#include "device_support.h"
+#include "runtime/cuda/plan/device_support.h"
 
 #include <stdio.h>
 

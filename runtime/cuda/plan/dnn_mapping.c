@@ -1,10 +1,10 @@
 /* Convolutions as cuDNN takes them (see dnn_mapping.h). */
-#include "dnn_mapping.h"
+#include "runtime/cuda/plan/dnn_mapping.h"
 
 #include <stdint.h>
 #include <string.h>
 
-#include "error.h"
+#include "util/error.h"
 
 int dfg_cuda_dnn_enabled(const char *value)
 {

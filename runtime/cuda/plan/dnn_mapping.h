@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "step_plan_types.h"
+#include "runtime/cuda/plan/step_plan_types.h"
 
 /* Set to 0 to run every convolution on the backend's own path (im2col and
  * cuBLAS) in a build with cuDNN. */

@@ -4,8 +4,8 @@
  * product (math/post_ops.h, shared with the CPU's reference kernel). */
 #include <string.h>
 
-#include "error.h"
-#include "step_plan_ops.h"
+#include "runtime/cuda/plan/step_plan_ops.h"
+#include "util/error.h"
 
 static int apart(const void *a, const void *b, int64_t bytes)
 {

@@ -1,12 +1,12 @@
 /* Row-major products to column-major cuBLAS calls (see gemm_mapping.h). */
-#include "gemm_mapping.h"
+#include "runtime/cuda/plan/gemm_mapping.h"
 
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "error.h"
 #include "ir/geometry/matmul_geometry.h"
+#include "util/error.h"
 
 static int fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 

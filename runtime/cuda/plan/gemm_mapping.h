@@ -17,7 +17,7 @@
 
 #include "ir/geometry/conv_geometry.h"
 #include "dfg/status.h"
-#include "tensor_type.h"
+#include "ir/tensor_type.h"
 
 /* Row-major: for each of `batch` entries,
  * C[m, n] = alpha * op(A)[m, k] op(B)[k, n] + beta * C, where op(A) = A

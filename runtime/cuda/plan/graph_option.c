@@ -1,4 +1,4 @@
-#include "graph_option.h"
+#include "runtime/cuda/plan/graph_option.h"
 
 #include <strings.h>
 

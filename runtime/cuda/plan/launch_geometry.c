@@ -1,5 +1,5 @@
 /* Launch geometry (see launch_geometry.h). */
-#include "launch_geometry.h"
+#include "runtime/cuda/plan/launch_geometry.h"
 
 dfg_cuda_launch dfg_cuda_launch_elements(int64_t n)
 {

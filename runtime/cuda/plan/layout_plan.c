@@ -1,11 +1,11 @@
 /* Data-movement plans for the CUDA backend (see layout_plan.h): the
  * geometry and its checks are layout_geometry.c's, which the CPU kernels
  * use too, so that both backends reject the same steps. */
-#include "layout_plan.h"
+#include "runtime/cuda/plan/layout_plan.h"
 
 #include <string.h>
 
-#include "cuda/kernels/element_access.h"
+#include "runtime/cuda/kernels/element_access.h"
 
 void dfg_cuda_strided_copy_make(int32_t rank, const int64_t *dims,
                                 const int64_t *src_strides,

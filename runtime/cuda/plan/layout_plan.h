@@ -8,8 +8,8 @@
 
 #include "ir/geometry/conv_geometry.h"
 #include "ir/geometry/layout_geometry.h"
-#include "cuda/kernels/layout_ops.h"
-#include "tensor_type.h"
+#include "runtime/cuda/kernels/layout_ops.h"
+#include "ir/tensor_type.h"
 
 /* A copy over dims between two strided layouts, with size-1 dims dropped
  * and neighbours both layouts walk as one merged. */

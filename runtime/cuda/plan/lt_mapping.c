@@ -1,10 +1,10 @@
 /* Products with cuBLASLt epilogues and the steps' runners in reports
  * (see lt_mapping.h). */
-#include "lt_mapping.h"
+#include "runtime/cuda/plan/lt_mapping.h"
 
 #include <stdio.h>
 
-#include "op_table.h"
+#include "ir/op_table.h"
 
 const char *dfg_cuda_lt_epilogue_name(dfg_cuda_lt_epilogue e)
 {

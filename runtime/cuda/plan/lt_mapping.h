@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "step_plan_types.h"
+#include "runtime/cuda/plan/step_plan_types.h"
 
 /* cuBLASLt's name of the form ("RELU_BIAS"), "OFF" for none. */
 const char *dfg_cuda_lt_epilogue_name(dfg_cuda_lt_epilogue e);

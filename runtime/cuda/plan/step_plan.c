@@ -3,19 +3,19 @@
  * both backends accept and reject the same steps. The index-driven ops
  * are planned in step_plan_index.c, the training ops in
  * step_plan_training.c. */
-#include "step_plan.h"
+#include "runtime/cuda/plan/step_plan.h"
 
 #include <string.h>
 
-#include "attention_mapping.h"
-#include "conv_forward.h"
-#include "dnn_mapping.h"
-#include "error.h"
-#include "layout_plan.h"
-#include "lt_mapping.h"
+#include "runtime/cuda/plan/attention_mapping.h"
+#include "runtime/cuda/plan/conv_forward.h"
+#include "runtime/cuda/plan/dnn_mapping.h"
+#include "util/error.h"
+#include "runtime/cuda/plan/layout_plan.h"
+#include "runtime/cuda/plan/lt_mapping.h"
 #include "math/partial_sums.h"
 #include "ir/geometry/reduce_geometry.h"
-#include "step_plan_ops.h"
+#include "runtime/cuda/plan/step_plan_ops.h"
 
 static const char *op_name(const dfg_step_args *s)
 {

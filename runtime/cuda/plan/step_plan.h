@@ -7,7 +7,7 @@
 #ifndef DFG_CUDA_STEP_PLAN_H
 #define DFG_CUDA_STEP_PLAN_H
 
-#include "step_plan_types.h"
+#include "runtime/cuda/plan/step_plan_types.h"
 
 /* The most operands a step writes in place besides its outputs. */
 #define DFG_CUDA_MAX_INPLACE_WRITES 3

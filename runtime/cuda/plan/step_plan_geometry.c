@@ -1,7 +1,7 @@
 /* The geometry the forward and the training planners both fill
  * (step_plan_ops.h): a pool's parameters and a conv's im2col matrix. Calls
  * neither planner, so that they call each other one way. */
-#include "step_plan_ops.h"
+#include "runtime/cuda/plan/step_plan_ops.h"
 
 #include "ir/geometry/pool_geometry.h"
 

@@ -3,9 +3,9 @@
  * the operand check every planner of the later ops starts with. */
 #include <math.h>
 
-#include "error.h"
-#include "layout_plan.h"
-#include "step_plan_ops.h"
+#include "runtime/cuda/plan/layout_plan.h"
+#include "runtime/cuda/plan/step_plan_ops.h"
+#include "util/error.h"
 
 dfg_status dfg_cuda_check_operands(const dfg_step_args *s)
 {

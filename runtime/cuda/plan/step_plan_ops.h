@@ -6,7 +6,7 @@
 #ifndef DFG_CUDA_STEP_PLAN_OPS_H
 #define DFG_CUDA_STEP_PLAN_OPS_H
 
-#include "step_plan_types.h"
+#include "runtime/cuda/plan/step_plan_types.h"
 
 /* The checks the CPU kernels of these ops rely on: the op's outputs (one
  * to three), of the types its shape rule makes from the inputs (which

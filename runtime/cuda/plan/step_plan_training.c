@@ -4,10 +4,10 @@
  * whose in-place writes (and batch_norm_train's running statistics)
  * dfg_cuda_inplace_writes lists. */
 #include "ir/geometry/backward_geometry.h"
-#include "error.h"
-#include "layout_plan.h"
+#include "util/error.h"
+#include "runtime/cuda/plan/layout_plan.h"
 #include "math/partial_sums.h"
-#include "step_plan_ops.h"
+#include "runtime/cuda/plan/step_plan_ops.h"
 
 /* The partial sums of a sum spread over blocks: `blocks` floats at the
  * start of the step's workspace, which the op's rule sized for as many. */

@@ -5,16 +5,16 @@
 #ifndef DFG_CUDA_STEP_PLAN_TYPES_H
 #define DFG_CUDA_STEP_PLAN_TYPES_H
 
-#include "backend.h"
-#include "cuda/kernels/batch_norm_train_ops.h"
+#include "runtime/backend.h"
+#include "runtime/cuda/kernels/batch_norm_train_ops.h"
 #include "ir/geometry/conv_geometry.h"
-#include "cuda/kernels/elementwise_ops.h"
-#include "gemm_mapping.h"
-#include "cuda/kernels/index_ops.h"
-#include "cuda/kernels/layout_ops.h"
-#include "cuda/kernels/reduction_ops.h"
-#include "cuda/kernels/sampling_ops.h"
-#include "cuda/kernels/training_ops.h"
+#include "runtime/cuda/kernels/elementwise_ops.h"
+#include "runtime/cuda/plan/gemm_mapping.h"
+#include "runtime/cuda/kernels/index_ops.h"
+#include "runtime/cuda/kernels/layout_ops.h"
+#include "runtime/cuda/kernels/reduction_ops.h"
+#include "runtime/cuda/kernels/sampling_ops.h"
+#include "runtime/cuda/kernels/training_ops.h"
 
 typedef enum dfg_cuda_kind {
     DFG_CUDA_UNARY,

@@ -1,8 +1,8 @@
 /* The CUDA backend's compile target (see target.h). */
-#include "target.h"
+#include "runtime/cuda/plan/target.h"
 
-#include "backend.h"
-#include "step_plan.h"
+#include "runtime/backend.h"
+#include "runtime/cuda/plan/step_plan.h"
 
 static int supports_op(int32_t op)
 {

@@ -1,5 +1,5 @@
 /* The calling thread's CUDA device and last error (see thread_state.h). */
-#include "thread_state.h"
+#include "runtime/cuda/plan/thread_state.h"
 
 int dfg_cuda_device_enter(const dfg_cuda_thread_calls *calls, int device,
                           int *previous)

@@ -1,5 +1,5 @@
 /* The warm-up before a CUDA graph capture (see warm_up.h). */
-#include "warm_up.h"
+#include "runtime/cuda/plan/warm_up.h"
 
 dfg_status dfg_cuda_warm_up(const dfg_cuda_warm_up_calls *c)
 {

@@ -1,8 +1,8 @@
 /* Attention's operand checks and mask strides (attention_geometry.h). */
-#include "attention_geometry.h"
+#include "ir/geometry/attention_geometry.h"
 
-#include "error.h"
-#include "shape_rules.h"
+#include "ir/shape_rules.h"
+#include "util/error.h"
 
 static dfg_status batch_dims_equal(const dfg_type *a, const dfg_type *b,
                                    const char *name)

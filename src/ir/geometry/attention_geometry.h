@@ -10,7 +10,7 @@
 
 #include "dfg/attrs.h"
 #include "dfg/status.h"
-#include "tensor_type.h"
+#include "ir/tensor_type.h"
 
 /* q [batch.., sq, d]; k [batch.., sk, d] (key_rows: attrs.trans_b 1) or
  * its transpose [batch.., d, sk]; v [batch.., sk, dv]; out

@@ -1,9 +1,9 @@
 /* Shapes of the backward ops (see backward_geometry.h). */
-#include "backward_geometry.h"
+#include "ir/geometry/backward_geometry.h"
 
-#include "error.h"
-#include "op_table.h"
-#include "shape_rules.h"
+#include "ir/op_table.h"
+#include "ir/shape_rules.h"
+#include "util/error.h"
 
 dfg_status dfg_type_from_attrs_shape(const dfg_attrs *attrs,
                                      const dfg_type *like, dfg_type *out)

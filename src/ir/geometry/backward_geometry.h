@@ -10,7 +10,7 @@
 #ifndef DFG_BACKWARD_GEOMETRY_H
 #define DFG_BACKWARD_GEOMETRY_H
 
-#include "conv_geometry.h"
+#include "ir/geometry/conv_geometry.h"
 
 /* attrs->shape (rank attrs->n_shape) as a type of like's dtype. */
 dfg_status dfg_type_from_attrs_shape(const dfg_attrs *attrs,

@@ -1,7 +1,7 @@
 /* Conv2d geometry and the im2col chunk size (see conv_geometry.h). */
-#include "conv_geometry.h"
+#include "ir/geometry/conv_geometry.h"
 
-#include "error.h"
+#include "util/error.h"
 
 static dfg_status check_rank4(const char *what, const dfg_type *t)
 {

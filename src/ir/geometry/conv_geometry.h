@@ -32,7 +32,7 @@
 #include <stdint.h>
 #include "dfg/attrs.h"
 #include "dfg/status.h"
-#include "tensor_type.h"
+#include "ir/tensor_type.h"
 
 /* Upper bound of the im2col chunk (f32), unless a single column (K floats)
  * is larger: one column is the least a chunk can hold. */

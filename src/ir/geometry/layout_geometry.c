@@ -1,10 +1,10 @@
 /* Data-movement geometry shared by the backends (see layout_geometry.h). */
-#include "layout_geometry.h"
+#include "ir/geometry/layout_geometry.h"
 
 #include <string.h>
 
-#include "error.h"
-#include "shape_rules.h"
+#include "ir/shape_rules.h"
+#include "util/error.h"
 
 void dfg_contiguous_strides(int32_t rank, const int64_t *dims,
                             int64_t *strides)

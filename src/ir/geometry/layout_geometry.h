@@ -12,7 +12,7 @@
 
 #include "dfg/attrs.h"
 #include "dfg/status.h"
-#include "tensor_type.h"
+#include "ir/tensor_type.h"
 
 /* A copy over dims between two strided layouts: element (i0, ..) of the
  * walk is read at src_at + sum(i_d * src_strides[d]) elements from the

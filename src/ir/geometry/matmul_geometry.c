@@ -1,7 +1,7 @@
 /* matmul and gemm geometry shared by the backends (see matmul_geometry.h). */
-#include "matmul_geometry.h"
+#include "ir/geometry/matmul_geometry.h"
 
-#include "error.h"
+#include "util/error.h"
 
 /* Strides, in whole matrices, of an operand's batch dims aligned on the
  * right of the output's batch dims; 0 where it broadcasts. -1 if a dim

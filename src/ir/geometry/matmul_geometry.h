@@ -9,7 +9,7 @@
 
 #include "dfg/attrs.h"
 #include "dfg/status.h"
-#include "tensor_type.h"
+#include "ir/tensor_type.h"
 
 /* A matmul's operands seen as batches of matrices: a is [batch.., m, k],
  * b is [batch.., k, n], out is [batch.., m, n] with the batch dims

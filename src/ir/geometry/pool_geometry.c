@@ -1,7 +1,7 @@
 /* Pooling geometry shared by the backends (see pool_geometry.h). */
-#include "pool_geometry.h"
+#include "ir/geometry/pool_geometry.h"
 
-#include "error.h"
+#include "util/error.h"
 
 dfg_status dfg_pool_geometry_make(const char *op, const dfg_attrs *a,
                                   const dfg_type *x, const dfg_type *y,

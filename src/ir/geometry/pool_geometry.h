@@ -6,8 +6,8 @@
 
 #include "dfg/attrs.h"
 #include "dfg/status.h"
+#include "ir/tensor_type.h"
 #include "math/pool_window.h"
-#include "tensor_type.h"
 
 /* Fills *g for pooling x [N,C,H,W] into y [N,C,OH,OW] with attrs; op names
  * the op in messages. DFG_ERR_SHAPE when x and y are not [N,C,..] of the

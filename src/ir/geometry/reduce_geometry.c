@@ -1,7 +1,7 @@
 /* Reduction geometry shared by the backends (see reduce_geometry.h). */
-#include "reduce_geometry.h"
+#include "ir/geometry/reduce_geometry.h"
 
-#include "error.h"
+#include "util/error.h"
 
 /* Groups the dims of in (see math/dim_groups.h) into g->kept and
  * g->reduced, outer to inner. */

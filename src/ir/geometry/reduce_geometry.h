@@ -8,9 +8,9 @@
 #define DFG_REDUCE_GEOMETRY_H
 
 #include "dfg/status.h"
+#include "ir/op_table.h"
+#include "ir/tensor_type.h"
 #include "math/dim_groups.h"
-#include "op_table.h"
-#include "tensor_type.h"
 
 typedef struct dfg_reduce_geometry {
     dfg_op op;            /* REDUCE_SUM, _MEAN or _MAX (global pool: MEAN) */

@@ -36,7 +36,7 @@
 #ifndef DFG_WEIGHT_UPDATE_GEOMETRY_H
 #define DFG_WEIGHT_UPDATE_GEOMETRY_H
 
-#include "conv_geometry.h"
+#include "ir/geometry/conv_geometry.h"
 
 #define DFG_WEIGHT_SLICE_BYTES ((int64_t)512 << 10)
 #define DFG_WEIGHT_SLICE_ROWS_REMAKING_COLUMNS 128
