@@ -2,9 +2,10 @@
 # scripts/check-layers on the tree (it must pass), then on small trees made
 # here with the same docs/architecture.md, each with one planted fault: a
 # back-include, an include circle, an overlong file, a file in no layer,
-# a call circle (through prototypes, no include between the two files),
-# a call against the layers (through an extern declaration), a folder of
-# more than 40 source files. Each must fail and name the files.
+# includes not written from their layer's root, a call circle (through
+# prototypes, no include between the two files), a call against the layers
+# (through an extern declaration), a folder of more than 40 source files.
+# Each must fail and name the files.
 # usage: layer_check.sh SOURCE_ROOT
 set -u
 root=$1
@@ -17,10 +18,10 @@ make_tree() {
     rm -rf "$tmp/tree"
     mkdir -p "$tmp/tree/docs" "$tmp/tree/src/util" "$tmp/tree/src/ir"
     cp "$root/docs/architecture.md" "$tmp/tree/docs/"
-    printf '#include "memory.h"\n' >"$tmp/tree/src/util/memory.c"
+    printf '#include "util/memory.h"\n' >"$tmp/tree/src/util/memory.c"
     printf '/* memory */\n' >"$tmp/tree/src/util/memory.h"
-    printf '#include "graph.h"\n#include "memory.h"\n' >"$tmp/tree/src/ir/graph.c"
-    printf '#include "memory.h"\n' >"$tmp/tree/src/ir/graph.h"
+    printf '#include "ir/graph.h"\n#include "util/memory.h"\n' >"$tmp/tree/src/ir/graph.c"
+    printf '#include "util/memory.h"\n' >"$tmp/tree/src/ir/graph.h"
 }
 
 
@@ -28,20 +29,35 @@ make_tree
 out=$(python3 "$check" "$tmp/tree" 2>&1) || fail "the clean small tree: $out"
 
 make_tree
-printf '#include "graph.h"\n' >>"$tmp/tree/src/util/memory.c"
+printf '#include "ir/graph.h"\n' >>"$tmp/tree/src/util/memory.c"
 expect_failure "back-include" \
-    'src/util/memory.c: includes "graph.h" (ir layer): a util-layer file may not include it'
+    'src/util/memory.c: includes "ir/graph.h" (ir layer): a util-layer file may not include it'
 
 make_tree
 mkdir -p "$tmp/tree/runtime"
-printf '#include "graph.h"\n' >"$tmp/tree/runtime/executor.c"
+printf '#include "ir/graph.h"\n' >"$tmp/tree/runtime/executor.c"
 expect_failure "runtime includes the graph" \
-    'runtime/executor.c: includes "graph.h" (ir layer): a runtime-layer file may not include it'
+    'runtime/executor.c: includes "ir/graph.h" (ir layer): a runtime-layer file may not include it'
+
+# Includes not written from the layer's root: a bare name beside the
+# includer, a path through the repository's root, a path up a folder.
+make_tree
+printf '#include "graph.h"\n' >>"$tmp/tree/src/ir/graph.c"
+expect_failure "bare name beside" \
+    'src/ir/graph.c: includes "graph.h" (src/ir/graph.h): write it from its layer'"'"'s root, "ir/graph.h"'
+make_tree
+printf '#include "src/util/memory.h"\n' >>"$tmp/tree/src/ir/graph.c"
+expect_failure "path through the root" \
+    'src/ir/graph.c: includes "src/util/memory.h" (src/util/memory.h): write it from its layer'"'"'s root, "util/memory.h"'
+make_tree
+printf '#include "../util/memory.h"\n' >>"$tmp/tree/src/ir/graph.c"
+expect_failure "path up a folder" \
+    'src/ir/graph.c: includes "../util/memory.h" (src/util/memory.h): write it from its layer'"'"'s root, "util/memory.h"'
 
 make_tree
-printf '#include "util_b.h"\n' >"$tmp/tree/src/util/util_a.c"
+printf '#include "util/util_b.h"\n' >"$tmp/tree/src/util/util_a.c"
 printf '/* a */\n' >"$tmp/tree/src/util/util_a.h"
-printf '#include "util_a.h"\n' >"$tmp/tree/src/util/util_b.c"
+printf '#include "util/util_a.h"\n' >"$tmp/tree/src/util/util_b.c"
 printf '/* b */\n' >"$tmp/tree/src/util/util_b.h"
 expect_failure "circle" \
     'include circle: src/util/util_a -> src/util/util_b -> src/util/util_a'
