@@ -19,7 +19,9 @@ process with torch.set_num_threads(N) (dfg: OMP_NUM_THREADS=N). Memory:
 dfg's planned bytes (arena + weights region, which holds the weights,
 the optimizer state and the accumulators), and for both the growth of the
 peak resident set over the steps (VmHWM, reset before the first step,
-minus the RSS then: bench/peak_rss.py), the one measure both sides share. Prints a markdown table.
+minus the RSS then: bench/peak_rss.py), the one measure both sides share,
+and the whole process's peak over the steps (the library and runtime
+each side loads included). Prints a markdown table.
 Needs Debian's python3-torch: run it with /usr/bin/python3 (exits 77
 without torch).
 
@@ -107,7 +109,8 @@ def torch_worker(name, threads, iterations, warmup):
     print(json.dumps({"step_ms": statistics.median(times),
                       "min_step_ms": min(times),
                       "param_bytes": params,
-                      "rss_growth_bytes": (peak - before) * 1024}))
+                      "rss_growth_bytes": (peak - before) * 1024,
+                      "peak_rss_bytes": peak * 1024}))
 
 
 class MallInfo2:
@@ -233,8 +236,9 @@ def main():
                OPENBLAS_NUM_THREADS=str(a.threads))
     print("| model | dfg step ms | torch step ms | dfg / torch | fastest dfg / "
           "torch ms | dfg arena + weights region | dfg peak RSS growth | "
-          "torch parameters + peak RSS growth | dfg planned / torch |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "torch parameters + peak RSS growth | dfg planned / torch | "
+          "process peak RSS, dfg / torch |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name in a.models.split(","):
         model = (os.path.join(a.onnx_dir, name + ".onnx")
                  if name.startswith("resnet18_") else name)
@@ -249,13 +253,16 @@ def main():
         kib = lambda b: "%.0f KiB" % (b / 1024)
         dfg_planned = d["arena_bytes"] + d["weights_bytes"]
         torch_total = t["param_bytes"] + t["rss_growth_bytes"]
+        mib = lambda b: "%.0f" % (b / 2**20)
         print("| %s | %.3f | %.3f | %.2f | %.3f / %.3f | %s + %s | %s | "
-              "%s + %s | %.2f |" % (
+              "%s + %s | %.2f | %s / %s MiB (%.2f) |" % (
                   name, d["step_ms"], t["step_ms"], d["step_ms"] / t["step_ms"],
                   d["min_step_ms"], t["min_step_ms"],
                   kib(d["arena_bytes"]), kib(d["weights_bytes"]),
                   kib(d["rss_growth_bytes"]), kib(t["param_bytes"]),
-                  kib(t["rss_growth_bytes"]), dfg_planned / torch_total))
+                  kib(t["rss_growth_bytes"]), dfg_planned / torch_total,
+                  mib(d["peak_rss_bytes"]), mib(t["peak_rss_bytes"]),
+                  d["peak_rss_bytes"] / t["peak_rss_bytes"]))
     return 0
 
 
