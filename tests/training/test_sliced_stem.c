@@ -21,6 +21,7 @@
 #include "program/program.h"
 #include "program/program_recompute.h"
 #include "passes/remat/remat.h"
+#include "tests/support/training_options.h"
 
 #define BATCH 8
 #define SIDE 32
@@ -99,14 +100,11 @@ static dfg_status compile_step(dfg_graph *g, float budget_percent,
 {
     assert_int_equal(dfg_graph_add_loss(g, DFG_LOSS_MSE, NULL), DFG_OK);
     dfg_training_options t;
-    dfg_training_options_init(&t);
-    t.loss = "loss";
+    dfg_compile_options o;
+    training_compile_options(&t, &o);
     t.optimizer = DFG_OPTIMIZER_ADAM;
     t.learning_rate = 0.0002f;
     t.memory_budget_percent = budget_percent;
-    dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.training = &t;
     *p = NULL;
     return dfg_compile(g, &o, p);
 }

@@ -15,6 +15,7 @@
 
 #include "program/program.h"
 #include "tests/support/json_tree.h"
+#include "tests/support/training_options.h"
 #include "tests/training/training_fixtures.h"
 #include "tools/training/digits_training.h"
 
@@ -260,12 +261,9 @@ static void cnn_sgd_step(dfg_dtype precision, float *loss, float *norms)
     dfg_graph *g;
     assert_int_equal(dfg_model_build_training("cnn", NULL, &g), DFG_OK);
     dfg_training_options t;
-    dfg_training_options_init(&t);
-    t.loss = "loss";
-    t.momentum = 0.0f;
     dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.training = &t;
+    training_compile_options(&t, &o);
+    t.momentum = 0.0f;
     o.precision = precision;
     dfg_program *p;
     assert_int_equal(dfg_compile(g, &o, &p), DFG_OK);
@@ -323,12 +321,9 @@ static void test_learning_rate_decays_to_zero(void **state)
     dfg_graph *g;
     assert_int_equal(dfg_model_build_training("mlp", NULL, &g), DFG_OK);
     dfg_training_options t;
-    dfg_training_options_init(&t);
-    t.loss = "loss";
-    t.decay_steps = -1;
     dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.training = &t;
+    training_compile_options(&t, &o);
+    t.decay_steps = -1;
     assert_int_equal(dfg_compile(g, &o, &p), DFG_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(dfg_last_error(), "decay_steps"));
     dfg_graph_destroy(g);
@@ -373,11 +368,8 @@ static dfg_graph *classifier(const char *op)
 static dfg_status compile_with_loss(dfg_graph *g, dfg_loss_kind kind)
 {
     dfg_training_options t;
-    dfg_training_options_init(&t);
-    t.loss = "loss";
     dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.training = &t;
+    training_compile_options(&t, &o);
     dfg_program *p = NULL;
     dfg_status st = dfg_graph_add_loss(g, kind, NULL);
     if (st == DFG_OK)
@@ -448,11 +440,8 @@ static void test_batch_norm_trains_with_constant_statistics(void **state)
     assert_int_equal(dfg_graph_output(g, y, "prediction"), DFG_OK);
     assert_int_equal(dfg_graph_add_loss(g, DFG_LOSS_CROSS_ENTROPY, NULL), DFG_OK);
     dfg_training_options t;
-    dfg_training_options_init(&t);
-    t.loss = "loss";
     dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.training = &t;
+    training_compile_options(&t, &o);
     dfg_program *p;
     assert_int_equal(dfg_compile(g, &o, &p), DFG_OK);
     int training_form = 0, inference_form = 0;
