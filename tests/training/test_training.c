@@ -230,13 +230,9 @@ static void test_updates_run_when_their_gradient_is_final(void **state)
  * norms[run * 6 + k]: weight k's squared update norm at that run. */
 static void run_mlp(dfg_program *p, int runs, float *norms)
 {
-    const dfg_backend *cpu;
-    dfg_session *s;
-    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
-    assert_int_equal(dfg_session_create(p, cpu, NULL, &s), DFG_OK);
-    dfg_tensor_info info;
-    assert_int_equal(dfg_program_output_info(p, 1, &info), DFG_OK);
-    assert_int_equal(info.shape[0], 6); /* 3 layers: weight and bias */
+    int64_t n_norms;
+    dfg_session *s = training_session(p, &n_norms);
+    assert_int_equal(n_norms, 6); /* 3 layers: weight and bias */
     float x[32 * 64], loss;
     int64_t labels[32];
     for (int i = 0; i < 32 * 64; i++)
