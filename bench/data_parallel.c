@@ -18,7 +18,9 @@
 #include <time.h>
 
 #include "dfg/mpi.h"
+#include "program/kind_bytes.h"
 #include "program/program.h"
+#include "tests/support/training_options.h"
 
 static double now_s(void)
 {
@@ -44,15 +46,6 @@ static dfg_status build(const char *model, dfg_graph **g)
     return st == DFG_OK ? dfg_graph_add_loss(*g, DFG_LOSS_CROSS_ENTROPY,
                                              &classes)
                         : st;
-}
-
-static int64_t optimizer_state_bytes(const dfg_program *p)
-{
-    int64_t bytes = 0;
-    for (int32_t i = 0; i < p->n_tensors; i++)
-        if (p->tensors[i].kind == DFG_TENSOR_OPTIMIZER_STATE)
-            bytes += p->tensors[i].bytes;
-    return bytes;
 }
 
 /* Session inputs: the first input's rows of a fixed pattern, labels i % 10. */
@@ -94,16 +87,13 @@ int main(int argc, char **argv)
     dfg_data_parallel *dp = NULL;
     const dfg_backend *cpu;
     dfg_training_options t;
-    dfg_training_options_init(&t);
-    t.loss = "loss";
+    dfg_compile_options o;
+    training_compile_options(&t, &o);
     t.optimizer = DFG_OPTIMIZER_ADAM;
     t.learning_rate = 0.001f;
     t.data_parallel = 1;
     t.bucket_bytes = bucket_bytes;
     t.shard_optimizer = shard ? ranks : 0;
-    dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.training = &t;
     if (check(build(model, &g), "model") ||
         check(dfg_compile(g, &o, &p), "compile") ||
         check(dfg_backend_find("cpu", &cpu), "cpu") ||
@@ -140,6 +130,8 @@ int main(int argc, char **argv)
     if (dfg_data_parallel_rank(dp) == 0) {
         const char *threads = getenv("OMP_NUM_THREADS");
         char hidden[32] = "-"; /* one rank: nothing to hide */
+        uint64_t kinds[DFG_TENSOR_KIND_COUNT];
+        dfg_program_kind_bytes(p, kinds);
         if (ranks > 1 && blocking > 0.0)
             snprintf(hidden, sizeof hidden, "%.2f",
                      1.0 - wait_per_step / blocking);
@@ -148,7 +140,8 @@ int main(int argc, char **argv)
                (double)ranks * (double)rows * steps / seconds,
                wait_per_step * 1e3, blocking * 1e3, hidden,
                (long long)((after.all_reduces - before.all_reduces) / steps),
-               (long long)optimizer_state_bytes(p), most[1] / steps * 1e3);
+               (long long)kinds[DFG_TENSOR_OPTIMIZER_STATE],
+               most[1] / steps * 1e3);
     }
     for (int32_t i = 0; i < p->n_inputs; i++)
         free(in[i]);

@@ -23,9 +23,7 @@ models=${*:-resnet50 mobilenet_v2 mobilenet_v3_small efficientnet_b0 squeezenet1
 batches=${BATCHES:-1}
 python=/usr/bin/python3
 ort_python=${ORT_PYTHON:-/work/venv/bin/python}
-dfgc=$build/tools/dfgc
-dir=$build/bench-models
-mkdir -p "$dir"
+. bench/cpu_speed/models.sh
 "$ort_python" -c 'import onnxruntime' 2>/dev/null ||
     { echo "$ort_python has no onnxruntime (set ORT_PYTHON)"; exit 77; }
 cores=$(nproc)
@@ -45,12 +43,7 @@ echo "| --- | ---: | ---: | ---: | ---: |"
 ratios=""
 for batch in $batches; do
     for model in $models; do
-        stem=$model
-        [ "$batch" -eq 1 ] || stem=${model}_b$batch
-        [ -s "$dir/$stem.onnx" ] ||
-            "$python" tests/models/export.py "$dir" "$model" --batch "$batch" >/dev/null 2>&1
-        [ "$dir/$stem.dfgp" -nt "$dir/$stem.onnx" ] ||
-            "$dfgc" compile "$dir/$stem.onnx" -o "$dir/$stem.dfgp" >/dev/null
+        model_files "$model" "$batch"
         d=$(per_run "$(cpu_ms "$dfgc" bench "$dir/$stem.dfgp" --warmup 2 --iterations "$n1")" \
                     "$(cpu_ms "$dfgc" bench "$dir/$stem.dfgp" --warmup 2 --iterations "$n2")")
         o=$(per_run "$(cpu_ms "$ort_python" bench/cpu_speed/peer_bench.py ort "$dir/$stem.onnx" "$model" "$batch" 1 "$n1" 2)" \

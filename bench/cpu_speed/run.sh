@@ -33,9 +33,7 @@ export OMP_NUM_THREADS=$threads
 # one, as docs/BENCHMARKS.md does, rather than set anything).
 python=/usr/bin/python3
 peer_python=${PEER_PYTHON:-/work/venv/bin/python}
-dfgc=$build/tools/dfgc
-dir=$build/bench-models
-mkdir -p "$dir"
+. bench/cpu_speed/models.sh
 "$python" -c 'import torch, torchvision' 2>/dev/null ||
     { echo "python3-torch and python3-torchvision are needed"; exit 77; }
 "$peer_python" -c 'import onnxruntime, openvino' 2>/dev/null ||
@@ -51,12 +49,7 @@ ratios=""
 ratio() { echo "$1 $2" | awk '{printf "%.2f", $1 / $2}'; }
 for batch in $batches; do
     for model in $models; do
-        stem=$model
-        [ "$batch" -eq 1 ] || stem=${model}_b$batch
-        [ -s "$dir/$stem.onnx" ] ||
-            "$python" tests/models/export.py "$dir" "$model" --batch "$batch" >/dev/null 2>&1
-        [ "$dir/$stem.dfgp" -nt "$dir/$stem.onnx" ] ||
-            "$dfgc" compile "$dir/$stem.onnx" -o "$dir/$stem.dfgp" >/dev/null
+        model_files "$model" "$batch"
         onnx="" dfgp="" ort="" ov=""
         for r in $(seq "$repeats"); do
             onnx="$onnx $("$dfgc" bench "$dir/$stem.onnx" --iterations "$iterations" --warmup "$warmup" | awk '/^median/ {print $2}')"

@@ -95,20 +95,34 @@ static dfg_status known_list(dfg_onnx_importer *im, int32_t i, int integers,
     return DFG_OK;
 }
 
-dfg_status dfg_onnx_const_ints(dfg_onnx_importer *im, int32_t i,
-                               int64_t *out, int32_t max, int32_t *n)
+/* Input i's known list into ints (an integer list) or else floats (a
+ * number list); *n = its length, or -1 when it is not known or on error. */
+static dfg_status const_values(dfg_onnx_importer *im, int32_t i,
+                               int32_t max, int64_t *ints, double *floats,
+                               int32_t *n)
 {
     const dfg_onnx_entry *e;
     int64_t count = 0;
     *n = -1;
-    dfg_status st = known_list(im, i, 1, max, &e, &count);
+    dfg_status st = known_list(im, i, ints != NULL, max, &e, &count);
     if (st != DFG_OK || !e)
         return st;
-    for (int64_t k = 0; k < count; k++)
-        out[k] = e->type.dtype == DFG_I64 ? ((const int64_t *)e->constant)[k]
-                                          : (int64_t)dfg_onnx_entry_get(e, k);
+    for (int64_t k = 0; k < count; k++) {
+        if (!ints)
+            floats[k] = dfg_onnx_entry_get(e, k);
+        else if (e->type.dtype == DFG_I64)
+            ints[k] = ((const int64_t *)e->constant)[k];
+        else
+            ints[k] = (int64_t)dfg_onnx_entry_get(e, k);
+    }
     *n = (int32_t)count;
     return DFG_OK;
+}
+
+dfg_status dfg_onnx_const_ints(dfg_onnx_importer *im, int32_t i,
+                               int64_t *out, int32_t max, int32_t *n)
+{
+    return const_values(im, i, max, out, NULL, n);
 }
 
 dfg_status dfg_onnx_const_scalar(dfg_onnx_importer *im, int32_t i,
@@ -132,14 +146,5 @@ dfg_status dfg_onnx_const_scalar(dfg_onnx_importer *im, int32_t i,
 dfg_status dfg_onnx_const_floats(dfg_onnx_importer *im, int32_t i,
                                  double *out, int32_t max, int32_t *n)
 {
-    const dfg_onnx_entry *e;
-    int64_t count = 0;
-    *n = -1;
-    dfg_status st = known_list(im, i, 0, max, &e, &count);
-    if (st != DFG_OK || !e)
-        return st;
-    for (int64_t k = 0; k < count; k++)
-        out[k] = dfg_onnx_entry_get(e, k);
-    *n = (int32_t)count;
-    return DFG_OK;
+    return const_values(im, i, max, NULL, out, n);
 }

@@ -11,26 +11,9 @@
 #include "onnx/onnx_ops.h"
 #include "onnx/onnx_tensor_file.h"
 #include "tests/conformance/conformance.h"
+#include "tests/support/file_bytes.h"
 
 #define MAX_TENSORS 64
-
-static void *read_all(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    void *data = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (data && fread(data, 1, (size_t)n, f) != (size_t)n) {
-        free(data);
-        data = NULL;
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return data;
-}
 
 /* The names of the model's graph inputs that are not initializers, in
  * order: the inputs the test data feeds. */
@@ -59,7 +42,7 @@ static int unsupported_ops(const char *model_path, input_names *inputs,
                            char *detail, size_t size)
 {
     size_t n;
-    void *bytes = read_all(model_path, &n);
+    void *bytes = file_bytes(model_path, &n);
     if (!bytes)
         return -1;
     Onnx__ModelProto *model = onnx__model_proto__unpack(NULL, n, bytes);

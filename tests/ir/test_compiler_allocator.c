@@ -16,6 +16,7 @@
 #include "dfg/dfg.h"
 #include "models/model_builder.h"
 #include "tests/support/libc_calls.h"
+#include "tests/support/training_options.h"
 
 #define RESNET_CLASSES 1000
 
@@ -139,11 +140,8 @@ static void test_training(void **state)
     assert_int_equal(dfg_model_build_training("cnn", NULL, &cnn), DFG_OK);
     dfg_graph *resnet = with_loss(resnet18(2, 32));
     dfg_training_options t;
-    dfg_training_options_init(&t);
-    t.loss = "loss";
     dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.training = &t;
+    training_compile_options(&t, &o);
     compile_counted("cnn training", cnn, &o);
     compile_counted("resnet18 training", resnet, &o);
     t.memory_budget_percent = 50.0f;

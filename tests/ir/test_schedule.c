@@ -269,6 +269,17 @@ static void assert_close(const float *got, const double *want, int n)
     assert_true(sqrt(err / norm) < 1e-6);
 }
 
+/* got is close to -want (n values); then p and g are destroyed. */
+static void assert_negated_and_free(const float *got, double *want, int n,
+                                    dfg_program *p, dfg_graph *g)
+{
+    for (int i = 0; i < n; i++)
+        want[i] = -want[i];
+    assert_close(got, want, n);
+    dfg_program_destroy(p);
+    dfg_graph_destroy(g);
+}
+
 /* The first `features` features of block d are parts of `holder`'s output
  * at their offsets, and the concats shorter than it views of its start. */
 static void assert_block_views(const dfg_program *p, const dfg_graph *g,
@@ -295,21 +306,29 @@ static void assert_block_views(const dfg_program *p, const dfg_graph *g,
     }
 }
 
+/* y = neg(block(exp(x))), x [1, 4, 8, 8], the block without a bottleneck
+ * in *d. */
+static dfg_graph *negated_dense_block(dense_block *d)
+{
+    dfg_graph *g;
+    dfg_value x, x0, y;
+    OK(dfg_graph_create(NULL, &g));
+    OK(dfg_graph_input(g, "x", DFG_F32, 4, DIMS(1, 4, 8, 8), &x));
+    OK(dfg_exp(g, x, &x0));
+    build_dense_block(g, x0, 4, 0, d);
+    OK(dfg_neg(g, d->concats[LAYERS], &y));
+    OK(dfg_graph_output(g, y, "y"));
+    return g;
+}
+
 /* y = neg(block(exp(x))) without a bottleneck: every concat of the block
  * runs no step, and the verifier checks each view. */
 static void test_dense_block_concats_are_views(void **state)
 {
     (void)state;
     enum { HW = 64, OUT = (4 + LAYERS * GROWTH) * HW };
-    dfg_graph *g;
     dense_block d;
-    dfg_value x, x0, y;
-    OK(dfg_graph_create(NULL, &g));
-    OK(dfg_graph_input(g, "x", DFG_F32, 4, DIMS(1, 4, 8, 8), &x));
-    OK(dfg_exp(g, x, &x0));
-    build_dense_block(g, x0, 4, 0, &d);
-    OK(dfg_neg(g, d.concats[LAYERS], &y));
-    OK(dfg_graph_output(g, y, "y"));
+    dfg_graph *g = negated_dense_block(&d);
     dfg_program *p = compile(g);
     assert_int_equal(count_steps(p, DFG_OP_CONCAT), 0);
     assert_block_views(p, g, &d, d.concats[LAYERS], LAYERS + 1);
@@ -342,11 +361,7 @@ static void test_dense_block_concats_are_views(void **state)
     }
     run_cpu(p, x_data, out);
     dense_block_reference(want, 4, HW, 0);
-    for (int i = 0; i < OUT; i++)
-        want[i] = -want[i];
-    assert_close(out, want, OUT);
-    dfg_program_destroy(p);
-    dfg_graph_destroy(g);
+    assert_negated_and_free(out, want, OUT, p, g);
 }
 
 /* Two blocks with bottlenecks, the second on half the rows of the first's
@@ -387,11 +402,7 @@ static void test_dense_blocks_whole_slot_by_slot(void **state)
         for (int i = 0; i < 32; i++)
             want[c * 32 + i] = exp(block1[c * 64 + i]);
     dense_block_reference(want, C2, 32, 1);
-    for (int i = 0; i < OUT; i++)
-        want[i] = -want[i];
-    assert_close(out, want, OUT);
-    dfg_program_destroy(p);
-    dfg_graph_destroy(g);
+    assert_negated_and_free(out, want, OUT, p, g);
 }
 
 /* The policies on one block: LAST_READER and ONE_FAMILY both elide all
@@ -399,15 +410,8 @@ static void test_dense_blocks_whole_slot_by_slot(void **state)
 static void test_dense_block_policies(void **state)
 {
     (void)state;
-    dfg_graph *g;
     dense_block d;
-    dfg_value x, x0, y;
-    OK(dfg_graph_create(NULL, &g));
-    OK(dfg_graph_input(g, "x", DFG_F32, 4, DIMS(1, 4, 8, 8), &x));
-    OK(dfg_exp(g, x, &x0));
-    build_dense_block(g, x0, 4, 0, &d);
-    OK(dfg_neg(g, d.concats[LAYERS], &y));
-    OK(dfg_graph_output(g, y, "y"));
+    dfg_graph *g = negated_dense_block(&d);
     for (int policy = 0; policy < DFG_CONCAT_POLICIES; policy++) {
         dfg_concat_views views;
         OK(dfg_pass_concat_views(g, (dfg_concat_policy)policy, NULL, &views));

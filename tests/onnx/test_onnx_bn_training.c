@@ -21,6 +21,7 @@
 #include "dfg/dfg.h"
 #include "program/program.h"
 #include "tests/support/onnx_builder.h"
+#include "tests/support/training_options.h"
 
 #define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 #define BOOL ONNX__TENSOR_PROTO__DATA_TYPE__BOOL
@@ -112,12 +113,9 @@ static dfg_status compile_training(const bn_form *f, dfg_program **out)
     if (st == DFG_OK)
         st = dfg_graph_add_loss(g, DFG_LOSS_CROSS_ENTROPY, &classes);
     dfg_training_options t;
-    dfg_training_options_init(&t);
-    t.loss = "loss";
-    t.learning_rate = 0.1f;
     dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.training = &t;
+    training_compile_options(&t, &o);
+    t.learning_rate = 0.1f;
     if (st == DFG_OK)
         st = dfg_compile(g, &o, out);
     dfg_graph_destroy(g);

@@ -34,6 +34,24 @@ static void expect_dims(int32_t rank, const int64_t *dims, int32_t want_rank,
         assert_int_equal(dims[i], want[i]);
 }
 
+/* Node y = op(x, w, b) over `spatial` axes with group, strides,
+ * dilations and pads (2 * spatial of them). */
+static Onnx__NodeProto *conv_node(onnx_builder *b, const char *op,
+                                  int64_t group, int spatial,
+                                  const int64_t *strides,
+                                  const int64_t *dilations,
+                                  const int64_t *pads)
+{
+    Onnx__NodeProto *node = onnx_builder_node(
+        b, op, "y", (const char *[]){"x", "w", "b", NULL},
+        (const char *[]){"y", NULL});
+    onnx_builder_attr_int(node, "group", group);
+    onnx_builder_attr_ints(node, "strides", strides, spatial);
+    onnx_builder_attr_ints(node, "dilations", dilations, spatial);
+    onnx_builder_attr_ints(node, "pads", pads, 2 * spatial);
+    return node;
+}
+
 /* ConvTranspose, 2-D, groups 2, strides, dilations, pads, output_padding
  * and a bias: every input pixel scatters its weighted kernel. */
 static void test_conv_transpose_2d(void **state)
@@ -55,13 +73,7 @@ static void test_conv_transpose_2d(void **state)
     onnx_builder_input(&b, "x", F32, 4, x_dims, NULL);
     onnx_builder_input(&b, "w", F32, 4, w_dims, NULL);
     onnx_builder_initializer(&b, "b", F32, 1, b_dims, bias, sizeof(float) * G * MG);
-    Onnx__NodeProto *node = onnx_builder_node(
-        &b, "ConvTranspose", "y", (const char *[]){"x", "w", "b", NULL},
-        (const char *[]){"y", NULL});
-    onnx_builder_attr_int(node, "group", G);
-    onnx_builder_attr_ints(node, "strides", s, 2);
-    onnx_builder_attr_ints(node, "dilations", d, 2);
-    onnx_builder_attr_ints(node, "pads", pads, 4);
+    Onnx__NodeProto *node = conv_node(&b, "ConvTranspose", G, 2, s, d, pads);
     onnx_builder_attr_ints(node, "output_padding", op, 2);
     onnx_builder_output(&b, "y");
     int32_t rank;
@@ -157,13 +169,7 @@ static void test_conv_3d(void **state)
     onnx_builder_initializer(&b, "w", F32, 5, w_dims, w,
                              sizeof(float) * (size_t)onnx_run_numel(5, w_dims));
     onnx_builder_initializer(&b, "b", F32, 1, b_dims, bias, sizeof(float) * M);
-    Onnx__NodeProto *node = onnx_builder_node(
-        &b, "Conv", "y", (const char *[]){"x", "w", "b", NULL},
-        (const char *[]){"y", NULL});
-    onnx_builder_attr_int(node, "group", G);
-    onnx_builder_attr_ints(node, "strides", s, 3);
-    onnx_builder_attr_ints(node, "dilations", dl, 3);
-    onnx_builder_attr_ints(node, "pads", pads, 6);
+    conv_node(&b, "Conv", G, 3, s, dl, pads);
     onnx_builder_output(&b, "y");
     int32_t rank;
     int64_t dims[8];
@@ -326,23 +332,32 @@ static void test_losses(void **state)
     free(x), free(weight);
 }
 
+/* b: y = Dropout(x [rank, dims], ratio, training = 1), with its mask as
+ * a second output when `mask`. */
+static void dropout_model(onnx_builder *b, int32_t rank, const int64_t *dims,
+                          float ratio, int mask)
+{
+    const uint8_t yes = 1;
+    onnx_builder_init(b, 13);
+    onnx_builder_input(b, "x", F32, rank, dims, NULL);
+    onnx_builder_initializer(b, "ratio", F32, 0, NULL, &ratio, sizeof ratio);
+    onnx_builder_initializer(b, "training", BOOL, 0, NULL, &yes, 1);
+    onnx_builder_node(b, "Dropout", "y",
+                      (const char *[]){"x", "ratio", "training", NULL},
+                      (const char *[]){"y", mask ? "mask" : NULL, NULL});
+    onnx_builder_output(b, "y");
+    if (mask)
+        onnx_builder_output(b, "mask");
+}
+
 /* Dropout in training mode: ratio 0 is the identity. */
 static void test_training_dropout_ratio_0(void **state)
 {
     (void)state;
     const int64_t x_dims[2] = {2, 3};
-    const uint8_t yes = 1;
-    const float ratio = 0.0f;
     float *x = onnx_run_random_floats(6);
     onnx_builder b;
-    onnx_builder_init(&b, 13);
-    onnx_builder_input(&b, "x", F32, 2, x_dims, NULL);
-    onnx_builder_initializer(&b, "ratio", F32, 0, NULL, &ratio, sizeof ratio);
-    onnx_builder_initializer(&b, "training", BOOL, 0, NULL, &yes, 1);
-    onnx_builder_node(&b, "Dropout", "y",
-                      (const char *[]){"x", "ratio", "training", NULL},
-                      (const char *[]){"y", NULL});
-    onnx_builder_output(&b, "y");
+    dropout_model(&b, 2, x_dims, 0.0f, 0);
     int32_t rank;
     int64_t dims[8];
     float *y = onnx_run_model(&b, (const void *[]){x}, &rank, dims);
@@ -370,20 +385,10 @@ static void test_training_dropout_drops(void **state)
     (void)state;
     enum { N = 4000 };
     const int64_t x_dims[1] = {N};
-    const uint8_t yes = 1;
-    const float ratio = 0.25f;
     float *x = onnx_run_random_floats(N), *y[3];
     uint8_t *mask[3];
     onnx_builder b;
-    onnx_builder_init(&b, 13);
-    onnx_builder_input(&b, "x", F32, 1, x_dims, NULL);
-    onnx_builder_initializer(&b, "ratio", F32, 0, NULL, &ratio, sizeof ratio);
-    onnx_builder_initializer(&b, "training", BOOL, 0, NULL, &yes, 1);
-    onnx_builder_node(&b, "Dropout", "y",
-                      (const char *[]){"x", "ratio", "training", NULL},
-                      (const char *[]){"y", "mask", NULL});
-    onnx_builder_output(&b, "y");
-    onnx_builder_output(&b, "mask");
+    dropout_model(&b, 1, x_dims, 0.25f, 1);
     dfg_graph *graph = NULL;
     assert_int_equal(onnx_builder_import(&b, &graph), DFG_OK);
     dfg_program *p;

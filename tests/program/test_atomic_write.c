@@ -24,6 +24,7 @@
 
 #include "dfg/dfg.h"
 #include "tests/support/onnx_builder.h"
+#include "tests/support/file_bytes.h"
 #include "tests/support/scratch_dir.h"
 
 #define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
@@ -33,20 +34,6 @@
 #define BIG_COLS 2048
 
 static const char *dfgc;
-static uint8_t *read_all(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *bytes = malloc((size_t)n + 1);
-    assert_non_null(bytes);
-    *size = fread(bytes, 1, (size_t)n, f);
-    fclose(f);
-    return bytes;
-}
 
 /* x[1, BIG_ROWS] times a weight of BIG_ROWS x BIG_COLS. */
 static void write_big_model(const char *path)
@@ -145,7 +132,7 @@ static int remove_temporaries(void)
 static int same_bytes(const char *path, const uint8_t *want, size_t size)
 {
     size_t got_size = 0;
-    uint8_t *got = read_all(path, &got_size);
+    uint8_t *got = file_bytes(path, &got_size);
     int same = got && got_size == size && memcmp(got, want, size) == 0;
     free(got);
     return same;
@@ -207,9 +194,9 @@ static void test_killed_compile_leaves_old_or_new(void **state)
     assert_int_equal(run_dfgc(compile_big), 0);
     double took = now() - start;
     size_t new_size, old_size;
-    uint8_t *new_bytes = read_all(target, &new_size);
+    uint8_t *new_bytes = file_bytes(target, &new_size);
     assert_int_equal(run_dfgc(compile_old), 0);
-    uint8_t *old_bytes = read_all(target, &old_size);
+    uint8_t *old_bytes = file_bytes(target, &old_size);
     assert_non_null(new_bytes);
     assert_non_null(old_bytes);
     assert_true(old_size < new_size);
@@ -248,7 +235,8 @@ static void test_mapped_program_survives_replacement(void **state)
                              NULL};
     assert_int_equal(run_dfgc(compile_big), 0);
     size_t size;
-    uint8_t *before = read_all(target, &size);
+    uint8_t *before = file_bytes(target, &size);
+    assert_non_null(before);
     dfg_program *served;
     assert_int_equal(dfg_program_load(target, NULL, &served), DFG_OK);
     assert_int_equal(run_dfgc(compile_small), 0);

@@ -45,6 +45,17 @@ static int64_t blocked_at(int64_t b, int64_t n, int64_t c, int64_t h,
     return (((n * (C / b) + c / b) * hh + h) * ww + w) * b + c % b;
 }
 
+/* The plain [N, C, H, W] x into xb in blocks of b channels. */
+static void to_blocked(int64_t b, const float *x, float *xb)
+{
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t h = 0; h < H; h++)
+                for (int64_t w = 0; w < W; w++)
+                    xb[blocked_at(b, n, c, h, w, H, W)] =
+                        x[((n * C + c) * H + h) * W + w];
+}
+
 /* Max of the window of output (n, c, oy, ox) over the plain x: NaN wins,
  * -inf for a window with no tap inside the input. */
 static float window_max(const float *x, const pool_case *k, int64_t n,
@@ -115,12 +126,7 @@ static void test_against_reference(void **state)
                               k->pads[1], k->pads[3], k->ceil_mode);
         for (size_t li = 0; li < 2; li++) {
             int64_t b = layouts[li] == DFG_LAYOUT_NCHW8C ? 8 : 16;
-            for (int64_t n = 0; n < N; n++)
-                for (int64_t c = 0; c < C; c++)
-                    for (int64_t h = 0; h < H; h++)
-                        for (int64_t w = 0; w < W; w++)
-                            xb[blocked_at(b, n, c, h, w, H, W)] =
-                                x[((n * C + c) * H + h) * W + w];
+            to_blocked(b, x, xb);
             assert_int_equal(pool(DFG_OP_MAX_POOL, k, layouts[li], xb, y, oh,
                                   ow), DFG_OK);
             for (int64_t n = 0; n < N; n++)
@@ -154,13 +160,7 @@ static void test_global_average(void **state)
     }
     static const int32_t layouts[] = {DFG_LAYOUT_NCHW8C, DFG_LAYOUT_NCHW16C};
     for (size_t li = 0; li < 2; li++) {
-        int64_t b = layouts[li] == DFG_LAYOUT_NCHW8C ? 8 : 16;
-        for (int64_t n = 0; n < N; n++)
-            for (int64_t c = 0; c < C; c++)
-                for (int64_t h = 0; h < H; h++)
-                    for (int64_t w = 0; w < W; w++)
-                        xb[blocked_at(b, n, c, h, w, H, W)] =
-                            x[((n * C + c) * H + h) * W + w];
+        to_blocked(layouts[li] == DFG_LAYOUT_NCHW8C ? 8 : 16, x, xb);
         dfg_type in = {DFG_F32, 4, {N, C, H, W}, layouts[li]};
         dfg_type out = {DFG_F32, 4, {N, C, 1, 1}, layouts[li]};
         const void *ins[1] = {xb};

@@ -13,9 +13,11 @@
 #include <cmocka.h>
 
 #include "dfg/dfg.h"
+#include "program/kind_bytes.h"
 #include "program/program.h"
 #include "program/program_buckets.h"
 #include "tests/support/program_fixtures.h"
+#include "tests/support/training_options.h"
 
 static dfg_program *compile_cnn(int data_parallel, int64_t bucket_bytes,
                                 int32_t shard_ranks)
@@ -23,14 +25,11 @@ static dfg_program *compile_cnn(int data_parallel, int64_t bucket_bytes,
     dfg_graph *g = NULL;
     dfg_program *p = NULL;
     dfg_training_options t;
-    dfg_training_options_init(&t);
-    t.loss = "loss";
+    dfg_compile_options o;
+    training_compile_options(&t, &o);
     t.data_parallel = data_parallel;
     t.bucket_bytes = bucket_bytes;
     t.shard_optimizer = shard_ranks;
-    dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.training = &t;
     assert_int_equal(dfg_model_build_training("cnn", NULL, &g), DFG_OK);
     dfg_status st = dfg_compile(g, &o, &p);
     dfg_graph_destroy(g);
@@ -103,15 +102,6 @@ static void test_verifier_refuses_broken_buckets(void **state)
     dfg_program_destroy(p);
 }
 
-static int64_t optimizer_state_bytes(const dfg_program *p)
-{
-    int64_t bytes = 0;
-    for (int32_t i = 0; i < p->n_tensors; i++)
-        if (p->tensors[i].kind == DFG_TENSOR_OPTIMIZER_STATE)
-            bytes += p->tensors[i].bytes;
-    return bytes;
-}
-
 /* A data-parallel program, plain or sharded, survives its file: the
  * loader's validation accepts the all-reduce and shard steps, and the
  * buckets are still ranges. */
@@ -125,7 +115,10 @@ static void round_trip(int32_t shard_ranks)
     assert_int_equal(count_buckets(q, &b), count_buckets(p, &a));
     assert_int_equal(a, b);
     assert_int_equal(dfg_program_verify(q), DFG_OK);
-    assert_int_equal(optimizer_state_bytes(q), optimizer_state_bytes(p));
+    uint64_t before[DFG_TENSOR_KIND_COUNT], after[DFG_TENSOR_KIND_COUNT];
+    dfg_program_kind_bytes(p, before);
+    dfg_program_kind_bytes(q, after);
+    assert_int_equal(after[DFG_TENSOR_OPTIMIZER_STATE], before[DFG_TENSOR_OPTIMIZER_STATE]);
     dfg_program_destroy(p);
     dfg_program_destroy(q);
 }
@@ -195,8 +188,10 @@ static void test_sharded_optimizer_plan(void **state)
     assert_int_equal(a, b);
     /* SGD's velocity: half per rank, but for the shards' alignment and
      * the step counter and hyper-parameters every rank keeps. */
-    int64_t mine = optimizer_state_bytes(sharded);
-    int64_t all = optimizer_state_bytes(whole);
+    uint64_t rank[DFG_TENSOR_KIND_COUNT], every[DFG_TENSOR_KIND_COUNT];
+    dfg_program_kind_bytes(sharded, rank);
+    dfg_program_kind_bytes(whole, every);
+    int64_t mine = (int64_t)rank[DFG_TENSOR_OPTIMIZER_STATE], all = (int64_t)every[DFG_TENSOR_OPTIMIZER_STATE];
     assert_true(mine * 2 < all * 21 / 20);
     assert_true(mine * 2 > all);
     /* The shard wait's output must be the bucket's first half. */

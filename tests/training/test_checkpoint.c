@@ -15,31 +15,48 @@
 #include "dfg/dfg.h"
 #include "program/program.h"
 #include "program/program_recompute.h"
+#include "tests/support/training_options.h"
 
 #define LAYERS 32
 #define WIDTH 64
 #define BATCH 32
+
+/* A new graph with input x [BATCH, WIDTH] in *x. */
+static void chain_input(dfg_graph **g, dfg_value *x)
+{
+    assert_int_equal(dfg_graph_create(NULL, g), DFG_OK);
+    assert_int_equal(dfg_graph_input(*g, "x", DFG_F32, 2,
+                                     (int64_t[]){BATCH, WIDTH}, x), DFG_OK);
+}
+
+/* Weight "w<layer>" [WIDTH, WIDTH], entries uniform in
+ * [-scale / 2, scale / 2) drawn from the LCG state *r. */
+static dfg_value random_weight(dfg_graph *g, int layer, uint64_t *r,
+                               float scale)
+{
+    static float data[WIDTH * WIDTH];
+    for (int i = 0; i < WIDTH * WIDTH; i++) {
+        *r = *r * 6364136223846793005ULL + 1442695040888963407ULL;
+        data[i] = ((float)(*r >> 40) / (float)(1 << 24) - 0.5f) * scale;
+    }
+    char name[32];
+    snprintf(name, sizeof name, "w%d", layer);
+    dfg_value w;
+    assert_int_equal(dfg_graph_weight(g, name, DFG_F32, 2,
+                                      (int64_t[]){WIDTH, WIDTH}, data, &w),
+                     DFG_OK);
+    return w;
+}
 
 /* x [BATCH, WIDTH] -> LAYERS x (matmul, tanh) -> mse against targets. */
 static dfg_graph *deep_chain(void)
 {
     dfg_graph *g;
     dfg_value h, w, a;
-    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
-    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 2,
-                                     (int64_t[]){BATCH, WIDTH}, &h), DFG_OK);
-    static float data[WIDTH * WIDTH];
     uint64_t r = 99;
+    chain_input(&g, &h);
     for (int layer = 0; layer < LAYERS; layer++) {
-        for (int i = 0; i < WIDTH * WIDTH; i++) {
-            r = r * 6364136223846793005ULL + 1442695040888963407ULL;
-            data[i] = ((float)(r >> 40) / (float)(1 << 24) - 0.5f) * 0.4f;
-        }
-        char name[32];
-        snprintf(name, sizeof name, "w%d", layer);
-        assert_int_equal(dfg_graph_weight(g, name, DFG_F32, 2,
-                                          (int64_t[]){WIDTH, WIDTH}, data, &w),
-                         DFG_OK);
+        w = random_weight(g, layer, &r, 0.4f);
         assert_int_equal(dfg_matmul(g, h, w, &a), DFG_OK);
         assert_int_equal(dfg_tanh(g, a, &h), DFG_OK);
     }
@@ -56,21 +73,10 @@ static dfg_graph *residual_blocks(void)
 {
     dfg_graph *g;
     dfg_value h, w, a, b;
-    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
-    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 2,
-                                     (int64_t[]){BATCH, WIDTH}, &h), DFG_OK);
-    static float data[WIDTH * WIDTH];
     uint64_t r = 7;
+    chain_input(&g, &h);
     for (int layer = 0; layer < 2 * BLOCKS; layer++) {
-        for (int i = 0; i < WIDTH * WIDTH; i++) {
-            r = r * 6364136223846793005ULL + 1442695040888963407ULL;
-            data[i] = ((float)(r >> 40) / (float)(1 << 24) - 0.5f) * 0.3f;
-        }
-        char name[32];
-        snprintf(name, sizeof name, "w%d", layer);
-        assert_int_equal(dfg_graph_weight(g, name, DFG_F32, 2,
-                                          (int64_t[]){WIDTH, WIDTH}, data, &w),
-                         DFG_OK);
+        w = random_weight(g, layer, &r, 0.3f);
         if (layer % 2 == 0) {
             assert_int_equal(dfg_matmul(g, h, w, &a), DFG_OK);
             assert_int_equal(dfg_tanh(g, a, &a), DFG_OK);
@@ -89,14 +95,11 @@ static dfg_status compile_graph(dfg_graph *g, uint64_t budget_bytes,
                                 dfg_program **p)
 {
     dfg_training_options t;
-    dfg_training_options_init(&t);
-    t.loss = "loss";
+    dfg_compile_options o;
+    training_compile_options(&t, &o);
     t.optimizer = DFG_OPTIMIZER_ADAM;
     t.learning_rate = 0.001f;
     t.memory_budget_bytes = budget_bytes;
-    dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.training = &t;
     *p = NULL;
     dfg_status st = dfg_compile(g, &o, p);
     dfg_graph_destroy(g);
@@ -138,6 +141,18 @@ static void run_steps(const dfg_program *p, float *losses)
     dfg_session_destroy(s);
 }
 
+/* Six steps of a and of b give the same losses (a's into losses). */
+static void assert_same_losses(const dfg_program *a, const dfg_program *b,
+                               float losses[6])
+{
+    float others[6];
+    run_steps(a, losses);
+    run_steps(b, others);
+    for (int step = 0; step < 6; step++)
+        assert_float_equal(losses[step], others[step],
+                           1e-6 * fabsf(losses[step]));
+}
+
 /* At half the unconstrained arena both strategies fit; segments recompute
  * each saved activation once, where single values recompute chains back to
  * a kept value again and again, so the segments win on FLOPs (measured:
@@ -161,13 +176,9 @@ static void test_segments_fit_half_the_arena(void **state)
     double extra = extra_flops_percent(half, &steps);
     assert_true(steps > 0);
     assert_true(extra > 0.0 && extra < 40.0);
-    float losses_a[6], losses_b[6];
-    run_steps(free_plan, losses_a);
-    run_steps(half, losses_b);
-    for (int step = 0; step < 6; step++)
-        assert_float_equal(losses_a[step], losses_b[step],
-                           1e-6 * fabsf(losses_a[step]));
-    assert_true(losses_a[5] < losses_a[0]);
+    float losses[6];
+    assert_same_losses(free_plan, half, losses);
+    assert_true(losses[5] < losses[0]);
     dfg_program_destroy(free_plan);
     dfg_program_destroy(half);
 }
@@ -194,12 +205,8 @@ static void test_residual_blocks_fit(void **state)
     double extra = extra_flops_percent(tight, &steps);
     assert_true(steps > 0);
     assert_true(extra > 0.0 && extra < 30.0);
-    float losses_a[6], losses_b[6];
-    run_steps(free_plan, losses_a);
-    run_steps(tight, losses_b);
-    for (int step = 0; step < 6; step++)
-        assert_float_equal(losses_a[step], losses_b[step],
-                           1e-6 * fabsf(losses_a[step]));
+    float losses[6];
+    assert_same_losses(free_plan, tight, losses);
     dfg_program_destroy(free_plan);
     dfg_program_destroy(tight);
 }

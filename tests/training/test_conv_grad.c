@@ -23,6 +23,7 @@
 
 #include "ir/geometry/backward_geometry.h"
 #include "dfg/dfg.h"
+#include "tests/support/bf16.h"
 #include "tests/support/random_data.h"
 
 typedef struct conv_case {
@@ -68,22 +69,6 @@ static dfg_attrs grad_attrs(const conv_case *c, int64_t rank_shape[4])
 }
 
 /* Runs op (dy, operand) -> out through a compiled one-node program. */
-/* bf16: the high half of an f32, rounded to nearest even (finite data). */
-static uint16_t to_bf16(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-}
-
-static float from_bf16(uint16_t b)
-{
-    uint32_t u = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 /* data (n floats) as dtype: the floats themselves, or a new bf16 copy. */
 static void *as_dtype(const float *data, int64_t n, dfg_dtype dtype)
 {

@@ -23,6 +23,7 @@
 #include "dfg/dfg.h"
 #include "ir/op_table.h"
 #include "program/program.h"
+#include "tests/support/bf16.h"
 #include "tests/training/training_fixtures.h"
 
 /* A conv whose input gradient has dy's shape: n images of c channels of
@@ -59,22 +60,6 @@ static dfg_attrs attrs_of(const same_case *c)
     int64_t shape[4] = {c->n, c->c, c->h, c->w};
     memcpy(a.shape, shape, sizeof shape);
     return a;
-}
-
-/* bf16 of f, rounded to nearest even, and back. */
-static uint16_t to_bf16(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-}
-
-static float from_bf16(uint16_t b)
-{
-    uint32_t u = (uint32_t)b << 16;
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
 }
 
 /* dx = conv2d_grad_input(dy, w) through the CPU kernel with `workspace`

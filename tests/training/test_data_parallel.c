@@ -34,6 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "dfg/mpi.h"
+#include "program/kind_bytes.h"
 #include "program/program.h"
 
 #define STEPS 4
@@ -200,22 +201,15 @@ static int compare_weights(const dfg_program *pa, dfg_session *a,
     return trained > 0 ? 0 : 1;
 }
 
-static int64_t optimizer_state_bytes(const dfg_program *p)
-{
-    int64_t bytes = 0;
-    for (int32_t i = 0; i < p->n_tensors; i++)
-        if (p->tensors[i].kind == DFG_TENSOR_OPTIMIZER_STATE)
-            bytes += p->tensors[i].bytes;
-    return bytes;
-}
-
 /* Sharded: each rank's optimizer state is about 1/ranks of one process's
  * (the shards round up to the alignment; the step counter is whole). */
 static int check_state_bytes(const dfg_program *sharded,
                              const dfg_program *whole)
 {
-    int64_t mine = optimizer_state_bytes(sharded);
-    int64_t all = optimizer_state_bytes(whole);
+    uint64_t rank[DFG_TENSOR_KIND_COUNT], every[DFG_TENSOR_KIND_COUNT];
+    dfg_program_kind_bytes(sharded, rank);
+    dfg_program_kind_bytes(whole, every);
+    int64_t mine = (int64_t)rank[DFG_TENSOR_OPTIMIZER_STATE], all = (int64_t)every[DFG_TENSOR_OPTIMIZER_STATE];
     printf("%s optimizer state: %lld bytes per rank, %lld in one process\n",
            shard ? "sharded" : "unsharded", (long long)mine, (long long)all);
     if (shard && (double)mine * ranks > 1.05 * (double)all) {

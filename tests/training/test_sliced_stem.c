@@ -21,6 +21,7 @@
 #include "program/program.h"
 #include "program/program_recompute.h"
 #include "passes/remat/remat.h"
+#include "tests/support/training_options.h"
 
 #define BATCH 8
 #define SIDE 32
@@ -99,14 +100,11 @@ static dfg_status compile_step(dfg_graph *g, float budget_percent,
 {
     assert_int_equal(dfg_graph_add_loss(g, DFG_LOSS_MSE, NULL), DFG_OK);
     dfg_training_options t;
-    dfg_training_options_init(&t);
-    t.loss = "loss";
+    dfg_compile_options o;
+    training_compile_options(&t, &o);
     t.optimizer = DFG_OPTIMIZER_ADAM;
     t.learning_rate = 0.0002f;
     t.memory_budget_percent = budget_percent;
-    dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.training = &t;
     *p = NULL;
     return dfg_compile(g, &o, p);
 }
@@ -174,6 +172,21 @@ static void check_outputs(const float *b, const float *a)
         fail_msg("the trained weights' outputs differ by %g", d);
 }
 
+/* a and b trained from the same start give the same losses step by step
+ * (a's into losses) and the same outputs. */
+static void assert_same_training(const dfg_program *a, const dfg_program *b,
+                                 float losses[STEPS])
+{
+    float others[STEPS];
+    static float probs_a[BATCH * CLASSES], probs_b[BATCH * CLASSES];
+    train(a, losses, probs_a);
+    train(b, others, probs_b);
+    for (int step = 0; step < STEPS; step++)
+        assert_float_equal(losses[step], others[step],
+                           1e-5 * fabsf(losses[step]));
+    check_outputs(probs_b, probs_a);
+}
+
 /* The step with its stem sliced (applied by hand, without a budget)
  * against the step as it is: the losses of four Adam steps, the weights
  * and running statistics after them. Every channel's batch statistics,
@@ -194,15 +207,9 @@ static void test_sliced_step_computes_the_same(void **state)
         fail_msg("%s", dfg_last_error());
     assert_false(has_tensor_named(a, "/slice_"));
     assert_true(has_tensor_named(b, "/slice_7/conv"));
-    float losses_a[STEPS], losses_b[STEPS];
-    static float probs_a[BATCH * CLASSES], probs_b[BATCH * CLASSES];
-    train(a, losses_a, probs_a);
-    train(b, losses_b, probs_b);
-    for (int step = 0; step < STEPS; step++)
-        assert_float_equal(losses_a[step], losses_b[step],
-                           1e-5 * fabsf(losses_a[step]));
-    assert_true(losses_a[STEPS - 1] < losses_a[0]);
-    check_outputs(probs_b, probs_a);
+    float losses[STEPS];
+    assert_same_training(a, b, losses);
+    assert_true(losses[STEPS - 1] < losses[0]);
     dfg_program_destroy(a);
     dfg_program_destroy(b);
     dfg_graph_destroy(plain);
@@ -233,14 +240,8 @@ static void test_budget_slices_the_stem(void **state)
     assert_true(steps > 0 && extra > 0);
     /* Here the stem's conv is most of the step's FLOPs (measured: 31%). */
     assert_true(100.0 * (double)extra / (double)other < 50.0);
-    float losses_a[STEPS], losses_b[STEPS];
-    static float probs_a[BATCH * CLASSES], probs_b[BATCH * CLASSES];
-    train(free_plan, losses_a, probs_a);
-    train(budget, losses_b, probs_b);
-    for (int step = 0; step < STEPS; step++)
-        assert_float_equal(losses_a[step], losses_b[step],
-                           1e-5 * fabsf(losses_a[step]));
-    check_outputs(probs_b, probs_a);
+    float losses[STEPS];
+    assert_same_training(free_plan, budget, losses);
     dfg_program_destroy(free_plan);
     dfg_program_destroy(budget);
     dfg_graph_destroy(g);

@@ -15,6 +15,7 @@
 
 #include "program/program.h"
 #include "tests/support/json_tree.h"
+#include "tests/support/training_options.h"
 #include "tests/training/training_fixtures.h"
 #include "tools/training/digits_training.h"
 
@@ -229,13 +230,9 @@ static void test_updates_run_when_their_gradient_is_final(void **state)
  * norms[run * 6 + k]: weight k's squared update norm at that run. */
 static void run_mlp(dfg_program *p, int runs, float *norms)
 {
-    const dfg_backend *cpu;
-    dfg_session *s;
-    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
-    assert_int_equal(dfg_session_create(p, cpu, NULL, &s), DFG_OK);
-    dfg_tensor_info info;
-    assert_int_equal(dfg_program_output_info(p, 1, &info), DFG_OK);
-    assert_int_equal(info.shape[0], 6); /* 3 layers: weight and bias */
+    int64_t n_norms;
+    dfg_session *s = training_session(p, &n_norms);
+    assert_int_equal(n_norms, 6); /* 3 layers: weight and bias */
     float x[32 * 64], loss;
     int64_t labels[32];
     for (int i = 0; i < 32 * 64; i++)
@@ -260,12 +257,9 @@ static void cnn_sgd_step(dfg_dtype precision, float *loss, float *norms)
     dfg_graph *g;
     assert_int_equal(dfg_model_build_training("cnn", NULL, &g), DFG_OK);
     dfg_training_options t;
-    dfg_training_options_init(&t);
-    t.loss = "loss";
-    t.momentum = 0.0f;
     dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.training = &t;
+    training_compile_options(&t, &o);
+    t.momentum = 0.0f;
     o.precision = precision;
     dfg_program *p;
     assert_int_equal(dfg_compile(g, &o, &p), DFG_OK);
@@ -323,12 +317,9 @@ static void test_learning_rate_decays_to_zero(void **state)
     dfg_graph *g;
     assert_int_equal(dfg_model_build_training("mlp", NULL, &g), DFG_OK);
     dfg_training_options t;
-    dfg_training_options_init(&t);
-    t.loss = "loss";
-    t.decay_steps = -1;
     dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.training = &t;
+    training_compile_options(&t, &o);
+    t.decay_steps = -1;
     assert_int_equal(dfg_compile(g, &o, &p), DFG_ERR_INVALID_ARGUMENT);
     assert_non_null(strstr(dfg_last_error(), "decay_steps"));
     dfg_graph_destroy(g);
@@ -373,11 +364,8 @@ static dfg_graph *classifier(const char *op)
 static dfg_status compile_with_loss(dfg_graph *g, dfg_loss_kind kind)
 {
     dfg_training_options t;
-    dfg_training_options_init(&t);
-    t.loss = "loss";
     dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.training = &t;
+    training_compile_options(&t, &o);
     dfg_program *p = NULL;
     dfg_status st = dfg_graph_add_loss(g, kind, NULL);
     if (st == DFG_OK)
@@ -448,11 +436,8 @@ static void test_batch_norm_trains_with_constant_statistics(void **state)
     assert_int_equal(dfg_graph_output(g, y, "prediction"), DFG_OK);
     assert_int_equal(dfg_graph_add_loss(g, DFG_LOSS_CROSS_ENTROPY, NULL), DFG_OK);
     dfg_training_options t;
-    dfg_training_options_init(&t);
-    t.loss = "loss";
     dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.training = &t;
+    training_compile_options(&t, &o);
     dfg_program *p;
     assert_int_equal(dfg_compile(g, &o, &p), DFG_OK);
     int training_form = 0, inference_form = 0;

@@ -14,6 +14,7 @@
 #include "dfg/dfg.h"
 #include "program/program.h"
 #include "tests/training/training_fixtures.h"
+#include "tests/support/training_options.h"
 
 /* Without a budget, on dfg's kernels as a budgeted step is
  * (compile_bundled_training_reference); with one, as a user compiles it. */
@@ -203,12 +204,9 @@ static void test_memory_budget_keeps_the_results(void **state)
     dfg_graph *cnn;
     assert_int_equal(dfg_model_build_training("cnn", NULL, &cnn), DFG_OK);
     dfg_training_options t;
-    dfg_training_options_init(&t);
-    t.loss = "loss";
-    t.memory_budget_bytes = 4096;
     dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.training = &t;
+    training_compile_options(&t, &o);
+    t.memory_budget_bytes = 4096;
     dfg_program *p = NULL;
     assert_int_equal(dfg_compile(cnn, &o, &p), DFG_ERR_PLAN);
     assert_non_null(strstr(dfg_last_error(), "memory budget 4096 bytes cannot "

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "dfg/dfg.h"
+#include "tests/support/file_bytes.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/training/training_fixtures.h"
 
@@ -69,19 +70,6 @@ static void train_steps(trainer *t, int steps)
         assert_int_equal(dfg_session_run(t->session, inputs, NULL), DFG_OK);
 }
 
-static void *read_all(const char *path, size_t *size)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    *size = (size_t)ftell(f);
-    rewind(f);
-    void *data = malloc(*size + 1);
-    assert_non_null(data);
-    assert_int_equal(fread(data, 1, *size, f), *size);
-    fclose(f);
-    return data;
-}
 
 static void test_resumed_run_is_bit_identical(void **state)
 {
@@ -110,8 +98,10 @@ static void test_resumed_run_is_bit_identical(void **state)
     assert_int_equal(dfg_checkpoint_save(second.session, &at,
                                          scratch_path("resumed")), DFG_OK);
     size_t a, b;
-    void *x = read_all(scratch_path("straight"), &a);
-    void *y = read_all(scratch_path("resumed"), &b);
+    void *x = file_bytes(scratch_path("straight"), &a);
+    void *y = file_bytes(scratch_path("resumed"), &b);
+    assert_non_null(x);
+    assert_non_null(y);
     assert_int_equal(a, b);
     assert_memory_equal(x, y, a);
     free(x);
@@ -153,7 +143,8 @@ static void test_bad_checkpoints_are_refused(void **state)
     assert_int_equal(dfg_checkpoint_save(t.session, &at, scratch_path("good")),
                      DFG_OK);
     size_t size;
-    uint8_t *good = read_all(scratch_path("good"), &size);
+    uint8_t *good = file_bytes(scratch_path("good"), &size);
+    assert_non_null(good);
     uint8_t *bad = malloc(size);
     assert_non_null(bad);
     train_steps(&t, 1); /* the region now differs from the file's */

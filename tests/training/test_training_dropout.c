@@ -15,6 +15,7 @@
 #include "dfg/training.h"
 #include "runtime/cuda/plan/target.h"
 #include "program/program.h"
+#include "tests/support/training_options.h"
 
 /* The classifier with dropout (p 0.5) on its prediction, and its MSE. */
 static dfg_graph *dropout_classifier(void)
@@ -41,12 +42,9 @@ static dfg_status compile_training(uint64_t seed, const dfg_target *target,
 {
     dfg_graph *g = dropout_classifier();
     dfg_training_options t;
-    dfg_training_options_init(&t);
-    t.loss = "loss";
-    t.seed = seed;
     dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.training = &t;
+    training_compile_options(&t, &o);
+    t.seed = seed;
     if (target)
         assert_int_equal(dfg_compile_options_for(&o, target), DFG_OK);
     dfg_status st = dfg_compile(g, &o, p);

@@ -38,3 +38,15 @@ dfg_program *compile_bundled_training_reference(const char *model,
 {
     return compile_training(model, t, 1);
 }
+
+dfg_session *training_session(const dfg_program *p, int64_t *n_norms)
+{
+    const dfg_backend *cpu;
+    dfg_session *s;
+    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    assert_int_equal(dfg_session_create(p, cpu, NULL, &s), DFG_OK);
+    dfg_tensor_info info;
+    assert_int_equal(dfg_program_output_info(p, 1, &info), DFG_OK);
+    *n_norms = info.shape[0];
+    return s;
+}

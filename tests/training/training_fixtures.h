@@ -17,4 +17,9 @@ dfg_program *compile_bundled_training(const char *model,
 dfg_program *compile_bundled_training_reference(const char *model,
                                                 dfg_training_options *t);
 
+/* A CPU session of a training program whose output 1 holds its weights'
+ * squared update norms, their count in *n_norms; fails the test if it
+ * cannot be made. */
+dfg_session *training_session(const dfg_program *p, int64_t *n_norms);
+
 #endif

@@ -1,12 +1,29 @@
 /* dfg's fused post-ops as oneDNN's (dnnl_post_ops.h). */
 #include "runtime/cpu/onednn/dnnl_post_ops.h"
 
+/* The post-ops that are one oneDNN eltwise: its algorithm and, unless it
+ * takes the post-op's own alpha and beta (clip's bounds), fixed ones. */
+static const struct eltwise_post_op {
+    int32_t post;
+    dnnl_alg_kind_t alg;
+    int own_params;
+    float alpha, beta;
+} eltwise_post_ops[] = {
+    {DFG_POST_RELU, dnnl_eltwise_relu, 0, 0.0f, 0.0f},
+    {DFG_POST_CLIP, dnnl_eltwise_clip, 1, 0.0f, 0.0f},
+    {DFG_POST_SIGMOID, dnnl_eltwise_logistic, 0, 0.0f, 0.0f},
+    {DFG_POST_HARDSWISH, dnnl_eltwise_hardswish, 0, 0.0f, 0.0f},
+    /* swish: x * sigmoid(alpha x) */
+    {DFG_POST_SILU, dnnl_eltwise_swish, 0, 1.0f, 0.0f},
+    {DFG_POST_GELU_ERF, dnnl_eltwise_gelu_erf, 0, 0.0f, 0.0f},
+    {DFG_POST_GELU_TANH, dnnl_eltwise_gelu_tanh, 0, 0.0f, 0.0f},
+};
+
 /* Appends dfg post-op k of attrs to ops; -1 on failure. */
 static int post_op_append(dnnl_post_ops_t ops, const dfg_attrs *attrs,
                           int32_t k)
 {
     float alpha = attrs->post_op_alpha[k], beta = attrs->post_op_beta[k];
-    dnnl_alg_kind_t alg;
     switch (attrs->post_ops[k]) {
     case DFG_POST_SUM:
         return dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success ? 0 : -1;
@@ -18,34 +35,22 @@ static int post_op_append(dnnl_post_ops_t ops, const dfg_attrs *attrs,
                                                     1.0f) == dnnl_success
                    ? 0
                    : -1;
-    case DFG_POST_RELU:
-        alg = dnnl_eltwise_relu, alpha = beta = 0.0f;
-        break;
-    case DFG_POST_CLIP:
-        alg = dnnl_eltwise_clip;
-        break;
-    case DFG_POST_SIGMOID:
-        alg = dnnl_eltwise_logistic, alpha = beta = 0.0f;
-        break;
-    case DFG_POST_HARDSWISH:
-        alg = dnnl_eltwise_hardswish, alpha = beta = 0.0f;
-        break;
-    case DFG_POST_SILU: /* swish: x * sigmoid(alpha x) */
-        alg = dnnl_eltwise_swish, alpha = 1.0f, beta = 0.0f;
-        break;
-    case DFG_POST_GELU_ERF:
-        alg = dnnl_eltwise_gelu_erf, alpha = beta = 0.0f;
-        break;
-    case DFG_POST_GELU_TANH:
-        alg = dnnl_eltwise_gelu_tanh, alpha = beta = 0.0f;
-        break;
     default:
-        return -1;
+        break;
     }
-    return dnnl_post_ops_append_eltwise(ops, 1.0f, alg, alpha, beta) ==
-                   dnnl_success
-               ? 0
-               : -1;
+    for (size_t i = 0;
+         i < sizeof eltwise_post_ops / sizeof eltwise_post_ops[0]; i++) {
+        const struct eltwise_post_op *e = &eltwise_post_ops[i];
+        if (e->post != attrs->post_ops[k])
+            continue;
+        if (!e->own_params)
+            alpha = e->alpha, beta = e->beta;
+        return dnnl_post_ops_append_eltwise(ops, 1.0f, e->alg, alpha, beta) ==
+                       dnnl_success
+                   ? 0
+                   : -1;
+    }
+    return -1;
 }
 
 int dfg_dnnl_post_ops_set(dnnl_primitive_attr_t attr, const dfg_attrs *attrs)
