@@ -137,16 +137,31 @@ dfg_status dfg_training_persistent(dfg_graph *g, const char *base,
     char name[300];
     snprintf(name, sizeof name, "%.200s%s", base, suffix);
     int64_t bytes = dfg_type_bytes(type);
-    void *zeros = data ? NULL : dfg_calloc(&g->allocator, (size_t)bytes + 1, 1);
-    if (!data && !zeros)
-        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "training: out of memory");
-    dfg_value handle;
-    dfg_status st = dfg_graph_weight(g, name, type->dtype, type->rank,
-                                     type->shape, data ? data : zeros, &handle);
-    dfg_free(&g->allocator, zeros);
+    dfg_status st;
+    if (!data && dfg_name_table_find(&g->value_names, name) < 0) {
+        /* Zero state (optimizer moments, accumulators) as pages that take
+         * no memory until a session's own copy is written. */
+        dfg_shared_bytes *zeros = dfg_shared_bytes_zeros(&g->allocator,
+                                                         (size_t)bytes + 1);
+        if (!zeros)
+            return dfg_error(DFG_ERR_OUT_OF_MEMORY, "training: out of memory");
+        st = dfg_graph_shared_leaf(g, DFG_VALUE_WEIGHT, name, type, zeros,
+                                   dfg_shared_bytes_data(zeros), out);
+        dfg_shared_bytes_release(zeros);
+    } else {
+        void *zeros = data ? NULL
+                           : dfg_calloc(&g->allocator, (size_t)bytes + 1, 1);
+        if (!data && !zeros)
+            return dfg_error(DFG_ERR_OUT_OF_MEMORY, "training: out of memory");
+        dfg_value handle;
+        st = dfg_graph_weight(g, name, type->dtype, type->rank, type->shape,
+                              data ? data : zeros, &handle);
+        dfg_free(&g->allocator, zeros);
+        if (st == DFG_OK)
+            *out = dfg_graph_index(g, handle);
+    }
     if (st != DFG_OK)
         return st;
-    *out = dfg_graph_index(g, handle);
     g->values[*out].role = role;
     return DFG_OK;
 }

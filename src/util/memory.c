@@ -28,6 +28,11 @@ dfg_allocator dfg_allocator_or_default(const dfg_allocator *allocator)
     return (dfg_allocator){NULL, libc_alloc, libc_free};
 }
 
+int dfg_allocator_is_default(const dfg_allocator *allocator)
+{
+    return !allocator || allocator->alloc == libc_alloc;
+}
+
 void *dfg_alloc(const dfg_allocator *allocator, size_t size)
 {
     if (!allocator)

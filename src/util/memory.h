@@ -9,6 +9,10 @@
 
 /* A copy of *allocator, or the C library's if allocator is NULL. */
 dfg_allocator dfg_allocator_or_default(const dfg_allocator *allocator);
+/* 1 if allocator is NULL or dfg_allocator_or_default(NULL)'s: the
+ * library may then take memory from the system by other ways (a mapping)
+ * without going behind a caller's allocator. */
+int dfg_allocator_is_default(const dfg_allocator *allocator);
 
 /* 64-byte aligned; NULL on failure or size 0 overflowing. */
 void *dfg_alloc(const dfg_allocator *allocator, size_t size);

@@ -1,6 +1,7 @@
 #include "util/shared_bytes.h"
 
 #include <stdatomic.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@ struct dfg_shared_bytes {
     const uint8_t *data;
     size_t size;
     void *mapping; /* NULL for an allocated block */
+    int anonymous; /* mapping is zero pages, not a file's */
 };
 
 static dfg_shared_bytes *make(const dfg_allocator *allocator)
@@ -40,6 +42,34 @@ dfg_shared_bytes *dfg_shared_bytes_alloc(const dfg_allocator *allocator,
         dfg_free(&a, b);
         return NULL;
     }
+    b->size = size;
+    return b;
+}
+
+/* Blocks from which dfg_shared_bytes_zeros maps pages rather than fill. */
+#define ZERO_MAPPING_MIN_BYTES ((size_t)1 << 16)
+
+dfg_shared_bytes *dfg_shared_bytes_zeros(const dfg_allocator *allocator,
+                                         size_t size)
+{
+    if (!dfg_allocator_is_default(allocator) || size < ZERO_MAPPING_MIN_BYTES) {
+        dfg_shared_bytes *b = dfg_shared_bytes_alloc(allocator, size);
+        if (b)
+            memset(dfg_shared_bytes_fill(b), 0, size);
+        return b;
+    }
+    void *mapping = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mapping == MAP_FAILED)
+        return NULL;
+    dfg_shared_bytes *b = make(allocator);
+    if (!b) {
+        munmap(mapping, size);
+        return NULL;
+    }
+    b->mapping = mapping;
+    b->anonymous = 1;
+    b->data = mapping;
     b->size = size;
     return b;
 }
@@ -120,7 +150,7 @@ size_t dfg_shared_bytes_size(const dfg_shared_bytes *bytes)
 
 int dfg_shared_bytes_is_mapped(const dfg_shared_bytes *bytes)
 {
-    return bytes->mapping != NULL;
+    return bytes->mapping != NULL && !bytes->anonymous;
 }
 
 void dfg_drop_pages(const void *data, size_t size)

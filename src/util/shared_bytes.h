@@ -26,6 +26,14 @@ dfg_shared_bytes *dfg_shared_bytes_alloc(const dfg_allocator *allocator,
  * creator, before anyone else holds it. */
 uint8_t *dfg_shared_bytes_fill(dfg_shared_bytes *bytes);
 
+/* size zero bytes with one reference; NULL when out of memory. With the
+ * default allocator a large block is an anonymous mapping, whose pages
+ * take no memory until written (reads see the kernel's zero page); with
+ * a caller's allocator, a block from it, zero-filled. Not a file mapping
+ * (dfg_shared_bytes_is_mapped: 0), and not to be written: its users read
+ * it. */
+dfg_shared_bytes *dfg_shared_bytes_zeros(const dfg_allocator *allocator,
+                                         size_t size);
 /* Takes over block (size bytes from dfg_alloc with allocator) with one
  * reference; NULL when out of memory, block then freed. */
 dfg_shared_bytes *dfg_shared_bytes_adopt(const dfg_allocator *allocator,

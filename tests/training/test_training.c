@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "program/program.h"
@@ -451,10 +453,84 @@ static void test_batch_norm_trains_with_constant_statistics(void **state)
     dfg_graph_destroy(g);
 }
 
+/* Adam's zero-initialised moments of a 1 MiB weight take no memory in the
+ * compiled program (pages mapped, never written: mincore finds none
+ * resident), and a session reads them as zeros: its first step equals a
+ * second session's of the same program. */
+static void test_zero_state_takes_no_memory(void **state)
+{
+    (void)state;
+    enum { K = 512 };
+    dfg_graph *g;
+    dfg_value x, w, y;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 2, (int64_t[]){4, K}, &x),
+                     DFG_OK);
+    float *data = calloc(K * K, sizeof *data);
+    assert_non_null(data);
+    for (int i = 0; i < K * K; i++)
+        data[i] = (float)(i % 7) * 0.01f;
+    assert_int_equal(dfg_graph_weight(g, "w", DFG_F32, 2, (int64_t[]){K, K},
+                                      data, &w), DFG_OK);
+    free(data);
+    assert_int_equal(dfg_matmul(g, x, w, &y), DFG_OK);
+    assert_int_equal(dfg_graph_output(g, y, "prediction"), DFG_OK);
+    assert_int_equal(dfg_graph_add_loss(g, DFG_LOSS_CROSS_ENTROPY, NULL), DFG_OK);
+    dfg_training_options t;
+    dfg_compile_options o;
+    training_compile_options(&t, &o);
+    t.optimizer = DFG_OPTIMIZER_ADAM;
+    dfg_program *p;
+    assert_int_equal(dfg_compile(g, &o, &p), DFG_OK);
+    dfg_graph_destroy(g);
+    const dfg_program_tensor *moments = NULL;
+    for (int32_t i = 0; i < p->n_tensors; i++)
+        if (strcmp(p->tensors[i].name, "w.adam_moments") == 0)
+            moments = &p->tensors[i];
+    assert_non_null(moments);
+    assert_non_null(moments->data);
+    long page = sysconf(_SC_PAGESIZE);
+    uintptr_t first = ((uintptr_t)moments->data + (uintptr_t)page - 1) &
+                      ~((uintptr_t)page - 1);
+    size_t pages = (size_t)(((uintptr_t)moments->data + moments->bytes -
+                             first) / (uintptr_t)page);
+    unsigned char *resident = calloc(pages, 1);
+    assert_non_null(resident);
+    assert_int_equal(mincore((void *)first, pages * (size_t)page, resident), 0);
+    size_t in_memory = 0;
+    for (size_t i = 0; i < pages; i++)
+        in_memory += resident[i] & 1u;
+    free(resident);
+    assert_true(pages > 400);
+    assert_int_equal(in_memory, 0);
+    float losses[2];
+    const dfg_backend *cpu;
+    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    for (int k = 0; k < 2; k++) {
+        dfg_session *s;
+        assert_int_equal(dfg_session_create(p, cpu, NULL, &s), DFG_OK);
+        float xs[4 * K];
+        int64_t labels[4] = {1, 2, 3, 4};
+        for (int i = 0; i < 4 * K; i++)
+            xs[i] = (float)(i % 11) * 0.1f;
+        const void *in[2] = {xs, labels};
+        assert_int_equal(dfg_session_run(s, in, NULL), DFG_OK);
+        assert_int_equal(dfg_session_run(s, in, NULL), DFG_OK);
+        void *loss;
+        assert_int_equal(dfg_session_output_buffer(s, 0, &loss), DFG_OK);
+        losses[k] = *(const float *)loss;
+        dfg_session_destroy(s);
+    }
+    assert_true(isfinite(losses[0]));
+    assert_memory_equal(&losses[0], &losses[1], sizeof losses[0]);
+    dfg_program_destroy(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_training_errors_name_the_cause),
+        cmocka_unit_test(test_zero_state_takes_no_memory),
         cmocka_unit_test(test_batch_norm_trains_with_constant_statistics),
         cmocka_unit_test(test_plan_classes_and_round_trip),
         cmocka_unit_test(test_accumulation_gates_the_update),
