@@ -431,9 +431,11 @@ static void test_training_transposes(void **state)
         dfg_session *s = NULL;
         OK(dfg_session_create(p[k], backends[k], NULL, &s));
         const void *ins[1] = {x};
+        void *out = NULL;
+        OK(dfg_session_output_buffer(s, 0, &out));
         for (int step = 0; step < 4; step++) {
-            void *outs[1] = {&loss[k][step]};
-            OK(dfg_session_run(s, ins, outs));
+            OK(dfg_session_run(s, ins, NULL));
+            memcpy(&loss[k][step], out, sizeof loss[k][step]);
         }
         dfg_session_destroy(s);
     }
