@@ -94,8 +94,7 @@ static void softmax_run(const softmax_ctx *c, const softmax_block *b)
  * compiler vectorizes: the max and the sum in lanes (f32_reduce.h), exp
  * in its branch-free form (f32_math.h). */
 DFG_VECTOR_CLONES
-void dfg_cpu_softmax_row_f32(int log_form, const float *x, float *y,
-                             int64_t n)
+static void softmax_row(int log_form, const float *x, float *y, int64_t n)
 {
     float max = dfg_f32_max(x, n);
     if (!log_form) {
@@ -119,6 +118,14 @@ void dfg_cpu_softmax_row_f32(int log_form, const float *x, float *y,
         y[i] = (x[i] - max) - log_sum;
 }
 
+/* Not cloned itself: clang names a cloned function's resolver apart from
+ * the function, so calls from other files (attention.c) would not link. */
+void dfg_cpu_softmax_row_f32(int log_form, const float *x, float *y,
+                             int64_t n)
+{
+    softmax_row(log_form, x, y, n);
+}
+
 dfg_status dfg_cpu_softmax(const dfg_kernel_args *args)
 {
     const dfg_type *in = &args->in_types[0];
@@ -139,8 +146,8 @@ dfg_status dfg_cpu_softmax(const dfg_kernel_args *args)
     if (c.inner == 1 && c.dtype == DFG_F32) {
 #pragma omp parallel for if (parallel) schedule(static)
         for (int64_t row = 0; row < outer; row++)
-            dfg_cpu_softmax_row_f32(c.log, (const float *)c.in + row * c.n,
-                            (float *)c.out + row * c.n, c.n);
+            softmax_row(c.log, (const float *)c.in + row * c.n,
+                        (float *)c.out + row * c.n, c.n);
         return DFG_OK;
     }
     if (c.inner == 1) {
