@@ -51,7 +51,10 @@ static dfg_status load_training_graph(const char *model, dfg_graph **g)
     size_t n = strlen(model);
     if (n < 5 || strcmp(model + n - 5, ".onnx") != 0)
         return dfg_model_build_training(model, NULL, g);
-    dfg_status st = dfg_onnx_import_file(model, NULL, NULL, g);
+    dfg_onnx_options options; /* training: every initializer its own */
+    dfg_onnx_options_init(&options);
+    options.keep_transposed_copies = 1;
+    dfg_status st = dfg_onnx_import_file(model, &options, NULL, g);
     if (st == DFG_OK)
         st = dfg_graph_add_loss(*g, DFG_LOSS_CROSS_ENTROPY, NULL);
     return st;

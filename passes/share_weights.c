@@ -226,7 +226,25 @@ static int tie(sharing *s, int32_t a, int32_t b)
     return 1;
 }
 
-/* Each kept matrix whose transpose is another kept tensor. */
+/* 1 if node transposes a stored 2-D tensor (as the ONNX importer records
+ * an initializer holding another's transpose, or an exporter that did
+ * not fold the transpose writes it). */
+static int transposes_stored(const dfg_graph *g, const dfg_ir_node *node)
+{
+    if (node->dead || node->op != DFG_OP_TRANSPOSE || node->n_inputs != 1)
+        return 0;
+    const dfg_ir_value *in = &g->values[node->inputs[0]];
+    if ((in->kind != DFG_VALUE_WEIGHT && in->kind != DFG_VALUE_CONSTANT) ||
+        in->type.rank != 2 || g->values[node->outputs[0]].is_output)
+        return 0;
+    const dfg_attrs *a = &node->attrs;
+    return a->n_shape == 0 ||
+           (a->n_shape == 2 && a->shape[0] == 1 && a->shape[1] == 0);
+}
+
+/* Each kept matrix whose transpose is another kept tensor, then each
+ * transpose of a stored matrix whose readers can read the matrix
+ * transposed: no copy of it is made at compile time or run time. */
 static dfg_status share_transposed(sharing *s)
 {
     const keyed_list *list = &s->places;
@@ -241,7 +259,18 @@ static dfg_status share_transposed(sharing *s)
                 break;
         }
     }
-    return dfg_tied_matmuls_rewrite(s->g, s->tied_matmul);
+    dfg_graph *g = s->g;
+    for (int32_t n = 0; n < g->n_nodes; n++) {
+        dfg_ir_node *node = &g->nodes[n];
+        if (!transposes_stored(g, node) ||
+            !dfg_tied_readers_accept(g, node->outputs[0]))
+            continue;
+        dfg_tied_readers_switch(g, node->outputs[0], node->inputs[0],
+                                s->tied_matmul);
+        node->dead = 1;
+        s->shared++;
+    }
+    return dfg_tied_matmuls_rewrite(g, s->tied_matmul);
 }
 
 static void sharing_free(sharing *s)

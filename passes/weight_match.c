@@ -126,17 +126,24 @@ int dfg_weights_equal(const dfg_type *ta, const void *a, const dfg_type *tb,
 int dfg_weights_transposed(const dfg_type *ta, const void *a,
                            const dfg_type *tb, const void *b)
 {
+    return dfg_weights_transposed_rows(ta, a, tb, b, 0, tb->shape[0]);
+}
+
+int dfg_weights_transposed_rows(const dfg_type *ta, const void *a,
+                                const dfg_type *tb, const void *b,
+                                int64_t from, int64_t to)
+{
     if (ta->rank != 2 || tb->rank != 2 || ta->dtype != tb->dtype ||
         ta->layout != tb->layout || ta->shape[0] != tb->shape[1] ||
-        ta->shape[1] != tb->shape[0])
+        ta->shape[1] != tb->shape[0] || from < 0 || to > tb->shape[0])
         return 0;
     size_t size = dfg_dtype_size(ta->dtype);
     int64_t rows = ta->shape[0], cols = ta->shape[1];
     const unsigned char *pa = a, *pb = b;
     for (int64_t r0 = 0; r0 < rows; r0 += TILE)
-        for (int64_t c0 = 0; c0 < cols; c0 += TILE)
+        for (int64_t c0 = from; c0 < to; c0 += TILE)
             for (int64_t r = r0; r < rows && r < r0 + TILE; r++)
-                for (int64_t c = c0; c < cols && c < c0 + TILE; c++)
+                for (int64_t c = c0; c < to && c < c0 + TILE; c++)
                     if (bits_of(pa + (size_t)(r * cols + c) * size, size) !=
                         bits_of(pb + (size_t)(c * rows + r) * size, size))
                         return 0;

@@ -40,4 +40,10 @@ int dfg_weights_equal(const dfg_type *ta, const void *a, const dfg_type *tb,
 int dfg_weights_transposed(const dfg_type *ta, const void *a,
                            const dfg_type *tb, const void *b);
 
+/* The same check for rows [from, to) of b only (b's rows are a's
+ * columns): a large b is read a slice at a time. */
+int dfg_weights_transposed_rows(const dfg_type *ta, const void *a,
+                                const dfg_type *tb, const void *b,
+                                int64_t from, int64_t to);
+
 #endif

@@ -88,6 +88,7 @@ int dfg_py_load_graph(const char *kind, PyObject *source, PyObject *shapes,
     dfg_onnx_binding bindings[MAX_SHAPE_BINDINGS];
     dfg_onnx_options onnx;
     dfg_onnx_options_init(&onnx);
+    onnx.keep_transposed_copies = training;
     if (parse_shapes(shapes, bindings, &onnx.n_bindings) != 0)
         return -1;
     onnx.bindings = bindings;

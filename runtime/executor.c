@@ -10,6 +10,7 @@
  * allocates a weights region and uploads them once. dfg_session_run is
  * then a copy in, one backend call that loops over the prepared steps,
  * and a copy out: no lookups, no allocation. */
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "dfg/collective.h"
@@ -88,28 +89,53 @@ static dfg_status check_backend_supports(const dfg_program *p,
     return DFG_OK;
 }
 
-/* 1 if the bytes of weights tensor t overlap those of tensor u. */
-static int weights_overlap(const dfg_program_tensor *t,
-                           const dfg_program_tensor *u)
+/* One weight operand's bytes, for mark_tied_inputs. */
+typedef struct weight_read {
+    const uint8_t *start, *end;
+    int32_t k, j; /* s->steps[k], input j */
+} weight_read;
+
+static int by_start(const void *pa, const void *pb)
 {
-    const uint8_t *a = t->data, *b = u->data;
-    return a && b && a < b + u->bytes && b < a + t->bytes;
+    const weight_read *a = pa, *b = pb;
+    return (a->start > b->start) - (a->start < b->start);
 }
 
-/* 1 if input j of program step `step` is the only operand of any step
- * that reads its weight's bytes (no tied weight, no view of it). */
-static int read_once(const dfg_program *p, int32_t step, int32_t j)
+/* Sets bit j of s->steps[k].tied_inputs where input j's weight bytes
+ * overlap another operand's (a tied weight, or a view of one): the
+ * operands sorted by address, an operand overlaps another if it starts
+ * before the furthest end of those before it, or the next one starts
+ * before its end. */
+static dfg_status mark_tied_inputs(dfg_session *s)
 {
-    const dfg_program_tensor *t = &p->tensors[p->steps[step].inputs[j]];
-    for (int32_t i = 0; i < p->n_steps; i++)
-        for (int32_t k = 0; k < p->steps[i].n_inputs; k++) {
-            int32_t other = p->steps[i].inputs[k];
-            if ((i != step || k != j) && other >= 0 &&
-                p->tensors[other].region == DFG_REGION_WEIGHTS &&
-                weights_overlap(t, &p->tensors[other]))
-                return 0;
+    const dfg_program *p = s->program;
+    size_t n = 0;
+    for (int32_t k = 0; k < s->n_steps; k++)
+        n += (size_t)p->steps[s->program_step[k]].n_inputs;
+    weight_read *reads = dfg_alloc(&s->allocator, (n ? n : 1) * sizeof *reads);
+    if (!reads)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "session: out of memory");
+    n = 0;
+    for (int32_t k = 0; k < s->n_steps; k++) {
+        const dfg_program_step *st = &p->steps[s->program_step[k]];
+        for (int32_t j = 0; j < st->n_inputs && j < 32; j++) {
+            const dfg_program_tensor *t =
+                st->inputs[j] < 0 ? NULL : &p->tensors[st->inputs[j]];
+            if (t && t->region == DFG_REGION_WEIGHTS && t->data && t->bytes > 0)
+                reads[n++] = (weight_read){t->data, t->data + t->bytes, k, j};
         }
-    return 1;
+    }
+    qsort(reads, n, sizeof *reads, by_start);
+    const uint8_t *furthest = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if ((furthest && reads[i].start < furthest) ||
+            (i + 1 < n && reads[i + 1].start < reads[i].end))
+            s->steps[reads[i].k].tied_inputs |= (uint32_t)1 << reads[i].j;
+        if (!furthest || reads[i].end > furthest)
+            furthest = reads[i].end;
+    }
+    dfg_free(&s->allocator, reads);
+    return DFG_OK;
 }
 
 /* Writes every operand's address into the argument block (again when the
@@ -139,7 +165,7 @@ static void bind_operands(dfg_session *s)
             if ((args->shared_inputs >> j & 1u) &&
                 (dfg_program_bytes_mapped(p, in[j]) ||
                  (s->owned_program && dfg_program_bytes_alone(p, in[j]) &&
-                  read_once(p, s->program_step[k], j))))
+                  !(args->tied_inputs >> j & 1u))))
                 args->droppable_inputs |= (uint32_t)1 << j;
     }
 }
@@ -201,6 +227,7 @@ static dfg_status build_step_block(dfg_session *s)
                 if (weights_fixed && j < 32 &&
                     p->tensors[t].region == DFG_REGION_WEIGHTS)
                     constant_inputs |= (uint32_t)1 << j;
+
             }
         }
         for (int32_t j = 0; j < st->n_outputs; j++)
@@ -225,8 +252,10 @@ static dfg_status build_step_block(dfg_session *s)
         s->program_step[k] = i;
         k++;
     }
-    bind_operands(s);
-    return DFG_OK;
+    dfg_status st = mark_tied_inputs(s);
+    if (st == DFG_OK)
+        bind_operands(s);
+    return st;
 }
 
 static dfg_status allocate_region(dfg_session *s, dfg_region r)

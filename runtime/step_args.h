@@ -39,6 +39,10 @@ typedef struct dfg_kernel_args {
      * come back), or bytes of a program its session took over that no
      * other step reads (dfg_session_create_owning; never read again). */
     uint32_t droppable_inputs;
+    /* Bit j set: another step reads input j's weight bytes too, as they
+     * are (a tied weight): a copy in another layout would add to them
+     * rather than replace them. */
+    uint32_t tied_inputs;
     /* 1 if the program was compiled with this backend's workspace rule
      * (it records which), so the step's workspace holds the backend's
      * scratch past the op's own. */

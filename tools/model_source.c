@@ -105,7 +105,8 @@ int dfgc_model_is_program(const char *model)
     return has_suffix(model, ".dfgp");
 }
 
-dfg_status dfgc_load_graph(const char *model, dfg_graph **out)
+dfg_status dfgc_load_graph(const char *model, int keep_transposed_copies,
+                           dfg_graph **out)
 {
     if (has_suffix(model, ".onnx")) {
         dfg_onnx_options options;
@@ -115,6 +116,7 @@ dfg_status dfgc_load_graph(const char *model, dfg_graph **out)
         options.frozen_inputs = consts;
         options.n_frozen_inputs = n_consts;
         options.max_weight_bytes = max_weight_bytes;
+        options.keep_transposed_copies = keep_transposed_copies;
         return dfg_onnx_import_file(model, &options, NULL, out);
     }
     if (strncmp(model, EXAMPLE_PREFIX, strlen(EXAMPLE_PREFIX)) == 0)
@@ -130,7 +132,9 @@ dfg_status dfgc_load_program(const char *model,
         return dfg_program_load(model, options ? options->allocator : NULL,
                                 out);
     dfg_graph *graph;
-    dfg_status s = dfgc_load_graph(model, &graph);
+    dfg_status s = dfgc_load_graph(
+        model, options && (!options->share_weights || options->training),
+        &graph);
     if (s != DFG_OK)
         return s;
     s = dfgc_compile_limited(graph, options, out);

@@ -25,8 +25,10 @@ int dfgc_max_weight_option(const char *command, int argc, char **argv,
                            int *i);
 
 /* MODEL is a bundled example ("example:cnn"), a program file (.dfgp) or,
- * once the ONNX front end is in, an .onnx file. */
-dfg_status dfgc_load_graph(const char *model, dfg_graph **out);
+ * once the ONNX front end is in, an .onnx file. keep_transposed_copies:
+ * dfg_onnx_options' (1 for training, and where weights are not shared). */
+dfg_status dfgc_load_graph(const char *model, int keep_transposed_copies,
+                           dfg_graph **out);
 /* 1 if MODEL names a compiled program file (.dfgp), which compile options
  * cannot change. */
 int dfgc_model_is_program(const char *model);

@@ -78,6 +78,15 @@ typedef struct dfg_onnx_options {
      * recursion would overflow the stack. 0 means the default,
      * DFG_ONNX_DEFAULT_NESTING_DEPTH. */
     int32_t max_nesting_depth;
+    /* 0 (default): a 2-D initializer of at least 512 KiB that holds an
+     * earlier initializer's transpose bit for bit (a tied output
+     * projection as PyTorch's exporter writes it) is compared in the file
+     * and never read into memory: it becomes a transpose of the earlier
+     * one, which the compiler's weight sharing
+     * (dfg_compile_options.share_weights) has its products read as a
+     * transposed operand. 1: every initializer is a weight of its own
+     * (for training, which updates them apart, or for share_weights = 0). */
+    int32_t keep_transposed_copies;
 } dfg_onnx_options;
 
 #define DFG_ONNX_DEFAULT_MAX_WEIGHT_BYTES ((uint64_t)64 << 30)

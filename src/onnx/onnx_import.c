@@ -1,7 +1,8 @@
 /* The import driver: opset, the limits (onnx_limits.c), a check that
  * every op is supported (one error listing all that are not),
- * initializers, graph inputs, then the nodes in order and the graph
- * outputs. */
+ * initializers (one that holds an earlier one's transpose is not read, but
+ * made its transpose), graph inputs, then the nodes in order and the
+ * graph outputs. */
 #include <stdio.h>
 #include <string.h>
 
@@ -10,6 +11,8 @@
 #include "ir/graph.h"
 #include "onnx/onnx_import.h"
 #include "onnx/onnx_ops.h"
+#include "passes/weight_match.h"
+#include "util/shared_bytes.h"
 
 /* Opsets 7 to 17 are the target; older models are accepted where the ops
  * they use read the same (the mappings handle the attributes that moved). */
@@ -41,6 +44,68 @@ static dfg_status find_opset(const Onnx__ModelProto *model, int64_t *out)
     return DFG_OK;
 }
 
+/* Initializers from this size up are compared with earlier ones before
+ * they are read: smaller copies are left to the weight-sharing pass. */
+#define TWIN_MIN_BYTES ((int64_t)512 << 10)
+/* The slice of a twin compared before its file pages are dropped. */
+#define TWIN_SLICE_BYTES ((int64_t)4 << 20)
+
+/* 1 if t's raw bytes hold, bit for bit, the transpose of entry e's
+ * decoded 2-D constant; the file's pages of t are dropped as they are
+ * compared. */
+static int holds_transpose(const dfg_onnx_importer *im,
+                           const Onnx__TensorProto *t,
+                           const dfg_onnx_entry *e, const dfg_type *type)
+{
+    if (!e->constant || !e->is_weight || e->type.rank != 2 ||
+        e->type.dtype != type->dtype ||
+        e->type.shape[0] != type->shape[1] ||
+        e->type.shape[1] != type->shape[0])
+        return 0;
+    int64_t row_bytes = dfg_type_bytes(type) / type->shape[0];
+    int64_t rows = TWIN_SLICE_BYTES / row_bytes;
+    rows = rows > 0 ? rows : 1;
+    int same = 1;
+    for (int64_t r = 0; same && r < type->shape[0]; r += rows) {
+        int64_t to = r + rows < type->shape[0] ? r + rows : type->shape[0];
+        same = dfg_weights_transposed_rows(&e->type, e->constant, type,
+                                           t->raw_data.data, r, to);
+        if (im->source)
+            dfg_shared_bytes_drop_pages(im->source,
+                                        t->raw_data.data + r * row_bytes,
+                                        (size_t)((to - r) * row_bytes));
+    }
+    return same;
+}
+
+/* The entry whose transpose initializer t holds (a tied projection
+ * written out by an exporter), or -1: only 2-D raw tensors of
+ * TWIN_MIN_BYTES and more, not bool, are looked at. */
+static int32_t transposed_twin(const dfg_onnx_importer *im,
+                               const Onnx__TensorProto *t)
+{
+    dfg_type type;
+    memset(&type, 0, sizeof type);
+    if (im->options && im->options->keep_transposed_copies)
+        return -1;
+    if (!t->has_raw_data || t->n_dims != 2 || t->dims[0] <= 0 ||
+        t->dims[1] <= 0 || !t->has_data_type ||
+        dfg_onnx_dtype(t->data_type, &type.dtype) != 0 ||
+        type.dtype == DFG_BOOL)
+        return -1;
+    type.rank = 2;
+    type.shape[0] = t->dims[0];
+    type.shape[1] = t->dims[1];
+    int64_t bytes = dfg_type_bytes(&type);
+    if (bytes < TWIN_MIN_BYTES || (int64_t)t->raw_data.len != bytes)
+        return -1;
+    for (int32_t i = 0; i < im->n_entries; i++)
+        if (dfg_type_bytes(&im->entries[i].type) == bytes &&
+            holds_transpose(im, t, &im->entries[i], &type))
+            return i;
+    return -1;
+}
+
 static dfg_status add_initializers(dfg_onnx_importer *im,
                                    const Onnx__GraphProto *g)
 {
@@ -51,6 +116,17 @@ static dfg_status add_initializers(dfg_onnx_importer *im,
         const Onnx__TensorProto *t = g->initializer[i];
         if (!t->name || !t->name[0])
             return dfg_error(DFG_ERR_FORMAT, "initializer %zu has no name", i);
+        int32_t twin = transposed_twin(im, t), entry;
+        if (twin >= 0) {
+            dfg_status st = dfg_onnx_add_entry(im, t->name, &entry);
+            if (st != DFG_OK)
+                return st;
+            im->entries[entry].type = im->entries[twin].type;
+            im->entries[entry].type.shape[0] = im->entries[twin].type.shape[1];
+            im->entries[entry].type.shape[1] = im->entries[twin].type.shape[0];
+            im->entries[entry].transpose_of = twin + 1;
+            continue;
+        }
         char what[300];
         snprintf(what, sizeof what, "initializer '%.256s'", t->name);
         dfg_type type;
@@ -59,7 +135,6 @@ static dfg_status add_initializers(dfg_onnx_importer *im,
          * made. */
         dfg_status st = dfg_onnx_tensor_decode_from(
             t, what, im->base_dir, im->source, &im->allocator, &type, &data);
-        int32_t entry;
         if (st == DFG_OK)
             st = dfg_onnx_add_constant(im, t->name, &type, data, &entry);
         if (st != DFG_OK)

@@ -38,6 +38,8 @@ typedef struct dfg_onnx_entry {
     int is_weight;     /* an initializer: materialised as a weight */
     int produced;      /* value is the output of a graph node */
     dfg_value value;   /* in the graph, or DFG_NO_VALUE */
+    int32_t transpose_of; /* 1 + the entry this initializer is the
+                             transpose of (never read into memory), or 0 */
 } dfg_onnx_entry;
 
 typedef struct dfg_onnx_importer {

@@ -132,6 +132,7 @@ dfg_status dfg_onnx_tensor_decode_from(const Onnx__TensorProto *t,
         return dfg_error(DFG_ERR_UNSUPPORTED, "%s: segmented tensors are not "
                          "supported", what);
     type->rank = (int32_t)t->n_dims;
+    type->layout = DFG_LAYOUT_PLAIN;
     memset(type->shape, 0, sizeof type->shape);
     for (size_t i = 0; i < t->n_dims; i++) {
         if (t->dims[i] < 0)

@@ -74,10 +74,37 @@ dfg_status dfg_onnx_lookup(dfg_onnx_importer *im, const char *name,
     return DFG_OK;
 }
 
+/* An initializer found to be another's transpose: a transpose node of
+ * the other, named as the initializer. */
+static dfg_status materialise_transpose(dfg_onnx_importer *im,
+                                        int32_t entry, dfg_value *out)
+{
+    dfg_value of;
+    dfg_status st = dfg_onnx_materialise(
+        im, im->entries[entry].transpose_of - 1, &of);
+    dfg_attrs attrs;
+    memset(&attrs, 0, sizeof attrs); /* no perm: the axes reversed */
+    dfg_onnx_entry *e = &im->entries[entry];
+    char name[300];
+    snprintf(name, sizeof name, "%.256s/transposed", e->name);
+    if (st == DFG_OK)
+        st = dfg_graph_node(im->graph, "transpose", name, &of, 1, &attrs,
+                            &e->value, 1);
+    if (st == DFG_OK)
+        st = dfg_graph_set_name(im->graph, e->value, e->name);
+    if (st == DFG_OK) {
+        e->produced = 1;
+        *out = e->value;
+    }
+    return st;
+}
+
 dfg_status dfg_onnx_materialise(dfg_onnx_importer *im, int32_t entry,
                                 dfg_value *out)
 {
     dfg_onnx_entry *e = &im->entries[entry];
+    if (e->value == DFG_NO_VALUE && e->transpose_of)
+        return materialise_transpose(im, entry, out);
     if (e->value == DFG_NO_VALUE) {
         /* A computed constant is named apart from its ONNX name, which a
          * graph output may need for the node that returns it. */

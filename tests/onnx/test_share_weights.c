@@ -5,7 +5,8 @@
  * through an Identity node. Compiled, it holds W and one bias only: the
  * weights region and the parameter count say so, and the outputs equal
  * the program compiled with share_weights off (every copy kept) and a
- * double-precision reference. */
+ * double-precision reference. A large transposed copy is not even read
+ * by the importer. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,10 +14,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "dfg/dfg.h"
+#include "ir/graph.h"
 #include "program/program.h"
 #include "tests/support/onnx_builder.h"
 #include "tests/support/onnx_run.h"
@@ -291,12 +294,119 @@ static void test_folded_transpose_read_transposed(void **state)
     dfg_program_destroy(p);
 }
 
+enum { BIG_R = 1024, BIG_K = 160 }; /* W: 640 KiB, past the importer's
+                                       twin size */
+
+/* Imports b's model from a file (the importer reads it mapped); keep:
+ * dfg_onnx_options.keep_transposed_copies. */
+static dfg_graph *import_file(const onnx_builder *b, int keep)
+{
+    char path[] = "/tmp/dfg_twin_XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    size_t size;
+    uint8_t *bytes = onnx_builder_pack(b, &size);
+    assert_int_equal(write(fd, bytes, size), (ssize_t)size);
+    close(fd);
+    free(bytes);
+    dfg_onnx_options options;
+    dfg_onnx_options_init(&options);
+    options.keep_transposed_copies = keep;
+    dfg_graph *g;
+    dfg_status st = dfg_onnx_import_file(path, &options, NULL, &g);
+    unlink(path);
+    if (st != DFG_OK)
+        fail_msg("import: %s", dfg_last_error());
+    return g;
+}
+
+/* The kind of g's value named name. */
+static int kind_of(const dfg_graph *g, const char *name)
+{
+    for (int32_t v = 0; v < g->n_values; v++)
+        if (g->values[v].name && strcmp(g->values[v].name, name) == 0)
+            return (int)g->values[v].kind;
+    fail_msg("no value '%s'", name);
+    return -1;
+}
+
+/* A large initializer WT holding W's transpose is never read into memory
+ * by the importer: WT becomes a transpose of W, which the compiled
+ * program reads in place (no copy in another layout either, as two
+ * steps read it: y1 = u @ WT, y2 = z @ W), and the outputs are the
+ * products'. Kept apart when asked. */
+static void test_large_transposed_twin_not_read(void **state)
+{
+    (void)state;
+    float *w = onnx_run_random_floats(BIG_R * BIG_K);
+    float *wt = malloc(sizeof *wt * BIG_R * BIG_K);
+    float *u = onnx_run_random_floats(ROWS * BIG_K);
+    float *z = onnx_run_random_floats(ROWS * BIG_R);
+    for (int i = 0; i < BIG_R; i++)
+        for (int k = 0; k < BIG_K; k++)
+            wt[k * BIG_R + i] = w[i * BIG_K + k];
+    onnx_builder b;
+    onnx_builder_init(&b, 13);
+    onnx_builder_input(&b, "u", F32, 2, (const int64_t[]){ROWS, BIG_K}, NULL);
+    onnx_builder_input(&b, "z", F32, 2, (const int64_t[]){ROWS, BIG_R}, NULL);
+    onnx_builder_initializer(&b, "W", F32, 2, (const int64_t[]){BIG_R, BIG_K},
+                             w, sizeof *w * BIG_R * BIG_K);
+    onnx_builder_initializer(&b, "WT", F32, 2,
+                             (const int64_t[]){BIG_K, BIG_R}, wt,
+                             sizeof *wt * BIG_R * BIG_K);
+    node(&b, "MatMul", "u", "WT", "y1");
+    node(&b, "MatMul", "z", "W", "y2");
+    onnx_builder_output(&b, "y1");
+    onnx_builder_output(&b, "y2");
+
+    dfg_graph *kept = import_file(&b, 1);
+    assert_int_equal(kind_of(kept, "WT"), DFG_VALUE_WEIGHT);
+    dfg_graph_destroy(kept);
+    dfg_graph *g = import_file(&b, 0);
+    onnx_builder_free(&b);
+    assert_int_equal(kind_of(g, "WT"), DFG_VALUE_NODE_OUTPUT);
+    dfg_compile_options options;
+    dfg_compile_options_init(&options);
+    dfg_program *p;
+    if (dfg_compile(g, &options, &p) != DFG_OK)
+        fail_msg("compile: %s", dfg_last_error());
+    dfg_graph_destroy(g);
+    assert_int_equal(dfg_program_verify(p), DFG_OK);
+    assert_int_equal(parameters(p), BIG_R * BIG_K);
+
+    const dfg_backend *cpu;
+    dfg_session *session;
+    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    assert_int_equal(dfg_session_create(p, cpu, NULL, &session), DFG_OK);
+    dfg_memory_prediction m;
+    assert_int_equal(dfg_session_memory_predict(session, 0, &m), DFG_OK);
+    assert_int_equal(m.weight_copy_bytes, 0);
+    float *y1 = malloc(sizeof *y1 * ROWS * BIG_R);
+    float *y2 = malloc(sizeof *y2 * ROWS * BIG_K);
+    assert_int_equal(dfg_session_run(session, (const void *[]){u, z},
+                                     (void *const[]){y1, y2}), DFG_OK);
+    double *r1 = calloc(ROWS * BIG_R, sizeof *r1);
+    double *r2 = calloc(ROWS * BIG_K, sizeof *r2);
+    for (int r = 0; r < ROWS; r++)
+        for (int i = 0; i < BIG_R; i++)
+            for (int k = 0; k < BIG_K; k++) {
+                r1[r * BIG_R + i] += (double)u[r * BIG_K + k] * w[i * BIG_K + k];
+                r2[r * BIG_K + k] += (double)z[r * BIG_R + i] * w[i * BIG_K + k];
+            }
+    onnx_run_expect_close(y1, r1, ROWS * BIG_R);
+    onnx_run_expect_close(y2, r2, ROWS * BIG_K);
+    dfg_session_destroy(session);
+    dfg_program_destroy(p);
+    free(w), free(wt), free(u), free(z), free(y1), free(y2), free(r1), free(r2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tied_weights_held_once),
         cmocka_unit_test(test_transposed_copy_kept_for_other_readers),
         cmocka_unit_test(test_folded_transpose_read_transposed),
+        cmocka_unit_test(test_large_transposed_twin_not_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,7 +12,7 @@
 static dfg_status trainer_create(dfgc_data_config *c, dfg_trainer **out)
 {
     dfg_graph *graph;
-    dfg_status st = dfgc_load_graph(c->model, &graph);
+    dfg_status st = dfgc_load_graph(c->model, 1, &graph);
     if (st != DFG_OK)
         return st;
     dfg_trainer_options o;

@@ -134,7 +134,7 @@ int dfgc_training_option(const char *command, int argc, char **argv, int *i,
 dfg_status dfgc_training_graph(const char *model, dfgc_training_setup *s,
                                dfg_graph **out)
 {
-    dfg_status st = dfgc_load_graph(model, out);
+    dfg_status st = dfgc_load_graph(model, 1, out);
     if (st != DFG_OK)
         return st;
     st = dfg_graph_add_loss(*out, s->loss, &s->classes);

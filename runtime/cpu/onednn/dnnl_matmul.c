@@ -408,7 +408,8 @@ dfg_status dfg_dnnl_matmul_create(dnnl_engine_t engine,
     matmul_plan p;
     if (shape_of(step->op, step->attrs, step->in_types, step->n_inputs,
                  step->out_types, step->n_outputs, &s) != 0 ||
-        plan_make(engine, &s, step->attrs, (step->constant_inputs & 2u) != 0,
+        plan_make(engine, &s, step->attrs,
+                  (step->constant_inputs & ~step->tied_inputs & 2u) != 0,
                   &p) != 0)
         return DFG_OK;
     if (step->workspace_bytes < p.scratch_bytes) {

@@ -14,8 +14,11 @@
  * jit kernel reads B packed once (dnnl_linear.h). A B in another layout
  * than its bytes' is reordered once, into the copy every session of the
  * program shares (dnnl_weights.h); a gemm's B with transB = 1 already is
- * [N, K] and, unless it is a convolution's, is read in place. An activation B (attention's QK^T and PV) is read as it
- * is.
+ * [N, K] and, unless it is a convolution's, is read in place. A weight
+ * another step reads too (a tied embedding, dfg_kernel_args.tied_inputs)
+ * is read in place, as an activation B (attention's QK^T and PV) is: a
+ * copy would add to its bytes, which the other step keeps, not replace
+ * them.
  *
  * Which steps: f32 matmul whose operands are at least 2-D (batch dims
  * broadcast as numpy's), f32 gemm with alpha = 1 and, with a C, beta = 1
