@@ -150,14 +150,21 @@ static dfg_program *compile(const onnx_builder *b, int share)
     return program;
 }
 
-/* Runs p on m's inputs into out[N_OUT] (floats). */
-static void run(const dfg_program *p, const tied_model *m, float *out[N_OUT])
+/* A session of p on the cpu backend. */
+static dfg_session *cpu_session(const dfg_program *p)
 {
     const dfg_backend *cpu;
     dfg_session *session;
-    assert_int_equal(dfg_program_num_outputs(p), N_OUT);
     assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
     assert_int_equal(dfg_session_create(p, cpu, NULL, &session), DFG_OK);
+    return session;
+}
+
+/* Runs p on m's inputs into out[N_OUT] (floats). */
+static void run(const dfg_program *p, const tied_model *m, float *out[N_OUT])
+{
+    assert_int_equal(dfg_program_num_outputs(p), N_OUT);
+    dfg_session *session = cpu_session(p);
     const void *in[3] = {m->x, m->u, m->z};
     assert_int_equal(dfg_session_run(session, in, (void *const *)out),
                      DFG_OK);
@@ -276,10 +283,7 @@ static void test_folded_transpose_read_transposed(void **state)
     dfg_program *p = finish_with_w(&b);
     assert_int_equal(parameters(p), R * K);
     float y1[BATCH * ROWS * R], y2[R * K];
-    const dfg_backend *cpu;
-    dfg_session *session;
-    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
-    assert_int_equal(dfg_session_create(p, cpu, NULL, &session), DFG_OK);
+    dfg_session *session = cpu_session(p);
     assert_int_equal(dfg_session_run(session, (const void *[]){m.x, m.wt},
                                      (void *const[]){y1, y2}), DFG_OK);
     double ref[BATCH * ROWS * R];
@@ -374,10 +378,7 @@ static void test_large_transposed_twin_not_read(void **state)
     assert_int_equal(dfg_program_verify(p), DFG_OK);
     assert_int_equal(parameters(p), BIG_R * BIG_K);
 
-    const dfg_backend *cpu;
-    dfg_session *session;
-    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
-    assert_int_equal(dfg_session_create(p, cpu, NULL, &session), DFG_OK);
+    dfg_session *session = cpu_session(p);
     dfg_memory_prediction m;
     assert_int_equal(dfg_session_memory_predict(session, 0, &m), DFG_OK);
     assert_int_equal(m.weight_copy_bytes, 0);
