@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "runtime/cuda/kernels/element_access.h"
+#include "util/error.h"
 
 void dfg_cuda_strided_copy_make(int32_t rank, const int64_t *dims,
                                 const int64_t *src_strides,
@@ -126,4 +127,26 @@ void dfg_cuda_conv_bias_plan(const dfg_conv_geometry *g, int64_t element_size,
     const int64_t src[3] = {0, 1, 0};
     const int64_t dst[3] = {g->out_channels * g->pixels, g->pixels, 1};
     dfg_cuda_strided_copy_make(3, dims, src, dst, element_size, copy);
+}
+
+dfg_status dfg_cuda_reorder_plan(const dfg_type *in, const dfg_type *out,
+                                 dfg_cuda_strided_copy *copy)
+{
+    int to = out->layout == DFG_LAYOUT_NHWC, from = in->layout == DFG_LAYOUT_NHWC;
+    if (in->rank != 4 || !dfg_type_equal(in, out) || to == from ||
+        (!to && out->layout != DFG_LAYOUT_PLAIN) ||
+        (!from && in->layout != DFG_LAYOUT_PLAIN)) {
+        char a[96], b[96];
+        return dfg_error(DFG_ERR_UNSUPPORTED, "reorder from %s to %s: the "
+                         "CUDA backend reorders 4-D tensors between plain "
+                         "and nhwc only (blocked layouts are the CPU's)",
+                         dfg_type_format(in, a, sizeof a),
+                         dfg_type_format(out, b, sizeof b));
+    }
+    const int64_t *d = in->shape;
+    const int64_t nchw[4] = {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1};
+    const int64_t nhwc[4] = {d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]};
+    dfg_cuda_strided_copy_make(4, d, to ? nchw : nhwc, to ? nhwc : nchw,
+                               dfg_cuda_dtype_size(in->dtype), copy);
+    return DFG_OK;
 }

@@ -48,6 +48,11 @@ dfg_status dfg_cuda_gather_plan(const dfg_attrs *attrs, const dfg_type *data,
                                 const dfg_type *indices, const dfg_type *out,
                                 int32_t step, dfg_cuda_gather *gather);
 
+/* reorder of a 4-D tensor between plain (NCHW) and nhwc, either way; any
+ * other layout is refused by name. */
+dfg_status dfg_cuda_reorder_plan(const dfg_type *in, const dfg_type *out,
+                                 dfg_cuda_strided_copy *copy);
+
 /* conv2d's bias [M] broadcast to y [N, M, OH, OW]. */
 void dfg_cuda_conv_bias_plan(const dfg_conv_geometry *g, int64_t element_size,
                              dfg_cuda_strided_copy *copy);
