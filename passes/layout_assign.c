@@ -31,10 +31,10 @@
  * for x and y where the rule says so and its filter is a stored weight
  * no other node reads (the filter is then permuted to KRSC here, once),
  * and its x and y share a group (one layout for both);
- * the uniform nodes are the agnostic ones but a channel concat (nhwc
- * interleaves its parts per pixel), max and average pooling and batch
- * norm's x and y (the target's kernels index nhwc; its statistics stay
- * plain); anything else, a global average pool, a
+ * the uniform nodes are the agnostic ones (a channel concat included:
+ * the target copies nhwc parts per pixel), max and average pooling and
+ * batch norm's x and y (the target's kernels index nhwc; its statistics
+ * stay plain); anything else, a global average pool, a
  * flatten, a graph output, reads plain through a reorder. */
 #include "passes/pass.h"
 
@@ -204,9 +204,8 @@ static int uniform_node(const layouts *l, int32_t n)
         return out->rank == 4 && dfg_layout_fits(out, l->block) &&
                (node->op == DFG_OP_MAX_POOL || node->op == DFG_OP_BATCH_NORM ||
                 node->op == DFG_OP_AVERAGE_POOL ||
-                (node->op != DFG_OP_CONCAT &&
-                 dfg_op_layout_agnostic(node->op, &node->attrs, in,
-                                        node->n_inputs, out)));
+                dfg_op_layout_agnostic(node->op, &node->attrs, in,
+                                       node->n_inputs, out));
     if (out->rank != 4 || out->dtype != DFG_F32)
         return 0;
     if (node->op == DFG_OP_MAX_POOL || node->op == DFG_OP_AVERAGE_POOL ||

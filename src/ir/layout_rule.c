@@ -133,6 +133,12 @@ dfg_status dfg_layout_check(dfg_op op, const dfg_attrs *attrs,
             st = wrong("output", 0, &out[0], "plain or nhwc, as x");
         return st;
     }
+    if (op == DFG_OP_CONCAT && n_out == 1 &&
+        out[0].layout == DFG_LAYOUT_NHWC) /* the CUDA backend's parts */
+        return out[0].rank == 4 && (attrs->axis == 1 || attrs->axis == -3)
+                   ? check_all(in, n_in, out, n_out, DFG_LAYOUT_NHWC, "nhwc")
+                   : wrong("output", 0, &out[0], "plain (a concat of nhwc "
+                           "parts along the channels only)");
     int pool = op == DFG_OP_MAX_POOL || op == DFG_OP_AVERAGE_POOL ||
                op == DFG_OP_GLOBAL_AVERAGE_POOL;
     if (n_out == 1 &&

@@ -8,6 +8,9 @@
  *            unless x is nhwc: then the weights and y are nhwc too
  *            (cuDNN's channels-last convolution, KRSC filter);
  *   batch_norm x and y plain or both nhwc, the statistics plain;
+ *   concat   along the channels of 4-D parts, every part and the output
+ *            nhwc (the CUDA backend copies the parts per pixel), or as
+ *            below;
  *   layout-agnostic ops (dfg_op_layout_agnostic), max_pool,
  *            average_pool, global_average_pool and per-channel add and
  *            mul (dfg_layout_per_channel_full; the CPU backend runs a
@@ -17,7 +20,8 @@
  * A blocked tensor is always a 4-D f32 [N, C, H, W] one whose C is a
  * multiple of the block (no padding: its bytes are NCHW's); an nhwc one
  * a 4-D f32, f16 or bf16 one. A concat along the channels is agnostic
- * for blocked layouts only (nhwc interleaves the parts per pixel). */
+ * for blocked layouts only (nhwc interleaves the parts per pixel: the
+ * concat clause above). */
 #ifndef DFG_LAYOUT_RULE_H
 #define DFG_LAYOUT_RULE_H
 

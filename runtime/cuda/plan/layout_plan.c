@@ -86,14 +86,24 @@ dfg_status dfg_cuda_pad_plan(const dfg_attrs *attrs, const dfg_type *in,
     return DFG_OK;
 }
 
-void dfg_cuda_part_plan(const dfg_type *whole, int32_t axis, int64_t at,
-                        int64_t part_len, int to_whole, int64_t *whole_at,
+void dfg_cuda_step_part(const dfg_kernel_args *a, int to_whole, int32_t axis,
+                        int32_t i, int64_t *pos, int64_t *whole_at,
                         dfg_cuda_strided_copy *copy)
 {
+    dfg_type whole = to_whole ? a->out_types[0] : a->in_types[0];
+    int64_t len = (to_whole ? a->in_types : a->out_types)[i].shape[axis];
+    if (whole.layout == DFG_LAYOUT_NHWC) { /* axis 1 (layout_rule.h) */
+        int64_t c = whole.shape[1];
+        whole.shape[1] = whole.shape[2];
+        whole.shape[2] = whole.shape[3];
+        whole.shape[3] = c;
+        axis = 3;
+    }
     dfg_copy_geometry g;
-    dfg_part_geometry(whole, axis, at, part_len, to_whole, &g);
-    copy_of(&g, whole->dtype, to_whole ? NULL : whole_at,
+    dfg_part_geometry(&whole, axis, *pos, len, to_whole, &g);
+    copy_of(&g, whole.dtype, to_whole ? NULL : whole_at,
             to_whole ? whole_at : NULL, copy);
+    *pos += len;
 }
 
 dfg_status dfg_cuda_gather_plan(const dfg_attrs *attrs, const dfg_type *data,
