@@ -12,6 +12,7 @@
  *   - the program keeps its layouts through a save and load, and the
  *     validator refuses nhwc in an f32 program;
  *   - the CUDA reorder step both ways, blocked layouts refused by name;
+ *   - every nhwc conv taken by cuDNN's mapping ("cuDNN nhwc");
  *   - both programs run on the emulated CUDA backend (nhwc convs as cuDNN
  *     computes them, on NCHW copies) give the plain program's outputs, and
  *     the CPU's f32 ones within 16-bit tolerances. */
@@ -376,6 +377,15 @@ static void run(const dfg_program *p, const dfg_backend *backend,
     }
     if (dfg_session_run(s, (const void *const *)inputs, out) != DFG_OK)
         fail_msg("%s", dfg_last_error());
+    /* cuDNN's mapping takes every nhwc conv, with nhwc descriptors. */
+    for (int32_t i = 0; backend == &cuda_emulator_backend && i < p->n_steps;
+         i++) {
+        const char *library = NULL;
+        int nhwc = p->steps[i].op == DFG_OP_CONV2D &&
+                   layout_of(p, p->steps[i].inputs[0]) == DFG_LAYOUT_NHWC;
+        assert_int_equal(dfg_session_step_library(s, i, &library), DFG_OK);
+        assert_int_equal(library && strcmp(library, "cuDNN nhwc") == 0, nhwc);
+    }
     dfg_session_destroy(s);
 }
 
