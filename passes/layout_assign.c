@@ -111,8 +111,10 @@ static void query_conv(layouts *l, int32_t n)
     if (l->target) {
         int32_t want = l->target->conv_layout(&node->attrs, in,
                                               node->n_inputs, &out);
-        if (l->readers[node->inputs[1]] != 1 || !l->g->values[node->inputs[1]].data)
-            want = DFG_LAYOUT_PLAIN;
+        int32_t w = node->inputs[1];
+        if (l->readers[w] != 1 || !l->g->values[w].data ||
+            l->g->values[w].is_output)
+            want = DFG_LAYOUT_PLAIN; /* the filter is permuted in place */
         l->want_x[n] = l->want_y[n] = want;
         if (want != DFG_LAYOUT_PLAIN)
             l->block = want;

@@ -215,8 +215,8 @@ static void test_conv_rule(void **state)
     dfg_attrs a = defaults();
     a.pads[0] = a.pads[1] = a.pads[2] = a.pads[3] = 1;
     for (dfg_dtype d = DFG_F32; d <= DFG_BF16; d++) {
-        dfg_type in[3] = {type_of(d, 4, 2, 16, 8, 8), type_of(d, 4, 32, 16, 3, 3),
-                          type_of(d, 1, 32)};
+        dfg_type in[3] = {type_of(d, 4, 2, 16, 8, 8),
+                          type_of(d, 4, 32, 16, 3, 3), type_of(d, 1, 32)};
         dfg_type out = type_of(d, 4, 2, 32, 8, 8);
         assert_int_equal(dfg_cuda_conv_layout(&a, in, 3, &out),
                          d == DFG_F32 ? DFG_LAYOUT_PLAIN : DFG_LAYOUT_NHWC);

@@ -142,7 +142,8 @@ void dfg_cuda_conv_bias_plan(const dfg_conv_geometry *g, int64_t element_size,
 dfg_status dfg_cuda_reorder_plan(const dfg_type *in, const dfg_type *out,
                                  dfg_cuda_strided_copy *copy)
 {
-    int to = out->layout == DFG_LAYOUT_NHWC, from = in->layout == DFG_LAYOUT_NHWC;
+    int to = out->layout == DFG_LAYOUT_NHWC;
+    int from = in->layout == DFG_LAYOUT_NHWC;
     if (in->rank != 4 || !dfg_type_equal(in, out) || to == from ||
         (!to && out->layout != DFG_LAYOUT_PLAIN) ||
         (!from && in->layout != DFG_LAYOUT_PLAIN)) {
