@@ -360,6 +360,24 @@ static dfg_status rewire(layouts *l, int32_t *n_reorders)
     return st;
 }
 
+/* [K, C, RS] elements of e bytes (2 or 4) from `from` to [K, RS, C]. */
+static void permute_krsc(uint8_t *to, const uint8_t *from, int64_t k,
+                         int64_t c, int64_t rs, size_t e)
+{
+    for (int64_t ki = 0; ki < k; ki++)
+        for (int64_t ci = 0; ci < c; ci++) {
+            const uint8_t *src = from + (size_t)((ki * c + ci) * rs) * e;
+            uint8_t *dst = to + (size_t)(ki * rs * c + ci) * e;
+            size_t pitch = (size_t)c * e;
+            if (e == 2)
+                for (int64_t p = 0; p < rs; p++)
+                    memcpy(dst + (size_t)p * pitch, src + (size_t)p * 2, 2);
+            else
+                for (int64_t p = 0; p < rs; p++)
+                    memcpy(dst + (size_t)p * pitch, src + (size_t)p * e, e);
+        }
+}
+
 /* The filter of each conv whose x is in the target's layout, permuted
  * from [K, C, R, S] to KRSC (its only reader is that conv: query_conv). */
 static dfg_status permute_filters(layouts *l)
@@ -378,13 +396,7 @@ static dfg_status permute_filters(layouts *l)
         dfg_shared_bytes *owner = dfg_shared_bytes_alloc(&g->allocator, size);
         if (!owner)
             return dfg_error(DFG_ERR_OUT_OF_MEMORY, "layouts: out of memory");
-        uint8_t *to = dfg_shared_bytes_fill(owner);
-        const uint8_t *from = w->data;
-        for (int64_t i = 0; i < k * c * rs; i++) {
-            int64_t ki = i / (c * rs), ci = i / rs % c, p = i % rs;
-            memcpy(to + (size_t)((ki * rs + p) * c + ci) * e,
-                   from + (size_t)i * e, e);
-        }
+        permute_krsc(dfg_shared_bytes_fill(owner), w->data, k, c, rs, e);
         dfg_shared_bytes_release(w->data_owner);
         w->data_owner = owner;
         w->data = dfg_shared_bytes_data(owner);
