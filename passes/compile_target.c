@@ -36,7 +36,7 @@ dfg_status dfg_compile_options_for(dfg_compile_options *options,
         options->backend_workspace_for =
             target->workspace_rule ? target->backend : NULL;
     }
-    if (!target->blocked_layouts)
+    if (!target->blocked_layouts && !target->conv_layout)
         options->assign_layouts = 0;
     if (!target->fused_post_ops)
         options->fuse_operators = 0;

@@ -23,7 +23,19 @@
  * uniform node (agnostic, or such a pool or binary) writes its group's
  * layout, any other node (and every leaf) writes plain; and each reader
  * that wants the other layout reads one shared reorder of the value,
- * recorded just before the first such reader. */
+ * recorded just before the first such reader.
+ *
+ * On a target with its own conv rule (dfg_target.conv_layout: the CUDA
+ * backend's 16-bit convs want nhwc) the same groups and scores decide,
+ * with that rule in place of oneDNN's: a conv wants the target's layout
+ * for x and y where the rule says so and its filter is a stored weight
+ * no other node reads (the filter is then permuted to KRSC here, once),
+ * and its x and y share a group (one layout for both);
+ * the uniform nodes are the agnostic ones (a channel concat included:
+ * the target copies nhwc parts per pixel), max and average pooling and
+ * batch norm's x and y (the target's kernels index nhwc; its statistics
+ * stay plain); anything else, a global average pool, a
+ * flatten, a graph output, reads plain through a reorder. */
 #include "passes/pass.h"
 
 #include <stdio.h>
@@ -33,9 +45,12 @@
 #include "runtime/cpu_layout_rule.h"
 #include "util/error.h"
 #include "util/memory.h"
+#include "util/shared_bytes.h"
 
 typedef struct layouts {
     dfg_graph *g;
+    const dfg_target *target; /* its conv_layout rule, or NULL: oneDNN's */
+    int32_t *readers;    /* [n_values] target rule: how many nodes read v */
     int32_t block;       /* the blocked layout chosen (dfg_layout) */
     int32_t *group;      /* [n_values] union-find parent */
     int32_t *score;      /* [n_values] per group root: benefit - cost */
@@ -93,6 +108,18 @@ static void query_conv(layouts *l, int32_t n)
         return;
     conv_types(l, n, in, &out);
     int32_t x, y;
+    if (l->target) {
+        int32_t want = l->target->conv_layout(&node->attrs, in,
+                                              node->n_inputs, &out);
+        int32_t w = node->inputs[1];
+        if (l->readers[w] != 1 || !l->g->values[w].data ||
+            l->g->values[w].is_output)
+            want = DFG_LAYOUT_PLAIN; /* the filter is permuted in place */
+        l->want_x[n] = l->want_y[n] = want;
+        if (want != DFG_LAYOUT_PLAIN)
+            l->block = want;
+        return;
+    }
     if (dfg_cpu_conv_layouts(&node->attrs, in, node->n_inputs, &out, 1, &x,
                              &y) != 0)
         return;
@@ -175,6 +202,12 @@ static int uniform_node(const layouts *l, int32_t n)
         in[i] = l->g->values[node->inputs[i]].type;
     }
     const dfg_type *out = &l->g->values[node->outputs[0]].type;
+    if (l->target)
+        return out->rank == 4 && dfg_layout_fits(out, l->block) &&
+               (node->op == DFG_OP_MAX_POOL || node->op == DFG_OP_BATCH_NORM ||
+                node->op == DFG_OP_AVERAGE_POOL ||
+                dfg_op_layout_agnostic(node->op, &node->attrs, in,
+                                       node->n_inputs, out));
     if (out->rank != 4 || out->dtype != DFG_F32)
         return 0;
     if (node->op == DFG_OP_MAX_POOL || node->op == DFG_OP_AVERAGE_POOL ||
@@ -191,6 +224,17 @@ static int uniform_node(const layouts *l, int32_t n)
 
 static int uniform(const layouts *l, int32_t n) { return l->uniform[n]; }
 
+/* The layout reader n wants for its input i if v's group is blocked (a
+ * batch norm's statistics stay plain). */
+static int wants_blocked(const layouts *l, int32_t n, int32_t i)
+{
+    if (is_conv(l, n))
+        return (i == 0 || i == 3) &&
+               (!l->target || l->want_x[n] != DFG_LAYOUT_PLAIN);
+    return uniform(l, n) &&
+           (i == 0 || l->g->nodes[n].op != DFG_OP_BATCH_NORM);
+}
+
 /* Groups, and which of them may be blocked. */
 static void make_groups(layouts *l)
 {
@@ -201,11 +245,17 @@ static void make_groups(layouts *l)
         const dfg_ir_node *node = &g->nodes[n];
         if (node->dead)
             continue;
-        if (uniform(l, n))
+        if (uniform(l, n)) {
             for (int32_t i = 0; i < node->n_inputs; i++)
-                unite(l, node->inputs[i], node->outputs[0]);
-        else if (is_conv(l, n) && node->n_inputs > 3 && node->inputs[3] >= 0)
-            unite(l, node->inputs[3], node->outputs[0]);
+                if (wants_blocked(l, n, i))
+                    unite(l, node->inputs[i], node->outputs[0]);
+        } else if (is_conv(l, n)) {
+            if (node->n_inputs > 3 && node->inputs[3] >= 0)
+                unite(l, node->inputs[3], node->outputs[0]);
+            /* The target's conv takes x and y in one layout. */
+            if (l->target && l->want_x[n] != DFG_LAYOUT_PLAIN)
+                unite(l, node->inputs[0], node->outputs[0]);
+        }
     }
     for (int32_t v = 0; v < l->n_values; v++)
         l->blockable[v] = 1;
@@ -215,17 +265,12 @@ static void make_groups(layouts *l)
             l->blockable[find(l, v)] = 0;
 }
 
-/* The layout reader n wants for its input i if v's group is blocked. */
-static int wants_blocked(const layouts *l, int32_t n, int32_t i)
-{
-    if (is_conv(l, n))
-        return i == 0 || i == 3;
-    return uniform(l, n);
-}
 
 static int writes_blocked(const layouts *l, int32_t v)
 {
     int32_t p = l->g->values[v].producer;
+    if (p >= 0 && l->target && is_conv(l, p))
+        return l->want_y[p] != DFG_LAYOUT_PLAIN; /* only the rule's convs */
     return p >= 0 && !l->g->nodes[p].dead && (is_conv(l, p) || uniform(l, p));
 }
 
@@ -315,6 +360,60 @@ static dfg_status rewire(layouts *l, int32_t *n_reorders)
     return st;
 }
 
+/* [K, C, RS] elements of e bytes (2 or 4) from `from` to [K, RS, C]. */
+static void permute_krsc(uint8_t *to, const uint8_t *from, int64_t k,
+                         int64_t c, int64_t rs, size_t e)
+{
+    for (int64_t ki = 0; ki < k; ki++)
+        for (int64_t ci = 0; ci < c; ci++) {
+            const uint8_t *src = from + (size_t)((ki * c + ci) * rs) * e;
+            uint8_t *dst = to + (size_t)(ki * rs * c + ci) * e;
+            size_t pitch = (size_t)c * e;
+            if (e == 2)
+                for (int64_t p = 0; p < rs; p++)
+                    memcpy(dst + (size_t)p * pitch, src + (size_t)p * 2, 2);
+            else
+                for (int64_t p = 0; p < rs; p++)
+                    memcpy(dst + (size_t)p * pitch, src + (size_t)p * e, e);
+        }
+}
+
+/* The filter of each conv whose x is in the target's layout, permuted
+ * from [K, C, R, S] to KRSC (its only reader is that conv: query_conv). */
+static dfg_status permute_filters(layouts *l)
+{
+    dfg_graph *g = l->g;
+    for (int32_t n = 0; n < l->n_nodes; n++) {
+        const dfg_ir_node *node = &g->nodes[n];
+        if (node->dead || !is_conv(l, n) || node->inputs[0] < 0 ||
+            g->values[node->inputs[0]].type.layout != DFG_LAYOUT_NHWC)
+            continue;
+        dfg_ir_value *w = &g->values[node->inputs[1]];
+        int64_t k = w->type.shape[0], c = w->type.shape[1],
+                rs = w->type.shape[2] * w->type.shape[3];
+        size_t size = (size_t)dfg_type_bytes(&w->type);
+        size_t e = size / (size_t)(k * c * rs);
+        dfg_shared_bytes *owner = dfg_shared_bytes_alloc(&g->allocator, size);
+        if (!owner)
+            return dfg_error(DFG_ERR_OUT_OF_MEMORY, "layouts: out of memory");
+        permute_krsc(dfg_shared_bytes_fill(owner), w->data, k, c, rs, e);
+        dfg_shared_bytes_release(w->data_owner);
+        w->data_owner = owner;
+        w->data = dfg_shared_bytes_data(owner);
+        w->type.layout = DFG_LAYOUT_NHWC;
+    }
+    return DFG_OK;
+}
+
+static void count_readers(layouts *l)
+{
+    for (int32_t n = 0; n < l->n_nodes; n++)
+        for (int32_t i = 0; !l->g->nodes[n].dead &&
+                            i < l->g->nodes[n].n_inputs; i++)
+            if (l->g->nodes[n].inputs[i] >= 0)
+                l->readers[l->g->nodes[n].inputs[i]]++;
+}
+
 /* Every live node's operands follow the layout rule (our invariant). */
 static dfg_status check_nodes(const dfg_graph *g)
 {
@@ -340,10 +439,12 @@ static dfg_status check_nodes(const dfg_graph *g)
 static dfg_status assign(layouts *l, dfg_pass_report *report)
 {
     dfg_graph *g = l->g;
+    if (l->target)
+        count_readers(l);
     for (int32_t n = 0; n < l->n_nodes; n++)
         if (!g->nodes[n].dead && g->nodes[n].op == DFG_OP_CONV2D)
             query_conv(l, n);
-    if (l->block == DFG_LAYOUT_PLAIN)
+    if (l->block == DFG_LAYOUT_PLAIN && !l->target)
         choose_foreign_block(l);
     if (l->block == DFG_LAYOUT_PLAIN)
         return DFG_OK;
@@ -361,16 +462,20 @@ static dfg_status assign(layouts *l, dfg_pass_report *report)
             report->values_blocked++;
         }
     dfg_status st = rewire(l, &report->reorders);
+    if (st == DFG_OK && l->target)
+        st = permute_filters(l);
     if (st == DFG_OK && g->n_nodes > l->n_nodes)
         st = dfg_graph_place_appended(g, l->n_nodes, l->before);
     return st == DFG_OK ? check_nodes(g) : st;
 }
 
-dfg_status dfg_pass_assign_layouts(dfg_graph *g, dfg_pass_report *report)
+dfg_status dfg_pass_assign_layouts(dfg_graph *g, const dfg_target *target,
+                                   dfg_pass_report *report)
 {
     memset(report, 0, sizeof *report);
     report->pass = "layouts";
-    layouts l = {.g = g, .n_values = g->n_values, .n_nodes = g->n_nodes};
+    layouts l = {.g = g, .n_values = g->n_values, .n_nodes = g->n_nodes,
+                 .target = target && target->conv_layout ? target : NULL};
     size_t nv = (size_t)g->n_values + 1, nn = (size_t)g->n_nodes + 1;
     size_t most_reorders = 1;
     for (int32_t n = 0; n < g->n_nodes; n++)
@@ -385,10 +490,10 @@ dfg_status dfg_pass_assign_layouts(dfg_graph *g, dfg_pass_report *report)
     l.uniform = dfg_calloc(&g->allocator, nn, 1);
     l.foreign = dfg_calloc(&g->allocator, nn, 1);
     l.before = dfg_calloc(&g->allocator, most_reorders, sizeof *l.before);
+    l.readers = dfg_calloc(&g->allocator, nv, sizeof *l.readers);
     dfg_status st = l.group && l.score && l.blockable && l.copy &&
                             l.counted && l.want_x && l.want_y && l.uniform &&
-                            l.foreign &&
-                            l.before
+                            l.foreign && l.before && l.readers
                         ? DFG_OK
                         : dfg_error(DFG_ERR_OUT_OF_MEMORY,
                                     "layouts: out of memory");
@@ -409,5 +514,6 @@ dfg_status dfg_pass_assign_layouts(dfg_graph *g, dfg_pass_report *report)
     dfg_free(&g->allocator, l.uniform);
     dfg_free(&g->allocator, l.foreign);
     dfg_free(&g->allocator, l.before);
+    dfg_free(&g->allocator, l.readers);
     return st;
 }

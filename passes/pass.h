@@ -108,11 +108,14 @@ dfg_status dfg_pass_transpose_views(dfg_graph *graph,
 dfg_status dfg_pass_transpose_operands(dfg_graph *graph,
                                        dfg_pass_report *report);
 
-/* Inference on the CPU backend, after fusion: activations between oneDNN
- * convolutions keep the blocked layout oneDNN wants on this CPU, with
- * reorder nodes at the boundaries (passes/layout_assign.c). Tensors that
- * stay plain are left alone; a graph with no oneDNN conv is unchanged. */
-dfg_status dfg_pass_assign_layouts(dfg_graph *graph, dfg_pass_report *report);
+/* Inference after fusion: activations between convolutions keep the
+ * layout their backend wants, with reorder nodes at the boundaries
+ * (passes/layout_assign.c): with target NULL (or one without
+ * conv_layout) the blocked layout oneDNN wants on this CPU, else the one
+ * target->conv_layout names (the CUDA backend's nhwc). Tensors that stay
+ * plain are left alone; a graph with no such conv is unchanged. */
+dfg_status dfg_pass_assign_layouts(dfg_graph *graph, const dfg_target *target,
+                                   dfg_pass_report *report);
 
 /* Whether options' precision (f32, f16 or bf16, with allow_tf32) runs on
  * target (NULL: the CPU backend's rules): f16 and bf16 with every tensor

@@ -125,11 +125,13 @@ static int32_t program_block(const dfg_program *p)
     return DFG_LAYOUT_PLAIN;
 }
 
-/* The layout pass's conditions (dfg_compile_options.assign_layouts). */
+/* The layout pass's conditions (dfg_compile_options.assign_layouts): the
+ * CPU backend's rule, or a target with its own conv layouts. */
 static int blocks_layouts(const dfg_compile_options *o)
 {
     return o->assign_layouts && o->fuse_operators && !o->training &&
-           o->backend_workspace == dfg_cpu_step_workspace;
+           (o->backend_workspace == dfg_cpu_step_workspace ||
+            (o->target && o->target->conv_layout));
 }
 
 /* Inference with every tensor 16-bit (dfg_pass_half_inference). */
@@ -251,7 +253,7 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
     dfg_graph_destroy(unsliced);
     if (st == DFG_OK && blocks_layouts(o)) {
         dfg_pass_report report;
-        st = dfg_pass_assign_layouts(c->graph, &report);
+        st = dfg_pass_assign_layouts(c->graph, o->target, &report);
         c->blocked = report.values_blocked > 0 || report.reorders > 0;
     }
     return st == DFG_OK ? dfg_pass_check_target(c->graph, o->target) : st;
@@ -286,7 +288,7 @@ static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
     if (st == DFG_OK) {
         if (o->backend_workspace)
             strcpy((*out)->workspace_rule, o->backend_workspace_for);
-        if (c->blocked)
+        if (c->blocked && program_block(*out) != DFG_LAYOUT_NHWC)
             snprintf((*out)->layout_isa, sizeof (*out)->layout_isa, "%s",
                      dfg_cpu_layout_isa_needed(program_block(*out)));
         (*out)->allow_tf32 = o->allow_tf32 != 0;

@@ -29,8 +29,9 @@ static const char usage[] =
     "                 scratch planned into each matmul, gemm and conv2d step\n"
     "                 for cuBLAS (0; --device cuda plans 4194304)\n"
     "--device NAME    the backend the program is for: cpu (default) or cuda\n"
-    "                 (no blocked layouts, cuBLAS's\n"
-    "                 scratch planned, an alignment of at least 16)\n"
+    "                 (no blocked layouts: nhwc convolutions at f16 and\n"
+    "                 bf16; cuBLAS's scratch planned, an alignment of at\n"
+    "                 least 16)\n"
     DFGC_LIMITS_USAGE
     "\n"
     "For the CPU, the plan includes the scratch of oneDNN's convolutions and\n"

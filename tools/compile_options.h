@@ -38,7 +38,9 @@
     "--no-fuse-attention keep attention's products, scale, mask and\n"     \
     "                 softmax their own steps (fused by default, inference)\n"\
     "--no-layouts     keep every tensor plain NCHW (by default activations\n"\
-    "                 between oneDNN convolutions stay blocked, inference)\n"\
+    "                 between oneDNN convolutions stay blocked, and with\n"  \
+    "                 --device cuda at f16 or bf16 between convolutions\n"   \
+    "                 nhwc (channels last), inference)\n"                    \
     "--no-share-weights keep every weight equal to another (byte for byte\n"\
     "                 or transposed) apart (held once by default, inference)\n"\
     "--prefer memory|speed\n"                                                \

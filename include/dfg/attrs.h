@@ -74,12 +74,16 @@ typedef enum dfg_post_op {
  * a 4-D f32 [N, C, H, W] tensor whose C is a multiple of the block:
  * element (n, c, h, w) at ((n C/b + c/b) H W + h W + w) b + c mod b, so
  * a channel range that starts and ends on a block lies in the same bytes
- * as in NCHW (docs/program-format.md). Only the layout-assignment pass
- * (passes/layout_assign.c) gives a tensor a blocked layout. */
+ * as in NCHW (docs/program-format.md). NHWC (channels last) is a 4-D
+ * [N, C, H, W] tensor whose element (n, c, h, w) lies at ((n H + h) W +
+ * w) C + c: the CUDA backend's 16-bit convolutions take it (tensor
+ * cores). Only the layout-assignment pass (passes/layout_assign.c) gives
+ * a tensor a layout other than plain. */
 typedef enum dfg_layout {
     DFG_LAYOUT_PLAIN = 0,
     DFG_LAYOUT_NCHW8C = 1,
     DFG_LAYOUT_NCHW16C = 2,
+    DFG_LAYOUT_NHWC = 3,
     DFG_LAYOUT_COUNT
 } dfg_layout;
 

@@ -82,12 +82,13 @@ typedef struct dfg_compile_options {
      * takes it (dfg_target.fused_attention: the CUDA backend's; not the
      * CPU's defaults): 1. */
     int fuse_attention;
-    /* Inference with fuse_operators and the CPU backend's rule
-     * (dfg_cpu_step_workspace) only: keep activations between oneDNN
-     * convolutions in the blocked layout oneDNN wants on this CPU, with
-     * reorder steps at the boundaries (passes/layout_assign.c); the
-     * program then records the CPU features it needs
-     * (docs/program-format.md): 1. */
+    /* Inference with fuse_operators only: keep activations between
+     * convolutions in the layout their backend wants, with reorder steps
+     * at the boundaries (passes/layout_assign.c): with the CPU backend's
+     * rule (dfg_cpu_step_workspace), the blocked layout oneDNN wants on
+     * this CPU (the program then records the CPU features it needs,
+     * docs/program-format.md); for a target with conv_layout (CUDA), the
+     * layout it names (nhwc for 16-bit convs, docs/precision.md): 1. */
     int assign_layouts;
     /* The backend the program is for (dfg_compile_options_for sets it):
      * dfg_compile refuses, naming them, ops it has no kernel for. NULL:

@@ -66,6 +66,14 @@ typedef struct dfg_target {
                                compiler may plan it so */
     /* 1 if it has a kernel for op (a dfg_op); NULL: every op. */
     int (*supports_op)(int32_t op);
+    /* The layout (a dfg_layout) its conv2d with these attributes and
+     * operand types (internal, src/ir/tensor_type.h) runs fastest in, for
+     * x, y and the filter alike: the layout pass
+     * (dfg_compile_options.assign_layouts) keeps chains of such convs in
+     * it. NULL: plain only (the CPU's blocked layouts have their own
+     * rule). */
+    int32_t (*conv_layout)(const dfg_attrs *attrs, const struct dfg_type *in,
+                           int32_t n_in, const struct dfg_type *out);
 } dfg_target;
 
 /* The largest blas_workspace_bytes, and what dfgc uses for --device cuda

@@ -188,6 +188,15 @@ static dfg_status take_libraries(dfg_backend_context *c,
                                own ? a->workspace : c->blas_workspace,
                                own ? (size_t)a->workspace_bytes
                                    : c->blas_workspace_bytes);
+    if (st == DFG_OK && p->kind == DFG_CUDA_CONV2D && p->u.conv.nhwc &&
+        !p->dnn)
+        st = dfg_error(DFG_ERR_UNSUPPORTED, "conv2d (step %d) is nhwc, which "
+                       "only cuDNN runs, and cuDNN does not take it here "
+                       "(%s): compile with plain layouts (dfgc --no-layouts, "
+                       "assign_layouts = 0)", (int)p->index,
+                       p->dnn_why ? p->dnn_why
+                                  : "no cuDNN in this build, or "
+                                    "DFG_CUDA_CUDNN=0");
     dfg_cuda_step_runs_on(p, p->runs_on, sizeof p->runs_on);
     return st;
 }

@@ -16,14 +16,12 @@ static cudaError_t launch_parts(const dfg_cuda_step_plan *p, cudaStream_t s)
 {
     const dfg_step_args *a = p->args;
     int concat = p->kind == DFG_CUDA_CONCAT;
-    const dfg_type *whole = concat ? &a->out_types[0] : &a->in_types[0];
     int32_t n = concat ? a->n_inputs : a->n_outputs;
-    int64_t size = dfg_cuda_dtype_size(whole->dtype), pos = 0;
+    int64_t size = dfg_cuda_dtype_size(a->in_types[0].dtype), pos = 0;
     for (int32_t i = 0; i < n; i++) {
-        int64_t len = (concat ? a->in_types : a->out_types)[i].shape[p->u.axis];
         int64_t whole_at;
         dfg_cuda_strided_copy copy;
-        dfg_cuda_part_plan(whole, p->u.axis, pos, len, concat, &whole_at, &copy);
+        dfg_cuda_step_part(a, concat, p->u.axis, i, &pos, &whole_at, &copy);
         cudaError_t e = concat
             ? dfg_cuda_launch_strided_copy(&copy, a->in[i],
                                            (char *)a->out[0] + whole_at * size, s)
@@ -31,7 +29,6 @@ static cudaError_t launch_parts(const dfg_cuda_step_plan *p, cudaStream_t s)
                                            a->out[i], s);
         if (e != cudaSuccess)
             return e;
-        pos += len;
     }
     return cudaSuccess;
 }

@@ -100,30 +100,34 @@ static cudnnDataType_t data_type(dfg_dtype dtype)
                                : CUDNN_DATA_FLOAT;
 }
 
-static cudnnStatus_t tensor(cudnnTensorDescriptor_t *t, cudnnDataType_t type,
+static cudnnStatus_t tensor(cudnnTensorDescriptor_t *t,
+                            cudnnTensorFormat_t format, cudnnDataType_t type,
                             const int32_t *d)
 {
     cudnnStatus_t s = cudnnCreateTensorDescriptor(t);
     return s != CUDNN_STATUS_SUCCESS
                ? s
-               : cudnnSetTensor4dDescriptor(*t, CUDNN_TENSOR_NCHW, type, d[0],
-                                            d[1], d[2], d[3]);
+               : cudnnSetTensor4dDescriptor(*t, format, type, d[0], d[1],
+                                            d[2], d[3]);
 }
 
 /* The descriptors of d->conv. f32 computes in strict FP32 (FMA math),
- * the 16-bit types on tensor cores, always accumulating in f32. */
+ * the 16-bit types on tensor cores, always accumulating in f32. A
+ * channels-last conv describes x, y, the bias and the filter (KRSC) as
+ * NHWC, the layout cuDNN's tensor-core kernels read without a transpose. */
 static cudnnStatus_t describe(struct dfg_cuda_dnn_step *d)
 {
     const dfg_cuda_dnn_conv *c = &d->conv;
     cudnnDataType_t type = data_type(c->dtype);
+    cudnnTensorFormat_t f = c->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     const int32_t bias[4] = {1, c->y[1], 1, 1};
     cudnnStatus_t s;
-    if ((s = tensor(&d->x, type, c->x)) != CUDNN_STATUS_SUCCESS ||
-        (s = tensor(&d->y, type, c->y)) != CUDNN_STATUS_SUCCESS ||
+    if ((s = tensor(&d->x, f, type, c->x)) != CUDNN_STATUS_SUCCESS ||
+        (s = tensor(&d->y, f, type, c->y)) != CUDNN_STATUS_SUCCESS ||
         (c->has_bias &&
-         (s = tensor(&d->bias, type, bias)) != CUDNN_STATUS_SUCCESS) ||
+         (s = tensor(&d->bias, f, type, bias)) != CUDNN_STATUS_SUCCESS) ||
         (s = cudnnCreateFilterDescriptor(&d->w)) != CUDNN_STATUS_SUCCESS ||
-        (s = cudnnSetFilter4dDescriptor(d->w, type, CUDNN_TENSOR_NCHW,
+        (s = cudnnSetFilter4dDescriptor(d->w, type, f,
                                         c->w[0], c->w[1], c->w[2], c->w[3])) !=
             CUDNN_STATUS_SUCCESS ||
         (s = cudnnCreateConvolutionDescriptor(&d->desc)) !=

@@ -2,14 +2,17 @@
 """A model's outputs on the GPU against the CPU's (and PyTorch's).
 
 usage: gpu_compare.py DFGC MODEL [--input NAME=FILE]... [--reference FILE]
-                      [--tolerance T]
+                      [--tolerance T] [--nhwc-vs-nchw PRECISION]
 
 Runs `dfgc run MODEL` with --device cpu and --device cuda (the same seeded
 inputs, or those given) and writes every output; each output's relative
 error ||gpu - cpu|| / ||cpu|| must stay below T (1e-4: strict f32 on both
 sides, only the order of sums differs). With --reference, the first
 output is also held to T against that file of float32 values (PyTorch's
-output). Prints one line per comparison; exits 1 on the first too far.
+output). With --nhwc-vs-nchw f16|bf16, both runs are on the GPU at that
+precision instead: channels-last convolutions (the default layouts)
+against plain NCHW ones (--no-layouts). Prints one line per comparison;
+exits 1 on the first too far.
 """
 import argparse
 import os
@@ -24,23 +27,26 @@ DTYPES = {"f32": np.float32, "f64": np.float64, "f16": np.float16,
           "u8": np.uint8, "bool": np.bool_}
 
 
-def run(dfgc, model, device, inputs, outputs, folder):
-    """Runs MODEL once; returns [(name, dtype, path)] of its outputs."""
-    command = [dfgc, "run", model, "--device", device]
+def run(dfgc, model, device, inputs, outputs, folder, flags=()):
+    """Runs MODEL once (with flags); returns [(name, dtype, path)] of its
+    outputs."""
+    command = [dfgc, "run", model, "--device", device, *flags]
+    tag = "".join([device, *flags])
     for spec in inputs:
         command += ["--input", spec]
     for name in outputs:
         command += ["--output",
-                    f"{name}={os.path.join(folder, device + '.' + name)}"]
+                    f"{name}={os.path.join(folder, tag + '.' + name)}"]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
-        sys.exit(f"{model} on {device}: dfgc run failed:\n{done.stderr}")
+        sys.exit(f"{model} on {device} {' '.join(flags)}: dfgc run failed:"
+                 f"\n{done.stderr}")
     found = []
     for line in done.stdout.splitlines():
         fields = line.split()
         if len(fields) >= 3 and fields[1].startswith("["):
             found.append((fields[0], fields[2],
-                          os.path.join(folder, device + "." + fields[0])))
+                          os.path.join(folder, tag + "." + fields[0])))
     return found
 
 
@@ -68,15 +74,26 @@ def main():
     parser.add_argument("--input", action="append", default=[])
     parser.add_argument("--reference")
     parser.add_argument("--tolerance", type=float, default=1e-4)
+    parser.add_argument("--nhwc-vs-nchw", metavar="PRECISION")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         names = [name for name, _, _ in
                  run(args.dfgc, args.model, "cpu", args.input, [], folder)]
-        cpu = run(args.dfgc, args.model, "cpu", args.input, names, folder)
-        gpu = run(args.dfgc, args.model, "cuda", args.input, names, folder)
+        if args.nhwc_vs_nchw:
+            half = ("--precision", args.nhwc_vs_nchw)
+            cpu = run(args.dfgc, args.model, "cuda", args.input, names,
+                      folder, (*half, "--no-layouts"))
+            gpu = run(args.dfgc, args.model, "cuda", args.input, names,
+                      folder, half)
+            label = f"{args.nhwc_vs_nchw} nhwc vs nchw"
+        else:
+            cpu = run(args.dfgc, args.model, "cpu", args.input, names, folder)
+            gpu = run(args.dfgc, args.model, "cuda", args.input, names,
+                      folder)
+            label = "gpu vs cpu"
         checks = []
         for (name, dtype, cpu_path), (_, _, gpu_path) in zip(cpu, gpu):
-            checks.append((f"{name} gpu vs cpu", load(gpu_path, dtype),
+            checks.append((f"{name} {label}", load(gpu_path, dtype),
                            load(cpu_path, dtype)))
         if args.reference and gpu:
             checks.append((f"{gpu[0][0]} gpu vs reference",

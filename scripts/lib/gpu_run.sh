@@ -154,6 +154,7 @@ dfg_gpu_run() {
     dfg_gpu_step onnx-cpu-gpu-torch 120 onnx-models
     dfg_gpu_step cuda-suite-graphs-on 90 suite 1
     dfg_gpu_step cuda-suite-graphs-off 90 suite 0
+    dfg_gpu_step nhwc-vs-nchw 60 nhwc
     dfg_gpu_step memcheck 60 memcheck
     dfg_gpu_step bench 200 bench
 

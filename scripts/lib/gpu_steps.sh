@@ -62,6 +62,37 @@ onnx_models() {
     done
 }
 
+# Channels-last against NCHW at f16 and bf16 (docs/precision.md): the
+# bundled cnn and resnet50 (exported by onnx-models, else here) give the
+# same outputs within 16-bit roundings; resnet50 at f16 timed both ways,
+# and profiled channels-last (its convs run on "cuDNN nhwc").
+nhwc() {
+    if grep -q 'DFG_CUDA_CUDNN=0' "$work/run/dfgc" ||
+        [ "$(awk '$1 == "cudnn" { print $2 }' "$work/MANIFEST")" = none ]; then
+        echo "no cuDNN here: channels-last convolutions run on cuDNN only"
+        return 77
+    fi
+    onnx=$work/models/resnet50.onnx
+    [ -f "$onnx" ] || "$python" "$work/tests/models/export.py" \
+        "$work/models" resnet50 || return $?
+    for model in example:cnn "$onnx"; do
+        "$python" "$compare" "$dfgc" "$model" --nhwc-vs-nchw f16 \
+            --tolerance 5e-3 || return 1
+        "$python" "$compare" "$dfgc" "$model" --nhwc-vs-nchw bf16 \
+            --tolerance 3e-2 || return 1
+    done
+    for layouts in "" --no-layouts; do
+        echo "resnet50 f16 ${layouts:-nhwc}:"
+        "$dfgc" bench "$onnx" --device cuda --precision f16 $layouts \
+            --iterations 20 --warmup 3 | grep -iE 'per run|median|mean' ||
+            return 1
+    done
+    "$dfgc" bench "$onnx" --device cuda --precision f16 --iterations 3 \
+        --warmup 1 --profile >"$results/profile-resnet50-f16-nhwc.txt" ||
+        return 1
+    grep -c 'cuDNN nhwc' "$results/profile-resnet50-f16-nhwc.txt"
+}
+
 # The cuda suite's executables, CUDA graphs on (1) or off (0), with
 # cuBLAS's API log: a CUBLAS_STATUS_ALLOC_FAILED (a workspace below what
 # cuBLAS needs) or CUBLAS_STATUS_INVALID_VALUE fails the step.
@@ -109,6 +140,7 @@ case $step in
     examples) examples ;;
     onnx-models) onnx_models ;;
     suite) suite "$1" ;;
+    nhwc) nhwc ;;
     memcheck) memcheck ;;
     bench) bench ;;
     *) echo "gpu_steps.sh: no step '$step'" >&2; exit 2 ;;

@@ -4,8 +4,16 @@
 
 #include "util/error.h"
 
+static int is_float(dfg_dtype dtype)
+{
+    return dtype == DFG_F32 || dtype == DFG_F16 || dtype == DFG_BF16;
+}
+
 int dfg_layout_fits(const dfg_type *type, int32_t layout)
 {
+    if (layout == DFG_LAYOUT_NHWC)
+        return is_float(type->dtype) && type->rank == 4 &&
+               type->shape[1] > 0;
     int64_t block = dfg_layout_block(layout);
     if (layout == DFG_LAYOUT_PLAIN)
         return block == 1;
@@ -29,6 +37,7 @@ int dfg_op_layout_agnostic(dfg_op op, const dfg_attrs *attrs,
         return 1;
     }
     return op == DFG_OP_CONCAT && out->rank == 4 &&
+           out->layout != DFG_LAYOUT_NHWC &&
            (attrs->axis == 1 || attrs->axis == -3);
 }
 
@@ -57,18 +66,19 @@ static dfg_status wrong(const char *what, int32_t i, const dfg_type *t,
                      dfg_type_format(t, buf, sizeof buf), want);
 }
 
+#define FITS                                                                 \
+    "4-D f32 with whole channel blocks to be blocked, 4-D float to be nhwc"
+
 /* Every absent operand is skipped; a present one must fit its layout. */
 static dfg_status check_fits(const dfg_type *in, int32_t n_in,
                              const dfg_type *out, int32_t n_out)
 {
     for (int32_t i = 0; i < n_in; i++)
         if (in[i].rank >= 0 && !dfg_layout_fits(&in[i], in[i].layout))
-            return wrong("input", i, &in[i],
-                         "4-D f32 with whole channel blocks to be blocked");
+            return wrong("input", i, &in[i], FITS);
     for (int32_t i = 0; i < n_out; i++)
         if (!dfg_layout_fits(&out[i], out[i].layout))
-            return wrong("output", i, &out[i],
-                         "4-D f32 with whole channel blocks to be blocked");
+            return wrong("output", i, &out[i], FITS);
     return DFG_OK;
 }
 
@@ -98,13 +108,37 @@ dfg_status dfg_layout_check(dfg_op op, const dfg_attrs *attrs,
                    ? DFG_OK
                    : wrong("output", 0, &out[0], "in the layout it names");
     if (op == DFG_OP_CONV2D && n_in >= 2 && n_out == 1) {
-        st = check_all(in + 1, n_in > 3 ? 2 : n_in - 1, NULL, 0,
-                       DFG_LAYOUT_PLAIN, "plain (weights, bias)");
+        /* An nhwc conv's filter [K, C/g, R, S] is nhwc too (KRSC). */
+        int32_t filter = in[0].layout == DFG_LAYOUT_NHWC ? DFG_LAYOUT_NHWC
+                                                        : DFG_LAYOUT_PLAIN;
+        st = check_all(in + 1, 1, NULL, 0, filter,
+                       filter ? "nhwc, as x (the filter)" : "plain (weights)");
+        if (st == DFG_OK && n_in > 2)
+            st = check_all(in + 2, 1, NULL, 0, DFG_LAYOUT_PLAIN,
+                           "plain (bias)");
+        if (st == DFG_OK && (in[0].layout == DFG_LAYOUT_NHWC) !=
+                                (out[0].layout == DFG_LAYOUT_NHWC))
+            st = wrong("output", 0, &out[0], "nhwc exactly where x is");
         if (st == DFG_OK && n_in > 3 && in[3].rank >= 0 &&
             in[3].layout != out[0].layout)
             st = wrong("input", 3, &in[3], "in the output's layout");
         return st;
     }
+    if (op == DFG_OP_BATCH_NORM && n_in == 5 && n_out == 1) {
+        st = check_all(in + 1, 4, NULL, 0, DFG_LAYOUT_PLAIN,
+                       "plain (the statistics)");
+        if (st == DFG_OK && (in[0].layout != out[0].layout ||
+                             (out[0].layout != DFG_LAYOUT_PLAIN &&
+                              out[0].layout != DFG_LAYOUT_NHWC)))
+            st = wrong("output", 0, &out[0], "plain or nhwc, as x");
+        return st;
+    }
+    if (op == DFG_OP_CONCAT && n_out == 1 &&
+        out[0].layout == DFG_LAYOUT_NHWC) /* the CUDA backend's parts */
+        return out[0].rank == 4 && (attrs->axis == 1 || attrs->axis == -3)
+                   ? check_all(in, n_in, out, n_out, DFG_LAYOUT_NHWC, "nhwc")
+                   : wrong("output", 0, &out[0], "plain (a concat of nhwc "
+                           "parts along the channels only)");
     int pool = op == DFG_OP_MAX_POOL || op == DFG_OP_AVERAGE_POOL ||
                op == DFG_OP_GLOBAL_AVERAGE_POOL;
     if (n_out == 1 &&
@@ -129,7 +163,7 @@ dfg_status dfg_shape_reorder(const dfg_attrs *a, const dfg_type *in,
         char buf[96];
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "%s cannot be laid out as %s (4-D f32 whose "
-                         "channels fill whole blocks)",
+                         "channels fill whole blocks; nhwc: 4-D float)",
                          dfg_type_format(&in[0], buf, sizeof buf),
                          dfg_layout_name(a->layout));
     }

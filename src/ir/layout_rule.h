@@ -4,7 +4,13 @@
  *
  *   reorder  input any layout, output the layout attrs.layout names;
  *   conv2d   x, y and the residual any layout (oneDNN takes them as they
- *            are), the residual in y's; weights and bias plain;
+ *            are), the residual in y's; the bias plain, the weights plain
+ *            unless x is nhwc: then the weights and y are nhwc too
+ *            (cuDNN's channels-last convolution, KRSC filter);
+ *   batch_norm x and y plain or both nhwc, the statistics plain;
+ *   concat   along the channels of 4-D parts, every part and the output
+ *            nhwc (the CUDA backend copies the parts per pixel), or as
+ *            below;
  *   layout-agnostic ops (dfg_op_layout_agnostic), max_pool,
  *            average_pool, global_average_pool and per-channel add and
  *            mul (dfg_layout_per_channel_full; the CPU backend runs a
@@ -12,7 +18,10 @@
  *            layout;
  *   any other op: every operand and output plain.
  * A blocked tensor is always a 4-D f32 [N, C, H, W] one whose C is a
- * multiple of the block (no padding: its bytes are NCHW's). */
+ * multiple of the block (no padding: its bytes are NCHW's); an nhwc one
+ * a 4-D f32, f16 or bf16 one. A concat along the channels is agnostic
+ * for blocked layouts only (nhwc interleaves the parts per pixel: the
+ * concat clause above). */
 #ifndef DFG_LAYOUT_RULE_H
 #define DFG_LAYOUT_RULE_H
 

@@ -15,8 +15,12 @@ int64_t dfg_workspace_conv2d(const dfg_attrs *attrs, const dfg_type *in,
     if (dfg_conv_geometry_make(attrs, &in[0], &in[1], &out[0], &g) != DFG_OK)
         return -1;
     /* Blocked operands: only the CPU backend's oneDNN runs the conv, in
-     * the scratch its rule plans (passes/layout_assign.c); no im2col. */
-    if (in[0].layout != DFG_LAYOUT_PLAIN || out[0].layout != DFG_LAYOUT_PLAIN)
+     * the scratch its rule plans (passes/layout_assign.c); no im2col. An
+     * nhwc one (cuDNN's) keeps the im2col bytes as cuDNN's workspace. */
+    if ((in[0].layout != DFG_LAYOUT_PLAIN &&
+         in[0].layout != DFG_LAYOUT_NHWC) ||
+        (out[0].layout != DFG_LAYOUT_PLAIN &&
+         out[0].layout != DFG_LAYOUT_NHWC))
         return 0;
     return dfg_conv_forward_workspace_bytes(&g);
 }

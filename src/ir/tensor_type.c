@@ -56,6 +56,8 @@ const char *dfg_layout_name(int32_t layout)
         return "nChw8c";
     case DFG_LAYOUT_NCHW16C:
         return "nChw16c";
+    case DFG_LAYOUT_NHWC:
+        return "nhwc";
     default:
         return NULL;
     }

@@ -11,9 +11,9 @@ typedef struct dfg_type {
     dfg_dtype dtype;
     int32_t rank;
     int64_t shape[DFG_MAX_RANK];
-    /* dfg_layout: plain (0) unless the layout pass blocked the tensor;
-     * the bytes are the same either way (only tensors whose channels
-     * fill whole blocks are blocked). */
+    /* dfg_layout: plain (0) unless the layout pass gave the tensor
+     * another; the byte count is the same either way (only tensors whose
+     * channels fill whole blocks are blocked). */
     int32_t layout;
 } dfg_type;
 
@@ -29,9 +29,10 @@ int64_t dfg_type_bytes(const dfg_type *type);
 /* 1 if dtype and shape are equal (the layout is not compared: which
  * layouts a step's operands may have is src/ir/layout_rule.h's to say). */
 int dfg_type_equal(const dfg_type *a, const dfg_type *b);
-/* "plain", "nChw8c", "nChw16c"; NULL for an invalid layout. */
+/* "plain", "nChw8c", "nChw16c", "nhwc"; NULL for an invalid layout. */
 const char *dfg_layout_name(int32_t layout);
-/* The channel block of a layout: 1 for plain, 8, 16; 0 if invalid. */
+/* The channel block of a layout: 1 for plain, 8, 16; 0 if invalid or
+ * NHWC (whose "block" is the tensor's C: dfg_layout_index with block C). */
 int64_t dfg_layout_block(int32_t layout);
 /* Element (n, c, h, w)'s index in a [N, C, H, W] tensor of layout (block
  * b = dfg_layout_block(layout), C a multiple of b). */

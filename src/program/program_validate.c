@@ -58,22 +58,39 @@ static dfg_status validate_stats(const dfg_program *p)
 }
 
 /* Blocked tensors only between the CPU backend's steps, which know the
- * CPU features they were chosen for; the graph's inputs and outputs are
- * plain (the caller's bytes are NCHW). Each step's operands are checked
- * against the layout rule in validate_rules. */
+ * CPU features they were chosen for; nhwc ones only in a 16-bit program
+ * (the CUDA backend's channels-last convolutions: a CPU session refuses
+ * it); never both; the graph's inputs and outputs are plain (the caller's
+ * bytes are NCHW). Each step's operands are checked against the layout
+ * rule in validate_rules. */
 static dfg_status validate_layouts(const dfg_program *p)
 {
-    int32_t blocked = -1;
-    for (int32_t i = 0; i < p->n_tensors && blocked < 0; i++)
-        if (p->tensors[i].type.layout != DFG_LAYOUT_PLAIN)
+    int32_t blocked = -1, nhwc = -1;
+    for (int32_t i = 0; i < p->n_tensors; i++) {
+        int32_t layout = p->tensors[i].type.layout;
+        if (layout == DFG_LAYOUT_NHWC && nhwc < 0)
+            nhwc = i;
+        else if (layout != DFG_LAYOUT_PLAIN && layout != DFG_LAYOUT_NHWC &&
+                 blocked < 0)
             blocked = i;
-    if (blocked < 0)
+    }
+    if (blocked < 0 && nhwc < 0)
         return DFG_OK;
-    if (strcmp(p->workspace_rule, "cpu") != 0 || p->layout_isa[0] == 0)
+    if (blocked >= 0 && nhwc >= 0)
+        return INVALID("tensor %d '%s' is nhwc and tensor %d '%s' blocked: "
+                       "a program has one kind", (int)nhwc,
+                       p->tensors[nhwc].name, (int)blocked,
+                       p->tensors[blocked].name);
+    if (blocked >= 0 &&
+        (strcmp(p->workspace_rule, "cpu") != 0 || p->layout_isa[0] == 0))
         return INVALID("tensor %d '%s' is laid out %s, but the program "
                        "records no CPU backend rule and CPU features for it",
                        (int)blocked, p->tensors[blocked].name,
                        dfg_layout_name(p->tensors[blocked].type.layout));
+    if (nhwc >= 0 && p->half_products == DFG_F32)
+        return INVALID("tensor %d '%s' is nhwc, which only a 16-bit "
+                       "program (f16 or bf16 products) holds", (int)nhwc,
+                       p->tensors[nhwc].name);
     for (int32_t k = 0; k < p->n_inputs + p->n_outputs; k++) {
         int32_t i = k < p->n_inputs ? p->inputs[k]
                                     : p->outputs[k - p->n_inputs];

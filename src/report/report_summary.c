@@ -15,6 +15,27 @@
 
 #define DFG_SUMMARY_LARGEST 5
 
+/* The layout the layout pass gave the program's activations (one per
+ * program), how many tensors it holds and the reorder steps; nothing for
+ * a plain program. */
+static void write_layouts(FILE *out, const dfg_program *p)
+{
+    int32_t layout = DFG_LAYOUT_PLAIN, tensors = 0, reorders = 0;
+    for (int32_t i = 0; i < p->n_tensors; i++)
+        if (p->tensors[i].type.layout != DFG_LAYOUT_PLAIN) {
+            layout = p->tensors[i].type.layout;
+            tensors++;
+        }
+    for (int32_t i = 0; i < p->n_steps; i++)
+        reorders += p->steps[i].op == DFG_OP_REORDER;
+    if (layout != DFG_LAYOUT_PLAIN)
+        fprintf(out, "layouts   %s: %d tensors, %d reorder steps%s\n",
+                dfg_layout_name(layout), (int)tensors, (int)reorders,
+                layout == DFG_LAYOUT_NHWC
+                    ? " (channels-last convolutions, cuDNN)"
+                    : " (oneDNN's blocked convolutions)");
+}
+
 /* Indices of the largest arena tensors that own their bytes, largest
  * first (ties keep the earlier tensor); returns how many were found. */
 static int largest_tensors(const dfg_program *p,
@@ -116,6 +137,7 @@ static void write_plan_lines(FILE *out, const dfg_program *p)
                      "16-bit operands accumulate in f32, other kernels "
                      "compute in f32\n", dfg_dtype_name(p->half_products),
                 dfg_dtype_name(p->half_products));
+    write_layouts(out, p);
 }
 
 /* The peak step and, when it holds a workspace, how much of the peak that

@@ -4,12 +4,14 @@
 #include "tests/cuda/cuda_emulator_training.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/cuda/plan/conv_forward.h"
 #include "runtime/cuda/plan/conv_grad.h"
 #include "runtime/cuda/plan/launch_geometry.h"
 #include "runtime/cuda/plan/layout_plan.h"
+#include "util/error.h"
 
 void cuda_emulate_gemm(const dfg_cuda_blas_gemm *g, dfg_dtype dtype,
                        const void *first, const void *second, void *c)
@@ -164,19 +166,16 @@ static void parts(const dfg_cuda_step_plan *p)
 {
     const dfg_step_args *a = p->args;
     int concat = p->kind == DFG_CUDA_CONCAT;
-    const dfg_type *whole = concat ? &a->out_types[0] : &a->in_types[0];
     int32_t n = concat ? a->n_inputs : a->n_outputs;
-    int64_t size = dfg_cuda_dtype_size(whole->dtype), pos = 0;
+    int64_t size = dfg_cuda_dtype_size(a->in_types[0].dtype), pos = 0;
     for (int32_t i = 0; i < n; i++) {
-        int64_t len = (concat ? a->in_types : a->out_types)[i].shape[p->u.axis];
         int64_t whole_at;
         dfg_cuda_strided_copy copy;
-        dfg_cuda_part_plan(whole, p->u.axis, pos, len, concat, &whole_at, &copy);
+        dfg_cuda_step_part(a, concat, p->u.axis, i, &pos, &whole_at, &copy);
         if (concat)
             strided_copy(&copy, a->in[i], (char *)a->out[0] + whole_at * size);
         else
             strided_copy(&copy, at(a->in[0], whole_at, size), a->out[i]);
-        pos += len;
     }
 }
 
@@ -354,12 +353,66 @@ static dfg_status emulate_lt(const dfg_cuda_step_plan *p)
     return st;
 }
 
+/* cuDNN's channels-last conv (x, y, the residual and the KRSC filter
+ * nhwc) on NCHW copies: each nhwc operand reordered to plain (the filter,
+ * a [K, C, R, S] tensor, from KRSC to KCRS), the plain step run through
+ * the backend's own path, its output reordered back. */
+static dfg_status emulate_nhwc_conv(const dfg_cuda_step_plan *p,
+                                    unsigned int *status)
+{
+    const dfg_step_args *a = p->args;
+    dfg_type in_types[4], out_type = a->out_types[0];
+    const void *in[4];
+    void *copies[5] = {NULL, NULL, NULL, NULL, NULL};
+    dfg_cuda_strided_copy c;
+    dfg_status st = a->n_inputs <= 4 ? DFG_OK
+                                     : dfg_error(DFG_ERR_INTERNAL, "conv2d");
+    for (int32_t i = 0; st == DFG_OK && i < a->n_inputs; i++) {
+        in_types[i] = a->in_types[i];
+        in[i] = a->in[i];
+        if (!a->in[i] || a->in_types[i].layout != DFG_LAYOUT_NHWC)
+            continue;
+        in_types[i].layout = DFG_LAYOUT_PLAIN;
+        copies[i] = malloc((size_t)dfg_type_bytes(&in_types[i]));
+        st = copies[i] ? dfg_cuda_reorder_plan(&a->in_types[i], &in_types[i],
+                                               &c)
+                       : dfg_error(DFG_ERR_OUT_OF_MEMORY, "emulator");
+        if (st == DFG_OK)
+            strided_copy(&c, a->in[i], copies[i]);
+        in[i] = copies[i];
+    }
+    out_type.layout = DFG_LAYOUT_PLAIN;
+    void *out[1] = {copies[4] = malloc((size_t)dfg_type_bytes(&out_type))};
+    if (st == DFG_OK && !out[0])
+        st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "emulator");
+    dfg_step_args plain = *a;
+    plain.in_types = in_types;
+    plain.in = in;
+    plain.out_types = &out_type;
+    plain.out = out;
+    dfg_cuda_step_plan q = *p;
+    q.args = &plain;
+    q.u.conv.nhwc = 0;
+    q.dnn = NULL;
+    if (st == DFG_OK)
+        st = cuda_emulate_step(&q, status);
+    if (st == DFG_OK)
+        st = dfg_cuda_reorder_plan(&out_type, &a->out_types[0], &c);
+    if (st == DFG_OK)
+        strided_copy(&c, out[0], a->out[0]);
+    for (int i = 0; i < 5; i++)
+        free(copies[i]);
+    return st;
+}
+
 /* As backend_steps.c's enqueue_product: cuBLASLt's call when it took the
  * step; else the residual under the output, the product, the epilogue (no
- * cuDNN here). */
+ * cuDNN here but for the nhwc convs above). */
 dfg_status cuda_emulate_step(const dfg_cuda_step_plan *p, unsigned int *status)
 {
     const dfg_step_args *a = p->args;
+    if (p->kind == DFG_CUDA_CONV2D && p->u.conv.nhwc)
+        return emulate_nhwc_conv(p, status);
     if (p->lt)
         return emulate_lt(p);
     if (p->residual && a->in[3] != a->out[0])

@@ -121,19 +121,30 @@ static dfg_status warm_up(dfg_backend_context *c, const dfg_step_args *steps,
 
 /* backend_run.c's take_libraries: cuBLASLt takes every form it has (its
  * heuristics always find an algorithm here); plan->lt marks it, never
- * read through. */
-static void take_libraries(dfg_cuda_step_plan *p)
+ * read through. cuDNN takes the nhwc convs its mapping takes (the
+ * emulator runs them on NCHW copies: cuda_emulate_step); a session with
+ * one it refuses fails, as backend_run.c's does. */
+static dfg_status take_libraries(dfg_cuda_step_plan *p)
 {
     static char taken;
     if (p->lt_form.epilogue != DFG_CUDA_LT_OFF)
         p->lt = (struct dfg_cuda_lt_step *)(void *)&taken;
     dfg_cuda_dnn_conv conv;
     const char *why = NULL;
+    int nhwc = p->kind == DFG_CUDA_CONV2D && p->u.conv.nhwc;
     if (p->kind == DFG_CUDA_CONV2D || p->kind == DFG_CUDA_CONV_GRAD_INPUT ||
-        p->kind == DFG_CUDA_CONV_GRAD_WEIGHT)
-        p->dnn_why = dfg_cuda_dnn_conv_make(p, &conv, &why)
-                         ? "the emulator has no cuDNN" : why;
+        p->kind == DFG_CUDA_CONV_GRAD_WEIGHT) {
+        int takes = dfg_cuda_dnn_conv_make(p, &conv, &why);
+        if (takes && nhwc)
+            p->dnn = (struct dfg_cuda_dnn_step *)(void *)&taken;
+        else
+            p->dnn_why = takes ? "the emulator has no cuDNN" : why;
+    }
     dfg_cuda_step_runs_on(p, p->runs_on, sizeof p->runs_on);
+    if (nhwc && !p->dnn)
+        return dfg_error(DFG_ERR_UNSUPPORTED, "conv2d (step %d) is nhwc, "
+                         "which cuDNN does not take: %s", (int)p->index, why);
+    return DFG_OK;
 }
 
 static dfg_status emulator_run_step(dfg_backend_context *c, int32_t i)
@@ -156,7 +167,7 @@ static dfg_status emulator_prepare(dfg_backend_context *c,
     for (int32_t i = 0; i < n_steps; i++) {
         dfg_status st = dfg_cuda_step_plan_make(&steps[i], i, &c->plans[i]);
         if (st == DFG_OK)
-            take_libraries(&c->plans[i]);
+            st = take_libraries(&c->plans[i]);
         if (st != DFG_OK)
             return dfg_error_prefix(st, "emulator, run step %d (%s)", (int)i,
                                     dfg_op_get(steps[i].op)->name);

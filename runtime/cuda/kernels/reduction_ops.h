@@ -112,16 +112,18 @@ typedef struct dfg_cuda_pool {
     int64_t in_h, in_w, out_h, out_w;
     int64_t kernel[2], stride[2], dilation[2], pad_lo[2], pad_hi[2];
     int index32;        /* outputs fit 32-bit index arithmetic */
+    int64_t channels;   /* C when x and y are nhwc (channels last), else 0 */
 } dfg_cuda_pool;
 
-/* Output element i of max_pool / average_pool over NCHW x; narrow is
- * p->index32, a constant in a kernel instantiated for it
- * (math/index_split.h). */
+/* Output element i of max_pool / average_pool over x, NCHW or (channels
+ * set) NHWC as y is; narrow is p->index32, a constant in a kernel
+ * instantiated for it (math/index_split.h). */
 DFG_HOST_DEVICE static inline float
 dfg_cuda_pool_element(const dfg_cuda_pool *p, const void *x, int64_t i,
                       int narrow)
 {
-    int64_t plane = i;
+    int64_t plane = i, pitch = p->channels > 0 ? p->channels : 1;
+    int64_t c = p->channels > 0 ? dfg_index_split(&plane, pitch, narrow) : 0;
     int64_t ox = dfg_index_split(&plane, p->out_w, narrow);
     int64_t oy = dfg_index_split(&plane, p->out_h, narrow);
     int64_t y0 = dfg_pool_window_start(oy, p->stride[0], p->pad_lo[0]);
@@ -129,12 +131,15 @@ dfg_cuda_pool_element(const dfg_cuda_pool *p, const void *x, int64_t i,
     int64_t fy, ey, fx, ex;
     dfg_pool_window_taps(y0, p->kernel[0], p->dilation[0], p->in_h, &fy, &ey);
     dfg_pool_window_taps(x0, p->kernel[1], p->dilation[1], p->in_w, &fx, &ex);
-    int64_t base = plane * p->in_h * p->in_w;
+    /* NCHW: plane is n * C + c; NHWC: plane is n, c apart, pitch C. */
+    int64_t base = plane * p->in_h * p->in_w * pitch + c;
     float acc = p->is_max ? -INFINITY : 0.0f;
     for (int64_t ty = fy; ty < ey; ty++) {
-        int64_t row = base + (y0 + ty * p->dilation[0]) * p->in_w + x0;
+        int64_t row =
+            base + ((y0 + ty * p->dilation[0]) * p->in_w + x0) * pitch;
         for (int64_t tx = fx; tx < ex; tx++) {
-            float v = dfg_cuda_load_f32(x, p->dtype, row + tx * p->dilation[1]);
+            float v = dfg_cuda_load_f32(x, p->dtype,
+                                        row + tx * p->dilation[1] * pitch);
             if (!p->is_max)
                 acc += v;
             else if (v > acc || v != v)

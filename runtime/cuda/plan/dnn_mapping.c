@@ -127,6 +127,25 @@ static int forward(const dfg_cuda_step_plan *plan, dfg_cuda_dnn_conv *c,
     return 1;
 }
 
+int32_t dfg_cuda_conv_layout(const dfg_attrs *attrs, const dfg_type *in,
+                             int32_t n_in, const dfg_type *out)
+{
+    dfg_conv_geometry g;
+    dfg_dtype dtype = out->dtype;
+    if (n_in < 2 || (dtype != DFG_F16 && dtype != DFG_BF16) ||
+        in[0].dtype != dtype || in[1].dtype != dtype || in[0].rank != 4 ||
+        in[1].rank != 4 || out->rank != 4 ||
+        (n_in > 2 && in[2].rank >= 0 && in[2].dtype != dtype) ||
+        dfg_conv_geometry_make(attrs, &in[0], &in[1], out, &g) != DFG_OK)
+        return DFG_LAYOUT_PLAIN;
+    dfg_cuda_dnn_conv c;
+    const char *why;
+    return g.group == 1 && g.in_channels % 8 == 0 &&
+                   g.out_channels % 8 == 0 && geometry(&g, &c, &why)
+               ? DFG_LAYOUT_NHWC
+               : DFG_LAYOUT_PLAIN;
+}
+
 int dfg_cuda_dnn_conv_make(const dfg_cuda_step_plan *plan,
                            dfg_cuda_dnn_conv *out, const char **why)
 {
@@ -136,6 +155,7 @@ int dfg_cuda_dnn_conv_make(const dfg_cuda_step_plan *plan,
     const dfg_step_args *s = plan->args;
     c.dtype = s->out_types[0].dtype;
     c.tf32 = plan->tf32;
+    c.nhwc = plan->kind == DFG_CUDA_CONV2D && plan->u.conv.nhwc;
     for (int32_t i = 0; i < 2; i++)
         if (s->in_types[i].dtype != c.dtype) {
             *why = "operands of different dtypes";

@@ -26,6 +26,13 @@ int dfg_cuda_dnn_enabled(const char *value);
 int dfg_cuda_conv_epilogue_make(const dfg_attrs *attrs, int *relu,
                                 int *residual);
 
+/* dfg_cuda_target.conv_layout: DFG_LAYOUT_NHWC for a 16-bit conv2d that
+ * cuDNN runs on tensor cores channels-last (one group, input and output
+ * channels multiples of 8, padding a symmetric pad reproduces), else
+ * DFG_LAYOUT_PLAIN (f32, TF32 included, stays NCHW). */
+int32_t dfg_cuda_conv_layout(const dfg_attrs *attrs, const dfg_type *in,
+                             int32_t n_in, const dfg_type *out);
+
 typedef enum dfg_cuda_dnn_direction {
     DFG_CUDA_DNN_FORWARD,          /* conv2d: y from x and w */
     DFG_CUDA_DNN_BACKWARD_DATA,    /* conv2d_grad_input: dx from dy and w */
@@ -47,6 +54,7 @@ typedef struct dfg_cuda_dnn_conv {
     dfg_dtype dtype;
     int has_bias, residual, relu, fused;
     int tf32; /* f32 on TF32 tensor cores allowed (the step plan's) */
+    int nhwc; /* x, y, the residual and the filter (KRSC) channels-last */
 } dfg_cuda_dnn_conv;
 
 /* 1 with *out when cuDNN can run plan (a conv2d, conv2d_grad_input or

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "runtime/cuda/kernels/element_access.h"
+#include "util/error.h"
 
 void dfg_cuda_strided_copy_make(int32_t rank, const int64_t *dims,
                                 const int64_t *src_strides,
@@ -85,14 +86,24 @@ dfg_status dfg_cuda_pad_plan(const dfg_attrs *attrs, const dfg_type *in,
     return DFG_OK;
 }
 
-void dfg_cuda_part_plan(const dfg_type *whole, int32_t axis, int64_t at,
-                        int64_t part_len, int to_whole, int64_t *whole_at,
+void dfg_cuda_step_part(const dfg_kernel_args *a, int to_whole, int32_t axis,
+                        int32_t i, int64_t *pos, int64_t *whole_at,
                         dfg_cuda_strided_copy *copy)
 {
+    dfg_type whole = to_whole ? a->out_types[0] : a->in_types[0];
+    int64_t len = (to_whole ? a->in_types : a->out_types)[i].shape[axis];
+    if (whole.layout == DFG_LAYOUT_NHWC) { /* axis 1 (layout_rule.h) */
+        int64_t c = whole.shape[1];
+        whole.shape[1] = whole.shape[2];
+        whole.shape[2] = whole.shape[3];
+        whole.shape[3] = c;
+        axis = 3;
+    }
     dfg_copy_geometry g;
-    dfg_part_geometry(whole, axis, at, part_len, to_whole, &g);
-    copy_of(&g, whole->dtype, to_whole ? NULL : whole_at,
+    dfg_part_geometry(&whole, axis, *pos, len, to_whole, &g);
+    copy_of(&g, whole.dtype, to_whole ? NULL : whole_at,
             to_whole ? whole_at : NULL, copy);
+    *pos += len;
 }
 
 dfg_status dfg_cuda_gather_plan(const dfg_attrs *attrs, const dfg_type *data,
@@ -126,4 +137,27 @@ void dfg_cuda_conv_bias_plan(const dfg_conv_geometry *g, int64_t element_size,
     const int64_t src[3] = {0, 1, 0};
     const int64_t dst[3] = {g->out_channels * g->pixels, g->pixels, 1};
     dfg_cuda_strided_copy_make(3, dims, src, dst, element_size, copy);
+}
+
+dfg_status dfg_cuda_reorder_plan(const dfg_type *in, const dfg_type *out,
+                                 dfg_cuda_strided_copy *copy)
+{
+    int to = out->layout == DFG_LAYOUT_NHWC;
+    int from = in->layout == DFG_LAYOUT_NHWC;
+    if (in->rank != 4 || !dfg_type_equal(in, out) || to == from ||
+        (!to && out->layout != DFG_LAYOUT_PLAIN) ||
+        (!from && in->layout != DFG_LAYOUT_PLAIN)) {
+        char a[96], b[96];
+        return dfg_error(DFG_ERR_UNSUPPORTED, "reorder from %s to %s: the "
+                         "CUDA backend reorders 4-D tensors between plain "
+                         "and nhwc only (blocked layouts are the CPU's)",
+                         dfg_type_format(in, a, sizeof a),
+                         dfg_type_format(out, b, sizeof b));
+    }
+    const int64_t *d = in->shape;
+    const int64_t nchw[4] = {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1};
+    const int64_t nhwc[4] = {d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]};
+    dfg_cuda_strided_copy_make(4, d, to ? nchw : nhwc, to ? nhwc : nchw,
+                               dfg_cuda_dtype_size(in->dtype), copy);
+    return DFG_OK;
 }

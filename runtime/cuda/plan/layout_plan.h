@@ -10,6 +10,7 @@
 #include "ir/geometry/layout_geometry.h"
 #include "runtime/cuda/kernels/layout_ops.h"
 #include "ir/tensor_type.h"
+#include "runtime/step_args.h"
 
 /* A copy over dims between two strided layouts, with size-1 dims dropped
  * and neighbours both layouts walk as one merged. */
@@ -36,17 +37,24 @@ dfg_status dfg_cuda_pad_plan(const dfg_attrs *attrs, const dfg_type *in,
                              const dfg_type *out, uint64_t *fill,
                              int64_t *dst_at, dfg_cuda_strided_copy *copy);
 
-/* concat / split: the copy of one part of length part_len at position at
- * along axis (dfg_parts_check having checked the parts), into the whole
- * (to_whole) or out of it; *whole_at: the whole's offset. */
-void dfg_cuda_part_plan(const dfg_type *whole, int32_t axis, int64_t at,
-                        int64_t part_len, int to_whole, int64_t *whole_at,
+/* Part i of a concat (to_whole) or split step's parts along axis (its
+ * dfg_parts_check'ed one), which starts at *pos in the whole: the copy
+ * into or out of the whole, *whole_at the whole's offset; *pos moves past
+ * it. An nhwc whole (concat along the channels) is walked as the
+ * [N, H, W, C] tensor it is, along its last dim. */
+void dfg_cuda_step_part(const dfg_kernel_args *a, int to_whole, int32_t axis,
+                        int32_t i, int64_t *pos, int64_t *whole_at,
                         dfg_cuda_strided_copy *copy);
 
 /* gather of data along attrs.axis by indices (i32 or i64). */
 dfg_status dfg_cuda_gather_plan(const dfg_attrs *attrs, const dfg_type *data,
                                 const dfg_type *indices, const dfg_type *out,
                                 int32_t step, dfg_cuda_gather *gather);
+
+/* reorder of a 4-D tensor between plain (NCHW) and nhwc, either way; any
+ * other layout is refused by name. */
+dfg_status dfg_cuda_reorder_plan(const dfg_type *in, const dfg_type *out,
+                                 dfg_cuda_strided_copy *copy);
 
 /* conv2d's bias [M] broadcast to y [N, M, OH, OW]. */
 void dfg_cuda_conv_bias_plan(const dfg_conv_geometry *g, int64_t element_size,

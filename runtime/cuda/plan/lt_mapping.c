@@ -101,7 +101,9 @@ const char *dfg_cuda_step_runs_on(const dfg_cuda_step_plan *p, char *buf,
                  p->dnn_why ? " (cuDNN: " : "", p->dnn_why ? p->dnn_why : "",
                  p->dnn_why ? ")" : "");
     } else if (p->dnn) {
-        snprintf(buf, size, "cuDNN");
+        snprintf(buf, size, p->kind == DFG_CUDA_CONV2D && p->u.conv.nhwc
+                                ? "cuDNN nhwc"
+                                : "cuDNN");
     } else if (p->lt) {
         snprintf(buf, size, "cuBLASLt %s",
                  dfg_cuda_lt_epilogue_name(p->lt_form.epilogue));

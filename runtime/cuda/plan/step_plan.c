@@ -212,7 +212,8 @@ static dfg_status plan_batch_norm(const dfg_step_args *s, dfg_cuda_step_plan *p)
     p->u.batch_norm = (dfg_cuda_batch_norm){in->dtype, numel, in->shape[1], 1,
                                             s->attrs->epsilon,
                                             dfg_index_fits_narrow(numel)};
-    for (int32_t d = 2; d < in->rank; d++)
+    /* NHWC: the channel is the innermost dim (a plane of 1). */
+    for (int32_t d = 2; in->layout != DFG_LAYOUT_NHWC && d < in->rank; d++)
         p->u.batch_norm.plane *= in->shape[d];
     if (p->u.batch_norm.plane == 0 || in->shape[1] == 0)
         p->u.batch_norm.n = 0;
@@ -385,6 +386,7 @@ static dfg_status plan_blas(const dfg_step_args *s, dfg_cuda_step_plan *p)
     if (st != DFG_OK)
         return st;
     int relu, sum;
+    p->u.conv.nhwc = s->in_types[0].layout == DFG_LAYOUT_NHWC;
     p->u.conv.residual = p->residual;
     p->u.conv.relu = dfg_cuda_conv_epilogue_make(s->attrs, &relu, &sum) && relu;
     if (g->channels_per_group == 1 && g->group > 1 && !p->residual)
@@ -441,6 +443,9 @@ static dfg_status plan_layout(const dfg_step_args *s, dfg_cuda_step_plan *p)
         p->kind = DFG_CUDA_SPLIT;
         return dfg_parts_check("split", in, s->out_types, s->n_outputs,
                                s->attrs->axis, &p->u.axis);
+    case DFG_OP_REORDER:
+        p->kind = DFG_CUDA_STRIDED;
+        return dfg_cuda_reorder_plan(in, out, &p->u.strided);
     case DFG_OP_GATHER:
         p->kind = DFG_CUDA_GATHER;
         return dfg_cuda_gather_plan(s->attrs, in, &s->in_types[1], out,
@@ -493,7 +498,7 @@ static const plan_fn planners[DFG_OP_COUNT] = {
     [DFG_OP_TRANSPOSE] = plan_layout, [DFG_OP_CONCAT] = plan_layout,
     [DFG_OP_SPLIT] = plan_layout, [DFG_OP_SLICE] = plan_layout,
     [DFG_OP_EXPAND] = plan_layout, [DFG_OP_GATHER] = plan_layout,
-    [DFG_OP_PAD] = plan_layout,
+    [DFG_OP_PAD] = plan_layout, [DFG_OP_REORDER] = plan_layout,
     [DFG_OP_ARG_MAX] = dfg_cuda_plan_arg_reduce,
     [DFG_OP_ARG_MIN] = dfg_cuda_plan_arg_reduce,
     [DFG_OP_GATHER_ELEMENTS] = dfg_cuda_plan_gather_elements,

@@ -22,8 +22,8 @@ int32_t dfg_cuda_inplace_writes(const dfg_step_args *step, void **at,
 
 /* 1 if the CUDA backend has kernels for op: every op the CPU backend has
  * but the CPU-only ones (the sharded optimizer's, dropout_train, relu_grad,
- * the fused weight updates, reorder), which the CUDA target refuses at
- * compile time (dfg_cuda_target). */
+ * the fused weight updates), which the CUDA target refuses at compile time
+ * (dfg_cuda_target); its reorder takes plain <-> nhwc only. */
 int dfg_cuda_supports_op(dfg_op op);
 
 /* Fills *plan for step `index`; an error names the op and the problem. */

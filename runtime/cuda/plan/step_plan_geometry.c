@@ -25,6 +25,7 @@ dfg_status dfg_cuda_pool_params(const char *op, const dfg_attrs *a,
         .pad_lo = {g.pad_lo[0], g.pad_lo[1]},
         .pad_hi = {g.pad_hi[0], g.pad_hi[1]},
         .index32 = dfg_index_fits_narrow(dfg_type_numel(ty)),
+        .channels = tx->layout == DFG_LAYOUT_NHWC ? tx->shape[1] : 0,
     };
     return DFG_OK;
 }

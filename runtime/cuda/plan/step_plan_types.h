@@ -169,6 +169,11 @@ typedef struct dfg_cuda_step_plan {
              * (dfg_cuda_conv_epilogue_make), else the epilogue kernel
              * applies them after cuDNN's call. */
             int residual, relu;
+            /* conv2d with x, y, the filter (KRSC) and the residual nhwc:
+             * cuDNN runs it channels-last; the backend's own path (im2col)
+             * takes NCHW only, so a session refuses it where cuDNN does
+             * not take it. */
+            int nhwc;
         } conv;                     /* conv2d and its two gradients */
         dfg_cuda_arg_reduce arg_reduce;
         dfg_cuda_gather_elements gather_elements;

@@ -2,6 +2,7 @@
 #include "runtime/cuda/plan/target.h"
 
 #include "runtime/backend.h"
+#include "runtime/cuda/plan/dnn_mapping.h"
 #include "runtime/cuda/plan/step_plan.h"
 
 static int supports_op(int32_t op)
@@ -22,4 +23,5 @@ const dfg_target dfg_cuda_target = {
     .half_inference = 1,
     .transposed_operands = 1,
     .supports_op = supports_op,
+    .conv_layout = dfg_cuda_conv_layout,
 };

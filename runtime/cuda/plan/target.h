@@ -6,10 +6,11 @@
 
 #include "dfg/program.h"
 
-/* No blocked layouts and no fused post-ops (the backend has kernels for
- * neither), cuBLAS's scratch planned in each product step
- * (DFG_DEFAULT_BLAS_WORKSPACE), offsets aligned to at least 16 bytes: the
- * element-wise kernels load float4 where operands allow. */
+/* No blocked layouts; 16-bit convolutions channels-last where cuDNN
+ * takes them (conv_layout: dfg_cuda_conv_layout, dnn_mapping.h); cuBLAS's
+ * scratch planned in each product step (DFG_DEFAULT_BLAS_WORKSPACE),
+ * offsets aligned to at least 16 bytes: the element-wise kernels load
+ * float4 where operands allow. */
 extern const dfg_target dfg_cuda_target;
 
 #endif
