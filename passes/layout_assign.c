@@ -4,9 +4,9 @@
  * reader that wants it plain, or the other way round. The layout is the
  * one oneDNN chooses for the convs on this CPU (nChw8c with AVX2); where
  * it chooses a format dfg has no layout for (nhwc, AVX-512's brgemm
- * convs), the blocked layout its jit kernels take for the most conv
- * work (choose_foreign_block: nChw16c, or nChw8c where channel counts
- * such as 24 and 40 carry more of it).
+ * convs), the widest blocked layout its jit kernels take for nearly
+ * the most conv work (choose_foreign_block: nChw16c, or nChw8c where
+ * channel counts such as 24 and 40 carry over an eighth of it).
  *
  * Values that must share a layout form groups: the operands and output
  * of a layout-agnostic node (src/ir/layout_rule.h: elementwise without
@@ -156,27 +156,31 @@ static int takes_in(const layouts *l, int32_t n, int32_t layout, int32_t *x,
 }
 
 /* Where oneDNN wants its own format for some convs and no blocked one for
- * any (AVX-512's brgemm convs, nhwc): the blocked layout whose jit
- * kernels take the most conv work with no reorder (the widest on a tie)
- * becomes the block, and those convs want it where a jit kernel takes
- * them in it. On AVX-512 that is nChw8c when channel counts that are
- * multiples of 8 but not of 16 (24, 40, ...) carry more of the work. */
+ * any (AVX-512's brgemm convs, nhwc): the widest blocked layout whose jit
+ * kernels take, with no reorder, at least WIDE_SHARE of the most conv
+ * work any candidate's take becomes the block, and those convs want it
+ * where a jit kernel takes them in it. A wider block's kernels run more
+ * lanes per instruction, so it wins unless the convs it leaves to
+ * reorders (channel counts such as 24 and 40 that fill 8 lanes but not
+ * 16) carry a large share of the work. */
+#define WIDE_SHARE (7.0 / 8.0)
+
 static void choose_foreign_block(layouts *l)
 {
     int32_t candidates[2], best = DFG_LAYOUT_PLAIN;
     int32_t n_candidates = dfg_cpu_blocked_layouts(candidates);
-    double best_work = 0.0;
+    double work[2] = {0.0, 0.0}, most = 0.0;
     for (int32_t c = 0; c < n_candidates; c++) {
-        double work = 0.0;
         int32_t x, y;
         for (int32_t n = 0; n < l->n_nodes; n++)
             if (takes_in(l, n, candidates[c], &x, &y))
-                work += conv_work(l, n);
-        if (work > best_work) {
-            best_work = work;
-            best = candidates[c];
-        }
+                work[c] += conv_work(l, n);
+        most = work[c] > most ? work[c] : most;
     }
+    /* candidates run widest first (dfg_cpu_blocked_layouts). */
+    for (int32_t c = n_candidates - 1; c >= 0; c--)
+        if (work[c] > 0.0 && work[c] >= WIDE_SHARE * most)
+            best = candidates[c];
     l->block = best;
     for (int32_t n = 0; best != DFG_LAYOUT_PLAIN && n < l->n_nodes; n++) {
         int32_t x, y;

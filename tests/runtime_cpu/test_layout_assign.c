@@ -1,6 +1,7 @@
 /* Blocked layouts (passes/layout_assign.c, src/ir/layout_rule.h): the
  * reorder kernel against an index-by-index reference; which tensors the
- * pass blocks on small graphs, and that every such program computes what
+ * pass blocks on small graphs (which block where both are on offer),
+ * and that every such program computes what
  * its plain twin (--no-layouts) does, through a saved and loaded file
  * too; that --no-onednn programs stay plain; that a program whose
  * recorded CPU features this CPU lacks is refused with both named; and
@@ -353,6 +354,84 @@ static void test_assignment(void **state)
     }
 }
 
+/* x [1, 32, 16, 16] -> two convs to 32 -> a conv to 24 -> a conv to 32:
+ * the 24-channel tensor fills 8-lane blocks, not 16-lane ones.
+ * big_wide: the first two convs are 3x3 and the last two 1x1 (the convs
+ * around the 24 channels carry under an eighth of the work), else the
+ * other way round (they carry most of it). */
+#define MIXED_ELEMS (32 * 16 * 16)
+
+static dfg_graph *build_mixed_channels(int big_wide)
+{
+    dfg_graph *g = NULL;
+    OK(dfg_graph_create(NULL, &g));
+    dfg_value x, y;
+    OK(dfg_graph_input(g, "x", DFG_F32, 4, DIMS(1, 32, 16, 16), &x));
+    int64_t cs[5] = {32, 32, 32, 24, 32};
+    for (int i = 0; i < 4; i++) {
+        int64_t k = (i < 2) == big_wide ? 3 : 1;
+        char wn[16];
+        snprintf(wn, sizeof wn, "m%d", i);
+        dfg_value wv = random_leaf(g, wn, 0, 4, DIMS(cs[i + 1], cs[i], k, k));
+        dfg_conv2d_params params = {{1, 1}, {1, 1}, {k / 2, k / 2, k / 2, k / 2}, 1};
+        OK(dfg_conv2d(g, x, wv, DFG_NO_VALUE, &params, &y));
+        x = y;
+    }
+    OK(dfg_graph_output(g, y, "out"));
+    return g;
+}
+
+/* Where oneDNN wants a format dfg has no layout for and both nChw16c and
+ * nChw8c are on offer, the pass takes the wide block unless the convs it
+ * leaves out (24 channels) carry over an eighth of the conv work. */
+static void test_wide_block_share(void **state)
+{
+    (void)state;
+    int32_t blocks[2];
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.kernel[0] = attrs.kernel[1] = 3;
+    attrs.pads[0] = attrs.pads[1] = attrs.pads[2] = attrs.pads[3] = 1;
+    dfg_type in[2] = {{DFG_F32, 4, {1, 32, 16, 16}, 0},
+                      {DFG_F32, 4, {32, 32, 3, 3}, 0}};
+    dfg_type out = in[0];
+    int32_t x = -1, y = -1;
+    if (dfg_cpu_blocked_layouts(blocks) < 2 ||
+        dfg_cpu_conv_layouts(&attrs, in, 2, &out, 1, &x, &y) != 0 || x >= 0 ||
+        dfg_cpu_conv_layouts_in(&attrs, in, 2, &out, 1, blocks[0], &x, &y) !=
+            0)
+        skip(); /* no foreign format, or one block only, on this CPU */
+    for (int big_wide = 0; big_wide <= 1; big_wide++) {
+        dfg_graph *g = build_mixed_channels(big_wide);
+        dfg_program *p = compile_with(g, 1, 1), *plain = compile_with(g, 0, 1);
+        check_program(p);
+        int32_t want = big_wide ? blocks[0] : blocks[1];
+        int n_want = 0, n_other = 0;
+        for (int32_t i = 0; i < p->n_tensors; i++) {
+            int32_t l = p->tensors[i].type.layout;
+            n_want += l == want;
+            n_other += l != want && l != DFG_LAYOUT_PLAIN;
+        }
+        assert_true(n_want > 0);
+        assert_int_equal(n_other, 0);
+        static float input[MIXED_ELEMS];
+        static double ref[MIXED_ELEMS];
+        fill_random(input, MIXED_ELEMS);
+        const void *inputs[1] = {input};
+        float *a[1] = {NULL}, *b[1] = {NULL};
+        run_program(plain, inputs, a);
+        run_program(p, inputs, b);
+        for (int i = 0; i < MIXED_ELEMS; i++)
+            ref[i] = a[0][i];
+        assert_true(relative_error(b[0], ref, MIXED_ELEMS) < 1e-5);
+        free(a[0]);
+        free(b[0]);
+        dfg_program_destroy(p);
+        dfg_program_destroy(plain);
+        dfg_graph_destroy(g);
+    }
+}
+
 /* The reference path (--no-onednn) never sees a blocked tensor. */
 static void test_no_onednn_stays_plain(void **state)
 {
@@ -449,6 +528,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reorder_kernel),
         cmocka_unit_test(test_assignment),
+        cmocka_unit_test(test_wide_block_share),
         cmocka_unit_test(test_no_onednn_stays_plain),
         cmocka_unit_test(test_missing_cpu_features),
         cmocka_unit_test(test_loader_checks_layouts),

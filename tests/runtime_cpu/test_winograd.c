@@ -405,6 +405,25 @@ static void test_choice_within_the_allowance(void **state)
                          DFG_OK);
         assert_memory_equal(chosen, cases[i].want, STEPS);
     }
+    /* Per image of the batch, up to DFG_WINOGRAD_IMAGES images. */
+    static const struct {
+        int64_t batch, allowance;
+        uint8_t want[STEPS];
+    } batched[] = {
+        {2, wide, {1, 1, 0, 0, 0}},
+        {DFG_WINOGRAD_IMAGES, wide, {1, 1, 1, 0, 0}},
+        {2 * DFG_WINOGRAD_IMAGES, wide / DFG_WINOGRAD_IMAGES,
+         {0, 1, 0, 0, 0}}, /* as many as DFG_WINOGRAD_IMAGES' */
+    };
+    for (size_t i = 0; i < sizeof batched / sizeof batched[0]; i++) {
+        for (int s = 0; s < STEPS; s++)
+            in[s][0].shape[0] = out[s].shape[0] = batched[i].batch;
+        assert_int_equal(dfg_winograd_choose(steps, STEPS,
+                                             batched[i].allowance, &al,
+                                             chosen),
+                         DFG_OK);
+        assert_memory_equal(chosen, batched[i].want, STEPS);
+    }
 }
 
 /* Among images of one size the larger filter bank goes first: with room

@@ -50,9 +50,12 @@ dfg_status dfg_winograd_choose(const dfg_kernel_args *steps, int32_t n_steps,
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                          "cpu backend: out of memory choosing Winograd convs");
     int32_t n = 0;
+    int64_t images = 1;
     for (int32_t i = 0; i < n_steps; i++) {
         chosen[i] = 0;
         int64_t bytes = dfg_winograd_added_bytes(&steps[i]);
+        if (bytes > 0 && steps[i].out_types[0].shape[0] > images)
+            images = steps[i].out_types[0].shape[0];
         if (bytes > 0)
             c[n++] = (candidate){.step = i,
                                  .pixels = steps[i].out_types[0].shape[2] *
@@ -60,6 +63,9 @@ dfg_status dfg_winograd_choose(const dfg_kernel_args *steps, int32_t n_steps,
                                  .bytes = bytes};
     }
     qsort(c, (size_t)n, sizeof *c, by_precedence);
+    if (images > DFG_WINOGRAD_IMAGES)
+        images = DFG_WINOGRAD_IMAGES;
+    allowance *= images;
     int64_t used = 0;
     for (int32_t k = 0; k < n; k++)
         if (c[k].bytes <= allowance - used) {

@@ -11,7 +11,11 @@
  * rule takes are granted DFG_WINOGRAD_ALLOWANCE added bytes together, the
  * largest output images first (the time saved per transformed byte grows
  * with the pixels a filter is applied to), the largest filter banks
- * first among images of one size, then the program's order. */
+ * first among images of one size, then the program's order. The
+ * allowance is per image of the batch, up to DFG_WINOGRAD_IMAGES
+ * images: a transformed filter is applied to every image, so the time
+ * it saves per added byte grows with the batch, as the arena the
+ * process holds beside it does; at batch 1 it is DFG_WINOGRAD_ALLOWANCE. */
 #ifndef DFG_CPU_WINOGRAD_CHOICE_H
 #define DFG_CPU_WINOGRAD_CHOICE_H
 
@@ -25,12 +29,16 @@
  * its weights and arena (resnet50 used 19 of them before Winograd). */
 #define DFG_WINOGRAD_ALLOWANCE ((int64_t)3 << 20)
 
+/* The most images of a batch the allowance is granted for. */
+#define DFG_WINOGRAD_IMAGES 4
+
 /* Bytes step's transformed filters would add, 0 when it is not a conv2d
  * with constant weights that the shape rule takes (dfg_winograd_takes). */
 int64_t dfg_winograd_added_bytes(const dfg_kernel_args *step);
 
 /* chosen[i] = 1 for the steps that may run as Winograd within
- * `allowance` added bytes, 0 for the others (n_steps entries). */
+ * `allowance` added bytes per image of the largest batch among them (up
+ * to DFG_WINOGRAD_IMAGES images), 0 for the others (n_steps entries). */
 dfg_status dfg_winograd_choose(const dfg_kernel_args *steps, int32_t n_steps,
                                int64_t allowance,
                                const dfg_allocator *allocator,
