@@ -218,7 +218,7 @@ for budget in 130MB MiB 1.5MiB 0KiB -1; do
         fail "--memory-budget $budget: $(cat "$work/err")"
 done
 expect_error 1 plan example:mlp --training --memory-budget 1KiB
-grep -q "memory budget 1024 bytes cannot be met: .* the arena is [0-9]* bytes" \
+grep -q "memory budget 1024 bytes cannot be met: .* the smallest arena reached is [0-9]* bytes" \
     "$work/err" || fail "--memory-budget 1KiB: $(cat "$work/err")"
 
 # --const: an ONNX Reshape whose shape is a graph input compiles once that
