@@ -39,14 +39,23 @@ static int32_t as_rows(dfg_ad *ad, int32_t x)
 }
 
 static int32_t gemm(dfg_ad *ad, int32_t a, int32_t b, int trans_a,
-                    int trans_b, float alpha);
+                    int trans_b, float alpha)
+{
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.trans_a = trans_a;
+    attrs.trans_b = trans_b;
+    attrs.alpha = alpha;
+    int32_t in[2] = {a, b};
+    return dfg_ad_op(ad, DFG_OP_GEMM, &attrs, in, 2);
+}
 
 /* dA = g B^T and dB = A^T g, summed over the batch axes each broadcast.
  * A matrix B shared by every batch of A (a linear layer over tokens)
  * takes its gradient as one product over all rows, A^T g with A as
- * [batch * M, K] and g as [batch * N rows]: never a gradient per batch
- * (a BERT MLP's 768 x 3072 weight times 8 sequences is 72 MiB) summed
- * afterwards. */
+ * [batch * M, K] and g as [batch * M, N]: never a [batch, K, N] gradient
+ * summed afterwards (a BERT MLP's 768 x 3072 weight over 8 sequences:
+ * 72 MiB). */
 void dfg_vjp_matmul(dfg_ad *ad, const dfg_ir_node *node, const int32_t *dy,
                     int32_t *dx)
 {
@@ -71,18 +80,6 @@ void dfg_vjp_matmul(dfg_ad *ad, const dfg_ir_node *node, const int32_t *dy,
         dx[1] = dfg_ad_sum_to(
             ad, dfg_ad_binary(ad, DFG_OP_MATMUL, swap_last_two(ad, a), dy[0]),
             &tb);
-}
-
-static int32_t gemm(dfg_ad *ad, int32_t a, int32_t b, int trans_a,
-                    int trans_b, float alpha)
-{
-    dfg_attrs attrs;
-    dfg_attrs_init(&attrs);
-    attrs.trans_a = trans_a;
-    attrs.trans_b = trans_b;
-    attrs.alpha = alpha;
-    int32_t in[2] = {a, b};
-    return dfg_ad_op(ad, DFG_OP_GEMM, &attrs, in, 2);
 }
 
 /* Y = alpha op(A) op(B) + beta C:
