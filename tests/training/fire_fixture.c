@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <cmocka.h>
 
 #define OK(x) assert_int_equal((x), DFG_OK)
@@ -67,3 +68,27 @@ dfg_graph *fire_net(int64_t n, int64_t hw, int64_t e)
     return g;
 }
 
+
+int fire_compile(const dfg_graph *g, float percent, uint64_t bytes,
+                 dfg_program **program)
+{
+    dfg_training_options t;
+    dfg_training_options_init(&t);
+    t.loss = "loss";
+    t.optimizer = DFG_OPTIMIZER_ADAM;
+    t.memory_budget_percent = percent;
+    t.memory_budget_bytes = bytes;
+    dfg_compile_options o;
+    dfg_compile_options_init(&o);
+    o.training = &t;
+    *program = NULL;
+    dfg_status st = dfg_compile(g, &o, program);
+    if (st == DFG_ERR_PLAN && (percent > 0.0f || bytes > 0) &&
+        strstr(dfg_last_error(), "cannot be met"))
+        return 0;
+    if (st != DFG_OK)
+        fail_msg("%.0f%% / %llu B: %s", (double)percent,
+                 (unsigned long long)bytes, dfg_last_error());
+    OK(dfg_program_verify(*program));
+    return 1;
+}

@@ -11,4 +11,11 @@
  * concatenated along channels. The caller destroys the graph. */
 dfg_graph *fire_net(int64_t n, int64_t hw, int64_t e);
 
+/* Compiles g's training step (Adam) under percent% of its unconstrained
+ * arena or bytes (both 0: no budget) into *program, each plan verified:
+ * 1 when it fits, 0 when the budget cannot be met (*program NULL); any
+ * other failure fails the test. */
+int fire_compile(const dfg_graph *g, float percent, uint64_t bytes,
+                 dfg_program **program);
+
 #endif
