@@ -125,9 +125,11 @@ def test_compile_training_onnx_with_budget_and_bf16(mlp_onnx):
     half = dfg.compile(mlp_onnx, training=True, memory_budget="50%")
     bf16 = dfg.compile(mlp_onnx, training=True, precision="bf16")
     assert half.arena_bytes <= f32.arena_bytes // 2
-    kib = (f32.arena_bytes // 2) // 1024
+    kib = -(-f32.arena_bytes // 1024)
     in_kib = dfg.compile(mlp_onnx, training=True, memory_budget=f"{kib}KiB")
     assert in_kib.arena_bytes <= kib * 1024
+    with pytest.raises(dfg.Error, match="smallest arena reached is"):
+        dfg.compile(mlp_onnx, training=True, memory_budget="1KiB")
     assert dfg.memory_budget_options("130MiB") == {
         "memory_budget_bytes": 130 << 20}
     assert dfg.memory_budget_options("2GiB") == {
