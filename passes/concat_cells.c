@@ -85,8 +85,12 @@ static int32_t find_cells(cell_scan *c, int32_t r)
         c->first[j] = INT32_MAX;
         c->last[j] = -1;
     }
-    /* Each value's lifetime covers the cells its bytes meet; the root
-     * covers them all. */
+    /* Each value's lifetime begins the cells its bytes meet; the root
+     * covers them all. Every cell lasts to the buffer's last reader: the
+     * program holds an assembled root's bytes whole until then
+     * (passes/lower.c), and so does the verifier, so a cell freed at its
+     * own part's last reader could take a tensor the check refuses. */
+    int32_t end = -1;
     for (int32_t k = c->begin[r]; k < c->begin[r + 1]; k++) {
         int32_t v = c->sharers[k];
         int64_t from = c->alias->offset[v];
@@ -102,10 +106,12 @@ static int32_t find_cells(cell_scan *c, int32_t r)
         for (; j < cells && c->bounds[j] < to; j++) {
             if (c->schedule->first[v] < c->first[j])
                 c->first[j] = c->schedule->first[v];
-            if (c->schedule->last[v] > c->last[j])
-                c->last[j] = c->schedule->last[v];
+            if (c->schedule->last[v] > end)
+                end = c->schedule->last[v];
         }
     }
+    for (int32_t j = 0; j < cells; j++)
+        c->last[j] = end;
     return cells;
 }
 

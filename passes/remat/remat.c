@@ -225,9 +225,10 @@ static dfg_status unreachable(dfg_graph *g, const dfg_compile_options *o,
     return dfg_error(DFG_ERR_PLAN,
                      "memory budget %lld bytes cannot be met: after "
                      "fusing %d weight gradients with their updates and "
-                     "recomputing %d saved activations the arena is %lld "
-                     "bytes (%lld without the budget; %lld with single "
-                     "values, %lld with checkpoint segments); peak %s",
+                     "recomputing %d saved activations the smallest arena "
+                     "reached is %lld bytes (%lld without the budget; %lld "
+                     "with single values, %lld with checkpoint segments); "
+                     "peak %s",
                      (long long)report->budget,
                      (int)report->fused_updates, (int)report->recomputed,
                      (long long)arena,

@@ -54,8 +54,8 @@ def compile(model, shapes=None, planner=None, training=None,
     True compiles one training step (forward, loss, backward, optimizer
     update) of a bundled model, or of an ONNX classifier with its cross
     entropy appended (labels int64 [N]); dfg.train and dfg.Trainer run
-    one. memory_budget (training): bytes, or "P%" of the arena the step
-    needs without one. precision: "f32" (default) or "bf16", the dtype
+    one. memory_budget (training): bytes (an int, or "130MiB", "512KiB",
+    "2GiB"), or "P%" of the arena the step needs without one. precision: "f32" (default) or "bf16", the dtype
     activations (and a training step's gradients) are stored in, weights
     and optimizer state staying f32; with device="cuda", for inference,
     "tf32" (f32 products on TF32 tensor cores) or "f16" / "bf16" (every

@@ -25,10 +25,32 @@ from .errors import python_words
 _EXAMPLE_PREFIX = "example:"
 
 
+_BYTE_UNITS = {"": 0, "B": 0, "KiB": 10, "MiB": 20, "GiB": 30}
+
+
+def _budget_bytes(memory_budget):
+    """memory_budget as bytes: an int, or digits with an optional unit
+    ("130MiB", "512KiB", "2GiB"); 0 when it is neither."""
+    if isinstance(memory_budget, bool):
+        return 0
+    if isinstance(memory_budget, int):
+        return memory_budget
+    if isinstance(memory_budget, float):
+        return int(memory_budget) if memory_budget.is_integer() else 0
+    if not isinstance(memory_budget, str):
+        return 0
+    digits = len(memory_budget) - len(memory_budget.lstrip("0123456789"))
+    unit = _BYTE_UNITS.get(memory_budget[digits:])
+    if digits == 0 or unit is None:
+        return 0
+    return int(memory_budget[:digits]) << unit
+
+
 def memory_budget_options(memory_budget):
     """{"memory_budget_bytes": N} or {"memory_budget_percent": P} for a
-    budget given as bytes (an int, or digits) or as "P%" of the arena the
-    step needs without one; {} for None."""
+    budget given as bytes (an int, or digits with an optional unit B, KiB,
+    MiB or GiB: "130MiB") or as "P%" of the arena the step needs without
+    one; {} for None."""
     if memory_budget is None:
         return {}
     if isinstance(memory_budget, str) and memory_budget.endswith("%"):
@@ -40,13 +62,12 @@ def memory_budget_options(memory_budget):
             raise ValueError(f"memory_budget {memory_budget!r}: a percent "
                              "must lie in (0, 100]")
         return {"memory_budget_percent": percent}
-    try:
-        budget = int(memory_budget)
-    except (TypeError, ValueError):
-        budget = 0
+    budget = _budget_bytes(memory_budget)
     if budget <= 0 or budget >= 2 ** 63:
         raise ValueError(f"memory_budget {memory_budget!r}: bytes (an int "
-                         "above 0, below 2^63) or a percent such as '50%'")
+                         "above 0, below 2^63, or digits with a unit: "
+                         "'130MiB', '512KiB', '2GiB') or a percent such as "
+                         "'50%'")
     return {"memory_budget_bytes": budget}
 
 
@@ -79,8 +100,8 @@ class Trainer:
     (micro-batches per optimizer step: 1). schedule: "constant",
     "cosine" (to 0 over decay_steps optimizer steps) or "step" (lr times
     gamma, 0.1, every step_size optimizer steps); warmup: optimizer steps
-    of linear warm-up. memory_budget: bytes or "P%" of the arena the step
-    needs without one (activations are recomputed until it fits).
+    of linear warm-up. memory_budget: bytes (an int, or "130MiB") or "P%"
+    of the arena the step needs without one (activations are recomputed until it fits).
     precision: "f32" or "bf16" (activations and gradients stored in
     bf16). seed: dropout masks, shuffling, checkpoints. shapes binds an
     ONNX model's symbolic dimensions, as for dfg.compile.

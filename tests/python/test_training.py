@@ -125,6 +125,18 @@ def test_compile_training_onnx_with_budget_and_bf16(mlp_onnx):
     half = dfg.compile(mlp_onnx, training=True, memory_budget="50%")
     bf16 = dfg.compile(mlp_onnx, training=True, precision="bf16")
     assert half.arena_bytes <= f32.arena_bytes // 2
+    kib = -(-f32.arena_bytes // 1024)
+    in_kib = dfg.compile(mlp_onnx, training=True, memory_budget=f"{kib}KiB")
+    assert in_kib.arena_bytes <= kib * 1024
+    with pytest.raises(dfg.Error, match="smallest arena reached is"):
+        dfg.compile(mlp_onnx, training=True, memory_budget="1KiB")
+    assert dfg.memory_budget_options("130MiB") == {
+        "memory_budget_bytes": 130 << 20}
+    assert dfg.memory_budget_options("2GiB") == {
+        "memory_budget_bytes": 2 << 30}
+    for bad in ("130MB", "MiB", "-1KiB", "1.5MiB", "0KiB"):
+        with pytest.raises(ValueError, match="130MiB"):
+            dfg.memory_budget_options(bad)
     assert bf16.arena_bytes < f32.arena_bytes
     assert [i.name for i in f32.inputs] == ["x", "labels"]
     trainer = dfg.Trainer(mlp_onnx, precision="bf16")

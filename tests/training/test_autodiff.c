@@ -404,6 +404,9 @@ static const grad_case cases[] = {
     {"where", 2, {S2(3, 4), S1(4)}, {SIGNED, SIGNED}, b_where},
     {"matmul_batched", 2, {S3(2, 3, 4), S2(4, 5)}, {SIGNED, SIGNED}, b_matmul},
     {"matmul_broadcast", 2, {S2(3, 4), S3(2, 4, 5)}, {SIGNED, SIGNED}, b_matmul},
+    /* a matrix shared by two batch axes: its gradient is one product */
+    {"matmul_shared_rank4", 2, {S4(2, 3, 2, 4), S2(4, 5)}, {SIGNED, SIGNED},
+     b_matmul},
     {"gemm_bias", 3, {S2(3, 4), S2(4, 5), S1(5)}, {SIGNED, SIGNED, SIGNED}, b_gemm},
     {"gemm_transposed", 3, {S2(4, 3), S2(5, 4), S2(3, 1)},
      {SIGNED, SIGNED, SIGNED}, b_gemm_t},

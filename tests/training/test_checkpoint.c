@@ -221,6 +221,7 @@ static void test_unreachable_budget_names_the_peak(void **state)
     assert_null(p);
     const char *e = dfg_last_error();
     assert_non_null(strstr(e, "memory budget 20000 bytes cannot be met"));
+    assert_non_null(strstr(e, "the smallest arena reached is "));
     assert_non_null(strstr(e, "with single values"));
     assert_non_null(strstr(e, "with checkpoint segments"));
     assert_non_null(strstr(e, "bytes live, the largest"));

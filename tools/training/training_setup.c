@@ -36,7 +36,7 @@ static int parse_number(const char *command, const char *option,
     return 1;
 }
 
-/* BYTES or N% (of the arena without a budget). */
+/* BYTES, NKiB, NMiB, NGiB or N% (of the arena without a budget). */
 static int parse_budget(const char *command, const char *text,
                         dfg_training_options *t)
 {
@@ -52,9 +52,10 @@ static int parse_budget(const char *command, const char *text,
     }
     uint64_t bytes;
     /* At most 2^63 - 1: the planner's sizes are int64_t. */
-    if (dfgc_parse_u64(command, "--memory-budget", text, 1, INT64_MAX,
-                       &bytes) != 0)
-        return -1;
+    if (dfg_parse_bytes(text, &bytes) != 0 || bytes > INT64_MAX)
+        return dfgc_usage_error(command, "--memory-budget wants BYTES, NKiB, "
+                                "NMiB, NGiB (above 0, below 2^63 bytes) or "
+                                "N%%, not '%s'", text), -1;
     t->memory_budget_bytes = bytes;
     return 1;
 }

@@ -24,9 +24,9 @@ typedef struct dfgc_training_setup {
     "--weight-decay X  L2 penalty added to the gradient (sgd, adam) or\n"   \
     "                  decoupled (adamw): 0\n"                              \
     "--momentum X      sgd's momentum, adam's beta1, in [0, 1): 0.9\n"       \
-    "--memory-budget B arena budget, BYTES (below 2^63) or N% of the arena\n" \
-    "                  without one: saved activations are recomputed until\n" \
-    "                  it fits\n" \
+    "--memory-budget B arena budget: BYTES, NKiB, NMiB, NGiB (below 2^63\n" \
+    "                  bytes) or N% of the arena without one; saved\n" \
+    "                  activations are recomputed until it fits\n" \
     "--memory-limit B  keep the predicted peak of the whole process under\n" \
     "                  B (BYTES, NMiB, NGiB): recompute under a budget, or\n" \
     "                  fail saying by how much it does not fit\n" \
