@@ -19,6 +19,7 @@
 #include "passes/training/mixed_precision.h"
 #include "passes/remat/remat.h"
 #include "passes/training/training.h"
+#include "passes/tile_spatial.h"
 
 #include <string.h>
 #include <stdio.h>
@@ -46,6 +47,7 @@ void dfg_compile_options_init(dfg_compile_options *options)
     options->max_arena_bytes = DFG_DEFAULT_MAX_ARENA_BYTES;
     options->share_weights = 1;
     options->in_place_depthwise = 1;
+    options->tiling = 1;
 }
 
 /* 1 if name fits dfg_program.workspace_rule and program_validate.c's
@@ -96,6 +98,20 @@ static dfg_status check_options(const dfg_compile_options *o)
     return DFG_OK;
 }
 
+/* Tiling candidates compiled (those of the best estimates), and the
+ * extra FLOPs a tiled program may cost, in percent of the untiled one's. */
+#define TILE_CANDIDATES 12
+#define TILING_EXTRA_FLOPS_PCT 10
+
+/* Tiled execution asked of one compilation: list the cuts (cuts not
+ * NULL: up to max_cuts of them, their number in n_cuts), or tile at cut
+ * (>= 0) in `tiles` bands. Both after the fusions, before the layouts. */
+typedef struct tile_request {
+    dfg_tile_cut *cuts;
+    int32_t max_cuts, n_cuts;
+    int32_t cut, tiles;
+} tile_request;
+
 /* What the passes hold between them. */
 typedef struct compilation {
     dfg_allocator allocator;
@@ -108,6 +124,7 @@ typedef struct compilation {
     int64_t budget;
     dfg_compile_options within;
     dfg_training_options in_bytes;
+    tile_request *tile; /* NULL: no tiling asked about */
 } compilation;
 
 static void compilation_free(compilation *c)
@@ -249,6 +266,15 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
     if (st == DFG_ERR_PLAN && unsliced && remat.budget > 0)
         st = with_sliced_stem(c, o, &remat, &unsliced, st);
     dfg_graph_destroy(unsliced);
+    if (st == DFG_OK && c->tile && c->tile->cuts)
+        st = dfg_tile_candidates(c->graph, TILING_EXTRA_FLOPS_PCT,
+                                 c->tile->cuts, c->tile->max_cuts,
+                                 &c->tile->n_cuts);
+    if (st == DFG_OK && c->tile && c->tile->cut >= 0) {
+        dfg_pass_report report;
+        st = dfg_pass_tile_spatial(c->graph, c->tile->cut, c->tile->tiles,
+                                   &report);
+    }
     if (st == DFG_OK && blocks_layouts(o)) {
         dfg_pass_report report;
         st = dfg_pass_assign_layouts(c->graph, &report);
@@ -301,10 +327,11 @@ static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
 /* One pass through the pipeline with these options (dfg_compile). */
 static dfg_status compile_once(const dfg_graph *graph,
                                const dfg_compile_options *options,
-                               dfg_program **out)
+                               tile_request *tile, dfg_program **out)
 {
     compilation c;
     memset(&c, 0, sizeof c);
+    c.tile = tile;
     c.allocator = dfg_allocator_or_default(options->allocator);
     dfg_status st = dfg_graph_clone(graph, &c.allocator, &c.graph);
     if (st == DFG_OK)
@@ -323,6 +350,69 @@ static dfg_status compile_once(const dfg_graph *graph,
     program->stats.verified = 1;
     *out = program;
     return DFG_OK;
+}
+
+/* Tiled execution's conditions (dfg_compile_options.tiling): f32
+ * inference on the CPU backend. */
+static int tiles_rows(const dfg_compile_options *o)
+{
+    return o->tiling && !o->training && o->precision == DFG_F32 &&
+           o->backend_workspace == dfg_cpu_step_workspace;
+}
+
+static int64_t program_flops(const dfg_program *p)
+{
+    int64_t flops = 0;
+    for (int32_t i = 0; i < p->n_steps; i++)
+        flops += p->steps[i].flops;
+    return flops;
+}
+
+/* compile_once, and with tiling (tiles_rows) the same tiled at the cuts
+ * and band counts worth trying: the smallest arena kept among the
+ * programs within 10% more FLOPs than the untiled one (the untiled on a
+ * tie). A tiling that does not compile is passed over. */
+static dfg_status compile_best(const dfg_graph *graph,
+                               const dfg_compile_options *options,
+                               dfg_program **out)
+{
+    if (!tiles_rows(options))
+        return compile_once(graph, options, NULL, out);
+    dfg_allocator a = dfg_allocator_or_default(options->allocator);
+    dfg_tile_cut *cuts = dfg_calloc(&a, TILE_CANDIDATES, sizeof *cuts);
+    if (!cuts)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "dfg_compile: out of memory");
+    tile_request list = {cuts, TILE_CANDIDATES, 0, -1, 0};
+    dfg_program *best = NULL;
+    dfg_status st = compile_once(graph, options, &list, &best);
+    int64_t flops = st == DFG_OK ? program_flops(best) : 0;
+    for (int32_t i = 0; st == DFG_OK && i < list.n_cuts; i++) {
+        tile_request at = {NULL, 0, 0, cuts[i].value, cuts[i].tiles};
+        dfg_program *tiled = NULL;
+        if (compile_once(graph, options, &at, &tiled) != DFG_OK) {
+            fprintf(stderr, "DBG cut %d tiles %d: %s\n", cuts[i].value, cuts[i].tiles, dfg_last_error());
+            continue;
+        }
+        int64_t extra = program_flops(tiled) - flops;
+        fprintf(stderr, "DBG cut %d tiles %d est %lld: arena %llu flops +%lld\n", cuts[i].value, cuts[i].tiles, (long long)cuts[i].peak, (unsigned long long)tiled->stats.arena_bytes, (long long)extra);
+        if (extra * 100 <= flops * TILING_EXTRA_FLOPS_PCT &&
+            tiled->stats.arena_bytes < best->stats.arena_bytes) {
+            tiled->stats.tiles = cuts[i].tiles;
+            tiled->stats.tiling_extra_flops = extra;
+            tiled->stats.op_by_op_lower_bound_bytes =
+                best->stats.tiles ? best->stats.op_by_op_lower_bound_bytes
+                                  : best->stats.lower_bound_bytes;
+            dfg_program_destroy(best);
+            best = tiled;
+        } else {
+            dfg_program_destroy(tiled);
+        }
+    }
+    if (st == DFG_OK && !best->stats.tiles)
+        best->stats.op_by_op_lower_bound_bytes = best->stats.lower_bound_bytes;
+    dfg_free(&a, cuts);
+    *out = best;
+    return st;
 }
 
 /* 1 if graph has a grouped conv2d (maybe depthwise: worth compiling
@@ -370,7 +460,7 @@ dfg_status dfg_compile(const dfg_graph *graph,
             effective.backend_workspace_for = NULL;
     }
     if (!effective.prefer_memory || !blocks_layouts(&effective))
-        return compile_once(graph, &effective, out);
+        return compile_best(graph, &effective, out);
     /* Memory first: with blocked layouts (whose steps keep the scratch
      * only the library runs them with), plain, and plain with depthwise
      * convs written over their inputs (which then run dfg's kernel); the
@@ -380,12 +470,12 @@ dfg_status dfg_compile(const dfg_graph *graph,
     blocked.in_place_depthwise = plain.in_place_depthwise = 0;
     plain.assign_layouts = over.assign_layouts = 0;
     dfg_program *programs[3] = {NULL, NULL, NULL};
-    st = compile_once(graph, &blocked, &programs[0]);
+    st = compile_best(graph, &blocked, &programs[0]);
     if (st == DFG_OK)
-        st = compile_once(graph, &plain, &programs[1]);
+        st = compile_best(graph, &plain, &programs[1]);
     if (st == DFG_OK && effective.in_place_depthwise &&
         effective.reuse_inputs_in_place && has_grouped_conv(graph))
-        st = compile_once(graph, &over, &programs[2]);
+        st = compile_best(graph, &over, &programs[2]);
     int kept = 0;
     for (int i = 1; st == DFG_OK && i < 3; i++)
         if (programs[i] &&
