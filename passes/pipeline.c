@@ -23,6 +23,7 @@
 
 #include <string.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include "runtime/cpu_layout_rule.h"
 #include "runtime/cpu_workspace_rule.h"
 #include "util/error.h"
@@ -100,16 +101,17 @@ static dfg_status check_options(const dfg_compile_options *o)
 
 /* Tiling candidates compiled (those of the best estimates), and the
  * extra FLOPs a tiled program may cost, in percent of the untiled one's. */
-#define TILE_CANDIDATES 12
+#define TILE_CANDIDATES 8
 #define TILING_EXTRA_FLOPS_PCT 10
 
-/* Tiled execution asked of one compilation: list the cuts (cuts not
- * NULL: up to max_cuts of them, their number in n_cuts), or tile at cut
- * (>= 0) in `tiles` bands. Both after the fusions, before the layouts. */
+/* Tiled execution asked of one compilation, after the fusions and before
+ * the layouts: the graph tiled as plan says (plan not NULL), or the
+ * candidates listed (plans not NULL: up to max_plans of them, their
+ * number in n_plans). */
 typedef struct tile_request {
-    dfg_tile_cut *cuts;
-    int32_t max_cuts, n_cuts;
-    int32_t cut, tiles;
+    const dfg_tile_plan *plan;
+    dfg_tile_plan *plans;
+    int32_t max_plans, n_plans;
 } tile_request;
 
 /* What the passes hold between them. */
@@ -266,15 +268,13 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
     if (st == DFG_ERR_PLAN && unsliced && remat.budget > 0)
         st = with_sliced_stem(c, o, &remat, &unsliced, st);
     dfg_graph_destroy(unsliced);
-    if (st == DFG_OK && c->tile && c->tile->cuts)
+    int32_t joined;
+    if (st == DFG_OK && c->tile && c->tile->plan)
+        st = dfg_tile_apply(c->graph, c->tile->plan, &joined);
+    if (st == DFG_OK && c->tile && c->tile->plans)
         st = dfg_tile_candidates(c->graph, TILING_EXTRA_FLOPS_PCT,
-                                 c->tile->cuts, c->tile->max_cuts,
-                                 &c->tile->n_cuts);
-    if (st == DFG_OK && c->tile && c->tile->cut >= 0) {
-        dfg_pass_report report;
-        st = dfg_pass_tile_spatial(c->graph, c->tile->cut, c->tile->tiles,
-                                   &report);
-    }
+                                 c->tile->plans, c->tile->max_plans,
+                                 &c->tile->n_plans);
     if (st == DFG_OK && blocks_layouts(o)) {
         dfg_pass_report report;
         st = dfg_pass_assign_layouts(c->graph, &report);
@@ -368,49 +368,43 @@ static int64_t program_flops(const dfg_program *p)
     return flops;
 }
 
-/* compile_once, and with tiling (tiles_rows) the same tiled at the cuts
- * and band counts worth trying: the smallest arena kept among the
- * programs within 10% more FLOPs than the untiled one (the untiled on a
- * tie). A tiling that does not compile is passed over. */
+/* compile_once, and with tiling (tiles_rows) the same tiled as each of
+ * the candidates of the best estimates: the smallest arena kept among
+ * the programs within TILING_EXTRA_FLOPS_PCT more FLOPs than the untiled
+ * one (the untiled on a tie). A tiling that does not compile is passed
+ * over. */
 static dfg_status compile_best(const dfg_graph *graph,
                                const dfg_compile_options *options,
                                dfg_program **out)
 {
     if (!tiles_rows(options))
         return compile_once(graph, options, NULL, out);
-    dfg_allocator a = dfg_allocator_or_default(options->allocator);
-    dfg_tile_cut *cuts = dfg_calloc(&a, TILE_CANDIDATES, sizeof *cuts);
-    if (!cuts)
-        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "dfg_compile: out of memory");
-    tile_request list = {cuts, TILE_CANDIDATES, 0, -1, 0};
+    dfg_tile_plan plans[TILE_CANDIDATES];
+    tile_request list = {NULL, plans, TILE_CANDIDATES, 0};
     dfg_program *best = NULL;
     dfg_status st = compile_once(graph, options, &list, &best);
     int64_t flops = st == DFG_OK ? program_flops(best) : 0;
-    for (int32_t i = 0; st == DFG_OK && i < list.n_cuts; i++) {
-        tile_request at = {NULL, 0, 0, cuts[i].value, cuts[i].tiles};
+    uint64_t bound = st == DFG_OK ? best->stats.lower_bound_bytes : 0;
+    for (int32_t i = 0; st == DFG_OK && i < list.n_plans; i++) {
+        tile_request at = {&plans[i], NULL, 0, 0};
         dfg_program *tiled = NULL;
-        if (compile_once(graph, options, &at, &tiled) != DFG_OK) {
-            fprintf(stderr, "DBG cut %d tiles %d: %s\n", cuts[i].value, cuts[i].tiles, dfg_last_error());
+        if (compile_once(graph, options, &at, &tiled) != DFG_OK)
+            continue;
+        int64_t extra = program_flops(tiled) - flops;
+        fprintf(stderr, "DBG plan %d: %d,%d %d,%d est %lld arena %llu +%lld\n", i, plans[i].cut[0], plans[i].tiles[0], plans[i].n > 1 ? plans[i].cut[1] : 0, plans[i].n > 1 ? plans[i].tiles[1] : 0, (long long)plans[i].peak, (unsigned long long)tiled->stats.arena_bytes, (long long)extra);
+        if (extra * 100 > flops * TILING_EXTRA_FLOPS_PCT ||
+            tiled->stats.arena_bytes >= best->stats.arena_bytes) {
+            dfg_program_destroy(tiled);
             continue;
         }
-        int64_t extra = program_flops(tiled) - flops;
-        fprintf(stderr, "DBG cut %d tiles %d est %lld: arena %llu flops +%lld\n", cuts[i].value, cuts[i].tiles, (long long)cuts[i].peak, (unsigned long long)tiled->stats.arena_bytes, (long long)extra);
-        if (extra * 100 <= flops * TILING_EXTRA_FLOPS_PCT &&
-            tiled->stats.arena_bytes < best->stats.arena_bytes) {
-            tiled->stats.tiles = cuts[i].tiles;
-            tiled->stats.tiling_extra_flops = extra;
-            tiled->stats.op_by_op_lower_bound_bytes =
-                best->stats.tiles ? best->stats.op_by_op_lower_bound_bytes
-                                  : best->stats.lower_bound_bytes;
-            dfg_program_destroy(best);
-            best = tiled;
-        } else {
-            dfg_program_destroy(tiled);
-        }
+        tiled->stats.tiled_regions = plans[i].n;
+        tiled->stats.tiles = plans[i].tiles[plans[i].n - 1];
+        tiled->stats.tiling_extra_flops = extra;
+        dfg_program_destroy(best);
+        best = tiled;
     }
-    if (st == DFG_OK && !best->stats.tiles)
-        best->stats.op_by_op_lower_bound_bytes = best->stats.lower_bound_bytes;
-    dfg_free(&a, cuts);
+    if (st == DFG_OK)
+        best->stats.op_by_op_lower_bound_bytes = bound;
     *out = best;
     return st;
 }

@@ -129,7 +129,9 @@ static int32_t region_input(const dfg_graph *g)
     return -1;
 }
 
-static dfg_status region_make(const dfg_graph *g, region *r)
+/* The region reads `from` (a plain f32 image), or with -1 the graph's
+ * first image input. */
+static dfg_status region_make(const dfg_graph *g, int32_t from, region *r)
 {
     memset(r, 0, sizeof *r);
     r->g = g;
@@ -149,7 +151,8 @@ static dfg_status region_make(const dfg_graph *g, region *r)
                 r->remaining[g->nodes[n].inputs[i]]++;
     for (int32_t i = 0; i < g->n_outputs; i++)
         r->remaining[g->outputs[i]]++;
-    r->input = region_input(g);
+    r->input = from < 0 ? region_input(g)
+               : from < g->n_values && image(g, from) ? from : -1;
     if (r->input >= 0)
         r->inside[r->input] = 1;
     return DFG_OK;
@@ -360,7 +363,7 @@ static dfg_status take_place(dfg_graph *g, const region *r,
 }
 
 static dfg_status tile(dfg_graph *g, const region *r, int32_t cut,
-                       int32_t tiles)
+                       int32_t tiles, int32_t *joined_out)
 {
     int64_t h = g->values[cut].type.shape[2];
     int32_t first_added = g->n_nodes, parts[64];
@@ -398,16 +401,18 @@ static dfg_status tile(dfg_graph *g, const region *r, int32_t cut,
         for (int32_t i = 0; !g->nodes[n].dead && i < g->nodes[n].n_inputs; i++)
             if (g->nodes[n].inputs[i] == cut)
                 g->nodes[n].inputs[i] = joined;
+    *joined_out = joined;
     return take_place(g, r, first_added);
 }
 
-dfg_status dfg_pass_tile_spatial(dfg_graph *graph, int32_t cut, int32_t tiles,
+dfg_status dfg_pass_tile_spatial(dfg_graph *graph, int32_t from, int32_t cut,
+                                 int32_t tiles, int32_t *joined,
                                  dfg_pass_report *report)
 {
     memset(report, 0, sizeof *report);
     report->pass = "tile_spatial";
     region r;
-    dfg_status st = region_make(graph, &r);
+    dfg_status st = region_make(graph, from, &r);
     if (st != DFG_OK)
         return st;
     if (cut < 0 || walk(&r, cut, NULL, NULL) != cut || tiles < 2 ||
@@ -415,7 +420,7 @@ dfg_status dfg_pass_tile_spatial(dfg_graph *graph, int32_t cut, int32_t tiles,
         st = dfg_error(DFG_ERR_INVALID_ARGUMENT, "tiling: value %d is no "
                        "cut of the region in %d bands", (int)cut, (int)tiles);
     if (st == DFG_OK)
-        st = tile(graph, &r, cut, tiles);
+        st = tile(graph, &r, cut, tiles, joined);
     if (st == DFG_OK)
         report->nodes_fused = r.n;
     region_free(&r);
@@ -475,75 +480,131 @@ static dfg_status measure(const dfg_graph *g, int64_t *peak, int64_t *flops)
     return st;
 }
 
-dfg_status dfg_tile_estimate(const dfg_graph *graph, int32_t cut,
-                             int32_t tiles, int64_t *peak, int64_t *flops)
+dfg_status dfg_tile_estimate(const dfg_graph *graph, int32_t from,
+                             int32_t cut, int32_t tiles, int64_t *peak,
+                             int64_t *flops)
 {
     if (cut < 0)
         return measure(graph, peak, flops);
     dfg_graph *copy = NULL;
     dfg_status st = dfg_graph_clone(graph, &graph->allocator, &copy);
     dfg_pass_report report;
+    int32_t joined;
     if (st == DFG_OK)
-        st = dfg_pass_tile_spatial(copy, cut, tiles, &report);
+        st = dfg_pass_tile_spatial(copy, from, cut, tiles, &joined, &report);
     if (st == DFG_OK)
         st = measure(copy, peak, flops);
     dfg_graph_destroy(copy);
     return st;
 }
 
-/* Candidates kept per number of bands (2, 4, 8), before sorting. */
+/* Numbers of bands tried per region. */
 #define BAND_COUNTS 5
+/* One-region plans extended by a second region. */
+#define FIRST_EXTENDED 4
 
-static int by_peak(const void *a, const void *b)
+static int by_peak(const dfg_tile_plan *x, const dfg_tile_plan *y)
 {
-    const dfg_tile_cut *x = a, *y = b;
     return x->peak < y->peak ? -1 : x->peak > y->peak ? 1
-           : x->tiles < y->tiles ? -1 : x->tiles > y->tiles;
+           : x->flops < y->flops ? -1 : x->flops > y->flops;
 }
 
-dfg_status dfg_tile_candidates(const dfg_graph *graph, int64_t max_flops_pct,
-                               dfg_tile_cut *cuts, int32_t max_cuts,
-                               int32_t *n_cuts)
+static int by_peak_q(const void *a, const void *b) { return by_peak(a, b); }
+
+/* Adds c to plans[0..*n) (at most max), or puts it in the place of the
+ * plan of largest peak if c's is smaller. */
+static void keep(dfg_tile_plan *plans, int32_t max, int32_t *n,
+                 const dfg_tile_plan *c)
 {
-    *n_cuts = 0;
+    if (*n < max) {
+        plans[(*n)++] = *c;
+        return;
+    }
+    int32_t worst = 0;
+    for (int32_t k = 1; k < *n; k++)
+        worst = by_peak(&plans[k], &plans[worst]) > 0 ? k : worst;
+    if (*n > 0 && by_peak(c, &plans[worst]) < 0)
+        plans[worst] = *c;
+}
+
+dfg_status dfg_tile_apply(dfg_graph *graph, const dfg_tile_plan *plan,
+                          int32_t *joined)
+{
+    *joined = -1;
+    dfg_status st = DFG_OK;
+    for (int32_t k = 0; st == DFG_OK && k < plan->n; k++) {
+        dfg_pass_report report;
+        st = dfg_pass_tile_spatial(graph, *joined, plan->cut[k],
+                                   plan->tiles[k], joined, &report);
+    }
+    return st;
+}
+
+/* graph tiled by base (joined: its last join, or -1) extended by one
+ * region at each cut and band count, estimated; those with a smaller
+ * peak than base_peak and at most max_flops kept in plans. */
+static dfg_status extend(const dfg_graph *graph, int32_t joined,
+                         const dfg_tile_plan *base, int64_t base_peak,
+                         int64_t max_flops, dfg_tile_plan *plans,
+                         int32_t max, int32_t *n)
+{
     region r;
-    dfg_status st = region_make(graph, &r);
+    dfg_status st = region_make(graph, joined, &r);
     if (st != DFG_OK)
         return st;
     cut_list l = {NULL, graph->n_values, 0};
     l.values = dfg_calloc(&r.g->allocator, (size_t)l.max + 1, sizeof *l.values);
-    if (!l.values) {
-        region_free(&r);
-        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of memory");
-    }
-    walk(&r, -1, add_cut, &l);
+    if (!l.values)
+        st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of memory");
+    else
+        walk(&r, -1, add_cut, &l);
     region_free(&r);
-    int64_t base_peak, base_flops;
-    st = dfg_tile_estimate(graph, -1, 0, &base_peak, &base_flops);
     static const int32_t bands[BAND_COUNTS] = {2, 4, 8, 12, 16};
-    int32_t n = 0;
     for (int32_t i = 0; st == DFG_OK && i < l.n; i++)
         for (int32_t b = 0; st == DFG_OK && b < BAND_COUNTS; b++) {
-            dfg_tile_cut c = {l.values[i], bands[b], 0, 0};
-            if (graph->values[c.value].type.shape[2] < c.tiles)
+            dfg_tile_plan c = *base;
+            c.cut[c.n] = l.values[i];
+            c.tiles[c.n++] = bands[b];
+            if (graph->values[l.values[i]].type.shape[2] < bands[b])
                 continue;
-            st = dfg_tile_estimate(graph, c.value, c.tiles, &c.peak, &c.flops);
-            if (st != DFG_OK || c.peak >= base_peak ||
-                (c.flops - base_flops) * 100 > base_flops * max_flops_pct)
-                continue;
-            if (n < max_cuts) {
-                cuts[n++] = c;
-                continue;
-            }
-            /* Full: c takes the place of the largest peak, if smaller. */
-            int32_t worst = 0;
-            for (int32_t k = 1; k < n; k++)
-                worst = by_peak(&cuts[k], &cuts[worst]) > 0 ? k : worst;
-            if (by_peak(&c, &cuts[worst]) < 0)
-                cuts[worst] = c;
+            st = dfg_tile_estimate(graph, joined, l.values[i], bands[b],
+                                   &c.peak, &c.flops);
+            if (st == DFG_OK && c.peak < base_peak && c.flops <= max_flops)
+                keep(plans, max, n, &c);
         }
     dfg_free(&graph->allocator, l.values);
-    qsort(cuts, (size_t)n, sizeof *cuts, by_peak);
-    *n_cuts = st == DFG_OK ? n : 0;
+    return st;
+}
+
+dfg_status dfg_tile_candidates(const dfg_graph *graph, int64_t max_flops_pct,
+                               dfg_tile_plan *plans, int32_t max_plans,
+                               int32_t *n_plans)
+{
+    *n_plans = 0;
+    dfg_tile_plan none = {0, {0}, {0}, 0, 0};
+    dfg_status st = measure(graph, &none.peak, &none.flops);
+    int64_t max_flops = none.flops + none.flops * max_flops_pct / 100;
+    dfg_tile_plan first[FIRST_EXTENDED];
+    int32_t n_first = 0;
+    if (st == DFG_OK)
+        st = extend(graph, -1, &none, none.peak, max_flops, first,
+                    FIRST_EXTENDED, &n_first);
+    int32_t n = 0;
+    for (int32_t i = 0; i < n_first; i++)
+        keep(plans, max_plans, &n, &first[i]);
+    for (int32_t i = 0; st == DFG_OK && i < n_first &&
+                        DFG_TILE_MAX_REGIONS > 1; i++) {
+        dfg_graph *copy = NULL;
+        int32_t joined;
+        st = dfg_graph_clone(graph, &graph->allocator, &copy);
+        if (st == DFG_OK)
+            st = dfg_tile_apply(copy, &first[i], &joined);
+        if (st == DFG_OK)
+            st = extend(copy, joined, &first[i], first[i].peak, max_flops,
+                        plans, max_plans, &n);
+        dfg_graph_destroy(copy);
+    }
+    qsort(plans, (size_t)n, sizeof *plans, by_peak_q);
+    *n_plans = st == DFG_OK ? n : 0;
     return st;
 }

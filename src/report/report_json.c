@@ -50,6 +50,7 @@ static void write_stats(dfg_json_writer *w, const dfg_program *p)
         dfg_json_null(w, "op_by_op_lower_bound_bytes");
     if (s->tiles > 0) {
         dfg_json_begin_object(w, "tiling", 0);
+        dfg_json_int(w, "regions", s->tiled_regions);
         dfg_json_int(w, "tiles", s->tiles);
         dfg_json_int(w, "extra_flops", s->tiling_extra_flops);
         dfg_json_end_object(w);

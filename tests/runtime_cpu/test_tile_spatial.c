@@ -158,7 +158,7 @@ static void test_compiler_tiles(void **state)
     dfg_program_stats(on, &b);
     assert_int_equal(a.tiles, 0);
     assert_int_equal(a.op_by_op_lower_bound_bytes, 0);
-    assert_true(b.tiles >= 2);
+    assert_true(b.tiles >= 2 && b.tiled_regions >= 1);
     assert_true(b.arena_bytes < a.arena_bytes);
     assert_true(b.lower_bound_bytes < a.lower_bound_bytes);
     assert_int_equal(b.op_by_op_lower_bound_bytes, a.lower_bound_bytes);
@@ -175,8 +175,34 @@ static void test_compiler_tiles(void **state)
     dfg_graph_destroy(g);
 }
 
-/* Every cut and band count the pass offers (any FLOPs) computes the
- * untiled logits; a value that is no cut is refused by name. */
+/* Tiles a clone of g as plan says (the last region's cut not checked
+ * first); 0 and nothing run when that is no cut, else runs it into got
+ * (compiled untiled) and returns 1. */
+static int run_tiled(const dfg_graph *g, const dfg_tile_plan *plan,
+                     const float *x, float *got)
+{
+    dfg_graph *copy;
+    int32_t joined;
+    assert_int_equal(dfg_graph_clone(g, NULL, &copy), DFG_OK);
+    dfg_status st = dfg_tile_apply(copy, plan, &joined);
+    if (st == DFG_ERR_INVALID_ARGUMENT) {
+        assert_non_null(strstr(dfg_last_error(), "no cut"));
+        dfg_graph_destroy(copy);
+        return 0;
+    }
+    if (st != DFG_OK)
+        fail_msg("tiling: %s", dfg_last_error());
+    dfg_compile_options o;
+    dfg_compile_options_init(&o);
+    o.tiling = 0;
+    dfg_program_destroy(compile_and_run(copy, &o, x, got));
+    dfg_graph_destroy(copy);
+    return 1;
+}
+
+/* Every cut in 2, 3 and 5 bands, and every pair of regions in 2 and 3,
+ * computes the untiled logits; values that are no cut (the logits, the
+ * flattened pool) are refused by name. */
 static void test_every_cut(void **state)
 {
     (void)state;
@@ -186,28 +212,25 @@ static void test_every_cut(void **state)
     dfg_compile_options_init(&o);
     o.tiling = 0;
     dfg_program_destroy(compile_and_run(g, &o, x, want));
-    dfg_tile_cut cuts[64];
-    int32_t n = 0;
-    assert_int_equal(dfg_tile_candidates(g, 100000, cuts, 64, &n), DFG_OK);
-    assert_true(n >= 4);
-    for (int32_t i = 0; i < n; i++) {
-        dfg_graph *copy;
-        dfg_pass_report report;
-        assert_int_equal(dfg_graph_clone(g, NULL, &copy), DFG_OK);
-        if (dfg_pass_tile_spatial(copy, cuts[i].value, cuts[i].tiles,
-                                  &report) != DFG_OK)
-            fail_msg("cut %d, %d bands: %s", (int)cuts[i].value,
-                     (int)cuts[i].tiles, dfg_last_error());
-        assert_true(report.nodes_fused > 0);
-        dfg_program_destroy(compile_and_run(copy, &o, x, got));
-        assert_close(got, want, CLASSES);
-        dfg_graph_destroy(copy);
-    }
-    dfg_pass_report report;
-    int32_t logits = g->outputs[0];
-    assert_int_equal(dfg_pass_tile_spatial(g, logits, 2, &report),
-                     DFG_ERR_INVALID_ARGUMENT);
-    assert_non_null(strstr(dfg_last_error(), "no cut"));
+    int singles = 0, pairs = 0;
+    for (int32_t v = 0; v < g->n_values; v++)
+        for (int32_t t = 2; t <= 5; t += t == 3 ? 2 : 1) {
+            dfg_tile_plan one = {1, {v, 0}, {t, 0}, 0, 0};
+            if (t == 4 || !run_tiled(g, &one, x, got))
+                continue;
+            assert_close(got, want, CLASSES);
+            singles++;
+            for (int32_t u = 0; t < 5 && u < g->n_values + 40; u++) {
+                dfg_tile_plan two = {2, {v, u}, {t, 5 - t}, 0, 0};
+                if (run_tiled(g, &two, x, got)) {
+                    assert_close(got, want, CLASSES);
+                    pairs++;
+                }
+            }
+        }
+    assert_true(singles >= 12 && pairs >= 4);
+    dfg_tile_plan logits = {1, {g->outputs[0], 0}, {2, 0}, 0, 0};
+    assert_int_equal(run_tiled(g, &logits, x, got), 0);
     free(x);
     dfg_graph_destroy(g);
 }
