@@ -229,6 +229,21 @@ static rows input_rows(const dfg_graph *g, const dfg_ir_node *node,
     return (rows){lo > 0 ? lo : 0, hi < h ? hi : h};
 }
 
+/* The right pad under which a max pool with ceil_mode gives its output
+ * columns without it: the last window's columns past the input are
+ * padding, which a max pool ignores. */
+static int64_t last_column_pad(const dfg_graph *g, const dfg_ir_node *node)
+{
+    const dfg_attrs *a = &node->attrs;
+    int64_t w = g->values[node->inputs[0]].type.shape[3];
+    int64_t w_out = g->values[node->outputs[0]].type.shape[3];
+    int64_t s = a->strides[1] > 0 ? a->strides[1] : 1;
+    int64_t d = a->dilations[1] > 0 ? a->dilations[1] : 1;
+    int64_t need = (w_out - 1) * s + (a->kernel[1] - 1) * d + 1 - w -
+                   a->pads[1];
+    return need > a->pads[3] ? need : a->pads[3];
+}
+
 /* The tiling of one region: per value, the rows this band holds and its
  * value index in the band. */
 typedef struct bands {
@@ -323,6 +338,8 @@ static dfg_status add_band(bands *b, const int32_t *nodes, int32_t n_nodes,
             int64_t end = (want.hi - 1) * s - a.pads[0] + k_eff;
             a.pads[0] = r.lo - top;
             a.pads[2] = end - r.hi;
+            if (a.ceil_mode) /* a max pool's: its last column by pad */
+                a.pads[3] = last_column_pad(g, &node);
             a.ceil_mode = 0;
         }
         if (st == DFG_OK)
@@ -330,10 +347,16 @@ static dfg_status add_band(bands *b, const int32_t *nodes, int32_t n_nodes,
                      &b->value[y]);
         if (st != DFG_OK)
             return st;
-        if (g->values[b->value[y]].type.shape[2] != want.hi - want.lo)
+        dfg_type band = g->values[y].type;
+        band.shape[2] = want.hi - want.lo;
+        if (!dfg_type_equal(&g->values[b->value[y]].type, &band))
             return dfg_error(DFG_ERR_SHAPE, "tiling: node '%s' band %d gives "
-                             "%lld rows, not %lld", node.name, k,
+                             "[%lld,%lld,%lld,%lld], not %lld rows of its "
+                             "output", node.name, k,
+                             (long long)g->values[b->value[y]].type.shape[0],
+                             (long long)g->values[b->value[y]].type.shape[1],
                              (long long)g->values[b->value[y]].type.shape[2],
+                             (long long)g->values[b->value[y]].type.shape[3],
                              (long long)(want.hi - want.lo));
     }
     *joined = b->value[cut];

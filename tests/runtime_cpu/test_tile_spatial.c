@@ -1,7 +1,7 @@
 /* Tiled execution (passes/tile_spatial.h): a small CNN (stride-2 convs,
- * a depthwise conv, max and average pools with pads, a residual add, a
- * concat along the channels, then a global pool and a product the region
- * stops at) gives the untiled program's outputs when its first layers
+ * a depthwise conv, max (ceil_mode) and average pools with pads, a
+ * residual add, a concat along the channels, then a global pool and a
+ * product the region stops at) gives the untiled program's outputs when its first layers
  * run band by band, at every cut and band count the pass offers; the
  * compiler tiles it by default with a smaller verified arena, the same
  * weights and the op-by-op bound reported, and never with tiling off. */
@@ -80,7 +80,7 @@ static dfg_graph *small_cnn(void)
     assert_int_equal(dfg_clip(g, conv(g, t, "dw", 16, 16, 3, 1, 16), 0.0f,
                               6.0f, &t), DFG_OK);
     t = conv(g, t, "expand", 16, 32, 1, 1, 1);
-    dfg_pool_params mp = {{3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 0, 0};
+    dfg_pool_params mp = {{3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 1, 0};
     assert_int_equal(dfg_max_pool(g, t, &mp, &r), DFG_OK);
     assert_int_equal(dfg_relu(g, conv(g, r, "block", 32, 32, 3, 1, 1), &u),
                      DFG_OK);
