@@ -23,7 +23,6 @@
 
 #include <string.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include "runtime/cpu_layout_rule.h"
 #include "runtime/cpu_workspace_rule.h"
 #include "util/error.h"
@@ -391,7 +390,6 @@ static dfg_status compile_best(const dfg_graph *graph,
         if (compile_once(graph, options, &at, &tiled) != DFG_OK)
             continue;
         int64_t extra = program_flops(tiled) - flops;
-        fprintf(stderr, "DBG plan %d: %d,%d %d,%d est %lld arena %llu +%lld\n", i, plans[i].cut[0], plans[i].tiles[0], plans[i].n > 1 ? plans[i].cut[1] : 0, plans[i].n > 1 ? plans[i].tiles[1] : 0, (long long)plans[i].peak, (unsigned long long)tiled->stats.arena_bytes, (long long)extra);
         if (extra * 100 > flops * TILING_EXTRA_FLOPS_PCT ||
             tiled->stats.arena_bytes >= best->stats.arena_bytes) {
             dfg_program_destroy(tiled);
