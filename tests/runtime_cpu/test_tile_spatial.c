@@ -22,18 +22,11 @@
 #include "ir/graph.h"
 #include "passes/tile_spatial.h"
 #include "program/program.h"
+#include "tests/support/random_data.h"
 
 #define H 64
 #define INPUT_NUMEL (3 * H * H)
 #define CLASSES 10
-
-static uint32_t seed = 12345u;
-
-static float uniform(void)
-{
-    seed = seed * 1664525u + 1013904223u;
-    return (float)(seed >> 8) / 8388608.0f - 1.0f;
-}
 
 static dfg_value weight(dfg_graph *g, const char *name, int32_t rank,
                         const int64_t *shape)
@@ -41,9 +34,7 @@ static dfg_value weight(dfg_graph *g, const char *name, int32_t rank,
     int64_t n = 1;
     for (int32_t i = 0; i < rank; i++)
         n *= shape[i];
-    float *data = malloc((size_t)n * sizeof *data);
-    for (int64_t i = 0; i < n; i++)
-        data[i] = 0.3f * uniform();
+    float *data = random_floats(n, 0.3f);
     dfg_value v;
     assert_int_equal(dfg_graph_weight(g, name, DFG_F32, rank, shape, data, &v),
                      DFG_OK);
@@ -69,7 +60,7 @@ static dfg_value conv(dfg_graph *g, dfg_value x, const char *name,
 
 static dfg_graph *small_cnn(void)
 {
-    seed = 12345u;
+    random_seed(12345u);
     dfg_graph *g;
     assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
     dfg_value x, t, u, r;
@@ -131,12 +122,13 @@ static void assert_close(const float *got, const float *want, int n)
         fail_msg("relative error %.3g", sqrt(diff / norm));
 }
 
-static float *random_input(void)
+/* g compiled with tiling off and run on x into y. */
+static dfg_program *untiled(const dfg_graph *g, const float *x, float *y)
 {
-    float *x = malloc(INPUT_NUMEL * sizeof *x);
-    for (int i = 0; i < INPUT_NUMEL; i++)
-        x[i] = uniform();
-    return x;
+    dfg_compile_options o;
+    dfg_compile_options_init(&o);
+    o.tiling = 0;
+    return compile_and_run(g, &o, x, y);
 }
 
 /* By default tiled: a smaller arena and lower bound, the op-by-op bound
@@ -146,11 +138,10 @@ static void test_compiler_tiles(void **state)
 {
     (void)state;
     dfg_graph *g = small_cnn();
-    float *x = random_input(), tiled[CLASSES], untiled[CLASSES];
+    float *x = random_floats(INPUT_NUMEL, 1.0f);
+    float tiled[CLASSES], want[CLASSES];
+    dfg_program *off = untiled(g, x, want);
     dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.tiling = 0;
-    dfg_program *off = compile_and_run(g, &o, x, untiled);
     dfg_compile_options_init(&o);
     dfg_program *on = compile_and_run(g, &o, x, tiled);
     dfg_plan_stats a, b;
@@ -168,7 +159,7 @@ static void test_compiler_tiles(void **state)
         flops += off->steps[i].flops;
     assert_true(b.tiling_extra_flops >= 0);
     assert_true(b.tiling_extra_flops * 10 <= flops);
-    assert_close(tiled, untiled, CLASSES);
+    assert_close(tiled, want, CLASSES);
     dfg_program_destroy(off);
     dfg_program_destroy(on);
     free(x);
@@ -192,10 +183,7 @@ static int run_tiled(const dfg_graph *g, const dfg_tile_plan *plan,
     }
     if (st != DFG_OK)
         fail_msg("tiling: %s", dfg_last_error());
-    dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.tiling = 0;
-    dfg_program_destroy(compile_and_run(copy, &o, x, got));
+    dfg_program_destroy(untiled(copy, x, got));
     dfg_graph_destroy(copy);
     return 1;
 }
@@ -207,11 +195,9 @@ static void test_every_cut(void **state)
 {
     (void)state;
     dfg_graph *g = small_cnn();
-    float *x = random_input(), want[CLASSES], got[CLASSES];
-    dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.tiling = 0;
-    dfg_program_destroy(compile_and_run(g, &o, x, want));
+    float *x = random_floats(INPUT_NUMEL, 1.0f);
+    float want[CLASSES], got[CLASSES];
+    dfg_program_destroy(untiled(g, x, want));
     int singles = 0, pairs = 0;
     for (int32_t v = 0; v < g->n_values; v++)
         for (int32_t t = 2; t <= 5; t += t == 3 ? 2 : 1) {
