@@ -352,10 +352,12 @@ static dfg_status compile_once(const dfg_graph *graph,
 }
 
 /* Tiled execution's conditions (dfg_compile_options.tiling): f32
- * inference on the CPU backend. */
+ * inference on the CPU backend, memory first (prefer_memory): its bands'
+ * convs run with less library scratch and on smaller shapes, slower. */
 static int tiles_rows(const dfg_compile_options *o)
 {
-    return o->tiling && !o->training && o->precision == DFG_F32 &&
+    return o->tiling && o->prefer_memory && !o->training &&
+           o->precision == DFG_F32 &&
            o->backend_workspace == dfg_cpu_step_workspace;
 }
 

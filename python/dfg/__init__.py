@@ -68,10 +68,10 @@ def compile(model, shapes=None, planner=None, training=None,
     the backend wants them) or "memory" (the arena planned at the lower
     bound without library scratch, as `dfgc compile --prefer memory`;
     plan["scratch_free_lower_bound_bytes"] is that bound). tiling: True
-    (the default) lets CPU inference run an image model's first layers
-    band by band of rows where that lowers the arena at most 10% more
-    FLOPs (plan["tiling"] says how); False never, as `dfgc compile
-    --no-tiling`.
+    (the default) lets CPU inference with prefer="memory" run an image
+    model's first layers band by band of rows where that lowers the arena
+    at most 10% more FLOPs (plan["tiling"] says how); False never, as
+    `dfgc compile --no-tiling`.
     """
     if prefer not in ("speed", "memory"):
         raise ValueError(f"prefer must be 'speed' or 'memory', not "

@@ -1,10 +1,12 @@
 /* Tiled execution (passes/tile_spatial.h): a small CNN (stride-2 convs,
  * a depthwise conv, max (ceil_mode) and average pools with pads, a
  * residual add, a concat along the channels, then a global pool and a
- * product the region stops at) gives the untiled program's outputs when its first layers
- * run band by band, at every cut and band count the pass offers; the
- * compiler tiles it by default with a smaller verified arena, the same
- * weights and the op-by-op bound reported, and never with tiling off. */
+ * product the region stops at) gives the untiled program's outputs when
+ * its first layers run band by band, at every cut and band count the
+ * pass offers; the
+ * compiler tiles it memory first (prefer_memory) with a smaller verified
+ * arena, the same weights and the op-by-op bound reported, and never
+ * with tiling off or speed first. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -131,19 +133,28 @@ static dfg_program *untiled(const dfg_graph *g, const float *x, float *y)
     return compile_and_run(g, &o, x, y);
 }
 
-/* By default tiled: a smaller arena and lower bound, the op-by-op bound
- * that of the untiled program, the same weights, at most 10% more FLOPs,
- * the same logits; off with tiling = 0. */
+/* Memory first, tiled by default: a smaller arena and lower bound, the
+ * op-by-op bound that of the untiled program, the same weights, at most
+ * 10% more FLOPs, the same logits; off with tiling = 0, and without
+ * prefer_memory. */
 static void test_compiler_tiles(void **state)
 {
     (void)state;
     dfg_graph *g = small_cnn();
     float *x = random_floats(INPUT_NUMEL, 1.0f);
     float tiled[CLASSES], want[CLASSES];
-    dfg_program *off = untiled(g, x, want);
     dfg_compile_options o;
     dfg_compile_options_init(&o);
+    o.prefer_memory = 1;
+    o.tiling = 0;
+    dfg_program *off = compile_and_run(g, &o, x, want);
+    o.tiling = 1;
     dfg_program *on = compile_and_run(g, &o, x, tiled);
+    dfg_compile_options_init(&o);
+    float fast[CLASSES];
+    dfg_program *speed = compile_and_run(g, &o, x, fast);
+    assert_int_equal(speed->stats.tiles, 0);
+    dfg_program_destroy(speed);
     dfg_plan_stats a, b;
     dfg_program_stats(off, &a);
     dfg_program_stats(on, &b);
