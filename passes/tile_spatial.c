@@ -522,9 +522,9 @@ dfg_status dfg_tile_estimate(const dfg_graph *graph, int32_t from,
 }
 
 /* Numbers of bands tried per region. */
-#define BAND_COUNTS 5
+#define BAND_COUNTS 4
 /* One-region plans extended by a second region. */
-#define FIRST_EXTENDED 4
+#define FIRST_EXTENDED 3
 
 static int by_peak(const dfg_tile_plan *x, const dfg_tile_plan *y)
 {
@@ -582,7 +582,7 @@ static dfg_status extend(const dfg_graph *graph, int32_t joined,
     else
         walk(&r, -1, add_cut, &l);
     region_free(&r);
-    static const int32_t bands[BAND_COUNTS] = {2, 4, 8, 12, 16};
+    static const int32_t bands[BAND_COUNTS] = {2, 4, 8, 16};
     for (int32_t i = 0; st == DFG_OK && i < l.n; i++)
         for (int32_t b = 0; st == DFG_OK && b < BAND_COUNTS; b++) {
             dfg_tile_plan c = *base;
