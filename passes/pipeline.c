@@ -3,13 +3,18 @@
  *   verify -> [precision] -> [training -> [buckets]] -> fold -> dce
  *          -> [inference: share weights, fuse patterns, fuse conv, fuse
  *             attention, fuse matmul, transpose views] -> [transposed
- *             operands] -> [remat] -> [CPU inference: layouts] -> node costs
+ *             operands] -> [remat] -> [CPU inference memory first: tile
+ *             bands of rows] -> [CPU inference: layouts] -> node costs
  *   (a budget remat misses: again from precision on, the stem sliced)
  *          -> concat views, schedule, alias, [bucket alias], liveness (for
  *             each candidate order, keeping the smallest lower bound)
  *          -> plan (inference: conv workspaces fitted under the peak)
  *          -> lower
  *          -> dfg_program_verify
+ *
+ * Tiling compiles the graph untiled, listing the tilings of the best
+ * estimates, then each of them, and keeps the smallest arena
+ * (compile_best).
  *
  * Everything the passes make is freed here, on success and on every error
  * path; only the program leaves. */
