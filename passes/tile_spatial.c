@@ -162,7 +162,7 @@ static dfg_status region_make(const dfg_graph *g, int32_t from, region *r)
  * each cut with the region so far; stops after the cut `stop` (-1: at
  * the region's end). Returns the last cut walked over, or -1. */
 static int32_t walk(region *r, int32_t stop,
-                    void (*at_cut)(void *ctx, const region *r, int32_t cut),
+                    void (*at_cut)(void *ctx, int32_t cut),
                     void *ctx)
 {
     const dfg_graph *g = r->g;
@@ -190,7 +190,7 @@ static int32_t walk(region *r, int32_t stop,
             continue;
         last_cut = y;
         if (at_cut)
-            at_cut(ctx, r, y);
+            at_cut(ctx, y);
         if (y == stop)
             return y;
     }
@@ -202,9 +202,8 @@ typedef struct cut_list {
     int32_t max, n;
 } cut_list;
 
-static void add_cut(void *ctx, const region *r, int32_t cut)
+static void add_cut(void *ctx, int32_t cut)
 {
-    (void)r;
     cut_list *l = ctx;
     if (l->n < l->max)
         l->values[l->n++] = cut;
@@ -445,7 +444,7 @@ dfg_status dfg_pass_tile_spatial(dfg_graph *graph, int32_t from, int32_t cut,
     if (st == DFG_OK)
         st = tile(graph, &r, cut, tiles, joined);
     if (st == DFG_OK)
-        report->nodes_fused = r.n;
+        report->nodes_tiled = r.n;
     region_free(&r);
     return st;
 }
