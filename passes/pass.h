@@ -44,6 +44,8 @@ typedef struct dfg_pass_report {
     int32_t weights_shared;  /* share_weights: stored tensors no longer
                                 read, their readers reading an equal or
                                 transposed one */
+    int32_t nodes_tiled;     /* tile_spatial: region nodes replaced by
+                                their bands' copies */
 } dfg_pass_report;
 
 /* Checks that the graph is well formed: every live node's inputs exist and

@@ -3,13 +3,18 @@
  *   verify -> [precision] -> [training -> [buckets]] -> fold -> dce
  *          -> [inference: share weights, fuse patterns, fuse conv, fuse
  *             attention, fuse matmul, transpose views] -> [transposed
- *             operands] -> [remat] -> [CPU inference: layouts] -> node costs
+ *             operands] -> [remat] -> [CPU inference memory first: tile
+ *             bands of rows] -> [CPU inference: layouts] -> node costs
  *   (a budget remat misses: again from precision on, the stem sliced)
  *          -> concat views, schedule, alias, [bucket alias], liveness (for
  *             each candidate order, keeping the smallest lower bound)
  *          -> plan (inference: conv workspaces fitted under the peak)
  *          -> lower
  *          -> dfg_program_verify
+ *
+ * Tiling compiles the graph untiled, listing the tilings of the best
+ * estimates, then each of them, and keeps the smallest arena
+ * (compile_best).
  *
  * Everything the passes make is freed here, on success and on every error
  * path; only the program leaves. */
@@ -19,6 +24,7 @@
 #include "passes/training/mixed_precision.h"
 #include "passes/remat/remat.h"
 #include "passes/training/training.h"
+#include "passes/tile_spatial.h"
 
 #include <string.h>
 #include <stdio.h>
@@ -46,6 +52,7 @@ void dfg_compile_options_init(dfg_compile_options *options)
     options->max_arena_bytes = DFG_DEFAULT_MAX_ARENA_BYTES;
     options->share_weights = 1;
     options->in_place_depthwise = 1;
+    options->tiling = 1;
 }
 
 /* 1 if name fits dfg_program.workspace_rule and program_validate.c's
@@ -96,6 +103,21 @@ static dfg_status check_options(const dfg_compile_options *o)
     return DFG_OK;
 }
 
+/* Tiling candidates compiled (those of the best estimates), and the
+ * extra FLOPs a tiled program may cost, in percent of the untiled one's. */
+#define TILE_CANDIDATES 4
+#define TILING_EXTRA_FLOPS_PCT 10
+
+/* Tiled execution asked of one compilation, after the fusions and before
+ * the layouts: the graph tiled as plan says (plan not NULL), or the
+ * candidates listed (plans not NULL: up to max_plans of them, their
+ * number in n_plans). */
+typedef struct tile_request {
+    const dfg_tile_plan *plan;
+    dfg_tile_plan *plans;
+    int32_t max_plans, n_plans;
+} tile_request;
+
 /* What the passes hold between them. */
 typedef struct compilation {
     dfg_allocator allocator;
@@ -108,6 +130,7 @@ typedef struct compilation {
     int64_t budget;
     dfg_compile_options within;
     dfg_training_options in_bytes;
+    tile_request *tile; /* NULL: no tiling asked about */
 } compilation;
 
 static void compilation_free(compilation *c)
@@ -251,6 +274,13 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
     if (st == DFG_ERR_PLAN && unsliced && remat.budget > 0)
         st = with_sliced_stem(c, o, &remat, &unsliced, st);
     dfg_graph_destroy(unsliced);
+    int32_t joined;
+    if (st == DFG_OK && c->tile && c->tile->plan)
+        st = dfg_tile_apply(c->graph, c->tile->plan, &joined);
+    if (st == DFG_OK && c->tile && c->tile->plans)
+        st = dfg_tile_candidates(c->graph, TILING_EXTRA_FLOPS_PCT,
+                                 c->tile->plans, c->tile->max_plans,
+                                 &c->tile->n_plans);
     if (st == DFG_OK && blocks_layouts(o)) {
         dfg_pass_report report;
         st = dfg_pass_assign_layouts(c->graph, o->target, &report);
@@ -303,10 +333,11 @@ static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
 /* One pass through the pipeline with these options (dfg_compile). */
 static dfg_status compile_once(const dfg_graph *graph,
                                const dfg_compile_options *options,
-                               dfg_program **out)
+                               tile_request *tile, dfg_program **out)
 {
     compilation c;
     memset(&c, 0, sizeof c);
+    c.tile = tile;
     c.allocator = dfg_allocator_or_default(options->allocator);
     dfg_status st = dfg_graph_clone(graph, &c.allocator, &c.graph);
     if (st == DFG_OK)
@@ -325,6 +356,64 @@ static dfg_status compile_once(const dfg_graph *graph,
     program->stats.verified = 1;
     *out = program;
     return DFG_OK;
+}
+
+/* Tiled execution's conditions (dfg_compile_options.tiling): f32
+ * inference on the CPU backend, memory first (prefer_memory): its bands'
+ * convs run with less library scratch and on smaller shapes, slower. */
+static int tiles_rows(const dfg_compile_options *o)
+{
+    return o->tiling && o->prefer_memory && !o->training &&
+           o->precision == DFG_F32 &&
+           o->backend_workspace == dfg_cpu_step_workspace;
+}
+
+static int64_t program_flops(const dfg_program *p)
+{
+    int64_t flops = 0;
+    for (int32_t i = 0; i < p->n_steps; i++)
+        flops += p->steps[i].flops;
+    return flops;
+}
+
+/* compile_once, and with tiling (tiles_rows) the same tiled as each of
+ * the candidates of the best estimates: the smallest arena kept among
+ * the programs within TILING_EXTRA_FLOPS_PCT more FLOPs than the untiled
+ * one (the untiled on a tie). A tiling that does not compile is passed
+ * over. */
+static dfg_status compile_best(const dfg_graph *graph,
+                               const dfg_compile_options *options,
+                               dfg_program **out)
+{
+    if (!tiles_rows(options))
+        return compile_once(graph, options, NULL, out);
+    dfg_tile_plan plans[TILE_CANDIDATES];
+    tile_request list = {NULL, plans, TILE_CANDIDATES, 0};
+    dfg_program *best = NULL;
+    dfg_status st = compile_once(graph, options, &list, &best);
+    int64_t flops = st == DFG_OK ? program_flops(best) : 0;
+    uint64_t bound = st == DFG_OK ? best->stats.lower_bound_bytes : 0;
+    for (int32_t i = 0; st == DFG_OK && i < list.n_plans; i++) {
+        tile_request at = {&plans[i], NULL, 0, 0};
+        dfg_program *tiled = NULL;
+        if (compile_once(graph, options, &at, &tiled) != DFG_OK)
+            continue;
+        int64_t extra = program_flops(tiled) - flops;
+        if (extra * 100 > flops * TILING_EXTRA_FLOPS_PCT ||
+            tiled->stats.arena_bytes >= best->stats.arena_bytes) {
+            dfg_program_destroy(tiled);
+            continue;
+        }
+        tiled->stats.tiled_regions = plans[i].n;
+        tiled->stats.tiles = plans[i].tiles[plans[i].n - 1];
+        tiled->stats.tiling_extra_flops = extra;
+        dfg_program_destroy(best);
+        best = tiled;
+    }
+    if (st == DFG_OK)
+        best->stats.op_by_op_lower_bound_bytes = bound;
+    *out = best;
+    return st;
 }
 
 /* 1 if graph has a grouped conv2d (maybe depthwise: worth compiling
@@ -372,7 +461,7 @@ dfg_status dfg_compile(const dfg_graph *graph,
             effective.backend_workspace_for = NULL;
     }
     if (!effective.prefer_memory || !blocks_layouts(&effective))
-        return compile_once(graph, &effective, out);
+        return compile_best(graph, &effective, out);
     /* Memory first: with blocked layouts (whose steps keep the scratch
      * only the library runs them with), plain, and plain with depthwise
      * convs written over their inputs (which then run dfg's kernel); the
@@ -382,12 +471,12 @@ dfg_status dfg_compile(const dfg_graph *graph,
     blocked.in_place_depthwise = plain.in_place_depthwise = 0;
     plain.assign_layouts = over.assign_layouts = 0;
     dfg_program *programs[3] = {NULL, NULL, NULL};
-    st = compile_once(graph, &blocked, &programs[0]);
+    st = compile_best(graph, &blocked, &programs[0]);
     if (st == DFG_OK)
-        st = compile_once(graph, &plain, &programs[1]);
+        st = compile_best(graph, &plain, &programs[1]);
     if (st == DFG_OK && effective.in_place_depthwise &&
         effective.reuse_inputs_in_place && has_grouped_conv(graph))
-        st = compile_once(graph, &over, &programs[2]);
+        st = compile_best(graph, &over, &programs[2]);
     int kept = 0;
     for (int i = 1; st == DFG_OK && i < 3; i++)
         if (programs[i] &&

@@ -44,14 +44,16 @@ static PyObject *wrap_program(dfg_program *program)
 }
 
 /* compile(kind, source, shapes, planner, alignment, training, precision
- *         [, device, prefer_memory, budget_bytes, budget_percent]):
+ *         [, device, prefer_memory, budget_bytes, budget_percent,
+ *          tiling]):
  *   kind "example": source is a bundled model name;
  *   kind "onnx_path" / "onnx_bytes": an ONNX file's path or its bytes;
  *   device: the backend the program is for, as `dfgc compile --device`
  *   (dfg_compile_options_for); None: the CPU; prefer_memory: as
  *   `dfgc compile --prefer memory` (dfg_compile_options.prefer_memory);
  *   a training program's memory budget: bytes, or percent of the arena
- *   without one (include/dfg/training.h). */
+ *   without one (include/dfg/training.h); tiling: 0 as `dfgc compile
+ *   --no-tiling` (dfg_compile_options.tiling). */
 static PyObject *compile_model(PyObject *module, PyObject *args)
 {
     (void)module;
@@ -59,11 +61,11 @@ static PyObject *compile_model(PyObject *module, PyObject *args)
     PyObject *source, *shapes;
     unsigned long long alignment = 0, budget_bytes = 0;
     float budget_percent = 0.0f;
-    int training = 0, prefer_memory = 0;
-    if (!PyArg_ParseTuple(args, "sOOzKpz|zpKf", &kind, &source, &shapes,
+    int training = 0, prefer_memory = 0, tiling = 1;
+    if (!PyArg_ParseTuple(args, "sOOzKpz|zpKfp", &kind, &source, &shapes,
                           &planner, &alignment, &training, &precision,
                           &device, &prefer_memory, &budget_bytes,
-                          &budget_percent))
+                          &budget_percent, &tiling))
         return NULL;
     dfg_compile_options options;
     dfg_compile_options_init(&options);
@@ -73,6 +75,7 @@ static PyObject *compile_model(PyObject *module, PyObject *args)
     if (alignment)
         options.alignment = alignment;
     options.prefer_memory = prefer_memory;
+    options.tiling = tiling;
     options.allow_tf32 = precision && strcmp(precision, "tf32") == 0;
     if (precision && !options.allow_tf32 &&
         (dfg_dtype_from_name(precision, &options.precision) != 0 ||
@@ -444,7 +447,8 @@ static PyObject *bench_report(PyObject *module, PyObject *args)
 static PyMethodDef module_methods[] = {
     {"compile", compile_model, METH_VARARGS,
      "compile(kind, source, shapes, planner, alignment, training, "
-     "precision[, device, prefer_memory, budget_bytes, budget_percent])"},
+     "precision[, device, prefer_memory, budget_bytes, budget_percent, "
+     "tiling])"},
     {"trainer", dfg_py_create_trainer, METH_VARARGS,
      "trainer(kind, source, shapes, options) -> Trainer"},
     {"load", load_program, METH_VARARGS, "load(path) -> Program"},

@@ -47,7 +47,7 @@ static const char usage[] =
     "--device NAME     cpu (default) or cuda ('dfgc devices'); also\n"
     "                  --backend NAME\n"
     "--planner, --align, --no-onednn, --no-fuse, --no-layouts,\n"
-    "--no-share-weights, --prefer,\n"
+    "--no-share-weights, --no-tiling, --prefer,\n"
     "--max-arena-bytes, --max-weight-bytes as for 'dfgc compile', when\n"
     "                  MODEL is compiled\n"
     "--profile         then times each step alone over --iterations runs\n"

@@ -64,6 +64,10 @@ int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
         options->fuse_attention = 0;
         return 1;
     }
+    if (strcmp(argv[*i], "--no-tiling") == 0) {
+        options->tiling = 0;
+        return 1;
+    }
     if (strcmp(argv[*i], "--no-share-weights") == 0) {
         options->share_weights = 0;
         return 1;

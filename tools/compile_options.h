@@ -43,6 +43,9 @@
     "                 nhwc (channels last), inference)\n"                    \
     "--no-share-weights keep every weight equal to another (byte for byte\n"\
     "                 or transposed) apart (held once by default, inference)\n"\
+    "--no-tiling      never run the first layers band by band of rows\n"  \
+    "                 (with --prefer memory they do where that lowers the\n"\
+    "                 arena at most 10% more FLOPs, CPU inference)\n"     \
     "--prefer memory|speed\n"                                                \
     "                 memory: plan at the lower bound without library\n"     \
     "                 scratch, a step keeping oneDNN's scratch only where\n" \

@@ -131,6 +131,14 @@ typedef struct dfg_compile_options {
      * target that has that kernel (dfg_target.in_place_depthwise). 0:
      * never. */
     int in_place_depthwise;
+    /* 1 (the default): with prefer_memory, CPU inference may run the
+     * first layers of an image model band by band of rows (tiled
+     * execution, passes/tile_spatial.h) where that lowers the arena, at
+     * most 10% more FLOPs (the halo rows two bands compute); the plan
+     * reports the op-by-op lower bound beside its own (dfg_plan_stats).
+     * Not without prefer_memory: the bands' convs run on smaller shapes
+     * with less library scratch, slower. 0: never (dfgc --no-tiling). */
+    int tiling;
 } dfg_compile_options;
 
 #define DFG_DEFAULT_MAX_ARENA_BYTES ((uint64_t)32 << 30)

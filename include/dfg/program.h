@@ -130,6 +130,15 @@ typedef struct dfg_plan_stats {
     int verified;               /* the plan verifier accepted the plan */
     int32_t n_steps;
     int32_t n_tensors;
+    /* Tiled execution (dfg_compile_options.tiling), known for a program
+     * compiled in this process (0 for one loaded from a file): the
+     * regions run band by band, one after the other (0: untiled), the
+     * bands of rows of the last, the lower bound of the untiled program
+     * (the op-by-op bound), and the FLOPs the halo rows add. */
+    int32_t tiled_regions;
+    int32_t tiles;
+    uint64_t op_by_op_lower_bound_bytes;
+    int64_t tiling_extra_flops;
 } dfg_plan_stats;
 
 void dfg_program_stats(const dfg_program *program, dfg_plan_stats *out);

@@ -30,7 +30,10 @@
 #define DFG_FILE_WEIGHTS_ALIGNMENT 4096u
 #define DFG_FILE_TENSOR_RECORD_BYTES 120u
 #define DFG_FILE_STEP_HEADER_BYTES 32u    /* before operands and attrs */
-#define DFG_FILE_PLAN_BYTES 120u
+#define DFG_FILE_PLAN_BYTES 144u
+/* A version 5 plan section written before tiled execution's figures
+ * (then 0: not known). */
+#define DFG_FILE_PLAN_BYTES_WITHOUT_TILING 120u
 /* A version 5 plan section written before its math flags (then 0: strict
  * f32 products). */
 #define DFG_FILE_PLAN_BYTES_WITHOUT_MATH 112u

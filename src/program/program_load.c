@@ -124,6 +124,8 @@ static dfg_status read_counts(file_sections *f, file_counts *c)
                                      : DFG_FILE_PLAN_BYTES_WITHOUT_LAYOUT_ISA;
     if (plan->size != newest &&
         !(f->version >= 5u && plan->size == DFG_FILE_PLAN_BYTES_WITHOUT_MATH) &&
+        !(f->version >= 5u &&
+          plan->size == DFG_FILE_PLAN_BYTES_WITHOUT_TILING) &&
         plan->size != DFG_FILE_PLAN_BYTES_WITHOUT_RULE &&
         plan->size != DFG_FILE_PLAN_BYTES_WITHOUT_RECORDED_BOUND)
         return FORMAT_ERROR("plan section of %zu bytes, expected %zu, %u or %u",
@@ -343,7 +345,7 @@ static void read_io_and_plan(file_sections *f, dfg_program *p)
         memcpy(p->layout_isa, isa, sizeof p->layout_isa);
     /* Math flags (dfg_program_math_flags), then a reserved word: checked
      * by dfg_program_validate through allow_tf32 (2: unknown bits). */
-    if (plan.size == DFG_FILE_PLAN_BYTES) {
+    if (plan.size >= DFG_FILE_PLAN_BYTES_WITHOUT_TILING) {
         uint32_t math = dfg_read_u32(&plan), reserved = dfg_read_u32(&plan);
         p->allow_tf32 = (int)(math & DFG_MATH_TF32);
         p->half_products = math & DFG_MATH_F16    ? DFG_F16
@@ -351,6 +353,12 @@ static void read_io_and_plan(file_sections *f, dfg_program *p)
                                                   : DFG_F32;
         if (reserved != 0u || math != dfg_program_math_flags(p))
             p->allow_tf32 = 2;
+    }
+    if (plan.size == DFG_FILE_PLAN_BYTES) {
+        s->op_by_op_lower_bound_bytes = dfg_read_u64(&plan);
+        s->tiling_extra_flops = dfg_read_i64(&plan);
+        s->tiled_regions = dfg_read_i32(&plan);
+        s->tiles = dfg_read_i32(&plan);
     }
 }
 

@@ -141,6 +141,10 @@ static void encode_plan(const dfg_program *p, uint32_t version,
         dfg_write_bytes(w, p->layout_isa, sizeof p->layout_isa);
         dfg_write_u32(w, dfg_program_math_flags(p));
         dfg_write_u32(w, 0);                       /* reserved */
+        dfg_write_u64(w, s->op_by_op_lower_bound_bytes);
+        dfg_write_i64(w, s->tiling_extra_flops);
+        dfg_write_i32(w, s->tiled_regions);
+        dfg_write_i32(w, s->tiles);
     }
 }
 

@@ -54,6 +54,12 @@ static dfg_status validate_stats(const dfg_program *p)
          p->half_products != DFG_BF16) ||
         (p->allow_tf32 && p->half_products != DFG_F32))
         return INVALID("the plan's math flags hold unknown bits");
+    if (s->tiled_regions < 0 || s->tiled_regions > 64 || s->tiles < 0 ||
+        s->tiles > 64 || s->tiling_extra_flops < 0 ||
+        (s->tiled_regions == 0) != (s->tiles == 0))
+        return INVALID("the plan's tiling (%d regions, %d bands, %lld extra "
+                       "flops) is invalid", (int)s->tiled_regions,
+                       (int)s->tiles, (long long)s->tiling_extra_flops);
     return DFG_OK;
 }
 

@@ -43,6 +43,20 @@ static void write_stats(dfg_json_writer *w, const dfg_program *p)
                       s->recorded_lower_bound_bytes);
     else
         dfg_json_null(w, "recorded_order_lower_bound_bytes");
+    if (s->op_by_op_lower_bound_bytes > 0)
+        dfg_json_uint(w, "op_by_op_lower_bound_bytes",
+                      s->op_by_op_lower_bound_bytes);
+    else
+        dfg_json_null(w, "op_by_op_lower_bound_bytes");
+    if (s->tiles > 0) {
+        dfg_json_begin_object(w, "tiling", 0);
+        dfg_json_int(w, "regions", s->tiled_regions);
+        dfg_json_int(w, "tiles", s->tiles);
+        dfg_json_int(w, "extra_flops", s->tiling_extra_flops);
+        dfg_json_end_object(w);
+    } else {
+        dfg_json_null(w, "tiling");
+    }
     dfg_json_uint(w, "no_reuse_bytes", s->no_reuse_bytes);
     dfg_json_uint(w, "weights_bytes", s->weights_bytes);
     const char *planner = dfg_planner_name(s->planner);

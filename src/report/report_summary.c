@@ -111,6 +111,18 @@ static void write_plan_lines(FILE *out, const dfg_program *p)
                          dfg_report_scratch_free_bound(p));
     if (s->recorded_lower_bound_bytes > 0)
         write_bytes_line(out, "  recorded order", s->recorded_lower_bound_bytes);
+    if (s->tiles > 0) {
+        write_bytes_line(out, "  op by op", s->op_by_op_lower_bound_bytes);
+        char ratio[32];
+        fprintf(out, "tiled     %d region%s band by band (the last in %d "
+                "bands of rows): lower bound %s of op by op's, +%" PRId64
+                " flops\n", (int)s->tiled_regions,
+                s->tiled_regions > 1 ? "s" : "", (int)s->tiles,
+                dfg_format_ratio(s->lower_bound_bytes,
+                                 s->op_by_op_lower_bound_bytes, 3, ratio,
+                                 sizeof ratio),
+                s->tiling_extra_flops);
+    }
     write_bytes_line(out, "no-reuse total", s->no_reuse_bytes);
     write_bytes_line(out, "weights", s->weights_bytes);
     char ratio[32], saved[32];

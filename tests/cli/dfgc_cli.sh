@@ -120,6 +120,29 @@ PY
 done
 expect_error 2 plan example:cnn --prefer fast
 
+# Tiled execution: memory first, the cnn's first layers band by band,
+# below the op-by-op bound (the --no-tiling program's), both reported;
+# --no-tiling and speed first never tile.
+"$dfgc" plan example:cnn --json "$work/fast.json" >/dev/null ||
+    fail "dfgc plan example:cnn"
+"$dfgc" plan example:cnn --prefer memory --json "$work/tiled.json" \
+    > "$work/tiled.txt" || fail "dfgc plan example:cnn --prefer memory"
+"$dfgc" plan example:cnn --prefer memory --no-tiling \
+    --json "$work/untiled.json" > "$work/untiled.txt" ||
+    fail "dfgc plan --no-tiling"
+grep -q '^tiled ' "$work/tiled.txt" && grep -q 'op by op' "$work/tiled.txt" ||
+    fail "the tiled summary names no tiling or op-by-op bound"
+! grep -q '^tiled ' "$work/untiled.txt" || fail "--no-tiling tiled"
+python3 - "$work/tiled.json" "$work/untiled.json" "$work/fast.json" <<'PY' ||
+import json, sys
+tiled, untiled, fast = (json.load(open(f)) for f in sys.argv[1:4])
+assert tiled["tiling"]["tiles"] >= 2 and tiled["tiling"]["extra_flops"] >= 0
+assert untiled["tiling"] is None and fast["tiling"] is None
+assert tiled["op_by_op_lower_bound_bytes"] == untiled["lower_bound_bytes"]
+assert tiled["arena_bytes"] < untiled["arena_bytes"]
+PY
+    fail "tiling: not below the op-by-op bound"
+
 # --precision bf16: a training step's activations and gradients in bf16,
 # the arena smaller than in f32; f16 is refused, naming it.
 arena_of() {

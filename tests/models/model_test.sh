@@ -3,7 +3,8 @@
 #
 # Exports a torchvision MODEL with PyTorch (cached in CACHE_DIR), plans it
 # (with the SVG, HTML, trace and caching-allocator pictures of the plan;
-# the arena must be within 1.02x its lower bound)
+# the arena must be within 1.02x its lower bound, 1.05x when its first
+# layers run band by band, and then below the op-by-op bound)
 # and runs it with dfgc on the CPU (as ONNX and as a saved .dfgp: the same
 # bits both ways), and compares dfg's output with
 # PyTorch's: the relative error ||dfg - torch|| / ||torch|| must stay below
@@ -19,7 +20,12 @@ set -eu
 "$python" - "$out/plan.json" "$out/plan.svg" "$out/trace.json" <<'PY'
 import json, sys, xml.dom.minidom
 plan = json.load(open(sys.argv[1]))
-slack = 1.02
+# Bands of rows (tiled execution) interleave many small lifetimes, which
+# the planners place a few percent above the bound.
+slack = 1.02 if plan["tiling"] is None else 1.05
+if plan["tiling"] is not None and \
+        plan["arena_bytes"] >= plan["op_by_op_lower_bound_bytes"]:
+    sys.exit("tiled, but the arena is not below the op-by-op bound")
 svg = xml.dom.minidom.parse(sys.argv[2])
 rects = [r for r in svg.getElementsByTagName("rect")
          if r.getAttribute("class").startswith("tensor ")]

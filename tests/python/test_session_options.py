@@ -25,17 +25,25 @@ def test_threads(cnn):
 
 def test_prefer_memory(cnn):
     """prefer="memory" (dfgc --prefer memory): the arena planned at the
-    bound without library scratch that the default plan reports; the
-    same results."""
-    small = dfg.compile("example:cnn", prefer="memory")
+    bound without library scratch that the default plan reports, and
+    below it with tiling; the same results."""
+    small = dfg.compile("example:cnn", prefer="memory", tiling=False)
     bound = cnn.plan["scratch_free_lower_bound_bytes"]
     assert bound <= cnn.arena_bytes
     assert small.arena_bytes == \
         small.plan["scratch_free_lower_bound_bytes"] == bound
+    assert cnn.plan["tiling"] is None and small.plan["tiling"] is None
+    # Memory first, the first layers band by band (tiling, the default):
+    # below the op-by-op bound, which is the untiled program's.
+    tiled = dfg.compile("example:cnn", prefer="memory")
+    assert tiled.plan["tiling"]["tiles"] >= 2
+    assert tiled.arena_bytes < small.arena_bytes == \
+        tiled.plan["op_by_op_lower_bound_bytes"]
     x = cnn_input(4)
-    np.testing.assert_allclose(small.session().run({"x": x})["probs"],
-                               cnn.session().run({"x": x})["probs"],
-                               rtol=1e-5, atol=1e-6)
+    for program in (small, tiled):
+        np.testing.assert_allclose(program.session().run({"x": x})["probs"],
+                                   cnn.session().run({"x": x})["probs"],
+                                   rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="prefer must be"):
         dfg.compile("example:cnn", prefer="fast")
 

@@ -1,0 +1,632 @@
+/* Tiled execution: see tile_spatial.h. */
+#include "passes/tile_spatial.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "util/error.h"
+#include "util/memory.h"
+
+/* The most operands a region node has (a concat's). */
+#define MAX_OPERANDS 64
+
+/* Rows [lo, hi) of a value. */
+typedef struct rows {
+    int64_t lo, hi;
+} rows;
+
+/* The walk over the region: which nodes are in it, in recorded order. */
+typedef struct region {
+    const dfg_graph *g;
+    int32_t input;      /* the image the region reads */
+    int32_t *nodes;     /* [n_nodes] region nodes in recorded order */
+    int32_t n;
+    uint8_t *inside;    /* [n_values] the input and region nodes' outputs */
+    int32_t *remaining; /* [n_values] reads not by region nodes (+1 output) */
+} region;
+
+static int stored(const dfg_graph *g, int32_t v)
+{
+    return v >= 0 && (g->values[v].kind == DFG_VALUE_WEIGHT ||
+                      g->values[v].kind == DFG_VALUE_CONSTANT);
+}
+
+static int image(const dfg_graph *g, int32_t v)
+{
+    const dfg_type *t = &g->values[v].type;
+    return t->rank == 4 && t->dtype == DFG_F32 &&
+           t->layout == DFG_LAYOUT_PLAIN && t->shape[2] > 1;
+}
+
+/* A stored operand an element-wise op broadcasts over the rows: at most
+ * one element per channel. */
+static int per_channel(const dfg_graph *g, int32_t v, int64_t channels)
+{
+    return stored(g, v) && dfg_type_numel(&g->values[v].type) <= channels;
+}
+
+/* 1 if node n works on rows and reads the region as it must: its row
+ * operands inside, the others stored. */
+static int fits(const region *r, int32_t n)
+{
+    const dfg_graph *g = r->g;
+    const dfg_ir_node *node = &g->nodes[n];
+    if (node->n_outputs != 1 || !image(g, node->outputs[0]))
+        return 0;
+    int64_t channels = g->values[node->outputs[0]].type.shape[1];
+    const int32_t *in = node->inputs;
+    switch (node->op) {
+    case DFG_OP_CONV2D:
+        return r->inside[in[0]] && stored(g, in[1]) &&
+               (node->n_inputs < 3 || in[2] < 0 || stored(g, in[2])) &&
+               (node->n_inputs < 4 || in[3] < 0 || r->inside[in[3]]);
+    case DFG_OP_AVERAGE_POOL:
+        if (node->attrs.ceil_mode)
+            return 0;
+        /* fall through */
+    case DFG_OP_MAX_POOL:
+        return r->inside[in[0]] && node->attrs.dilations[0] <= 1;
+    case DFG_OP_BATCH_NORM:
+        for (int32_t i = 1; i < 5; i++)
+            if (!stored(g, in[i]))
+                return 0;
+        return r->inside[in[0]];
+    case DFG_OP_CONCAT:
+        if (node->n_inputs > MAX_OPERANDS)
+            return 0;
+        for (int32_t i = 0; i < node->n_inputs; i++)
+            if (in[i] < 0 || !r->inside[in[i]])
+                return 0;
+        return node->attrs.axis == 1;
+    case DFG_OP_ADD: case DFG_OP_SUB: case DFG_OP_MUL: case DFG_OP_DIV:
+    case DFG_OP_MAX: case DFG_OP_MIN: {
+        int a = r->inside[in[0]], b = r->inside[in[1]];
+        const dfg_type *out = &g->values[node->outputs[0]].type;
+        for (int32_t i = 0; i < 2; i++)
+            if (r->inside[in[i]] &&
+                !dfg_type_equal(&g->values[in[i]].type, out))
+                return 0;
+        return (a && b) || (a && per_channel(g, in[1], channels)) ||
+               (b && per_channel(g, in[0], channels));
+    }
+    case DFG_OP_SLICE:
+        for (int32_t i = 0; i < node->attrs.n_axes; i++)
+            if (node->attrs.axes[i] == 2 || node->attrs.axes[i] == -2)
+                return 0;
+        return r->inside[in[0]];
+    case DFG_OP_RELU: case DFG_OP_LEAKY_RELU: case DFG_OP_SIGMOID:
+    case DFG_OP_TANH: case DFG_OP_CLIP: case DFG_OP_GELU: case DFG_OP_NEG:
+    case DFG_OP_ABS: case DFG_OP_EXP: case DFG_OP_ERF:
+        return r->inside[in[0]];
+    default:
+        return 0;
+    }
+}
+
+static int reads_inside(const region *r, int32_t n)
+{
+    const dfg_ir_node *node = &r->g->nodes[n];
+    for (int32_t i = 0; i < node->n_inputs; i++)
+        if (node->inputs[i] >= 0 && r->inside[node->inputs[i]])
+            return 1;
+    return 0;
+}
+
+static void region_free(region *r)
+{
+    dfg_allocator a = r->g->allocator;
+    dfg_free(&a, r->nodes);
+    dfg_free(&a, r->inside);
+    dfg_free(&a, r->remaining);
+}
+
+/* The region's image: the first graph input that is one, or -1. */
+static int32_t region_input(const dfg_graph *g)
+{
+    for (int32_t v = 0; v < g->n_values; v++)
+        if (g->values[v].kind == DFG_VALUE_INPUT && image(g, v))
+            return v;
+    return -1;
+}
+
+/* The region reads `from` (a plain f32 image), or with -1 the graph's
+ * first image input. */
+static dfg_status region_make(const dfg_graph *g, int32_t from, region *r)
+{
+    memset(r, 0, sizeof *r);
+    r->g = g;
+    dfg_allocator a = g->allocator;
+    r->nodes = dfg_calloc(&a, (size_t)g->n_nodes + 1, sizeof *r->nodes);
+    r->inside = dfg_calloc(&a, (size_t)g->n_values + 1, 1);
+    r->remaining = dfg_calloc(&a, (size_t)g->n_values + 1,
+                              sizeof *r->remaining);
+    if (!r->nodes || !r->inside || !r->remaining) {
+        region_free(r);
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of memory");
+    }
+    for (int32_t n = 0; n < g->n_nodes; n++)
+        for (int32_t i = 0; !g->nodes[n].dead && i < g->nodes[n].n_inputs;
+             i++)
+            if (g->nodes[n].inputs[i] >= 0)
+                r->remaining[g->nodes[n].inputs[i]]++;
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        r->remaining[g->outputs[i]]++;
+    r->input = from < 0 ? region_input(g)
+               : from < g->n_values && image(g, from) ? from : -1;
+    if (r->input >= 0)
+        r->inside[r->input] = 1;
+    return DFG_OK;
+}
+
+/* Walks the region in recorded order; calls at_cut (when not NULL) at
+ * each cut with the region so far; stops after the cut `stop` (-1: at
+ * the region's end). Returns the last cut walked over, or -1. */
+static int32_t walk(region *r, int32_t stop,
+                    void (*at_cut)(void *ctx, int32_t cut),
+                    void *ctx)
+{
+    const dfg_graph *g = r->g;
+    int32_t escaping = 0, last_cut = -1;
+    if (r->input < 0)
+        return -1;
+    for (int32_t n = 0; n < g->n_nodes; n++) {
+        const dfg_ir_node *node = &g->nodes[n];
+        if (node->dead || !reads_inside(r, n))
+            continue;
+        if (!fits(r, n))
+            break;
+        r->nodes[r->n++] = n;
+        for (int32_t i = 0; i < node->n_inputs; i++) {
+            int32_t v = node->inputs[i];
+            if (v >= 0 && r->inside[v] && --r->remaining[v] == 0 &&
+                v != r->input)
+                escaping--;
+        }
+        int32_t y = node->outputs[0];
+        r->inside[y] = 1;
+        if (r->remaining[y] > 0)
+            escaping++;
+        if (escaping != 1 || r->remaining[y] == 0 || g->values[y].is_output)
+            continue;
+        last_cut = y;
+        if (at_cut)
+            at_cut(ctx, y);
+        if (y == stop)
+            return y;
+    }
+    return stop >= 0 ? -1 : last_cut;
+}
+
+typedef struct cut_list {
+    int32_t *values;
+    int32_t max, n;
+} cut_list;
+
+static void add_cut(void *ctx, int32_t cut)
+{
+    cut_list *l = ctx;
+    if (l->n < l->max)
+        l->values[l->n++] = cut;
+}
+
+/* Rows of input `in` of node that rows `out` of its output read. */
+static rows input_rows(const dfg_graph *g, const dfg_ir_node *node,
+                       int32_t in, rows out)
+{
+    int64_t h = g->values[node->inputs[in]].type.shape[2];
+    if ((node->op != DFG_OP_CONV2D && node->op != DFG_OP_MAX_POOL &&
+         node->op != DFG_OP_AVERAGE_POOL) || in != 0)
+        return out;
+    const dfg_attrs *a = &node->attrs;
+    int64_t k = node->op == DFG_OP_CONV2D
+                    ? g->values[node->inputs[1]].type.shape[2]
+                    : a->kernel[0];
+    int64_t d = a->dilations[0] > 0 ? a->dilations[0] : 1;
+    int64_t s = a->strides[0] > 0 ? a->strides[0] : 1;
+    int64_t lo = out.lo * s - a->pads[0];
+    int64_t hi = (out.hi - 1) * s - a->pads[0] + (k - 1) * d + 1;
+    return (rows){lo > 0 ? lo : 0, hi < h ? hi : h};
+}
+
+/* The right pad under which a max pool with ceil_mode gives its output
+ * columns without it: the last window's columns past the input are
+ * padding, which a max pool ignores. */
+static int64_t last_column_pad(const dfg_graph *g, const dfg_ir_node *node)
+{
+    const dfg_attrs *a = &node->attrs;
+    int64_t w = g->values[node->inputs[0]].type.shape[3];
+    int64_t w_out = g->values[node->outputs[0]].type.shape[3];
+    int64_t s = a->strides[1] > 0 ? a->strides[1] : 1;
+    int64_t d = a->dilations[1] > 0 ? a->dilations[1] : 1;
+    int64_t need = (w_out - 1) * s + (a->kernel[1] - 1) * d + 1 - w -
+                   a->pads[1];
+    return need > a->pads[3] ? need : a->pads[3];
+}
+
+/* The tiling of one region: per value, the rows this band holds and its
+ * value index in the band. */
+typedef struct bands {
+    dfg_graph *g;
+    rows *held;      /* [n_values] */
+    int32_t *value;  /* [n_values] the band's value, -1 before it exists */
+    int32_t n_values;
+} bands;
+
+static dfg_status add(dfg_graph *g, dfg_op op, const char *base, int k,
+                      const char *what, const int32_t *in, int32_t n_in,
+                      const dfg_attrs *attrs, int32_t *out)
+{
+    char name[300];
+    snprintf(name, sizeof name, "%.240s/tile_%d%s", base, k, what);
+    return dfg_graph_add_node(g, op, name, in, n_in, attrs, 1, out);
+}
+
+/* Value v of the band, holding exactly rows want: the band's own value,
+ * or a slice of it (or of the image) when it holds more. */
+static dfg_status band_operand(bands *b, int32_t v, rows want,
+                               const char *base, int k, int32_t in,
+                               int32_t *out)
+{
+    int32_t have = b->value[v] >= 0 ? b->value[v] : v;
+    rows held = b->value[v] >= 0
+                    ? b->held[v]
+                    : (rows){0, b->g->values[v].type.shape[2]};
+    if (held.lo == want.lo && held.hi == want.hi) {
+        *out = have;
+        return DFG_OK;
+    }
+    dfg_attrs a;
+    dfg_attrs_init(&a);
+    a.n_axes = 1;
+    a.axes[0] = 2;
+    a.starts[0] = want.lo - held.lo;
+    a.ends[0] = want.hi - held.lo;
+    a.steps[0] = 1;
+    char what[32];
+    snprintf(what, sizeof what, "/rows_%d", (int)in);
+    return add(b->g, DFG_OP_SLICE, base, k, what, &have, 1, &a, out);
+}
+
+/* Records band k (rows `out` of the cut) of the region's nodes. */
+static dfg_status add_band(bands *b, const int32_t *nodes, int32_t n_nodes,
+                           int32_t cut, rows out, int k, int32_t *joined)
+{
+    dfg_graph *g = b->g;
+    for (int32_t v = 0; v < b->n_values; v++) {
+        b->held[v] = (rows){INT64_MAX, -1};
+        b->value[v] = -1;
+    }
+    b->held[cut] = out;
+    for (int32_t i = n_nodes - 1; i >= 0; i--) {
+        const dfg_ir_node *node = &g->nodes[nodes[i]];
+        rows y = b->held[node->outputs[0]];
+        for (int32_t j = 0; j < node->n_inputs; j++) {
+            int32_t v = node->inputs[j];
+            if (v < 0 || stored(g, v))
+                continue;
+            rows r = input_rows(g, node, j, y);
+            rows *h = &b->held[v];
+            h->lo = r.lo < h->lo ? r.lo : h->lo;
+            h->hi = r.hi > h->hi ? r.hi : h->hi;
+        }
+    }
+    for (int32_t i = 0; i < n_nodes; i++) {
+        /* A copy: recording nodes may move g->nodes. */
+        const dfg_ir_node node = g->nodes[nodes[i]];
+        int32_t y = node.outputs[0], in[MAX_OPERANDS];
+        rows want = b->held[y];
+        dfg_attrs a = node.attrs;
+        dfg_status st = DFG_OK;
+        for (int32_t j = 0; st == DFG_OK && j < node.n_inputs; j++) {
+            in[j] = node.inputs[j];
+            if (in[j] >= 0 && !stored(g, in[j]))
+                st = band_operand(b, in[j], input_rows(g, &node, j, want),
+                                  node.name, k, j, &in[j]);
+        }
+        if (node.op == DFG_OP_CONV2D || node.op == DFG_OP_MAX_POOL ||
+            node.op == DFG_OP_AVERAGE_POOL) {
+            rows r = input_rows(g, &node, 0, want);
+            int64_t s = a.strides[0] > 0 ? a.strides[0] : 1;
+            int64_t k_eff = (node.op == DFG_OP_CONV2D
+                                 ? g->values[node.inputs[1]].type.shape[2]
+                                 : a.kernel[0]) - 1;
+            k_eff = k_eff * (a.dilations[0] > 0 ? a.dilations[0] : 1) + 1;
+            /* The band's first window starts at row `top` of the input
+             * (negative inside the top pad), its last ends at `end`. */
+            int64_t top = want.lo * s - a.pads[0];
+            int64_t end = (want.hi - 1) * s - a.pads[0] + k_eff;
+            a.pads[0] = r.lo - top;
+            a.pads[2] = end - r.hi;
+            if (a.ceil_mode) /* a max pool's: its last column by pad */
+                a.pads[3] = last_column_pad(g, &node);
+            a.ceil_mode = 0;
+        }
+        if (st == DFG_OK)
+            st = add(g, node.op, node.name, k, "", in, node.n_inputs, &a,
+                     &b->value[y]);
+        if (st != DFG_OK)
+            return st;
+        dfg_type band = g->values[y].type;
+        band.shape[2] = want.hi - want.lo;
+        if (!dfg_type_equal(&g->values[b->value[y]].type, &band))
+            return dfg_error(DFG_ERR_SHAPE, "tiling: node '%s' band %d gives "
+                             "[%lld,%lld,%lld,%lld], not %lld rows of its "
+                             "output", node.name, k,
+                             (long long)g->values[b->value[y]].type.shape[0],
+                             (long long)g->values[b->value[y]].type.shape[1],
+                             (long long)g->values[b->value[y]].type.shape[2],
+                             (long long)g->values[b->value[y]].type.shape[3],
+                             (long long)(want.hi - want.lo));
+    }
+    *joined = b->value[cut];
+    return DFG_OK;
+}
+
+/* The new nodes (from first_added on) take the place of the region's
+ * last node; the region's nodes die. */
+static dfg_status take_place(dfg_graph *g, const region *r,
+                             int32_t first_added)
+{
+    int32_t *order = dfg_calloc(&g->allocator, (size_t)g->n_nodes + 1,
+                                sizeof *order);
+    if (!order)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of memory");
+    int32_t at = 0, last = r->nodes[r->n - 1];
+    for (int32_t n = 0; n < first_added; n++) {
+        order[at++] = n;
+        for (int32_t m = first_added; n == last && m < g->n_nodes; m++)
+            order[at++] = m;
+    }
+    for (int32_t i = 0; i < r->n; i++)
+        g->nodes[r->nodes[i]].dead = 1;
+    dfg_status st = dfg_graph_reorder_nodes(g, order);
+    dfg_free(&g->allocator, order);
+    return st;
+}
+
+static dfg_status tile(dfg_graph *g, const region *r, int32_t cut,
+                       int32_t tiles, int32_t *joined_out)
+{
+    int64_t h = g->values[cut].type.shape[2];
+    int32_t first_added = g->n_nodes, parts[64];
+    bands b = {g, NULL, NULL, 0};
+    b.n_values = g->n_values;
+    dfg_status st = DFG_OK;
+    for (int k = 0; st == DFG_OK && k < tiles; k++) {
+        /* Every new value is the band's own: grow with the graph. */
+        dfg_free(&g->allocator, b.held);
+        dfg_free(&g->allocator, b.value);
+        b.n_values = g->n_values;
+        b.held = dfg_calloc(&g->allocator, (size_t)b.n_values, sizeof *b.held);
+        b.value = dfg_calloc(&g->allocator, (size_t)b.n_values,
+                             sizeof *b.value);
+        if (!b.held || !b.value)
+            st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of memory");
+        rows out = {h * k / tiles, h * (k + 1) / tiles};
+        if (st == DFG_OK)
+            st = add_band(&b, r->nodes, r->n, cut, out, k, &parts[k]);
+    }
+    dfg_free(&g->allocator, b.held);
+    dfg_free(&g->allocator, b.value);
+    dfg_attrs cat;
+    dfg_attrs_init(&cat);
+    cat.axis = 2;
+    char name[300];
+    snprintf(name, sizeof name, "%.270s/tiles", g->values[cut].name);
+    int32_t joined = -1;
+    if (st == DFG_OK)
+        st = dfg_graph_add_node(g, DFG_OP_CONCAT, name, parts, tiles, &cat, 1,
+                                &joined);
+    if (st != DFG_OK)
+        return st;
+    for (int32_t n = 0; n < first_added; n++)
+        for (int32_t i = 0; !g->nodes[n].dead && i < g->nodes[n].n_inputs; i++)
+            if (g->nodes[n].inputs[i] == cut)
+                g->nodes[n].inputs[i] = joined;
+    *joined_out = joined;
+    return take_place(g, r, first_added);
+}
+
+dfg_status dfg_pass_tile_spatial(dfg_graph *graph, int32_t from, int32_t cut,
+                                 int32_t tiles, int32_t *joined,
+                                 dfg_pass_report *report)
+{
+    memset(report, 0, sizeof *report);
+    report->pass = "tile_spatial";
+    region r;
+    dfg_status st = region_make(graph, from, &r);
+    if (st != DFG_OK)
+        return st;
+    if (cut < 0 || walk(&r, cut, NULL, NULL) != cut || tiles < 2 ||
+        tiles > 64 || tiles > graph->values[cut].type.shape[2])
+        st = dfg_error(DFG_ERR_INVALID_ARGUMENT, "tiling: value %d is no "
+                       "cut of the region in %d bands", (int)cut, (int)tiles);
+    if (st == DFG_OK)
+        st = tile(graph, &r, cut, tiles, joined);
+    if (st == DFG_OK)
+        report->nodes_tiled = r.n;
+    region_free(&r);
+    return st;
+}
+
+/* Bytes live at the largest step of graph's recorded order (values that
+ * are not stored, from their producer, or the start, to their last
+ * reader; outputs to the end) and the FLOPs of its live nodes. */
+static dfg_status measure(const dfg_graph *g, int64_t *peak, int64_t *flops)
+{
+    dfg_allocator a = g->allocator;
+    int32_t *last = dfg_calloc(&a, (size_t)g->n_values + 1, sizeof *last);
+    if (!last)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of memory");
+    int64_t live = 0;
+    for (int32_t v = 0; v < g->n_values; v++) {
+        last[v] = -1;
+        if (g->values[v].kind == DFG_VALUE_INPUT)
+            live += dfg_type_bytes(&g->values[v].type);
+    }
+    for (int32_t n = 0; n < g->n_nodes; n++)
+        for (int32_t i = 0; !g->nodes[n].dead && i < g->nodes[n].n_inputs; i++)
+            if (g->nodes[n].inputs[i] >= 0)
+                last[g->nodes[n].inputs[i]] = n;
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        last[g->outputs[i]] = g->n_nodes;
+    *peak = live;
+    *flops = 0;
+    dfg_status st = DFG_OK;
+    for (int32_t n = 0; st == DFG_OK && n < g->n_nodes; n++) {
+        const dfg_ir_node *node = &g->nodes[n];
+        if (node->dead)
+            continue;
+        dfg_type *types = dfg_node_types(g, n, &a);
+        if (!types) {
+            st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of memory");
+            break;
+        }
+        *flops += dfg_node_flops(g, n, types);
+        dfg_free(&a, types);
+        for (int32_t i = 0; i < node->n_outputs; i++)
+            live += dfg_type_bytes(&g->values[node->outputs[i]].type);
+        *peak = live > *peak ? live : *peak;
+        for (int32_t i = 0; i < node->n_outputs; i++)
+            if (last[node->outputs[i]] < 0)
+                live -= dfg_type_bytes(&g->values[node->outputs[i]].type);
+        for (int32_t i = 0; i < node->n_inputs; i++) {
+            int32_t v = node->inputs[i];
+            if (v >= 0 && last[v] == n && !stored(g, v)) {
+                live -= dfg_type_bytes(&g->values[v].type);
+                last[v] = -2; /* read twice by n: freed once */
+            }
+        }
+    }
+    dfg_free(&a, last);
+    return st;
+}
+
+dfg_status dfg_tile_estimate(const dfg_graph *graph, int32_t from,
+                             int32_t cut, int32_t tiles, int64_t *peak,
+                             int64_t *flops)
+{
+    if (cut < 0)
+        return measure(graph, peak, flops);
+    dfg_graph *copy = NULL;
+    dfg_status st = dfg_graph_clone(graph, &graph->allocator, &copy);
+    dfg_pass_report report;
+    int32_t joined;
+    if (st == DFG_OK)
+        st = dfg_pass_tile_spatial(copy, from, cut, tiles, &joined, &report);
+    if (st == DFG_OK)
+        st = measure(copy, peak, flops);
+    dfg_graph_destroy(copy);
+    return st;
+}
+
+/* Numbers of bands tried per region. */
+#define BAND_COUNTS 4
+/* One-region plans extended by a second region. */
+#define FIRST_EXTENDED 3
+
+static int by_peak(const dfg_tile_plan *x, const dfg_tile_plan *y)
+{
+    return x->peak < y->peak ? -1 : x->peak > y->peak ? 1
+           : x->flops < y->flops ? -1 : x->flops > y->flops;
+}
+
+static int by_peak_q(const void *a, const void *b) { return by_peak(a, b); }
+
+/* Adds c to plans[0..*n) (at most max), or puts it in the place of the
+ * plan of largest peak if c's is smaller. */
+static void keep(dfg_tile_plan *plans, int32_t max, int32_t *n,
+                 const dfg_tile_plan *c)
+{
+    if (*n < max) {
+        plans[(*n)++] = *c;
+        return;
+    }
+    int32_t worst = 0;
+    for (int32_t k = 1; k < *n; k++)
+        worst = by_peak(&plans[k], &plans[worst]) > 0 ? k : worst;
+    if (*n > 0 && by_peak(c, &plans[worst]) < 0)
+        plans[worst] = *c;
+}
+
+dfg_status dfg_tile_apply(dfg_graph *graph, const dfg_tile_plan *plan,
+                          int32_t *joined)
+{
+    *joined = -1;
+    dfg_status st = DFG_OK;
+    for (int32_t k = 0; st == DFG_OK && k < plan->n; k++) {
+        dfg_pass_report report;
+        st = dfg_pass_tile_spatial(graph, *joined, plan->cut[k],
+                                   plan->tiles[k], joined, &report);
+    }
+    return st;
+}
+
+/* graph tiled by base (joined: its last join, or -1) extended by one
+ * region at each cut and band count, estimated; those with a smaller
+ * peak than base_peak and at most max_flops kept in plans. */
+static dfg_status extend(const dfg_graph *graph, int32_t joined,
+                         const dfg_tile_plan *base, int64_t base_peak,
+                         int64_t max_flops, dfg_tile_plan *plans,
+                         int32_t max, int32_t *n)
+{
+    region r;
+    dfg_status st = region_make(graph, joined, &r);
+    if (st != DFG_OK)
+        return st;
+    cut_list l = {NULL, graph->n_values, 0};
+    l.values = dfg_calloc(&r.g->allocator, (size_t)l.max + 1, sizeof *l.values);
+    if (!l.values)
+        st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of memory");
+    else
+        walk(&r, -1, add_cut, &l);
+    region_free(&r);
+    static const int32_t bands[BAND_COUNTS] = {2, 4, 8, 16};
+    for (int32_t i = 0; st == DFG_OK && i < l.n; i++)
+        for (int32_t b = 0; st == DFG_OK && b < BAND_COUNTS; b++) {
+            dfg_tile_plan c = *base;
+            c.cut[c.n] = l.values[i];
+            c.tiles[c.n++] = bands[b];
+            if (graph->values[l.values[i]].type.shape[2] < bands[b])
+                continue;
+            st = dfg_tile_estimate(graph, joined, l.values[i], bands[b],
+                                   &c.peak, &c.flops);
+            if (st == DFG_OK && c.peak < base_peak && c.flops <= max_flops)
+                keep(plans, max, n, &c);
+        }
+    dfg_free(&graph->allocator, l.values);
+    return st;
+}
+
+dfg_status dfg_tile_candidates(const dfg_graph *graph, int64_t max_flops_pct,
+                               dfg_tile_plan *plans, int32_t max_plans,
+                               int32_t *n_plans)
+{
+    *n_plans = 0;
+    dfg_tile_plan none = {0, {0}, {0}, 0, 0};
+    dfg_status st = measure(graph, &none.peak, &none.flops);
+    int64_t max_flops = none.flops + none.flops * max_flops_pct / 100;
+    dfg_tile_plan first[FIRST_EXTENDED];
+    int32_t n_first = 0;
+    if (st == DFG_OK)
+        st = extend(graph, -1, &none, none.peak, max_flops, first,
+                    FIRST_EXTENDED, &n_first);
+    int32_t n = 0;
+    for (int32_t i = 0; i < n_first; i++)
+        keep(plans, max_plans, &n, &first[i]);
+    for (int32_t i = 0; st == DFG_OK && i < n_first &&
+                        DFG_TILE_MAX_REGIONS > 1; i++) {
+        dfg_graph *copy = NULL;
+        int32_t joined;
+        st = dfg_graph_clone(graph, &graph->allocator, &copy);
+        if (st == DFG_OK)
+            st = dfg_tile_apply(copy, &first[i], &joined);
+        if (st == DFG_OK)
+            st = extend(copy, joined, &first[i], first[i].peak, max_flops,
+                        plans, max_plans, &n);
+        dfg_graph_destroy(copy);
+    }
+    qsort(plans, (size_t)n, sizeof *plans, by_peak_q);
+    *n_plans = st == DFG_OK ? n : 0;
+    return st;
+}

@@ -1,0 +1,68 @@
+/* Tiled execution (tile_spatial.c): the first layers of an image model
+ * computed band by band of rows, so that only a band of each of their
+ * activations lives at once.
+ *
+ * A region is the ops from an image (the graph's image input, or a
+ * value such as an earlier region's join) on that work on rows
+ * (conv2d of any group, max and average pools, batch_norm, element-wise
+ * ops whose other operands are stored per-channel or scalar tensors, a
+ * concat along the channels), up to a cut: a value that is the only one
+ * of the region read after it. The pass splits the cut's rows into bands
+ * and records, per band, a copy of every region op on just the rows that
+ * band needs (its receptive field: halo rows are computed by both bands
+ * that need them), reading the stored operands of the original op (no
+ * weight is copied), with a top pad only where the band touches the top
+ * border and a bottom pad only at the bottom. A band's input rows are a
+ * slice of the image; the bands' cut rows are joined by a concat along
+ * the rows, which takes the cut's place. Every output row is computed
+ * from the same input rows and weights as before. */
+#ifndef DFG_TILE_SPATIAL_H
+#define DFG_TILE_SPATIAL_H
+
+#include "passes/pass.h"
+
+/* Regions tiled one after the other, at most this many. */
+#define DFG_TILE_MAX_REGIONS 2
+
+/* A tiling: n regions, region k up to the value cut[k] in tiles[k]
+ * bands, the first from the graph's image, each other from the join of
+ * the one before; with its estimates (dfg_tile_estimate). */
+typedef struct dfg_tile_plan {
+    int32_t n;
+    int32_t cut[DFG_TILE_MAX_REGIONS], tiles[DFG_TILE_MAX_REGIONS];
+    int64_t peak, flops;
+} dfg_tile_plan;
+
+/* In what follows `from` is the region's image: a plain f32 [N,C,H,W]
+ * value, or -1 for the graph's first such input. */
+
+/* The tilings of graph (one region at each cut and 2, 4, 8, 12 or 16
+ * bands, and the best of those extended by a second region) whose
+ * estimate has a smaller peak than graph's and at most max_flops_pct
+ * percent more FLOPs: the max_plans of smallest estimated peak in plans,
+ * smallest first, their number in *n_plans (0: none). */
+dfg_status dfg_tile_candidates(const dfg_graph *graph, int64_t max_flops_pct,
+                               dfg_tile_plan *plans, int32_t max_plans,
+                               int32_t *n_plans);
+
+/* Tiles graph as plan says (dfg_pass_tile_spatial per region); *joined:
+ * the last region's join. */
+dfg_status dfg_tile_apply(dfg_graph *graph, const dfg_tile_plan *plan,
+                          int32_t *joined);
+
+/* Tiles the region up to cut (a value dfg_tile_candidates named) in
+ * `tiles` bands of rows (2 or more, at most the cut's rows, at most 64);
+ * *joined: the value that joins the bands and takes the cut's place.
+ * DFG_ERR_INVALID_ARGUMENT when cut is no cut of the region. */
+dfg_status dfg_pass_tile_spatial(dfg_graph *graph, int32_t from, int32_t cut,
+                                 int32_t tiles, int32_t *joined,
+                                 dfg_pass_report *report);
+
+/* What graph tiled at cut in `tiles` bands would cost, cheaply (no
+ * plan): the bytes live at its largest step in the recorded order, and
+ * its FLOPs. cut -1: graph as it is. */
+dfg_status dfg_tile_estimate(const dfg_graph *graph, int32_t from,
+                             int32_t cut, int32_t tiles, int64_t *peak,
+                             int64_t *flops);
+
+#endif

@@ -1,0 +1,242 @@
+/* Tiled execution (passes/tile_spatial.h): a small CNN (stride-2 convs,
+ * a depthwise conv, max (ceil_mode) and average pools with pads, a
+ * residual add, a concat along the channels, then a global pool and a
+ * product the region stops at) gives the untiled program's outputs when
+ * its first layers run band by band, at every cut and band count the
+ * pass offers; the
+ * compiler tiles it memory first (prefer_memory) with a smaller verified
+ * arena, the same weights and the op-by-op bound reported, and never
+ * with tiling off or speed first. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "dfg/builder.h"
+#include "dfg/compile.h"
+#include "dfg/graph.h"
+#include "dfg/session.h"
+#include "ir/graph.h"
+#include "passes/tile_spatial.h"
+#include "program/program.h"
+#include "tests/support/random_data.h"
+
+#define H 64
+#define INPUT_NUMEL (3 * H * H)
+#define CLASSES 10
+
+static dfg_value weight(dfg_graph *g, const char *name, int32_t rank,
+                        const int64_t *shape)
+{
+    int64_t n = 1;
+    for (int32_t i = 0; i < rank; i++)
+        n *= shape[i];
+    float *data = random_floats(n, 0.3f);
+    dfg_value v;
+    assert_int_equal(dfg_graph_weight(g, name, DFG_F32, rank, shape, data, &v),
+                     DFG_OK);
+    free(data);
+    return v;
+}
+
+static dfg_value conv(dfg_graph *g, dfg_value x, const char *name,
+                      int64_t in, int64_t out, int64_t k, int32_t stride,
+                      int32_t group)
+{
+    char wn[64], bn[64];
+    snprintf(wn, sizeof wn, "%s.w", name);
+    snprintf(bn, sizeof bn, "%s.b", name);
+    dfg_value w = weight(g, wn, 4, (int64_t[]){out, in / group, k, k});
+    dfg_value b = weight(g, bn, 1, (int64_t[]){out});
+    dfg_conv2d_params p = {{stride, stride}, {1, 1},
+                           {k / 2, k / 2, k / 2, k / 2}, group};
+    dfg_value y;
+    assert_int_equal(dfg_conv2d(g, x, w, b, &p, &y), DFG_OK);
+    return y;
+}
+
+static dfg_graph *small_cnn(void)
+{
+    random_seed(12345u);
+    dfg_graph *g;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    dfg_value x, t, u, r;
+    assert_int_equal(dfg_graph_input(g, "image", DFG_F32, 4,
+                                     (int64_t[]){1, 3, H, H}, &x), DFG_OK);
+    assert_int_equal(dfg_relu(g, conv(g, x, "stem", 3, 16, 3, 2, 1), &t),
+                     DFG_OK);
+    assert_int_equal(dfg_clip(g, conv(g, t, "dw", 16, 16, 3, 1, 16), 0.0f,
+                              6.0f, &t), DFG_OK);
+    t = conv(g, t, "expand", 16, 32, 1, 1, 1);
+    dfg_pool_params mp = {{3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 1, 0};
+    assert_int_equal(dfg_max_pool(g, t, &mp, &r), DFG_OK);
+    assert_int_equal(dfg_relu(g, conv(g, r, "block", 32, 32, 3, 1, 1), &u),
+                     DFG_OK);
+    assert_int_equal(dfg_add(g, u, r, &t), DFG_OK);
+    dfg_pool_params ap = {{3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 0, 0};
+    assert_int_equal(dfg_average_pool(g, t, &ap, &u), DFG_OK);
+    dfg_value parts[2] = {u, conv(g, u, "side", 32, 8, 1, 1, 1)};
+    assert_int_equal(dfg_concat(g, 2, parts, 1, &t), DFG_OK);
+    assert_int_equal(dfg_global_average_pool(g, t, &t), DFG_OK);
+    assert_int_equal(dfg_flatten(g, t, 1, &t), DFG_OK);
+    dfg_value w = weight(g, "fc.w", 2, (int64_t[]){CLASSES, 40});
+    assert_int_equal(dfg_gemm(g, t, w, DFG_NO_VALUE,
+                              &(dfg_gemm_params){1.0f, 1.0f, 0, 1}, &t),
+                     DFG_OK);
+    assert_int_equal(dfg_graph_output(g, t, "logits"), DFG_OK);
+    return g;
+}
+
+/* Compiles g with o, checks the plan, runs it on input into y. */
+static dfg_program *compile_and_run(const dfg_graph *g,
+                                    const dfg_compile_options *o,
+                                    const float *input, float *y)
+{
+    dfg_program *p;
+    if (dfg_compile(g, o, &p) != DFG_OK)
+        fail_msg("compile: %s", dfg_last_error());
+    assert_int_equal(dfg_program_verify(p), DFG_OK);
+    const dfg_backend *cpu;
+    dfg_session *session;
+    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    assert_int_equal(dfg_session_create(p, cpu, NULL, &session), DFG_OK);
+    const void *in[1] = {input};
+    void *out[1] = {y};
+    assert_int_equal(dfg_session_run(session, in, out), DFG_OK);
+    dfg_session_destroy(session);
+    return p;
+}
+
+static void assert_close(const float *got, const float *want, int n)
+{
+    double diff = 0.0, norm = 0.0;
+    for (int i = 0; i < n; i++) {
+        diff += ((double)got[i] - want[i]) * ((double)got[i] - want[i]);
+        norm += (double)want[i] * want[i];
+    }
+    assert_true(norm > 0.0);
+    if (!(sqrt(diff / norm) < 1e-5))
+        fail_msg("relative error %.3g", sqrt(diff / norm));
+}
+
+/* g compiled with tiling off and run on x into y. */
+static dfg_program *untiled(const dfg_graph *g, const float *x, float *y)
+{
+    dfg_compile_options o;
+    dfg_compile_options_init(&o);
+    o.tiling = 0;
+    return compile_and_run(g, &o, x, y);
+}
+
+/* Memory first, tiled by default: a smaller arena and lower bound, the
+ * op-by-op bound that of the untiled program, the same weights, at most
+ * 10% more FLOPs, the same logits; off with tiling = 0, and without
+ * prefer_memory. */
+static void test_compiler_tiles(void **state)
+{
+    (void)state;
+    dfg_graph *g = small_cnn();
+    float *x = random_floats(INPUT_NUMEL, 1.0f);
+    float tiled[CLASSES], want[CLASSES];
+    dfg_compile_options o;
+    dfg_compile_options_init(&o);
+    o.prefer_memory = 1;
+    o.tiling = 0;
+    dfg_program *off = compile_and_run(g, &o, x, want);
+    o.tiling = 1;
+    dfg_program *on = compile_and_run(g, &o, x, tiled);
+    dfg_compile_options_init(&o);
+    float fast[CLASSES];
+    dfg_program *speed = compile_and_run(g, &o, x, fast);
+    assert_int_equal(speed->stats.tiles, 0);
+    dfg_program_destroy(speed);
+    dfg_plan_stats a, b;
+    dfg_program_stats(off, &a);
+    dfg_program_stats(on, &b);
+    assert_int_equal(a.tiles, 0);
+    assert_int_equal(a.op_by_op_lower_bound_bytes, 0);
+    assert_true(b.tiles >= 2 && b.tiled_regions >= 1);
+    assert_true(b.arena_bytes < a.arena_bytes);
+    assert_true(b.lower_bound_bytes < a.lower_bound_bytes);
+    assert_int_equal(b.op_by_op_lower_bound_bytes, a.lower_bound_bytes);
+    assert_int_equal(b.weights_bytes, a.weights_bytes);
+    int64_t flops = 0;
+    for (int32_t i = 0; i < off->n_steps; i++)
+        flops += off->steps[i].flops;
+    assert_true(b.tiling_extra_flops >= 0);
+    assert_true(b.tiling_extra_flops * 10 <= flops);
+    assert_close(tiled, want, CLASSES);
+    dfg_program_destroy(off);
+    dfg_program_destroy(on);
+    free(x);
+    dfg_graph_destroy(g);
+}
+
+/* Tiles a clone of g as plan says (the last region's cut not checked
+ * first); 0 and nothing run when that is no cut, else runs it into got
+ * (compiled untiled) and returns 1. */
+static int run_tiled(const dfg_graph *g, const dfg_tile_plan *plan,
+                     const float *x, float *got)
+{
+    dfg_graph *copy;
+    int32_t joined;
+    assert_int_equal(dfg_graph_clone(g, NULL, &copy), DFG_OK);
+    dfg_status st = dfg_tile_apply(copy, plan, &joined);
+    if (st == DFG_ERR_INVALID_ARGUMENT) {
+        assert_non_null(strstr(dfg_last_error(), "no cut"));
+        dfg_graph_destroy(copy);
+        return 0;
+    }
+    if (st != DFG_OK)
+        fail_msg("tiling: %s", dfg_last_error());
+    dfg_program_destroy(untiled(copy, x, got));
+    dfg_graph_destroy(copy);
+    return 1;
+}
+
+/* Every cut in 2, 3 and 5 bands, and every pair of regions in 2 and 3,
+ * computes the untiled logits; values that are no cut (the logits, the
+ * flattened pool) are refused by name. */
+static void test_every_cut(void **state)
+{
+    (void)state;
+    dfg_graph *g = small_cnn();
+    float *x = random_floats(INPUT_NUMEL, 1.0f);
+    float want[CLASSES], got[CLASSES];
+    dfg_program_destroy(untiled(g, x, want));
+    int singles = 0, pairs = 0;
+    for (int32_t v = 0; v < g->n_values; v++)
+        for (int32_t t = 2; t <= 5; t += t == 3 ? 2 : 1) {
+            dfg_tile_plan one = {1, {v, 0}, {t, 0}, 0, 0};
+            if (t == 4 || !run_tiled(g, &one, x, got))
+                continue;
+            assert_close(got, want, CLASSES);
+            singles++;
+            for (int32_t u = 0; t < 5 && u < g->n_values + 40; u++) {
+                dfg_tile_plan two = {2, {v, u}, {t, 5 - t}, 0, 0};
+                if (run_tiled(g, &two, x, got)) {
+                    assert_close(got, want, CLASSES);
+                    pairs++;
+                }
+            }
+        }
+    assert_true(singles >= 12 && pairs >= 4);
+    dfg_tile_plan logits = {1, {g->outputs[0], 0}, {2, 0}, 0, 0};
+    assert_int_equal(run_tiled(g, &logits, x, got), 0);
+    free(x);
+    dfg_graph_destroy(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_compiler_tiles),
+        cmocka_unit_test(test_every_cut),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
