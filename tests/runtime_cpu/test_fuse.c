@@ -4,7 +4,8 @@
  * and the reference kernels (a program compiled without the CPU rule),
  * with the residual planned over the output or copied into it. A pattern
  * whose intermediate has another reader, or is a graph output, is left
- * alone. Every program is verified by dfg_compile. */
+ * alone. A channel shuffle after a concat is one concat. Every program
+ * is verified by dfg_compile. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -543,6 +544,65 @@ static void test_transpose_views(void **state)
     }
 }
 
+/* ShuffleNet's concat and channel shuffle (concat, reshape to [N, 2, K,
+ * H, W], transpose of dims 1 and 2, reshape back) becomes one concat
+ * along a new axis: no transpose step, the same bytes out. Left alone
+ * when the concat's output is also a graph output. */
+static void test_channel_shuffle(void **state)
+{
+    (void)state;
+    for (int concat_is_output = 0; concat_is_output < 2; concat_is_output++) {
+        dfg_graph *g = NULL;
+        assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+        int64_t half[4] = {1, C / 2, H, W};
+        dfg_value x1, x2, parts[2], c, shuffled;
+        assert_int_equal(dfg_graph_input(g, "x1", DFG_F32, 4, half, &x1),
+                         DFG_OK);
+        assert_int_equal(dfg_graph_input(g, "x2", DFG_F32, 4, half, &x2),
+                         DFG_OK);
+        parts[0] = node1(g, "neg", x1, NULL);
+        parts[1] = node1(g, "tanh", x2, NULL);
+        dfg_attrs a;
+        dfg_attrs_init(&a);
+        a.axis = 1;
+        assert_int_equal(dfg_graph_node(g, "concat", NULL, parts, 2, &a, &c,
+                                        1), DFG_OK);
+        dfg_attrs groups, perm, back;
+        dfg_attrs_init(&groups);
+        dfg_attrs_init(&perm);
+        dfg_attrs_init(&back);
+        groups.n_shape = perm.n_shape = 5;
+        back.n_shape = 4;
+        const int64_t g5[5] = {1, 2, C / 2, H, W}, p5[5] = {0, 2, 1, 3, 4},
+                      b4[4] = {1, C, H, W};
+        memcpy(groups.shape, g5, sizeof g5);
+        memcpy(perm.shape, p5, sizeof p5);
+        memcpy(back.shape, b4, sizeof b4);
+        shuffled = node1(g, "reshape",
+                         node1(g, "transpose",
+                               node1(g, "reshape", c, &groups), &perm),
+                         &back);
+        assert_int_equal(dfg_graph_output(g, node1(g, "relu", shuffled, NULL),
+                                          "out"), DFG_OK);
+        if (concat_is_output)
+            assert_int_equal(dfg_graph_output(g, c, "c"), DFG_OK);
+        static float x[N_ELEMS / 2], r[N_ELEMS / 2], want[N_ELEMS],
+            got[N_ELEMS];
+        random_fill(x, N_ELEMS / 2, 2.0f);
+        random_fill(r, N_ELEMS / 2, 2.0f);
+        dfg_program *unfused = compile(g, UNFUSED);
+        dfg_program *p = compile(g, FUSED_REFERENCE);
+        run(unfused, x, r, want);
+        run(p, x, r, got);
+        assert_true(memcmp(got, want, sizeof got) == 0);
+        assert_int_equal(steps_of(unfused, "transpose"), 1);
+        assert_int_equal(steps_of(p, "transpose"), concat_is_output);
+        dfg_program_destroy(p);
+        dfg_program_destroy(unfused);
+        dfg_graph_destroy(g);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -551,6 +611,7 @@ int main(void)
         cmocka_unit_test(test_layer_norm_and_gelu),
         cmocka_unit_test(test_silu_hardswish_kernels),
         cmocka_unit_test(test_transpose_views),
+        cmocka_unit_test(test_channel_shuffle),
     };
     random_seed(99);
     return cmocka_run_group_tests(tests, NULL, NULL);
