@@ -500,6 +500,36 @@ static int32_t steps_of(const dfg_program *p, const char *op)
     return count;
 }
 
+/* Attributes whose shape (a reshape's dims, a transpose's permutation)
+ * is dims[0..rank). */
+static dfg_attrs shape_attrs(int32_t rank, const int64_t *dims)
+{
+    dfg_attrs a;
+    dfg_attrs_init(&a);
+    a.n_shape = rank;
+    memcpy(a.shape, dims, (size_t)rank * sizeof *dims);
+    return a;
+}
+
+/* g (one transpose) compiled unfused and fused gives the same n floats
+ * out from inputs x (and r), the fused program with `transposes`
+ * transpose steps. */
+static void check_transposes(const dfg_graph *g, const float *x,
+                             const float *r, size_t n, int32_t transposes)
+{
+    static float want[N_ELEMS], got[N_ELEMS];
+    assert_true(n <= N_ELEMS);
+    dfg_program *unfused = compile(g, UNFUSED);
+    dfg_program *p = compile(g, FUSED_REFERENCE);
+    run(unfused, x, r, want);
+    run(p, x, r, got);
+    assert_true(memcmp(got, want, n * sizeof *got) == 0);
+    assert_int_equal(steps_of(unfused, "transpose"), 1);
+    assert_int_equal(steps_of(p, "transpose"), transposes);
+    dfg_program_destroy(p);
+    dfg_program_destroy(unfused);
+}
+
 /* A transpose that only moves dims of size 1 becomes a view (no
  * transpose step) with the same output; one that moves data stays. */
 static void test_transpose_views(void **state)
@@ -521,25 +551,13 @@ static void test_transpose_views(void **state)
         dfg_value x;
         assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 4, cases[k].shape,
                                          &x), DFG_OK);
-        dfg_attrs a;
-        dfg_attrs_init(&a);
-        a.n_shape = 4;
-        memcpy(a.shape, cases[k].perm, sizeof cases[k].perm);
+        dfg_attrs a = shape_attrs(4, cases[k].perm);
         dfg_value t = node1(g, "transpose", node1(g, "neg", x, NULL), &a);
         assert_int_equal(dfg_graph_output(g, node1(g, "relu", t, NULL), "out"),
                          DFG_OK);
-        static float input[ROWS * HIDDEN], want[ROWS * HIDDEN],
-            got[ROWS * HIDDEN];
+        static float input[ROWS * HIDDEN];
         random_fill(input, ROWS * HIDDEN, 2.0f);
-        dfg_program *unfused = compile(g, UNFUSED);
-        dfg_program *p = compile(g, FUSED_REFERENCE);
-        run(unfused, input, NULL, want);
-        run(p, input, NULL, got);
-        assert_true(memcmp(got, want, sizeof got) == 0);
-        assert_int_equal(steps_of(unfused, "transpose"), 1);
-        assert_int_equal(steps_of(p, "transpose"), cases[k].view ? 0 : 1);
-        dfg_program_destroy(p);
-        dfg_program_destroy(unfused);
+        check_transposes(g, input, NULL, ROWS * HIDDEN, cases[k].view ? 0 : 1);
         dfg_graph_destroy(g);
     }
 }
@@ -567,17 +585,10 @@ static void test_channel_shuffle(void **state)
         a.axis = 1;
         assert_int_equal(dfg_graph_node(g, "concat", NULL, parts, 2, &a, &c,
                                         1), DFG_OK);
-        dfg_attrs groups, perm, back;
-        dfg_attrs_init(&groups);
-        dfg_attrs_init(&perm);
-        dfg_attrs_init(&back);
-        groups.n_shape = perm.n_shape = 5;
-        back.n_shape = 4;
         const int64_t g5[5] = {1, 2, C / 2, H, W}, p5[5] = {0, 2, 1, 3, 4},
                       b4[4] = {1, C, H, W};
-        memcpy(groups.shape, g5, sizeof g5);
-        memcpy(perm.shape, p5, sizeof p5);
-        memcpy(back.shape, b4, sizeof b4);
+        dfg_attrs groups = shape_attrs(5, g5), perm = shape_attrs(5, p5),
+                  back = shape_attrs(4, b4);
         shuffled = node1(g, "reshape",
                          node1(g, "transpose",
                                node1(g, "reshape", c, &groups), &perm),
@@ -586,19 +597,10 @@ static void test_channel_shuffle(void **state)
                                           "out"), DFG_OK);
         if (concat_is_output)
             assert_int_equal(dfg_graph_output(g, c, "c"), DFG_OK);
-        static float x[N_ELEMS / 2], r[N_ELEMS / 2], want[N_ELEMS],
-            got[N_ELEMS];
+        static float x[N_ELEMS / 2], r[N_ELEMS / 2];
         random_fill(x, N_ELEMS / 2, 2.0f);
         random_fill(r, N_ELEMS / 2, 2.0f);
-        dfg_program *unfused = compile(g, UNFUSED);
-        dfg_program *p = compile(g, FUSED_REFERENCE);
-        run(unfused, x, r, want);
-        run(p, x, r, got);
-        assert_true(memcmp(got, want, sizeof got) == 0);
-        assert_int_equal(steps_of(unfused, "transpose"), 1);
-        assert_int_equal(steps_of(p, "transpose"), concat_is_output);
-        dfg_program_destroy(p);
-        dfg_program_destroy(unfused);
+        check_transposes(g, x, r, N_ELEMS, concat_is_output);
         dfg_graph_destroy(g);
     }
 }
