@@ -12,10 +12,19 @@
  *   silu:       y = x * sigmoid(x)
  *   hardswish:  y = x * clip(x * (1 / 6) + 1 / 2, 0, 1)
  *
+ * and ShuffleNet's concat and channel shuffle, c = concat(a, b) along
+ * the channels ([N, 2K, H, W]), reshaped to [N, 2, K, H, W] and
+ * transposed to [N, K, 2, H, W], into one concat along a new axis of a
+ * and b seen as [N, K, 1, H, W] (views): the same bytes in one copy
+ * instead of two. The concat and the reshape become those two views and
+ * the transpose the concat, so no node is added.
+ *
  * Every intermediate must have its one reader in the pattern and be no
  * graph output; the chain is rewritten into its last node
  * (fuse_rewrite.h). */
 #include "passes/fuse_rewrite.h"
+
+#include <assert.h>
 
 static int32_t out_of(const dfg_graph *g, int32_t n)
 {
@@ -285,6 +294,81 @@ static int fuse_hardswish(dfg_graph *g, const dfg_fuse_readers *r,
     return 0;
 }
 
+/* 1 if node n is a transpose of a 5-D tensor swapping dims 1 and 2. */
+static int swaps_dims_1_2(const dfg_graph *g, int32_t n)
+{
+    static const int64_t perm[5] = {0, 2, 1, 3, 4};
+    const dfg_ir_node *node = &g->nodes[n];
+    if (dfg_fuse_op(g, n) != DFG_OP_TRANSPOSE || node->attrs.n_shape != 5)
+        return 0;
+    for (int32_t i = 0; i < 5; i++)
+        if (node->attrs.shape[i] != perm[i])
+            return 0;
+    return 1;
+}
+
+/* Node n becomes a reshape of x to type *to (a view), its output value
+ * taking that type. The shape rule holds (the callers checked the
+ * element counts): 0, or -1 out of memory (nothing changed). */
+static int rewrite_view(dfg_graph *g, int32_t n, int32_t x,
+                        const dfg_type *to)
+{
+    dfg_type *out = &g->values[out_of(g, n)].type, was = *out;
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.n_shape = to->rank;
+    for (int32_t i = 0; i < to->rank; i++)
+        attrs.shape[i] = to->shape[i];
+    *out = *to;
+    int done = dfg_fuse_rewrite(g, &n, 1, DFG_OP_RESHAPE, &attrs, &x, 1);
+    assert(done <= 0);
+    if (done != 0)
+        *out = was;
+    return done;
+}
+
+/* The channel shuffle from node concat (this file's header); as
+ * fuse_layer_norm. */
+static int fuse_channel_shuffle(dfg_graph *g, const dfg_fuse_readers *r,
+                                int32_t concat)
+{
+    const dfg_ir_node *node = &g->nodes[concat];
+    const dfg_type *whole = &g->values[out_of(g, concat)].type;
+    int32_t reshape = next_op(g, r, concat, DFG_OP_RESHAPE);
+    int32_t transpose =
+        reshape >= 0 ? dfg_fuse_only_reader(g, r, out_of(g, reshape)) : -1;
+    if (node->n_inputs != 2 || whole->rank != 4 ||
+        (node->attrs.axis != 1 && node->attrs.axis != -3) || transpose < 0 ||
+        !swaps_dims_1_2(g, transpose))
+        return 0;
+    const dfg_type *groups = &g->values[out_of(g, reshape)].type;
+    int64_t k = whole->shape[1] / 2;
+    int32_t a = node->inputs[0], b = node->inputs[1];
+    if (groups->rank != 5 || groups->shape[0] != whole->shape[0] ||
+        groups->shape[1] != 2 || groups->shape[2] != k ||
+        groups->shape[3] != whole->shape[2] ||
+        groups->shape[4] != whole->shape[3] ||
+        g->values[a].type.shape[1] != k || g->values[b].type.shape[1] != k)
+        return 0;
+    dfg_type view = *groups;
+    view.shape[1] = k;
+    view.shape[2] = 1;
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.axis = 2;
+    /* The concat's output is read by the reshape alone: rewritten first,
+     * no node reads it as the concat's until the transpose reads both
+     * views. */
+    if (rewrite_view(g, concat, a, &view) != 0 ||
+        rewrite_view(g, reshape, b, &view) != 0)
+        return -1;
+    int32_t halves[2] = {out_of(g, concat), out_of(g, reshape)};
+    int done = dfg_fuse_rewrite(g, &transpose, 1, DFG_OP_CONCAT, &attrs,
+                                halves, 2);
+    assert(done <= 0);
+    return done == 0 ? 1 : -1;
+}
+
 static int fuse_at(dfg_graph *graph, dfg_fuse_readers *r, int32_t n)
 {
     dfg_op op = dfg_fuse_op(graph, n);
@@ -293,6 +377,7 @@ static int fuse_at(dfg_graph *graph, dfg_fuse_readers *r, int32_t n)
                : op == DFG_OP_TANH      ? fuse_gelu_tanh(graph, r, n)
                : op == DFG_OP_SIGMOID   ? fuse_silu(graph, r, n)
                : op == DFG_OP_MUL       ? fuse_hardswish(graph, r, n)
+               : op == DFG_OP_CONCAT    ? fuse_channel_shuffle(graph, r, n)
                                         : 0;
     if (done > 0)
         dfg_fuse_readers_count(graph, r);

@@ -421,67 +421,88 @@ static void test_pad(void **state)
 
 /* ---- concat and split --------------------------------------------------- */
 
+/* Concatenates three random parts of base's dims but along axis, whose
+ * lengths there are len[0..3), checks the whole element by element, and
+ * splits it back. */
+static void check_concat_split(dfg_type base, int32_t axis,
+                               const int64_t len[3])
+{
+    int32_t ax = axis < 0 ? axis + base.rank : axis;
+    check_tensor parts[3];
+    check_tensor *in[3];
+    for (int p = 0; p < 3; p++) {
+        dfg_type t = base;
+        t.shape[ax] = len[p];
+        parts[p] = check_random(t);
+        in[p] = &parts[p];
+    }
+    dfg_attrs a = defaults();
+    a.axis = axis;
+    dfg_type wt;
+    check_infer(DFG_OP_CONCAT, &a, 3, in, 1, &wt);
+    check_tensor whole = check_empty(wt);
+    check_tensor *out[1] = {&whole};
+    assert_int_equal(check_run(dfg_cpu_concat, DFG_OP_CONCAT, &a, 3,
+                               in, 1, out, NULL, 0), DFG_OK);
+    /* Reference: element by element, find the part it came from. */
+    size_t size = dfg_dtype_size(wt.dtype);
+    for (int64_t e = 0; e < whole.numel; e++) {
+        int64_t idx[DFG_MAX_RANK];
+        check_unravel(e, &wt, idx);
+        int p = 0;
+        while (idx[ax] >= parts[p].type.shape[ax])
+            idx[ax] -= parts[p++].type.shape[ax];
+        assert_memory_equal((char *)whole.data + e * (int64_t)size,
+                            (char *)parts[p].data +
+                                check_ravel(idx, &parts[p].type) *
+                                    (int64_t)size,
+                            size);
+    }
+    /* split undoes it. */
+    a.n_split = 3;
+    for (int p = 0; p < 3; p++)
+        a.split[p] = len[p];
+    check_tensor back[3];
+    check_tensor *outs[3];
+    dfg_type bt[3];
+    check_tensor *win[1] = {&whole};
+    check_infer(DFG_OP_SPLIT, &a, 1, win, 3, bt);
+    for (int p = 0; p < 3; p++) {
+        back[p] = check_empty(bt[p]);
+        outs[p] = &back[p];
+    }
+    assert_int_equal(check_run(dfg_cpu_split, DFG_OP_SPLIT, &a, 1, win,
+                               3, outs, NULL, 0), DFG_OK);
+    for (int p = 0; p < 3; p++) {
+        assert_memory_equal(back[p].data, parts[p].data,
+                            (size_t)parts[p].numel * size);
+        check_tensor_free(&back[p]);
+        check_tensor_free(&parts[p]);
+    }
+    check_tensor_free(&whole);
+}
+
 static void test_concat_split(void **state)
 {
     (void)state;
     check_seed(15);
+    const int64_t len[3] = {1, 2, 3};
     for (int i = 0; i < N_DTYPES; i++)
-        for (int32_t axis = -3; axis < 3; axis++) {
-            int32_t ax = axis < 0 ? axis + 3 : axis;
-            dfg_type base = T(all_dtypes[i], 3, 4, 5);
-            check_tensor parts[3];
-            check_tensor *in[3];
-            for (int p = 0; p < 3; p++) {
-                dfg_type t = base;
-                t.shape[ax] = p + 1;
-                parts[p] = check_random(t);
-                in[p] = &parts[p];
-            }
-            dfg_attrs a = defaults();
-            a.axis = axis;
-            dfg_type wt;
-            check_infer(DFG_OP_CONCAT, &a, 3, in, 1, &wt);
-            check_tensor whole = check_empty(wt);
-            check_tensor *out[1] = {&whole};
-            assert_int_equal(check_run(dfg_cpu_concat, DFG_OP_CONCAT, &a, 3,
-                                       in, 1, out, NULL, 0), DFG_OK);
-            /* Reference: element by element, find the part it came from. */
-            size_t size = dfg_dtype_size(wt.dtype);
-            for (int64_t e = 0; e < whole.numel; e++) {
-                int64_t idx[DFG_MAX_RANK];
-                check_unravel(e, &wt, idx);
-                int p = 0;
-                while (idx[ax] >= parts[p].type.shape[ax])
-                    idx[ax] -= parts[p++].type.shape[ax];
-                assert_memory_equal((char *)whole.data + e * (int64_t)size,
-                                    (char *)parts[p].data +
-                                        check_ravel(idx, &parts[p].type) *
-                                            (int64_t)size,
-                                    size);
-            }
-            /* split undoes it. */
-            a.n_split = 3;
-            for (int p = 0; p < 3; p++)
-                a.split[p] = p + 1;
-            check_tensor back[3];
-            check_tensor *outs[3];
-            dfg_type bt[3];
-            check_tensor *win[1] = {&whole};
-            check_infer(DFG_OP_SPLIT, &a, 1, win, 3, bt);
-            for (int p = 0; p < 3; p++) {
-                back[p] = check_empty(bt[p]);
-                outs[p] = &back[p];
-            }
-            assert_int_equal(check_run(dfg_cpu_split, DFG_OP_SPLIT, &a, 1, win,
-                                       3, outs, NULL, 0), DFG_OK);
-            for (int p = 0; p < 3; p++) {
-                assert_memory_equal(back[p].data, parts[p].data,
-                                    (size_t)parts[p].numel * size);
-                check_tensor_free(&back[p]);
-                check_tensor_free(&parts[p]);
-            }
-            check_tensor_free(&whole);
-        }
+        for (int32_t axis = -3; axis < 3; axis++)
+            check_concat_split(T(all_dtypes[i], 3, 4, 5), axis, len);
+}
+
+/* Wholes large enough to run on every thread: the threads' shares begin
+ * and end inside parts' slabs and rows, and a part of length 1 lies
+ * between longer ones. */
+static void test_concat_split_shared(void **state)
+{
+    (void)state;
+    check_seed(16);
+    const int64_t channels[3] = {13, 1, 19}, columns[3] = {5, 1, 7};
+    check_concat_split(T(DFG_F32, 3, 1, 41, 47), 1, channels);
+    check_concat_split(T(DFG_F32, 3, 40, 41, 1), 3, columns);
+    check_concat_split(T(DFG_F16, 1, 1, 251, 211), 1, channels);
 }
 
 /* ---- expand ------------------------------------------------------------- */
@@ -533,6 +554,7 @@ int main(void)
         cmocka_unit_test(test_gather_out_of_range),
         cmocka_unit_test(test_pad),
         cmocka_unit_test(test_concat_split),
+        cmocka_unit_test(test_concat_split_shared),
         cmocka_unit_test(test_expand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

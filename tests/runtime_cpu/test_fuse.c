@@ -4,7 +4,8 @@
  * and the reference kernels (a program compiled without the CPU rule),
  * with the residual planned over the output or copied into it. A pattern
  * whose intermediate has another reader, or is a graph output, is left
- * alone. Every program is verified by dfg_compile. */
+ * alone. A channel shuffle after a concat is one concat. Every program
+ * is verified by dfg_compile. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -499,6 +500,36 @@ static int32_t steps_of(const dfg_program *p, const char *op)
     return count;
 }
 
+/* Attributes whose shape (a reshape's dims, a transpose's permutation)
+ * is dims[0..rank). */
+static dfg_attrs shape_attrs(int32_t rank, const int64_t *dims)
+{
+    dfg_attrs a;
+    dfg_attrs_init(&a);
+    a.n_shape = rank;
+    memcpy(a.shape, dims, (size_t)rank * sizeof *dims);
+    return a;
+}
+
+/* g (one transpose) compiled unfused and fused gives the same n floats
+ * out from inputs x (and r), the fused program with `transposes`
+ * transpose steps. */
+static void check_transposes(const dfg_graph *g, const float *x,
+                             const float *r, size_t n, int32_t transposes)
+{
+    static float want[N_ELEMS], got[N_ELEMS];
+    assert_true(n <= N_ELEMS);
+    dfg_program *unfused = compile(g, UNFUSED);
+    dfg_program *p = compile(g, FUSED_REFERENCE);
+    run(unfused, x, r, want);
+    run(p, x, r, got);
+    assert_true(memcmp(got, want, n * sizeof *got) == 0);
+    assert_int_equal(steps_of(unfused, "transpose"), 1);
+    assert_int_equal(steps_of(p, "transpose"), transposes);
+    dfg_program_destroy(p);
+    dfg_program_destroy(unfused);
+}
+
 /* A transpose that only moves dims of size 1 becomes a view (no
  * transpose step) with the same output; one that moves data stays. */
 static void test_transpose_views(void **state)
@@ -520,25 +551,56 @@ static void test_transpose_views(void **state)
         dfg_value x;
         assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 4, cases[k].shape,
                                          &x), DFG_OK);
-        dfg_attrs a;
-        dfg_attrs_init(&a);
-        a.n_shape = 4;
-        memcpy(a.shape, cases[k].perm, sizeof cases[k].perm);
+        dfg_attrs a = shape_attrs(4, cases[k].perm);
         dfg_value t = node1(g, "transpose", node1(g, "neg", x, NULL), &a);
         assert_int_equal(dfg_graph_output(g, node1(g, "relu", t, NULL), "out"),
                          DFG_OK);
-        static float input[ROWS * HIDDEN], want[ROWS * HIDDEN],
-            got[ROWS * HIDDEN];
+        static float input[ROWS * HIDDEN];
         random_fill(input, ROWS * HIDDEN, 2.0f);
-        dfg_program *unfused = compile(g, UNFUSED);
-        dfg_program *p = compile(g, FUSED_REFERENCE);
-        run(unfused, input, NULL, want);
-        run(p, input, NULL, got);
-        assert_true(memcmp(got, want, sizeof got) == 0);
-        assert_int_equal(steps_of(unfused, "transpose"), 1);
-        assert_int_equal(steps_of(p, "transpose"), cases[k].view ? 0 : 1);
-        dfg_program_destroy(p);
-        dfg_program_destroy(unfused);
+        check_transposes(g, input, NULL, ROWS * HIDDEN, cases[k].view ? 0 : 1);
+        dfg_graph_destroy(g);
+    }
+}
+
+/* ShuffleNet's concat and channel shuffle (concat, reshape to [N, 2, K,
+ * H, W], transpose of dims 1 and 2, reshape back) becomes one concat
+ * along a new axis: no transpose step, the same bytes out. Left alone
+ * when the concat's output is also a graph output. */
+static void test_channel_shuffle(void **state)
+{
+    (void)state;
+    for (int concat_is_output = 0; concat_is_output < 2; concat_is_output++) {
+        dfg_graph *g = NULL;
+        assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+        int64_t half[4] = {1, C / 2, H, W};
+        dfg_value x1, x2, parts[2], c, shuffled;
+        assert_int_equal(dfg_graph_input(g, "x1", DFG_F32, 4, half, &x1),
+                         DFG_OK);
+        assert_int_equal(dfg_graph_input(g, "x2", DFG_F32, 4, half, &x2),
+                         DFG_OK);
+        parts[0] = node1(g, "neg", x1, NULL);
+        parts[1] = node1(g, "tanh", x2, NULL);
+        dfg_attrs a;
+        dfg_attrs_init(&a);
+        a.axis = 1;
+        assert_int_equal(dfg_graph_node(g, "concat", NULL, parts, 2, &a, &c,
+                                        1), DFG_OK);
+        const int64_t g5[5] = {1, 2, C / 2, H, W}, p5[5] = {0, 2, 1, 3, 4},
+                      b4[4] = {1, C, H, W};
+        dfg_attrs groups = shape_attrs(5, g5), perm = shape_attrs(5, p5),
+                  back = shape_attrs(4, b4);
+        shuffled = node1(g, "reshape",
+                         node1(g, "transpose",
+                               node1(g, "reshape", c, &groups), &perm),
+                         &back);
+        assert_int_equal(dfg_graph_output(g, node1(g, "relu", shuffled, NULL),
+                                          "out"), DFG_OK);
+        if (concat_is_output)
+            assert_int_equal(dfg_graph_output(g, c, "c"), DFG_OK);
+        static float x[N_ELEMS / 2], r[N_ELEMS / 2];
+        random_fill(x, N_ELEMS / 2, 2.0f);
+        random_fill(r, N_ELEMS / 2, 2.0f);
+        check_transposes(g, x, r, N_ELEMS, concat_is_output);
         dfg_graph_destroy(g);
     }
 }
@@ -551,6 +613,7 @@ int main(void)
         cmocka_unit_test(test_layer_norm_and_gelu),
         cmocka_unit_test(test_silu_hardswish_kernels),
         cmocka_unit_test(test_transpose_views),
+        cmocka_unit_test(test_channel_shuffle),
     };
     random_seed(99);
     return cmocka_run_group_tests(tests, NULL, NULL);

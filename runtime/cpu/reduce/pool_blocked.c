@@ -159,18 +159,28 @@ dfg_status dfg_cpu_max_pool_blocked(const dfg_kernel_args *args)
 /* The mean of each lane over the n taps of one channel block (x its
  * [n][b] floats) into y[0..b), summed in double as the plain reduction
  * (f32_reduce.h) does; b is a constant where the callers below inline
- * it. */
-static inline void mean_block(int64_t b, const float *restrict x, int64_t n,
-                              float *restrict y)
+ * it. Four taps at a time into four sums per lane: one sum waits for
+ * each add before the next (a chain of adds' latencies), four run side
+ * by side. */
+__attribute__((always_inline)) static inline void
+mean_block(int64_t b, const float *restrict x, int64_t n, float *restrict y)
 {
-    double sum[16];
+    double s0[16], s1[16], s2[16], s3[16];
     for (int64_t l = 0; l < b; l++)
-        sum[l] = 0.0;
-    for (int64_t i = 0; i < n; i++, x += b)
+        s0[l] = s1[l] = s2[l] = s3[l] = 0.0;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4, x += 4 * b)
+        for (int64_t l = 0; l < b; l++) {
+            s0[l] += x[l];
+            s1[l] += x[b + l];
+            s2[l] += x[2 * b + l];
+            s3[l] += x[3 * b + l];
+        }
+    for (; i < n; i++, x += b)
         for (int64_t l = 0; l < b; l++)
-            sum[l] += x[l];
+            s0[l] += x[l];
     for (int64_t l = 0; l < b; l++)
-        y[l] = (float)(sum[l] / (double)n);
+        y[l] = (float)(((s0[l] + s1[l]) + (s2[l] + s3[l])) / (double)n);
 }
 
 DFG_VECTOR_CLONES_512
