@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "ir/layout_rule.h"
+#include "passes/remat/remat_core.h"
 #include "passes/training/training.h"
 #include "runtime/cpu_layout_rule.h"
 #include "util/error.h"
@@ -373,12 +374,8 @@ static void permute_krsc(uint8_t *to, const uint8_t *from, int64_t k,
             const uint8_t *src = from + (size_t)((ki * c + ci) * rs) * e;
             uint8_t *dst = to + (size_t)(ki * rs * c + ci) * e;
             size_t pitch = (size_t)c * e;
-            if (e == 2)
-                for (int64_t p = 0; p < rs; p++)
-                    memcpy(dst + (size_t)p * pitch, src + (size_t)p * 2, 2);
-            else
-                for (int64_t p = 0; p < rs; p++)
-                    memcpy(dst + (size_t)p * pitch, src + (size_t)p * e, e);
+            for (int64_t p = 0; p < rs; p++)
+                memcpy(dst + (size_t)p * pitch, src + (size_t)p * e, e);
         }
 }
 
@@ -409,15 +406,6 @@ static dfg_status permute_filters(layouts *l)
     return DFG_OK;
 }
 
-static void count_readers(layouts *l)
-{
-    for (int32_t n = 0; n < l->n_nodes; n++)
-        for (int32_t i = 0; !l->g->nodes[n].dead &&
-                            i < l->g->nodes[n].n_inputs; i++)
-            if (l->g->nodes[n].inputs[i] >= 0)
-                l->readers[l->g->nodes[n].inputs[i]]++;
-}
-
 /* Every live node's operands follow the layout rule (our invariant). */
 static dfg_status check_nodes(const dfg_graph *g)
 {
@@ -444,7 +432,7 @@ static dfg_status assign(layouts *l, dfg_pass_report *report)
 {
     dfg_graph *g = l->g;
     if (l->target)
-        count_readers(l);
+        dfg_remat_count_readers(g, l->readers);
     for (int32_t n = 0; n < l->n_nodes; n++)
         if (!g->nodes[n].dead && g->nodes[n].op == DFG_OP_CONV2D)
             query_conv(l, n);

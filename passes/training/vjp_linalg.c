@@ -10,9 +10,9 @@
 /* x with its last two axes swapped. */
 static int32_t swap_last_two(dfg_ad *ad, int32_t x)
 {
-    dfg_type t = dfg_ad_type(ad, x);
     if (x < 0)
         return -1;
+    dfg_type t = dfg_ad_type(ad, x);
     dfg_attrs attrs;
     dfg_attrs_init(&attrs);
     attrs.n_shape = t.rank;
@@ -26,9 +26,9 @@ static int32_t swap_last_two(dfg_ad *ad, int32_t x)
 /* x [..., R, C] as the matrix [prod(...) * R, C]: a view. */
 static int32_t as_rows(dfg_ad *ad, int32_t x)
 {
-    dfg_type t = dfg_ad_type(ad, x);
     if (x < 0)
         return -1;
+    dfg_type t = dfg_ad_type(ad, x);
     int64_t rows = 1;
     for (int32_t d = 0; d + 1 < t.rank; d++)
         rows *= t.shape[d];
