@@ -190,6 +190,11 @@ int dfg_backend_threads(const dfg_backend *backend)
     return backend && backend->threads ? backend->threads() : 0;
 }
 
+int dfg_backend_host_memory(const dfg_backend *backend)
+{
+    return backend && backend->host_memory;
+}
+
 const char *const *dfg_backend_names(void)
 {
     return names;

@@ -148,9 +148,7 @@ static void print_rss_split(const dfg_bench_report *r)
     const double mib = 1024.0 * 1024.0;
     double peak = (double)r->peak_rss_bytes;
     double weights = (double)r->weights_bytes;
-    /* A device's arena is not in the process's memory. */
-    double arena = strcmp(r->backend, "cpu") == 0 ? (double)r->arena_bytes
-                                                  : 0.0;
+    double arena = r->host_memory ? (double)r->arena_bytes : 0.0;
     double at_start = (double)r->rss_at_start_bytes;
     printf("peak rss    %.1f MiB\n", peak / mib);
     if (r->predicted_peak_rss_bytes) {
@@ -209,6 +207,7 @@ static dfg_bench_report describe(const bench_args *a, const dfgc_run_setup *s,
     if (dfg_backend_find(a->backend, &backend) == DFG_OK) {
         r.device = dfg_backend_device(backend);
         r.threads = dfg_backend_threads(backend);
+        r.host_memory = dfg_backend_host_memory(backend);
     }
     r.iterations = a->iterations;
     r.warmup = a->warmup;
@@ -299,9 +298,10 @@ int dfgc_bench(int argc, char **argv)
     if (status == 0 &&
         dfg_session_memory_predict(s.session, 1, &predicted) != DFG_OK)
         status = dfgc_library_error("bench");
-    /* On the cpu the outputs are read where the arena holds them: the
-     * host buffers stay untouched (not resident). */
-    int in_place = strcmp(a->backend, "cpu") == 0;
+    /* Where the arena is host memory the outputs are read where it holds
+     * them: the host buffers stay untouched (not resident). */
+    int in_place = status == 0 &&
+                   dfg_backend_host_memory(dfg_session_backend(s.session));
     for (int32_t i = 0; status == 0 && in_place && i < s.n_outputs; i++) {
         uint64_t bytes = dfgc_tensor_bytes(&s.output_info[i]);
         predicted.io_bytes -= bytes;

@@ -43,6 +43,7 @@ const char *dfg_latency_spread_warning(const dfg_latency_stats *stats,
 typedef struct dfg_bench_report {
     const char *model, *backend, *device;
     int threads;          /* threads a run uses; 0 if unknown */
+    int host_memory;      /* the arena is in the process's memory */
     uint64_t iterations, warmup;
     int64_t batch;
     double compile_seconds; /* making the program: compiling or loading */

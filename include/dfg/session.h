@@ -53,6 +53,11 @@ const char *dfg_backend_device(const dfg_backend *backend);
  * OpenMP team: OMP_NUM_THREADS, else one per core), for reports; 0 if the
  * backend does not say. */
 int dfg_backend_threads(const dfg_backend *backend);
+/* 1 if the backend's sessions keep their arena and weights in host
+ * memory (the CPU's: dfg_session_output_buffer can be read in place and
+ * the arena counts in the process's resident memory); 0 for a device's
+ * memory or a NULL backend. */
+int dfg_backend_host_memory(const dfg_backend *backend);
 /* Names of the backends this build knows, NULL-terminated (a module's
  * name is listed whether or not the module is installed). */
 const char *const *dfg_backend_names(void);

@@ -348,6 +348,8 @@ static void test_backend_registry(void **state)
     backend = cpu();
     assert_string_equal(dfg_backend_name(backend), "cpu");
     assert_true(dfg_backend_available(backend));
+    assert_int_equal(dfg_backend_host_memory(backend), 1);
+    assert_int_equal(dfg_backend_host_memory(NULL), 0);
     const char *const *names = dfg_backend_names();
     assert_string_equal(names[0], "cpu");
     int n = 0;
