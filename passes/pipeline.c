@@ -25,6 +25,7 @@
 #include "passes/remat/remat.h"
 #include "passes/training/training.h"
 #include "passes/tile_spatial.h"
+#include "program/program_flops.h"
 
 #include <string.h>
 #include <stdio.h>
@@ -368,14 +369,6 @@ static int tiles_rows(const dfg_compile_options *o)
            o->backend_workspace == dfg_cpu_step_workspace;
 }
 
-static int64_t program_flops(const dfg_program *p)
-{
-    int64_t flops = 0;
-    for (int32_t i = 0; i < p->n_steps; i++)
-        flops += p->steps[i].flops;
-    return flops;
-}
-
 /* compile_once, and with tiling (tiles_rows) the same tiled as each of
  * the candidates of the best estimates: the smallest arena kept among
  * the programs within TILING_EXTRA_FLOPS_PCT more FLOPs than the untiled
@@ -391,14 +384,14 @@ static dfg_status compile_best(const dfg_graph *graph,
     tile_request list = {NULL, plans, TILE_CANDIDATES, 0};
     dfg_program *best = NULL;
     dfg_status st = compile_once(graph, options, &list, &best);
-    int64_t flops = st == DFG_OK ? program_flops(best) : 0;
+    int64_t flops = st == DFG_OK ? (int64_t)dfg_program_flops(best) : 0;
     uint64_t bound = st == DFG_OK ? best->stats.lower_bound_bytes : 0;
     for (int32_t i = 0; st == DFG_OK && i < list.n_plans; i++) {
         tile_request at = {&plans[i], NULL, 0, 0};
         dfg_program *tiled = NULL;
         if (compile_once(graph, options, &at, &tiled) != DFG_OK)
             continue;
-        int64_t extra = program_flops(tiled) - flops;
+        int64_t extra = (int64_t)dfg_program_flops(tiled) - flops;
         if (extra * 100 > flops * TILING_EXTRA_FLOPS_PCT ||
             tiled->stats.arena_bytes >= best->stats.arena_bytes) {
             dfg_program_destroy(tiled);

@@ -26,7 +26,7 @@ static int writes_gradient(const dfg_graph *g, const dfg_ir_node *node)
 }
 
 /* Named so, as the program's recomputing steps are
- * (src/program/program_recompute.c). */
+ * (src/program/program_flops.c). */
 int dfg_remat_is_recomputation(const dfg_ir_node *node)
 {
     return node->name && strstr(node->name, "/recompute_") != NULL;

@@ -5,7 +5,7 @@
 
 #include "program/kind_bytes.h"
 #include "program/program.h"
-#include "program/program_recompute.h"
+#include "program/program_flops.h"
 #include "report/report_buckets.h"
 #include "report/report_peak.h"
 #include "util/error.h"

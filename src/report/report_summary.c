@@ -8,7 +8,7 @@
 #include "program/program.h"
 #include "program/program_views.h"
 #include "util/number_format.h"
-#include "program/program_recompute.h"
+#include "program/program_flops.h"
 #include "report/report_buckets.h"
 #include "report/report_peak.h"
 #include "util/text_escape.h"
@@ -64,7 +64,7 @@ static int largest_tensors(const dfg_program *p,
 static void write_model_line(FILE *out, const dfg_program *p)
 {
     int32_t arena = 0, weights = 0;
-    uint64_t parameters = 0, flops = 0;
+    uint64_t parameters = 0, flops = dfg_program_flops(p);
     for (int32_t i = 0; i < p->n_tensors; i++) {
         const dfg_program_tensor *t = &p->tensors[i];
         if (t->region == DFG_REGION_ARENA) {
@@ -75,8 +75,6 @@ static void write_model_line(FILE *out, const dfg_program *p)
             parameters += numel > 0 ? (uint64_t)numel : 0;
         }
     }
-    for (int32_t s = 0; s < p->n_steps; s++)
-        flops += p->steps[s].flops > 0 ? (uint64_t)p->steps[s].flops : 0;
     char a[32], b[32];
     fprintf(out, "model     %" PRId32 " steps, %" PRId32 " tensors (%" PRId32
                  " in the arena, %" PRId32 " weights and constants)\n",

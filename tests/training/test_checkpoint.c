@@ -14,7 +14,7 @@
 
 #include "dfg/dfg.h"
 #include "program/program.h"
-#include "program/program_recompute.h"
+#include "program/program_flops.h"
 #include "tests/support/training_options.h"
 
 #define LAYERS 32

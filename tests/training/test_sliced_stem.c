@@ -19,7 +19,7 @@
 #include "dfg/dfg.h"
 #include "ir/graph.h"
 #include "program/program.h"
-#include "program/program_recompute.h"
+#include "program/program_flops.h"
 #include "passes/remat/remat.h"
 #include "tests/support/training_options.h"
 
