@@ -10,6 +10,7 @@
 #include "runtime/backend.h"
 #include "runtime/session_state.h"
 #include "util/error.h"
+#include "util/shared_bytes.h"
 
 /* Bytes freed to the allocator and kept in its arenas, resident where
  * they were written (what compiling in the process leaves); 0 where
@@ -41,6 +42,20 @@ static uint64_t io_bytes(const dfg_program *p)
     for (int32_t i = 0; i < p->n_outputs; i++)
         sum += (uint64_t)p->tensors[p->outputs[i]].bytes;
     return sum;
+}
+
+/* Bytes of the weights region the program holds resident once read: all
+ * but the zero pages of a training program's optimizer state and
+ * accumulators compiled in the process (shared_bytes.h), which a
+ * session's own region replaces with its written copy. */
+static uint64_t resident_weight_bytes(const dfg_program *p)
+{
+    uint64_t region = (uint64_t)p->region_bytes[DFG_REGION_WEIGHTS];
+    uint64_t zeros = 0;
+    for (int32_t i = 0; i < p->n_held; i++)
+        if (dfg_shared_bytes_is_zero_pages(p->held[i]))
+            zeros += dfg_shared_bytes_size(p->held[i]);
+    return zeros < region ? region - zeros : 0;
 }
 
 /* 1 if a step of s runs on a library (oneDNN; on CUDA cuBLAS or cuDNN)
@@ -78,15 +93,16 @@ dfg_status dfg_session_memory_predict(const dfg_session *s,
         b->weight_copies(&copies, &plain, &overlap);
     m.creation_bytes = (uint64_t)overlap;
     m.weight_copy_bytes = (uint64_t)copies;
-    uint64_t program_weights = (uint64_t)p->region_bytes[DFG_REGION_WEIGHTS];
+    uint64_t region = (uint64_t)p->region_bytes[DFG_REGION_WEIGHTS];
+    uint64_t program_weights = resident_weight_bytes(p);
     if (b->host_memory) {
         m.replaced_plain_bytes =
             weights_dropped && s->shares_weights ? (uint64_t)plain : 0;
         if (m.replaced_plain_bytes > program_weights)
             m.replaced_plain_bytes = program_weights;
-        /* A session with a region of its own holds it beside the
-         * program's bytes. */
-        m.weights_bytes = program_weights * (s->shares_weights ? 1u : 2u) +
+        /* A session with a region of its own holds all of it, written,
+         * beside the program's bytes. */
+        m.weights_bytes = program_weights + (s->shares_weights ? 0 : region) +
                           m.weight_copy_bytes - m.replaced_plain_bytes;
         m.arena_bytes = (uint64_t)p->region_bytes[DFG_REGION_ARENA];
     } else {

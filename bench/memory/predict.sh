@@ -8,7 +8,7 @@
 # (imported and compiled in the process); then a training step of
 # resnet18 (`dfgc train --synthetic`, two steps) at 32x32 batch 32 and
 # 224x224 batch 8. MODELS picks the
-# models (default: the ten of issue 35's prediction point). Prints a
+# models (default: the twelve of issue 35). Prints a
 # Markdown table; error = predicted / measured - 1.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -19,7 +19,7 @@ dfgc=$build/tools/dfgc
 pct() { awk -v p="$1" -v m="$2" 'BEGIN { printf "%+.1f%%", (p / m - 1) * 100 }'; }
 echo "| model | door | predicted MiB | measured MiB | error |"
 echo "| --- | --- | ---: | ---: | ---: |"
-for model in ${MODELS:-resnet50 mobilenet_v2 mobilenet_v3_small efficientnet_b0 mnasnet1_0 densenet121 googlenet squeezenet1_0 shufflenet_v2_x1_0 convnext_tiny}; do
+for model in ${MODELS:-resnet50 mobilenet_v2 mobilenet_v3_small efficientnet_b0 mnasnet1_0 densenet121 googlenet squeezenet1_0 regnet_y_400mf shufflenet_v2_x1_0 convnext_tiny inception_v3}; do
     tmp=$(mktemp -d)
     "$dfgc" compile "$models/$model.onnx" -o "$tmp/$model.dfgp" >/dev/null
     for door in dfgp onnx; do

@@ -56,8 +56,9 @@ typedef struct dfg_program_tensor {
     int32_t last_step;    /* last step that reads it */
     int32_t alias_of;     /* tensor whose bytes it shares, or -1 */
     /* Weights region only: the tensor's bytes on the host, read-only,
-     * inside one of program->held; NULL means zeros (a training program's
-     * accumulators and optimizer state). Arena tensors: NULL. */
+     * inside one of program->held (a training program's zero accumulators
+     * and optimizer state compiled in the process: zero pages,
+     * dfg_shared_bytes_zeros); NULL means zeros. Arena tensors: NULL. */
     const uint8_t *data;
 } dfg_program_tensor;
 

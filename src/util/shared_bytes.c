@@ -153,6 +153,11 @@ int dfg_shared_bytes_is_mapped(const dfg_shared_bytes *bytes)
     return bytes->mapping != NULL && !bytes->anonymous;
 }
 
+int dfg_shared_bytes_is_zero_pages(const dfg_shared_bytes *bytes)
+{
+    return bytes->mapping != NULL && bytes->anonymous;
+}
+
 void dfg_drop_pages(const void *data, size_t size)
 {
     long page = sysconf(_SC_PAGESIZE);

@@ -56,6 +56,10 @@ int dfg_shared_bytes_held_once(const dfg_shared_bytes *bytes);
 size_t dfg_shared_bytes_size(const dfg_shared_bytes *bytes);
 /* 1 if the bytes are a file mapping. */
 int dfg_shared_bytes_is_mapped(const dfg_shared_bytes *bytes);
+/* 1 if the bytes are dfg_shared_bytes_zeros' anonymous mapping: pages
+ * that take no memory while no one writes them (reading them maps the
+ * kernel's zero page, not counted as resident). */
+int dfg_shared_bytes_is_zero_pages(const dfg_shared_bytes *bytes);
 
 /* Lets the system reclaim the memory behind [data, data + size), inside a
  * mapping, that the caller has copied and will not read soon: the pages

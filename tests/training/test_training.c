@@ -5,6 +5,7 @@
 #include <math.h>
 #include <setjmp.h>
 #include "dfg/compile.h"
+#include "dfg/memory_predict.h"
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -506,6 +507,15 @@ static void test_zero_state_takes_no_memory(void **state)
     float losses[2];
     const dfg_backend *cpu;
     assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    /* The prediction counts the session's whole region beside the
+     * program's bytes less those zero pages. */
+    dfg_memory_prediction m;
+    assert_int_equal(dfg_memory_predict(p, cpu, &m), DFG_OK);
+    uint64_t region = (uint64_t)p->region_bytes[DFG_REGION_WEIGHTS];
+    uint64_t expected = 2 * region - (uint64_t)moments->bytes +
+                        m.weight_copy_bytes - m.replaced_plain_bytes;
+    assert_true(m.weights_bytes <= expected);
+    assert_true(m.weights_bytes + 64 >= expected);
     for (int k = 0; k < 2; k++) {
         dfg_session *s;
         assert_int_equal(dfg_session_create(p, cpu, NULL, &s), DFG_OK);
