@@ -22,17 +22,15 @@ dfg_status dfg_fuse_readers_make(const dfg_graph *graph, dfg_fuse_readers *r)
 
 void dfg_fuse_readers_count(const dfg_graph *graph, dfg_fuse_readers *r)
 {
-    for (int32_t v = 0; v < graph->n_values; v++) {
-        r->count[v] = 0;
+    dfg_graph_count_readers(graph, r->count);
+    for (int32_t v = 0; v < graph->n_values; v++)
         r->first[v] = r->second[v] = -1;
-    }
     for (int32_t n = 0; n < graph->n_nodes; n++) {
         const dfg_ir_node *node = &graph->nodes[n];
         for (int32_t i = 0; !node->dead && i < node->n_inputs; i++) {
             int32_t v = node->inputs[i];
             if (v < 0)
                 continue;
-            r->count[v]++;
             if (r->first[v] < 0)
                 r->first[v] = n;
             else if (r->first[v] != n && r->second[v] < 0)

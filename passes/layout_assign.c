@@ -432,7 +432,7 @@ static dfg_status assign(layouts *l, dfg_pass_report *report)
 {
     dfg_graph *g = l->g;
     if (l->target)
-        dfg_remat_count_readers(g, l->readers);
+        dfg_graph_count_readers(g, l->readers);
     for (int32_t n = 0; n < l->n_nodes; n++)
         if (!g->nodes[n].dead && g->nodes[n].op == DFG_OP_CONV2D)
             query_conv(l, n);

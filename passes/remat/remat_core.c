@@ -425,17 +425,6 @@ int dfg_remat_is_copy_of(const dfg_graph *g, const dfg_ir_node *node,
            strncmp(node->name, base, strlen(base)) == 0;
 }
 
-/* Each value's readers among the live nodes, in readers[] (n_values). */
-void dfg_remat_count_readers(const dfg_graph *g, int32_t *readers)
-{
-    memset(readers, 0, (size_t)g->n_values * sizeof *readers);
-    for (int32_t m = 0; m < g->n_nodes; m++)
-        for (int32_t i = 0; !g->nodes[m].dead && i < g->nodes[m].n_inputs;
-             i++)
-            if (g->nodes[m].inputs[i] >= 0)
-                readers[g->nodes[m].inputs[i]]++;
-}
-
 /* Marks in dropped[] the recomputations no node would read, given each
  * value's readers in readers[] (counted down as they go), and returns
  * their FLOPs. */
@@ -472,7 +461,7 @@ dfg_status dfg_remat_drop_unread(dfg_graph *g, int64_t *flops)
         dfg_free(&g->allocator, dropped);
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "remat: out of memory");
     }
-    dfg_remat_count_readers(g, readers);
+    dfg_graph_count_readers(g, readers);
     *flops = dfg_remat_unread(g, readers, dropped);
     for (int32_t n = 0; n < g->n_nodes; n++)
         g->nodes[n].dead |= dropped[n];

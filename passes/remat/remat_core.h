@@ -123,9 +123,6 @@ int dfg_remat_is_copy_of(const dfg_graph *g, const dfg_ir_node *node,
  * *flops receives their FLOPs. */
 dfg_status dfg_remat_drop_unread(dfg_graph *g, int64_t *flops);
 
-/* Each value's readers among the live nodes, in readers[] (n_values
- * entries). */
-void dfg_remat_count_readers(const dfg_graph *g, int32_t *readers);
 
 /* Marks in dropped[] (n_nodes) the recomputations no node would read,
  * given each value's readers in readers[] (counted down as they go),

@@ -71,7 +71,7 @@ static dfg_status merge(dfg_graph *g, int32_t copy, int32_t source,
 /* The FLOPs merging copy would save on g now, -1 when it has no earlier
  * source: what dfg_remat_drop_unread would drop once the copy's readers
  * read the source, simulated on readers[] (g's, as
- * dfg_remat_count_readers gives them; scratch[] receives a copy) and
+ * dfg_graph_count_readers gives them; scratch[] receives a copy) and
  * dropped[]. */
 static int64_t saving(const dfg_graph *g, int32_t copy, const int32_t *readers,
                       int32_t *scratch, uint8_t *dropped)
@@ -277,7 +277,7 @@ static dfg_status merge_each(dfg_graph *g, const dfg_compile_options *o,
                                     "remat: out of memory");
     int32_t n = 0;
     if (st == DFG_OK)
-        dfg_remat_count_readers(g, readers);
+        dfg_graph_count_readers(g, readers);
     for (int32_t k = 0; k < g->n_nodes && st == DFG_OK; k++) {
         if (g->nodes[k].dead || g->nodes[k].n_outputs != 1 ||
             !dfg_remat_is_recomputation(&g->nodes[k]))

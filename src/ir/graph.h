@@ -128,4 +128,8 @@ dfg_status dfg_graph_reorder_nodes(dfg_graph *graph, const int32_t *order);
 dfg_status dfg_graph_place_appended(dfg_graph *graph, int32_t n_original,
                                     const int32_t *before);
 
+/* Each value's readers (src/ir/graph_readers.c): readers[v] (n_values
+ * entries) receives how many input slots of live nodes read v. */
+void dfg_graph_count_readers(const dfg_graph *graph, int32_t *readers);
+
 #endif
