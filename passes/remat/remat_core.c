@@ -87,6 +87,15 @@ static int32_t first_backward_reader(const dfg_graph *g, int32_t v)
     return -1;
 }
 
+static int kept(const dfg_graph *g, int32_t u);
+
+static int is_view(const dfg_ir_node *p)
+{
+    const dfg_op_info *info = dfg_op_get(p->op);
+    return info->alias == DFG_ALIAS_VIEW ||
+           info->alias == DFG_ALIAS_VIEW_IF_CONTIGUOUS;
+}
+
 int dfg_remat_recomputable(const dfg_graph *g, int32_t v)
 {
     const dfg_ir_value *value = &g->values[v];
@@ -96,12 +105,15 @@ int dfg_remat_recomputable(const dfg_graph *g, int32_t v)
     const dfg_ir_node *p = &g->nodes[value->producer];
     if (p->op == DFG_OP_BATCH_NORM_TRAIN)
         return value->producer_output == 0;
-    /* The inference ops but views (recomputing one frees nothing). */
-    const dfg_op_info *info = dfg_op_get(p->op);
+    /* The inference ops. A view only where the value it views is kept
+     * for it alone (attention's context, a transpose that the output
+     * projection's weight gradient reads through a reshape): its
+     * recomputation makes that value again and frees its bytes, where
+     * recomputing the view of a value kept anyway would free nothing. */
     return p->n_outputs == 1 && p->n_inputs <= MAX_OPERANDS &&
            p->op < DFG_OP_SOFTMAX_CROSS_ENTROPY &&
-           info->alias != DFG_ALIAS_VIEW &&
-           info->alias != DFG_ALIAS_VIEW_IF_CONTIGUOUS;
+           (!is_view(p) || (p->n_inputs > 0 && p->inputs[0] >= 0 &&
+                            !kept(g, p->inputs[0])));
 }
 
 /* No update writes an operand of node p before position `at`. */
@@ -343,6 +355,26 @@ dfg_status dfg_remat_recompute(dfg_graph *g, const int32_t *set,
     return st;
 }
 
+/* A candidate's FLOPs: its producer's; a view's are those of the chain
+ * that makes the value it views again (a view itself costs none), or -1
+ * where that chain is longer than VIEW_CHAIN. */
+#define VIEW_CHAIN 8
+static int64_t view_chain_flops(const dfg_graph *g, int32_t v)
+{
+    const dfg_ir_node *p = &g->nodes[g->values[v].producer];
+    if (!is_view(p))
+        return dfg_remat_node_flops(g, g->values[v].producer, &g->allocator);
+    int32_t chain[VIEW_CHAIN];
+    recompute_chain r = {.set = &v, .n_set = 1, .chain = chain,
+                         .max = VIEW_CHAIN};
+    int32_t n = collect(g, &r, v, 0);
+    int64_t flops = n < 0 ? -1 : 0;
+    for (int32_t k = 0; k < n; k++)
+        flops += dfg_remat_node_flops(g, g->values[chain[k]].producer,
+                                      &g->allocator);
+    return flops;
+}
+
 dfg_remat_candidate *dfg_remat_candidates(const dfg_graph *g, int32_t *n)
 {
     dfg_remat_candidate *c = dfg_calloc(&g->allocator,
@@ -352,9 +384,8 @@ dfg_remat_candidate *dfg_remat_candidates(const dfg_graph *g, int32_t *n)
         if (!dfg_remat_recomputable(g, v))
             continue;
         int64_t bytes = dfg_type_bytes(&g->values[v].type);
-        int64_t flops = dfg_remat_node_flops(g, g->values[v].producer,
-                                             &g->allocator);
-        if (bytes > 0)
+        int64_t flops = view_chain_flops(g, v);
+        if (bytes > 0 && flops >= 0)
             c[(*n)++] = (dfg_remat_candidate){v, (double)flops /
                                                      (double)bytes};
     }
