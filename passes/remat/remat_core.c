@@ -96,24 +96,36 @@ static int is_view(const dfg_ir_node *p)
            info->alias == DFG_ALIAS_VIEW_IF_CONTIGUOUS;
 }
 
-int dfg_remat_recomputable(const dfg_graph *g, int32_t v)
+/* The producer of v, where v is a saved activation and no graph output;
+ * NULL otherwise. */
+static const dfg_ir_node *saved_producer(const dfg_graph *g, int32_t v)
 {
     const dfg_ir_value *value = &g->values[v];
     if (value->role != DFG_ROLE_SAVED_ACTIVATION || value->is_output ||
         value->kind != DFG_VALUE_NODE_OUTPUT)
+        return NULL;
+    return &g->nodes[value->producer];
+}
+
+int dfg_remat_recomputable(const dfg_graph *g, int32_t v)
+{
+    const dfg_ir_node *p = saved_producer(g, v);
+    if (!p)
         return 0;
-    const dfg_ir_node *p = &g->nodes[value->producer];
     if (p->op == DFG_OP_BATCH_NORM_TRAIN)
-        return value->producer_output == 0;
-    /* The inference ops. A view only where the value it views is kept
-     * for it alone (attention's context, a transpose that the output
-     * projection's weight gradient reads through a reshape): its
-     * recomputation makes that value again and frees its bytes, where
-     * recomputing the view of a value kept anyway would free nothing. */
+        return g->values[v].producer_output == 0;
+    /* The inference ops but views (recomputing one frees nothing unless
+     * it takes the value it views with it: dfg_remat_view_recomputable). */
     return p->n_outputs == 1 && p->n_inputs <= MAX_OPERANDS &&
-           p->op < DFG_OP_SOFTMAX_CROSS_ENTROPY &&
-           (!is_view(p) || (p->n_inputs > 0 && p->inputs[0] >= 0 &&
-                            !kept(g, p->inputs[0])));
+           p->op < DFG_OP_SOFTMAX_CROSS_ENTROPY && !is_view(p);
+}
+
+int dfg_remat_view_recomputable(const dfg_graph *g, int32_t v)
+{
+    const dfg_ir_node *p = saved_producer(g, v);
+    return p && is_view(p) && p->n_outputs == 1 &&
+           p->op < DFG_OP_SOFTMAX_CROSS_ENTROPY && p->n_inputs > 0 &&
+           p->inputs[0] >= 0 && !kept(g, p->inputs[0]);
 }
 
 /* No update writes an operand of node p before position `at`. */
@@ -375,13 +387,15 @@ static int64_t view_chain_flops(const dfg_graph *g, int32_t v)
     return flops;
 }
 
-dfg_remat_candidate *dfg_remat_candidates(const dfg_graph *g, int32_t *n)
+dfg_remat_candidate *dfg_remat_candidates(const dfg_graph *g, int views,
+                                          int32_t *n)
 {
     dfg_remat_candidate *c = dfg_calloc(&g->allocator,
                                         (size_t)g->n_values + 1, sizeof *c);
     *n = 0;
     for (int32_t v = 0; c && v < g->n_values; v++) {
-        if (!dfg_remat_recomputable(g, v))
+        if (!dfg_remat_recomputable(g, v) &&
+            !(views && dfg_remat_view_recomputable(g, v)))
             continue;
         int64_t bytes = dfg_type_bytes(&g->values[v].type);
         int64_t flops = view_chain_flops(g, v);
@@ -422,7 +436,8 @@ dfg_status dfg_remat_try_value(dfg_graph **work, const dfg_compile_options *o,
                                int64_t *arena, int64_t *flops)
 {
     *flops = 0;
-    if (!dfg_remat_recomputable(*work, v))
+    if (!dfg_remat_recomputable(*work, v) &&
+        !dfg_remat_view_recomputable(*work, v))
         return DFG_OK;
     dfg_graph *t = NULL;
     int64_t f = 0, now = 0;

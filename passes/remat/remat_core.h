@@ -13,6 +13,13 @@
  * a view (or output 0 of batch_norm_train). */
 int dfg_remat_recomputable(const dfg_graph *g, int32_t v);
 
+/* 1 if v is a saved activation made by a view of a forward value that is
+ * kept for it alone (no backward node reads that value, and no
+ * recomputation may read it as it is): recomputing v makes that value
+ * again too and frees its bytes (attention's context, a transpose that
+ * the output projection's weight gradient reads through a reshape). */
+int dfg_remat_view_recomputable(const dfg_graph *g, int32_t v);
+
 /* No update writes an operand of node p before node index at. */
 int dfg_remat_operands_unchanged_until(const dfg_graph *g,
                                        const dfg_ir_node *p, int32_t at);
@@ -59,9 +66,12 @@ typedef struct dfg_remat_candidate {
     double cost;
 } dfg_remat_candidate;
 
-/* g's recomputable saved activations, cheapest first (*n of them; the
- * array is g's allocator's, NULL when out of memory). */
-dfg_remat_candidate *dfg_remat_candidates(const dfg_graph *g, int32_t *n);
+/* g's recomputable saved activations, with views is nonzero the views
+ * of dfg_remat_view_recomputable too (their cost: the FLOPs of the chain
+ * that makes the viewed value again, per byte), cheapest first (*n of
+ * them; the array is g's allocator's, NULL when out of memory). */
+dfg_remat_candidate *dfg_remat_candidates(const dfg_graph *g, int views,
+                                          int32_t *n);
 
 /* A node's FLOPs by its op's rule, and the sum over live nodes. */
 int64_t dfg_remat_node_flops(const dfg_graph *g, int32_t node,
