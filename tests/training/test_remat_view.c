@@ -74,17 +74,7 @@ static dfg_graph *transposed_context(void)
 
 static dfg_status compile(uint64_t budget_bytes, dfg_program **p)
 {
-    dfg_training_options t;
-    dfg_compile_options o;
-    training_compile_options(&t, &o);
-    t.optimizer = DFG_OPTIMIZER_ADAM;
-    t.learning_rate = 0.001f;
-    t.memory_budget_bytes = budget_bytes;
-    dfg_graph *g = transposed_context();
-    *p = NULL;
-    dfg_status st = dfg_compile(g, &o, p);
-    dfg_graph_destroy(g);
-    return st;
+    return training_compile_adam(transposed_context(), budget_bytes, p);
 }
 
 static void run_steps(const dfg_program *p, float *losses)
