@@ -85,7 +85,8 @@ int64_t dfg_remat_total_flops(const dfg_graph *g);
 dfg_status dfg_remat_add_copy(dfg_graph *g, const dfg_ir_node *p,
                               int32_t *in, const char *name, int32_t *out);
 
-/* Recomputes the n_set values of set (each dfg_remat_recomputable) once,
+/* Recomputes the n_set values of set (each dfg_remat_recomputable or
+ * dfg_remat_view_recomputable) once,
  * just before the first backward node that reads any of them, from the
  * operands kept for backward; forward values between are recomputed too
  * (the chain, at most max_chain ops). Backward readers read the copies,
@@ -106,8 +107,8 @@ typedef struct dfg_remat_limits {
     int keep_equal;
 } dfg_remat_limits;
 
-/* Recomputes v on a copy of *work (when dfg_remat_recomputable and within
- * limits); the copy replaces *work when its trial arena is below *arena
+/* Recomputes v on a copy of *work (when dfg_remat_recomputable or
+ * dfg_remat_view_recomputable, and within limits); the copy replaces *work when its trial arena is below *arena
  * (or equal, with keep_equal): *arena is updated and *flops receives the
  * recomputation's FLOPs. Otherwise the copy is dropped and *flops is 0. */
 dfg_status dfg_remat_try_value(dfg_graph **work, const dfg_compile_options *o,
