@@ -125,7 +125,8 @@ int dfg_remat_view_recomputable(const dfg_graph *g, int32_t v)
     const dfg_ir_node *p = saved_producer(g, v);
     return p && is_view(p) && p->n_outputs == 1 &&
            p->op < DFG_OP_SOFTMAX_CROSS_ENTROPY && p->n_inputs > 0 &&
-           p->inputs[0] >= 0 && !kept(g, p->inputs[0]);
+           p->n_inputs <= MAX_OPERANDS && p->inputs[0] >= 0 &&
+           !kept(g, p->inputs[0]);
 }
 
 /* No update writes an operand of node p before position `at`. */
