@@ -59,7 +59,7 @@ static dfg_status choose_single_values(dfg_graph **work,
     const dfg_remat_limits any = {.max_chain = out->max_chain,
                                   .keep_equal = out->keep_equal};
     int32_t n;
-    dfg_remat_candidate *c = dfg_remat_candidates(*work, &n);
+    dfg_remat_candidate *c = dfg_remat_candidates(*work, 1, &n);
     if (!c)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "remat: out of memory");
     dfg_status st = dfg_remat_trial_arena(*work, o, &out->arena);

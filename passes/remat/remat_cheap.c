@@ -54,7 +54,7 @@ static dfg_status choose(const dfg_graph *g, const dfg_compile_options *o,
 dfg_status dfg_remat_cheap(dfg_graph *g, const dfg_compile_options *o)
 {
     int32_t n = 0, n_taken = 0;
-    dfg_remat_candidate *c = dfg_remat_candidates(g, &n);
+    dfg_remat_candidate *c = dfg_remat_candidates(g, 0, &n);
     int32_t *taken = dfg_calloc(&g->allocator, (size_t)n + 1, sizeof *taken);
     dfg_status st = c && taken ? choose(g, o, c, n, taken, &n_taken)
                                : dfg_error(DFG_ERR_OUT_OF_MEMORY,

@@ -87,21 +87,46 @@ static int32_t first_backward_reader(const dfg_graph *g, int32_t v)
     return -1;
 }
 
-int dfg_remat_recomputable(const dfg_graph *g, int32_t v)
+static int kept(const dfg_graph *g, int32_t u);
+
+static int is_view(const dfg_ir_node *p)
+{
+    const dfg_op_info *info = dfg_op_get(p->op);
+    return info->alias == DFG_ALIAS_VIEW ||
+           info->alias == DFG_ALIAS_VIEW_IF_CONTIGUOUS;
+}
+
+/* The producer of v, where v is a saved activation and no graph output;
+ * NULL otherwise. */
+static const dfg_ir_node *saved_producer(const dfg_graph *g, int32_t v)
 {
     const dfg_ir_value *value = &g->values[v];
     if (value->role != DFG_ROLE_SAVED_ACTIVATION || value->is_output ||
         value->kind != DFG_VALUE_NODE_OUTPUT)
+        return NULL;
+    return &g->nodes[value->producer];
+}
+
+int dfg_remat_recomputable(const dfg_graph *g, int32_t v)
+{
+    const dfg_ir_node *p = saved_producer(g, v);
+    if (!p)
         return 0;
-    const dfg_ir_node *p = &g->nodes[value->producer];
     if (p->op == DFG_OP_BATCH_NORM_TRAIN)
-        return value->producer_output == 0;
-    /* The inference ops but views (recomputing one frees nothing). */
-    const dfg_op_info *info = dfg_op_get(p->op);
+        return g->values[v].producer_output == 0;
+    /* The inference ops but views (recomputing one frees nothing unless
+     * it takes the value it views with it: dfg_remat_view_recomputable). */
     return p->n_outputs == 1 && p->n_inputs <= MAX_OPERANDS &&
-           p->op < DFG_OP_SOFTMAX_CROSS_ENTROPY &&
-           info->alias != DFG_ALIAS_VIEW &&
-           info->alias != DFG_ALIAS_VIEW_IF_CONTIGUOUS;
+           p->op < DFG_OP_SOFTMAX_CROSS_ENTROPY && !is_view(p);
+}
+
+int dfg_remat_view_recomputable(const dfg_graph *g, int32_t v)
+{
+    const dfg_ir_node *p = saved_producer(g, v);
+    return p && is_view(p) && p->n_outputs == 1 &&
+           p->op < DFG_OP_SOFTMAX_CROSS_ENTROPY && p->n_inputs > 0 &&
+           p->n_inputs <= MAX_OPERANDS && p->inputs[0] >= 0 &&
+           !kept(g, p->inputs[0]);
 }
 
 /* No update writes an operand of node p before position `at`. */
@@ -343,18 +368,39 @@ dfg_status dfg_remat_recompute(dfg_graph *g, const int32_t *set,
     return st;
 }
 
-dfg_remat_candidate *dfg_remat_candidates(const dfg_graph *g, int32_t *n)
+/* A candidate's FLOPs: its producer's; a view's are those of the chain
+ * that makes the value it views again (a view itself costs none), or -1
+ * where that chain is longer than VIEW_CHAIN. */
+#define VIEW_CHAIN 8
+static int64_t view_chain_flops(const dfg_graph *g, int32_t v)
+{
+    const dfg_ir_node *p = &g->nodes[g->values[v].producer];
+    if (!is_view(p))
+        return dfg_remat_node_flops(g, g->values[v].producer, &g->allocator);
+    int32_t chain[VIEW_CHAIN];
+    recompute_chain r = {.set = &v, .n_set = 1, .chain = chain,
+                         .max = VIEW_CHAIN};
+    int32_t n = collect(g, &r, v, 0);
+    int64_t flops = n < 0 ? -1 : 0;
+    for (int32_t k = 0; k < n; k++)
+        flops += dfg_remat_node_flops(g, g->values[chain[k]].producer,
+                                      &g->allocator);
+    return flops;
+}
+
+dfg_remat_candidate *dfg_remat_candidates(const dfg_graph *g, int views,
+                                          int32_t *n)
 {
     dfg_remat_candidate *c = dfg_calloc(&g->allocator,
                                         (size_t)g->n_values + 1, sizeof *c);
     *n = 0;
     for (int32_t v = 0; c && v < g->n_values; v++) {
-        if (!dfg_remat_recomputable(g, v))
+        if (!dfg_remat_recomputable(g, v) &&
+            !(views && dfg_remat_view_recomputable(g, v)))
             continue;
         int64_t bytes = dfg_type_bytes(&g->values[v].type);
-        int64_t flops = dfg_remat_node_flops(g, g->values[v].producer,
-                                             &g->allocator);
-        if (bytes > 0)
+        int64_t flops = view_chain_flops(g, v);
+        if (bytes > 0 && flops >= 0)
             c[(*n)++] = (dfg_remat_candidate){v, (double)flops /
                                                      (double)bytes};
     }
@@ -391,7 +437,8 @@ dfg_status dfg_remat_try_value(dfg_graph **work, const dfg_compile_options *o,
                                int64_t *arena, int64_t *flops)
 {
     *flops = 0;
-    if (!dfg_remat_recomputable(*work, v))
+    if (!dfg_remat_recomputable(*work, v) &&
+        !dfg_remat_view_recomputable(*work, v))
         return DFG_OK;
     dfg_graph *t = NULL;
     int64_t f = 0, now = 0;

@@ -13,6 +13,13 @@
  * a view (or output 0 of batch_norm_train). */
 int dfg_remat_recomputable(const dfg_graph *g, int32_t v);
 
+/* 1 if v is a saved activation made by a view of a forward value that is
+ * kept for it alone (no backward node reads that value, and no
+ * recomputation may read it as it is): recomputing v makes that value
+ * again too and frees its bytes (attention's context, a transpose that
+ * the output projection's weight gradient reads through a reshape). */
+int dfg_remat_view_recomputable(const dfg_graph *g, int32_t v);
+
 /* No update writes an operand of node p before node index at. */
 int dfg_remat_operands_unchanged_until(const dfg_graph *g,
                                        const dfg_ir_node *p, int32_t at);
@@ -59,9 +66,12 @@ typedef struct dfg_remat_candidate {
     double cost;
 } dfg_remat_candidate;
 
-/* g's recomputable saved activations, cheapest first (*n of them; the
- * array is g's allocator's, NULL when out of memory). */
-dfg_remat_candidate *dfg_remat_candidates(const dfg_graph *g, int32_t *n);
+/* g's recomputable saved activations, with views is nonzero the views
+ * of dfg_remat_view_recomputable too (their cost: the FLOPs of the chain
+ * that makes the viewed value again, per byte), cheapest first (*n of
+ * them; the array is g's allocator's, NULL when out of memory). */
+dfg_remat_candidate *dfg_remat_candidates(const dfg_graph *g, int views,
+                                          int32_t *n);
 
 /* A node's FLOPs by its op's rule, and the sum over live nodes. */
 int64_t dfg_remat_node_flops(const dfg_graph *g, int32_t node,
@@ -75,7 +85,8 @@ int64_t dfg_remat_total_flops(const dfg_graph *g);
 dfg_status dfg_remat_add_copy(dfg_graph *g, const dfg_ir_node *p,
                               int32_t *in, const char *name, int32_t *out);
 
-/* Recomputes the n_set values of set (each dfg_remat_recomputable) once,
+/* Recomputes the n_set values of set (each dfg_remat_recomputable or
+ * dfg_remat_view_recomputable) once,
  * just before the first backward node that reads any of them, from the
  * operands kept for backward; forward values between are recomputed too
  * (the chain, at most max_chain ops). Backward readers read the copies,
@@ -96,8 +107,8 @@ typedef struct dfg_remat_limits {
     int keep_equal;
 } dfg_remat_limits;
 
-/* Recomputes v on a copy of *work (when dfg_remat_recomputable and within
- * limits); the copy replaces *work when its trial arena is below *arena
+/* Recomputes v on a copy of *work (when dfg_remat_recomputable or
+ * dfg_remat_view_recomputable, and within limits); the copy replaces *work when its trial arena is below *arena
  * (or equal, with keep_equal): *arena is updated and *flops receives the
  * recomputation's FLOPs. Otherwise the copy is dropped and *flops is 0. */
 dfg_status dfg_remat_try_value(dfg_graph **work, const dfg_compile_options *o,

@@ -199,7 +199,7 @@ static dfg_status pay(dfg_graph **t, const dfg_compile_options *o,
                    : dfg_error(DFG_ERR_OUT_OF_MEMORY, "remat: out of memory");
         paid = 0;
         if (st == DFG_OK && *arena > budget &&
-            !(c = dfg_remat_candidates(*t, &n)))
+            !(c = dfg_remat_candidates(*t, 1, &n)))
             st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "remat: out of memory");
         int64_t freeable = 0;
         if (c)

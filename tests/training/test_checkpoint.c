@@ -91,24 +91,10 @@ static dfg_graph *residual_blocks(void)
     return g;
 }
 
-static dfg_status compile_graph(dfg_graph *g, uint64_t budget_bytes,
-                                dfg_program **p)
-{
-    dfg_training_options t;
-    dfg_compile_options o;
-    training_compile_options(&t, &o);
-    t.optimizer = DFG_OPTIMIZER_ADAM;
-    t.learning_rate = 0.001f;
-    t.memory_budget_bytes = budget_bytes;
-    *p = NULL;
-    dfg_status st = dfg_compile(g, &o, p);
-    dfg_graph_destroy(g);
-    return st;
-}
 
 static dfg_status compile_chain(uint64_t budget_bytes, dfg_program **p)
 {
-    return compile_graph(deep_chain(), budget_bytes, p);
+    return training_compile_adam(deep_chain(), budget_bytes, p);
 }
 
 static double extra_flops_percent(const dfg_program *p, int32_t *steps)
@@ -192,11 +178,12 @@ static void test_residual_blocks_fit(void **state)
 {
     (void)state;
     dfg_program *free_plan, *tight;
-    assert_int_equal(compile_graph(residual_blocks(), 0, &free_plan), DFG_OK);
+    assert_int_equal(training_compile_adam(residual_blocks(), 0, &free_plan),
+                     DFG_OK);
     dfg_plan_stats a, b;
     dfg_program_stats(free_plan, &a);
     uint64_t budget = a.arena_bytes * RESIDUAL_BUDGET_PERCENT / 100;
-    if (compile_graph(residual_blocks(), budget, &tight) != DFG_OK)
+    if (training_compile_adam(residual_blocks(), budget, &tight) != DFG_OK)
         fail_msg("%s", dfg_last_error());
     dfg_program_stats(tight, &b);
     assert_true(b.arena_bytes <= budget);
