@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "dfg/dfg.h"
-#include "program/program_recompute.h"
+#include "program/program_flops.h"
 #include "tests/support/training_options.h"
 
 #define OK(x) assert_int_equal((x), DFG_OK)
