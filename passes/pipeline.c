@@ -103,6 +103,9 @@ static dfg_status check_options(const dfg_compile_options *o)
     return DFG_OK;
 }
 
+/* Memory first's arenas that count as equal: within 1/ARENA_TIE. */
+#define ARENA_TIE 16
+
 /* Tiling candidates compiled (those of the best estimates), and the
  * extra FLOPs a tiled program may cost, in percent of the untiled one's. */
 #define TILE_CANDIDATES 4
@@ -465,7 +468,9 @@ dfg_status dfg_compile(const dfg_graph *graph,
     /* Memory first: with blocked layouts (whose steps keep the scratch
      * only the library runs them with), plain, and plain with depthwise
      * convs written over their inputs (which then run dfg's kernel); the
-     * smallest arena kept, on a tie the first of these (faster). */
+     * smallest arena kept, on a tie the first of these (faster). Arenas
+     * within 1/ARENA_TIE of each other tie: a few bytes less are not
+     * worth dfg's kernels in place of the library's. */
     dfg_compile_options blocked = effective, plain = effective;
     dfg_compile_options over = effective;
     blocked.in_place_depthwise = plain.in_place_depthwise = 0;
@@ -480,8 +485,18 @@ dfg_status dfg_compile(const dfg_graph *graph,
     int kept = 0;
     for (int i = 1; st == DFG_OK && i < 3; i++)
         if (programs[i] &&
-            programs[i]->stats.arena_bytes < programs[kept]->stats.arena_bytes)
+            programs[i]->stats.arena_bytes +
+                    programs[kept]->stats.arena_bytes / ARENA_TIE <
+                programs[kept]->stats.arena_bytes)
             kept = i;
+    /* The op-by-op bound of memory first: the smallest untiled one. */
+    for (int i = 0; st == DFG_OK && i < 3; i++) {
+        uint64_t *bound = &programs[kept]->stats.op_by_op_lower_bound_bytes;
+        uint64_t own = programs[i] ? programs[i]->stats.op_by_op_lower_bound_bytes
+                                   : 0;
+        if (own > 0 && own < *bound)
+            *bound = own;
+    }
     for (int i = 0; i < 3; i++)
         if (st != DFG_OK || i != kept)
             dfg_program_destroy(programs[i]);

@@ -232,11 +232,117 @@ static void test_every_cut(void **state)
     dfg_graph_destroy(g);
 }
 
+static int count_op(const dfg_program *p, dfg_op op)
+{
+    int n = 0;
+    for (int32_t i = 0; i < p->n_steps; i++)
+        n += p->steps[i].op == op;
+    return n;
+}
+
+/* Steps of op whose input 0 and output are in a blocked layout. */
+static int blocked_steps(const dfg_program *p, dfg_op op)
+{
+    int n = 0;
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        const dfg_program_step *s = &p->steps[i];
+        n += s->op == op &&
+             p->tensors[s->inputs[0]].type.layout != DFG_LAYOUT_PLAIN &&
+             p->tensors[s->outputs[0]].type.layout != DFG_LAYOUT_PLAIN;
+    }
+    return n;
+}
+
+/* The tiled graph of each cut in 2 and 3 bands, compiled speed first,
+ * has no reorder step the untiled program does not have (the bands' row
+ * slices and the join stay in the layout of the convs around them,
+ * dfg_op_layout_rows) and the untiled logits; where the untiled program
+ * runs blocked, joins of 4 or more tilings are blocked. */
+static void test_blocked_bands(void **state)
+{
+    (void)state;
+    dfg_graph *g = small_cnn();
+    float *x = random_floats(INPUT_NUMEL, 1.0f);
+    float want[CLASSES], got[CLASSES];
+    dfg_program *plain = untiled(g, x, want);
+    int blocked = 0;
+    for (int32_t i = 0; i < plain->n_tensors; i++)
+        blocked |= plain->tensors[i].type.layout != DFG_LAYOUT_PLAIN;
+    int checked = 0;
+    for (int32_t v = 0; v < g->n_values; v++)
+        for (int32_t t = 2; t <= 3; t++) {
+            dfg_tile_plan one = {1, {v, 0}, {t, 0}, 0, 0};
+            dfg_graph *copy;
+            int32_t joined;
+            assert_int_equal(dfg_graph_clone(g, NULL, &copy), DFG_OK);
+            if (dfg_tile_apply(copy, &one, &joined) != DFG_OK) {
+                dfg_graph_destroy(copy);
+                continue;
+            }
+            dfg_program *p = untiled(copy, x, got);
+            assert_close(got, want, CLASSES);
+            assert_true(count_op(p, DFG_OP_REORDER) <=
+                        count_op(plain, DFG_OP_REORDER));
+            checked += blocked_steps(p, DFG_OP_CONCAT) >
+                       blocked_steps(plain, DFG_OP_CONCAT);
+            dfg_program_destroy(p);
+            dfg_graph_destroy(copy);
+        }
+    if (blocked)
+        assert_true(checked >= 4);
+    dfg_program_destroy(plain);
+    free(x);
+    dfg_graph_destroy(g);
+}
+
+/* The comparison sees a wrong band: the tiled graph with one band's
+ * slice of rows moved up by a row (same shape) gives other logits. */
+static void test_wrong_band_seen(void **state)
+{
+    (void)state;
+    dfg_graph *g = small_cnn();
+    float *x = random_floats(INPUT_NUMEL, 1.0f);
+    float want[CLASSES], got[CLASSES];
+    dfg_program_destroy(untiled(g, x, want));
+    int moved = 0;
+    for (int32_t v = 0; v < g->n_values && moved < 3; v++) {
+        dfg_tile_plan one = {1, {v, 0}, {3, 0}, 0, 0};
+        dfg_graph *copy;
+        int32_t joined;
+        assert_int_equal(dfg_graph_clone(g, NULL, &copy), DFG_OK);
+        int32_t slice = -1;
+        if (dfg_tile_apply(copy, &one, &joined) == DFG_OK)
+            for (int32_t n = 0; n < copy->n_nodes; n++)
+                if (!copy->nodes[n].dead &&
+                    copy->nodes[n].op == DFG_OP_SLICE &&
+                    copy->nodes[n].attrs.starts[0] > 0)
+                    slice = n;
+        if (slice >= 0) {
+            copy->nodes[slice].attrs.starts[0]--;
+            copy->nodes[slice].attrs.ends[0]--;
+            dfg_program_destroy(untiled(copy, x, got));
+            double diff = 0.0, norm = 0.0;
+            for (int i = 0; i < CLASSES; i++) {
+                diff += ((double)got[i] - want[i]) * ((double)got[i] - want[i]);
+                norm += (double)want[i] * want[i];
+            }
+            assert_true(sqrt(diff / norm) > 1e-4);
+            moved++;
+        }
+        dfg_graph_destroy(copy);
+    }
+    assert_true(moved >= 1);
+    free(x);
+    dfg_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compiler_tiles),
         cmocka_unit_test(test_every_cut),
+        cmocka_unit_test(test_blocked_bands),
+        cmocka_unit_test(test_wrong_band_seen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
