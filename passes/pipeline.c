@@ -419,6 +419,17 @@ static dfg_status compile_best(const dfg_graph *graph,
     return st;
 }
 
+/* The index of the smallest of the non-zero sizes[0..3) (sizes[0] is
+ * not 0), the first on a tie: within 1/ARENA_TIE. */
+static int smallest_but_ties(const uint64_t sizes[3])
+{
+    int kept = 0;
+    for (int i = 1; i < 3; i++)
+        if (sizes[i] > 0 && sizes[i] + sizes[kept] / ARENA_TIE < sizes[kept])
+            kept = i;
+    return kept;
+}
+
 /* 1 if graph has a grouped conv2d (maybe depthwise: worth compiling
  * with depthwise convs over their inputs). */
 static int has_grouped_conv(const dfg_graph *graph)
@@ -482,21 +493,18 @@ dfg_status dfg_compile(const dfg_graph *graph,
     if (st == DFG_OK && effective.in_place_depthwise &&
         effective.reuse_inputs_in_place && has_grouped_conv(graph))
         st = compile_best(graph, &over, &programs[2]);
-    int kept = 0;
-    for (int i = 1; st == DFG_OK && i < 3; i++)
-        if (programs[i] &&
-            programs[i]->stats.arena_bytes +
-                    programs[kept]->stats.arena_bytes / ARENA_TIE <
-                programs[kept]->stats.arena_bytes)
-            kept = i;
-    /* The op-by-op bound of memory first: the smallest untiled one. */
-    for (int i = 0; st == DFG_OK && i < 3; i++) {
-        uint64_t *bound = &programs[kept]->stats.op_by_op_lower_bound_bytes;
-        uint64_t own = programs[i] ? programs[i]->stats.op_by_op_lower_bound_bytes
-                                   : 0;
-        if (own > 0 && own < *bound)
-            *bound = own;
-    }
+    uint64_t arenas[3] = {0, 0, 0}, bounds[3] = {0, 0, 0};
+    for (int i = 0; st == DFG_OK && i < 3; i++)
+        if (programs[i]) {
+            arenas[i] = programs[i]->stats.arena_bytes;
+            bounds[i] = programs[i]->stats.op_by_op_lower_bound_bytes;
+        }
+    int kept = st == DFG_OK ? smallest_but_ties(arenas) : 0;
+    /* The op-by-op bound: the untiled program's that memory first keeps
+     * (its arena is its bound). */
+    if (st == DFG_OK && bounds[0] > 0)
+        programs[kept]->stats.op_by_op_lower_bound_bytes =
+            bounds[smallest_but_ties(bounds)];
     for (int i = 0; i < 3; i++)
         if (st != DFG_OK || i != kept)
             dfg_program_destroy(programs[i]);
