@@ -224,7 +224,8 @@ static int uniform_node(const layouts *l, int32_t n)
         return dfg_layout_fits(out, l->block) &&
                dfg_cpu_binary_takes_blocked(node->op, in, out, l->block);
     return dfg_op_layout_agnostic(node->op, &node->attrs, in, node->n_inputs,
-                                  out);
+                                  out) ||
+           dfg_op_layout_rows(node->op, &node->attrs, out->rank);
 }
 
 static int uniform(const layouts *l, int32_t n) { return l->uniform[n]; }

@@ -522,8 +522,6 @@ dfg_status dfg_tile_estimate(const dfg_graph *graph, int32_t from,
 
 /* Numbers of bands tried per region. */
 #define BAND_COUNTS 4
-/* One-region plans extended by a second region. */
-#define FIRST_EXTENDED 3
 
 static int by_peak(const dfg_tile_plan *x, const dfg_tile_plan *y)
 {
@@ -549,6 +547,21 @@ static void keep(dfg_tile_plan *plans, int32_t max, int32_t *n,
         plans[worst] = *c;
 }
 
+/* Keeps c in plans[0..*n) if it has the smallest peak of the plans
+ * whose last region has its number of bands: one plan per band count. */
+static void keep_per_bands(dfg_tile_plan *plans, int32_t *n,
+                           const dfg_tile_plan *c)
+{
+    int32_t bands = c->tiles[c->n - 1];
+    for (int32_t k = 0; k < *n; k++)
+        if (plans[k].tiles[plans[k].n - 1] == bands) {
+            if (by_peak(c, &plans[k]) < 0)
+                plans[k] = *c;
+            return;
+        }
+    plans[(*n)++] = *c;
+}
+
 dfg_status dfg_tile_apply(dfg_graph *graph, const dfg_tile_plan *plan,
                           int32_t *joined)
 {
@@ -564,7 +577,9 @@ dfg_status dfg_tile_apply(dfg_graph *graph, const dfg_tile_plan *plan,
 
 /* graph tiled by base (joined: its last join, or -1) extended by one
  * region at each cut and band count, estimated; those with a smaller
- * peak than base_peak and at most max_flops kept in plans. */
+ * peak than base_peak and at most max_flops kept in plans: the max of
+ * smallest peak, or with max 0 the one of smallest peak per band count
+ * (at most BAND_COUNTS). */
 static dfg_status extend(const dfg_graph *graph, int32_t joined,
                          const dfg_tile_plan *base, int64_t base_peak,
                          int64_t max_flops, dfg_tile_plan *plans,
@@ -591,8 +606,12 @@ static dfg_status extend(const dfg_graph *graph, int32_t joined,
                 continue;
             st = dfg_tile_estimate(graph, joined, l.values[i], bands[b],
                                    &c.peak, &c.flops);
-            if (st == DFG_OK && c.peak < base_peak && c.flops <= max_flops)
+            if (st != DFG_OK || c.peak >= base_peak || c.flops > max_flops)
+                continue;
+            if (max > 0)
                 keep(plans, max, n, &c);
+            else
+                keep_per_bands(plans, n, &c);
         }
     dfg_free(&graph->allocator, l.values);
     return st;
@@ -606,11 +625,13 @@ dfg_status dfg_tile_candidates(const dfg_graph *graph, int64_t max_flops_pct,
     dfg_tile_plan none = {0, {0}, {0}, 0, 0};
     dfg_status st = measure(graph, &none.peak, &none.flops);
     int64_t max_flops = none.flops + none.flops * max_flops_pct / 100;
-    dfg_tile_plan first[FIRST_EXTENDED];
+    /* The second region extends the best first one of each band count:
+     * a cheaper first region can leave room for a second. */
+    dfg_tile_plan first[BAND_COUNTS];
     int32_t n_first = 0;
     if (st == DFG_OK)
-        st = extend(graph, -1, &none, none.peak, max_flops, first,
-                    FIRST_EXTENDED, &n_first);
+        st = extend(graph, -1, &none, none.peak, max_flops, first, 0,
+                    &n_first);
     int32_t n = 0;
     for (int32_t i = 0; i < n_first; i++)
         keep(plans, max_plans, &n, &first[i]);

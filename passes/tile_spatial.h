@@ -36,10 +36,10 @@ typedef struct dfg_tile_plan {
 /* In what follows `from` is the region's image: a plain f32 [N,C,H,W]
  * value, or -1 for the graph's first such input. */
 
-/* The tilings of graph (one region at each cut and 2, 4, 8, 12 or 16
- * bands, and the best of those extended by a second region) whose
- * estimate has a smaller peak than graph's and at most max_flops_pct
- * percent more FLOPs: the max_plans of smallest estimated peak in plans,
+/* The tilings of graph (one region at each cut and 2, 4, 8 or 16 bands,
+ * and the best of those of each band count extended by a second region)
+ * whose estimate has a smaller peak than graph's and at most
+ * max_flops_pct percent more FLOPs: the max_plans of smallest estimated peak in plans,
  * smallest first, their number in *n_plans (0: none). */
 dfg_status dfg_tile_candidates(const dfg_graph *graph, int64_t max_flops_pct,
                                dfg_tile_plan *plans, int32_t max_plans,

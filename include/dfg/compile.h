@@ -117,7 +117,9 @@ typedef struct dfg_compile_options {
      * nothing: their copies at the boundaries, and the scratch of the
      * steps between them that only the library runs, can sit above that
      * bound, so the graph is compiled both plain and with them and the
-     * smaller arena kept (the blocked program on a tie). 0: the scratch
+     * smaller arena kept (the blocked program on a tie: arenas within
+     * 1/16 of each other tie, since the plain program runs dfg's kernels
+     * in place of the library's). 0: the scratch
      * and layouts are kept wherever the backend wants them (faster; the
      * summary states the extra per step). With in_place_depthwise the
      * plain program is compiled with and without depthwise convs written
@@ -136,8 +138,10 @@ typedef struct dfg_compile_options {
      * execution, passes/tile_spatial.h) where that lowers the arena, at
      * most 10% more FLOPs (the halo rows two bands compute); the plan
      * reports the op-by-op lower bound beside its own (dfg_plan_stats).
-     * Not without prefer_memory: the bands' convs run on smaller shapes
-     * with less library scratch, slower. 0: never (dfgc --no-tiling). */
+     * Bands keep the blocked layouts of the convs around them (their row
+     * slices and joins move rows of channel blocks). Not without
+     * prefer_memory: the bands' convs run on smaller shapes, slower, and
+     * the join copies the bands' rows. 0: never (dfgc --no-tiling). */
     int tiling;
 } dfg_compile_options;
 

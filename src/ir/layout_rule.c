@@ -41,6 +41,33 @@ int dfg_op_layout_agnostic(dfg_op op, const dfg_attrs *attrs,
            (attrs->axis == 1 || attrs->axis == -3);
 }
 
+int dfg_op_layout_rows(dfg_op op, const dfg_attrs *attrs, int32_t rank)
+{
+    if (rank != 4)
+        return 0;
+    if (op == DFG_OP_CONCAT)
+        return attrs->axis == 2 || attrs->axis == -2;
+    if (op != DFG_OP_SLICE || attrs->n_axes < 1)
+        return 0;
+    for (int32_t i = 0; i < attrs->n_axes; i++)
+        if ((attrs->axes[i] != 2 && attrs->axes[i] != -2) ||
+            attrs->steps[i] != 1)
+            return 0;
+    return 1;
+}
+
+dfg_type dfg_layout_rows_view(const dfg_type *type)
+{
+    dfg_type view = *type;
+    int64_t block = dfg_layout_block(type->layout);
+    if (type->rank != 4 || type->layout == DFG_LAYOUT_NHWC || block <= 1)
+        return view;
+    view.shape[1] /= block;
+    view.shape[3] *= block;
+    view.layout = DFG_LAYOUT_PLAIN;
+    return view;
+}
+
 int dfg_layout_per_channel_full(dfg_op op, const dfg_type *in, int32_t n_in,
                                 const dfg_type *out)
 {
@@ -139,6 +166,12 @@ dfg_status dfg_layout_check(dfg_op op, const dfg_attrs *attrs,
                    ? check_all(in, n_in, out, n_out, DFG_LAYOUT_NHWC, "nhwc")
                    : wrong("output", 0, &out[0], "plain (a concat of nhwc "
                            "parts along the channels only)");
+    if (n_out == 1 && dfg_op_layout_rows(op, attrs, out[0].rank))
+        return out[0].layout == DFG_LAYOUT_NHWC
+                   ? wrong("output", 0, &out[0], "plain or blocked (rows "
+                           "of channel blocks)")
+                   : check_all(in, n_in, out, n_out, out[0].layout,
+                               "in the output's layout");
     int pool = op == DFG_OP_MAX_POOL || op == DFG_OP_AVERAGE_POOL ||
                op == DFG_OP_GLOBAL_AVERAGE_POOL;
     if (n_out == 1 &&

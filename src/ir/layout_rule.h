@@ -11,6 +11,8 @@
  *   concat   along the channels of 4-D parts, every part and the output
  *            nhwc (the CUDA backend copies the parts per pixel), or as
  *            below;
+ *   concat and slice along the rows (dfg_op_layout_rows): every operand
+ *            and output plain or in one blocked layout;
  *   layout-agnostic ops (dfg_op_layout_agnostic), max_pool,
  *            average_pool, global_average_pool and per-channel add and
  *            mul (dfg_layout_per_channel_full; the CPU backend runs a
@@ -39,6 +41,19 @@ int dfg_layout_fits(const dfg_type *type, int32_t layout);
 int dfg_op_layout_agnostic(dfg_op op, const dfg_attrs *attrs,
                            const dfg_type *in, int32_t n_in,
                            const dfg_type *out);
+
+/* 1 for a concat of 4-D tensors along the rows (axis 2), or a slice of a
+ * 4-D tensor along the rows only with step 1: in a blocked layout (not
+ * nhwc) a row of a channel block is W * block contiguous elements, so
+ * the kernel moves the rows of the [N, C / block, H, W * block] view as
+ * it moves NCHW's (dfg_layout_rows_view). Tiled execution's bands and
+ * joins (passes/tile_spatial.c). */
+int dfg_op_layout_rows(dfg_op op, const dfg_attrs *attrs, int32_t rank);
+
+/* type seen as the plain tensor its bytes hold for dfg_op_layout_rows:
+ * a blocked [N, C, H, W] as [N, C / block, H, W * block]; any other
+ * type unchanged. */
+dfg_type dfg_layout_rows_view(const dfg_type *type);
 
 /* For an add or mul of a 4-D f32 [N, C, H, W] tensor and a [N, C, 1, 1]
  * one (a per-channel scale or shift, in either order) into out: the

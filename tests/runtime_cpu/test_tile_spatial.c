@@ -6,7 +6,10 @@
  * pass offers; the
  * compiler tiles it memory first (prefer_memory) with a smaller verified
  * arena, the same weights and the op-by-op bound reported, and never
- * with tiling off or speed first. */
+ * with tiling off or speed first. Bands compiled speed first keep
+ * oneDNN's blocked layout through their row slices and joins (no reorder
+ * added), whose kernels move a plain slice's and concat's elements laid
+ * out; a band that reads a wrong row changes the logits. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,8 +25,10 @@
 #include "dfg/graph.h"
 #include "dfg/session.h"
 #include "ir/graph.h"
+#include "ir/layout_rule.h"
 #include "passes/tile_spatial.h"
 #include "program/program.h"
+#include "runtime/cpu/kernels.h"
 #include "tests/support/random_data.h"
 
 #define H 64
@@ -232,11 +237,209 @@ static void test_every_cut(void **state)
     dfg_graph_destroy(g);
 }
 
+/* Steps of op; with blocked, those whose input 0 and output are in a
+ * blocked layout. */
+static int steps_of(const dfg_program *p, dfg_op op, int blocked)
+{
+    int n = 0;
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        const dfg_program_step *s = &p->steps[i];
+        n += s->op == op &&
+             (!blocked ||
+              (p->tensors[s->inputs[0]].type.layout != DFG_LAYOUT_PLAIN &&
+               p->tensors[s->outputs[0]].type.layout != DFG_LAYOUT_PLAIN));
+    }
+    return n;
+}
+
+/* The tiled graph of each cut in 2 and 3 bands, compiled speed first,
+ * has no reorder step the untiled program does not have (the bands' row
+ * slices and the join stay in the layout of the convs around them,
+ * dfg_op_layout_rows) and the untiled logits; where the untiled program
+ * runs blocked, joins of 4 or more tilings are blocked. */
+static void test_blocked_bands(void **state)
+{
+    (void)state;
+    dfg_graph *g = small_cnn();
+    float *x = random_floats(INPUT_NUMEL, 1.0f);
+    float want[CLASSES], got[CLASSES];
+    dfg_program *plain = untiled(g, x, want);
+    int blocked = 0;
+    for (int32_t i = 0; i < plain->n_tensors; i++)
+        blocked |= plain->tensors[i].type.layout != DFG_LAYOUT_PLAIN;
+    int checked = 0;
+    for (int32_t v = 0; v < g->n_values; v++)
+        for (int32_t t = 2; t <= 3; t++) {
+            dfg_tile_plan one = {1, {v, 0}, {t, 0}, 0, 0};
+            dfg_graph *copy;
+            int32_t joined;
+            assert_int_equal(dfg_graph_clone(g, NULL, &copy), DFG_OK);
+            if (dfg_tile_apply(copy, &one, &joined) != DFG_OK) {
+                dfg_graph_destroy(copy);
+                continue;
+            }
+            dfg_program *p = untiled(copy, x, got);
+            assert_close(got, want, CLASSES);
+            assert_true(steps_of(p, DFG_OP_REORDER, 0) <=
+                        steps_of(plain, DFG_OP_REORDER, 0));
+            checked += steps_of(p, DFG_OP_CONCAT, 1) >
+                       steps_of(plain, DFG_OP_CONCAT, 1);
+            dfg_program_destroy(p);
+            dfg_graph_destroy(copy);
+        }
+    if (blocked)
+        assert_true(checked >= 4);
+    dfg_program_destroy(plain);
+    free(x);
+    dfg_graph_destroy(g);
+}
+
+/* The comparison sees a wrong band: the tiled graph with one band's
+ * slice of rows moved up by a row (same shape) gives other logits. */
+static void test_wrong_band_seen(void **state)
+{
+    (void)state;
+    dfg_graph *g = small_cnn();
+    float *x = random_floats(INPUT_NUMEL, 1.0f);
+    float want[CLASSES], got[CLASSES];
+    dfg_program_destroy(untiled(g, x, want));
+    int moved = 0;
+    for (int32_t v = 0; v < g->n_values && moved < 3; v++) {
+        dfg_tile_plan one = {1, {v, 0}, {3, 0}, 0, 0};
+        dfg_graph *copy;
+        int32_t joined;
+        assert_int_equal(dfg_graph_clone(g, NULL, &copy), DFG_OK);
+        int32_t slice = -1;
+        if (dfg_tile_apply(copy, &one, &joined) == DFG_OK)
+            for (int32_t n = 0; n < copy->n_nodes; n++)
+                if (!copy->nodes[n].dead &&
+                    copy->nodes[n].op == DFG_OP_SLICE &&
+                    copy->nodes[n].attrs.starts[0] > 0)
+                    slice = n;
+        if (slice >= 0) {
+            copy->nodes[slice].attrs.starts[0]--;
+            copy->nodes[slice].attrs.ends[0]--;
+            dfg_program_destroy(untiled(copy, x, got));
+            double diff = 0.0, norm = 0.0;
+            for (int i = 0; i < CLASSES; i++) {
+                diff += ((double)got[i] - want[i]) * ((double)got[i] - want[i]);
+                norm += (double)want[i] * want[i];
+            }
+            assert_true(sqrt(diff / norm) > 1e-4);
+            moved++;
+        }
+        dfg_graph_destroy(copy);
+    }
+    assert_true(moved >= 1);
+    free(x);
+    dfg_graph_destroy(g);
+}
+
+/* --- rows of a blocked tensor (dfg_op_layout_rows) */
+
+#define RC 32 /* channels: two blocks of 16, four of 8 */
+#define RW 5
+
+/* Element (c, h, w) of a [1, RC, rows, RW] tensor in layout. */
+static int64_t at(int32_t layout, int64_t rows, int64_t c, int64_t h,
+                  int64_t w)
+{
+    int64_t b = dfg_layout_block(layout);
+    return ((c / b) * rows + h) * RW * b + w * b + c % b;
+}
+
+/* x's rows [lo, hi) of a [1, RC, h, RW] tensor, plain, laid out. */
+static void lay_out(const float *x, int64_t h, int64_t lo, int64_t hi,
+                    int32_t layout, float *y)
+{
+    for (int64_t c = 0; c < RC; c++)
+        for (int64_t r = lo; r < hi; r++)
+            for (int64_t w = 0; w < RW; w++)
+                y[at(layout, hi - lo, c, r - lo, w)] = x[(c * h + r) * RW + w];
+}
+
+/* A blocked slice of rows and a blocked concat of rows move the elements
+ * a plain one moves, laid out; the rule takes them in one blocked layout
+ * and refuses nhwc, mixed layouts, columns and steps. */
+static void test_rows_blocked(void **state)
+{
+    (void)state;
+    enum { ROWS = 7, LO = 2, HI = 6 };
+    float *x = random_floats(RC * ROWS * RW, 1.0f);
+    static const int32_t layouts[] = {DFG_LAYOUT_NCHW8C, DFG_LAYOUT_NCHW16C};
+    for (int k = 0; k < 2; k++) {
+        int32_t l = layouts[k];
+        float xb[RC * ROWS * RW], got[RC * ROWS * RW], want[RC * ROWS * RW];
+        lay_out(x, ROWS, 0, ROWS, l, xb);
+        dfg_type whole = {DFG_F32, 4, {1, RC, ROWS, RW}, l};
+        dfg_type part = {DFG_F32, 4, {1, RC, HI - LO, RW}, l};
+        dfg_attrs a;
+        dfg_attrs_init(&a);
+        a.n_axes = 1;
+        a.axes[0] = 2;
+        a.starts[0] = LO;
+        a.ends[0] = HI;
+        a.steps[0] = 1;
+        assert_true(dfg_op_layout_rows(DFG_OP_SLICE, &a, 4));
+        assert_int_equal(dfg_layout_check(DFG_OP_SLICE, &a, &whole, 1, &part,
+                                          1), DFG_OK);
+        const void *in[2] = {xb, NULL};
+        void *out[1] = {got};
+        dfg_kernel_args args = {.op = DFG_OP_SLICE, .attrs = &a,
+                                .n_inputs = 1, .in_types = &whole, .in = in,
+                                .n_outputs = 1, .out_types = &part,
+                                .out = out};
+        assert_int_equal(dfg_cpu_slice(&args), DFG_OK);
+        lay_out(x, ROWS, LO, HI, l, want);
+        assert_memory_equal(got, want, sizeof(float) * RC * (HI - LO) * RW);
+        /* rows [0, LO) and [LO, ROWS) joined give x */
+        float p0[RC * ROWS * RW], p1[RC * ROWS * RW];
+        lay_out(x, ROWS, 0, LO, l, p0);
+        lay_out(x, ROWS, LO, ROWS, l, p1);
+        dfg_type parts[2] = {{DFG_F32, 4, {1, RC, LO, RW}, l},
+                             {DFG_F32, 4, {1, RC, ROWS - LO, RW}, l}};
+        dfg_attrs c;
+        dfg_attrs_init(&c);
+        c.axis = 2;
+        in[0] = p0;
+        in[1] = p1;
+        args = (dfg_kernel_args){.op = DFG_OP_CONCAT, .attrs = &c,
+                                 .n_inputs = 2, .in_types = parts, .in = in,
+                                 .n_outputs = 1, .out_types = &whole,
+                                 .out = out};
+        assert_int_equal(dfg_layout_check(DFG_OP_CONCAT, &c, parts, 2, &whole,
+                                          1), DFG_OK);
+        assert_int_equal(dfg_cpu_concat(&args), DFG_OK);
+        assert_memory_equal(got, xb, sizeof xb);
+        /* refused: a plain part, nhwc, a slice of columns, a step of 2 */
+        parts[1].layout = DFG_LAYOUT_PLAIN;
+        assert_int_not_equal(dfg_layout_check(DFG_OP_CONCAT, &c, parts, 2,
+                                              &whole, 1), DFG_OK);
+        dfg_type nhwc[2] = {parts[0], whole};
+        nhwc[0].layout = nhwc[1].layout = DFG_LAYOUT_NHWC;
+        nhwc[0].shape[2] = ROWS;
+        assert_int_not_equal(dfg_layout_check(DFG_OP_CONCAT, &c, nhwc, 1,
+                                              &nhwc[1], 1), DFG_OK);
+        a.axes[0] = 3;
+        a.ends[0] = RW;
+        assert_false(dfg_op_layout_rows(DFG_OP_SLICE, &a, 4));
+        a.axes[0] = 2;
+        a.steps[0] = 2;
+        assert_false(dfg_op_layout_rows(DFG_OP_SLICE, &a, 4));
+        assert_int_not_equal(dfg_layout_check(DFG_OP_SLICE, &a, &whole, 1,
+                                              &part, 1), DFG_OK);
+    }
+    free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compiler_tiles),
         cmocka_unit_test(test_every_cut),
+        cmocka_unit_test(test_blocked_bands),
+        cmocka_unit_test(test_wrong_band_seen),
+        cmocka_unit_test(test_rows_blocked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

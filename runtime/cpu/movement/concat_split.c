@@ -11,6 +11,7 @@
 
 #include <string.h>
 #include "ir/geometry/layout_geometry.h"
+#include "ir/layout_rule.h"
 #include "runtime/cpu/parallel.h"
 
 typedef struct parts_move {
@@ -74,11 +75,14 @@ static dfg_status move_parts(const char *op, const dfg_type *whole,
                     .to_whole = to_whole, .inner = 1,
                     .size = dfg_dtype_size(whole->dtype), .src = src,
                     .dst = dst};
+    /* Along the rows a blocked whole moves its view's rows
+     * (dfg_op_layout_rows); its elements are as many. */
+    dfg_type view = axis == 2 ? dfg_layout_rows_view(whole) : *whole;
     int64_t total = 1;
     for (int32_t d = 0; d < whole->rank; d++) {
         total *= whole->shape[d];
         if (d > axis)
-            m.inner *= whole->shape[d];
+            m.inner *= view.shape[d];
     }
     if (total == 0)
         return DFG_OK;

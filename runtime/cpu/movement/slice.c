@@ -2,14 +2,18 @@
  * and ends (dfg_slice_range, shared with the shape rule so that the data
  * matches the shape; the walk is dfg_slice_geometry's). */
 #include "runtime/cpu/kernels.h"
+#include "ir/layout_rule.h"
 #include "runtime/cpu/movement/strided_copy.h"
 
 dfg_status dfg_cpu_slice(const dfg_kernel_args *args)
 {
-    const dfg_type *in = &args->in_types[0];
+    /* Rows of a blocked tensor: the rows of its view
+     * (dfg_op_layout_rows). */
+    dfg_type in_view = dfg_layout_rows_view(&args->in_types[0]);
+    dfg_type out_view = dfg_layout_rows_view(&args->out_types[0]);
+    const dfg_type *in = &in_view;
     dfg_copy_geometry g;
-    dfg_status st = dfg_slice_geometry(args->attrs, in, &args->out_types[0],
-                                       &g);
+    dfg_status st = dfg_slice_geometry(args->attrs, in, &out_view, &g);
     if (st != DFG_OK)
         return st;
     size_t size = dfg_dtype_size(in->dtype);
