@@ -220,6 +220,9 @@ static int uniform_node(const layouts *l, int32_t n)
         return dfg_layout_fits(out, l->block) &&
                dfg_cpu_pool_takes_blocked(node->op, &node->attrs, &in[0], out,
                                           l->block);
+    if (node->op == DFG_OP_BATCH_NORM)
+        return dfg_cpu_batch_norm_takes_blocked(in, node->n_inputs, out,
+                                                l->block);
     if (dfg_layout_per_channel_full(node->op, in, node->n_inputs, out) >= 0)
         return dfg_layout_fits(out, l->block) &&
                dfg_cpu_binary_takes_blocked(node->op, in, out, l->block);
