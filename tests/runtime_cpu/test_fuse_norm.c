@@ -219,20 +219,6 @@ static dfg_graph *chain(const norm_params *p, const char *activation,
     return g;
 }
 
-/* fuse 0: unfused; layouts: the blocked-layout pass on. */
-static dfg_program *compiled(const dfg_graph *g, int fuse, int layouts)
-{
-    dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.fuse_operators = fuse;
-    o.assign_layouts = layouts;
-    dfg_program *p = NULL;
-    if (dfg_compile(g, &o, &p) != DFG_OK)
-        fail_msg("compile: %s", dfg_last_error());
-    check_program(p);
-    return p;
-}
-
 /* The program's batch_norm step: its label, and its output's layout. */
 static const char *norm_step(const dfg_program *p, int32_t *layout)
 {
@@ -267,13 +253,13 @@ static void check_chain(const char *activation, enum variant variant,
     fill_random(x, ELEMS);
     const void *inputs[1] = {x};
     float *want[2] = {NULL, NULL}, *got[2] = {NULL, NULL};
-    dfg_program *unfused = compiled(g, 0, 0);
+    dfg_program *unfused = compile_fusing(g, 0, 0);
     run_program(unfused, inputs, want);
     double ref[ELEMS];
     for (int64_t i = 0; i < ELEMS; i++)
         ref[i] = want[0][i];
     for (int layouts = 0; layouts < 2; layouts++) {
-        dfg_program *fused = compiled(g, 1, layouts);
+        dfg_program *fused = compile_fusing(g, 1, layouts);
         int32_t layout;
         const char *op = norm_step(fused, &layout);
         if (strcmp(op, label) != 0)

@@ -54,19 +54,6 @@ static dfg_graph *build(const pool_case *k)
     return g;
 }
 
-static dfg_program *compiled(const dfg_graph *g, int fuse, int layouts)
-{
-    dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.fuse_operators = fuse;
-    o.assign_layouts = layouts;
-    dfg_program *p = NULL;
-    if (dfg_compile(g, &o, &p) != DFG_OK)
-        fail_msg("compile: %s", dfg_last_error());
-    check_program(p);
-    return p;
-}
-
 /* The index of p's first step of op, and its FLOPs. */
 static int32_t step_of(const dfg_program *p, dfg_op op, int64_t *flops)
 {
@@ -111,7 +98,7 @@ static void check(const pool_case *k)
     dfg_graph *g = build(k);
     const void *inputs[1] = {x};
     float *want[2] = {NULL, NULL};
-    dfg_program *unfused = compiled(g, 0, 0);
+    dfg_program *unfused = compile_fusing(g, 0, 0);
     run_program(unfused, inputs, want);
     int64_t conv_flops, pool_flops, unused;
     int32_t conv = step_of(unfused, DFG_OP_CONV2D, &conv_flops);
@@ -127,7 +114,7 @@ static void check(const pool_case *k)
         assert_true(relative_error(want[0], ref, out_elems) < 1e-6);
     }
     for (int layouts = 0; layouts < 2; layouts++) {
-        dfg_program *p = compiled(g, 1, layouts);
+        dfg_program *p = compile_fusing(g, 1, layouts);
         int64_t flops;
         int32_t at = step_of(p, DFG_OP_CONV2D, &flops);
         int pool_first = step_of(p, DFG_OP_AVERAGE_POOL, &unused) < at;
