@@ -147,9 +147,9 @@ static void test_pad_edge_reflect(void **state)
     free(x);
 }
 
-/* A constant Pad of zeros before an AveragePool, as PyTorch exports
- * one: imported as its input (no pad node), the pool's output unchanged;
- * a Pad of nonzero pads stays a node. */
+/* A constant Pad of zeros of a Relu's output before an AveragePool, as
+ * PyTorch exports one after a conv: imported as its input (no pad node),
+ * the pool's output unchanged; a Pad of nonzero pads stays a node. */
 static void test_pad_of_zeros(void **state)
 {
     (void)state;
@@ -162,7 +162,9 @@ static void test_pad_of_zeros(void **state)
         onnx_builder_input(&b, "x", F32, 4, x_dims, NULL);
         onnx_builder_initializer(&b, "pads", I64, 1, n_pads, pads,
                                  sizeof pads);
-        onnx_builder_node(&b, "Pad", "p", (const char *[]){"x", "pads", NULL},
+        onnx_builder_node(&b, "Relu", "r", (const char *[]){"x", NULL},
+                          (const char *[]){"u", NULL});
+        onnx_builder_node(&b, "Pad", "p", (const char *[]){"u", "pads", NULL},
                           (const char *[]){"t", NULL});
         Onnx__NodeProto *pool = onnx_builder_node(
             &b, "AveragePool", "y", (const char *[]){"t", NULL},
@@ -172,7 +174,7 @@ static void test_pad_of_zeros(void **state)
         onnx_builder_output(&b, "y");
         dfg_graph *graph = NULL;
         assert_int_equal(onnx_builder_import(&b, &graph), DFG_OK);
-        assert_int_equal(dfg_graph_num_nodes(graph), some ? 2 : 1);
+        assert_int_equal(dfg_graph_num_nodes(graph), some ? 3 : 2);
         dfg_graph_destroy(graph);
         int32_t rank;
         int64_t dims[8];
@@ -186,7 +188,9 @@ static void test_pad_of_zeros(void **state)
                     double sum = 0.0;
                     for (int h = 2 * i; h < 2 * i + 2; h++)
                         for (int v = 2 * j; v < 2 * j + 2; v++)
-                            sum += v >= some ? x[(c * 4 + h) * 4 + v - some] : 0.0;
+                            sum += v >= some
+                                       ? fmax(x[(c * 4 + h) * 4 + v - some], 0.0)
+                                       : 0.0;
                     ref[(c * 2 + i) * ow + j] = sum / 4;
                 }
         onnx_run_expect_close(y, ref, 2 * 2 * ow);
