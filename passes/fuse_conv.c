@@ -21,8 +21,8 @@ typedef struct post_op_match {
     int32_t n_nodes;
 } post_op_match;
 
-/* y's one reader n as a post-op of node conv (a conv2d, matmul or gemm:
- * a gemm takes no residual). */
+/* y's one reader n as a post-op of node conv (a conv2d, matmul, gemm or
+ * batch_norm: a gemm and a batch_norm take no residual). */
 static int match_single(const dfg_graph *g, const dfg_fuse_readers *r,
                         int32_t conv, int32_t n, int32_t y, post_op_match *m)
 {
@@ -58,6 +58,7 @@ static int match_single(const dfg_graph *g, const dfg_fuse_readers *r,
         m->residual = residual;
         return residual >= 0 && residual != y &&
                g->nodes[conv].op != DFG_OP_GEMM &&
+               g->nodes[conv].op != DFG_OP_BATCH_NORM &&
                g->nodes[conv].attrs.n_post_ops == 0 &&
                dfg_type_equal(&g->values[residual].type, &g->values[y].type);
     }
@@ -93,7 +94,7 @@ int dfg_fuse_post_op(dfg_graph *g, const dfg_fuse_readers *r, int32_t conv,
     attrs.post_op_alpha[attrs.n_post_ops] = m.alpha;
     attrs.post_op_beta[attrs.n_post_ops] = m.beta;
     attrs.n_post_ops++;
-    int32_t inputs[4] = {-1, -1, -1, -1};
+    int32_t inputs[5] = {-1, -1, -1, -1, -1};
     int32_t n_inputs = node->n_inputs;
     memcpy(inputs, node->inputs, (size_t)n_inputs * sizeof *inputs);
     if (m.residual >= 0) {
@@ -130,4 +131,18 @@ static int fuse_at(dfg_graph *graph, dfg_fuse_readers *r, int32_t n)
 dfg_status dfg_pass_fuse_conv(dfg_graph *graph, dfg_pass_report *report)
 {
     return dfg_fuse_pass(graph, "fuse_conv", fuse_at, report);
+}
+
+static int fuse_norm_at(dfg_graph *graph, dfg_fuse_readers *r, int32_t n)
+{
+    return dfg_fuse_op(graph, n) == DFG_OP_BATCH_NORM
+               ? dfg_fuse_post_ops(graph, r, n)
+               : 0;
+}
+
+dfg_status dfg_pass_fuse_norm_activation(dfg_graph *graph,
+                                         dfg_pass_report *report)
+{
+    return dfg_fuse_pass(graph, "fuse_norm_activation", fuse_norm_at,
+                         report);
 }

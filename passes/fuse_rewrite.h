@@ -48,9 +48,10 @@ int32_t dfg_fuse_hardsigmoid(const dfg_graph *graph,
 /* Node n's live op, or DFG_OP_COUNT for -1 or a dead node. */
 dfg_op dfg_fuse_op(const dfg_graph *graph, int32_t n);
 
-/* Fuses what alone reads node's output into node (a conv2d, matmul or
- * gemm) as one more post-op (dfg_attrs.post_ops; fuse_conv.c): an
- * activation, or a residual add as a first sum (input 3; no gemm's).
+/* Fuses what alone reads node's output into node (a conv2d, matmul, gemm
+ * or batch_norm) as one more post-op (dfg_attrs.post_ops; fuse_conv.c):
+ * an activation, or a residual add as a first sum (input 3; no gemm's or
+ * batch_norm's).
  * 1 and *fused (the fused node) if it did, 0 if none fits, -1 out of
  * memory. */
 int dfg_fuse_post_op(dfg_graph *graph, const dfg_fuse_readers *r,

@@ -10,8 +10,9 @@
  *
  * Values that must share a layout form groups: the operands and output
  * of a layout-agnostic node (src/ir/layout_rule.h: elementwise without
- * broadcast, concat along the channels) or of a pool or per-channel add
- * or mul that oneDNN runs blocked, and a conv's output and its residual. A group may be blocked when every value in it is a 4-D f32
+ * broadcast, concat along the channels) or of a pool, per-channel add
+ * or mul, or batch norm (x and y) that the CPU backend runs blocked, and a
+ * conv's output and its residual. A group may be blocked when every value in it is a 4-D f32
  * tensor whose channels fill whole blocks (no padding: its bytes are
  * NCHW's) and none is a graph output. It is blocked when that saves
  * reorders: the conv ports (x, y, residual) touching it that oneDNN
@@ -220,6 +221,9 @@ static int uniform_node(const layouts *l, int32_t n)
         return dfg_layout_fits(out, l->block) &&
                dfg_cpu_pool_takes_blocked(node->op, &node->attrs, &in[0], out,
                                           l->block);
+    if (node->op == DFG_OP_BATCH_NORM)
+        return dfg_cpu_batch_norm_takes_blocked(in, node->n_inputs, out,
+                                                l->block);
     if (dfg_layout_per_channel_full(node->op, in, node->n_inputs, out) >= 0)
         return dfg_layout_fits(out, l->block) &&
                dfg_cpu_binary_takes_blocked(node->op, in, out, l->block);

@@ -85,6 +85,17 @@ dfg_status dfg_pass_fuse_patterns(dfg_graph *graph, dfg_pass_report *report);
  * every intermediate) has no other reader and is no graph output. The
  * fused node is named after its nodes, joined by '+'. */
 dfg_status dfg_pass_fuse_conv(dfg_graph *graph, dfg_pass_report *report);
+/* Before fuse_conv: a 1x1 conv2d at stride 1 with no padding whose
+ * output only an average pool with no padding reads runs after the pool
+ * instead (passes/pool_first.c: the two commute), on the fewer pixels,
+ * where the pool shrinks the plane. Inference, with the fusion passes. */
+dfg_status dfg_pass_pool_first(dfg_graph *graph, dfg_pass_report *report);
+/* A batch_norm takes the activations that follow it (fuse_conv's, no
+ * add) as post-ops under the same conditions and names: one pass over y
+ * instead of two. For backends whose batch_norm kernel applies them (the
+ * CPU's; dfg_compile_options, passes/pipeline.c). */
+dfg_status dfg_pass_fuse_norm_activation(dfg_graph *graph,
+                                         dfg_pass_report *report);
 /* A matmul or gemm takes an add of a row of N values after it as its bias
  * (a matmul's input 2, a gemm's C with beta 1, where it has none), then
  * post-ops as a conv2d's (a gemm takes no residual); the same conditions

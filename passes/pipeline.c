@@ -1,8 +1,9 @@
 /* dfg_compile: the passes in order, on a private copy of the graph.
  *
  *   verify -> [precision] -> [training -> [buckets]] -> fold -> dce
- *          -> [inference: share weights, fuse patterns, fuse conv, fuse
- *             attention, fuse matmul, transpose views] -> [transposed
+ *          -> [inference: share weights, fuse patterns, pool first, fuse
+ *             conv, [CPU: fuse norm activation], fuse attention, fuse
+ *             matmul, transpose views] -> [transposed
  *             operands] -> [remat] -> [CPU inference memory first: tile
  *             bands of rows] -> [CPU inference: layouts] -> node costs
  *   (a budget remat misses: again from precision on, the stem sliced)
@@ -168,6 +169,14 @@ static int half_inference(const dfg_compile_options *o)
            o->target->half_inference;
 }
 
+/* The batch norm's fused activations: the CPU backend's kernels (its
+ * workspace rule names them, as for the layout pass) apply them. */
+static int fuses_norm_activation(const dfg_compile_options *o)
+{
+    return o->fuse_operators && !o->training &&
+           o->backend_workspace == dfg_cpu_step_workspace;
+}
+
 /* The attention fusion's conditions (dfg_compile_options.fuse_attention):
  * a target that takes the fused op; none is the CPU's defaults. */
 static int fuses_attention(const dfg_compile_options *o)
@@ -201,7 +210,11 @@ static dfg_status step_passes(dfg_graph *g, const dfg_compile_options *o,
     if (st == DFG_OK && o->fuse_operators && !o->training)
         st = dfg_pass_fuse_patterns(g, &report);
     if (st == DFG_OK && o->fuse_operators && !o->training)
+        st = dfg_pass_pool_first(g, &report);
+    if (st == DFG_OK && o->fuse_operators && !o->training)
         st = dfg_pass_fuse_conv(g, &report);
+    if (st == DFG_OK && fuses_norm_activation(o))
+        st = dfg_pass_fuse_norm_activation(g, &report);
     if (st == DFG_OK && o->fuse_operators && fuses_attention(o) && !o->training)
         st = dfg_pass_fuse_attention(g, &report);
     if (st == DFG_OK && o->fuse_operators && !o->training)

@@ -48,6 +48,14 @@ int dfg_cpu_pool_takes_blocked(int32_t op, const dfg_attrs *attrs,
 int dfg_cpu_binary_takes_blocked(int32_t op, const struct dfg_type *in,
                                  const struct dfg_type *out, int32_t layout);
 
+/* 1 if the CPU backend runs this batch_norm (in[0..n_in): x and its
+ * four statistics) of x into out with x and out laid out as layout
+ * (blocked) and the statistics plain, on dfg's kernel
+ * (runtime/cpu/reduce/normalization.c): f32 throughout; 0 if not. */
+int dfg_cpu_batch_norm_takes_blocked(const struct dfg_type *in, int32_t n_in,
+                                     const struct dfg_type *out,
+                                     int32_t layout);
+
 /* This CPU's features as oneDNN uses them: its ISA's name ("avx2",
  * "avx512_core", ...; "" if oneDNN names none). */
 const char *dfg_cpu_layout_isa(void);

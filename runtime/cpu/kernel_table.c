@@ -126,6 +126,8 @@ dfg_cpu_kernel dfg_cpu_kernel_for_step(const dfg_kernel_args *step)
         return dfg_cpu_max_pool_blocked;
     if (kernel == dfg_cpu_reduce)
         return dfg_cpu_global_average_pool_blocked;
+    if (kernel == dfg_cpu_batch_norm)
+        return dfg_cpu_batch_norm_blocked;
     if (kernel == dfg_cpu_binary && step->n_inputs == 2 &&
         dfg_cpu_binary_takes_blocked(step->op, step->in_types,
                                      &step->out_types[0],

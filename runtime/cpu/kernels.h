@@ -21,7 +21,8 @@ dfg_cpu_kernel dfg_cpu_kernel_for(dfg_op op);
 
 /* The kernel for one step, chosen once when a session is created:
  * dfg_cpu_kernel_for(step->op), except that a pool or reduction whose
- * input is blocked runs on its blocked kernel (pool_blocked.h), and a
+ * input is blocked runs on its blocked kernel (pool_blocked.h), a blocked
+ * batch_norm on dfg_cpu_batch_norm_blocked, and a
  * blocked per-channel add or mul on its own (binary_blocked.h), so the
  * plain kernels never look at the layout during a run. */
 dfg_cpu_kernel dfg_cpu_kernel_for_step(const dfg_kernel_args *step);
@@ -35,6 +36,8 @@ dfg_status dfg_cpu_reduce(const dfg_kernel_args *args);  /* reduce_*, global_ave
 dfg_status dfg_cpu_softmax(const dfg_kernel_args *args); /* softmax, log_softmax */
 dfg_status dfg_cpu_layer_norm(const dfg_kernel_args *args);
 dfg_status dfg_cpu_batch_norm(const dfg_kernel_args *args);
+/* batch_norm of a blocked x into y of its layout (normalization.c). */
+dfg_status dfg_cpu_batch_norm_blocked(const dfg_kernel_args *args);
 dfg_status dfg_cpu_matmul(const dfg_kernel_args *args);
 dfg_status dfg_cpu_gemm(const dfg_kernel_args *args);
 dfg_status dfg_cpu_attention(const dfg_kernel_args *args);

@@ -154,10 +154,8 @@ dfg_status dfg_layout_check(dfg_op op, const dfg_attrs *attrs,
     if (op == DFG_OP_BATCH_NORM && n_in == 5 && n_out == 1) {
         st = check_all(in + 1, 4, NULL, 0, DFG_LAYOUT_PLAIN,
                        "plain (the statistics)");
-        if (st == DFG_OK && (in[0].layout != out[0].layout ||
-                             (out[0].layout != DFG_LAYOUT_PLAIN &&
-                              out[0].layout != DFG_LAYOUT_NHWC)))
-            st = wrong("output", 0, &out[0], "plain or nhwc, as x");
+        if (st == DFG_OK && in[0].layout != out[0].layout)
+            st = wrong("output", 0, &out[0], "in x's layout");
         return st;
     }
     if (op == DFG_OP_CONCAT && n_out == 1 &&

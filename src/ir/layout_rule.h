@@ -7,7 +7,8 @@
  *            are), the residual in y's; the bias plain, the weights plain
  *            unless x is nhwc: then the weights and y are nhwc too
  *            (cuDNN's channels-last convolution, KRSC filter);
- *   batch_norm x and y plain or both nhwc, the statistics plain;
+ *   batch_norm x and y in one layout (plain, blocked for the CPU
+ *            backend, nhwc for the CUDA one), the statistics plain;
  *   concat   along the channels of 4-D parts, every part and the output
  *            nhwc (the CUDA backend copies the parts per pixel), or as
  *            below;

@@ -25,7 +25,8 @@ const char *dfg_op_label(dfg_op op, const dfg_attrs *attrs, char *buf,
 {
     const dfg_op_info *info = dfg_op_get(op);
     const char *name = info ? info->name : "?";
-    if ((op != DFG_OP_CONV2D && op != DFG_OP_MATMUL && op != DFG_OP_GEMM) ||
+    if ((op != DFG_OP_CONV2D && op != DFG_OP_MATMUL && op != DFG_OP_GEMM &&
+         op != DFG_OP_BATCH_NORM) ||
         attrs->n_post_ops <= 0)
         return name;
     int used = snprintf(buf, size, "%s", name);

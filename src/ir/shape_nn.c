@@ -4,7 +4,8 @@
 #include "ir/shape_rules.h"
 #include "util/error.h"
 
-/* The post-ops (dfg_attrs.post_ops) of a conv2d, matmul or gemm: known
+/* The post-ops (dfg_attrs.post_ops) of a conv2d, matmul, gemm or
+ * batch_norm (which passes n_in 1: no residual): known
  * kinds, on a float output (f32, or f16 / bf16 for a backend with
  * 16-bit products: dfg_target.half_inference), with a SUM first exactly when input 3 (the residual) is
  * there, of y's type. */
@@ -333,7 +334,7 @@ static dfg_status expect_param(const dfg_type *in, int32_t i, const char *what,
 dfg_status dfg_shape_batch_norm(const dfg_attrs *a, const dfg_type *in,
                                 int32_t n_in, dfg_type *out, int32_t n_out)
 {
-    (void)a, (void)n_in, (void)n_out;
+    (void)n_in, (void)n_out;
     static const char *const names[5] = {"x", "scale", "bias", "mean",
                                          "variance"};
     if (in[0].rank < 2)
@@ -348,7 +349,7 @@ dfg_status dfg_shape_batch_norm(const dfg_attrs *a, const dfg_type *in,
             return st;
     }
     out[0] = in[0];
-    return DFG_OK;
+    return check_post_ops(a, in, 1, &out[0]);
 }
 
 dfg_status dfg_shape_layer_norm(const dfg_attrs *a, const dfg_type *in,

@@ -1,6 +1,7 @@
 /* ONNX ops the importer composes from other dfg ops (ConvTranspose, Pad
  * edge/reflect, 3-D Conv and pools, NegativeLogLikelihoodLoss,
- * SoftmaxCrossEntropyLoss, training-mode Dropout): one-node models built
+ * SoftmaxCrossEntropyLoss, training-mode Dropout; a Pad of zeros as its
+ * input): one-node models built
  * here, run on the CPU backend on random inputs and compared with a
  * direct double-precision reference; their plans verified. The 3-D
  * windows and reflect padding are also differentiated (autodiff over the
@@ -140,6 +141,59 @@ static void test_pad_edge_reflect(void **state)
                 }
                 assert_true(y[i * 9 + j] == x[r * 4 + c]);
             }
+        free(y);
+        onnx_builder_free(&b);
+    }
+    free(x);
+}
+
+/* A constant Pad of zeros of a Relu's output before an AveragePool, as
+ * PyTorch exports one after a conv: imported as its input (no pad node),
+ * the pool's output unchanged; a Pad of nonzero pads stays a node. */
+static void test_pad_of_zeros(void **state)
+{
+    (void)state;
+    const int64_t x_dims[4] = {1, 2, 4, 4}, k[2] = {2, 2}, n_pads[1] = {8};
+    float *x = onnx_run_random_floats(32);
+    for (int some = 0; some < 2; some++) {
+        const int64_t pads[8] = {0, 0, 0, some, 0, 0, 0, 0};
+        onnx_builder b;
+        onnx_builder_init(&b, 13);
+        onnx_builder_input(&b, "x", F32, 4, x_dims, NULL);
+        onnx_builder_initializer(&b, "pads", I64, 1, n_pads, pads,
+                                 sizeof pads);
+        onnx_builder_node(&b, "Relu", "r", (const char *[]){"x", NULL},
+                          (const char *[]){"u", NULL});
+        onnx_builder_node(&b, "Pad", "p", (const char *[]){"u", "pads", NULL},
+                          (const char *[]){"t", NULL});
+        Onnx__NodeProto *pool = onnx_builder_node(
+            &b, "AveragePool", "y", (const char *[]){"t", NULL},
+            (const char *[]){"y", NULL});
+        onnx_builder_attr_ints(pool, "kernel_shape", k, 2);
+        onnx_builder_attr_ints(pool, "strides", k, 2);
+        onnx_builder_output(&b, "y");
+        dfg_graph *graph = NULL;
+        assert_int_equal(onnx_builder_import(&b, &graph), DFG_OK);
+        assert_int_equal(dfg_graph_num_nodes(graph), some ? 3 : 2);
+        dfg_graph_destroy(graph);
+        int32_t rank;
+        int64_t dims[8];
+        float *y = onnx_run_model(&b, (const void *[]){x}, &rank, dims);
+        int64_t w = some ? 5 : 4, ow = w / 2;
+        expect_dims(rank, dims, 4, (const int64_t[]){1, 2, 2, ow});
+        double ref[8];
+        for (int c = 0; c < 2; c++)
+            for (int i = 0; i < 2; i++)
+                for (int j = 0; j < ow; j++) {
+                    double sum = 0.0;
+                    for (int h = 2 * i; h < 2 * i + 2; h++)
+                        for (int v = 2 * j; v < 2 * j + 2; v++)
+                            sum += v >= some
+                                       ? fmax(x[(c * 4 + h) * 4 + v - some], 0.0)
+                                       : 0.0;
+                    ref[(c * 2 + i) * ow + j] = sum / 4;
+                }
+        onnx_run_expect_close(y, ref, 2 * 2 * ow);
         free(y);
         onnx_builder_free(&b);
     }
@@ -568,6 +622,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_transpose_2d),
         cmocka_unit_test(test_pad_edge_reflect),
+        cmocka_unit_test(test_pad_of_zeros),
         cmocka_unit_test(test_conv_3d),
         cmocka_unit_test(test_pools_3d),
         cmocka_unit_test(test_losses),

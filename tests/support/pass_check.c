@@ -73,6 +73,19 @@ dfg_program *compile(const dfg_graph *g, dfg_planner planner,
     return p;
 }
 
+dfg_program *compile_fusing(const dfg_graph *g, int fuse, int layouts)
+{
+    dfg_compile_options o;
+    dfg_compile_options_init(&o);
+    o.fuse_operators = fuse;
+    o.assign_layouts = layouts;
+    dfg_program *p = NULL;
+    if (dfg_compile(g, &o, &p) != DFG_OK)
+        fail_msg("dfg_compile: %s", dfg_last_error());
+    check_program(p);
+    return p;
+}
+
 int32_t tensor_named(const dfg_program *p, const char *name)
 {
     for (int32_t i = 0; i < p->n_tensors; i++)

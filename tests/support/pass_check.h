@@ -41,6 +41,10 @@ dfg_value random_leaf(dfg_graph *g, const char *name, int constant,
 /* dfg_compile with these options, which must succeed. */
 dfg_program *compile(const dfg_graph *g, dfg_planner planner,
                      int fold, int dce, int in_place);
+/* dfg_compile with the fusion passes (fuse) and the blocked-layout pass
+ * (layouts) on or off, which must succeed; the program checked
+ * (check_program). */
+dfg_program *compile_fusing(const dfg_graph *g, int fuse, int layouts);
 /* The index of the program tensor of that name, or -1. */
 int32_t tensor_named(const dfg_program *p, const char *name);
 const char *value_name(const dfg_graph *g, dfg_value v);

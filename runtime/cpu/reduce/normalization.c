@@ -2,7 +2,10 @@
  * optional bias of those dims) and batch_norm in inference form (per
  * channel, dim 1: (x - mean) / sqrt(var + eps) * scale + bias). Statistics
  * accumulate in double; values are computed in f32 and stored in the
- * input's dtype. Both may run in place (out == x). */
+ * input's dtype. Both may run in place (out == x). batch_norm applies its
+ * fused post-ops (dfg_attrs.post_ops, no sum) to y, and has a kernel for
+ * f32 x and y in one blocked layout (nChw8c, nChw16c) beside the plain
+ * one, which the kernel table gives blocked steps. */
 #include <math.h>
 
 #include "runtime/cpu/elementwise/dtype_access.h"
@@ -12,6 +15,9 @@
 #include "runtime/cpu/parallel.h"
 #include "ir/geometry/reduce_geometry.h"
 #include "runtime/cpu/elementwise/vector_clones.h"
+#include "runtime/cpu_layout_rule.h"
+#include "ir/layout_rule.h"
+#include "math/post_ops.h"
 
 typedef struct layer_norm_ctx {
     dfg_dtype dtype;
@@ -118,35 +124,75 @@ typedef struct batch_norm_ctx {
     void *out;
     int64_t channels, plane; /* dim 1, and the product of dims 2.. */
     float epsilon;
+    const dfg_attrs *attrs; /* its fused post-ops */
 } batch_norm_ctx;
+
+/* Channel c's y = x * *k + *shift, the one rounding both kernels use. */
+static void batch_norm_channel(const batch_norm_ctx *c, int64_t channel,
+                               float *k, float *shift)
+{
+    const void *params[4] = {c->scale, c->bias, c->mean, c->var};
+    float v4[4], one[1];
+    for (int j = 0; j < 4; j++)
+        v4[j] = *dfg_load_f32(params[j], c->params_dtype, channel, 1, 1, one);
+    *k = (float)(v4[0] / sqrt((double)v4[3] + c->epsilon));
+    *shift = v4[1] - v4[2] * *k;
+}
+
+/* o[0..m) through the fused post-ops after the first `from`. */
+static void batch_norm_post_ops(const dfg_attrs *a, int32_t from, float *o,
+                                int64_t m)
+{
+    for (int32_t j = from; j < a->n_post_ops; j++)
+        for (int64_t i = 0; i < m; i++)
+            o[i] = dfg_post_op_eltwise(a->post_ops[j], a->post_op_alpha[j],
+                                       a->post_op_beta[j], o[i]);
+}
+
+/* 1 when the first post-op is a relu, which the loops below take in the
+ * same pass (max(y, 0), the bits of dfg_relu). */
+static int first_is_relu(const dfg_attrs *a)
+{
+    return a->n_post_ops > 0 && a->post_ops[0] == DFG_POST_RELU;
+}
+
+DFG_VECTOR_CLONES
+static void scale_shift(const float *restrict v, float k, float shift,
+                        int relu, int64_t m, float *o)
+{
+    if (relu)
+        for (int64_t i = 0; i < m; i++)
+            o[i] = dfg_relu(v[i] * k + shift);
+    else
+        for (int64_t i = 0; i < m; i++)
+            o[i] = v[i] * k + shift;
+}
 
 /* Elements [start, start + n) of the flat tensor, cut where the channel
  * changes so that each piece has one scale and shift. */
 static void batch_norm_range(void *opaque, int64_t start, int64_t n)
 {
     const batch_norm_ctx *c = opaque;
-    float buf[DFG_CPU_BLOCK], obuf[DFG_CPU_BLOCK], one[1];
+    float buf[DFG_CPU_BLOCK], obuf[DFG_CPU_BLOCK];
+    int relu = first_is_relu(c->attrs);
     for (int64_t end = start + n; start < end;) {
         int64_t channel = (start / c->plane) % c->channels;
         int64_t plane_end = (start / c->plane + 1) * c->plane;
         int64_t m = (plane_end < end ? plane_end : end) - start;
-        const void *params[4] = {c->scale, c->bias, c->mean, c->var};
-        float v4[4];
-        for (int k = 0; k < 4; k++)
-            v4[k] = *dfg_load_f32(params[k], c->params_dtype, channel, 1, 1,
-                                  one);
-        float k_scale = (float)(v4[0] / sqrt((double)v4[3] + c->epsilon));
-        float shift = v4[1] - v4[2] * k_scale;
+        float k_scale, shift;
+        batch_norm_channel(c, channel, &k_scale, &shift);
         const float *v = dfg_load_f32(c->x, c->dtype, start, 1, m, buf);
         float *o = dfg_f32_target(c->out, c->dtype, start, obuf);
-        for (int64_t i = 0; i < m; i++)
-            o[i] = v[i] * k_scale + shift;
+        scale_shift(v, k_scale, shift, relu, m, o);
+        batch_norm_post_ops(c->attrs, relu, o, m);
         dfg_store_f32(c->out, c->dtype, start, m, o);
         start += m;
     }
 }
 
-dfg_status dfg_cpu_batch_norm(const dfg_kernel_args *args)
+/* The checks both kernels make, and their context. */
+static dfg_status batch_norm_context(const dfg_kernel_args *args,
+                                     batch_norm_ctx *c)
 {
     const dfg_type *in = &args->in_types[0];
     int64_t numel = dfg_type_numel(in);
@@ -161,13 +207,105 @@ dfg_status dfg_cpu_batch_norm(const dfg_kernel_args *args)
             return dfg_error(DFG_ERR_SHAPE, "batch_norm: input %d must hold %lld %s values",
                              (int)i, (long long)in->shape[1],
                              dfg_dtype_name(params));
-    batch_norm_ctx c = {in->dtype, args->in[0], args->in[1], args->in[2],
-                        args->in[3], args->in[4], params, args->out[0],
-                        in->shape[1], 1, args->attrs->epsilon};
+    *c = (batch_norm_ctx){in->dtype, args->in[0], args->in[1], args->in[2],
+                          args->in[3], args->in[4], params, args->out[0],
+                          in->shape[1], 1, args->attrs->epsilon, args->attrs};
     for (int32_t d = 2; d < in->rank; d++)
-        c.plane *= in->shape[d];
-    if (numel == 0)
-        return DFG_OK;
+        c->plane *= in->shape[d];
+    return DFG_OK;
+}
+
+dfg_status dfg_cpu_batch_norm(const dfg_kernel_args *args)
+{
+    batch_norm_ctx c;
+    dfg_status st = batch_norm_context(args, &c);
+    int64_t numel = dfg_type_numel(&args->in_types[0]);
+    if (st != DFG_OK || numel == 0)
+        return st;
     dfg_cpu_parallel_ranges(numel, DFG_CPU_BLOCK, batch_norm_range, &c);
+    return DFG_OK;
+}
+
+int dfg_cpu_batch_norm_takes_blocked(const struct dfg_type *in, int32_t n_in,
+                                     const struct dfg_type *out,
+                                     int32_t layout)
+{
+    if (n_in != 5 || layout == DFG_LAYOUT_PLAIN || layout == DFG_LAYOUT_NHWC ||
+        !dfg_layout_fits(&in[0], layout) || !dfg_type_equal(&in[0], out))
+        return 0;
+    for (int32_t i = 1; i < 5; i++)
+        if (in[i].dtype != DFG_F32 || in[i].rank != 1 ||
+            in[i].shape[0] != in[0].shape[1])
+            return 0;
+    return 1;
+}
+
+/* y[i][l] = x[i][l] * k[l] + shift[l] over n pixels of b lanes, then
+ * max(y, 0) when relu; b is a constant where the callers inline it. */
+static inline void scale_shift_lanes(int64_t b, const float *restrict x,
+                                     const float *restrict k,
+                                     const float *restrict shift, int relu,
+                                     int64_t n, float *y)
+{
+    for (int64_t i = 0; i < n; i++, x += b, y += b)
+        for (int64_t l = 0; l < b; l++)
+            y[l] = relu ? dfg_relu(x[l] * k[l] + shift[l])
+                        : x[l] * k[l] + shift[l];
+}
+
+DFG_VECTOR_CLONES
+static void scale_shift_8(const float *x, const float *k, const float *shift,
+                          int relu, int64_t n, float *y)
+{
+    scale_shift_lanes(8, x, k, shift, relu, n, y);
+}
+
+DFG_VECTOR_CLONES
+static void scale_shift_16(const float *x, const float *k, const float *shift,
+                           int relu, int64_t n, float *y)
+{
+    scale_shift_lanes(16, x, k, shift, relu, n, y);
+}
+
+/* One channel block of one image: b channels' scale and shift, then
+ * pixel by pixel (b lanes each). */
+static void batch_norm_block(const batch_norm_ctx *c, int64_t b,
+                             int64_t block, int relu)
+{
+    float k[16], shift[16];
+    int64_t c0 = block * b % c->channels;
+    for (int64_t l = 0; l < b; l++)
+        batch_norm_channel(c, c0 + l, &k[l], &shift[l]);
+    int64_t n = c->plane * b;
+    const float *x = (const float *)c->x + block * n;
+    float *y = (float *)c->out + block * n;
+    if (b == 8)
+        scale_shift_8(x, k, shift, relu, c->plane, y);
+    else
+        scale_shift_16(x, k, shift, relu, c->plane, y);
+    batch_norm_post_ops(c->attrs, relu, y, n);
+}
+
+dfg_status dfg_cpu_batch_norm_blocked(const dfg_kernel_args *args)
+{
+    batch_norm_ctx c;
+    dfg_status st = batch_norm_context(args, &c);
+    const dfg_type *x = &args->in_types[0];
+    if (st != DFG_OK)
+        return st;
+    if (!dfg_cpu_batch_norm_takes_blocked(args->in_types, args->n_inputs,
+                                          &args->out_types[0], x->layout) ||
+        args->out_types[0].layout != x->layout)
+        return dfg_error(DFG_ERR_UNSUPPORTED,
+                         "batch_norm: no blocked kernel for these operands "
+                         "(f32 x and y in one blocked layout, f32 "
+                         "statistics)");
+    int64_t b = dfg_layout_block(x->layout);
+    int64_t blocks = x->shape[0] * c.channels / b;
+    int relu = first_is_relu(c.attrs);
+    int parallel = blocks * c.plane * b >= DFG_CPU_PARALLEL_MIN_ELEMENTS;
+#pragma omp parallel for if (parallel)
+    for (int64_t block = 0; block < blocks; block++)
+        batch_norm_block(&c, b, block, relu);
     return DFG_OK;
 }

@@ -208,6 +208,12 @@ static dfg_status plan_batch_norm(const dfg_step_args *s, dfg_cuda_step_plan *p)
             return dfg_error(DFG_ERR_SHAPE, "batch_norm: input %d must hold "
                              "%lld %s values", (int)i, (long long)in->shape[1],
                              dfg_dtype_name(in->dtype));
+    /* The CPU's compile fuses activations into batch_norm (dfg_pass_fuse_
+     * norm_activation); the CUDA target's does not. */
+    if (s->attrs->n_post_ops != 0)
+        return dfg_error(DFG_ERR_UNSUPPORTED, "batch_norm with fused "
+                         "post-ops runs on the cpu backend only: compile "
+                         "the model for the cuda backend");
     p->kind = DFG_CUDA_BATCH_NORM;
     p->u.batch_norm = (dfg_cuda_batch_norm){in->dtype, numel, in->shape[1], 1,
                                             s->attrs->epsilon,

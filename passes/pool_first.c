@@ -1,0 +1,104 @@
+/* Pool before a 1x1 conv (pass.h, dfg_pass_pool_first). An average pool
+ * with no padding makes each output pixel a weighted mean of input pixels
+ * (weights summing to one), and a 1x1 conv with no post-ops is the same
+ * affine map at every pixel, so the two commute:
+ * average_pool(conv(x)) = conv(average_pool(x)). Pooling first runs the
+ * conv on the pooled pixels only (a quarter of them after DenseNet's
+ * transitions' 2x2 pools). The two nodes trade ops, attributes, inputs
+ * and names in place: the first (the conv's slot) pools x into the value
+ * between them, whose type becomes the pooled x's, and the second conv's
+ * that into the pool's old output, so the recorded order stays
+ * topological and every other reader sees the same values. */
+#include "passes/fuse_rewrite.h"
+
+#include <string.h>
+#include "util/error.h"
+
+/* 1 if node c is a conv2d that commutes with an average pool: 1x1 at
+ * stride 1, no padding, no post-ops and no residual. */
+static int pointwise_conv(const dfg_graph *g, int32_t c)
+{
+    const dfg_ir_node *n = &g->nodes[c];
+    const dfg_attrs *a = &n->attrs;
+    if (dfg_fuse_op(g, c) != DFG_OP_CONV2D || n->n_inputs > 3 ||
+        n->n_outputs != 1 || a->n_post_ops != 0 || a->kernel[0] != 1 ||
+        a->kernel[1] != 1 || a->strides[0] != 1 || a->strides[1] != 1)
+        return 0;
+    for (int32_t i = 0; i < 4; i++)
+        if (a->pads[i] != 0)
+            return 0;
+    return 1;
+}
+
+/* 1 if node p is an average pool with no padding and whole windows (no
+ * ceil_mode): its weights sum to one at every output pixel. */
+static int unpadded_average_pool(const dfg_graph *g, int32_t p)
+{
+    const dfg_ir_node *n = &g->nodes[p];
+    if (dfg_fuse_op(g, p) != DFG_OP_AVERAGE_POOL || n->n_inputs != 1 ||
+        n->n_outputs != 1 || n->attrs.ceil_mode != 0)
+        return 0;
+    for (int32_t i = 0; i < 2 * DFG_MAX_RANK; i++)
+        if (n->attrs.pads[i] != 0)
+            return 0;
+    return 1;
+}
+
+/* Nodes a and b trade their names in the graph's table; 0, or -1 out of
+ * memory (the table as it was). */
+static int swap_names(dfg_graph *g, int32_t a, int32_t b)
+{
+    char *name_a = g->nodes[a].name, *name_b = g->nodes[b].name;
+    dfg_name_table_remove(&g->node_names, name_a);
+    dfg_name_table_remove(&g->node_names, name_b);
+    if (dfg_name_table_insert(&g->node_names, name_a, b) != 0 ||
+        dfg_name_table_insert(&g->node_names, name_b, a) != 0) {
+        dfg_name_table_remove(&g->node_names, name_a);
+        dfg_name_table_insert(&g->node_names, name_a, a);
+        dfg_name_table_insert(&g->node_names, name_b, b);
+        return -1;
+    }
+    g->nodes[a].name = name_b;
+    g->nodes[b].name = name_a;
+    return 0;
+}
+
+static int pool_first_at(dfg_graph *g, dfg_fuse_readers *r, int32_t c)
+{
+    if (!pointwise_conv(g, c))
+        return 0;
+    int32_t y = g->nodes[c].outputs[0];
+    int32_t p = dfg_fuse_only_reader(g, r, y);
+    if (p < 0 || !unpadded_average_pool(g, p))
+        return 0;
+    dfg_ir_node *conv = &g->nodes[c], *pool = &g->nodes[p];
+    int32_t x = conv->inputs[0];
+    dfg_type pooled;
+    memset(&pooled, 0, sizeof pooled);
+    const dfg_type *xt = &g->values[x].type, *yt = &g->values[y].type;
+    if (dfg_op_get(DFG_OP_AVERAGE_POOL)->shape(&pool->attrs, xt, 1, &pooled,
+                                               1) != DFG_OK ||
+        pooled.shape[2] * pooled.shape[3] >= yt->shape[2] * yt->shape[3])
+        return 0;
+    if (swap_names(g, c, p) != 0)
+        return -1;
+    dfg_ir_node held = *conv;
+    conv->op = pool->op;
+    conv->attrs = pool->attrs;
+    conv->inputs = pool->inputs;
+    conv->n_inputs = pool->n_inputs;
+    conv->inputs[0] = x;
+    pool->op = held.op;
+    pool->attrs = held.attrs;
+    pool->inputs = held.inputs;
+    pool->n_inputs = held.n_inputs;
+    pool->inputs[0] = y;
+    g->values[y].type = pooled;
+    dfg_fuse_readers_count(g, r);
+    return 1;
+}
+
+dfg_status dfg_pass_pool_first(dfg_graph *graph, dfg_pass_report *report)
+{
+    return dfg_fuse_pass(graph, "pool_first", pool_first_at, report);
+}
