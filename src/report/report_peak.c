@@ -36,6 +36,21 @@ static int64_t own_workspace(const dfg_program *p, int32_t s, int least)
     return bytes;
 }
 
+/* 1 if step s reads or writes a tensor in a layout other than plain:
+ * only the library runs it there, its scratch included. */
+static int runs_laid_out(const dfg_program *p, int32_t s)
+{
+    const dfg_program_step *st = &p->steps[s];
+    for (int32_t j = 0; j < st->n_inputs + st->n_outputs; j++) {
+        int32_t t = j < st->n_inputs ? st->inputs[j]
+                                     : st->outputs[j - st->n_inputs];
+        if (t >= 0 && t < p->n_tensors &&
+            p->tensors[t].type.layout != DFG_LAYOUT_PLAIN)
+            return 1;
+    }
+    return 0;
+}
+
 void dfg_report_peak_find(const dfg_program *p, dfg_report_peak *peak)
 {
     memset(peak, 0, sizeof *peak);
@@ -59,6 +74,7 @@ void dfg_report_peak_find(const dfg_program *p, dfg_report_peak *peak)
     peak->workspace = p->tensors[w].bytes;
     peak->own_workspace = own_workspace(p, peak->step, 0);
     peak->library_scratch = p->workspace_rule[0] != '\0' &&
+                            !runs_laid_out(p, peak->step) &&
                             peak->own_workspace >= 0 &&
                             peak->workspace > peak->own_workspace;
 }
@@ -77,7 +93,8 @@ uint64_t dfg_report_scratch_free_bound(const dfg_program *p)
         for (int32_t s = 0; s < p->n_steps; s++) {
             int32_t w = p->steps[s].workspace;
             int64_t own = w >= 0 && w < p->n_tensors &&
-                                  p->workspace_rule[0] != '\0'
+                                  p->workspace_rule[0] != '\0' &&
+                                  !runs_laid_out(p, s)
                               ? own_workspace(p, s, 0)
                               : -1;
             if (own >= 0 && p->tensors[w].bytes > own) {
