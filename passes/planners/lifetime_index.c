@@ -155,6 +155,10 @@ dfg_status dfg_lifetime_index_overlapping(const dfg_lifetime_index *index,
             int32_t shared_block = (e->first > first ? e->first : first) / BLOCK;
             if (shared_block < p.lo || shared_block > p.hi)
                 continue;
+            if (out->count < out->capacity) { /* no call while it fits */
+                out->items[out->count++] = *e;
+                continue;
+            }
             dfg_status status = dfg_entry_list_push(index->allocator, out, e);
             if (status != DFG_OK)
                 return status;
