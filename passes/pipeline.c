@@ -105,6 +105,8 @@ static dfg_status check_options(const dfg_compile_options *o)
     return DFG_OK;
 }
 
+/* Memory first's arenas that count as equal: within 1/ARENA_TIE. */
+#define ARENA_TIE 16
 
 /* Tiling candidates compiled (those of the best estimates), and the
  * extra FLOPs a tiled program may cost, in percent of the untiled one's. */
@@ -424,12 +426,12 @@ static dfg_status compile_best(const dfg_graph *graph,
 }
 
 /* The index of the smallest of the non-zero sizes[0..3) (sizes[0] is
- * not 0), the first on a tie. */
-static int smallest(const uint64_t sizes[3])
+ * not 0), the first on a tie: within 1/ARENA_TIE. */
+static int smallest_but_ties(const uint64_t sizes[3])
 {
     int kept = 0;
     for (int i = 1; i < 3; i++)
-        if (sizes[i] > 0 && sizes[i] < sizes[kept])
+        if (sizes[i] > 0 && sizes[i] + sizes[kept] / ARENA_TIE < sizes[kept])
             kept = i;
     return kept;
 }
@@ -483,8 +485,9 @@ dfg_status dfg_compile(const dfg_graph *graph,
     /* Memory first: with blocked layouts (whose steps keep the scratch
      * only the library runs them with), plain, and plain with depthwise
      * convs written over their inputs (which then run dfg's kernel); the
-     * smallest arena kept, on a tie the first of these (faster): memory
-     * first plans at the bound without library scratch. */
+     * smallest arena kept, on a tie the first of these (faster). Arenas
+     * within 1/ARENA_TIE of each other tie: a few bytes less are not
+     * worth dfg's kernels in place of the library's. */
     dfg_compile_options blocked = effective, plain = effective;
     dfg_compile_options over = effective;
     blocked.in_place_depthwise = plain.in_place_depthwise = 0;
@@ -502,12 +505,12 @@ dfg_status dfg_compile(const dfg_graph *graph,
             arenas[i] = programs[i]->stats.arena_bytes;
             bounds[i] = programs[i]->stats.op_by_op_lower_bound_bytes;
         }
-    int kept = st == DFG_OK ? smallest(arenas) : 0;
+    int kept = st == DFG_OK ? smallest_but_ties(arenas) : 0;
     /* The op-by-op bound: the untiled program's that memory first keeps
      * (its arena is its bound). */
     if (st == DFG_OK && bounds[0] > 0)
         programs[kept]->stats.op_by_op_lower_bound_bytes =
-            bounds[smallest(bounds)];
+            bounds[smallest_but_ties(bounds)];
     for (int i = 0; i < 3; i++)
         if (st != DFG_OK || i != kept)
             dfg_program_destroy(programs[i]);

@@ -117,7 +117,9 @@ typedef struct dfg_compile_options {
      * nothing: their copies at the boundaries, and the scratch of the
      * steps between them that only the library runs, can sit above that
      * bound, so the graph is compiled both plain and with them and the
-     * smaller arena kept (the blocked program on a tie). 0: the scratch
+     * smaller arena kept (the blocked program on a tie: arenas within
+     * 1/16 of each other tie, since the plain program runs dfg's kernels
+     * in place of the library's). 0: the scratch
      * and layouts are kept wherever the backend wants them (faster; the
      * summary states the extra per step). With in_place_depthwise the
      * plain program is compiled with and without depthwise convs written
