@@ -302,10 +302,10 @@ static dfg_status import_pad(dfg_onnx_importer *im, const dfg_onnx_op *op)
     /* A pad of zeros (PyTorch exports one before an average pool) of a
      * node's output is that output (a graph input keeps its pad node, so
      * that a graph output named after the pad keeps its name). */
-    int nothing = im->entries[x].produced;
-    for (int32_t i = 0; i < n_pads; i++)
-        nothing &= attrs.pads[i] == 0;
-    if (st == DFG_OK && nothing)
+    int nothing = st == DFG_OK && im->entries[x].produced;
+    for (int32_t i = 0; nothing && i < n_pads; i++)
+        nothing = attrs.pads[i] == 0;
+    if (nothing)
         return dfg_onnx_bind_output(im, 0, x);
     if (st == DFG_OK && strcmp(mode, "constant") != 0)
         st = dfg_onnx_pad_mode(im, x, mode, attrs.pads, &y);

@@ -198,6 +198,21 @@ static void test_pad_of_zeros(void **state)
         onnx_builder_free(&b);
     }
     free(x);
+    /* A Pad of zeros reading a value no one defined: a clear error
+     * (the fuzzer's case), not a read of a missing value's entry. */
+    const int64_t pads[8] = {0};
+    onnx_builder b;
+    onnx_builder_init(&b, 13);
+    onnx_builder_input(&b, "x", F32, 4, x_dims, NULL);
+    onnx_builder_initializer(&b, "pads", I64, 1, n_pads, pads, sizeof pads);
+    onnx_builder_node(&b, "Pad", "p", (const char *[]){"nowhere", "pads", NULL},
+                      (const char *[]){"y", NULL});
+    onnx_builder_output(&b, "y");
+    dfg_graph *graph = NULL;
+    assert_int_not_equal(onnx_builder_import(&b, &graph), DFG_OK);
+    assert_null(graph);
+    assert_non_null(strstr(dfg_last_error(), "nowhere"));
+    onnx_builder_free(&b);
 }
 
 /* Conv over a 3-D window with groups, strides, dilations, unequal pads
