@@ -138,16 +138,18 @@ static int gemm_shape_of(const dfg_attrs *at, const dfg_type *in,
     return 0;
 }
 
-/* 1 if every operand's element count fits an int: oneDNN 2.6's kernels
- * narrow some counts to int (a MatMul of 2^32 rows divided by zero in
- * its primitive descriptor). Larger products run on the reference
- * kernels. */
+/* 1 if every operand's element count fits an int and none is empty:
+ * oneDNN 2.6's kernels narrow some counts to int (a MatMul of 2^32 rows
+ * divided by zero in its primitive descriptor), and its blocking divides
+ * by an empty dimension (a MatMul of 0 rows). Those products run on the
+ * reference kernels. */
 static int counts_fit(const dfg_type *in, int32_t n_in, const dfg_type *out)
 {
     for (int32_t i = 0; i < n_in; i++)
-        if (in[i].rank >= 0 && dfg_type_numel(&in[i]) > INT32_MAX)
+        if (in[i].rank >= 0 && (dfg_type_numel(&in[i]) > INT32_MAX ||
+                                dfg_type_numel(&in[i]) == 0))
             return 0;
-    return dfg_type_numel(out) <= INT32_MAX;
+    return dfg_type_numel(out) <= INT32_MAX && dfg_type_numel(out) > 0;
 }
 
 static int shape_of(dfg_op op, const dfg_attrs *attrs, const dfg_type *in,
