@@ -23,6 +23,7 @@ typedef struct region {
     int32_t n;
     uint8_t *inside;    /* [n_values] the input and region nodes' outputs */
     int32_t *remaining; /* [n_values] reads not by region nodes (+1 output) */
+    int32_t stop;       /* the node the walk stopped at, or -1 */
 } region;
 
 static int stored(const dfg_graph *g, int32_t v)
@@ -38,15 +39,35 @@ static int image(const dfg_graph *g, int32_t v)
            t->layout == DFG_LAYOUT_PLAIN && t->shape[2] > 1;
 }
 
-/* A stored operand an element-wise op broadcasts over the rows: at most
- * one element per channel. */
+/* An operand an element-wise op broadcasts over the rows, at most one
+ * element per channel: stored, or computed ([N,C,1,1], as a squeeze-
+ * excite gate): a value no region node writes (this walk's), so one the
+ * bands read whole (see fixed). */
 static int per_channel(const dfg_graph *g, int32_t v, int64_t channels)
 {
-    return stored(g, v) && dfg_type_numel(&g->values[v].type) <= channels;
+    const dfg_type *t = &g->values[v].type;
+    return (stored(g, v) || (t->rank == 4 && t->shape[2] == 1 &&
+                             t->shape[3] == 1)) &&
+           dfg_type_numel(t) <= channels;
+}
+
+/* An operand every band reads whole: stored, or one of no rows. */
+static int fixed(const dfg_graph *g, int32_t v)
+{
+    return stored(g, v) || !image(g, v);
+}
+
+/* A value of type out that no region node writes (so one that does not
+ * depend on them: the walk stops at a node that reads the region and
+ * is no region op), that the bands read by rows. */
+static int side(const region *r, int32_t v, const dfg_type *out)
+{
+    return v >= 0 && !r->inside[v] && !stored(r->g, v) &&
+           dfg_type_equal(&r->g->values[v].type, out);
 }
 
 /* 1 if node n works on rows and reads the region as it must: its row
- * operands inside, the others stored. */
+ * operands inside (or side values), the others stored. */
 static int fits(const region *r, int32_t n)
 {
     const dfg_graph *g = r->g;
@@ -59,7 +80,8 @@ static int fits(const region *r, int32_t n)
     case DFG_OP_CONV2D:
         return r->inside[in[0]] && stored(g, in[1]) &&
                (node->n_inputs < 3 || in[2] < 0 || stored(g, in[2])) &&
-               (node->n_inputs < 4 || in[3] < 0 || r->inside[in[3]]);
+               (node->n_inputs < 4 || in[3] < 0 || r->inside[in[3]] ||
+                side(r, in[3], &g->values[node->outputs[0]].type));
     case DFG_OP_AVERAGE_POOL:
         if (node->attrs.ceil_mode)
             return 0;
@@ -86,8 +108,9 @@ static int fits(const region *r, int32_t n)
             if (r->inside[in[i]] &&
                 !dfg_type_equal(&g->values[in[i]].type, out))
                 return 0;
-        return (a && b) || (a && per_channel(g, in[1], channels)) ||
-               (b && per_channel(g, in[0], channels));
+        return (a && b) ||
+               (a && (per_channel(g, in[1], channels) || side(r, in[1], out))) ||
+               (b && (per_channel(g, in[0], channels) || side(r, in[0], out)));
     }
     case DFG_OP_SLICE:
         for (int32_t i = 0; i < node->attrs.n_axes; i++)
@@ -110,6 +133,17 @@ static int reads_inside(const region *r, int32_t n)
         if (node->inputs[i] >= 0 && r->inside[node->inputs[i]])
             return 1;
     return 0;
+}
+
+/* 1 if of the region's values node n reads only its input. */
+static int reads_only_input(const region *r, int32_t n)
+{
+    const dfg_ir_node *node = &r->g->nodes[n];
+    for (int32_t i = 0; i < node->n_inputs; i++)
+        if (node->inputs[i] >= 0 && node->inputs[i] != r->input &&
+            r->inside[node->inputs[i]])
+            return 0;
+    return 1;
 }
 
 static void region_free(region *r)
@@ -151,6 +185,7 @@ static dfg_status region_make(const dfg_graph *g, int32_t from, region *r)
                 r->remaining[g->nodes[n].inputs[i]]++;
     for (int32_t i = 0; i < g->n_outputs; i++)
         r->remaining[g->outputs[i]]++;
+    r->stop = -1;
     r->input = from < 0 ? region_input(g)
                : from < g->n_values && image(g, from) ? from : -1;
     if (r->input >= 0)
@@ -173,8 +208,12 @@ static int32_t walk(region *r, int32_t stop,
         const dfg_ir_node *node = &g->nodes[n];
         if (node->dead || !reads_inside(r, n))
             continue;
-        if (!fits(r, n))
+        if (!fits(r, n)) {
+            if (reads_only_input(r, n))
+                continue; /* the input lives on: read it whole */
+            r->stop = n;
             break;
+        }
         r->nodes[r->n++] = n;
         for (int32_t i = 0; i < node->n_inputs; i++) {
             int32_t v = node->inputs[i];
@@ -207,6 +246,26 @@ static void add_cut(void *ctx, int32_t cut)
     cut_list *l = ctx;
     if (l->n < l->max)
         l->values[l->n++] = cut;
+}
+
+dfg_status dfg_tile_region(const dfg_graph *graph, int32_t from,
+                           uint8_t *inside, int32_t *stop, int32_t *cuts,
+                           int32_t max_cuts, int32_t *n_cuts)
+{
+    region r;
+    dfg_status st = region_make(graph, from, &r);
+    if (st != DFG_OK)
+        return st;
+    cut_list l = {cuts, cuts ? max_cuts : 0, 0};
+    walk(&r, -1, add_cut, &l);
+    if (inside)
+        memcpy(inside, r.inside, (size_t)graph->n_values);
+    if (stop)
+        *stop = r.stop;
+    if (n_cuts)
+        *n_cuts = l.n;
+    region_free(&r);
+    return DFG_OK;
 }
 
 /* Rows of input `in` of node that rows `out` of its output read. */
@@ -302,7 +361,7 @@ static dfg_status add_band(bands *b, const int32_t *nodes, int32_t n_nodes,
         rows y = b->held[node->outputs[0]];
         for (int32_t j = 0; j < node->n_inputs; j++) {
             int32_t v = node->inputs[j];
-            if (v < 0 || stored(g, v))
+            if (v < 0 || fixed(g, v))
                 continue;
             rows r = input_rows(g, node, j, y);
             rows *h = &b->held[v];
@@ -319,7 +378,7 @@ static dfg_status add_band(bands *b, const int32_t *nodes, int32_t n_nodes,
         dfg_status st = DFG_OK;
         for (int32_t j = 0; st == DFG_OK && j < node.n_inputs; j++) {
             in[j] = node.inputs[j];
-            if (in[j] >= 0 && !stored(g, in[j]))
+            if (in[j] >= 0 && !fixed(g, in[j]))
                 st = band_operand(b, in[j], input_rows(g, &node, j, want),
                                   node.name, k, j, &in[j]);
         }
@@ -517,137 +576,5 @@ dfg_status dfg_tile_estimate(const dfg_graph *graph, int32_t from,
     if (st == DFG_OK)
         st = measure(copy, peak, flops);
     dfg_graph_destroy(copy);
-    return st;
-}
-
-/* Numbers of bands tried per region. */
-#define BAND_COUNTS 4
-
-static int by_peak(const dfg_tile_plan *x, const dfg_tile_plan *y)
-{
-    return x->peak < y->peak ? -1 : x->peak > y->peak ? 1
-           : x->flops < y->flops ? -1 : x->flops > y->flops;
-}
-
-static int by_peak_q(const void *a, const void *b) { return by_peak(a, b); }
-
-/* Adds c to plans[0..*n) (at most max), or puts it in the place of the
- * plan of largest peak if c's is smaller. */
-static void keep(dfg_tile_plan *plans, int32_t max, int32_t *n,
-                 const dfg_tile_plan *c)
-{
-    if (*n < max) {
-        plans[(*n)++] = *c;
-        return;
-    }
-    int32_t worst = 0;
-    for (int32_t k = 1; k < *n; k++)
-        worst = by_peak(&plans[k], &plans[worst]) > 0 ? k : worst;
-    if (*n > 0 && by_peak(c, &plans[worst]) < 0)
-        plans[worst] = *c;
-}
-
-/* Keeps c in plans[0..*n) if it has the smallest peak of the plans
- * whose last region has its number of bands: one plan per band count. */
-static void keep_per_bands(dfg_tile_plan *plans, int32_t *n,
-                           const dfg_tile_plan *c)
-{
-    int32_t bands = c->tiles[c->n - 1];
-    for (int32_t k = 0; k < *n; k++)
-        if (plans[k].tiles[plans[k].n - 1] == bands) {
-            if (by_peak(c, &plans[k]) < 0)
-                plans[k] = *c;
-            return;
-        }
-    plans[(*n)++] = *c;
-}
-
-dfg_status dfg_tile_apply(dfg_graph *graph, const dfg_tile_plan *plan,
-                          int32_t *joined)
-{
-    *joined = -1;
-    dfg_status st = DFG_OK;
-    for (int32_t k = 0; st == DFG_OK && k < plan->n; k++) {
-        dfg_pass_report report;
-        st = dfg_pass_tile_spatial(graph, *joined, plan->cut[k],
-                                   plan->tiles[k], joined, &report);
-    }
-    return st;
-}
-
-/* graph tiled by base (joined: its last join, or -1) extended by one
- * region at each cut and band count, estimated; those with a smaller
- * peak than base_peak and at most max_flops kept in plans: the max of
- * smallest peak, or with max 0 the one of smallest peak per band count
- * (at most BAND_COUNTS). */
-static dfg_status extend(const dfg_graph *graph, int32_t joined,
-                         const dfg_tile_plan *base, int64_t base_peak,
-                         int64_t max_flops, dfg_tile_plan *plans,
-                         int32_t max, int32_t *n)
-{
-    region r;
-    dfg_status st = region_make(graph, joined, &r);
-    if (st != DFG_OK)
-        return st;
-    cut_list l = {NULL, graph->n_values, 0};
-    l.values = dfg_calloc(&r.g->allocator, (size_t)l.max + 1, sizeof *l.values);
-    if (!l.values)
-        st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of memory");
-    else
-        walk(&r, -1, add_cut, &l);
-    region_free(&r);
-    static const int32_t bands[BAND_COUNTS] = {2, 4, 8, 16};
-    for (int32_t i = 0; st == DFG_OK && i < l.n; i++)
-        for (int32_t b = 0; st == DFG_OK && b < BAND_COUNTS; b++) {
-            dfg_tile_plan c = *base;
-            c.cut[c.n] = l.values[i];
-            c.tiles[c.n++] = bands[b];
-            if (graph->values[l.values[i]].type.shape[2] < bands[b])
-                continue;
-            st = dfg_tile_estimate(graph, joined, l.values[i], bands[b],
-                                   &c.peak, &c.flops);
-            if (st != DFG_OK || c.peak >= base_peak || c.flops > max_flops)
-                continue;
-            if (max > 0)
-                keep(plans, max, n, &c);
-            else
-                keep_per_bands(plans, n, &c);
-        }
-    dfg_free(&graph->allocator, l.values);
-    return st;
-}
-
-dfg_status dfg_tile_candidates(const dfg_graph *graph, int64_t max_flops_pct,
-                               dfg_tile_plan *plans, int32_t max_plans,
-                               int32_t *n_plans)
-{
-    *n_plans = 0;
-    dfg_tile_plan none = {0, {0}, {0}, 0, 0};
-    dfg_status st = measure(graph, &none.peak, &none.flops);
-    int64_t max_flops = none.flops + none.flops * max_flops_pct / 100;
-    /* The second region extends the best first one of each band count:
-     * a cheaper first region can leave room for a second. */
-    dfg_tile_plan first[BAND_COUNTS];
-    int32_t n_first = 0;
-    if (st == DFG_OK)
-        st = extend(graph, -1, &none, none.peak, max_flops, first, 0,
-                    &n_first);
-    int32_t n = 0;
-    for (int32_t i = 0; i < n_first; i++)
-        keep(plans, max_plans, &n, &first[i]);
-    for (int32_t i = 0; st == DFG_OK && i < n_first &&
-                        DFG_TILE_MAX_REGIONS > 1; i++) {
-        dfg_graph *copy = NULL;
-        int32_t joined;
-        st = dfg_graph_clone(graph, &graph->allocator, &copy);
-        if (st == DFG_OK)
-            st = dfg_tile_apply(copy, &first[i], &joined);
-        if (st == DFG_OK)
-            st = extend(copy, joined, &first[i], first[i].peak, max_flops,
-                        plans, max_plans, &n);
-        dfg_graph_destroy(copy);
-    }
-    qsort(plans, (size_t)n, sizeof *plans, by_peak_q);
-    *n_plans = st == DFG_OK ? n : 0;
     return st;
 }

@@ -26,18 +26,22 @@
 
 /* A tiling: n regions, region k up to the value cut[k] in tiles[k]
  * bands, the first from the graph's image, each other from the join of
- * the one before; with its estimates (dfg_tile_estimate). */
+ * the one before, crossing the squeeze-excite blocks squeeze[k] says
+ * (a code of dfg_tile_cross_squeezes, passes/tiling/tile_squeeze.h; 0:
+ * none); with its estimates (dfg_tile_estimate). */
 typedef struct dfg_tile_plan {
     int32_t n;
     int32_t cut[DFG_TILE_MAX_REGIONS], tiles[DFG_TILE_MAX_REGIONS];
     int64_t peak, flops;
+    int32_t squeeze[DFG_TILE_MAX_REGIONS];
 } dfg_tile_plan;
 
 /* In what follows `from` is the region's image: a plain f32 [N,C,H,W]
  * value, or -1 for the graph's first such input. */
 
 /* The tilings of graph (one region at each cut and 2, 4, 8 or 16 bands,
- * and the best of those of each band count extended by a second region)
+ * crossing no squeeze-excite block or some, and the best of those of
+ * each band count extended by a second region)
  * whose estimate has a smaller peak than graph's and at most
  * max_flops_pct percent more FLOPs: the max_plans of smallest estimated peak in plans,
  * smallest first, their number in *n_plans (0: none). */
@@ -45,8 +49,8 @@ dfg_status dfg_tile_candidates(const dfg_graph *graph, int64_t max_flops_pct,
                                dfg_tile_plan *plans, int32_t max_plans,
                                int32_t *n_plans);
 
-/* Tiles graph as plan says (dfg_pass_tile_spatial per region); *joined:
- * the last region's join. */
+/* Tiles graph as plan says (dfg_tile_cross_squeezes and
+ * dfg_pass_tile_spatial per region); *joined: the last region's join. */
 dfg_status dfg_tile_apply(dfg_graph *graph, const dfg_tile_plan *plan,
                           int32_t *joined);
 
@@ -57,6 +61,15 @@ dfg_status dfg_tile_apply(dfg_graph *graph, const dfg_tile_plan *plan,
 dfg_status dfg_pass_tile_spatial(dfg_graph *graph, int32_t from, int32_t cut,
                                  int32_t tiles, int32_t *joined,
                                  dfg_pass_report *report);
+
+/* The region from `from` as the pass walks it: inside[v] (n_values
+ * entries) marks its image and the values its nodes write, *stop is the
+ * first node after them that reads the region and is no region op (-1:
+ * none), cuts[0..*n_cuts) its cuts in order (at most max_cuts). inside,
+ * stop, cuts and n_cuts may be NULL. */
+dfg_status dfg_tile_region(const dfg_graph *graph, int32_t from,
+                           uint8_t *inside, int32_t *stop, int32_t *cuts,
+                           int32_t max_cuts, int32_t *n_cuts);
 
 /* What graph tiled at cut in `tiles` bands would cost, cheaply (no
  * plan): the bytes live at its largest step in the recorded order, and
