@@ -23,6 +23,16 @@ static dfg_status no_memory(void)
     return dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of memory");
 }
 
+static int32_t reader_count(const dfg_graph *g, int32_t v)
+{
+    int32_t n = 0;
+    for (int32_t m = 0; m < g->n_nodes; m++)
+        for (int32_t i = 0; !g->nodes[m].dead && i < g->nodes[m].n_inputs;
+             i++)
+            n += g->nodes[m].inputs[i] == v;
+    return n;
+}
+
 /* Finds the block the region stops at and the region nodes its pooled
  * value x needs; c->x -1 when the region stops at no such block. */
 static dfg_status find_block(crossing *c)
@@ -38,12 +48,14 @@ static dfg_status find_block(crossing *c)
     if (st == DFG_OK)
         st = dfg_tile_region(g, c->from, inside, &stop, NULL, 0, NULL);
     const dfg_ir_node *pool = stop >= 0 ? &g->nodes[stop] : NULL;
+    for (int32_t v = 0; c->from < 0 && v < g->n_values; v++)
+        if (inside[v] && g->values[v].kind == DFG_VALUE_INPUT)
+            c->image = v;
+    /* A block scales x by its gate: x has a reader besides the pool. */
     if (st == DFG_OK && pool && pool->op == DFG_OP_GLOBAL_AVERAGE_POOL &&
         inside[pool->inputs[0]] && !g->values[pool->outputs[0]].is_output &&
-        !g->values[pool->inputs[0]].is_output) {
-        for (int32_t v = 0; c->from < 0 && v < g->n_values; v++)
-            if (inside[v] && g->values[v].kind == DFG_VALUE_INPUT)
-                c->image = v;
+        !g->values[pool->inputs[0]].is_output &&
+        reader_count(g, pool->inputs[0]) > 1) {
         c->x = pool->inputs[0];
         c->pooled = pool->outputs[0];
         need[c->x] = 1;
@@ -51,7 +63,7 @@ static dfg_status find_block(crossing *c)
         for (int32_t n = stop - 1; n >= 0; n--) {
             const dfg_ir_node *node = &g->nodes[n];
             if (node->dead || node->n_outputs != 1 ||
-                !need[node->outputs[0]])
+                !need[node->outputs[0]] || node->outputs[0] == c->image)
                 continue;
             c->prefix[c->n_prefix++] = n;
             for (int32_t i = 0; i < node->n_inputs; i++)
