@@ -116,8 +116,10 @@ static dfg_status copy_prefix(crossing *c, int32_t *view, int32_t *copy_x)
         map[v] = v;
     dfg_attrs none;
     dfg_attrs_init(&none);
-    dfg_status st = add(g, DFG_OP_IDENTITY, g->values[image].name, "squeeze_view",
-                 0, &image, 1, &none, view);
+    /* Names tell crossings apart by their pool's value. */
+    dfg_status st = add(g, DFG_OP_IDENTITY, g->values[image].name,
+                        "squeeze_view", (int)c->pooled, &image, 1, &none,
+                        view);
     if (st == DFG_OK)
         map[image] = *view;
     for (int32_t i = 0; st == DFG_OK && i < c->n_prefix; i++) {
@@ -131,8 +133,8 @@ static dfg_status copy_prefix(crossing *c, int32_t *view, int32_t *copy_x)
         }
         for (int32_t j = 0; j < node.n_inputs; j++)
             in[j] = node.inputs[j] >= 0 ? map[node.inputs[j]] : -1;
-        st = add(g, node.op, node.name, "squeeze_pass", 1, in, node.n_inputs,
-                 &node.attrs, &y);
+        st = add(g, node.op, node.name, "squeeze_pass", (int)c->pooled, in,
+                 node.n_inputs, &node.attrs, &y);
         if (st == DFG_OK)
             map[node.outputs[0]] = y;
     }

@@ -29,41 +29,12 @@
 #include "passes/tile_spatial.h"
 #include "program/program.h"
 #include "runtime/cpu/kernels.h"
+#include "tests/support/cnn_fixture.h"
 #include "tests/support/random_data.h"
 
 #define H 64
 #define INPUT_NUMEL (3 * H * H)
 #define CLASSES 10
-
-static dfg_value weight(dfg_graph *g, const char *name, int32_t rank,
-                        const int64_t *shape)
-{
-    int64_t n = 1;
-    for (int32_t i = 0; i < rank; i++)
-        n *= shape[i];
-    float *data = random_floats(n, 0.3f);
-    dfg_value v;
-    assert_int_equal(dfg_graph_weight(g, name, DFG_F32, rank, shape, data, &v),
-                     DFG_OK);
-    free(data);
-    return v;
-}
-
-static dfg_value conv(dfg_graph *g, dfg_value x, const char *name,
-                      int64_t in, int64_t out, int64_t k, int32_t stride,
-                      int32_t group)
-{
-    char wn[64], bn[64];
-    snprintf(wn, sizeof wn, "%s.w", name);
-    snprintf(bn, sizeof bn, "%s.b", name);
-    dfg_value w = weight(g, wn, 4, (int64_t[]){out, in / group, k, k});
-    dfg_value b = weight(g, bn, 1, (int64_t[]){out});
-    dfg_conv2d_params p = {{stride, stride}, {1, 1},
-                           {k / 2, k / 2, k / 2, k / 2}, group};
-    dfg_value y;
-    assert_int_equal(dfg_conv2d(g, x, w, b, &p, &y), DFG_OK);
-    return y;
-}
 
 static dfg_graph *small_cnn(void)
 {
@@ -73,69 +44,28 @@ static dfg_graph *small_cnn(void)
     dfg_value x, t, u, r;
     assert_int_equal(dfg_graph_input(g, "image", DFG_F32, 4,
                                      (int64_t[]){1, 3, H, H}, &x), DFG_OK);
-    assert_int_equal(dfg_relu(g, conv(g, x, "stem", 3, 16, 3, 2, 1), &t),
+    assert_int_equal(dfg_relu(g, cnn_conv(g, x, "stem", 3, 16, 3, 2, 1), &t),
                      DFG_OK);
-    assert_int_equal(dfg_clip(g, conv(g, t, "dw", 16, 16, 3, 1, 16), 0.0f,
+    assert_int_equal(dfg_clip(g, cnn_conv(g, t, "dw", 16, 16, 3, 1, 16), 0.0f,
                               6.0f, &t), DFG_OK);
-    t = conv(g, t, "expand", 16, 32, 1, 1, 1);
+    t = cnn_conv(g, t, "expand", 16, 32, 1, 1, 1);
     dfg_pool_params mp = {{3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 1, 0};
     assert_int_equal(dfg_max_pool(g, t, &mp, &r), DFG_OK);
-    assert_int_equal(dfg_relu(g, conv(g, r, "block", 32, 32, 3, 1, 1), &u),
+    assert_int_equal(dfg_relu(g, cnn_conv(g, r, "block", 32, 32, 3, 1, 1), &u),
                      DFG_OK);
     assert_int_equal(dfg_add(g, u, r, &t), DFG_OK);
     dfg_pool_params ap = {{3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 0, 0};
     assert_int_equal(dfg_average_pool(g, t, &ap, &u), DFG_OK);
-    dfg_value parts[2] = {u, conv(g, u, "side", 32, 8, 1, 1, 1)};
+    dfg_value parts[2] = {u, cnn_conv(g, u, "side", 32, 8, 1, 1, 1)};
     assert_int_equal(dfg_concat(g, 2, parts, 1, &t), DFG_OK);
     assert_int_equal(dfg_global_average_pool(g, t, &t), DFG_OK);
     assert_int_equal(dfg_flatten(g, t, 1, &t), DFG_OK);
-    dfg_value w = weight(g, "fc.w", 2, (int64_t[]){CLASSES, 40});
+    dfg_value w = cnn_weight(g, "fc.w", 2, (int64_t[]){CLASSES, 40});
     assert_int_equal(dfg_gemm(g, t, w, DFG_NO_VALUE,
                               &(dfg_gemm_params){1.0f, 1.0f, 0, 1}, &t),
                      DFG_OK);
     assert_int_equal(dfg_graph_output(g, t, "logits"), DFG_OK);
     return g;
-}
-
-/* Compiles g with o, checks the plan, runs it on input into y. */
-static dfg_program *compile_and_run(const dfg_graph *g,
-                                    const dfg_compile_options *o,
-                                    const float *input, float *y)
-{
-    dfg_program *p;
-    if (dfg_compile(g, o, &p) != DFG_OK)
-        fail_msg("compile: %s", dfg_last_error());
-    assert_int_equal(dfg_program_verify(p), DFG_OK);
-    const dfg_backend *cpu;
-    dfg_session *session;
-    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
-    assert_int_equal(dfg_session_create(p, cpu, NULL, &session), DFG_OK);
-    const void *in[1] = {input};
-    void *out[1] = {y};
-    assert_int_equal(dfg_session_run(session, in, out), DFG_OK);
-    dfg_session_destroy(session);
-    return p;
-}
-
-static void assert_close(const float *got, const float *want, int n)
-{
-    double diff = 0.0, norm = 0.0;
-    for (int i = 0; i < n; i++) {
-        diff += ((double)got[i] - want[i]) * ((double)got[i] - want[i]);
-        norm += (double)want[i] * want[i];
-    }
-    assert_true(norm > 0.0);
-    if (!(sqrt(diff / norm) < 1e-5))
-        fail_msg("relative error %.3g", sqrt(diff / norm));
-}
-
-/* g compiled with tiling off and run on x into y. */
-static dfg_program *untiled(const dfg_graph *g, const float *x, float *y)
-{
-    dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.tiling = 0;
-    return compile_and_run(g, &o, x, y);
 }
 
 /* Memory first, tiled by default: a smaller arena and lower bound, the
@@ -152,12 +82,12 @@ static void test_compiler_tiles(void **state)
     dfg_compile_options_init(&o);
     o.prefer_memory = 1;
     o.tiling = 0;
-    dfg_program *off = compile_and_run(g, &o, x, want);
+    dfg_program *off = cnn_compile_and_run(g, &o, x, want);
     o.tiling = 1;
-    dfg_program *on = compile_and_run(g, &o, x, tiled);
+    dfg_program *on = cnn_compile_and_run(g, &o, x, tiled);
     dfg_compile_options_init(&o);
     float fast[CLASSES];
-    dfg_program *speed = compile_and_run(g, &o, x, fast);
+    dfg_program *speed = cnn_compile_and_run(g, &o, x, fast);
     assert_int_equal(speed->stats.tiles, 0);
     dfg_program_destroy(speed);
     dfg_plan_stats a, b;
@@ -175,7 +105,7 @@ static void test_compiler_tiles(void **state)
         flops += off->steps[i].flops;
     assert_true(b.tiling_extra_flops >= 0);
     assert_true(b.tiling_extra_flops * 10 <= flops);
-    assert_close(tiled, want, CLASSES);
+    cnn_assert_close(tiled, want, CLASSES);
     dfg_program_destroy(off);
     dfg_program_destroy(on);
     free(x);
@@ -199,7 +129,7 @@ static int run_tiled(const dfg_graph *g, const dfg_tile_plan *plan,
     }
     if (st != DFG_OK)
         fail_msg("tiling: %s", dfg_last_error());
-    dfg_program_destroy(untiled(copy, x, got));
+    dfg_program_destroy(cnn_untiled(copy, x, got));
     dfg_graph_destroy(copy);
     return 1;
 }
@@ -213,19 +143,19 @@ static void test_every_cut(void **state)
     dfg_graph *g = small_cnn();
     float *x = random_floats(INPUT_NUMEL, 1.0f);
     float want[CLASSES], got[CLASSES];
-    dfg_program_destroy(untiled(g, x, want));
+    dfg_program_destroy(cnn_untiled(g, x, want));
     int singles = 0, pairs = 0;
     for (int32_t v = 0; v < g->n_values; v++)
         for (int32_t t = 2; t <= 5; t += t == 3 ? 2 : 1) {
             dfg_tile_plan one = {1, {v, 0}, {t, 0}, 0, 0, {0, 0}};
             if (t == 4 || !run_tiled(g, &one, x, got))
                 continue;
-            assert_close(got, want, CLASSES);
+            cnn_assert_close(got, want, CLASSES);
             singles++;
             for (int32_t u = 0; t < 5 && u < g->n_values + 40; u++) {
                 dfg_tile_plan two = {2, {v, u}, {t, 5 - t}, 0, 0, {0, 0}};
                 if (run_tiled(g, &two, x, got)) {
-                    assert_close(got, want, CLASSES);
+                    cnn_assert_close(got, want, CLASSES);
                     pairs++;
                 }
             }
@@ -263,7 +193,7 @@ static void test_blocked_bands(void **state)
     dfg_graph *g = small_cnn();
     float *x = random_floats(INPUT_NUMEL, 1.0f);
     float want[CLASSES], got[CLASSES];
-    dfg_program *plain = untiled(g, x, want);
+    dfg_program *plain = cnn_untiled(g, x, want);
     int blocked = 0;
     for (int32_t i = 0; i < plain->n_tensors; i++)
         blocked |= plain->tensors[i].type.layout != DFG_LAYOUT_PLAIN;
@@ -278,8 +208,8 @@ static void test_blocked_bands(void **state)
                 dfg_graph_destroy(copy);
                 continue;
             }
-            dfg_program *p = untiled(copy, x, got);
-            assert_close(got, want, CLASSES);
+            dfg_program *p = cnn_untiled(copy, x, got);
+            cnn_assert_close(got, want, CLASSES);
             assert_true(steps_of(p, DFG_OP_REORDER, 0) <=
                         steps_of(plain, DFG_OP_REORDER, 0));
             checked += steps_of(p, DFG_OP_CONCAT, 1) >
@@ -302,7 +232,7 @@ static void test_wrong_band_seen(void **state)
     dfg_graph *g = small_cnn();
     float *x = random_floats(INPUT_NUMEL, 1.0f);
     float want[CLASSES], got[CLASSES];
-    dfg_program_destroy(untiled(g, x, want));
+    dfg_program_destroy(cnn_untiled(g, x, want));
     int moved = 0;
     for (int32_t v = 0; v < g->n_values && moved < 3; v++) {
         dfg_tile_plan one = {1, {v, 0}, {3, 0}, 0, 0, {0, 0}};
@@ -319,13 +249,8 @@ static void test_wrong_band_seen(void **state)
         if (slice >= 0) {
             copy->nodes[slice].attrs.starts[0]--;
             copy->nodes[slice].attrs.ends[0]--;
-            dfg_program_destroy(untiled(copy, x, got));
-            double diff = 0.0, norm = 0.0;
-            for (int i = 0; i < CLASSES; i++) {
-                diff += ((double)got[i] - want[i]) * ((double)got[i] - want[i]);
-                norm += (double)want[i] * want[i];
-            }
-            assert_true(sqrt(diff / norm) > 1e-4);
+            dfg_program_destroy(cnn_untiled(copy, x, got));
+            assert_true(cnn_relative_error(got, want, CLASSES) > 1e-4);
             moved++;
         }
         dfg_graph_destroy(copy);
