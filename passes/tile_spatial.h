@@ -5,9 +5,14 @@
  * A region is the ops from an image (the graph's image input, or a
  * value such as an earlier region's join) on that work on rows
  * (conv2d of any group, max and average pools, batch_norm, element-wise
- * ops whose other operands are stored per-channel or scalar tensors, a
+ * ops whose other operands are per-channel or scalar tensors, stored or
+ * computed before the region (a squeeze-excite gate), or values of their
+ * output's shape that the region does not compute (read by rows), a
  * concat along the channels), up to a cut: a value that is the only one
- * of the region read after it. The pass splits the cut's rows into bands
+ * of the region read after it. Nodes that read only the image among the
+ * region's values read it whole and stay outside (the image lives on);
+ * any other node that reads the region ends it (a squeeze-excite
+ * block's pool is crossed by passes/tiling/tile_squeeze.h). The pass splits the cut's rows into bands
  * and records, per band, a copy of every region op on just the rows that
  * band needs (its receptive field: halo rows are computed by both bands
  * that need them), reading the stored operands of the original op (no
