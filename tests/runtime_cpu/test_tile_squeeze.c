@@ -166,22 +166,15 @@ static void test_compiler_crosses(void **state)
     dfg_graph *g = se_cnn();
     float *x = random_floats(INPUT_NUMEL, 1.0f);
     float tiled[CLASSES], want[CLASSES];
-    dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.prefer_memory = 1;
-    o.tiling = 0;
-    dfg_program *off = cnn_compile_and_run(g, &o, x, want);
-    o.tiling = 1;
-    dfg_program *on = cnn_compile_and_run(g, &o, x, tiled);
+    dfg_program *off, *on;
+    cnn_memory_first(g, x, want, tiled, &off, &on);
     dfg_plan_stats a, b;
     dfg_program_stats(off, &a);
     dfg_program_stats(on, &b);
     assert_true(b.tiles >= 2);
     assert_true(steps_named(on, "squeeze_pass") > 0);
     assert_true(b.arena_bytes < a.arena_bytes);
-    int64_t flops = 0;
-    for (int32_t i = 0; i < off->n_steps; i++)
-        flops += off->steps[i].flops;
+    int64_t flops = cnn_flops(off);
     assert_true(b.tiling_extra_flops > 0 && b.tiling_extra_flops * 10 <= flops);
     cnn_assert_close(tiled, want, CLASSES);
     /* The candidates' best crosses a block, below every tiling that

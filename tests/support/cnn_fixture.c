@@ -71,6 +71,26 @@ dfg_program *cnn_untiled(const dfg_graph *g, const float *x, float *y)
     return cnn_compile_and_run(g, &o, x, y);
 }
 
+void cnn_memory_first(const dfg_graph *g, const float *x, float *want,
+                      float *got, dfg_program **off, dfg_program **on)
+{
+    dfg_compile_options o;
+    dfg_compile_options_init(&o);
+    o.prefer_memory = 1;
+    o.tiling = 0;
+    *off = cnn_compile_and_run(g, &o, x, want);
+    o.tiling = 1;
+    *on = cnn_compile_and_run(g, &o, x, got);
+}
+
+int64_t cnn_flops(const dfg_program *p)
+{
+    int64_t flops = 0;
+    for (int32_t i = 0; i < p->n_steps; i++)
+        flops += (int64_t)p->steps[i].flops;
+    return flops;
+}
+
 double cnn_relative_error(const float *got, const float *want, int n)
 {
     double diff = 0.0, norm = 0.0;

@@ -26,6 +26,14 @@ dfg_program *cnn_compile_and_run(const dfg_graph *g,
 /* The same, tiling off. */
 dfg_program *cnn_untiled(const dfg_graph *g, const float *x, float *y);
 
+/* g compiled memory first (prefer_memory), tiling off into *off and on
+ * into *on, run on x: the untiled outputs into want, the tiled into got. */
+void cnn_memory_first(const dfg_graph *g, const float *x, float *want,
+                      float *got, dfg_program **off, dfg_program **on);
+
+/* The FLOPs of p's steps. */
+int64_t cnn_flops(const dfg_program *p);
+
 /* ||got - want|| / ||want||, want not all zero. */
 double cnn_relative_error(const float *got, const float *want, int n);
 
