@@ -101,7 +101,7 @@ static void replace_reads(dfg_graph *g, int32_t was, int32_t now)
                 g->nodes[n].inputs[i] = now;
 }
 
-/* Pass 1's nodes, placed before the pool: a view of the region's image
+/* Pass 1's nodes, placed right after x: a view of the region's image
  * (so that the copy is a region of its own), then a copy of the prefix
  * reading it; *view and *copy_x: the view and the copy of x. */
 static dfg_status copy_prefix(crossing *c, int32_t *view, int32_t *copy_x)
@@ -141,6 +141,9 @@ static dfg_status copy_prefix(crossing *c, int32_t *view, int32_t *copy_x)
     *copy_x = map[c->x];
     dfg_free(&g->allocator, map);
     int32_t pool = g->values[c->pooled].producer;
+    /* Right after x: before every reader of x, which a carried x's join
+     * replaces; after every value the copy reads. */
+    int32_t at = g->values[c->x].producer + 1;
     if (st == DFG_OK)
         g->nodes[pool].inputs[0] = *copy_x;
     int32_t *before = dfg_calloc(&g->allocator,
@@ -149,7 +152,7 @@ static dfg_status copy_prefix(crossing *c, int32_t *view, int32_t *copy_x)
     if (st == DFG_OK && !before)
         st = no_memory();
     for (int32_t k = 0; st == DFG_OK && k < g->n_nodes - n_original; k++)
-        before[k] = pool;
+        before[k] = at;
     if (st == DFG_OK)
         st = dfg_graph_place_appended(g, n_original, before);
     dfg_free(&g->allocator, before);

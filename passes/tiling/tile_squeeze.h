@@ -15,8 +15,9 @@
  *   - carried (DFG_TILE_CARRY): pass 1's bands are joined into x whole,
  *     which the pool and the scaling read; the region's nodes that only
  *     x needed die, and its bands read the block's result by rows.
- * Every value keeps its index; pass 1's nodes are placed before the
- * pool, so the order stays topological. */
+ * Every value keeps its index; pass 1's nodes are placed right after
+ * x's producer (before every reader of x), the band pools before the
+ * pool they replace, so the order stays topological. */
 #ifndef DFG_TILE_SQUEEZE_H
 #define DFG_TILE_SQUEEZE_H
 

@@ -1,7 +1,8 @@
 /* Tiled execution through squeeze-excite blocks
  * (passes/tiling/tile_squeeze.h): a small CNN whose stem feeds both a
  * block (expand, strided depthwise conv, squeeze-excite, project) and a
- * strided projection added to it (as RegNetY's first block), then a
+ * strided projection added to it (as RegNetY's first block), x also
+ * read before its pool by a 1x1 conv added to the block's output, then a
  * second block and a heavy tail, gives the untiled program's outputs
  * when its regions cross one or both blocks, recomputed or carried, at
  * every cut past them and 2 or 3 bands. The compiler crosses a block
@@ -73,9 +74,12 @@ static dfg_graph *se_cnn(void)
     dfg_value stem = relu(g, cnn_conv(g, x, "stem", 3, 8, 3, 1, 1));
     t = relu(g, cnn_conv(g, stem, "a", 8, 16, 1, 1, 1));
     t = relu(g, cnn_conv(g, t, "b", 16, 16, 3, 2, 16));
+    /* x read before its pool too: a carried x's readers follow its join */
+    dfg_value skip = cnn_conv(g, t, "skip", 16, 16, 1, 1, 1);
     t = cnn_conv(g, squeeze_excite(g, t, "se1", 16, 4), "c", 16, 16, 1, 1, 1);
     u = cnn_conv(g, stem, "proj", 8, 16, 1, 2, 1);
     assert_int_equal(dfg_add(g, t, u, &t), DFG_OK);
+    assert_int_equal(dfg_add(g, t, skip, &t), DFG_OK);
     t = relu(g, cnn_conv(g, relu(g, t), "e", 16, 32, 3, 2, 1));
     t = cnn_conv(g, squeeze_excite(g, t, "se2", 32, 8), "f", 32, 64, 1, 1, 1);
     t = relu(g, cnn_conv(g, relu(g, t), "tail1", 64, 64, 3, 1, 1));
