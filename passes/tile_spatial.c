@@ -109,8 +109,10 @@ static int fits(const region *r, int32_t n)
                 !dfg_type_equal(&g->values[in[i]].type, out))
                 return 0;
         return (a && b) ||
-               (a && (per_channel(g, in[1], channels) || side(r, in[1], out))) ||
-               (b && (per_channel(g, in[0], channels) || side(r, in[0], out)));
+               (a && (per_channel(g, in[1], channels) ||
+                      side(r, in[1], out))) ||
+               (b && (per_channel(g, in[0], channels) ||
+                      side(r, in[0], out)));
     }
     case DFG_OP_SLICE:
         for (int32_t i = 0; i < node->attrs.n_axes; i++)

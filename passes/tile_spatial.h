@@ -12,10 +12,11 @@
  * of the region read after it. Nodes that read only the image among the
  * region's values read it whole and stay outside (the image lives on);
  * any other node that reads the region ends it (a squeeze-excite
- * block's pool is crossed by passes/tiling/tile_squeeze.h). The pass splits the cut's rows into bands
- * and records, per band, a copy of every region op on just the rows that
- * band needs (its receptive field: halo rows are computed by both bands
- * that need them), reading the stored operands of the original op (no
+ * block's pool is crossed by passes/tiling/tile_squeeze.h). The pass
+ * splits the cut's rows into bands and records, per band, a copy of
+ * every region op on just the rows that band needs (its receptive
+ * field: halo rows are computed by both bands that need them), reading
+ * the stored and per-channel operands of the original op whole (no
  * weight is copied), with a top pad only where the band touches the top
  * border and a bottom pad only at the bottom. A band's input rows are a
  * slice of the image; the bands' cut rows are joined by a concat along

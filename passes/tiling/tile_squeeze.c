@@ -177,7 +177,7 @@ static dfg_status pool_bands(crossing *c, int32_t joined)
         char share_name[300];
         snprintf(share_name, sizeof share_name, "band_share_%d/%.240s",
                  (int)k, name);
-        dfg_value handle;
+        dfg_value handle = DFG_NO_VALUE;
         st = add(g, DFG_OP_GLOBAL_AVERAGE_POOL, name, "band_pool", (int)k,
                  &part, 1, &none, &pooled);
         if (st == DFG_OK)
