@@ -136,7 +136,9 @@ typedef struct dfg_compile_options {
     /* 1 (the default): with prefer_memory, CPU inference may run the
      * first layers of an image model band by band of rows (tiled
      * execution, passes/tile_spatial.h) where that lowers the arena, at
-     * most 10% more FLOPs (the halo rows two bands compute); the plan
+     * most 10% more FLOPs (the halo rows two bands compute, and the rows
+     * a region computes twice to cross a squeeze-excite block,
+     * passes/tiling/tile_squeeze.h); the plan
      * reports the op-by-op lower bound beside its own (dfg_plan_stats).
      * Bands keep the blocked layouts of the convs around them (their row
      * slices and joins move rows of channel blocks). Not without
