@@ -86,8 +86,8 @@ static const int32_t crossings[] = {
 /* graph (joined: the last join of base's regions, or -1) extended by one
  * region crossing the blocks `crossing` codes, in `bands` bands, at each
  * of its cuts but those uncrossed marks (the region's cuts without a
- * crossing: cheaper), estimated; kept as extend says. uncrossed: NULL,
- * or graph->n_values entries, set here when crossing is 0. */
+ * crossing: cheaper), estimated; kept as extend says. uncrossed:
+ * graph->n_values entries, marked here when crossing is 0 (tried first). */
 static dfg_status extend_at(const dfg_graph *graph, int32_t joined,
                             int32_t crossing, int32_t bands,
                             uint8_t *uncrossed, const dfg_tile_plan *base,
@@ -127,6 +127,10 @@ static dfg_status extend_at(const dfg_graph *graph, int32_t joined,
         c.tiles[c.n++] = bands;
         st = dfg_tile_estimate(graph, joined, cuts[i], bands, &c.peak,
                                &c.flops);
+        if (st != DFG_OK && crossing) {
+            st = DFG_OK; /* a crossing that does not tile: passed over */
+            continue;
+        }
         if (st != DFG_OK || c.peak >= base_peak || c.flops > max_flops)
             continue;
         if (max > 0)
