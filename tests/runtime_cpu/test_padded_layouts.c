@@ -1,7 +1,8 @@
 /* Blocked layouts whose channels do not fill their last block (padded:
  * dfg_layout_channels). Each kernel the CPU backend runs on blocked
  * tensors (the reorder, the per-channel add and mul, max and global
- * average pools, batch norm, an elementwise op, a slice along the rows)
+ * average pools, batch norm, an elementwise op, a slice and a concat
+ * along the rows)
  * against the same step over plain tensors, on seeded random data with
  * 24, 40, 20 and 3 channels in nChw8c and nChw16c: the logical elements
  * must agree and the padding must stay finite (zero where the kernel
@@ -237,6 +238,14 @@ static void test_kernels(void **state)
             k.attrs.starts[0] = 2;
             k.attrs.ends[0] = 5;
             k.attrs.steps[0] = 1;
+            run_case(&k, blocks[li]);
+            /* those rows joined again with the rest (a band join) */
+            dfg_type rest = {DFG_F32, 4, {N, c, H - 3, W}, 0};
+            k = (step_case){.op = DFG_OP_CONCAT, .n_in = 2,
+                            .in = {rows, rest}, .blocked_2 = 1, .out = x,
+                            .zero_padding = 1};
+            dfg_attrs_init(&k.attrs);
+            k.attrs.axis = 2;
             run_case(&k, blocks[li]);
         }
 }
