@@ -257,8 +257,8 @@ static void scale_shift_16(const float *x, const float *k, const float *shift,
     scale_shift_lanes(16, x, k, shift, relu, n, y);
 }
 
-/* One channel block of one image (stored its stored channels, a
- * multiple of b): b channels' scale and shift, then pixel by pixel (b
+/* One channel block of one image (stored: the tensor's stored channels,
+ * a multiple of b): b channels' scale and shift, then pixel by pixel (b
  * lanes each). A padded lane's scale and shift are zero: its statistics
  * are not read and its padding becomes zero. */
 static void batch_norm_block(const batch_norm_ctx *c, int64_t b,
