@@ -5,8 +5,10 @@
  * one oneDNN chooses for the convs on this CPU (nChw8c with AVX2); where
  * it chooses a format dfg has no layout for (nhwc, AVX-512's brgemm
  * convs), the widest blocked layout its jit kernels take for nearly
- * the most conv work (choose_foreign_block: nChw16c, or nChw8c where
- * channel counts such as 24 and 40 carry over an eighth of it).
+ * the most conv work (choose_foreign_block: nChw16c, padded where channel
+ * counts such as 24 and 40 do not fill its blocks and the padding adds
+ * little work, else nChw8c where such counts carry over an eighth of
+ * it).
  *
  * Values that must share a layout form groups: the operands and output
  * of a layout-agnostic node (src/ir/layout_rule.h: elementwise without
@@ -14,7 +16,10 @@
  * or mul, or batch norm (x and y) that the CPU backend runs blocked, and a
  * conv's output and its residual. A group may be blocked when every value in it is a 4-D f32
  * tensor whose channels fill whole blocks (no padding: its bytes are
- * NCHW's) and none is a graph output. It is blocked when that saves
+ * NCHW's), or with a padded layout pads cheaply (dfg_layout_pads_cheaply),
+ * and none is a graph output. With padding, a concat along the channels
+ * and an agnostic op that could make the padding infinite
+ * (dfg_op_pads_finitely) stay uniform only where no operand is padded. It is blocked when that saves
  * reorders: the conv ports (x, y, residual) touching it that oneDNN
  * wants blocked outnumber the reorders it costs (a plain producer's
  * value that blocked readers read, a blocked value that plain readers
@@ -54,6 +59,7 @@ typedef struct layouts {
     const dfg_target *target; /* its conv_layout rule, or NULL: oneDNN's */
     int32_t *readers;    /* [n_values] target rule: how many nodes read v */
     int32_t block;       /* the blocked layout chosen (dfg_layout) */
+    int pad;             /* 1: values may be blocked with padding */
     int32_t *group;      /* [n_values] union-find parent */
     int32_t *score;      /* [n_values] per group root: benefit - cost */
     uint8_t *blockable;  /* [n_values] per group root */
@@ -143,10 +149,10 @@ static double conv_work(const layouts *l, int32_t n)
                                                node->n_inputs, &out, 1);
 }
 
-/* 1 if foreign conv n runs in the blocked layout on a jit kernel, with
- * its x and y in *x and *y. */
-static int takes_in(const layouts *l, int32_t n, int32_t layout, int32_t *x,
-                    int32_t *y)
+/* 1 if foreign conv n runs in the blocked layout (padded where pad) on a
+ * jit kernel, with its x and y in *x and *y. */
+static int takes_in(const layouts *l, int32_t n, int32_t layout, int pad,
+                    int32_t *x, int32_t *y)
 {
     const dfg_ir_node *node = &l->g->nodes[n];
     dfg_type in[4], out;
@@ -154,7 +160,23 @@ static int takes_in(const layouts *l, int32_t n, int32_t layout, int32_t *x,
         return 0;
     conv_types(l, n, in, &out);
     return dfg_cpu_conv_layouts_in(&node->attrs, in, node->n_inputs, &out, 1,
-                                   layout, x, y) == 0;
+                                   layout, pad, x, y) == 0;
+}
+
+/* The work of conv n with x in layout x and y in layout y, padding
+ * included: a dense conv's multiplies grow with the stored channels of
+ * both, a depthwise one's with y's. */
+static double padded_work(const layouts *l, int32_t n, int32_t x, int32_t y)
+{
+    const dfg_ir_node *node = &l->g->nodes[n];
+    dfg_type in[4], out;
+    conv_types(l, n, in, &out);
+    in[0].layout = x;
+    out.layout = y;
+    double grow = (double)dfg_layout_channels(&out) / (double)out.shape[1];
+    if (node->attrs.group <= 1)
+        grow *= (double)dfg_layout_channels(&in[0]) / (double)in[0].shape[1];
+    return conv_work(l, n) * grow;
 }
 
 /* Where oneDNN wants its own format for some convs and no blocked one for
@@ -167,15 +189,24 @@ static int takes_in(const layouts *l, int32_t n, int32_t layout, int32_t *x,
  * 16) carry a large share of the work. */
 #define WIDE_SHARE (7.0 / 8.0)
 
+/* The widest layout padded, where its blocks leave such convs to
+ * reorders: taken when its jit kernels then take WIDE_SHARE of the most
+ * conv work and the padding adds at most PAD_SHARE to the work they do
+ * (measured on an AVX-512 EPYC, oneDNN 2.6, 2 threads, batch 1: the
+ * convs of efficientnet_b0, mobilenet_v2 and mnasnet1_0 with 24 and 40
+ * channels padded to nChw16c run on avx512_core kernels in less time
+ * than on nChw8c's avx2 ones). */
+#define PAD_SHARE (1.0 / 8.0)
+
 static void choose_foreign_block(layouts *l)
 {
     int32_t candidates[2], best = DFG_LAYOUT_PLAIN;
     int32_t n_candidates = dfg_cpu_blocked_layouts(candidates);
-    double work[2] = {0.0, 0.0}, most = 0.0;
+    double work[2] = {0.0, 0.0}, most = 0.0, padded = 0.0, added = 0.0;
     for (int32_t c = 0; c < n_candidates; c++) {
         int32_t x, y;
         for (int32_t n = 0; n < l->n_nodes; n++)
-            if (takes_in(l, n, candidates[c], &x, &y))
+            if (takes_in(l, n, candidates[c], 0, &x, &y))
                 work[c] += conv_work(l, n);
         most = work[c] > most ? work[c] : most;
     }
@@ -183,14 +214,49 @@ static void choose_foreign_block(layouts *l)
     for (int32_t c = n_candidates - 1; c >= 0; c--)
         if (work[c] > 0.0 && work[c] >= WIDE_SHARE * most)
             best = candidates[c];
+    if (n_candidates > 1 && best != candidates[0])
+        for (int32_t n = 0; n < l->n_nodes; n++) {
+            int32_t x, y;
+            if (takes_in(l, n, candidates[0], 1, &x, &y)) {
+                padded += conv_work(l, n);
+                added += padded_work(l, n, x, y) - conv_work(l, n);
+            }
+        }
+    if (padded > 0.0 && padded >= WIDE_SHARE * most &&
+        added <= PAD_SHARE * padded) {
+        best = candidates[0];
+        l->pad = 1;
+    }
     l->block = best;
     for (int32_t n = 0; best != DFG_LAYOUT_PLAIN && n < l->n_nodes; n++) {
         int32_t x, y;
-        if (takes_in(l, n, best, &x, &y)) {
+        if (takes_in(l, n, best, l->pad, &x, &y)) {
             l->want_x[n] = x;
             l->want_y[n] = y;
         }
     }
+}
+
+/* 1 if a value of type may take the chosen block (padded where the
+ * padded layout was chosen). */
+static int fits(const layouts *l, const dfg_type *type)
+{
+    return l->pad ? dfg_layout_pads_cheaply(type, l->block)
+                  : dfg_layout_fills(type, l->block);
+}
+
+/* 1 if agnostic node n may run over padding: it keeps padding finite, or
+ * no operand of it would be padded. */
+static int agnostic_pads(const layouts *l, const dfg_ir_node *node,
+                         const dfg_type *in, const dfg_type *out)
+{
+    if (!l->pad || (node->op != DFG_OP_CONCAT &&
+                    dfg_op_pads_finitely(node->op)))
+        return 1;
+    for (int32_t i = 0; i < node->n_inputs; i++)
+        if (!dfg_layout_fills(&in[i], l->block))
+            return 0;
+    return dfg_layout_fills(out, l->block);
 }
 
 /* Whether node n runs with every operand in one layout, blocked ones
@@ -218,17 +284,18 @@ static int uniform_node(const layouts *l, int32_t n)
         return 0;
     if (node->op == DFG_OP_MAX_POOL || node->op == DFG_OP_AVERAGE_POOL ||
         node->op == DFG_OP_GLOBAL_AVERAGE_POOL)
-        return dfg_layout_fits(out, l->block) &&
+        return fits(l, out) &&
                dfg_cpu_pool_takes_blocked(node->op, &node->attrs, &in[0], out,
                                           l->block);
     if (node->op == DFG_OP_BATCH_NORM)
         return dfg_cpu_batch_norm_takes_blocked(in, node->n_inputs, out,
                                                 l->block);
     if (dfg_layout_per_channel_full(node->op, in, node->n_inputs, out) >= 0)
-        return dfg_layout_fits(out, l->block) &&
+        return fits(l, out) &&
                dfg_cpu_binary_takes_blocked(node->op, in, out, l->block);
-    return dfg_op_layout_agnostic(node->op, &node->attrs, in, node->n_inputs,
-                                  out) ||
+    return (dfg_op_layout_agnostic(node->op, &node->attrs, in,
+                                   node->n_inputs, out) &&
+            agnostic_pads(l, node, in, out)) ||
            dfg_op_layout_rows(node->op, &node->attrs, out->rank);
 }
 
@@ -270,7 +337,7 @@ static void make_groups(layouts *l)
     for (int32_t v = 0; v < l->n_values; v++)
         l->blockable[v] = 1;
     for (int32_t v = 0; v < l->n_values; v++)
-        if (!dfg_layout_fits(&g->values[v].type, l->block) ||
+        if (!fits(l, &g->values[v].type) ||
             g->values[v].is_output)
             l->blockable[find(l, v)] = 0;
 }

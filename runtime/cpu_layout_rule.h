@@ -20,12 +20,14 @@ int dfg_cpu_conv_layouts(const dfg_attrs *attrs, const struct dfg_type *in,
 
 /* The layouts of x and y when the conv runs with its activations in the
  * blocked `layout` on one of oneDNN's jit kernels, with no reorder (x
- * plain where its channels do not fill blocks: a first conv's); returns
- * 0, or -1 when no jit kernel takes that. */
+ * plain where its channels do not fill blocks, or with pad, where they
+ * do not pad cheaply (dfg_layout_pads_cheaply): a first conv's); y must
+ * fill blocks, or with pad, pad cheaply. Returns 0, or -1 when no jit
+ * kernel takes that. */
 int dfg_cpu_conv_layouts_in(const dfg_attrs *attrs, const struct dfg_type *in,
                             int32_t n_in, const struct dfg_type *out,
-                            int32_t n_out, int32_t layout, int32_t *x_layout,
-                            int32_t *y_layout);
+                            int32_t n_out, int32_t layout, int pad,
+                            int32_t *x_layout, int32_t *y_layout);
 
 /* The blocked layouts this CPU's jit convolutions take, widest first
  * (nChw16c and nChw8c with AVX-512, nChw8c with AVX2) into layouts;

@@ -18,7 +18,59 @@ int dfg_layout_fits(const dfg_type *type, int32_t layout)
     if (layout == DFG_LAYOUT_PLAIN)
         return block == 1;
     return block > 1 && type->dtype == DFG_F32 && type->rank == 4 &&
-           type->shape[1] > 0 && type->shape[1] % block == 0;
+           type->shape[1] > 0;
+}
+
+int dfg_layout_fills(const dfg_type *type, int32_t layout)
+{
+    int64_t block = dfg_layout_block(layout);
+    return dfg_layout_fits(type, layout) &&
+           (block <= 1 || type->shape[1] % block == 0);
+}
+
+int dfg_layout_pads_cheaply(const dfg_type *type, int32_t layout)
+{
+    dfg_type laid = *type;
+    laid.layout = layout;
+    return dfg_layout_fits(type, layout) &&
+           (dfg_layout_channels(&laid) - type->shape[1]) * 4 <=
+               dfg_layout_channels(&laid);
+}
+
+int dfg_op_pads_finitely(dfg_op op)
+{
+    switch (op) {
+    case DFG_OP_ADD:
+    case DFG_OP_SUB:
+    case DFG_OP_MUL:
+    case DFG_OP_NEG:
+    case DFG_OP_ABS:
+    case DFG_OP_RELU:
+    case DFG_OP_LEAKY_RELU:
+    case DFG_OP_SIGMOID:
+    case DFG_OP_TANH:
+    case DFG_OP_GELU:
+    case DFG_OP_ERF:
+    case DFG_OP_CLIP:
+    case DFG_OP_SILU:
+    case DFG_OP_HARDSWISH:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* 1 if some present operand is blocked with padding. */
+static int any_padded(const dfg_type *in, int32_t n_in, const dfg_type *out,
+                      int32_t n_out)
+{
+    for (int32_t i = 0; i < n_in; i++)
+        if (in[i].rank >= 0 && !dfg_layout_fills(&in[i], in[i].layout))
+            return 1;
+    for (int32_t i = 0; i < n_out; i++)
+        if (!dfg_layout_fills(&out[i], out[i].layout))
+            return 1;
+    return 0;
 }
 
 int dfg_op_layout_agnostic(dfg_op op, const dfg_attrs *attrs,
@@ -62,7 +114,7 @@ dfg_type dfg_layout_rows_view(const dfg_type *type)
     int64_t block = dfg_layout_block(type->layout);
     if (type->rank != 4 || type->layout == DFG_LAYOUT_NHWC || block <= 1)
         return view;
-    view.shape[1] /= block;
+    view.shape[1] = dfg_layout_channels(type) / block;
     view.shape[3] *= block;
     view.layout = DFG_LAYOUT_PLAIN;
     return view;
@@ -93,8 +145,7 @@ static dfg_status wrong(const char *what, int32_t i, const dfg_type *t,
                      dfg_type_format(t, buf, sizeof buf), want);
 }
 
-#define FITS                                                                 \
-    "4-D f32 with whole channel blocks to be blocked, 4-D float to be nhwc"
+#define FITS "4-D f32 to be blocked, 4-D float to be nhwc"
 
 /* Every absent operand is skipped; a present one must fit its layout. */
 static dfg_status check_fits(const dfg_type *in, int32_t n_in,
@@ -172,9 +223,18 @@ dfg_status dfg_layout_check(dfg_op op, const dfg_attrs *attrs,
                                "in the output's layout");
     int pool = op == DFG_OP_MAX_POOL || op == DFG_OP_AVERAGE_POOL ||
                op == DFG_OP_GLOBAL_AVERAGE_POOL;
-    if (n_out == 1 &&
-        (pool || dfg_op_layout_agnostic(op, attrs, in, n_in, &out[0]) ||
-         dfg_layout_per_channel_full(op, in, n_in, &out[0]) >= 0))
+    int per_channel = dfg_layout_per_channel_full(op, in, n_in, &out[0]) >= 0;
+    int agnostic = dfg_op_layout_agnostic(op, attrs, in, n_in, &out[0]);
+    if (n_out == 1 && agnostic && !pool && !per_channel &&
+        any_padded(in, n_in, out, n_out) &&
+        (op == DFG_OP_CONCAT || !dfg_op_pads_finitely(op)))
+        return wrong("output", 0, &out[0],
+                     op == DFG_OP_CONCAT
+                         ? "plain (a blocked concat's parts fill whole "
+                           "channel blocks)"
+                         : "plain (this op would make the padding of a "
+                           "blocked tensor infinite)");
+    if (n_out == 1 && (pool || agnostic || per_channel))
         return check_all(in, n_in, out, n_out, out[0].layout,
                          "in the output's layout");
     return check_all(in, n_in, out, n_out, DFG_LAYOUT_PLAIN, "plain");
@@ -193,8 +253,8 @@ dfg_status dfg_shape_reorder(const dfg_attrs *a, const dfg_type *in,
     if (!dfg_layout_fits(&out[0], a->layout)) {
         char buf[96];
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "%s cannot be laid out as %s (4-D f32 whose "
-                         "channels fill whole blocks; nhwc: 4-D float)",
+                         "%s cannot be laid out as %s (4-D f32 to be "
+                         "blocked; nhwc: 4-D float)",
                          dfg_type_format(&in[0], buf, sizeof buf),
                          dfg_layout_name(a->layout));
     }

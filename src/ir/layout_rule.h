@@ -20,18 +20,39 @@
  *            blocked one on oneDNN): every operand and output in one
  *            layout;
  *   any other op: every operand and output plain.
- * A blocked tensor is always a 4-D f32 [N, C, H, W] one whose C is a
- * multiple of the block (no padding: its bytes are NCHW's); an nhwc one
- * a 4-D f32, f16 or bf16 one. A concat along the channels is agnostic
- * for blocked layouts only (nhwc interleaves the parts per pixel: the
- * concat clause above). */
+ * A blocked tensor is always a 4-D f32 [N, C, H, W] one; where C is not
+ * a multiple of the block its last block is padded (dfg_layout_channels:
+ * the padding is zero where oneDNN or a reorder writes it and finite
+ * after any step the rule lets read it). An nhwc one is a 4-D f32, f16
+ * or bf16 one. A concat along the channels is agnostic for blocked
+ * layouts only (nhwc interleaves the parts per pixel: the concat clause
+ * above), and only where every part fills whole blocks; an agnostic op
+ * with padded operands only where it maps finite padding to finite
+ * padding (dfg_op_pads_finitely). */
 #ifndef DFG_LAYOUT_RULE_H
 #define DFG_LAYOUT_RULE_H
 
 #include "ir/op_table.h"
 
-/* 1 if a tensor of type may have layout (plain always may). */
+/* 1 if a tensor of type may have layout (plain always may; a blocked
+ * one padded or not). */
 int dfg_layout_fits(const dfg_type *type, int32_t layout);
+
+/* 1 if a tensor of type may have layout with no padding: its channels
+ * fill whole blocks (a blocked one's bytes are NCHW's). */
+int dfg_layout_fills(const dfg_type *type, int32_t layout);
+
+/* 1 if a tensor of type may have blocked layout with padding that costs
+ * little: it fills whole blocks, or its padding is at most a quarter of
+ * the channels it stores (24 or 28 of 32, 40 of 48 with nChw16c; not 3
+ * or 8 of 16, 20 of 32). */
+int dfg_layout_pads_cheaply(const dfg_type *type, int32_t layout);
+
+/* 1 for an elementwise op that maps finite inputs to a finite output
+ * (add, mul, relu, sigmoid, ...; not div, log, sqrt, reciprocal): one
+ * that may run over a blocked tensor's padding, which the convs that
+ * read it multiply by zero weights. */
+int dfg_op_pads_finitely(dfg_op op);
 
 /* 1 for a node of op whose kernel computes each output element from the
  * input elements at the same index, so that it runs unchanged on blocked
@@ -52,7 +73,8 @@ int dfg_op_layout_agnostic(dfg_op op, const dfg_attrs *attrs,
 int dfg_op_layout_rows(dfg_op op, const dfg_attrs *attrs, int32_t rank);
 
 /* type seen as the plain tensor its bytes hold for dfg_op_layout_rows:
- * a blocked [N, C, H, W] as [N, C / block, H, W * block]; any other
+ * a blocked [N, C, H, W] as [N, C' / block, H, W * block] (C' its stored
+ * channels, dfg_layout_channels); any other
  * type unchanged. */
 dfg_type dfg_layout_rows_view(const dfg_type *type);
 

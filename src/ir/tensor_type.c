@@ -18,13 +18,23 @@ int64_t dfg_align_up(int64_t value, int64_t alignment)
     return (value + alignment - 1) & ~(alignment - 1);
 }
 
+int64_t dfg_layout_channels(const dfg_type *type)
+{
+    int64_t block = dfg_layout_block(type->layout);
+    int64_t c = type->shape[1];
+    if (type->rank != 4 || block <= 1 || c <= 0 || c > DFG_MAX_ELEMENTS)
+        return type->rank >= 2 ? c : 0;
+    return (c + block - 1) / block * block;
+}
+
 int64_t dfg_type_numel(const dfg_type *type)
 {
     int64_t n = 1;
     if (type->rank < 0 || type->rank > DFG_MAX_RANK)
         return -1;
     for (int32_t i = 0; i < type->rank; i++) {
-        if (dfg_mul_checked(n, type->shape[i], &n) != 0 ||
+        int64_t dim = i == 1 ? dfg_layout_channels(type) : type->shape[i];
+        if (dfg_mul_checked(n, dim, &n) != 0 ||
             n > DFG_MAX_ELEMENTS)
             return -1;
     }

@@ -12,8 +12,9 @@ typedef struct dfg_type {
     int32_t rank;
     int64_t shape[DFG_MAX_RANK];
     /* dfg_layout: plain (0) unless the layout pass gave the tensor
-     * another; the byte count is the same either way (only tensors whose
-     * channels fill whole blocks are blocked). */
+     * another. A blocked [N, C, H, W] stores its channels rounded up to
+     * whole blocks (dfg_layout_channels): where C fills whole blocks its
+     * bytes are NCHW's, else the tail of the last block is padding. */
     int32_t layout;
 } dfg_type;
 
@@ -21,8 +22,9 @@ typedef struct dfg_type {
  * against it so that no later size computation can overflow. */
 #define DFG_MAX_ELEMENTS ((int64_t)1 << 48)
 
-/* Element count of a type, or -1 if a dim is negative or the product
- * exceeds DFG_MAX_ELEMENTS. */
+/* Element count of a type as stored (a blocked layout's padding
+ * included: dfg_layout_channels), or -1 if a dim is negative or the
+ * product exceeds DFG_MAX_ELEMENTS. */
 int64_t dfg_type_numel(const dfg_type *type);
 /* Byte size, or -1 as for dfg_type_numel. */
 int64_t dfg_type_bytes(const dfg_type *type);
@@ -34,8 +36,12 @@ const char *dfg_layout_name(int32_t layout);
 /* The channel block of a layout: 1 for plain, 8, 16; 0 if invalid or
  * NHWC (whose "block" is the tensor's C: dfg_layout_index with block C). */
 int64_t dfg_layout_block(int32_t layout);
+/* The channels a 4-D tensor of type stores: C rounded up to whole
+ * blocks for a blocked layout (the padding past C), C otherwise. */
+int64_t dfg_layout_channels(const dfg_type *type);
 /* Element (n, c, h, w)'s index in a [N, C, H, W] tensor of layout (block
- * b = dfg_layout_block(layout), C a multiple of b). */
+ * b = dfg_layout_block(layout), c_all the stored channels: a multiple of
+ * b, dfg_layout_channels). */
 static inline int64_t dfg_layout_index(int64_t block, int64_t c_all,
                                        int64_t h_all, int64_t w_all,
                                        int64_t n, int64_t c, int64_t h,

@@ -170,11 +170,14 @@ static void test_blocked_refusals(void **state)
                                                   DFG_LAYOUT_NHWC));
     assert_false(dfg_cpu_batch_norm_takes_blocked(in, 4, &x,
                                                   DFG_LAYOUT_NCHW16C));
-    dfg_type odd = x; /* channels that do not fill blocks */
+    dfg_type odd = x; /* channels that do not fill blocks: padded */
     odd.shape[1] = 20;
     dfg_type odd_in[5] = {odd, stat, stat, stat, stat};
     for (int i = 1; i < 5; i++)
         odd_in[i].shape[0] = 20;
+    assert_true(dfg_cpu_batch_norm_takes_blocked(odd_in, 5, &odd,
+                                                 DFG_LAYOUT_NCHW16C));
+    odd_in[1].shape[0] = 32; /* statistics for the padding too */
     assert_false(dfg_cpu_batch_norm_takes_blocked(odd_in, 5, &odd,
                                                   DFG_LAYOUT_NCHW16C));
     in[3].dtype = DFG_F16; /* statistics of another dtype */

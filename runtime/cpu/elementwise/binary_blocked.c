@@ -1,6 +1,8 @@
 /* Per-channel add and mul over blocked tensors (binary_blocked.h). A
- * [N, C, 1, 1] tensor blocked is [N][C / b][b] floats: its bytes are
- * NCHW's, so channel c of image n is s[n * C + c] in either layout. */
+ * [N, C, 1, 1] tensor blocked is [N][C' / b][b] floats (C' the stored
+ * channels, dfg_layout_channels), so channel c of image n is
+ * s[n * C' + c]; a padded tail block's lanes combine padding with
+ * padding (finite with finite). */
 #include "runtime/cpu/elementwise/binary_blocked.h"
 
 #include "runtime/cpu_layout_rule.h"
@@ -71,7 +73,8 @@ dfg_status dfg_cpu_channel_binary_blocked(const dfg_kernel_args *args)
     const float *x = args->in[full], *s = args->in[1 - full];
     float *out = args->out[0];
     int64_t b = dfg_layout_block(y->layout);
-    int64_t channels = y->shape[1], plane = y->shape[2] * y->shape[3];
+    int64_t channels = dfg_layout_channels(y),
+            plane = y->shape[2] * y->shape[3];
     int64_t blocks = y->shape[0] * channels / b;
     int mul = args->op == DFG_OP_MUL;
     void (*row)(const float *, const float *, int64_t, float *) =

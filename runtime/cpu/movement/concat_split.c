@@ -76,11 +76,11 @@ static dfg_status move_parts(const char *op, const dfg_type *whole,
                     .size = dfg_dtype_size(whole->dtype), .src = src,
                     .dst = dst};
     /* Along the rows a blocked whole moves its view's rows
-     * (dfg_op_layout_rows); its elements are as many. */
+     * (dfg_op_layout_rows), its padding included. */
     dfg_type view = axis == 2 ? dfg_layout_rows_view(whole) : *whole;
     int64_t total = 1;
     for (int32_t d = 0; d < whole->rank; d++) {
-        total *= whole->shape[d];
+        total *= view.shape[d];
         if (d > axis)
             m.inner *= view.shape[d];
     }

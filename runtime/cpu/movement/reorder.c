@@ -1,7 +1,10 @@
 /* reorder: a 4-D f32 tensor copied between layouts (dfg_layout,
  * tensor_type.h), e.g. NCHW -> nChw8c before a run of oneDNN
  * convolutions. Each (n, channel block, h) row is one range: its w * b
- * elements are written in order from b strided source rows. */
+ * elements are written in order from b strided source rows. A blocked
+ * tensor whose channels do not fill its last block stores that block
+ * whole (dfg_layout_channels): the reorder writes its padding as zeros
+ * and never reads the source's. */
 #include "util/error.h"
 #include "runtime/cpu/kernels_extra.h"
 #include "runtime/cpu/parallel.h"
@@ -10,6 +13,7 @@ typedef struct reorder_job {
     const float *x;
     float *y;
     int64_t c, h, w, x_block, y_block;
+    int64_t x_c, y_c; /* stored channels (padding included) */
 } reorder_job;
 
 /* Rows are indexed by (n, channel of the coarser block, h): every source
@@ -18,16 +22,18 @@ static void reorder_rows(void *ctx, int64_t start, int64_t count)
 {
     const reorder_job *j = ctx;
     int64_t block = j->x_block > j->y_block ? j->x_block : j->y_block;
-    int64_t blocks = j->c / block;
+    int64_t blocks = (j->c + block - 1) / block;
     for (int64_t row = start; row < start + count; row++) {
         int64_t h = row % j->h, cb = row / j->h % blocks,
                 n = row / j->h / blocks;
-        for (int64_t c = cb * block; c < (cb + 1) * block; c++)
+        int64_t end = (cb + 1) * block < j->y_c ? (cb + 1) * block : j->y_c;
+        for (int64_t c = cb * block; c < end; c++)
             for (int64_t w = 0; w < j->w; w++)
-                j->y[dfg_layout_index(j->y_block, j->c, j->h, j->w, n, c, h,
+                j->y[dfg_layout_index(j->y_block, j->y_c, j->h, j->w, n, c, h,
                                       w)] =
-                    j->x[dfg_layout_index(j->x_block, j->c, j->h, j->w, n, c,
-                                          h, w)];
+                    c < j->c ? j->x[dfg_layout_index(j->x_block, j->x_c, j->h,
+                                                     j->w, n, c, h, w)]
+                             : 0.0f;
     }
 }
 
@@ -39,17 +45,19 @@ dfg_status dfg_cpu_reorder(const dfg_kernel_args *args)
                      .y_block = dfg_layout_block(y->layout)};
     int64_t block = j.x_block > j.y_block ? j.x_block : j.y_block;
     if (x->dtype != DFG_F32 || x->rank != 4 || !dfg_type_equal(x, y) ||
-        j.x_block < 1 || j.y_block < 1 || x->shape[1] % block != 0) {
+        j.x_block < 1 || j.y_block < 1 || x->shape[1] < 1) {
         char si[96], so[96];
         return dfg_error(DFG_ERR_SHAPE, "reorder: %s -> %s is no 4-D f32 "
-                         "copy between layouts of whole channel blocks",
+                         "copy between plain and blocked layouts",
                          dfg_type_format(x, si, sizeof si),
                          dfg_type_format(y, so, sizeof so));
     }
     j.c = x->shape[1];
+    j.x_c = dfg_layout_channels(x);
+    j.y_c = dfg_layout_channels(y);
     j.h = x->shape[2];
     j.w = x->shape[3];
-    int64_t rows = x->shape[0] * (j.c / block) * j.h;
+    int64_t rows = x->shape[0] * ((j.c + block - 1) / block) * j.h;
     /* About 16 KiB of elements per range. */
     int64_t row_elems = block * j.w > 0 ? block * j.w : 1;
     int64_t range = 4096 / row_elems > 0 ? 4096 / row_elems : 1;

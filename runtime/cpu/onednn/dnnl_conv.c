@@ -390,17 +390,19 @@ static int runs_jit(const conv_plan *p)
 
 int dfg_cpu_conv_layouts_in(const dfg_attrs *attrs, const dfg_type *in,
                             int32_t n_in, const dfg_type *out, int32_t n_out,
-                            int32_t layout, int32_t *x_layout,
+                            int32_t layout, int pad, int32_t *x_layout,
                             int32_t *y_layout)
 {
+    int (*fits)(const dfg_type *, int32_t) =
+        pad ? dfg_layout_pads_cheaply : dfg_layout_fills;
     dfg_type blocked_in[4], blocked_out;
     if (n_in < 2 || n_in > 4 || n_out < 1 || layout == DFG_LAYOUT_PLAIN ||
-        !dfg_layout_fits(&out[0], layout))
+        !fits(&out[0], layout))
         return -1;
     for (int32_t i = 0; i < n_in; i++)
         blocked_in[i] = in[i];
     blocked_out = out[0];
-    if (dfg_layout_fits(&in[0], layout))
+    if (fits(&in[0], layout))
         blocked_in[0].layout = layout;
     blocked_out.layout = layout;
     if (n_in > 3 && in[3].rank >= 0)

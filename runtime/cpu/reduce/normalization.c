@@ -257,15 +257,20 @@ static void scale_shift_16(const float *x, const float *k, const float *shift,
     scale_shift_lanes(16, x, k, shift, relu, n, y);
 }
 
-/* One channel block of one image: b channels' scale and shift, then
- * pixel by pixel (b lanes each). */
+/* One channel block of one image (stored: the tensor's stored channels,
+ * a multiple of b): b channels' scale and shift, then pixel by pixel (b
+ * lanes each). A padded lane's scale and shift are zero: its statistics
+ * are not read and its padding becomes zero. */
 static void batch_norm_block(const batch_norm_ctx *c, int64_t b,
-                             int64_t block, int relu)
+                             int64_t stored, int64_t block, int relu)
 {
     float k[16], shift[16];
-    int64_t c0 = block * b % c->channels;
-    for (int64_t l = 0; l < b; l++)
-        batch_norm_channel(c, c0 + l, &k[l], &shift[l]);
+    int64_t c0 = block * b % stored;
+    for (int64_t l = 0; l < b; l++) {
+        k[l] = shift[l] = 0.0f;
+        if (c0 + l < c->channels)
+            batch_norm_channel(c, c0 + l, &k[l], &shift[l]);
+    }
     int64_t n = c->plane * b;
     const float *x = (const float *)c->x + block * n;
     float *y = (float *)c->out + block * n;
@@ -291,11 +296,12 @@ dfg_status dfg_cpu_batch_norm_blocked(const dfg_kernel_args *args)
                          "(f32 x and y in one blocked layout, f32 "
                          "statistics)");
     int64_t b = dfg_layout_block(x->layout);
-    int64_t blocks = x->shape[0] * c.channels / b;
+    int64_t stored = dfg_layout_channels(x);
+    int64_t blocks = x->shape[0] * (stored / b);
     int relu = first_is_relu(c.attrs);
     int parallel = blocks * c.plane * b >= DFG_CPU_PARALLEL_MIN_ELEMENTS;
 #pragma omp parallel for if (parallel)
     for (int64_t block = 0; block < blocks; block++)
-        batch_norm_block(&c, b, block, relu);
+        batch_norm_block(&c, b, stored, block, relu);
     return DFG_OK;
 }

@@ -138,7 +138,8 @@ dfg_status dfg_cpu_max_pool_blocked(const dfg_kernel_args *args)
     if ((st = check_takes(args)) != DFG_OK)
         return st;
     int64_t b = dfg_layout_block(tx->layout);
-    int64_t rows = p.planes / b * p.out_h;
+    /* A padded tail block pools its padding too (zeros stay zeros). */
+    int64_t rows = tx->shape[0] * (dfg_layout_channels(tx) / b) * p.out_h;
     const float *x = args->in[0];
     float *y = args->out[0];
     int parallel = rows * p.out_w * b * p.kernel[0] * p.kernel[1] >=
@@ -211,7 +212,7 @@ dfg_status dfg_cpu_global_average_pool_blocked(const dfg_kernel_args *args)
                          dfg_type_format(tx, in, sizeof in));
     }
     int64_t b = dfg_layout_block(tx->layout);
-    int64_t blocks = tx->shape[0] * tx->shape[1] / b;
+    int64_t blocks = tx->shape[0] * (dfg_layout_channels(tx) / b);
     int64_t plane = tx->shape[2] * tx->shape[3];
     const float *x = args->in[0];
     float *y = args->out[0];
