@@ -108,9 +108,9 @@ static dfg_status check_options(const dfg_compile_options *o)
 /* Memory first's arenas that count as equal: within 1/ARENA_TIE. */
 #define ARENA_TIE 16
 
-/* Tiling candidates compiled (those of the best estimates), and the
+/* Tiling candidates compiled (dfg_tile_candidates' list), and the
  * extra FLOPs a tiled program may cost, in percent of the untiled one's. */
-#define TILE_CANDIDATES 4
+#define TILE_CANDIDATES 8
 #define TILING_EXTRA_FLOPS_PCT 10
 
 /* Tiled execution asked of one compilation, after the fusions and before

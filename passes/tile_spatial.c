@@ -209,6 +209,21 @@ static void add_cut(void *ctx, int32_t cut)
         l->values[l->n++] = cut;
 }
 
+dfg_status dfg_tile_cuts(const dfg_graph *graph, int32_t from,
+                         int32_t *cuts, int32_t *n_cuts)
+{
+    region r;
+    *n_cuts = 0;
+    dfg_status st = region_make(graph, from, &r);
+    if (st != DFG_OK)
+        return st;
+    cut_list l = {cuts, graph->n_values, 0};
+    walk(&r, -1, add_cut, &l);
+    region_free(&r);
+    *n_cuts = l.n;
+    return DFG_OK;
+}
+
 /* Rows of input `in` of node that rows `out` of its output read. */
 static rows input_rows(const dfg_graph *g, const dfg_ir_node *node,
                        int32_t in, rows out)
@@ -384,11 +399,53 @@ static dfg_status take_place(dfg_graph *g, const region *r,
     return st;
 }
 
+dfg_status dfg_tile_put_rows(dfg_graph *graph, const char *cut_name, int k,
+                             int32_t whole, int32_t part, int64_t at,
+                             int64_t rows, int32_t *joined)
+{
+    dfg_attrs a;
+    dfg_attrs_init(&a);
+    a.n_axes = 1;
+    a.axes[0] = 2;
+    a.starts[0] = at;
+    a.ends[0] = at + graph->values[part].type.shape[2];
+    a.steps[0] = 1;
+    a.n_shape = whole < 0;
+    a.shape[0] = rows;
+    int32_t in[2] = {whole, part};
+    char name[300];
+    snprintf(name, sizeof name, "%.270s/tiles_%d", cut_name, k);
+    return dfg_graph_add_node(graph, DFG_OP_PUT_ROWS, name,
+                              whole < 0 ? in + 1 : in, whole < 0 ? 1 : 2,
+                              &a, 1, joined);
+}
+
+int dfg_tile_joins_in_place(const dfg_graph *graph, int32_t n,
+                            const int32_t *last)
+{
+    const dfg_ir_node *node = &graph->nodes[n];
+    return node->op == DFG_OP_PUT_ROWS && node->n_inputs == 2 &&
+           node->inputs[0] >= 0 && last[node->inputs[0]] == n;
+}
+
+/* The bands' rows of the cut joined by a concat along the rows. */
+static dfg_status concat_rows(dfg_graph *g, int32_t cut, const int32_t *parts,
+                              int32_t tiles, int32_t *joined)
+{
+    dfg_attrs cat;
+    dfg_attrs_init(&cat);
+    cat.axis = 2;
+    char name[300];
+    snprintf(name, sizeof name, "%.270s/tiles", g->values[cut].name);
+    return dfg_graph_add_node(g, DFG_OP_CONCAT, name, parts, tiles, &cat, 1,
+                              joined);
+}
+
 static dfg_status tile(dfg_graph *g, const region *r, int32_t cut,
-                       int32_t tiles, int32_t *joined_out)
+                       int32_t tiles, int put, int32_t *joined_out)
 {
     int64_t h = g->values[cut].type.shape[2];
-    int32_t first_added = g->n_nodes, parts[64];
+    int32_t first_added = g->n_nodes, parts[64], joined = -1;
     bands b = {g, NULL, NULL, 0};
     b.n_values = g->n_values;
     dfg_status st = DFG_OK;
@@ -405,18 +462,14 @@ static dfg_status tile(dfg_graph *g, const region *r, int32_t cut,
         rows out = {h * k / tiles, h * (k + 1) / tiles};
         if (st == DFG_OK)
             st = add_band(&b, r->nodes, r->n, cut, out, k, &parts[k]);
+        if (st == DFG_OK && put)
+            st = dfg_tile_put_rows(g, g->values[cut].name, k, joined,
+                                   parts[k], out.lo, h, &joined);
     }
     dfg_free(&g->allocator, b.held);
     dfg_free(&g->allocator, b.value);
-    dfg_attrs cat;
-    dfg_attrs_init(&cat);
-    cat.axis = 2;
-    char name[300];
-    snprintf(name, sizeof name, "%.270s/tiles", g->values[cut].name);
-    int32_t joined = -1;
-    if (st == DFG_OK)
-        st = dfg_graph_add_node(g, DFG_OP_CONCAT, name, parts, tiles, &cat, 1,
-                                &joined);
+    if (st == DFG_OK && !put)
+        st = concat_rows(g, cut, parts, tiles, &joined);
     if (st != DFG_OK)
         return st;
     for (int32_t n = 0; n < first_added; n++)
@@ -428,7 +481,7 @@ static dfg_status tile(dfg_graph *g, const region *r, int32_t cut,
 }
 
 dfg_status dfg_pass_tile_spatial(dfg_graph *graph, int32_t from, int32_t cut,
-                                 int32_t tiles, int32_t *joined,
+                                 int32_t tiles, int put, int32_t *joined,
                                  dfg_pass_report *report)
 {
     memset(report, 0, sizeof *report);
@@ -442,7 +495,7 @@ dfg_status dfg_pass_tile_spatial(dfg_graph *graph, int32_t from, int32_t cut,
         st = dfg_error(DFG_ERR_INVALID_ARGUMENT, "tiling: value %d is no "
                        "cut of the region in %d bands", (int)cut, (int)tiles);
     if (st == DFG_OK)
-        st = tile(graph, &r, cut, tiles, joined);
+        st = tile(graph, &r, cut, tiles, put, joined);
     if (st == DFG_OK)
         report->nodes_tiled = r.n;
     region_free(&r);
@@ -484,7 +537,12 @@ static dfg_status measure(const dfg_graph *g, int64_t *peak, int64_t *flops)
         }
         *flops += dfg_node_flops(g, n, types);
         dfg_free(&a, types);
-        for (int32_t i = 0; i < node->n_outputs; i++)
+        /* A join in place: its whole's bytes carry on as its output's. */
+        int32_t carried = dfg_tile_joins_in_place(g, n, last)
+                              ? node->inputs[0] : -1;
+        if (carried >= 0)
+            last[carried] = -2;
+        for (int32_t i = 0; carried < 0 && i < node->n_outputs; i++)
             live += dfg_type_bytes(&g->values[node->outputs[i]].type);
         *peak = live > *peak ? live : *peak;
         for (int32_t i = 0; i < node->n_outputs; i++)
@@ -503,8 +561,8 @@ static dfg_status measure(const dfg_graph *g, int64_t *peak, int64_t *flops)
 }
 
 dfg_status dfg_tile_estimate(const dfg_graph *graph, int32_t from,
-                             int32_t cut, int32_t tiles, int64_t *peak,
-                             int64_t *flops)
+                             int32_t cut, int32_t tiles, int put,
+                             int64_t *peak, int64_t *flops)
 {
     if (cut < 0)
         return measure(graph, peak, flops);
@@ -513,53 +571,12 @@ dfg_status dfg_tile_estimate(const dfg_graph *graph, int32_t from,
     dfg_pass_report report;
     int32_t joined;
     if (st == DFG_OK)
-        st = dfg_pass_tile_spatial(copy, from, cut, tiles, &joined, &report);
+        st = dfg_pass_tile_spatial(copy, from, cut, tiles, put, &joined,
+                                   &report);
     if (st == DFG_OK)
         st = measure(copy, peak, flops);
     dfg_graph_destroy(copy);
     return st;
-}
-
-/* Numbers of bands tried per region. */
-#define BAND_COUNTS 4
-
-static int by_peak(const dfg_tile_plan *x, const dfg_tile_plan *y)
-{
-    return x->peak < y->peak ? -1 : x->peak > y->peak ? 1
-           : x->flops < y->flops ? -1 : x->flops > y->flops;
-}
-
-static int by_peak_q(const void *a, const void *b) { return by_peak(a, b); }
-
-/* Adds c to plans[0..*n) (at most max), or puts it in the place of the
- * plan of largest peak if c's is smaller. */
-static void keep(dfg_tile_plan *plans, int32_t max, int32_t *n,
-                 const dfg_tile_plan *c)
-{
-    if (*n < max) {
-        plans[(*n)++] = *c;
-        return;
-    }
-    int32_t worst = 0;
-    for (int32_t k = 1; k < *n; k++)
-        worst = by_peak(&plans[k], &plans[worst]) > 0 ? k : worst;
-    if (*n > 0 && by_peak(c, &plans[worst]) < 0)
-        plans[worst] = *c;
-}
-
-/* Keeps c in plans[0..*n) if it has the smallest peak of the plans
- * whose last region has its number of bands: one plan per band count. */
-static void keep_per_bands(dfg_tile_plan *plans, int32_t *n,
-                           const dfg_tile_plan *c)
-{
-    int32_t bands = c->tiles[c->n - 1];
-    for (int32_t k = 0; k < *n; k++)
-        if (plans[k].tiles[plans[k].n - 1] == bands) {
-            if (by_peak(c, &plans[k]) < 0)
-                plans[k] = *c;
-            return;
-        }
-    plans[(*n)++] = *c;
 }
 
 dfg_status dfg_tile_apply(dfg_graph *graph, const dfg_tile_plan *plan,
@@ -570,84 +587,9 @@ dfg_status dfg_tile_apply(dfg_graph *graph, const dfg_tile_plan *plan,
     for (int32_t k = 0; st == DFG_OK && k < plan->n; k++) {
         dfg_pass_report report;
         st = dfg_pass_tile_spatial(graph, *joined, plan->cut[k],
-                                   plan->tiles[k], joined, &report);
+                                   plan->tiles[k], plan->put[k], joined,
+                                   &report);
     }
     return st;
 }
 
-/* graph tiled by base (joined: its last join, or -1) extended by one
- * region at each cut and band count, estimated; those with a smaller
- * peak than base_peak and at most max_flops kept in plans: the max of
- * smallest peak, or with max 0 the one of smallest peak per band count
- * (at most BAND_COUNTS). */
-static dfg_status extend(const dfg_graph *graph, int32_t joined,
-                         const dfg_tile_plan *base, int64_t base_peak,
-                         int64_t max_flops, dfg_tile_plan *plans,
-                         int32_t max, int32_t *n)
-{
-    region r;
-    dfg_status st = region_make(graph, joined, &r);
-    if (st != DFG_OK)
-        return st;
-    cut_list l = {NULL, graph->n_values, 0};
-    l.values = dfg_calloc(&r.g->allocator, (size_t)l.max + 1, sizeof *l.values);
-    if (!l.values)
-        st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of memory");
-    else
-        walk(&r, -1, add_cut, &l);
-    region_free(&r);
-    static const int32_t bands[BAND_COUNTS] = {2, 4, 8, 16};
-    for (int32_t i = 0; st == DFG_OK && i < l.n; i++)
-        for (int32_t b = 0; st == DFG_OK && b < BAND_COUNTS; b++) {
-            dfg_tile_plan c = *base;
-            c.cut[c.n] = l.values[i];
-            c.tiles[c.n++] = bands[b];
-            if (graph->values[l.values[i]].type.shape[2] < bands[b])
-                continue;
-            st = dfg_tile_estimate(graph, joined, l.values[i], bands[b],
-                                   &c.peak, &c.flops);
-            if (st != DFG_OK || c.peak >= base_peak || c.flops > max_flops)
-                continue;
-            if (max > 0)
-                keep(plans, max, n, &c);
-            else
-                keep_per_bands(plans, n, &c);
-        }
-    dfg_free(&graph->allocator, l.values);
-    return st;
-}
-
-dfg_status dfg_tile_candidates(const dfg_graph *graph, int64_t max_flops_pct,
-                               dfg_tile_plan *plans, int32_t max_plans,
-                               int32_t *n_plans)
-{
-    *n_plans = 0;
-    dfg_tile_plan none = {0, {0}, {0}, 0, 0};
-    dfg_status st = measure(graph, &none.peak, &none.flops);
-    int64_t max_flops = none.flops + none.flops * max_flops_pct / 100;
-    /* The second region extends the best first one of each band count:
-     * a cheaper first region can leave room for a second. */
-    dfg_tile_plan first[BAND_COUNTS];
-    int32_t n_first = 0;
-    if (st == DFG_OK)
-        st = extend(graph, -1, &none, none.peak, max_flops, first, 0,
-                    &n_first);
-    int32_t n = 0;
-    for (int32_t i = 0; i < n_first; i++)
-        keep(plans, max_plans, &n, &first[i]);
-    for (int32_t i = 0; st == DFG_OK && i < n_first &&
-                        DFG_TILE_MAX_REGIONS > 1; i++) {
-        dfg_graph *copy = NULL;
-        int32_t joined;
-        st = dfg_graph_clone(graph, &graph->allocator, &copy);
-        if (st == DFG_OK)
-            st = dfg_tile_apply(copy, &first[i], &joined);
-        if (st == DFG_OK)
-            st = extend(copy, joined, &first[i], first[i].peak, max_flops,
-                        plans, max_plans, &n);
-        dfg_graph_destroy(copy);
-    }
-    qsort(plans, (size_t)n, sizeof *plans, by_peak_q);
-    *n_plans = st == DFG_OK ? n : 0;
-    return st;
-}

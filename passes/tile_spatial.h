@@ -13,9 +13,9 @@
  * that need them), reading the stored operands of the original op (no
  * weight is copied), with a top pad only where the band touches the top
  * border and a bottom pad only at the bottom. A band's input rows are a
- * slice of the image; the bands' cut rows are joined by a concat along
- * the rows, which takes the cut's place. Every output row is computed
- * from the same input rows and weights as before. */
+ * slice of the image; the bands' cut rows are put into the whole band
+ * by band (dfg_tile_put_rows), which takes the cut's place. Every output
+ * row is computed from the same input rows and weights as before. */
 #ifndef DFG_TILE_SPATIAL_H
 #define DFG_TILE_SPATIAL_H
 
@@ -26,18 +26,21 @@
 
 /* A tiling: n regions, region k up to the value cut[k] in tiles[k]
  * bands, the first from the graph's image, each other from the join of
- * the one before; with its estimates (dfg_tile_estimate). */
+ * the one before; with its estimates (dfg_tile_estimate). put[k]: region
+ * k's bands join band by band (dfg_tile_put_rows), else by one concat. */
 typedef struct dfg_tile_plan {
     int32_t n;
     int32_t cut[DFG_TILE_MAX_REGIONS], tiles[DFG_TILE_MAX_REGIONS];
     int64_t peak, flops;
+    int32_t put[DFG_TILE_MAX_REGIONS];
 } dfg_tile_plan;
 
 /* In what follows `from` is the region's image: a plain f32 [N,C,H,W]
  * value, or -1 for the graph's first such input. */
 
-/* The tilings of graph (one region at each cut and 2, 4, 8 or 16 bands,
- * and the best of those of each band count extended by a second region)
+/* The tilings of graph (tile_search.c: one region at each cut, in 2, 4,
+ * 8 or 16 bands, joined either way, and some of those extended by a
+ * second region)
  * whose estimate has a smaller peak than graph's and at most
  * max_flops_pct percent more FLOPs: the max_plans of smallest estimated peak in plans,
  * smallest first, their number in *n_plans (0: none). */
@@ -45,24 +48,49 @@ dfg_status dfg_tile_candidates(const dfg_graph *graph, int64_t max_flops_pct,
                                dfg_tile_plan *plans, int32_t max_plans,
                                int32_t *n_plans);
 
+/* The cuts of the region from `from`, in recorded order, into
+ * cuts[0..*n_cuts) (room for the graph's values). */
+dfg_status dfg_tile_cuts(const dfg_graph *graph, int32_t from,
+                         int32_t *cuts, int32_t *n_cuts);
+
 /* Tiles graph as plan says (dfg_pass_tile_spatial per region); *joined:
  * the last region's join. */
 dfg_status dfg_tile_apply(dfg_graph *graph, const dfg_tile_plan *plan,
                           int32_t *joined);
 
 /* Tiles the region up to cut (a value dfg_tile_candidates named) in
- * `tiles` bands of rows (2 or more, at most the cut's rows, at most 64);
- * *joined: the value that joins the bands and takes the cut's place.
- * DFG_ERR_INVALID_ARGUMENT when cut is no cut of the region. */
+ * `tiles` bands of rows (2 or more, at most the cut's rows, at most 64),
+ * joined band by band (put) or by one concat; *joined: the value that
+ * joins the bands and takes the cut's place. DFG_ERR_INVALID_ARGUMENT
+ * when cut is no cut of the region. */
 dfg_status dfg_pass_tile_spatial(dfg_graph *graph, int32_t from, int32_t cut,
-                                 int32_t tiles, int32_t *joined,
+                                 int32_t tiles, int put, int32_t *joined,
                                  dfg_pass_report *report);
 
-/* What graph tiled at cut in `tiles` bands would cost, cheaply (no
- * plan): the bytes live at its largest step in the recorded order, and
- * its FLOPs. cut -1: graph as it is. */
+/* What graph tiled at cut in `tiles` bands, joined as put says, would
+ * cost, cheaply (no plan): the bytes live at its largest step in the
+ * recorded order (a join in place counted once), and its FLOPs. cut -1:
+ * graph as it is. */
 dfg_status dfg_tile_estimate(const dfg_graph *graph, int32_t from,
-                             int32_t cut, int32_t tiles, int64_t *peak,
-                             int64_t *flops);
+                             int32_t cut, int32_t tiles, int put,
+                             int64_t *peak, int64_t *flops);
+
+/* The join: the bands' rows of the cut put into the
+ * whole one band at a time (put_rows, src/ir/ops.def), so that the whole
+ * and one band's rows live at the join, where a concat of every band
+ * kept them all beside the whole. Records band k's: part (its rows of the
+ * cut named cut_name, from row `at` of `rows`) put into whole (the join
+ * so far, -1 for the first band: a new whole); *joined: the whole with
+ * part's rows. */
+dfg_status dfg_tile_put_rows(dfg_graph *graph, const char *cut_name, int k,
+                             int32_t whole, int32_t part, int64_t at,
+                             int64_t rows, int32_t *joined);
+
+/* 1 if node n of graph is a join that writes its output over its whole
+ * (input 0) where that dies at n (last[v]: the index of v's last
+ * reader): the whole's bytes carry on as the output's. For
+ * dfg_tile_estimate's count. */
+int dfg_tile_joins_in_place(const dfg_graph *graph, int32_t n,
+                            const int32_t *last);
 
 #endif

@@ -217,13 +217,17 @@ static void test_every_cut(void **state)
     int singles = 0, pairs = 0;
     for (int32_t v = 0; v < g->n_values; v++)
         for (int32_t t = 2; t <= 5; t += t == 3 ? 2 : 1) {
-            dfg_tile_plan one = {1, {v, 0}, {t, 0}, 0, 0};
+            dfg_tile_plan one = {1, {v, 0}, {t, 0}, 0, 0, {0, 0}};
             if (t == 4 || !run_tiled(g, &one, x, got))
                 continue;
             assert_close(got, want, CLASSES);
+            one.put[0] = 1;
+            assert_int_equal(run_tiled(g, &one, x, got), 1);
+            assert_close(got, want, CLASSES);
             singles++;
             for (int32_t u = 0; t < 5 && u < g->n_values + 40; u++) {
-                dfg_tile_plan two = {2, {v, u}, {t, 5 - t}, 0, 0};
+                dfg_tile_plan two = {2, {v, u}, {t, 5 - t}, 0, 0,
+                                     {u % 2, 1 - u % 2}};
                 if (run_tiled(g, &two, x, got)) {
                     assert_close(got, want, CLASSES);
                     pairs++;
@@ -231,7 +235,7 @@ static void test_every_cut(void **state)
             }
         }
     assert_true(singles >= 12 && pairs >= 4);
-    dfg_tile_plan logits = {1, {g->outputs[0], 0}, {2, 0}, 0, 0};
+    dfg_tile_plan logits = {1, {g->outputs[0], 0}, {2, 0}, 0, 0, {0, 0}};
     assert_int_equal(run_tiled(g, &logits, x, got), 0);
     free(x);
     dfg_graph_destroy(g);
@@ -269,8 +273,10 @@ static void test_blocked_bands(void **state)
         blocked |= plain->tensors[i].type.layout != DFG_LAYOUT_PLAIN;
     int checked = 0;
     for (int32_t v = 0; v < g->n_values; v++)
-        for (int32_t t = 2; t <= 3; t++) {
-            dfg_tile_plan one = {1, {v, 0}, {t, 0}, 0, 0};
+        for (int32_t t = 2; t <= 5; t++) {
+            int put = t > 3;
+            dfg_tile_plan one = {1, {v, 0}, {put ? t - 2 : t, 0}, 0, 0,
+                                 {put, 0}};
             dfg_graph *copy;
             int32_t joined;
             assert_int_equal(dfg_graph_clone(g, NULL, &copy), DFG_OK);
@@ -282,13 +288,14 @@ static void test_blocked_bands(void **state)
             assert_close(got, want, CLASSES);
             assert_true(steps_of(p, DFG_OP_REORDER, 0) <=
                         steps_of(plain, DFG_OP_REORDER, 0));
-            checked += steps_of(p, DFG_OP_CONCAT, 1) >
-                       steps_of(plain, DFG_OP_CONCAT, 1);
+            checked += put ? steps_of(p, DFG_OP_PUT_ROWS, 1) > 0
+                           : steps_of(p, DFG_OP_CONCAT, 1) >
+                                 steps_of(plain, DFG_OP_CONCAT, 1);
             dfg_program_destroy(p);
             dfg_graph_destroy(copy);
         }
     if (blocked)
-        assert_true(checked >= 4);
+        assert_true(checked >= 8);
     dfg_program_destroy(plain);
     free(x);
     dfg_graph_destroy(g);
@@ -305,7 +312,7 @@ static void test_wrong_band_seen(void **state)
     dfg_program_destroy(untiled(g, x, want));
     int moved = 0;
     for (int32_t v = 0; v < g->n_values && moved < 3; v++) {
-        dfg_tile_plan one = {1, {v, 0}, {3, 0}, 0, 0};
+        dfg_tile_plan one = {1, {v, 0}, {3, 0}, 0, 0, {0, 0}};
         dfg_graph *copy;
         int32_t joined;
         assert_int_equal(dfg_graph_clone(g, NULL, &copy), DFG_OK);
