@@ -439,6 +439,134 @@ static void test_rows_blocked(void **state)
     free(x);
 }
 
+/* put_rows moves a band's rows into the whole, in every layout the rule
+ * takes: into a copy of the whole, over the whole in place, and into
+ * zeros without one, the other rows kept (or zero); its shape rule and
+ * the layout rule refuse a part that does not fit, mixed layouts and
+ * nhwc with a message. */
+static void test_put_rows(void **state)
+{
+    (void)state;
+    enum { ROWS = 7, LO = 2, HI = 5, N = RC * ROWS * RW };
+    float *x = random_floats(N, 1.0f), *y = random_floats(N, 1.0f);
+    static const int32_t layouts[] = {DFG_LAYOUT_PLAIN, DFG_LAYOUT_NCHW8C,
+                                      DFG_LAYOUT_NCHW16C};
+    float joined[N]; /* x's rows, with rows [LO, HI) y's */
+    for (int64_t i = 0; i < N; i++)
+        joined[i] = (i / RW) % ROWS >= LO && (i / RW) % ROWS < HI ? y[i]
+                                                                  : x[i];
+    for (int k = 0; k < 3; k++) {
+        int32_t l = layouts[k];
+        dfg_type types[3] = {{DFG_F32, 4, {1, RC, ROWS, RW}, l},
+                             {DFG_F32, 4, {1, RC, HI - LO, RW}, l},
+                             {DFG_F32, 4, {1, RC, ROWS, RW}, l}};
+        dfg_attrs a;
+        dfg_attrs_init(&a);
+        a.n_axes = 1;
+        a.axes[0] = 2;
+        a.starts[0] = LO;
+        dfg_type out;
+        assert_int_equal(dfg_op_get(DFG_OP_PUT_ROWS)->shape(&a, types, 2,
+                                                            &out, 1), DFG_OK);
+        assert_true(dfg_type_equal(&out, &types[0]));
+        assert_int_equal(dfg_layout_check(DFG_OP_PUT_ROWS, &a, types, 2,
+                                          &types[2], 1), DFG_OK);
+        float whole[N], part[N], got[N], want[N], zeros[N];
+        lay_out(x, ROWS, 0, ROWS, l, whole);
+        lay_out(y, ROWS, LO, HI, l, part);
+        lay_out(joined, ROWS, 0, ROWS, l, want);
+        const void *in[2] = {whole, part};
+        void *to[1] = {got};
+        dfg_kernel_args args = {.op = DFG_OP_PUT_ROWS, .attrs = &a,
+                                .n_inputs = 2, .in_types = types, .in = in,
+                                .n_outputs = 1, .out_types = &types[2],
+                                .out = to};
+        assert_int_equal(dfg_cpu_put_rows(&args), DFG_OK);
+        assert_memory_equal(got, want, sizeof got);
+        to[0] = whole; /* in place */
+        assert_int_equal(dfg_cpu_put_rows(&args), DFG_OK);
+        assert_memory_equal(whole, want, sizeof whole);
+        /* without a whole: zeros around the part */
+        for (int64_t i = 0; i < N; i++)
+            zeros[i] = (i / RW) % ROWS >= LO && (i / RW) % ROWS < HI
+                           ? y[i] : 0.0f;
+        lay_out(zeros, ROWS, 0, ROWS, l, want);
+        a.n_shape = 1;
+        a.shape[0] = ROWS;
+        assert_int_equal(dfg_op_get(DFG_OP_PUT_ROWS)->shape(&a, &types[1], 1,
+                                                            &out, 1), DFG_OK);
+        assert_true(dfg_type_equal(&out, &types[0]));
+        memset(got, 0x7f, sizeof got);
+        in[0] = part;
+        args.n_inputs = 1;
+        args.in_types = &types[1];
+        to[0] = got;
+        assert_int_equal(dfg_cpu_put_rows(&args), DFG_OK);
+        assert_memory_equal(got, want, sizeof got);
+        /* refused: past the last row, another channel count, no rows,
+         * mixed layouts, nhwc */
+        a.starts[0] = ROWS - 1;
+        assert_int_not_equal(dfg_op_get(DFG_OP_PUT_ROWS)->shape(&a, types, 2,
+                                                                &out, 1),
+                             DFG_OK);
+        assert_non_null(strstr(dfg_last_error(), "do not fit"));
+        a.starts[0] = LO;
+        types[1].shape[1] = RC / 2;
+        assert_int_not_equal(dfg_op_get(DFG_OP_PUT_ROWS)->shape(&a, types, 2,
+                                                                &out, 1),
+                             DFG_OK);
+        types[1].shape[1] = RC;
+        a.n_shape = 0;
+        assert_int_not_equal(dfg_op_get(DFG_OP_PUT_ROWS)->shape(&a, &types[1],
+                                                                1, &out, 1),
+                             DFG_OK);
+        types[1].layout = l == DFG_LAYOUT_PLAIN ? DFG_LAYOUT_NCHW8C
+                                                : DFG_LAYOUT_PLAIN;
+        assert_int_not_equal(dfg_layout_check(DFG_OP_PUT_ROWS, &a, types, 2,
+                                              &types[2], 1), DFG_OK);
+        types[0].layout = types[1].layout = types[2].layout = DFG_LAYOUT_NHWC;
+        assert_int_not_equal(dfg_layout_check(DFG_OP_PUT_ROWS, &a, types, 2,
+                                              &types[2], 1), DFG_OK);
+    }
+    free(x);
+    free(y);
+}
+
+/* The search lists the pairs whose first region alone leaves the
+ * estimate where it was (a cheap start that the second region's bands
+ * need: tile_search.c's smallest joins), within the FLOPs asked, each
+ * a tiling that gives the untiled logits; every first region listed
+ * alone lowers the estimate. */
+static void test_search_small_joins(void **state)
+{
+    (void)state;
+    dfg_graph *g = small_cnn();
+    float *x = random_floats(INPUT_NUMEL, 1.0f);
+    float want[CLASSES], got[CLASSES];
+    dfg_program_destroy(untiled(g, x, want));
+    int64_t peak, flops;
+    assert_int_equal(dfg_tile_estimate(g, -1, -1, 0, 0, &peak, &flops),
+                     DFG_OK);
+    dfg_tile_plan plans[16];
+    int32_t n = 0, starts = 0;
+    assert_int_equal(dfg_tile_candidates(g, 50, plans, 16, &n), DFG_OK);
+    assert_true(n > 0);
+    for (int32_t i = 0; i < n; i++) {
+        int64_t alone, f;
+        assert_int_equal(dfg_tile_estimate(g, -1, plans[i].cut[0],
+                                           plans[i].tiles[0], plans[i].put[0],
+                                           &alone, &f), DFG_OK);
+        assert_true(plans[i].flops <= flops + flops / 2);
+        assert_true(plans[i].n == 2 || alone < peak);
+        starts += plans[i].n == 2 && alone >= peak;
+        assert_int_equal(run_tiled(g, &plans[i], x, got), 1);
+        assert_close(got, want, CLASSES);
+    }
+    assert_true(starts >= 1);
+    free(x);
+    dfg_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -447,6 +575,8 @@ int main(void)
         cmocka_unit_test(test_blocked_bands),
         cmocka_unit_test(test_wrong_band_seen),
         cmocka_unit_test(test_rows_blocked),
+        cmocka_unit_test(test_put_rows),
+        cmocka_unit_test(test_search_small_joins),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
