@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "dfg/builder.h"
@@ -567,6 +568,70 @@ static void test_search_small_joins(void **state)
     dfg_graph_destroy(g);
 }
 
+/* A graph joined band by band, compiled: every put_rows over a whole
+ * writes in place (the whole's bytes), the plan verified; saved and
+ * loaded (the validator takes the op), it gives the untiled logits. */
+static void test_put_rows_program(void **state)
+{
+    (void)state;
+    dfg_graph *g = small_cnn();
+    float *x = random_floats(INPUT_NUMEL, 1.0f);
+    float want[CLASSES], got[CLASSES];
+    dfg_program_destroy(untiled(g, x, want));
+    int programs = 0;
+    for (int32_t v = 0; v < g->n_values && programs < 3; v++) {
+        dfg_tile_plan one = {1, {v, 0}, {3, 0}, 0, 0, {1, 0}};
+        dfg_graph *copy;
+        int32_t joined;
+        assert_int_equal(dfg_graph_clone(g, NULL, &copy), DFG_OK);
+        if (dfg_tile_apply(copy, &one, &joined) != DFG_OK) {
+            dfg_graph_destroy(copy);
+            continue;
+        }
+        dfg_program *p = untiled(copy, x, got);
+        assert_close(got, want, CLASSES);
+        int over = 0;
+        for (int32_t i = 0; i < p->n_steps; i++) {
+            const dfg_program_step *s = &p->steps[i];
+            if (s->op != DFG_OP_PUT_ROWS || s->n_inputs != 2)
+                continue;
+            const dfg_program_tensor *whole = &p->tensors[s->inputs[0]];
+            const dfg_program_tensor *out = &p->tensors[s->outputs[0]];
+            assert_true(out->alias_of >= 0);
+            assert_int_equal(out->offset, whole->offset);
+            over++;
+        }
+        assert_int_equal(over, 2);
+        char path[] = "/tmp/dfg-put-rows-XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        close(fd);
+        assert_int_equal(dfg_program_save(p, path), DFG_OK);
+        dfg_program *loaded;
+        if (dfg_program_load(path, NULL, &loaded) != DFG_OK)
+            fail_msg("load: %s", dfg_last_error());
+        unlink(path);
+        const dfg_backend *cpu;
+        dfg_session *session;
+        assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+        assert_int_equal(dfg_session_create(loaded, cpu, NULL, &session),
+                         DFG_OK);
+        const void *in[1] = {x};
+        void *out[1] = {got};
+        memset(got, 0, sizeof got);
+        assert_int_equal(dfg_session_run(session, in, out), DFG_OK);
+        assert_close(got, want, CLASSES);
+        dfg_session_destroy(session);
+        dfg_program_destroy(loaded);
+        dfg_program_destroy(p);
+        dfg_graph_destroy(copy);
+        programs++;
+    }
+    assert_int_equal(programs, 3);
+    free(x);
+    dfg_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -577,6 +642,7 @@ int main(void)
         cmocka_unit_test(test_rows_blocked),
         cmocka_unit_test(test_put_rows),
         cmocka_unit_test(test_search_small_joins),
+        cmocka_unit_test(test_put_rows_program),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
