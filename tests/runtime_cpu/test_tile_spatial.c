@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <cmocka.h>
 
 #include "dfg/builder.h"
@@ -30,6 +29,7 @@
 #include "passes/tile_spatial.h"
 #include "program/program.h"
 #include "runtime/cpu/kernels.h"
+#include "tests/support/program_fixtures.h"
 #include "tests/support/random_data.h"
 
 #define H 64
@@ -183,6 +183,19 @@ static void test_compiler_tiles(void **state)
     dfg_graph_destroy(g);
 }
 
+/* A clone of g tiled as plan says, or NULL (nothing left) when that is
+ * no tiling of g. */
+static dfg_graph *tiled_copy(const dfg_graph *g, const dfg_tile_plan *plan)
+{
+    dfg_graph *copy;
+    int32_t joined;
+    assert_int_equal(dfg_graph_clone(g, NULL, &copy), DFG_OK);
+    if (dfg_tile_apply(copy, plan, &joined) == DFG_OK)
+        return copy;
+    dfg_graph_destroy(copy);
+    return NULL;
+}
+
 /* Tiles a clone of g as plan says (the last region's cut not checked
  * first); 0 and nothing run when that is no cut, else runs it into got
  * (compiled untiled) and returns 1. */
@@ -278,13 +291,9 @@ static void test_blocked_bands(void **state)
             int put = t > 3;
             dfg_tile_plan one = {1, {v, 0}, {put ? t - 2 : t, 0}, 0, 0,
                                  {put, 0}};
-            dfg_graph *copy;
-            int32_t joined;
-            assert_int_equal(dfg_graph_clone(g, NULL, &copy), DFG_OK);
-            if (dfg_tile_apply(copy, &one, &joined) != DFG_OK) {
-                dfg_graph_destroy(copy);
+            dfg_graph *copy = tiled_copy(g, &one);
+            if (!copy)
                 continue;
-            }
             dfg_program *p = untiled(copy, x, got);
             assert_close(got, want, CLASSES);
             assert_true(steps_of(p, DFG_OP_REORDER, 0) <=
@@ -581,13 +590,9 @@ static void test_put_rows_program(void **state)
     int programs = 0;
     for (int32_t v = 0; v < g->n_values && programs < 3; v++) {
         dfg_tile_plan one = {1, {v, 0}, {3, 0}, 0, 0, {1, 0}};
-        dfg_graph *copy;
-        int32_t joined;
-        assert_int_equal(dfg_graph_clone(g, NULL, &copy), DFG_OK);
-        if (dfg_tile_apply(copy, &one, &joined) != DFG_OK) {
-            dfg_graph_destroy(copy);
+        dfg_graph *copy = tiled_copy(g, &one);
+        if (!copy)
             continue;
-        }
         dfg_program *p = untiled(copy, x, got);
         assert_close(got, want, CLASSES);
         int over = 0;
@@ -602,15 +607,9 @@ static void test_put_rows_program(void **state)
             over++;
         }
         assert_int_equal(over, 2);
-        char path[] = "/tmp/dfg-put-rows-XXXXXX";
-        int fd = mkstemp(path);
-        assert_true(fd >= 0);
-        close(fd);
-        assert_int_equal(dfg_program_save(p, path), DFG_OK);
-        dfg_program *loaded;
-        if (dfg_program_load(path, NULL, &loaded) != DFG_OK)
-            fail_msg("load: %s", dfg_last_error());
-        unlink(path);
+        dfg_program *loaded = fixture_reloaded(p);
+        if (!loaded)
+            fail_msg("save and load: %s", dfg_last_error());
         const dfg_backend *cpu;
         dfg_session *session;
         assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
