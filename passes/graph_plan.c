@@ -8,6 +8,7 @@
 #include "passes/pass.h"
 
 #include <string.h>
+#include "runtime/cpu_workspace_rule.h"
 #include "util/error.h"
 #include "util/memory.h"
 
@@ -65,8 +66,12 @@ dfg_status dfg_plan_graph(const dfg_graph *graph, const dfg_compile_options *o,
      * room under the bound; training keeps full workspaces, so that a
      * budget or data parallelism computes the same bits. */
     if (st == DFG_OK && !o->training)
-        st = dfg_node_costs_fit_convs(graph, o->prefer_memory, allocator,
-                                      &out->costs);
+        st = dfg_node_costs_fit_convs(
+            graph, o->prefer_memory,
+            o->backend_workspace == dfg_cpu_step_workspace
+                ? dfg_cpu_step_least_workspace
+                : NULL,
+            allocator, &out->costs);
     /* A compile without a target is the CPU's (dfg_compile_options_init). */
     if (st == DFG_OK)
         st = dfg_node_costs_in_place(

@@ -138,7 +138,30 @@ static void without_scratch(const dfg_ir_node *node, const dfg_type *types,
     costs->workspace_own[n] = own;
 }
 
+/* Under prefer_memory, a step with blocked operands (only the backend's
+ * library runs it) plans from the least scratch its library runs it in
+ * (least_rule's), where that is below its workspace: it takes the whole
+ * workspace only where it fits under the bound. */
+static void library_least(const dfg_graph *graph, int32_t n,
+                          const dfg_type *types,
+                          dfg_backend_workspace_fn least_rule,
+                          dfg_node_costs *costs)
+{
+    const dfg_ir_node *node = &graph->nodes[n];
+    if (!least_rule || !dfg_op_uses_blas(node->op))
+        return;
+    int64_t op_bytes = dfg_node_workspace_bytes(graph, n, types);
+    int64_t least = dfg_step_workspace_bytes(
+        node->op, op_bytes,
+        backend_scratch(graph, n, types, op_bytes, 0, least_rule));
+    if (least <= 0 || least >= costs->workspace[n])
+        return;
+    costs->workspace_least[n] = least;
+    costs->workspace_own[n] = least;
+}
+
 dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph, int prefer_memory,
+                                    dfg_backend_workspace_fn least_rule,
                                     const dfg_allocator *allocator,
                                     dfg_node_costs *costs)
 {
@@ -159,6 +182,8 @@ dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph, int prefer_memory,
         int64_t own = dfg_node_workspace_bytes(graph, n, types);
         if (!blocked && prefer_memory && own < costs->workspace[n])
             without_scratch(node, types, own, n, costs);
+        else if (blocked && prefer_memory)
+            library_least(graph, n, types, least_rule, costs);
         else if (!blocked && own == costs->workspace[n]) {
             int64_t least = dfg_op_least_workspace(
                 node->op, &node->attrs, types, node->n_inputs,

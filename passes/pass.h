@@ -221,8 +221,11 @@ void dfg_node_costs_free(dfg_node_costs *costs, const dfg_allocator *allocator);
  * (dfg_compile_options), also of every step on plain operands whose
  * workspace holds backend scratch: the bound is then the one without
  * library scratch, and such a step keeps the scratch only where it fits
- * under it. */
+ * under it; a step on blocked operands, which only the library runs,
+ * plans from the least scratch least_rule (the backend's, or NULL: none)
+ * gives it, and takes its whole workspace only where that fits. */
 dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph, int prefer_memory,
+                                    dfg_backend_workspace_fn least_rule,
                                     const dfg_allocator *allocator,
                                     dfg_node_costs *costs);
 

@@ -20,6 +20,16 @@ int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
                                const struct dfg_type *in, int32_t n_in,
                                const struct dfg_type *out, int32_t n_out);
 
+/* The least of dfg_cpu_step_workspace a step runs on oneDNN with: a
+ * conv2d's direct primitive alone, without the room its Winograd or
+ * column product would take (the session runs the direct primitive
+ * where that room is not planned); the same as dfg_cpu_step_workspace
+ * for every other op. */
+int64_t dfg_cpu_step_least_workspace(int32_t op, const dfg_attrs *attrs,
+                                     const struct dfg_type *in, int32_t n_in,
+                                     const struct dfg_type *out,
+                                     int32_t n_out);
+
 /* The rule a training step plans with: the scratch of its conv2d steps
  * on oneDNN with their weights reordered at every run (its weights
  * change at every step, so no copy made once could follow), and of its

@@ -43,4 +43,20 @@ DFG_HOST_DEVICE static inline float dfg_post_op_eltwise(int32_t kind,
     }
 }
 
+/* The post-ops of a from the `from`-th on (DFG_POST_SUM skipped: a
+ * kernel adds the residual itself) applied to y[0..n), in place, one
+ * post-op at a time. */
+static inline void dfg_post_ops_apply_span(const dfg_attrs *a, int32_t from,
+                                           float *y, int64_t n)
+{
+    for (int32_t k = from; k < a->n_post_ops; k++) {
+        int32_t kind = a->post_ops[k];
+        if (kind == DFG_POST_SUM)
+            continue;
+        float alpha = a->post_op_alpha[k], beta = a->post_op_beta[k];
+        for (int64_t i = 0; i < n; i++)
+            y[i] = dfg_post_op_eltwise(kind, alpha, beta, y[i]);
+    }
+}
+
 #endif

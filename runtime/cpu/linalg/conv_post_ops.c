@@ -22,16 +22,8 @@ void dfg_cpu_conv_residual_load(const dfg_kernel_args *args)
 static void apply_range(void *ctx, int64_t start, int64_t count)
 {
     const dfg_kernel_args *args = ctx;
-    const dfg_attrs *a = args->attrs;
-    float *y = (float *)args->out[0] + start;
-    for (int32_t k = 0; k < a->n_post_ops; k++) {
-        int32_t kind = a->post_ops[k];
-        if (kind == DFG_POST_SUM)
-            continue;
-        float alpha = a->post_op_alpha[k], beta = a->post_op_beta[k];
-        for (int64_t i = 0; i < count; i++)
-            y[i] = dfg_post_op_eltwise(kind, alpha, beta, y[i]);
-    }
+    dfg_post_ops_apply_span(args->attrs, 0, (float *)args->out[0] + start,
+                            count);
 }
 
 void dfg_cpu_conv_post_ops_apply(const dfg_kernel_args *args)

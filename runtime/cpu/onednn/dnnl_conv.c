@@ -37,18 +37,23 @@ typedef struct conv_plan {
     int64_t scratch_bytes, x_bytes, y_bytes, w_bytes; /* aligned */
 } conv_plan;
 
+/* Destroys p's conv and reorders, keeping its given descriptors. */
+static void conv_candidate_drop(conv_plan *p)
+{
+    dnnl_primitive_desc_t pds[5] = {p->w_reorder, p->residual_reorder,
+                                    p->y_reorder, p->x_reorder, p->conv};
+    for (int i = 0; i < 5; i++)
+        if (pds[i])
+            dnnl_primitive_desc_destroy(pds[i]);
+    p->conv = p->x_reorder = p->y_reorder = p->residual_reorder =
+        p->w_reorder = NULL;
+    p->x_chosen = p->w_chosen = p->y_chosen = NULL;
+    p->scratch_bytes = p->x_bytes = p->y_bytes = p->w_bytes = 0;
+}
+
 static void conv_plan_free(conv_plan *p)
 {
-    if (p->w_reorder)
-        dnnl_primitive_desc_destroy(p->w_reorder);
-    if (p->residual_reorder)
-        dnnl_primitive_desc_destroy(p->residual_reorder);
-    if (p->y_reorder)
-        dnnl_primitive_desc_destroy(p->y_reorder);
-    if (p->x_reorder)
-        dnnl_primitive_desc_destroy(p->x_reorder);
-    if (p->conv)
-        dnnl_primitive_desc_destroy(p->conv);
+    conv_candidate_drop(p);
     memset(p, 0, sizeof *p);
 }
 
@@ -76,12 +81,114 @@ static int32_t layout_of(const dnnl_memory_desc_t *md)
     return -1;
 }
 
+/* conv_plan_make's max_workspace for the implementation that needs the
+ * least workspace. */
+#define LEAST_WORKSPACE (-2)
+
+/* Takes pd as p's conv: its chosen formats, the reorders of x, y and the
+ * residual into and out of them, and the scratch they share; -1 (pd
+ * still p's, for conv_candidate_drop) when a reorder cannot be made. */
+static int conv_candidate_take(dnnl_engine_t engine, conv_plan *p,
+                               dnnl_primitive_desc_t pd,
+                               const_dnnl_primitive_attr_t reorder_attr,
+                               int residual)
+{
+    p->conv = pd;
+    p->x_chosen = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
+    p->w_chosen = dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
+    p->y_chosen = dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+    if (dfg_dnnl_reorder_make(engine, &p->x_given, p->x_chosen, reorder_attr,
+                              &p->x_reorder) != 0 ||
+        dfg_dnnl_reorder_make(engine, p->y_chosen, &p->y_given, reorder_attr,
+                              &p->y_reorder) != 0 ||
+        (residual && dfg_dnnl_reorder_make(engine, &p->y_given, p->y_chosen,
+                                           reorder_attr,
+                                           &p->residual_reorder) != 0))
+        return -1;
+    /* The conv and the reorders run one after the other: one scratchpad,
+     * as large as the largest of theirs, serves them all. */
+    const_dnnl_primitive_desc_t parts[4] = {p->conv, p->x_reorder,
+                                            p->y_reorder, p->residual_reorder};
+    for (int i = 0; i < 4; i++)
+        if (parts[i])
+            p->scratch_bytes = max64(
+                p->scratch_bytes,
+                dfg_align_up(dfg_dnnl_scratchpad_bytes(parts[i]), PART_ALIGN));
+    p->x_bytes = p->x_reorder ? aligned_size(p->x_chosen) : 0;
+    p->y_bytes = p->y_reorder ? aligned_size(p->y_chosen) : 0;
+    return 0;
+}
+
+/* Fills p's conv from desc: oneDNN's first implementation (max_workspace
+ * -1; with `library`, only where it runs a library kernel), or in its
+ * order the first that runs a library kernel within max_workspace bytes
+ * of workspace, or (LEAST_WORKSPACE) the first of those needing the
+ * least; -1 where there is none. */
+static int conv_candidates(dnnl_engine_t engine, conv_plan *p,
+                           const dnnl_convolution_desc_t *desc,
+                           const_dnnl_primitive_attr_t attr,
+                           const_dnnl_primitive_attr_t reorder_attr,
+                           int residual, int library, int64_t max_workspace)
+{
+    dnnl_primitive_desc_t pd;
+    if (max_workspace == -1) {
+        if (dnnl_primitive_desc_create(&pd, desc, attr, engine, NULL) !=
+            dnnl_success)
+            return -1;
+        if ((library && !dfg_dnnl_runs_library_kernel(pd)) ||
+            conv_candidate_take(engine, p, pd, reorder_attr, residual) != 0) {
+            if (p->conv)
+                conv_candidate_drop(p);
+            else
+                dnnl_primitive_desc_destroy(pd);
+            return -1;
+        }
+        return 0;
+    }
+    dnnl_primitive_desc_iterator_t it;
+    if (dnnl_primitive_desc_iterator_create(&it, desc, attr, engine, NULL) !=
+        dnnl_success)
+        return -1;
+    conv_plan best = *p;
+    int found = 0;
+    do {
+        pd = dnnl_primitive_desc_iterator_fetch(it);
+        if (!pd)
+            break;
+        if (!dfg_dnnl_runs_library_kernel(pd)) {
+            dnnl_primitive_desc_destroy(pd);
+            continue;
+        }
+        conv_plan q = *p;
+        int taken = conv_candidate_take(engine, &q, pd, reorder_attr,
+                                        residual) == 0;
+        int64_t bytes = workspace_of(&q);
+        int better = taken && (max_workspace == LEAST_WORKSPACE
+                                   ? !found || bytes < workspace_of(&best)
+                                   : bytes <= max_workspace);
+        if (better) {
+            if (found)
+                conv_candidate_drop(&best);
+            best = q, found = 1;
+        } else {
+            conv_candidate_drop(&q);
+        }
+    } while ((max_workspace == LEAST_WORKSPACE || !found) &&
+             dnnl_primitive_desc_iterator_next(it) == dnnl_success);
+    dnnl_primitive_desc_iterator_destroy(it);
+    if (found)
+        *p = best;
+    return found ? 0 : -1;
+}
+
 /* Fills *p for the conv of x = in[0], w = in[1], bias = in[2] (if any)
- * into y = out[0], with attrs' post-ops (a sum adding in[3]); -1 when
+ * into y = out[0], with attrs' post-ops (a sum adding in[3]), on the
+ * implementation conv_candidates chooses by max_workspace; -1 when
  * oneDNN does not take it. */
 static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
                           const dfg_type *in, int32_t n_in,
-                          const dfg_type *out, conv_plan *p)
+                          const dfg_type *out, int64_t max_workspace,
+                          conv_plan *p)
 {
     memset(p, 0, sizeof *p);
     dfg_conv_geometry g;
@@ -138,7 +245,9 @@ static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
      * oneDNN's to choose, reordered in and out within the step. */
     int given = in[0].layout != DFG_LAYOUT_PLAIN ||
                 out[0].layout != DFG_LAYOUT_PLAIN;
-    for (int attempt = given ? 0 : 1; ok && attempt < 2 && !p->conv;
+    int residual = n_in > 3 && in[3].rank >= 0;
+    int made = 0;
+    for (int attempt = given ? 0 : 1; ok && attempt < 2 && !made;
          attempt++) {
         const dnnl_memory_desc_t *x_md =
             attempt == 0 && in[0].layout != DFG_LAYOUT_PLAIN ? &p->x_given
@@ -150,55 +259,18 @@ static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
                  &desc, dnnl_forward_inference, dnnl_convolution_direct,
                  x_md, &w_any, has_bias ? &p->b_plain : NULL, y_md, strides,
                  dilates, pad_l, pad_r) == dnnl_success;
-        if (ok && dnnl_primitive_desc_create(&p->conv, &desc, attr, engine,
-                                             NULL) != dnnl_success)
-            p->conv = NULL;
-        if (attempt == 0 && p->conv && !dfg_dnnl_runs_library_kernel(p->conv)) {
-            dnnl_primitive_desc_destroy(p->conv);
-            p->conv = NULL;
-        }
-    }
-    ok = ok && p->conv;
-    if (ok) {
-        p->x_chosen = dnnl_primitive_desc_query_md(p->conv, dnnl_query_src_md, 0);
-        p->w_chosen =
-            dnnl_primitive_desc_query_md(p->conv, dnnl_query_weights_md, 0);
-        p->y_chosen = dnnl_primitive_desc_query_md(p->conv, dnnl_query_dst_md, 0);
-        ok = dfg_dnnl_reorder_make(engine, &p->x_given, p->x_chosen, reorder_attr,
-                          &p->x_reorder) == 0 &&
-             dfg_dnnl_reorder_make(engine, p->y_chosen, &p->y_given, reorder_attr,
-                          &p->y_reorder) == 0 &&
-             (n_in < 4 || in[3].rank < 0 ||
-              dfg_dnnl_reorder_make(engine, &p->y_given, p->y_chosen, reorder_attr,
-                           &p->residual_reorder) == 0);
+        made = ok && conv_candidates(engine, p, &desc, attr, reorder_attr,
+                                     residual, attempt == 0,
+                                     max_workspace) == 0;
     }
     if (reorder_attr)
         dnnl_primitive_attr_destroy(reorder_attr);
     if (attr)
         dnnl_primitive_attr_destroy(attr);
-    if (!ok) {
+    if (!made) {
         conv_plan_free(p);
         return -1;
     }
-    /* The conv and the reorders run one after the other: one scratchpad,
-     * as large as the largest of theirs, serves them all. */
-    p->scratch_bytes = dfg_align_up(dfg_dnnl_scratchpad_bytes(p->conv), PART_ALIGN);
-    if (p->x_reorder) {
-        p->scratch_bytes = max64(p->scratch_bytes,
-                                 dfg_align_up(dfg_dnnl_scratchpad_bytes(p->x_reorder),
-                                              PART_ALIGN));
-        p->x_bytes = aligned_size(p->x_chosen);
-    }
-    if (p->y_reorder) {
-        p->scratch_bytes = max64(p->scratch_bytes,
-                                 dfg_align_up(dfg_dnnl_scratchpad_bytes(p->y_reorder),
-                                              PART_ALIGN));
-        p->y_bytes = aligned_size(p->y_chosen);
-    }
-    if (p->residual_reorder)
-        p->scratch_bytes = max64(
-            p->scratch_bytes,
-            dfg_align_up(dfg_dnnl_scratchpad_bytes(p->residual_reorder), PART_ALIGN));
     return 0;
 }
 
@@ -224,12 +296,22 @@ static int weights_reorder_add(dnnl_engine_t engine, conv_plan *p)
     return ok ? 0 : -1;
 }
 
-/* The workspace of the conv of these operands, weights constant or
- * changing (varying: the direct primitive and the weights' reorder
- * only); 0 when oneDNN does not take it. */
+/* What a conv's workspace is planned for: constant weights with room for
+ * the Winograd and column products too (the session takes the fastest
+ * that fits), the direct primitive alone (the least oneDNN runs it in),
+ * or weights that change (the direct primitive and the weights' reorder
+ * only). */
+typedef enum planned_for {
+    PLANNED_CONSTANT,
+    PLANNED_DIRECT,
+    PLANNED_VARYING
+} planned_for;
+
+/* The workspace of the conv of these operands, as `what` says; 0 when
+ * oneDNN does not take it. */
 static int64_t planned_bytes(const dfg_attrs *attrs, const dfg_type *in,
                              int32_t n_in, const dfg_type *out, int32_t n_out,
-                             int varying)
+                             planned_for what)
 {
     if (n_in < 2 || n_out < 1)
         return 0;
@@ -245,17 +327,21 @@ static int64_t planned_bytes(const dfg_attrs *attrs, const dfg_type *in,
     omp_set_num_threads(omp_get_num_procs());
     conv_plan p;
     int64_t bytes = 0;
-    int planned = conv_plan_make(engine, attrs, in, n_in, out, &p) == 0;
+    int planned = conv_plan_make(engine, attrs, in, n_in, out,
+                                 what == PLANNED_DIRECT ? LEAST_WORKSPACE : -1,
+                                 &p) == 0;
+    int varying = what == PLANNED_VARYING;
     int made = planned && (!varying || weights_reorder_add(engine, &p) == 0);
+    int products = made && what == PLANNED_CONSTANT;
     /* Room for the direct conv too: a session whose Winograd product
      * wants more than planned (another CPU) falls back to it. Neither
      * takes weights that change. */
     int64_t winograd =
-        made && !varying
+        products
             ? dfg_winograd_workspace_bytes(engine, attrs, in, n_in, &out[0])
             : 0;
     int64_t columns =
-        made && !varying
+        products
             ? dfg_columns_workspace_bytes(engine, attrs, in, n_in, &out[0])
             : 0;
     omp_set_num_threads(threads);
@@ -275,7 +361,7 @@ int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
                                       const dfg_type *in, int32_t n_in,
                                       const dfg_type *out, int32_t n_out)
 {
-    return planned_bytes(attrs, in, n_in, out, n_out, 0);
+    return planned_bytes(attrs, in, n_in, out, n_out, PLANNED_CONSTANT);
 }
 
 int64_t dfg_dnnl_conv_training_workspace_bytes(const dfg_attrs *attrs,
@@ -284,7 +370,15 @@ int64_t dfg_dnnl_conv_training_workspace_bytes(const dfg_attrs *attrs,
                                                const dfg_type *out,
                                                int32_t n_out)
 {
-    return planned_bytes(attrs, in, n_in, out, n_out, 1);
+    return planned_bytes(attrs, in, n_in, out, n_out, PLANNED_VARYING);
+}
+
+int64_t dfg_dnnl_conv_direct_workspace_bytes(const dfg_attrs *attrs,
+                                             const dfg_type *in, int32_t n_in,
+                                             const dfg_type *out,
+                                             int32_t n_out)
+{
+    return planned_bytes(attrs, in, n_in, out, n_out, PLANNED_DIRECT);
 }
 
 /* 1 if oneDNN runs the conv of plan p on a jit kernel (not its reference
@@ -316,7 +410,7 @@ int dfg_cpu_conv_layouts_in(const dfg_attrs *attrs, const dfg_type *in,
         return -1;
     conv_plan p;
     int jit = conv_plan_make(engine, attrs, blocked_in, n_in, &blocked_out,
-                             &p) == 0;
+                             -1, &p) == 0;
     if (jit) {
         jit = runs_jit(&p) && layout_of(p.x_chosen) == blocked_in[0].layout &&
               layout_of(p.y_chosen) == layout;
@@ -340,7 +434,7 @@ int dfg_cpu_conv_layouts(const dfg_attrs *attrs, const dfg_type *in,
     if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
         return -1;
     conv_plan p;
-    int made = conv_plan_make(engine, attrs, in, n_in, out, &p) == 0;
+    int made = conv_plan_make(engine, attrs, in, n_in, out, -1, &p) == 0;
     if (made) {
         *x_layout = layout_of(p.x_chosen);
         *y_layout = layout_of(p.y_chosen);
@@ -518,7 +612,7 @@ dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
     int varying = !(step->constant_inputs & 2u);
     if (step->n_inputs < 2 ||
         conv_plan_make(engine, step->attrs, step->in_types, step->n_inputs,
-                       step->out_types, &p) != 0)
+                       step->out_types, step->workspace_bytes, &p) != 0)
         return DFG_OK;
     if (varying && weights_reorder_add(engine, &p) != 0) {
         conv_plan_free(&p);

@@ -38,6 +38,14 @@ int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
                                       const dfg_type *in, int32_t n_in,
                                       const dfg_type *out, int32_t n_out);
 
+/* The least of it: the direct primitive's alone, constant weights (a
+ * step planned less than its Winograd or column product wants runs the
+ * direct primitive). */
+int64_t dfg_dnnl_conv_direct_workspace_bytes(const dfg_attrs *attrs,
+                                             const dfg_type *in, int32_t n_in,
+                                             const dfg_type *out,
+                                             int32_t n_out);
+
 /* The same for weights that change between runs (a training step's):
  * the direct primitive's, and room for the weights reordered into its
  * format at every run. */

@@ -44,6 +44,16 @@ int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
                                      : 0;
 }
 
+int64_t dfg_cpu_step_least_workspace(int32_t op, const dfg_attrs *attrs,
+                                     const struct dfg_type *in, int32_t n_in,
+                                     const struct dfg_type *out, int32_t n_out)
+{
+    if (op == DFG_OP_CONV2D)
+        return dfg_dnnl_conv_direct_workspace_bytes(attrs, in, n_in, out,
+                                                    n_out);
+    return dfg_cpu_step_workspace(op, attrs, in, n_in, out, n_out);
+}
+
 int64_t dfg_cpu_training_step_workspace(int32_t op, const dfg_attrs *attrs,
                                         const struct dfg_type *in,
                                         int32_t n_in,

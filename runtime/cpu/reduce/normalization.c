@@ -139,16 +139,6 @@ static void batch_norm_channel(const batch_norm_ctx *c, int64_t channel,
     *shift = v4[1] - v4[2] * *k;
 }
 
-/* o[0..m) through the fused post-ops after the first `from`. */
-static void batch_norm_post_ops(const dfg_attrs *a, int32_t from, float *o,
-                                int64_t m)
-{
-    for (int32_t j = from; j < a->n_post_ops; j++)
-        for (int64_t i = 0; i < m; i++)
-            o[i] = dfg_post_op_eltwise(a->post_ops[j], a->post_op_alpha[j],
-                                       a->post_op_beta[j], o[i]);
-}
-
 /* 1 when the first post-op is a relu, which the loops below take in the
  * same pass (max(y, 0), the bits of dfg_relu). */
 static int first_is_relu(const dfg_attrs *a)
@@ -184,7 +174,7 @@ static void batch_norm_range(void *opaque, int64_t start, int64_t n)
         const float *v = dfg_load_f32(c->x, c->dtype, start, 1, m, buf);
         float *o = dfg_f32_target(c->out, c->dtype, start, obuf);
         scale_shift(v, k_scale, shift, relu, m, o);
-        batch_norm_post_ops(c->attrs, relu, o, m);
+        dfg_post_ops_apply_span(c->attrs, relu, o, m);
         dfg_store_f32(c->out, c->dtype, start, m, o);
         start += m;
     }
@@ -283,7 +273,7 @@ static void batch_norm_block(const batch_norm_ctx *c, int64_t b,
         scale_shift_8(x, k, shift, relu, c->plane, y);
     else
         scale_shift_16(x, k, shift, relu, c->plane, y);
-    batch_norm_post_ops(c->attrs, relu, y, n);
+    dfg_post_ops_apply_span(c->attrs, relu, y, n);
 }
 
 dfg_status dfg_cpu_batch_norm_blocked(const dfg_kernel_args *args)
