@@ -40,10 +40,12 @@ typedef struct dfg_tile_plan {
 
 /* The tilings of graph (tile_search.c: one region at each cut, in 2, 4,
  * 8 or 16 bands, joined either way, and some of those extended by a
- * second region)
- * whose estimate has a smaller peak than graph's and at most
- * max_flops_pct percent more FLOPs: the max_plans of smallest estimated peak in plans,
- * smallest first, their number in *n_plans (0: none). */
+ * second region) whose estimate has a smaller peak than graph's and at
+ * most max_flops_pct percent more FLOPs, into plans: the first half of
+ * max_plans those of smallest estimated peak among the single regions
+ * and the extensions of the best ones, then those among the extensions
+ * of the smallest joins, each part smallest first; their number in
+ * *n_plans (0: none). */
 dfg_status dfg_tile_candidates(const dfg_graph *graph, int64_t max_flops_pct,
                                dfg_tile_plan *plans, int32_t max_plans,
                                int32_t *n_plans);
