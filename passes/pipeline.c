@@ -110,7 +110,7 @@ static dfg_status check_options(const dfg_compile_options *o)
 
 /* Tiling candidates compiled (dfg_tile_candidates' list), and the
  * extra FLOPs a tiled program may cost, in percent of the untiled one's. */
-#define TILE_CANDIDATES 8
+#define TILE_CANDIDATES 6
 #define TILING_EXTRA_FLOPS_PCT 10
 
 /* Tiled execution asked of one compilation, after the fusions and before
