@@ -21,8 +21,11 @@
 #define BAND_COUNTS 4
 static const int32_t band_counts[BAND_COUNTS] = {2, 4, 8, 16};
 
-/* First regions of smallest cut extended per band count. */
+/* First regions of smallest cut extended per band count, their second
+ * regions crossing no squeeze-excite block (the first SMALL_CROSSINGS of
+ * crossings[]): fewer estimates than the best ones get. */
 #define SMALL_JOINS 2
+#define SMALL_CROSSINGS 1
 
 static int by_peak(const dfg_tile_plan *x, const dfg_tile_plan *y)
 {
@@ -83,13 +86,15 @@ static const int32_t crossings[] = {
 };
 #define CROSSINGS ((int32_t)(sizeof crossings / sizeof crossings[0]))
 
-/* One extension of a base tiling: its next region's candidates, those
- * of at most max_flops (and with below_only of a peak below base_peak)
- * kept in plans (room for max, *n counted). */
+/* One extension of a base tiling: its next region's candidates, with
+ * the first n_crossings of crossings[], those of at most max_flops (and
+ * with below_only of a peak below base_peak) kept in plans (room for
+ * max, *n counted). */
 typedef struct extension {
     const dfg_tile_plan *base;
     int64_t base_peak, max_flops;
     int below_only;
+    int32_t n_crossings;
     dfg_tile_plan *plans;
     int32_t max, *n;
 } extension;
@@ -170,8 +175,8 @@ static dfg_status extend_at(const dfg_graph *graph, int32_t joined,
 }
 
 /* graph tiled by e's base (joined: its last join, or -1) extended by one
- * region at each cut, band count and crossing, estimated, kept as e
- * says. */
+ * region at each cut, band count and crossing e allows, estimated, kept
+ * as e says. */
 static dfg_status extend(const dfg_graph *graph, int32_t joined,
                          const extension *e)
 {
@@ -180,7 +185,7 @@ static dfg_status extend(const dfg_graph *graph, int32_t joined,
     dfg_status st = uncrossed ? DFG_OK
                     : dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of "
                                 "memory");
-    for (int32_t x = 0; st == DFG_OK && x < CROSSINGS; x++)
+    for (int32_t x = 0; st == DFG_OK && x < e->n_crossings; x++)
         for (int32_t b = 0; st == DFG_OK && b < BAND_COUNTS; b++)
             st = extend_at(graph, joined, crossings[x], band_counts[b],
                            uncrossed, e);
@@ -235,12 +240,13 @@ static void pick_bases(const dfg_graph *g, const dfg_tile_plan *all,
         }
 }
 
-/* Extends each of bases[from..to) by a second region whose estimate is
- * below its own and the untiled one's (none), into plans (room for max,
- * *n counted). */
+/* Extends each of bases[from..to) by a second region (crossing at most
+ * the first n_crossings of crossings[]) whose estimate is below its own
+ * and the untiled one's (none), into plans (room for max, *n counted). */
 static dfg_status extend_bases(const dfg_graph *graph,
                                const dfg_tile_plan *bases, int32_t from,
-                               int32_t to, const dfg_tile_plan *none,
+                               int32_t to, int32_t n_crossings,
+                               const dfg_tile_plan *none,
                                int64_t max_flops, dfg_tile_plan *plans,
                                int32_t max, int32_t *n)
 {
@@ -250,7 +256,7 @@ static dfg_status extend_bases(const dfg_graph *graph,
         int32_t joined;
         extension e = {&bases[i], bases[i].peak < none->peak ? bases[i].peak
                                                               : none->peak,
-                       max_flops, 1, plans, max, n};
+                       max_flops, 1, n_crossings, plans, max, n};
         st = dfg_graph_clone(graph, &graph->allocator, &copy);
         if (st == DFG_OK)
             st = dfg_tile_apply(copy, &bases[i], &joined);
@@ -277,8 +283,8 @@ dfg_status dfg_tile_candidates(const dfg_graph *graph, int64_t max_flops_pct,
                                     sizeof *all);
     dfg_tile_plan bases[BAND_COUNTS * (1 + SMALL_JOINS)];
     int32_t n_bases = 0, n_best = 0, n = 0, n_small = 0;
-    extension first = {&none, none.peak, max_flops, 0, all, max_all,
-                       &n_all};
+    extension first = {&none, none.peak, max_flops, 0, CROSSINGS, all,
+                       max_all, &n_all};
     if (st == DFG_OK && !all)
         st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of memory");
     if (st == DFG_OK)
@@ -297,11 +303,12 @@ dfg_status dfg_tile_candidates(const dfg_graph *graph, int64_t max_flops_pct,
             keep(plans, half, &n, &all[i]);
     dfg_free(&graph->allocator, all);
     if (st == DFG_OK && DFG_TILE_MAX_REGIONS > 1)
-        st = extend_bases(graph, bases, 0, n_best, &none, max_flops, plans,
-                          half, &n);
+        st = extend_bases(graph, bases, 0, n_best, CROSSINGS, &none,
+                          max_flops, plans, half, &n);
     if (st == DFG_OK && DFG_TILE_MAX_REGIONS > 1)
-        st = extend_bases(graph, bases, n_best, n_bases, &none, max_flops,
-                          plans + n, max_plans - n, &n_small);
+        st = extend_bases(graph, bases, n_best, n_bases, SMALL_CROSSINGS,
+                          &none, max_flops, plans + n, max_plans - n,
+                          &n_small);
     qsort(plans, (size_t)n, sizeof *plans, by_peak_q);
     qsort(plans + n, (size_t)n_small, sizeof *plans, by_peak_q);
     *n_plans = st == DFG_OK ? n + n_small : 0;
