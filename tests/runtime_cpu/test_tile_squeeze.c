@@ -104,10 +104,19 @@ static const int32_t codes[] = {
 };
 #define N_CODES ((int)(sizeof codes / sizeof codes[0]))
 
+/* The live put_rows nodes of g. */
+static int puts_in(const dfg_graph *g)
+{
+    int n = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        n += !g->nodes[i].dead && g->nodes[i].op == DFG_OP_PUT_ROWS;
+    return n;
+}
+
 /* Every crossing in 2 and 3 bands, at every cut its region offers (past
- * the blocks or not), joined by one concat or band by band (put_rows) in
- * turn, computes the untiled logits; a recomputed block
- * costs FLOPs, a carried one keeps x whole. */
+ * the blocks or not), joined by one concat or band by band (put_rows,
+ * there only when asked) in turn, computes the untiled logits; a
+ * recomputed block costs FLOPs, a carried one keeps x whole. */
 static void test_every_crossing(void **state)
 {
     (void)state;
@@ -143,6 +152,7 @@ static void test_every_crossing(void **state)
                 assert_int_equal(dfg_graph_clone(g, NULL, &tiled), DFG_OK);
                 if (dfg_tile_apply(tiled, &plan, &joined) != DFG_OK)
                     fail_msg("tiling: %s", dfg_last_error());
+                assert_int_equal(puts_in(tiled) > 0, plan.put[0]);
                 dfg_program_destroy(cnn_untiled(tiled, x, got));
                 cnn_assert_close(got, want, CLASSES);
                 dfg_graph_destroy(tiled);
