@@ -90,6 +90,12 @@ dfg_status dfg_pass_fuse_conv(dfg_graph *graph, dfg_pass_report *report);
  * instead (passes/pool_first.c: the two commute), on the fewer pixels,
  * where the pool shrinks the plane. Inference, with the fusion passes. */
 dfg_status dfg_pass_pool_first(dfg_graph *graph, dfg_pass_report *report);
+/* Before pool_first: a pad of zeros on the rows and columns of a 4-D f32
+ * value (each side less than the window) whose output only an average
+ * pool with no padding and no ceil_mode reads becomes that pool's padding,
+ * counted (count_include_pad): the same output without the padded copy
+ * (passes/pool_first.c). Inference, with the fusion passes. */
+dfg_status dfg_pass_pad_into_pool(dfg_graph *graph, dfg_pass_report *report);
 /* A batch_norm takes the activations that follow it (fuse_conv's, no
  * add) as post-ops under the same conditions and names: one pass over y
  * instead of two. For backends whose batch_norm kernel applies them (the

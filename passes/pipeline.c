@@ -108,9 +108,9 @@ static dfg_status check_options(const dfg_compile_options *o)
 /* Memory first's arenas that count as equal: within 1/ARENA_TIE. */
 #define ARENA_TIE 16
 
-/* Tiling candidates compiled (those of the best estimates), and the
+/* Tiling candidates compiled (dfg_tile_candidates' list), and the
  * extra FLOPs a tiled program may cost, in percent of the untiled one's. */
-#define TILE_CANDIDATES 4
+#define TILE_CANDIDATES 6
 #define TILING_EXTRA_FLOPS_PCT 10
 
 /* Tiled execution asked of one compilation, after the fusions and before
@@ -209,6 +209,8 @@ static dfg_status step_passes(dfg_graph *g, const dfg_compile_options *o,
         st = dfg_pass_share_weights(g, &report);
     if (st == DFG_OK && o->fuse_operators && !o->training)
         st = dfg_pass_fuse_patterns(g, &report);
+    if (st == DFG_OK && o->fuse_operators && !o->training)
+        st = dfg_pass_pad_into_pool(g, &report);
     if (st == DFG_OK && o->fuse_operators && !o->training)
         st = dfg_pass_pool_first(g, &report);
     if (st == DFG_OK && o->fuse_operators && !o->training)
@@ -386,7 +388,8 @@ static int tiles_rows(const dfg_compile_options *o)
 }
 
 /* compile_once, and with tiling (tiles_rows) the same tiled as each of
- * the candidates of the best estimates: the smallest arena kept among
+ * the candidates of the best estimates (and the kept one joined the
+ * other way): the smallest arena kept among
  * the programs within TILING_EXTRA_FLOPS_PCT more FLOPs than the untiled
  * one (the untiled on a tie). A tiling that does not compile is passed
  * over. */
@@ -396,13 +399,22 @@ static dfg_status compile_best(const dfg_graph *graph,
 {
     if (!tiles_rows(options))
         return compile_once(graph, options, NULL, out);
-    dfg_tile_plan plans[TILE_CANDIDATES];
+    /* One more: the kept tiling with its last region joined the other
+     * way (the estimate sees neither the layouts nor the scratch). */
+    dfg_tile_plan plans[TILE_CANDIDATES + 1];
     tile_request list = {NULL, plans, TILE_CANDIDATES, 0};
     dfg_program *best = NULL;
     dfg_status st = compile_once(graph, options, &list, &best);
     int64_t flops = st == DFG_OK ? (int64_t)dfg_program_flops(best) : 0;
     uint64_t bound = st == DFG_OK ? best->stats.lower_bound_bytes : 0;
-    for (int32_t i = 0; st == DFG_OK && i < list.n_plans; i++) {
+    int32_t kept = -1;
+    for (int32_t i = 0; st == DFG_OK && i <= list.n_plans; i++) {
+        if (i == list.n_plans && kept < 0)
+            break;
+        if (i == list.n_plans) {
+            plans[i] = plans[kept];
+            plans[i].put[plans[i].n - 1] = !plans[i].put[plans[i].n - 1];
+        }
         tile_request at = {&plans[i], NULL, 0, 0};
         dfg_program *tiled = NULL;
         if (compile_once(graph, options, &at, &tiled) != DFG_OK)
@@ -418,6 +430,7 @@ static dfg_status compile_best(const dfg_graph *graph,
         tiled->stats.tiling_extra_flops = extra;
         dfg_program_destroy(best);
         best = tiled;
+        kept = i;
     }
     if (st == DFG_OK)
         best->stats.op_by_op_lower_bound_bytes = bound;

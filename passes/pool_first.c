@@ -8,7 +8,11 @@
  * and names in place: the first (the conv's slot) pools x into the value
  * between them, whose type becomes the pooled x's, and the second conv's
  * that into the pool's old output, so the recorded order stays
- * topological and every other reader sees the same values. */
+ * topological and every other reader sees the same values.
+ *
+ * And a pad of zeros into an average pool (dfg_pass_pad_into_pool): the
+ * pool counting the pad as its own (count_include_pad) reads the zeros it
+ * would have read, so the padded copy of x is never made. */
 #include "passes/fuse_rewrite.h"
 
 #include <string.h>
@@ -96,6 +100,56 @@ static int pool_first_at(dfg_graph *g, dfg_fuse_readers *r, int32_t c)
     g->values[y].type = pooled;
     dfg_fuse_readers_count(g, r);
     return 1;
+}
+
+/* 1 if node p pads a plain 4-D f32 value with zeros on its rows and
+ * columns only, each side by less than kernel's (the pool's window). */
+static int zero_pad_of_rows(const dfg_graph *g, int32_t p,
+                            const int32_t kernel[2])
+{
+    const dfg_ir_node *n = &g->nodes[p];
+    const dfg_type *t = n->n_inputs == 1 ? &g->values[n->inputs[0]].type
+                                           : NULL;
+    if (dfg_fuse_op(g, p) != DFG_OP_PAD || !t || t->rank != 4 ||
+        t->dtype != DFG_F32 || n->attrs.pad_value != 0.0f)
+        return 0;
+    for (int32_t d = 0; d < 4; d++) {
+        int64_t begin = n->attrs.pads[d], end = n->attrs.pads[4 + d];
+        int64_t most = d < 2 ? 0 : kernel[d - 2] - 1;
+        if (begin < 0 || end < 0 || begin > most || end > most)
+            return 0;
+    }
+    return 1;
+}
+
+static int pad_into_pool_at(dfg_graph *g, dfg_fuse_readers *r, int32_t p)
+{
+    if (dfg_fuse_op(g, p) != DFG_OP_PAD || g->nodes[p].n_outputs != 1)
+        return 0;
+    int32_t pool = dfg_fuse_only_reader(g, r, g->nodes[p].outputs[0]);
+    if (pool < 0 || !unpadded_average_pool(g, pool) ||
+        !zero_pad_of_rows(g, p, g->nodes[pool].attrs.kernel))
+        return 0;
+    dfg_attrs a = g->nodes[pool].attrs;
+    const dfg_attrs *pad = &g->nodes[p].attrs;
+    a.pads[0] = pad->pads[2];
+    a.pads[1] = pad->pads[3];
+    a.pads[2] = pad->pads[6];
+    a.pads[3] = pad->pads[7];
+    a.count_include_pad = 1;
+    int32_t chain[2] = {p, pool}, x = g->nodes[p].inputs[0];
+    int done = dfg_fuse_rewrite(g, chain, 2, DFG_OP_AVERAGE_POOL, &a, &x, 1);
+    if (done < 0)
+        return -1;
+    if (done > 0)
+        return 0;
+    dfg_fuse_readers_count(g, r);
+    return 1;
+}
+
+dfg_status dfg_pass_pad_into_pool(dfg_graph *graph, dfg_pass_report *report)
+{
+    return dfg_fuse_pass(graph, "pad_into_pool", pad_into_pool_at, report);
 }
 
 dfg_status dfg_pass_pool_first(dfg_graph *graph, dfg_pass_report *report)

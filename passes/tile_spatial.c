@@ -445,11 +445,53 @@ static dfg_status take_place(dfg_graph *g, const region *r,
     return st;
 }
 
+dfg_status dfg_tile_put_rows(dfg_graph *graph, const char *cut_name, int k,
+                             int32_t whole, int32_t part, int64_t at,
+                             int64_t rows, int32_t *joined)
+{
+    dfg_attrs a;
+    dfg_attrs_init(&a);
+    a.n_axes = 1;
+    a.axes[0] = 2;
+    a.starts[0] = at;
+    a.ends[0] = at + graph->values[part].type.shape[2];
+    a.steps[0] = 1;
+    a.n_shape = whole < 0;
+    a.shape[0] = rows;
+    int32_t in[2] = {whole, part};
+    char name[300];
+    snprintf(name, sizeof name, "%.270s/tiles_%d", cut_name, k);
+    return dfg_graph_add_node(graph, DFG_OP_PUT_ROWS, name,
+                              whole < 0 ? in + 1 : in, whole < 0 ? 1 : 2,
+                              &a, 1, joined);
+}
+
+int dfg_tile_joins_in_place(const dfg_graph *graph, int32_t n,
+                            const int32_t *last)
+{
+    const dfg_ir_node *node = &graph->nodes[n];
+    return node->op == DFG_OP_PUT_ROWS && node->n_inputs == 2 &&
+           node->inputs[0] >= 0 && last[node->inputs[0]] == n;
+}
+
+/* The bands' rows of the cut joined by a concat along the rows. */
+static dfg_status concat_rows(dfg_graph *g, int32_t cut, const int32_t *parts,
+                              int32_t tiles, int32_t *joined)
+{
+    dfg_attrs cat;
+    dfg_attrs_init(&cat);
+    cat.axis = 2;
+    char name[300];
+    snprintf(name, sizeof name, "%.270s/tiles", g->values[cut].name);
+    return dfg_graph_add_node(g, DFG_OP_CONCAT, name, parts, tiles, &cat, 1,
+                              joined);
+}
+
 static dfg_status tile(dfg_graph *g, const region *r, int32_t cut,
-                       int32_t tiles, int32_t *joined_out)
+                       int32_t tiles, int put, int32_t *joined_out)
 {
     int64_t h = g->values[cut].type.shape[2];
-    int32_t first_added = g->n_nodes, parts[64];
+    int32_t first_added = g->n_nodes, parts[64], joined = -1;
     bands b = {g, NULL, NULL, 0};
     b.n_values = g->n_values;
     dfg_status st = DFG_OK;
@@ -466,18 +508,14 @@ static dfg_status tile(dfg_graph *g, const region *r, int32_t cut,
         rows out = {h * k / tiles, h * (k + 1) / tiles};
         if (st == DFG_OK)
             st = add_band(&b, r->nodes, r->n, cut, out, k, &parts[k]);
+        if (st == DFG_OK && put)
+            st = dfg_tile_put_rows(g, g->values[cut].name, k, joined,
+                                   parts[k], out.lo, h, &joined);
     }
     dfg_free(&g->allocator, b.held);
     dfg_free(&g->allocator, b.value);
-    dfg_attrs cat;
-    dfg_attrs_init(&cat);
-    cat.axis = 2;
-    char name[300];
-    snprintf(name, sizeof name, "%.270s/tiles", g->values[cut].name);
-    int32_t joined = -1;
-    if (st == DFG_OK)
-        st = dfg_graph_add_node(g, DFG_OP_CONCAT, name, parts, tiles, &cat, 1,
-                                &joined);
+    if (st == DFG_OK && !put)
+        st = concat_rows(g, cut, parts, tiles, &joined);
     if (st != DFG_OK)
         return st;
     for (int32_t n = 0; n < first_added; n++)
@@ -489,7 +527,7 @@ static dfg_status tile(dfg_graph *g, const region *r, int32_t cut,
 }
 
 dfg_status dfg_pass_tile_spatial(dfg_graph *graph, int32_t from, int32_t cut,
-                                 int32_t tiles, int32_t *joined,
+                                 int32_t tiles, int put, int32_t *joined,
                                  dfg_pass_report *report)
 {
     memset(report, 0, sizeof *report);
@@ -503,7 +541,7 @@ dfg_status dfg_pass_tile_spatial(dfg_graph *graph, int32_t from, int32_t cut,
         st = dfg_error(DFG_ERR_INVALID_ARGUMENT, "tiling: value %d is no "
                        "cut of the region in %d bands", (int)cut, (int)tiles);
     if (st == DFG_OK)
-        st = tile(graph, &r, cut, tiles, joined);
+        st = tile(graph, &r, cut, tiles, put, joined);
     if (st == DFG_OK)
         report->nodes_tiled = r.n;
     region_free(&r);
@@ -545,7 +583,12 @@ static dfg_status measure(const dfg_graph *g, int64_t *peak, int64_t *flops)
         }
         *flops += dfg_node_flops(g, n, types);
         dfg_free(&a, types);
-        for (int32_t i = 0; i < node->n_outputs; i++)
+        /* A join in place: its whole's bytes carry on as its output's. */
+        int32_t carried = dfg_tile_joins_in_place(g, n, last)
+                              ? node->inputs[0] : -1;
+        if (carried >= 0)
+            last[carried] = -2;
+        for (int32_t i = 0; carried < 0 && i < node->n_outputs; i++)
             live += dfg_type_bytes(&g->values[node->outputs[i]].type);
         *peak = live > *peak ? live : *peak;
         for (int32_t i = 0; i < node->n_outputs; i++)
@@ -564,8 +607,8 @@ static dfg_status measure(const dfg_graph *g, int64_t *peak, int64_t *flops)
 }
 
 dfg_status dfg_tile_estimate(const dfg_graph *graph, int32_t from,
-                             int32_t cut, int32_t tiles, int64_t *peak,
-                             int64_t *flops)
+                             int32_t cut, int32_t tiles, int put,
+                             int64_t *peak, int64_t *flops)
 {
     if (cut < 0)
         return measure(graph, peak, flops);
@@ -574,7 +617,8 @@ dfg_status dfg_tile_estimate(const dfg_graph *graph, int32_t from,
     dfg_pass_report report;
     int32_t joined;
     if (st == DFG_OK)
-        st = dfg_pass_tile_spatial(copy, from, cut, tiles, &joined, &report);
+        st = dfg_pass_tile_spatial(copy, from, cut, tiles, put, &joined,
+                                   &report);
     if (st == DFG_OK)
         st = measure(copy, peak, flops);
     dfg_graph_destroy(copy);

@@ -19,9 +19,9 @@
  * the stored and per-channel operands of the original op whole (no
  * weight is copied), with a top pad only where the band touches the top
  * border and a bottom pad only at the bottom. A band's input rows are a
- * slice of the image; the bands' cut rows are joined by a concat along
- * the rows, which takes the cut's place. Every output row is computed
- * from the same input rows and weights as before. */
+ * slice of the image; the bands' cut rows are put into the whole band
+ * by band (dfg_tile_put_rows), which takes the cut's place. Every output
+ * row is computed from the same input rows and weights as before. */
 #ifndef DFG_TILE_SPATIAL_H
 #define DFG_TILE_SPATIAL_H
 
@@ -34,38 +34,45 @@
  * bands, the first from the graph's image, each other from the join of
  * the one before, crossing the squeeze-excite blocks squeeze[k] says
  * (a code of dfg_tile_cross_squeezes, passes/tiling/tile_squeeze.h; 0:
- * none); with its estimates (dfg_tile_estimate). */
+ * none); with its estimates (dfg_tile_estimate). put[k]: region k's
+ * bands join band by band (dfg_tile_put_rows), else by one concat. */
 typedef struct dfg_tile_plan {
     int32_t n;
     int32_t cut[DFG_TILE_MAX_REGIONS], tiles[DFG_TILE_MAX_REGIONS];
     int64_t peak, flops;
     int32_t squeeze[DFG_TILE_MAX_REGIONS];
+    int32_t put[DFG_TILE_MAX_REGIONS];
 } dfg_tile_plan;
 
 /* In what follows `from` is the region's image: a plain f32 [N,C,H,W]
  * value, or -1 for the graph's first such input. */
 
-/* The tilings of graph (one region at each cut and 2, 4, 8 or 16 bands,
- * crossing no squeeze-excite block or some, and the best of those of
- * each band count extended by a second region)
- * whose estimate has a smaller peak than graph's and at most
- * max_flops_pct percent more FLOPs: the max_plans of smallest estimated peak in plans,
- * smallest first, their number in *n_plans (0: none). */
+/* The tilings of graph (passes/tiling/tile_candidates.c: one region at
+ * each cut, in 2, 4, 8 or 16 bands, crossing no squeeze-excite block or
+ * some, joined either way, and some of those extended by a second
+ * region) whose estimate has a smaller peak than graph's and at most
+ * max_flops_pct percent more FLOPs, into plans: the first half of
+ * max_plans those of smallest estimated peak among the single regions
+ * and the extensions of the best ones, then those among the extensions
+ * of the smallest joins, each part smallest first; their number in
+ * *n_plans (0: none). */
 dfg_status dfg_tile_candidates(const dfg_graph *graph, int64_t max_flops_pct,
                                dfg_tile_plan *plans, int32_t max_plans,
                                int32_t *n_plans);
 
 /* Tiles graph as plan says (dfg_tile_cross_squeezes and
- * dfg_pass_tile_spatial per region); *joined: the last region's join. */
+ * dfg_pass_tile_spatial per region, joined as put says); *joined: the
+ * last region's join. */
 dfg_status dfg_tile_apply(dfg_graph *graph, const dfg_tile_plan *plan,
                           int32_t *joined);
 
 /* Tiles the region up to cut (a value dfg_tile_candidates named) in
- * `tiles` bands of rows (2 or more, at most the cut's rows, at most 64);
- * *joined: the value that joins the bands and takes the cut's place.
- * DFG_ERR_INVALID_ARGUMENT when cut is no cut of the region. */
+ * `tiles` bands of rows (2 or more, at most the cut's rows, at most 64),
+ * joined band by band (put) or by one concat; *joined: the value that
+ * joins the bands and takes the cut's place. DFG_ERR_INVALID_ARGUMENT
+ * when cut is no cut of the region. */
 dfg_status dfg_pass_tile_spatial(dfg_graph *graph, int32_t from, int32_t cut,
-                                 int32_t tiles, int32_t *joined,
+                                 int32_t tiles, int put, int32_t *joined,
                                  dfg_pass_report *report);
 
 /* The region from `from` as the pass walks it: inside[v] (n_values
@@ -77,11 +84,30 @@ dfg_status dfg_tile_region(const dfg_graph *graph, int32_t from,
                            uint8_t *inside, int32_t *stop, int32_t *cuts,
                            int32_t max_cuts, int32_t *n_cuts);
 
-/* What graph tiled at cut in `tiles` bands would cost, cheaply (no
- * plan): the bytes live at its largest step in the recorded order, and
- * its FLOPs. cut -1: graph as it is. */
+/* What graph tiled at cut in `tiles` bands, joined as put says, would
+ * cost, cheaply (no plan): the bytes live at its largest step in the
+ * recorded order (a join in place counted once), and its FLOPs. cut -1:
+ * graph as it is. */
 dfg_status dfg_tile_estimate(const dfg_graph *graph, int32_t from,
-                             int32_t cut, int32_t tiles, int64_t *peak,
-                             int64_t *flops);
+                             int32_t cut, int32_t tiles, int put,
+                             int64_t *peak, int64_t *flops);
+
+/* The join: the bands' rows of the cut put into the
+ * whole one band at a time (put_rows, src/ir/ops.def), so that the whole
+ * and one band's rows live at the join, where a concat of every band
+ * kept them all beside the whole. Records band k's: part (its rows of the
+ * cut named cut_name, from row `at` of `rows`) put into whole (the join
+ * so far, -1 for the first band: a new whole); *joined: the whole with
+ * part's rows. */
+dfg_status dfg_tile_put_rows(dfg_graph *graph, const char *cut_name, int k,
+                             int32_t whole, int32_t part, int64_t at,
+                             int64_t rows, int32_t *joined);
+
+/* 1 if node n of graph is a join that writes its output over its whole
+ * (input 0) where that dies at n (last[v]: the index of v's last
+ * reader): the whole's bytes carry on as the output's. For
+ * dfg_tile_estimate's count. */
+int dfg_tile_joins_in_place(const dfg_graph *graph, int32_t n,
+                            const int32_t *last);
 
 #endif

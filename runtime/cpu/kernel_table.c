@@ -108,6 +108,7 @@ static const dfg_cpu_kernel kernels[DFG_OP_COUNT] = {
     [DFG_OP_CONV2D_WEIGHT_ADAM_UPDATE] = dfg_cpu_conv2d_weight_update,
     [DFG_OP_CONV2D_WEIGHT_ADAMW_UPDATE] = dfg_cpu_conv2d_weight_update,
     [DFG_OP_REORDER] = dfg_cpu_reorder,
+    [DFG_OP_PUT_ROWS] = dfg_cpu_put_rows,
 };
 
 dfg_cpu_kernel dfg_cpu_kernel_for(dfg_op op)

@@ -48,6 +48,7 @@ dfg_status dfg_cpu_transpose(const dfg_kernel_args *args);
 dfg_status dfg_cpu_concat(const dfg_kernel_args *args);
 dfg_status dfg_cpu_split(const dfg_kernel_args *args);
 dfg_status dfg_cpu_slice(const dfg_kernel_args *args);
+dfg_status dfg_cpu_put_rows(const dfg_kernel_args *args);
 dfg_status dfg_cpu_expand(const dfg_kernel_args *args);
 dfg_status dfg_cpu_gather(const dfg_kernel_args *args);
 dfg_status dfg_cpu_pad(const dfg_kernel_args *args);

@@ -99,6 +99,8 @@ int dfg_op_layout_rows(dfg_op op, const dfg_attrs *attrs, int32_t rank)
         return 0;
     if (op == DFG_OP_CONCAT)
         return attrs->axis == 2 || attrs->axis == -2;
+    if (op == DFG_OP_PUT_ROWS)
+        return 1;
     if (op != DFG_OP_SLICE || attrs->n_axes < 1)
         return 0;
     for (int32_t i = 0; i < attrs->n_axes; i++)

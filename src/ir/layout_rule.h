@@ -12,8 +12,8 @@
  *   concat   along the channels of 4-D parts, every part and the output
  *            nhwc (the CUDA backend copies the parts per pixel), or as
  *            below;
- *   concat and slice along the rows (dfg_op_layout_rows): every operand
- *            and output plain or in one blocked layout;
+ *   concat, slice and put_rows along the rows (dfg_op_layout_rows):
+ *            every operand and output plain or in one blocked layout;
  *   layout-agnostic ops (dfg_op_layout_agnostic), max_pool,
  *            average_pool, global_average_pool and per-channel add and
  *            mul (dfg_layout_per_channel_full; the CPU backend runs a
@@ -64,8 +64,9 @@ int dfg_op_layout_agnostic(dfg_op op, const dfg_attrs *attrs,
                            const dfg_type *in, int32_t n_in,
                            const dfg_type *out);
 
-/* 1 for a concat of 4-D tensors along the rows (axis 2), or a slice of a
- * 4-D tensor along the rows only with step 1: in a blocked layout (not
+/* 1 for a concat of 4-D tensors along the rows (axis 2), a slice of a
+ * 4-D tensor along the rows only with step 1, or a put_rows: in a blocked
+ * layout (not
  * nhwc) a row of a channel block is W * block contiguous elements, so
  * the kernel moves the rows of the [N, C / block, H, W * block] view as
  * it moves NCHW's (dfg_layout_rows_view). Tiled execution's bands and

@@ -61,7 +61,8 @@ int dfg_op_may_write_over_input(dfg_op op, const dfg_attrs *attrs,
         return dfg_conv_may_write_over_x(attrs, in, n_in, out, n_out);
     return (info && info->alias == DFG_ALIAS_INPLACE) ||
            ((op == DFG_OP_CONV2D || op == DFG_OP_MATMUL) && input == 3) ||
-           (op == DFG_OP_CONV2D_GRAD_INPUT && input == 0);
+           (op == DFG_OP_CONV2D_GRAD_INPUT && input == 0) ||
+           (op == DFG_OP_PUT_ROWS && input == 0 && n_in == 2);
 }
 
 int64_t dfg_op_in_place_workspace(dfg_op op, const dfg_attrs *attrs,

@@ -91,7 +91,8 @@ int32_t dfg_op_updated_weight_input(dfg_op op);
  * residual (input 3), which its sum post-op adds to what the output
  * holds, conv2d_grad_input's dy (input 0), which its kernels read image
  * by image before writing that image's dx
- * (dfg_conv_grad_input_saved_bytes), and a conv2d's x where
+ * (dfg_conv_grad_input_saved_bytes), put_rows' whole (input 0), whose
+ * rows outside the part it leaves as they are, and a conv2d's x where
  * dfg_conv_may_write_over_x holds (its kernel then needs
  * dfg_op_in_place_workspace). The alias pass and the loader's validator
  * both ask this. */

@@ -330,3 +330,37 @@ dfg_status dfg_shape_pad(const dfg_attrs *a, const dfg_type *in,
     }
     return dfg_shape_check_size(&out[0]);
 }
+
+dfg_status dfg_shape_put_rows(const dfg_attrs *a, const dfg_type *in,
+                              int32_t n_in, dfg_type *out, int32_t n_out)
+{
+    (void)n_out;
+    const dfg_type *part = &in[n_in - 1];
+    if (a->n_axes != 1 || a->axes[0] != 2 || part->rank != 4)
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT, "put_rows writes the rows "
+                         "(axes {2}) of a 4-D part, not %d axes of a rank %d "
+                         "one", (int)a->n_axes, (int)part->rank);
+    int64_t at = a->starts[0], rows;
+    if (n_in == 2) {
+        if (in[0].rank != 4 || in[0].dtype != part->dtype ||
+            in[0].layout != part->layout || in[0].shape[0] != part->shape[0] ||
+            in[0].shape[1] != part->shape[1] ||
+            in[0].shape[3] != part->shape[3])
+            return dfg_error(DFG_ERR_SHAPE, "put_rows: the part's type is "
+                             "not the whole's but for its rows");
+        rows = in[0].shape[2];
+    } else if (a->n_shape == 1) {
+        rows = a->shape[0];
+    } else {
+        return dfg_error(DFG_ERR_INVALID_ARGUMENT, "put_rows without a whole "
+                         "needs its rows (shape, 1 entry), not %d entries",
+                         (int)a->n_shape);
+    }
+    if (at < 0 || rows < 0 || at > rows || part->shape[2] > rows - at)
+        return dfg_error(DFG_ERR_SHAPE, "put_rows: %lld rows at row %lld do "
+                         "not fit in %lld", (long long)part->shape[2],
+                         (long long)at, (long long)rows);
+    out[0] = *part;
+    out[0].shape[2] = rows;
+    return dfg_shape_check_size(&out[0]);
+}

@@ -22,6 +22,7 @@
 #include "dfg/program.h"
 #include "dfg/session.h"
 #include "dfg/training.h"
+#include "runtime/cuda/plan/step_plan.h"
 #include "runtime/cuda/plan/target.h"
 #include "tests/cuda/cuda_op_check.h"
 
@@ -629,14 +630,16 @@ static void test_inference_programs(void **state)
  * sharded optimizer's (CPU only, docs/data-parallel.md), dropout_train
  * (CPU only, docs/training.md), the weight gradients fused with their
  * updates and relu_grad (CPU only: passes a memory budget records,
- * docs/training.md) and reorder (the CPU backend's
- * blocked layouts, docs/program-format.md). */
+ * docs/training.md), reorder (the CPU backend's
+ * blocked layouts, docs/program-format.md) and put_rows (tiled
+ * execution's joins, CPU inference only: passes/tile_spatial.h). */
 static int cpu_only(dfg_op op)
 {
     return op == DFG_OP_SHARD_WEIGHTS || op == DFG_OP_ALL_GATHER_WEIGHTS ||
            op == DFG_OP_DROPOUT_TRAIN ||
            dfg_op_updated_weight_input(op) == 2 || op == DFG_OP_RELU_GRAD ||
-           op == DFG_OP_REORDER; /* blocked layouts: CPU only */
+           op == DFG_OP_REORDER || /* blocked layouts: CPU only */
+           op == DFG_OP_PUT_ROWS;  /* tiled joins: CPU only */
 }
 
 /* Every op of the table: a CUDA plan, or refused by the CUDA target
@@ -651,6 +654,16 @@ static void test_op_coverage(void **state)
         assert_int_equal(dfg_cuda_target.supports_op(op),
                          dfg_cuda_supports_op((dfg_op)op));
     }
+    /* A loaded program's step without a plan is refused by its name. */
+    dfg_type t = {DFG_F32, 4, {1, 16, 4, 4}, DFG_LAYOUT_PLAIN};
+    dfg_attrs a;
+    dfg_attrs_init(&a);
+    dfg_step_args put = {.op = DFG_OP_PUT_ROWS, .attrs = &a, .n_inputs = 1,
+                         .in_types = &t, .n_outputs = 1, .out_types = &t};
+    dfg_cuda_step_plan plan;
+    assert_int_equal(dfg_cuda_step_plan_make(&put, 0, &plan),
+                     DFG_ERR_UNSUPPORTED);
+    assert_non_null(strstr(dfg_last_error(), "put_rows"));
 }
 
 int main(void)

@@ -103,12 +103,8 @@ static void check(const pool_case *k)
     int64_t conv_flops, pool_flops, unused;
     int32_t conv = step_of(unfused, DFG_OP_CONV2D, &conv_flops);
     assert_true(conv < step_of(unfused, DFG_OP_AVERAGE_POOL, &pool_flops));
-    const dfg_program_tensor *t = &unfused->tensors[tensor_named(unfused, "out")];
-    int64_t out_elems = dfg_type_numel(&t->type);
-    double *ref = malloc((size_t)out_elems * sizeof *ref);
-    assert_non_null(ref);
-    for (int64_t i = 0; i < out_elems; i++)
-        ref[i] = want[0][i];
+    int64_t out_elems;
+    double *ref = values_as_reference(unfused, "out", want[0], &out_elems);
     if (k->swapped) {
         reference(k->group, ref);
         assert_true(relative_error(want[0], ref, out_elems) < 1e-6);
@@ -122,14 +118,7 @@ static void check(const pool_case *k)
             fail_msg("%s: the pool runs %s the conv", k->what,
                      pool_first ? "before" : "after");
         assert_int_equal(flops, k->swapped ? conv_flops / 4 : conv_flops);
-        float *got[2] = {NULL, NULL};
-        run_program(p, inputs, got);
-        double err = relative_error(got[0], ref, out_elems);
-        if (!(err < 1e-6))
-            fail_msg("%s (layouts %d): relative error %g", k->what, layouts,
-                     err);
-        free(got[0]);
-        free(got[1]);
+        check_first_output(p, inputs, ref, out_elems, k->what, layouts);
         dfg_program_destroy(p);
     }
     free(ref);

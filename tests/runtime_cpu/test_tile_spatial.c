@@ -30,6 +30,7 @@
 #include "program/program.h"
 #include "runtime/cpu/kernels.h"
 #include "tests/support/cnn_fixture.h"
+#include "tests/support/program_fixtures.h"
 #include "tests/support/random_data.h"
 
 #define H 64
@@ -106,6 +107,19 @@ static void test_compiler_tiles(void **state)
     dfg_graph_destroy(g);
 }
 
+/* A clone of g tiled as plan says, or NULL (nothing left) when that is
+ * no tiling of g. */
+static dfg_graph *tiled_copy(const dfg_graph *g, const dfg_tile_plan *plan)
+{
+    dfg_graph *copy;
+    int32_t joined;
+    assert_int_equal(dfg_graph_clone(g, NULL, &copy), DFG_OK);
+    if (dfg_tile_apply(copy, plan, &joined) == DFG_OK)
+        return copy;
+    dfg_graph_destroy(copy);
+    return NULL;
+}
+
 /* Tiles a clone of g as plan says (the last region's cut not checked
  * first); 0 and nothing run when that is no cut, else runs it into got
  * (compiled untiled) and returns 1. */
@@ -141,13 +155,17 @@ static void test_every_cut(void **state)
     int singles = 0, pairs = 0;
     for (int32_t v = 0; v < g->n_values; v++)
         for (int32_t t = 2; t <= 5; t += t == 3 ? 2 : 1) {
-            dfg_tile_plan one = {1, {v, 0}, {t, 0}, 0, 0, {0, 0}};
+            dfg_tile_plan one = {1, {v, 0}, {t, 0}, 0, 0, {0, 0}, {0, 0}};
             if (t == 4 || !run_tiled(g, &one, x, got))
                 continue;
             cnn_assert_close(got, want, CLASSES);
+            one.put[0] = 1;
+            assert_int_equal(run_tiled(g, &one, x, got), 1);
+            cnn_assert_close(got, want, CLASSES);
             singles++;
             for (int32_t u = 0; t < 5 && u < g->n_values + 40; u++) {
-                dfg_tile_plan two = {2, {v, u}, {t, 5 - t}, 0, 0, {0, 0}};
+                dfg_tile_plan two = {2, {v, u}, {t, 5 - t}, 0, 0, {0, 0},
+                                     {u % 2, 1 - u % 2}};
                 if (run_tiled(g, &two, x, got)) {
                     cnn_assert_close(got, want, CLASSES);
                     pairs++;
@@ -155,7 +173,8 @@ static void test_every_cut(void **state)
             }
         }
     assert_true(singles >= 12 && pairs >= 4);
-    dfg_tile_plan logits = {1, {g->outputs[0], 0}, {2, 0}, 0, 0, {0, 0}};
+    dfg_tile_plan logits = {1, {g->outputs[0], 0}, {2, 0}, 0, 0, {0, 0},
+                            {0, 0}};
     assert_int_equal(run_tiled(g, &logits, x, got), 0);
     free(x);
     dfg_graph_destroy(g);
@@ -193,26 +212,25 @@ static void test_blocked_bands(void **state)
         blocked |= plain->tensors[i].type.layout != DFG_LAYOUT_PLAIN;
     int checked = 0;
     for (int32_t v = 0; v < g->n_values; v++)
-        for (int32_t t = 2; t <= 3; t++) {
-            dfg_tile_plan one = {1, {v, 0}, {t, 0}, 0, 0, {0, 0}};
-            dfg_graph *copy;
-            int32_t joined;
-            assert_int_equal(dfg_graph_clone(g, NULL, &copy), DFG_OK);
-            if (dfg_tile_apply(copy, &one, &joined) != DFG_OK) {
-                dfg_graph_destroy(copy);
+        for (int32_t t = 2; t <= 5; t++) {
+            int put = t > 3;
+            dfg_tile_plan one = {1, {v, 0}, {put ? t - 2 : t, 0}, 0, 0,
+                                 {0, 0}, {put, 0}};
+            dfg_graph *copy = tiled_copy(g, &one);
+            if (!copy)
                 continue;
-            }
             dfg_program *p = cnn_untiled(copy, x, got);
             cnn_assert_close(got, want, CLASSES);
             assert_true(steps_of(p, DFG_OP_REORDER, 0) <=
                         steps_of(plain, DFG_OP_REORDER, 0));
-            checked += steps_of(p, DFG_OP_CONCAT, 1) >
-                       steps_of(plain, DFG_OP_CONCAT, 1);
+            checked += put ? steps_of(p, DFG_OP_PUT_ROWS, 1) > 0
+                           : steps_of(p, DFG_OP_CONCAT, 1) >
+                                 steps_of(plain, DFG_OP_CONCAT, 1);
             dfg_program_destroy(p);
             dfg_graph_destroy(copy);
         }
     if (blocked)
-        assert_true(checked >= 4);
+        assert_true(checked >= 8);
     dfg_program_destroy(plain);
     free(x);
     dfg_graph_destroy(g);
@@ -229,7 +247,7 @@ static void test_wrong_band_seen(void **state)
     dfg_program_destroy(cnn_untiled(g, x, want));
     int moved = 0;
     for (int32_t v = 0; v < g->n_values && moved < 3; v++) {
-        dfg_tile_plan one = {1, {v, 0}, {3, 0}, 0, 0, {0, 0}};
+        dfg_tile_plan one = {1, {v, 0}, {3, 0}, 0, 0, {0, 0}, {0, 0}};
         dfg_graph *copy;
         int32_t joined;
         assert_int_equal(dfg_graph_clone(g, NULL, &copy), DFG_OK);
@@ -351,6 +369,188 @@ static void test_rows_blocked(void **state)
     free(x);
 }
 
+/* put_rows moves a band's rows into the whole, in every layout the rule
+ * takes: into a copy of the whole, over the whole in place, and into
+ * zeros without one, the other rows kept (or zero); its shape rule and
+ * the layout rule refuse a part that does not fit, mixed layouts and
+ * nhwc with a message. */
+static void test_put_rows(void **state)
+{
+    (void)state;
+    enum { ROWS = 7, LO = 2, HI = 5, N = RC * ROWS * RW };
+    float *x = random_floats(N, 1.0f), *y = random_floats(N, 1.0f);
+    static const int32_t layouts[] = {DFG_LAYOUT_PLAIN, DFG_LAYOUT_NCHW8C,
+                                      DFG_LAYOUT_NCHW16C};
+    float joined[N]; /* x's rows, with rows [LO, HI) y's */
+    for (int64_t i = 0; i < N; i++)
+        joined[i] = (i / RW) % ROWS >= LO && (i / RW) % ROWS < HI ? y[i]
+                                                                  : x[i];
+    for (int k = 0; k < 3; k++) {
+        int32_t l = layouts[k];
+        dfg_type types[3] = {{DFG_F32, 4, {1, RC, ROWS, RW}, l},
+                             {DFG_F32, 4, {1, RC, HI - LO, RW}, l},
+                             {DFG_F32, 4, {1, RC, ROWS, RW}, l}};
+        dfg_attrs a;
+        dfg_attrs_init(&a);
+        a.n_axes = 1;
+        a.axes[0] = 2;
+        a.starts[0] = LO;
+        dfg_type out;
+        assert_int_equal(dfg_op_get(DFG_OP_PUT_ROWS)->shape(&a, types, 2,
+                                                            &out, 1), DFG_OK);
+        assert_true(dfg_type_equal(&out, &types[0]));
+        assert_int_equal(dfg_layout_check(DFG_OP_PUT_ROWS, &a, types, 2,
+                                          &types[2], 1), DFG_OK);
+        float whole[N], part[N], got[N], want[N], zeros[N];
+        lay_out(x, ROWS, 0, ROWS, l, whole);
+        lay_out(y, ROWS, LO, HI, l, part);
+        lay_out(joined, ROWS, 0, ROWS, l, want);
+        const void *in[2] = {whole, part};
+        void *to[1] = {got};
+        dfg_kernel_args args = {.op = DFG_OP_PUT_ROWS, .attrs = &a,
+                                .n_inputs = 2, .in_types = types, .in = in,
+                                .n_outputs = 1, .out_types = &types[2],
+                                .out = to};
+        assert_int_equal(dfg_cpu_put_rows(&args), DFG_OK);
+        assert_memory_equal(got, want, sizeof got);
+        to[0] = whole; /* in place */
+        assert_int_equal(dfg_cpu_put_rows(&args), DFG_OK);
+        assert_memory_equal(whole, want, sizeof whole);
+        /* without a whole: zeros around the part */
+        for (int64_t i = 0; i < N; i++)
+            zeros[i] = (i / RW) % ROWS >= LO && (i / RW) % ROWS < HI
+                           ? y[i] : 0.0f;
+        lay_out(zeros, ROWS, 0, ROWS, l, want);
+        a.n_shape = 1;
+        a.shape[0] = ROWS;
+        assert_int_equal(dfg_op_get(DFG_OP_PUT_ROWS)->shape(&a, &types[1], 1,
+                                                            &out, 1), DFG_OK);
+        assert_true(dfg_type_equal(&out, &types[0]));
+        memset(got, 0x7f, sizeof got);
+        in[0] = part;
+        args.n_inputs = 1;
+        args.in_types = &types[1];
+        to[0] = got;
+        assert_int_equal(dfg_cpu_put_rows(&args), DFG_OK);
+        assert_memory_equal(got, want, sizeof got);
+        /* refused: past the last row, another channel count, no rows,
+         * mixed layouts, nhwc */
+        a.starts[0] = ROWS - 1;
+        assert_int_not_equal(dfg_op_get(DFG_OP_PUT_ROWS)->shape(&a, types, 2,
+                                                                &out, 1),
+                             DFG_OK);
+        assert_non_null(strstr(dfg_last_error(), "do not fit"));
+        a.starts[0] = LO;
+        types[1].shape[1] = RC / 2;
+        assert_int_not_equal(dfg_op_get(DFG_OP_PUT_ROWS)->shape(&a, types, 2,
+                                                                &out, 1),
+                             DFG_OK);
+        types[1].shape[1] = RC;
+        a.n_shape = 0;
+        assert_int_not_equal(dfg_op_get(DFG_OP_PUT_ROWS)->shape(&a, &types[1],
+                                                                1, &out, 1),
+                             DFG_OK);
+        types[1].layout = l == DFG_LAYOUT_PLAIN ? DFG_LAYOUT_NCHW8C
+                                                : DFG_LAYOUT_PLAIN;
+        assert_int_not_equal(dfg_layout_check(DFG_OP_PUT_ROWS, &a, types, 2,
+                                              &types[2], 1), DFG_OK);
+        types[0].layout = types[1].layout = types[2].layout = DFG_LAYOUT_NHWC;
+        assert_int_not_equal(dfg_layout_check(DFG_OP_PUT_ROWS, &a, types, 2,
+                                              &types[2], 1), DFG_OK);
+    }
+    free(x);
+    free(y);
+}
+
+/* The search lists the pairs whose first region alone leaves the
+ * estimate where it was (a cheap start that the second region's bands
+ * need: tile_candidates.c's smallest joins), within the FLOPs asked, each
+ * a tiling that gives the untiled logits; every first region listed
+ * alone lowers the estimate. */
+static void test_search_small_joins(void **state)
+{
+    (void)state;
+    dfg_graph *g = small_cnn();
+    float *x = random_floats(INPUT_NUMEL, 1.0f);
+    float want[CLASSES], got[CLASSES];
+    dfg_program_destroy(cnn_untiled(g, x, want));
+    int64_t peak, flops;
+    assert_int_equal(dfg_tile_estimate(g, -1, -1, 0, 0, &peak, &flops),
+                     DFG_OK);
+    dfg_tile_plan plans[16];
+    int32_t n = 0, starts = 0;
+    assert_int_equal(dfg_tile_candidates(g, 50, plans, 16, &n), DFG_OK);
+    assert_true(n > 0);
+    for (int32_t i = 0; i < n; i++) {
+        int64_t alone, f;
+        assert_int_equal(dfg_tile_estimate(g, -1, plans[i].cut[0],
+                                           plans[i].tiles[0], plans[i].put[0],
+                                           &alone, &f), DFG_OK);
+        assert_true(plans[i].flops <= flops + flops / 2);
+        assert_true(plans[i].n == 2 || alone < peak);
+        starts += plans[i].n == 2 && alone >= peak;
+        assert_int_equal(run_tiled(g, &plans[i], x, got), 1);
+        cnn_assert_close(got, want, CLASSES);
+    }
+    assert_true(starts >= 1);
+    free(x);
+    dfg_graph_destroy(g);
+}
+
+/* A graph joined band by band, compiled: every put_rows over a whole
+ * writes in place (the whole's bytes), the plan verified; saved and
+ * loaded (the validator takes the op), it gives the untiled logits. */
+static void test_put_rows_program(void **state)
+{
+    (void)state;
+    dfg_graph *g = small_cnn();
+    float *x = random_floats(INPUT_NUMEL, 1.0f);
+    float want[CLASSES], got[CLASSES];
+    dfg_program_destroy(cnn_untiled(g, x, want));
+    int programs = 0;
+    for (int32_t v = 0; v < g->n_values && programs < 3; v++) {
+        dfg_tile_plan one = {1, {v, 0}, {3, 0}, 0, 0, {0, 0}, {1, 0}};
+        dfg_graph *copy = tiled_copy(g, &one);
+        if (!copy)
+            continue;
+        dfg_program *p = cnn_untiled(copy, x, got);
+        cnn_assert_close(got, want, CLASSES);
+        int over = 0;
+        for (int32_t i = 0; i < p->n_steps; i++) {
+            const dfg_program_step *s = &p->steps[i];
+            if (s->op != DFG_OP_PUT_ROWS || s->n_inputs != 2)
+                continue;
+            const dfg_program_tensor *whole = &p->tensors[s->inputs[0]];
+            const dfg_program_tensor *out = &p->tensors[s->outputs[0]];
+            assert_true(out->alias_of >= 0);
+            assert_int_equal(out->offset, whole->offset);
+            over++;
+        }
+        assert_int_equal(over, 2);
+        dfg_program *loaded = fixture_reloaded(p);
+        if (!loaded)
+            fail_msg("save and load: %s", dfg_last_error());
+        const dfg_backend *cpu;
+        dfg_session *session;
+        assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+        assert_int_equal(dfg_session_create(loaded, cpu, NULL, &session),
+                         DFG_OK);
+        const void *in[1] = {x};
+        void *out[1] = {got};
+        memset(got, 0, sizeof got);
+        assert_int_equal(dfg_session_run(session, in, out), DFG_OK);
+        cnn_assert_close(got, want, CLASSES);
+        dfg_session_destroy(session);
+        dfg_program_destroy(loaded);
+        dfg_program_destroy(p);
+        dfg_graph_destroy(copy);
+        programs++;
+    }
+    assert_int_equal(programs, 3);
+    free(x);
+    dfg_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -359,6 +559,9 @@ int main(void)
         cmocka_unit_test(test_blocked_bands),
         cmocka_unit_test(test_wrong_band_seen),
         cmocka_unit_test(test_rows_blocked),
+        cmocka_unit_test(test_put_rows),
+        cmocka_unit_test(test_search_small_joins),
+        cmocka_unit_test(test_put_rows_program),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -104,9 +104,19 @@ static const int32_t codes[] = {
 };
 #define N_CODES ((int)(sizeof codes / sizeof codes[0]))
 
+/* The live put_rows nodes of g. */
+static int puts_in(const dfg_graph *g)
+{
+    int n = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        n += !g->nodes[i].dead && g->nodes[i].op == DFG_OP_PUT_ROWS;
+    return n;
+}
+
 /* Every crossing in 2 and 3 bands, at every cut its region offers (past
- * the blocks or not), computes the untiled logits; a recomputed block
- * costs FLOPs, a carried one keeps x whole. */
+ * the blocks or not), joined by one concat or band by band (put_rows,
+ * there only when asked) in turn, computes the untiled logits; a
+ * recomputed block costs FLOPs, a carried one keeps x whole. */
 static void test_every_crossing(void **state)
 {
     (void)state;
@@ -115,7 +125,8 @@ static void test_every_crossing(void **state)
     float want[CLASSES], got[CLASSES];
     dfg_program_destroy(cnn_untiled(g, x, want));
     int64_t peak, flops, crossed_flops;
-    assert_int_equal(dfg_tile_estimate(g, -1, -1, 0, &peak, &flops), DFG_OK);
+    assert_int_equal(dfg_tile_estimate(g, -1, -1, 0, 0, &peak, &flops),
+                     DFG_OK);
     int runs = 0;
     for (int c = 0; c < N_CODES; c++)
         for (int32_t tiles = 2; tiles <= 3; tiles++) {
@@ -126,7 +137,7 @@ static void test_every_crossing(void **state)
                 DFG_OK)
                 fail_msg("crossing %d: %s", (int)codes[c], dfg_last_error());
             assert_int_equal(n, dfg_tile_squeezes_asked(codes[c]));
-            assert_int_equal(dfg_tile_estimate(crossed, -1, -1, 0, &peak,
+            assert_int_equal(dfg_tile_estimate(crossed, -1, -1, 0, 0, &peak,
                                                &crossed_flops), DFG_OK);
             assert_true(crossed_flops > flops);
             dfg_program_destroy(cnn_untiled(crossed, x, got));
@@ -135,12 +146,13 @@ static void test_every_crossing(void **state)
                                              256, &n_cuts), DFG_OK);
             for (int32_t i = 0; i < n_cuts; i++) {
                 dfg_tile_plan plan = {1, {cuts[i], 0}, {tiles, 0}, 0, 0,
-                                      {codes[c], 0}};
+                                      {codes[c], 0}, {(i + tiles) % 2, 0}};
                 dfg_graph *tiled;
                 int32_t joined;
                 assert_int_equal(dfg_graph_clone(g, NULL, &tiled), DFG_OK);
                 if (dfg_tile_apply(tiled, &plan, &joined) != DFG_OK)
                     fail_msg("tiling: %s", dfg_last_error());
+                assert_int_equal(puts_in(tiled) > 0, plan.put[0]);
                 dfg_program_destroy(cnn_untiled(tiled, x, got));
                 cnn_assert_close(got, want, CLASSES);
                 dfg_graph_destroy(tiled);
@@ -192,12 +204,13 @@ static void test_compiler_crosses(void **state)
     assert_int_equal(dfg_tile_region(g, -1, NULL, NULL, cuts, 64, &n_cuts),
                      DFG_OK);
     for (int32_t i = 0; i < n_cuts; i++)
-        for (int32_t tiles = 2; tiles <= 16; tiles *= 2) {
-            int64_t peak, f;
-            assert_int_equal(dfg_tile_estimate(g, -1, cuts[i], tiles, &peak,
-                                               &f), DFG_OK);
-            assert_true(plans[0].peak < peak);
-        }
+        for (int32_t tiles = 2; tiles <= 16; tiles *= 2)
+            for (int put = 0; put <= 1; put++) {
+                int64_t peak, f;
+                assert_int_equal(dfg_tile_estimate(g, -1, cuts[i], tiles, put,
+                                                   &peak, &f), DFG_OK);
+                assert_true(plans[0].peak < peak);
+            }
     dfg_program_destroy(off);
     dfg_program_destroy(on);
     free(x);
@@ -262,7 +275,7 @@ static void test_refusals(void **state)
     assert_int_equal(g->n_nodes, nodes);
     /* Three blocks asked of a region that meets two. */
     dfg_tile_plan plan = {1, {g->outputs[0], 0}, {2, 0}, 0, 0,
-                          {DFG_TILE_CARRY * 13, 0}};
+                          {DFG_TILE_CARRY * 13, 0}, {0, 0}};
     int32_t joined;
     assert_int_equal(dfg_tile_apply(g, &plan, &joined),
                      DFG_ERR_INVALID_ARGUMENT);

@@ -225,3 +225,29 @@ double relative_error(const float *x, const double *ref, int64_t n)
     }
     return sqrt(num) / (sqrt(den) + 1e-300);
 }
+
+void check_first_output(const dfg_program *p, const void *const *inputs,
+                        const double *ref, int64_t n, const char *what,
+                        int layouts)
+{
+    float *got[2] = {NULL, NULL};
+    run_program(p, inputs, got);
+    double err = relative_error(got[0], ref, n);
+    free(got[0]);
+    free(got[1]);
+    if (!(err < 1e-6))
+        fail_msg("%s (layouts %d): relative error %g", what, layouts, err);
+}
+
+double *values_as_reference(const dfg_program *p, const char *name,
+                            const float *values, int64_t *n)
+{
+    int32_t t = tensor_named(p, name);
+    assert_true(t >= 0);
+    *n = dfg_type_numel(&p->tensors[t].type);
+    double *ref = malloc((size_t)*n * sizeof *ref);
+    assert_non_null(ref);
+    for (int64_t i = 0; i < *n; i++)
+        ref[i] = values[i];
+    return ref;
+}

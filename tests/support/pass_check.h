@@ -59,5 +59,14 @@ void run_program(const dfg_program *p, const void *const *inputs,
                  float **outputs);
 /* ||x - ref|| / ||ref|| over n values. */
 double relative_error(const float *x, const double *ref, int64_t n);
+/* The n values of p's tensor of that name, held in values, as doubles:
+ * malloc'd (the caller frees them), *n set. */
+double *values_as_reference(const dfg_program *p, const char *name,
+                            const float *values, int64_t *n);
+/* Runs p on inputs: its first output (n values) within a relative 1e-6
+ * of ref, or the test fails naming what and layouts. */
+void check_first_output(const dfg_program *p, const void *const *inputs,
+                        const double *ref, int64_t n, const char *what,
+                        int layouts);
 
 #endif

@@ -567,7 +567,9 @@ dfg_status dfg_cuda_step_plan_make(const dfg_step_args *step, int32_t index,
     plan->index = index;
     plan->tf32 = step->allow_tf32 && step->out_types[0].dtype == DFG_F32;
     if (!dfg_cuda_supports_op(step->op))
-        return dfg_error(DFG_ERR_UNSUPPORTED, "op %d has no CUDA kernel",
+        return dfg_error(DFG_ERR_UNSUPPORTED, "%s (op %d) has no CUDA kernel",
+                         dfg_op_get(step->op) ? dfg_op_get(step->op)->name
+                                              : "an unknown op",
                          (int)step->op);
     dfg_status st = check_alignment(step);
     return st != DFG_OK ? st : planners[step->op](step, plan);
