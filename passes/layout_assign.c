@@ -192,10 +192,8 @@ static double padded_work(const layouts *l, int32_t n, int32_t x, int32_t y)
 /* The widest layout padded, where its blocks leave such convs to
  * reorders: taken when its jit kernels then take WIDE_SHARE of the most
  * conv work and the padding adds at most PAD_SHARE to the work they do
- * (measured on an AVX-512 EPYC, oneDNN 2.6, 2 threads, batch 1: the
- * convs of efficientnet_b0, mobilenet_v2 and mnasnet1_0 with 24 and 40
- * channels padded to nChw16c run on avx512_core kernels in less time
- * than on nChw8c's avx2 ones). */
+ * (the wider kernels then pay for the padded channels; the measurements
+ * are in docs/BENCHMARKS.md and the notes of issue 30). */
 #define PAD_SHARE (1.0 / 8.0)
 
 static void choose_foreign_block(layouts *l)
