@@ -172,7 +172,7 @@ static void test_pointwise_convs(void **state)
 }
 
 /* The rule: f32, 1x1, stride 1, no padding, ungrouped, plain x and y, no
- * residual, at least POINTWISE_MIN_PIXELS pixels. */
+ * residual, at least DFG_POINTWISE_MIN_PIXELS pixels. */
 static void test_rule(void **state)
 {
     (void)state;

@@ -49,7 +49,7 @@ static int geometry_make(const dfg_attrs *attrs, const dfg_type *in,
                     g->pad_top == 0 && g->pad_left == 0 &&
                     attrs->pads[2] == 0 && attrs->pads[3] == 0 &&
                     g->out_h == g->in_h && g->out_w == g->in_w;
-    return pointwise && g->pixels >= POINTWISE_MIN_PIXELS ? 0 : -1;
+    return pointwise && g->pixels >= DFG_POINTWISE_MIN_PIXELS ? 0 : -1;
 }
 
 int dfg_pointwise_takes(const dfg_attrs *attrs, const dfg_type *in,

@@ -12,7 +12,7 @@
  * Which convs (dfg_pointwise_takes, the same at compile time and at
  * session creation, from the operands alone): f32, 1x1, stride 1, no
  * padding, one group, x and y plain, no residual, images of at least
- * POINTWISE_MIN_PIXELS pixels (on smaller ones the reorders cost less
+ * DFG_POINTWISE_MIN_PIXELS pixels (on smaller ones the reorders cost less
  * than the product's short rows), constant filters, and a product that
  * oneDNN runs on a library kernel (not its reference).
  *
@@ -29,7 +29,7 @@
 #include "dfg/allocator.h"
 #include "runtime/cpu/kernels.h"
 
-#define POINTWISE_MIN_PIXELS (14 * 14)
+#define DFG_POINTWISE_MIN_PIXELS (14 * 14)
 
 typedef struct dfg_pointwise_conv dfg_pointwise_conv;
 
