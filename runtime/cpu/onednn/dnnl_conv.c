@@ -331,13 +331,13 @@ static int64_t planned_bytes(const dfg_attrs *attrs, const dfg_type *in,
     int made = planned && (!varying || weights_reorder_add(engine, &p) == 0);
     int products = made && what == PLANNED_CONSTANT;
     /* Room for the direct conv too: a session whose Winograd product
-     * wants more than planned (another CPU) falls back to it. Neither
-     * takes weights that change. */
+     * wants more than planned (another CPU) falls back to it. None of
+     * the products takes weights that change. */
     int64_t winograd =
         products
             ? dfg_winograd_workspace_bytes(engine, attrs, in, n_in, &out[0])
             : 0;
-    int64_t columns =
+    int64_t product =
         products
             ? max64(dfg_columns_workspace_bytes(engine, attrs, in, n_in,
                                                 &out[0]),
@@ -348,7 +348,7 @@ static int64_t planned_bytes(const dfg_attrs *attrs, const dfg_type *in,
     if (made) {
         /* 0 would read as "not for oneDNN": a conv that needs no scratch
          * still asks for one part. */
-        bytes = max64(max64(workspace_of(&p), max64(winograd, columns)),
+        bytes = max64(max64(workspace_of(&p), max64(winograd, product)),
                       PART_ALIGN);
     }
     if (planned)
