@@ -61,13 +61,17 @@ static void test_reorder_kernel(void **state)
     (void)state;
     enum { N = 2 };
     static float x[N * N_ELEMS], b8[N * N_ELEMS], b16[N * N_ELEMS],
-        back[N * N_ELEMS];
+        direct16[N * N_ELEMS], back[N * N_ELEMS];
     rng_state = 3;
     fill_random(x, N * N_ELEMS);
     assert_int_equal(reorder(x, DFG_LAYOUT_PLAIN, b8, DFG_LAYOUT_NCHW8C, N, C),
                      DFG_OK);
     assert_int_equal(reorder(b8, DFG_LAYOUT_NCHW8C, b16, DFG_LAYOUT_NCHW16C,
                              N, C), DFG_OK);
+    /* Plain to nChw16c directly (its own loop) and through nChw8c (the
+     * blocked-to-blocked one). */
+    assert_int_equal(reorder(x, DFG_LAYOUT_PLAIN, direct16,
+                             DFG_LAYOUT_NCHW16C, N, C), DFG_OK);
     for (int64_t n = 0; n < N; n++)
         for (int64_t c = 0; c < C; c++)
             for (int64_t h = 0; h < H; h++)
@@ -75,8 +79,14 @@ static void test_reorder_kernel(void **state)
                     float want = x[((n * C + c) * H + h) * W + w];
                     assert_true(b8[blocked_at(8, C, n, c, h, w)] == want);
                     assert_true(b16[blocked_at(16, C, n, c, h, w)] == want);
+                    assert_true(direct16[blocked_at(16, C, n, c, h, w)] ==
+                                want);
                 }
     assert_int_equal(reorder(b16, DFG_LAYOUT_NCHW16C, back, DFG_LAYOUT_PLAIN,
+                             N, C), DFG_OK);
+    assert_memory_equal(back, x, sizeof x);
+    memset(back, 0, sizeof back);
+    assert_int_equal(reorder(b8, DFG_LAYOUT_NCHW8C, back, DFG_LAYOUT_PLAIN,
                              N, C), DFG_OK);
     assert_memory_equal(back, x, sizeof x);
     /* Channels that do not fill whole blocks are padded

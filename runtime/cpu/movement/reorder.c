@@ -4,7 +4,10 @@
  * elements are written in order from b strided source rows. A blocked
  * tensor whose channels do not fill its last block stores that block
  * whole (dfg_layout_channels): the reorder writes its padding as zeros
- * and never reads the source's. */
+ * and never reads the source's. Between plain and a blocked layout (the
+ * reorders the layout pass places) a row is a [b, w] <-> [w, b] tile
+ * walked by pointers; between two blocked layouts each element's index
+ * is computed (dfg_layout_index). */
 #include "util/error.h"
 #include "runtime/cpu/kernels_extra.h"
 #include "runtime/cpu/parallel.h"
@@ -16,6 +19,37 @@ typedef struct reorder_job {
     int64_t x_c, y_c; /* stored channels (padding included) */
 } reorder_job;
 
+/* Row (n, cb, h) between plain and blocked (block b, the other side's
+ * 1): the plain side's rows of channels cb * b .. + b at h, w long and
+ * h * w apart, against the blocked side's [w][b] tile; blocked channels
+ * past c are written as zeros (plain to blocked) or skipped. */
+static void reorder_tile(const reorder_job *j, int64_t n, int64_t cb,
+                         int64_t h)
+{
+    int to_blocked = j->x_block == 1;
+    int64_t b = to_blocked ? j->y_block : j->x_block, hw = j->h * j->w;
+    int64_t blocks = (to_blocked ? j->y_c : j->x_c) / b;
+    int64_t blocked_at = ((n * blocks + cb) * j->h + h) * j->w * b;
+    int64_t plain_at = (n * j->c + cb * b) * hw + h * j->w;
+    int64_t valid = j->c - cb * b < b ? j->c - cb * b : b;
+    if (to_blocked) {
+        float *tile = j->y + blocked_at;
+        const float *rows = j->x + plain_at;
+        for (int64_t w = 0; w < j->w; w++) {
+            for (int64_t c = 0; c < valid; c++)
+                tile[w * b + c] = rows[c * hw + w];
+            for (int64_t c = valid; c < b; c++)
+                tile[w * b + c] = 0.0f;
+        }
+    } else {
+        const float *tile = j->x + blocked_at;
+        float *rows = j->y + plain_at;
+        for (int64_t c = 0; c < valid; c++)
+            for (int64_t w = 0; w < j->w; w++)
+                rows[c * hw + w] = tile[w * b + c];
+    }
+}
+
 /* Rows are indexed by (n, channel of the coarser block, h): every source
  * and target element of a row's channels is written by that row alone. */
 static void reorder_rows(void *ctx, int64_t start, int64_t count)
@@ -26,6 +60,10 @@ static void reorder_rows(void *ctx, int64_t start, int64_t count)
     for (int64_t row = start; row < start + count; row++) {
         int64_t h = row % j->h, cb = row / j->h % blocks,
                 n = row / j->h / blocks;
+        if (j->x_block == 1 || j->y_block == 1) {
+            reorder_tile(j, n, cb, h);
+            continue;
+        }
         int64_t end = (cb + 1) * block < j->y_c ? (cb + 1) * block : j->y_c;
         for (int64_t c = cb * block; c < end; c++)
             for (int64_t w = 0; w < j->w; w++)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "runtime/cpu/linalg/columns_conv.h"
+#include "runtime/cpu/linalg/pointwise_conv.h"
 #include "ir/geometry/conv_geometry.h"
 #include "runtime/cpu_layout_rule.h"
 #include "runtime/cpu/onednn/dnnl_calls.h"
@@ -297,15 +298,11 @@ static int weights_reorder_add(dnnl_engine_t engine, conv_plan *p)
 }
 
 /* What a conv's workspace is planned for: constant weights with room for
- * the Winograd and column products too (the session takes the fastest
- * that fits), the direct primitive alone (the least oneDNN runs it in),
- * or weights that change (the direct primitive and the weights' reorder
- * only). */
-typedef enum planned_for {
-    PLANNED_CONSTANT,
-    PLANNED_DIRECT,
-    PLANNED_VARYING
-} planned_for;
+ * the Winograd, column and pointwise products too (the session takes the
+ * fastest that fits), the direct primitive alone (the least oneDNN runs
+ * it in), or weights that change (the direct primitive and the weights'
+ * reorder only). */
+typedef enum { PLANNED_CONSTANT, PLANNED_DIRECT, PLANNED_VARYING } planned_for;
 
 /* The workspace of the conv of these operands, as `what` says; 0 when
  * oneDNN does not take it. */
@@ -334,21 +331,24 @@ static int64_t planned_bytes(const dfg_attrs *attrs, const dfg_type *in,
     int made = planned && (!varying || weights_reorder_add(engine, &p) == 0);
     int products = made && what == PLANNED_CONSTANT;
     /* Room for the direct conv too: a session whose Winograd product
-     * wants more than planned (another CPU) falls back to it. Neither
-     * takes weights that change. */
+     * wants more than planned (another CPU) falls back to it. None of
+     * the products takes weights that change. */
     int64_t winograd =
         products
             ? dfg_winograd_workspace_bytes(engine, attrs, in, n_in, &out[0])
             : 0;
-    int64_t columns =
+    int64_t product =
         products
-            ? dfg_columns_workspace_bytes(engine, attrs, in, n_in, &out[0])
+            ? max64(dfg_columns_workspace_bytes(engine, attrs, in, n_in,
+                                                &out[0]),
+                    dfg_pointwise_workspace_bytes(engine, attrs, in, n_in,
+                                                  &out[0]))
             : 0;
     omp_set_num_threads(threads);
     if (made) {
         /* 0 would read as "not for oneDNN": a conv that needs no scratch
          * still asks for one part. */
-        bytes = max64(max64(workspace_of(&p), max64(winograd, columns)),
+        bytes = max64(max64(workspace_of(&p), max64(winograd, product)),
                       PART_ALIGN);
     }
     if (planned)
@@ -449,6 +449,7 @@ int dfg_cpu_conv_layouts(const dfg_attrs *attrs, const dfg_type *in,
 struct dfg_dnnl_conv {
     dfg_winograd_conv *winograd; /* runs the step instead, if not NULL */
     dfg_columns_conv *columns;   /* or this */
+    dfg_pointwise_conv *pointwise; /* or this */
     dfg_dnnl_calls calls; /* x reorder, residual reorder, conv, y reorder,
                              those it has */
     /* A sum post-op's residual, copied into the plain y before the calls
@@ -557,8 +558,7 @@ static int conv_calls_make(dfg_dnnl_conv *c, dnnl_engine_t engine,
     if (step->n_inputs > 2 && step->in[2]) {
         /* Read in place, a mapped program's too: its dropped weight pages
          * are not read around (MADV_RANDOM, shared_bytes.c), so the bias
-         * brings back no neighbours (densenet121 and resnet50 .dfgp peak
-         * RSS measured the same with a copy, docs/BENCHMARKS.md). */
+         * brings back no neighbours. */
         dnnl_memory_t b = memory_at(c, engine, &p->b_plain,
                                     (void *)step->in[2]);
         if (!b)
@@ -578,24 +578,26 @@ static int conv_calls_make(dfg_dnnl_conv *c, dnnl_engine_t engine,
     return 0;
 }
 
-/* *out: a conv that runs winograd or columns, the one not NULL
- * (destroyed on failure). */
+/* *out: a conv that runs winograd, columns or pointwise, the one not
+ * NULL (destroyed on failure). */
 static dfg_status wrapped(dfg_winograd_conv *winograd,
                           dfg_columns_conv *columns,
+                          dfg_pointwise_conv *pointwise,
                           const dfg_allocator *allocator, dfg_dnnl_conv **out)
 {
     dfg_dnnl_conv *c = dfg_calloc(allocator, 1, sizeof *c);
     if (!c) {
         dfg_winograd_conv_destroy(winograd, allocator);
         dfg_columns_conv_destroy(columns, allocator);
+        dfg_pointwise_conv_destroy(pointwise, allocator);
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                          "cpu backend: out of memory for a oneDNN conv");
     }
-    c->winograd = winograd;
-    c->columns = columns;
+    c->winograd = winograd, c->columns = columns, c->pointwise = pointwise;
     strncpy(c->impl,
-            winograd ? dfg_winograd_conv_impl(winograd)
-                     : dfg_columns_conv_impl(columns),
+            winograd  ? dfg_winograd_conv_impl(winograd)
+            : columns ? dfg_columns_conv_impl(columns)
+                      : dfg_pointwise_conv_impl(pointwise),
             sizeof c->impl - 1);
     *out = c;
     return DFG_OK;
@@ -622,16 +624,20 @@ dfg_status dfg_dnnl_conv_create(dnnl_engine_t engine,
     }
     dfg_winograd_conv *transformed = NULL;
     dfg_columns_conv *columns = NULL;
+    dfg_pointwise_conv *pointwise = NULL;
     dfg_status st = winograd && !varying
                         ? dfg_winograd_conv_create(engine, step, allocator,
                                                    &transformed)
                         : DFG_OK;
-    if (st == DFG_OK && !transformed && !varying)
-        st = dfg_columns_conv_create(engine, step, allocator, &columns);
-    if (st != DFG_OK || transformed || columns) {
+    if (st == DFG_OK && !transformed && !varying &&
+        (st = dfg_columns_conv_create(engine, step, allocator, &columns)) ==
+            DFG_OK && !columns)
+        st = dfg_pointwise_conv_create(engine, step, allocator, &pointwise);
+    if (st != DFG_OK || transformed || columns || pointwise) {
         conv_plan_free(&p);
-        return st == DFG_OK ? wrapped(transformed, columns, allocator, out)
-                            : st;
+        return st == DFG_OK
+                   ? wrapped(transformed, columns, pointwise, allocator, out)
+                   : st;
     }
     /* A CPU whose primitive wants more than the one the program was
      * compiled on planned runs the reference. */
@@ -663,6 +669,8 @@ dfg_status dfg_dnnl_conv_run(const dfg_dnnl_conv *c, dnnl_stream_t stream)
         return dfg_winograd_conv_run(c->winograd);
     if (c->columns)
         return dfg_columns_conv_run(c->columns, stream);
+    if (c->pointwise)
+        return dfg_pointwise_conv_run(c->pointwise, stream);
     if (c->residual)
         memcpy(c->residual_to, c->residual, c->residual_bytes);
     return dfg_dnnl_calls_run(&c->calls, stream, "conv2d");
@@ -685,6 +693,7 @@ void dfg_dnnl_conv_destroy(dfg_dnnl_conv *c, const dfg_allocator *allocator)
         return;
     dfg_winograd_conv_destroy(c->winograd, allocator);
     dfg_columns_conv_destroy(c->columns, allocator);
+    dfg_pointwise_conv_destroy(c->pointwise, allocator);
     dfg_dnnl_calls_destroy(&c->calls);
     dfg_dnnl_weights_release(c->weights);
     dfg_free(allocator, c);

@@ -55,10 +55,17 @@ static int post_op_append(dnnl_post_ops_t ops, const dfg_attrs *attrs,
 
 int dfg_dnnl_post_ops_set(dnnl_primitive_attr_t attr, const dfg_attrs *attrs)
 {
-    if (attrs->n_post_ops <= 0)
+    return dfg_dnnl_post_ops_set_after_sum(attr, attrs, 0);
+}
+
+int dfg_dnnl_post_ops_set_after_sum(dnnl_primitive_attr_t attr,
+                                    const dfg_attrs *attrs, int sum)
+{
+    if (attrs->n_post_ops <= 0 && !sum)
         return 0;
     dnnl_post_ops_t ops = NULL;
-    int ok = dnnl_post_ops_create(&ops) == dnnl_success;
+    int ok = dnnl_post_ops_create(&ops) == dnnl_success &&
+             (!sum || dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success);
     for (int32_t k = 0; ok && k < attrs->n_post_ops; k++)
         ok = post_op_append(ops, attrs, k) == 0;
     ok = ok && dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;

@@ -12,5 +12,9 @@
 /* Sets attr's post-ops to attrs's, if any; -1 on failure (a kind oneDNN
  * lacks). */
 int dfg_dnnl_post_ops_set(dnnl_primitive_attr_t attr, const dfg_attrs *attrs);
+/* The same after a sum (scale 1) of what the destination holds where sum
+ * is 1. */
+int dfg_dnnl_post_ops_set_after_sum(dnnl_primitive_attr_t attr,
+                                    const dfg_attrs *attrs, int sum);
 
 #endif
