@@ -66,24 +66,53 @@ static dfg_status over_limit(const dfg_memory_prediction *m, uint64_t limit,
                      dfg_memory_prediction_format(m, split, sizeof split));
 }
 
-/* Changes o into the one other plan worth trying for a predicted peak
- * over limit, and names it; NULL if there is none. t receives a training
- * step's options. */
-static const char *fallback(dfg_compile_options *o, dfg_training_options *t,
-                            const dfg_memory_prediction *given,
-                            uint64_t limit)
+/* Inference's plans past the one given, from the fastest to the
+ * smallest: memory first untiled, memory first (tiled where that pays,
+ * dfg_compile_options.prefer_memory), its smallest arena whatever runs
+ * it (DFG_PREFER_SMALLEST), then kernels with no library scratch and no
+ * layout copies. Sets *o to plan rung of given and names it; "" for a
+ * rung that is the given plan or the one before (skipped), NULL past
+ * the last. */
+static const char *inference_rung(int rung, const dfg_compile_options *given,
+                                  dfg_compile_options *o)
 {
-    uint64_t excess = given->peak_bytes - limit;
-    if (!o->training && o->backend_workspace) {
-        /* Kernels with no library scratch, weights read in place. */
+    *o = *given;
+    switch (rung) {
+    case 0:
+        o->prefer_memory = 1;
+        o->tiling = 0;
+        return given->prefer_memory ? "" : "memory first, untiled";
+    case 1:
+        o->prefer_memory = 1;
+        return given->prefer_memory || !given->tiling ? "" : "memory first";
+    case 2:
+        o->prefer_memory = DFG_PREFER_SMALLEST;
+        return given->prefer_memory == DFG_PREFER_SMALLEST
+                   ? ""
+                   : "memory first's smallest arena";
+    case 3:
+        if (!given->backend_workspace)
+            return "";
         o->backend_workspace = NULL;
         o->backend_workspace_for = NULL;
         o->assign_layouts = 0;
+        o->prefer_memory = 0;
         return "workspace-free kernels, no layout copies";
+    default:
+        return NULL;
     }
-    /* Recompute until the arena is smaller by the excess; no budget meets
-     * an excess the whole arena does not cover. */
-    if (!o->training || excess >= given->arena_bytes)
+}
+
+/* A training step's one other plan: recompute until the arena is
+ * smaller by the excess (none where the whole arena does not cover it);
+ * t receives its options. NULL if there is none. */
+static const char *training_rung(dfg_compile_options *o,
+                                 dfg_training_options *t,
+                                 const dfg_memory_prediction *given,
+                                 uint64_t limit)
+{
+    uint64_t excess = given->peak_bytes - limit;
+    if (excess >= given->arena_bytes)
         return NULL;
     *t = *o->training;
     t->memory_budget_bytes = given->arena_bytes - excess;
@@ -127,24 +156,31 @@ dfg_status dfg_compile_within_keeping(const dfg_graph *graph,
     if (st != DFG_OK || limit_bytes == 0 || m.peak_bytes <= limit_bytes)
         goto done;
     best = m;
-    const dfg_memory_prediction given = m;
     const char *best_tried = "as given";
     dfg_training_options t;
-    const char *tried = fallback(&o, &t, &given, limit_bytes);
-    if (tried) {
-        dfg_program_destroy(program);
-        /* A plan that cannot be made (a budget it cannot meet) is none. */
-        if (try_plan(graph, &o, backend, kept_weight_copies, &program,
-                     &m) == DFG_OK) {
-            if (m.peak_bytes <= limit_bytes) {
-                st = DFG_OK;
-                goto done;
-            }
-            if (m.peak_bytes < best.peak_bytes) {
-                best = m;
-                best_tried = tried;
+    dfg_compile_options tried_options = o;
+    const char *tried = o.training ? training_rung(&tried_options, &t, &m,
+                                                   limit_bytes)
+                                   : inference_rung(0, &o, &tried_options);
+    /* The first plan that fits is kept: the rungs run from the fastest. */
+    for (int rung = 1; tried; rung++) {
+        if (tried[0]) {
+            dfg_program_destroy(program);
+            /* A plan that cannot be made (a budget it cannot meet) is
+             * none. */
+            if (try_plan(graph, &tried_options, backend, kept_weight_copies,
+                         &program, &m) == DFG_OK) {
+                if (m.peak_bytes <= limit_bytes) {
+                    st = DFG_OK;
+                    goto done;
+                }
+                if (m.peak_bytes < best.peak_bytes) {
+                    best = m;
+                    best_tried = tried;
+                }
             }
         }
+        tried = o.training ? NULL : inference_rung(rung, &o, &tried_options);
     }
     dfg_program_destroy(program);
     return over_limit(&best, limit_bytes, best_tried);
