@@ -59,12 +59,10 @@ static int cpu_library_runs(const dfg_program *p, const dfg_program_step *s)
     return least > 0 && p->tensors[s->workspace].bytes >= least;
 }
 
-/* 1 if a library's kernel runs product step s of p: the CPU's rule as
- * above; another backend's rule (cuDNN, cuBLAS) runs every product; a
- * program compiled with no rule runs dfg's kernels. */
-static int library_runs(const dfg_program *p, const dfg_program_step *s)
+int dfg_program_step_on_library(const dfg_program *p, int32_t step)
 {
-    if (!p->workspace_rule[0])
+    const dfg_program_step *s = &p->steps[step];
+    if (!dfg_op_uses_blas(s->op) || !p->workspace_rule[0])
         return 0;
     if (strcmp(p->workspace_rule, DFG_CPU_BACKEND_NAME) != 0)
         return 1;
@@ -77,7 +75,7 @@ uint64_t dfg_program_cost(const dfg_program *p, int dfg_kernel_weight)
     for (int32_t i = 0; i < p->n_steps; i++) {
         const dfg_program_step *s = &p->steps[i];
         uint64_t flops = s->flops > 0 ? (uint64_t)s->flops : 0;
-        if (dfg_op_uses_blas(s->op) && !library_runs(p, s))
+        if (dfg_op_uses_blas(s->op) && !dfg_program_step_on_library(p, i))
             flops *= (uint64_t)dfg_kernel_weight;
         cost += flops;
     }
