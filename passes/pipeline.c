@@ -409,56 +409,68 @@ static int tiles_rows(const dfg_compile_options *o)
  * Memory first thus trades at most EXTRA_COST_PCT more work for a
  * smaller arena, and never more work for a few bytes. DFG_PREFER_SMALLEST
  * weighs dfg's kernels as the library's and keeps the smallest arena. */
+/* Programs' arenas and costs to choose from. */
+typedef struct choice_set {
+    int32_t n;
+    uint64_t arenas[CHOICE_MAX], costs[CHOICE_MAX];
+    uint64_t bounds[CHOICE_MAX]; /* their lower bounds */
+} choice_set;
+
 typedef struct memory_choice {
     int smallest;       /* prefer_memory == DFG_PREFER_SMALLEST */
     uint64_t reference; /* the first program's cost */
     uint64_t bound;     /* its lower bound */
-    int32_t n;
-    dfg_program *programs[CHOICE_MAX];
-    uint64_t costs[CHOICE_MAX];
+    choice_set all, untiled; /* the eligible programs, the untiled ones */
+    dfg_program *programs[CHOICE_MAX]; /* all's */
 } memory_choice;
 
+static void choice_add(choice_set *set, const dfg_program *p, uint64_t cost)
+{
+    set->arenas[set->n] = p->stats.arena_bytes;
+    set->bounds[set->n] = p->stats.lower_bound_bytes;
+    set->costs[set->n++] = cost;
+}
+
 /* Takes p: keeps it in ch where it is eligible, else destroys it. */
-static void offer(memory_choice *ch, dfg_program *p)
+static void offer(memory_choice *ch, dfg_program *p, int untiled)
 {
     uint64_t cost =
         dfg_program_cost(p, ch->smallest ? 1 : DFG_KERNEL_WEIGHT);
-    if (ch->n == 0) {
+    if (ch->all.n == 0) {
         ch->reference = cost;
         ch->bound = p->stats.lower_bound_bytes;
     }
-    if (ch->n == CHOICE_MAX ||
+    if (ch->all.n == CHOICE_MAX ||
         cost * 100 > ch->reference * (100 + EXTRA_COST_PCT)) {
         dfg_program_destroy(p);
         return;
     }
-    ch->programs[ch->n] = p;
-    ch->costs[ch->n++] = cost;
+    if (untiled)
+        choice_add(&ch->untiled, p, cost);
+    ch->programs[ch->all.n] = p;
+    choice_add(&ch->all, p, cost);
 }
 
 /* 1 if a is cheaper than b, or as cheap with a smaller arena. */
-static int better(const memory_choice *ch, int32_t a, int32_t b)
+static int better(const choice_set *set, int32_t a, int32_t b)
 {
-    return ch->costs[a] < ch->costs[b] ||
-           (ch->costs[a] == ch->costs[b] &&
-            ch->programs[a]->stats.arena_bytes <
-                ch->programs[b]->stats.arena_bytes);
+    return set->costs[a] < set->costs[b] ||
+           (set->costs[a] == set->costs[b] &&
+            set->arenas[a] < set->arenas[b]);
 }
 
-/* The index of the program ch keeps (ch->n > 0). */
-static int32_t chosen(const memory_choice *ch)
+/* The index of the program memory first keeps of set (set->n > 0). */
+static int32_t chosen(const memory_choice *ch, const choice_set *set)
 {
     int32_t least = 0;
-    for (int32_t i = 1; i < ch->n; i++)
-        if (ch->programs[i]->stats.arena_bytes <
-            ch->programs[least]->stats.arena_bytes)
+    for (int32_t i = 1; i < set->n; i++)
+        if (set->arenas[i] < set->arenas[least])
             least = i;
-    uint64_t within = ch->programs[least]->stats.arena_bytes +
-                      (ch->smallest ? 0 : ch->bound / ARENA_TIE);
+    uint64_t within =
+        set->arenas[least] + (ch->smallest ? 0 : ch->bound / ARENA_TIE);
     int32_t kept = least;
-    for (int32_t i = 0; i < ch->n; i++)
-        if (ch->programs[i]->stats.arena_bytes <= within &&
-            better(ch, i, kept))
+    for (int32_t i = 0; i < set->n; i++)
+        if (set->arenas[i] <= within && better(set, i, kept))
             kept = i;
     return kept;
 }
@@ -467,18 +479,16 @@ static int32_t chosen(const memory_choice *ch)
  * (tiles_rows), the same tiled as each of the candidates of the best
  * estimates (and the smallest of them joined the other way): those of
  * at most TILING_EXTRA_FLOPS_PCT more FLOPs than the untiled one and a
- * smaller arena. A tiling that does not compile is passed over. *bound:
- * the untiled program's lower bound with tiling, else 0. */
+ * smaller arena. A tiling that does not compile is passed over. */
 static dfg_status offer_tilings(const dfg_graph *graph,
                                 const dfg_compile_options *options,
-                                memory_choice *ch, uint64_t *bound)
+                                memory_choice *ch)
 {
-    *bound = 0;
     dfg_program *untiled = NULL;
     if (!tiles_rows(options)) {
         dfg_status st = compile_once(graph, options, NULL, &untiled);
         if (st == DFG_OK)
-            offer(ch, untiled);
+            offer(ch, untiled, 1);
         return st;
     }
     /* One more: the smallest tiling with its last region joined the
@@ -490,9 +500,7 @@ static dfg_status offer_tilings(const dfg_graph *graph,
         return st;
     int64_t flops = (int64_t)dfg_program_flops(untiled);
     uint64_t arena = untiled->stats.arena_bytes, least = arena;
-    *bound = untiled->stats.lower_bound_bytes;
-    untiled->stats.op_by_op_lower_bound_bytes = *bound;
-    offer(ch, untiled);
+    offer(ch, untiled, 1);
     int32_t kept = -1;
     for (int32_t i = 0; i <= list.n_plans; i++) {
         if (i == list.n_plans && kept < 0)
@@ -518,21 +526,9 @@ static dfg_status offer_tilings(const dfg_graph *graph,
         tiled->stats.tiled_regions = plans[i].n;
         tiled->stats.tiles = plans[i].tiles[plans[i].n - 1];
         tiled->stats.tiling_extra_flops = extra;
-        tiled->stats.op_by_op_lower_bound_bytes = *bound;
-        offer(ch, tiled);
+        offer(ch, tiled, 0);
     }
     return DFG_OK;
-}
-
-/* The index of the smallest of the non-zero sizes[0..3) (sizes[0] is
- * not 0), the first on a tie: within 1/ARENA_TIE. */
-static int smallest_but_ties(const uint64_t sizes[3])
-{
-    int kept = 0;
-    for (int i = 1; i < 3; i++)
-        if (sizes[i] > 0 && sizes[i] + sizes[kept] / ARENA_TIE < sizes[kept])
-            kept = i;
-    return kept;
 }
 
 /* 1 if graph has a grouped conv2d (maybe depthwise: worth compiling
@@ -588,9 +584,8 @@ dfg_status dfg_compile(const dfg_graph *graph,
     memory_choice ch;
     memset(&ch, 0, sizeof ch);
     ch.smallest = effective.prefer_memory == DFG_PREFER_SMALLEST;
-    uint64_t bounds[3] = {0, 0, 0};
     if (!blocks_layouts(&effective)) {
-        st = offer_tilings(graph, &effective, &ch, &bounds[0]);
+        st = offer_tilings(graph, &effective, &ch);
     } else {
         dfg_compile_options variants[3] = {effective, effective, effective};
         variants[0].in_place_depthwise = variants[1].in_place_depthwise = 0;
@@ -598,15 +593,15 @@ dfg_status dfg_compile(const dfg_graph *graph,
         int over = effective.in_place_depthwise &&
                    effective.reuse_inputs_in_place && has_grouped_conv(graph);
         for (int i = 0; st == DFG_OK && i < 2 + over; i++)
-            st = offer_tilings(graph, &variants[i], &ch, &bounds[i]);
+            st = offer_tilings(graph, &variants[i], &ch);
     }
-    int32_t kept = st == DFG_OK ? chosen(&ch) : -1;
-    /* The op-by-op bound: the untiled program's that memory first keeps
-     * (its arena is its bound). */
-    if (kept >= 0 && bounds[0] > 0)
+    int32_t kept = st == DFG_OK ? chosen(&ch, &ch.all) : -1;
+    /* The op-by-op bound: that of the untiled program memory first keeps
+     * with tiling off (its arena is its bound). */
+    if (kept >= 0 && tiles_rows(&effective))
         ch.programs[kept]->stats.op_by_op_lower_bound_bytes =
-            bounds[smallest_but_ties(bounds)];
-    for (int32_t i = 0; i < ch.n; i++)
+            ch.untiled.bounds[chosen(&ch, &ch.untiled)];
+    for (int32_t i = 0; i < ch.all.n; i++)
         if (i != kept)
             dfg_program_destroy(ch.programs[i]);
     if (kept >= 0)
