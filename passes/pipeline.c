@@ -405,11 +405,12 @@ static int tiles_rows(const dfg_compile_options *o)
  * weighing DFG_KERNEL_WEIGHT) is at most EXTRA_COST_PCT over the first
  * one's. Kept: among the eligible programs whose arena is within
  * 1/ARENA_TIE of the first one's lower bound (the op-by-op bound) of the
- * smallest eligible arena, the cheapest (the first offered on a tie).
- * Memory first thus trades at most EXTRA_COST_PCT more work for a
- * smaller arena, and never more work for a few bytes. DFG_PREFER_SMALLEST
- * weighs dfg's kernels as the library's and keeps the smallest arena. */
-/* Programs' arenas and costs to choose from. */
+ * smallest eligible arena, the cheapest (on equal costs the smaller
+ * arena, then the first offered). Memory first thus trades at most
+ * EXTRA_COST_PCT more work for a smaller arena, and never more work for
+ * a few bytes. DFG_PREFER_SMALLEST weighs dfg's kernels as the library's
+ * and keeps the smallest arena. The untiled programs are chosen from
+ * alike for the op-by-op bound the kept program reports. */
 typedef struct choice_set {
     int32_t n;
     uint64_t arenas[CHOICE_MAX], costs[CHOICE_MAX];
