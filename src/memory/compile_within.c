@@ -4,6 +4,9 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <string.h>
 #include "dfg/training.h"
 #include "util/error.h"
@@ -29,14 +32,24 @@ int dfg_parse_bytes(const char *text, uint64_t *bytes)
 }
 
 /* Compiles with o and predicts, with kept copies of the weights region
- * the caller holds beside; *program NULL and the status on failure. */
+ * the caller holds beside; *program NULL and the status on failure.
+ * before: NULL for the plan given, else its prediction: the heap that
+ * the plans tried since freed (memory first compiles many programs) is
+ * given back to the system first (glibc's malloc_trim) and counted as it
+ * was before them, the freed heap the kept plan's process holds either
+ * way (compiled in it, or a .dfgp loaded in another). */
 static dfg_status try_plan(const dfg_graph *graph,
                            const dfg_compile_options *o,
                            const dfg_backend *backend, int kept,
+                           const dfg_memory_prediction *before,
                            dfg_program **program, dfg_memory_prediction *m)
 {
     *program = NULL;
     dfg_status st = dfg_compile(graph, o, program);
+#if defined(__GLIBC__)
+    if (before)
+        malloc_trim(0);
+#endif
     if (st == DFG_OK)
         st = dfg_memory_predict(*program, backend, m);
     if (st == DFG_OK) {
@@ -44,6 +57,10 @@ static dfg_status try_plan(const dfg_graph *graph,
         dfg_program_stats(*program, &stats);
         m->caller_bytes = (uint64_t)kept * stats.weights_bytes;
         m->peak_bytes += m->caller_bytes;
+        if (before && m->freed_heap_bytes > before->freed_heap_bytes) {
+            m->peak_bytes -= m->freed_heap_bytes - before->freed_heap_bytes;
+            m->freed_heap_bytes = before->freed_heap_bytes;
+        }
     }
     if (st != DFG_OK) {
         dfg_program_destroy(*program);
@@ -152,10 +169,11 @@ dfg_status dfg_compile_within_keeping(const dfg_graph *graph,
     dfg_memory_prediction m, best = {0};
     dfg_program *program = NULL;
     dfg_status st =
-        try_plan(graph, &o, backend, kept_weight_copies, &program, &m);
+        try_plan(graph, &o, backend, kept_weight_copies, NULL, &program, &m);
     if (st != DFG_OK || limit_bytes == 0 || m.peak_bytes <= limit_bytes)
         goto done;
     best = m;
+    const dfg_memory_prediction given = m;
     const char *best_tried = "as given";
     dfg_training_options t;
     dfg_compile_options tried_options = o;
@@ -169,7 +187,7 @@ dfg_status dfg_compile_within_keeping(const dfg_graph *graph,
             /* A plan that cannot be made (a budget it cannot meet) is
              * none. */
             if (try_plan(graph, &tried_options, backend, kept_weight_copies,
-                         &program, &m) == DFG_OK) {
+                         &given, &program, &m) == DFG_OK) {
                 if (m.peak_bytes <= limit_bytes) {
                     st = DFG_OK;
                     goto done;
