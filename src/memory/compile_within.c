@@ -37,12 +37,17 @@ int dfg_parse_bytes(const char *text, uint64_t *bytes)
  * the plans tried since freed (memory first compiles many programs) is
  * given back to the system first (glibc's malloc_trim) and counted as it
  * was before them, the freed heap the kept plan's process holds either
- * way (compiled in it, or a .dfgp loaded in another). */
+ * way (compiled in it, or a .dfgp loaded in another). *library_heap:
+ * the most runtime heap a plan on the library's kernels was measured
+ * with so far, which such a plan counts at least: its probe session
+ * finds kernels the earlier ones made (oneDNN's primitive cache) and
+ * measures less than its own process will hold. */
 static dfg_status try_plan(const dfg_graph *graph,
                            const dfg_compile_options *o,
                            const dfg_backend *backend, int kept,
                            const dfg_memory_prediction *before,
-                           dfg_program **program, dfg_memory_prediction *m)
+                           uint64_t *library_heap, dfg_program **program,
+                           dfg_memory_prediction *m)
 {
     *program = NULL;
     dfg_status st = dfg_compile(graph, o, program);
@@ -61,12 +66,44 @@ static dfg_status try_plan(const dfg_graph *graph,
             m->peak_bytes -= m->freed_heap_bytes - before->freed_heap_bytes;
             m->freed_heap_bytes = before->freed_heap_bytes;
         }
+        int library = m->runtime_code_bytes == DFG_RUNTIME_CODE_BYTES;
+        if (library && m->runtime_heap_bytes < *library_heap) {
+            m->peak_bytes += *library_heap - m->runtime_heap_bytes;
+            m->runtime_heap_bytes = *library_heap;
+        }
+        if (library)
+            *library_heap = m->runtime_heap_bytes;
     }
     if (st != DFG_OK) {
         dfg_program_destroy(*program);
         *program = NULL;
     }
     return st;
+}
+
+/* Rungs that make the same plan: a plan is judged once (its second
+ * prediction would find the library's kernels the first one made and
+ * count less of the runtime's heap than its own process holds). */
+#define MAX_TRIED 8
+
+typedef struct plan_id {
+    uint64_t arena, no_reuse, weights;
+    int32_t steps, tensors, tiles;
+} plan_id;
+
+/* 1 if p's plan is among tried[0..*n), else added there; 0. */
+static int tried_before(const dfg_program *p, plan_id *tried, int *n)
+{
+    dfg_plan_stats s;
+    dfg_program_stats(p, &s);
+    plan_id id = {s.arena_bytes, s.no_reuse_bytes, s.weights_bytes,
+                  s.n_steps,     s.n_tensors,      s.tiles};
+    for (int i = 0; i < *n; i++)
+        if (memcmp(&tried[i], &id, sizeof id) == 0)
+            return 1;
+    if (*n < MAX_TRIED)
+        tried[(*n)++] = id;
+    return 0;
 }
 
 static dfg_status over_limit(const dfg_memory_prediction *m, uint64_t limit,
@@ -167,13 +204,19 @@ dfg_status dfg_compile_within_keeping(const dfg_graph *graph,
     else
         dfg_compile_options_init(&o);
     dfg_memory_prediction m, best = {0};
+    uint64_t library_heap = 0;
     dfg_program *program = NULL;
     dfg_status st =
-        try_plan(graph, &o, backend, kept_weight_copies, NULL, &program, &m);
+        try_plan(graph, &o, backend, kept_weight_copies, NULL, &library_heap,
+                 &program, &m);
     if (st != DFG_OK || limit_bytes == 0 || m.peak_bytes <= limit_bytes)
         goto done;
     best = m;
     const dfg_memory_prediction given = m;
+    plan_id tried_plans[MAX_TRIED];
+    memset(tried_plans, 0, sizeof tried_plans);
+    int n_tried = 0;
+    tried_before(program, tried_plans, &n_tried);
     const char *best_tried = "as given";
     dfg_training_options t;
     dfg_compile_options tried_options = o;
@@ -187,7 +230,8 @@ dfg_status dfg_compile_within_keeping(const dfg_graph *graph,
             /* A plan that cannot be made (a budget it cannot meet) is
              * none. */
             if (try_plan(graph, &tried_options, backend, kept_weight_copies,
-                         &given, &program, &m) == DFG_OK) {
+                         &given, &library_heap, &program, &m) == DFG_OK &&
+                !tried_before(program, tried_plans, &n_tried)) {
                 if (m.peak_bytes <= limit_bytes) {
                     st = DFG_OK;
                     goto done;
