@@ -432,4 +432,19 @@ dfg_status dfg_pass_lower(const dfg_graph *graph, const dfg_schedule *schedule,
                           const dfg_compile_options *options,
                           dfg_program **out);
 
+/* 1 if a library's kernel runs step `step` of p, a product (conv2d,
+ * matmul, gemm: dfg_op_uses_blas), as the backend p's workspace rule
+ * names decides at session creation, from p alone: on the CPU, a step on
+ * blocked operands, or one whose planned workspace holds oneDNN's least
+ * scratch and that writes over none of its inputs
+ * (runtime/cpu/onednn/dnnl_steps.c); on another backend, every product;
+ * with no rule, none. 0 for every other op. */
+int dfg_program_step_on_library(const dfg_program *p, int32_t step);
+
+/* What running p costs, in FLOPs weighted by what runs them, for memory
+ * first's choice among its programs (passes/pipeline.c): a product step
+ * that no library's kernel runs (dfg_program_step_on_library) counts
+ * dfg_kernel_weight times its FLOPs, every other step its FLOPs. */
+uint64_t dfg_program_cost(const dfg_program *p, int dfg_kernel_weight);
+
 #endif

@@ -13,9 +13,10 @@
  *          -> lower
  *          -> dfg_program_verify
  *
- * Tiling compiles the graph untiled, listing the tilings of the best
- * estimates, then each of them, and keeps the smallest arena
- * (compile_best).
+ * Memory first compiles the graph untiled, listing the tilings of the
+ * best estimates, then each of them, and keeps the smallest arena of the
+ * programs that cost at most a little more work to run than the fastest
+ * (memory_choice).
  *
  * Everything the passes make is freed here, on success and on every error
  * path; only the program leaves. */
@@ -105,13 +106,24 @@ static dfg_status check_options(const dfg_compile_options *o)
     return DFG_OK;
 }
 
-/* Memory first's arenas that count as equal: within 1/ARENA_TIE. */
+/* Memory first's arenas that count as equal: within 1/ARENA_TIE of the
+ * op-by-op bound (memory_choice). */
 #define ARENA_TIE 16
+/* The most work memory first adds for a smaller arena, in percent of its
+ * fastest program's (memory_choice), and what a product on dfg's kernels
+ * in place of a library's weighs: at least its FLOPs again (the
+ * libraries' kernels run at more than twice the rate of dfg's portable
+ * ones), which is all the choice needs to know. */
+#define EXTRA_COST_PCT 10
+#define DFG_KERNEL_WEIGHT 2
 
 /* Tiling candidates compiled (dfg_tile_candidates' list), and the
  * extra FLOPs a tiled program may cost, in percent of the untiled one's. */
 #define TILE_CANDIDATES 6
 #define TILING_EXTRA_FLOPS_PCT 10
+/* The programs memory first compiles, at most: three variants, each
+ * untiled and tiled as each candidate and one more. */
+#define CHOICE_MAX (3 * (TILE_CANDIDATES + 2))
 
 /* Tiled execution asked of one compilation, after the fusions and before
  * the layouts: the graph tiled as plan says (plan not NULL), or the
@@ -387,28 +399,111 @@ static int tiles_rows(const dfg_compile_options *o)
            o->backend_workspace == dfg_cpu_step_workspace;
 }
 
-/* compile_once, and with tiling (tiles_rows) the same tiled as each of
- * the candidates of the best estimates (and the kept one joined the
- * other way): the smallest arena kept among
- * the programs within TILING_EXTRA_FLOPS_PCT more FLOPs than the untiled
- * one (the untiled on a tie). A tiling that does not compile is passed
- * over. */
-static dfg_status compile_best(const dfg_graph *graph,
-                               const dfg_compile_options *options,
-                               dfg_program **out)
+/* Memory first's choice among the programs it compiles (dfg_compile):
+ * offered from the fastest (untiled, blocked layouts) on; a program is
+ * eligible where its cost (dfg_program_cost, a product on dfg's kernels
+ * weighing DFG_KERNEL_WEIGHT) is at most EXTRA_COST_PCT over the first
+ * one's. Kept: among the eligible programs whose arena is within
+ * 1/ARENA_TIE of the first one's lower bound (the op-by-op bound) of the
+ * smallest eligible arena, the cheapest (on equal costs the smaller
+ * arena, then the first offered). Memory first thus trades at most
+ * EXTRA_COST_PCT more work for a smaller arena, and never more work for
+ * a few bytes. DFG_PREFER_SMALLEST weighs dfg's kernels as the library's
+ * and keeps the smallest arena. The untiled programs are chosen from
+ * alike for the op-by-op bound the kept program reports. */
+typedef struct choice_set {
+    int32_t n;
+    uint64_t arenas[CHOICE_MAX], costs[CHOICE_MAX];
+    uint64_t bounds[CHOICE_MAX]; /* their lower bounds */
+} choice_set;
+
+typedef struct memory_choice {
+    int smallest;       /* prefer_memory == DFG_PREFER_SMALLEST */
+    uint64_t reference; /* the first program's cost */
+    uint64_t bound;     /* its lower bound */
+    choice_set all, untiled; /* the eligible programs, the untiled ones */
+    dfg_program *programs[CHOICE_MAX]; /* all's */
+} memory_choice;
+
+static void choice_add(choice_set *set, const dfg_program *p, uint64_t cost)
 {
-    if (!tiles_rows(options))
-        return compile_once(graph, options, NULL, out);
-    /* One more: the kept tiling with its last region joined the other
-     * way (the estimate sees neither the layouts nor the scratch). */
+    set->arenas[set->n] = p->stats.arena_bytes;
+    set->bounds[set->n] = p->stats.lower_bound_bytes;
+    set->costs[set->n++] = cost;
+}
+
+/* Takes p: keeps it in ch where it is eligible, else destroys it. */
+static void offer(memory_choice *ch, dfg_program *p, int untiled)
+{
+    uint64_t cost =
+        dfg_program_cost(p, ch->smallest ? 1 : DFG_KERNEL_WEIGHT);
+    if (ch->all.n == 0) {
+        ch->reference = cost;
+        ch->bound = p->stats.lower_bound_bytes;
+    }
+    if (ch->all.n == CHOICE_MAX ||
+        cost * 100 > ch->reference * (100 + EXTRA_COST_PCT)) {
+        dfg_program_destroy(p);
+        return;
+    }
+    if (untiled)
+        choice_add(&ch->untiled, p, cost);
+    ch->programs[ch->all.n] = p;
+    choice_add(&ch->all, p, cost);
+}
+
+/* 1 if a is cheaper than b, or as cheap with a smaller arena. */
+static int better(const choice_set *set, int32_t a, int32_t b)
+{
+    return set->costs[a] < set->costs[b] ||
+           (set->costs[a] == set->costs[b] &&
+            set->arenas[a] < set->arenas[b]);
+}
+
+/* The index of the program memory first keeps of set (set->n > 0). */
+static int32_t chosen(const memory_choice *ch, const choice_set *set)
+{
+    int32_t least = 0;
+    for (int32_t i = 1; i < set->n; i++)
+        if (set->arenas[i] < set->arenas[least])
+            least = i;
+    uint64_t within =
+        set->arenas[least] + (ch->smallest ? 0 : ch->bound / ARENA_TIE);
+    int32_t kept = least;
+    for (int32_t i = 0; i < set->n; i++)
+        if (set->arenas[i] <= within && better(set, i, kept))
+            kept = i;
+    return kept;
+}
+
+/* Offers ch the program compile_once makes with options and, with tiling
+ * (tiles_rows), the same tiled as each of the candidates of the best
+ * estimates (and the smallest of them joined the other way): those of
+ * at most TILING_EXTRA_FLOPS_PCT more FLOPs than the untiled one and a
+ * smaller arena. A tiling that does not compile is passed over. */
+static dfg_status offer_tilings(const dfg_graph *graph,
+                                const dfg_compile_options *options,
+                                memory_choice *ch)
+{
+    dfg_program *untiled = NULL;
+    if (!tiles_rows(options)) {
+        dfg_status st = compile_once(graph, options, NULL, &untiled);
+        if (st == DFG_OK)
+            offer(ch, untiled, 1);
+        return st;
+    }
+    /* One more: the smallest tiling with its last region joined the
+     * other way (the estimate sees neither the layouts nor the scratch). */
     dfg_tile_plan plans[TILE_CANDIDATES + 1];
     tile_request list = {NULL, plans, TILE_CANDIDATES, 0};
-    dfg_program *best = NULL;
-    dfg_status st = compile_once(graph, options, &list, &best);
-    int64_t flops = st == DFG_OK ? (int64_t)dfg_program_flops(best) : 0;
-    uint64_t bound = st == DFG_OK ? best->stats.lower_bound_bytes : 0;
+    dfg_status st = compile_once(graph, options, &list, &untiled);
+    if (st != DFG_OK)
+        return st;
+    int64_t flops = (int64_t)dfg_program_flops(untiled);
+    uint64_t arena = untiled->stats.arena_bytes, least = arena;
+    offer(ch, untiled, 1);
     int32_t kept = -1;
-    for (int32_t i = 0; st == DFG_OK && i <= list.n_plans; i++) {
+    for (int32_t i = 0; i <= list.n_plans; i++) {
         if (i == list.n_plans && kept < 0)
             break;
         if (i == list.n_plans) {
@@ -421,32 +516,20 @@ static dfg_status compile_best(const dfg_graph *graph,
             continue;
         int64_t extra = (int64_t)dfg_program_flops(tiled) - flops;
         if (extra * 100 > flops * TILING_EXTRA_FLOPS_PCT ||
-            tiled->stats.arena_bytes >= best->stats.arena_bytes) {
+            tiled->stats.arena_bytes >= arena) {
             dfg_program_destroy(tiled);
             continue;
+        }
+        if (tiled->stats.arena_bytes < least && i < list.n_plans) {
+            least = tiled->stats.arena_bytes;
+            kept = i;
         }
         tiled->stats.tiled_regions = plans[i].n;
         tiled->stats.tiles = plans[i].tiles[plans[i].n - 1];
         tiled->stats.tiling_extra_flops = extra;
-        dfg_program_destroy(best);
-        best = tiled;
-        kept = i;
+        offer(ch, tiled, 0);
     }
-    if (st == DFG_OK)
-        best->stats.op_by_op_lower_bound_bytes = bound;
-    *out = best;
-    return st;
-}
-
-/* The index of the smallest of the non-zero sizes[0..3) (sizes[0] is
- * not 0), the first on a tie: within 1/ARENA_TIE. */
-static int smallest_but_ties(const uint64_t sizes[3])
-{
-    int kept = 0;
-    for (int i = 1; i < 3; i++)
-        if (sizes[i] > 0 && sizes[i] + sizes[kept] / ARENA_TIE < sizes[kept])
-            kept = i;
-    return kept;
+    return DFG_OK;
 }
 
 /* 1 if graph has a grouped conv2d (maybe depthwise: worth compiling
@@ -493,41 +576,36 @@ dfg_status dfg_compile(const dfg_graph *graph,
         if (!cpu)
             effective.backend_workspace_for = NULL;
     }
-    if (!effective.prefer_memory || !blocks_layouts(&effective))
-        return compile_best(graph, &effective, out);
-    /* Memory first: with blocked layouts (whose steps keep the scratch
-     * only the library runs them with), plain, and plain with depthwise
-     * convs written over their inputs (which then run dfg's kernel); the
-     * smallest arena kept, on a tie the first of these (faster). Arenas
-     * within 1/ARENA_TIE of each other tie: a few bytes less are not
-     * worth dfg's kernels in place of the library's. */
-    dfg_compile_options blocked = effective, plain = effective;
-    dfg_compile_options over = effective;
-    blocked.in_place_depthwise = plain.in_place_depthwise = 0;
-    plain.assign_layouts = over.assign_layouts = 0;
-    dfg_program *programs[3] = {NULL, NULL, NULL};
-    st = compile_best(graph, &blocked, &programs[0]);
-    if (st == DFG_OK)
-        st = compile_best(graph, &plain, &programs[1]);
-    if (st == DFG_OK && effective.in_place_depthwise &&
-        effective.reuse_inputs_in_place && has_grouped_conv(graph))
-        st = compile_best(graph, &over, &programs[2]);
-    uint64_t arenas[3] = {0, 0, 0}, bounds[3] = {0, 0, 0};
-    for (int i = 0; st == DFG_OK && i < 3; i++)
-        if (programs[i]) {
-            arenas[i] = programs[i]->stats.arena_bytes;
-            bounds[i] = programs[i]->stats.op_by_op_lower_bound_bytes;
-        }
-    int kept = st == DFG_OK ? smallest_but_ties(arenas) : 0;
-    /* The op-by-op bound: the untiled program's that memory first keeps
-     * (its arena is its bound). */
-    if (st == DFG_OK && bounds[0] > 0)
-        programs[kept]->stats.op_by_op_lower_bound_bytes =
-            bounds[smallest_but_ties(bounds)];
-    for (int i = 0; i < 3; i++)
-        if (st != DFG_OK || i != kept)
-            dfg_program_destroy(programs[i]);
-    if (st == DFG_OK)
-        *out = programs[kept];
+    if (!effective.prefer_memory)
+        return compile_once(graph, &effective, NULL, out);
+    /* Memory first (memory_choice): with blocked layouts (whose steps keep
+     * the scratch only the library runs them with), plain, and plain with
+     * depthwise convs written over their inputs (which then run dfg's
+     * kernel), each untiled and tiled. */
+    memory_choice ch;
+    memset(&ch, 0, sizeof ch);
+    ch.smallest = effective.prefer_memory == DFG_PREFER_SMALLEST;
+    if (!blocks_layouts(&effective)) {
+        st = offer_tilings(graph, &effective, &ch);
+    } else {
+        dfg_compile_options variants[3] = {effective, effective, effective};
+        variants[0].in_place_depthwise = variants[1].in_place_depthwise = 0;
+        variants[1].assign_layouts = variants[2].assign_layouts = 0;
+        int over = effective.in_place_depthwise &&
+                   effective.reuse_inputs_in_place && has_grouped_conv(graph);
+        for (int i = 0; st == DFG_OK && i < 2 + over; i++)
+            st = offer_tilings(graph, &variants[i], &ch);
+    }
+    int32_t kept = st == DFG_OK ? chosen(&ch, &ch.all) : -1;
+    /* The op-by-op bound: that of the untiled program memory first keeps
+     * with tiling off (its arena is its bound). */
+    if (kept >= 0 && tiles_rows(&effective))
+        ch.programs[kept]->stats.op_by_op_lower_bound_bytes =
+            ch.untiled.bounds[chosen(&ch, &ch.untiled)];
+    for (int32_t i = 0; i < ch.all.n; i++)
+        if (i != kept)
+            dfg_program_destroy(ch.programs[i]);
+    if (kept >= 0)
+        *out = ch.programs[kept];
     return st;
 }

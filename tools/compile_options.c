@@ -74,12 +74,16 @@ int dfgc_compile_option(const char *command, int argc, char **argv, int *i,
     }
     found = dfgc_option_value(command, argc, argv, i, "--prefer", &value);
     if (found == 1) {
-        if (strcmp(value, "memory") != 0 && strcmp(value, "speed") != 0) {
-            dfgc_usage_error(command, "--prefer wants memory or speed, not "
-                             "'%s'", value);
+        if (strcmp(value, "memory") != 0 && strcmp(value, "speed") != 0 &&
+            strcmp(value, "smallest") != 0) {
+            dfgc_usage_error(command, "--prefer wants speed, memory or "
+                             "smallest, not '%s'", value);
             return -1;
         }
-        options->prefer_memory = strcmp(value, "memory") == 0;
+        options->prefer_memory = strcmp(value, "memory") == 0 ? 1
+                                 : strcmp(value, "smallest") == 0
+                                     ? DFG_PREFER_SMALLEST
+                                     : 0;
         return 1;
     }
     if (found < 0)

@@ -46,14 +46,22 @@
     "--no-tiling      never run the first layers band by band of rows\n"  \
     "                 (with --prefer memory they do where that lowers the\n"\
     "                 arena at most 10% more FLOPs, CPU inference)\n"     \
-    "--prefer memory|speed\n"                                                \
+    "--prefer speed|memory|smallest\n"                                       \
     "                 memory: plan at the lower bound without library\n"     \
     "                 scratch, a step keeping oneDNN's scratch only where\n" \
-    "                 it fits under it (inference); speed (default): keep\n" \
-    "                 it wherever oneDNN wants it\n"
+    "                 it fits under it (inference), and of the programs\n"   \
+    "                 that runs (blocked layouts or plain, untiled or\n"     \
+    "                 tiled) keep the smallest arena among those costing\n"  \
+    "                 at most 10% more to run than the fastest (FLOPs, a\n"  \
+    "                 conv or matmul on dfg's kernels in place of oneDNN's\n"\
+    "                 counting twice; of arenas within 1/16 of the bound\n"  \
+    "                 of each other the cheaper); smallest: the smallest\n"  \
+    "                 arena whatever runs it (slower where it leaves\n"      \
+    "                 oneDNN); speed (default): keep oneDNN's scratch\n"     \
+    "                 wherever it wants it\n"
 
 /* Parses the compile options every compiling subcommand accepts:
- * --prefer memory|speed, --planner NAME, --align N (a power of two), --no-onednn (no scratch
+ * --prefer speed|memory|smallest, --planner NAME, --align N (a power of two), --no-onednn (no scratch
  * planned for the CPU backend's oneDNN convolutions: they run on the
  * reference kernels), --no-fuse (no fused conv post-ops, layer norms or
  * GELUs), --max-arena-bytes N (0: no limit), --max-weight-bytes N (an

@@ -116,15 +116,20 @@ typedef struct dfg_compile_options {
      * needs none. Blocked layouts (assign_layouts) only where they cost
      * nothing: their copies at the boundaries, and the scratch of the
      * steps between them that only the library runs, can sit above that
-     * bound, so the graph is compiled both plain and with them and the
-     * smaller arena kept (the blocked program on a tie: arenas within
-     * 1/16 of each other tie, since the plain program runs dfg's kernels
-     * in place of the library's). 0: the scratch
-     * and layouts are kept wherever the backend wants them (faster; the
-     * summary states the extra per step). With in_place_depthwise the
-     * plain program is compiled with and without depthwise convs written
-     * over their inputs, the one with them kept only where its arena is
-     * the smallest (they take dfg's kernel, never the library's). */
+     * bound, so the graph is compiled both plain and with them (and, with
+     * in_place_depthwise, plain with depthwise convs written over their
+     * inputs, which take dfg's kernel, never the library's), each also
+     * tiled (tiling). Of these programs, 1 (memory first) keeps the
+     * smallest arena among those that cost at most 10% more to run than
+     * the fastest (untiled, blocked): the cost is the FLOPs, a product
+     * (conv, matmul) that dfg's kernels run in place of the library's
+     * counting twice; and of arenas within 1/16 of the op-by-op bound of
+     * each other, the cheaper program. DFG_PREFER_SMALLEST (2): the
+     * smallest arena whatever kernels run it (dfg's weigh as the
+     * library's; tiling still at most 10% more FLOPs), slower where it
+     * leaves the library. 0: the scratch and layouts are kept wherever
+     * the backend wants them (faster; the summary states the extra per
+     * step). */
     int prefer_memory;
     /* 1 (the default): a depthwise conv of stride 1 may write its output
      * over its dying input (with reuse_inputs_in_place) where its step
@@ -148,6 +153,10 @@ typedef struct dfg_compile_options {
 } dfg_compile_options;
 
 #define DFG_DEFAULT_MAX_ARENA_BYTES ((uint64_t)32 << 30)
+
+/* dfg_compile_options.prefer_memory: the smallest arena memory first
+ * finds, whatever its cost (dfgc --prefer smallest). */
+#define DFG_PREFER_SMALLEST 2
 
 void dfg_compile_options_init(dfg_compile_options *options);
 

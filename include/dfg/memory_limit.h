@@ -13,9 +13,14 @@ extern "C" {
 
 /* Compiles graph with options for backend, and keeps the first plan whose
  * predicted peak (dfg_memory_predict) is at most limit_bytes, trying in
- * turn: options as given; an inference program on the backend's
- * workspace-free kernels (no library scratch in the arena, weights read
- * in place with no copies in other layouts); a training step with an
+ * turn, from the fastest plan to the smallest: options as given; for
+ * inference, memory first untiled (prefer_memory, tiling 0), memory
+ * first (tiled where that pays, dfg_compile_options.prefer_memory), its
+ * smallest arena (DFG_PREFER_SMALLEST), and the backend's workspace-free
+ * kernels (no library scratch in the arena, weights read in place with
+ * no copies in other layouts), each skipped where it is the plan given
+ * or the one before; a plan that fits ends the search (no later one is
+ * compiled). For a training step: one with an
  * arena budget (dfg_training_options.memory_budget_bytes) of its arena
  * less the excess, where the arena covers it. Precision is left as given.
  * DFG_ERR_PLAN, *out NULL, when none fits, naming the predicted parts and

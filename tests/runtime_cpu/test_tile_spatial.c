@@ -80,7 +80,7 @@ static void test_compiler_tiles(void **state)
     float *x = random_floats(INPUT_NUMEL, 1.0f);
     float tiled[CLASSES], want[CLASSES];
     dfg_program *off, *on;
-    cnn_memory_first(g, x, want, tiled, &off, &on);
+    cnn_memory_first(g, 1, x, want, tiled, &off, &on);
     dfg_compile_options o;
     dfg_compile_options_init(&o);
     float fast[CLASSES];

@@ -71,12 +71,13 @@ dfg_program *cnn_untiled(const dfg_graph *g, const float *x, float *y)
     return cnn_compile_and_run(g, &o, x, y);
 }
 
-void cnn_memory_first(const dfg_graph *g, const float *x, float *want,
-                      float *got, dfg_program **off, dfg_program **on)
+void cnn_memory_first(const dfg_graph *g, int prefer, const float *x,
+                      float *want, float *got, dfg_program **off,
+                      dfg_program **on)
 {
     dfg_compile_options o;
     dfg_compile_options_init(&o);
-    o.prefer_memory = 1;
+    o.prefer_memory = prefer;
     o.tiling = 0;
     *off = cnn_compile_and_run(g, &o, x, want);
     o.tiling = 1;

@@ -26,10 +26,12 @@ dfg_program *cnn_compile_and_run(const dfg_graph *g,
 /* The same, tiling off. */
 dfg_program *cnn_untiled(const dfg_graph *g, const float *x, float *y);
 
-/* g compiled memory first (prefer_memory), tiling off into *off and on
- * into *on, run on x: the untiled outputs into want, the tiled into got. */
-void cnn_memory_first(const dfg_graph *g, const float *x, float *want,
-                      float *got, dfg_program **off, dfg_program **on);
+/* g compiled memory first (prefer_memory = prefer: 1, or
+ * DFG_PREFER_SMALLEST), tiling off into *off and on into *on, run on x:
+ * the untiled outputs into want, the tiled into got. */
+void cnn_memory_first(const dfg_graph *g, int prefer, const float *x,
+                      float *want, float *got, dfg_program **off,
+                      dfg_program **on);
 
 /* The FLOPs of p's steps. */
 int64_t cnn_flops(const dfg_program *p);
