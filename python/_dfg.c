@@ -62,7 +62,7 @@ static PyObject *compile_model(PyObject *module, PyObject *args)
     unsigned long long alignment = 0, budget_bytes = 0;
     float budget_percent = 0.0f;
     int training = 0, prefer_memory = 0, tiling = 1;
-    if (!PyArg_ParseTuple(args, "sOOzKpz|zpKfp", &kind, &source, &shapes,
+    if (!PyArg_ParseTuple(args, "sOOzKpz|ziKfp", &kind, &source, &shapes,
                           &planner, &alignment, &training, &precision,
                           &device, &prefer_memory, &budget_bytes,
                           &budget_percent, &tiling))
@@ -74,6 +74,9 @@ static PyObject *compile_model(PyObject *module, PyObject *args)
                             planner);
     if (alignment)
         options.alignment = alignment;
+    if (prefer_memory < 0 || prefer_memory > DFG_PREFER_SMALLEST)
+        return PyErr_Format(PyExc_ValueError, "prefer_memory %d: 0, 1 or %d",
+                            prefer_memory, DFG_PREFER_SMALLEST);
     options.prefer_memory = prefer_memory;
     options.tiling = tiling;
     options.allow_tf32 = precision && strcmp(precision, "tf32") == 0;

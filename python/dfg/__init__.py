@@ -42,6 +42,10 @@ def example_models():
     return _dfg.model_names()
 
 
+# compile's prefer: dfg_compile_options.prefer_memory.
+_PREFER = {"speed": 0, "memory": 1, "smallest": 2}
+
+
 def compile(model, shapes=None, planner=None, training=None,
             memory_budget=None, precision=None, alignment=None, device=None,
             prefer="speed", tiling=True):
@@ -65,17 +69,20 @@ def compile(model, shapes=None, planner=None, training=None,
     ops it has no kernel for refused); Program.session(device=...) on
     another device compiles the model again for that one. prefer:
     "speed" (the default: library scratch and blocked layouts wherever
-    the backend wants them) or "memory" (the arena planned at the lower
+    the backend wants them), "memory" (the arena planned at the lower
     bound without library scratch, as `dfgc compile --prefer memory`;
-    plan["scratch_free_lower_bound_bytes"] is that bound). tiling: True
+    plan["scratch_free_lower_bound_bytes"] is that bound; the smallest
+    arena among programs costing at most 10% more to run than the
+    fastest) or "smallest" (the smallest arena whatever kernels run it,
+    as `dfgc compile --prefer smallest`). tiling: True
     (the default) lets CPU inference with prefer="memory" run an image
     model's first layers band by band of rows where that lowers the arena
     at most 10% more FLOPs (plan["tiling"] says how); False never, as
     `dfgc compile --no-tiling`.
     """
-    if prefer not in ("speed", "memory"):
-        raise ValueError(f"prefer must be 'speed' or 'memory', not "
-                         f"{prefer!r}")
+    if prefer not in _PREFER:
+        raise ValueError(f"prefer must be 'speed', 'memory' or "
+                         f"'smallest', not {prefer!r}")
     budget = memory_budget_options(memory_budget)
     if budget and not training:
         raise ValueError("memory_budget applies to training programs "
@@ -101,7 +108,7 @@ def compile(model, shapes=None, planner=None, training=None,
         handle = _dfg.compile(kind, source, shapes, planner,
                               int(alignment or 0), bool(training), precision,
                               None if device is None else str(device),
-                              prefer == "memory",
+                              _PREFER[prefer],
                               budget.get("memory_budget_bytes", 0),
                               budget.get("memory_budget_percent", 0.0),
                               bool(tiling))

@@ -9,7 +9,7 @@ class SessionOptions:
     uses; 0: OpenMP's default), enable_profiling and profile_file_prefix
     (Session's). dfg's own, for dfg.compile: planner ("greedy_size", ...;
     None: every planner, the smallest arena kept), precision ("f32",
-    "bf16") and prefer ("speed", "memory"). Setting any other attribute raises AttributeError, so that
+    "bf16") and prefer ("speed", "memory", "smallest"). Setting any other attribute raises AttributeError, so that
     an option dfg does not have is never silently ignored.
     """
 

@@ -44,6 +44,12 @@ def test_prefer_memory(cnn):
         np.testing.assert_allclose(program.session().run({"x": x})["probs"],
                                    cnn.session().run({"x": x})["probs"],
                                    rtol=1e-5, atol=1e-6)
+    # The smallest arena whatever kernels run it: never larger.
+    smallest = dfg.compile("example:cnn", prefer="smallest")
+    assert smallest.arena_bytes <= tiled.arena_bytes
+    np.testing.assert_allclose(smallest.session().run({"x": x})["probs"],
+                               cnn.session().run({"x": x})["probs"],
+                               rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="prefer must be"):
         dfg.compile("example:cnn", prefer="fast")
 
