@@ -1,7 +1,8 @@
 /* Tiled execution's choice: the candidate tilings of a graph and their
  * application (passes/tile_spatial.h).
  *
- * The search: every cut of a first region in 2, 4, 8 and 16 bands,
+ * The search: every cut of a first region in 2, 3, 4, 6, 8, 12 and 16
+ * bands,
  * crossing no squeeze-excite block or some, each joined the way its
  * estimate prefers, and a second region after some of them. Which first
  * regions a second one extends: per band count, the one of smallest
@@ -17,9 +18,14 @@
 #include "util/error.h"
 #include "util/memory.h"
 
-/* Numbers of bands tried per region. */
-#define BAND_COUNTS 4
-static const int32_t band_counts[BAND_COUNTS] = {2, 4, 8, 16};
+/* Numbers of bands tried per region: between each power of two and the
+ * next, the count halfway too. Each band recomputes its halo, so of two
+ * counts that reach one arena the smaller costs fewer FLOPs; the steps
+ * between powers of two let a region stop at the fewest bands that reach
+ * an arena rather than double past them (a count of 6 where 4 leaves
+ * the peak in the region and 8 recomputes a third more). */
+#define BAND_COUNTS 7
+static const int32_t band_counts[BAND_COUNTS] = {2, 3, 4, 6, 8, 12, 16};
 
 /* First regions of smallest cut extended per band count, their second
  * regions crossing no squeeze-excite block (the first SMALL_CROSSINGS of
