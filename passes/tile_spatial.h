@@ -48,8 +48,8 @@ typedef struct dfg_tile_plan {
  * value, or -1 for the graph's first such input. */
 
 /* The tilings of graph (passes/tiling/tile_candidates.c: one region at
- * each cut, in 2, 4, 8 or 16 bands, crossing no squeeze-excite block or
- * some, joined either way, and some of those extended by a second
+ * each cut, in 2, 3, 4, 6, 8, 12 or 16 bands, crossing no squeeze-excite
+ * block or some, joined either way, and some of those extended by a second
  * region) whose estimate has a smaller peak than graph's and at most
  * max_flops_pct percent more FLOPs, into plans: the first half of
  * max_plans those of smallest estimated peak among the single regions

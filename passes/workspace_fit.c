@@ -12,8 +12,9 @@
  * its one step, so each grows alone: no iteration, the bound does not
  * move, a conv away from the peak keeps its full workspace and one at the
  * peak gets what is left there, never less than its least. Should the
- * grown workspaces leave the planner an arena above the bound where the
- * least ones do not, the least ones are kept: memory first.
+ * grown workspaces leave the planner an arena above the bound, they grow
+ * again into less of each step's room (NARROWINGS tries), then the least
+ * ones are placed; the smallest arena of these is kept: memory first.
  *
  * With prefer_memory a step whose workspace holds a backend's scratch
  * plans from its own least too, and takes the scratch only where all of
@@ -40,6 +41,14 @@
 #include <string.h>
 #include "util/error.h"
 #include "util/memory.h"
+
+/* Tries at growing the workspaces, the k-th (from 0) into
+ * (NARROWINGS - k) / NARROWINGS of each step's room (grow_workspaces'
+ * narrow): a placement that misses the bound where the grown workspaces
+ * fill their steps to it may reach it where they leave slack, and keep
+ * most of them (a band's scratch for Winograd, a product's for oneDNN)
+ * rather than none. */
+#define NARROWINGS 4
 
 static dfg_status plan(dfg_planner planner, dfg_buffer *buffers, int32_t n,
                        int64_t alignment, const dfg_allocator *allocator,
@@ -80,11 +89,12 @@ int64_t *dfg_live_bytes(const dfg_liveness *l, int32_t n_steps,
 }
 
 /* Grows each step's workspace buffer, up to the full size its node's
- * costs give, as far as the lower bound allows; *bound receives it, and
- * *grown whether any buffer grew. */
+ * costs give, as far as the lower bound allows: into at most
+ * (NARROWINGS - narrow) / NARROWINGS of the room its step has under it;
+ * *bound receives the bound, and *grown whether any buffer grew. */
 static dfg_status grow_workspaces(const dfg_schedule *s,
                                   const dfg_node_costs *costs,
-                                  int64_t alignment,
+                                  int64_t alignment, int narrow,
                                   const dfg_allocator *allocator,
                                   dfg_liveness *l, int64_t *bound, int *grown)
 {
@@ -101,8 +111,9 @@ static dfg_status grow_workspaces(const dfg_schedule *s,
          * step that may go without its backend's scratch takes the whole
          * or grows its own part only: the backend uses its scratch only
          * when all of it is there. */
-        int64_t room = *bound - live[step] +
-                       dfg_align_up(l->buffers[b].size, alignment);
+        int64_t room = (*bound - live[step] +
+                        dfg_align_up(l->buffers[b].size, alignment)) *
+                       (NARROWINGS - narrow) / NARROWINGS;
         int64_t own = costs->workspace_own[s->step_node[step]];
         int64_t bytes = full <= room ? full : own >= 0 && own < room ? own : room;
         if (bytes > l->buffers[b].size) {
@@ -155,24 +166,38 @@ dfg_status dfg_plan_fitting_workspaces(dfg_planner planner,
     dfg_buffer *least = dfg_calloc(allocator, (size_t)n + 1, sizeof *least);
     if (!least)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "workspace fit: out of memory");
+    dfg_buffer *best = dfg_calloc(allocator, (size_t)n + 1, sizeof *best);
     memcpy(least, l->buffers, (size_t)n * sizeof *least);
-    int64_t bound = 0, least_arena = 0;
-    int grown = 0;
-    dfg_planner least_winner = planner;
-    dfg_status st = grow_workspaces(s, costs, alignment, allocator, l, &bound,
-                                    &grown);
-    if (st == DFG_OK)
-        st = plan(planner, l->buffers, n, alignment, allocator, arena_bytes,
-                  winner);
-    int retry = st == DFG_OK && grown && *arena_bytes > bound;
-    if (retry)
-        st = plan(planner, least, n, alignment, allocator, &least_arena,
-                  &least_winner);
-    if (retry && st == DFG_OK && least_arena < *arena_bytes) {
+    int64_t bound = 0, best_arena = -1;
+    int grown = 0, retry = 0;
+    dfg_planner best_winner = planner;
+    dfg_status st = best ? DFG_OK
+                    : dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                                "workspace fit: out of memory");
+    for (int narrow = 0; st == DFG_OK && narrow <= NARROWINGS &&
+                         (narrow == 0 || retry);
+         narrow++) {
+        /* The last try: every least workspace. */
         memcpy(l->buffers, least, (size_t)n * sizeof *least);
-        *arena_bytes = least_arena;
-        *winner = least_winner;
+        if (narrow < NARROWINGS)
+            st = grow_workspaces(s, costs, alignment, narrow, allocator, l,
+                                 &bound, &grown);
+        if (st == DFG_OK)
+            st = plan(planner, l->buffers, n, alignment, allocator,
+                      arena_bytes, winner);
+        if (st == DFG_OK && (best_arena < 0 || *arena_bytes < best_arena)) {
+            memcpy(best, l->buffers, (size_t)n * sizeof *best);
+            best_arena = *arena_bytes;
+            best_winner = *winner;
+        }
+        retry = st == DFG_OK && grown && *arena_bytes > bound;
     }
+    if (st == DFG_OK) {
+        memcpy(l->buffers, best, (size_t)n * sizeof *best);
+        *arena_bytes = best_arena;
+        *winner = best_winner;
+    }
+    dfg_free(allocator, best);
     dfg_free(allocator, least);
     if (st == DFG_OK && planner == DFG_PLANNER_SMALLEST)
         st = climb_to_target(target, alignment, allocator, l, arena_bytes,

@@ -1,11 +1,12 @@
 /* Tiled execution's choice: the candidate tilings of a graph and their
  * application (passes/tile_spatial.h).
  *
- * The search: every cut of a first region in 2, 4, 8 and 16 bands,
- * crossing no squeeze-excite block or some, each joined the way its
- * estimate prefers, and a second region after some of them. Which first
- * regions a second one extends: per band count, the one of smallest
- * estimated peak, and the SMALL_JOINS whose cut (the second region's
+ * The search: every cut of a first region in 2, 3, 4, 6, 8, 12 and 16
+ * bands, crossing no squeeze-excite block or some, each joined the way
+ * its estimate prefers, and a second region after some of them. Which
+ * first regions a second one extends: per band count, the one of
+ * smallest estimated peak, and per power of two (the counts of
+ * small_join_count) the SMALL_JOINS whose cut (the second region's
  * image) is smallest. A first region that alone leaves the peak where
  * it was (set by the layers after it) can be the cheap start of a pair
  * that lowers it: SqueezeNet's first conv and pool in many bands, then
@@ -17,15 +18,26 @@
 #include "util/error.h"
 #include "util/memory.h"
 
-/* Numbers of bands tried per region. */
-#define BAND_COUNTS 4
-static const int32_t band_counts[BAND_COUNTS] = {2, 4, 8, 16};
+/* Numbers of bands tried per region: between each power of two and the
+ * next, the count halfway too. Each band recomputes its halo, so of two
+ * counts that reach one arena the smaller costs fewer FLOPs; the steps
+ * between powers of two let a region stop at the fewest bands that reach
+ * an arena rather than double past them (a count of 6 where 4 leaves
+ * the peak in the region and 8 recomputes a third more). */
+#define BAND_COUNTS 7
+static const int32_t band_counts[BAND_COUNTS] = {2, 3, 4, 6, 8, 12, 16};
 
 /* First regions of smallest cut extended per band count, their second
  * regions crossing no squeeze-excite block (the first SMALL_CROSSINGS of
  * crossings[]): fewer estimates than the best ones get. */
 #define SMALL_JOINS 2
 #define SMALL_CROSSINGS 1
+
+/* The band counts whose smallest joins are extended: the powers of two
+ * (each extension is a search of its own, and the counts between them
+ * would double it; their first regions are extended where their
+ * estimate is the best of their count). */
+static int small_join_count(int32_t bands) { return (bands & (bands - 1)) == 0; }
 
 static int by_peak(const dfg_tile_plan *x, const dfg_tile_plan *y)
 {
@@ -214,15 +226,19 @@ static int listed(const dfg_tile_plan *plans, int32_t n,
 }
 
 /* The first region of smallest peak below base_peak per band count
- * (small 0), or the SMALL_JOINS of smallest cut not already in bases
- * (small 1; cuts a crossing added are not compared), from
+ * (small 0), or the SMALL_JOINS of smallest cut not already in bases per
+ * band count of small_join_count (small 1; cuts a crossing added are
+ * not compared), from
  * all[0..n_all) appended to bases[0..*n_bases). */
 static void pick_bases(const dfg_graph *g, const dfg_tile_plan *all,
                        int32_t n_all, int64_t base_peak, int small,
                        dfg_tile_plan *bases, int32_t *n_bases)
 {
     for (int32_t b = 0; b < BAND_COUNTS; b++)
-        for (int32_t k = 0; k < (small ? SMALL_JOINS : 1); k++) {
+        for (int32_t k = 0;
+             k < (!small ? 1 : small_join_count(band_counts[b]) ? SMALL_JOINS
+                                                                  : 0);
+             k++) {
             int32_t pick = -1;
             for (int32_t i = 0; i < n_all; i++) {
                 const dfg_tile_plan *c = &all[i], *p = &all[pick < 0 ? 0 : pick];

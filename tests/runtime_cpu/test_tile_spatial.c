@@ -497,6 +497,45 @@ static void test_search_small_joins(void **state)
     dfg_graph_destroy(g);
 }
 
+/* A region stops at the fewest bands that reach its estimate
+ * (tile_candidates.c's band counts, a power of two and the count halfway
+ * to the next): of two counts at one cut whose estimates are equal, the
+ * one of fewer bands, fewer FLOPs, is listed first; and counts between
+ * the powers of two are among those listed. */
+static void test_search_fewest_bands(void **state)
+{
+    (void)state;
+    static const int32_t counts[] = {2, 3, 4, 6, 8, 12, 16};
+    dfg_graph *g = small_cnn();
+    dfg_tile_plan plans[64];
+    int32_t n = 0, tried[17] = {0};
+    assert_int_equal(dfg_tile_candidates(g, 100, plans, 64, &n), DFG_OK);
+    for (int32_t i = 0; i < n; i++)
+        for (int32_t r = 0; r < plans[i].n; r++)
+            if (plans[i].tiles[r] <= 16)
+                tried[plans[i].tiles[r]] = 1;
+    for (int32_t i = 0; i < n; i++) {
+        if (plans[i].n != 1)
+            continue;
+        for (size_t k = 0; k < sizeof counts / sizeof counts[0] &&
+                           counts[k] < plans[i].tiles[0]; k++) {
+            int64_t peak, flops;
+            if (dfg_tile_estimate(g, -1, plans[i].cut[0], counts[k],
+                                  plans[i].put[0], &peak, &flops) != DFG_OK ||
+                peak > plans[i].peak)
+                continue;
+            /* an equal estimate in fewer bands is listed ahead */
+            int ahead = 0;
+            for (int32_t j = 0; j < i; j++)
+                ahead |= plans[j].n == 1 && plans[j].cut[0] ==
+                         plans[i].cut[0] && plans[j].tiles[0] == counts[k];
+            assert_true(ahead);
+        }
+    }
+    assert_true(tried[3] || tried[6] || tried[12]);
+    dfg_graph_destroy(g);
+}
+
 /* A graph joined band by band, compiled: every put_rows over a whole
  * writes in place (the whole's bytes), the plan verified; saved and
  * loaded (the validator takes the op), it gives the untiled logits. */
@@ -561,6 +600,7 @@ int main(void)
         cmocka_unit_test(test_rows_blocked),
         cmocka_unit_test(test_put_rows),
         cmocka_unit_test(test_search_small_joins),
+        cmocka_unit_test(test_search_fewest_bands),
         cmocka_unit_test(test_put_rows_program),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -351,6 +351,15 @@ static void test_rule(void **state)
     in[1].shape[0] = out.shape[1] = 128;
     in[0].shape[2] = in[0].shape[3] = out.shape[2] = out.shape[3] = 14;
     assert_false(dfg_winograd_takes(&a, in, 2, &out));
+    /* A band of rows of a 28x28 image: 3x7 tiles, 7 across */
+    in[0].shape[2] = 12;
+    out.shape[2] = 10;
+    in[0].shape[3] = out.shape[3] = 28;
+    a.pads[0] = a.pads[2] = 0;
+    assert_true(dfg_winograd_takes(&a, in, 2, &out));
+    in[0].shape[1] = in[1].shape[1] = 64; /* under 2M cin*cout*pixels */
+    in[1].shape[0] = out.shape[1] = 64;
+    assert_false(dfg_winograd_takes(&a, in, 2, &out));
 }
 
 /* The session's choice (winograd_choice.h): the largest output images
@@ -456,6 +465,60 @@ static void test_choice_larger_filters_first(void **state)
     assert_int_equal(chosen[1], 1);
 }
 
+/* Steps that read one weight held in place (the bands of one conv)
+ * share one U: granted together, for its bytes once, ranked by all their
+ * pixels; a step whose weight is its session's own holds its own U. */
+static void test_choice_shares_a_held_weight(void **state)
+{
+    (void)state;
+    dfg_attrs a;
+    dfg_attrs_init(&a);
+    a.pads[1] = a.pads[3] = 1;
+    enum { STEPS = 4 };
+    /* three 10-row bands of a 64->64 56-wide image (one weight), then a
+     * 64->64 conv at 28x28 with another weight */
+    static float w_bands[1], w_other[1];
+    dfg_type in[STEPS][2], out[STEPS];
+    const void *ins[STEPS][2];
+    dfg_kernel_args steps[STEPS];
+    for (int i = 0; i < STEPS; i++) {
+        int band = i < 3;
+        in[i][0] = (dfg_type){DFG_F32, 4, {1, 64, band ? 12 : 30,
+                                           band ? 56 : 30},
+                              DFG_LAYOUT_NCHW8C};
+        in[i][1] = (dfg_type){DFG_F32, 4, {64, 64, 3, 3}, 0};
+        out[i] = (dfg_type){DFG_F32, 4, {1, 64, band ? 10 : 28,
+                                         band ? 56 : 28},
+                            DFG_LAYOUT_NCHW8C};
+        ins[i][0] = NULL;
+        ins[i][1] = band ? (const void *)w_bands : (const void *)w_other;
+        steps[i] = (dfg_kernel_args){.op = DFG_OP_CONV2D, .attrs = &a,
+                                     .n_inputs = 2, .in_types = in[i],
+                                     .in = ins[i],
+                                     .n_outputs = 1, .out_types = &out[i],
+                                     .constant_inputs = 2u,
+                                     .shared_inputs = 2u};
+    }
+    int64_t u = dfg_winograd_added_bytes(&steps[0]);
+    assert_true(u > 0 && dfg_winograd_added_bytes(&steps[3]) == u);
+    dfg_allocator al = dfg_allocator_or_default(NULL);
+    uint8_t chosen[STEPS];
+    /* Room for one U: the bands' (1680 pixels against 784), all three. */
+    assert_int_equal(dfg_winograd_choose(steps, STEPS, u, &al, chosen),
+                     DFG_OK);
+    assert_memory_equal(chosen, ((uint8_t[STEPS]){1, 1, 1, 0}), STEPS);
+    assert_int_equal(dfg_winograd_choose(steps, STEPS, 2 * u, &al, chosen),
+                     DFG_OK);
+    assert_memory_equal(chosen, ((uint8_t[STEPS]){1, 1, 1, 1}), STEPS);
+    /* Weights of the session's own: a U a band, ranked by its own
+     * pixels (560 against 784): the 28x28 conv first. */
+    for (int i = 0; i < STEPS; i++)
+        steps[i].shared_inputs = 0;
+    assert_int_equal(dfg_winograd_choose(steps, STEPS, 2 * u, &al, chosen),
+                     DFG_OK);
+    assert_memory_equal(chosen, ((uint8_t[STEPS]){1, 0, 0, 1}), STEPS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -465,6 +528,7 @@ int main(void)
         cmocka_unit_test(test_columns_rule),
         cmocka_unit_test(test_choice_within_the_allowance),
         cmocka_unit_test(test_choice_larger_filters_first),
+        cmocka_unit_test(test_choice_shares_a_held_weight),
     };
     random_seed(2024);
     return cmocka_run_group_tests(tests, NULL, NULL);

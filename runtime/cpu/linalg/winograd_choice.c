@@ -19,9 +19,15 @@ int64_t dfg_winograd_added_bytes(const dfg_kernel_args *step)
            (int64_t)sizeof(float);
 }
 
+/* The convs one U serves: the steps that read one weight the program
+ * holds in place (dfg_kernel_args.shared_inputs: dnnl_weights.h finds
+ * their transformed copy by its plain bytes, so they share it), such as
+ * the bands of a conv run band by band of rows; a step whose weight is
+ * its session's own holds a U of its own. */
 typedef struct candidate {
-    int32_t step;
-    int64_t pixels; /* of an output image */
+    int32_t step;   /* the first of its steps */
+    const void *weight; /* the shared weight, NULL when its own */
+    int64_t pixels; /* of the output images of all its steps */
     int64_t bytes;
 } candidate;
 
@@ -40,27 +46,47 @@ static int by_precedence(const void *a, const void *b)
     return (x->step > y->step) - (x->step < y->step);
 }
 
+/* The index in c[0..n) of the candidate whose U step i shares, or -1. */
+static int32_t sharing(const candidate *c, int32_t n, const void *weight)
+{
+    for (int32_t k = 0; weight && k < n; k++)
+        if (c[k].weight == weight)
+            return k;
+    return -1;
+}
+
 dfg_status dfg_winograd_choose(const dfg_kernel_args *steps, int32_t n_steps,
                                int64_t allowance,
                                const dfg_allocator *allocator,
                                uint8_t *chosen)
 {
     candidate *c = dfg_calloc(allocator, (size_t)n_steps + 1, sizeof *c);
-    if (!c)
+    const void **weights = dfg_calloc(allocator, (size_t)n_steps + 1,
+                                      sizeof *weights);
+    if (!c || !weights) {
+        dfg_free(allocator, c);
+        dfg_free(allocator, weights);
         return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                          "cpu backend: out of memory choosing Winograd convs");
+    }
     int32_t n = 0;
     int64_t images = 1;
     for (int32_t i = 0; i < n_steps; i++) {
         chosen[i] = 0;
         int64_t bytes = dfg_winograd_added_bytes(&steps[i]);
-        if (bytes > 0 && steps[i].out_types[0].shape[0] > images)
+        if (bytes <= 0)
+            continue;
+        if (steps[i].out_types[0].shape[0] > images)
             images = steps[i].out_types[0].shape[0];
-        if (bytes > 0)
-            c[n++] = (candidate){.step = i,
-                                 .pixels = steps[i].out_types[0].shape[2] *
-                                           steps[i].out_types[0].shape[3],
-                                 .bytes = bytes};
+        weights[i] = (steps[i].shared_inputs & 2u) ? steps[i].in[1] : NULL;
+        int64_t pixels = steps[i].out_types[0].shape[2] *
+                         steps[i].out_types[0].shape[3];
+        int32_t k = sharing(c, n, weights[i]);
+        if (k >= 0)
+            c[k].pixels += pixels;
+        else
+            c[n++] = (candidate){.step = i, .weight = weights[i],
+                                 .pixels = pixels, .bytes = bytes};
     }
     qsort(c, (size_t)n, sizeof *c, by_precedence);
     if (images > DFG_WINOGRAD_IMAGES)
@@ -72,6 +98,12 @@ dfg_status dfg_winograd_choose(const dfg_kernel_args *steps, int32_t n_steps,
             used += c[k].bytes;
             chosen[c[k].step] = 1;
         }
+    /* The other steps of a granted U run on it too. */
+    for (int32_t i = 0; i < n_steps; i++)
+        for (int32_t j = 0; weights[i] && !chosen[i] && j < i; j++)
+            if (chosen[j] && weights[j] == weights[i])
+                chosen[i] = 1;
     dfg_free(allocator, c);
+    dfg_free(allocator, weights);
     return DFG_OK;
 }

@@ -38,7 +38,10 @@ int64_t dfg_winograd_added_bytes(const dfg_kernel_args *step);
 
 /* chosen[i] = 1 for the steps that may run as Winograd within
  * `allowance` added bytes per image of the largest batch among them (up
- * to DFG_WINOGRAD_IMAGES images), 0 for the others (n_steps entries). */
+ * to DFG_WINOGRAD_IMAGES images), 0 for the others (n_steps entries).
+ * Steps that read one weight held in place (shared_inputs: the bands of
+ * a conv run band by band) share one U: they are granted together, for
+ * its bytes once, as one image of all their output pixels. */
 dfg_status dfg_winograd_choose(const dfg_kernel_args *steps, int32_t n_steps,
                                int64_t allowance,
                                const dfg_allocator *allocator,

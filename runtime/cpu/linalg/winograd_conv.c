@@ -41,19 +41,20 @@
  * the direct kernel stays.
  * Memory: U holds 36 values per filter where the plain weights hold 9,
  * and the time saved per byte of U grows with the tiles of an image.
- * Only convs with at least 7x7 tiles an image (25x25 outputs and more)
+ * Only convs with at least 7 tiles across an image (25 columns and more)
  * and at most 32768 filters (cin * cout) run as Winograd: on every 3x3
  * conv above, resnet50's peak RSS went from 121 to 253 MiB (its 256-
  * and 512-channel stages: 3.5 of the 9.6 ms Winograd saved it on two
  * threads), and googlenet's 14x14 convs added 8.4 MiB of U for 1.0 ms
- * (docs/BENCHMARKS.md). */
+ * (docs/BENCHMARKS.md). The rows are not counted: a conv run band by
+ * band of rows (passes/tile_spatial.c) keeps its image's width, and its
+ * bands share one U (winograd_choice.h), so a band's few rows say
+ * nothing of what U costs per tile of the image. */
 static int shape_wins(const dfg_conv_geometry *g)
 {
-    int64_t tiles_h = (g->out_h + DFG_WINOGRAD_TILE - 1) / DFG_WINOGRAD_TILE,
-            tiles_w = (g->out_w + DFG_WINOGRAD_TILE - 1) / DFG_WINOGRAD_TILE;
     return g->in_channels >= 48 && g->out_channels >= 64 &&
            g->in_channels * g->out_channels <= 32768 &&
-           tiles_h * tiles_w >= 49 &&
+           (g->out_w + DFG_WINOGRAD_TILE - 1) / DFG_WINOGRAD_TILE >= 7 &&
            g->in_channels * g->out_channels * g->pixels >= ((int64_t)2 << 20);
 }
 
