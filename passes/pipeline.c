@@ -107,7 +107,7 @@ static dfg_status check_options(const dfg_compile_options *o)
 }
 
 /* Memory first's arenas that count as equal: within 1/ARENA_TIE of the
- * op-by-op bound (memory_choice). */
+ * smallest (memory_choice). */
 #define ARENA_TIE 16
 /* The most work memory first adds for a smaller arena, in percent of its
  * fastest program's (memory_choice), and what a product on dfg's kernels
@@ -404,8 +404,7 @@ static int tiles_rows(const dfg_compile_options *o)
  * eligible where its cost (dfg_program_cost, a product on dfg's kernels
  * weighing DFG_KERNEL_WEIGHT) is at most EXTRA_COST_PCT over the first
  * one's. Kept: among the eligible programs whose arena is within
- * 1/ARENA_TIE of the first one's lower bound (the op-by-op bound) of the
- * smallest eligible arena, the cheapest (on equal costs the smaller
+ * 1/ARENA_TIE of the smallest eligible arena, the cheapest (on equal costs the smaller
  * arena, then the first offered). Memory first thus trades at most
  * EXTRA_COST_PCT more work for a smaller arena, and never more work for
  * a few bytes. DFG_PREFER_SMALLEST weighs dfg's kernels as the library's
@@ -420,7 +419,6 @@ typedef struct choice_set {
 typedef struct memory_choice {
     int smallest;       /* prefer_memory == DFG_PREFER_SMALLEST */
     uint64_t reference; /* the first program's cost */
-    uint64_t bound;     /* its lower bound */
     choice_set all, untiled; /* the eligible programs, the untiled ones */
     dfg_program *programs[CHOICE_MAX]; /* all's */
 } memory_choice;
@@ -437,10 +435,8 @@ static void offer(memory_choice *ch, dfg_program *p, int untiled)
 {
     uint64_t cost =
         dfg_program_cost(p, ch->smallest ? 1 : DFG_KERNEL_WEIGHT);
-    if (ch->all.n == 0) {
+    if (ch->all.n == 0)
         ch->reference = cost;
-        ch->bound = p->stats.lower_bound_bytes;
-    }
     if (ch->all.n == CHOICE_MAX ||
         cost * 100 > ch->reference * (100 + EXTRA_COST_PCT)) {
         dfg_program_destroy(p);
@@ -467,8 +463,8 @@ static int32_t chosen(const memory_choice *ch, const choice_set *set)
     for (int32_t i = 1; i < set->n; i++)
         if (set->arenas[i] < set->arenas[least])
             least = i;
-    uint64_t within =
-        set->arenas[least] + (ch->smallest ? 0 : ch->bound / ARENA_TIE);
+    uint64_t tie = ch->smallest ? 0 : set->arenas[least] / ARENA_TIE;
+    uint64_t within = set->arenas[least] + tie;
     int32_t kept = least;
     for (int32_t i = 0; i < set->n; i++)
         if (set->arenas[i] <= within && better(set, i, kept))
