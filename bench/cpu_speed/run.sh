@@ -8,8 +8,9 @@
 # session, all graph optimisations on) and OpenVINO (CPU plugin, f32
 # precision hint, latency hint), at batch 1 and 8, with the same number of
 # threads (OMP_NUM_THREADS, default 2). Each measurement is a fresh
-# process; the four run interleaved, REPEATS times (default 3), and each
-# cell is the median of the REPEATS per-process medians. Models are
+# process; the four run interleaved, REPEATS times (default 3); each
+# time is the median of the REPEATS per-process medians, each ratio the
+# median of the REPEATS ratios of one repeat's two sides. Models are
 # exported once into BUILD_DIR/bench-models with tests/models/export.py.
 # Prints the CPU (its model and the ISA oneDNN runs at, as `dfgc devices`
 # reports it), a Markdown table and the geometric means of dfg over each
@@ -46,7 +47,14 @@ echo
 echo "| model | batch | dfg .onnx ms | dfg .dfgp ms | ONNX Runtime ms | OpenVINO ms | .onnx / ORT | .dfgp / ORT | .onnx / OV | .dfgp / OV |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 ratios=""
-ratio() { echo "$1 $2" | awk '{printf "%.2f", $1 / $2}'; }
+# The median of the per-repeat ratios of two lists of timings taken in
+# the same repeats: each repeat's sides ran seconds apart, so a machine
+# whose speed drifts from minute to minute moves both alike.
+paired() {
+    echo "$1" "|" "$2" | awk '{for (i = 1; $i != "|"; i++) a[i] = $i; n = i - 1
+        for (j = 1; j <= n; j++) print a[j] / $(n + 1 + j)}' | median |
+        awk '{printf "%.2f", $1}'
+}
 for batch in $batches; do
     for model in $models; do
         model_files "$model" "$batch"
@@ -61,7 +69,7 @@ for batch in $batches; do
         d=$(echo $dfgp | tr ' ' '\n' | median)
         o=$(echo $ort | tr ' ' '\n' | median)
         v=$(echo $ov | tr ' ' '\n' | median)
-        row="$(ratio "$n" "$o") $(ratio "$d" "$o") $(ratio "$n" "$v") $(ratio "$d" "$v")"
+        row="$(paired "$onnx" "$ort") $(paired "$dfgp" "$ort") $(paired "$onnx" "$ov") $(paired "$dfgp" "$ov")"
         ratios="$ratios
 $row"
         echo "| $model | $batch | $n | $d | $o | $v | $(echo "$row" | sed 's/ / | /g') |"
