@@ -206,6 +206,12 @@ static void test_gemm(void **state)
             check_gemm(DFG_F16, ta, tb, m, k, n, &c16);
             check_gemm(DFG_BF16, ta, tb, m, k, n, &cb16);
             check_gemm(DFG_F32, ta, tb, 150, 260, 140, &c_large);
+            /* One row or one column: matrix-vector products. */
+            dfg_type row = T(DFG_F32, 1, 300), column = T(DFG_F32, 40, 1);
+            check_gemm(DFG_F32, ta, tb, 1, 260, 300, &row);
+            check_gemm(DFG_F32, ta, tb, 1, 260, 300, NULL);
+            check_gemm(DFG_F32, ta, tb, 40, 33, 1, &column);
+            check_gemm(DFG_F32, ta, tb, 1, 33, 1, NULL);
         }
 }
 

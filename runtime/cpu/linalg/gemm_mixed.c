@@ -86,6 +86,37 @@ static dfg_cpu_matrix sub_matrix(const dfg_cpu_matrix *x, int64_t row0,
     return sub;
 }
 
+/* An f32 product of one row (m == 1) or one column (n == 1) as a
+ * matrix-vector product: sgemm would pack the whole matrix operand for a
+ * single row of work, where sgemv streams it once. c's row 0 is
+ * op(b)^T op(a)[0, :]; c's column 0 is op(a) op(b)[:, 0]. */
+static void product_vector(int64_t m, int64_t n, int64_t k, float alpha,
+                           const dfg_cpu_matrix *a, const dfg_cpu_matrix *b,
+                           float beta, float *c, int64_t ldc)
+{
+    /* c's elements may be anything (NaN) where beta is 0, and some BLAS
+     * builds scale y by beta rather than overwrite it. */
+    if (beta == 0.0f)
+        for (int64_t i = 0; i < m * n; i++)
+            c[m == 1 ? i : i * ldc] = 0.0f;
+    if (m == 1) {
+        /* op(b) is [k, n]: stored as [k, n] (read transposed) or as
+         * [n, k] when b->trans; op(a)'s row 0 strides by a->ld when
+         * a->trans. */
+        cblas_sgemv(CblasRowMajor, b->trans ? CblasNoTrans : CblasTrans,
+                    b->trans ? (int)n : (int)k, b->trans ? (int)k : (int)n,
+                    alpha, b->data, (int)b->ld, a->data,
+                    a->trans ? (int)a->ld : 1, beta, c, 1);
+        return;
+    }
+    /* op(a) is [m, k]: stored as [m, k], or as [k, m] when a->trans;
+     * op(b)'s column 0 strides by b->ld unless b->trans. */
+    cblas_sgemv(CblasRowMajor, a->trans ? CblasTrans : CblasNoTrans,
+                a->trans ? (int)k : (int)m, a->trans ? (int)m : (int)k,
+                alpha, a->data, (int)a->ld, b->data,
+                b->trans ? 1 : (int)b->ld, beta, c, (int)ldc);
+}
+
 void dfg_cpu_gemm_mixed_serial(int64_t m, int64_t n, int64_t k, float alpha,
                                const dfg_cpu_matrix *a,
                                const dfg_cpu_matrix *b, float beta,
@@ -96,6 +127,10 @@ void dfg_cpu_gemm_mixed_serial(int64_t m, int64_t n, int64_t k, float alpha,
     if (a->dtype != DFG_F32 || b->dtype != DFG_F32 || c_dtype != DFG_F32 ||
         k == 0) {
         gemm_tiled(m, n, k, alpha, a, b, beta, c_dtype, c, ldc);
+        return;
+    }
+    if (m == 1 || n == 1) {
+        product_vector(m, n, k, alpha, a, b, beta, c, ldc);
         return;
     }
     cblas_sgemm(CblasRowMajor, a->trans ? CblasTrans : CblasNoTrans,
