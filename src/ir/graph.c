@@ -450,11 +450,11 @@ dfg_status dfg_graph_add_node(dfg_graph *graph, dfg_op op,
                                    graph->n_nodes) == 0;
     for (int32_t i = 0; ok && i < n_outputs; i++) {
         char value_name[300];
-        if (n_outputs == 1)
-            snprintf(value_name, sizeof value_name, "%s", node_name);
-        else
+        if (n_outputs > 1)
             snprintf(value_name, sizeof value_name, "%s:%d", node_name, (int)i);
-        int32_t index = append_value(graph, value_name, &out_types[i],
+        int32_t index = append_value(graph,
+                                     n_outputs == 1 ? node_name : value_name,
+                                     &out_types[i],
                                      DFG_VALUE_NODE_OUTPUT, NULL, NULL);
         if (index < 0) {
             ok = 0;
@@ -572,6 +572,16 @@ int dfg_graph_reserve(dfg_graph *graph, int32_t n_nodes, int32_t n_values)
                    n_values, sizeof *graph->values);
 }
 
+static const char *value_name_of(const void *graph, int32_t v)
+{
+    return ((const dfg_graph *)graph)->values[v].name;
+}
+
+static const char *node_name_of(const void *graph, int32_t n)
+{
+    return ((const dfg_graph *)graph)->nodes[n].name;
+}
+
 dfg_status dfg_graph_clone(const dfg_graph *graph,
                            const dfg_allocator *allocator, dfg_graph **out)
 {
@@ -582,24 +592,26 @@ dfg_status dfg_graph_clone(const dfg_graph *graph,
     if (dfg_graph_reserve(copy, graph->n_nodes, graph->n_values) != 0)
         goto oom;
     copy->serial = graph->serial; /* handles of the original stay valid */
+    /* Values and nodes keep their names and indices: the name tables are
+     * copied slot for slot (a clone hashes no name). */
     for (int32_t i = 0; i < graph->n_values; i++) {
         const dfg_ir_value *v = &graph->values[i];
-        int32_t index = append_value(copy, v->name, &v->type, v->kind,
-                                     v->data, v->data_owner);
-        if (index < 0) {
-            dfg_graph_destroy(copy);
-            return dfg_error(DFG_ERR_OUT_OF_MEMORY, "clone: out of memory");
+        dfg_ir_value *dst = &copy->values[copy->n_values];
+        *dst = *v;
+        dst->data = NULL;
+        dst->data_owner = NULL;
+        dst->name = dfg_strdup(&copy->allocator, v->name);
+        if (!dst->name)
+            goto oom;
+        if (v->data &&
+            set_value_data(copy, dst, v->data, v->data_owner) != 0) {
+            dfg_free(&copy->allocator, dst->name);
+            goto oom;
         }
-        copy->values[index].producer = v->producer;
-        copy->values[index].producer_output = v->producer_output;
-        copy->values[index].is_output = v->is_output;
-        copy->values[index].role = v->role;
+        copy->n_values++;
     }
     for (int32_t n = 0; n < graph->n_nodes; n++) {
         const dfg_ir_node *src = &graph->nodes[n];
-        if (reserve(copy, (void **)&copy->nodes, &copy->nodes_capacity,
-                    copy->n_nodes + 1, sizeof *copy->nodes) != 0)
-            goto oom;
         dfg_ir_node *dst = &copy->nodes[copy->n_nodes];
         *dst = *src;
         dst->name = dfg_strdup(&copy->allocator, src->name);
@@ -609,12 +621,16 @@ dfg_status dfg_graph_clone(const dfg_graph *graph,
         dst->outputs = dfg_calloc(&copy->allocator, (size_t)src->n_outputs,
                                   sizeof *dst->outputs);
         copy->n_nodes++;
-        if (!dst->name || !dst->inputs || !dst->outputs ||
-            dfg_name_table_insert(&copy->node_names, dst->name, n) != 0)
+        if (!dst->name || !dst->inputs || !dst->outputs)
             goto oom;
         memcpy(dst->inputs, src->inputs, (size_t)src->n_inputs * sizeof *src->inputs);
         memcpy(dst->outputs, src->outputs, (size_t)src->n_outputs * sizeof *src->outputs);
     }
+    if (dfg_name_table_copy(&copy->value_names, &graph->value_names,
+                            value_name_of, copy) != 0 ||
+        dfg_name_table_copy(&copy->node_names, &graph->node_names,
+                            node_name_of, copy) != 0)
+        goto oom;
     if (graph->n_outputs &&
         reserve(copy, (void **)&copy->outputs, &copy->outputs_capacity,
                 graph->n_outputs, sizeof *copy->outputs) != 0)

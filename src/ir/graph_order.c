@@ -27,18 +27,22 @@ dfg_status dfg_graph_renumber_nodes(dfg_graph *g, const int32_t *order,
 {
     for (int32_t i = 0; i < g->n_nodes; i++)
         scratch[i] = g->nodes[order[i]];
+    /* The node names stay where they hash; only their indices move. */
+    int32_t *new_index = dfg_calloc(&g->allocator, (size_t)g->n_nodes + 1,
+                                    sizeof *new_index);
+    if (!new_index)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                         "out of memory reordering %d nodes", (int)g->n_nodes);
     for (int32_t i = 0; i < g->n_nodes; i++) {
+        new_index[order[i]] = i;
         if (order[i] == i)
             continue;
         g->nodes[i] = scratch[i];
-        dfg_name_table_remove(&g->node_names, g->nodes[i].name);
-        if (dfg_name_table_insert(&g->node_names, g->nodes[i].name, i) != 0)
-            return dfg_error(DFG_ERR_OUT_OF_MEMORY,
-                             "out of memory reordering %d nodes",
-                             (int)g->n_nodes);
         for (int32_t k = 0; k < g->nodes[i].n_outputs; k++)
             g->values[g->nodes[i].outputs[k]].producer = i;
     }
+    dfg_name_table_renumber(&g->node_names, new_index);
+    dfg_free(&g->allocator, new_index);
     assert(topological(g));
     return DFG_OK;
 }

@@ -100,3 +100,35 @@ void dfg_name_table_remove(dfg_name_table *table, const char *name)
         table->values[slot] = value;
     }
 }
+
+int dfg_name_table_copy(dfg_name_table *table, const dfg_name_table *src,
+                        const char *(*key_of)(const void *ctx, int32_t v),
+                        const void *ctx)
+{
+    if (src->capacity == 0)
+        return 0;
+    table->keys = dfg_calloc(table->allocator, (size_t)src->capacity,
+                             sizeof *table->keys);
+    table->values = dfg_calloc(table->allocator, (size_t)src->capacity,
+                               sizeof *table->values);
+    if (!table->keys || !table->values) {
+        dfg_name_table_free(table);
+        return -1;
+    }
+    table->capacity = src->capacity;
+    table->count = src->count;
+    /* Equal strings hash alike: every key keeps its slot. */
+    for (int64_t i = 0; i < src->capacity; i++)
+        if (src->keys[i]) {
+            table->keys[i] = key_of(ctx, src->values[i]);
+            table->values[i] = src->values[i];
+        }
+    return 0;
+}
+
+void dfg_name_table_renumber(dfg_name_table *table, const int32_t *new_index)
+{
+    for (int64_t i = 0; i < table->capacity; i++)
+        if (table->keys[i])
+            table->values[i] = new_index[table->values[i]];
+}

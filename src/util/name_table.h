@@ -24,5 +24,13 @@ int dfg_name_table_insert(dfg_name_table *table, const char *name,
                           int32_t value);
 /* Removes name if present. */
 void dfg_name_table_remove(dfg_name_table *table, const char *name);
+/* table as a copy of src (table initialised, empty) whose keys are other
+ * strings equal to src's: the key of index v is key_of(ctx, v). No name
+ * is hashed again. 0, or -1 out of memory (table left empty). */
+int dfg_name_table_copy(dfg_name_table *table, const dfg_name_table *src,
+                        const char *(*key_of)(const void *ctx, int32_t v),
+                        const void *ctx);
+/* Every index v stored becomes new_index[v] (the keys stay). */
+void dfg_name_table_renumber(dfg_name_table *table, const int32_t *new_index);
 
 #endif

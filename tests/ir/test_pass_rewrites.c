@@ -19,6 +19,58 @@
 #include "program/program.h"
 #include "tests/support/pass_check.h"
 
+/* ---- the graph's own bookkeeping ----------------------------------------- */
+
+/* Every value and node of g is found by its name at its index. */
+static void expect_names_indexed(const dfg_graph *g)
+{
+    for (int32_t v = 0; v < g->n_values; v++)
+        assert_int_equal(dfg_name_table_find(&g->value_names,
+                                             g->values[v].name), v);
+    for (int32_t n = 0; n < g->n_nodes; n++)
+        assert_int_equal(dfg_name_table_find(&g->node_names,
+                                             g->nodes[n].name), n);
+}
+
+/* A clone finds every name where the original does, in its own strings;
+ * a reorder moves the nodes' indices under their names and their
+ * outputs' producers; names added to either graph later stay unique. */
+static void test_clone_and_reorder_keep_names(void **state)
+{
+    (void)state;
+    dfg_graph *g;
+    OK(dfg_graph_create(NULL, &g));
+    dfg_value x = input(g, "x", 1, DIMS(4));
+    dfg_value a[40];
+    for (int i = 0; i < 40; i++) /* 40 branches: tables that grew */
+        OK(i % 2 ? dfg_relu(g, x, &a[i]) : dfg_neg(g, x, &a[i]));
+    OK(dfg_graph_output(g, a[39], "y"));
+    dfg_graph *copy;
+    OK(dfg_graph_clone(g, NULL, &copy));
+    expect_names_indexed(copy);
+    for (int32_t v = 0; v < g->n_values; v++) {
+        assert_string_equal(copy->values[v].name, g->values[v].name);
+        assert_ptr_not_equal(copy->values[v].name, g->values[v].name);
+    }
+    dfg_graph_destroy(g); /* the copy's keys are its own strings */
+    expect_names_indexed(copy);
+    /* The branches in reverse: every node moves. */
+    int32_t order[64];
+    assert_true(copy->n_nodes <= 64);
+    for (int32_t i = 0; i < copy->n_nodes; i++)
+        order[i] = copy->n_nodes - 1 - i;
+    const char *first = copy->nodes[0].name;
+    OK(dfg_graph_reorder_nodes(copy, order));
+    expect_names_indexed(copy);
+    assert_ptr_equal(copy->nodes[copy->n_nodes - 1].name, first);
+    for (int32_t n = 0; n < copy->n_nodes; n++)
+        assert_int_equal(copy->values[copy->nodes[n].outputs[0]].producer, n);
+    dfg_value more;
+    OK(dfg_relu(copy, x, &more));
+    expect_names_indexed(copy);
+    dfg_graph_destroy(copy);
+}
+
 /* ---- folding and dead code -------------------------------------------- */
 
 static void test_fold_constant_subgraph(void **state)
@@ -442,6 +494,7 @@ static void test_workspace_is_planned_per_step(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_clone_and_reorder_keep_names),
         cmocka_unit_test(test_fold_constant_subgraph),
         cmocka_unit_test(test_fold_report_and_limits),
         cmocka_unit_test(test_fold_leaves_failing_nodes_to_run_time),
