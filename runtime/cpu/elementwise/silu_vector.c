@@ -1,0 +1,167 @@
+/* silu over f32 with AVX-512 and AVX2 variants (silu_vector.h). Each
+ * computes y = x / (1 + e^-x), with e^-x as Cephes' expf does it
+ * (f32_math.h: n ln2 + r, a degree-6 polynomial in r, times 2^n) on -x
+ * clamped to [-87, 88], where 2^n stays a normal float: below, 1 + e^-x
+ * rounds to 1; above, x / (1 + e^-x) is within a few ulp of 0 (or of
+ * -inf's limit, -inf / huge). The division is IEEE's, not a reciprocal
+ * estimate. */
+#include "runtime/cpu/elementwise/silu_vector.h"
+
+#include <dnnl.h>
+#include <pthread.h>
+
+#include "runtime/cpu/elementwise/f32_math.h"
+#include "runtime/cpu/parallel.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DFG_SILU_X86 1
+#endif
+
+/* Cephes' expf coefficients, highest degree first (f32_math.h). */
+#define EXP_P0 1.9875691500e-4f
+#define EXP_P1 1.3981999507e-3f
+#define EXP_P2 8.3334519073e-3f
+#define EXP_P3 4.1665795894e-2f
+#define EXP_P4 1.6666665459e-1f
+#define EXP_P5 5.0000001201e-1f
+#define LOG2E 1.44269504088896341f
+#define LN2_HI 0.693359375f
+#define LN2_LO (-2.12194440e-4f)
+
+static void silu_one(float *y, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++)
+        y[i] = y[i] * dfg_f32_sigmoid(y[i]);
+}
+
+#ifdef DFG_SILU_X86
+__attribute__((target("avx512f"))) static inline __m512 silu16(__m512 x)
+{
+    __m512 t = _mm512_min_ps(
+        _mm512_max_ps(_mm512_sub_ps(_mm512_setzero_ps(), x),
+                      _mm512_set1_ps(-87.0f)),
+        _mm512_set1_ps(88.0f));
+    __m512 n = _mm512_roundscale_ps(
+        _mm512_mul_ps(t, _mm512_set1_ps(LOG2E)),
+        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_HI), t);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_LO), r);
+    __m512 p = _mm512_set1_ps(EXP_P0);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P1));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P2));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P3));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P4));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P5));
+    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r),
+                        _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+    __m512 e = _mm512_scalef_ps(p, n);
+    return _mm512_div_ps(x, _mm512_add_ps(e, _mm512_set1_ps(1.0f)));
+}
+
+__attribute__((target("avx512f"))) static void silu_16(float *y, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(y + i, silu16(_mm512_loadu_ps(y + i)));
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
+        _mm512_mask_storeu_ps(y + i, m,
+                              silu16(_mm512_maskz_loadu_ps(m, y + i)));
+    }
+}
+
+__attribute__((target("avx2,fma"))) static inline __m256 silu8(__m256 x)
+{
+    __m256 t = _mm256_min_ps(
+        _mm256_max_ps(_mm256_sub_ps(_mm256_setzero_ps(), x),
+                      _mm256_set1_ps(-87.0f)),
+        _mm256_set1_ps(88.0f));
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(LOG2E)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), t);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), r);
+    __m256 p = _mm256_set1_ps(EXP_P0);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P1));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P2));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P3));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P4));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P5));
+    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r),
+                        _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    /* 2^n by its exponent bits: n is within [-126, 127] */
+    __m256i k = _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23);
+    __m256 e = _mm256_castsi256_ps(
+        _mm256_add_epi32(_mm256_castps_si256(p), k));
+    return _mm256_div_ps(x, _mm256_add_ps(e, _mm256_set1_ps(1.0f)));
+}
+
+__attribute__((target("avx2,fma"))) static void silu_8(float *y, int64_t n)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, silu8(_mm256_loadu_ps(y + i)));
+    silu_one(y + i, n - i);
+}
+#endif
+
+static int width;
+static pthread_once_t width_once = PTHREAD_ONCE_INIT;
+
+static void width_find(void)
+{
+    width = 1;
+#ifdef DFG_SILU_X86
+    unsigned have = (unsigned)dnnl_get_effective_cpu_isa();
+    unsigned avx512 = (unsigned)dnnl_cpu_isa_avx512_core,
+             avx2 = (unsigned)dnnl_cpu_isa_avx2;
+    __builtin_cpu_init();
+    if ((have & avx512) == avx512 && __builtin_cpu_supports("avx512f"))
+        width = 16;
+    else if ((have & avx2) == avx2 && __builtin_cpu_supports("avx2") &&
+             __builtin_cpu_supports("fma"))
+        width = 8;
+#endif
+}
+
+int dfg_cpu_silu_width(void)
+{
+    pthread_once(&width_once, width_find);
+    return width;
+}
+
+typedef struct silu_job {
+    float *y;
+    int width;
+} silu_job;
+
+static void silu_range(void *ctx, int64_t start, int64_t count)
+{
+    const silu_job *job = ctx;
+    float *y = job->y + start;
+#ifdef DFG_SILU_X86
+    if (job->width == 16) {
+        silu_16(y, count);
+        return;
+    }
+    if (job->width == 8) {
+        silu_8(y, count);
+        return;
+    }
+#endif
+    silu_one(y, count);
+}
+
+/* A thread's range: whole cache lines, a few thousand floats each. */
+#define SILU_RANGE 4096
+
+void dfg_cpu_silu_f32_width(float *y, int64_t n, int w)
+{
+    silu_job job = {y, w};
+    dfg_cpu_parallel_ranges(n, SILU_RANGE, silu_range, &job);
+}
+
+void dfg_cpu_silu_f32(float *y, int64_t n)
+{
+    dfg_cpu_silu_f32_width(y, n, dfg_cpu_silu_width());
+}
