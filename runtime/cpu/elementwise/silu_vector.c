@@ -1,10 +1,10 @@
 /* silu over f32 with AVX-512 and AVX2 variants (silu_vector.h). Each
- * computes y = x / (1 + e^-x), with e^-x as Cephes' expf does it
- * (f32_math.h: n ln2 + r, a degree-6 polynomial in r, times 2^n) on -x
- * clamped to [-87, 88], where 2^n stays a normal float: below, 1 + e^-x
- * rounds to 1; above, x / (1 + e^-x) is within a few ulp of 0 (or of
- * -inf's limit, -inf / huge). The division is IEEE's, not a reciprocal
- * estimate. */
+ * computes x sigmoid(x) as dfg_f32_sigmoid does (f32_math.h), 16 or 8
+ * lanes at a time: e = e^-|x| (Cephes' expf: n ln2 + r, a degree-6
+ * polynomial in r, times 2^n, rounded once; 0 below -104), s = 1 / (1 +
+ * e), sigmoid(x) = s, or e s for negative x, so that nothing overflows
+ * and a large negative x gives its tiny product, not a quotient of huge
+ * numbers. The division is IEEE's, not a reciprocal estimate. */
 #include "runtime/cpu/elementwise/silu_vector.h"
 
 #include <dnnl.h>
@@ -38,10 +38,11 @@ static void silu_one(float *y, int64_t n)
 #ifdef DFG_SILU_X86
 __attribute__((target("avx512f"))) static inline __m512 silu16(__m512 x)
 {
-    __m512 t = _mm512_min_ps(
-        _mm512_max_ps(_mm512_sub_ps(_mm512_setzero_ps(), x),
-                      _mm512_set1_ps(-87.0f)),
-        _mm512_set1_ps(88.0f));
+    /* t = max(-|x|, -104): the sign bit set, then the clamp */
+    __m512 t = _mm512_max_ps(
+        _mm512_castsi512_ps(_mm512_or_epi32(_mm512_castps_si512(x),
+                                            _mm512_set1_epi32(INT32_MIN))),
+        _mm512_set1_ps(-104.0f));
     __m512 n = _mm512_roundscale_ps(
         _mm512_mul_ps(t, _mm512_set1_ps(LOG2E)),
         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -55,8 +56,12 @@ __attribute__((target("avx512f"))) static inline __m512 silu16(__m512 x)
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P5));
     p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r),
                         _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-    __m512 e = _mm512_scalef_ps(p, n);
-    return _mm512_div_ps(x, _mm512_add_ps(e, _mm512_set1_ps(1.0f)));
+    __m512 e = _mm512_scalef_ps(p, n); /* rounded once, subnormals too */
+    __m512 s = _mm512_div_ps(_mm512_set1_ps(1.0f),
+                             _mm512_add_ps(e, _mm512_set1_ps(1.0f)));
+    __mmask16 negative = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(),
+                                            _CMP_LT_OQ);
+    return _mm512_mul_ps(x, _mm512_mask_mul_ps(s, negative, e, s));
 }
 
 __attribute__((target("avx512f"))) static void silu_16(float *y, int64_t n)
@@ -71,12 +76,17 @@ __attribute__((target("avx512f"))) static void silu_16(float *y, int64_t n)
     }
 }
 
+/* 2^k for -126 <= k <= 127, by its exponent bits. */
+__attribute__((target("avx2,fma"))) static inline __m256 pow2i8(__m256i k)
+{
+    return _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_add_epi32(k, _mm256_set1_epi32(127)), 23));
+}
+
 __attribute__((target("avx2,fma"))) static inline __m256 silu8(__m256 x)
 {
-    __m256 t = _mm256_min_ps(
-        _mm256_max_ps(_mm256_sub_ps(_mm256_setzero_ps(), x),
-                      _mm256_set1_ps(-87.0f)),
-        _mm256_set1_ps(88.0f));
+    __m256 t = _mm256_max_ps(_mm256_or_ps(x, _mm256_set1_ps(-0.0f)),
+                             _mm256_set1_ps(-104.0f));
     __m256 n = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(LOG2E)),
                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), t);
@@ -89,11 +99,16 @@ __attribute__((target("avx2,fma"))) static inline __m256 silu8(__m256 x)
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P5));
     p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r),
                         _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-    /* 2^n by its exponent bits: n is within [-126, 127] */
-    __m256i k = _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23);
-    __m256 e = _mm256_castsi256_ps(
-        _mm256_add_epi32(_mm256_castps_si256(p), k));
-    return _mm256_div_ps(x, _mm256_add_ps(e, _mm256_set1_ps(1.0f)));
+    /* 2^n in two halves (n >= -150), so that a subnormal e is rounded
+     * once */
+    __m256i k = _mm256_cvtps_epi32(n), half = _mm256_srai_epi32(k, 1);
+    __m256 e = _mm256_mul_ps(_mm256_mul_ps(p, pow2i8(half)),
+                             pow2i8(_mm256_sub_epi32(k, half)));
+    __m256 s = _mm256_div_ps(_mm256_set1_ps(1.0f),
+                             _mm256_add_ps(e, _mm256_set1_ps(1.0f)));
+    __m256 negative = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ);
+    return _mm256_mul_ps(x,
+                         _mm256_blendv_ps(s, _mm256_mul_ps(e, s), negative));
 }
 
 __attribute__((target("avx2,fma"))) static void silu_8(float *y, int64_t n)
