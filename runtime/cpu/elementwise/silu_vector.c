@@ -1,10 +1,11 @@
 /* silu over f32 with AVX-512 and AVX2 variants (silu_vector.h). Each
- * computes x sigmoid(x) as dfg_f32_sigmoid does (f32_math.h), 16 or 8
- * lanes at a time: e = e^-|x| (Cephes' expf: n ln2 + r, a degree-6
- * polynomial in r, times 2^n, rounded once; 0 below -104), s = 1 / (1 +
- * e), sigmoid(x) = s, or e s for negative x, so that nothing overflows
- * and a large negative x gives its tiny product, not a quotient of huge
- * numbers. The division is IEEE's, not a reciprocal estimate. */
+ * computes x / (1 + e^-x), with e^-x as Cephes' expf does it (f32_math.h:
+ * n ln2 + r, a degree-6 polynomial in r, times 2^n from n's exponent
+ * bits) on -x clamped to [-87, 88], where 2^n is a normal float: past
+ * -87, 1 + e^-x rounds to 1; x below -88 gives 0 (x e^x, the true value,
+ * is under 2^-120 there), where the clamped quotient would be x / e^88.
+ * The division is IEEE's (no faster here than a reciprocal estimate and
+ * its Newton step). The loop without vectors is x sigmoid(x). */
 #include "runtime/cpu/elementwise/silu_vector.h"
 
 #include <dnnl.h>
@@ -28,24 +29,27 @@
 #define LOG2E 1.44269504088896341f
 #define LN2_HI 0.693359375f
 #define LN2_LO (-2.12194440e-4f)
+/* 1.5 * 2^23: t log2(e) + MAGIC holds round(t log2(e)) in its low bits */
+#define MAGIC 12582912.0f
+/* Below this x e^x is under 2^-120 (and e^-x overflows): silu gives 0. */
+#define SILU_ZERO_BELOW (-88.0f)
 
 static void silu_one(float *y, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
-        y[i] = y[i] * dfg_f32_sigmoid(y[i]);
+        y[i] = y[i] < SILU_ZERO_BELOW ? 0.0f : y[i] * dfg_f32_sigmoid(y[i]);
 }
 
 #ifdef DFG_SILU_X86
 __attribute__((target("avx512f"))) static inline __m512 silu16(__m512 x)
 {
-    /* t = max(-|x|, -104): the sign bit set, then the clamp */
-    __m512 t = _mm512_max_ps(
-        _mm512_castsi512_ps(_mm512_or_epi32(_mm512_castps_si512(x),
-                                            _mm512_set1_epi32(INT32_MIN))),
-        _mm512_set1_ps(-104.0f));
-    __m512 n = _mm512_roundscale_ps(
-        _mm512_mul_ps(t, _mm512_set1_ps(LOG2E)),
-        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 t = _mm512_castsi512_ps(_mm512_xor_epi32(
+        _mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN))); /* -x */
+    t = _mm512_min_ps(_mm512_max_ps(t, _mm512_set1_ps(-87.0f)),
+                      _mm512_set1_ps(88.0f));
+    __m512 big = _mm512_fmadd_ps(t, _mm512_set1_ps(LOG2E),
+                                 _mm512_set1_ps(MAGIC));
+    __m512 n = _mm512_sub_ps(big, _mm512_set1_ps(MAGIC));
     __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_HI), t);
     r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_LO), r);
     __m512 p = _mm512_set1_ps(EXP_P0);
@@ -56,12 +60,15 @@ __attribute__((target("avx512f"))) static inline __m512 silu16(__m512 x)
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P5));
     p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r),
                         _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-    __m512 e = _mm512_scalef_ps(p, n); /* rounded once, subnormals too */
-    __m512 s = _mm512_div_ps(_mm512_set1_ps(1.0f),
-                             _mm512_add_ps(e, _mm512_set1_ps(1.0f)));
-    __mmask16 negative = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(),
-                                            _CMP_LT_OQ);
-    return _mm512_mul_ps(x, _mm512_mask_mul_ps(s, negative, e, s));
+    /* 2^n from n's bits in big (n << 23 drops MAGIC's) */
+    __m512 scale = _mm512_castsi512_ps(
+        _mm512_add_epi32(_mm512_slli_epi32(_mm512_castps_si512(big), 23),
+                         _mm512_set1_epi32(127 << 23)));
+    __m512 d = _mm512_fmadd_ps(p, scale, _mm512_set1_ps(1.0f));
+    /* unordered passes: NaN / d stays NaN */
+    __mmask16 keep = _mm512_cmp_ps_mask(x, _mm512_set1_ps(SILU_ZERO_BELOW),
+                                        _CMP_NLT_UQ);
+    return _mm512_maskz_div_ps(keep, x, d);
 }
 
 __attribute__((target("avx512f"))) static void silu_16(float *y, int64_t n)
@@ -76,19 +83,14 @@ __attribute__((target("avx512f"))) static void silu_16(float *y, int64_t n)
     }
 }
 
-/* 2^k for -126 <= k <= 127, by its exponent bits. */
-__attribute__((target("avx2,fma"))) static inline __m256 pow2i8(__m256i k)
-{
-    return _mm256_castsi256_ps(
-        _mm256_slli_epi32(_mm256_add_epi32(k, _mm256_set1_epi32(127)), 23));
-}
-
 __attribute__((target("avx2,fma"))) static inline __m256 silu8(__m256 x)
 {
-    __m256 t = _mm256_max_ps(_mm256_or_ps(x, _mm256_set1_ps(-0.0f)),
-                             _mm256_set1_ps(-104.0f));
-    __m256 n = _mm256_round_ps(_mm256_mul_ps(t, _mm256_set1_ps(LOG2E)),
-                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 t = _mm256_xor_ps(x, _mm256_set1_ps(-0.0f)); /* -x */
+    t = _mm256_min_ps(_mm256_max_ps(t, _mm256_set1_ps(-87.0f)),
+                      _mm256_set1_ps(88.0f));
+    __m256 big = _mm256_fmadd_ps(t, _mm256_set1_ps(LOG2E),
+                                 _mm256_set1_ps(MAGIC));
+    __m256 n = _mm256_sub_ps(big, _mm256_set1_ps(MAGIC));
     __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), t);
     r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), r);
     __m256 p = _mm256_set1_ps(EXP_P0);
@@ -99,16 +101,13 @@ __attribute__((target("avx2,fma"))) static inline __m256 silu8(__m256 x)
     p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P5));
     p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r),
                         _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-    /* 2^n in two halves (n >= -150), so that a subnormal e is rounded
-     * once */
-    __m256i k = _mm256_cvtps_epi32(n), half = _mm256_srai_epi32(k, 1);
-    __m256 e = _mm256_mul_ps(_mm256_mul_ps(p, pow2i8(half)),
-                             pow2i8(_mm256_sub_epi32(k, half)));
-    __m256 s = _mm256_div_ps(_mm256_set1_ps(1.0f),
-                             _mm256_add_ps(e, _mm256_set1_ps(1.0f)));
-    __m256 negative = _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ);
-    return _mm256_mul_ps(x,
-                         _mm256_blendv_ps(s, _mm256_mul_ps(e, s), negative));
+    __m256 scale = _mm256_castsi256_ps(
+        _mm256_add_epi32(_mm256_slli_epi32(_mm256_castps_si256(big), 23),
+                         _mm256_set1_epi32(127 << 23)));
+    __m256 d = _mm256_fmadd_ps(p, scale, _mm256_set1_ps(1.0f));
+    __m256 keep = _mm256_cmp_ps(x, _mm256_set1_ps(SILU_ZERO_BELOW),
+                                _CMP_NLT_UQ);
+    return _mm256_and_ps(keep, _mm256_div_ps(x, d));
 }
 
 __attribute__((target("avx2,fma"))) static void silu_8(float *y, int64_t n)

@@ -5,8 +5,10 @@
  *
  * Three variants of one loop, 16 floats (AVX-512F), 8 (AVX2 with FMA) and
  * one at a time (any x86-64 CPU), each within a few ulp of the double
- * result on every finite input; NaN stays NaN, silu(+inf) = +inf and
- * silu(0) = 0, so a padded blocked tensor keeps its zero padding. */
+ * result on every finite input (0 for x below -88, where the result is
+ * under 2^-120); NaN stays NaN, silu(+inf) = +inf, silu(-inf) = 0 (the
+ * limit) and silu(0) = 0, so a padded blocked tensor keeps its zero
+ * padding. */
 #ifndef DFG_CPU_SILU_VECTOR_H
 #define DFG_CPU_SILU_VECTOR_H
 
