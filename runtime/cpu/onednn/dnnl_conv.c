@@ -237,7 +237,7 @@ static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
         /* The reorders have the scratchpad but not the post-ops (an attr
          * whose post-ops were set, even to none, has no reorder). */
         dnnl_primitive_attr_clone(&reorder_attr, attr) == dnnl_success &&
-        dfg_dnnl_post_ops_set_leaving(attr, attrs) == 0;
+        dfg_dnnl_post_ops_set_leaving(attr, attrs, 0) == 0;
     /* A blocked x or y is the program's choice, made for the CPU it was
      * compiled on: the conv reads and writes it as it is where a jit
      * kernel takes that (on a CPU with more features too: a program laid

@@ -89,9 +89,9 @@ int32_t dfg_dnnl_post_op_left(const dfg_attrs *attrs)
 }
 
 int dfg_dnnl_post_ops_set_leaving(dnnl_primitive_attr_t attr,
-                                  const dfg_attrs *attrs)
+                                  const dfg_attrs *attrs, int sum)
 {
-    return post_ops_set(attr, attrs, 0,
+    return post_ops_set(attr, attrs, sum,
                         attrs->n_post_ops -
                             (dfg_dnnl_post_op_left(attrs) >= 0));
 }

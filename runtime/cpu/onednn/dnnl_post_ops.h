@@ -22,9 +22,9 @@ int dfg_dnnl_post_ops_set_after_sum(dnnl_primitive_attr_t attr,
  * silu, whose exp oneDNN's jit kernels compute at several times the cost
  * of dfg's loop over the output; -1 when oneDNN takes them all. */
 int32_t dfg_dnnl_post_op_left(const dfg_attrs *attrs);
-/* Sets attr's post-ops to attrs's but the one dfg_dnnl_post_op_left
- * names; -1 on failure. */
+/* dfg_dnnl_post_ops_set_after_sum without the post-op
+ * dfg_dnnl_post_op_left names; -1 on failure. */
 int dfg_dnnl_post_ops_set_leaving(dnnl_primitive_attr_t attr,
-                                  const dfg_attrs *attrs);
+                                  const dfg_attrs *attrs, int sum);
 
 #endif
