@@ -41,35 +41,48 @@ static void silu_one(float *y, int64_t n)
 }
 
 #ifdef DFG_SILU_X86
-__attribute__((target("avx512f"))) static inline __m512 silu16(__m512 x)
-{
-    __m512 t = _mm512_castsi512_ps(_mm512_xor_epi32(
-        _mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN))); /* -x */
-    t = _mm512_min_ps(_mm512_max_ps(t, _mm512_set1_ps(-87.0f)),
-                      _mm512_set1_ps(88.0f));
-    __m512 big = _mm512_fmadd_ps(t, _mm512_set1_ps(LOG2E),
-                                 _mm512_set1_ps(MAGIC));
-    __m512 n = _mm512_sub_ps(big, _mm512_set1_ps(MAGIC));
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_HI), t);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(LN2_LO), r);
-    __m512 p = _mm512_set1_ps(EXP_P0);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P1));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P2));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P3));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P4));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(EXP_P5));
-    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r),
-                        _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-    /* 2^n from n's bits in big (n << 23 drops MAGIC's) */
-    __m512 scale = _mm512_castsi512_ps(
-        _mm512_add_epi32(_mm512_slli_epi32(_mm512_castps_si512(big), 23),
-                         _mm512_set1_epi32(127 << 23)));
-    __m512 d = _mm512_fmadd_ps(p, scale, _mm512_set1_ps(1.0f));
-    /* unordered passes: NaN / d stays NaN */
-    __mmask16 keep = _mm512_cmp_ps_mask(x, _mm512_set1_ps(SILU_ZERO_BELOW),
-                                        _CMP_NLT_UQ);
-    return _mm512_maskz_div_ps(keep, x, d);
-}
+/* The loop body once for both widths: V the vector type, P the
+ * intrinsics' prefix (_mm512, _mm256), I the integer vector's name in
+ * the casts (si512, si256); FINISH(x, d) is x / d, 0 where x is below
+ * SILU_ZERO_BELOW (unordered passes: NaN / d stays NaN). -x is 0 - x (the
+ * sign of a zero is lost in the clamp anyway). 2^n comes from n's bits
+ * in big (n << 23 drops MAGIC's). */
+#define SILU_VECTOR(NAME, TARGET, V, P, I, FINISH)                           \
+    __attribute__((target(TARGET))) static inline V NAME(V x)                \
+    {                                                                        \
+        V t = P##_min_ps(P##_max_ps(P##_sub_ps(P##_setzero_ps(), x),         \
+                                    P##_set1_ps(-87.0f)),                    \
+                         P##_set1_ps(88.0f));                                \
+        V big = P##_fmadd_ps(t, P##_set1_ps(LOG2E), P##_set1_ps(MAGIC));     \
+        V n = P##_sub_ps(big, P##_set1_ps(MAGIC));                           \
+        V r = P##_fnmadd_ps(n, P##_set1_ps(LN2_HI), t);                      \
+        r = P##_fnmadd_ps(n, P##_set1_ps(LN2_LO), r);                        \
+        V p = P##_set1_ps(EXP_P0);                                           \
+        p = P##_fmadd_ps(p, r, P##_set1_ps(EXP_P1));                         \
+        p = P##_fmadd_ps(p, r, P##_set1_ps(EXP_P2));                         \
+        p = P##_fmadd_ps(p, r, P##_set1_ps(EXP_P3));                         \
+        p = P##_fmadd_ps(p, r, P##_set1_ps(EXP_P4));                         \
+        p = P##_fmadd_ps(p, r, P##_set1_ps(EXP_P5));                         \
+        p = P##_fmadd_ps(p, P##_mul_ps(r, r),                                \
+                         P##_add_ps(r, P##_set1_ps(1.0f)));                  \
+        V scale = P##_cast##I##_ps(                                          \
+            P##_add_epi32(P##_slli_epi32(P##_castps_##I(big), 23),           \
+                          P##_set1_epi32(127 << 23)));                       \
+        return FINISH(x, P##_fmadd_ps(p, scale, P##_set1_ps(1.0f)));        \
+    }
+
+#define FINISH16(x, d)                                                       \
+    _mm512_maskz_div_ps(_mm512_cmp_ps_mask(x,                                \
+                                           _mm512_set1_ps(SILU_ZERO_BELOW),  \
+                                           _CMP_NLT_UQ),                     \
+                        x, d)
+#define FINISH8(x, d)                                                        \
+    _mm256_and_ps(                                                           \
+        _mm256_cmp_ps(x, _mm256_set1_ps(SILU_ZERO_BELOW), _CMP_NLT_UQ),      \
+        _mm256_div_ps(x, d))
+
+SILU_VECTOR(silu16, "avx512f", __m512, _mm512, si512, FINISH16)
+SILU_VECTOR(silu8, "avx2,fma", __m256, _mm256, si256, FINISH8)
 
 __attribute__((target("avx512f"))) static void silu_16(float *y, int64_t n)
 {
@@ -81,33 +94,6 @@ __attribute__((target("avx512f"))) static void silu_16(float *y, int64_t n)
         _mm512_mask_storeu_ps(y + i, m,
                               silu16(_mm512_maskz_loadu_ps(m, y + i)));
     }
-}
-
-__attribute__((target("avx2,fma"))) static inline __m256 silu8(__m256 x)
-{
-    __m256 t = _mm256_xor_ps(x, _mm256_set1_ps(-0.0f)); /* -x */
-    t = _mm256_min_ps(_mm256_max_ps(t, _mm256_set1_ps(-87.0f)),
-                      _mm256_set1_ps(88.0f));
-    __m256 big = _mm256_fmadd_ps(t, _mm256_set1_ps(LOG2E),
-                                 _mm256_set1_ps(MAGIC));
-    __m256 n = _mm256_sub_ps(big, _mm256_set1_ps(MAGIC));
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_HI), t);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(LN2_LO), r);
-    __m256 p = _mm256_set1_ps(EXP_P0);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P1));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P2));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P3));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P4));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(EXP_P5));
-    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r),
-                        _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-    __m256 scale = _mm256_castsi256_ps(
-        _mm256_add_epi32(_mm256_slli_epi32(_mm256_castps_si256(big), 23),
-                         _mm256_set1_epi32(127 << 23)));
-    __m256 d = _mm256_fmadd_ps(p, scale, _mm256_set1_ps(1.0f));
-    __m256 keep = _mm256_cmp_ps(x, _mm256_set1_ps(SILU_ZERO_BELOW),
-                                _CMP_NLT_UQ);
-    return _mm256_and_ps(keep, _mm256_div_ps(x, d));
 }
 
 __attribute__((target("avx2,fma"))) static void silu_8(float *y, int64_t n)
