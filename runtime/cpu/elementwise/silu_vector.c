@@ -12,6 +12,7 @@
 #include <pthread.h>
 
 #include "runtime/cpu/elementwise/f32_math.h"
+#include "runtime/cpu/elementwise/vector_clones.h"
 #include "runtime/cpu/parallel.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -34,7 +35,9 @@
 /* Below this x e^x is under 2^-120 (and e^-x overflows): silu gives 0. */
 #define SILU_ZERO_BELOW (-88.0f)
 
-static void silu_one(float *y, int64_t n)
+/* The loop without intrinsics, vectorized by the compiler where it can
+ * (SSE2 on any x86-64 CPU); the vector variants' tails. */
+DFG_VECTOR_CLONES static void silu_one(float *y, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
         y[i] = y[i] < SILU_ZERO_BELOW ? 0.0f : y[i] * dfg_f32_sigmoid(y[i]);
