@@ -39,6 +39,23 @@ static dfg_status apply(dfg_onnx_importer *im, const char *op, int32_t x,
     return dfg_onnx_emit1(im, op, x, NULL, out);
 }
 
+/* 1 if a ReduceMean over axes (n of them) of x is a global average pool:
+ * x a 4-D f32 [N, C, H, W], the axes H and W (2 and 3, or -2 and -1, in
+ * either order). PyTorch exports x.mean([2, 3]) so (mnasnet); as a pool
+ * it reads a blocked x in place, where a mean over two axes would have
+ * the conv before it write plain. */
+static int spatial_mean(const dfg_onnx_importer *im, const reduce_recipe *r,
+                        int32_t x, const int64_t *axes, int32_t n)
+{
+    const dfg_type *t = &im->entries[x].type;
+    if (strcmp(r->reduce, "reduce_mean") != 0 || r->before || r->after ||
+        t->rank != 4 || t->dtype != DFG_F32 || n != 2)
+        return 0;
+    int64_t a = axes[0] < 0 ? axes[0] + 4 : axes[0];
+    int64_t b = axes[1] < 0 ? axes[1] + 4 : axes[1];
+    return (a == 2 && b == 3) || (a == 3 && b == 2);
+}
+
 static dfg_status import_reduce(dfg_onnx_importer *im, const dfg_onnx_op *op)
 {
     const reduce_recipe *r = NULL;
@@ -71,6 +88,15 @@ static dfg_status import_reduce(dfg_onnx_importer *im, const dfg_onnx_op *op)
     if (attrs.n_axes < 0)
         attrs.n_axes = 0;
     attrs.keepdims = keepdims != 0;
+    if (spatial_mean(im, r, x, attrs.axes, attrs.n_axes)) {
+        dfg_attrs flat; /* [N, C, 1, 1] -> [N, C] without keepdims */
+        dfg_attrs_init(&flat);
+        flat.axis = 1;
+        st = dfg_onnx_emit1(im, "global_average_pool", x, NULL, &y);
+        if (st == DFG_OK && !keepdims)
+            st = dfg_onnx_emit1(im, "flatten", y, &flat, &y);
+        return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
+    }
     st = apply(im, r->before, x, &y);
     if (st == DFG_OK)
         st = dfg_onnx_emit1(im, r->reduce, y, &attrs, &y);

@@ -89,7 +89,7 @@ static int product_make(dnnl_engine_t engine, const dfg_attrs *attrs,
         dnnl_primitive_attr_create(&attr) == dnnl_success &&
         dnnl_primitive_attr_set_scratchpad_mode(
             attr, dnnl_scratchpad_mode_user) == dnnl_success &&
-        dfg_dnnl_post_ops_set_after_sum(attr, attrs, bias) == 0;
+        dfg_dnnl_post_ops_set_leaving(attr, attrs, bias) == 0;
     ok = ok && dnnl_primitive_desc_create(&p->pd, &desc, attr, engine, NULL) ==
                    dnnl_success;
     if (attr)
@@ -163,7 +163,11 @@ dfg_status dfg_pointwise_conv_create(dnnl_engine_t engine,
                                {DNNL_ARG_DST, y},
                                {DNNL_ARG_SCRATCHPAD, scratch}};
     ok = y && dfg_dnnl_calls_add(&c->calls, p.pd, args, 4) == 0;
-    snprintf(c->impl, sizeof c->impl, "pointwise + %s", dfg_dnnl_impl(p.pd));
+    snprintf(c->impl, sizeof c->impl, "pointwise + %s%s", dfg_dnnl_impl(p.pd),
+             dfg_dnnl_calls_leave(&c->calls, step->attrs, step->out[0],
+                                  &step->out_types[0])
+                 ? " + silu"
+                 : "");
     dnnl_primitive_desc_destroy(p.pd);
     if (!ok) {
         dfg_pointwise_conv_destroy(c, allocator);

@@ -7,7 +7,8 @@
  * 116); the product reads the plain bytes directly. The filters are
  * read in place: no copy of the weights. The bias is written into y
  * first, per output channel, and the product adds to it (a sum
- * post-op), then the step's fused activations run as its post-ops.
+ * post-op), then the step's fused activations run as its post-ops (a
+ * trailing silu as dfg's loop after the product, dfg_dnnl_post_op_left).
  *
  * Which convs (dfg_pointwise_takes, the same at compile time and at
  * session creation, from the operands alone): f32, 1x1, stride 1, no

@@ -3,6 +3,7 @@
  * primitive descriptor (conv_plan_make), so the bytes planned and the
  * bytes used cannot disagree. */
 #include <omp.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "runtime/cpu/linalg/columns_conv.h"
@@ -236,7 +237,7 @@ static int conv_plan_make(dnnl_engine_t engine, const dfg_attrs *attrs,
         /* The reorders have the scratchpad but not the post-ops (an attr
          * whose post-ops were set, even to none, has no reorder). */
         dnnl_primitive_attr_clone(&reorder_attr, attr) == dnnl_success &&
-        dfg_dnnl_post_ops_set(attr, attrs) == 0;
+        dfg_dnnl_post_ops_set_leaving(attr, attrs, 0) == 0;
     /* A blocked x or y is the program's choice, made for the CPU it was
      * compiled on: the conv reads and writes it as it is where a jit
      * kernel takes that (on a CPU with more features too: a program laid
@@ -381,13 +382,6 @@ int64_t dfg_dnnl_conv_direct_workspace_bytes(const dfg_attrs *attrs,
     return planned_bytes(attrs, in, n_in, out, n_out, PLANNED_DIRECT);
 }
 
-/* 1 if oneDNN runs the conv of plan p on a jit kernel (not its reference
- * or its gemm fallback). */
-static int runs_jit(const conv_plan *p)
-{
-    return strncmp(dfg_dnnl_impl(p->conv), "jit", 3) == 0;
-}
-
 int dfg_cpu_conv_layouts_in(const dfg_attrs *attrs, const dfg_type *in,
                             int32_t n_in, const dfg_type *out, int32_t n_out,
                             int32_t layout, int pad, int32_t *x_layout,
@@ -414,7 +408,9 @@ int dfg_cpu_conv_layouts_in(const dfg_attrs *attrs, const dfg_type *in,
     int jit = conv_plan_make(engine, attrs, blocked_in, n_in, &blocked_out,
                              -1, &p) == 0;
     if (jit) {
-        jit = runs_jit(&p) && layout_of(p.x_chosen) == blocked_in[0].layout &&
+        /* a jit kernel, not oneDNN's reference or its gemm fallback */
+        jit = strncmp(dfg_dnnl_impl(p.conv), "jit", 3) == 0 &&
+              layout_of(p.x_chosen) == blocked_in[0].layout &&
               layout_of(p.y_chosen) == layout;
         conv_plan_free(&p);
     }
@@ -574,7 +570,11 @@ static int conv_calls_make(dfg_dnnl_conv *c, dnnl_engine_t engine,
         if (call_add(c, p->y_reorder, back, 3) != 0)
             return -1;
     }
-    strncpy(c->impl, dfg_dnnl_impl(p->conv), sizeof c->impl - 1);
+    snprintf(c->impl, sizeof c->impl, "%s%s", dfg_dnnl_impl(p->conv),
+             dfg_dnnl_calls_leave(&c->calls, step->attrs, step->out[0],
+                                  &step->out_types[0])
+                 ? " + silu"
+                 : "");
     return 0;
 }
 

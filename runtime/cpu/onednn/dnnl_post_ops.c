@@ -53,23 +53,45 @@ static int post_op_append(dnnl_post_ops_t ops, const dfg_attrs *attrs,
     return -1;
 }
 
-int dfg_dnnl_post_ops_set(dnnl_primitive_attr_t attr, const dfg_attrs *attrs)
+/* Sets attr's post-ops to a sum (where sum is 1) and attrs's first n. */
+static int post_ops_set(dnnl_primitive_attr_t attr, const dfg_attrs *attrs,
+                        int sum, int32_t n)
 {
-    return dfg_dnnl_post_ops_set_after_sum(attr, attrs, 0);
-}
-
-int dfg_dnnl_post_ops_set_after_sum(dnnl_primitive_attr_t attr,
-                                    const dfg_attrs *attrs, int sum)
-{
-    if (attrs->n_post_ops <= 0 && !sum)
+    if (n <= 0 && !sum)
         return 0;
     dnnl_post_ops_t ops = NULL;
     int ok = dnnl_post_ops_create(&ops) == dnnl_success &&
              (!sum || dnnl_post_ops_append_sum(ops, 1.0f) == dnnl_success);
-    for (int32_t k = 0; ok && k < attrs->n_post_ops; k++)
+    for (int32_t k = 0; ok && k < n; k++)
         ok = post_op_append(ops, attrs, k) == 0;
     ok = ok && dnnl_primitive_attr_set_post_ops(attr, ops) == dnnl_success;
     if (ops)
         dnnl_post_ops_destroy(ops);
     return ok ? 0 : -1;
+}
+
+int dfg_dnnl_post_ops_set(dnnl_primitive_attr_t attr, const dfg_attrs *attrs)
+{
+    return post_ops_set(attr, attrs, 0, attrs->n_post_ops);
+}
+
+int dfg_dnnl_post_ops_set_after_sum(dnnl_primitive_attr_t attr,
+                                    const dfg_attrs *attrs, int sum)
+{
+    return post_ops_set(attr, attrs, sum, attrs->n_post_ops);
+}
+
+int32_t dfg_dnnl_post_op_left(const dfg_attrs *attrs)
+{
+    int32_t n = attrs->n_post_ops;
+    return n > 0 && attrs->post_ops[n - 1] == DFG_POST_SILU ? DFG_POST_SILU
+                                                            : -1;
+}
+
+int dfg_dnnl_post_ops_set_leaving(dnnl_primitive_attr_t attr,
+                                  const dfg_attrs *attrs, int sum)
+{
+    return post_ops_set(attr, attrs, sum,
+                        attrs->n_post_ops -
+                            (dfg_dnnl_post_op_left(attrs) >= 0));
 }

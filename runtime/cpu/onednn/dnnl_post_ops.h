@@ -17,4 +17,14 @@ int dfg_dnnl_post_ops_set(dnnl_primitive_attr_t attr, const dfg_attrs *attrs);
 int dfg_dnnl_post_ops_set_after_sum(dnnl_primitive_attr_t attr,
                                     const dfg_attrs *attrs, int sum);
 
+/* The post-op a primitive leaves to dfg, which runs it over the
+ * destination after the primitive (elementwise/silu_vector.h): a trailing
+ * silu, whose exp oneDNN's jit kernels compute at several times the cost
+ * of dfg's loop over the output; -1 when oneDNN takes them all. */
+int32_t dfg_dnnl_post_op_left(const dfg_attrs *attrs);
+/* dfg_dnnl_post_ops_set_after_sum without the post-op
+ * dfg_dnnl_post_op_left names; -1 on failure. */
+int dfg_dnnl_post_ops_set_leaving(dnnl_primitive_attr_t attr,
+                                  const dfg_attrs *attrs, int sum);
+
 #endif

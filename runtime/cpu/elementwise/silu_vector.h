@@ -1,0 +1,30 @@
+/* silu (x * sigmoid(x)) in place over f32, for a step that runs it after a
+ * library primitive instead of as the primitive's post-op (oneDNN's jit
+ * kernels compute an exp-based post-op inside their inner loop, register
+ * by register; dfg's loop runs it over the whole output in one pass).
+ *
+ * Three variants of one loop, 16 floats (AVX-512F), 8 (AVX2 with FMA) and
+ * one at a time (any x86-64 CPU), each within a few ulp of the double
+ * result on every finite input (0 for x below -88, where the result is
+ * under 2^-120); NaN stays NaN, silu(+inf) = +inf, silu(-inf) = 0 (the
+ * limit) and silu(0) = 0, so a padded blocked tensor keeps its zero
+ * padding. */
+#ifndef DFG_CPU_SILU_VECTOR_H
+#define DFG_CPU_SILU_VECTOR_H
+
+#include <stdint.h>
+
+/* The widest variant this CPU runs (16, 8 or 1 floats), chosen once per
+ * process from the ISA oneDNN runs at (so ONEDNN_MAX_CPU_ISA, the
+ * diagnostic cap, lowers it too). */
+int dfg_cpu_silu_width(void);
+
+/* y[i] = silu(y[i]) for i < n on the variant of `width` floats (16, 8 or
+ * 1; one this CPU has, as dfg_cpu_silu_width says), spread over the
+ * OpenMP threads when n is large. */
+void dfg_cpu_silu_f32_width(float *y, int64_t n, int width);
+
+/* The same on dfg_cpu_silu_width's variant. */
+void dfg_cpu_silu_f32(float *y, int64_t n);
+
+#endif

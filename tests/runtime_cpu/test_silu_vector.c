@@ -1,0 +1,334 @@
+/* silu as dfg's vector loop (runtime/cpu/elementwise/silu_vector.h):
+ * every variant this CPU runs against double on an even sample of f32
+ * bit patterns and the special values, on every tail length; the variant
+ * chosen follows the ISA oneDNN runs at; and convs whose trailing silu
+ * oneDNN leaves to that loop (runtime/cpu/onednn/dnnl_post_ops.h) against
+ * a double-precision reference on random data, compiled in this process
+ * and saved and mapped, with no allocation during runs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dfg/dfg.h"
+#include "program/program.h"
+#include "runtime/cpu/elementwise/silu_vector.h"
+#include "runtime/cpu_layout_rule.h"
+#include "tests/support/libc_calls.h"
+#include "tests/support/program_fixtures.h"
+#include "tests/support/random_data.h"
+
+#define OK(call) assert_int_equal((call), DFG_OK)
+
+/* silu in double; 0 at -inf, its limit. */
+static double ref_silu(double x)
+{
+    if (isinf(x) && x < 0)
+        return 0.0;
+    return x >= 0 ? x / (1.0 + exp(-x)) : x * exp(x) / (1.0 + exp(x));
+}
+
+/* 1 if got is within 4 ulp of ref (or, where ref is under 2^-110, within
+ * 2^-120 of it: silu gives 0 for x below -88); NaN for NaN and exact
+ * infinities. */
+static int close_to(float got, double ref)
+{
+    if (isnan(ref))
+        return isnan(got);
+    if (isinf(ref))
+        return got == (float)ref;
+    double a = fabs(ref);
+    if (a < 0x1p-110)
+        return fabs((double)got - ref) <= 0x1p-120;
+    int e;
+    frexp(a, &e);
+    return fabs((double)got - ref) <= 4.0 * ldexp(1.0, e - 24);
+}
+
+static const int widths[] = {1, 8, 16};
+
+/* An even sample of every f32 bit pattern (both signs, subnormals, the
+ * clamps at +-87 and 88, infinities and NaNs) through each variant. */
+static void test_sampled_bit_patterns(void **state)
+{
+    (void)state;
+    const int64_t n = 1 << 20;
+    const uint32_t step = 4093; /* prime: the sample walks every exponent */
+    float *x = malloc((size_t)n * sizeof *x), *y = malloc((size_t)n * sizeof *y);
+    assert_non_null(x);
+    assert_non_null(y);
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t bits = (uint32_t)i * step;
+        memcpy(&x[i], &bits, sizeof bits);
+    }
+    static const float specials[] = {0.0f, -0.0f, 1.0f, -1.0f, 87.0f,
+                                     -87.0f, 88.0f, -88.0f, 100.0f, -100.0f,
+                                     -88.5f, -1e30f, INFINITY, -INFINITY,
+                                     NAN, 1e-40f, -1e-40f};
+    memcpy(x, specials, sizeof specials);
+    for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
+        if (widths[w] > dfg_cpu_silu_width())
+            continue;
+        memcpy(y, x, (size_t)n * sizeof *y);
+        dfg_cpu_silu_f32_width(y, n, widths[w]);
+        for (int64_t i = 0; i < n; i++)
+            if (!close_to(y[i], ref_silu(x[i])))
+                fail_msg("width %d: silu(%a) = %a, want %a", widths[w],
+                         (double)x[i], (double)y[i], ref_silu(x[i]));
+        assert_true(y[0] == 0.0f && y[1] == 0.0f); /* padding stays 0 */
+    }
+    free(y);
+    free(x);
+}
+
+/* Every length from 0 to 70 and one split over the threads: each element
+ * below n as silu says, none past it touched. */
+static void test_lengths(void **state)
+{
+    (void)state;
+    enum { LONGEST = 100003, GUARD = 40 };
+    float *x = random_floats(LONGEST + GUARD, 12.0f);
+    float *y = malloc((LONGEST + GUARD) * sizeof *y);
+    assert_non_null(y);
+    for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
+        if (widths[w] > dfg_cpu_silu_width())
+            continue;
+        for (int64_t n = 0; n <= LONGEST; n = n < 70 ? n + 1 : LONGEST) {
+            memcpy(y, x, (size_t)(n + GUARD) * sizeof *y);
+            dfg_cpu_silu_f32_width(y, n, widths[w]);
+            for (int64_t i = 0; i < n + GUARD; i++)
+                if (i < n ? !close_to(y[i], ref_silu(x[i])) : y[i] != x[i])
+                    fail_msg("width %d, n %lld: element %lld is %g from %g",
+                             widths[w], (long long)n, (long long)i,
+                             (double)y[i], (double)x[i]);
+            if (n == LONGEST)
+                break;
+        }
+    }
+    free(y);
+    free(x);
+}
+
+/* The variant follows the ISA oneDNN runs at (ONEDNN_MAX_CPU_ISA caps
+ * both): 16 floats only where the CPU backend lays tensors out in blocks
+ * of 16, 8 only where it has AVX2's blocks of 8. */
+static void test_width_follows_isa(void **state)
+{
+    (void)state;
+    int32_t layouts[2];
+    int32_t n = dfg_cpu_blocked_layouts(layouts);
+    int has16 = 0, has8 = 0;
+    for (int32_t i = 0; i < n; i++) {
+        has16 |= layouts[i] == DFG_LAYOUT_NCHW16C;
+        has8 |= layouts[i] == DFG_LAYOUT_NCHW8C;
+    }
+    int width = dfg_cpu_silu_width();
+    assert_true(width == 1 || width == 8 || width == 16);
+    if (width == 16)
+        assert_true(has16);
+    if (width == 8)
+        assert_true(has8 && !has16);
+}
+
+/* x [1, cin, h, w] -> conv (k x k, stride, groups, bias) [+ x] -> silu
+ * -> 1x1 conv to MIX channels -> y: the silu's conv writes a tensor the
+ * layout pass may block, which the last conv reads; or (last) the silu
+ * is y, plain. */
+typedef struct conv_case {
+    const char *what;
+    int64_t cin, cout, h, w, k, stride, group;
+    int residual;
+    int last; /* 1: the silu is the graph's output (plain), no mixing */
+} conv_case;
+
+#define MIX 8
+
+static int64_t out_size(const conv_case *c, int64_t size)
+{
+    return (size + 2 * (c->k / 2) - c->k) / c->stride + 1;
+}
+
+static dfg_graph *case_graph(const conv_case *c, const float *w,
+                             const float *b, const float *m)
+{
+    dfg_graph *g = NULL;
+    OK(dfg_graph_create(NULL, &g));
+    int64_t x_shape[4] = {1, c->cin, c->h, c->w};
+    int64_t w_shape[4] = {c->cout, c->cin / c->group, c->k, c->k};
+    int64_t m_shape[4] = {MIX, c->cout, 1, 1};
+    dfg_value x, wv, bv, mv, y, s;
+    OK(dfg_graph_input(g, "x", DFG_F32, 4, x_shape, &x));
+    OK(dfg_graph_weight(g, "w", DFG_F32, 4, w_shape, w, &wv));
+    OK(dfg_graph_weight(g, "b", DFG_F32, 1, &c->cout, b, &bv));
+    OK(dfg_graph_weight(g, "m", DFG_F32, 4, m_shape, m, &mv));
+    int32_t p = (int32_t)(c->k / 2);
+    dfg_conv2d_params params = {{(int32_t)c->stride, (int32_t)c->stride},
+                                {1, 1},
+                                {p, p, p, p},
+                                (int32_t)c->group};
+    OK(dfg_conv2d(g, x, wv, bv, &params, &y));
+    if (c->residual)
+        OK(dfg_add(g, y, x, &y));
+    OK(dfg_sigmoid(g, y, &s));
+    OK(dfg_mul(g, y, s, &y));
+    if (!c->last)
+        OK(dfg_conv2d(g, y, mv, DFG_NO_VALUE, NULL, &y));
+    OK(dfg_graph_output(g, y, "y"));
+    return g;
+}
+
+static double *case_reference(const conv_case *c, const float *x,
+                              const float *w, const float *b, const float *m)
+{
+    int64_t oh = out_size(c, c->h), ow = out_size(c, c->w), p = c->k / 2;
+    int64_t per = c->cin / c->group, fpg = c->cout / c->group;
+    double *mid = malloc((size_t)(c->cout * oh * ow) * sizeof *mid);
+    double *y = calloc((size_t)(c->cout * oh * ow), sizeof *y);
+    assert_non_null(mid);
+    assert_non_null(y);
+    for (int64_t co = 0; co < c->cout; co++)
+        for (int64_t i = 0; i < oh; i++)
+            for (int64_t j = 0; j < ow; j++) {
+                double s = b[co];
+                for (int64_t ci = 0; ci < per; ci++)
+                    for (int64_t u = 0; u < c->k; u++)
+                        for (int64_t v = 0; v < c->k; v++) {
+                            int64_t r = i * c->stride + u - p,
+                                    q = j * c->stride + v - p;
+                            if (r < 0 || r >= c->h || q < 0 || q >= c->w)
+                                continue;
+                            int64_t cx = co / fpg * per + ci;
+                            s += (double)w[((co * per + ci) * c->k + u) *
+                                               c->k + v] *
+                                 x[(cx * c->h + r) * c->w + q];
+                        }
+                if (c->residual)
+                    s += x[(co * c->h + i) * c->w + j];
+                mid[(co * oh + i) * ow + j] = ref_silu(s);
+            }
+    if (c->last) {
+        free(y);
+        return mid;
+    }
+    for (int64_t o = 0; o < MIX; o++)
+        for (int64_t co = 0; co < c->cout; co++)
+            for (int64_t q = 0; q < oh * ow; q++)
+                y[o * oh * ow + q] += m[o * c->cout + co] * mid[co * oh * ow + q];
+    free(mid);
+    return y;
+}
+
+/* The library of the step whose last post-op is silu; NULL if none. */
+static const char *silu_step_library(const dfg_program *program,
+                                     const dfg_session *session)
+{
+    for (int32_t i = 0; i < program->n_steps; i++) {
+        const dfg_attrs *a = &program->steps[i].attrs;
+        if (program->steps[i].op != DFG_OP_CONV2D || a->n_post_ops < 1 ||
+            a->post_ops[a->n_post_ops - 1] != DFG_POST_SILU)
+            continue;
+        const char *library = NULL;
+        OK(dfg_session_step_library(session, i, &library));
+        return library ? library : "dfg";
+    }
+    return NULL;
+}
+
+/* Runs program on x, checks y against ref; returns 1 if the silu ran
+ * after a oneDNN conv as dfg's loop. */
+static int check_program(const conv_case *c, dfg_program *program,
+                         const float *x, const double *ref, const char *door)
+{
+    dfg_session *session = NULL;
+    const dfg_backend *cpu = NULL;
+    OK(dfg_backend_find("cpu", &cpu));
+    OK(dfg_session_create(program, cpu, NULL, &session));
+    const char *library = silu_step_library(program, session);
+    if (!library)
+        fail_msg("%s (%s): no conv2d step ends in silu", c->what, door);
+    size_t len = strlen(library);
+    int left = len > 7 && strcmp(library + len - 7, " + silu") == 0;
+    /* oneDNN's direct conv and the pointwise product leave their silu to
+     * dfg; Winograd and the column products apply theirs chunk by chunk. */
+    if (strncmp(library, "oneDNN ", 7) == 0 && !strstr(library, "winograd") &&
+        !strstr(library, "columns") && !left)
+        fail_msg("%s (%s): the conv ran on %s", c->what, door, library);
+    int64_t n_y = (c->last ? c->cout : MIX) * out_size(c, c->h) *
+                  out_size(c, c->w);
+    float *y = malloc((size_t)n_y * sizeof *y);
+    assert_non_null(y);
+    const void *inputs[1] = {x};
+    void *outputs[1] = {y};
+    OK(dfg_session_run(session, inputs, outputs));
+    long before = libc_calls_count();
+    for (int run = 0; run < 3; run++)
+        OK(dfg_session_run(session, inputs, outputs));
+    if (libc_calls_count() != before)
+        fail_msg("%s (%s): %ld calls to malloc & co. during 3 runs", c->what,
+                 door, libc_calls_count() - before);
+    double err = fixture_relative_error(y, ref, n_y);
+    if (!(err < 1e-5))
+        fail_msg("%s (%s, %s): relative error %g", c->what, door, library,
+                 err);
+    free(y);
+    dfg_session_destroy(session);
+    return left;
+}
+
+static void test_convs_leave_silu(void **state)
+{
+    (void)state;
+    static const conv_case cases[] = {
+        {"1x1 16 -> 96 at 28x28", 16, 96, 28, 28, 1, 1, 1, 0, 0},
+        {"depthwise 3x3 on 32 at 28x28", 32, 32, 28, 28, 3, 1, 32, 0, 0},
+        {"depthwise 5x5 stride 2 on 24 at 19x21", 24, 24, 19, 21, 5, 2, 24,
+         0, 0},
+        {"3x3 stride 2 3 -> 32 at 30x30", 3, 32, 30, 30, 3, 2, 1, 0, 0},
+        {"1x1 40 -> 40 at 14x14, residual", 40, 40, 14, 14, 1, 1, 1, 1, 0},
+        {"1x1 24 -> 58 at 28x28, plain", 24, 58, 28, 28, 1, 1, 1, 0, 1},
+    };
+    int left = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const conv_case *c = &cases[i];
+        int64_t n_w = c->cout * (c->cin / c->group) * c->k * c->k;
+        float *w = random_floats(n_w, 1.0f / sqrtf((float)(n_w / c->cout)));
+        float *b = random_floats(c->cout, 0.5f);
+        float *m = random_floats(MIX * c->cout, 0.3f);
+        float *x = random_floats(c->cin * c->h * c->w, 2.0f);
+        double *ref = case_reference(c, x, w, b, m);
+        dfg_graph *g = case_graph(c, w, b, m);
+        dfg_compile_options options;
+        dfg_compile_options_init(&options);
+        dfg_program *program = NULL;
+        OK(dfg_compile(g, &options, &program));
+        left += check_program(c, program, x, ref, "compiled");
+        program = fixture_mapped(program);
+        assert_non_null(program);
+        left += check_program(c, program, x, ref, "mapped");
+        dfg_program_destroy(program);
+        dfg_graph_destroy(g);
+        free(ref);
+        free(x);
+        free(m);
+        free(b);
+        free(w);
+    }
+    assert_true(left > 0); /* some conv ran on oneDNN's direct kernel */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sampled_bit_patterns),
+        cmocka_unit_test(test_lengths),
+        cmocka_unit_test(test_width_follows_isa),
+        cmocka_unit_test(test_convs_leave_silu),
+    };
+    random_seed(2026);
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
