@@ -404,10 +404,11 @@ static int tiles_rows(const dfg_compile_options *o)
  * eligible where its cost (dfg_program_cost, a product on dfg's kernels
  * weighing DFG_KERNEL_WEIGHT) is at most EXTRA_COST_PCT over the first
  * one's. Kept: among the eligible programs whose arena is within
- * 1/ARENA_TIE of the smallest eligible arena, the cheapest (on equal costs the smaller
- * arena, then the first offered). Memory first thus trades at most
- * EXTRA_COST_PCT more work for a smaller arena, and never more work for
- * a few bytes. DFG_PREFER_SMALLEST weighs dfg's kernels as the library's
+ * 1/ARENA_TIE of the smallest eligible arena, the cheapest, its cost
+ * counted with its overhead now (dfg_program_overhead: steps and
+ * copies; on equal costs the smaller arena, then the first offered).
+ * Memory first thus trades at most EXTRA_COST_PCT more work for a
+ * smaller arena, and never more work for a few bytes. DFG_PREFER_SMALLEST weighs dfg's kernels as the library's
  * and keeps the smallest arena. The untiled programs are chosen from
  * alike for the op-by-op bound the kept program reports. */
 typedef struct choice_set {
@@ -442,6 +443,8 @@ static void offer(memory_choice *ch, dfg_program *p, int untiled)
         dfg_program_destroy(p);
         return;
     }
+    /* Eligible by its cost; among its ties, weighed with its overhead. */
+    cost += dfg_program_overhead(p);
     if (untiled)
         choice_add(&ch->untiled, p, cost);
     ch->programs[ch->all.n] = p;

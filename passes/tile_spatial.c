@@ -304,13 +304,21 @@ static int64_t last_column_pad(const dfg_graph *g, const dfg_ir_node *node)
     return need > a->pads[3] ? need : a->pads[3];
 }
 
-/* The tiling of one region: per value, the rows this band holds and its
- * value index in the band. */
+/* The tiling of one region: per value, the rows this band holds, those
+ * its node computes, its value index in the band, and the band before's
+ * (band 0: no value). Indexed by the graph's values before tiling. */
 typedef struct bands {
     dfg_graph *g;
-    rows *held;      /* [n_values] */
-    int32_t *value;  /* [n_values] the band's value, -1 before it exists */
+    rows *held;          /* [n_values] */
+    rows *made;          /* [n_values] held, less the rows carried */
+    int32_t *value;      /* [n_values] the band's value, -1 before it exists */
+    rows *prev_held;     /* [n_values] */
+    int32_t *prev_value; /* [n_values] */
+    int64_t *row_flops;  /* [n_values] FLOPs of a region node's output row */
+    uint8_t *carried;    /* [n_values] how this band carries each value */
+    int32_t input;       /* the region's image */
     int32_t n_values;
+    int carry;           /* 0: every band computes all its rows */
 } bands;
 
 static dfg_status add(dfg_graph *g, dfg_op op, const char *base, int k,
@@ -320,6 +328,26 @@ static dfg_status add(dfg_graph *g, dfg_op op, const char *base, int k,
     char name[300];
     snprintf(name, sizeof name, "%.240s/tile_%d%s", base, k, what);
     return dfg_graph_add_node(g, op, name, in, n_in, attrs, 1, out);
+}
+
+/* Rows want of value `have`, which holds rows `held`: have itself, or a
+ * slice of it (named after base, band k and what). */
+static dfg_status rows_of(dfg_graph *g, int32_t have, rows held, rows want,
+                          const char *base, int k, const char *what,
+                          int32_t *out)
+{
+    if (held.lo == want.lo && held.hi == want.hi) {
+        *out = have;
+        return DFG_OK;
+    }
+    dfg_attrs a;
+    dfg_attrs_init(&a);
+    a.n_axes = 1;
+    a.axes[0] = 2;
+    a.starts[0] = want.lo - held.lo;
+    a.ends[0] = want.hi - held.lo;
+    a.steps[0] = 1;
+    return add(g, DFG_OP_SLICE, base, k, what, &have, 1, &a, out);
 }
 
 /* Value v of the band, holding exactly rows want: the band's own value,
@@ -332,95 +360,231 @@ static dfg_status band_operand(bands *b, int32_t v, rows want,
     rows held = b->value[v] >= 0
                     ? b->held[v]
                     : (rows){0, b->g->values[v].type.shape[2]};
-    if (held.lo == want.lo && held.hi == want.hi) {
-        *out = have;
-        return DFG_OK;
-    }
-    dfg_attrs a;
-    dfg_attrs_init(&a);
-    a.n_axes = 1;
-    a.axes[0] = 2;
-    a.starts[0] = want.lo - held.lo;
-    a.ends[0] = want.hi - held.lo;
-    a.steps[0] = 1;
     char what[32];
     snprintf(what, sizeof what, "/rows_%d", (int)in);
-    return add(b->g, DFG_OP_SLICE, base, k, what, &have, 1, &a, out);
+    return rows_of(b->g, have, held, want, base, k, what, out);
 }
 
-/* Records band k (rows `out` of the cut) of the region's nodes. */
-static dfg_status add_band(bands *b, const int32_t *nodes, int32_t n_nodes,
-                           int32_t cut, rows out, int k, int32_t *joined)
+/* 1 if the band can take rows [held.lo, band k-1's held.hi) of y (a
+ * region node's output) from band k-1's y and compute only the rest:
+ * band k-1 holds them and not all of this band's. */
+static int can_carry(const bands *b, int32_t y)
 {
-    dfg_graph *g = b->g;
-    for (int32_t v = 0; v < b->n_values; v++) {
-        b->held[v] = (rows){INT64_MAX, -1};
-        b->value[v] = -1;
+    rows h = b->held[y], p = b->prev_held[y];
+    return b->prev_value[y] >= 0 && p.lo <= h.lo && h.lo < p.hi &&
+           p.hi < h.hi;
+}
+
+/* How a band carries a value (bands.carried): not, from the row after
+ * band k-1's last on, or from as high a row as its operands' rows held
+ * for other readers allow (its node computes rows again where that
+ * spares an operand's slice). */
+#define CARRY_NONE 0
+#define CARRY_NEW 1
+#define CARRY_LOWERED 2
+
+static int64_t row_bytes(const dfg_graph *g, int32_t v)
+{
+    const dfg_type *t = &g->values[v].type;
+    return t->shape[0] * t->shape[1] * t->shape[3] *
+           (int64_t)dfg_dtype_size(t->dtype);
+}
+
+/* The first row made[y] may start at under CARRY_LOWERED: lo, lowered
+ * while every row operand of node holds the rows it then reads for its
+ * other readers (held so far) and y stays carried (above held[y].lo). */
+static int64_t lowered(const bands *b, const dfg_ir_node *node, rows m)
+{
+    for (;; m.lo--) {
+        rows up = {m.lo - 1, m.hi};
+        if (up.lo <= b->held[node->outputs[0]].lo)
+            return m.lo;
+        for (int32_t j = 0; j < node->n_inputs; j++) {
+            int32_t v = node->inputs[j];
+            if (v >= 0 && !fixed(b->g, v) &&
+                input_rows(b->g, node, j, up).lo < b->held[v].lo)
+                return m.lo;
+        }
     }
+}
+
+/* The rows each value of the band (rows `out` of the cut) holds and
+ * those its node computes, the values marked in `carried` carrying where
+ * they can (from the cut up); returns what computing them costs: the
+ * FLOPs, and as a program's overhead counts them
+ * (dfg_program_overhead), per carry its two steps and the bytes they
+ * copy (the band's rows of the value, and the carried ones again), per
+ * operand read in part its slice. */
+static int64_t band_rows(bands *b, const int32_t *nodes, int32_t n_nodes,
+                         int32_t cut, rows out)
+{
+    const dfg_graph *g = b->g;
+    for (int32_t v = 0; v < b->n_values; v++)
+        b->held[v] = (rows){INT64_MAX, -1};
     b->held[cut] = out;
+    int64_t cost = 0;
     for (int32_t i = n_nodes - 1; i >= 0; i--) {
         const dfg_ir_node *node = &g->nodes[nodes[i]];
-        rows y = b->held[node->outputs[0]];
+        int32_t y = node->outputs[0];
+        rows *m = &b->made[y];
+        *m = b->held[y];
+        if (b->carried[y] != CARRY_NONE && can_carry(b, y)) {
+            m->lo = b->prev_held[y].hi;
+            if (b->carried[y] == CARRY_LOWERED)
+                m->lo = lowered(b, node, *m);
+            cost += DFG_MOVED_BYTE_FLOPS * row_bytes(g, y) *
+                        (2 * m->lo - 2 * b->held[y].lo + m->hi - m->lo) +
+                    2 * DFG_STEP_FLOPS;
+        }
+        cost += b->row_flops[y] * (m->hi - m->lo);
         for (int32_t j = 0; j < node->n_inputs; j++) {
             int32_t v = node->inputs[j];
             if (v < 0 || fixed(g, v))
                 continue;
-            rows r = input_rows(g, node, j, y);
+            rows r = input_rows(g, node, j, *m);
             rows *h = &b->held[v];
             h->lo = r.lo < h->lo ? r.lo : h->lo;
             h->hi = r.hi > h->hi ? r.hi : h->hi;
         }
     }
     for (int32_t i = 0; i < n_nodes; i++) {
+        const dfg_ir_node *node = &g->nodes[nodes[i]];
+        for (int32_t j = 0; j < node->n_inputs; j++) {
+            int32_t v = node->inputs[j];
+            if (v < 0 || fixed(g, v))
+                continue;
+            rows r = input_rows(g, node, j, b->made[node->outputs[0]]);
+            rows h = v == b->input ? (rows){0, g->values[v].type.shape[2]}
+                                   : b->held[v];
+            if (r.lo != h.lo || r.hi != h.hi)
+                cost += DFG_MOVED_BYTE_FLOPS * row_bytes(g, v) *
+                            (r.hi - r.lo) + DFG_STEP_FLOPS;
+        }
+    }
+    return cost;
+}
+
+/* How the band carries each value (carried, then held and made as
+ * band_rows leaves them): from the cut up, for each value that can carry,
+ * the way of least cost for the band with those below it decided and
+ * those above it computed (a value's rows are set by its readers, all
+ * below it). */
+static void choose_carries(bands *b, const int32_t *nodes, int32_t n_nodes,
+                           int32_t cut, rows out)
+{
+    memset(b->carried, CARRY_NONE, (size_t)b->n_values);
+    int64_t best = band_rows(b, nodes, n_nodes, cut, out);
+    for (int32_t i = n_nodes - 1; b->carry && i >= 0; i--) {
+        int32_t y = b->g->nodes[nodes[i]].outputs[0];
+        if (!can_carry(b, y))
+            continue;
+        uint8_t way = CARRY_NONE;
+        for (uint8_t w = CARRY_NEW; w <= CARRY_LOWERED; w++) {
+            b->carried[y] = w;
+            int64_t cost = band_rows(b, nodes, n_nodes, cut, out);
+            if (cost < best) {
+                best = cost;
+                way = w;
+            }
+        }
+        b->carried[y] = way;
+    }
+    band_rows(b, nodes, n_nodes, cut, out);
+}
+
+/* Records the band's node that writes y (original node, a copy: recording
+ * nodes may move g->nodes) on rows made[y], with operands in; where rows
+ * are carried, joined below the slice of band k-1's rows that value[y]
+ * holds (recorded at the band's start). */
+static dfg_status add_node(bands *b, const dfg_ir_node *node, int k,
+                           const int32_t *in)
+{
+    dfg_graph *g = b->g;
+    int32_t y = node->outputs[0];
+    rows want = b->made[y];
+    int carried = want.lo != b->held[y].lo;
+    int32_t made;
+    dfg_attrs a = node->attrs;
+    if (node->op == DFG_OP_CONV2D || node->op == DFG_OP_MAX_POOL ||
+        node->op == DFG_OP_AVERAGE_POOL) {
+        rows r = input_rows(g, node, 0, want);
+        int64_t s = a.strides[0] > 0 ? a.strides[0] : 1;
+        int64_t k_eff = (node->op == DFG_OP_CONV2D
+                             ? g->values[node->inputs[1]].type.shape[2]
+                             : a.kernel[0]) - 1;
+        k_eff = k_eff * (a.dilations[0] > 0 ? a.dilations[0] : 1) + 1;
+        /* The band's first window starts at row `top` of the input
+         * (negative inside the top pad), its last ends at `end`. */
+        int64_t top = want.lo * s - a.pads[0];
+        int64_t end = (want.hi - 1) * s - a.pads[0] + k_eff;
+        a.pads[0] = r.lo - top;
+        a.pads[2] = end - r.hi;
+        if (a.ceil_mode) /* a max pool's: its last column by pad */
+            a.pads[3] = last_column_pad(g, node);
+        a.ceil_mode = 0;
+    }
+    dfg_status st = add(g, node->op, node->name, k, carried ? "/new" : "",
+                        in, node->n_inputs, &a, &made);
+    if (st != DFG_OK)
+        return st;
+    const dfg_type *t = &g->values[made].type;
+    dfg_type band = g->values[y].type;
+    band.shape[2] = want.hi - want.lo;
+    if (!dfg_type_equal(t, &band))
+        return dfg_error(DFG_ERR_SHAPE, "tiling: node '%s' band %d gives "
+                         "[%lld,%lld,%lld,%lld], not %lld rows of its "
+                         "output", node->name, k, (long long)t->shape[0],
+                         (long long)t->shape[1], (long long)t->shape[2],
+                         (long long)t->shape[3],
+                         (long long)(want.hi - want.lo));
+    if (!carried) {
+        b->value[y] = made;
+        return DFG_OK;
+    }
+    dfg_attrs cat;
+    dfg_attrs_init(&cat);
+    cat.axis = 2;
+    int32_t parts[2] = {b->value[y], made};
+    return add(g, DFG_OP_CONCAT, node->name, k, "", parts, 2, &cat,
+               &b->value[y]);
+}
+
+/* Records band k (rows `out` of the cut) of the region's nodes: which
+ * rows each value holds and which its node computes (choose_carries),
+ * the slices of band k-1's carried rows, then the nodes. */
+static dfg_status add_band(bands *b, const int32_t *nodes, int32_t n_nodes,
+                           int32_t cut, rows out, int k, int32_t *joined)
+{
+    dfg_graph *g = b->g;
+    for (int32_t v = 0; v < b->n_values; v++)
+        b->value[v] = -1;
+    choose_carries(b, nodes, n_nodes, cut, out);
+    dfg_status st = DFG_OK;
+    for (int32_t i = 0; st == DFG_OK && i < n_nodes; i++) {
+        const dfg_ir_node *node = &g->nodes[nodes[i]];
+        int32_t y = node->outputs[0];
+        rows h = b->held[y];
+        if (b->made[y].lo != h.lo)
+            st = rows_of(g, b->prev_value[y], b->prev_held[y],
+                         (rows){h.lo, b->made[y].lo}, node->name, k,
+                         "/carried", &b->value[y]);
+    }
+    for (int32_t i = 0; st == DFG_OK && i < n_nodes; i++) {
         /* A copy: recording nodes may move g->nodes. */
         const dfg_ir_node node = g->nodes[nodes[i]];
-        int32_t y = node.outputs[0], in[MAX_OPERANDS];
-        rows want = b->held[y];
-        dfg_attrs a = node.attrs;
-        dfg_status st = DFG_OK;
+        int32_t in[MAX_OPERANDS];
+        rows want = b->made[node.outputs[0]];
         for (int32_t j = 0; st == DFG_OK && j < node.n_inputs; j++) {
             in[j] = node.inputs[j];
             if (in[j] >= 0 && !fixed(g, in[j]))
                 st = band_operand(b, in[j], input_rows(g, &node, j, want),
                                   node.name, k, j, &in[j]);
         }
-        if (node.op == DFG_OP_CONV2D || node.op == DFG_OP_MAX_POOL ||
-            node.op == DFG_OP_AVERAGE_POOL) {
-            rows r = input_rows(g, &node, 0, want);
-            int64_t s = a.strides[0] > 0 ? a.strides[0] : 1;
-            int64_t k_eff = (node.op == DFG_OP_CONV2D
-                                 ? g->values[node.inputs[1]].type.shape[2]
-                                 : a.kernel[0]) - 1;
-            k_eff = k_eff * (a.dilations[0] > 0 ? a.dilations[0] : 1) + 1;
-            /* The band's first window starts at row `top` of the input
-             * (negative inside the top pad), its last ends at `end`. */
-            int64_t top = want.lo * s - a.pads[0];
-            int64_t end = (want.hi - 1) * s - a.pads[0] + k_eff;
-            a.pads[0] = r.lo - top;
-            a.pads[2] = end - r.hi;
-            if (a.ceil_mode) /* a max pool's: its last column by pad */
-                a.pads[3] = last_column_pad(g, &node);
-            a.ceil_mode = 0;
-        }
         if (st == DFG_OK)
-            st = add(g, node.op, node.name, k, "", in, node.n_inputs, &a,
-                     &b->value[y]);
-        if (st != DFG_OK)
-            return st;
-        dfg_type band = g->values[y].type;
-        band.shape[2] = want.hi - want.lo;
-        if (!dfg_type_equal(&g->values[b->value[y]].type, &band))
-            return dfg_error(DFG_ERR_SHAPE, "tiling: node '%s' band %d gives "
-                             "[%lld,%lld,%lld,%lld], not %lld rows of its "
-                             "output", node.name, k,
-                             (long long)g->values[b->value[y]].type.shape[0],
-                             (long long)g->values[b->value[y]].type.shape[1],
-                             (long long)g->values[b->value[y]].type.shape[2],
-                             (long long)g->values[b->value[y]].type.shape[3],
-                             (long long)(want.hi - want.lo));
+            st = add_node(b, &node, k, in);
     }
     *joined = b->value[cut];
-    return DFG_OK;
+    return st;
 }
 
 /* The new nodes (from first_added on) take the place of the region's
@@ -466,14 +630,6 @@ dfg_status dfg_tile_put_rows(dfg_graph *graph, const char *cut_name, int k,
                               &a, 1, joined);
 }
 
-int dfg_tile_joins_in_place(const dfg_graph *graph, int32_t n,
-                            const int32_t *last)
-{
-    const dfg_ir_node *node = &graph->nodes[n];
-    return node->op == DFG_OP_PUT_ROWS && node->n_inputs == 2 &&
-           node->inputs[0] >= 0 && last[node->inputs[0]] == n;
-}
-
 /* The bands' rows of the cut joined by a concat along the rows. */
 static dfg_status concat_rows(dfg_graph *g, int32_t cut, const int32_t *parts,
                               int32_t tiles, int32_t *joined)
@@ -487,33 +643,71 @@ static dfg_status concat_rows(dfg_graph *g, int32_t cut, const int32_t *parts,
                               joined);
 }
 
+static void bands_free(bands *b)
+{
+    dfg_allocator *a = &b->g->allocator;
+    dfg_free(a, b->held);
+    dfg_free(a, b->made);
+    dfg_free(a, b->value);
+    dfg_free(a, b->prev_held);
+    dfg_free(a, b->prev_value);
+    dfg_free(a, b->row_flops);
+    dfg_free(a, b->carried);
+}
+
+/* The bands of region r's values, band k-1's all absent, with the FLOPs
+ * of an output row of each region node. */
+static dfg_status bands_make(dfg_graph *g, const region *r, int carry,
+                             bands *b)
+{
+    dfg_allocator *a = &g->allocator;
+    size_t n = (size_t)g->n_values;
+    *b = (bands){g, dfg_calloc(a, n, sizeof(rows)),
+                 dfg_calloc(a, n, sizeof(rows)),
+                 dfg_calloc(a, n, sizeof(int32_t)),
+                 dfg_calloc(a, n, sizeof(rows)),
+                 dfg_calloc(a, n, sizeof(int32_t)),
+                 dfg_calloc(a, n, sizeof(int64_t)), dfg_calloc(a, n, 1),
+                 r->input, g->n_values, carry};
+    if (!b->held || !b->made || !b->value || !b->prev_held ||
+        !b->prev_value || !b->row_flops || !b->carried)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of memory");
+    for (int32_t v = 0; v < b->n_values; v++)
+        b->prev_value[v] = -1;
+    for (int32_t i = 0; i < r->n; i++) {
+        dfg_type *types = dfg_node_types(g, r->nodes[i], a);
+        if (!types)
+            return dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of memory");
+        int32_t y = g->nodes[r->nodes[i]].outputs[0];
+        b->row_flops[y] = dfg_node_flops(g, r->nodes[i], types) /
+                          g->values[y].type.shape[2];
+        dfg_free(a, types);
+    }
+    return DFG_OK;
+}
+
 static dfg_status tile(dfg_graph *g, const region *r, int32_t cut,
-                       int32_t tiles, int put, int32_t *joined_out)
+                       int32_t tiles, int put, int carry,
+                       int32_t *joined_out)
 {
     int64_t h = g->values[cut].type.shape[2];
     int32_t first_added = g->n_nodes, parts[64], joined = -1;
-    bands b = {g, NULL, NULL, 0};
-    b.n_values = g->n_values;
-    dfg_status st = DFG_OK;
+    bands b;
+    dfg_status st = bands_make(g, r, carry, &b);
     for (int k = 0; st == DFG_OK && k < tiles; k++) {
-        /* Every new value is the band's own: grow with the graph. */
-        dfg_free(&g->allocator, b.held);
-        dfg_free(&g->allocator, b.value);
-        b.n_values = g->n_values;
-        b.held = dfg_calloc(&g->allocator, (size_t)b.n_values, sizeof *b.held);
-        b.value = dfg_calloc(&g->allocator, (size_t)b.n_values,
-                             sizeof *b.value);
-        if (!b.held || !b.value)
-            st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of memory");
         rows out = {h * k / tiles, h * (k + 1) / tiles};
-        if (st == DFG_OK)
-            st = add_band(&b, r->nodes, r->n, cut, out, k, &parts[k]);
+        st = add_band(&b, r->nodes, r->n, cut, out, k, &parts[k]);
         if (st == DFG_OK && put)
             st = dfg_tile_put_rows(g, g->values[cut].name, k, joined,
                                    parts[k], out.lo, h, &joined);
+        rows *held = b.held;
+        int32_t *value = b.value;
+        b.held = b.prev_held;
+        b.value = b.prev_value;
+        b.prev_held = held;
+        b.prev_value = value;
     }
-    dfg_free(&g->allocator, b.held);
-    dfg_free(&g->allocator, b.value);
+    bands_free(&b);
     if (st == DFG_OK && !put)
         st = concat_rows(g, cut, parts, tiles, &joined);
     if (st != DFG_OK)
@@ -527,8 +721,8 @@ static dfg_status tile(dfg_graph *g, const region *r, int32_t cut,
 }
 
 dfg_status dfg_pass_tile_spatial(dfg_graph *graph, int32_t from, int32_t cut,
-                                 int32_t tiles, int put, int32_t *joined,
-                                 dfg_pass_report *report)
+                                 int32_t tiles, int put, int carry,
+                                 int32_t *joined, dfg_pass_report *report)
 {
     memset(report, 0, sizeof *report);
     report->pass = "tile_spatial";
@@ -541,86 +735,9 @@ dfg_status dfg_pass_tile_spatial(dfg_graph *graph, int32_t from, int32_t cut,
         st = dfg_error(DFG_ERR_INVALID_ARGUMENT, "tiling: value %d is no "
                        "cut of the region in %d bands", (int)cut, (int)tiles);
     if (st == DFG_OK)
-        st = tile(graph, &r, cut, tiles, put, joined);
+        st = tile(graph, &r, cut, tiles, put, carry, joined);
     if (st == DFG_OK)
         report->nodes_tiled = r.n;
     region_free(&r);
-    return st;
-}
-
-/* Bytes live at the largest step of graph's recorded order (values that
- * are not stored, from their producer, or the start, to their last
- * reader; outputs to the end) and the FLOPs of its live nodes. */
-static dfg_status measure(const dfg_graph *g, int64_t *peak, int64_t *flops)
-{
-    dfg_allocator a = g->allocator;
-    int32_t *last = dfg_calloc(&a, (size_t)g->n_values + 1, sizeof *last);
-    if (!last)
-        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of memory");
-    int64_t live = 0;
-    for (int32_t v = 0; v < g->n_values; v++) {
-        last[v] = -1;
-        if (g->values[v].kind == DFG_VALUE_INPUT)
-            live += dfg_type_bytes(&g->values[v].type);
-    }
-    for (int32_t n = 0; n < g->n_nodes; n++)
-        for (int32_t i = 0; !g->nodes[n].dead && i < g->nodes[n].n_inputs; i++)
-            if (g->nodes[n].inputs[i] >= 0)
-                last[g->nodes[n].inputs[i]] = n;
-    for (int32_t i = 0; i < g->n_outputs; i++)
-        last[g->outputs[i]] = g->n_nodes;
-    *peak = live;
-    *flops = 0;
-    dfg_status st = DFG_OK;
-    for (int32_t n = 0; st == DFG_OK && n < g->n_nodes; n++) {
-        const dfg_ir_node *node = &g->nodes[n];
-        if (node->dead)
-            continue;
-        dfg_type *types = dfg_node_types(g, n, &a);
-        if (!types) {
-            st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of memory");
-            break;
-        }
-        *flops += dfg_node_flops(g, n, types);
-        dfg_free(&a, types);
-        /* A join in place: its whole's bytes carry on as its output's. */
-        int32_t carried = dfg_tile_joins_in_place(g, n, last)
-                              ? node->inputs[0] : -1;
-        if (carried >= 0)
-            last[carried] = -2;
-        for (int32_t i = 0; carried < 0 && i < node->n_outputs; i++)
-            live += dfg_type_bytes(&g->values[node->outputs[i]].type);
-        *peak = live > *peak ? live : *peak;
-        for (int32_t i = 0; i < node->n_outputs; i++)
-            if (last[node->outputs[i]] < 0)
-                live -= dfg_type_bytes(&g->values[node->outputs[i]].type);
-        for (int32_t i = 0; i < node->n_inputs; i++) {
-            int32_t v = node->inputs[i];
-            if (v >= 0 && last[v] == n && !stored(g, v)) {
-                live -= dfg_type_bytes(&g->values[v].type);
-                last[v] = -2; /* read twice by n: freed once */
-            }
-        }
-    }
-    dfg_free(&a, last);
-    return st;
-}
-
-dfg_status dfg_tile_estimate(const dfg_graph *graph, int32_t from,
-                             int32_t cut, int32_t tiles, int put,
-                             int64_t *peak, int64_t *flops)
-{
-    if (cut < 0)
-        return measure(graph, peak, flops);
-    dfg_graph *copy = NULL;
-    dfg_status st = dfg_graph_clone(graph, &graph->allocator, &copy);
-    dfg_pass_report report;
-    int32_t joined;
-    if (st == DFG_OK)
-        st = dfg_pass_tile_spatial(copy, from, cut, tiles, put, &joined,
-                                   &report);
-    if (st == DFG_OK)
-        st = measure(copy, peak, flops);
-    dfg_graph_destroy(copy);
     return st;
 }

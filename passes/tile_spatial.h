@@ -15,13 +15,20 @@
  * block's pool is crossed by passes/tiling/tile_squeeze.h). The pass
  * splits the cut's rows into bands and records, per band, a copy of
  * every region op on just the rows that band needs (its receptive
- * field: halo rows are computed by both bands that need them), reading
+ * field), reading
  * the stored and per-channel operands of the original op whole (no
  * weight is copied), with a top pad only where the band touches the top
  * border and a bottom pad only at the bottom. A band's input rows are a
  * slice of the image; the bands' cut rows are put into the whole band
  * by band (dfg_tile_put_rows), which takes the cut's place. Every output
- * row is computed from the same input rows and weights as before. */
+ * row is computed from the same input rows and weights as before.
+ *
+ * Halo rows, those of a value that two bands need, are computed by both,
+ * or carried: band k takes them from band k-1's value (a slice of it,
+ * concatenated above the rows band k computes), which then lives into
+ * band k. A value's halo is carried where computing it again would cost
+ * more than the copies (tile_spatial.c, carries): behind a dense conv,
+ * not behind a depthwise one or a pool. */
 #ifndef DFG_TILE_SPATIAL_H
 #define DFG_TILE_SPATIAL_H
 
@@ -35,13 +42,16 @@
  * the one before, crossing the squeeze-excite blocks squeeze[k] says
  * (a code of dfg_tile_cross_squeezes, passes/tiling/tile_squeeze.h; 0:
  * none); with its estimates (dfg_tile_estimate). put[k]: region k's
- * bands join band by band (dfg_tile_put_rows), else by one concat. */
+ * bands join band by band (dfg_tile_put_rows), else by one concat.
+ * recompute[k]: its bands compute every halo row again (0: carried where
+ * that pays). */
 typedef struct dfg_tile_plan {
     int32_t n;
     int32_t cut[DFG_TILE_MAX_REGIONS], tiles[DFG_TILE_MAX_REGIONS];
     int64_t peak, flops;
     int32_t squeeze[DFG_TILE_MAX_REGIONS];
     int32_t put[DFG_TILE_MAX_REGIONS];
+    int32_t recompute[DFG_TILE_MAX_REGIONS];
 } dfg_tile_plan;
 
 /* In what follows `from` is the region's image: a plain f32 [N,C,H,W]
@@ -68,12 +78,13 @@ dfg_status dfg_tile_apply(dfg_graph *graph, const dfg_tile_plan *plan,
 
 /* Tiles the region up to cut (a value dfg_tile_candidates named) in
  * `tiles` bands of rows (2 or more, at most the cut's rows, at most 64),
- * joined band by band (put) or by one concat; *joined: the value that
- * joins the bands and takes the cut's place. DFG_ERR_INVALID_ARGUMENT
- * when cut is no cut of the region. */
+ * joined band by band (put) or by one concat, halos carried where that
+ * pays (carry) or all computed again; *joined: the value that joins the
+ * bands and takes the cut's place. DFG_ERR_INVALID_ARGUMENT when cut is
+ * no cut of the region. */
 dfg_status dfg_pass_tile_spatial(dfg_graph *graph, int32_t from, int32_t cut,
-                                 int32_t tiles, int put, int32_t *joined,
-                                 dfg_pass_report *report);
+                                 int32_t tiles, int put, int carry,
+                                 int32_t *joined, dfg_pass_report *report);
 
 /* The region from `from` as the pass walks it: inside[v] (n_values
  * entries) marks its image and the values its nodes write, *stop is the
@@ -84,8 +95,8 @@ dfg_status dfg_tile_region(const dfg_graph *graph, int32_t from,
                            uint8_t *inside, int32_t *stop, int32_t *cuts,
                            int32_t max_cuts, int32_t *n_cuts);
 
-/* What graph tiled at cut in `tiles` bands, joined as put says, would
- * cost, cheaply (no plan): the bytes live at its largest step in the
+/* What graph tiled at cut in `tiles` bands, joined as put says, halos
+ * carried where that pays, would cost, cheaply (no plan): the bytes live at its largest step in the
  * recorded order (a join in place counted once), and its FLOPs. cut -1:
  * graph as it is. */
 dfg_status dfg_tile_estimate(const dfg_graph *graph, int32_t from,

@@ -81,8 +81,8 @@ dfg_status dfg_tile_apply(dfg_graph *graph, const dfg_tile_plan *plan,
                            (int)dfg_tile_squeezes_asked(plan->squeeze[k]));
         if (st == DFG_OK)
             st = dfg_pass_tile_spatial(graph, *joined, plan->cut[k],
-                                       plan->tiles[k], plan->put[k], joined,
-                                       &report);
+                                       plan->tiles[k], plan->put[k],
+                                       !plan->recompute[k], joined, &report);
     }
     return st;
 }
@@ -288,7 +288,7 @@ dfg_status dfg_tile_candidates(const dfg_graph *graph, int64_t max_flops_pct,
                                int32_t *n_plans)
 {
     *n_plans = 0;
-    dfg_tile_plan none = {0, {0}, {0}, 0, 0, {0}, {0}};
+    dfg_tile_plan none = {0, {0}, {0}, 0, 0, {0}, {0}, {0}};
     dfg_status st = dfg_tile_estimate(graph, -1, -1, 0, 0, &none.peak,
                                       &none.flops);
     int64_t max_flops = none.flops + none.flops * max_flops_pct / 100;

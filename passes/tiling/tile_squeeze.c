@@ -247,7 +247,7 @@ static dfg_status cross(dfg_graph *g, int32_t from, int32_t tiles,
         st = copy_prefix(&c, &view, &copy_x);
     dfg_pass_report report;
     if (*found && st == DFG_OK)
-        st = dfg_pass_tile_spatial(g, view, copy_x, tiles, 0, &joined,
+        st = dfg_pass_tile_spatial(g, view, copy_x, tiles, 0, 1, &joined,
                                    &report);
     if (*found && st == DFG_OK) {
         /* Pass 1 reads the image itself: its view is gone. */

@@ -155,7 +155,7 @@ static void test_every_cut(void **state)
     int singles = 0, pairs = 0;
     for (int32_t v = 0; v < g->n_values; v++)
         for (int32_t t = 2; t <= 5; t += t == 3 ? 2 : 1) {
-            dfg_tile_plan one = {1, {v, 0}, {t, 0}, 0, 0, {0, 0}, {0, 0}};
+            dfg_tile_plan one = {1, {v, 0}, {t, 0}, 0, 0, {0, 0}, {0, 0}, {0, 0}};
             if (t == 4 || !run_tiled(g, &one, x, got))
                 continue;
             cnn_assert_close(got, want, CLASSES);
@@ -165,7 +165,7 @@ static void test_every_cut(void **state)
             singles++;
             for (int32_t u = 0; t < 5 && u < g->n_values + 40; u++) {
                 dfg_tile_plan two = {2, {v, u}, {t, 5 - t}, 0, 0, {0, 0},
-                                     {u % 2, 1 - u % 2}};
+                                     {u % 2, 1 - u % 2}, {0, 0}};
                 if (run_tiled(g, &two, x, got)) {
                     cnn_assert_close(got, want, CLASSES);
                     pairs++;
@@ -174,7 +174,7 @@ static void test_every_cut(void **state)
         }
     assert_true(singles >= 12 && pairs >= 4);
     dfg_tile_plan logits = {1, {g->outputs[0], 0}, {2, 0}, 0, 0, {0, 0},
-                            {0, 0}};
+                            {0, 0}, {0, 0}};
     assert_int_equal(run_tiled(g, &logits, x, got), 0);
     free(x);
     dfg_graph_destroy(g);
@@ -215,7 +215,7 @@ static void test_blocked_bands(void **state)
         for (int32_t t = 2; t <= 5; t++) {
             int put = t > 3;
             dfg_tile_plan one = {1, {v, 0}, {put ? t - 2 : t, 0}, 0, 0,
-                                 {0, 0}, {put, 0}};
+                                 {0, 0}, {put, 0}, {0, 0}};
             dfg_graph *copy = tiled_copy(g, &one);
             if (!copy)
                 continue;
@@ -247,7 +247,7 @@ static void test_wrong_band_seen(void **state)
     dfg_program_destroy(cnn_untiled(g, x, want));
     int moved = 0;
     for (int32_t v = 0; v < g->n_values && moved < 3; v++) {
-        dfg_tile_plan one = {1, {v, 0}, {3, 0}, 0, 0, {0, 0}, {0, 0}};
+        dfg_tile_plan one = {1, {v, 0}, {3, 0}, 0, 0, {0, 0}, {0, 0}, {0, 0}};
         dfg_graph *copy;
         int32_t joined;
         assert_int_equal(dfg_graph_clone(g, NULL, &copy), DFG_OK);
@@ -548,7 +548,7 @@ static void test_put_rows_program(void **state)
     dfg_program_destroy(cnn_untiled(g, x, want));
     int programs = 0;
     for (int32_t v = 0; v < g->n_values && programs < 3; v++) {
-        dfg_tile_plan one = {1, {v, 0}, {3, 0}, 0, 0, {0, 0}, {1, 0}};
+        dfg_tile_plan one = {1, {v, 0}, {3, 0}, 0, 0, {0, 0}, {1, 0}, {0, 0}};
         dfg_graph *copy = tiled_copy(g, &one);
         if (!copy)
             continue;

@@ -146,7 +146,7 @@ static void test_every_crossing(void **state)
                                              256, &n_cuts), DFG_OK);
             for (int32_t i = 0; i < n_cuts; i++) {
                 dfg_tile_plan plan = {1, {cuts[i], 0}, {tiles, 0}, 0, 0,
-                                      {codes[c], 0}, {(i + tiles) % 2, 0}};
+                                      {codes[c], 0}, {(i + tiles) % 2, 0}, {0, 0}};
                 dfg_graph *tiled;
                 int32_t joined;
                 assert_int_equal(dfg_graph_clone(g, NULL, &tiled), DFG_OK);
@@ -276,7 +276,7 @@ static void test_refusals(void **state)
     assert_int_equal(g->n_nodes, nodes);
     /* Three blocks asked of a region that meets two. */
     dfg_tile_plan plan = {1, {g->outputs[0], 0}, {2, 0}, 0, 0,
-                          {DFG_TILE_CARRY * 13, 0}, {0, 0}};
+                          {DFG_TILE_CARRY * 13, 0}, {0, 0}, {0, 0}};
     int32_t joined;
     assert_int_equal(dfg_tile_apply(g, &plan, &joined),
                      DFG_ERR_INVALID_ARGUMENT);
