@@ -1,0 +1,245 @@
+/* Tiled execution's carried halos (passes/tile_spatial.h): a CNN of dense
+ * convs (a 7x7 stride-2 stem, a max pool, a bottleneck block with its
+ * residual add, a 3x3 stride-2 conv) tiled at every cut in 2, 3 and 4
+ * bands, joined either way, gives the untiled logits with its halos
+ * carried and with them computed again, in verified plans; carrying
+ * costs fewer FLOPs at some cut, never more; a chain of depthwise convs
+ * on few channels, where copying rows costs more than computing them,
+ * carries nothing. Memory first counts each program's steps and copies
+ * beside its FLOPs (dfg_program_overhead). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "dfg/builder.h"
+#include "dfg/compile.h"
+#include "dfg/graph.h"
+#include "ir/graph.h"
+#include "passes/pass.h"
+#include "passes/tile_spatial.h"
+#include "program/program.h"
+#include "tests/support/cnn_fixture.h"
+#include "tests/support/random_data.h"
+
+#define H 96
+#define INPUT_NUMEL (3 * H * H)
+#define CLASSES 10
+
+static dfg_value relu(dfg_graph *g, dfg_value x)
+{
+    dfg_value y;
+    assert_int_equal(dfg_relu(g, x, &y), DFG_OK);
+    return y;
+}
+
+static dfg_value logits(dfg_graph *g, dfg_value t, int64_t channels)
+{
+    assert_int_equal(dfg_global_average_pool(g, t, &t), DFG_OK);
+    assert_int_equal(dfg_flatten(g, t, 1, &t), DFG_OK);
+    dfg_value w = cnn_weight(g, "fc.w", 2, (int64_t[]){CLASSES, channels});
+    assert_int_equal(dfg_gemm(g, t, w, DFG_NO_VALUE,
+                              &(dfg_gemm_params){1.0f, 1.0f, 0, 1}, &t),
+                     DFG_OK);
+    assert_int_equal(dfg_graph_output(g, t, "logits"), DFG_OK);
+    return t;
+}
+
+/* Dense convs, as a ResNet's first layers. */
+static dfg_graph *dense_cnn(void)
+{
+    random_seed(4242u);
+    dfg_graph *g;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    dfg_value x, t, r;
+    assert_int_equal(dfg_graph_input(g, "image", DFG_F32, 4,
+                                     (int64_t[]){1, 3, H, H}, &x), DFG_OK);
+    t = relu(g, cnn_conv(g, x, "stem", 3, 32, 7, 2, 1));
+    dfg_pool_params mp = {{3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 0, 0};
+    assert_int_equal(dfg_max_pool(g, t, &mp, &r), DFG_OK);
+    t = relu(g, cnn_conv(g, r, "reduce", 32, 32, 1, 1, 1));
+    t = relu(g, cnn_conv(g, t, "middle", 32, 32, 3, 1, 1));
+    t = cnn_conv(g, t, "expand", 32, 32, 1, 1, 1);
+    assert_int_equal(dfg_add(g, t, r, &t), DFG_OK);
+    t = relu(g, t);
+    t = relu(g, cnn_conv(g, t, "down", 32, 48, 3, 2, 1));
+    logits(g, t, 48);
+    return g;
+}
+
+/* Depthwise convs on 4 channels. */
+static dfg_graph *depthwise_cnn(void)
+{
+    random_seed(777u);
+    dfg_graph *g;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    dfg_value x, t;
+    assert_int_equal(dfg_graph_input(g, "image", DFG_F32, 4,
+                                     (int64_t[]){1, 3, H, H}, &x), DFG_OK);
+    t = relu(g, cnn_conv(g, x, "stem", 3, 4, 1, 1, 1));
+    for (int i = 0; i < 4; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "dw%d", i);
+        t = relu(g, cnn_conv(g, t, name, 4, 4, 3, 1, 4));
+    }
+    logits(g, t, 4);
+    return g;
+}
+
+/* The halos g carries: its concats along the rows of a slice (band k-1's
+ * rows) and the rows band k computes. */
+static int carries(const dfg_graph *g)
+{
+    int n = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const dfg_ir_node *node = &g->nodes[i];
+        if (node->dead || node->op != DFG_OP_CONCAT ||
+            node->attrs.axis != 2 || node->n_inputs != 2)
+            continue;
+        int32_t from = g->values[node->inputs[0]].producer;
+        n += from >= 0 && g->nodes[from].op == DFG_OP_SLICE;
+    }
+    return n;
+}
+
+/* g tiled by plan (a clone), compiled tiling off, verified and run on x
+ * into got; its carries in *n_carries; its FLOPs, or -1 when plan is no
+ * tiling of g. */
+static int64_t run_tiled(const dfg_graph *g, const dfg_tile_plan *plan,
+                         const float *x, float *got, int *n_carries)
+{
+    dfg_graph *copy;
+    int32_t joined;
+    assert_int_equal(dfg_graph_clone(g, NULL, &copy), DFG_OK);
+    dfg_status st = dfg_tile_apply(copy, plan, &joined);
+    if (st == DFG_ERR_INVALID_ARGUMENT) {
+        dfg_graph_destroy(copy);
+        return -1;
+    }
+    if (st != DFG_OK)
+        fail_msg("tiling: %s", dfg_last_error());
+    *n_carries = carries(copy);
+    dfg_program *p = cnn_untiled(copy, x, got);
+    int64_t flops = cnn_flops(p);
+    dfg_program_destroy(p);
+    dfg_graph_destroy(copy);
+    return flops;
+}
+
+/* Every cut of dense_cnn in 2, 3 and 4 bands, joined either way, carried
+ * and recomputed: the untiled logits; carried, never more FLOPs, and
+ * fewer at some cuts, where it carries. */
+static void test_carried_halos(void **state)
+{
+    (void)state;
+    dfg_graph *g = dense_cnn();
+    float *x = random_floats(INPUT_NUMEL, 1.0f);
+    float want[CLASSES], got[CLASSES];
+    dfg_program_destroy(cnn_untiled(g, x, want));
+    int tiled = 0, cheaper = 0;
+    for (int32_t v = 0; v < g->n_values; v++)
+        for (int32_t t = 2; t <= 4; t++)
+            for (int32_t put = 0; put < 2; put++) {
+                dfg_tile_plan plan = {1, {v, 0}, {t, 0}, 0, 0, {0, 0},
+                                      {put, 0}, {1, 0}};
+                int n_again = 0, n_carried = 0;
+                int64_t again = run_tiled(g, &plan, x, got, &n_again);
+                if (again < 0)
+                    continue;
+                cnn_assert_close(got, want, CLASSES);
+                assert_int_equal(n_again, 0);
+                plan.recompute[0] = 0;
+                int64_t carried = run_tiled(g, &plan, x, got, &n_carried);
+                cnn_assert_close(got, want, CLASSES);
+                assert_true(carried <= again);
+                if (carried < again) {
+                    assert_true(n_carried > 0);
+                    cheaper++;
+                }
+                tiled++;
+            }
+    assert_true(tiled >= 12 && cheaper >= 4);
+    free(x);
+    dfg_graph_destroy(g);
+}
+
+/* Where the rows a halo copies cost more than computing them again
+ * (depthwise convs on 4 channels), no band carries: every cut in 2 and 4
+ * bands gives the FLOPs of the tiling that recomputes. */
+static void test_no_carry_where_copies_cost_more(void **state)
+{
+    (void)state;
+    dfg_graph *g = depthwise_cnn();
+    float *x = random_floats(INPUT_NUMEL, 1.0f);
+    float want[CLASSES], got[CLASSES];
+    dfg_program_destroy(cnn_untiled(g, x, want));
+    int tiled = 0;
+    for (int32_t v = 0; v < g->n_values; v++)
+        for (int32_t t = 2; t <= 4; t += 2) {
+            dfg_tile_plan plan = {1, {v, 0}, {t, 0}, 0, 0, {0, 0}, {0, 0},
+                                  {0, 0}};
+            int n_carried = -1, n_again = -1;
+            int64_t carried = run_tiled(g, &plan, x, got, &n_carried);
+            if (carried < 0)
+                continue;
+            cnn_assert_close(got, want, CLASSES);
+            plan.recompute[0] = 1;
+            assert_int_equal(run_tiled(g, &plan, x, got, &n_again), carried);
+            assert_int_equal(n_carried, 0);
+            tiled++;
+        }
+    assert_true(tiled >= 4);
+    free(x);
+    dfg_graph_destroy(g);
+}
+
+/* A program's overhead: DFG_STEP_FLOPS per step, and DFG_MOVED_BYTE_FLOPS
+ * per byte written by a step of no FLOPs; more for a tiled program (its
+ * slices and joins) than for the untiled one. */
+static void test_overhead(void **state)
+{
+    (void)state;
+    dfg_graph *g = dense_cnn();
+    float *x = random_floats(INPUT_NUMEL, 1.0f);
+    float want[CLASSES], got[CLASSES];
+    dfg_program *p = cnn_untiled(g, x, want);
+    uint64_t moved = 0;
+    for (int32_t i = 0; i < p->n_steps; i++)
+        for (int32_t j = 0; p->steps[i].flops <= 0 &&
+                            j < p->steps[i].n_outputs; j++)
+            moved += p->tensors[p->steps[i].outputs[j]].bytes;
+    assert_int_equal(dfg_program_overhead(p),
+                     (uint64_t)p->n_steps * DFG_STEP_FLOPS +
+                         DFG_MOVED_BYTE_FLOPS * moved);
+    dfg_graph *copy;
+    int32_t joined, cuts[32], n_cuts = 0;
+    assert_int_equal(dfg_tile_region(g, -1, NULL, NULL, cuts, 32, &n_cuts),
+                     DFG_OK);
+    assert_true(n_cuts > 0);
+    assert_int_equal(dfg_graph_clone(g, NULL, &copy), DFG_OK);
+    dfg_tile_plan plan = {1, {cuts[n_cuts - 1], 0}, {3, 0}, 0, 0, {0, 0},
+                          {0, 0}, {0, 0}};
+    assert_int_equal(dfg_tile_apply(copy, &plan, &joined), DFG_OK);
+    dfg_program *tiled = cnn_untiled(copy, x, got);
+    cnn_assert_close(got, want, CLASSES);
+    assert_true(dfg_program_overhead(tiled) > dfg_program_overhead(p));
+    dfg_program_destroy(tiled);
+    dfg_program_destroy(p);
+    dfg_graph_destroy(copy);
+    free(x);
+    dfg_graph_destroy(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_carried_halos),
+        cmocka_unit_test(test_no_carry_where_copies_cost_more),
+        cmocka_unit_test(test_overhead),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
