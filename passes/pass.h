@@ -448,15 +448,18 @@ int dfg_program_step_on_library(const dfg_program *p, int32_t step);
 uint64_t dfg_program_cost(const dfg_program *p, int dfg_kernel_weight);
 
 /* What a step costs beside its arithmetic, in FLOPs: DFG_STEP_FLOPS for
- * running it at all, and DFG_MOVED_BYTE_FLOPS per byte of its outputs
- * when it only moves data (no FLOPs: slices, concats, reorders). Tiled
- * execution weighs a carried halo so (passes/tile_spatial.c). */
-#define DFG_STEP_FLOPS 300000
+ * running it at all, DFG_LIBRARY_STEP_FLOPS for one a library runs (a
+ * primitive's call outside its kernel), and DFG_MOVED_BYTE_FLOPS per
+ * byte of its outputs when it only moves data (no FLOPs: slices,
+ * concats, reorders). Tiled execution weighs its bands and carried
+ * halos so (passes/tile_spatial.h). */
+#define DFG_STEP_FLOPS 100000
+#define DFG_LIBRARY_STEP_FLOPS 300000
 #define DFG_MOVED_BYTE_FLOPS 4
 
-/* The sum of that over p's steps: what breaks memory first's ties among
- * programs of equal arenas and costs, in favour of fewer steps and
- * copies (a program in many bands of rows against one in few). */
+/* The sum of that over p's steps, which memory first adds to a
+ * program's cost (passes/pipeline.c): a program in many bands of rows
+ * runs many more steps and copies than one untiled. */
 uint64_t dfg_program_overhead(const dfg_program *p);
 
 #endif

@@ -118,9 +118,14 @@ static dfg_status check_options(const dfg_compile_options *o)
 #define DFG_KERNEL_WEIGHT 2
 
 /* Tiling candidates compiled (dfg_tile_candidates' list), and the
- * extra FLOPs a tiled program may cost, in percent of the untiled one's. */
+ * extra FLOPs a tiled program may cost, in percent of the untiled one's
+ * (the candidates' estimate counting their overhead too). */
 #define TILE_CANDIDATES 6
 #define TILING_EXTRA_FLOPS_PCT 10
+/* The candidates' extra cost when the smallest arena is kept whatever
+ * runs it (DFG_PREFER_SMALLEST): their steps and copies do not limit
+ * them, the program's FLOPs do (TILING_EXTRA_FLOPS_PCT). */
+#define SMALLEST_EXTRA_COST_PCT 100
 /* The programs memory first compiles, at most: three variants, each
  * untiled and tiled as each candidate and one more. */
 #define CHOICE_MAX (3 * (TILE_CANDIDATES + 2))
@@ -309,7 +314,10 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
     if (st == DFG_OK && c->tile && c->tile->plan)
         st = dfg_tile_apply(c->graph, c->tile->plan, &joined);
     if (st == DFG_OK && c->tile && c->tile->plans)
-        st = dfg_tile_candidates(c->graph, TILING_EXTRA_FLOPS_PCT,
+        st = dfg_tile_candidates(c->graph,
+                                 o->prefer_memory == DFG_PREFER_SMALLEST
+                                     ? SMALLEST_EXTRA_COST_PCT
+                                     : TILING_EXTRA_FLOPS_PCT,
                                  c->tile->plans, c->tile->max_plans,
                                  &c->tile->n_plans);
     if (st == DFG_OK && blocks_layouts(o)) {
@@ -402,15 +410,16 @@ static int tiles_rows(const dfg_compile_options *o)
 /* Memory first's choice among the programs it compiles (dfg_compile):
  * offered from the fastest (untiled, blocked layouts) on; a program is
  * eligible where its cost (dfg_program_cost, a product on dfg's kernels
- * weighing DFG_KERNEL_WEIGHT) is at most EXTRA_COST_PCT over the first
- * one's. Kept: among the eligible programs whose arena is within
- * 1/ARENA_TIE of the smallest eligible arena, the cheapest, its cost
- * counted with its overhead now (dfg_program_overhead: steps and
- * copies; on equal costs the smaller arena, then the first offered).
- * Memory first thus trades at most EXTRA_COST_PCT more work for a
- * smaller arena, and never more work for a few bytes. DFG_PREFER_SMALLEST weighs dfg's kernels as the library's
- * and keeps the smallest arena. The untiled programs are chosen from
- * alike for the op-by-op bound the kept program reports. */
+ * weighing DFG_KERNEL_WEIGHT, plus dfg_program_overhead: its steps and
+ * copies, which bands of rows multiply) is at most EXTRA_COST_PCT over
+ * the first one's. Kept: among the eligible programs whose arena is
+ * within 1/ARENA_TIE of the smallest eligible arena, the cheapest (on
+ * equal costs the smaller arena, then the first offered). Memory first
+ * thus trades at most EXTRA_COST_PCT more work for a smaller arena, and
+ * never more work for a few bytes. DFG_PREFER_SMALLEST weighs dfg's
+ * kernels as the library's, counts FLOPs alone and keeps the smallest
+ * arena. The untiled programs are chosen from alike for the op-by-op
+ * bound the kept program reports. */
 typedef struct choice_set {
     int32_t n;
     uint64_t arenas[CHOICE_MAX], costs[CHOICE_MAX];
@@ -435,7 +444,8 @@ static void choice_add(choice_set *set, const dfg_program *p, uint64_t cost)
 static void offer(memory_choice *ch, dfg_program *p, int untiled)
 {
     uint64_t cost =
-        dfg_program_cost(p, ch->smallest ? 1 : DFG_KERNEL_WEIGHT);
+        dfg_program_cost(p, ch->smallest ? 1 : DFG_KERNEL_WEIGHT) +
+        (ch->smallest ? 0 : dfg_program_overhead(p));
     if (ch->all.n == 0)
         ch->reference = cost;
     if (ch->all.n == CHOICE_MAX ||
@@ -443,8 +453,6 @@ static void offer(memory_choice *ch, dfg_program *p, int untiled)
         dfg_program_destroy(p);
         return;
     }
-    /* Eligible by its cost; among its ties, weighed with its overhead. */
-    cost += dfg_program_overhead(p);
     if (untiled)
         choice_add(&ch->untiled, p, cost);
     ch->programs[ch->all.n] = p;

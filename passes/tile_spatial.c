@@ -4,16 +4,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "passes/tiling/tile_bands.h"
 #include "util/error.h"
 #include "util/memory.h"
 
 /* The most operands a region node has (a concat's). */
 #define MAX_OPERANDS 64
 
-/* Rows [lo, hi) of a value. */
-typedef struct rows {
-    int64_t lo, hi;
-} rows;
+typedef dfg_tile_rows rows;
+typedef dfg_tile_bands bands;
 
 /* The walk over the region: which nodes are in it, in recorded order. */
 typedef struct region {
@@ -42,19 +41,13 @@ static int image(const dfg_graph *g, int32_t v)
 /* An operand an element-wise op broadcasts over the rows, at most one
  * element per channel: stored, or computed ([N,C,1,1], as a squeeze-
  * excite gate): a value no region node writes (this walk's), so one the
- * bands read whole (see fixed). */
+ * bands read whole (dfg_tile_fixed). */
 static int per_channel(const dfg_graph *g, int32_t v, int64_t channels)
 {
     const dfg_type *t = &g->values[v].type;
     return (stored(g, v) || (t->rank == 4 && t->shape[2] == 1 &&
                              t->shape[3] == 1)) &&
            dfg_type_numel(t) <= channels;
-}
-
-/* An operand every band reads whole: stored, or one of no rows. */
-static int fixed(const dfg_graph *g, int32_t v)
-{
-    return stored(g, v) || !image(g, v);
 }
 
 /* A value of type out that no region node writes (so one that does not
@@ -270,25 +263,6 @@ dfg_status dfg_tile_region(const dfg_graph *graph, int32_t from,
     return DFG_OK;
 }
 
-/* Rows of input `in` of node that rows `out` of its output read. */
-static rows input_rows(const dfg_graph *g, const dfg_ir_node *node,
-                       int32_t in, rows out)
-{
-    int64_t h = g->values[node->inputs[in]].type.shape[2];
-    if ((node->op != DFG_OP_CONV2D && node->op != DFG_OP_MAX_POOL &&
-         node->op != DFG_OP_AVERAGE_POOL) || in != 0)
-        return out;
-    const dfg_attrs *a = &node->attrs;
-    int64_t k = node->op == DFG_OP_CONV2D
-                    ? g->values[node->inputs[1]].type.shape[2]
-                    : a->kernel[0];
-    int64_t d = a->dilations[0] > 0 ? a->dilations[0] : 1;
-    int64_t s = a->strides[0] > 0 ? a->strides[0] : 1;
-    int64_t lo = out.lo * s - a->pads[0];
-    int64_t hi = (out.hi - 1) * s - a->pads[0] + (k - 1) * d + 1;
-    return (rows){lo > 0 ? lo : 0, hi < h ? hi : h};
-}
-
 /* The right pad under which a max pool with ceil_mode gives its output
  * columns without it: the last window's columns past the input are
  * padding, which a max pool ignores. */
@@ -303,23 +277,6 @@ static int64_t last_column_pad(const dfg_graph *g, const dfg_ir_node *node)
                    a->pads[1];
     return need > a->pads[3] ? need : a->pads[3];
 }
-
-/* The tiling of one region: per value, the rows this band holds, those
- * its node computes, its value index in the band, and the band before's
- * (band 0: no value). Indexed by the graph's values before tiling. */
-typedef struct bands {
-    dfg_graph *g;
-    rows *held;          /* [n_values] */
-    rows *made;          /* [n_values] held, less the rows carried */
-    int32_t *value;      /* [n_values] the band's value, -1 before it exists */
-    rows *prev_held;     /* [n_values] */
-    int32_t *prev_value; /* [n_values] */
-    int64_t *row_flops;  /* [n_values] FLOPs of a region node's output row */
-    uint8_t *carried;    /* [n_values] how this band carries each value */
-    int32_t input;       /* the region's image */
-    int32_t n_values;
-    int carry;           /* 0: every band computes all its rows */
-} bands;
 
 static dfg_status add(dfg_graph *g, dfg_op op, const char *base, int k,
                       const char *what, const int32_t *in, int32_t n_in,
@@ -365,133 +322,6 @@ static dfg_status band_operand(bands *b, int32_t v, rows want,
     return rows_of(b->g, have, held, want, base, k, what, out);
 }
 
-/* 1 if the band can take rows [held.lo, band k-1's held.hi) of y (a
- * region node's output) from band k-1's y and compute only the rest:
- * band k-1 holds them and not all of this band's. */
-static int can_carry(const bands *b, int32_t y)
-{
-    rows h = b->held[y], p = b->prev_held[y];
-    return b->prev_value[y] >= 0 && p.lo <= h.lo && h.lo < p.hi &&
-           p.hi < h.hi;
-}
-
-/* How a band carries a value (bands.carried): not, from the row after
- * band k-1's last on, or from as high a row as its operands' rows held
- * for other readers allow (its node computes rows again where that
- * spares an operand's slice). */
-#define CARRY_NONE 0
-#define CARRY_NEW 1
-#define CARRY_LOWERED 2
-
-static int64_t row_bytes(const dfg_graph *g, int32_t v)
-{
-    const dfg_type *t = &g->values[v].type;
-    return t->shape[0] * t->shape[1] * t->shape[3] *
-           (int64_t)dfg_dtype_size(t->dtype);
-}
-
-/* The first row made[y] may start at under CARRY_LOWERED: lo, lowered
- * while every row operand of node holds the rows it then reads for its
- * other readers (held so far) and y stays carried (above held[y].lo). */
-static int64_t lowered(const bands *b, const dfg_ir_node *node, rows m)
-{
-    for (;; m.lo--) {
-        rows up = {m.lo - 1, m.hi};
-        if (up.lo <= b->held[node->outputs[0]].lo)
-            return m.lo;
-        for (int32_t j = 0; j < node->n_inputs; j++) {
-            int32_t v = node->inputs[j];
-            if (v >= 0 && !fixed(b->g, v) &&
-                input_rows(b->g, node, j, up).lo < b->held[v].lo)
-                return m.lo;
-        }
-    }
-}
-
-/* The rows each value of the band (rows `out` of the cut) holds and
- * those its node computes, the values marked in `carried` carrying where
- * they can (from the cut up); returns what computing them costs: the
- * FLOPs, and as a program's overhead counts them
- * (dfg_program_overhead), per carry its two steps and the bytes they
- * copy (the band's rows of the value, and the carried ones again), per
- * operand read in part its slice. */
-static int64_t band_rows(bands *b, const int32_t *nodes, int32_t n_nodes,
-                         int32_t cut, rows out)
-{
-    const dfg_graph *g = b->g;
-    for (int32_t v = 0; v < b->n_values; v++)
-        b->held[v] = (rows){INT64_MAX, -1};
-    b->held[cut] = out;
-    int64_t cost = 0;
-    for (int32_t i = n_nodes - 1; i >= 0; i--) {
-        const dfg_ir_node *node = &g->nodes[nodes[i]];
-        int32_t y = node->outputs[0];
-        rows *m = &b->made[y];
-        *m = b->held[y];
-        if (b->carried[y] != CARRY_NONE && can_carry(b, y)) {
-            m->lo = b->prev_held[y].hi;
-            if (b->carried[y] == CARRY_LOWERED)
-                m->lo = lowered(b, node, *m);
-            cost += DFG_MOVED_BYTE_FLOPS * row_bytes(g, y) *
-                        (2 * m->lo - 2 * b->held[y].lo + m->hi - m->lo) +
-                    2 * DFG_STEP_FLOPS;
-        }
-        cost += b->row_flops[y] * (m->hi - m->lo);
-        for (int32_t j = 0; j < node->n_inputs; j++) {
-            int32_t v = node->inputs[j];
-            if (v < 0 || fixed(g, v))
-                continue;
-            rows r = input_rows(g, node, j, *m);
-            rows *h = &b->held[v];
-            h->lo = r.lo < h->lo ? r.lo : h->lo;
-            h->hi = r.hi > h->hi ? r.hi : h->hi;
-        }
-    }
-    for (int32_t i = 0; i < n_nodes; i++) {
-        const dfg_ir_node *node = &g->nodes[nodes[i]];
-        for (int32_t j = 0; j < node->n_inputs; j++) {
-            int32_t v = node->inputs[j];
-            if (v < 0 || fixed(g, v))
-                continue;
-            rows r = input_rows(g, node, j, b->made[node->outputs[0]]);
-            rows h = v == b->input ? (rows){0, g->values[v].type.shape[2]}
-                                   : b->held[v];
-            if (r.lo != h.lo || r.hi != h.hi)
-                cost += DFG_MOVED_BYTE_FLOPS * row_bytes(g, v) *
-                            (r.hi - r.lo) + DFG_STEP_FLOPS;
-        }
-    }
-    return cost;
-}
-
-/* How the band carries each value (carried, then held and made as
- * band_rows leaves them): from the cut up, for each value that can carry,
- * the way of least cost for the band with those below it decided and
- * those above it computed (a value's rows are set by its readers, all
- * below it). */
-static void choose_carries(bands *b, const int32_t *nodes, int32_t n_nodes,
-                           int32_t cut, rows out)
-{
-    memset(b->carried, CARRY_NONE, (size_t)b->n_values);
-    int64_t best = band_rows(b, nodes, n_nodes, cut, out);
-    for (int32_t i = n_nodes - 1; b->carry && i >= 0; i--) {
-        int32_t y = b->g->nodes[nodes[i]].outputs[0];
-        if (!can_carry(b, y))
-            continue;
-        uint8_t way = CARRY_NONE;
-        for (uint8_t w = CARRY_NEW; w <= CARRY_LOWERED; w++) {
-            b->carried[y] = w;
-            int64_t cost = band_rows(b, nodes, n_nodes, cut, out);
-            if (cost < best) {
-                best = cost;
-                way = w;
-            }
-        }
-        b->carried[y] = way;
-    }
-    band_rows(b, nodes, n_nodes, cut, out);
-}
-
 /* Records the band's node that writes y (original node, a copy: recording
  * nodes may move g->nodes) on rows made[y], with operands in; where rows
  * are carried, joined below the slice of band k-1's rows that value[y]
@@ -507,7 +337,7 @@ static dfg_status add_node(bands *b, const dfg_ir_node *node, int k,
     dfg_attrs a = node->attrs;
     if (node->op == DFG_OP_CONV2D || node->op == DFG_OP_MAX_POOL ||
         node->op == DFG_OP_AVERAGE_POOL) {
-        rows r = input_rows(g, node, 0, want);
+        rows r = dfg_tile_input_rows(g, node, 0, want);
         int64_t s = a.strides[0] > 0 ? a.strides[0] : 1;
         int64_t k_eff = (node->op == DFG_OP_CONV2D
                              ? g->values[node->inputs[1]].type.shape[2]
@@ -550,7 +380,8 @@ static dfg_status add_node(bands *b, const dfg_ir_node *node, int k,
 }
 
 /* Records band k (rows `out` of the cut) of the region's nodes: which
- * rows each value holds and which its node computes (choose_carries),
+ * rows each value holds and which its node computes
+ * (dfg_tile_choose_carries),
  * the slices of band k-1's carried rows, then the nodes. */
 static dfg_status add_band(bands *b, const int32_t *nodes, int32_t n_nodes,
                            int32_t cut, rows out, int k, int32_t *joined)
@@ -558,7 +389,7 @@ static dfg_status add_band(bands *b, const int32_t *nodes, int32_t n_nodes,
     dfg_graph *g = b->g;
     for (int32_t v = 0; v < b->n_values; v++)
         b->value[v] = -1;
-    choose_carries(b, nodes, n_nodes, cut, out);
+    dfg_tile_choose_carries(b, nodes, n_nodes, cut, out);
     dfg_status st = DFG_OK;
     for (int32_t i = 0; st == DFG_OK && i < n_nodes; i++) {
         const dfg_ir_node *node = &g->nodes[nodes[i]];
@@ -576,8 +407,9 @@ static dfg_status add_band(bands *b, const int32_t *nodes, int32_t n_nodes,
         rows want = b->made[node.outputs[0]];
         for (int32_t j = 0; st == DFG_OK && j < node.n_inputs; j++) {
             in[j] = node.inputs[j];
-            if (in[j] >= 0 && !fixed(g, in[j]))
-                st = band_operand(b, in[j], input_rows(g, &node, j, want),
+            if (in[j] >= 0 && !dfg_tile_fixed(g, in[j]))
+                st = band_operand(b, in[j],
+                                  dfg_tile_input_rows(g, &node, j, want),
                                   node.name, k, j, &in[j]);
         }
         if (st == DFG_OK)

@@ -60,8 +60,9 @@ typedef struct dfg_tile_plan {
 /* The tilings of graph (passes/tiling/tile_candidates.c: one region at
  * each cut, in 2, 3, 4, 6, 8, 12 or 16 bands, crossing no squeeze-excite
  * block or some, joined either way, and some of those extended by a second
- * region) whose estimate has a smaller peak than graph's and at most
- * max_flops_pct percent more FLOPs, into plans: the first half of
+ * region) whose estimate has a smaller peak than graph's and costs at
+ * most max_flops_pct percent more (FLOPs and overhead, as
+ * dfg_tile_estimate counts them), into plans: the first half of
  * max_plans those of smallest estimated peak among the single regions
  * and the extensions of the best ones, then those among the extensions
  * of the smallest joins, each part smallest first; their number in
@@ -96,9 +97,10 @@ dfg_status dfg_tile_region(const dfg_graph *graph, int32_t from,
                            int32_t max_cuts, int32_t *n_cuts);
 
 /* What graph tiled at cut in `tiles` bands, joined as put says, halos
- * carried where that pays, would cost, cheaply (no plan): the bytes live at its largest step in the
- * recorded order (a join in place counted once), and its FLOPs. cut -1:
- * graph as it is. */
+ * carried where that pays, would cost, cheaply (no plan): the bytes live
+ * at its largest step in the recorded order (a join in place counted
+ * once), and in *flops its FLOPs with each node's overhead as a step
+ * (dfg_program_overhead's weights). cut -1: graph as it is. */
 dfg_status dfg_tile_estimate(const dfg_graph *graph, int32_t from,
                              int32_t cut, int32_t tiles, int put,
                              int64_t *peak, int64_t *flops);

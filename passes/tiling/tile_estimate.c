@@ -3,6 +3,7 @@
  * no plan made. */
 #include "passes/tile_spatial.h"
 
+#include "ir/op_table.h"
 #include "util/error.h"
 #include "util/memory.h"
 
@@ -20,9 +21,26 @@ static int stored(const dfg_graph *g, int32_t v)
            g->values[v].kind == DFG_VALUE_CONSTANT;
 }
 
+/* What running node n costs beside its FLOPs, as dfg_program_overhead
+ * counts a step: a step (a library's for a product), and the bytes it
+ * writes when it computes nothing, but for a concat along the channels
+ * (its producers write into it at batch 1: passes/concat_views.c). */
+static int64_t overhead(const dfg_graph *g, const dfg_ir_node *node,
+                        int64_t flops)
+{
+    int64_t cost = dfg_op_uses_blas(node->op) ? DFG_LIBRARY_STEP_FLOPS
+                                              : DFG_STEP_FLOPS;
+    int view = node->op == DFG_OP_CONCAT && node->attrs.axis == 1;
+    for (int32_t i = 0; flops <= 0 && !view && i < node->n_outputs; i++)
+        cost += DFG_MOVED_BYTE_FLOPS *
+                dfg_type_bytes(&g->values[node->outputs[i]].type);
+    return cost;
+}
+
 /* Bytes live at the largest step of graph's recorded order (values that
  * are not stored, from their producer, or the start, to their last
- * reader; outputs to the end) and the FLOPs of its live nodes. */
+ * reader; outputs to the end) and what its live nodes cost: their FLOPs
+ * and overhead. */
 static dfg_status measure(const dfg_graph *g, int64_t *peak, int64_t *flops)
 {
     dfg_allocator a = g->allocator;
@@ -53,7 +71,8 @@ static dfg_status measure(const dfg_graph *g, int64_t *peak, int64_t *flops)
             st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of memory");
             break;
         }
-        *flops += dfg_node_flops(g, n, types);
+        int64_t f = dfg_node_flops(g, n, types);
+        *flops += f + overhead(g, node, f);
         dfg_free(&a, types);
         /* A join in place: its whole's bytes carry on as its output's. */
         int32_t carried = dfg_tile_joins_in_place(g, n, last)

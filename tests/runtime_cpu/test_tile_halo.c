@@ -27,6 +27,8 @@
 #include "tests/support/random_data.h"
 
 #define H 96
+#define LARGE 224 /* an image on which bands pay their steps */
+#define SMALL 32  /* one on which they do not */
 #define INPUT_NUMEL (3 * H * H)
 #define CLASSES 10
 
@@ -49,15 +51,15 @@ static dfg_value logits(dfg_graph *g, dfg_value t, int64_t channels)
     return t;
 }
 
-/* Dense convs, as a ResNet's first layers. */
-static dfg_graph *dense_cnn(void)
+/* Dense convs, as a ResNet's first layers, on an image of h x h. */
+static dfg_graph *dense_cnn(int64_t h)
 {
     random_seed(4242u);
     dfg_graph *g;
     assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
     dfg_value x, t, r;
     assert_int_equal(dfg_graph_input(g, "image", DFG_F32, 4,
-                                     (int64_t[]){1, 3, H, H}, &x), DFG_OK);
+                                     (int64_t[]){1, 3, h, h}, &x), DFG_OK);
     t = relu(g, cnn_conv(g, x, "stem", 3, 32, 7, 2, 1));
     dfg_pool_params mp = {{3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 0, 0};
     assert_int_equal(dfg_max_pool(g, t, &mp, &r), DFG_OK);
@@ -136,7 +138,7 @@ static int64_t run_tiled(const dfg_graph *g, const dfg_tile_plan *plan,
 static void test_carried_halos(void **state)
 {
     (void)state;
-    dfg_graph *g = dense_cnn();
+    dfg_graph *g = dense_cnn(H);
     float *x = random_floats(INPUT_NUMEL, 1.0f);
     float want[CLASSES], got[CLASSES];
     dfg_program_destroy(cnn_untiled(g, x, want));
@@ -197,24 +199,30 @@ static void test_no_carry_where_copies_cost_more(void **state)
     dfg_graph_destroy(g);
 }
 
-/* A program's overhead: DFG_STEP_FLOPS per step, and DFG_MOVED_BYTE_FLOPS
- * per byte written by a step of no FLOPs; more for a tiled program (its
- * slices and joins) than for the untiled one. */
+/* A program's overhead: DFG_STEP_FLOPS per step (DFG_LIBRARY_STEP_FLOPS
+ * for one a library runs), and DFG_MOVED_BYTE_FLOPS per byte written by
+ * a step of no FLOPs; more for a tiled program (its slices and joins)
+ * than for the untiled one. */
 static void test_overhead(void **state)
 {
     (void)state;
-    dfg_graph *g = dense_cnn();
+    dfg_graph *g = dense_cnn(H);
     float *x = random_floats(INPUT_NUMEL, 1.0f);
     float want[CLASSES], got[CLASSES];
     dfg_program *p = cnn_untiled(g, x, want);
-    uint64_t moved = 0;
-    for (int32_t i = 0; i < p->n_steps; i++)
+    uint64_t moved = 0, steps = 0;
+    int library = 0;
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        library += dfg_program_step_on_library(p, i);
+        steps += dfg_program_step_on_library(p, i) ? DFG_LIBRARY_STEP_FLOPS
+                                                   : DFG_STEP_FLOPS;
         for (int32_t j = 0; p->steps[i].flops <= 0 &&
                             j < p->steps[i].n_outputs; j++)
             moved += p->tensors[p->steps[i].outputs[j]].bytes;
+    }
+    assert_true(moved > 0 && library > 0 && library < p->n_steps);
     assert_int_equal(dfg_program_overhead(p),
-                     (uint64_t)p->n_steps * DFG_STEP_FLOPS +
-                         DFG_MOVED_BYTE_FLOPS * moved);
+                     steps + DFG_MOVED_BYTE_FLOPS * moved);
     dfg_graph *copy;
     int32_t joined, cuts[32], n_cuts = 0;
     assert_int_equal(dfg_tile_region(g, -1, NULL, NULL, cuts, 32, &n_cuts),
@@ -234,12 +242,53 @@ static void test_overhead(void **state)
     dfg_graph_destroy(g);
 }
 
+/* Memory first counts each program's overhead: it tiles the dense CNN
+ * on a large image (the same logits, a smaller arena, its cost with its
+ * overhead within 10% of the untiled program's), not on a small one,
+ * whose few FLOPs a band's steps outweigh, which it tiles only keeping
+ * the smallest arena whatever runs it. */
+static void test_memory_first_counts_overhead(void **state)
+{
+    (void)state;
+    float *x = random_floats(3 * LARGE * LARGE, 1.0f);
+    float want[CLASSES], got[CLASSES];
+    dfg_graph *g = dense_cnn(LARGE);
+    dfg_program *off, *on;
+    dfg_plan_stats b;
+    cnn_memory_first(g, 1, x, want, got, &off, &on);
+    cnn_assert_close(got, want, CLASSES);
+    dfg_program_stats(on, &b);
+    assert_true(b.tiles >= 2);
+    assert_true(on->stats.arena_bytes < off->stats.arena_bytes);
+    uint64_t tiled = dfg_program_cost(on, 2) + dfg_program_overhead(on);
+    uint64_t untiled = dfg_program_cost(off, 2) + dfg_program_overhead(off);
+    assert_true(tiled * 10 <= untiled * 11);
+    dfg_program_destroy(off);
+    dfg_program_destroy(on);
+    dfg_graph_destroy(g);
+    g = dense_cnn(SMALL);
+    cnn_memory_first(g, 1, x, want, got, &off, &on);
+    dfg_program_stats(on, &b);
+    assert_int_equal(b.tiles, 0);
+    dfg_program_destroy(off);
+    dfg_program_destroy(on);
+    cnn_memory_first(g, DFG_PREFER_SMALLEST, x, want, got, &off, &on);
+    cnn_assert_close(got, want, CLASSES);
+    dfg_program_stats(on, &b);
+    assert_true(b.tiles >= 2);
+    dfg_program_destroy(off);
+    dfg_program_destroy(on);
+    dfg_graph_destroy(g);
+    free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_carried_halos),
         cmocka_unit_test(test_no_carry_where_copies_cost_more),
         cmocka_unit_test(test_overhead),
+        cmocka_unit_test(test_memory_first_counts_overhead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,10 +69,12 @@ static dfg_graph *small_cnn(void)
     return g;
 }
 
-/* Memory first, tiled by default: a smaller arena and lower bound, the
- * op-by-op bound that of the untiled program, the same weights, at most
- * 10% more FLOPs, the same logits; off with tiling = 0, and without
- * prefer_memory. */
+/* Memory first keeping the smallest arena (memory first's own rule
+ * counts each step's overhead, which outweighs what bands save on a
+ * graph this small: test_tile_halo), tiled by default: a smaller arena
+ * and lower bound, the op-by-op bound that of the untiled program, the
+ * same weights, at most 10% more FLOPs, the same logits; off with
+ * tiling = 0, and without prefer_memory. */
 static void test_compiler_tiles(void **state)
 {
     (void)state;
@@ -80,7 +82,7 @@ static void test_compiler_tiles(void **state)
     float *x = random_floats(INPUT_NUMEL, 1.0f);
     float tiled[CLASSES], want[CLASSES];
     dfg_program *off, *on;
-    cnn_memory_first(g, 1, x, want, tiled, &off, &on);
+    cnn_memory_first(g, DFG_PREFER_SMALLEST, x, want, tiled, &off, &on);
     dfg_compile_options o;
     dfg_compile_options_init(&o);
     float fast[CLASSES];

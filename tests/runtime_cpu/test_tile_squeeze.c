@@ -198,7 +198,7 @@ static void test_compiler_crosses(void **state)
      * stops before them. */
     dfg_tile_plan plans[4];
     int32_t n_plans = 0, cuts[64], n_cuts = 0;
-    assert_int_equal(dfg_tile_candidates(g, 10, plans, 4, &n_plans), DFG_OK);
+    assert_int_equal(dfg_tile_candidates(g, 100, plans, 4, &n_plans), DFG_OK);
     assert_true(n_plans >= 1);
     assert_true(plans[0].squeeze[0] != 0 ||
                 (plans[0].n > 1 && plans[0].squeeze[1] != 0));
