@@ -381,8 +381,8 @@ static dfg_status add_node(bands *b, const dfg_ir_node *node, int k,
 
 /* Records band k (rows `out` of the cut) of the region's nodes: which
  * rows each value holds and which its node computes
- * (dfg_tile_choose_carries),
- * the slices of band k-1's carried rows, then the nodes. */
+ * (dfg_tile_choose_carries), the slices of band k-1's carried rows (in
+ * value[], until the node joins them), then the nodes. */
 static dfg_status add_band(bands *b, const int32_t *nodes, int32_t n_nodes,
                            int32_t cut, rows out, int k, int32_t *joined)
 {
