@@ -18,6 +18,7 @@
 #include "dfg/dfg.h"
 #include "program/program.h"
 #include "runtime/cpu/elementwise/silu_vector.h"
+#include "runtime/cpu/elementwise/vector_dispatch.h"
 #include "runtime/cpu_layout_rule.h"
 #include "tests/support/libc_calls.h"
 #include "tests/support/program_fixtures.h"
@@ -72,7 +73,7 @@ static void test_sampled_bit_patterns(void **state)
                                      NAN, 1e-40f, -1e-40f};
     memcpy(x, specials, sizeof specials);
     for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
-        if (widths[w] > dfg_cpu_silu_width())
+        if (widths[w] > dfg_cpu_vector_width())
             continue;
         memcpy(y, x, (size_t)n * sizeof *y);
         dfg_cpu_silu_f32_width(y, n, widths[w]);
@@ -96,7 +97,7 @@ static void test_lengths(void **state)
     float *y = malloc((LONGEST + GUARD) * sizeof *y);
     assert_non_null(y);
     for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
-        if (widths[w] > dfg_cpu_silu_width())
+        if (widths[w] > dfg_cpu_vector_width())
             continue;
         for (int64_t n = 0; n <= LONGEST; n = n < 70 ? n + 1 : LONGEST) {
             memcpy(y, x, (size_t)(n + GUARD) * sizeof *y);
@@ -127,7 +128,7 @@ static void test_width_follows_isa(void **state)
         has16 |= layouts[i] == DFG_LAYOUT_NCHW16C;
         has8 |= layouts[i] == DFG_LAYOUT_NCHW8C;
     }
-    int width = dfg_cpu_silu_width();
+    int width = dfg_cpu_vector_width();
     assert_true(width == 1 || width == 8 || width == 16);
     if (width == 16)
         assert_true(has16);

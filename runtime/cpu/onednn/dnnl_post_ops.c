@@ -1,6 +1,11 @@
 /* dfg's fused post-ops as oneDNN's (dnnl_post_ops.h). */
 #include "runtime/cpu/onednn/dnnl_post_ops.h"
 
+#include <string.h>
+
+#include "runtime/cpu/elementwise/gelu_vector.h"
+#include "runtime/cpu/elementwise/silu_vector.h"
+
 /* The post-ops that are one oneDNN eltwise: its algorithm and, unless it
  * takes the post-op's own alpha and beta (clip's bounds), fixed ones. */
 static const struct eltwise_post_op {
@@ -84,8 +89,8 @@ int dfg_dnnl_post_ops_set_after_sum(dnnl_primitive_attr_t attr,
 int32_t dfg_dnnl_post_op_left(const dfg_attrs *attrs)
 {
     int32_t n = attrs->n_post_ops;
-    return n > 0 && attrs->post_ops[n - 1] == DFG_POST_SILU ? DFG_POST_SILU
-                                                            : -1;
+    int32_t last = n > 0 ? attrs->post_ops[n - 1] : -1;
+    return last == DFG_POST_SILU || last == DFG_POST_GELU_ERF ? last : -1;
 }
 
 int dfg_dnnl_post_ops_set_leaving(dnnl_primitive_attr_t attr,
@@ -94,4 +99,34 @@ int dfg_dnnl_post_ops_set_leaving(dnnl_primitive_attr_t attr,
     return post_ops_set(attr, attrs, sum,
                         attrs->n_post_ops -
                             (dfg_dnnl_post_op_left(attrs) >= 0));
+}
+
+int dfg_dnnl_left_bind(dfg_dnnl_left *left, const dfg_attrs *attrs, void *y,
+                       const dfg_type *y_type)
+{
+    memset(left, 0, sizeof *left);
+    int32_t post = dfg_dnnl_post_op_left(attrs);
+    if (post < 0)
+        return 0;
+    left->post = post;
+    left->y = y;
+    left->n = dfg_type_bytes(y_type) / (int64_t)sizeof(float);
+    return 1;
+}
+
+void dfg_dnnl_left_run(const dfg_dnnl_left *left)
+{
+    if (!left->y)
+        return;
+    if (left->post == DFG_POST_SILU)
+        dfg_cpu_silu_f32(left->y, left->n);
+    else
+        dfg_cpu_gelu_erf_f32(left->y, left->n);
+}
+
+const char *dfg_dnnl_left_name(const dfg_dnnl_left *left)
+{
+    if (!left->y)
+        return "";
+    return left->post == DFG_POST_SILU ? " + silu" : " + gelu";
 }
