@@ -3,7 +3,6 @@
 
 #include <string.h>
 
-#include "runtime/cpu/elementwise/gelu_vector.h"
 #include "runtime/cpu/elementwise/silu_vector.h"
 
 /* The post-ops that are one oneDNN eltwise: its algorithm and, unless it
@@ -89,8 +88,8 @@ int dfg_dnnl_post_ops_set_after_sum(dnnl_primitive_attr_t attr,
 int32_t dfg_dnnl_post_op_left(const dfg_attrs *attrs)
 {
     int32_t n = attrs->n_post_ops;
-    int32_t last = n > 0 ? attrs->post_ops[n - 1] : -1;
-    return last == DFG_POST_SILU || last == DFG_POST_GELU_ERF ? last : -1;
+    return n > 0 && attrs->post_ops[n - 1] == DFG_POST_SILU ? DFG_POST_SILU
+                                                            : -1;
 }
 
 int dfg_dnnl_post_ops_set_leaving(dnnl_primitive_attr_t attr,
@@ -105,10 +104,8 @@ int dfg_dnnl_left_bind(dfg_dnnl_left *left, const dfg_attrs *attrs, void *y,
                        const dfg_type *y_type)
 {
     memset(left, 0, sizeof *left);
-    int32_t post = dfg_dnnl_post_op_left(attrs);
-    if (post < 0)
+    if (dfg_dnnl_post_op_left(attrs) < 0)
         return 0;
-    left->post = post;
     left->y = y;
     left->n = dfg_type_bytes(y_type) / (int64_t)sizeof(float);
     return 1;
@@ -116,17 +113,11 @@ int dfg_dnnl_left_bind(dfg_dnnl_left *left, const dfg_attrs *attrs, void *y,
 
 void dfg_dnnl_left_run(const dfg_dnnl_left *left)
 {
-    if (!left->y)
-        return;
-    if (left->post == DFG_POST_SILU)
+    if (left->y)
         dfg_cpu_silu_f32(left->y, left->n);
-    else
-        dfg_cpu_gelu_erf_f32(left->y, left->n);
 }
 
 const char *dfg_dnnl_left_name(const dfg_dnnl_left *left)
 {
-    if (!left->y)
-        return "";
-    return left->post == DFG_POST_SILU ? " + silu" : " + gelu";
+    return left->y ? " + silu" : "";
 }

@@ -18,14 +18,14 @@ int dfg_dnnl_post_ops_set(dnnl_primitive_attr_t attr, const dfg_attrs *attrs);
 int dfg_dnnl_post_ops_set_after_sum(dnnl_primitive_attr_t attr,
                                     const dfg_attrs *attrs, int sum);
 
-/* The post-op a primitive leaves to dfg, which runs it over the
- * destination after the primitive (dfg_dnnl_left): a trailing silu or
- * GELU (erf form), whose exp and erf oneDNN's jit kernels evaluate inside
- * their inner loop at a cost of the order of the product itself (a
- * matmul's GELU, a conv's swish), where dfg's vector loop runs it in one
- * pass over the output; -1 when oneDNN takes them all. It reads attrs
- * only, so that the workspace rule and the session see the same
- * primitive. */
+/* The post-op a primitive (a conv, a matmul or gemm) leaves to dfg, which
+ * runs it over the destination after the primitive (dfg_dnnl_left): a
+ * trailing silu, whose exp oneDNN's jit kernels compute at several times
+ * the cost of dfg's loop over the output; -1 when oneDNN takes them all.
+ * A trailing GELU stays oneDNN's: its post-op costs less than a second
+ * pass over the output computing erf to f32's precision. It reads attrs
+ * only, so that the workspace rule and the session, on either door, make
+ * the same primitive. */
 int32_t dfg_dnnl_post_op_left(const dfg_attrs *attrs);
 /* dfg_dnnl_post_ops_set_after_sum without the post-op
  * dfg_dnnl_post_op_left names; -1 on failure. */
@@ -33,9 +33,8 @@ int dfg_dnnl_post_ops_set_leaving(dnnl_primitive_attr_t attr,
                                   const dfg_attrs *attrs, int sum);
 
 /* The left post-op of a step, bound to its destination at session
- * creation (y points into the step's region; zeroed: none). */
+ * creation (y, n floats, points into the step's region; zeroed: none). */
 typedef struct dfg_dnnl_left {
-    int32_t post; /* a DFG_POST_*, meaningful where y is not NULL */
     float *y;
     int64_t n;
 } dfg_dnnl_left;
@@ -48,8 +47,8 @@ int dfg_dnnl_left_bind(dfg_dnnl_left *left, const dfg_attrs *attrs, void *y,
 /* Runs the bound post-op over its destination, if any. */
 void dfg_dnnl_left_run(const dfg_dnnl_left *left);
 
-/* " + silu", " + gelu", or "" where none is bound: what a step's kernel
- * name adds for it. */
+/* " + silu", or "" where none is bound: what a step's kernel name adds
+ * for it. */
 const char *dfg_dnnl_left_name(const dfg_dnnl_left *left);
 
 #endif
