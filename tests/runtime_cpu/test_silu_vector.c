@@ -4,7 +4,8 @@
  * chosen follows the ISA oneDNN runs at; and convs whose trailing silu
  * oneDNN leaves to that loop (runtime/cpu/onednn/dnnl_post_ops.h) against
  * a double-precision reference on random data, compiled in this process
- * and saved and mapped, with no allocation during runs. */
+ * and saved and mapped, with no allocation during runs; and matmuls
+ * (weights and activations, with a bias and a residual) likewise. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -223,13 +224,13 @@ static double *case_reference(const conv_case *c, const float *x,
     return y;
 }
 
-/* The library of the step whose last post-op is silu; NULL if none. */
+/* The library of the op step whose last post-op is silu; NULL if none. */
 static const char *silu_step_library(const dfg_program *program,
-                                     const dfg_session *session)
+                                     const dfg_session *session, dfg_op op)
 {
     for (int32_t i = 0; i < program->n_steps; i++) {
         const dfg_attrs *a = &program->steps[i].attrs;
-        if (program->steps[i].op != DFG_OP_CONV2D || a->n_post_ops < 1 ||
+        if (program->steps[i].op != op || a->n_post_ops < 1 ||
             a->post_ops[a->n_post_ops - 1] != DFG_POST_SILU)
             continue;
         const char *library = NULL;
@@ -239,44 +240,61 @@ static const char *silu_step_library(const dfg_program *program,
     return NULL;
 }
 
-/* Runs program on x, checks y against ref; returns 1 if the silu ran
- * after a oneDNN conv as dfg's loop. */
-static int check_program(const conv_case *c, dfg_program *program,
-                         const float *x, const double *ref, const char *door)
+/* Runs program (on `door`) on inputs, checks its one output, n_y floats,
+ * against ref, and that 3 more runs allocate nothing; returns 1 if the
+ * silu of its op step ran after a oneDNN primitive as dfg's loop. */
+static int check_program(const char *what, dfg_op op, dfg_program *program,
+                         const void *const *inputs, const double *ref,
+                         int64_t n_y, const char *door)
 {
     dfg_session *session = NULL;
     const dfg_backend *cpu = NULL;
     OK(dfg_backend_find("cpu", &cpu));
     OK(dfg_session_create(program, cpu, NULL, &session));
-    const char *library = silu_step_library(program, session);
+    const char *library = silu_step_library(program, session, op);
     if (!library)
-        fail_msg("%s (%s): no conv2d step ends in silu", c->what, door);
+        fail_msg("%s (%s): no %s step ends in silu", what, door,
+                 op == DFG_OP_CONV2D ? "conv2d" : "matmul");
     size_t len = strlen(library);
     int left = len > 7 && strcmp(library + len - 7, " + silu") == 0;
-    /* oneDNN's direct conv and the pointwise product leave their silu to
-     * dfg; Winograd and the column products apply theirs chunk by chunk. */
+    /* oneDNN's direct conv, its matmul and the pointwise product leave
+     * their silu to dfg; Winograd and the column products apply theirs
+     * chunk by chunk. */
     if (strncmp(library, "oneDNN ", 7) == 0 && !strstr(library, "winograd") &&
         !strstr(library, "columns") && !left)
-        fail_msg("%s (%s): the conv ran on %s", c->what, door, library);
-    int64_t n_y = (c->last ? c->cout : MIX) * out_size(c, c->h) *
-                  out_size(c, c->w);
+        fail_msg("%s (%s): the step ran on %s", what, door, library);
     float *y = malloc((size_t)n_y * sizeof *y);
     assert_non_null(y);
-    const void *inputs[1] = {x};
     void *outputs[1] = {y};
-    OK(dfg_session_run(session, inputs, outputs));
+    OK(dfg_session_run(session, (const void **)inputs, outputs));
     long before = libc_calls_count();
     for (int run = 0; run < 3; run++)
-        OK(dfg_session_run(session, inputs, outputs));
+        OK(dfg_session_run(session, (const void **)inputs, outputs));
     if (libc_calls_count() != before)
-        fail_msg("%s (%s): %ld calls to malloc & co. during 3 runs", c->what,
+        fail_msg("%s (%s): %ld calls to malloc & co. during 3 runs", what,
                  door, libc_calls_count() - before);
     double err = fixture_relative_error(y, ref, n_y);
     if (!(err < 1e-5))
-        fail_msg("%s (%s, %s): relative error %g", c->what, door, library,
-                 err);
+        fail_msg("%s (%s, %s): relative error %g", what, door, library, err);
     free(y);
     dfg_session_destroy(session);
+    return left;
+}
+
+/* check_program on g compiled in this process, then saved and mapped. */
+static int check_both_doors(const char *what, dfg_op op, dfg_graph *g,
+                            const void *const *inputs, const double *ref,
+                            int64_t n_y)
+{
+    dfg_compile_options options;
+    dfg_compile_options_init(&options);
+    dfg_program *program = NULL;
+    OK(dfg_compile(g, &options, &program));
+    int left = check_program(what, op, program, inputs, ref, n_y, "compiled");
+    program = fixture_mapped(program);
+    assert_non_null(program);
+    left += check_program(what, op, program, inputs, ref, n_y, "mapped");
+    dfg_program_destroy(program);
     return left;
 }
 
@@ -302,15 +320,10 @@ static void test_convs_leave_silu(void **state)
         float *x = random_floats(c->cin * c->h * c->w, 2.0f);
         double *ref = case_reference(c, x, w, b, m);
         dfg_graph *g = case_graph(c, w, b, m);
-        dfg_compile_options options;
-        dfg_compile_options_init(&options);
-        dfg_program *program = NULL;
-        OK(dfg_compile(g, &options, &program));
-        left += check_program(c, program, x, ref, "compiled");
-        program = fixture_mapped(program);
-        assert_non_null(program);
-        left += check_program(c, program, x, ref, "mapped");
-        dfg_program_destroy(program);
+        const void *inputs[1] = {x};
+        left += check_both_doors(
+            c->what, DFG_OP_CONV2D, g, inputs, ref,
+            (c->last ? c->cout : MIX) * out_size(c, c->h) * out_size(c, c->w));
         dfg_graph_destroy(g);
         free(ref);
         free(x);
@@ -321,6 +334,87 @@ static void test_convs_leave_silu(void **state)
     assert_true(left > 0); /* some conv ran on oneDNN's direct kernel */
 }
 
+/* x [batch, rows, k] @ b [k, n] (+ bias) (+ x) -> silu -> y: b a weight
+ * (oneDNN picks its layout) or a second input. */
+typedef struct matmul_case {
+    const char *what;
+    int64_t batch, rows, k, n;
+    int weight, bias, residual; /* residual: n == k */
+} matmul_case;
+
+static dfg_graph *matmul_graph(const matmul_case *c, const float *w,
+                               const float *bias)
+{
+    dfg_graph *g = NULL;
+    OK(dfg_graph_create(NULL, &g));
+    int64_t x_shape[3] = {c->batch, c->rows, c->k};
+    int64_t w_shape[2] = {c->k, c->n};
+    dfg_value x, wv, bv, y, s;
+    OK(dfg_graph_input(g, "x", DFG_F32, 3, x_shape, &x));
+    if (c->weight)
+        OK(dfg_graph_weight(g, "w", DFG_F32, 2, w_shape, w, &wv));
+    else
+        OK(dfg_graph_input(g, "w", DFG_F32, 2, w_shape, &wv));
+    OK(dfg_matmul(g, x, wv, &y));
+    if (c->bias) {
+        OK(dfg_graph_weight(g, "b", DFG_F32, 1, &c->n, bias, &bv));
+        OK(dfg_add(g, y, bv, &y));
+    }
+    if (c->residual)
+        OK(dfg_add(g, y, x, &y));
+    OK(dfg_sigmoid(g, y, &s));
+    OK(dfg_mul(g, y, s, &y));
+    OK(dfg_graph_output(g, y, "y"));
+    return g;
+}
+
+static double *matmul_reference(const matmul_case *c, const float *x,
+                                const float *w, const float *bias)
+{
+    int64_t rows = c->batch * c->rows;
+    double *y = malloc((size_t)(rows * c->n) * sizeof *y);
+    assert_non_null(y);
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < c->n; j++) {
+            double s = c->bias ? bias[j] : 0.0;
+            for (int64_t i = 0; i < c->k; i++)
+                s += (double)x[r * c->k + i] * w[i * c->n + j];
+            if (c->residual)
+                s += x[r * c->k + j];
+            y[r * c->n + j] = ref_silu(s);
+        }
+    return y;
+}
+
+static void test_matmuls_leave_silu(void **state)
+{
+    (void)state;
+    static const matmul_case cases[] = {
+        {"784x96 @ 96x384 + bias", 1, 784, 96, 384, 1, 1, 0},
+        {"2x50x64 @ 64x64 + bias + x", 2, 50, 64, 64, 1, 1, 1},
+        {"3x40x32 @ 32x72, no bias", 3, 40, 32, 72, 1, 0, 0},
+        {"1x64x48 @ 48x80, both inputs", 1, 64, 48, 80, 0, 0, 0},
+    };
+    int left = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const matmul_case *c = &cases[i];
+        float *x = random_floats(c->batch * c->rows * c->k, 2.0f);
+        float *w = random_floats(c->k * c->n, 1.0f / sqrtf((float)c->k));
+        float *bias = random_floats(c->n, 0.5f);
+        double *ref = matmul_reference(c, x, w, bias);
+        dfg_graph *g = matmul_graph(c, w, bias);
+        const void *with_w[2] = {x, w};
+        left += check_both_doors(c->what, DFG_OP_MATMUL, g, with_w, ref,
+                                 c->batch * c->rows * c->n);
+        dfg_graph_destroy(g);
+        free(ref);
+        free(bias);
+        free(w);
+        free(x);
+    }
+    assert_true(left > 0); /* some matmul ran on oneDNN */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -328,6 +422,7 @@ int main(void)
         cmocka_unit_test(test_lengths),
         cmocka_unit_test(test_width_follows_isa),
         cmocka_unit_test(test_convs_leave_silu),
+        cmocka_unit_test(test_matmuls_leave_silu),
     };
     random_seed(2026);
     return cmocka_run_group_tests(tests, NULL, NULL);

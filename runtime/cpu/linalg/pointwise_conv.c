@@ -163,11 +163,10 @@ dfg_status dfg_pointwise_conv_create(dnnl_engine_t engine,
                                {DNNL_ARG_DST, y},
                                {DNNL_ARG_SCRATCHPAD, scratch}};
     ok = y && dfg_dnnl_calls_add(&c->calls, p.pd, args, 4) == 0;
+    dfg_dnnl_left_bind(&c->calls.left, step->attrs, step->out[0],
+                       &step->out_types[0]);
     snprintf(c->impl, sizeof c->impl, "pointwise + %s%s", dfg_dnnl_impl(p.pd),
-             dfg_dnnl_calls_leave(&c->calls, step->attrs, step->out[0],
-                                  &step->out_types[0])
-                 ? " + silu"
-                 : "");
+             dfg_dnnl_left_name(&c->calls.left));
     dnnl_primitive_desc_destroy(p.pd);
     if (!ok) {
         dfg_pointwise_conv_destroy(c, allocator);

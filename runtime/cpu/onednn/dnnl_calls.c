@@ -2,7 +2,6 @@
 #include <string.h>
 
 #include "runtime/cpu/onednn/dnnl_calls.h"
-#include "runtime/cpu/elementwise/silu_vector.h"
 #include "runtime/cpu/onednn/dnnl_post_ops.h"
 #include "util/error.h"
 
@@ -31,16 +30,6 @@ int dfg_dnnl_calls_add(dfg_dnnl_calls *c, const_dnnl_primitive_desc_t pd,
     return 0;
 }
 
-int dfg_dnnl_calls_leave(dfg_dnnl_calls *c, const dfg_attrs *attrs, void *y,
-                         const dfg_type *y_type)
-{
-    if (dfg_dnnl_post_op_left(attrs) != DFG_POST_SILU)
-        return 0;
-    c->left_y = y;
-    c->left_n = dfg_type_bytes(y_type) / (int64_t)sizeof(float);
-    return 1;
-}
-
 dfg_status dfg_dnnl_calls_run(const dfg_dnnl_calls *c, dnnl_stream_t stream,
                               const char *what)
 {
@@ -51,8 +40,7 @@ dfg_status dfg_dnnl_calls_run(const dfg_dnnl_calls *c, dnnl_stream_t stream,
             return dfg_error(DFG_ERR_INTERNAL, "oneDNN %s failed to run",
                              what);
     }
-    if (c->left_y)
-        dfg_cpu_silu_f32(c->left_y, c->left_n);
+    dfg_dnnl_left_run(&c->left);
     return DFG_OK;
 }
 

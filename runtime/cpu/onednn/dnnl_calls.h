@@ -1,7 +1,8 @@
 /* A step's oneDNN work as a list of calls made once at session creation
  * (dnnl_conv.c, dnnl_conv_grad.c): reorders and a primitive, each with
  * the memories it runs on, executed in order at every run, then the
- * post-op the primitive left to dfg (dfg_dnnl_post_op_left), if any.
+ * post-op the primitive left to dfg (dfg_dnnl_post_op_left), if any,
+ * bound with dfg_dnnl_left_bind.
  *
  * Lifetime: a dfg_dnnl_calls lives inside its step's object (zeroed
  * first); it owns its primitives and memories (which point into the
@@ -13,6 +14,7 @@
 #include "dfg/attrs.h"
 #include "dfg/status.h"
 #include "ir/tensor_type.h"
+#include "runtime/cpu/onednn/dnnl_post_ops.h"
 
 #define DFG_DNNL_MAX_CALLS 5
 #define DFG_DNNL_MAX_MEMORIES 10
@@ -28,8 +30,7 @@ typedef struct dfg_dnnl_calls {
     int n_calls;
     dnnl_memory_t memories[DFG_DNNL_MAX_MEMORIES];
     int n_memories;
-    float *left_y; /* where the left post-op runs (n floats); NULL: none */
-    int64_t left_n;
+    dfg_dnnl_left left; /* the post-op the primitive left to dfg */
 } dfg_dnnl_calls;
 
 /* A memory of md over data, kept by c; NULL if oneDNN refuses it. */
@@ -40,12 +41,6 @@ dnnl_memory_t dfg_dnnl_calls_memory(dfg_dnnl_calls *c, dnnl_engine_t engine,
  * cannot make it. */
 int dfg_dnnl_calls_add(dfg_dnnl_calls *c, const_dnnl_primitive_desc_t pd,
                        const dnnl_exec_arg_t *args, int n_args);
-
-/* Has the post-op that the primitive made with attrs leaves to dfg
- * (dfg_dnnl_post_op_left) run over y, of type y_type, after the calls;
- * 1 if there is one, else 0. */
-int dfg_dnnl_calls_leave(dfg_dnnl_calls *c, const dfg_attrs *attrs, void *y,
-                         const dfg_type *y_type);
 
 /* Runs the calls in order; what names the step in an error. */
 dfg_status dfg_dnnl_calls_run(const dfg_dnnl_calls *c, dnnl_stream_t stream,

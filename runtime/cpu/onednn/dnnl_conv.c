@@ -570,11 +570,10 @@ static int conv_calls_make(dfg_dnnl_conv *c, dnnl_engine_t engine,
         if (call_add(c, p->y_reorder, back, 3) != 0)
             return -1;
     }
+    dfg_dnnl_left_bind(&c->calls.left, step->attrs, step->out[0],
+                       &step->out_types[0]);
     snprintf(c->impl, sizeof c->impl, "%s%s", dfg_dnnl_impl(p->conv),
-             dfg_dnnl_calls_leave(&c->calls, step->attrs, step->out[0],
-                                  &step->out_types[0])
-                 ? " + silu"
-                 : "");
+             dfg_dnnl_left_name(&c->calls.left));
     return 0;
 }
 

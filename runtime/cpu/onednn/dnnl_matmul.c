@@ -3,6 +3,7 @@
  * the same primitive descriptor (plan_make), so the bytes planned and the
  * bytes used cannot disagree. */
 #include <omp.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ir/geometry/matmul_geometry.h"
@@ -263,7 +264,7 @@ static int plan_make(dnnl_engine_t engine, const matmul_shape *s,
         dnnl_primitive_attr_create(&attr) == dnnl_success &&
         dnnl_primitive_attr_set_scratchpad_mode(
             attr, dnnl_scratchpad_mode_user) == dnnl_success &&
-        dfg_dnnl_post_ops_set(attr, attrs) == 0;
+        dfg_dnnl_post_ops_set_leaving(attr, attrs, 0) == 0;
     if (ok && !weight) {
         ok = pd_make(engine, attr, p, s, &p->b_plain) == 0;
     } else if (ok) {
@@ -335,6 +336,7 @@ struct dfg_dnnl_matmul {
     int n_memories;
     dnnl_memory_t memories[5];
     dfg_dnnl_weights *weights; /* B reordered, or NULL if read in place */
+    dfg_dnnl_left left; /* the post-op the primitive left to dfg */
     char impl[64];
 };
 
@@ -395,8 +397,12 @@ static int matmul_make(dfg_dnnl_matmul *m, dnnl_engine_t engine,
         dnnl_primitive_create(&m->primitive, p->pd) == dnnl_success &&
         dnnl_primitive_desc_query(p->pd, dnnl_query_impl_info_str, 0,
                                   &impl) == dnnl_success;
-    if (ok && impl)
-        strncpy(m->impl, impl, sizeof m->impl - 1);
+    if (ok && impl) {
+        dfg_dnnl_left_bind(&m->left, step->attrs, step->out[0],
+                           &step->out_types[0]);
+        snprintf(m->impl, sizeof m->impl, "%s%s", impl,
+                 dfg_dnnl_left_name(&m->left));
+    }
     return ok ? 0 : -1;
 }
 
@@ -444,6 +450,7 @@ dfg_status dfg_dnnl_matmul_run(const dfg_dnnl_matmul *m, dnnl_stream_t stream)
         dnnl_success)
         return dfg_error(DFG_ERR_INTERNAL, "oneDNN matmul (%s) failed to run",
                          m->impl);
+    dfg_dnnl_left_run(&m->left);
     return DFG_OK;
 }
 

@@ -3,7 +3,8 @@
  * strides), with a gemm's C or a fused matmul's bias (input 2) as the
  * primitive's bias, and the step's fused post-ops as its own
  * (dnnl_post_ops.h; a residual, input 3, copied into the output first
- * unless planned there).
+ * unless planned there), but a trailing silu, which dfg's loop runs over
+ * the output after the primitive (dfg_dnnl_post_op_left).
  *
  * A weight B (input 1, constant: the program's bytes) is read in the
  * layout oneDNN chooses when that is a blocked one (AVX-512's brgemm),

@@ -1,6 +1,10 @@
 /* dfg's fused post-ops as oneDNN's (dnnl_post_ops.h). */
 #include "runtime/cpu/onednn/dnnl_post_ops.h"
 
+#include <string.h>
+
+#include "runtime/cpu/elementwise/silu_vector.h"
+
 /* The post-ops that are one oneDNN eltwise: its algorithm and, unless it
  * takes the post-op's own alpha and beta (clip's bounds), fixed ones. */
 static const struct eltwise_post_op {
@@ -94,4 +98,26 @@ int dfg_dnnl_post_ops_set_leaving(dnnl_primitive_attr_t attr,
     return post_ops_set(attr, attrs, sum,
                         attrs->n_post_ops -
                             (dfg_dnnl_post_op_left(attrs) >= 0));
+}
+
+int dfg_dnnl_left_bind(dfg_dnnl_left *left, const dfg_attrs *attrs, void *y,
+                       const dfg_type *y_type)
+{
+    memset(left, 0, sizeof *left);
+    if (dfg_dnnl_post_op_left(attrs) < 0)
+        return 0;
+    left->y = y;
+    left->n = dfg_type_bytes(y_type) / (int64_t)sizeof(float);
+    return 1;
+}
+
+void dfg_dnnl_left_run(const dfg_dnnl_left *left)
+{
+    if (left->y)
+        dfg_cpu_silu_f32(left->y, left->n);
+}
+
+const char *dfg_dnnl_left_name(const dfg_dnnl_left *left)
+{
+    return left->y ? " + silu" : "";
 }
