@@ -410,9 +410,10 @@ static int tiles_rows(const dfg_compile_options *o)
 /* Memory first's choice among the programs it compiles (dfg_compile):
  * offered from the fastest (untiled, blocked layouts) on; a program is
  * eligible where its cost (dfg_program_cost, a product on dfg's kernels
- * weighing DFG_KERNEL_WEIGHT, plus dfg_program_overhead: its steps and
- * copies, which bands of rows multiply) is at most EXTRA_COST_PCT over
- * the first one's. Kept: among the eligible programs whose arena is
+ * weighing DFG_KERNEL_WEIGHT; a tiled program's plus the
+ * dfg_program_overhead, its steps and copies, that its bands of rows add
+ * to its variant's untiled program) is at most EXTRA_COST_PCT over the
+ * first one's. Kept: among the eligible programs whose arena is
  * within 1/ARENA_TIE of the smallest eligible arena, the cheapest (on
  * equal costs the smaller arena, then the first offered). Memory first
  * thus trades at most EXTRA_COST_PCT more work for a smaller arena, and
@@ -429,6 +430,10 @@ typedef struct choice_set {
 typedef struct memory_choice {
     int smallest;       /* prefer_memory == DFG_PREFER_SMALLEST */
     uint64_t reference; /* the first program's cost */
+    /* dfg_program_overhead of the untiled program last offered: a tiled
+     * one (offered after its variant's untiled one) counts the overhead
+     * it adds to that */
+    uint64_t untiled_overhead;
     choice_set all, untiled; /* the eligible programs, the untiled ones */
     dfg_program *programs[CHOICE_MAX]; /* all's */
 } memory_choice;
@@ -443,9 +448,12 @@ static void choice_add(choice_set *set, const dfg_program *p, uint64_t cost)
 /* Takes p: keeps it in ch where it is eligible, else destroys it. */
 static void offer(memory_choice *ch, dfg_program *p, int untiled)
 {
-    uint64_t cost =
-        dfg_program_cost(p, ch->smallest ? 1 : DFG_KERNEL_WEIGHT) +
-        (ch->smallest ? 0 : dfg_program_overhead(p));
+    uint64_t cost = dfg_program_cost(p, ch->smallest ? 1 : DFG_KERNEL_WEIGHT);
+    uint64_t overhead = ch->smallest ? 0 : dfg_program_overhead(p);
+    if (untiled)
+        ch->untiled_overhead = overhead;
+    else if (overhead > ch->untiled_overhead)
+        cost += overhead - ch->untiled_overhead;
     if (ch->all.n == 0)
         ch->reference = cost;
     if (ch->all.n == CHOICE_MAX ||

@@ -123,8 +123,9 @@ typedef struct dfg_compile_options {
      * smallest arena among those that cost at most 10% more to run than
      * the fastest (untiled, blocked): the cost is the FLOPs, a product
      * (conv, matmul) that dfg's kernels run in place of the library's
-     * counting twice, and each step's overhead (a call, the bytes a
-     * copy moves: bands of rows run many); and of arenas within 1/16
+     * counting twice, and for a tiled program the steps and copies its
+     * bands add to the untiled one (a call, the bytes a copy moves);
+     * and of arenas within 1/16
      * of the smallest of them, the cheaper program.
      * DFG_PREFER_SMALLEST (2): the
      * smallest arena whatever kernels run it (dfg's weigh as the
