@@ -54,7 +54,7 @@
     "                 tiled) keep the smallest arena among those costing\n"  \
     "                 at most 10% more to run than the fastest (FLOPs, a\n"  \
     "                 conv or matmul on dfg's kernels in place of oneDNN's\n"\
-    "                 counting twice, and each step and byte copied;\n"    \
+    "                 counting twice, and the steps and bytes tiling adds;\n"\
     "                 of arenas within 1/16 of the smallest the\n"         \
     "                 cheaper); smallest: the smallest\n"                  \
     "                 arena whatever runs it (slower where it leaves\n"      \
