@@ -79,12 +79,6 @@ int dfg_dnnl_post_ops_set(dnnl_primitive_attr_t attr, const dfg_attrs *attrs)
     return post_ops_set(attr, attrs, 0, attrs->n_post_ops);
 }
 
-int dfg_dnnl_post_ops_set_after_sum(dnnl_primitive_attr_t attr,
-                                    const dfg_attrs *attrs, int sum)
-{
-    return post_ops_set(attr, attrs, sum, attrs->n_post_ops);
-}
-
 int32_t dfg_dnnl_post_op_left(const dfg_attrs *attrs)
 {
     int32_t n = attrs->n_post_ops;

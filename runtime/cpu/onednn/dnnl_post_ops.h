@@ -13,10 +13,6 @@
 /* Sets attr's post-ops to attrs's, if any; -1 on failure (a kind oneDNN
  * lacks). */
 int dfg_dnnl_post_ops_set(dnnl_primitive_attr_t attr, const dfg_attrs *attrs);
-/* The same after a sum (scale 1) of what the destination holds where sum
- * is 1. */
-int dfg_dnnl_post_ops_set_after_sum(dnnl_primitive_attr_t attr,
-                                    const dfg_attrs *attrs, int sum);
 
 /* The post-op a primitive (a conv, a matmul or gemm) leaves to dfg, which
  * runs it over the destination after the primitive (dfg_dnnl_left): a
@@ -27,8 +23,9 @@ int dfg_dnnl_post_ops_set_after_sum(dnnl_primitive_attr_t attr,
  * only, so that the workspace rule and the session, on either door, make
  * the same primitive. */
 int32_t dfg_dnnl_post_op_left(const dfg_attrs *attrs);
-/* dfg_dnnl_post_ops_set_after_sum without the post-op
- * dfg_dnnl_post_op_left names; -1 on failure. */
+/* attrs's post-ops after a sum (scale 1) of what the destination holds
+ * where sum is 1, without the post-op dfg_dnnl_post_op_left names; -1 on
+ * failure. */
 int dfg_dnnl_post_ops_set_leaving(dnnl_primitive_attr_t attr,
                                   const dfg_attrs *attrs, int sum);
 
