@@ -186,7 +186,8 @@ void dfg_concat_views_free(dfg_concat_views *concat,
 
 /* Per live node, from its op's rules: the bytes of its step's workspace
  * (blas_workspace_bytes, or the backend's rule for its library's scratch,
- * included; 0 for none) and its FLOP count. Built
+ * included; 0 for none), whether the backend's library runs it, and its
+ * FLOP count. Built
  * once per compilation; every order scored and the program read it. */
 typedef struct dfg_node_costs {
     int64_t *workspace;   /* [n_nodes] */
@@ -206,6 +207,11 @@ typedef struct dfg_node_costs {
      * (no library scratch it needs) on a target that has the form; -1
      * where the alias pass may not plan it so */
     int64_t *in_place_workspace;
+    /* [n_nodes] 1 where the backend's rule gives the step to its library
+     * (maybe with no scratch): the step keeps a workspace buffer, of 0
+     * bytes where it has nothing to hold, which marks it for the library
+     * in the program (runtime/cpu/onednn/dnnl_steps.c) */
+    uint8_t *library;
 } dfg_node_costs;
 
 dfg_status dfg_node_costs_build(const dfg_graph *graph,
@@ -218,8 +224,8 @@ void dfg_node_costs_free(dfg_node_costs *costs, const dfg_allocator *allocator);
  * holds no backend scratch (dfg_op_least_workspace), for
  * dfg_plan_fitting_workspaces to grow where there is room: inference
  * programs only (passes/workspace_fit.c says why). With prefer_memory
- * (dfg_compile_options), also of every step on plain operands whose
- * workspace holds backend scratch: the bound is then the one without
+ * (dfg_compile_options), also of every step on plain operands that the
+ * backend's library runs or whose workspace holds BLAS scratch: the bound is then the one without
  * library scratch, and such a step keeps the scratch only where it fits
  * under it; a step on blocked operands, which only the library runs,
  * plans from the least scratch least_rule (the backend's, or NULL: none)
