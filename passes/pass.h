@@ -196,9 +196,9 @@ typedef struct dfg_node_costs {
      * dfg_node_costs_fit_convs the least a conv works with */
     int64_t *workspace_least;
     /* [n_nodes] after dfg_node_costs_fit_convs with prefer_memory: for a
-     * step whose workspace holds backend scratch it can run without, the
-     * op's own full workspace, maybe 0 (it takes its whole workspace only
-     * where that fits under the bound, else grows up to this); -1
+     * step that can run without its backend's library or BLAS scratch,
+     * the op's own full workspace, maybe 0 (it takes its whole workspace
+     * only where that fits under the bound, else grows up to this); -1
      * elsewhere */
     int64_t *workspace_own;
     /* [n_nodes] after dfg_node_costs_in_place: the workspace of the step
