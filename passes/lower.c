@@ -140,12 +140,14 @@ static dfg_status lower_value(lowering *lw, int32_t v, int32_t index)
 
 /* 1 if step has a workspace of at least a byte (a buffer that could have
  * grown may have stayed empty: passes/workspace_fit.c), or one of 0 bytes
- * that marks it for the backend's library (dfg_node_costs.library). */
+ * that marks it for the backend's library, which runs it in none
+ * (dfg_node_costs.library_workspace). */
 static int has_workspace(const lowering *lw, int32_t step)
 {
     int32_t b = lw->liveness->step_workspace[step];
+    int32_t node = lw->schedule->step_node[step];
     return b >= 0 && (lw->liveness->buffers[b].size > 0 ||
-                      lw->costs->library[lw->schedule->step_node[step]]);
+                      lw->costs->library_workspace[node] == 0);
 }
 
 static dfg_status lower_workspace(lowering *lw, int32_t step, int32_t index)

@@ -52,9 +52,9 @@ void dfg_node_costs_free(dfg_node_costs *costs, const dfg_allocator *allocator)
     dfg_free(allocator, costs->workspace_least);
     dfg_free(allocator, costs->workspace_own);
     dfg_free(allocator, costs->in_place_workspace);
-    dfg_free(allocator, costs->library);
+    dfg_free(allocator, costs->library_workspace);
     costs->in_place_workspace = NULL;
-    costs->library = NULL;
+    costs->library_workspace = NULL;
     costs->workspace = NULL;
     costs->flops = NULL;
     costs->workspace_least = NULL;
@@ -66,9 +66,9 @@ void dfg_node_costs_free(dfg_node_costs *costs, const dfg_allocator *allocator)
  * rule, the rule's -1, or more scratch past the op's bytes than
  * DFG_MAX_BLAS_WORKSPACE (not planned: the backend then runs its
  * reference kernel). */
-static int64_t library_workspace(const dfg_graph *graph, int32_t n,
-                                 const dfg_type *types, int64_t op_bytes,
-                                 dfg_backend_workspace_fn rule)
+static int64_t rule_workspace(const dfg_graph *graph, int32_t n,
+                              const dfg_type *types, int64_t op_bytes,
+                              dfg_backend_workspace_fn rule)
 {
     const dfg_ir_node *node = &graph->nodes[n];
     if (!rule || !dfg_op_uses_blas(node->op))
@@ -108,9 +108,11 @@ dfg_status dfg_node_costs_build(const dfg_graph *graph,
                                     sizeof *out->workspace_own);
     out->in_place_workspace = dfg_calloc(allocator, nodes,
                                          sizeof *out->in_place_workspace);
-    out->library = dfg_calloc(allocator, nodes, sizeof *out->library);
+    out->library_workspace = dfg_calloc(allocator, nodes,
+                                        sizeof *out->library_workspace);
     int ok = out->workspace && out->flops && out->workspace_least &&
-             out->workspace_own && out->in_place_workspace && out->library;
+             out->workspace_own && out->in_place_workspace &&
+             out->library_workspace;
     for (int32_t n = 0; ok && n < graph->n_nodes; n++) {
         if (graph->nodes[n].dead)
             continue;
@@ -119,12 +121,12 @@ dfg_status dfg_node_costs_build(const dfg_graph *graph,
         if (!ok)
             break;
         int64_t op_bytes = dfg_node_workspace_bytes(graph, n, types);
-        int64_t library = library_workspace(graph, n, types, op_bytes,
-                                            backend_workspace);
-        out->library[n] = library >= 0;
+        int64_t library = rule_workspace(graph, n, types, op_bytes,
+                                         backend_workspace);
         out->workspace[n] = dfg_step_workspace_bytes(
             graph->nodes[n].op, op_bytes,
             backend_scratch(op_bytes, blas_workspace_bytes, library));
+        out->library_workspace[n] = library >= 0 ? out->workspace[n] : -1;
         out->workspace_least[n] = out->workspace[n];
         out->workspace_own[n] = -1;
         out->in_place_workspace[n] = -1;
@@ -163,8 +165,7 @@ static void library_least(const dfg_graph *graph, int32_t n,
                           dfg_node_costs *costs)
 {
     int64_t op_bytes = dfg_node_workspace_bytes(graph, n, types);
-    int64_t library = library_workspace(graph, n, types, op_bytes,
-                                        least_rule);
+    int64_t library = rule_workspace(graph, n, types, op_bytes, least_rule);
     if (library < 0)
         return;
     int64_t least = dfg_step_workspace_bytes(
@@ -173,6 +174,7 @@ static void library_least(const dfg_graph *graph, int32_t n,
         return;
     costs->workspace_least[n] = least;
     costs->workspace_own[n] = least;
+    costs->library_workspace[n] = least;
 }
 
 dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph, int prefer_memory,
@@ -182,7 +184,8 @@ dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph, int prefer_memory,
 {
     for (int32_t n = 0; n < graph->n_nodes; n++) {
         const dfg_ir_node *node = &graph->nodes[n];
-        if (node->dead || (costs->workspace[n] <= 0 && !costs->library[n]))
+        if (node->dead ||
+            (costs->workspace[n] <= 0 && costs->library_workspace[n] < 0))
             continue;
         dfg_type *types = dfg_node_types(graph, n, allocator);
         if (!types)
@@ -196,7 +199,7 @@ dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph, int prefer_memory,
             blocked |= types[i].layout != DFG_LAYOUT_PLAIN;
         int64_t own = dfg_node_workspace_bytes(graph, n, types);
         if (!blocked && prefer_memory &&
-            (own < costs->workspace[n] || costs->library[n]))
+            (own < costs->workspace[n] || costs->library_workspace[n] >= 0))
             without_scratch(node, types, own, n, costs);
         else if (blocked && prefer_memory)
             library_least(graph, n, types, least_rule, costs);
@@ -226,10 +229,10 @@ dfg_status dfg_node_costs_in_place(const dfg_graph *graph, int target_has_it,
                              "node costs: out of memory");
         /* dfg's kernel runs the step: the op's own workspace is all it
          * has and no library runs it, or it may go without the library */
-        int own_kernel =
-            (!costs->library[n] &&
-             costs->workspace[n] <= dfg_node_workspace_bytes(graph, n, types)) ||
-            costs->workspace_own[n] >= 0;
+        int own_kernel = (costs->library_workspace[n] < 0 &&
+                          costs->workspace[n] <=
+                              dfg_node_workspace_bytes(graph, n, types)) ||
+                         costs->workspace_own[n] >= 0;
         if (own_kernel)
             costs->in_place_workspace[n] = dfg_op_in_place_workspace(
                 node->op, &node->attrs, types, node->n_inputs,

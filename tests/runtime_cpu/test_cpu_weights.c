@@ -189,8 +189,8 @@ static dfg_graph *no_scratch_chain(float *const weights[3])
     for (int i = 0; i < 3; i++) {
         int64_t k = kernel[i];
         int64_t w_shape[4] = {channels[i + 1], channels[i], k, k};
-        dfg_conv2d_params params = {{1, 1}, {1, 1}, {k / 2, k / 2, k / 2, k / 2},
-                                    1};
+        int64_t pad = k / 2;
+        dfg_conv2d_params params = {{1, 1}, {1, 1}, {pad, pad, pad, pad}, 1};
         dfg_value w;
         assert_int_equal(dfg_graph_weight(g, names[i], DFG_F32, 4, w_shape,
                                           weights[i], &w), DFG_OK);
