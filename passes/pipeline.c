@@ -6,7 +6,9 @@
  *             matmul, transpose views] -> [transposed
  *             operands] -> [remat] -> [CPU inference memory first: tile
  *             bands of rows] -> [CPU inference: layouts] -> node costs
- *   (a budget remat misses: again from precision on, the stem sliced)
+ *   (a budget remat misses: again from precision on, the stem sliced;
+ *    where that meets it, again with a residual block sliced too, the
+ *    step with fewer FLOPs kept)
  *          -> concat views, schedule, alias, [bucket alias], liveness (for
  *             each candidate order, keeping the smallest lower bound)
  *          -> plan (inference: conv workspaces fitted under the peak)
