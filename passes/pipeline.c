@@ -6,7 +6,9 @@
  *             matmul, transpose views] -> [transposed
  *             operands] -> [remat] -> [CPU inference memory first: tile
  *             bands of rows] -> [CPU inference: layouts] -> node costs
- *   (a budget remat misses: again from precision on, the stem sliced)
+ *   (a budget remat misses: again from precision on, the stem sliced;
+ *    where that meets it, again with a residual block sliced too, the
+ *    step with fewer FLOPs kept)
  *          -> concat views, schedule, alias, [bucket alias], liveness (for
  *             each candidate order, keeping the smallest lower bound)
  *          -> plan (inference: conv workspaces fitted under the peak)
@@ -264,12 +266,38 @@ static const dfg_compile_options *planned_options(compilation *c,
     return c->budget > 0 ? &c->within : o;
 }
 
+/* Where the step with its stem sliced meets the budget: the step built
+ * again from block (the graph before training, its stem sliced) with
+ * the first residual block's conv, batch norm and relu sliced too
+ * (dfg_slice_first_block) replaces c's graph where it meets the budget
+ * with fewer FLOPs; c's graph stands otherwise. */
+static dfg_status with_sliced_block(compilation *c,
+                                    const dfg_compile_options *o,
+                                    dfg_graph *block)
+{
+    int32_t slices;
+    dfg_remat_report remat = {0};
+    dfg_status st = dfg_slice_first_block(block, &slices);
+    if (st == DFG_OK && slices > 0)
+        st = step_passes(block, planned_options(c, o), &remat);
+    if (st == DFG_OK && slices > 0 &&
+        dfg_remat_total_flops(block) < dfg_remat_total_flops(c->graph)) {
+        dfg_graph *stem_only = c->graph;
+        c->graph = block;
+        block = stem_only;
+    }
+    dfg_graph_destroy(block);
+    return st == DFG_ERR_PLAN ? DFG_OK : st;
+}
+
 /* A budget the step misses may be met with its stem sliced
  * (passes/remat/remat_sliced_stem.c), which costs recomputing the stem's
  * conv: the step is built again from the graph as it was before training
- * (unsliced), to the budget in bytes the first attempt resolved (c's).
- * Where no stem matches, or the sliced step misses the budget by as much
- * or more (the bundled cnn at 50%), the first attempt's error stands. */
+ * (unsliced), to the budget in bytes the first attempt resolved (c's),
+ * and, where that meets it, again with a block sliced as well
+ * (with_sliced_block). Where no stem matches, or the sliced step misses
+ * the budget by as much or more (the bundled cnn at 50%), the first
+ * attempt's error stands. */
 static dfg_status with_sliced_stem(compilation *c, const dfg_compile_options *o,
                                    const dfg_remat_report *first,
                                    dfg_graph **unsliced, dfg_status failed)
@@ -280,11 +308,18 @@ static dfg_status with_sliced_stem(compilation *c, const dfg_compile_options *o,
     dfg_status st = dfg_slice_stem(*unsliced, &slices);
     if (st != DFG_OK || slices == 0)
         return st != DFG_OK ? st : failed;
+    dfg_graph *block = NULL;
+    st = dfg_graph_clone(*unsliced, &c->allocator, &block);
+    if (st != DFG_OK)
+        return st;
     dfg_graph_destroy(c->graph);
     c->graph = *unsliced;
     *unsliced = NULL;
     dfg_remat_report remat = {0};
     st = step_passes(c->graph, planned_options(c, o), &remat);
+    if (st == DFG_OK)
+        return with_sliced_block(c, o, block);
+    dfg_graph_destroy(block);
     if (st == DFG_ERR_PLAN && remat.arena >= first->arena)
         return dfg_error(DFG_ERR_PLAN, "%s", missed);
     return st;

@@ -126,4 +126,10 @@ int64_t dfg_remat_operand_floor(const dfg_graph *g, int32_t *node);
  * (passes/remat/remat_sliced_stem.c); *n_slices is 0 where none matches. */
 dfg_status dfg_slice_stem(dfg_graph *g, int32_t *n_slices);
 
+/* The same for the first conv -> batch_norm -> relu chain whose conv
+ * reads a value the forward computes and whose relu only the next conv
+ * reads (a residual block's first conv, bn and relu); the next conv reads
+ * the concat whole. *n_slices is 0 where none matches. */
+dfg_status dfg_slice_first_block(dfg_graph *g, int32_t *n_slices);
+
 #endif

@@ -25,7 +25,16 @@
  * conv's GEMM over fewer output rows may round differently; tests say
  * which bits differ). The kernel's gradient is the sum of its slices'
  * slice_grad (zeros elsewhere), exact. The pipeline applies this only
- * when the budget is not met without it (passes/pipeline.c). */
+ * when the budget is not met without it (passes/pipeline.c).
+ *
+ * A residual block's first conv -> batch_norm -> relu is sliced the same
+ * way (dfg_slice_first_block), the block's second conv reading the
+ * concat whole. Its input needs a gradient, the sum of the slices' input
+ * gradients (so its bits may differ from the unsliced sum's too); what
+ * it buys is that rematerialization can remake the block's first conv
+ * output a slice at a time. Whether that costs fewer FLOPs at a budget,
+ * or meets it at all, depends on the plan, so the pipeline plans the step
+ * with and without it and keeps the cheaper. */
 #include "passes/remat/remat.h"
 
 #include <stdio.h>
@@ -62,13 +71,20 @@ static int32_t next_in_chain(const dfg_graph *g, const dfg_fuse_readers *r,
                ? reader : -1;
 }
 
+/* Which chain is sliced: the stem's conv reads a graph input; a block's
+ * reads a value the forward computes, and its relu is read by the
+ * block's next conv alone. */
+typedef enum chain_kind { STEM, BLOCK } chain_kind;
+
 static int matches_at(const dfg_graph *g, const dfg_fuse_readers *r,
-                      int32_t n, stem_chain *s)
+                      int32_t n, chain_kind kind, stem_chain *s)
 {
     const dfg_ir_node *conv = &g->nodes[n];
+    dfg_value_kind reads = kind == STEM ? DFG_VALUE_INPUT
+                                        : DFG_VALUE_NODE_OUTPUT;
     if (conv->dead || conv->op != DFG_OP_CONV2D || conv->n_inputs > 3 ||
         conv->attrs.group != 1 ||
-        g->values[conv->inputs[0]].kind != DFG_VALUE_INPUT ||
+        g->values[conv->inputs[0]].kind != reads ||
         g->values[conv->inputs[0]].type.dtype != DFG_F32 ||
         !stored(g, conv->inputs[1]) ||
         (conv->n_inputs == 3 && conv->inputs[2] >= 0 &&
@@ -85,11 +101,15 @@ static int matches_at(const dfg_graph *g, const dfg_fuse_readers *r,
     s->relu = next_in_chain(g, r, s->batch_norm, DFG_OP_RELU);
     s->pool = next_in_chain(g, r, s->relu >= 0 ? s->relu : s->batch_norm,
                             DFG_OP_MAX_POOL);
+    if (kind == BLOCK && next_in_chain(g, r, s->relu, DFG_OP_CONV2D) < 0)
+        return 0;
     return g->values[conv->outputs[0]].type.shape[1] >= STEM_SLICES;
 }
 
-/* *found 1 and *s where a stem matches, 0 where none does. */
-static dfg_status find_stem(const dfg_graph *g, stem_chain *s, int *found)
+/* *found 1 and *s where a chain of that kind matches (the first in node
+ * order), 0 where none does. */
+static dfg_status find_chain(const dfg_graph *g, chain_kind kind,
+                             stem_chain *s, int *found)
 {
     dfg_fuse_readers r;
     *found = 0;
@@ -97,7 +117,7 @@ static dfg_status find_stem(const dfg_graph *g, stem_chain *s, int *found)
     if (st != DFG_OK)
         return st;
     for (int32_t n = 0; n < g->n_nodes && !*found; n++)
-        *found = matches_at(g, &r, n, s);
+        *found = matches_at(g, &r, n, kind, s);
     dfg_fuse_readers_free(g, &r);
     return DFG_OK;
 }
@@ -202,12 +222,13 @@ static dfg_status take_place(dfg_graph *g, const stem_chain *s,
     return st;
 }
 
-dfg_status dfg_slice_stem(dfg_graph *g, int32_t *n_slices)
+static dfg_status slice_chain(dfg_graph *g, chain_kind kind,
+                              int32_t *n_slices)
 {
     *n_slices = 0;
     stem_chain s;
     int found;
-    dfg_status found_st = find_stem(g, &s, &found);
+    dfg_status found_st = find_chain(g, kind, &s, &found);
     if (found_st != DFG_OK || !found)
         return found_st;
     int32_t last = s.pool >= 0 ? s.pool : s.relu >= 0 ? s.relu : s.batch_norm;
@@ -234,9 +255,20 @@ dfg_status dfg_slice_stem(dfg_graph *g, int32_t *n_slices)
         st = dfg_graph_add_node(g, DFG_OP_CONCAT, name, parts, k, &cat, 1,
                                 &joined);
     if (st != DFG_OK)
-        return dfg_error_prefix(st, "sliced stem at conv '%s'",
+        return dfg_error_prefix(st, "sliced %s at conv '%s'",
+                                kind == STEM ? "stem" : "block",
                                 g->nodes[s.conv].name);
     replace_reads(g, y, joined);
     *n_slices = k;
     return take_place(g, &s, first_added, last);
+}
+
+dfg_status dfg_slice_stem(dfg_graph *g, int32_t *n_slices)
+{
+    return slice_chain(g, STEM, n_slices);
+}
+
+dfg_status dfg_slice_first_block(dfg_graph *g, int32_t *n_slices)
+{
+    return slice_chain(g, BLOCK, n_slices);
 }
