@@ -282,6 +282,60 @@ static void test_memory_first_counts_overhead(void **state)
     free(x);
 }
 
+/* Convs a faster product runs (dfg_program_product_flops): a 64->64 3x3
+ * conv at 32x32 runs as Winograd, a 128->256 one would but its
+ * transformed filters exceed the session's allowance, so it runs
+ * direct; the 64->64 one counts, the 128->256 one does not, and neither
+ * does the 64->64 one where its workspace lacks Winograd's room. Skipped
+ * where the layouts stay plain (no Winograd). */
+static void test_product_flops(void **state)
+{
+    (void)state;
+    random_seed(99u);
+    dfg_graph *g;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    dfg_value x, t;
+    assert_int_equal(dfg_graph_input(g, "image", DFG_F32, 4,
+                                     (int64_t[]){1, 3, 32, 32}, &x), DFG_OK);
+    t = relu(g, cnn_conv(g, x, "stem", 3, 64, 1, 1, 1));
+    t = relu(g, cnn_conv(g, t, "mix", 64, 64, 1, 1, 1));
+    t = relu(g, cnn_conv(g, t, "granted", 64, 64, 3, 1, 1));
+    t = relu(g, cnn_conv(g, t, "widen", 64, 128, 1, 1, 1));
+    t = relu(g, cnn_conv(g, t, "refused", 128, 256, 3, 1, 1));
+    logits(g, t, 256);
+    float *in = random_floats(3 * 32 * 32, 1.0f), y[CLASSES];
+    dfg_program *p = cnn_untiled(g, in, y);
+    int32_t granted = -1;
+    int64_t refused = 0;
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        const dfg_program_step *s = &p->steps[i];
+        const char *w = s->op == DFG_OP_CONV2D && s->inputs[1] >= 0
+                            ? p->tensors[s->inputs[1]].name : "";
+        if (strcmp(w, "granted.w") == 0)
+            granted = i;
+        if (strcmp(w, "refused.w") == 0)
+            refused = s->flops;
+    }
+    assert_true(granted >= 0 && refused > 0);
+    const dfg_program_step *s = &p->steps[granted];
+    if (p->tensors[s->inputs[0]].type.layout == DFG_LAYOUT_PLAIN) {
+        dfg_program_destroy(p);
+        dfg_graph_destroy(g);
+        free(in);
+        skip();
+    }
+    uint64_t product = dfg_program_product_flops(p);
+    assert_true(product >= (uint64_t)s->flops);
+    assert_true(product + (uint64_t)refused <= (uint64_t)cnn_flops(p));
+    assert_true(s->workspace >= 0);
+    p->tensors[s->workspace].bytes = 64;
+    assert_int_equal(dfg_program_product_flops(p),
+                     product - (uint64_t)s->flops);
+    dfg_program_destroy(p);
+    dfg_graph_destroy(g);
+    free(in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -289,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_no_carry_where_copies_cost_more),
         cmocka_unit_test(test_overhead),
         cmocka_unit_test(test_memory_first_counts_overhead),
+        cmocka_unit_test(test_product_flops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
