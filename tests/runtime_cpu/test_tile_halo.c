@@ -6,7 +6,8 @@
  * costs fewer FLOPs at some cut, never more; a chain of depthwise convs
  * on few channels, where copying rows costs more than computing them,
  * carries nothing. Memory first counts each program's steps and copies
- * beside its FLOPs (dfg_program_overhead). */
+ * beside its FLOPs (dfg_program_overhead), and the convs its bands move
+ * off Winograd (dfg_program_product_flops). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -336,6 +337,53 @@ static void test_product_flops(void **state)
     free(in);
 }
 
+/* A 64->64 3x3 conv at 96x96 that runs as Winograd, after 1x1 convs
+ * whose outputs set the peak. */
+static dfg_graph *winograd_cnn(void)
+{
+    random_seed(31u);
+    dfg_graph *g;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    dfg_value x, t;
+    assert_int_equal(dfg_graph_input(g, "image", DFG_F32, 4,
+                                     (int64_t[]){1, 3, H, H}, &x), DFG_OK);
+    t = relu(g, cnn_conv(g, x, "stem", 3, 64, 1, 1, 1));
+    t = relu(g, cnn_conv(g, t, "mix", 64, 64, 1, 1, 1));
+    t = relu(g, cnn_conv(g, t, "winograd", 64, 64, 3, 1, 1));
+    t = relu(g, cnn_conv(g, t, "down", 64, 64, 3, 2, 1));
+    logits(g, t, 64);
+    return g;
+}
+
+/* The tilings first listed cut the Winograd conv into bands too short
+ * for Winograd, which costs more than 10%: memory first lists lighter
+ * ones, and keeps one (the same logits, a smaller arena) whose bands
+ * run Winograd. Skipped where the layouts stay plain (no Winograd). */
+static void test_lighter_tilings_where_none_is_eligible(void **state)
+{
+    (void)state;
+    dfg_graph *g = winograd_cnn();
+    float *x = random_floats(INPUT_NUMEL, 1.0f);
+    float want[CLASSES], got[CLASSES];
+    dfg_program *off, *on;
+    dfg_plan_stats b;
+    cnn_memory_first(g, 1, x, want, got, &off, &on);
+    uint64_t product = dfg_program_product_flops(off);
+    if (product > 0) {
+        cnn_assert_close(got, want, CLASSES);
+        dfg_program_stats(on, &b);
+        assert_true(b.tiles >= 2);
+        assert_true(on->stats.arena_bytes < off->stats.arena_bytes);
+        assert_true(dfg_program_product_flops(on) >= product);
+    }
+    dfg_program_destroy(off);
+    dfg_program_destroy(on);
+    dfg_graph_destroy(g);
+    free(x);
+    if (product == 0)
+        skip();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -344,6 +392,7 @@ int main(void)
         cmocka_unit_test(test_overhead),
         cmocka_unit_test(test_memory_first_counts_overhead),
         cmocka_unit_test(test_product_flops),
+        cmocka_unit_test(test_lighter_tilings_where_none_is_eligible),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
