@@ -52,15 +52,23 @@ static dfg_value logits(dfg_graph *g, dfg_value t, int64_t channels)
     return t;
 }
 
+/* A graph of one plain f32 image input [1,3,h,h] in *x, weights drawn
+ * from `seed` on. */
+static dfg_graph *image_graph(uint64_t seed, int64_t h, dfg_value *x)
+{
+    random_seed(seed);
+    dfg_graph *g;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    assert_int_equal(dfg_graph_input(g, "image", DFG_F32, 4,
+                                     (int64_t[]){1, 3, h, h}, x), DFG_OK);
+    return g;
+}
+
 /* Dense convs, as a ResNet's first layers, on an image of h x h. */
 static dfg_graph *dense_cnn(int64_t h)
 {
-    random_seed(4242u);
-    dfg_graph *g;
-    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
     dfg_value x, t, r;
-    assert_int_equal(dfg_graph_input(g, "image", DFG_F32, 4,
-                                     (int64_t[]){1, 3, h, h}, &x), DFG_OK);
+    dfg_graph *g = image_graph(4242u, h, &x);
     t = relu(g, cnn_conv(g, x, "stem", 3, 32, 7, 2, 1));
     dfg_pool_params mp = {{3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 0, 0};
     assert_int_equal(dfg_max_pool(g, t, &mp, &r), DFG_OK);
@@ -77,12 +85,8 @@ static dfg_graph *dense_cnn(int64_t h)
 /* Depthwise convs on 4 channels. */
 static dfg_graph *depthwise_cnn(void)
 {
-    random_seed(777u);
-    dfg_graph *g;
-    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
     dfg_value x, t;
-    assert_int_equal(dfg_graph_input(g, "image", DFG_F32, 4,
-                                     (int64_t[]){1, 3, H, H}, &x), DFG_OK);
+    dfg_graph *g = image_graph(777u, H, &x);
     t = relu(g, cnn_conv(g, x, "stem", 3, 4, 1, 1, 1));
     for (int i = 0; i < 4; i++) {
         char name[16];
@@ -292,12 +296,8 @@ static void test_memory_first_counts_overhead(void **state)
 static void test_product_flops(void **state)
 {
     (void)state;
-    random_seed(99u);
-    dfg_graph *g;
-    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
     dfg_value x, t;
-    assert_int_equal(dfg_graph_input(g, "image", DFG_F32, 4,
-                                     (int64_t[]){1, 3, 32, 32}, &x), DFG_OK);
+    dfg_graph *g = image_graph(99u, 32, &x);
     t = relu(g, cnn_conv(g, x, "stem", 3, 64, 1, 1, 1));
     t = relu(g, cnn_conv(g, t, "mix", 64, 64, 1, 1, 1));
     t = relu(g, cnn_conv(g, t, "granted", 64, 64, 3, 1, 1));
@@ -341,12 +341,8 @@ static void test_product_flops(void **state)
  * whose outputs set the peak. */
 static dfg_graph *winograd_cnn(void)
 {
-    random_seed(31u);
-    dfg_graph *g;
-    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
     dfg_value x, t;
-    assert_int_equal(dfg_graph_input(g, "image", DFG_F32, 4,
-                                     (int64_t[]){1, 3, H, H}, &x), DFG_OK);
+    dfg_graph *g = image_graph(31u, H, &x);
     t = relu(g, cnn_conv(g, x, "stem", 3, 64, 1, 1, 1));
     t = relu(g, cnn_conv(g, t, "mix", 64, 64, 1, 1, 1));
     t = relu(g, cnn_conv(g, t, "winograd", 64, 64, 3, 1, 1));
