@@ -94,7 +94,8 @@ dfg_status dfg_pass_liveness(const dfg_graph *graph, const dfg_schedule *s,
     for (int32_t step = 0; step < s->n_steps; step++) {
         /* a conv's least, in inference (passes/workspace_fit.c); a step
          * whose backend scratch may be planned where it fits has a buffer
-         * to grow even from 0 bytes */
+         * to grow even from 0 bytes, and a step its backend's library runs
+         * in none one that marks it so (dfg_node_costs.library_workspace) */
         int32_t node = s->step_node[step];
         int64_t bytes = costs->workspace_least[node];
         l->step_in_place[step] = writes_over_input0(graph, alias, costs, node);
@@ -102,7 +103,9 @@ dfg_status dfg_pass_liveness(const dfg_graph *graph, const dfg_schedule *s,
             bytes = costs->in_place_workspace[node];
         l->step_workspace[step] = -1;
         if (bytes <= 0 &&
-            (l->step_in_place[step] || costs->workspace_own[node] < 0))
+            (l->step_in_place[step] ||
+             (costs->workspace_own[node] < 0 &&
+              costs->library_workspace[node] != 0)))
             continue;
         dfg_buffer *b = &l->buffers[l->n_buffers];
         b->size = bytes;

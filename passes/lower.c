@@ -139,11 +139,15 @@ static dfg_status lower_value(lowering *lw, int32_t v, int32_t index)
 }
 
 /* 1 if step has a workspace of at least a byte (a buffer that could have
- * grown may have stayed empty: passes/workspace_fit.c). */
-static int has_workspace(const dfg_liveness *l, int32_t step)
+ * grown may have stayed empty: passes/workspace_fit.c), or one of 0 bytes
+ * that marks it for the backend's library, which runs it in none
+ * (dfg_node_costs.library_workspace). */
+static int has_workspace(const lowering *lw, int32_t step)
 {
-    int32_t b = l->step_workspace[step];
-    return b >= 0 && l->buffers[b].size > 0;
+    int32_t b = lw->liveness->step_workspace[step];
+    int32_t node = lw->schedule->step_node[step];
+    return b >= 0 && (lw->liveness->buffers[b].size > 0 ||
+                      lw->costs->library_workspace[node] == 0);
 }
 
 static dfg_status lower_workspace(lowering *lw, int32_t step, int32_t index)
@@ -245,7 +249,7 @@ static dfg_status fill_program(lowering *lw, int64_t arena_bytes,
         p->outputs[i] = lw->value_tensor[g->outputs[i]];
     for (int32_t step = 0; step < p->n_steps; step++) {
         int32_t workspace = -1;
-        if (has_workspace(lw->liveness, step)) {
+        if (has_workspace(lw, step)) {
             workspace = index++;
             dfg_status st = lower_workspace(lw, step, workspace);
             if (st != DFG_OK)
@@ -283,7 +287,7 @@ dfg_status dfg_pass_lower(const dfg_graph *graph, const dfg_schedule *schedule,
         n_inputs += graph->values[v].kind == DFG_VALUE_INPUT;
     }
     for (int32_t step = 0; step < schedule->n_steps; step++)
-        n_tensors += has_workspace(liveness, step);
+        n_tensors += has_workspace(&lw, step);
     int64_t weights_bytes = 0;
     st = pack_stored(&lw, (int64_t)options->alignment, &weights_bytes);
     if (st != DFG_OK)

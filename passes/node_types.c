@@ -52,32 +52,44 @@ void dfg_node_costs_free(dfg_node_costs *costs, const dfg_allocator *allocator)
     dfg_free(allocator, costs->workspace_least);
     dfg_free(allocator, costs->workspace_own);
     dfg_free(allocator, costs->in_place_workspace);
+    dfg_free(allocator, costs->library_workspace);
     costs->in_place_workspace = NULL;
+    costs->library_workspace = NULL;
     costs->workspace = NULL;
     costs->flops = NULL;
     costs->workspace_least = NULL;
     costs->workspace_own = NULL;
 }
 
-/* Scratch planned past the op's own for node n: the device BLAS's
- * (blas_workspace_bytes) or what the backend's rule asks for beyond the
- * op's bytes, whichever is larger; the backend uses the whole workspace.
- * More than DFG_MAX_BLAS_WORKSPACE is not planned (the backend then runs
- * its reference kernel). */
-static int64_t backend_scratch(const dfg_graph *graph, int32_t n,
-                               const dfg_type *types, int64_t op_bytes,
-                               int64_t blas_workspace_bytes,
-                               dfg_backend_workspace_fn backend_workspace)
+/* The workspace node n's step runs its backend's library with, by the
+ * backend's rule (0: none); -1 where the library does not run it: no
+ * rule, the rule's -1, or more scratch past the op's bytes than
+ * DFG_MAX_BLAS_WORKSPACE (not planned: the backend then runs its
+ * reference kernel). */
+static int64_t rule_workspace(const dfg_graph *graph, int32_t n,
+                              const dfg_type *types, int64_t op_bytes,
+                              dfg_backend_workspace_fn rule)
 {
     const dfg_ir_node *node = &graph->nodes[n];
-    if (!backend_workspace || !dfg_op_uses_blas(node->op))
-        return blas_workspace_bytes;
-    int64_t wanted = backend_workspace((int32_t)node->op, &node->attrs, types,
-                                       node->n_inputs, types + node->n_inputs,
-                                       node->n_outputs) -
-                     dfg_align_up(op_bytes, 256);
-    if (wanted > (int64_t)DFG_MAX_BLAS_WORKSPACE)
-        wanted = 0;
+    if (!rule || !dfg_op_uses_blas(node->op))
+        return -1;
+    int64_t bytes = rule((int32_t)node->op, &node->attrs, types,
+                         node->n_inputs, types + node->n_inputs,
+                         node->n_outputs);
+    return bytes - dfg_align_up(op_bytes, 256) >
+                   (int64_t)DFG_MAX_BLAS_WORKSPACE
+               ? -1
+               : bytes;
+}
+
+/* Scratch planned past the op's own: the device BLAS's
+ * (blas_workspace_bytes) or what the library's workspace (library_bytes,
+ * -1: none) needs beyond the op's bytes, whichever is larger; the backend
+ * uses the whole workspace. */
+static int64_t backend_scratch(int64_t op_bytes, int64_t blas_workspace_bytes,
+                               int64_t library_bytes)
+{
+    int64_t wanted = library_bytes - dfg_align_up(op_bytes, 256);
     return wanted > blas_workspace_bytes ? wanted : blas_workspace_bytes;
 }
 
@@ -96,8 +108,11 @@ dfg_status dfg_node_costs_build(const dfg_graph *graph,
                                     sizeof *out->workspace_own);
     out->in_place_workspace = dfg_calloc(allocator, nodes,
                                          sizeof *out->in_place_workspace);
+    out->library_workspace = dfg_calloc(allocator, nodes,
+                                        sizeof *out->library_workspace);
     int ok = out->workspace && out->flops && out->workspace_least &&
-             out->workspace_own && out->in_place_workspace;
+             out->workspace_own && out->in_place_workspace &&
+             out->library_workspace;
     for (int32_t n = 0; ok && n < graph->n_nodes; n++) {
         if (graph->nodes[n].dead)
             continue;
@@ -106,10 +121,12 @@ dfg_status dfg_node_costs_build(const dfg_graph *graph,
         if (!ok)
             break;
         int64_t op_bytes = dfg_node_workspace_bytes(graph, n, types);
+        int64_t library = rule_workspace(graph, n, types, op_bytes,
+                                         backend_workspace);
         out->workspace[n] = dfg_step_workspace_bytes(
             graph->nodes[n].op, op_bytes,
-            backend_scratch(graph, n, types, op_bytes, blas_workspace_bytes,
-                            backend_workspace));
+            backend_scratch(op_bytes, blas_workspace_bytes, library));
+        out->library_workspace[n] = library >= 0 ? out->workspace[n] : -1;
         out->workspace_least[n] = out->workspace[n];
         out->workspace_own[n] = -1;
         out->in_place_workspace[n] = -1;
@@ -122,9 +139,9 @@ dfg_status dfg_node_costs_build(const dfg_graph *graph,
     return dfg_error(DFG_ERR_OUT_OF_MEMORY, "node costs: out of memory");
 }
 
-/* Under prefer_memory, a step whose workspace holds backend scratch past
- * the op's own bytes plans from the op's least and records the op's own
- * full workspace. */
+/* Under prefer_memory, a step its backend's library runs, or whose
+ * workspace holds device BLAS scratch past the op's own bytes, plans from
+ * the op's least and records the op's own full workspace. */
 static void without_scratch(const dfg_ir_node *node, const dfg_type *types,
                             int64_t own, int32_t n, dfg_node_costs *costs)
 {
@@ -147,17 +164,17 @@ static void library_least(const dfg_graph *graph, int32_t n,
                           dfg_backend_workspace_fn least_rule,
                           dfg_node_costs *costs)
 {
-    const dfg_ir_node *node = &graph->nodes[n];
-    if (!least_rule || !dfg_op_uses_blas(node->op))
-        return;
     int64_t op_bytes = dfg_node_workspace_bytes(graph, n, types);
+    int64_t library = rule_workspace(graph, n, types, op_bytes, least_rule);
+    if (library < 0)
+        return;
     int64_t least = dfg_step_workspace_bytes(
-        node->op, op_bytes,
-        backend_scratch(graph, n, types, op_bytes, 0, least_rule));
-    if (least <= 0 || least >= costs->workspace[n])
+        graph->nodes[n].op, op_bytes, backend_scratch(op_bytes, 0, library));
+    if (least >= costs->workspace[n])
         return;
     costs->workspace_least[n] = least;
     costs->workspace_own[n] = least;
+    costs->library_workspace[n] = least;
 }
 
 dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph, int prefer_memory,
@@ -167,7 +184,8 @@ dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph, int prefer_memory,
 {
     for (int32_t n = 0; n < graph->n_nodes; n++) {
         const dfg_ir_node *node = &graph->nodes[n];
-        if (node->dead || costs->workspace[n] <= 0)
+        if (node->dead ||
+            (costs->workspace[n] <= 0 && costs->library_workspace[n] < 0))
             continue;
         dfg_type *types = dfg_node_types(graph, n, allocator);
         if (!types)
@@ -180,7 +198,8 @@ dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph, int prefer_memory,
         for (int32_t i = 0; i < node->n_inputs + node->n_outputs; i++)
             blocked |= types[i].layout != DFG_LAYOUT_PLAIN;
         int64_t own = dfg_node_workspace_bytes(graph, n, types);
-        if (!blocked && prefer_memory && own < costs->workspace[n])
+        if (!blocked && prefer_memory &&
+            (own < costs->workspace[n] || costs->library_workspace[n] >= 0))
             without_scratch(node, types, own, n, costs);
         else if (blocked && prefer_memory)
             library_least(graph, n, types, least_rule, costs);
@@ -209,10 +228,11 @@ dfg_status dfg_node_costs_in_place(const dfg_graph *graph, int target_has_it,
             return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                              "node costs: out of memory");
         /* dfg's kernel runs the step: the op's own workspace is all it
-         * has, or it may go without the library's scratch */
-        int own_kernel =
-            costs->workspace[n] <= dfg_node_workspace_bytes(graph, n, types) ||
-            costs->workspace_own[n] >= 0;
+         * has and no library runs it, or it may go without the library */
+        int own_kernel = (costs->library_workspace[n] < 0 &&
+                          costs->workspace[n] <=
+                              dfg_node_workspace_bytes(graph, n, types)) ||
+                         costs->workspace_own[n] >= 0;
         if (own_kernel)
             costs->in_place_workspace[n] = dfg_op_in_place_workspace(
                 node->op, &node->attrs, types, node->n_inputs,

@@ -186,7 +186,8 @@ void dfg_concat_views_free(dfg_concat_views *concat,
 
 /* Per live node, from its op's rules: the bytes of its step's workspace
  * (blas_workspace_bytes, or the backend's rule for its library's scratch,
- * included; 0 for none) and its FLOP count. Built
+ * included; 0 for none), what of it the backend's library runs it in,
+ * and its FLOP count. Built
  * once per compilation; every order scored and the program read it. */
 typedef struct dfg_node_costs {
     int64_t *workspace;   /* [n_nodes] */
@@ -195,9 +196,9 @@ typedef struct dfg_node_costs {
      * dfg_node_costs_fit_convs the least a conv works with */
     int64_t *workspace_least;
     /* [n_nodes] after dfg_node_costs_fit_convs with prefer_memory: for a
-     * step whose workspace holds backend scratch it can run without, the
-     * op's own full workspace, maybe 0 (it takes its whole workspace only
-     * where that fits under the bound, else grows up to this); -1
+     * step that can run without its backend's library or BLAS scratch,
+     * the op's own full workspace, maybe 0 (it takes its whole workspace
+     * only where that fits under the bound, else grows up to this); -1
      * elsewhere */
     int64_t *workspace_own;
     /* [n_nodes] after dfg_node_costs_in_place: the workspace of the step
@@ -206,6 +207,16 @@ typedef struct dfg_node_costs {
      * (no library scratch it needs) on a target that has the form; -1
      * where the alias pass may not plan it so */
     int64_t *in_place_workspace;
+    /* [n_nodes] the least workspace the backend's library runs the step
+     * in, by the backend's rule: the whole workspace, or after
+     * dfg_node_costs_fit_convs with prefer_memory, for a step only the
+     * library runs (blocked operands), the least its rule gives; -1
+     * where the library does not run the step. Where it is 0 the step
+     * keeps a workspace even of 0 bytes, which marks it for the library
+     * in the program (runtime/cpu/onednn/dnnl_steps.c); a step that
+     * may go without the library (workspace_own) and gets less than
+     * this runs dfg's kernel */
+    int64_t *library_workspace;
 } dfg_node_costs;
 
 dfg_status dfg_node_costs_build(const dfg_graph *graph,
@@ -218,12 +229,13 @@ void dfg_node_costs_free(dfg_node_costs *costs, const dfg_allocator *allocator);
  * holds no backend scratch (dfg_op_least_workspace), for
  * dfg_plan_fitting_workspaces to grow where there is room: inference
  * programs only (passes/workspace_fit.c says why). With prefer_memory
- * (dfg_compile_options), also of every step on plain operands whose
- * workspace holds backend scratch: the bound is then the one without
- * library scratch, and such a step keeps the scratch only where it fits
- * under it; a step on blocked operands, which only the library runs,
- * plans from the least scratch least_rule (the backend's, or NULL: none)
- * gives it, and takes its whole workspace only where that fits. */
+ * (dfg_compile_options), also of every step on plain operands that the
+ * backend's library runs or whose workspace holds BLAS scratch: the
+ * bound is then the one without library scratch, and such a step keeps
+ * the scratch only where it fits under it; a step on blocked operands,
+ * which only the library runs, plans from the least scratch least_rule
+ * (the backend's, or NULL: none) gives it, and takes its whole
+ * workspace only where that fits. */
 dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph, int prefer_memory,
                                     dfg_backend_workspace_fn least_rule,
                                     const dfg_allocator *allocator,

@@ -55,8 +55,9 @@ static int step_types(const dfg_program *p, const dfg_program_step *s,
 /* 1 if the CPU backend runs product step s of p on oneDNN, as its
  * session decides (dnnl_steps.c, onednn_may_run): a step on blocked
  * operands always (only oneDNN reads them); one on plain operands where
- * the CPU's rule planned a workspace that holds the least scratch oneDNN
- * runs it with and the step does not write over its input. */
+ * the CPU's rule planned a workspace (of 0 bytes where oneDNN needs
+ * none) that holds the least scratch oneDNN runs it with and the step
+ * does not write over its input. */
 static int cpu_library_runs(const dfg_program *p, const dfg_program_step *s)
 {
     dfg_type types[MAX_OPERANDS];
@@ -70,7 +71,7 @@ static int cpu_library_runs(const dfg_program *p, const dfg_program_step *s)
     int64_t least = dfg_cpu_step_least_workspace(
         s->op, &s->attrs, types, s->n_inputs, types + s->n_inputs,
         s->n_outputs);
-    return least > 0 && p->tensors[s->workspace].bytes >= least;
+    return least >= 0 && p->tensors[s->workspace].bytes >= least;
 }
 
 /* 1 if conv2d step s of p, on oneDNN by the CPU's rule, runs a product

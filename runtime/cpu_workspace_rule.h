@@ -14,8 +14,8 @@
 #define DFG_CPU_BACKEND_NAME "cpu"
 
 struct dfg_type;
-/* The bytes of scratch a step of op needs to run on oneDNN, 0 if it runs
- * on the reference kernel (a dfg_backend_workspace_fn). */
+/* The bytes of scratch a step of op needs to run on oneDNN (0: none), -1
+ * if it runs on the reference kernel (a dfg_backend_workspace_fn). */
 int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
                                const struct dfg_type *in, int32_t n_in,
                                const struct dfg_type *out, int32_t n_out);
@@ -46,7 +46,7 @@ int64_t dfg_cpu_winograd_allowance(int64_t images);
  * on oneDNN with their weights reordered at every run (its weights
  * change at every step, so no copy made once could follow), and of its
  * conv2d_grad_input and conv2d_grad_weight steps
- * (runtime/cpu/onednn/dnnl_conv_grad.h); 0 for every other op. */
+ * (runtime/cpu/onednn/dnnl_conv_grad.h); -1 for every other op. */
 int64_t dfg_cpu_training_step_workspace(int32_t op, const dfg_attrs *attrs,
                                         const struct dfg_type *in,
                                         int32_t n_in,

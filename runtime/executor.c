@@ -381,10 +381,9 @@ static dfg_status session_create(const dfg_program *program,
         dfg_program_destroy(owned);
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "out of memory for a session");
     }
-    s->program = program;
-    s->backend = backend;
-    s->allocator = a;
-    s->owned_program = owned;
+    *s = (dfg_session){.program = program, .backend = backend,
+                       .allocator = a, .owned_program = owned,
+                       .heap_before_bytes = dfg_heap_in_use_bytes()};
     /* Its weight pages may go from here on (bind_operands). */
     if (owned)
         owned->weights_released = 1;

@@ -4,33 +4,19 @@
 
 #include <stdio.h>
 #include <unistd.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 #include "runtime/backend.h"
 #include "runtime/session_state.h"
 #include "util/error.h"
 #include "util/shared_bytes.h"
 
-/* Bytes freed to the allocator and kept in its arenas, resident where
- * they were written (what compiling in the process leaves); 0 where
- * unknown. */
-static uint64_t freed_heap_bytes(void)
-{
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
-    struct mallinfo2 m = mallinfo2();
-    return (uint64_t)m.fordblks;
-#else
-    return 0;
-#endif
-}
-
-/* Resident when libdfg was loaded, before the caller could use it. */
-static uint64_t process_at_load;
+/* Resident, and the allocator's heap in use, when libdfg was loaded,
+ * before the caller could use it. */
+static uint64_t process_at_load, heap_at_load;
 
 __attribute__((constructor)) static void measure_process_at_load(void)
 {
     process_at_load = dfg_process_resident_bytes();
+    heap_at_load = dfg_heap_in_use_bytes();
 }
 
 /* Bytes of the program's inputs and outputs, as a caller's buffers. */
@@ -56,6 +42,17 @@ static uint64_t resident_weight_bytes(const dfg_program *p)
         if (dfg_shared_bytes_is_zero_pages(p->held[i]))
             zeros += dfg_shared_bytes_size(p->held[i]);
     return zeros < region ? region - zeros : 0;
+}
+
+/* Bytes of p's weights in blocks of the C library's heap (a program
+ * compiled in the process), which the weights part counts. */
+static uint64_t heap_weight_bytes(const dfg_program *p)
+{
+    uint64_t sum = 0;
+    for (int32_t i = 0; i < p->n_held; i++)
+        if (dfg_shared_bytes_is_heap(p->held[i]))
+            sum += dfg_shared_bytes_size(p->held[i]);
+    return sum;
 }
 
 /* 1 if a step of s runs on a library (oneDNN; on CUDA cuBLAS or cuDNN)
@@ -87,7 +84,11 @@ dfg_status dfg_session_memory_predict(const dfg_session *s,
                                          DFG_THREAD_BYTES
                                    : 0;
     m.runtime_heap_bytes = s->prepared_resident_bytes;
-    m.freed_heap_bytes = freed_heap_bytes();
+    uint64_t counted = heap_at_load + heap_weight_bytes(p);
+    m.held_heap_bytes = s->heap_before_bytes > counted
+                            ? s->heap_before_bytes - counted
+                            : 0;
+    m.freed_heap_bytes = dfg_heap_free_bytes();
     int64_t copies = 0, plain = 0, overlap = 0;
     if (b->weight_copies)
         b->weight_copies(&copies, &plain, &overlap);
@@ -110,7 +111,8 @@ dfg_status dfg_session_memory_predict(const dfg_session *s,
     }
     m.io_bytes = io_bytes(p);
     m.peak_bytes = m.process_bytes + m.runtime_code_bytes + m.thread_bytes +
-                   m.runtime_heap_bytes + m.freed_heap_bytes + m.weights_bytes + m.io_bytes +
+                   m.runtime_heap_bytes + m.held_heap_bytes + m.freed_heap_bytes +
+                   m.weights_bytes + m.io_bytes +
                    (m.arena_bytes > m.creation_bytes ? m.arena_bytes
                                                      : m.creation_bytes);
     *out = m;
@@ -140,13 +142,14 @@ const char *dfg_memory_prediction_format(const dfg_memory_prediction *m,
     const double mib = 1024.0 * 1024.0;
     snprintf(buf, size,
              "%.1f MiB = process %.1f + runtime code %.1f + threads %.1f + "
-             "runtime heap %.1f + freed heap %.1f + weights %.1f (copies %.1f, replacing %.1f) "
+             "runtime heap %.1f + held heap %.1f + freed heap %.1f + weights %.1f (copies %.1f, replacing %.1f) "
              "+ max(arena %.1f, creation %.1f) + inputs and outputs %.1f + "
              "the caller's %.1f",
              (double)m->peak_bytes / mib, (double)m->process_bytes / mib,
              (double)m->runtime_code_bytes / mib,
              (double)m->thread_bytes / mib,
              (double)m->runtime_heap_bytes / mib,
+             (double)m->held_heap_bytes / mib,
              (double)m->freed_heap_bytes / mib,
              (double)m->weights_bytes / mib,
              (double)m->weight_copy_bytes / mib,

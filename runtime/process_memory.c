@@ -6,6 +6,9 @@
 
 #include <stdio.h>
 #include <unistd.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include "runtime/backend.h"
 #include "runtime/session_state.h"
 
@@ -58,6 +61,31 @@ uint64_t dfg_process_resident_bytes(void)
         fclose(f);
     long page = sysconf(_SC_PAGESIZE);
     return got == 2 && page > 0 ? (uint64_t)resident * (uint64_t)page : 0;
+}
+
+/* glibc's counts of its heap: in use in its arenas and in the chunks it
+ * maps one by one; free in its arenas; 0 where unknown. */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+#define HEAP_COUNTS 1
+#endif
+
+uint64_t dfg_heap_in_use_bytes(void)
+{
+#ifdef HEAP_COUNTS
+    struct mallinfo2 m = mallinfo2();
+    return (uint64_t)(m.uordblks + m.hblkhd);
+#else
+    return 0;
+#endif
+}
+
+uint64_t dfg_heap_free_bytes(void)
+{
+#ifdef HEAP_COUNTS
+    return (uint64_t)mallinfo2().fordblks;
+#else
+    return 0;
+#endif
 }
 
 uint64_t dfg_process_peak_resident_bytes(void)

@@ -36,6 +36,10 @@ struct dfg_session {
      * beside the weight copies (dfg_runtime_resident_mark): its
      * primitives and generated kernels, for dfg_session_memory_predict. */
     uint64_t prepared_resident_bytes;
+    /* The allocator's heap in use when the creation began
+     * (dfg_heap_in_use_bytes): the program and what its caller holds,
+     * for dfg_session_memory_predict. */
+    uint64_t heap_before_bytes;
 };
 
 /* Where tensor lives for s's steps: the program's weight bytes when the
@@ -57,5 +61,11 @@ dfg_status dfg_session_detach_weights(dfg_session *s);
  * unknown: only differences count. */
 uint64_t dfg_runtime_resident_mark(const dfg_backend *backend,
                                    int plain_anonymous);
+
+/* Bytes of the C library's heap in use (its arenas and the blocks it
+ * maps one by one), and freed but still held in its arenas (written, so
+ * resident); 0 where unknown (runtime/process_memory.c). */
+uint64_t dfg_heap_in_use_bytes(void);
+uint64_t dfg_heap_free_bytes(void);
 
 #endif

@@ -21,7 +21,8 @@ typedef struct dfg_kernel_args {
     int32_t n_outputs;
     const dfg_type *out_types;
     void *const *out;
-    void *workspace;           /* the step's planned scratch, or NULL */
+    void *workspace;           /* the step's planned scratch (maybe of 0
+                                  bytes), or NULL: none planned */
     int64_t workspace_bytes;
     /* The session's communicator for the all-reduce ops (its functions
      * NULL when it has none); owned by the session. */

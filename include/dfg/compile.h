@@ -41,8 +41,10 @@ typedef struct dfg_compile_options {
      * (dfg_backend_workspace_rule): what it returns for a matmul, gemm or
      * conv2d step, beyond the op's own scratch, is planned into that
      * step's workspace, so that the backend's library (oneDNN on the CPU)
-     * works in the arena. A backend whose step finds less planned runs
-     * its reference kernel. The CPU backend's by default (convolutions on
+     * works in the arena; a step the rule gives to the library with no
+     * scratch gets a workspace of 0 bytes, which marks it so. A step the
+     * rule gives -1, or that finds less planned, runs the backend's
+     * reference kernel. The CPU backend's by default (convolutions on
      * oneDNN); NULL: none (every step on the reference kernels). A
      * training step plans, with the CPU backend's rule, only its
      * convolutions' and their gradients' scratch, the weights reordered

@@ -47,6 +47,12 @@ typedef struct dfg_memory_prediction {
      * copies (step arguments, the library's primitives and generated
      * kernels, its threads), measured when it was created */
     uint64_t runtime_heap_bytes;
+    /* the C library's heap in use when the session's creation began,
+     * beyond what was in use when libdfg was loaded and the program's
+     * weights there (counted in weights_bytes): the program's steps,
+     * tensors and names, and what the caller built it with and keeps (an
+     * imported graph, an interpreter's objects) */
+    uint64_t held_heap_bytes;
     /* memory the process freed to its allocator and still holds (what
      * compiling or importing in the process left), measured when the
      * prediction is made */

@@ -20,8 +20,10 @@ extern "C" {
 typedef struct dfg_program dfg_program;
 
 struct dfg_type;
-/* Bytes of scratch a backend wants for one step of op (a dfg_op) with
- * these attributes and operand types (internal, src/ir/tensor_type.h):
+/* Bytes of scratch a backend's library wants for one step of op (a
+ * dfg_op) with these attributes and operand types (internal,
+ * src/ir/tensor_type.h), 0 where it wants none, or -1 where the library
+ * does not run the step (the backend's reference kernel does):
  * dfg_backend_workspace_rule (include/dfg/session.h) gives a backend's,
  * dfg_compile_options.backend_workspace (include/dfg/compile.h) plans it. */
 typedef int64_t (*dfg_backend_workspace_fn)(int32_t op,

@@ -174,6 +174,7 @@ static void write_memory(dfg_json_writer *w, const dfg_memory_prediction *m)
     dfg_json_uint(w, "runtime_code_bytes", m->runtime_code_bytes);
     dfg_json_uint(w, "thread_bytes", m->thread_bytes);
     dfg_json_uint(w, "runtime_heap_bytes", m->runtime_heap_bytes);
+    dfg_json_uint(w, "held_heap_bytes", m->held_heap_bytes);
     dfg_json_uint(w, "freed_heap_bytes", m->freed_heap_bytes);
     dfg_json_uint(w, "weights_bytes", m->weights_bytes);
     dfg_json_uint(w, "weight_copy_bytes", m->weight_copy_bytes);

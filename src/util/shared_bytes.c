@@ -158,6 +158,12 @@ int dfg_shared_bytes_is_zero_pages(const dfg_shared_bytes *bytes)
     return bytes->mapping != NULL && bytes->anonymous;
 }
 
+int dfg_shared_bytes_is_heap(const dfg_shared_bytes *bytes)
+{
+    return bytes->mapping == NULL &&
+           dfg_allocator_is_default(&bytes->allocator);
+}
+
 void dfg_drop_pages(const void *data, size_t size)
 {
     long page = sysconf(_SC_PAGESIZE);

@@ -60,6 +60,9 @@ int dfg_shared_bytes_is_mapped(const dfg_shared_bytes *bytes);
  * that take no memory while no one writes them (reading them maps the
  * kernel's zero page, not counted as resident). */
 int dfg_shared_bytes_is_zero_pages(const dfg_shared_bytes *bytes);
+/* 1 if the bytes are a block of the default allocator (the C library's
+ * heap), not a mapping or a caller's allocator's block. */
+int dfg_shared_bytes_is_heap(const dfg_shared_bytes *bytes);
 
 /* Lets the system reclaim the memory behind [data, data + size), inside a
  * mapping, that the caller has copied and will not read soon: the pages

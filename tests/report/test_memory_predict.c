@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <stdlib.h>
 #include <string.h>
 #include "dfg/dfg.h"
 
@@ -35,16 +36,28 @@ static dfg_graph *cnn(void)
     return g;
 }
 
+static dfg_program *compiled(const dfg_graph *g)
+{
+    dfg_program *p = NULL;
+    assert_int_equal(dfg_compile(g, NULL, &p), DFG_OK);
+    return p;
+}
+
+static const dfg_backend *cpu_backend(void)
+{
+    const dfg_backend *cpu = NULL;
+    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    return cpu;
+}
+
 /* The peak is the sum of its parts, and the parts hold what the plan
  * and the program say. */
 static void test_prediction_parts(void **state)
 {
     (void)state;
     dfg_graph *g = cnn();
-    dfg_program *p = NULL;
-    assert_int_equal(dfg_compile(g, NULL, &p), DFG_OK);
-    const dfg_backend *cpu = NULL;
-    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    dfg_program *p = compiled(g);
+    const dfg_backend *cpu = cpu_backend();
     dfg_memory_prediction m;
     assert_int_equal(dfg_memory_predict(p, cpu, &m), DFG_OK);
     dfg_plan_stats st;
@@ -59,7 +72,8 @@ static void test_prediction_parts(void **state)
                                                        : m.creation_bytes;
     assert_int_equal(m.peak_bytes,
                      m.process_bytes + m.runtime_code_bytes + m.thread_bytes +
-                         m.runtime_heap_bytes + m.freed_heap_bytes +
+                         m.runtime_heap_bytes + m.held_heap_bytes +
+                         m.freed_heap_bytes +
                          m.weights_bytes + larger + m.io_bytes +
                          m.caller_bytes);
     char line[512];
@@ -85,8 +99,7 @@ static void test_compile_within(void **state)
 {
     (void)state;
     dfg_graph *g = cnn();
-    const dfg_backend *cpu = NULL;
-    assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
+    const dfg_backend *cpu = cpu_backend();
     dfg_program *p = NULL;
     dfg_memory_prediction m;
     assert_int_equal(dfg_compile_within(g, NULL, cpu, 1 << 20, &p, &m),
@@ -105,11 +118,45 @@ static void test_compile_within(void **state)
     dfg_graph_destroy(g);
 }
 
+/* What the caller holds on the heap when the session is made is in the
+ * prediction (held heap): 8 MiB more in small blocks the caller wrote
+ * raise it by at least that much. */
+static void test_held_heap(void **state)
+{
+    (void)state;
+    dfg_graph *g = cnn();
+    dfg_program *p = compiled(g);
+    const dfg_backend *cpu = cpu_backend();
+    dfg_memory_prediction without, with;
+    assert_int_equal(dfg_memory_predict(p, cpu, &without), DFG_OK);
+    assert_true(without.held_heap_bytes > 0); /* the program, the graph */
+    enum { BLOCKS = 4096, BLOCK = 2048 };
+    char **held = calloc(BLOCKS, sizeof *held);
+    assert_non_null(held);
+    for (int i = 0; i < BLOCKS; i++) {
+        held[i] = malloc(BLOCK);
+        assert_non_null(held[i]);
+        memset(held[i], i & 0xff, BLOCK);
+    }
+    assert_int_equal(dfg_memory_predict(p, cpu, &with), DFG_OK);
+    assert_true(with.held_heap_bytes >=
+                without.held_heap_bytes + (uint64_t)BLOCKS * BLOCK);
+    assert_true(with.peak_bytes >= without.peak_bytes +
+                                       (uint64_t)BLOCKS * BLOCK -
+                                       without.freed_heap_bytes);
+    for (int i = 0; i < BLOCKS; i++)
+        free(held[i]);
+    free(held);
+    dfg_program_destroy(p);
+    dfg_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_bytes),
         cmocka_unit_test(test_prediction_parts),
+        cmocka_unit_test(test_held_heap),
         cmocka_unit_test(test_compile_within),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -376,7 +376,7 @@ static int64_t megabyte_conv_scratch(int32_t op, const dfg_attrs *attrs,
                                      const struct dfg_type *out, int32_t n_out)
 {
     (void)attrs, (void)in, (void)n_in, (void)out, (void)n_out;
-    return op == DFG_OP_CONV2D ? (int64_t)1 << 20 : 0;
+    return op == DFG_OP_CONV2D ? (int64_t)1 << 20 : -1;
 }
 
 /* y = conv3x3(x), x [1, 8, 16, 16]: the one step is the peak, and its

@@ -95,7 +95,7 @@ static void check_conv(const conv_case *k)
     memcpy(attrs.dilations, k->params.dilations, sizeof attrs.dilations);
     memcpy(attrs.pads, k->params.pads, sizeof k->params.pads);
     assert_true(dfg_cpu_step_workspace(DFG_OP_CONV2D, &attrs, types, 3,
-                                       types + 3, 1) > 0);
+                                       types + 3, 1) >= 0);
     free(fast);
     free(ref);
     free(input);

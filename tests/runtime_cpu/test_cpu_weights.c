@@ -3,7 +3,8 @@
  * was compiled in the process or mapped from a file; the plain bytes
  * leaving memory where they may (a mapped file's pages, a program its
  * session took over); and the same kernels at the same arena for a
- * program however it was made. */
+ * program however it was made, a conv oneDNN runs with no scratch
+ * included. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -171,6 +172,108 @@ static void test_compiled_and_saved_run_alike(void **state)
         dfg_program_destroy(compiled);
         dfg_program_destroy(saved);
     }
+}
+
+/* x [1,16,14,14] -> conv 3x3 to 32 -> conv 1x1 to 32 -> conv 3x3 to 16,
+ * each with its weights[i]: the 1x1 conv reads and writes tensors the
+ * layout pass blocks for oneDNN, which runs it with no scratch. */
+static dfg_graph *no_scratch_chain(float *const weights[3])
+{
+    static const int64_t channels[4] = {16, 32, 32, 16}, kernel[3] = {3, 1, 3};
+    static const char *const names[3] = {"w1", "w2", "w3"};
+    dfg_graph *g = NULL;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    int64_t x_shape[4] = {1, 16, 14, 14};
+    dfg_value y;
+    assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 4, x_shape, &y), DFG_OK);
+    for (int i = 0; i < 3; i++) {
+        int64_t k = kernel[i];
+        int64_t w_shape[4] = {channels[i + 1], channels[i], k, k};
+        int64_t pad = k / 2;
+        dfg_conv2d_params params = {{1, 1}, {1, 1}, {pad, pad, pad, pad}, 1};
+        dfg_value w;
+        assert_int_equal(dfg_graph_weight(g, names[i], DFG_F32, 4, w_shape,
+                                          weights[i], &w), DFG_OK);
+        assert_int_equal(dfg_conv2d(g, y, w, DFG_NO_VALUE, &params, &y),
+                         DFG_OK);
+    }
+    assert_int_equal(dfg_graph_output(g, y, "y"), DFG_OK);
+    return g;
+}
+
+/* The step of p that runs the 1x1 conv. */
+static int32_t pointwise_step(const dfg_program *p)
+{
+    for (int32_t i = 0; i < p->n_steps; i++)
+        if (p->steps[i].op == DFG_OP_CONV2D &&
+            p->tensors[p->steps[i].inputs[1]].type.shape[2] == 1)
+            return i;
+    fail_msg("no 1x1 conv step");
+    return -1;
+}
+
+/* A step oneDNN runs with no scratch plans none: its workspace tensor
+ * has 0 bytes (it marks the step for oneDNN), and the step runs on
+ * oneDNN alike compiled in the process and saved and mapped back, to
+ * what the reference kernels give. */
+static void test_no_scratch_step_on_onednn(void **state)
+{
+    (void)state;
+    float *weights[3] = {random_floats(32 * 16 * 9, 1.0f),
+                         random_floats(32 * 32, 1.0f),
+                         random_floats(16 * 32 * 9, 1.0f)};
+    float *input = random_floats(16 * 14 * 14, 1.0f);
+    dfg_graph *g = no_scratch_chain(weights);
+    dfg_program *compiled = NULL, *saved = NULL, *reference = NULL;
+    assert_int_equal(dfg_compile(g, NULL, &compiled), DFG_OK);
+    assert_int_equal(dfg_compile(g, NULL, &saved), DFG_OK);
+    saved = mapped(saved);
+    dfg_compile_options options;
+    dfg_compile_options_init(&options);
+    options.backend_workspace = NULL;
+    options.backend_workspace_for = NULL;
+    assert_int_equal(dfg_compile(g, &options, &reference), DFG_OK);
+    dfg_graph_destroy(g);
+    int32_t s = pointwise_step(compiled);
+    if (compiled->tensors[compiled->steps[s].outputs[0]].type.layout ==
+        DFG_LAYOUT_PLAIN)
+        skip(); /* no blocked layouts on this CPU */
+    assert_int_equal(compiled->region_bytes[DFG_REGION_ARENA],
+                     saved->region_bytes[DFG_REGION_ARENA]);
+    for (int door = 0; door < 2; door++) {
+        const dfg_program *p = door ? saved : compiled;
+        int32_t t = p->steps[s].workspace;
+        assert_true(t >= 0);
+        assert_int_equal(p->tensors[t].bytes, 0);
+    }
+    dfg_session *a = NULL, *b = NULL, *r = NULL;
+    assert_int_equal(dfg_session_create(compiled, cpu(), NULL, &a), DFG_OK);
+    assert_int_equal(dfg_session_create(saved, cpu(), NULL, &b), DFG_OK);
+    assert_int_equal(dfg_session_create(reference, cpu(), NULL, &r), DFG_OK);
+    expect_same_kernels("no-scratch chain", a, b, compiled->n_steps);
+    const char *library = NULL;
+    assert_int_equal(dfg_session_step_library(a, s, &library), DFG_OK);
+    if (!library || strncmp(library, "oneDNN", 6) != 0)
+        fail_msg("the 1x1 conv runs on %s", library ? library : "dfg");
+    float *ya = run_session(a, input, 16 * 14 * 14);
+    float *yb = run_session(b, input, 16 * 14 * 14);
+    float *yr = run_session(r, input, 16 * 14 * 14);
+    assert_memory_equal(ya, yb, 16 * 14 * 14 * sizeof *ya);
+    double err = relative_error(ya, yr, 16 * 14 * 14);
+    if (!(err < 1e-5))
+        fail_msg("oneDNN vs reference relative error %g", err);
+    dfg_session_destroy(a);
+    dfg_session_destroy(b);
+    dfg_session_destroy(r);
+    dfg_program_destroy(compiled);
+    dfg_program_destroy(saved);
+    dfg_program_destroy(reference);
+    free(ya);
+    free(yb);
+    free(yr);
+    free(input);
+    for (int i = 0; i < 3; i++)
+        free(weights[i]);
 }
 
 /* Pages of [data, data + bytes) wholly inside it that are resident. */
@@ -380,6 +483,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sessions_share_weights),
         cmocka_unit_test(test_compiled_and_saved_run_alike),
+        cmocka_unit_test(test_no_scratch_step_on_onednn),
         cmocka_unit_test(test_owning_session_releases_weights),
         cmocka_unit_test(test_large_weight_in_slices),
         cmocka_unit_test(test_mapped_weights_come_back),

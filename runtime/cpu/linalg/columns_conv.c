@@ -104,7 +104,7 @@ static int product_make(dnnl_engine_t engine, const dfg_attrs *attrs,
         dnnl_primitive_attr_create(&attr) == dnnl_success &&
         dnnl_primitive_attr_set_scratchpad_mode(
             attr, dnnl_scratchpad_mode_user) == dnnl_success &&
-        dfg_dnnl_post_ops_set(attr, attrs) == 0 &&
+        dfg_dnnl_post_ops_set_leaving(attr, attrs, 0) == 0 &&
         dnnl_primitive_desc_create(&p->pd, &desc, attr, engine, NULL) ==
             dnnl_success &&
         dnnl_primitive_desc_query(p->pd, dnnl_query_impl_info_str, 0,
@@ -164,6 +164,7 @@ struct dfg_columns_conv {
     dnnl_exec_arg_t args[5];
     int n_args;
     dfg_dnnl_weights *weights;
+    dfg_dnnl_left left; /* the post-op the product left to dfg */
     char impl[64];
 };
 
@@ -259,7 +260,10 @@ static int conv_make(dfg_columns_conv *c, dnnl_engine_t engine,
         return -1;
     const char *impl = NULL;
     dnnl_primitive_desc_query(p->pd, dnnl_query_impl_info_str, 0, &impl);
-    snprintf(c->impl, sizeof c->impl, "columns + %s", impl ? impl : "?");
+    dfg_dnnl_left_bind(&c->left, step->attrs, step->out[0],
+                       &step->out_types[0]);
+    snprintf(c->impl, sizeof c->impl, "columns + %s%s", impl ? impl : "?",
+             dfg_dnnl_left_name(&c->left));
     return 0;
 }
 
@@ -358,6 +362,7 @@ dfg_status dfg_columns_conv_run(const dfg_columns_conv *c,
             return dfg_error(DFG_ERR_INTERNAL,
                              "oneDNN conv2d (%s) failed to run", c->impl);
     }
+    dfg_dnnl_left_run(&c->left);
     return DFG_OK;
 }
 

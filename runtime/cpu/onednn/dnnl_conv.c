@@ -305,17 +305,17 @@ static int weights_reorder_add(dnnl_engine_t engine, conv_plan *p)
  * reorder only). */
 typedef enum { PLANNED_CONSTANT, PLANNED_DIRECT, PLANNED_VARYING } planned_for;
 
-/* The workspace of the conv of these operands, as `what` says; 0 when
- * oneDNN does not take it. */
+/* The workspace of the conv of these operands, as `what` says (0: none);
+ * -1 when oneDNN does not take it. */
 static int64_t planned_bytes(const dfg_attrs *attrs, const dfg_type *in,
                              int32_t n_in, const dfg_type *out, int32_t n_out,
                              planned_for what)
 {
     if (n_in < 2 || n_out < 1)
-        return 0;
+        return -1;
     dnnl_engine_t engine;
     if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
-        return 0;
+        return -1;
     /* oneDNN sizes a scratchpad for the threads it may use: plan for every
      * core, whatever this thread's setting is now (a process that loaded
      * PyTorch runs with fewer), so that the program does not depend on
@@ -324,7 +324,7 @@ static int64_t planned_bytes(const dfg_attrs *attrs, const dfg_type *in,
     int threads = omp_get_max_threads();
     omp_set_num_threads(omp_get_num_procs());
     conv_plan p;
-    int64_t bytes = 0;
+    int64_t bytes = -1;
     int planned = conv_plan_make(engine, attrs, in, n_in, out,
                                  what == PLANNED_DIRECT ? LEAST_WORKSPACE : -1,
                                  &p) == 0;
@@ -346,12 +346,8 @@ static int64_t planned_bytes(const dfg_attrs *attrs, const dfg_type *in,
                                                   &out[0]))
             : 0;
     omp_set_num_threads(threads);
-    if (made) {
-        /* 0 would read as "not for oneDNN": a conv that needs no scratch
-         * still asks for one part. */
-        bytes = max64(max64(workspace_of(&p), max64(winograd, product)),
-                      PART_ALIGN);
-    }
+    if (made)
+        bytes = max64(workspace_of(&p), max64(winograd, product));
     if (planned)
         conv_plan_free(&p);
     dnnl_engine_destroy(engine);

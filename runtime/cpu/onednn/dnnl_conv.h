@@ -32,8 +32,9 @@
 
 typedef struct dfg_dnnl_conv dfg_dnnl_conv;
 
-/* Bytes of workspace the oneDNN convolution of these operands needs, or
- * 0 when oneDNN does not take it (not f32, not 2-D, no implementation). */
+/* Bytes of workspace the oneDNN convolution of these operands needs (0:
+ * none), or -1 when oneDNN does not take it (not f32, not 2-D, no
+ * implementation). */
 int64_t dfg_dnnl_conv_workspace_bytes(const dfg_attrs *attrs,
                                       const dfg_type *in, int32_t n_in,
                                       const dfg_type *out, int32_t n_out);

@@ -208,16 +208,15 @@ int64_t dfg_dnnl_conv_grad_workspace_bytes(int32_t op, const dfg_attrs *attrs,
     dnnl_engine_t engine;
     if (!dfg_dnnl_conv_grad_op(op) ||
         dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
-        return 0;
+        return -1;
     /* As for the forward conv (dnnl_conv.c): planned for every core, so a
      * session's primitives, made with at most that many threads, fit. */
     int threads = omp_get_max_threads();
     omp_set_num_threads(omp_get_num_procs());
     grad_plan p;
-    int64_t bytes = 0;
+    int64_t bytes = -1;
     if (grad_plan_make(engine, op, attrs, in, n_in, out, n_out, &p) == 0) {
-        /* 0 would read as "not for oneDNN". */
-        bytes = max64(workspace_of(&p), PART_ALIGN);
+        bytes = workspace_of(&p);
         grad_plan_free(&p);
     }
     omp_set_num_threads(threads);

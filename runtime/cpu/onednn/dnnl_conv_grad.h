@@ -35,8 +35,8 @@ typedef struct dfg_dnnl_conv_grad dfg_dnnl_conv_grad;
 int dfg_dnnl_conv_grad_op(int32_t op);
 
 /* Bytes of workspace op's oneDNN primitive and reorders need for these
- * operands, or 0 when oneDNN does not take them (not f32, not plain, only
- * its reference implementation). */
+ * operands (0: none), or -1 when oneDNN does not take them (not f32, not
+ * plain, only its reference implementation). */
 int64_t dfg_dnnl_conv_grad_workspace_bytes(int32_t op, const dfg_attrs *attrs,
                                            const dfg_type *in, int32_t n_in,
                                            const dfg_type *out,

@@ -15,8 +15,7 @@
 #include "util/memory.h"
 
 /* The scratchpad is planned in whole parts of this size (oneDNN's own
- * alignment); a matmul that needs none still asks for one, since 0 reads
- * as "not for oneDNN". */
+ * alignment). */
 #define PART_ALIGN 64
 
 /* One oneDNN matmul, dst = src x weights (+ bias), every operand with
@@ -36,7 +35,7 @@ typedef struct matmul_plan {
     dnnl_memory_desc_t a, b_plain, b_fixed, bias, y;
     const dnnl_memory_desc_t *b_chosen;
     dnnl_primitive_desc_t pd;
-    int64_t scratch_bytes; /* aligned, at least one part */
+    int64_t scratch_bytes; /* aligned; 0: none */
 } matmul_plan;
 
 static void row_major(int ndims, const dnnl_dims_t dims, dnnl_dims_t strides)
@@ -291,8 +290,6 @@ static int plan_make(dnnl_engine_t engine, const matmul_shape *s,
         dnnl_primitive_desc_query_md(p->pd, dnnl_query_scratchpad_md, 0);
     p->scratch_bytes = dfg_align_up(
         scratch ? (int64_t)dnnl_memory_desc_get_size(scratch) : 0, PART_ALIGN);
-    if (p->scratch_bytes == 0)
-        p->scratch_bytes = PART_ALIGN;
     return 0;
 }
 
@@ -304,13 +301,13 @@ int64_t dfg_dnnl_matmul_workspace_bytes(dfg_op op, const dfg_attrs *attrs,
     dnnl_engine_t engine;
     if (shape_of(op, attrs, in, n_in, out, n_out, &s) != 0 ||
         dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
-        return 0;
+        return -1;
     /* Planned for every core, as a conv's (dnnl_conv.c): oneDNN sizes a
      * scratchpad for the threads it may use. */
     int threads = omp_get_max_threads();
     omp_set_num_threads(omp_get_num_procs());
     /* Whether B is a weight is the session's to know: plan for both. */
-    int64_t bytes = 0;
+    int64_t bytes = -1;
     for (int weight = 0; weight < 2; weight++) {
         matmul_plan p;
         if (plan_make(engine, &s, attrs, weight, &p) != 0)

@@ -47,8 +47,8 @@
 typedef struct dfg_dnnl_matmul dfg_dnnl_matmul;
 
 /* Bytes of workspace the oneDNN matmul of op (DFG_OP_MATMUL or
- * DFG_OP_GEMM) over these operands needs, or 0 when oneDNN does not take
- * it. */
+ * DFG_OP_GEMM) over these operands needs (0: none), or -1 when oneDNN
+ * does not take it. */
 int64_t dfg_dnnl_matmul_workspace_bytes(dfg_op op, const dfg_attrs *attrs,
                                         const dfg_type *in, int32_t n_in,
                                         const dfg_type *out, int32_t n_out);

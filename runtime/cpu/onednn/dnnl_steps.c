@@ -41,7 +41,7 @@ int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
                                                out, n_out);
     return dfg_dnnl_conv_grad_op(op) ? dfg_cpu_training_step_workspace(
                                            op, attrs, in, n_in, out, n_out)
-                                     : 0;
+                                     : -1;
 }
 
 int64_t dfg_cpu_step_least_workspace(int32_t op, const dfg_attrs *attrs,
@@ -82,7 +82,7 @@ int64_t dfg_cpu_training_step_workspace(int32_t op, const dfg_attrs *attrs,
     return dfg_dnnl_conv_grad_op(op)
                ? dfg_dnnl_conv_grad_workspace_bytes(op, attrs, in, n_in, out,
                                                     n_out)
-               : 0;
+               : -1;
 }
 
 /* 1 if an operand of step is blocked: only oneDNN runs it then (the
@@ -112,15 +112,17 @@ static int is_pool(const dfg_kernel_args *step)
 
 /* Whether oneDNN may run step, decided here alone, once per session: the
  * program planned the CPU backend's scratch for the step (it was compiled
- * with that rule, which it records). It does not depend on where the
- * program came from: compiled in the process or mapped from a file, a
- * program runs the same kernels. A weight in the layout a primitive wants
- * is a copy made once per program (dnnl_weights.h) whose plain bytes
- * leave memory where they may (dfg_kernel_args.droppable_inputs: a mapped
- * file's pages, a program the session took over); a program the caller
- * keeps holds both. What is left to each primitive: that oneDNN
- * implements it, that it fits the planned workspace, and that its output
- * is not planned over an input (writes_over_input). */
+ * with that rule, which it records, and gave the step a workspace, of 0
+ * bytes where oneDNN needs none; a step without one is dfg's). It does
+ * not depend on where the program came from: compiled in the process or
+ * mapped from a file, a program runs the same kernels. A weight in the
+ * layout a primitive wants is a copy made once per program
+ * (dnnl_weights.h) whose plain bytes leave memory where they may
+ * (dfg_kernel_args.droppable_inputs: a mapped file's pages, a program
+ * the session took over); a program the caller keeps holds both. What is
+ * left to each primitive: that oneDNN implements it, that it fits the
+ * planned workspace, and that its output is not planned over an input
+ * (writes_over_input). */
 /* 1 if an output of step is planned over one of its inputs other than
  * a residual (input 3 of a conv2d or matmul, which a sum post-op adds to
  * what the output holds): a oneDNN primitive never writes over what it
