@@ -477,9 +477,11 @@ uint64_t dfg_program_cost(const dfg_program *p, int dfg_kernel_weight);
 uint64_t dfg_program_overhead(const dfg_program *p);
 
 /* What a conv's FLOPs cost more, in percent, on oneDNN's direct
- * primitive than on a faster product (Winograd above all: about twice as
- * fast on the 3x3 convs it takes). */
-#define DFG_DIRECT_CONV_EXTRA_PCT 100
+ * primitive than on a faster product, counted for each FLOP a tiled
+ * program runs direct that its untiled variant ran faster. Winograd is up
+ * to about twice as fast on the 3x3 convs it takes, less on the narrow
+ * and deep ones bands leave it, so half of that. */
+#define DFG_DIRECT_CONV_EXTRA_PCT 50
 
 /* The FLOPs of p's conv steps that run a product faster than oneDNN's
  * direct primitive by the CPU's rule (0 on another backend): one takes
