@@ -464,14 +464,32 @@ uint64_t dfg_program_cost(const dfg_program *p, int dfg_kernel_weight);
  * primitive's call outside its kernel), and DFG_MOVED_BYTE_FLOPS per
  * byte of its outputs when it only moves data (no FLOPs: slices,
  * concats, reorders). Tiled execution weighs its bands and carried
- * halos so (passes/tile_spatial.h). */
-#define DFG_STEP_FLOPS 100000
-#define DFG_LIBRARY_STEP_FLOPS 300000
+ * halos so (passes/tile_spatial.h): a band's step on a few rows costs
+ * its call, the reads of its weights again and a kernel below its best
+ * speed, a few microseconds, which is what these count. */
+#define DFG_STEP_FLOPS 200000
+#define DFG_LIBRARY_STEP_FLOPS 600000
 #define DFG_MOVED_BYTE_FLOPS 4
 
 /* The sum of that over p's steps, which memory first adds to a
  * program's cost (passes/pipeline.c): a program in many bands of rows
  * runs many more steps and copies than one untiled. */
 uint64_t dfg_program_overhead(const dfg_program *p);
+
+/* What a conv's FLOPs cost more, in percent, on oneDNN's direct
+ * primitive than on a faster product, counted for each FLOP a tiled
+ * program runs direct that its untiled variant ran faster. Winograd is up
+ * to about twice as fast on the 3x3 convs it takes, less on the narrow
+ * and deep ones bands leave it, so half of that. */
+#define DFG_DIRECT_CONV_EXTRA_PCT 50
+
+/* The FLOPs of p's conv steps that run a product faster than oneDNN's
+ * direct primitive by the CPU's rule (0 on another backend): one takes
+ * the step's shape and its planned workspace holds the room it asks.
+ * Memory first counts DFG_DIRECT_CONV_EXTRA_PCT of what a tiled program
+ * has less of them than its variant's untiled program: a band's few
+ * rows, or the lower peak its workspace is planned under, can leave a
+ * conv that ran as Winograd untiled on the direct primitive. */
+uint64_t dfg_program_product_flops(const dfg_program *p);
 
 #endif

@@ -128,6 +128,9 @@ static dfg_status check_options(const dfg_compile_options *o)
  * runs it (DFG_PREFER_SMALLEST): their steps and copies do not limit
  * them, the program's FLOPs do (TILING_EXTRA_FLOPS_PCT). */
 #define SMALLEST_EXTRA_COST_PCT 100
+/* The least extra cost candidates are listed for again when none of
+ * those listed is eligible (offer_tilings). */
+#define TILING_LEAST_EXTRA_PCT 2
 /* The programs memory first compiles, at most: three variants, each
  * untiled and tiled as each candidate and one more. */
 #define CHOICE_MAX (3 * (TILE_CANDIDATES + 2))
@@ -135,11 +138,13 @@ static dfg_status check_options(const dfg_compile_options *o)
 /* Tiled execution asked of one compilation, after the fusions and before
  * the layouts: the graph tiled as plan says (plan not NULL), or the
  * candidates listed (plans not NULL: up to max_plans of them, their
- * number in n_plans). */
+ * number in n_plans, each estimated to cost at most extra_pct percent
+ * more than the untiled graph). */
 typedef struct tile_request {
     const dfg_tile_plan *plan;
     dfg_tile_plan *plans;
     int32_t max_plans, n_plans;
+    int64_t extra_pct;
 } tile_request;
 
 /* What the passes hold between them. */
@@ -349,10 +354,7 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
     if (st == DFG_OK && c->tile && c->tile->plan)
         st = dfg_tile_apply(c->graph, c->tile->plan, &joined);
     if (st == DFG_OK && c->tile && c->tile->plans)
-        st = dfg_tile_candidates(c->graph,
-                                 o->prefer_memory == DFG_PREFER_SMALLEST
-                                     ? SMALLEST_EXTRA_COST_PCT
-                                     : TILING_EXTRA_FLOPS_PCT,
+        st = dfg_tile_candidates(c->graph, c->tile->extra_pct,
                                  c->tile->plans, c->tile->max_plans,
                                  &c->tile->n_plans);
     if (st == DFG_OK && blocks_layouts(o)) {
@@ -447,7 +449,8 @@ static int tiles_rows(const dfg_compile_options *o)
  * eligible where its cost (dfg_program_cost, a product on dfg's kernels
  * weighing DFG_KERNEL_WEIGHT; a tiled program's plus the
  * dfg_program_overhead, its steps and copies, that its bands of rows add
- * to its variant's untiled program) is at most EXTRA_COST_PCT over the
+ * to its variant's untiled program, and the convs they leave on oneDNN's
+ * direct primitive, dfg_program_product_flops) is at most EXTRA_COST_PCT over the
  * first one's. Kept: among the eligible programs whose arena is
  * within 1/ARENA_TIE of the smallest eligible arena, the cheapest (on
  * equal costs the smaller arena, then the first offered). Memory first
@@ -465,10 +468,11 @@ typedef struct choice_set {
 typedef struct memory_choice {
     int smallest;       /* prefer_memory == DFG_PREFER_SMALLEST */
     uint64_t reference; /* the first program's cost */
-    /* dfg_program_overhead of the untiled program last offered: a tiled
-     * one (offered after its variant's untiled one) counts the overhead
-     * it adds to that */
-    uint64_t untiled_overhead;
+    /* dfg_program_overhead and dfg_program_product_flops of the untiled
+     * program last offered: a tiled one (offered after its variant's
+     * untiled one) counts the overhead it adds to that, and
+     * DFG_DIRECT_CONV_EXTRA_PCT of the product FLOPs it lacks */
+    uint64_t untiled_overhead, untiled_product;
     choice_set all, untiled; /* the eligible programs, the untiled ones */
     dfg_program *programs[CHOICE_MAX]; /* all's */
 } memory_choice;
@@ -480,26 +484,35 @@ static void choice_add(choice_set *set, const dfg_program *p, uint64_t cost)
     set->costs[set->n++] = cost;
 }
 
-/* Takes p: keeps it in ch where it is eligible, else destroys it. */
-static void offer(memory_choice *ch, dfg_program *p, int untiled)
+/* Takes p: keeps it in ch where it is eligible (returns 1), else
+ * destroys it (returns 0). */
+static int offer(memory_choice *ch, dfg_program *p, int untiled)
 {
     uint64_t cost = dfg_program_cost(p, ch->smallest ? 1 : DFG_KERNEL_WEIGHT);
     uint64_t overhead = ch->smallest ? 0 : dfg_program_overhead(p);
-    if (untiled)
+    uint64_t product = ch->smallest ? 0 : dfg_program_product_flops(p);
+    if (untiled) {
         ch->untiled_overhead = overhead;
-    else if (overhead > ch->untiled_overhead)
-        cost += overhead - ch->untiled_overhead;
+        ch->untiled_product = product;
+    } else {
+        if (overhead > ch->untiled_overhead)
+            cost += overhead - ch->untiled_overhead;
+        if (product < ch->untiled_product)
+            cost += (ch->untiled_product - product) *
+                    DFG_DIRECT_CONV_EXTRA_PCT / 100;
+    }
     if (ch->all.n == 0)
         ch->reference = cost;
     if (ch->all.n == CHOICE_MAX ||
         cost * 100 > ch->reference * (100 + EXTRA_COST_PCT)) {
         dfg_program_destroy(p);
-        return;
+        return 0;
     }
     if (untiled)
         choice_add(&ch->untiled, p, cost);
     ch->programs[ch->all.n] = p;
     choice_add(&ch->all, p, cost);
+    return 1;
 }
 
 /* 1 if a is cheaper than b, or as cheap with a smaller arena. */
@@ -526,41 +539,27 @@ static int32_t chosen(const memory_choice *ch, const choice_set *set)
     return kept;
 }
 
-/* Offers ch the program compile_once makes with options and, with tiling
- * (tiles_rows), the same tiled as each of the candidates of the best
- * estimates (and the smallest of them joined the other way): those of
- * at most TILING_EXTRA_FLOPS_PCT more FLOPs than the untiled one and a
- * smaller arena. A tiling that does not compile is passed over. */
-static dfg_status offer_tilings(const dfg_graph *graph,
-                                const dfg_compile_options *options,
-                                memory_choice *ch)
+/* Offers ch the graph tiled as each of plans[0..n_plans) and one more,
+ * the smallest of them with its last region joined the other way (the
+ * estimate sees neither the layouts nor the scratch): those of at most
+ * TILING_EXTRA_FLOPS_PCT more FLOPs than the untiled program (`flops`)
+ * and an arena below its `arena`. A tiling that does not compile is
+ * passed over. Returns how many ch kept. */
+static int32_t offer_plans(const dfg_graph *graph,
+                           const dfg_compile_options *options,
+                           dfg_tile_plan *plans, int32_t n_plans,
+                           int64_t flops, uint64_t arena, memory_choice *ch)
 {
-    dfg_program *untiled = NULL;
-    if (!tiles_rows(options)) {
-        dfg_status st = compile_once(graph, options, NULL, &untiled);
-        if (st == DFG_OK)
-            offer(ch, untiled, 1);
-        return st;
-    }
-    /* One more: the smallest tiling with its last region joined the
-     * other way (the estimate sees neither the layouts nor the scratch). */
-    dfg_tile_plan plans[TILE_CANDIDATES + 1];
-    tile_request list = {NULL, plans, TILE_CANDIDATES, 0};
-    dfg_status st = compile_once(graph, options, &list, &untiled);
-    if (st != DFG_OK)
-        return st;
-    int64_t flops = (int64_t)dfg_program_flops(untiled);
-    uint64_t arena = untiled->stats.arena_bytes, least = arena;
-    offer(ch, untiled, 1);
-    int32_t kept = -1;
-    for (int32_t i = 0; i <= list.n_plans; i++) {
-        if (i == list.n_plans && kept < 0)
+    uint64_t least = arena;
+    int32_t kept = -1, eligible = 0;
+    for (int32_t i = 0; i <= n_plans; i++) {
+        if (i == n_plans && kept < 0)
             break;
-        if (i == list.n_plans) {
+        if (i == n_plans) {
             plans[i] = plans[kept];
             plans[i].put[plans[i].n - 1] = !plans[i].put[plans[i].n - 1];
         }
-        tile_request at = {&plans[i], NULL, 0, 0};
+        tile_request at = {&plans[i], NULL, 0, 0, 0};
         dfg_program *tiled = NULL;
         if (compile_once(graph, options, &at, &tiled) != DFG_OK)
             continue;
@@ -570,14 +569,56 @@ static dfg_status offer_tilings(const dfg_graph *graph,
             dfg_program_destroy(tiled);
             continue;
         }
-        if (tiled->stats.arena_bytes < least && i < list.n_plans) {
+        if (tiled->stats.arena_bytes < least && i < n_plans) {
             least = tiled->stats.arena_bytes;
             kept = i;
         }
         tiled->stats.tiled_regions = plans[i].n;
         tiled->stats.tiles = plans[i].tiles[plans[i].n - 1];
         tiled->stats.tiling_extra_flops = extra;
-        offer(ch, tiled, 0);
+        eligible += offer(ch, tiled, 0);
+    }
+    return eligible;
+}
+
+/* Offers ch the program compile_once makes with options and, with tiling
+ * (tiles_rows) where `tile` says, the same tiled as each of the
+ * candidates of the best estimates (offer_plans). The estimate misses
+ * what a band's kernels lose (a conv's Winograd, oneDNN's calls), so
+ * where none of the tilings is eligible the candidates are listed again
+ * estimated to cost half as much more, down to TILING_LEAST_EXTRA_PCT:
+ * fewer bands, whose arena is larger but whose time holds. */
+static dfg_status offer_tilings(const dfg_graph *graph,
+                                const dfg_compile_options *options,
+                                int tile, memory_choice *ch)
+{
+    dfg_program *untiled = NULL;
+    if (!tile || !tiles_rows(options)) {
+        dfg_status st = compile_once(graph, options, NULL, &untiled);
+        if (st == DFG_OK)
+            offer(ch, untiled, 1);
+        return st;
+    }
+    dfg_tile_plan plans[TILE_CANDIDATES + 1];
+    tile_request list = {NULL, plans, TILE_CANDIDATES, 0,
+                         ch->smallest ? SMALLEST_EXTRA_COST_PCT
+                                      : TILING_EXTRA_FLOPS_PCT};
+    dfg_status st = compile_once(graph, options, &list, &untiled);
+    if (st != DFG_OK)
+        return st;
+    int64_t flops = (int64_t)dfg_program_flops(untiled);
+    uint64_t arena = untiled->stats.arena_bytes;
+    offer(ch, untiled, 1);
+    while (offer_plans(graph, options, plans, list.n_plans, flops, arena,
+                       ch) == 0 &&
+           !ch->smallest && list.n_plans > 0 &&
+           list.extra_pct / 2 >= TILING_LEAST_EXTRA_PCT) {
+        list.extra_pct /= 2;
+        list.n_plans = 0;
+        st = compile_once(graph, options, &list, &untiled);
+        if (st != DFG_OK)
+            return st;
+        dfg_program_destroy(untiled);
     }
     return DFG_OK;
 }
@@ -631,12 +672,16 @@ dfg_status dfg_compile(const dfg_graph *graph,
     /* Memory first (memory_choice): with blocked layouts (whose steps keep
      * the scratch only the library runs them with), plain, and plain with
      * depthwise convs written over their inputs (which then run dfg's
-     * kernel), each untiled and tiled. */
+     * kernel), each untiled; the first, the fastest, tiled too (the
+     * variants are compared by FLOPs, blind to the slower kernels a plain
+     * program runs: squeezenet1_0's runs 2.6 times as long, so that its
+     * bands would be measured from a program they do not beat), every
+     * variant tiled when the smallest arena is kept whatever runs it. */
     memory_choice ch;
     memset(&ch, 0, sizeof ch);
     ch.smallest = effective.prefer_memory == DFG_PREFER_SMALLEST;
     if (!blocks_layouts(&effective)) {
-        st = offer_tilings(graph, &effective, &ch);
+        st = offer_tilings(graph, &effective, 1, &ch);
     } else {
         dfg_compile_options variants[3] = {effective, effective, effective};
         variants[0].in_place_depthwise = variants[1].in_place_depthwise = 0;
@@ -644,7 +689,8 @@ dfg_status dfg_compile(const dfg_graph *graph,
         int over = effective.in_place_depthwise &&
                    effective.reuse_inputs_in_place && has_grouped_conv(graph);
         for (int i = 0; st == DFG_OK && i < 2 + over; i++)
-            st = offer_tilings(graph, &variants[i], &ch);
+            st = offer_tilings(graph, &variants[i], i == 0 || ch.smallest,
+                               &ch);
     }
     int32_t kept = st == DFG_OK ? chosen(&ch, &ch.all) : -1;
     /* The op-by-op bound: that of the untiled program memory first keeps

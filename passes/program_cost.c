@@ -2,9 +2,11 @@
  * dfg_program_cost). */
 #include "passes/pass.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include "ir/op_table.h"
 #include "runtime/cpu_workspace_rule.h"
+#include "util/memory.h"
 
 /* Room for a step's operand types (a conv2d has at most 4 inputs, a
  * product 3, each one output). */
@@ -28,6 +30,28 @@ static int writes_over_input(const dfg_program *p, const dfg_program_step *s)
     return 0;
 }
 
+/* The operand types of step s of p, inputs then outputs, an absent one
+ * of rank -1, into types (room for MAX_OPERANDS); 0 when they do not
+ * fit. *blocked: 1 if an operand is blocked. */
+static int step_types(const dfg_program *p, const dfg_program_step *s,
+                      dfg_type *types, int *blocked)
+{
+    int32_t n = s->n_inputs + s->n_outputs;
+    *blocked = 0;
+    if (n > MAX_OPERANDS)
+        return 0;
+    for (int32_t j = 0; j < n; j++) {
+        int32_t t = j < s->n_inputs ? s->inputs[j]
+                                    : s->outputs[j - s->n_inputs];
+        memset(&types[j], 0, sizeof types[j]);
+        types[j].rank = -1;
+        if (t >= 0)
+            types[j] = p->tensors[t].type;
+        *blocked |= t >= 0 && types[j].layout != DFG_LAYOUT_PLAIN;
+    }
+    return 1;
+}
+
 /* 1 if the CPU backend runs product step s of p on oneDNN, as its
  * session decides (dnnl_steps.c, onednn_may_run): a step on blocked
  * operands always (only oneDNN reads them); one on plain operands where
@@ -36,20 +60,10 @@ static int writes_over_input(const dfg_program *p, const dfg_program_step *s)
  * does not write over its input. */
 static int cpu_library_runs(const dfg_program *p, const dfg_program_step *s)
 {
-    int32_t n = s->n_inputs + s->n_outputs;
-    if (n > MAX_OPERANDS)
-        return 0;
     dfg_type types[MAX_OPERANDS];
-    int blocked = 0;
-    for (int32_t j = 0; j < n; j++) {
-        int32_t t = j < s->n_inputs ? s->inputs[j]
-                                    : s->outputs[j - s->n_inputs];
-        memset(&types[j], 0, sizeof types[j]);
-        types[j].rank = -1;
-        if (t >= 0)
-            types[j] = p->tensors[t].type;
-        blocked |= t >= 0 && types[j].layout != DFG_LAYOUT_PLAIN;
-    }
+    int blocked;
+    if (!step_types(p, s, types, &blocked))
+        return 0;
     if (blocked)
         return 1;
     if (s->workspace < 0 || writes_over_input(p, s))
@@ -58,6 +72,29 @@ static int cpu_library_runs(const dfg_program *p, const dfg_program_step *s)
         s->op, &s->attrs, types, s->n_inputs, types + s->n_inputs,
         s->n_outputs);
     return least >= 0 && p->tensors[s->workspace].bytes >= least;
+}
+
+/* 1 if conv2d step s of p, on oneDNN by the CPU's rule, runs a product
+ * faster than the direct primitive (Winograd, columns, pointwise: the
+ * session takes the fastest that fits): one takes its shape, asking for
+ * more workspace than the direct primitive, and the planned workspace
+ * holds that. */
+static int cpu_conv_runs_product(const dfg_program *p,
+                                 const dfg_program_step *s)
+{
+    dfg_type types[MAX_OPERANDS];
+    int blocked;
+    if (s->op != DFG_OP_CONV2D || s->workspace < 0 ||
+        strcmp(p->workspace_rule, DFG_CPU_BACKEND_NAME) != 0 ||
+        !step_types(p, s, types, &blocked))
+        return 0;
+    const dfg_type *out = types + s->n_inputs;
+    int64_t full = dfg_cpu_step_workspace(s->op, &s->attrs, types,
+                                          s->n_inputs, out, s->n_outputs);
+    return p->tensors[s->workspace].bytes >= full &&
+           full > dfg_cpu_step_least_workspace(s->op, &s->attrs, types,
+                                               s->n_inputs, out,
+                                               s->n_outputs);
 }
 
 int dfg_program_step_on_library(const dfg_program *p, int32_t step)
@@ -95,4 +132,73 @@ uint64_t dfg_program_overhead(const dfg_program *p)
                 cost += DFG_MOVED_BYTE_FLOPS * p->tensors[s->outputs[j]].bytes;
     }
     return cost;
+}
+
+/* A conv weight read by steps that Winograd's shape rule takes or that
+ * run a product (cpu_conv_runs_product): the bytes Winograd's
+ * transformed filters add for it (0: none takes it), the output pixels of
+ * those it takes, the FLOPs of those that run a product. The session
+ * grants the bytes whether or not a step's workspace then holds room for
+ * Winograd (winograd_choice.h). */
+typedef struct product_weight {
+    int32_t weight; /* tensor index */
+    int64_t bytes, pixels;
+    uint64_t flops;
+} product_weight;
+
+/* The CPU session's order of grants (winograd_choice.h): the largest
+ * output images first, then the largest filter banks. */
+static int by_grant(const void *a, const void *b)
+{
+    const product_weight *x = a, *y = b;
+    if (x->pixels != y->pixels)
+        return (x->pixels < y->pixels) - (x->pixels > y->pixels);
+    return (x->bytes < y->bytes) - (x->bytes > y->bytes);
+}
+
+uint64_t dfg_program_product_flops(const dfg_program *p)
+{
+    product_weight *w = dfg_calloc(&p->allocator, (size_t)p->n_steps + 1,
+                                   sizeof *w);
+    int32_t n = 0;
+    int64_t images = 1;
+    for (int32_t i = 0; w && i < p->n_steps; i++) {
+        const dfg_program_step *s = &p->steps[i];
+        dfg_type types[MAX_OPERANDS];
+        int blocked;
+        if (s->flops <= 0 || s->n_inputs < 2 || s->inputs[1] < 0 ||
+            !dfg_program_step_on_library(p, i) ||
+            !step_types(p, s, types, &blocked))
+            continue;
+        const dfg_type *out = types + s->n_inputs;
+        int64_t bytes = dfg_cpu_step_winograd_bytes(
+            s->op, &s->attrs, types, s->n_inputs, out, s->n_outputs);
+        int product = cpu_conv_runs_product(p, s);
+        if (!bytes && !product)
+            continue;
+        int32_t k = 0;
+        while (k < n && w[k].weight != s->inputs[1])
+            k++;
+        if (k == n)
+            w[n++] = (product_weight){s->inputs[1], 0, 0, 0};
+        if (bytes) {
+            w[k].bytes = bytes;
+            w[k].pixels += out->shape[2] * out->shape[3];
+        }
+        if (product)
+            w[k].flops += (uint64_t)s->flops;
+        images = out->shape[0] > images ? out->shape[0] : images;
+    }
+    if (!w)
+        return 0;
+    qsort(w, (size_t)n, sizeof *w, by_grant);
+    int64_t left = dfg_cpu_winograd_allowance(images);
+    uint64_t flops = 0;
+    for (int32_t k = 0; k < n; k++)
+        if (w[k].bytes <= left) {
+            left -= w[k].bytes;
+            flops += w[k].flops;
+        }
+    dfg_free(&p->allocator, w);
+    return flops;
 }

@@ -30,6 +30,18 @@ int64_t dfg_cpu_step_least_workspace(int32_t op, const dfg_attrs *attrs,
                                      const struct dfg_type *out,
                                      int32_t n_out);
 
+/* Bytes a conv2d of these operands adds to the process when it runs as
+ * Winograd (its transformed filters), 0 when Winograd does not take it
+ * (runtime/cpu/linalg/winograd_conv.h); and the bytes of them a session
+ * of a program whose largest batch is `images` grants, the largest
+ * output images first (winograd_choice.h): its other Winograd convs run
+ * direct. */
+int64_t dfg_cpu_step_winograd_bytes(int32_t op, const dfg_attrs *attrs,
+                                    const struct dfg_type *in, int32_t n_in,
+                                    const struct dfg_type *out,
+                                    int32_t n_out);
+int64_t dfg_cpu_winograd_allowance(int64_t images);
+
 /* The rule a training step plans with: the scratch of its conv2d steps
  * on oneDNN with their weights reordered at every run (its weights
  * change at every step, so no copy made once could follow), and of its

@@ -50,11 +50,13 @@
     "                 memory: plan at the lower bound without library\n"     \
     "                 scratch, a step keeping oneDNN's scratch only where\n" \
     "                 it fits under it (inference), and of the programs\n"   \
-    "                 that runs (blocked layouts or plain, untiled or\n"     \
-    "                 tiled) keep the smallest arena among those costing\n"  \
-    "                 at most 10% more to run than the fastest (FLOPs, a\n"  \
-    "                 conv or matmul on dfg's kernels in place of oneDNN's\n"\
-    "                 counting twice, and the steps and bytes tiling adds;\n"\
+    "                 that runs (blocked layouts or plain, untiled, the\n"  \
+    "                 blocked ones tiled too) keep the smallest arena\n"    \
+    "                 among those costing at most 10% more to run than\n"   \
+    "                 the fastest (FLOPs, a conv or matmul on dfg's\n"      \
+    "                 kernels in place of oneDNN's counting twice, as does\n"\
+    "                 one the bands of a tiled program move off Winograd,\n"\
+    "                 and the steps and bytes tiling adds;\n"               \
     "                 of arenas within 1/16 of the smallest the\n"         \
     "                 cheaper); smallest: the smallest\n"                  \
     "                 arena whatever runs it (slower where it leaves\n"      \

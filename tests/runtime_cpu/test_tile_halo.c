@@ -6,7 +6,8 @@
  * costs fewer FLOPs at some cut, never more; a chain of depthwise convs
  * on few channels, where copying rows costs more than computing them,
  * carries nothing. Memory first counts each program's steps and copies
- * beside its FLOPs (dfg_program_overhead). */
+ * beside its FLOPs (dfg_program_overhead), and the convs its bands move
+ * off Winograd (dfg_program_product_flops). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -51,15 +52,23 @@ static dfg_value logits(dfg_graph *g, dfg_value t, int64_t channels)
     return t;
 }
 
+/* A graph of one plain f32 image input [1,3,h,h] in *x, weights drawn
+ * from `seed` on. */
+static dfg_graph *image_graph(uint64_t seed, int64_t h, dfg_value *x)
+{
+    random_seed(seed);
+    dfg_graph *g;
+    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+    assert_int_equal(dfg_graph_input(g, "image", DFG_F32, 4,
+                                     (int64_t[]){1, 3, h, h}, x), DFG_OK);
+    return g;
+}
+
 /* Dense convs, as a ResNet's first layers, on an image of h x h. */
 static dfg_graph *dense_cnn(int64_t h)
 {
-    random_seed(4242u);
-    dfg_graph *g;
-    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
     dfg_value x, t, r;
-    assert_int_equal(dfg_graph_input(g, "image", DFG_F32, 4,
-                                     (int64_t[]){1, 3, h, h}, &x), DFG_OK);
+    dfg_graph *g = image_graph(4242u, h, &x);
     t = relu(g, cnn_conv(g, x, "stem", 3, 32, 7, 2, 1));
     dfg_pool_params mp = {{3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, 0, 0};
     assert_int_equal(dfg_max_pool(g, t, &mp, &r), DFG_OK);
@@ -76,12 +85,8 @@ static dfg_graph *dense_cnn(int64_t h)
 /* Depthwise convs on 4 channels. */
 static dfg_graph *depthwise_cnn(void)
 {
-    random_seed(777u);
-    dfg_graph *g;
-    assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
     dfg_value x, t;
-    assert_int_equal(dfg_graph_input(g, "image", DFG_F32, 4,
-                                     (int64_t[]){1, 3, H, H}, &x), DFG_OK);
+    dfg_graph *g = image_graph(777u, H, &x);
     t = relu(g, cnn_conv(g, x, "stem", 3, 4, 1, 1, 1));
     for (int i = 0; i < 4; i++) {
         char name[16];
@@ -282,6 +287,99 @@ static void test_memory_first_counts_overhead(void **state)
     free(x);
 }
 
+/* Convs a faster product runs (dfg_program_product_flops): a 64->64 3x3
+ * conv at 32x32 runs as Winograd, a 128->256 one would but its
+ * transformed filters exceed the session's allowance, so it runs
+ * direct; the 64->64 one counts, the 128->256 one does not, and neither
+ * does the 64->64 one where its workspace lacks Winograd's room. Skipped
+ * where the layouts stay plain (no Winograd). */
+static void test_product_flops(void **state)
+{
+    (void)state;
+    dfg_value x, t;
+    dfg_graph *g = image_graph(99u, 32, &x);
+    t = relu(g, cnn_conv(g, x, "stem", 3, 64, 1, 1, 1));
+    t = relu(g, cnn_conv(g, t, "mix", 64, 64, 1, 1, 1));
+    t = relu(g, cnn_conv(g, t, "granted", 64, 64, 3, 1, 1));
+    t = relu(g, cnn_conv(g, t, "widen", 64, 128, 1, 1, 1));
+    t = relu(g, cnn_conv(g, t, "refused", 128, 256, 3, 1, 1));
+    logits(g, t, 256);
+    float *in = random_floats(3 * 32 * 32, 1.0f), y[CLASSES];
+    dfg_program *p = cnn_untiled(g, in, y);
+    int32_t granted = -1;
+    int64_t refused = 0;
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        const dfg_program_step *s = &p->steps[i];
+        const char *w = s->op == DFG_OP_CONV2D && s->inputs[1] >= 0
+                            ? p->tensors[s->inputs[1]].name : "";
+        if (strcmp(w, "granted.w") == 0)
+            granted = i;
+        if (strcmp(w, "refused.w") == 0)
+            refused = s->flops;
+    }
+    assert_true(granted >= 0 && refused > 0);
+    const dfg_program_step *s = &p->steps[granted];
+    if (p->tensors[s->inputs[0]].type.layout == DFG_LAYOUT_PLAIN) {
+        dfg_program_destroy(p);
+        dfg_graph_destroy(g);
+        free(in);
+        skip();
+    }
+    uint64_t product = dfg_program_product_flops(p);
+    assert_true(product >= (uint64_t)s->flops);
+    assert_true(product + (uint64_t)refused <= (uint64_t)cnn_flops(p));
+    assert_true(s->workspace >= 0);
+    p->tensors[s->workspace].bytes = 64;
+    assert_int_equal(dfg_program_product_flops(p),
+                     product - (uint64_t)s->flops);
+    dfg_program_destroy(p);
+    dfg_graph_destroy(g);
+    free(in);
+}
+
+/* A 64->64 3x3 conv at 96x96 that runs as Winograd, after 1x1 convs
+ * whose outputs set the peak. */
+static dfg_graph *winograd_cnn(void)
+{
+    dfg_value x, t;
+    dfg_graph *g = image_graph(31u, H, &x);
+    t = relu(g, cnn_conv(g, x, "stem", 3, 64, 1, 1, 1));
+    t = relu(g, cnn_conv(g, t, "mix", 64, 64, 1, 1, 1));
+    t = relu(g, cnn_conv(g, t, "winograd", 64, 64, 3, 1, 1));
+    t = relu(g, cnn_conv(g, t, "down", 64, 64, 3, 2, 1));
+    logits(g, t, 64);
+    return g;
+}
+
+/* The tilings first listed cut the Winograd conv into bands too short
+ * for Winograd, which costs more than 10%: memory first lists lighter
+ * ones, and keeps one (the same logits, a smaller arena) whose bands
+ * run Winograd. Skipped where the layouts stay plain (no Winograd). */
+static void test_lighter_tilings_where_none_is_eligible(void **state)
+{
+    (void)state;
+    dfg_graph *g = winograd_cnn();
+    float *x = random_floats(INPUT_NUMEL, 1.0f);
+    float want[CLASSES], got[CLASSES];
+    dfg_program *off, *on;
+    dfg_plan_stats b;
+    cnn_memory_first(g, 1, x, want, got, &off, &on);
+    uint64_t product = dfg_program_product_flops(off);
+    if (product > 0) {
+        cnn_assert_close(got, want, CLASSES);
+        dfg_program_stats(on, &b);
+        assert_true(b.tiles >= 2);
+        assert_true(on->stats.arena_bytes < off->stats.arena_bytes);
+        assert_true(dfg_program_product_flops(on) >= product);
+    }
+    dfg_program_destroy(off);
+    dfg_program_destroy(on);
+    dfg_graph_destroy(g);
+    free(x);
+    if (product == 0)
+        skip();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -289,6 +387,8 @@ int main(void)
         cmocka_unit_test(test_no_carry_where_copies_cost_more),
         cmocka_unit_test(test_overhead),
         cmocka_unit_test(test_memory_first_counts_overhead),
+        cmocka_unit_test(test_product_flops),
+        cmocka_unit_test(test_lighter_tilings_where_none_is_eligible),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

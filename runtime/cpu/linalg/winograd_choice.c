@@ -7,16 +7,22 @@
 #include "util/error.h"
 #include "util/memory.h"
 
+int64_t dfg_winograd_filter_bytes(const dfg_attrs *attrs,
+                                  const dfg_type *in, int32_t n_in,
+                                  const dfg_type *out)
+{
+    if (n_in < 2 || !dfg_winograd_takes(attrs, in, n_in, out))
+        return 0;
+    return (DFG_WINOGRAD_POSITIONS - 9) * in[1].shape[0] * in[1].shape[1] *
+           (int64_t)sizeof(float);
+}
+
 int64_t dfg_winograd_added_bytes(const dfg_kernel_args *step)
 {
-    if (step->op != DFG_OP_CONV2D || step->n_inputs < 2 ||
-        !(step->constant_inputs & 2u) ||
-        !dfg_winograd_takes(step->attrs, step->in_types, step->n_inputs,
-                            step->out_types))
+    if (step->op != DFG_OP_CONV2D || !(step->constant_inputs & 2u))
         return 0;
-    const dfg_type *w = &step->in_types[1];
-    return (DFG_WINOGRAD_POSITIONS - 9) * w->shape[0] * w->shape[1] *
-           (int64_t)sizeof(float);
+    return dfg_winograd_filter_bytes(step->attrs, step->in_types,
+                                     step->n_inputs, step->out_types);
 }
 
 /* The convs one U serves: the steps that read one weight the program

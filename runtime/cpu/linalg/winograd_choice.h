@@ -32,6 +32,12 @@
 /* The most images of a batch the allowance is granted for. */
 #define DFG_WINOGRAD_IMAGES 4
 
+/* Bytes the transformed filters of a conv2d of these operands add, 0
+ * when the shape rule does not take it (dfg_winograd_takes). */
+int64_t dfg_winograd_filter_bytes(const dfg_attrs *attrs,
+                                  const dfg_type *in, int32_t n_in,
+                                  const dfg_type *out);
+
 /* Bytes step's transformed filters would add, 0 when it is not a conv2d
  * with constant weights that the shape rule takes (dfg_winograd_takes). */
 int64_t dfg_winograd_added_bytes(const dfg_kernel_args *step);

@@ -54,6 +54,22 @@ int64_t dfg_cpu_step_least_workspace(int32_t op, const dfg_attrs *attrs,
     return dfg_cpu_step_workspace(op, attrs, in, n_in, out, n_out);
 }
 
+int64_t dfg_cpu_step_winograd_bytes(int32_t op, const dfg_attrs *attrs,
+                                    const struct dfg_type *in, int32_t n_in,
+                                    const struct dfg_type *out,
+                                    int32_t n_out)
+{
+    return op == DFG_OP_CONV2D && n_out > 0
+               ? dfg_winograd_filter_bytes(attrs, in, n_in, out)
+               : 0;
+}
+
+int64_t dfg_cpu_winograd_allowance(int64_t images)
+{
+    return DFG_WINOGRAD_ALLOWANCE *
+           (images < DFG_WINOGRAD_IMAGES ? images : DFG_WINOGRAD_IMAGES);
+}
+
 int64_t dfg_cpu_training_step_workspace(int32_t op, const dfg_attrs *attrs,
                                         const struct dfg_type *in,
                                         int32_t n_in,
