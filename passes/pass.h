@@ -136,6 +136,11 @@ dfg_status dfg_pass_transpose_operands(dfg_graph *graph,
 dfg_status dfg_pass_assign_layouts(dfg_graph *graph, const dfg_target *target,
                                    dfg_pass_report *report);
 
+/* DFG_ERR_INVALID_ARGUMENT or DFG_ERR_UNSUPPORTED, naming what, where o
+ * cannot be compiled with (planner, alignment, allocator, precision,
+ * workspaces; compile_options.c). */
+dfg_status dfg_compile_options_check(const dfg_compile_options *o);
+
 /* Whether options' precision (f32, f16 or bf16, with allow_tf32) runs on
  * target (NULL: the CPU backend's rules): f16 and bf16 with every tensor
  * 16-bit for inference on a target with half_inference; bf16 activations

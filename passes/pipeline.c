@@ -38,76 +38,6 @@
 #include "util/error.h"
 #include "util/memory.h"
 
-void dfg_compile_options_init(dfg_compile_options *options)
-{
-    if (!options)
-        return;
-    memset(options, 0, sizeof *options);
-    options->planner = DFG_PLANNER_SMALLEST;
-    options->alignment = 256;
-    options->fold_constants = 1;
-    options->eliminate_dead_code = 1;
-    options->reuse_inputs_in_place = 1;
-    options->allocator = NULL;
-    options->backend_workspace = dfg_cpu_step_workspace;
-    options->backend_workspace_for = DFG_CPU_BACKEND_NAME;
-    options->fuse_operators = 1;
-    options->fuse_attention = 1;
-    options->assign_layouts = 1;
-    options->max_arena_bytes = DFG_DEFAULT_MAX_ARENA_BYTES;
-    options->share_weights = 1;
-    options->in_place_depthwise = 1;
-    options->tiling = 1;
-}
-
-/* 1 if name fits dfg_program.workspace_rule and program_validate.c's
- * alphabet. */
-static int rule_name_valid(const char *name)
-{
-    size_t n = name ? strlen(name) : 0;
-    for (size_t i = 0; i < n; i++)
-        if (!((name[i] >= 'a' && name[i] <= 'z') ||
-              (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
-            return 0;
-    return n > 0 && n < DFG_PROGRAM_RULE_NAME_BYTES;
-}
-
-static dfg_status check_options(const dfg_compile_options *o)
-{
-    if (!dfg_planner_name(o->planner))
-        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "dfg_compile: invalid planner %d", (int)o->planner);
-    if (o->alignment < 1 || o->alignment > ((uint64_t)1 << 20) ||
-        (o->alignment & (o->alignment - 1)) != 0)
-        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "dfg_compile: alignment %llu is not a power of two "
-                         "in [1, 2^20]", (unsigned long long)o->alignment);
-    if (o->allocator && (!o->allocator->alloc || !o->allocator->free))
-        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "dfg_compile: allocator without alloc or free");
-    dfg_status st = dfg_check_precision(o, o->target, "dfg_compile");
-    if (st != DFG_OK)
-        return st;
-    if (o->allow_tf32 && (!o->target || !o->target->tf32 || o->training))
-        return dfg_error(DFG_ERR_UNSUPPORTED,
-                         "dfg_compile: precision tf32 is for inference on a "
-                         "backend whose products run it (the cuda backend's "
-                         "target: dfg_compile_options_for, dfgc --device "
-                         "cuda)%s", o->training ? ", not training" : "");
-    if (o->blas_workspace_bytes > DFG_MAX_BLAS_WORKSPACE)
-        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "dfg_compile: blas_workspace_bytes %llu exceeds %llu",
-                         (unsigned long long)o->blas_workspace_bytes,
-                         (unsigned long long)DFG_MAX_BLAS_WORKSPACE);
-    if (o->backend_workspace && !rule_name_valid(o->backend_workspace_for))
-        return dfg_error(DFG_ERR_INVALID_ARGUMENT,
-                         "dfg_compile: backend_workspace needs "
-                         "backend_workspace_for, a backend's name (a-z, 0-9, "
-                         "'_', under %d characters)",
-                         DFG_PROGRAM_RULE_NAME_BYTES);
-    return DFG_OK;
-}
-
 /* Memory first's arenas that count as equal: within 1/ARENA_TIE of the
  * smallest (memory_choice). */
 #define ARENA_TIE 16
@@ -646,7 +576,7 @@ dfg_status dfg_compile(const dfg_graph *graph,
         dfg_compile_options_init(&defaults);
         options = &defaults;
     }
-    dfg_status st = check_options(options);
+    dfg_status st = dfg_compile_options_check(options);
     if (st != DFG_OK)
         return st;
     /* A training step updates its weights: no backend rule (see
