@@ -191,9 +191,12 @@ static double padded_work(const layouts *l, int32_t n, int32_t x, int32_t y)
 
 /* The widest layout padded, where its blocks leave such convs to
  * reorders: taken when its jit kernels then take WIDE_SHARE of the most
- * conv work and the padding adds at most PAD_SHARE to the work they do
- * (the wider kernels then pay for the padded channels; the measurements
- * are in docs/BENCHMARKS.md and the notes of issue 30). */
+ * conv work and the padding adds at most PAD_SHARE to the work they do,
+ * on a CPU whose wide vectors multiply no more floats a second than two
+ * narrow ones (the wider kernels then pay for the padded channels; the
+ * measurements are in docs/BENCHMARKS.md and the notes of issue 30).
+ * Where they multiply s times more (dfg_cpu_wide_vector_speedup), the
+ * padded work over s may reach 1 + PAD_SHARE of the unpadded. */
 #define PAD_SHARE (1.0 / 8.0)
 
 static void choose_foreign_block(layouts *l)
@@ -220,8 +223,9 @@ static void choose_foreign_block(layouts *l)
                 added += padded_work(l, n, x, y) - conv_work(l, n);
             }
         }
+    double allowed = dfg_cpu_wide_vector_speedup() * (1.0 + PAD_SHARE) - 1.0;
     if (padded > 0.0 && padded >= WIDE_SHARE * most &&
-        added <= PAD_SHARE * padded) {
+        added <= allowed * padded) {
         best = candidates[0];
         l->pad = 1;
     }

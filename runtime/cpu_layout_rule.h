@@ -34,6 +34,12 @@ int dfg_cpu_conv_layouts_in(const dfg_attrs *attrs, const struct dfg_type *in,
  * returns how many. */
 int32_t dfg_cpu_blocked_layouts(int32_t layouts[2]);
 
+/* The floats a second this CPU multiplies and adds on 16-float vectors
+ * over those on 8-float ones, from 1 (a 512-bit instruction runs as two
+ * 256-bit halves, or no AVX-512) to 2 (in one go): measured once per
+ * process (runtime/cpu/vector_speedup.c). */
+double dfg_cpu_wide_vector_speedup(void);
+
 /* 1 if the CPU backend runs this max_pool, average_pool or
  * global_average_pool of x into y
  * with both laid out as layout (blocked): max and global average pools
