@@ -2,7 +2,6 @@
  * dfg_program_cost). */
 #include "passes/pass.h"
 
-#include <stdlib.h>
 #include <string.h>
 #include "ir/op_table.h"
 #include "runtime/cpu_workspace_rule.h"
@@ -134,35 +133,26 @@ uint64_t dfg_program_overhead(const dfg_program *p)
     return cost;
 }
 
-/* A conv weight read by steps that Winograd's shape rule takes or that
- * run a product (cpu_conv_runs_product): the bytes Winograd's
- * transformed filters add for it (0: none takes it), the output pixels of
- * those it takes, the FLOPs of those that run a product. The session
+/* The convs reading one weight: the transformed filter bank Winograd's
+ * shape rule would give them (bytes 0: none takes them) as a session
+ * weighs it (id: the bank's index, in the program's order), and the
+ * FLOPs of those that run a product (cpu_conv_runs_product). The session
  * grants the bytes whether or not a step's workspace then holds room for
  * Winograd (winograd_choice.h). */
 typedef struct product_weight {
     int32_t weight; /* tensor index */
-    int64_t bytes, pixels;
     uint64_t flops;
 } product_weight;
-
-/* The CPU session's order of grants (winograd_choice.h): the largest
- * output images first, then the largest filter banks. */
-static int by_grant(const void *a, const void *b)
-{
-    const product_weight *x = a, *y = b;
-    if (x->pixels != y->pixels)
-        return (x->pixels < y->pixels) - (x->pixels > y->pixels);
-    return (x->bytes < y->bytes) - (x->bytes > y->bytes);
-}
 
 uint64_t dfg_program_product_flops(const dfg_program *p)
 {
     product_weight *w = dfg_calloc(&p->allocator, (size_t)p->n_steps + 1,
                                    sizeof *w);
+    dfg_winograd_candidate *c = dfg_calloc(
+        &p->allocator, (size_t)p->n_steps + 1, sizeof *c);
     int32_t n = 0;
     int64_t images = 1;
-    for (int32_t i = 0; w && i < p->n_steps; i++) {
+    for (int32_t i = 0; w && c && i < p->n_steps; i++) {
         const dfg_program_step *s = &p->steps[i];
         dfg_type types[MAX_OPERANDS];
         int blocked;
@@ -179,26 +169,26 @@ uint64_t dfg_program_product_flops(const dfg_program *p)
         int32_t k = 0;
         while (k < n && w[k].weight != s->inputs[1])
             k++;
-        if (k == n)
-            w[n++] = (product_weight){s->inputs[1], 0, 0, 0};
+        if (k == n) {
+            w[n] = (product_weight){s->inputs[1], 0};
+            c[n] = (dfg_winograd_candidate){.id = n};
+            n++;
+        }
         if (bytes) {
-            w[k].bytes = bytes;
-            w[k].pixels += out->shape[2] * out->shape[3];
+            c[k].bytes = bytes;
+            c[k].pixels += out->shape[2] * out->shape[3];
         }
         if (product)
             w[k].flops += (uint64_t)s->flops;
         images = out->shape[0] > images ? out->shape[0] : images;
     }
-    if (!w)
-        return 0;
-    qsort(w, (size_t)n, sizeof *w, by_grant);
-    int64_t left = dfg_cpu_winograd_allowance(images);
     uint64_t flops = 0;
-    for (int32_t k = 0; k < n; k++)
-        if (w[k].bytes <= left) {
-            left -= w[k].bytes;
-            flops += w[k].flops;
-        }
+    if (w && c) {
+        dfg_cpu_winograd_grant(c, n, images);
+        for (int32_t k = 0; k < n; k++)
+            flops += c[k].granted ? w[c[k].id].flops : 0;
+    }
     dfg_free(&p->allocator, w);
+    dfg_free(&p->allocator, c);
     return flops;
 }

@@ -32,15 +32,27 @@ int64_t dfg_cpu_step_least_workspace(int32_t op, const dfg_attrs *attrs,
 
 /* Bytes a conv2d of these operands adds to the process when it runs as
  * Winograd (its transformed filters), 0 when Winograd does not take it
- * (runtime/cpu/linalg/winograd_conv.h); and the bytes of them a session
- * of a program whose largest batch is `images` grants, the largest
- * output images first (winograd_choice.h): its other Winograd convs run
- * direct. */
+ * (runtime/cpu/linalg/winograd_conv.h). */
 int64_t dfg_cpu_step_winograd_bytes(int32_t op, const dfg_attrs *attrs,
                                     const struct dfg_type *in, int32_t n_in,
                                     const struct dfg_type *out,
                                     int32_t n_out);
-int64_t dfg_cpu_winograd_allowance(int64_t images);
+
+/* One transformed filter bank a session may grant: the output pixels of
+ * the convs it serves, the bytes it adds, and the caller's id (the
+ * program's order, which breaks ties). */
+typedef struct dfg_winograd_candidate {
+    int32_t id;
+    int64_t pixels, bytes;
+    int granted; /* set by the grant */
+} dfg_winograd_candidate;
+
+/* Sorts c[0..n) into the order a CPU session grants Winograd's added
+ * bytes in and grants them as it does, for a program whose largest
+ * batch is `images` (winograd_choice.h): the convs of the banks not
+ * granted run direct. */
+void dfg_cpu_winograd_grant(dfg_winograd_candidate *c, int32_t n,
+                            int64_t images);
 
 /* The rule a training step plans with: the scratch of its conv2d steps
  * on oneDNN with their weights reordered at every run (its weights

@@ -25,18 +25,6 @@ int64_t dfg_winograd_added_bytes(const dfg_kernel_args *step)
                                      step->n_inputs, step->out_types);
 }
 
-/* The convs one U serves: the steps that read one weight the program
- * holds in place (dfg_kernel_args.shared_inputs: dnnl_weights.h finds
- * their transformed copy by its plain bytes, so they share it), such as
- * the bands of a conv run band by band of rows; a step whose weight is
- * its session's own holds a U of its own. */
-typedef struct candidate {
-    int32_t step;   /* the first of its steps */
-    const void *weight; /* the shared weight, NULL when its own */
-    int64_t pixels; /* of the output images of all its steps */
-    int64_t bytes;
-} candidate;
-
 /* The largest output images first; among images of one size, the
  * largest filter banks (the time saved per added byte is the same, and
  * the allowance then holds more of it: squeezenet1_0's 64->256 conv at
@@ -44,19 +32,39 @@ typedef struct candidate {
  * program's order: the order the allowance is granted in. */
 static int by_precedence(const void *a, const void *b)
 {
-    const candidate *x = a, *y = b;
+    const dfg_winograd_candidate *x = a, *y = b;
     if (x->pixels != y->pixels)
         return (x->pixels < y->pixels) - (x->pixels > y->pixels);
     if (x->bytes != y->bytes)
         return (x->bytes < y->bytes) - (x->bytes > y->bytes);
-    return (x->step > y->step) - (x->step < y->step);
+    return (x->id > y->id) - (x->id < y->id);
 }
 
-/* The index in c[0..n) of the candidate whose U step i shares, or -1. */
-static int32_t sharing(const candidate *c, int32_t n, const void *weight)
+void dfg_winograd_grant(dfg_winograd_candidate *c, int32_t n,
+                        int64_t allowance, int64_t images)
+{
+    qsort(c, (size_t)n, sizeof *c, by_precedence);
+    if (images > DFG_WINOGRAD_IMAGES)
+        images = DFG_WINOGRAD_IMAGES;
+    int64_t left = allowance * (images > 1 ? images : 1);
+    for (int32_t k = 0; k < n; k++) {
+        c[k].granted = c[k].bytes <= left;
+        if (c[k].granted)
+            left -= c[k].bytes;
+    }
+}
+
+/* The candidate in c[0..n) whose U a step reading weight shares (the
+ * steps that read one weight the program holds in place,
+ * dfg_kernel_args.shared_inputs: dnnl_weights.h finds their transformed
+ * copy by its plain bytes, such as the bands of a conv run band by band
+ * of rows), or -1; a step whose weight is its session's own (NULL)
+ * holds a U of its own. */
+static int32_t sharing(const dfg_winograd_candidate *c, int32_t n,
+                       const void *const *weights, const void *weight)
 {
     for (int32_t k = 0; weight && k < n; k++)
-        if (c[k].weight == weight)
+        if (weights[c[k].id] == weight)
             return k;
     return -1;
 }
@@ -66,7 +74,8 @@ dfg_status dfg_winograd_choose(const dfg_kernel_args *steps, int32_t n_steps,
                                const dfg_allocator *allocator,
                                uint8_t *chosen)
 {
-    candidate *c = dfg_calloc(allocator, (size_t)n_steps + 1, sizeof *c);
+    dfg_winograd_candidate *c =
+        dfg_calloc(allocator, (size_t)n_steps + 1, sizeof *c);
     const void **weights = dfg_calloc(allocator, (size_t)n_steps + 1,
                                       sizeof *weights);
     if (!c || !weights) {
@@ -87,23 +96,16 @@ dfg_status dfg_winograd_choose(const dfg_kernel_args *steps, int32_t n_steps,
         weights[i] = (steps[i].shared_inputs & 2u) ? steps[i].in[1] : NULL;
         int64_t pixels = steps[i].out_types[0].shape[2] *
                          steps[i].out_types[0].shape[3];
-        int32_t k = sharing(c, n, weights[i]);
+        int32_t k = sharing(c, n, weights, weights[i]);
         if (k >= 0)
             c[k].pixels += pixels;
         else
-            c[n++] = (candidate){.step = i, .weight = weights[i],
-                                 .pixels = pixels, .bytes = bytes};
+            c[n++] = (dfg_winograd_candidate){.id = i, .pixels = pixels,
+                                              .bytes = bytes};
     }
-    qsort(c, (size_t)n, sizeof *c, by_precedence);
-    if (images > DFG_WINOGRAD_IMAGES)
-        images = DFG_WINOGRAD_IMAGES;
-    allowance *= images;
-    int64_t used = 0;
+    dfg_winograd_grant(c, n, allowance, images);
     for (int32_t k = 0; k < n; k++)
-        if (c[k].bytes <= allowance - used) {
-            used += c[k].bytes;
-            chosen[c[k].step] = 1;
-        }
+        chosen[c[k].id] = (uint8_t)c[k].granted;
     /* The other steps of a granted U run on it too. */
     for (int32_t i = 0; i < n_steps; i++)
         for (int32_t j = 0; weights[i] && !chosen[i] && j < i; j++)

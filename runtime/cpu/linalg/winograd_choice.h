@@ -23,6 +23,7 @@
 #include "dfg/allocator.h"
 #include "dfg/status.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/cpu_workspace_rule.h"
 
 /* Bytes the transformed filters of one program may add over the direct
  * kernel's weights: an eighth of the 24 MiB the process may use beyond
@@ -41,6 +42,13 @@ int64_t dfg_winograd_filter_bytes(const dfg_attrs *attrs,
 /* Bytes step's transformed filters would add, 0 when it is not a conv2d
  * with constant weights that the shape rule takes (dfg_winograd_takes). */
 int64_t dfg_winograd_added_bytes(const dfg_kernel_args *step);
+
+/* Sorts c[0..n) by precedence (the largest output images first, then the
+ * largest banks, then ids) and grants each bank whose bytes fit in what
+ * is left of `allowance` per image, for up to DFG_WINOGRAD_IMAGES of
+ * `images`. */
+void dfg_winograd_grant(dfg_winograd_candidate *c, int32_t n,
+                        int64_t allowance, int64_t images);
 
 /* chosen[i] = 1 for the steps that may run as Winograd within
  * `allowance` added bytes per image of the largest batch among them (up

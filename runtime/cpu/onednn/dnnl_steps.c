@@ -64,10 +64,10 @@ int64_t dfg_cpu_step_winograd_bytes(int32_t op, const dfg_attrs *attrs,
                : 0;
 }
 
-int64_t dfg_cpu_winograd_allowance(int64_t images)
+void dfg_cpu_winograd_grant(dfg_winograd_candidate *c, int32_t n,
+                            int64_t images)
 {
-    return DFG_WINOGRAD_ALLOWANCE *
-           (images < DFG_WINOGRAD_IMAGES ? images : DFG_WINOGRAD_IMAGES);
+    dfg_winograd_grant(c, n, DFG_WINOGRAD_ALLOWANCE, images);
 }
 
 int64_t dfg_cpu_training_step_workspace(int32_t op, const dfg_attrs *attrs,
