@@ -379,32 +379,24 @@ static dfg_status add_node(bands *b, const dfg_ir_node *node, int k,
                &b->value[y]);
 }
 
-/* Records band k (rows `out` of the cut) of the region's nodes: which
- * rows each value holds and which its node computes
- * (dfg_tile_choose_carries), the slices of band k-1's carried rows (in
- * value[], until the node joins them), then the nodes. */
-static dfg_status add_band(bands *b, const int32_t *nodes, int32_t n_nodes,
-                           int32_t cut, rows out, int k, int32_t *joined)
+/* Records band k (rows `out` of the cut) of the region's nodes, whose
+ * rows (dfg_tile_choose_carries) and carried slices of band k-1's rows
+ * (in value[], until the node joins them) b holds; with next (band k+1's
+ * rows chosen, NULL for the last band), each value's slice of the rows
+ * band k+1 carries, recorded right after its node (into next->value):
+ * band k's value then dies at its last reader in the band, where a slice
+ * taken at band k+1's start kept every carried value alive across it. */
+static dfg_status add_band(bands *b, bands *next, const int32_t *nodes,
+                           int32_t n_nodes, int32_t cut, int k,
+                           int32_t *joined)
 {
     dfg_graph *g = b->g;
-    for (int32_t v = 0; v < b->n_values; v++)
-        b->value[v] = -1;
-    dfg_tile_choose_carries(b, nodes, n_nodes, cut, out);
     dfg_status st = DFG_OK;
-    for (int32_t i = 0; st == DFG_OK && i < n_nodes; i++) {
-        const dfg_ir_node *node = &g->nodes[nodes[i]];
-        int32_t y = node->outputs[0];
-        rows h = b->held[y];
-        if (b->made[y].lo != h.lo)
-            st = rows_of(g, b->prev_value[y], b->prev_held[y],
-                         (rows){h.lo, b->made[y].lo}, node->name, k,
-                         "/carried", &b->value[y]);
-    }
     for (int32_t i = 0; st == DFG_OK && i < n_nodes; i++) {
         /* A copy: recording nodes may move g->nodes. */
         const dfg_ir_node node = g->nodes[nodes[i]];
-        int32_t in[MAX_OPERANDS];
-        rows want = b->made[node.outputs[0]];
+        int32_t in[MAX_OPERANDS], y = node.outputs[0];
+        rows want = b->made[y];
         for (int32_t j = 0; st == DFG_OK && j < node.n_inputs; j++) {
             in[j] = node.inputs[j];
             if (in[j] >= 0 && !dfg_tile_fixed(g, in[j]))
@@ -414,6 +406,10 @@ static dfg_status add_band(bands *b, const int32_t *nodes, int32_t n_nodes,
         }
         if (st == DFG_OK)
             st = add_node(b, &node, k, in);
+        if (st == DFG_OK && next && next->made[y].lo != next->held[y].lo)
+            st = rows_of(g, b->value[y], b->held[y],
+                         (rows){next->held[y].lo, next->made[y].lo},
+                         node.name, k + 1, "/carried", &next->value[y]);
     }
     *joined = b->value[cut];
     return st;
@@ -475,22 +471,29 @@ static dfg_status concat_rows(dfg_graph *g, int32_t cut, const int32_t *parts,
                               joined);
 }
 
-static void bands_free(bands *b)
+/* Frees b (band k's) and next (band k+1's: its own rows, values and
+ * prev_value; prev_held and row_flops are b's). */
+static void bands_free(bands *b, bands *next)
 {
     dfg_allocator *a = &b->g->allocator;
-    dfg_free(a, b->held);
-    dfg_free(a, b->made);
-    dfg_free(a, b->value);
+    bands *both[2] = {b, next};
+    for (int i = 0; i < 2; i++) {
+        dfg_free(a, both[i]->held);
+        dfg_free(a, both[i]->made);
+        dfg_free(a, both[i]->value);
+        dfg_free(a, both[i]->prev_value);
+        dfg_free(a, both[i]->carried);
+    }
     dfg_free(a, b->prev_held);
-    dfg_free(a, b->prev_value);
     dfg_free(a, b->row_flops);
-    dfg_free(a, b->carried);
 }
 
-/* The bands of region r's values, band k-1's all absent, with the FLOPs
- * of an output row of each region node. */
+/* The bands of region r's values: b for band 0 (band k-1's all absent,
+ * values none) and next for the band after it (band k-1's: each value,
+ * made by the band before), with the FLOPs of an output row of each
+ * region node. */
 static dfg_status bands_make(dfg_graph *g, const region *r, int carry,
-                             bands *b)
+                             bands *b, bands *next)
 {
     dfg_allocator *a = &g->allocator;
     size_t n = (size_t)g->n_values;
@@ -501,11 +504,18 @@ static dfg_status bands_make(dfg_graph *g, const region *r, int carry,
                  dfg_calloc(a, n, sizeof(int32_t)),
                  dfg_calloc(a, n, sizeof(int64_t)), dfg_calloc(a, n, 1),
                  r->input, g->n_values, carry};
+    *next = *b;
+    next->held = dfg_calloc(a, n, sizeof(rows));
+    next->made = dfg_calloc(a, n, sizeof(rows));
+    next->value = dfg_calloc(a, n, sizeof(int32_t));
+    next->prev_value = dfg_calloc(a, n, sizeof(int32_t));
+    next->carried = dfg_calloc(a, n, 1);
     if (!b->held || !b->made || !b->value || !b->prev_held ||
-        !b->prev_value || !b->row_flops || !b->carried)
+        !b->prev_value || !b->row_flops || !b->carried || !next->held ||
+        !next->made || !next->value || !next->prev_value || !next->carried)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of memory");
     for (int32_t v = 0; v < b->n_values; v++)
-        b->prev_value[v] = -1;
+        b->prev_value[v] = b->value[v] = -1;
     for (int32_t i = 0; i < r->n; i++) {
         dfg_type *types = dfg_node_types(g, r->nodes[i], a);
         if (!types)
@@ -518,28 +528,44 @@ static dfg_status bands_make(dfg_graph *g, const region *r, int carry,
     return DFG_OK;
 }
 
+#define SWAP(type, x, y) do { type t_ = (x); (x) = (y); (y) = t_; } while (0)
+
+/* Rows [lo, hi) of the cut's h that band k of `tiles` computes. */
+static rows band_of(int64_t h, int32_t tiles, int k)
+{
+    return (rows){h * k / tiles, h * (k + 1) / tiles};
+}
+
 static dfg_status tile(dfg_graph *g, const region *r, int32_t cut,
                        int32_t tiles, int put, int carry,
                        int32_t *joined_out)
 {
     int64_t h = g->values[cut].type.shape[2];
     int32_t first_added = g->n_nodes, parts[64], joined = -1;
-    bands b;
-    dfg_status st = bands_make(g, r, carry, &b);
+    bands b, next;
+    dfg_status st = bands_make(g, r, carry, &b, &next);
+    if (st == DFG_OK)
+        dfg_tile_choose_carries(&b, r->nodes, r->n, cut, band_of(h, tiles, 0));
     for (int k = 0; st == DFG_OK && k < tiles; k++) {
-        rows out = {h * k / tiles, h * (k + 1) / tiles};
-        st = add_band(&b, r->nodes, r->n, cut, out, k, &parts[k]);
+        int last = k + 1 == tiles;
+        for (int32_t v = 0; v < next.n_values; v++)
+            next.value[v] = -1;
+        next.prev_held = b.held;
+        if (!last)
+            dfg_tile_choose_carries(&next, r->nodes, r->n, cut,
+                                    band_of(h, tiles, k + 1));
+        st = add_band(&b, last ? NULL : &next, r->nodes, r->n, cut, k,
+                      &parts[k]);
+        rows out = band_of(h, tiles, k);
         if (st == DFG_OK && put)
             st = dfg_tile_put_rows(g, g->values[cut].name, k, joined,
                                    parts[k], out.lo, h, &joined);
-        rows *held = b.held;
-        int32_t *value = b.value;
-        b.held = b.prev_held;
-        b.value = b.prev_value;
-        b.prev_held = held;
-        b.prev_value = value;
+        SWAP(rows *, b.held, next.held);
+        SWAP(rows *, b.made, next.made);
+        SWAP(uint8_t *, b.carried, next.carried);
+        SWAP(int32_t *, b.value, next.value);
     }
-    bands_free(&b);
+    bands_free(&b, &next);
     if (st == DFG_OK && !put)
         st = concat_rows(g, cut, parts, tiles, &joined);
     if (st != DFG_OK)
