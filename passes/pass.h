@@ -465,16 +465,18 @@ int dfg_program_step_on_library(const dfg_program *p, int32_t step);
 uint64_t dfg_program_cost(const dfg_program *p, int dfg_kernel_weight);
 
 /* What a step costs beside its arithmetic, in FLOPs: DFG_STEP_FLOPS for
- * running it at all, DFG_LIBRARY_STEP_FLOPS for one a library runs (a
- * primitive's call outside its kernel), and DFG_MOVED_BYTE_FLOPS per
- * byte of its outputs when it only moves data (no FLOPs: slices,
- * concats, reorders). Tiled execution weighs its bands and carried
- * halos so (passes/tile_spatial.h): a band's step on a few rows costs
- * its call, the reads of its weights again and a kernel below its best
- * speed, a few microseconds, which is what these count. */
+ * running it at all, DFG_MOVED_BYTE_FLOPS per byte of its outputs when
+ * it only moves data (no FLOPs: slices, concats, reorders), and
+ * DFG_WEIGHT_BYTE_FLOPS per byte of the weight a product reads (a conv's
+ * filter, a matmul's matrix), which each call streams through the cache
+ * again. Tiled execution weighs its bands and carried halos so
+ * (passes/tile_spatial.h): a band's step on a few rows costs its call
+ * and the reads of its filter again, so a conv in many bands with a
+ * large filter (resnet50's 256-channel stage) costs more than one with
+ * a small filter (a depthwise conv's). */
 #define DFG_STEP_FLOPS 200000
-#define DFG_LIBRARY_STEP_FLOPS 600000
 #define DFG_MOVED_BYTE_FLOPS 4
+#define DFG_WEIGHT_BYTE_FLOPS 6
 
 /* The sum of that over p's steps, which memory first adds to a
  * program's cost (passes/pipeline.c): a program in many bands of rows
@@ -483,10 +485,9 @@ uint64_t dfg_program_overhead(const dfg_program *p);
 
 /* What a conv's FLOPs cost more, in percent, on oneDNN's direct
  * primitive than on a faster product, counted for each FLOP a tiled
- * program runs direct that its untiled variant ran faster. Winograd is up
- * to about twice as fast on the 3x3 convs it takes, less on the narrow
- * and deep ones bands leave it, so half of that. */
-#define DFG_DIRECT_CONV_EXTRA_PCT 50
+ * program runs direct that its untiled variant ran faster: Winograd is up
+ * to about twice as fast on the 3x3 convs it takes. */
+#define DFG_DIRECT_CONV_EXTRA_PCT 100
 
 /* The FLOPs of p's conv steps that run a product faster than oneDNN's
  * direct primitive by the CPU's rule (0 on another backend): one takes

@@ -517,7 +517,10 @@ static int32_t offer_plans(const dfg_graph *graph,
  * what a band's kernels lose (a conv's Winograd, oneDNN's calls), so
  * where none of the tilings is eligible the candidates are listed again
  * estimated to cost half as much more, down to TILING_LEAST_EXTRA_PCT:
- * fewer bands, whose arena is larger but whose time holds. */
+ * fewer bands, whose arena is larger but whose time holds. So too when
+ * the smallest arena is kept whatever runs it: its candidates, listed by
+ * a cost their steps weigh in, may all exceed TILING_EXTRA_FLOPS_PCT
+ * more FLOPs, which fewer bands do not. */
 static dfg_status offer_tilings(const dfg_graph *graph,
                                 const dfg_compile_options *options,
                                 int tile, memory_choice *ch)
@@ -541,7 +544,7 @@ static dfg_status offer_tilings(const dfg_graph *graph,
     offer(ch, untiled, 1);
     while (offer_plans(graph, options, plans, list.n_plans, flops, arena,
                        ch) == 0 &&
-           !ch->smallest && list.n_plans > 0 &&
+           list.n_plans > 0 &&
            list.extra_pct / 2 >= TILING_LEAST_EXTRA_PCT) {
         list.extra_pct /= 2;
         list.n_plans = 0;

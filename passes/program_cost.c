@@ -124,8 +124,10 @@ uint64_t dfg_program_overhead(const dfg_program *p)
     uint64_t cost = 0;
     for (int32_t i = 0; i < p->n_steps; i++) {
         const dfg_program_step *s = &p->steps[i];
-        cost += dfg_program_step_on_library(p, i) ? DFG_LIBRARY_STEP_FLOPS
-                                                  : DFG_STEP_FLOPS;
+        cost += DFG_STEP_FLOPS;
+        if (dfg_op_uses_blas(s->op) && s->n_inputs > 1 && s->inputs[1] >= 0 &&
+            p->tensors[s->inputs[1]].kind == DFG_TENSOR_WEIGHT)
+            cost += DFG_WEIGHT_BYTE_FLOPS * p->tensors[s->inputs[1]].bytes;
         for (int32_t j = 0; s->flops <= 0 && j < s->n_outputs; j++)
             if (s->outputs[j] >= 0)
                 cost += DFG_MOVED_BYTE_FLOPS * p->tensors[s->outputs[j]].bytes;

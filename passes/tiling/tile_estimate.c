@@ -22,14 +22,18 @@ static int stored(const dfg_graph *g, int32_t v)
 }
 
 /* What running node n costs beside its FLOPs, as dfg_program_overhead
- * counts a step: a step (a library's for a product), and the bytes it
+ * counts a step: a step, the weight a product reads, and the bytes it
  * writes when it computes nothing, but for a concat along the channels
  * (its producers write into it at batch 1: passes/concat_views.c). */
 static int64_t overhead(const dfg_graph *g, const dfg_ir_node *node,
                         int64_t flops)
 {
-    int64_t cost = dfg_op_uses_blas(node->op) ? DFG_LIBRARY_STEP_FLOPS
-                                              : DFG_STEP_FLOPS;
+    int64_t cost = DFG_STEP_FLOPS;
+    if (dfg_op_uses_blas(node->op) && node->n_inputs > 1 &&
+        node->inputs[1] >= 0 && g->values[node->inputs[1]].kind ==
+                                    DFG_VALUE_WEIGHT)
+        cost += DFG_WEIGHT_BYTE_FLOPS *
+                dfg_type_bytes(&g->values[node->inputs[1]].type);
     int view = node->op == DFG_OP_CONCAT && node->attrs.axis == 1;
     for (int32_t i = 0; flops <= 0 && !view && i < node->n_outputs; i++)
         cost += DFG_MOVED_BYTE_FLOPS *

@@ -204,10 +204,11 @@ static void test_no_carry_where_copies_cost_more(void **state)
     dfg_graph_destroy(g);
 }
 
-/* A program's overhead: DFG_STEP_FLOPS per step (DFG_LIBRARY_STEP_FLOPS
- * for one a library runs), and DFG_MOVED_BYTE_FLOPS per byte written by
- * a step of no FLOPs; more for a tiled program (its slices and joins)
- * than for the untiled one. */
+/* A program's overhead: DFG_STEP_FLOPS per step, DFG_WEIGHT_BYTE_FLOPS
+ * per byte of the weight a product step reads, and DFG_MOVED_BYTE_FLOPS
+ * per byte written by a step of no FLOPs; more for a tiled program (its
+ * slices and joins, its filters read once per band) than for the
+ * untiled one. */
 static void test_overhead(void **state)
 {
     (void)state;
@@ -215,19 +216,22 @@ static void test_overhead(void **state)
     float *x = random_floats(INPUT_NUMEL, 1.0f);
     float want[CLASSES], got[CLASSES];
     dfg_program *p = cnn_untiled(g, x, want);
-    uint64_t moved = 0, steps = 0;
+    uint64_t moved = 0, filters = 0;
     int library = 0;
     for (int32_t i = 0; i < p->n_steps; i++) {
+        const dfg_program_step *s = &p->steps[i];
         library += dfg_program_step_on_library(p, i);
-        steps += dfg_program_step_on_library(p, i) ? DFG_LIBRARY_STEP_FLOPS
-                                                   : DFG_STEP_FLOPS;
-        for (int32_t j = 0; p->steps[i].flops <= 0 &&
-                            j < p->steps[i].n_outputs; j++)
-            moved += p->tensors[p->steps[i].outputs[j]].bytes;
+        if (s->op == DFG_OP_CONV2D || s->op == DFG_OP_GEMM)
+            filters += p->tensors[s->inputs[1]].bytes;
+        for (int32_t j = 0; s->flops <= 0 && j < s->n_outputs; j++)
+            moved += p->tensors[s->outputs[j]].bytes;
     }
-    assert_true(moved > 0 && library > 0 && library < p->n_steps);
+    assert_true(moved > 0 && filters > 0 && library > 0 &&
+                library < p->n_steps);
     assert_int_equal(dfg_program_overhead(p),
-                     steps + DFG_MOVED_BYTE_FLOPS * moved);
+                     (uint64_t)p->n_steps * DFG_STEP_FLOPS +
+                         DFG_WEIGHT_BYTE_FLOPS * filters +
+                         DFG_MOVED_BYTE_FLOPS * moved);
     dfg_graph *copy;
     int32_t joined, cuts[32], n_cuts = 0;
     assert_int_equal(dfg_tile_region(g, -1, NULL, NULL, cuts, 32, &n_cuts),
