@@ -98,7 +98,9 @@ static dfg_graph *depthwise_cnn(void)
 }
 
 /* The halos g carries: its concats along the rows of a slice (band k-1's
- * rows) and the rows band k computes. */
+ * rows) and the rows band k computes. Each slice is recorded right after
+ * the node that makes band k-1's value, so that the value dies at its
+ * last reader in band k-1 rather than at band k's start. */
 static int carries(const dfg_graph *g)
 {
     int n = 0;
@@ -108,7 +110,11 @@ static int carries(const dfg_graph *g)
             node->attrs.axis != 2 || node->n_inputs != 2)
             continue;
         int32_t from = g->values[node->inputs[0]].producer;
-        n += from >= 0 && g->nodes[from].op == DFG_OP_SLICE;
+        if (from < 0 || g->nodes[from].op != DFG_OP_SLICE)
+            continue;
+        int32_t made = g->values[g->nodes[from].inputs[0]].producer;
+        assert_int_equal(made + 1, from);
+        n++;
     }
     return n;
 }
