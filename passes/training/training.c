@@ -283,6 +283,9 @@ static dfg_status append_step(dfg_graph *g, const dfg_training_options *o,
     int32_t n_forward = g->n_nodes;
     dfg_status st = dfg_autodiff(g, loss, weights, n_weights, grads);
     if (st == DFG_OK)
+        st = dfg_training_merge_sliced_input_grads(g, n_forward, grads,
+                                                   n_weights);
+    if (st == DFG_OK)
         st = dfg_mixed_precision_backward(g, n_forward, grads, n_weights);
     if (st != DFG_OK)
         return st;

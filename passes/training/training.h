@@ -72,6 +72,18 @@ dfg_status dfg_training_dropout_mode(dfg_graph *graph, uint64_t seed);
 dfg_status dfg_mixed_precision_backward(dfg_graph *graph, int32_t n_forward,
                                         int32_t *grads, int32_t n_grads);
 
+/* After autodiff appended the backward nodes (from n_forward on): the
+ * conv2d_grad_input products of a conv made in slices of its output
+ * channels (a kernel's outer-dim slices that partition it), added one
+ * after the other into one gradient, become one product of the slices'
+ * output gradients concatenated, added once; a gradient of
+ * grads[0..n_grads) that was the last add's is the new sum's
+ * (passes/training/sliced_input_grad.c). */
+dfg_status dfg_training_merge_sliced_input_grads(dfg_graph *graph,
+                                                 int32_t n_forward,
+                                                 int32_t *grads,
+                                                 int32_t n_grads);
+
 /* A persistent weight named "<base><suffix>" (the training step's own
  * state) holding data (zeros if NULL), with a role; its index in *out. */
 dfg_status dfg_training_persistent(dfg_graph *g, const char *base,

@@ -282,6 +282,8 @@ static void assert_sliced_step_computes_the_same(model_builder model,
     assert_false(has_tensor_named(a, "/slice_"));
     assert_true(has_tensor_named(b, "/slice_7/conv"));
     assert_int_equal(count_sliced_convs(b), with_block ? 2 : 1);
+    assert_int_equal(has_tensor_named(b, "/sliced_input_grad/product"),
+                     with_block);
     float losses[STEPS];
     assert_same_training(a, b, model, losses);
     assert_true(losses[STEPS - 1] < losses[0]);
@@ -298,7 +300,8 @@ static void test_sliced_step_computes_the_same(void **state)
 }
 
 /* The same with a residual block's first conv, batch norm and relu
- * sliced too: its input's gradient is a sum over the slices. */
+ * sliced too: its input's gradient is one product of the slices' output
+ * gradients concatenated (passes/training/sliced_input_grad.c). */
 static void test_sliced_block_computes_the_same(void **state)
 {
     (void)state;
