@@ -474,9 +474,9 @@ uint64_t dfg_program_cost(const dfg_program *p, int dfg_kernel_weight);
  * and the reads of its filter again, so a conv in many bands with a
  * large filter (resnet50's 256-channel stage) costs more than one with
  * a small filter (a depthwise conv's). */
-#define DFG_STEP_FLOPS 200000
+#define DFG_STEP_FLOPS 400000
 #define DFG_MOVED_BYTE_FLOPS 4
-#define DFG_WEIGHT_BYTE_FLOPS 6
+#define DFG_WEIGHT_BYTE_FLOPS 8
 
 /* The sum of that over p's steps, which memory first adds to a
  * program's cost (passes/pipeline.c): a program in many bands of rows
