@@ -260,6 +260,60 @@ static dfg_status with_sliced_stem(compilation *c, const dfg_compile_options *o,
     return st;
 }
 
+/* The FLOPs of one pass of g's stem: its first conv reading a graph
+ * input (0 where none does). */
+static int64_t stem_flops(const dfg_graph *g)
+{
+    for (int32_t n = 0; n < g->n_nodes; n++) {
+        const dfg_ir_node *node = &g->nodes[n];
+        if (node->dead || node->op != DFG_OP_CONV2D ||
+            g->values[node->inputs[0]].kind != DFG_VALUE_INPUT)
+            continue;
+        dfg_type *types = dfg_node_types(g, n, &g->allocator);
+        int64_t flops = types ? dfg_node_flops(g, n, types) : 0;
+        dfg_free(&g->allocator, types);
+        return flops;
+    }
+    return 0;
+}
+
+/* A budget the step meets unsliced may be met for fewer FLOPs with its
+ * stem (and a block) sliced, as a smaller budget that only the sliced
+ * step meets is (resnet18 32x32: 50% met unsliced at +23.9%, 40% sliced
+ * at +15.3%): where the step recomputes more than a pass of its stem's
+ * conv (the least its sliced stem recomputes), the sliced step is built
+ * too and the one of fewer FLOPs kept, so that a larger budget never
+ * costs more than a smaller one. */
+static dfg_status cheaper_sliced(compilation *c, const dfg_compile_options *o,
+                                 const dfg_remat_report *fitted_report,
+                                 dfg_graph **unsliced)
+{
+    int64_t total = dfg_remat_total_flops(c->graph);
+    double pct = fitted_report->extra_flops_percent;
+    int32_t slices;
+    if ((double)total * pct / (100.0 + pct) <= (double)stem_flops(*unsliced))
+        return DFG_OK;
+    dfg_status st = dfg_slice_stem(*unsliced, &slices);
+    if (st != DFG_OK || slices == 0)
+        return st;
+    dfg_graph *block = NULL, *fitted = c->graph;
+    st = dfg_graph_clone(*unsliced, &c->allocator, &block);
+    if (st != DFG_OK)
+        return st;
+    c->graph = *unsliced;
+    *unsliced = NULL;
+    dfg_remat_report remat = {0};
+    st = step_passes(c->graph, planned_options(c, o), &remat);
+    dfg_graph_destroy(block);
+    if (st == DFG_OK && dfg_remat_total_flops(c->graph) < total) {
+        dfg_graph_destroy(fitted);
+        return DFG_OK;
+    }
+    dfg_graph_destroy(c->graph);
+    c->graph = fitted;
+    return st == DFG_ERR_PLAN ? DFG_OK : st;
+}
+
 static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
 {
     dfg_pass_report report;
@@ -279,6 +333,8 @@ static dfg_status graph_passes(compilation *c, const dfg_compile_options *o)
                                 &c->in_bytes);
     if (st == DFG_ERR_PLAN && unsliced && remat.budget > 0)
         st = with_sliced_stem(c, o, &remat, &unsliced, st);
+    else if (st == DFG_OK && unsliced && remat.budget > 0)
+        st = cheaper_sliced(c, o, &remat, &unsliced);
     dfg_graph_destroy(unsliced);
     int32_t joined;
     if (st == DFG_OK && c->tile && c->tile->plan)

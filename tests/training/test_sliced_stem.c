@@ -7,7 +7,8 @@
  * sliced chain's gradients match the unsliced chain's (both in training
  * mode) and central finite differences. A residual block's first conv,
  * batch norm and relu sliced too computes the same step, and is kept
- * where it meets a budget with fewer FLOPs (passes/pipeline.c). */
+ * where it meets a budget with fewer FLOPs (passes/pipeline.c); so is the
+ * sliced stem where the unsliced step meets a budget at more FLOPs. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -375,6 +376,44 @@ static void test_budget_slices_a_block_where_cheaper(void **state)
     dfg_graph_destroy(h);
 }
 
+/* Budgets the unsliced step meets (fractions of the step with two
+ * blocks' arena): where it recomputes more than a pass of its stem's
+ * conv, the stem-sliced step is built too and the one of fewer FLOPs
+ * kept, so that no budget costs more than the stem-sliced step (by hand)
+ * at the same bytes; the sliced step kept at one at least (the larger
+ * budgets' plans cost no more than the smaller ones' there too). */
+static void test_met_budget_keeps_the_cheaper_step(void **state)
+{
+    (void)state;
+    dfg_graph *g = block_model();
+    dfg_program *free_plan;
+    assert_int_equal(compile_step(g, 0.0f, &free_plan), DFG_OK);
+    dfg_plan_stats a;
+    dfg_program_stats(free_plan, &a);
+    static const double fractions[] = {0.9, 0.8, 0.7};
+    int sliced = 0;
+    for (size_t i = 0; i < sizeof fractions / sizeof fractions[0]; i++) {
+        uint64_t budget = (uint64_t)((double)a.arena_bytes * fractions[i]);
+        dfg_graph *stem_only = block_model(), *h = block_model();
+        dfg_program *by_hand, *chosen;
+        int32_t slices;
+        assert_int_equal(dfg_slice_stem(stem_only, &slices), DFG_OK);
+        if (compile_within(stem_only, 0.0f, budget, &by_hand) != DFG_OK ||
+            compile_within(h, 0.0f, budget, &chosen) != DFG_OK)
+            fail_msg("%s", dfg_last_error());
+        assert_int_equal(dfg_program_verify(chosen), DFG_OK);
+        assert_true(dfg_program_flops(chosen) <= dfg_program_flops(by_hand));
+        sliced += count_sliced_convs(chosen) > 0;
+        dfg_program_destroy(by_hand);
+        dfg_program_destroy(chosen);
+        dfg_graph_destroy(stem_only);
+        dfg_graph_destroy(h);
+    }
+    assert_true(sliced > 0);
+    dfg_program_destroy(free_plan);
+    dfg_graph_destroy(g);
+}
+
 /* ---- gradients of the chain alone ----------------------------------- */
 
 #define G_BATCH 2
@@ -539,6 +578,7 @@ int main(void)
         cmocka_unit_test(test_budget_slices_the_stem),
         cmocka_unit_test(test_sliced_block_computes_the_same),
         cmocka_unit_test(test_budget_slices_a_block_where_cheaper),
+        cmocka_unit_test(test_met_budget_keeps_the_cheaper_step),
         cmocka_unit_test(test_budget_below_the_floor_names_the_node),
         cmocka_unit_test(test_sliced_gradients_match),
     };
