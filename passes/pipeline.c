@@ -278,12 +278,13 @@ static int64_t stem_flops(const dfg_graph *g)
 }
 
 /* A budget the step meets unsliced may be met for fewer FLOPs with its
- * stem (and a block) sliced, as a smaller budget that only the sliced
- * step meets is (resnet18 32x32: 50% met unsliced at +23.9%, 40% sliced
- * at +15.3%): where the step recomputes more than a pass of its stem's
- * conv (the least its sliced stem recomputes), the sliced step is built
- * too and the one of fewer FLOPs kept, so that a larger budget never
- * costs more than a smaller one. */
+ * stem sliced, as a smaller budget that only the sliced step meets is
+ * (resnet18 32x32: 50% met unsliced at +23.9%, 40% sliced at +15.3%):
+ * where the step recomputes more than a pass of its stem's conv (the
+ * least its sliced stem recomputes), the stem-sliced step is built too
+ * (no block: with_sliced_block's search costs a third of a minute at
+ * 224x224 and bought nothing above 50%) and the one of fewer FLOPs
+ * kept, so that a larger budget does not cost more than a smaller one. */
 static dfg_status cheaper_sliced(compilation *c, const dfg_compile_options *o,
                                  const dfg_remat_report *fitted_report,
                                  dfg_graph **unsliced)
@@ -296,15 +297,11 @@ static dfg_status cheaper_sliced(compilation *c, const dfg_compile_options *o,
     dfg_status st = dfg_slice_stem(*unsliced, &slices);
     if (st != DFG_OK || slices == 0)
         return st;
-    dfg_graph *block = NULL, *fitted = c->graph;
-    st = dfg_graph_clone(*unsliced, &c->allocator, &block);
-    if (st != DFG_OK)
-        return st;
+    dfg_graph *fitted = c->graph;
     c->graph = *unsliced;
     *unsliced = NULL;
     dfg_remat_report remat = {0};
     st = step_passes(c->graph, planned_options(c, o), &remat);
-    dfg_graph_destroy(block);
     if (st == DFG_OK && dfg_remat_total_flops(c->graph) < total) {
         dfg_graph_destroy(fitted);
         return DFG_OK;

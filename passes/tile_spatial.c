@@ -379,9 +379,9 @@ static dfg_status add_node(bands *b, const dfg_ir_node *node, int k,
                &b->value[y]);
 }
 
-/* Records band k (rows `out` of the cut) of the region's nodes, whose
- * rows (dfg_tile_choose_carries) and carried slices of band k-1's rows
- * (in value[], until the node joins them) b holds; with next (band k+1's
+/* Records band k of the region's nodes, whose rows
+ * (dfg_tile_choose_carries) and carried slices of band k-1's rows (in
+ * value[], until the node joins them) b holds; with next (band k+1's
  * rows chosen, NULL for the last band), each value's slice of the rows
  * band k+1 carries, recorded right after its node (into next->value):
  * band k's value then dies at its last reader in the band, where a slice

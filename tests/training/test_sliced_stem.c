@@ -341,6 +341,27 @@ static void test_budget_slices_the_stem(void **state)
     dfg_graph_destroy(h);
 }
 
+/* The step with two blocks within `fraction` of free_plan's arena in
+ * bytes, as the pipeline chooses it (verified) and with its stem sliced
+ * by hand. */
+static void compile_chosen_and_by_hand(const dfg_program *free_plan,
+                                       double fraction, dfg_program **chosen,
+                                       dfg_program **by_hand)
+{
+    dfg_plan_stats a;
+    dfg_program_stats(free_plan, &a);
+    uint64_t budget = (uint64_t)((double)a.arena_bytes * fraction);
+    dfg_graph *stem_only = block_model(), *h = block_model();
+    int32_t slices;
+    assert_int_equal(dfg_slice_stem(stem_only, &slices), DFG_OK);
+    if (compile_within(stem_only, 0.0f, budget, by_hand) != DFG_OK ||
+        compile_within(h, 0.0f, budget, chosen) != DFG_OK)
+        fail_msg("%s", dfg_last_error());
+    assert_int_equal(dfg_program_verify(*chosen), DFG_OK);
+    dfg_graph_destroy(stem_only);
+    dfg_graph_destroy(h);
+}
+
 /* A budget the stem-sliced step meets (57.5% of the arena of the step
  * with two blocks) is met with fewer FLOPs with the first block's conv,
  * batch norm and relu sliced too (measured: +32.5% against +60.2%); the
@@ -350,19 +371,10 @@ static void test_budget_slices_the_stem(void **state)
 static void test_budget_slices_a_block_where_cheaper(void **state)
 {
     (void)state;
-    dfg_graph *g = block_model(), *stem_only = block_model(),
-              *h = block_model();
+    dfg_graph *g = block_model();
     dfg_program *free_plan, *by_hand, *chosen;
     assert_int_equal(compile_step(g, 0.0f, &free_plan), DFG_OK);
-    dfg_plan_stats a;
-    dfg_program_stats(free_plan, &a);
-    uint64_t budget = (uint64_t)((double)a.arena_bytes * 0.575);
-    int32_t slices;
-    assert_int_equal(dfg_slice_stem(stem_only, &slices), DFG_OK);
-    if (compile_within(stem_only, 0.0f, budget, &by_hand) != DFG_OK ||
-        compile_within(h, 0.0f, budget, &chosen) != DFG_OK)
-        fail_msg("%s", dfg_last_error());
-    assert_int_equal(dfg_program_verify(chosen), DFG_OK);
+    compile_chosen_and_by_hand(free_plan, 0.575, &chosen, &by_hand);
     assert_int_equal(count_sliced_convs(by_hand), 1);
     assert_int_equal(count_sliced_convs(chosen), 2);
     assert_true(dfg_program_flops(chosen) < dfg_program_flops(by_hand));
@@ -372,8 +384,6 @@ static void test_budget_slices_a_block_where_cheaper(void **state)
     dfg_program_destroy(by_hand);
     dfg_program_destroy(chosen);
     dfg_graph_destroy(g);
-    dfg_graph_destroy(stem_only);
-    dfg_graph_destroy(h);
 }
 
 /* Budgets the unsliced step meets (fractions of the step with two
@@ -388,26 +398,16 @@ static void test_met_budget_keeps_the_cheaper_step(void **state)
     dfg_graph *g = block_model();
     dfg_program *free_plan;
     assert_int_equal(compile_step(g, 0.0f, &free_plan), DFG_OK);
-    dfg_plan_stats a;
-    dfg_program_stats(free_plan, &a);
     static const double fractions[] = {0.9, 0.8, 0.7};
     int sliced = 0;
     for (size_t i = 0; i < sizeof fractions / sizeof fractions[0]; i++) {
-        uint64_t budget = (uint64_t)((double)a.arena_bytes * fractions[i]);
-        dfg_graph *stem_only = block_model(), *h = block_model();
         dfg_program *by_hand, *chosen;
-        int32_t slices;
-        assert_int_equal(dfg_slice_stem(stem_only, &slices), DFG_OK);
-        if (compile_within(stem_only, 0.0f, budget, &by_hand) != DFG_OK ||
-            compile_within(h, 0.0f, budget, &chosen) != DFG_OK)
-            fail_msg("%s", dfg_last_error());
-        assert_int_equal(dfg_program_verify(chosen), DFG_OK);
+        compile_chosen_and_by_hand(free_plan, fractions[i], &chosen,
+                                   &by_hand);
         assert_true(dfg_program_flops(chosen) <= dfg_program_flops(by_hand));
         sliced += count_sliced_convs(chosen) > 0;
         dfg_program_destroy(by_hand);
         dfg_program_destroy(chosen);
-        dfg_graph_destroy(stem_only);
-        dfg_graph_destroy(h);
     }
     assert_true(sliced > 0);
     dfg_program_destroy(free_plan);
