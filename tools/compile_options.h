@@ -56,7 +56,8 @@
     "                 the fastest (FLOPs, a conv or matmul on dfg's\n"      \
     "                 kernels in place of oneDNN's counting twice, one\n"  \
     "                 the bands of a tiled program move off Winograd\n"    \
-    "                 half again, and the steps and bytes tiling adds;\n"  \
+    "                 twice, and the steps, copies and filter reads\n"    \
+    "                 tiling adds;\n"                                      \
     "                 of arenas within 1/16 of the smallest the\n"         \
     "                 cheaper); smallest: the smallest\n"                  \
     "                 arena whatever runs it (slower where it leaves\n"      \
