@@ -73,9 +73,9 @@ def compile(model, shapes=None, planner=None, training=None,
     bound without library scratch, as `dfgc compile --prefer memory`;
     plan["scratch_free_lower_bound_bytes"] is that bound; the smallest
     arena among programs costing at most 10% more to run than the
-    fastest, counting FLOPs, the steps and copies tiling adds and the
-    Winograd convs its bands lose) or
-    "smallest" (the smallest arena whatever kernels run it,
+    fastest, counting FLOPs, the steps, copies and filter reads tiling
+    adds and the Winograd convs its bands lose) or "smallest" (the
+    smallest arena whatever kernels run it,
     as `dfgc compile --prefer smallest`). tiling: True
     (the default) lets CPU inference with prefer="memory" run an image
     model's first layers band by band of rows where that lowers the arena
