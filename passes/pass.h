@@ -478,6 +478,12 @@ uint64_t dfg_program_cost(const dfg_program *p, int dfg_kernel_weight);
 #define DFG_MOVED_BYTE_FLOPS 4
 #define DFG_WEIGHT_BYTE_FLOPS 8
 
+/* That cost of one step: weight_bytes, the weight it reads as a product
+ * (0 for another op), and moved_bytes, the outputs it writes computing
+ * nothing. The program's count (dfg_program_overhead) and tiling's
+ * estimate of a graph (tile_estimate.c) both weigh a step so. */
+uint64_t dfg_step_overhead(int64_t weight_bytes, int64_t moved_bytes);
+
 /* The sum of that over p's steps, which memory first adds to a
  * program's cost (passes/pipeline.c): a program in many bands of rows
  * runs many more steps and copies than one untiled. */

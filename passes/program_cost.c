@@ -119,18 +119,25 @@ uint64_t dfg_program_cost(const dfg_program *p, int dfg_kernel_weight)
     return cost;
 }
 
+uint64_t dfg_step_overhead(int64_t weight_bytes, int64_t moved_bytes)
+{
+    return DFG_STEP_FLOPS + (uint64_t)weight_bytes * DFG_WEIGHT_BYTE_FLOPS +
+           (uint64_t)moved_bytes * DFG_MOVED_BYTE_FLOPS;
+}
+
 uint64_t dfg_program_overhead(const dfg_program *p)
 {
     uint64_t cost = 0;
     for (int32_t i = 0; i < p->n_steps; i++) {
         const dfg_program_step *s = &p->steps[i];
-        cost += DFG_STEP_FLOPS;
+        int64_t weight = 0, moved = 0;
         if (dfg_op_uses_blas(s->op) && s->n_inputs > 1 && s->inputs[1] >= 0 &&
             p->tensors[s->inputs[1]].kind == DFG_TENSOR_WEIGHT)
-            cost += DFG_WEIGHT_BYTE_FLOPS * p->tensors[s->inputs[1]].bytes;
+            weight = p->tensors[s->inputs[1]].bytes;
         for (int32_t j = 0; s->flops <= 0 && j < s->n_outputs; j++)
             if (s->outputs[j] >= 0)
-                cost += DFG_MOVED_BYTE_FLOPS * p->tensors[s->outputs[j]].bytes;
+                moved += p->tensors[s->outputs[j]].bytes;
+        cost += dfg_step_overhead(weight, moved);
     }
     return cost;
 }

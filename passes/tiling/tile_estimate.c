@@ -28,17 +28,15 @@ static int stored(const dfg_graph *g, int32_t v)
 static int64_t overhead(const dfg_graph *g, const dfg_ir_node *node,
                         int64_t flops)
 {
-    int64_t cost = DFG_STEP_FLOPS;
+    int64_t weight = 0, moved = 0;
     if (dfg_op_uses_blas(node->op) && node->n_inputs > 1 &&
         node->inputs[1] >= 0 && g->values[node->inputs[1]].kind ==
                                     DFG_VALUE_WEIGHT)
-        cost += DFG_WEIGHT_BYTE_FLOPS *
-                dfg_type_bytes(&g->values[node->inputs[1]].type);
+        weight = dfg_type_bytes(&g->values[node->inputs[1]].type);
     int view = node->op == DFG_OP_CONCAT && node->attrs.axis == 1;
     for (int32_t i = 0; flops <= 0 && !view && i < node->n_outputs; i++)
-        cost += DFG_MOVED_BYTE_FLOPS *
-                dfg_type_bytes(&g->values[node->outputs[i]].type);
-    return cost;
+        moved += dfg_type_bytes(&g->values[node->outputs[i]].type);
+    return (int64_t)dfg_step_overhead(weight, moved);
 }
 
 /* Bytes live at the largest step of graph's recorded order (values that
