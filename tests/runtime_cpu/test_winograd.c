@@ -7,7 +7,7 @@
  * layout pass keeps the 3x3 conv's operands blocked (nChw8c or nChw16c,
  * as this CPU's kernels take them), saved and mapped as a .dfgp is, run
  * on oneDNN with the 3x3 conv as the case expects (Winograd on either
- * block, the columns on nChw8c),
+ * block, the columns where their rule takes the block and shape),
  * and compared with the reference of the whole chain. A run allocates
  * nothing. */
 #include <setjmp.h>
@@ -40,7 +40,8 @@ typedef struct wino_case {
     int bias, residual;
     const char *activation; /* "relu", "sigmoid", "silu" or NULL */
     int64_t stride;
-    const char *runs_as;    /* the 3x3 conv's label on nChw8c; NULL: winograd */
+    const char *runs_as;    /* the 3x3 conv's label where its rule takes
+                               it; NULL: winograd */
 } wino_case;
 
 typedef struct chain {
@@ -159,16 +160,34 @@ static double *chain_reference(const wino_case *k, const chain *c,
     return y;
 }
 
-/* The label of the session's 3x3 conv step (the chain's second conv). */
-/* The layout of the second conv2d step's input (the 3x3 conv's). */
-static int32_t conv3x3_layout(const dfg_program *program)
+/* The chain's second conv2d step (the 3x3 conv). */
+static const dfg_program_step *conv3x3_step(const dfg_program *program)
 {
     int32_t convs = 0;
     for (int32_t i = 0; i < program->n_steps; i++)
         if (program->steps[i].op == DFG_OP_CONV2D && ++convs == 2)
-            return program->tensors[program->steps[i].inputs[0]].type.layout;
+            return &program->steps[i];
     fail_msg("no second conv2d step");
-    return -1;
+    return NULL;
+}
+
+/* The layout of the 3x3 conv's input. */
+static int32_t conv3x3_layout(const dfg_program *program)
+{
+    return program->tensors[conv3x3_step(program)->inputs[0]].type.layout;
+}
+
+/* 1 if the columns' rule takes the 3x3 conv as the layout pass left it
+ * on this CPU (its block of 8 or 16). */
+static int conv3x3_columns(const dfg_program *program)
+{
+    const dfg_program_step *st = conv3x3_step(program);
+    dfg_type in[4];
+    for (int32_t j = 0; j < st->n_inputs && j < 4; j++)
+        in[j] = st->inputs[j] >= 0 ? program->tensors[st->inputs[j]].type
+                                   : (dfg_type){.rank = -1};
+    return dfg_columns_takes(&st->attrs, in, st->n_inputs,
+                             &program->tensors[st->outputs[0]].type);
 }
 
 static const char *winograd_library(const dfg_program *program,
@@ -216,10 +235,10 @@ static void check_case(const wino_case *k)
     assert_int_equal(dfg_session_create(program, cpu, NULL, &session), DFG_OK);
     const char *library = winograd_library(program, session);
     /* Winograd runs on the blocked layouts (nChw8c, nChw16c), the
-     * columns on nChw8c: whichever the layout pass chose here. */
-    int32_t layout = conv3x3_layout(program);
-    int expected = k->runs_as ? layout == DFG_LAYOUT_NCHW8C
-                              : layout != DFG_LAYOUT_PLAIN;
+     * columns on those of their shapes that the block's rule names:
+     * whichever the layout pass chose here. */
+    int expected = k->runs_as ? conv3x3_columns(program)
+                              : conv3x3_layout(program) != DFG_LAYOUT_PLAIN;
     if (expected && !strstr(library, k->runs_as ? k->runs_as : "winograd"))
         fail_msg("%s: the 3x3 conv ran on %s", k->what, library);
     /* The columns' product leaves a trailing silu to dfg's loop. */
@@ -293,9 +312,9 @@ static void test_columns_convs(void **state)
         check_case(&cases[i]);
 }
 
-/* The columns' rule: 3x3, ungrouped, blocked by 8, at least 64 channels
- * each side, at most 8x8 outputs, or 14x14 with 256 inputs; never a
- * shape Winograd takes. */
+/* The columns' rule: 3x3, ungrouped, blocked by 8 or 16, at least 64
+ * channels each side, at most 8x8 outputs, or (by 8) 14x14 with 256
+ * inputs; never a shape Winograd takes. */
 static void test_columns_rule(void **state)
 {
     (void)state;
@@ -324,6 +343,14 @@ static void test_columns_rule(void **state)
     in[0].shape[1] = in[1].shape[1] = 32; /* too few input channels */
     assert_false(dfg_columns_takes(&a, in, 2, &out));
     in[0].shape[1] = in[1].shape[1] = 256;
+    in[0].layout = out.layout = DFG_LAYOUT_NCHW16C; /* blocked by 16 */
+    assert_true(dfg_columns_takes(&a, in, 2, &out)); /* 7x7 */
+    in[0].shape[2] = in[0].shape[3] = out.shape[2] = out.shape[3] = 14;
+    assert_false(dfg_columns_takes(&a, in, 2, &out)); /* 14x14: not on 16 */
+    in[0].layout = DFG_LAYOUT_NCHW8C; /* x and y blocked alike only */
+    assert_false(dfg_columns_takes(&a, in, 2, &out));
+    in[0].shape[2] = in[0].shape[3] = out.shape[2] = out.shape[3] = 7;
+    in[0].layout = out.layout = DFG_LAYOUT_NCHW8C;
     a.group = 2; /* grouped */
     in[1].shape[1] = 128;
     assert_false(dfg_columns_takes(&a, in, 2, &out));

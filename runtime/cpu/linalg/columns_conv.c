@@ -14,8 +14,7 @@
 #include "util/memory.h"
 
 #define PART_ALIGN 64
-#define BLOCK 8 /* channels a block: the columns run on nChw8c */
-#define TAPS 9  /* of a 3x3 filter */
+#define TAPS 9 /* of a 3x3 filter */
 
 /* The shapes where the columns win. Measured step by step on a 2-core
  * AMD EPYC (AVX2) with oneDNN 2.6.3, each step's least time over
@@ -28,22 +27,31 @@
  * googlenet's 96..160 -> 208..320 at 14x14 7.10 -> 7.32 together (and
  * squeezenet1_0's 64->256 at 13x13 0.63 -> 0.60, within the noise at
  * batch 1): above 8x8 only with 256 input channels. At 28x28 the direct
- * kernel and Winograd are the faster. */
-static int shape_wins(const dfg_conv_geometry *g)
+ * kernel and Winograd are the faster.
+ * On nChw16c (AVX-512: a 2-core AMD EPYC Zen 5, oneDNN 2.6.3, 2
+ * threads, `jit:avx512_core` -> columns + `jit_1x1:avx512_core`):
+ * resnet50's 512->512 at 7x7 0.91 -> 0.64 ms, but its 256->256 at
+ * 14x14 0.59 -> 0.72: at 8x8 and fewer only. */
+static int shape_wins(const dfg_conv_geometry *g, int64_t block)
 {
     return g->in_channels >= 64 && g->out_channels >= 64 &&
            (g->pixels <= 8 * 8 ||
-            (g->pixels <= 14 * 14 && g->in_channels >= 256));
+            (block == 8 && g->pixels <= 14 * 14 && g->in_channels >= 256));
 }
 
-/* Fills *g for these operands; -1 when the columns do not take them. */
+/* Fills *g and *block (channels a block of x, y and the columns) for
+ * these operands; -1 when the columns do not take them. */
 static int geometry_make(const dfg_attrs *attrs, const dfg_type *in,
                          int32_t n_in, const dfg_type *out,
-                         dfg_conv_geometry *g)
+                         dfg_conv_geometry *g, int64_t *block)
 {
-    return dfg_conv3x3_blocked_geometry(attrs, in, n_in, out,
-                                        DFG_LAYOUT_NCHW8C, g) == 0 &&
-                   shape_wins(g)
+    int32_t layout = n_in > 0 ? in[0].layout : DFG_LAYOUT_PLAIN;
+    if (layout != DFG_LAYOUT_NCHW8C && layout != DFG_LAYOUT_NCHW16C)
+        return -1;
+    *block = dfg_layout_block(layout);
+    return dfg_conv3x3_blocked_geometry(attrs, in, n_in, out, layout, g) ==
+                       0 &&
+                   shape_wins(g, *block)
                ? 0
                : -1;
 }
@@ -52,14 +60,16 @@ int dfg_columns_takes(const dfg_attrs *attrs, const dfg_type *in,
                       int32_t n_in, const dfg_type *out)
 {
     dfg_conv_geometry g;
-    return geometry_make(attrs, in, n_in, out, &g) == 0;
+    int64_t block;
+    return geometry_make(attrs, in, n_in, out, &g, &block) == 0;
 }
 
 /* The product: a 1x1 convolution of one image's columns [1, 9 * cin, oh,
- * ow] into its output [1, cout, oh, ow], both nChw8c, filters
+ * ow] into its output [1, cout, oh, ow], both blocked as x, filters
  * [cout, 9 * cin, 1, 1] (plain oihw as columns_filters lays them out,
  * then in the layout oneDNN chose), bias and post-ops as the step's. */
 typedef struct product {
+    int64_t block;
     dnnl_memory_desc_t columns, y, w_plain, bias;
     const dnnl_memory_desc_t *w_chosen;
     dnnl_primitive_desc_t pd;
@@ -73,9 +83,12 @@ static int has_bias(const dfg_type *in, int32_t n_in)
 }
 
 static int product_make(dnnl_engine_t engine, const dfg_attrs *attrs,
-                        const dfg_conv_geometry *g, int bias, product *p)
+                        const dfg_conv_geometry *g, int64_t block, int bias,
+                        product *p)
 {
     memset(p, 0, sizeof *p);
+    p->block = block;
+    dnnl_format_tag_t blocked = block == 16 ? dnnl_nChw16c : dnnl_nChw8c;
     int64_t k = TAPS * g->in_channels;
     dnnl_dims_t c_dims = {1, k, g->out_h, g->out_w};
     dnnl_dims_t y_dims = {1, g->out_channels, g->out_h, g->out_w};
@@ -88,9 +101,9 @@ static int product_make(dnnl_engine_t engine, const dfg_attrs *attrs,
     const char *impl = NULL;
     int ok =
         dnnl_memory_desc_init_by_tag(&p->columns, 4, c_dims, dnnl_f32,
-                                     dnnl_nChw8c) == dnnl_success &&
+                                     blocked) == dnnl_success &&
         dnnl_memory_desc_init_by_tag(&p->y, 4, y_dims, dnnl_f32,
-                                     dnnl_nChw8c) == dnnl_success &&
+                                     blocked) == dnnl_success &&
         dnnl_memory_desc_init_by_tag(&p->w_plain, 4, w_dims, dnnl_f32,
                                      dnnl_oihw) == dnnl_success &&
         dnnl_memory_desc_init_by_tag(&p->bias, 1, b_dims, dnnl_f32,
@@ -143,9 +156,10 @@ int64_t dfg_columns_workspace_bytes(dnnl_engine_t engine,
                                     const dfg_type *out)
 {
     dfg_conv_geometry g;
+    int64_t block;
     product p;
-    if (geometry_make(attrs, in, n_in, out, &g) != 0 ||
-        product_make(engine, attrs, &g, has_bias(in, n_in), &p) != 0)
+    if (geometry_make(attrs, in, n_in, out, &g, &block) != 0 ||
+        product_make(engine, attrs, &g, block, has_bias(in, n_in), &p) != 0)
         return 0;
     int64_t bytes = workspace_of(&p);
     dnnl_primitive_desc_destroy(p.pd);
@@ -154,6 +168,7 @@ int64_t dfg_columns_workspace_bytes(dnnl_engine_t engine,
 
 struct dfg_columns_conv {
     dfg_conv_geometry geometry;
+    int64_t block; /* channels a block of x, y and the columns */
     const float *x, *residual;
     float *y, *columns;
     dnnl_primitive_t product;
@@ -169,38 +184,53 @@ struct dfg_columns_conv {
 };
 
 /* plain: filters [cout][cin][3][3]; to: [cout][9 * cin] with the input
- * channel of the columns, (c / 8 * 9 + tap) * 8 + c % 8, plain (oihw) or
- * as OIhw8i8o (to_md says which; any other layout is reordered from
- * the plain one). */
-static void columns_filters(const void *plain, const dnnl_memory_desc_t *to_md,
-                            void *to)
+ * channel of the columns, (c / b * 9 + tap) * b + c % b for columns of
+ * b channels a block, plain (oihw) or as OIhw<b>i<b>o (to_md says
+ * which; any other layout is reordered from the plain one), from
+ * to_md's offset0 on: each output channel on its own, so a slice of
+ * them may go alone (dfg_dnnl_weights_acquire_transformed's by_rows). */
+static void filters_blocked(const void *plain, const dnnl_memory_desc_t *to_md,
+                            void *to, int64_t b)
 {
     const float *w = plain;
-    float *u = to;
+    float *u = (float *)to + to_md->offset0;
     int64_t cout = to_md->dims[0], k = to_md->dims[1], cin = k / TAPS;
     int blocked = to_md->format_desc.blocking.inner_nblks > 0;
     for (int64_t o = 0; o < cout; o++)
         for (int64_t c = 0; c < cin; c++)
             for (int64_t t = 0; t < TAPS; t++) {
-                int64_t i = (c / BLOCK * TAPS + t) * BLOCK + c % BLOCK;
-                int64_t at = blocked ? ((o / BLOCK * (k / BLOCK) + i / BLOCK) *
-                                            BLOCK +
-                                        i % BLOCK) * BLOCK +
-                                           o % BLOCK
-                                     : o * k + i;
+                int64_t i = (c / b * TAPS + t) * b + c % b;
+                int64_t at =
+                    blocked
+                        ? ((o / b * (k / b) + i / b) * b + i % b) * b + o % b
+                        : o * k + i;
                 u[at] = w[(o * cin + c) * TAPS + t];
             }
 }
 
-/* The layout columns_filters writes for p: the chosen one when it is
- * OIhw8i8o (no reorder, no second copy while the filters are made),
+static void filters_8(const void *plain, const dnnl_memory_desc_t *to_md,
+                      void *to)
+{
+    filters_blocked(plain, to_md, to, 8);
+}
+
+static void filters_16(const void *plain, const dnnl_memory_desc_t *to_md,
+                       void *to)
+{
+    filters_blocked(plain, to_md, to, 16);
+}
+
+/* The layout the filters are written in for p: the chosen one when it is
+ * OIhw<b>i<b>o (no reorder, no second copy while the filters are made),
  * else plain. */
 static const dnnl_memory_desc_t *filters_md(const product *p,
-                                            dnnl_memory_desc_t *o8i8)
+                                            dnnl_memory_desc_t *oi)
 {
-    return dnnl_memory_desc_init_by_tag(o8i8, 4, p->w_plain.dims, dnnl_f32,
-                                        dnnl_OIhw8i8o) == dnnl_success &&
-                   dnnl_memory_desc_equal(o8i8, p->w_chosen)
+    dnnl_format_tag_t tag =
+        p->block == 16 ? dnnl_OIhw16i16o : dnnl_OIhw8i8o;
+    return dnnl_memory_desc_init_by_tag(oi, 4, p->w_plain.dims, dnnl_f32,
+                                        tag) == dnnl_success &&
+                   dnnl_memory_desc_equal(oi, p->w_chosen)
                ? p->w_chosen
                : &p->w_plain;
 }
@@ -225,7 +255,7 @@ static int conv_make(dfg_columns_conv *c, dnnl_engine_t engine,
     void *u = NULL;
     size_t w_bytes = (size_t)(g->out_channels * g->in_channels * TAPS) *
                      sizeof(float);
-    dnnl_memory_desc_t scratch, o8i8;
+    dnnl_memory_desc_t scratch, oi;
     dnnl_dims_t scratch_dims = {p->scratch_bytes};
     const void *bias = has_bias(step->in_types, step->n_inputs) ? step->in[2]
                                                                 : NULL;
@@ -233,7 +263,8 @@ static int conv_make(dfg_columns_conv *c, dnnl_engine_t engine,
                              sizeof *c->memories);
     if (!c->memories ||
         dfg_dnnl_weights_acquire_transformed(
-            engine, columns_filters, filters_md(p, &o8i8), step->in[1],
+            engine, c->block == 16 ? filters_16 : filters_8, 1,
+            filters_md(p, &oi), step->in[1],
             w_bytes,
             p->w_chosen, (step->shared_inputs & 2u) != 0,
             (step->droppable_inputs & 2u) != 0, &c->weights, &u) != DFG_OK ||
@@ -274,11 +305,12 @@ dfg_status dfg_columns_conv_create(dnnl_engine_t engine,
 {
     *out = NULL;
     dfg_conv_geometry g;
+    int64_t block;
     product p;
     if (!(step->constant_inputs & 2u) ||
         geometry_make(step->attrs, step->in_types, step->n_inputs,
-                      step->out_types, &g) != 0 ||
-        product_make(engine, step->attrs, &g,
+                      step->out_types, &g, &block) != 0 ||
+        product_make(engine, step->attrs, &g, block,
                      has_bias(step->in_types, step->n_inputs), &p) != 0)
         return DFG_OK;
     if (step->workspace_bytes < workspace_of(&p)) {
@@ -292,6 +324,7 @@ dfg_status dfg_columns_conv_create(dnnl_engine_t engine,
                          "cpu backend: out of memory for a columns conv");
     }
     c->geometry = g;
+    c->block = block;
     c->x = step->in[0];
     c->residual = step->n_inputs > 3 ? step->in[3] : NULL;
     c->y = step->out[0];
@@ -308,34 +341,35 @@ dfg_status dfg_columns_conv_create(dnnl_engine_t engine,
 }
 
 /* Image n's columns: block (cb * 9 + tap) holds, for every output pixel,
- * the 8 channels of input block cb under that tap (zeros in the
+ * the channels of input block cb under that tap (zeros in the
  * padding). */
 static void columns_fill(const dfg_columns_conv *c, int64_t n)
 {
     const dfg_conv_geometry *g = &c->geometry;
-    int64_t blocks = g->in_channels / BLOCK * TAPS;
-    int64_t in_plane = g->in_h * g->in_w * BLOCK;
-    const float *x = c->x + n * (g->in_channels / BLOCK) * in_plane;
+    const int64_t width = c->block; /* channels a block */
+    int64_t blocks = g->in_channels / width * TAPS;
+    int64_t in_plane = g->in_h * g->in_w * width;
+    const float *x = c->x + n * (g->in_channels / width) * in_plane;
 #pragma omp parallel for schedule(static)
     for (int64_t b = 0; b < blocks; b++) {
         int64_t cb = b / TAPS, ky = b % TAPS / 3, kx = b % 3;
         const float *plane = x + cb * in_plane;
-        float *col = c->columns + b * g->pixels * BLOCK;
+        float *col = c->columns + b * g->pixels * width;
         for (int64_t oh = 0; oh < g->out_h; oh++) {
             int64_t ih = oh * g->stride[0] - g->pad_top + ky;
-            float *row = col + oh * g->out_w * BLOCK;
+            float *row = col + oh * g->out_w * width;
             if (ih < 0 || ih >= g->in_h) {
-                memset(row, 0, (size_t)(g->out_w * BLOCK) * sizeof(float));
+                memset(row, 0, (size_t)(g->out_w * width) * sizeof(float));
                 continue;
             }
-            const float *in_row = plane + ih * g->in_w * BLOCK;
+            const float *in_row = plane + ih * g->in_w * width;
             for (int64_t ow = 0; ow < g->out_w; ow++) {
                 int64_t iw = ow * g->stride[1] - g->pad_left + kx;
                 if (iw < 0 || iw >= g->in_w)
-                    memset(row + ow * BLOCK, 0, BLOCK * sizeof(float));
+                    memset(row + ow * width, 0, width * sizeof(float));
                 else
-                    memcpy(row + ow * BLOCK, in_row + iw * BLOCK,
-                           BLOCK * sizeof(float));
+                    memcpy(row + ow * width, in_row + iw * width,
+                           width * sizeof(float));
             }
         }
     }

@@ -1,20 +1,20 @@
 /* A 3x3 conv2d over a small image as a 1x1 convolution over its columns:
- * dfg copies each image's 3x3 neighbourhoods (im2col, in the blocked
- * nChw8c layout: 8 channels of one tap a block) into the step's
- * workspace, and oneDNN's `jit_1x1:avx2` convolution multiplies them by
- * the filters, reordered once into [cout, 9 * cin] as the columns lie,
- * with the bias and the fused post-ops, straight into the image of y.
- * On images of 8x8 outputs and fewer (and of 14x14 with 256 input
- * channels) oneDNN 2.6's direct `jit:avx2` kernel keeps its
- * vector registers busy over too few pixels; the 1x1 kernel's long input
- * channel loop runs 5 to 20% faster there (columns_conv.c has the
- * measurements).
+ * dfg copies each image's 3x3 neighbourhoods (im2col, in x's blocked
+ * layout, nChw8c or nChw16c: the channels of one block under one tap a
+ * block) into the step's workspace, and oneDNN's 1x1 convolution
+ * (`jit_1x1:avx2`, `jit_1x1:avx512_core`) multiplies them by the
+ * filters, reordered once into [cout, 9 * cin] as the columns lie, with
+ * the bias and the fused post-ops, straight into the image of y.
+ * On images of 8x8 outputs and fewer (and, by 8, of 14x14 with 256 input
+ * channels) oneDNN 2.6's direct kernel keeps its vector registers busy
+ * over too few pixels; the 1x1 kernel's long input channel loop runs 5
+ * to 30% faster there (columns_conv.c has the measurements).
  *
  * Which convs (dfg_columns_takes, the same at compile time and at session
  * creation, from the operands alone): f32, 3x3, dilation 1, one group,
- * any stride and padding, x, y and the residual blocked nChw8c (the
- * layout pass's choice on AVX2; other CPUs keep the direct kernel),
- * channels in whole blocks, and the shapes where it measured faster.
+ * any stride and padding, x, y and the residual blocked alike, nChw8c or
+ * nChw16c (the layout pass's choice on AVX2 and on AVX-512), channels in
+ * whole blocks, and the shapes where it measured faster on that block.
  * These never meet Winograd's (25x25 outputs and more, winograd_conv.h).
  * The reordered filters hold 9 values per filter, as the direct kernel's
  * do: no memory beyond the workspace.

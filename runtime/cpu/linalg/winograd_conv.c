@@ -233,7 +233,7 @@ static int conv_make(dfg_winograd_conv *c, dnnl_engine_t engine,
     size_t w_bytes = (size_t)(w->out_channels * w->in_channels * 9) *
                      sizeof(float);
     if (dfg_dnnl_weights_acquire_transformed(
-            engine, filters_transform, &p->u_plain, step->in[1], w_bytes,
+            engine, filters_transform, 0, &p->u_plain, step->in[1], w_bytes,
             &p->u_chosen, (step->shared_inputs & 2u) != 0,
             (step->droppable_inputs & 2u) != 0, &c->weights,
             (void **)&u) != DFG_OK)

@@ -228,7 +228,45 @@ typedef struct weights_source {
     const void *plain;
     size_t plain_bytes;
     dfg_dnnl_weights_transform transform;
+    int by_rows; /* transform's, as dfg_dnnl_weights_acquire_transformed */
 } weights_source;
+
+/* Transforms src straight into data (chosen_md, src's from_md) a slice
+ * of dimension 0 at a time, dropping each slice's plain pages once it
+ * is written: as reorder_dropping, for a transform that runs by rows.
+ * 1 when the weight is one slice or chosen_md is not sliced along
+ * dimension 0 (nothing done: the caller transforms the whole), -1 on
+ * failure. */
+static int transform_dropping(const weights_source *src,
+                              const dnnl_memory_desc_t *chosen_md, void *data)
+{
+    int64_t rows = chosen_md->dims[0];
+    if (!src->by_rows || rows < 2 || outer_dimension(chosen_md) != 0)
+        return 1;
+    int64_t row = (int64_t)src->plain_bytes / rows;
+    int64_t block = block_along(chosen_md, 0);
+    int64_t step = SLICE_BYTES / row / block * block;
+    if (step < block)
+        step = block;
+    if (step >= rows)
+        return 1;
+    for (int64_t at = 0; at < rows; at += step) {
+        int64_t n = rows - at < step ? rows - at : step;
+        dnnl_dims_t dims, offsets = {0};
+        for (int i = 0; i < chosen_md->ndims; i++)
+            dims[i] = chosen_md->dims[i];
+        dims[0] = n;
+        offsets[0] = at;
+        dnnl_memory_desc_t to;
+        if (dnnl_memory_desc_init_submemory(&to, chosen_md, dims, offsets) !=
+            dnnl_success)
+            return at == 0 ? 1 : -1;
+        const char *from = (const char *)src->plain + at * row;
+        src->transform(from, &to, data);
+        dfg_drop_pages(from, (size_t)(n * row));
+    }
+    return 0;
+}
 
 /* Reorders src's bytes, transformed first if it says so; -1 on failure. */
 static int transform_reorder(dnnl_engine_t engine, const weights_source *src,
@@ -267,10 +305,14 @@ static dfg_status make(dnnl_engine_t engine, const weights_source *src,
                          "cpu backend: out of memory for %zu bytes of "
                          "reordered weights", bytes);
     }
-    int sliced = drop_plain && !src->transform
+    int straight = src->transform &&
+                   dnnl_memory_desc_equal(src->from_md, chosen_md);
+    int sliced = !drop_plain ? 1
+                 : !src->transform
                      ? reorder_dropping(engine, src->from_md, src->plain,
                                         chosen_md, e->data)
-                     : 1;
+                 : straight ? transform_dropping(src, chosen_md, e->data)
+                            : 1;
     if (sliced < 0 ||
         (sliced > 0 &&
          transform_reorder(engine, src, chosen_md, e->data) != 0)) {
@@ -280,15 +322,17 @@ static dfg_status make(dnnl_engine_t engine, const weights_source *src,
                          "cpu backend: oneDNN could not reorder weights");
     }
     /* Sliced: a slice of plain at most beside the copy; whole: all of
-     * it, with a transform's staging (as a session that keeps plain
-     * would, were it dropped). */
-    int64_t overlap = sliced == 0 ? SLICE_BYTES
-                                  : (int64_t)src->plain_bytes +
-                                        (src->transform
-                                             ? (int64_t)dnnl_memory_desc_get_size(
-                                                   src->from_md)
-                                             : 0);
-    if (!drop_plain && overlap > SLICE_BYTES && !src->transform)
+     * it, with a transform's staging where it has one (as a session that
+     * keeps plain would, were it dropped). */
+    int64_t overlap =
+        sliced == 0
+            ? SLICE_BYTES
+            : (int64_t)src->plain_bytes +
+                  (src->transform && !straight
+                       ? (int64_t)dnnl_memory_desc_get_size(src->from_md)
+                       : 0);
+    if (!drop_plain && overlap > SLICE_BYTES &&
+        (!src->transform || (straight && src->by_rows)))
         overlap = SLICE_BYTES; /* it would have been sliced */
     if (overlap > largest_overlap)
         largest_overlap = overlap; /* make runs under lock */
@@ -348,7 +392,7 @@ dfg_status dfg_dnnl_weights_acquire(dnnl_engine_t engine,
 }
 
 dfg_status dfg_dnnl_weights_acquire_transformed(
-    dnnl_engine_t engine, dfg_dnnl_weights_transform transform,
+    dnnl_engine_t engine, dfg_dnnl_weights_transform transform, int by_rows,
     const dnnl_memory_desc_t *transformed_md, const void *plain,
     size_t plain_bytes, const dnnl_memory_desc_t *chosen_md, int shared,
     int drop_plain, dfg_dnnl_weights **out, void **data)
@@ -356,7 +400,8 @@ dfg_status dfg_dnnl_weights_acquire_transformed(
     weights_source src = {.from_md = transformed_md,
                           .plain = plain,
                           .plain_bytes = plain_bytes,
-                          .transform = transform};
+                          .transform = transform,
+                          .by_rows = by_rows};
     return acquire(engine, &src, chosen_md, shared, drop_plain, out, data);
 }
 

@@ -51,9 +51,15 @@ typedef void (*dfg_dnnl_weights_transform)(const void *plain,
 /* As dfg_dnnl_weights_acquire, for plain (plain_bytes of them) turned by
  * transform into transformed_md's layout, then reordered to chosen_md
  * (where the two are one layout, transformed straight into it).
+ * by_rows: 1 if transform turns each index of dimension 0 on its own
+ * (plain's bytes of index r are its r-th plain_bytes / dims[0]) and
+ * writes where to_md's offset0 says: then, transformed straight into
+ * chosen_md with drop_plain, it runs a slice of dimension 0 at a time
+ * (a sub-memory of chosen_md), dropping plain's pages as it goes, as a
+ * reorder would.
  * A shared entry is found by plain and chosen_md, as any other. */
 dfg_status dfg_dnnl_weights_acquire_transformed(
-    dnnl_engine_t engine, dfg_dnnl_weights_transform transform,
+    dnnl_engine_t engine, dfg_dnnl_weights_transform transform, int by_rows,
     const dnnl_memory_desc_t *transformed_md, const void *plain,
     size_t plain_bytes, const dnnl_memory_desc_t *chosen_md, int shared,
     int drop_plain, dfg_dnnl_weights **out, void **data);
