@@ -473,6 +473,66 @@ static void test_mapped_weights_come_back(void **state)
     dfg_graph_destroy(g);
 }
 
+/* Each row reversed and doubled, written from to_md's offset0 on (a
+ * transform by rows, as the columns conv's filters are). */
+static void reverse_rows(const void *plain, const dnnl_memory_desc_t *to_md,
+                         void *to)
+{
+    const float *w = plain;
+    float *u = (float *)to + to_md->offset0;
+    int64_t rows = to_md->dims[0], n = to_md->dims[1];
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < n; j++)
+            u[r * n + j] = 2.0f * w[r * n + n - 1 - j];
+}
+
+/* A transform that runs by rows, written straight into the layout
+ * chosen, goes a slice at a time with the plain pages dropped as it
+ * goes: the same bits as the whole transform, and at most a slice of
+ * plain (4 MiB) held beside the copy, where the whole transform holds
+ * all of it. */
+static void test_transform_by_rows(void **state)
+{
+    (void)state;
+    enum { ROWS = 512, COLS = 6144 }; /* 12 MiB */
+    size_t bytes = (size_t)ROWS * COLS * sizeof(float);
+    float *values = random_floats((int64_t)ROWS * COLS, 1.0f);
+    float *expected = malloc(bytes);
+    assert_non_null(expected);
+    dnnl_memory_desc_t md;
+    dnnl_dims_t dims = {ROWS, COLS};
+    assert_int_equal(dnnl_memory_desc_init_by_tag(&md, 2, dims, dnnl_f32,
+                                                  dnnl_ab),
+                     dnnl_success);
+    reverse_rows(values, &md, expected);
+    dnnl_engine_t engine = NULL;
+    assert_int_equal(dnnl_engine_create(&engine, dnnl_cpu, 0), dnnl_success);
+    int64_t overlaps[2];
+    for (int by_rows = 1; by_rows >= 0; by_rows--) {
+        /* pages of their own, as a mapped file's, that may be dropped */
+        void *plain = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        assert_true(plain != MAP_FAILED);
+        memcpy(plain, values, bytes);
+        dfg_dnnl_weights *w = NULL;
+        void *data = NULL;
+        assert_int_equal(dfg_dnnl_weights_acquire_transformed(
+                             engine, reverse_rows, by_rows, &md, plain, bytes,
+                             &md, 0, 1, &w, &data),
+                         DFG_OK);
+        assert_memory_equal(data, expected, bytes);
+        int64_t copies, replaced;
+        dfg_dnnl_weights_held(&copies, &replaced, &overlaps[by_rows]);
+        dfg_dnnl_weights_release(w);
+        munmap(plain, bytes);
+    }
+    assert_true(overlaps[1] <= (int64_t)4 << 20);
+    assert_int_equal(overlaps[0], (int64_t)bytes);
+    dnnl_engine_destroy(engine);
+    free(values);
+    free(expected);
+}
+
 /* A matmul or gemm: A a graph input, B a weight or a graph input, a
  * gemm's C a weight (rank -1: none). onednn: whether oneDNN must take it
  * (else the reference kernel runs, as for an alpha or beta oneDNN's
@@ -481,6 +541,8 @@ static void test_mapped_weights_come_back(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        /* first: the largest overlap is the process's so far */
+        cmocka_unit_test(test_transform_by_rows),
         cmocka_unit_test(test_sessions_share_weights),
         cmocka_unit_test(test_compiled_and_saved_run_alike),
         cmocka_unit_test(test_no_scratch_step_on_onednn),
