@@ -464,12 +464,14 @@ int dfg_program_step_on_library(const dfg_program *p, int32_t step);
  * dfg_kernel_weight times its FLOPs, every other step its FLOPs. */
 uint64_t dfg_program_cost(const dfg_program *p, int dfg_kernel_weight);
 
-/* What a step costs beside its arithmetic, in FLOPs: DFG_STEP_FLOPS for
- * running it at all, DFG_MOVED_BYTE_FLOPS per byte of its outputs when
- * it only moves data (no FLOPs: slices, concats, reorders), and
- * DFG_WEIGHT_BYTE_FLOPS per byte of the weight a product reads (a conv's
- * filter, a matmul's matrix), which each call streams through the cache
- * again. Tiled execution weighs its bands and carried halos so
+/* What a step costs beside its arithmetic, in FLOPs of one thread:
+ * DFG_STEP_FLOPS for running it at all, DFG_MOVED_BYTE_FLOPS per byte of
+ * its outputs when it only moves data (no FLOPs: slices, concats,
+ * reorders), and DFG_WEIGHT_BYTE_FLOPS per byte of the weight a product
+ * reads (a conv's filter, a matmul's matrix), which each call streams
+ * through the cache again; counted once per thread a session runs on
+ * (dfg_cpu_threads): the arithmetic shares out over the threads, these
+ * costs do not. Tiled execution weighs its bands and carried halos so
  * (passes/tile_spatial.h): a band's step on a few rows costs its call
  * and the reads of its filter again, so a conv in many bands with a
  * large filter (resnet50's 256-channel stage) costs more than one with

@@ -43,11 +43,14 @@
 #define ARENA_TIE 16
 /* The most work memory first adds for a smaller arena, in percent of its
  * fastest program's (memory_choice), and what a product on dfg's kernels
- * in place of a library's weighs: at least its FLOPs again (the
- * libraries' kernels run at more than twice the rate of dfg's portable
- * ones), which is all the choice needs to know. */
+ * in place of a library's weighs: on an AVX-512 CPU dfg's portable
+ * convs of few channels take 5 to 13 times oneDNN's time (2 threads,
+ * AMD Zen 5: regnet_y_400mf's 1x1 conv of 32 -> 48 channels at 112x112
+ * 7.8x, its grouped 3x3 5.5x; shufflenet_v2's stem, 3 -> 24 channels,
+ * 9x and more), where twice, on AVX2, let memory first keep a plain
+ * program 2.3 times as slow. */
 #define EXTRA_COST_PCT 10
-#define DFG_KERNEL_WEIGHT 2
+#define DFG_KERNEL_WEIGHT 6
 
 /* Tiling candidates compiled (dfg_tile_candidates' list), and the
  * extra FLOPs a tiled program may cost, in percent of the untiled one's

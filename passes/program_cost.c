@@ -121,8 +121,9 @@ uint64_t dfg_program_cost(const dfg_program *p, int dfg_kernel_weight)
 
 uint64_t dfg_step_overhead(int64_t weight_bytes, int64_t moved_bytes)
 {
-    return DFG_STEP_FLOPS + (uint64_t)weight_bytes * DFG_WEIGHT_BYTE_FLOPS +
-           (uint64_t)moved_bytes * DFG_MOVED_BYTE_FLOPS;
+    return (DFG_STEP_FLOPS + (uint64_t)weight_bytes * DFG_WEIGHT_BYTE_FLOPS +
+            (uint64_t)moved_bytes * DFG_MOVED_BYTE_FLOPS) *
+           (uint64_t)dfg_cpu_threads();
 }
 
 uint64_t dfg_program_overhead(const dfg_program *p)

@@ -20,6 +20,12 @@ int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
                                const struct dfg_type *in, int32_t n_in,
                                const struct dfg_type *out, int32_t n_out);
 
+/* The threads a CPU session of this process runs its steps on (OpenMP's,
+ * as the backend reports them). The compiler weighs what a step costs
+ * beside its arithmetic (passes/pass.h, dfg_step_overhead) by them: the
+ * arithmetic shares out over the threads, a call's start and join and a
+ * filter's reads from memory do not. */
+int dfg_cpu_threads(void);
 /* The least of dfg_cpu_step_workspace a step runs on oneDNN with: a
  * conv2d's direct primitive alone, without the room its Winograd or
  * column product would take (the session runs the direct primitive

@@ -125,8 +125,11 @@ typedef struct dfg_compile_options {
      * smallest arena among those that cost at most 10% more to run than
      * the fastest (untiled, blocked): the cost is the FLOPs, a product
      * (conv, matmul) that dfg's kernels run in place of the library's
-     * counting twice, and for a tiled program the steps and copies its
-     * bands add to the untiled one (a call, the bytes a copy moves);
+     * counting six times, and for a tiled program the steps and copies
+     * its bands add to the untiled one (a call, the bytes a copy moves,
+     * a filter read again), once per thread a session of this process
+     * runs on (OpenMP's: the arithmetic shares out over the threads,
+     * these do not, so fewer bands where more threads run them);
      * and of arenas within 1/16
      * of the smallest of them, the cheaper program.
      * DFG_PREFER_SMALLEST (2): the

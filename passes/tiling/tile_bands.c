@@ -102,9 +102,11 @@ static int64_t band_rows(bands *b, const int32_t *nodes, int32_t n_nodes,
             m->lo = b->prev_held[y].hi;
             if (b->carried[y] == CARRY_LOWERED)
                 m->lo = lowered(b, node, *m);
-            cost += DFG_MOVED_BYTE_FLOPS * row_bytes(g, y) *
-                        (2 * m->lo - 2 * b->held[y].lo + m->hi - m->lo) +
-                    2 * DFG_STEP_FLOPS;
+            cost += (int64_t)(dfg_step_overhead(
+                                  0, row_bytes(g, y) *
+                                         (2 * m->lo - 2 * b->held[y].lo +
+                                          m->hi - m->lo)) +
+                              dfg_step_overhead(0, 0));
         }
         cost += b->row_flops[y] * (m->hi - m->lo);
         for (int32_t j = 0; j < node->n_inputs; j++) {
@@ -128,8 +130,8 @@ static int64_t band_rows(bands *b, const int32_t *nodes, int32_t n_nodes,
             rows h = v == b->input ? (rows){0, g->values[v].type.shape[2]}
                                    : b->held[v];
             if (r.lo != h.lo || r.hi != h.hi)
-                cost += DFG_MOVED_BYTE_FLOPS * row_bytes(g, v) *
-                            (r.hi - r.lo) + DFG_STEP_FLOPS;
+                cost += (int64_t)dfg_step_overhead(
+                    0, row_bytes(g, v) * (r.hi - r.lo));
         }
     }
     return cost;

@@ -2,12 +2,12 @@
  * and each step calls the kernel that runtime/cpu/kernel_table.c names for
  * its op. Kernels are looked up once, in prepare(), so a run is a plain
  * loop of indirect calls. */
-#include <omp.h>
 #include <string.h>
 #include "runtime/backend.h"
 #include "runtime/cpu/onednn/dnnl_steps.h"
 #include "runtime/cpu/onednn/dnnl_weights.h"
 #include "runtime/cpu_layout_rule.h"
+#include "runtime/cpu_workspace_rule.h"
 #include "util/error.h"
 #include "util/memory.h"
 
@@ -22,7 +22,7 @@ struct dfg_backend_context {
 static int cpu_available(void) { return 1; }
 
 /* The kernels' parallel loops are OpenMP's (and oneDNN's, built on it). */
-static int cpu_threads(void) { return omp_get_max_threads(); }
+static int cpu_threads(void) { return dfg_cpu_threads(); }
 
 static int cpu_supports_op(dfg_op op) { return dfg_cpu_kernel_for(op) != NULL; }
 

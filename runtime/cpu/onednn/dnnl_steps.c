@@ -1,4 +1,5 @@
 /* Which steps of a CPU session run on oneDNN (dnnl_steps.h). */
+#include <omp.h>
 #include <stdio.h>
 
 #include "runtime/cpu_layout_rule.h"
@@ -42,6 +43,11 @@ int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
     return dfg_dnnl_conv_grad_op(op) ? dfg_cpu_training_step_workspace(
                                            op, attrs, in, n_in, out, n_out)
                                      : -1;
+}
+
+int dfg_cpu_threads(void)
+{
+    return omp_get_max_threads();
 }
 
 int64_t dfg_cpu_step_least_workspace(int32_t op, const dfg_attrs *attrs,
