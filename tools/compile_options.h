@@ -54,10 +54,10 @@
     "                 blocked ones tiled too) keep the smallest arena\n"    \
     "                 among those costing at most 10% more to run than\n"   \
     "                 the fastest (FLOPs, a conv or matmul on dfg's\n"      \
-    "                 kernels in place of oneDNN's counting twice, one\n"  \
-    "                 the bands of a tiled program move off Winograd\n"    \
-    "                 twice, and the steps, copies and filter reads\n"    \
-    "                 tiling adds;\n"                                      \
+    "                 kernels in place of oneDNN's counting six times,\n" \
+    "                 one the bands of a tiled program move off\n"        \
+    "                 Winograd twice, and the steps, copies and filter\n" \
+    "                 reads tiling adds, once per thread (OpenMP's);\n"   \
     "                 of arenas within 1/16 of the smallest the\n"         \
     "                 cheaper); smallest: the smallest\n"                  \
     "                 arena whatever runs it (slower where it leaves\n"      \

@@ -74,7 +74,9 @@ def compile(model, shapes=None, planner=None, training=None,
     plan["scratch_free_lower_bound_bytes"] is that bound; the smallest
     arena among programs costing at most 10% more to run than the
     fastest, counting FLOPs, the steps, copies and filter reads tiling
-    adds and the Winograd convs its bands lose) or "smallest" (the
+    adds, once per thread of OpenMP's default (OMP_NUM_THREADS, else one
+    per core: a session run on fewer threads may afford more bands), and
+    the Winograd convs its bands lose) or "smallest" (the
     smallest arena whatever kernels run it,
     as `dfgc compile --prefer smallest`). tiling: True
     (the default) lets CPU inference with prefer="memory" run an image
