@@ -299,11 +299,11 @@ static void test_memory_first_counts_overhead(void **state)
     free(x);
 }
 
-/* Convs a faster product runs (dfg_program_product_flops): a 64->64 3x3
- * conv at 32x32 runs as Winograd, a 128->256 one would but its
- * transformed filters exceed the session's allowance, so it runs
- * direct; the 64->64 one counts, the 128->256 one does not, and neither
- * does the 64->64 one where its workspace lacks Winograd's room. Skipped
+/* Convs a faster product runs (dfg_program_product_flops): a 64->96 3x3
+ * conv at 32x32 runs as Winograd (on either block), a 128->256 one would
+ * but its transformed filters exceed the session's allowance, so it runs
+ * direct; the 64->96 one counts, the 128->256 one does not, and neither
+ * does the 64->96 one where its workspace lacks Winograd's room. Skipped
  * where the layouts stay plain (no Winograd). */
 static void test_product_flops(void **state)
 {
@@ -312,8 +312,8 @@ static void test_product_flops(void **state)
     dfg_graph *g = image_graph(99u, 32, &x);
     t = relu(g, cnn_conv(g, x, "stem", 3, 64, 1, 1, 1));
     t = relu(g, cnn_conv(g, t, "mix", 64, 64, 1, 1, 1));
-    t = relu(g, cnn_conv(g, t, "granted", 64, 64, 3, 1, 1));
-    t = relu(g, cnn_conv(g, t, "widen", 64, 128, 1, 1, 1));
+    t = relu(g, cnn_conv(g, t, "granted", 64, 96, 3, 1, 1));
+    t = relu(g, cnn_conv(g, t, "widen", 96, 128, 1, 1, 1));
     t = relu(g, cnn_conv(g, t, "refused", 128, 256, 3, 1, 1));
     logits(g, t, 256);
     float *in = random_floats(3 * 32 * 32, 1.0f), y[CLASSES];
@@ -349,16 +349,16 @@ static void test_product_flops(void **state)
     free(in);
 }
 
-/* A 64->64 3x3 conv at 96x96 that runs as Winograd, after 1x1 convs
- * whose outputs set the peak. */
+/* A 96->96 3x3 conv at 96x96 that runs as Winograd (on either block),
+ * after 1x1 convs whose outputs set the peak. */
 static dfg_graph *winograd_cnn(void)
 {
     dfg_value x, t;
     dfg_graph *g = image_graph(31u, H, &x);
     t = relu(g, cnn_conv(g, x, "stem", 3, 64, 1, 1, 1));
-    t = relu(g, cnn_conv(g, t, "mix", 64, 64, 1, 1, 1));
-    t = relu(g, cnn_conv(g, t, "winograd", 64, 64, 3, 1, 1));
-    t = relu(g, cnn_conv(g, t, "down", 64, 64, 3, 2, 1));
+    t = relu(g, cnn_conv(g, t, "mix", 64, 96, 1, 1, 1));
+    t = relu(g, cnn_conv(g, t, "winograd", 96, 96, 3, 1, 1));
+    t = relu(g, cnn_conv(g, t, "down", 96, 64, 3, 2, 1));
     logits(g, t, 64);
     return g;
 }

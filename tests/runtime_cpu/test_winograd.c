@@ -177,17 +177,18 @@ static int32_t conv3x3_layout(const dfg_program *program)
     return program->tensors[conv3x3_step(program)->inputs[0]].type.layout;
 }
 
-/* 1 if the columns' rule takes the 3x3 conv as the layout pass left it
- * on this CPU (its block of 8 or 16). */
-static int conv3x3_columns(const dfg_program *program)
+/* 1 if the columns' rule (columns) or Winograd's takes the 3x3 conv as
+ * the layout pass left it on this CPU (its block of 8 or 16). */
+static int conv3x3_taken(const dfg_program *program, int columns)
 {
     const dfg_program_step *st = conv3x3_step(program);
     dfg_type in[4];
     for (int32_t j = 0; j < st->n_inputs && j < 4; j++)
         in[j] = st->inputs[j] >= 0 ? program->tensors[st->inputs[j]].type
                                    : (dfg_type){.rank = -1};
-    return dfg_columns_takes(&st->attrs, in, st->n_inputs,
-                             &program->tensors[st->outputs[0]].type);
+    const dfg_type *out = &program->tensors[st->outputs[0]].type;
+    return columns ? dfg_columns_takes(&st->attrs, in, st->n_inputs, out)
+                   : dfg_winograd_takes(&st->attrs, in, st->n_inputs, out);
 }
 
 static const char *winograd_library(const dfg_program *program,
@@ -234,11 +235,11 @@ static void check_case(const wino_case *k)
     assert_int_equal(dfg_backend_find("cpu", &cpu), DFG_OK);
     assert_int_equal(dfg_session_create(program, cpu, NULL, &session), DFG_OK);
     const char *library = winograd_library(program, session);
-    /* Winograd runs on the blocked layouts (nChw8c, nChw16c), the
-     * columns on those of their shapes that the block's rule names:
+    /* Winograd and the columns run on the blocked layouts (nChw8c,
+     * nChw16c), on those of their shapes that the block's rule names:
      * whichever the layout pass chose here. */
-    int expected = k->runs_as ? conv3x3_columns(program)
-                              : conv3x3_layout(program) != DFG_LAYOUT_PLAIN;
+    int expected = conv3x3_layout(program) != DFG_LAYOUT_PLAIN &&
+                   conv3x3_taken(program, k->runs_as != NULL);
     if (expected && !strstr(library, k->runs_as ? k->runs_as : "winograd"))
         fail_msg("%s: the 3x3 conv ran on %s", k->what, library);
     /* The columns' product leaves a trailing silu to dfg's loop. */
@@ -356,7 +357,8 @@ static void test_columns_rule(void **state)
     assert_false(dfg_columns_takes(&a, in, 2, &out));
 }
 
-/* The rule: 3x3, stride 1, ungrouped, blocked by 8, large enough. */
+/* The rule: 3x3, stride 1, ungrouped, blocked, large enough (by 16:
+ * from 64 inputs and 96 outputs). */
 static void test_rule(void **state)
 {
     (void)state;
@@ -371,6 +373,20 @@ static void test_rule(void **state)
     assert_false(dfg_winograd_takes(&a, in, 2, &out));
     in[0].layout = DFG_LAYOUT_NCHW16C; /* AVX-512's block */
     assert_true(dfg_winograd_takes(&a, in, 2, &out));
+    /* by 16: 64 -> 64 and 48 -> 192 at 56x56 stay direct, 64 -> 96 not */
+    in[0].shape[2] = in[0].shape[3] = out.shape[2] = out.shape[3] = 56;
+    in[0].shape[1] = in[1].shape[1] = in[1].shape[0] = out.shape[1] = 64;
+    assert_false(dfg_winograd_takes(&a, in, 2, &out));
+    in[0].layout = out.layout = DFG_LAYOUT_NCHW8C; /* by 8 it runs */
+    assert_true(dfg_winograd_takes(&a, in, 2, &out));
+    in[0].layout = out.layout = DFG_LAYOUT_NCHW16C;
+    in[1].shape[0] = out.shape[1] = 96;
+    assert_true(dfg_winograd_takes(&a, in, 2, &out));
+    in[0].shape[1] = in[1].shape[1] = 48;
+    in[1].shape[0] = out.shape[1] = 192;
+    assert_false(dfg_winograd_takes(&a, in, 2, &out));
+    in[0].shape[2] = in[0].shape[3] = out.shape[2] = out.shape[3] = 28;
+    in[0].shape[1] = in[1].shape[1] = in[1].shape[0] = out.shape[1] = 128;
     in[0].layout = DFG_LAYOUT_NCHW8C;
     out.layout = DFG_LAYOUT_PLAIN;
     assert_false(dfg_winograd_takes(&a, in, 2, &out));

@@ -49,10 +49,17 @@
  * (docs/BENCHMARKS.md). The rows are not counted: a conv run band by
  * band of rows (passes/tile_spatial.c) keeps its image's width, and its
  * bands share one U (winograd_choice.h), so a band's few rows say
- * nothing of what U costs per tile of the image. */
-static int shape_wins(const dfg_conv_geometry *g)
+ * nothing of what U costs per tile of the image.
+ * On nChw16c (AVX-512: a 2-core AMD EPYC Zen 5, 2 threads, each step
+ * timed alone in its model, Winograd / direct `jit:avx512_core`, batch
+ * 1 and 8): 64->64 56x56 1.02-1.08 (resnet50's layer1), 48->192 27x27
+ * 1.12 (squeezenet1_0's), but 96->96 35x35 0.90, 64->192 56x56 0.74,
+ * 80->192 71x71 0.70, 128->128 28x28 0.67-0.85, 64->256 27x27 0.83:
+ * there from 64 inputs and 96 outputs. */
+static int shape_wins(const dfg_conv_geometry *g, int64_t block)
 {
-    return g->in_channels >= 48 && g->out_channels >= 64 &&
+    return g->in_channels >= (block == 16 ? 64 : 48) &&
+           g->out_channels >= (block == 16 ? 96 : 64) &&
            g->in_channels * g->out_channels <= 32768 &&
            (g->out_w + DFG_WINOGRAD_TILE - 1) / DFG_WINOGRAD_TILE >= 7 &&
            g->in_channels * g->out_channels * g->pixels >= ((int64_t)2 << 20);
@@ -67,7 +74,8 @@ static int geometry_make(const dfg_attrs *attrs, const dfg_type *in,
     if (n_in < 1 ||
         dfg_conv3x3_blocked_geometry(attrs, in, n_in, out, in[0].layout,
                                      &g) != 0 ||
-        g.stride[0] != 1 || g.stride[1] != 1 || !shape_wins(&g))
+        g.stride[0] != 1 || g.stride[1] != 1 ||
+        !shape_wins(&g, dfg_layout_block(in[0].layout)))
         return -1;
     *w = (dfg_winograd_geometry){
         .batch = g.batch,
