@@ -316,13 +316,10 @@ static int64_t planned_bytes(const dfg_attrs *attrs, const dfg_type *in,
     dnnl_engine_t engine;
     if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
         return -1;
-    /* oneDNN sizes a scratchpad for the threads it may use: plan for every
-     * core, whatever this thread's setting is now (a process that loaded
-     * PyTorch runs with fewer), so that the program does not depend on
-     * the process that compiled it and a session's primitives, made with
-     * at most that many threads, fit. The setting is this thread's own. */
+    /* Planned for dfg_dnnl_planned_threads (every core at least); the
+     * setting is this thread's own. */
     int threads = omp_get_max_threads();
-    omp_set_num_threads(omp_get_num_procs());
+    omp_set_num_threads(dfg_dnnl_planned_threads());
     conv_plan p;
     int64_t bytes = -1;
     int planned = conv_plan_make(engine, attrs, in, n_in, out,

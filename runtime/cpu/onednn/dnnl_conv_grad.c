@@ -209,10 +209,10 @@ int64_t dfg_dnnl_conv_grad_workspace_bytes(int32_t op, const dfg_attrs *attrs,
     if (!dfg_dnnl_conv_grad_op(op) ||
         dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
         return -1;
-    /* As for the forward conv (dnnl_conv.c): planned for every core, so a
-     * session's primitives, made with at most that many threads, fit. */
+    /* As for the forward conv (dnnl_conv.c): planned for
+     * dfg_dnnl_planned_threads. */
     int threads = omp_get_max_threads();
-    omp_set_num_threads(omp_get_num_procs());
+    omp_set_num_threads(dfg_dnnl_planned_threads());
     grad_plan p;
     int64_t bytes = -1;
     if (grad_plan_make(engine, op, attrs, in, n_in, out, n_out, &p) == 0) {

@@ -1,5 +1,6 @@
 /* dfg layouts as oneDNN formats; primitives without scratch; reorders
  * and what a primitive descriptor says of itself (dnnl_formats.h). */
+#include <omp.h>
 #include <string.h>
 
 #include "runtime/cpu/onednn/dnnl_formats.h"
@@ -56,6 +57,12 @@ int dfg_dnnl_reorder_make(dnnl_engine_t engine, const dnnl_memory_desc_t *from,
                                               attr) == dnnl_success
                ? 0
                : -1;
+}
+
+int dfg_dnnl_planned_threads(void)
+{
+    int cores = omp_get_num_procs(), threads = omp_get_max_threads();
+    return threads > cores ? threads : cores;
 }
 
 int64_t dfg_dnnl_scratchpad_bytes(const_dnnl_primitive_desc_t pd)

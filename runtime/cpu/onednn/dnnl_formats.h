@@ -26,6 +26,13 @@ int dfg_dnnl_reorder_make(dnnl_engine_t engine, const dnnl_memory_desc_t *from,
                           const_dnnl_primitive_attr_t attr,
                           dnnl_primitive_desc_t *out);
 
+/* The threads a step's scratchpad is planned for (oneDNN sizes one for
+ * the threads it may use): every core, or this thread's setting where
+ * that is more (OMP_NUM_THREADS above the cores), so that a session's
+ * primitives, made with at most that many threads, fit, and a program
+ * does not depend on a compiling process that runs fewer (one that
+ * loaded PyTorch). */
+int dfg_dnnl_planned_threads(void);
 /* Bytes of pd's scratchpad (0 if none). */
 int64_t dfg_dnnl_scratchpad_bytes(const_dnnl_primitive_desc_t pd);
 

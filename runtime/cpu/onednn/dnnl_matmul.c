@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ir/geometry/matmul_geometry.h"
+#include "runtime/cpu/onednn/dnnl_formats.h"
 #include "runtime/cpu/onednn/dnnl_linear.h"
 #include "runtime/cpu/onednn/dnnl_matmul.h"
 #include "runtime/cpu/onednn/dnnl_post_ops.h"
@@ -302,10 +303,9 @@ int64_t dfg_dnnl_matmul_workspace_bytes(dfg_op op, const dfg_attrs *attrs,
     if (shape_of(op, attrs, in, n_in, out, n_out, &s) != 0 ||
         dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
         return -1;
-    /* Planned for every core, as a conv's (dnnl_conv.c): oneDNN sizes a
-     * scratchpad for the threads it may use. */
+    /* Planned for dfg_dnnl_planned_threads, as a conv's (dnnl_conv.c). */
     int threads = omp_get_max_threads();
-    omp_set_num_threads(omp_get_num_procs());
+    omp_set_num_threads(dfg_dnnl_planned_threads());
     /* Whether B is a weight is the session's to know: plan for both. */
     int64_t bytes = -1;
     for (int weight = 0; weight < 2; weight++) {
