@@ -331,9 +331,12 @@ dfg_status dfg_graph_value_info(const dfg_graph *graph, dfg_value value,
 int32_t dfg_graph_num_nodes(const dfg_graph *graph) { return graph ? graph->n_nodes : 0; }
 int32_t dfg_graph_num_values(const dfg_graph *graph) { return graph ? graph->n_values : 0; }
 
-/* "[1,3,8,8] f32, [4,3,3,3] f32" for the message of a failed op. */
-static void format_operands(const dfg_graph *graph, const int32_t *inputs,
-                            int32_t n_inputs, char *buf, size_t size)
+/* "[1,3,8,8] f32, [4,3,3,3] f32" for the message of a failed op, in buf
+ * (returned): made only when a message needs it, as every node added
+ * would otherwise format its operands. */
+static const char *format_operands(const dfg_graph *graph,
+                                   const int32_t *inputs, int32_t n_inputs,
+                                   char *buf, size_t size)
 {
     size_t used = 0;
     buf[0] = '\0';
@@ -346,6 +349,7 @@ static void format_operands(const dfg_graph *graph, const int32_t *inputs,
         used += (size_t)snprintf(buf + used, size - used, "%s%s",
                                  i ? ", " : "", one);
     }
+    return buf;
 }
 
 dfg_status dfg_graph_add_node(dfg_graph *graph, dfg_op op,
@@ -383,15 +387,15 @@ dfg_status dfg_graph_add_node(dfg_graph *graph, dfg_op op,
                              "node '%s' (%s): required input %d is absent",
                              node_name, info->name, (int)i);
 
-    char operands[1024];
-    format_operands(graph, inputs, n_inputs, operands, sizeof operands);
+    char operands[1024]; /* format_operands', for a message */
     if (!(info->input0_types & (1u << graph->values[inputs[0]].type.dtype)))
         return dfg_error(DFG_ERR_DTYPE,
                          "node '%s' (%s): input 0 has dtype %s, which the op "
                          "does not accept (inputs: %s)",
                          node_name, info->name,
                          dfg_dtype_name(graph->values[inputs[0]].type.dtype),
-                         operands);
+                         format_operands(graph, inputs, n_inputs, operands,
+                                         sizeof operands));
 
     dfg_attrs defaults;
     if (!attrs) {
@@ -420,14 +424,19 @@ dfg_status dfg_graph_add_node(dfg_graph *graph, dfg_op op,
         dfg_free(&graph->allocator, in);
     if (st != DFG_OK)
         return dfg_error_prefix(st, "node '%s' (%s) with inputs %s",
-                                node_name, info->name, operands);
+                                node_name, info->name,
+                                format_operands(graph, inputs, n_inputs,
+                                                operands, sizeof operands));
     for (int32_t i = 0; i < n_outputs; i++) {
         if (out_types[i].rank < 0 || out_types[i].rank > DFG_MAX_RANK ||
             dfg_type_bytes(&out_types[i]) < 0)
             return dfg_error(DFG_ERR_OVERFLOW,
                              "node '%s' (%s) with inputs %s: output %d has an "
                              "invalid rank or more than 2^48 elements",
-                             node_name, info->name, operands, (int)i);
+                             node_name, info->name,
+                             format_operands(graph, inputs, n_inputs,
+                                             operands, sizeof operands),
+                             (int)i);
     }
 
     /* Everything is checked; from here on only allocation can fail. */
