@@ -387,7 +387,7 @@ dfg_status dfg_graph_add_node(dfg_graph *graph, dfg_op op,
                              "node '%s' (%s): required input %d is absent",
                              node_name, info->name, (int)i);
 
-    char operands[1024]; /* format_operands', for a message */
+    char operands[1024]; /* formatted for a failure's message only */
     if (!(info->input0_types & (1u << graph->values[inputs[0]].type.dtype)))
         return dfg_error(DFG_ERR_DTYPE,
                          "node '%s' (%s): input 0 has dtype %s, which the op "

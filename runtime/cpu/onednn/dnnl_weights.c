@@ -105,21 +105,39 @@ static int64_t block_along(const dnnl_memory_desc_t *md, int d)
     return block;
 }
 
+/* Indices a slice along a dimension of per_index bytes an index spans:
+ * SLICE_BYTES' worth in whole blocks (its inner blocks along it), one
+ * block at least. */
+static int64_t slice_step(int64_t per_index, int64_t block)
+{
+    int64_t step = SLICE_BYTES / per_index / block * block;
+    return step < block ? block : step;
+}
+
+/* *sub: the slice [at, at + n) along dimension d of md; -1 if oneDNN
+ * cannot describe it. */
+static int sub_along(const dnnl_memory_desc_t *md, int d, int64_t at,
+                     int64_t n, dnnl_memory_desc_t *sub)
+{
+    dnnl_dims_t dims, offsets = {0};
+    for (int i = 0; i < md->ndims; i++)
+        dims[i] = md->dims[i];
+    dims[d] = n;
+    offsets[d] = at;
+    return dnnl_memory_desc_init_submemory(sub, md, dims, offsets) ==
+                   dnnl_success
+               ? 0
+               : -1;
+}
+
 /* The slice [at, at + n) along dimension d of plain_md and chosen_md;
  * -1 if oneDNN cannot describe it. */
 static int slice(const dnnl_memory_desc_t *plain_md,
                  const dnnl_memory_desc_t *chosen_md, int d, int64_t at,
                  int64_t n, dnnl_memory_desc_t *from, dnnl_memory_desc_t *to)
 {
-    dnnl_dims_t dims, offsets = {0};
-    for (int i = 0; i < plain_md->ndims; i++)
-        dims[i] = plain_md->dims[i];
-    dims[d] = n;
-    offsets[d] = at;
-    return dnnl_memory_desc_init_submemory(from, plain_md, dims, offsets) ==
-                       dnnl_success &&
-                   dnnl_memory_desc_init_submemory(to, chosen_md, dims,
-                                                   offsets) == dnnl_success
+    return sub_along(plain_md, d, at, n, from) == 0 &&
+                   sub_along(chosen_md, d, at, n, to) == 0
                ? 0
                : -1;
 }
@@ -170,10 +188,7 @@ static int reorder_dropping(dnnl_engine_t engine,
                   (int64_t)sizeof(float);
     int64_t rows = d == outer ? 1 : plain_md->dims[outer];
     int64_t per_index = d == outer ? row : rows * (int64_t)sizeof(float);
-    int64_t block = block_along(chosen_md, d);
-    int64_t step = SLICE_BYTES / per_index / block * block;
-    if (step < block)
-        step = block;
+    int64_t step = slice_step(per_index, block_along(chosen_md, d));
     int64_t last = (extent - 1) / step * step;
     /* Every slice but the last is the first's shape: check both. */
     if (step >= extent ||
@@ -244,22 +259,13 @@ static int transform_dropping(const weights_source *src,
     if (!src->by_rows || rows < 2 || outer_dimension(chosen_md) != 0)
         return 1;
     int64_t row = (int64_t)src->plain_bytes / rows;
-    int64_t block = block_along(chosen_md, 0);
-    int64_t step = SLICE_BYTES / row / block * block;
-    if (step < block)
-        step = block;
+    int64_t step = slice_step(row, block_along(chosen_md, 0));
     if (step >= rows)
         return 1;
     for (int64_t at = 0; at < rows; at += step) {
         int64_t n = rows - at < step ? rows - at : step;
-        dnnl_dims_t dims, offsets = {0};
-        for (int i = 0; i < chosen_md->ndims; i++)
-            dims[i] = chosen_md->dims[i];
-        dims[0] = n;
-        offsets[0] = at;
         dnnl_memory_desc_t to;
-        if (dnnl_memory_desc_init_submemory(&to, chosen_md, dims, offsets) !=
-            dnnl_success)
+        if (sub_along(chosen_md, 0, at, n, &to) != 0)
             return at == 0 ? 1 : -1;
         const char *from = (const char *)src->plain + at * row;
         src->transform(from, &to, data);
