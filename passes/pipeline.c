@@ -380,7 +380,7 @@ static dfg_status planning_passes(compilation *c, const dfg_compile_options *o,
     if (st == DFG_OK) {
         if (o->backend_workspace)
             strcpy((*out)->workspace_rule, o->backend_workspace_for);
-        if (c->blocked && program_block(*out) != DFG_LAYOUT_NHWC)
+        if (c->blocked)
             snprintf((*out)->layout_isa, sizeof (*out)->layout_isa, "%s",
                      dfg_cpu_layout_isa_needed(program_block(*out)));
         (*out)->allow_tf32 = o->allow_tf32 != 0;

@@ -12,7 +12,8 @@
 
 struct dfg_type;
 /* The layouts (dfg_layout) oneDNN chooses for x and y of the conv2d of
- * these operands on this CPU, -1 for a format dfg has no layout for;
+ * these operands on this CPU, -1 for a format dfg has no layout for or
+ * does not run here (a blocked layout dfg_cpu_blocked_layouts lacks);
  * returns 0, or -1 when oneDNN does not take the conv. */
 int dfg_cpu_conv_layouts(const dfg_attrs *attrs, const struct dfg_type *in,
                          int32_t n_in, const struct dfg_type *out,
@@ -33,6 +34,12 @@ int dfg_cpu_conv_layouts_in(const dfg_attrs *attrs, const struct dfg_type *in,
  * (nChw16c and nChw8c with AVX-512, nChw8c with AVX2) into layouts;
  * returns how many. */
 int32_t dfg_cpu_blocked_layouts(int32_t layouts[2]);
+
+/* layout where this CPU's kernels run it (plain, or one of
+ * dfg_cpu_blocked_layouts), else -1: below AVX2, oneDNN's sse41 kernel
+ * chooses nChw8c, for which dfg's blocked kernels and the ISA a program
+ * records (dfg_cpu_layout_isa_needed) need AVX2. */
+int32_t dfg_cpu_layout_runs(int32_t layout);
 
 /* The floats a second this CPU multiplies and adds on 16-float vectors
  * over those on 8-float ones, from 1 (a 512-bit instruction runs as two
@@ -69,9 +76,10 @@ int dfg_cpu_batch_norm_takes_blocked(const struct dfg_type *in, int32_t n_in,
 const char *dfg_cpu_layout_isa(void);
 
 /* The ISA the CPU backend's kernels on a blocked layout need ("avx2" for
- * nChw8c, "avx512_core" for nChw16c): what a program with that layout
- * records, so that it runs on every CPU with those features, not only on
- * the one it was compiled on. */
+ * nChw8c, "avx512_core" for nChw16c; "" for any other layout, which needs
+ * none): what a program with that layout records, so that it runs on
+ * every CPU with those features, not only on the one it was compiled
+ * on. */
 const char *dfg_cpu_layout_isa_needed(int32_t layout);
 
 /* This CPU for reports: its model name and the ISA oneDNN runs at

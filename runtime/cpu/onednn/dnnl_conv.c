@@ -427,8 +427,8 @@ int dfg_cpu_conv_layouts(const dfg_attrs *attrs, const dfg_type *in,
     conv_plan p;
     int made = conv_plan_make(engine, attrs, in, n_in, out, -1, &p) == 0;
     if (made) {
-        *x_layout = layout_of(p.x_chosen);
-        *y_layout = layout_of(p.y_chosen);
+        *x_layout = dfg_cpu_layout_runs(layout_of(p.x_chosen));
+        *y_layout = dfg_cpu_layout_runs(layout_of(p.y_chosen));
         conv_plan_free(&p);
     }
     dnnl_engine_destroy(engine);

@@ -51,9 +51,21 @@ int32_t dfg_cpu_blocked_layouts(int32_t layouts[2])
     return n;
 }
 
+int32_t dfg_cpu_layout_runs(int32_t layout)
+{
+    int32_t blocked[2];
+    int32_t n = dfg_cpu_blocked_layouts(blocked);
+    for (int32_t i = 0; i < n; i++)
+        if (blocked[i] == layout)
+            return layout;
+    return layout == DFG_LAYOUT_PLAIN ? layout : -1;
+}
+
 const char *dfg_cpu_layout_isa_needed(int32_t layout)
 {
-    return layout == DFG_LAYOUT_NCHW16C ? "avx512_core" : "avx2";
+    return layout == DFG_LAYOUT_NCHW16C  ? "avx512_core"
+           : layout == DFG_LAYOUT_NCHW8C ? "avx2"
+                                         : "";
 }
 
 dfg_status dfg_cpu_layout_isa_check(const char *isa)
