@@ -25,6 +25,20 @@ PyObject *dfg_py_raise_status(dfg_status status, const char *what);
  * (one backend registry, one error message). */
 dfg_status dfg_py_find_backend(const char *name, const dfg_backend **out);
 
+/* The OpenMP team of dfg's work called from Python: threads where above
+ * 0, else the default, OMP_NUM_THREADS's first value where it sets one,
+ * else one per core the process may run on (omp_get_num_procs), whatever
+ * the calling thread's own setting: PyTorch sets its main thread's to its
+ * own count when imported, while other threads keep OpenMP's, so a
+ * session followed its caller's team (its results and its speed
+ * depending on the thread that ran it). */
+int dfg_py_threads(int threads);
+
+/* Sets the calling thread's OpenMP team to threads (dfg_py_threads's);
+ * returns the team it had, which dfg_py_restore_threads sets back. */
+int dfg_py_use_threads(int threads);
+void dfg_py_restore_threads(int had);
+
 /* A Program object owns its dfg_program. */
 typedef struct {
     PyObject_HEAD

@@ -15,7 +15,6 @@
  * Ownership: a Session holds a reference to its Program, which therefore
  * outlives it; close() frees the dfg_session, the Program is let go when
  * the Session object is. */
-#include <omp.h>
 #include <string.h>
 #include <time.h>
 #include "python/_dfg.h"
@@ -26,24 +25,8 @@ typedef struct {
     dfg_session *session;    /* NULL once closed; read under lock */
     dfg_py_program *program; /* a reference: the program outlives us */
     PyThread_type_lock lock; /* held while the library uses session */
-    int threads;             /* the OpenMP team of its runs; 0: the caller's */
+    int threads;             /* the OpenMP team of its runs (dfg_py_threads) */
 } session_object;
-
-/* Sets the calling thread's OpenMP team to threads (0: leaves it);
- * returns the team it had, for restore_threads. */
-static int use_threads(int threads)
-{
-    int had = omp_get_max_threads();
-    if (threads > 0)
-        omp_set_num_threads(threads);
-    return had;
-}
-
-static void restore_threads(int threads, int had)
-{
-    if (threads > 0)
-        omp_set_num_threads(had);
-}
 
 static void session_dealloc(session_object *self)
 {
@@ -78,7 +61,7 @@ PyObject *dfg_py_create_session(PyObject *module, PyObject *args)
     if (!self)
         return NULL;
     self->session = NULL;
-    self->threads = threads;
+    self->threads = dfg_py_threads(threads);
     Py_INCREF(program);
     self->program = program;
     self->lock = PyThread_allocate_lock();
@@ -87,9 +70,9 @@ PyObject *dfg_py_create_session(PyObject *module, PyObject *args)
         return PyErr_NoMemory();
     }
     Py_BEGIN_ALLOW_THREADS
-    int had = use_threads(threads);
+    int had = dfg_py_use_threads(self->threads);
     st = dfg_session_create(program->program, backend, NULL, &self->session);
-    restore_threads(threads, had);
+    dfg_py_restore_threads(had);
     Py_END_ALLOW_THREADS
     if (st != DFG_OK) {
         Py_DECREF(self);
@@ -161,7 +144,7 @@ static dfg_status run_locked(session_object *self, const void **in_ptrs,
     *closed = self->session == NULL;
     dfg_status st = DFG_OK;
     double *times = t.times;
-    int had = use_threads(self->threads);
+    int had = dfg_py_use_threads(self->threads);
     for (Py_ssize_t i = 0; !*closed && st == DFG_OK && i < n; i++) {
         double start = now_seconds();
         st = t.step_seconds
@@ -173,7 +156,7 @@ static dfg_status run_locked(session_object *self, const void **in_ptrs,
         if (times)
             times[i] = now_seconds() - start;
     }
-    restore_threads(self->threads, had);
+    dfg_py_restore_threads(had);
     PyThread_release_lock(self->lock);
     return st;
 }
@@ -410,8 +393,7 @@ static PyMethodDef session_methods[] = {
 static PyObject *session_threads(session_object *self, void *unused)
 {
     (void)unused;
-    return PyLong_FromLong(self->threads > 0 ? self->threads
-                                             : omp_get_max_threads());
+    return PyLong_FromLong(self->threads);
 }
 
 static PyGetSetDef session_getset[] = {

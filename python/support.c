@@ -3,6 +3,8 @@
  * loading a model's graph (python/_dfg.h). Calls nothing in those files,
  * so that they call each other only one way. */
 #include <dlfcn.h>
+#include <omp.h>
+#include <stdlib.h>
 #include <string.h>
 #include "python/_dfg.h"
 
@@ -28,6 +30,28 @@ dfg_status dfg_py_find_backend(const char *name, const dfg_backend **out)
         (void)dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
     return dfg_backend_find(name, out);
 }
+
+int dfg_py_threads(int threads)
+{
+    if (threads > 0)
+        return threads;
+    const char *set = getenv("OMP_NUM_THREADS");
+    char *end = NULL;
+    long first = set ? strtol(set, &end, 10) : 0;
+    if (set && end != set && first > 0 && first <= 1 << 16 &&
+        (*end == 0 || *end == ','))
+        return (int)first;
+    return omp_get_num_procs();
+}
+
+int dfg_py_use_threads(int threads)
+{
+    int had = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    return had;
+}
+
+void dfg_py_restore_threads(int had) { omp_set_num_threads(had); }
 
 /* Fills bindings from a dict {name: shape tuple}; names point into the
  * dict's keys, alive as long as the dict. */

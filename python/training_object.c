@@ -134,8 +134,10 @@ PyObject *dfg_py_create_trainer(PyObject *module, PyObject *args)
     self->busy = 0;
     dfg_status st;
     Py_BEGIN_ALLOW_THREADS
+    int had = dfg_py_use_threads(dfg_py_threads(0));
     st = dfg_trainer_create(graph, &o, &self->trainer);
     dfg_graph_destroy(graph);
+    dfg_py_restore_threads(had);
     Py_END_ALLOW_THREADS
     if (st != DFG_OK) {
         Py_DECREF(self);
@@ -204,7 +206,9 @@ static PyObject *trainer_step(trainer_object *self, PyObject *args)
     float loss = 0.0f;
     dfg_status st;
     Py_BEGIN_ALLOW_THREADS
+    int had = dfg_py_use_threads(dfg_py_threads(0));
     st = dfg_trainer_step(self->trainer, xv.buf, yv.buf, &loss);
+    dfg_py_restore_threads(had);
     Py_END_ALLOW_THREADS
     self->busy = 0;
     PyBuffer_Release(&xv);
@@ -242,9 +246,11 @@ static PyObject *trainer_predict(trainer_object *self, PyObject *args)
     float loss = 0.0f;
     if (st == DFG_OK) {
         Py_BEGIN_ALLOW_THREADS
+        int had = dfg_py_use_threads(dfg_py_threads(0));
         st = y ? dfg_trainer_evaluate(self->trainer, xv.buf, yv.buf, &loss,
                                       ov.buf)
                : dfg_trainer_predict(self->trainer, xv.buf, ov.buf);
+        dfg_py_restore_threads(had);
         Py_END_ALLOW_THREADS
         self->busy = 0;
     }

@@ -22,8 +22,9 @@ class Session:
 
     threads (ONNX Runtime's intra_op_num_threads): the CPU threads each
     run uses, whichever thread calls run(); None: OpenMP's default
-    (OMP_NUM_THREADS, else one per core). The threads property says how
-    many a run uses.
+    (OMP_NUM_THREADS, else one per core), whatever the calling thread's
+    own OpenMP setting (PyTorch sets its main thread's when imported).
+    The threads property says how many a run uses.
 
     enable_profiling (ONNX Runtime's option): every run is timed step by
     step (a little slower), and end_profiling() writes the steps' mean

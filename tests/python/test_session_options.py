@@ -23,6 +23,33 @@ def test_threads(cnn):
             cnn.session(threads=wrong)
 
 
+def test_default_threads_whatever_the_callers(cnn, monkeypatch):
+    """threads=None is OpenMP's default (OMP_NUM_THREADS here, else one
+    per core) from every calling thread: PyTorch sets its main thread's
+    OpenMP team when imported (to 1 on some machines), and sessions
+    followed it (runs from the main thread on 1 thread, from others on
+    every core). The caller's own setting is left as it was."""
+    import ctypes
+    import ctypes.util
+    gomp = ctypes.CDLL(ctypes.util.find_library("gomp") or "libgomp.so.1")
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    x = cnn_input(1)
+    had = gomp.omp_get_max_threads()
+    gomp.omp_set_num_threads(1)  # what importing PyTorch may do
+    try:
+        session = cnn.session()
+        assert session.threads == 3
+        here = session.run({"x": x})["probs"]
+        assert gomp.omp_get_max_threads() == 1
+        there = []
+        assert not run_in_threads(
+            1, lambda k: there.append(session.run({"x": x})["probs"]))
+        np.testing.assert_array_equal(there[0], here)
+        assert cnn.bench(iterations=1, warmup=0)["threads"] == 3
+    finally:
+        gomp.omp_set_num_threads(had)
+
+
 def test_prefer_memory(cnn):
     """prefer="memory" (dfgc --prefer memory): the arena planned at the
     bound without library scratch that the default plan reports, and
