@@ -145,7 +145,7 @@ static dfg_status extend_at(const dfg_graph *graph, int32_t joined,
     int32_t n_uncrossed = graph->n_values;
     dfg_status st = DFG_OK;
     if (crossing) {
-        st = dfg_graph_clone(graph, &graph->allocator, &copy);
+        st = dfg_graph_clone_scratch(graph, &graph->allocator, &copy);
         if (st == DFG_OK)
             st = dfg_tile_cross_squeezes(copy, joined, bands, crossing,
                                          &crossed);
@@ -273,7 +273,7 @@ static dfg_status extend_bases(const dfg_graph *graph,
         extension e = {&bases[i], bases[i].peak < none->peak ? bases[i].peak
                                                               : none->peak,
                        max_flops, 1, n_crossings, plans, max, n};
-        st = dfg_graph_clone(graph, &graph->allocator, &copy);
+        st = dfg_graph_clone_scratch(graph, &graph->allocator, &copy);
         if (st == DFG_OK)
             st = dfg_tile_apply(copy, &bases[i], &joined);
         if (st == DFG_OK)

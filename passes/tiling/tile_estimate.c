@@ -106,7 +106,7 @@ dfg_status dfg_tile_estimate(const dfg_graph *graph, int32_t from,
     if (cut < 0)
         return measure(graph, peak, flops);
     dfg_graph *copy = NULL;
-    dfg_status st = dfg_graph_clone(graph, &graph->allocator, &copy);
+    dfg_status st = dfg_graph_clone_scratch(graph, &graph->allocator, &copy);
     dfg_pass_report report;
     int32_t joined;
     if (st == DFG_OK)

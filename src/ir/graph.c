@@ -140,7 +140,8 @@ static int32_t append_value(dfg_graph *graph, const char *name,
     v.type = *type;
     v.kind = kind;
     v.producer = -1;
-    v.name = unique_name(graph, &graph->value_names, name);
+    v.name = graph->scratch ? dfg_strdup(&graph->allocator, name)
+                            : unique_name(graph, &graph->value_names, name);
     if (!v.name)
         return -1;
     if (data && set_value_data(graph, &v, data, owner) != 0) {
@@ -148,7 +149,8 @@ static int32_t append_value(dfg_graph *graph, const char *name,
         return -1;
     }
     int32_t index = graph->n_values;
-    if (dfg_name_table_insert(&graph->value_names, v.name, index) != 0) {
+    if (!graph->scratch &&
+        dfg_name_table_insert(&graph->value_names, v.name, index) != 0) {
         dfg_free(&graph->allocator, v.name);
         dfg_shared_bytes_release(v.data_owner);
         return -1;
@@ -364,7 +366,8 @@ dfg_status dfg_graph_add_node(dfg_graph *graph, dfg_op op,
                  (int)graph->n_nodes);
         node_name = generated;
     }
-    if (dfg_name_table_find(&graph->node_names, node_name) >= 0)
+    if (!graph->scratch &&
+        dfg_name_table_find(&graph->node_names, node_name) >= 0)
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                          "node '%s' (%s): a node of that name exists",
                          node_name, info->name);
@@ -455,8 +458,9 @@ dfg_status dfg_graph_add_node(dfg_graph *graph, dfg_op op,
                               sizeof *node.outputs);
     int32_t first_value = graph->n_values;
     int ok = node.name && node.inputs && node.outputs &&
-             dfg_name_table_insert(&graph->node_names, node.name,
-                                   graph->n_nodes) == 0;
+             (graph->scratch ||
+              dfg_name_table_insert(&graph->node_names, node.name,
+                                    graph->n_nodes) == 0);
     for (int32_t i = 0; ok && i < n_outputs; i++) {
         char value_name[300];
         if (n_outputs > 1)
@@ -591,13 +595,15 @@ static const char *node_name_of(const void *graph, int32_t n)
     return ((const dfg_graph *)graph)->nodes[n].name;
 }
 
-dfg_status dfg_graph_clone(const dfg_graph *graph,
-                           const dfg_allocator *allocator, dfg_graph **out)
+static dfg_status clone(const dfg_graph *graph,
+                        const dfg_allocator *allocator, int scratch,
+                        dfg_graph **out)
 {
     dfg_graph *copy;
     dfg_status st = dfg_graph_create(allocator, &copy);
     if (st != DFG_OK)
         return st;
+    copy->scratch = scratch || graph->scratch;
     if (dfg_graph_reserve(copy, graph->n_nodes, graph->n_values) != 0)
         goto oom;
     copy->serial = graph->serial; /* handles of the original stay valid */
@@ -635,10 +641,11 @@ dfg_status dfg_graph_clone(const dfg_graph *graph,
         memcpy(dst->inputs, src->inputs, (size_t)src->n_inputs * sizeof *src->inputs);
         memcpy(dst->outputs, src->outputs, (size_t)src->n_outputs * sizeof *src->outputs);
     }
-    if (dfg_name_table_copy(&copy->value_names, &graph->value_names,
-                            value_name_of, copy) != 0 ||
-        dfg_name_table_copy(&copy->node_names, &graph->node_names,
-                            node_name_of, copy) != 0)
+    if (!copy->scratch &&
+        (dfg_name_table_copy(&copy->value_names, &graph->value_names,
+                             value_name_of, copy) != 0 ||
+         dfg_name_table_copy(&copy->node_names, &graph->node_names,
+                             node_name_of, copy) != 0))
         goto oom;
     if (graph->n_outputs &&
         reserve(copy, (void **)&copy->outputs, &copy->outputs_capacity,
@@ -653,4 +660,17 @@ dfg_status dfg_graph_clone(const dfg_graph *graph,
 oom:
     dfg_graph_destroy(copy);
     return dfg_error(DFG_ERR_OUT_OF_MEMORY, "clone: out of memory");
+}
+
+dfg_status dfg_graph_clone(const dfg_graph *graph,
+                           const dfg_allocator *allocator, dfg_graph **out)
+{
+    return clone(graph, allocator, 0, out);
+}
+
+dfg_status dfg_graph_clone_scratch(const dfg_graph *graph,
+                                   const dfg_allocator *allocator,
+                                   dfg_graph **out)
+{
+    return clone(graph, allocator, 1, out);
 }

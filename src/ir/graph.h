@@ -71,6 +71,7 @@ struct dfg_graph {
     int32_t *outputs;    /* value indices of graph outputs, in order */
     dfg_name_table value_names;
     dfg_name_table node_names;
+    int scratch; /* names neither unique nor indexed (dfg_graph_clone_scratch) */
 };
 
 /* Handle <-> index. dfg_graph_index returns -1 for a handle that does not
@@ -96,6 +97,15 @@ int dfg_graph_reserve(dfg_graph *graph, int32_t n_nodes, int32_t n_values);
  * the weights' and constants' bytes (it holds references to them). */
 dfg_status dfg_graph_clone(const dfg_graph *graph,
                            const dfg_allocator *allocator, dfg_graph **out);
+
+/* A clone for work that looks no node or value up by name (tiling's
+ * estimates, passes/tiling/tile_estimate.c): its name tables stay empty,
+ * and the names of what is added to it (or to its own clones) are
+ * neither made unique nor indexed. Hashing the names of the thousands of
+ * band nodes each estimate adds was a fifth of a memory-first compile. */
+dfg_status dfg_graph_clone_scratch(const dfg_graph *graph,
+                                   const dfg_allocator *allocator,
+                                   dfg_graph **out);
 
 /* Turns a node output into a constant holding a copy of data (its type's
  * bytes): used by constant folding. The producing node is left alone; DCE
