@@ -515,7 +515,7 @@ static dfg_status bands_make(dfg_graph *g, const region *r, int carry,
         !next->made || !next->value || !next->prev_value || !next->carried)
         return dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of memory");
     for (int32_t v = 0; v < b->n_values; v++)
-        b->prev_value[v] = b->value[v] = -1;
+        b->prev_value[v] = b->value[v] = next->value[v] = -1;
     for (int32_t i = 0; i < r->n; i++) {
         dfg_type *types = dfg_node_types(g, r->nodes[i], a);
         if (!types)
@@ -548,8 +548,8 @@ static dfg_status tile(dfg_graph *g, const region *r, int32_t cut,
         dfg_tile_choose_carries(&b, r->nodes, r->n, cut, band_of(h, tiles, 0));
     for (int k = 0; st == DFG_OK && k < tiles; k++) {
         int last = k + 1 == tiles;
-        for (int32_t v = 0; v < next.n_values; v++)
-            next.value[v] = -1;
+        for (int32_t i = 0; i < r->n; i++) /* only its nodes' are set */
+            next.value[g->nodes[r->nodes[i]].outputs[0]] = -1;
         next.prev_held = b.held;
         if (!last)
             dfg_tile_choose_carries(&next, r->nodes, r->n, cut,

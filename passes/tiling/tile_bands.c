@@ -89,8 +89,15 @@ static int64_t band_rows(bands *b, const int32_t *nodes, int32_t n_nodes,
                          int32_t cut, rows out)
 {
     const dfg_graph *g = b->g;
-    for (int32_t v = 0; v < b->n_values; v++)
-        b->held[v] = (rows){INT64_MAX, -1};
+    /* Only the region's values are read: their rows start empty. */
+    for (int32_t i = 0; i < n_nodes; i++) {
+        const dfg_ir_node *node = &g->nodes[nodes[i]];
+        for (int32_t j = 0; j < node->n_outputs; j++)
+            b->held[node->outputs[j]] = (rows){INT64_MAX, -1};
+        for (int32_t j = 0; j < node->n_inputs; j++)
+            if (node->inputs[j] >= 0)
+                b->held[node->inputs[j]] = (rows){INT64_MAX, -1};
+    }
     b->held[cut] = out;
     int64_t cost = 0;
     for (int32_t i = n_nodes - 1; i >= 0; i--) {

@@ -19,12 +19,11 @@ static int reserve(dfg_graph *graph, void **array, int32_t *capacity,
     int32_t cap = *capacity ? *capacity : 16;
     while (cap < need)
         cap *= 2;
-    void *grown = dfg_calloc(&graph->allocator, (size_t)cap, elem);
+    /* Not zeroed: an entry is written whole before it is counted. */
+    void *grown = dfg_realloc(&graph->allocator, *array,
+                              (size_t)*capacity * elem, (size_t)cap * elem);
     if (!grown)
         return -1;
-    if (*array)
-        memcpy(grown, *array, (size_t)*capacity * elem);
-    dfg_free(&graph->allocator, *array);
     *array = grown;
     *capacity = cap;
     return 0;
