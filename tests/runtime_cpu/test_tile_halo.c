@@ -397,6 +397,107 @@ static void test_lighter_tilings_where_none_is_eligible(void **state)
         skip();
 }
 
+/* The image side of the graphs below: a few bands of several rows. */
+#define SCRATCH_H 48
+
+/* Estimates tile a scratch clone (dfg_graph_clone_scratch: names
+ * neither unique nor indexed, also in its clones): every cut's estimate
+ * in 2 and 3 bands, joined either way, is what the graph tiled on a
+ * named clone measures; a scratch graph (and a clone of it) takes a
+ * node name twice, a named one refuses the second. */
+static void test_estimates_on_scratch(void **state)
+{
+    (void)state;
+    dfg_graph *g = dense_cnn(SCRATCH_H);
+    int estimated = 0;
+    for (int32_t v = 0; v < g->n_values; v++)
+        for (int32_t t = 2; t <= 3; t++)
+            for (int put = 0; put < 2; put++) {
+                int64_t peak, flops, want_peak, want_flops;
+                if (dfg_tile_estimate(g, -1, v, t, put, &peak, &flops) !=
+                    DFG_OK)
+                    continue;
+                dfg_tile_plan plan = {1, {v, 0}, {t, 0}, 0, 0, {0, 0},
+                                      {put, 0}, {0, 0}};
+                dfg_graph *named = NULL;
+                int32_t joined;
+                assert_int_equal(dfg_graph_clone(g, NULL, &named), DFG_OK);
+                assert_int_equal(dfg_tile_apply(named, &plan, &joined),
+                                 DFG_OK);
+                assert_int_equal(dfg_tile_estimate(named, -1, -1, 0, 0,
+                                                   &want_peak, &want_flops),
+                                 DFG_OK);
+                assert_int_equal(peak, want_peak);
+                assert_int_equal(flops, want_flops);
+                dfg_graph_destroy(named);
+                estimated++;
+            }
+    assert_true(estimated >= 12);
+    dfg_graph *scratch = NULL, *again = NULL;
+    assert_int_equal(dfg_graph_clone_scratch(g, NULL, &scratch), DFG_OK);
+    assert_int_equal(dfg_graph_clone(scratch, NULL, &again), DFG_OK);
+    const dfg_graph *graphs[3] = {g, scratch, again};
+    for (int k = 0; k < 3; k++) {
+        dfg_graph *x = (dfg_graph *)graphs[k];
+        int32_t in = x->nodes[0].inputs[0], out;
+        dfg_attrs none;
+        dfg_attrs_init(&none);
+        for (int twice = 0; twice < 2; twice++)
+            assert_int_equal(dfg_graph_add_node(x, DFG_OP_RELU, "twice", &in,
+                                                1, &none, 1, &out),
+                             k == 0 && twice ? DFG_ERR_INVALID_ARGUMENT
+                                             : DFG_OK);
+    }
+    dfg_graph_destroy(again);
+    dfg_graph_destroy(scratch);
+    dfg_graph_destroy(g);
+}
+
+static void *own_alloc(void *ctx, size_t size, size_t alignment)
+{
+    (void)ctx;
+    void *p = NULL;
+    return posix_memalign(&p, alignment, size) == 0 ? p : NULL;
+}
+
+static void own_free(void *ctx, void *p)
+{
+    (void)ctx;
+    free(p);
+}
+
+/* The search extends its bases side by side where the compiler's memory
+ * is malloc's, one after the other with a caller's allocator (which need
+ * not take calls from several threads): both list the same plans in the
+ * same order. */
+static void test_search_alike_on_threads(void **state)
+{
+    (void)state;
+    dfg_graph *g = dense_cnn(SCRATCH_H), *own = NULL;
+    dfg_allocator mine = {NULL, own_alloc, own_free};
+    assert_int_equal(dfg_graph_clone(g, &mine, &own), DFG_OK);
+    dfg_tile_plan a[16], b[16];
+    int32_t na = 0, nb = 0;
+    assert_int_equal(dfg_tile_candidates(g, 100, a, 16, &na), DFG_OK);
+    assert_int_equal(dfg_tile_candidates(own, 100, b, 16, &nb), DFG_OK);
+    assert_int_equal(na, nb);
+    assert_true(na > 0);
+    for (int32_t i = 0; i < na; i++) {
+        assert_int_equal(a[i].n, b[i].n);
+        assert_int_equal(a[i].peak, b[i].peak);
+        assert_int_equal(a[i].flops, b[i].flops);
+        for (int32_t k = 0; k < a[i].n; k++) {
+            assert_int_equal(a[i].cut[k], b[i].cut[k]);
+            assert_int_equal(a[i].tiles[k], b[i].tiles[k]);
+            assert_int_equal(a[i].squeeze[k], b[i].squeeze[k]);
+            assert_int_equal(a[i].put[k], b[i].put[k]);
+            assert_int_equal(a[i].recompute[k], b[i].recompute[k]);
+        }
+    }
+    dfg_graph_destroy(own);
+    dfg_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -406,6 +507,8 @@ int main(void)
         cmocka_unit_test(test_memory_first_counts_overhead),
         cmocka_unit_test(test_product_flops),
         cmocka_unit_test(test_lighter_tilings_where_none_is_eligible),
+        cmocka_unit_test(test_estimates_on_scratch),
+        cmocka_unit_test(test_search_alike_on_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -499,59 +499,6 @@ static void test_search_small_joins(void **state)
     dfg_graph_destroy(g);
 }
 
-/* Estimates tile a scratch clone (dfg_graph_clone_scratch: names
- * neither unique nor indexed, also in its clones): every cut's estimate
- * in 2 and 3 bands, joined either way, is what the graph tiled on a
- * named clone measures; a scratch graph (and a clone of it) takes a
- * node name twice, a named one refuses the second. */
-static void test_estimates_on_scratch(void **state)
-{
-    (void)state;
-    dfg_graph *g = small_cnn();
-    int estimated = 0;
-    for (int32_t v = 0; v < g->n_values; v++)
-        for (int32_t t = 2; t <= 3; t++)
-            for (int put = 0; put < 2; put++) {
-                int64_t peak, flops, want_peak, want_flops;
-                if (dfg_tile_estimate(g, -1, v, t, put, &peak, &flops) !=
-                    DFG_OK)
-                    continue;
-                dfg_tile_plan plan = {1, {v, 0}, {t, 0}, 0, 0, {0, 0},
-                                      {put, 0}, {0, 0}};
-                dfg_graph *named = NULL;
-                int32_t joined;
-                assert_int_equal(dfg_graph_clone(g, NULL, &named), DFG_OK);
-                assert_int_equal(dfg_tile_apply(named, &plan, &joined),
-                                 DFG_OK);
-                assert_int_equal(dfg_tile_estimate(named, -1, -1, 0, 0,
-                                                   &want_peak, &want_flops),
-                                 DFG_OK);
-                assert_int_equal(peak, want_peak);
-                assert_int_equal(flops, want_flops);
-                dfg_graph_destroy(named);
-                estimated++;
-            }
-    assert_true(estimated >= 12);
-    dfg_graph *scratch = NULL, *again = NULL;
-    assert_int_equal(dfg_graph_clone_scratch(g, NULL, &scratch), DFG_OK);
-    assert_int_equal(dfg_graph_clone(scratch, NULL, &again), DFG_OK);
-    const dfg_graph *graphs[3] = {g, scratch, again};
-    for (int k = 0; k < 3; k++) {
-        dfg_graph *x = (dfg_graph *)graphs[k];
-        int32_t in = x->nodes[0].inputs[0], out;
-        dfg_attrs none;
-        dfg_attrs_init(&none);
-        for (int twice = 0; twice < 2; twice++)
-            assert_int_equal(dfg_graph_add_node(x, DFG_OP_RELU, "twice", &in,
-                                                1, &none, 1, &out),
-                             k == 0 && twice ? DFG_ERR_INVALID_ARGUMENT
-                                             : DFG_OK);
-    }
-    dfg_graph_destroy(again);
-    dfg_graph_destroy(scratch);
-    dfg_graph_destroy(g);
-}
-
 /* A region stops at the fewest bands that reach its estimate
  * (tile_candidates.c's band counts, a power of two and the count halfway
  * to the next): of two counts at one cut whose estimates are equal, the
@@ -655,7 +602,6 @@ int main(void)
         cmocka_unit_test(test_rows_blocked),
         cmocka_unit_test(test_put_rows),
         cmocka_unit_test(test_search_small_joins),
-        cmocka_unit_test(test_estimates_on_scratch),
         cmocka_unit_test(test_search_fewest_bands),
         cmocka_unit_test(test_put_rows_program),
     };
