@@ -692,5 +692,6 @@ dfg_status dfg_compile(const dfg_graph *graph,
             dfg_program_destroy(ch.programs[i]);
     if (kept >= 0)
         *out = ch.programs[kept];
+    dfg_heap_trim(); /* the programs not kept, and their compiles' */
     return st;
 }

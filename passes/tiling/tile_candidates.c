@@ -13,7 +13,6 @@
  * its fire modules in two. */
 #include "passes/tile_spatial.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include "passes/tiling/tile_squeeze.h"
 #include "util/error.h"
@@ -257,55 +256,9 @@ static void pick_bases(const dfg_graph *g, const dfg_tile_plan *all,
         }
 }
 
-/* The candidates of one base's extension (extend_bases): every one the
- * extension keeps, in the order a single search meets them (room for
- * them all: none is dropped here), or the error that stopped it. */
-typedef struct base_search {
-    dfg_tile_plan *found;
-    int32_t n;
-    dfg_status st;
-    char error[512];
-} base_search;
-
-/* graph tiled by base, extended by a second region (crossing at most the
- * first n_crossings of crossings[]) whose estimate is below base's and
- * the untiled one's (none), on a clone of its own, into *s. */
-static void search_base(const dfg_graph *graph, const dfg_tile_plan *base,
-                        int32_t n_crossings, const dfg_tile_plan *none,
-                        int64_t max_flops, base_search *s)
-{
-    dfg_graph *copy = NULL;
-    int32_t joined;
-    s->st = dfg_graph_clone_scratch(graph, &graph->allocator, &copy);
-    if (s->st == DFG_OK)
-        s->st = dfg_tile_apply(copy, base, &joined);
-    /* As many as the first regions of dfg_tile_candidates may number. */
-    int32_t room = s->st == DFG_OK
-                       ? CROSSINGS * BAND_COUNTS * (2 * copy->n_values + 1)
-                       : 0;
-    if (s->st == DFG_OK) {
-        s->found = dfg_alloc(&graph->allocator, (size_t)room * sizeof *s->found);
-        if (!s->found)
-            s->st = dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of memory");
-    }
-    if (s->st == DFG_OK) {
-        extension e = {base, base->peak < none->peak ? base->peak : none->peak,
-                       max_flops, 1, n_crossings, s->found, room, &s->n};
-        s->st = extend(copy, joined, &e);
-    }
-    if (s->st != DFG_OK)
-        snprintf(s->error, sizeof s->error, "%s", dfg_last_error());
-    dfg_graph_destroy(copy);
-}
-
-/* Extends each of bases[from..to) by a second region (search_base) into
- * plans (room for max, *n counted). The bases are searched side by side,
- * on OpenMP's threads, where the compiler's memory is malloc's (a
- * caller's allocator need not take calls from several threads): each
- * reads graph and writes only its own clone (the search calls no
- * library that asks whether it runs in a parallel region). Their
- * candidates are then kept base by base in order, so the list is the one
- * a single thread makes. */
+/* Extends each of bases[from..to) by a second region (crossing at most
+ * the first n_crossings of crossings[]) whose estimate is below its own
+ * and the untiled one's (none), into plans (room for max, *n counted). */
 static dfg_status extend_bases(const dfg_graph *graph,
                                const dfg_tile_plan *bases, int32_t from,
                                int32_t to, int32_t n_crossings,
@@ -313,26 +266,20 @@ static dfg_status extend_bases(const dfg_graph *graph,
                                int64_t max_flops, dfg_tile_plan *plans,
                                int32_t max, int32_t *n)
 {
-    int32_t count = to - from;
-    if (count <= 0)
-        return DFG_OK;
-    base_search *s = dfg_calloc(&graph->allocator, (size_t)count, sizeof *s);
-    if (!s)
-        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "tiling: out of memory");
-    int parallel = count > 1 && dfg_allocator_is_default(&graph->allocator);
-#pragma omp parallel for schedule(dynamic, 1) if (parallel)
-    for (int32_t i = 0; i < count; i++)
-        search_base(graph, &bases[from + i], n_crossings, none, max_flops,
-                    &s[i]);
     dfg_status st = DFG_OK;
-    for (int32_t i = 0; i < count; i++) {
-        if (st == DFG_OK && s[i].st != DFG_OK)
-            st = dfg_error(s[i].st, "%s", s[i].error);
-        for (int32_t j = 0; st == DFG_OK && j < s[i].n; j++)
-            keep(plans, max, n, &s[i].found[j]);
-        dfg_free(&graph->allocator, s[i].found);
+    for (int32_t i = from; st == DFG_OK && i < to; i++) {
+        dfg_graph *copy = NULL;
+        int32_t joined;
+        extension e = {&bases[i], bases[i].peak < none->peak ? bases[i].peak
+                                                              : none->peak,
+                       max_flops, 1, n_crossings, plans, max, n};
+        st = dfg_graph_clone_scratch(graph, &graph->allocator, &copy);
+        if (st == DFG_OK)
+            st = dfg_tile_apply(copy, &bases[i], &joined);
+        if (st == DFG_OK)
+            st = extend(copy, joined, &e);
+        dfg_graph_destroy(copy);
     }
-    dfg_free(&graph->allocator, s);
     return st;
 }
 

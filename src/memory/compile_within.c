@@ -4,12 +4,10 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
 #include <string.h>
 #include "dfg/training.h"
 #include "util/error.h"
+#include "util/memory.h"
 
 int dfg_parse_bytes(const char *text, uint64_t *bytes)
 {
@@ -51,10 +49,8 @@ static dfg_status try_plan(const dfg_graph *graph,
 {
     *program = NULL;
     dfg_status st = dfg_compile(graph, o, program);
-#if defined(__GLIBC__)
     if (before)
-        malloc_trim(0);
-#endif
+        dfg_heap_trim();
     if (st == DFG_OK)
         st = dfg_memory_predict(*program, backend, m);
     if (st == DFG_OK) {

@@ -1,5 +1,8 @@
 #include "util/memory.h"
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +73,13 @@ void *dfg_realloc(const dfg_allocator *allocator, void *ptr, size_t old_size,
         memcpy(bigger, ptr, old_size < new_size ? old_size : new_size);
     dfg_free(allocator, ptr);
     return bigger;
+}
+
+void dfg_heap_trim(void)
+{
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
 }
 
 char *dfg_strdup(const dfg_allocator *allocator, const char *s)

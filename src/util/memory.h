@@ -25,6 +25,10 @@ void dfg_free(const dfg_allocator *allocator, void *ptr);
  * was, so the caller keeps its old capacity. */
 void *dfg_realloc(const dfg_allocator *allocator, void *ptr, size_t old_size,
                   size_t new_size);
+/* Gives the heap's free memory back to the system where the C library
+ * can (glibc's malloc_trim): after work that freed much (memory first's
+ * many programs), so that the process does not go on holding it. */
+void dfg_heap_trim(void);
 /* A copy of a NUL-terminated string. */
 char *dfg_strdup(const dfg_allocator *allocator, const char *s);
 

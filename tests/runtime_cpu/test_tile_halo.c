@@ -453,51 +453,6 @@ static void test_estimates_on_scratch(void **state)
     dfg_graph_destroy(g);
 }
 
-static void *own_alloc(void *ctx, size_t size, size_t alignment)
-{
-    (void)ctx;
-    void *p = NULL;
-    return posix_memalign(&p, alignment, size) == 0 ? p : NULL;
-}
-
-static void own_free(void *ctx, void *p)
-{
-    (void)ctx;
-    free(p);
-}
-
-/* The search extends its bases side by side where the compiler's memory
- * is malloc's, one after the other with a caller's allocator (which need
- * not take calls from several threads): both list the same plans in the
- * same order. */
-static void test_search_alike_on_threads(void **state)
-{
-    (void)state;
-    dfg_graph *g = dense_cnn(SCRATCH_H), *own = NULL;
-    dfg_allocator mine = {NULL, own_alloc, own_free};
-    assert_int_equal(dfg_graph_clone(g, &mine, &own), DFG_OK);
-    dfg_tile_plan a[16], b[16];
-    int32_t na = 0, nb = 0;
-    assert_int_equal(dfg_tile_candidates(g, 100, a, 16, &na), DFG_OK);
-    assert_int_equal(dfg_tile_candidates(own, 100, b, 16, &nb), DFG_OK);
-    assert_int_equal(na, nb);
-    assert_true(na > 0);
-    for (int32_t i = 0; i < na; i++) {
-        assert_int_equal(a[i].n, b[i].n);
-        assert_int_equal(a[i].peak, b[i].peak);
-        assert_int_equal(a[i].flops, b[i].flops);
-        for (int32_t k = 0; k < a[i].n; k++) {
-            assert_int_equal(a[i].cut[k], b[i].cut[k]);
-            assert_int_equal(a[i].tiles[k], b[i].tiles[k]);
-            assert_int_equal(a[i].squeeze[k], b[i].squeeze[k]);
-            assert_int_equal(a[i].put[k], b[i].put[k]);
-            assert_int_equal(a[i].recompute[k], b[i].recompute[k]);
-        }
-    }
-    dfg_graph_destroy(own);
-    dfg_graph_destroy(g);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -508,7 +463,6 @@ int main(void)
         cmocka_unit_test(test_product_flops),
         cmocka_unit_test(test_lighter_tilings_where_none_is_eligible),
         cmocka_unit_test(test_estimates_on_scratch),
-        cmocka_unit_test(test_search_alike_on_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
