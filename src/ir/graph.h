@@ -99,10 +99,10 @@ dfg_status dfg_graph_clone(const dfg_graph *graph,
                            const dfg_allocator *allocator, dfg_graph **out);
 
 /* A clone for work that looks no node or value up by name (tiling's
- * estimates, passes/tiling/tile_estimate.c): its name tables stay empty,
- * and the names of what is added to it (or to its own clones) are
- * neither made unique nor indexed. Hashing the names of the thousands of
- * band nodes each estimate adds was a fifth of a memory-first compile. */
+ * estimates, passes/tiling/tile_estimate.c, which add thousands of band
+ * nodes to clones they then drop): its name tables stay empty, and the
+ * names of what is added to it (or to its own clones) are neither made
+ * unique nor indexed, so that they may repeat. */
 dfg_status dfg_graph_clone_scratch(const dfg_graph *graph,
                                    const dfg_allocator *allocator,
                                    dfg_graph **out);
