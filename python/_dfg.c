@@ -111,7 +111,7 @@ static PyObject *compile_model(PyObject *module, PyObject *args)
     dfg_status st;
     Py_BEGIN_ALLOW_THREADS
     /* Costed for the team its sessions run on by default. */
-    int had = dfg_py_use_threads(dfg_py_threads(0));
+    int had = dfg_py_use_threads(0);
     st = dfg_compile(graph, &options, &program);
     dfg_py_restore_threads(had);
     Py_END_ALLOW_THREADS
@@ -424,9 +424,9 @@ static PyObject *bench_report(PyObject *module, PyObject *args)
     if (st != DFG_OK)
         return dfg_py_raise_status(st, "finding the device");
     r.device = dfg_backend_device(backend);
-    int had = dfg_py_use_threads(dfg_py_threads(threads));
-    r.threads = dfg_backend_threads(backend);
-    dfg_py_restore_threads(had);
+    /* A backend of CPU threads: the team its session ran with. */
+    r.threads = dfg_backend_threads(backend) ? dfg_py_threads(threads)
+                                             : threads;
     r.iterations = iterations;
     r.warmup = warmup;
     r.batch = batch;

@@ -34,8 +34,9 @@ dfg_status dfg_py_find_backend(const char *name, const dfg_backend **out);
  * depending on the thread that ran it). */
 int dfg_py_threads(int threads);
 
-/* Sets the calling thread's OpenMP team to threads (dfg_py_threads's);
- * returns the team it had, which dfg_py_restore_threads sets back. */
+/* Sets the calling thread's OpenMP team to dfg_py_threads(threads) (0:
+ * the default); returns the team it had, which dfg_py_restore_threads
+ * sets back. */
 int dfg_py_use_threads(int threads);
 void dfg_py_restore_threads(int had);
 

@@ -47,7 +47,7 @@ int dfg_py_threads(int threads)
 int dfg_py_use_threads(int threads)
 {
     int had = omp_get_max_threads();
-    omp_set_num_threads(threads);
+    omp_set_num_threads(dfg_py_threads(threads));
     return had;
 }
 

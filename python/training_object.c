@@ -13,6 +13,7 @@ typedef struct {
     PyObject_HEAD
     dfg_trainer *trainer;
     int busy;
+    int threads; /* the OpenMP team of its work (dfg_py_threads) */
 } trainer_object;
 
 static void trainer_dealloc(trainer_object *self)
@@ -132,9 +133,10 @@ PyObject *dfg_py_create_trainer(PyObject *module, PyObject *args)
     }
     self->trainer = NULL;
     self->busy = 0;
+    self->threads = dfg_py_threads(0);
     dfg_status st;
     Py_BEGIN_ALLOW_THREADS
-    int had = dfg_py_use_threads(dfg_py_threads(0));
+    int had = dfg_py_use_threads(self->threads);
     st = dfg_trainer_create(graph, &o, &self->trainer);
     dfg_graph_destroy(graph);
     dfg_py_restore_threads(had);
@@ -206,7 +208,7 @@ static PyObject *trainer_step(trainer_object *self, PyObject *args)
     float loss = 0.0f;
     dfg_status st;
     Py_BEGIN_ALLOW_THREADS
-    int had = dfg_py_use_threads(dfg_py_threads(0));
+    int had = dfg_py_use_threads(self->threads);
     st = dfg_trainer_step(self->trainer, xv.buf, yv.buf, &loss);
     dfg_py_restore_threads(had);
     Py_END_ALLOW_THREADS
@@ -246,7 +248,7 @@ static PyObject *trainer_predict(trainer_object *self, PyObject *args)
     float loss = 0.0f;
     if (st == DFG_OK) {
         Py_BEGIN_ALLOW_THREADS
-        int had = dfg_py_use_threads(dfg_py_threads(0));
+        int had = dfg_py_use_threads(self->threads);
         st = y ? dfg_trainer_evaluate(self->trainer, xv.buf, yv.buf, &loss,
                                       ov.buf)
                : dfg_trainer_predict(self->trainer, xv.buf, ov.buf);

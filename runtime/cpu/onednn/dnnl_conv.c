@@ -2,7 +2,6 @@
  * compiler's workspace rule and the session's preparation build the same
  * primitive descriptor (conv_plan_make), so the bytes planned and the
  * bytes used cannot disagree. */
-#include <omp.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -318,8 +317,7 @@ static int64_t planned_bytes(const dfg_attrs *attrs, const dfg_type *in,
         return -1;
     /* Planned for dfg_dnnl_planned_threads (every core at least); the
      * setting is this thread's own. */
-    int threads = omp_get_max_threads();
-    omp_set_num_threads(dfg_dnnl_planned_threads());
+    int threads = dfg_dnnl_planning_threads_begin();
     conv_plan p;
     int64_t bytes = -1;
     int planned = conv_plan_make(engine, attrs, in, n_in, out,
@@ -342,7 +340,7 @@ static int64_t planned_bytes(const dfg_attrs *attrs, const dfg_type *in,
                     dfg_pointwise_workspace_bytes(engine, attrs, in, n_in,
                                                   &out[0]))
             : 0;
-    omp_set_num_threads(threads);
+    dfg_dnnl_planning_threads_end(threads);
     if (made)
         bytes = max64(workspace_of(&p), max64(winograd, product));
     if (planned)

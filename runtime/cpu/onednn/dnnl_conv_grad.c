@@ -1,7 +1,6 @@
 /* The conv2d backward ops on oneDNN (dnnl_conv_grad.h). The workspace
  * rule and the session's preparation build the same descriptors
  * (grad_plan_make), so the bytes planned and the bytes used agree. */
-#include <omp.h>
 #include <string.h>
 
 #include "ir/geometry/backward_geometry.h"
@@ -211,15 +210,14 @@ int64_t dfg_dnnl_conv_grad_workspace_bytes(int32_t op, const dfg_attrs *attrs,
         return -1;
     /* As for the forward conv (dnnl_conv.c): planned for
      * dfg_dnnl_planned_threads. */
-    int threads = omp_get_max_threads();
-    omp_set_num_threads(dfg_dnnl_planned_threads());
+    int threads = dfg_dnnl_planning_threads_begin();
     grad_plan p;
     int64_t bytes = -1;
     if (grad_plan_make(engine, op, attrs, in, n_in, out, n_out, &p) == 0) {
         bytes = workspace_of(&p);
         grad_plan_free(&p);
     }
-    omp_set_num_threads(threads);
+    dfg_dnnl_planning_threads_end(threads);
     dnnl_engine_destroy(engine);
     return bytes;
 }

@@ -65,6 +65,15 @@ int dfg_dnnl_planned_threads(void)
     return threads > cores ? threads : cores;
 }
 
+int dfg_dnnl_planning_threads_begin(void)
+{
+    int had = omp_get_max_threads();
+    omp_set_num_threads(dfg_dnnl_planned_threads());
+    return had;
+}
+
+void dfg_dnnl_planning_threads_end(int had) { omp_set_num_threads(had); }
+
 int64_t dfg_dnnl_scratchpad_bytes(const_dnnl_primitive_desc_t pd)
 {
     const dnnl_memory_desc_t *md =

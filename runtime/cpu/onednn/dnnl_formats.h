@@ -33,6 +33,11 @@ int dfg_dnnl_reorder_make(dnnl_engine_t engine, const dnnl_memory_desc_t *from,
  * does not depend on a compiling process that runs fewer (one that
  * loaded PyTorch). */
 int dfg_dnnl_planned_threads(void);
+/* Sets this thread's OpenMP team (the setting is this thread's own) to
+ * dfg_dnnl_planned_threads while a scratchpad is sized; returns the team
+ * it had, which dfg_dnnl_planning_threads_end sets back. */
+int dfg_dnnl_planning_threads_begin(void);
+void dfg_dnnl_planning_threads_end(int had);
 /* Bytes of pd's scratchpad (0 if none). */
 int64_t dfg_dnnl_scratchpad_bytes(const_dnnl_primitive_desc_t pd);
 

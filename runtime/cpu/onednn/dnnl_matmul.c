@@ -2,7 +2,6 @@
  * why). The compiler's workspace rule and the session's preparation build
  * the same primitive descriptor (plan_make), so the bytes planned and the
  * bytes used cannot disagree. */
-#include <omp.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -304,8 +303,7 @@ int64_t dfg_dnnl_matmul_workspace_bytes(dfg_op op, const dfg_attrs *attrs,
         dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
         return -1;
     /* Planned for dfg_dnnl_planned_threads, as a conv's (dnnl_conv.c). */
-    int threads = omp_get_max_threads();
-    omp_set_num_threads(dfg_dnnl_planned_threads());
+    int threads = dfg_dnnl_planning_threads_begin();
     /* Whether B is a weight is the session's to know: plan for both. */
     int64_t bytes = -1;
     for (int weight = 0; weight < 2; weight++) {
@@ -316,7 +314,7 @@ int64_t dfg_dnnl_matmul_workspace_bytes(dfg_op op, const dfg_attrs *attrs,
             bytes = p.scratch_bytes;
         plan_free(&p);
     }
-    omp_set_num_threads(threads);
+    dfg_dnnl_planning_threads_end(threads);
     dnnl_engine_destroy(engine);
     return bytes;
 }
