@@ -221,7 +221,7 @@ static PyObject *program_memory(dfg_py_program *self, PyObject *unused)
     if (st != DFG_OK)
         return dfg_py_raise_status(st, "predicting the memory");
     return Py_BuildValue(
-        "{sKsKsKsKsKsKsKsKsKsKsKsKsKsK}", "peak_bytes", m.peak_bytes,
+        "{sKsKsKsKsKsKsKsKsKsKsKsKsKsKsK}", "peak_bytes", m.peak_bytes,
         "process_bytes", m.process_bytes, "runtime_code_bytes",
         m.runtime_code_bytes, "thread_bytes", m.thread_bytes,
         "runtime_heap_bytes", m.runtime_heap_bytes, "held_heap_bytes",
@@ -229,7 +229,8 @@ static PyObject *program_memory(dfg_py_program *self, PyObject *unused)
         "weights_bytes", m.weights_bytes, "weight_copy_bytes",
         m.weight_copy_bytes, "replaced_plain_bytes", m.replaced_plain_bytes,
         "arena_bytes", m.arena_bytes, "creation_bytes", m.creation_bytes,
-        "io_bytes", m.io_bytes, "caller_bytes", m.caller_bytes);
+        "io_bytes", m.io_bytes, "caller_bytes", m.caller_bytes,
+        "reached_bytes", m.reached_bytes);
 }
 
 typedef dfg_status (*report_fn)(const dfg_program *, FILE *);

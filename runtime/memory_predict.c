@@ -110,13 +110,21 @@ dfg_status dfg_session_memory_predict(const dfg_session *s,
         m.weights_bytes = program_weights; /* the program's, on the host */
     }
     m.io_bytes = io_bytes(p);
-    m.peak_bytes = m.process_bytes + m.runtime_code_bytes + m.thread_bytes +
-                   m.runtime_heap_bytes + m.held_heap_bytes + m.freed_heap_bytes +
-                   m.weights_bytes + m.io_bytes +
-                   (m.arena_bytes > m.creation_bytes ? m.arena_bytes
-                                                     : m.creation_bytes);
+    m.reached_bytes = dfg_process_peak_resident_bytes();
+    dfg_memory_prediction_total(&m);
     *out = m;
     return DFG_OK;
+}
+
+void dfg_memory_prediction_total(dfg_memory_prediction *m)
+{
+    uint64_t sum = m->process_bytes + m->runtime_code_bytes +
+                   m->thread_bytes + m->runtime_heap_bytes +
+                   m->held_heap_bytes + m->freed_heap_bytes +
+                   m->weights_bytes + m->io_bytes + m->caller_bytes +
+                   (m->arena_bytes > m->creation_bytes ? m->arena_bytes
+                                                       : m->creation_bytes);
+    m->peak_bytes = sum > m->reached_bytes ? sum : m->reached_bytes;
 }
 
 dfg_status dfg_memory_predict(const dfg_program *program,
@@ -133,6 +141,11 @@ dfg_status dfg_memory_predict(const dfg_program *program,
         return dfg_error_prefix(st, "dfg_memory_predict");
     st = dfg_session_memory_predict(s, 1, out);
     dfg_session_destroy(s);
+    /* A process of its own runs it: what this one reached is not its. */
+    if (st == DFG_OK) {
+        out->reached_bytes = 0;
+        dfg_memory_prediction_total(out);
+    }
     return st;
 }
 
@@ -140,11 +153,17 @@ const char *dfg_memory_prediction_format(const dfg_memory_prediction *m,
                                          char *buf, size_t size)
 {
     const double mib = 1024.0 * 1024.0;
+    char reached[96] = "";
+    if (m->reached_bytes && m->reached_bytes >= m->peak_bytes)
+        snprintf(reached, sizeof reached,
+                 "; reached %.1f already (importing, compiling and "
+                 "creating the session here)",
+                 (double)m->reached_bytes / mib);
     snprintf(buf, size,
              "%.1f MiB = process %.1f + runtime code %.1f + threads %.1f + "
              "runtime heap %.1f + held heap %.1f + freed heap %.1f + weights %.1f (copies %.1f, replacing %.1f) "
              "+ max(arena %.1f, creation %.1f) + inputs and outputs %.1f + "
-             "the caller's %.1f",
+             "the caller's %.1f%s",
              (double)m->peak_bytes / mib, (double)m->process_bytes / mib,
              (double)m->runtime_code_bytes / mib,
              (double)m->thread_bytes / mib,
@@ -156,6 +175,6 @@ const char *dfg_memory_prediction_format(const dfg_memory_prediction *m,
              (double)m->replaced_plain_bytes / mib,
              (double)m->arena_bytes / mib, (double)m->creation_bytes / mib,
              (double)m->io_bytes / mib,
-             (double)m->caller_bytes / mib);
+             (double)m->caller_bytes / mib, reached);
     return buf;
 }

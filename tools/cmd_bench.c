@@ -305,8 +305,8 @@ int dfgc_bench(int argc, char **argv)
     for (int32_t i = 0; status == 0 && in_place && i < s.n_outputs; i++) {
         uint64_t bytes = dfgc_tensor_bytes(&s.output_info[i]);
         predicted.io_bytes -= bytes;
-        predicted.peak_bytes -= bytes;
     }
+    dfg_memory_prediction_total(&predicted);
     if (status == 0)
         status = run_many(&s, in_place, a->warmup, NULL);
     if (status == 0)

@@ -73,9 +73,16 @@ typedef struct dfg_memory_prediction {
     /* what the caller holds beside, which it adds (dfgc train: its copy
      * of the last finite weights, include/dfg/finite_training.h); 0 */
     uint64_t caller_bytes;
-    uint64_t peak_bytes;            /* the sum of the above (not the two
-                                       "of which" figures), with the larger
-                                       of arena and creation_bytes */
+    /* the process's peak resident memory so far, when the prediction is
+     * made (what importing, compiling and creating the session reached:
+     * memory first's search of tilings, a weight's plain bytes beside its
+     * copy, may reach more than running the program does); 0 for a
+     * process of its own (dfg_memory_predict) */
+    uint64_t reached_bytes;
+    /* the sum of the above but reached_bytes (not the two "of which"
+     * figures), with the larger of arena and creation_bytes; at least
+     * reached_bytes (dfg_memory_prediction_total) */
+    uint64_t peak_bytes;
     int threads;
 } dfg_memory_prediction;
 
@@ -92,6 +99,11 @@ dfg_status dfg_session_memory_predict(const dfg_session *session,
 dfg_status dfg_memory_predict(const dfg_program *program,
                               const dfg_backend *backend,
                               dfg_memory_prediction *out);
+
+/* Sets m->peak_bytes from m's parts: their sum (the larger of arena and
+ * creation_bytes), or reached_bytes where that is more. A caller that
+ * changes a part calls it again. */
+void dfg_memory_prediction_total(dfg_memory_prediction *m);
 
 /* Resident bytes of this process now, and its peak so far (Linux /proc);
  * 0 where unknown. */

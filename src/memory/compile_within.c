@@ -57,18 +57,14 @@ static dfg_status try_plan(const dfg_graph *graph,
         dfg_plan_stats stats;
         dfg_program_stats(*program, &stats);
         m->caller_bytes = (uint64_t)kept * stats.weights_bytes;
-        m->peak_bytes += m->caller_bytes;
-        if (before && m->freed_heap_bytes > before->freed_heap_bytes) {
-            m->peak_bytes -= m->freed_heap_bytes - before->freed_heap_bytes;
+        if (before && m->freed_heap_bytes > before->freed_heap_bytes)
             m->freed_heap_bytes = before->freed_heap_bytes;
-        }
         int library = m->runtime_code_bytes == DFG_RUNTIME_CODE_BYTES;
-        if (library && m->runtime_heap_bytes < *library_heap) {
-            m->peak_bytes += *library_heap - m->runtime_heap_bytes;
+        if (library && m->runtime_heap_bytes < *library_heap)
             m->runtime_heap_bytes = *library_heap;
-        }
         if (library)
             *library_heap = m->runtime_heap_bytes;
+        dfg_memory_prediction_total(m);
     }
     if (st != DFG_OK) {
         dfg_program_destroy(*program);

@@ -183,6 +183,7 @@ static void write_memory(dfg_json_writer *w, const dfg_memory_prediction *m)
     dfg_json_uint(w, "creation_bytes", m->creation_bytes);
     dfg_json_uint(w, "io_bytes", m->io_bytes);
     dfg_json_uint(w, "caller_bytes", m->caller_bytes);
+    dfg_json_uint(w, "reached_bytes", m->reached_bytes);
     dfg_json_int(w, "threads", m->threads);
     dfg_json_end_object(w);
 }

@@ -86,6 +86,18 @@ static void test_prediction_parts(void **state)
     assert_int_equal(dfg_session_memory_predict(s, 1, &live), DFG_OK);
     assert_int_equal(live.arena_bytes, m.arena_bytes);
     assert_int_equal(live.weight_copy_bytes, m.weight_copy_bytes);
+    /* This process's peak so far bounds its peak from below; a process
+     * of its own (dfg_memory_predict) has reached nothing yet. */
+    assert_int_equal(m.reached_bytes, 0);
+    assert_true(live.reached_bytes > 0);
+    assert_true(live.reached_bytes <= dfg_process_peak_resident_bytes());
+    assert_true(live.peak_bytes >= live.reached_bytes);
+    live.reached_bytes = live.peak_bytes + ((uint64_t)1 << 30);
+    dfg_memory_prediction_total(&live);
+    assert_int_equal(live.peak_bytes, live.reached_bytes);
+    assert_non_null(strstr(dfg_memory_prediction_format(&live, line,
+                                                        sizeof line),
+                           "reached"));
     dfg_session_destroy(s);
     assert_int_equal(dfg_memory_predict(NULL, cpu, &m),
                      DFG_ERR_INVALID_ARGUMENT);

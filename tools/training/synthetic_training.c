@@ -125,7 +125,7 @@ dfg_status dfgc_train_synthetic(dfgc_synthetic_config *c,
         dfg_plan_stats plan;
         dfg_program_stats(program, &plan);
         out->predicted.caller_bytes = plan.weights_bytes;
-        out->predicted.peak_bytes += plan.weights_bytes;
+        dfg_memory_prediction_total(&out->predicted);
     }
     /* The loss is the training program's first output (training.h). */
     if (st == DFG_OK)
