@@ -391,7 +391,7 @@ static dfg_status session_create(const dfg_program *program,
     if (status == DFG_OK)
         status = allocate_regions(s);
     int plain_anonymous = owned && !weights_mapped(program);
-    uint64_t mark = dfg_runtime_resident_mark(backend, plain_anonymous);
+    uint64_t mark = dfg_runtime_resident_mark(s, plain_anonymous);
     if (status == DFG_OK)
         status = build_step_block(s);
     size_t staging = dfg_bool_inputs_bytes(program);
@@ -402,8 +402,7 @@ static dfg_status session_create(const dfg_program *program,
         status = backend->prepare(s->context, s->steps, s->n_steps);
     if (status == DFG_OK && backend->run_io)
         status = reserve_transfers(s);
-    uint64_t grown = dfg_runtime_resident_mark(backend, plain_anonymous) -
-                     mark;
+    uint64_t grown = dfg_runtime_resident_mark(s, plain_anonymous) - mark;
     s->prepared_resident_bytes = grown < ((uint64_t)1 << 62) ? grown : 0;
     if (status != DFG_OK) {
         dfg_session_destroy(s);

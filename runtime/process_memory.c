@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -42,13 +43,42 @@ static uint64_t anonymous_resident_bytes(void)
                : 0;
 }
 
-uint64_t dfg_runtime_resident_mark(const dfg_backend *backend,
-                                   int plain_anonymous)
+/* Resident bytes of the pages [p, p + bytes) touches (mincore); 0 where
+ * unknown. */
+static uint64_t resident_in(const void *p, size_t bytes)
 {
+    long page = sysconf(_SC_PAGESIZE);
+    if (!p || !bytes || page <= 0)
+        return 0;
+    uintptr_t first = (uintptr_t)p & ~((uintptr_t)page - 1);
+    uintptr_t end = ((uintptr_t)p + bytes + (uintptr_t)page - 1) &
+                    ~((uintptr_t)page - 1);
+    size_t pages = (end - first) / (size_t)page;
+    unsigned char chunk[4096];
+    uint64_t resident = 0;
+    for (size_t at = 0; at < pages; at += sizeof chunk) {
+        size_t n = pages - at < sizeof chunk ? pages - at : sizeof chunk;
+        if (mincore((void *)(first + at * (size_t)page), n * (size_t)page,
+                    chunk) != 0)
+            return 0;
+        for (size_t i = 0; i < n; i++)
+            resident += chunk[i] & 1;
+    }
+    return resident * (uint64_t)page;
+}
+
+uint64_t dfg_runtime_resident_mark(const dfg_session *s, int plain_anonymous)
+{
+    const dfg_backend *backend = s->backend;
     int64_t copies = 0, plain = 0, overlap = 0;
     if (backend->weight_copies)
         backend->weight_copies(&copies, &plain, &overlap);
-    return anonymous_resident_bytes() - (uint64_t)copies +
+    uint64_t arena =
+        backend->host_memory
+            ? resident_in(s->regions[DFG_REGION_ARENA],
+                          (size_t)s->program->region_bytes[DFG_REGION_ARENA])
+            : 0;
+    return anonymous_resident_bytes() - (uint64_t)copies - arena +
            (plain_anonymous ? (uint64_t)plain : 0);
 }
 

@@ -53,14 +53,16 @@ void *dfg_session_tensor_address(const dfg_session *s, int32_t tensor);
 dfg_status dfg_session_detach_weights(dfg_session *s);
 
 /* The process's resident anonymous bytes now less the weight copies
- * backend holds, plus the plain bytes they replaced when those are
- * anonymous memory a session drops (a program compiled in the process
- * and taken over): what a session's creation adds to it is its own cost
- * (step arguments, the library's primitives, their generated kernels,
- * threads started; runtime/process_memory.c). Wraps around when
- * unknown: only differences count. */
-uint64_t dfg_runtime_resident_mark(const dfg_backend *backend,
-                                   int plain_anonymous);
+ * s's backend holds and the resident pages of s's arena (on host memory),
+ * plus the plain bytes the copies replaced when those are anonymous
+ * memory a session drops (a program compiled in the process and taken
+ * over): what a session's creation adds to it is its own cost (step
+ * arguments, the library's primitives, their generated kernels, threads
+ * started, what its backend's first run of some steps takes (the CPU backend's
+ * prepare, runtime/cpu/backend.c);
+ * runtime/process_memory.c). Wraps around when unknown: only
+ * differences count. */
+uint64_t dfg_runtime_resident_mark(const dfg_session *s, int plain_anonymous);
 
 /* Bytes of the C library's heap in use (its arenas and the blocks it
  * maps one by one), and freed but still held in its arenas (written, so

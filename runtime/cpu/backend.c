@@ -67,6 +67,37 @@ static dfg_status cpu_copy(dfg_backend_context *context, void *dst,
     return DFG_OK;
 }
 
+static dfg_status cpu_run_step(dfg_backend_context *context, int32_t i);
+
+/* Runs once, at preparation, the product steps whose first run takes
+ * memory no later run adds to (a kernel's buffers, not the plan's): those
+ * on dfg's own kernels, which multiply through OpenBLAS (it packs into a
+ * buffer of its own per calling thread, mapped on its first call and
+ * kept, its size following the block sizes of the core it picked and the
+ * product's shape), and oneDNN's gemm-based ones (oneDNN generates its
+ * sgemm kernels on their first call, once per process). The session's
+ * creation then measures that memory (dfg_runtime_resident_mark), and the
+ * prediction made before the first run counts it, whatever this CPU and
+ * its libraries chose. Only steps reading a constant weight: their
+ * program updates no weights, so they write arena tensors alone, which no
+ * run has written yet. */
+static dfg_status first_products(dfg_backend_context *context)
+{
+    for (int32_t i = 0; i < context->n_steps; i++) {
+        const dfg_step_args *step = &context->steps[i];
+        const char *library = dfg_dnnl_steps_library(context->dnnl, i);
+        if (!dfg_op_uses_blas(step->op) || !step->constant_inputs ||
+            (library && !strstr(library, "gemm")))
+            continue;
+        dfg_status status = cpu_run_step(context, i);
+        if (status != DFG_OK)
+            return dfg_error_prefix(status, "cpu backend: step %d's first "
+                                            "run",
+                                    (int)i);
+    }
+    return DFG_OK;
+}
+
 static dfg_status cpu_prepare(dfg_backend_context *context,
                               const dfg_step_args *steps, int32_t n_steps)
 {
@@ -93,7 +124,7 @@ static dfg_status cpu_prepare(dfg_backend_context *context,
     context->kernels = kernels;
     context->steps = steps;
     context->n_steps = n_steps;
-    return DFG_OK;
+    return first_products(context);
 }
 
 static dfg_status cpu_run_step(dfg_backend_context *context, int32_t i)
