@@ -62,6 +62,13 @@ int dfg_backend_host_memory(const dfg_backend *backend);
  * name is listed whether or not the module is installed). */
 const char *const *dfg_backend_names(void);
 
+/* Binds program to backend: the arena (one allocation), the weights, each
+ * step's kernel or library primitive. On the CPU an inference session
+ * also runs once, here, the product steps whose kernels equip themselves
+ * on their first call (dfg's own, through OpenBLAS's packing buffers;
+ * oneDNN's gemm-based ones, whose kernels it generates then), so that what
+ * they take is measured before the first run (dfg_session_memory_predict):
+ * the arena holds their outputs until the first run writes its own. */
 dfg_status dfg_session_create(const dfg_program *program,
                               const dfg_backend *backend,
                               const dfg_allocator *allocator,
