@@ -118,12 +118,14 @@ dfg_status dfg_session_memory_predict(const dfg_session *s,
 
 void dfg_memory_prediction_total(dfg_memory_prediction *m)
 {
+    /* Where the session was made in this process its creation's own peak
+     * is in what the process reached. */
+    uint64_t creation = m->reached_bytes ? 0 : m->creation_bytes;
     uint64_t sum = m->process_bytes + m->runtime_code_bytes +
                    m->thread_bytes + m->runtime_heap_bytes +
                    m->held_heap_bytes + m->freed_heap_bytes +
                    m->weights_bytes + m->io_bytes + m->caller_bytes +
-                   (m->arena_bytes > m->creation_bytes ? m->arena_bytes
-                                                       : m->creation_bytes);
+                   (m->arena_bytes > creation ? m->arena_bytes : creation);
     m->peak_bytes = sum > m->reached_bytes ? sum : m->reached_bytes;
 }
 

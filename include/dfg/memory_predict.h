@@ -67,7 +67,8 @@ typedef struct dfg_memory_prediction {
     /* held while the session was made, beside what stays (a weight's
      * plain bytes before its copy replaced them, a transform's staging):
      * the peak is the larger of it and the arena, which is resident only
-     * once the steps run */
+     * once the steps run; where the session was made in this process
+     * (reached_bytes) its creation's peak is measured in that instead */
     uint64_t creation_bytes;
     uint64_t io_bytes;              /* the caller's inputs and outputs */
     /* what the caller holds beside, which it adds (dfgc train: its copy
@@ -80,8 +81,9 @@ typedef struct dfg_memory_prediction {
      * process of its own (dfg_memory_predict) */
     uint64_t reached_bytes;
     /* the sum of the above but reached_bytes (not the two "of which"
-     * figures), with the larger of arena and creation_bytes; at least
-     * reached_bytes (dfg_memory_prediction_total) */
+     * figures), with the larger of arena and creation_bytes (the arena
+     * alone where reached_bytes is known); at least reached_bytes
+     * (dfg_memory_prediction_total) */
     uint64_t peak_bytes;
     int threads;
 } dfg_memory_prediction;
@@ -101,7 +103,8 @@ dfg_status dfg_memory_predict(const dfg_program *program,
                               dfg_memory_prediction *out);
 
 /* Sets m->peak_bytes from m's parts: their sum (the larger of arena and
- * creation_bytes), or reached_bytes where that is more. A caller that
+ * creation_bytes; the arena alone where reached_bytes, which then holds
+ * the creation's peak, is known), or reached_bytes where that is more. A caller that
  * changes a part calls it again. */
 void dfg_memory_prediction_total(dfg_memory_prediction *m);
 
