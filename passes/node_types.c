@@ -2,6 +2,7 @@
  * once per node and compilation (dfg_node_costs). */
 #include "passes/pass.h"
 
+#include "runtime/cpu_workspace_rule.h"
 #include "util/error.h"
 #include "util/memory.h"
 
@@ -201,7 +202,11 @@ dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph, int prefer_memory,
         if (!blocked && prefer_memory &&
             (own < costs->workspace[n] || costs->library_workspace[n] >= 0))
             without_scratch(node, types, own, n, costs);
-        else if (blocked && prefer_memory)
+        else if (blocked && prefer_memory &&
+                 !(prefer_memory == DFG_PREFER_MEMORY_PRODUCTS &&
+                   dfg_cpu_step_winograd_bytes(
+                       node->op, &node->attrs, types, node->n_inputs,
+                       types + node->n_inputs, node->n_outputs) > 0))
             library_least(graph, n, types, least_rule, costs);
         else if (!blocked && own == costs->workspace[n]) {
             int64_t least = dfg_op_least_workspace(

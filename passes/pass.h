@@ -194,6 +194,13 @@ void dfg_concat_views_free(dfg_concat_views *concat,
  * included; 0 for none), what of it the backend's library runs it in,
  * and its FLOP count. Built
  * once per compilation; every order scored and the program read it. */
+/* dfg_compile_options.prefer_memory inside the pipeline only: memory
+ * first (1), its convs on blocked operands that Winograd takes keeping
+ * their Winograd scratch (dfg_node_costs_fit_convs): a tiled program
+ * whose tighter bound would otherwise leave them on the direct primitive,
+ * offered beside it (passes/pipeline.c). */
+#define DFG_PREFER_MEMORY_PRODUCTS 3
+
 typedef struct dfg_node_costs {
     int64_t *workspace;   /* [n_nodes] */
     int64_t *flops;       /* [n_nodes] */
@@ -240,7 +247,10 @@ void dfg_node_costs_free(dfg_node_costs *costs, const dfg_allocator *allocator);
  * the scratch only where it fits under it; a step on blocked operands,
  * which only the library runs, plans from the least scratch least_rule
  * (the backend's, or NULL: none) gives it, and takes its whole
- * workspace only where that fits. */
+ * workspace only where that fits; but with DFG_PREFER_MEMORY_PRODUCTS a
+ * conv on blocked operands that Winograd's shape rule takes keeps its
+ * whole workspace (Winograd's scratch), the bound rising for it where it
+ * must. */
 dfg_status dfg_node_costs_fit_convs(const dfg_graph *graph, int prefer_memory,
                                     dfg_backend_workspace_fn least_rule,
                                     const dfg_allocator *allocator,
@@ -472,7 +482,7 @@ uint64_t dfg_program_cost(const dfg_program *p, int dfg_kernel_weight);
  * through the cache again; counted once per thread a session runs on
  * (dfg_cpu_threads): the arithmetic shares out over the threads, these
  * costs do not. Tiled execution weighs its bands and carried halos so
- * (passes/tile_spatial.h): a band's step on a few rows costs its call
+ * (passes/tiling/tile_spatial.h): a band's step on a few rows costs its call
  * and the reads of its filter again, so a conv in many bands with a
  * large filter (resnet50's 256-channel stage) costs more than one with
  * a small filter (a depthwise conv's). */

@@ -28,29 +28,16 @@
 #include "passes/training/mixed_precision.h"
 #include "passes/remat/remat.h"
 #include "passes/training/training.h"
-#include "passes/tile_spatial.h"
+#include "passes/tiling/tile_spatial.h"
 #include "program/program_flops.h"
 
 #include <string.h>
 #include <stdio.h>
+#include "passes/memory_choice.h"
 #include "runtime/cpu_layout_rule.h"
 #include "runtime/cpu_workspace_rule.h"
 #include "util/error.h"
 #include "util/memory.h"
-
-/* Memory first's arenas that count as equal: within 1/ARENA_TIE of the
- * smallest (memory_choice). */
-#define ARENA_TIE 16
-/* The most work memory first adds for a smaller arena, in percent of its
- * fastest program's (memory_choice), and what a product on dfg's kernels
- * in place of a library's weighs: on an AVX-512 CPU dfg's portable
- * convs of few channels take 5 to 13 times oneDNN's time (2 threads,
- * AMD Zen 5: regnet_y_400mf's 1x1 conv of 32 -> 48 channels at 112x112
- * 7.8x, its grouped 3x3 5.5x; shufflenet_v2's stem, 3 -> 24 channels,
- * 9x and more), where twice, on AVX2, let memory first keep a plain
- * program 2.3 times as slow. */
-#define EXTRA_COST_PCT 10
-#define DFG_KERNEL_WEIGHT 6
 
 /* Tiling candidates compiled (dfg_tile_candidates' list), and the
  * extra FLOPs a tiled program may cost, in percent of the untiled one's
@@ -64,9 +51,12 @@
 /* The least extra cost candidates are listed for again when none of
  * those listed is eligible (offer_tilings). */
 #define TILING_LEAST_EXTRA_PCT 2
-/* The programs memory first compiles, at most: three variants, each
- * untiled and tiled as each candidate and one more. */
-#define CHOICE_MAX (3 * (TILE_CANDIDATES + 2))
+/* Memory first keeps at most DFG_CHOICE_MAX programs to choose from:
+ * three variants, each untiled and tiled as each candidate and one more,
+ * each tiled one maybe also with its products' scratch (offer_plans). */
+_Static_assert(DFG_CHOICE_MAX >= 3 * (2 * TILE_CANDIDATES + 3),
+               "memory_choice.h: DFG_CHOICE_MAX below what memory first "
+               "offers");
 
 /* Tiled execution asked of one compilation, after the fusions and before
  * the layouts: the graph tiled as plan says (plan not NULL), or the
@@ -430,114 +420,47 @@ static int tiles_rows(const dfg_compile_options *o)
            o->backend_workspace == dfg_cpu_step_workspace;
 }
 
-/* Memory first's choice among the programs it compiles (dfg_compile):
- * offered from the fastest (untiled, blocked layouts) on; a program is
- * eligible where its cost (dfg_program_cost, a product on dfg's kernels
- * weighing DFG_KERNEL_WEIGHT; a tiled program's plus the
- * dfg_program_overhead, its steps and copies, that its bands of rows add
- * to its variant's untiled program, and the convs they leave on oneDNN's
- * direct primitive, dfg_program_product_flops) is at most EXTRA_COST_PCT over the
- * first one's. Kept: among the eligible programs whose arena is
- * within 1/ARENA_TIE of the smallest eligible arena, the cheapest (on
- * equal costs the smaller arena, then the first offered). Memory first
- * thus trades at most EXTRA_COST_PCT more work for a smaller arena, and
- * never more work for a few bytes. DFG_PREFER_SMALLEST weighs dfg's
- * kernels as the library's, counts FLOPs alone and keeps the smallest
- * arena. The untiled programs are chosen from alike for the op-by-op
- * bound the kept program reports. */
-typedef struct choice_set {
-    int32_t n;
-    uint64_t arenas[CHOICE_MAX], costs[CHOICE_MAX];
-    uint64_t bounds[CHOICE_MAX]; /* their lower bounds */
-} choice_set;
-
-typedef struct memory_choice {
-    int smallest;       /* prefer_memory == DFG_PREFER_SMALLEST */
-    uint64_t reference; /* the first program's cost */
-    /* dfg_program_overhead and dfg_program_product_flops of the untiled
-     * program last offered: a tiled one (offered after its variant's
-     * untiled one) counts the overhead it adds to that, and
-     * DFG_DIRECT_CONV_EXTRA_PCT of the product FLOPs it lacks */
-    uint64_t untiled_overhead, untiled_product;
-    choice_set all, untiled; /* the eligible programs, the untiled ones */
-    dfg_program *programs[CHOICE_MAX]; /* all's */
-} memory_choice;
-
-static void choice_add(choice_set *set, const dfg_program *p, uint64_t cost)
+/* The graph tiled as plan, in *out where it compiles to at most
+ * TILING_EXTRA_FLOPS_PCT more FLOPs than the untiled program (`flops`)
+ * and an arena below its `arena`; else *out is NULL. */
+static void compile_tiled(const dfg_graph *graph,
+                          const dfg_compile_options *options,
+                          const dfg_tile_plan *plan, int64_t flops,
+                          uint64_t arena, dfg_program **out)
 {
-    set->arenas[set->n] = p->stats.arena_bytes;
-    set->bounds[set->n] = p->stats.lower_bound_bytes;
-    set->costs[set->n++] = cost;
-}
-
-/* Takes p: keeps it in ch where it is eligible (returns 1), else
- * destroys it (returns 0). */
-static int offer(memory_choice *ch, dfg_program *p, int untiled)
-{
-    uint64_t cost = dfg_program_cost(p, ch->smallest ? 1 : DFG_KERNEL_WEIGHT);
-    uint64_t overhead = ch->smallest ? 0 : dfg_program_overhead(p);
-    uint64_t product = ch->smallest ? 0 : dfg_program_product_flops(p);
-    if (untiled) {
-        ch->untiled_overhead = overhead;
-        ch->untiled_product = product;
-    } else {
-        if (overhead > ch->untiled_overhead)
-            cost += overhead - ch->untiled_overhead;
-        if (product < ch->untiled_product)
-            cost += (ch->untiled_product - product) *
-                    DFG_DIRECT_CONV_EXTRA_PCT / 100;
+    tile_request at = {plan, NULL, 0, 0, 0};
+    *out = NULL;
+    if (compile_once(graph, options, &at, out) != DFG_OK)
+        return;
+    int64_t extra = (int64_t)dfg_program_flops(*out) - flops;
+    if (extra * 100 > flops * TILING_EXTRA_FLOPS_PCT ||
+        (*out)->stats.arena_bytes >= arena) {
+        dfg_program_destroy(*out);
+        *out = NULL;
+        return;
     }
-    if (ch->all.n == 0)
-        ch->reference = cost;
-    if (ch->all.n == CHOICE_MAX ||
-        cost * 100 > ch->reference * (100 + EXTRA_COST_PCT)) {
-        dfg_program_destroy(p);
-        return 0;
-    }
-    if (untiled)
-        choice_add(&ch->untiled, p, cost);
-    ch->programs[ch->all.n] = p;
-    choice_add(&ch->all, p, cost);
-    return 1;
-}
-
-/* 1 if a is cheaper than b, or as cheap with a smaller arena. */
-static int better(const choice_set *set, int32_t a, int32_t b)
-{
-    return set->costs[a] < set->costs[b] ||
-           (set->costs[a] == set->costs[b] &&
-            set->arenas[a] < set->arenas[b]);
-}
-
-/* The index of the program memory first keeps of set (set->n > 0). */
-static int32_t chosen(const memory_choice *ch, const choice_set *set)
-{
-    int32_t least = 0;
-    for (int32_t i = 1; i < set->n; i++)
-        if (set->arenas[i] < set->arenas[least])
-            least = i;
-    uint64_t tie = ch->smallest ? 0 : set->arenas[least] / ARENA_TIE;
-    uint64_t within = set->arenas[least] + tie;
-    int32_t kept = least;
-    for (int32_t i = 0; i < set->n; i++)
-        if (set->arenas[i] <= within && better(set, i, kept))
-            kept = i;
-    return kept;
+    (*out)->stats.tiled_regions = plan->n;
+    (*out)->stats.tiles = plan->tiles[plan->n - 1];
+    (*out)->stats.tiling_extra_flops = extra;
 }
 
 /* Offers ch the graph tiled as each of plans[0..n_plans) and one more,
  * the smallest of them with its last region joined the other way (the
- * estimate sees neither the layouts nor the scratch): those of at most
- * TILING_EXTRA_FLOPS_PCT more FLOPs than the untiled program (`flops`)
- * and an arena below its `arena`. A tiling that does not compile is
- * passed over. Returns how many ch kept. */
+ * estimate sees neither the layouts nor the scratch): those compile_tiled
+ * keeps. A tiled program whose convs lost a product the untiled one runs
+ * (Winograd's scratch did not fit under the tiled bound) is offered once
+ * more with that scratch kept (DFG_PREFER_MEMORY_PRODUCTS), its arena
+ * above the tiled bound and maybe still well below the untiled one.
+ * Returns how many ch kept. */
 static int32_t offer_plans(const dfg_graph *graph,
                            const dfg_compile_options *options,
                            dfg_tile_plan *plans, int32_t n_plans,
-                           int64_t flops, uint64_t arena, memory_choice *ch)
+                           int64_t flops, uint64_t arena, dfg_memory_choice *ch)
 {
     uint64_t least = arena;
     int32_t kept = -1, eligible = 0;
+    dfg_compile_options products = *options;
+    products.prefer_memory = DFG_PREFER_MEMORY_PRODUCTS;
     for (int32_t i = 0; i <= n_plans; i++) {
         if (i == n_plans && kept < 0)
             break;
@@ -545,24 +468,20 @@ static int32_t offer_plans(const dfg_graph *graph,
             plans[i] = plans[kept];
             plans[i].put[plans[i].n - 1] = !plans[i].put[plans[i].n - 1];
         }
-        tile_request at = {&plans[i], NULL, 0, 0, 0};
         dfg_program *tiled = NULL;
-        if (compile_once(graph, options, &at, &tiled) != DFG_OK)
+        compile_tiled(graph, options, &plans[i], flops, arena, &tiled);
+        if (!tiled)
             continue;
-        int64_t extra = (int64_t)dfg_program_flops(tiled) - flops;
-        if (extra * 100 > flops * TILING_EXTRA_FLOPS_PCT ||
-            tiled->stats.arena_bytes >= arena) {
-            dfg_program_destroy(tiled);
-            continue;
-        }
         if (tiled->stats.arena_bytes < least && i < n_plans) {
             least = tiled->stats.arena_bytes;
             kept = i;
         }
-        tiled->stats.tiled_regions = plans[i].n;
-        tiled->stats.tiles = plans[i].tiles[plans[i].n - 1];
-        tiled->stats.tiling_extra_flops = extra;
-        eligible += offer(ch, tiled, 0);
+        eligible += dfg_memory_choice_offer(ch, tiled, 0);
+        if (ch->smallest || ch->offered_product >= ch->untiled_product)
+            continue;
+        compile_tiled(graph, &products, &plans[i], flops, arena, &tiled);
+        if (tiled)
+            eligible += dfg_memory_choice_offer(ch, tiled, 0);
     }
     return eligible;
 }
@@ -579,13 +498,13 @@ static int32_t offer_plans(const dfg_graph *graph,
  * more FLOPs, which fewer bands do not. */
 static dfg_status offer_tilings(const dfg_graph *graph,
                                 const dfg_compile_options *options,
-                                int tile, memory_choice *ch)
+                                int tile, dfg_memory_choice *ch)
 {
     dfg_program *untiled = NULL;
     if (!tile || !tiles_rows(options)) {
         dfg_status st = compile_once(graph, options, NULL, &untiled);
         if (st == DFG_OK)
-            offer(ch, untiled, 1);
+            dfg_memory_choice_offer(ch, untiled, 1);
         return st;
     }
     dfg_tile_plan plans[TILE_CANDIDATES + 1];
@@ -597,7 +516,7 @@ static dfg_status offer_tilings(const dfg_graph *graph,
         return st;
     int64_t flops = (int64_t)dfg_program_flops(untiled);
     uint64_t arena = untiled->stats.arena_bytes;
-    offer(ch, untiled, 1);
+    dfg_memory_choice_offer(ch, untiled, 1);
     while (offer_plans(graph, options, plans, list.n_plans, flops, arena,
                        ch) == 0 &&
            list.n_plans > 0 &&
@@ -666,7 +585,7 @@ dfg_status dfg_compile(const dfg_graph *graph,
      * program runs: squeezenet1_0's runs 2.6 times as long, so that its
      * bands would be measured from a program they do not beat), every
      * variant tiled when the smallest arena is kept whatever runs it. */
-    memory_choice ch;
+    dfg_memory_choice ch;
     memset(&ch, 0, sizeof ch);
     ch.smallest = effective.prefer_memory == DFG_PREFER_SMALLEST;
     if (!blocks_layouts(&effective)) {
@@ -681,12 +600,12 @@ dfg_status dfg_compile(const dfg_graph *graph,
             st = offer_tilings(graph, &variants[i], i == 0 || ch.smallest,
                                &ch);
     }
-    int32_t kept = st == DFG_OK ? chosen(&ch, &ch.all) : -1;
+    int32_t kept = st == DFG_OK ? dfg_memory_choice_kept(&ch, &ch.all) : -1;
     /* The op-by-op bound: that of the untiled program memory first keeps
      * with tiling off (its arena is its bound). */
     if (kept >= 0 && tiles_rows(&effective))
         ch.programs[kept]->stats.op_by_op_lower_bound_bytes =
-            ch.untiled.bounds[chosen(&ch, &ch.untiled)];
+            ch.untiled.bounds[dfg_memory_choice_kept(&ch, &ch.untiled)];
     for (int32_t i = 0; i < ch.all.n; i++)
         if (i != kept)
             dfg_program_destroy(ch.programs[i]);

@@ -148,7 +148,7 @@ typedef struct dfg_compile_options {
     int in_place_depthwise;
     /* 1 (the default): with prefer_memory, CPU inference may run the
      * first layers of an image model band by band of rows (tiled
-     * execution, passes/tile_spatial.h) where that lowers the arena, at
+     * execution, passes/tiling/tile_spatial.h) where that lowers the arena, at
      * most 10% more FLOPs (the halo rows two bands compute, and the rows
      * a region computes twice to cross a squeeze-excite block,
      * passes/tiling/tile_squeeze.h); the plan

@@ -1,4 +1,4 @@
-/* The bands of one tiled region as passes/tile_spatial.c records them,
+/* The bands of one tiled region as passes/tiling/tile_spatial.c records them,
  * shared with the choice of the halo rows each band carries from the one
  * before (passes/tiling/tile_bands.c). Private to passes/. */
 #ifndef DFG_TILE_BANDS_H

@@ -1,5 +1,5 @@
 /* Tiled execution's choice: the candidate tilings of a graph and their
- * application (passes/tile_spatial.h).
+ * application (passes/tiling/tile_spatial.h).
  *
  * The search: every cut of a first region in 2, 3, 4, 6, 8, 12 and 16
  * bands, crossing no squeeze-excite block or some, each joined the way
@@ -11,7 +11,7 @@
  * it was (set by the layers after it) can be the cheap start of a pair
  * that lowers it: SqueezeNet's first conv and pool in many bands, then
  * its fire modules in two. */
-#include "passes/tile_spatial.h"
+#include "passes/tiling/tile_spatial.h"
 
 #include <stdlib.h>
 #include "passes/tiling/tile_squeeze.h"

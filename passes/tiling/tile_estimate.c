@@ -1,7 +1,7 @@
-/* Tiled execution's estimate (passes/tile_spatial.h, dfg_tile_estimate):
+/* Tiled execution's estimate (passes/tiling/tile_spatial.h, dfg_tile_estimate):
  * a tiling's peak and FLOPs from the tiled graph's recorded order, with
  * no plan made. */
-#include "passes/tile_spatial.h"
+#include "passes/tiling/tile_spatial.h"
 
 #include "ir/op_table.h"
 #include "util/error.h"

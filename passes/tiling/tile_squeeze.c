@@ -3,7 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
-#include "passes/tile_spatial.h"
+#include "passes/tiling/tile_spatial.h"
 #include "util/error.h"
 #include "util/memory.h"
 

@@ -1,6 +1,6 @@
 /* Tiled execution through squeeze-excite blocks (tile_squeeze.c).
  *
- * A region of bands (passes/tile_spatial.h) stops at a node that needs
+ * A region of bands (passes/tiling/tile_spatial.h) stops at a node that needs
  * a whole tensor: a squeeze-excite block's global average pool of a
  * region value x, whose gate (small ops on [N,C,1,1]) then scales x
  * channel by channel. Crossing the block rewrites the graph so that the

@@ -70,7 +70,7 @@ int dfg_op_layout_agnostic(dfg_op op, const dfg_attrs *attrs,
  * nhwc) a row of a channel block is W * block contiguous elements, so
  * the kernel moves the rows of the [N, C / block, H, W * block] view as
  * it moves NCHW's (dfg_layout_rows_view). Tiled execution's bands and
- * joins (passes/tile_spatial.c). */
+ * joins (passes/tiling/tile_spatial.c). */
 int dfg_op_layout_rows(dfg_op op, const dfg_attrs *attrs, int32_t rank);
 
 /* type seen as the plain tensor its bytes hold for dfg_op_layout_rows:

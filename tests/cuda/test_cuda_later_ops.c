@@ -632,7 +632,7 @@ static void test_inference_programs(void **state)
  * updates and relu_grad (CPU only: passes a memory budget records,
  * docs/training.md), reorder (the CPU backend's
  * blocked layouts, docs/program-format.md) and put_rows (tiled
- * execution's joins, CPU inference only: passes/tile_spatial.h). */
+ * execution's joins, CPU inference only: passes/tiling/tile_spatial.h). */
 static int cpu_only(dfg_op op)
 {
     return op == DFG_OP_SHARD_WEIGHTS || op == DFG_OP_ALL_GATHER_WEIGHTS ||

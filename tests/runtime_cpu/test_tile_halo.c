@@ -1,4 +1,4 @@
-/* Tiled execution's carried halos (passes/tile_spatial.h): a CNN of dense
+/* Tiled execution's carried halos (passes/tiling/tile_spatial.h): a CNN of dense
  * convs (a 7x7 stride-2 stem, a max pool, a bottleneck block with its
  * residual add, a 3x3 stride-2 conv) tiled at every cut in 2, 3 and 4
  * bands, joined either way, gives the untiled logits with its halos
@@ -24,7 +24,7 @@
 #include "passes/pass.h"
 #include "runtime/cpu_layout_rule.h"
 #include "runtime/cpu_workspace_rule.h"
-#include "passes/tile_spatial.h"
+#include "passes/tiling/tile_spatial.h"
 #include "program/program.h"
 #include "tests/support/cnn_fixture.h"
 #include "tests/support/random_data.h"

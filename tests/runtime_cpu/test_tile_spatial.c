@@ -1,4 +1,4 @@
-/* Tiled execution (passes/tile_spatial.h): a small CNN (stride-2 convs,
+/* Tiled execution (passes/tiling/tile_spatial.h): a small CNN (stride-2 convs,
  * a depthwise conv, max (ceil_mode) and average pools with pads, a
  * residual add, a concat along the channels, then a global pool and a
  * product the region stops at) gives the untiled program's outputs when
@@ -26,7 +26,7 @@
 #include "dfg/session.h"
 #include "ir/graph.h"
 #include "ir/layout_rule.h"
-#include "passes/tile_spatial.h"
+#include "passes/tiling/tile_spatial.h"
 #include "program/program.h"
 #include "runtime/cpu/kernels.h"
 #include "tests/support/cnn_fixture.h"

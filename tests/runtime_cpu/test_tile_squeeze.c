@@ -24,7 +24,7 @@
 #include "dfg/compile.h"
 #include "dfg/graph.h"
 #include "ir/graph.h"
-#include "passes/tile_spatial.h"
+#include "passes/tiling/tile_spatial.h"
 #include "passes/tiling/tile_squeeze.h"
 #include "program/program.h"
 #include "tests/support/cnn_fixture.h"

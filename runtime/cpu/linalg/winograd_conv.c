@@ -47,7 +47,7 @@
  * and 512-channel stages: 3.5 of the 9.6 ms Winograd saved it on two
  * threads), and googlenet's 14x14 convs added 8.4 MiB of U for 1.0 ms
  * (docs/BENCHMARKS.md). The rows are not counted: a conv run band by
- * band of rows (passes/tile_spatial.c) keeps its image's width, and its
+ * band of rows (passes/tiling/tile_spatial.c) keeps its image's width, and its
  * bands share one U (winograd_choice.h), so a band's few rows say
  * nothing of what U costs per tile of the image.
  * On nChw16c (AVX-512: a 2-core AMD EPYC Zen 5, 2 threads, each step

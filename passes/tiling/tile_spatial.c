@@ -1,5 +1,5 @@
 /* Tiled execution: see tile_spatial.h. */
-#include "passes/tile_spatial.h"
+#include "passes/tiling/tile_spatial.h"
 
 #include <stdio.h>
 #include <stdlib.h>
