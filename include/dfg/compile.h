@@ -121,7 +121,9 @@ typedef struct dfg_compile_options {
      * bound, so the graph is compiled both plain and with them (and, with
      * in_place_depthwise, plain with depthwise convs written over their
      * inputs, which take dfg's kernel, never the library's), each also
-     * tiled (tiling). Of these programs, 1 (memory first) keeps the
+     * tiled (tiling; a tiled program whose tighter bound leaves a conv
+     * off Winograd also with that conv's Winograd scratch kept, its arena
+     * above its own bound). Of these programs, 1 (memory first) keeps the
      * smallest arena among those that cost at most 10% more to run than
      * the fastest (untiled, blocked): the cost is the FLOPs, a product
      * (conv, matmul) that dfg's kernels run in place of the library's
