@@ -18,7 +18,7 @@
  * Memory first compiles the graph untiled, listing the tilings of the
  * best estimates, then each of them, and keeps the smallest arena of the
  * programs that cost at most a little more work to run than the fastest
- * (memory_choice).
+ * (passes/memory_choice.h).
  *
  * Everything the passes make is freed here, on success and on every error
  * path; only the program leaves. */
@@ -577,7 +577,7 @@ dfg_status dfg_compile(const dfg_graph *graph,
     }
     if (!effective.prefer_memory)
         return compile_once(graph, &effective, NULL, out);
-    /* Memory first (memory_choice): with blocked layouts (whose steps keep
+    /* Memory first (memory_choice.h): with blocked layouts (whose steps keep
      * the scratch only the library runs them with), plain, and plain with
      * depthwise convs written over their inputs (which then run dfg's
      * kernel), each untiled; the first, the fastest, tiled too (the
