@@ -58,10 +58,9 @@ dfg_status dfg_session_detach_weights(dfg_session *s);
  * memory a session drops (a program compiled in the process and taken
  * over): what a session's creation adds to it is its own cost (step
  * arguments, the library's primitives, their generated kernels, threads
- * started, what its backend's first run of some steps takes (the CPU backend's
- * prepare, runtime/cpu/backend.c);
- * runtime/process_memory.c). Wraps around when unknown: only
- * differences count. */
+ * started, and what the steps its backend runs once at preparation take
+ * on their first call, runtime/cpu/backend.c). Wraps around when
+ * unknown: only differences count (runtime/process_memory.c). */
 uint64_t dfg_runtime_resident_mark(const dfg_session *s, int plain_anonymous);
 
 /* Bytes of the C library's heap in use (its arenas and the blocks it

@@ -85,9 +85,9 @@ static dfg_status first_products(dfg_backend_context *context)
 {
     for (int32_t i = 0; i < context->n_steps; i++) {
         const dfg_step_args *step = &context->steps[i];
-        const char *library = dfg_dnnl_steps_library(context->dnnl, i);
         if (!dfg_op_uses_blas(step->op) || !step->constant_inputs ||
-            (library && !strstr(library, "gemm")))
+            (dfg_dnnl_steps_take(context->dnnl, i) &&
+             !dfg_dnnl_steps_equips_on_first_run(context->dnnl, i)))
             continue;
         dfg_status status = cpu_run_step(context, i);
         if (status != DFG_OK)

@@ -1,6 +1,7 @@
 /* Which steps of a CPU session run on oneDNN (dnnl_steps.h). */
 #include <omp.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "runtime/cpu_layout_rule.h"
 #include "runtime/cpu/onednn/dnnl_conv.h"
@@ -337,4 +338,10 @@ const char *dfg_dnnl_steps_library(const dfg_dnnl_steps *s, int32_t i)
 {
     return dfg_dnnl_steps_take(s, i) ? s->labels + (size_t)i * LABEL_BYTES
                                      : NULL;
+}
+
+int dfg_dnnl_steps_equips_on_first_run(const dfg_dnnl_steps *s, int32_t i)
+{
+    const char *label = dfg_dnnl_steps_library(s, i);
+    return label && strstr(label, "gemm");
 }

@@ -27,6 +27,11 @@ dfg_status dfg_dnnl_steps_run(const dfg_dnnl_steps *steps, int32_t i);
  * where a reference kernel does (steps may be NULL); valid until the
  * destroy. */
 const char *dfg_dnnl_steps_library(const dfg_dnnl_steps *steps, int32_t i);
+/* 1 if oneDNN runs step i on a gemm-based implementation, whose kernels
+ * oneDNN generates on their first call (once per process), not with the
+ * primitive (steps may be NULL). */
+int dfg_dnnl_steps_equips_on_first_run(const dfg_dnnl_steps *steps,
+                                       int32_t i);
 void dfg_dnnl_steps_destroy(dfg_dnnl_steps *steps,
                             const dfg_allocator *allocator);
 
