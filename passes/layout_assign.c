@@ -149,6 +149,13 @@ static double conv_work(const layouts *l, int32_t n)
                                                node->n_inputs, &out, 1);
 }
 
+/* 1 if oneDNN chose the blocked layout for conv n's x and y itself. */
+static int chose(const layouts *l, int32_t n, int32_t layout)
+{
+    return is_conv(l, n) && !l->foreign[n] && l->want_x[n] == layout &&
+           l->want_y[n] == layout;
+}
+
 /* 1 if foreign conv n runs in the blocked layout (padded where pad) on a
  * jit kernel, with its x and y in *x and *y. */
 static int takes_in(const layouts *l, int32_t n, int32_t layout, int pad,
@@ -179,14 +186,16 @@ static double padded_work(const layouts *l, int32_t n, int32_t x, int32_t y)
     return conv_work(l, n) * grow;
 }
 
-/* Where oneDNN wants its own format for some convs and no blocked one for
- * any (AVX-512's brgemm convs, nhwc): the widest blocked layout whose jit
- * kernels take, with no reorder, at least WIDE_SHARE of the most conv
- * work any candidate's take becomes the block, and those convs want it
- * where a jit kernel takes them in it. A wider block's kernels run more
- * lanes per instruction, so it wins unless the convs it leaves to
- * reorders (channel counts such as 24 and 40 that fill 8 lanes but not
- * 16) carry a large share of the work. */
+/* Where oneDNN wants its own format for some convs (AVX-512's brgemm
+ * convs, nhwc): the widest blocked layout whose jit kernels take, with no
+ * reorder, at least WIDE_SHARE of the most conv work any candidate's take
+ * becomes the block, and those convs want it where a jit kernel takes
+ * them in it. A conv for which oneDNN chose a blocked layout itself (a
+ * grouped one, whose group's channels fill that layout's blocks) counts
+ * for that layout. A wider block's kernels run more lanes per
+ * instruction, so it wins unless the convs it leaves to reorders (channel
+ * counts such as 24 and 40 that fill 8 lanes but not 16) carry a large
+ * share of the work. */
 #define WIDE_SHARE (7.0 / 8.0)
 
 /* The widest layout padded, where its blocks leave such convs to
@@ -207,7 +216,8 @@ static void choose_foreign_block(layouts *l)
     for (int32_t c = 0; c < n_candidates; c++) {
         int32_t x, y;
         for (int32_t n = 0; n < l->n_nodes; n++)
-            if (takes_in(l, n, candidates[c], 0, &x, &y))
+            if (takes_in(l, n, candidates[c], 0, &x, &y) ||
+                (c == 0 && chose(l, n, candidates[c])))
                 work[c] += conv_work(l, n);
         most = work[c] > most ? work[c] : most;
     }
@@ -221,7 +231,8 @@ static void choose_foreign_block(layouts *l)
             if (takes_in(l, n, candidates[0], 1, &x, &y)) {
                 padded += conv_work(l, n);
                 added += padded_work(l, n, x, y) - conv_work(l, n);
-            }
+            } else if (chose(l, n, candidates[0]))
+                padded += conv_work(l, n);
         }
     double allowed = dfg_cpu_wide_vector_speedup() * (1.0 + PAD_SHARE) - 1.0;
     if (padded > 0.0 && padded >= WIDE_SHARE * most &&
@@ -510,7 +521,10 @@ static dfg_status assign(layouts *l, dfg_pass_report *report)
     for (int32_t n = 0; n < l->n_nodes; n++)
         if (!g->nodes[n].dead && g->nodes[n].op == DFG_OP_CONV2D)
             query_conv(l, n);
-    if (l->block == DFG_LAYOUT_PLAIN && !l->target)
+    int any_foreign = 0;
+    for (int32_t n = 0; n < l->n_nodes; n++)
+        any_foreign |= l->foreign[n];
+    if (any_foreign && !l->target)
         choose_foreign_block(l);
     if (l->block == DFG_LAYOUT_PLAIN)
         return DFG_OK;

@@ -466,6 +466,85 @@ static void test_wide_block_share(void **state)
     }
 }
 
+/* 1x1 conv 64 -> 64, 3x3 conv in 4 groups of 16 channels, 1x1 conv. */
+enum { GROUPED_ELEMS = 64 * 14 * 14 };
+static dfg_graph *build_grouped(void)
+{
+    dfg_graph *g = NULL;
+    OK(dfg_graph_create(NULL, &g));
+    dfg_value x, y;
+    OK(dfg_graph_input(g, "x", DFG_F32, 4, DIMS(1, 64, 14, 14), &x));
+    for (int i = 0; i < 3; i++) {
+        int64_t k = i == 1 ? 3 : 1, groups = i == 1 ? 4 : 1;
+        char wn[16];
+        snprintf(wn, sizeof wn, "g%d", i);
+        dfg_value wv = random_leaf(g, wn, 0, 4, DIMS(64, 64 / groups, k, k));
+        dfg_conv2d_params params = {{1, 1}, {1, 1},
+                                    {k / 2, k / 2, k / 2, k / 2}, groups};
+        OK(dfg_conv2d(g, x, wv, DFG_NO_VALUE, &params, &y));
+        x = y;
+    }
+    OK(dfg_graph_output(g, y, "out"));
+    return g;
+}
+
+/* A grouped conv for which oneDNN chooses the widest block itself, between
+ * convs it wants in a format dfg has no layout for (AVX-512's nhwc) but
+ * that a jit kernel takes in that block: the values between them are
+ * blocked (they stayed plain when the grouped conv alone set the block),
+ * and the program computes what its plain twin does. */
+static void test_grouped_conv_joins_the_block(void **state)
+{
+    (void)state;
+    int32_t blocks[2], x = -1, y = -1;
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.kernel[0] = attrs.kernel[1] = 3;
+    attrs.pads[0] = attrs.pads[1] = attrs.pads[2] = attrs.pads[3] = 1;
+    attrs.group = 4;
+    dfg_type in[2] = {{DFG_F32, 4, {1, 64, 14, 14}, 0},
+                      {DFG_F32, 4, {64, 16, 3, 3}, 0}};
+    dfg_type out = in[0];
+    dfg_cpu_blocked_layouts(blocks);
+    if (dfg_cpu_conv_layouts(&attrs, in, 2, &out, 1, &x, &y) != 0 ||
+        x != blocks[0] || y != blocks[0])
+        skip(); /* oneDNN does not block this grouped conv widest here */
+    dfg_attrs_init(&attrs);
+    attrs.kernel[0] = attrs.kernel[1] = 1;
+    in[1] = (dfg_type){DFG_F32, 4, {64, 64, 1, 1}, 0};
+    int32_t x1 = -1, y1 = -1;
+    if (dfg_cpu_conv_layouts(&attrs, in, 2, &out, 1, &x1, &y1) != 0 ||
+        (!(x1 == blocks[0] && y1 == blocks[0]) &&
+         dfg_cpu_conv_layouts_in(&attrs, in, 2, &out, 1, blocks[0], 0, &x1,
+                                 &y1) != 0))
+        skip(); /* no jit kernel takes the 1x1 conv in that block */
+    dfg_graph *g = build_grouped();
+    dfg_program *p = compile_with(g, 1, 1), *plain = compile_with(g, 0, 1);
+    check_program(p);
+    int n_blocked = 0;
+    for (int32_t i = 0; i < p->n_tensors; i++)
+        n_blocked += p->tensors[i].type.layout == blocks[0] &&
+                     p->tensors[i].type.rank == 4 &&
+                     p->tensors[i].type.shape[1] == 64 &&
+                     p->tensors[i].type.shape[2] == 14;
+    assert_int_equal(n_blocked, 2); /* both values between the convs */
+    static float input[GROUPED_ELEMS];
+    static double ref[GROUPED_ELEMS];
+    fill_random(input, GROUPED_ELEMS);
+    const void *inputs[1] = {input};
+    float *a[1] = {NULL}, *b[1] = {NULL};
+    run_program(plain, inputs, a);
+    run_program(p, inputs, b);
+    for (int i = 0; i < GROUPED_ELEMS; i++)
+        ref[i] = a[0][i];
+    assert_true(relative_error(b[0], ref, GROUPED_ELEMS) < 1e-5);
+    free(a[0]);
+    free(b[0]);
+    dfg_program_destroy(p);
+    dfg_program_destroy(plain);
+    dfg_graph_destroy(g);
+}
+
 /* The reference path (--no-onednn) never sees a blocked tensor. */
 static void test_no_onednn_stays_plain(void **state)
 {
@@ -564,6 +643,7 @@ int main(void)
         cmocka_unit_test(test_assignment),
         cmocka_unit_test(test_wide_vector_speedup),
         cmocka_unit_test(test_wide_block_share),
+        cmocka_unit_test(test_grouped_conv_joins_the_block),
         cmocka_unit_test(test_no_onednn_stays_plain),
         cmocka_unit_test(test_missing_cpu_features),
         cmocka_unit_test(test_loader_checks_layouts),

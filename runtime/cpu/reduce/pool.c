@@ -84,8 +84,10 @@ static void pool_row(const dfg_pool_geometry *p, int is_max, const void *x,
 /* Folds the taps x[i * stride], i in [0, n), into out[i]; NaN wins a
  * max. Strides 1 and 2, the common ones, are loops of their own, which
  * the compiler vectorizes (stride 2 as loads and a shuffle); a pool's
- * output never shares bytes with its input (ops.def), hence restrict. */
-static inline void fold_tap_f32(int is_max, const float *restrict x,
+ * output never shares bytes with its input (ops.def), hence restrict.
+ * Always inlined: a call would run the baseline's code from every clone
+ * of pool_band_f32. */
+static inline __attribute__((always_inline)) void fold_tap_f32(int is_max, const float *restrict x,
                                 int64_t stride, float *restrict out,
                                 int64_t n)
 {
@@ -123,7 +125,7 @@ static inline void fold_tap_f32(int is_max, const float *restrict x,
  * outputs a column tap reaches is the same for every row, so it is worked
  * out once per band. Up to TAP_GROUP columns the taps of an output come in
  * the order of pool_row, so the sums are the same. */
-DFG_VECTOR_CLONES
+DFG_VECTOR_CLONES_512
 static void pool_band_f32(const dfg_pool_geometry *p, int is_max,
                           const float *x, float *y, int64_t oy_begin,
                           int64_t oy_end)
