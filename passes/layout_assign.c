@@ -190,9 +190,9 @@ static double padded_work(const layouts *l, int32_t n, int32_t x, int32_t y)
  * convs, nhwc): the widest blocked layout whose jit kernels take, with no
  * reorder, at least WIDE_SHARE of the most conv work any candidate's take
  * becomes the block, and those convs want it where a jit kernel takes
- * them in it. A conv for which oneDNN chose a blocked layout itself (a
- * grouped one, whose group's channels fill that layout's blocks) counts
- * for that layout. A wider block's kernels run more lanes per
+ * them in it. A conv for which oneDNN chose the widest blocked layout
+ * itself (a grouped one, whose group's channels fill its blocks) counts
+ * for it. A wider block's kernels run more lanes per
  * instruction, so it wins unless the convs it leaves to reorders (channel
  * counts such as 24 and 40 that fill 8 lanes but not 16) carry a large
  * share of the work. */
@@ -207,6 +207,15 @@ static double padded_work(const layouts *l, int32_t n, int32_t x, int32_t y)
  * Where they multiply s times more (dfg_cpu_wide_vector_speedup), the
  * padded work over s may reach 1 + PAD_SHARE of the unpadded. */
 #define PAD_SHARE (1.0 / 8.0)
+
+/* Where the convs the padded wide layout leaves to reorders (grouped ones
+ * whose groups of 24 channels fill 8 lanes but no 16: RegNet's) carry more
+ * than 1 - WIDE_SHARE of the work, it is still taken when it is estimated
+ * faster: the padded work over the wide vectors' speedup, plus the work
+ * left to reorders at LEFT_COST times its own, within the most conv work
+ * a candidate takes. On a CPU whose wide vectors multiply no more floats
+ * a second than two narrow ones it never is. */
+#define LEFT_COST 1.5
 
 static void choose_foreign_block(layouts *l)
 {
@@ -234,8 +243,11 @@ static void choose_foreign_block(layouts *l)
             } else if (chose(l, n, candidates[0]))
                 padded += conv_work(l, n);
         }
-    double allowed = dfg_cpu_wide_vector_speedup() * (1.0 + PAD_SHARE) - 1.0;
-    if (padded > 0.0 && padded >= WIDE_SHARE * most &&
+    double speedup = dfg_cpu_wide_vector_speedup();
+    double allowed = speedup * (1.0 + PAD_SHARE) - 1.0;
+    int left_pays = (padded + added) / speedup +
+                        (most - padded) * LEFT_COST <= most;
+    if (padded > 0.0 && (padded >= WIDE_SHARE * most || left_pays) &&
         added <= allowed * padded) {
         best = candidates[0];
         l->pad = 1;

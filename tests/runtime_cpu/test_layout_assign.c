@@ -1,7 +1,7 @@
 /* Blocked layouts (passes/layout_assign.c, src/ir/layout_rule.h): the
  * reorder kernel against an index-by-index reference; which tensors the
- * pass blocks on small graphs (which block where both are on offer),
- * and that every such program computes what
+ * pass blocks on small graphs (which block where both are on offer:
+ * test_foreign_block.c), and that every such program computes what
  * its plain twin (--no-layouts) does, through a saved and loaded file
  * too; that --no-onednn programs stay plain; that a program whose
  * recorded CPU features this CPU lacks is refused with both named; and
@@ -18,6 +18,7 @@
 #include "runtime/cpu_layout_rule.h"
 #include "dfg/dfg.h"
 #include "runtime/cpu/kernels_extra.h"
+#include "tests/support/layout_check.h"
 #include "tests/support/pass_check.h"
 #include "tests/support/program_fixtures.h"
 #include "program/program_format.h"
@@ -186,21 +187,6 @@ static dfg_graph *build(shape_case k)
     return g;
 }
 
-static dfg_program *compile_with(const dfg_graph *g, int layouts, int onednn)
-{
-    dfg_compile_options o;
-    dfg_compile_options_init(&o);
-    o.assign_layouts = layouts;
-    if (!onednn) {
-        o.backend_workspace = NULL;
-        o.backend_workspace_for = NULL;
-    }
-    dfg_program *p = NULL;
-    if (dfg_compile(g, &o, &p) != DFG_OK)
-        fail_msg("compile: %s", dfg_last_error());
-    return p;
-}
-
 /* p saved and loaded back (mapped, as a .dfgp is). */
 static dfg_program *reloaded(const dfg_program *p)
 {
@@ -237,16 +223,6 @@ static int count_op(const dfg_program *p, dfg_op op)
     for (int32_t i = 0; i < p->n_steps; i++)
         n += p->steps[i].op == op;
     return n;
-}
-
-/* The layout of the tensor named name. */
-static int32_t layout_of(const dfg_program *p, const char *name)
-{
-    for (int32_t i = 0; i < p->n_tensors; i++)
-        if (strcmp(p->tensors[i].name, name) == 0)
-            return p->tensors[i].type.layout;
-    fail_msg("no tensor '%s'", name);
-    return -1;
 }
 
 /* The layout oneDNN wants for a C -> C 3x3 conv here; plain: none to test. */
@@ -365,186 +341,6 @@ static void test_assignment(void **state)
     }
 }
 
-/* x [1, 32, 16, 16] -> two convs to 32 -> a conv to 24 -> a conv to 32:
- * the 24-channel tensor fills 8-lane blocks, not 16-lane ones.
- * big_wide: the first two convs are 3x3 and the last two 1x1 (the convs
- * around the 24 channels carry under an eighth of the work), else the
- * other way round (they carry most of it). */
-#define MIXED_ELEMS (32 * 16 * 16)
-
-static dfg_graph *build_mixed_channels(int big_wide)
-{
-    dfg_graph *g = NULL;
-    OK(dfg_graph_create(NULL, &g));
-    dfg_value x, y;
-    OK(dfg_graph_input(g, "x", DFG_F32, 4, DIMS(1, 32, 16, 16), &x));
-    int64_t cs[5] = {32, 32, 32, 24, 32};
-    for (int i = 0; i < 4; i++) {
-        int64_t k = (i < 2) == big_wide ? 3 : 1;
-        char wn[16];
-        snprintf(wn, sizeof wn, "m%d", i);
-        dfg_value wv = random_leaf(g, wn, 0, 4, DIMS(cs[i + 1], cs[i], k, k));
-        dfg_conv2d_params params = {{1, 1}, {1, 1}, {k / 2, k / 2, k / 2, k / 2}, 1};
-        OK(dfg_conv2d(g, x, wv, DFG_NO_VALUE, &params, &y));
-        x = y;
-    }
-    OK(dfg_graph_output(g, y, "out"));
-    return g;
-}
-
-/* The wide vectors' speedup is measured once, from 1 to 2, and is 1
- * without AVX-512. */
-static void test_wide_vector_speedup(void **state)
-{
-    (void)state;
-    double s = dfg_cpu_wide_vector_speedup();
-    assert_true(s >= 1.0 && s <= 2.0);
-    assert_true(dfg_cpu_wide_vector_speedup() == s);
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (!__builtin_cpu_supports("avx512f"))
-        assert_true(s == 1.0);
-#endif
-}
-
-/* Where oneDNN wants a format dfg has no layout for and both nChw16c and
- * nChw8c are on offer, the pass takes the wide block unless the convs it
- * leaves out (24 channels) carry over an eighth of the conv work; then
- * the wide block padded where the work padding adds, over what the wide
- * vectors gain (dfg_cpu_wide_vector_speedup), stays within an eighth. */
-static void test_wide_block_share(void **state)
-{
-    (void)state;
-    int32_t blocks[2];
-    dfg_attrs attrs;
-    dfg_attrs_init(&attrs);
-    attrs.kernel[0] = attrs.kernel[1] = 3;
-    attrs.pads[0] = attrs.pads[1] = attrs.pads[2] = attrs.pads[3] = 1;
-    dfg_type in[2] = {{DFG_F32, 4, {1, 32, 16, 16}, 0},
-                      {DFG_F32, 4, {32, 32, 3, 3}, 0}};
-    dfg_type out = in[0];
-    int32_t x = -1, y = -1;
-    if (dfg_cpu_blocked_layouts(blocks) < 2 ||
-        dfg_cpu_conv_layouts(&attrs, in, 2, &out, 1, &x, &y) != 0 || x >= 0 ||
-        dfg_cpu_conv_layouts_in(&attrs, in, 2, &out, 1, blocks[0], 0, &x, &y) !=
-            0)
-        skip(); /* no foreign format, or one block only, on this CPU */
-    for (int big_wide = 0; big_wide <= 1; big_wide++) {
-        dfg_graph *g = build_mixed_channels(big_wide);
-        dfg_program *p = compile_with(g, 1, 1), *plain = compile_with(g, 0, 1);
-        check_program(p);
-        /* Padded to 32, the two 3x3 convs to and from 24 channels (each
-         * 9 * 32 * 24 multiplies a pixel) do a third more, beside the two
-         * 1x1 ones (32 * 32). */
-        double added = 2.0 * 9 * 32 * 24 / 3.0,
-               padded = 2.0 * 9 * 32 * 24 + 2.0 * 32 * 32;
-        int pads = (padded + added) / dfg_cpu_wide_vector_speedup() <=
-                   padded * (1.0 + 1.0 / 8.0);
-        int32_t want = big_wide || pads ? blocks[0] : blocks[1];
-        int n_want = 0, n_other = 0;
-        for (int32_t i = 0; i < p->n_tensors; i++) {
-            int32_t l = p->tensors[i].type.layout;
-            n_want += l == want;
-            n_other += l != want && l != DFG_LAYOUT_PLAIN;
-        }
-        assert_true(n_want > 0);
-        assert_int_equal(n_other, 0);
-        static float input[MIXED_ELEMS];
-        static double ref[MIXED_ELEMS];
-        fill_random(input, MIXED_ELEMS);
-        const void *inputs[1] = {input};
-        float *a[1] = {NULL}, *b[1] = {NULL};
-        run_program(plain, inputs, a);
-        run_program(p, inputs, b);
-        for (int i = 0; i < MIXED_ELEMS; i++)
-            ref[i] = a[0][i];
-        assert_true(relative_error(b[0], ref, MIXED_ELEMS) < 1e-5);
-        free(a[0]);
-        free(b[0]);
-        dfg_program_destroy(p);
-        dfg_program_destroy(plain);
-        dfg_graph_destroy(g);
-    }
-}
-
-/* 1x1 conv 64 -> 64, 3x3 conv in 4 groups of 16 channels, 1x1 conv. */
-enum { GROUPED_ELEMS = 64 * 14 * 14 };
-static dfg_graph *build_grouped(void)
-{
-    dfg_graph *g = NULL;
-    OK(dfg_graph_create(NULL, &g));
-    dfg_value x, y;
-    OK(dfg_graph_input(g, "x", DFG_F32, 4, DIMS(1, 64, 14, 14), &x));
-    for (int i = 0; i < 3; i++) {
-        int64_t k = i == 1 ? 3 : 1, groups = i == 1 ? 4 : 1;
-        char wn[16];
-        snprintf(wn, sizeof wn, "g%d", i);
-        dfg_value wv = random_leaf(g, wn, 0, 4, DIMS(64, 64 / groups, k, k));
-        dfg_conv2d_params params = {{1, 1}, {1, 1},
-                                    {k / 2, k / 2, k / 2, k / 2}, groups};
-        OK(dfg_conv2d(g, x, wv, DFG_NO_VALUE, &params, &y));
-        x = y;
-    }
-    OK(dfg_graph_output(g, y, "out"));
-    return g;
-}
-
-/* A grouped conv for which oneDNN chooses the widest block itself, between
- * convs it wants in a format dfg has no layout for (AVX-512's nhwc) but
- * that a jit kernel takes in that block: the values between them are
- * blocked (they stayed plain when the grouped conv alone set the block),
- * and the program computes what its plain twin does. */
-static void test_grouped_conv_joins_the_block(void **state)
-{
-    (void)state;
-    int32_t blocks[2], x = -1, y = -1;
-    dfg_attrs attrs;
-    dfg_attrs_init(&attrs);
-    attrs.kernel[0] = attrs.kernel[1] = 3;
-    attrs.pads[0] = attrs.pads[1] = attrs.pads[2] = attrs.pads[3] = 1;
-    attrs.group = 4;
-    dfg_type in[2] = {{DFG_F32, 4, {1, 64, 14, 14}, 0},
-                      {DFG_F32, 4, {64, 16, 3, 3}, 0}};
-    dfg_type out = in[0];
-    dfg_cpu_blocked_layouts(blocks);
-    if (dfg_cpu_conv_layouts(&attrs, in, 2, &out, 1, &x, &y) != 0 ||
-        x != blocks[0] || y != blocks[0])
-        skip(); /* oneDNN does not block this grouped conv widest here */
-    dfg_attrs_init(&attrs);
-    attrs.kernel[0] = attrs.kernel[1] = 1;
-    in[1] = (dfg_type){DFG_F32, 4, {64, 64, 1, 1}, 0};
-    int32_t x1 = -1, y1 = -1;
-    if (dfg_cpu_conv_layouts(&attrs, in, 2, &out, 1, &x1, &y1) != 0 ||
-        (!(x1 == blocks[0] && y1 == blocks[0]) &&
-         dfg_cpu_conv_layouts_in(&attrs, in, 2, &out, 1, blocks[0], 0, &x1,
-                                 &y1) != 0))
-        skip(); /* no jit kernel takes the 1x1 conv in that block */
-    dfg_graph *g = build_grouped();
-    dfg_program *p = compile_with(g, 1, 1), *plain = compile_with(g, 0, 1);
-    check_program(p);
-    int n_blocked = 0;
-    for (int32_t i = 0; i < p->n_tensors; i++)
-        n_blocked += p->tensors[i].type.layout == blocks[0] &&
-                     p->tensors[i].type.rank == 4 &&
-                     p->tensors[i].type.shape[1] == 64 &&
-                     p->tensors[i].type.shape[2] == 14;
-    assert_int_equal(n_blocked, 2); /* both values between the convs */
-    static float input[GROUPED_ELEMS];
-    static double ref[GROUPED_ELEMS];
-    fill_random(input, GROUPED_ELEMS);
-    const void *inputs[1] = {input};
-    float *a[1] = {NULL}, *b[1] = {NULL};
-    run_program(plain, inputs, a);
-    run_program(p, inputs, b);
-    for (int i = 0; i < GROUPED_ELEMS; i++)
-        ref[i] = a[0][i];
-    assert_true(relative_error(b[0], ref, GROUPED_ELEMS) < 1e-5);
-    free(a[0]);
-    free(b[0]);
-    dfg_program_destroy(p);
-    dfg_program_destroy(plain);
-    dfg_graph_destroy(g);
-}
-
 /* The reference path (--no-onednn) never sees a blocked tensor. */
 static void test_no_onednn_stays_plain(void **state)
 {
@@ -641,9 +437,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reorder_kernel),
         cmocka_unit_test(test_assignment),
-        cmocka_unit_test(test_wide_vector_speedup),
-        cmocka_unit_test(test_wide_block_share),
-        cmocka_unit_test(test_grouped_conv_joins_the_block),
         cmocka_unit_test(test_no_onednn_stays_plain),
         cmocka_unit_test(test_missing_cpu_features),
         cmocka_unit_test(test_loader_checks_layouts),
