@@ -71,6 +71,7 @@ typedef struct layouts {
                             which may be the blocked one */
     int32_t *copy;       /* [n_values * 2]: v reordered to plain, blocked */
     uint8_t *counted;    /* [n_values] scoring: a reorder counted */
+    uint8_t *tie;        /* [n_values] per group root: TIE_* flags */
     int32_t *before;     /* appended node k precedes original node before[k] */
     int32_t n_values, n_nodes;
 } layouts;
@@ -385,6 +386,22 @@ static void add_score(layouts *l, int32_t v, int32_t points)
         l->score[find(l, v)] += points;
 }
 
+/* A group whose score ties is blocked where a depthwise conv reads or
+ * writes it blocked and only conv ports want it plain (no reorder step
+ * either way):
+ * a conv reorders within its step whichever way it goes, and on the CPU a
+ * depthwise conv's kernel for oneDNN's own format (AVX-512's nhwc brgemm
+ * one) runs several times as long as its blocked jit one. */
+#define TIE_DEPTHWISE 1 /* a depthwise conv reads or writes it blocked */
+#define TIE_REORDER 2   /* a reorder step counted against it */
+
+static int depthwise(const layouts *l, const dfg_ir_node *node)
+{
+    const dfg_type *x = &l->g->values[node->inputs[0]].type;
+    return node->attrs.group > 1 && x->rank == 4 &&
+           x->shape[1] == node->attrs.group;
+}
+
 /* benefit - cost of blocking each group (layout_assign.c's header). */
 static void score_groups(layouts *l)
 {
@@ -394,6 +411,10 @@ static void score_groups(layouts *l)
         if (node->dead || !is_conv(l, n))
             continue;
         add_score(l, node->inputs[0], l->want_x[n] == l->block ? 1 : -1);
+        if (depthwise(l, node) && l->want_x[n] == l->block)
+            l->tie[find(l, node->inputs[0])] |= TIE_DEPTHWISE;
+        if (depthwise(l, node) && l->want_y[n] == l->block)
+            l->tie[find(l, node->outputs[0])] |= TIE_DEPTHWISE;
         add_score(l, node->outputs[0], l->want_y[n] == l->block ? 1 : -1);
         if (node->n_inputs > 3 && node->inputs[3] >= 0)
             add_score(l, node->inputs[3], l->want_y[n] == l->block ? 1 : -1);
@@ -409,6 +430,7 @@ static void score_groups(layouts *l)
                 continue;
             counted[v] = 1;
             add_score(l, v, -1);
+            l->tie[find(l, v)] |= TIE_REORDER;
         }
     }
 }
@@ -546,7 +568,10 @@ static dfg_status assign(layouts *l, dfg_pass_report *report)
     score_groups(l);
     for (int32_t v = 0; v < l->n_values; v++) {
         int32_t root = find(l, v);
-        l->blockable[root] = l->blockable[root] && l->score[root] > 0;
+        int tie_blocked = !l->target && l->score[root] == 0 &&
+                          l->tie[root] == TIE_DEPTHWISE;
+        l->blockable[root] =
+            l->blockable[root] && (l->score[root] > 0 || tie_blocked);
     }
     for (int32_t v = 0; v < l->n_values; v++)
         if (l->blockable[find(l, v)] && writes_blocked(l, v)) {
@@ -577,6 +602,7 @@ dfg_status dfg_pass_assign_layouts(dfg_graph *g, const dfg_target *target,
     l.blockable = dfg_calloc(&g->allocator, nv, 1);
     l.copy = dfg_calloc(&g->allocator, nv * 2, sizeof *l.copy);
     l.counted = dfg_calloc(&g->allocator, nv, 1);
+    l.tie = dfg_calloc(&g->allocator, nv, 1);
     l.want_x = dfg_calloc(&g->allocator, nn, sizeof *l.want_x);
     l.want_y = dfg_calloc(&g->allocator, nn, sizeof *l.want_y);
     l.uniform = dfg_calloc(&g->allocator, nn, 1);
@@ -584,7 +610,7 @@ dfg_status dfg_pass_assign_layouts(dfg_graph *g, const dfg_target *target,
     l.before = dfg_calloc(&g->allocator, most_reorders, sizeof *l.before);
     l.readers = dfg_calloc(&g->allocator, nv, sizeof *l.readers);
     dfg_status st = l.group && l.score && l.blockable && l.copy &&
-                            l.counted && l.want_x && l.want_y && l.uniform &&
+                            l.counted && l.tie && l.want_x && l.want_y && l.uniform &&
                             l.foreign && l.before && l.readers
                         ? DFG_OK
                         : dfg_error(DFG_ERR_OUT_OF_MEMORY,
@@ -601,6 +627,7 @@ dfg_status dfg_pass_assign_layouts(dfg_graph *g, const dfg_target *target,
     dfg_free(&g->allocator, l.blockable);
     dfg_free(&g->allocator, l.copy);
     dfg_free(&g->allocator, l.counted);
+    dfg_free(&g->allocator, l.tie);
     dfg_free(&g->allocator, l.want_x);
     dfg_free(&g->allocator, l.want_y);
     dfg_free(&g->allocator, l.uniform);

@@ -266,6 +266,56 @@ static void test_wide_block_leaves_grouped_convs(void **state)
     dfg_graph_destroy(g);
 }
 
+/* A conv whose y no jit kernel writes blocked (8 -> 24 channels, its 8
+ * inputs too few to pad) feeding a depthwise conv that a jit kernel runs
+ * blocked: the value between them ties (one conv reorders within its step
+ * either way) and is blocked, so that the depthwise conv runs its blocked
+ * jit kernel (layout_assign.c, TIE_DEPTHWISE). */
+enum { TIE_ELEMS = 8 * 28 * 28 };
+static void test_tie_blocked_for_depthwise(void **state)
+{
+    (void)state;
+    chain_conv convs[3] = {{24, 1, 1}, {24, 3, 24}, {32, 1, 1}};
+    dfg_graph *g = conv_chain(8, 28, 3, convs);
+    dfg_program *p = compile_with(g, 1, 1), *plain = compile_with(g, 0, 1);
+    check_program(p);
+    int32_t block = DFG_LAYOUT_PLAIN, x, y;
+    for (int32_t i = 0; i < p->n_tensors; i++)
+        if (p->tensors[i].type.layout != DFG_LAYOUT_PLAIN)
+            block = p->tensors[i].type.layout;
+    dfg_attrs attrs;
+    dfg_attrs_init(&attrs);
+    attrs.kernel[0] = attrs.kernel[1] = 1;
+    dfg_type in[2] = {{DFG_F32, 4, {1, 8, 28, 28}, 0},
+                      {DFG_F32, 4, {24, 8, 1, 1}, 0}};
+    dfg_type out = {DFG_F32, 4, {1, 24, 28, 28}, 0};
+    int first_foreign =
+        dfg_cpu_conv_layouts(&attrs, in, 2, &out, 1, &x, &y) == 0 && y < 0;
+    int first_plain = block == DFG_LAYOUT_PLAIN ||
+                      (dfg_cpu_conv_layouts_in(&attrs, in, 2, &out, 1, block,
+                                               1, &x, &y) != 0 &&
+                       dfg_cpu_conv_layouts_in(&attrs, in, 2, &out, 1, block,
+                                               0, &x, &y) != 0);
+    attrs.kernel[0] = attrs.kernel[1] = 3;
+    attrs.pads[0] = attrs.pads[1] = attrs.pads[2] = attrs.pads[3] = 1;
+    attrs.group = 24;
+    in[0] = out;
+    in[1] = (dfg_type){DFG_F32, 4, {24, 1, 3, 3}, 0};
+    int32_t dx = -1, dy = -1;
+    int dw_blocked = block != DFG_LAYOUT_PLAIN &&
+                     (dfg_cpu_conv_layouts_in(&attrs, in, 2, &out, 1, block, 1,
+                                              &dx, &dy) == 0 ||
+                      dfg_cpu_conv_layouts_in(&attrs, in, 2, &out, 1, block, 0,
+                                              &dx, &dy) == 0);
+    if (!first_foreign || !first_plain || !dw_blocked || dx != block)
+        skip(); /* not the tie this test is about on this CPU */
+    assert_int_equal(layout_of(p, "first"), block);
+    expect_plain_output(p, plain, TIE_ELEMS, 32 * 28 * 28);
+    dfg_program_destroy(p);
+    dfg_program_destroy(plain);
+    dfg_graph_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -273,6 +323,7 @@ int main(void)
         cmocka_unit_test(test_wide_block_share),
         cmocka_unit_test(test_grouped_conv_joins_the_block),
         cmocka_unit_test(test_wide_block_leaves_grouped_convs),
+        cmocka_unit_test(test_tie_blocked_for_depthwise),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
