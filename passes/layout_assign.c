@@ -3,12 +3,13 @@
  * layout, with an explicit reorder step where a blocked tensor meets a
  * reader that wants it plain, or the other way round. The layout is the
  * one oneDNN chooses for the convs on this CPU (nChw8c with AVX2); where
- * it chooses a format dfg has no layout for (nhwc, AVX-512's brgemm
- * convs), the widest blocked layout its jit kernels take for nearly
- * the most conv work (choose_foreign_block: nChw16c, padded where channel
- * counts such as 24 and 40 do not fill its blocks and the padding adds
- * little work, else nChw8c where such counts carry over an eighth of
- * it).
+ * it chooses a format dfg has no layout for for some (nhwc, AVX-512's
+ * brgemm convs), the widest blocked layout its jit kernels take for nearly
+ * the most conv work, the convs oneDNN blocks itself included
+ * (choose_foreign_block: nChw16c, padded where channel counts such as 24
+ * and 40 do not fill its blocks and the padding adds little work, else
+ * nChw8c where such counts carry over an eighth of it and the padded wide
+ * block is not estimated faster).
  *
  * Values that must share a layout form groups: the operands and output
  * of a layout-agnostic node (src/ir/layout_rule.h: elementwise without
@@ -23,7 +24,8 @@
  * reorders: the conv ports (x, y, residual) touching it that oneDNN
  * wants blocked outnumber the reorders it costs (a plain producer's
  * value that blocked readers read, a blocked value that plain readers
- * read, a conv port oneDNN wants plain).
+ * read, a conv port oneDNN wants plain), or, on a tie, where a depthwise
+ * conv reads or writes it (TIE_DEPTHWISE).
  *
  * Then each value takes its layout from its producer: a conv or a
  * uniform node (agnostic, or such a pool or binary) writes its group's
@@ -193,10 +195,9 @@ static double padded_work(const layouts *l, int32_t n, int32_t x, int32_t y)
  * becomes the block, and those convs want it where a jit kernel takes
  * them in it. A conv for which oneDNN chose the widest blocked layout
  * itself (a grouped one, whose group's channels fill its blocks) counts
- * for it. A wider block's kernels run more lanes per
- * instruction, so it wins unless the convs it leaves to reorders (channel
- * counts such as 24 and 40 that fill 8 lanes but not 16) carry a large
- * share of the work. */
+ * for it. A wider block's kernels run more lanes per instruction, so it
+ * wins unless the convs it leaves to reorders (channel counts such as 24
+ * and 40 that fill 8 lanes but not 16) carry a large share of the work. */
 #define WIDE_SHARE (7.0 / 8.0)
 
 /* The widest layout padded, where its blocks leave such convs to
@@ -388,10 +389,9 @@ static void add_score(layouts *l, int32_t v, int32_t points)
 
 /* A group whose score ties is blocked where a depthwise conv reads or
  * writes it blocked and only conv ports want it plain (no reorder step
- * either way):
- * a conv reorders within its step whichever way it goes, and on the CPU a
- * depthwise conv's kernel for oneDNN's own format (AVX-512's nhwc brgemm
- * one) runs several times as long as its blocked jit one. */
+ * either way): a conv reorders within its step whichever way it goes, and
+ * on the CPU a depthwise conv's kernel for oneDNN's own format (AVX-512's
+ * nhwc brgemm one) runs several times as long as its blocked jit one. */
 #define TIE_DEPTHWISE 1 /* a depthwise conv reads or writes it blocked */
 #define TIE_REORDER 2   /* a reorder step counted against it */
 
