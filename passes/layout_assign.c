@@ -3,8 +3,8 @@
  * layout, with an explicit reorder step where a blocked tensor meets a
  * reader that wants it plain, or the other way round. The layout is the
  * one oneDNN chooses for the convs on this CPU (nChw8c with AVX2); where
- * it chooses a format dfg has no layout for for some (nhwc, AVX-512's
- * brgemm convs), the widest blocked layout its jit kernels take for nearly
+ * it chooses, for some convs, a format dfg has no layout for (nhwc,
+ * AVX-512's brgemm convs), the widest blocked layout its jit kernels take for nearly
  * the most conv work, the convs oneDNN blocks itself included
  * (choose_foreign_block: nChw16c, padded where channel counts such as 24
  * and 40 do not fill its blocks and the padding adds little work, else
