@@ -285,6 +285,7 @@ static void test_winograd_convs(void **state)
          {1, 1, 0, 0}, 0, 0, "relu", 1, NULL},
         {"residual and relu, 98 tiles in chunks of 25, 25, 25, 23", 2, 128,
          128, 25, 25, {1, 1, 1, 1}, 1, 1, "relu", 1, NULL},
+        /* Winograd refuses these post-ops (test_rule): direct kernels */
         {"sigmoid", 1, 96, 128, 28, 28, {1, 1, 1, 1}, 1, 0, "sigmoid", 1, NULL},
         {"silu", 1, 64, 64, 28, 28, {1, 1, 1, 1}, 1, 0, "silu", 1, NULL},
     };
@@ -373,6 +374,15 @@ static void test_rule(void **state)
     assert_false(dfg_winograd_takes(&a, in, 2, &out));
     in[0].layout = DFG_LAYOUT_NCHW16C; /* AVX-512's block */
     assert_true(dfg_winograd_takes(&a, in, 2, &out));
+    /* post-ops: a residual sum and relu run in the output transform's
+     * vector registers; silu (any other) would run value by value */
+    a.n_post_ops = 2;
+    a.post_ops[0] = DFG_POST_SUM;
+    a.post_ops[1] = DFG_POST_RELU;
+    assert_true(dfg_winograd_takes(&a, in, 2, &out));
+    a.post_ops[1] = DFG_POST_SILU;
+    assert_false(dfg_winograd_takes(&a, in, 2, &out));
+    a.n_post_ops = 0;
     /* by 16: 64 -> 64 and 48 -> 192 at 56x56 stay direct, 64 -> 96 not */
     in[0].shape[2] = in[0].shape[3] = out.shape[2] = out.shape[3] = 56;
     in[0].shape[1] = in[1].shape[1] = in[1].shape[0] = out.shape[1] = 64;

@@ -5,9 +5,6 @@
  * along its rows, eight channels a vector. */
 #include "runtime/cpu/linalg/winograd_transforms.h"
 
-#include <string.h>
-
-#include "math/post_ops.h"
 #include "runtime/cpu/parallel.h"
 #include "runtime/cpu/elementwise/vector_clones.h"
 
@@ -118,33 +115,19 @@ void dfg_winograd_input(const dfg_winograd_geometry *g, const float *x,
     }
 }
 
-/* Post-op kind (not a sum, not relu) on eight values, one at a time. */
-static void eltwise_lanes(int32_t kind, float alpha, float beta, float *lanes)
-{
-    for (int l = 0; l < LANES; l++)
-        lanes[l] = dfg_post_op_eltwise(kind, alpha, beta, lanes[l]);
-}
-
-/* *at after attrs' post-ops, residual the eight values at its place.
- * Inlined into the vector clones: the sum and relu, which resnets fuse,
- * stay in vector registers. */
+/* *at after attrs' post-ops (sums and relus: dfg_winograd_takes refuses
+ * any other), residual the eight values at its place. Inlined into the
+ * vector clones: they stay in vector registers. */
 __attribute__((always_inline)) static inline void
 post_ops(const dfg_attrs *a, v8 *at, const float *residual)
 {
     v8 value = *at;
     for (int32_t k = 0; k < a->n_post_ops; k++) {
         int32_t kind = a->post_ops[k];
-        if (kind == DFG_POST_SUM) {
+        if (kind == DFG_POST_SUM)
             value += *(const v8 *)residual;
-        } else if (kind == DFG_POST_RELU) {
+        else
             value = (v8)((v8i)value & (v8i)(value > (v8){0}));
-        } else {
-            float lanes[LANES];
-            memcpy(lanes, &value, sizeof lanes);
-            eltwise_lanes(kind, a->post_op_alpha[k], a->post_op_beta[k],
-                          lanes);
-            memcpy(&value, lanes, sizeof lanes);
-        }
     }
     *at = value;
 }

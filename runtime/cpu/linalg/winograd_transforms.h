@@ -42,9 +42,9 @@ void dfg_winograd_input(const dfg_winograd_geometry *g, const float *x,
                         float *v, int64_t first, int64_t count);
 
 /* The output tiles [first, first + count) of M into y, with the bias
- * (NULL: none) and attrs' post-ops in their order: a sum adds the
- * residual (y's layout; it may be y itself), the others map each value
- * (math/post_ops.h). */
+ * (NULL: none) and attrs' post-ops in their order, sums and relus only
+ * (dfg_winograd_takes): a sum adds the residual (y's layout; it may be y
+ * itself). */
 void dfg_winograd_output(const dfg_winograd_geometry *g, const float *m,
                          const float *bias, const float *residual,
                          const dfg_attrs *attrs, float *y, int64_t first,
