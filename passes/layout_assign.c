@@ -411,10 +411,12 @@ static void score_groups(layouts *l)
         if (node->dead || !is_conv(l, n))
             continue;
         add_score(l, node->inputs[0], l->want_x[n] == l->block ? 1 : -1);
-        if (depthwise(l, node) && l->want_x[n] == l->block)
-            l->tie[find(l, node->inputs[0])] |= TIE_DEPTHWISE;
-        if (depthwise(l, node) && l->want_y[n] == l->block)
-            l->tie[find(l, node->outputs[0])] |= TIE_DEPTHWISE;
+        if (depthwise(l, node)) {
+            if (l->want_x[n] == l->block)
+                l->tie[find(l, node->inputs[0])] |= TIE_DEPTHWISE;
+            if (l->want_y[n] == l->block)
+                l->tie[find(l, node->outputs[0])] |= TIE_DEPTHWISE;
+        }
         add_score(l, node->outputs[0], l->want_y[n] == l->block ? 1 : -1);
         if (node->n_inputs > 3 && node->inputs[3] >= 0)
             add_score(l, node->inputs[3], l->want_y[n] == l->block ? 1 : -1);

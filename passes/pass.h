@@ -189,11 +189,6 @@ dfg_status dfg_pass_concat_views(const dfg_graph *graph,
 void dfg_concat_views_free(dfg_concat_views *concat,
                            const dfg_allocator *allocator);
 
-/* Per live node, from its op's rules: the bytes of its step's workspace
- * (blas_workspace_bytes, or the backend's rule for its library's scratch,
- * included; 0 for none), what of it the backend's library runs it in,
- * and its FLOP count. Built
- * once per compilation; every order scored and the program read it. */
 /* dfg_compile_options.prefer_memory inside the pipeline only: memory
  * first (1), its convs on blocked operands that Winograd takes keeping
  * their Winograd scratch (dfg_node_costs_fit_convs): a tiled program
@@ -201,6 +196,11 @@ void dfg_concat_views_free(dfg_concat_views *concat,
  * offered beside it (passes/pipeline.c). */
 #define DFG_PREFER_MEMORY_PRODUCTS 3
 
+/* Per live node, from its op's rules: the bytes of its step's workspace
+ * (blas_workspace_bytes, or the backend's rule for its library's scratch,
+ * included; 0 for none), what of it the backend's library runs it in,
+ * and its FLOP count. Built
+ * once per compilation; every order scored and the program read it. */
 typedef struct dfg_node_costs {
     int64_t *workspace;   /* [n_nodes] */
     int64_t *flops;       /* [n_nodes] */

@@ -65,20 +65,6 @@ static int shape_wins(const dfg_conv_geometry *g, int64_t block)
            g->in_channels * g->out_channels * g->pixels >= ((int64_t)2 << 20);
 }
 
-/* 1 if the output transform runs every post-op of attrs in vector
- * registers (a residual sum, relu): the others (silu, clip, ...) go
- * through the scalar post-op one value at a time, and cost more than the
- * product saves (efficientnet_v2_s's 64->256 3x3 conv at 28x28 with silu:
- * 966 us as Winograd against 514 us direct on AVX-512, 2 threads). */
-static int post_ops_vectorized(const dfg_attrs *attrs)
-{
-    for (int32_t k = 0; k < attrs->n_post_ops; k++)
-        if (attrs->post_ops[k] != DFG_POST_SUM &&
-            attrs->post_ops[k] != DFG_POST_RELU)
-            return 0;
-    return 1;
-}
-
 /* Fills *w for these operands; -1 when Winograd does not take them. */
 static int geometry_make(const dfg_attrs *attrs, const dfg_type *in,
                          int32_t n_in, const dfg_type *out,
@@ -88,7 +74,8 @@ static int geometry_make(const dfg_attrs *attrs, const dfg_type *in,
     if (n_in < 1 ||
         dfg_conv3x3_blocked_geometry(attrs, in, n_in, out, in[0].layout,
                                      &g) != 0 ||
-        g.stride[0] != 1 || g.stride[1] != 1 || !post_ops_vectorized(attrs) ||
+        g.stride[0] != 1 || g.stride[1] != 1 ||
+        !dfg_winograd_output_takes(attrs) ||
         !shape_wins(&g, dfg_layout_block(in[0].layout)))
         return -1;
     *w = (dfg_winograd_geometry){

@@ -115,9 +115,18 @@ void dfg_winograd_input(const dfg_winograd_geometry *g, const float *x,
     }
 }
 
-/* *at after attrs' post-ops (sums and relus: dfg_winograd_takes refuses
- * any other), residual the eight values at its place. Inlined into the
- * vector clones: they stay in vector registers. */
+int dfg_winograd_output_takes(const dfg_attrs *attrs)
+{
+    for (int32_t k = 0; k < attrs->n_post_ops; k++)
+        if (attrs->post_ops[k] != DFG_POST_SUM &&
+            attrs->post_ops[k] != DFG_POST_RELU)
+            return 0;
+    return 1;
+}
+
+/* *at after attrs' post-ops (those dfg_winograd_output_takes), residual
+ * the eight values at its place. Inlined into the vector clones: they
+ * stay in vector registers. */
 __attribute__((always_inline)) static inline void
 post_ops(const dfg_attrs *a, v8 *at, const float *residual)
 {

@@ -41,10 +41,18 @@ typedef struct dfg_winograd_geometry {
 void dfg_winograd_input(const dfg_winograd_geometry *g, const float *x,
                         float *v, int64_t first, int64_t count);
 
+/* 1 if the output transform runs every post-op of attrs in vector
+ * registers: residual sums and relus. Any other (silu, clip, ...) would
+ * run value by value and cost more than the product saves
+ * (efficientnet_v2_s's 64->256 3x3 conv at 28x28 with silu: 966 us as
+ * Winograd against 514 us direct on AVX-512, 2 threads), so Winograd
+ * does not take such convs (winograd_conv.c). */
+int dfg_winograd_output_takes(const dfg_attrs *attrs);
+
 /* The output tiles [first, first + count) of M into y, with the bias
- * (NULL: none) and attrs' post-ops in their order, sums and relus only
- * (dfg_winograd_takes): a sum adds the residual (y's layout; it may be y
- * itself). */
+ * (NULL: none) and attrs' post-ops in their order, those
+ * dfg_winograd_output_takes: a sum adds the residual (y's layout; it may
+ * be y itself). */
 void dfg_winograd_output(const dfg_winograd_geometry *g, const float *m,
                          const float *bias, const float *residual,
                          const dfg_attrs *attrs, float *y, int64_t first,

@@ -87,9 +87,9 @@ static void pool_row(const dfg_pool_geometry *p, int is_max, const void *x,
  * output never shares bytes with its input (ops.def), hence restrict.
  * Always inlined: a call would run the baseline's code from every clone
  * of pool_band_f32. */
-static inline __attribute__((always_inline)) void fold_tap_f32(int is_max, const float *restrict x,
-                                int64_t stride, float *restrict out,
-                                int64_t n)
+static inline __attribute__((always_inline)) void
+fold_tap_f32(int is_max, const float *restrict x, int64_t stride,
+             float *restrict out, int64_t n)
 {
     if (is_max && stride == 1) {
         for (int64_t i = 0; i < n; i++)
