@@ -5,7 +5,8 @@
  * oneDNN leaves to that loop (runtime/cpu/onednn/dnnl_post_ops.h) against
  * a double-precision reference on random data, compiled in this process
  * and saved and mapped, with no allocation during runs; and matmuls
- * (weights and activations, with a bias and a residual) likewise. */
+ * (weights and activations, with a bias and a residual) likewise; and
+ * silu steps of their own, on the same loop. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -76,7 +77,7 @@ static void test_sampled_bit_patterns(void **state)
         if (widths[w] > dfg_cpu_silu_width())
             continue;
         memcpy(y, x, (size_t)n * sizeof *y);
-        dfg_cpu_silu_f32_width(y, n, widths[w]);
+        dfg_cpu_silu_f32_width(y, y, n, widths[w]);
         for (int64_t i = 0; i < n; i++)
             if (!close_to(y[i], ref_silu(x[i])))
                 fail_msg("width %d: silu(%a) = %a, want %a", widths[w],
@@ -87,30 +88,47 @@ static void test_sampled_bit_patterns(void **state)
     free(x);
 }
 
-/* Every length from 0 to 70 and one split over the threads: each element
- * below n as silu says, none past it touched. */
+/* Every length from 0 to 70 and one split over the threads, in place and
+ * into another buffer: each element below n as silu says, none past it
+ * touched, the source of the second unchanged. */
 static void test_lengths(void **state)
 {
     (void)state;
     enum { LONGEST = 100003, GUARD = 40 };
+    const float untouched = -7.0f;
     float *x = random_floats(LONGEST + GUARD, 12.0f);
     float *y = malloc((LONGEST + GUARD) * sizeof *y);
+    float *source = malloc((LONGEST + GUARD) * sizeof *source);
     assert_non_null(y);
+    assert_non_null(source);
     for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
         if (widths[w] > dfg_cpu_silu_width())
             continue;
-        for (int64_t n = 0; n <= LONGEST; n = n < 70 ? n + 1 : LONGEST) {
-            memcpy(y, x, (size_t)(n + GUARD) * sizeof *y);
-            dfg_cpu_silu_f32_width(y, n, widths[w]);
-            for (int64_t i = 0; i < n + GUARD; i++)
-                if (i < n ? !close_to(y[i], ref_silu(x[i])) : y[i] != x[i])
-                    fail_msg("width %d, n %lld: element %lld is %g from %g",
-                             widths[w], (long long)n, (long long)i,
-                             (double)y[i], (double)x[i]);
-            if (n == LONGEST)
-                break;
-        }
+        for (int in_place = 0; in_place <= 1; in_place++)
+            for (int64_t n = 0; n <= LONGEST;
+                 n = n < 70 ? n + 1 : LONGEST) {
+                const float *from = in_place ? y : source;
+                memcpy(source, x, (size_t)(n + GUARD) * sizeof *source);
+                for (int64_t i = 0; i < n + GUARD; i++)
+                    y[i] = in_place ? x[i] : untouched;
+                dfg_cpu_silu_f32_width(from, y, n, widths[w]);
+                for (int64_t i = 0; i < n + GUARD; i++) {
+                    float past = in_place ? x[i] : untouched;
+                    if (i < n ? !close_to(y[i], ref_silu(x[i]))
+                              : y[i] != past)
+                        fail_msg("width %d, in place %d, n %lld: element "
+                                 "%lld is %g from %g", widths[w], in_place,
+                                 (long long)n, (long long)i, (double)y[i],
+                                 (double)x[i]);
+                    if (source[i] != x[i])
+                        fail_msg("width %d: the source changed at %lld",
+                                 widths[w], (long long)i);
+                }
+                if (n == LONGEST)
+                    break;
+            }
     }
+    free(source);
     free(y);
     free(x);
 }
@@ -415,6 +433,79 @@ static void test_matmuls_leave_silu(void **state)
     assert_true(left > 0); /* some matmul ran on oneDNN */
 }
 
+/* Silus no product step takes as its post-op, each a step of its own:
+ * one of a graph input (into another buffer) and one of a sum (maybe in
+ * place), against double on random data, compiled in this process and
+ * saved and mapped, with no allocation during runs. */
+static void test_silu_steps(void **state)
+{
+    (void)state;
+    enum { N = 2 * 37 * 41 };
+    int64_t shape[3] = {2, 37, 41};
+    float *x = random_floats(N, 6.0f), *z = random_floats(N, 6.0f);
+    double *ref = malloc(2 * N * sizeof *ref);
+    float *loop = malloc(2 * N * sizeof *loop); /* the vector loop's */
+    assert_non_null(ref);
+    assert_non_null(loop);
+    for (int64_t i = 0; i < N; i++) {
+        loop[N + i] = x[i] + z[i];
+        ref[i] = ref_silu(x[i]);
+        ref[N + i] = ref_silu(loop[N + i]);
+    }
+    dfg_cpu_silu_f32(x, loop, N);
+    dfg_cpu_silu_f32(loop + N, loop + N, N);
+    dfg_graph *g = NULL;
+    dfg_value xv, zv, s, v, a, t, y;
+    OK(dfg_graph_create(NULL, &g));
+    OK(dfg_graph_input(g, "x", DFG_F32, 3, shape, &xv));
+    OK(dfg_graph_input(g, "z", DFG_F32, 3, shape, &zv));
+    OK(dfg_sigmoid(g, xv, &s));
+    OK(dfg_mul(g, xv, s, &v));
+    OK(dfg_add(g, xv, zv, &a));
+    OK(dfg_sigmoid(g, a, &t));
+    OK(dfg_mul(g, a, t, &y));
+    OK(dfg_graph_output(g, v, "v"));
+    OK(dfg_graph_output(g, y, "y"));
+    dfg_program *program = NULL;
+    OK(dfg_compile(g, NULL, &program));
+    dfg_graph_destroy(g);
+    const dfg_backend *cpu = NULL;
+    OK(dfg_backend_find("cpu", &cpu));
+    float *out = malloc(2 * N * sizeof *out);
+    assert_non_null(out);
+    for (int door = 0; door < 2; door++) {
+        int silus = 0;
+        for (int32_t i = 0; i < program->n_steps; i++)
+            silus += program->steps[i].op == DFG_OP_SILU;
+        assert_int_equal(silus, 2);
+        dfg_session *session = NULL;
+        OK(dfg_session_create(program, cpu, NULL, &session));
+        const void *inputs[2] = {x, z};
+        void *outputs[2] = {out, out + N};
+        OK(dfg_session_run(session, inputs, outputs));
+        long before = libc_calls_count();
+        for (int run = 0; run < 3; run++)
+            OK(dfg_session_run(session, inputs, outputs));
+        assert_int_equal(libc_calls_count(), before);
+        for (int64_t i = 0; i < 2 * N; i++)
+            if (!close_to(out[i], ref[i]) || out[i] != loop[i])
+                fail_msg("door %d: element %lld is %a, want %a (the loop "
+                         "gives %a)", door, (long long)i, (double)out[i],
+                         ref[i], (double)loop[i]);
+        dfg_session_destroy(session);
+        if (door == 0) {
+            program = fixture_mapped(program);
+            assert_non_null(program);
+        }
+    }
+    dfg_program_destroy(program);
+    free(out);
+    free(loop);
+    free(ref);
+    free(z);
+    free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -423,6 +514,7 @@ int main(void)
         cmocka_unit_test(test_width_follows_isa),
         cmocka_unit_test(test_convs_leave_silu),
         cmocka_unit_test(test_matmuls_leave_silu),
+        cmocka_unit_test(test_silu_steps),
     };
     random_seed(2026);
     return cmocka_run_group_tests(tests, NULL, NULL);

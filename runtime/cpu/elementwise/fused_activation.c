@@ -1,9 +1,11 @@
 /* silu and hardswish, the activations the fusion pass forms from
  * x * sigmoid(x) and x * hardsigmoid(x) (passes/fuse_patterns.c), on any
  * float dtype, computed in f32 with the per-element math the fused conv
- * post-ops share (math/post_ops.h). In place is fine: each element is
- * read before it is written. */
+ * post-ops share (math/post_ops.h); silu over f32 on the vector loop of
+ * silu_vector.h. In place is fine: each element is read before it is
+ * written. */
 #include "runtime/cpu/elementwise/dtype_access.h"
+#include "runtime/cpu/elementwise/silu_vector.h"
 #include "runtime/cpu/kernels_extra.h"
 #include "math/post_ops.h"
 #include "runtime/cpu/parallel.h"
@@ -31,6 +33,12 @@ static void activation_range(void *ctx, int64_t start, int64_t count)
 
 dfg_status dfg_cpu_fused_activation(const dfg_kernel_args *args)
 {
+    if (args->op == DFG_OP_SILU && args->in_types[0].dtype == DFG_F32 &&
+        args->out_types[0].dtype == DFG_F32) {
+        dfg_cpu_silu_f32(args->in[0], args->out[0],
+                         dfg_type_numel(&args->in_types[0]));
+        return DFG_OK;
+    }
     fused_activation a = {
         args->op == DFG_OP_SILU ? DFG_POST_SILU : DFG_POST_HARDSWISH,
         args->in_types[0].dtype, args->in[0], args->out[0]};

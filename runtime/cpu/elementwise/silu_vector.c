@@ -37,10 +37,10 @@
 
 /* The loop without intrinsics, vectorized by the compiler where it can
  * (SSE2 on any x86-64 CPU); the vector variants' tails. */
-DFG_VECTOR_CLONES static void silu_one(float *y, int64_t n)
+DFG_VECTOR_CLONES static void silu_one(const float *x, float *y, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
-        y[i] = y[i] < SILU_ZERO_BELOW ? 0.0f : y[i] * dfg_f32_sigmoid(y[i]);
+        y[i] = x[i] < SILU_ZERO_BELOW ? 0.0f : x[i] * dfg_f32_sigmoid(x[i]);
 }
 
 #ifdef DFG_SILU_X86
@@ -87,24 +87,26 @@ DFG_VECTOR_CLONES static void silu_one(float *y, int64_t n)
 SILU_VECTOR(silu16, "avx512f", __m512, _mm512, si512, FINISH16)
 SILU_VECTOR(silu8, "avx2,fma", __m256, _mm256, si256, FINISH8)
 
-__attribute__((target("avx512f"))) static void silu_16(float *y, int64_t n)
+__attribute__((target("avx512f"))) static void silu_16(const float *x,
+                                                       float *y, int64_t n)
 {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16)
-        _mm512_storeu_ps(y + i, silu16(_mm512_loadu_ps(y + i)));
+        _mm512_storeu_ps(y + i, silu16(_mm512_loadu_ps(x + i)));
     if (i < n) {
         __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
         _mm512_mask_storeu_ps(y + i, m,
-                              silu16(_mm512_maskz_loadu_ps(m, y + i)));
+                              silu16(_mm512_maskz_loadu_ps(m, x + i)));
     }
 }
 
-__attribute__((target("avx2,fma"))) static void silu_8(float *y, int64_t n)
+__attribute__((target("avx2,fma"))) static void silu_8(const float *x,
+                                                       float *y, int64_t n)
 {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(y + i, silu8(_mm256_loadu_ps(y + i)));
-    silu_one(y + i, n - i);
+        _mm256_storeu_ps(y + i, silu8(_mm256_loadu_ps(x + i)));
+    silu_one(x + i, y + i, n - i);
 }
 #endif
 
@@ -134,6 +136,7 @@ int dfg_cpu_silu_width(void)
 }
 
 typedef struct silu_job {
+    const float *x;
     float *y;
     int width;
 } silu_job;
@@ -141,30 +144,31 @@ typedef struct silu_job {
 static void silu_range(void *ctx, int64_t start, int64_t count)
 {
     const silu_job *job = ctx;
+    const float *x = job->x + start;
     float *y = job->y + start;
 #ifdef DFG_SILU_X86
     if (job->width == 16) {
-        silu_16(y, count);
+        silu_16(x, y, count);
         return;
     }
     if (job->width == 8) {
-        silu_8(y, count);
+        silu_8(x, y, count);
         return;
     }
 #endif
-    silu_one(y, count);
+    silu_one(x, y, count);
 }
 
 /* A thread's range: whole cache lines, a few thousand floats each. */
 #define SILU_RANGE 4096
 
-void dfg_cpu_silu_f32_width(float *y, int64_t n, int w)
+void dfg_cpu_silu_f32_width(const float *x, float *y, int64_t n, int w)
 {
-    silu_job job = {y, w};
+    silu_job job = {x, y, w};
     dfg_cpu_parallel_ranges(n, SILU_RANGE, silu_range, &job);
 }
 
-void dfg_cpu_silu_f32(float *y, int64_t n)
+void dfg_cpu_silu_f32(const float *x, float *y, int64_t n)
 {
-    dfg_cpu_silu_f32_width(y, n, dfg_cpu_silu_width());
+    dfg_cpu_silu_f32_width(x, y, n, dfg_cpu_silu_width());
 }

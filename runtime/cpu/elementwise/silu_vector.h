@@ -1,7 +1,8 @@
-/* silu (x * sigmoid(x)) in place over f32, for a step that runs it after a
- * library primitive instead of as the primitive's post-op (oneDNN's jit
- * kernels compute an exp-based post-op inside their inner loop, register
- * by register; dfg's loop runs it over the whole output in one pass).
+/* silu (x * sigmoid(x)) over f32, in place or into another buffer: for a
+ * step that runs it after a library primitive instead of as the
+ * primitive's post-op (oneDNN's jit kernels compute an exp-based post-op
+ * inside their inner loop, register by register; dfg's loop runs it over
+ * the whole output in one pass), and for a silu step of its own.
  *
  * Three variants of one loop, 16 floats (AVX-512F), 8 (AVX2 with FMA) and
  * one at a time (any x86-64 CPU), each within a few ulp of the double
@@ -19,12 +20,13 @@
  * diagnostic cap, lowers it too). */
 int dfg_cpu_silu_width(void);
 
-/* y[i] = silu(y[i]) for i < n on the variant of `width` floats (16, 8 or
+/* y[i] = silu(x[i]) for i < n on the variant of `width` floats (16, 8 or
  * 1; one this CPU has, as dfg_cpu_silu_width says), spread over the
- * OpenMP threads when n is large. */
-void dfg_cpu_silu_f32_width(float *y, int64_t n, int width);
+ * OpenMP threads when n is large. x and y are the same buffer or do not
+ * overlap. */
+void dfg_cpu_silu_f32_width(const float *x, float *y, int64_t n, int width);
 
 /* The same on dfg_cpu_silu_width's variant. */
-void dfg_cpu_silu_f32(float *y, int64_t n);
+void dfg_cpu_silu_f32(const float *x, float *y, int64_t n);
 
 #endif

@@ -108,7 +108,7 @@ int dfg_dnnl_left_bind(dfg_dnnl_left *left, const dfg_attrs *attrs, void *y,
 void dfg_dnnl_left_run(const dfg_dnnl_left *left)
 {
     if (left->y)
-        dfg_cpu_silu_f32(left->y, left->n);
+        dfg_cpu_silu_f32(left->y, left->y, left->n);
 }
 
 const char *dfg_dnnl_left_name(const dfg_dnnl_left *left)
