@@ -50,6 +50,7 @@ static const math_case cases[] = {
     {"exp", dfg_f32_exp, exp, 1.5},
     {"sigmoid", dfg_f32_sigmoid, ref_sigmoid, 3.0},
     {"erf", dfg_f32_erf, erf, 3.0},
+    {"tanh", dfg_f32_tanh, tanh, 1.5},
 };
 
 static void test_sampled_bit_patterns(void **state)
@@ -95,6 +96,9 @@ static void test_special_values(void **state)
     }
     /* the signs the limits keep */
     assert_true(dfg_f32_erf(-0.0f) == 0.0f && signbit(dfg_f32_erf(-0.0f)));
+    assert_true(dfg_f32_tanh(-0.0f) == 0.0f && signbit(dfg_f32_tanh(-0.0f)));
+    assert_true(dfg_f32_tanh(INFINITY) == 1.0f);
+    assert_true(dfg_f32_tanh(-INFINITY) == -1.0f);
     assert_true(dfg_f32_exp(89.0f) == INFINITY);
     assert_true(dfg_f32_exp(-INFINITY) == 0.0f);
     assert_true(dfg_f32_sigmoid(-INFINITY) == 0.0f);

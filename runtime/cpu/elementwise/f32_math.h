@@ -1,11 +1,11 @@
-/* exp, sigmoid and erf in f32 for the CPU's elementwise loops, written
+/* exp, sigmoid, tanh and erf in f32 for the CPU's elementwise loops, written
  * without branches or libm calls (every case is a select) so that the
  * compiler vectorizes a loop over them; libm's expf and erff are calls,
  * one element at a time. Accuracy, checked against double on dense
  * samples of the whole range (tests/runtime_cpu/test_cpu_f32_math.c): exp within 1
  * ulp (subnormal results included), erf and sigmoid within 3 ulp (2.8 at
- * worst on one bit pattern in 97); NaN stays NaN, the infinities give
- * the limits. */
+ * worst on one bit pattern in 97), tanh within 1.5 ulp; NaN stays NaN,
+ * the infinities give the limits. */
 #ifndef DFG_CPU_F32_MATH_H
 #define DFG_CPU_F32_MATH_H
 
@@ -54,6 +54,26 @@ static inline float dfg_f32_sigmoid(float x)
     float e = dfg_f32_exp(x < 0.0f ? x : -x);
     float s = 1.0f / (1.0f + e);
     return x < 0.0f ? e * s : s;
+}
+
+/* tanh as Cephes' tanhf splits it: x + x^3 P(x^2) for |x| < 0.625, where
+ * 1 - 2 / (e^2|x| + 1) would lose x's relative precision, and that form
+ * beyond, |x| clamped to 10 (tanh rounds to +-1 from 9.01), x's sign put
+ * back (-0 stays -0); the infinities give +-1. */
+static inline float dfg_f32_tanh(float x)
+{
+    float a = x < 0.0f ? -x : x;
+    float c = a < 10.0f ? a : 10.0f; /* NaN: 10, returned as NaN below */
+    float large = 1.0f - 2.0f / (dfg_f32_exp(2.0f * c) + 1.0f);
+    float z = x * x;
+    float p = -5.70498872745e-3f;
+    p = p * z + 2.06390887954e-2f;
+    p = p * z - 5.37397155531e-2f;
+    p = p * z + 1.33314422036e-1f;
+    p = p * z - 3.33332819422e-1f;
+    float small = a + a * z * p;
+    float m = __builtin_copysignf(a < 0.625f ? small : large, x);
+    return x != x ? x : m;
 }
 
 /* erf(x) = x P(x^2) for |x| <= 1; 1 - Q(t), t = (|x| - 2.5) / 1.5, for

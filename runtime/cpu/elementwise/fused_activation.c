@@ -9,6 +9,7 @@
 #include "runtime/cpu/kernels_extra.h"
 #include "math/post_ops.h"
 #include "runtime/cpu/parallel.h"
+#include "runtime/cpu/elementwise/vector_clones.h"
 
 typedef struct fused_activation {
     int32_t kind; /* DFG_POST_SILU or DFG_POST_HARDSWISH */
@@ -16,6 +17,19 @@ typedef struct fused_activation {
     const void *x;
     void *y;
 } fused_activation;
+
+/* One loop per kind, each of the per-element math with its kind fixed,
+ * so that the compiler vectorizes it. */
+DFG_VECTOR_CLONES
+static void activation_run(int32_t kind, const float *x, float *y, int64_t n)
+{
+    if (kind == DFG_POST_HARDSWISH)
+        for (int64_t k = 0; k < n; k++)
+            y[k] = dfg_post_op_eltwise(DFG_POST_HARDSWISH, 0.0f, 0.0f, x[k]);
+    else
+        for (int64_t k = 0; k < n; k++)
+            y[k] = dfg_post_op_eltwise(DFG_POST_SILU, 0.0f, 0.0f, x[k]);
+}
 
 static void activation_range(void *ctx, int64_t start, int64_t count)
 {
@@ -25,8 +39,7 @@ static void activation_range(void *ctx, int64_t start, int64_t count)
         int64_t n = count - i < DFG_CPU_BLOCK ? count - i : DFG_CPU_BLOCK;
         const float *x = dfg_load_f32(a->x, a->dtype, start + i, 1, n, in_buf);
         float *y = dfg_f32_target(a->y, a->dtype, start + i, out_buf);
-        for (int64_t k = 0; k < n; k++)
-            y[k] = dfg_post_op_eltwise(a->kind, 0.0f, 0.0f, x[k]);
+        activation_run(a->kind, x, y, n);
         dfg_store_f32(a->y, a->dtype, start + i, n, y);
     }
 }

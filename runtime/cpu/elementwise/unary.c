@@ -1,6 +1,6 @@
 /* Unary elementwise ops. Float dtypes compute in f32 with the shared
- * per-element math (src/math/elementwise.h), except exp, sigmoid, erf and
- * most of GELU, whose branch-free forms (f32_math.h) let the loops
+ * per-element math (src/math/elementwise.h), except exp, sigmoid, tanh,
+ * erf and most of GELU, whose branch-free forms (f32_math.h) let the loops
  * vectorize; neg, abs,
  * relu and clip also run on integer dtypes, exactly, in int64 (neg and abs wrap like C's
  * unsigned arithmetic: abs(INT32_MIN) stays INT32_MIN). */
@@ -94,7 +94,7 @@ static void apply_float(const unary_ctx *c, const float *v, float *o, int64_t n)
     case DFG_OP_RELU: UNARY_LOOP(dfg_relu(x));
     case DFG_OP_LEAKY_RELU: UNARY_LOOP(dfg_leaky_relu(x, a->alpha));
     case DFG_OP_SIGMOID: UNARY_LOOP(dfg_f32_sigmoid(x));
-    case DFG_OP_TANH: UNARY_LOOP(dfg_tanh(x));
+    case DFG_OP_TANH: UNARY_LOOP(dfg_f32_tanh(x));
     case DFG_OP_GELU:
         if (a->approximate == DFG_GELU_TANH) {
             UNARY_LOOP(dfg_gelu_tanh(x));
