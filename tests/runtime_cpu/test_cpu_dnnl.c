@@ -392,12 +392,27 @@ static void test_matmul_variants(void **state)
         check_matmul(&cases[i]);
 }
 
+/* 1 if the output of program's step `op` is planned over its input. */
+static int in_place(const dfg_program *program, dfg_op op)
+{
+    for (int32_t i = 0; i < program->n_steps; i++) {
+        const dfg_program_step *s = &program->steps[i];
+        if (s->op != op)
+            continue;
+        const dfg_program_tensor *x = &program->tensors[s->inputs[0]],
+                                 *y = &program->tensors[s->outputs[0]];
+        return x->region == y->region && x->offset == y->offset;
+    }
+    return 0;
+}
+
 /* softmax along the last axis on oneDNN (runtime/cpu/onednn/dnnl_softmax.c),
  * against a double reference, on rows wide enough to overflow exp unless
- * the maximum is subtracted; along another axis, or compiled for the
- * reference kernels (rule 0: no backend workspace rule, --no-onednn), the
- * reference kernel. */
-static void check_softmax(int32_t axis, int rule, int onednn)
+ * the maximum is subtracted, also in place (over x's negation, which dies
+ * there: softmax(-x)); along another axis, or compiled for the reference
+ * kernels (rule 0: no backend workspace rule, --no-onednn), the reference
+ * kernel. */
+static void check_softmax_of(int32_t axis, int rule, int onednn, int negated)
 {
     const int64_t shape[3] = {3, 5, 37};
     int64_t n = 3 * 5 * 37;
@@ -409,6 +424,8 @@ static void check_softmax(int32_t axis, int rule, int onednn)
     assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
     dfg_value in, out;
     assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 3, shape, &in), DFG_OK);
+    if (negated)
+        assert_int_equal(dfg_neg(g, in, &in), DFG_OK);
     dfg_attrs attrs;
     dfg_attrs_init(&attrs);
     attrs.axis = axis;
@@ -421,11 +438,14 @@ static void check_softmax(int32_t axis, int rule, int onednn)
         options.backend_workspace = NULL;
     dfg_program *program = NULL;
     assert_int_equal(dfg_compile(g, &options, &program), DFG_OK);
+    assert_int_equal(in_place(program, DFG_OP_SOFTMAX), negated);
     dfg_session *session = NULL;
     assert_int_equal(dfg_session_create(program, cpu(), NULL, &session), DFG_OK);
     const void *inputs[1] = {x};
     void *outputs[1] = {y};
     assert_int_equal(dfg_session_run(session, inputs, outputs), DFG_OK);
+    for (int64_t i = 0; negated && i < n; i++)
+        x[i] = -x[i];
     int64_t stride = axis == 2 || axis == -1 ? 1 : 37, len = axis == 1 ? 5 : 37;
     double num = 0.0, den = 0.0;
     for (int64_t i = 0; i < n; i++) {
@@ -449,6 +469,12 @@ static void check_softmax(int32_t axis, int rule, int onednn)
     dfg_graph_destroy(g);
     free(x);
     free(y);
+}
+
+static void check_softmax(int32_t axis, int rule, int onednn)
+{
+    check_softmax_of(axis, rule, onednn, 0);
+    check_softmax_of(axis, rule, onednn, 1);
 }
 
 /* A product whose declared shape has 2^32 rows compiles (oneDNN 2.6

@@ -134,7 +134,8 @@ static int is_pool(const dfg_kernel_args *step)
  * a residual (input 3 of a conv2d or matmul, which a sum post-op adds to
  * what the output holds): a oneDNN primitive never writes over what it
  * reads, dfg's kernel does (a depthwise conv over its x,
- * dfg_conv_may_write_over_x). */
+ * dfg_conv_may_write_over_x); softmax, which oneDNN runs in place too,
+ * is not asked. */
 static int writes_over_input(const dfg_kernel_args *step)
 {
     int residual = step->op == DFG_OP_CONV2D || step->op == DFG_OP_MATMUL;
@@ -148,12 +149,14 @@ static int writes_over_input(const dfg_kernel_args *step)
 
 static int onednn_may_run(const dfg_kernel_args *step)
 {
+    /* plain ones, with no scratch; in place too, as oneDNN's softmax may
+     * run */
+    if (step->op == DFG_OP_SOFTMAX)
+        return step->backend_workspace && !step_blocked(step);
     if (writes_over_input(step))
         return 0;
     if (is_pool(step)) /* with no scratch */
         return 1;
-    if (step->op == DFG_OP_SOFTMAX) /* plain ones, with no scratch */
-        return step->backend_workspace && !step_blocked(step);
     int op = step->op == DFG_OP_CONV2D || step->op == DFG_OP_MATMUL ||
              step->op == DFG_OP_GEMM || dfg_dnnl_conv_grad_op(step->op);
     return op && step->backend_workspace && step->workspace;
