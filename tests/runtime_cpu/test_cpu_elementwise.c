@@ -381,15 +381,20 @@ static void test_where_broadcasts_all_three(void **state)
     const dfg_dtype dtypes[] = {DFG_F32, DFG_F16, DFG_I64, DFG_U8};
     const int64_t c1[] = {2, 1, 4}, x1[] = {3, 1}, y1[] = {1};
     const int64_t c2[] = {300, 257}, x2[] = {257}, y2[] = {300, 1};
-    const dfg_type shapes[2][3] = {
+    const int64_t c3[] = {5, 67}, x3[] = {5, 1}, y3[] = {67};
+    /* the runs walked: general strides; cond and x contiguous, y one
+     * value along them; all three contiguous; x one value */
+    const dfg_type shapes[4][3] = {
         {check_type(DFG_BOOL, 3, c1), check_type(DFG_F32, 2, x1), check_type(DFG_F32, 0, y1)},
         {check_type(DFG_BOOL, 2, c2), check_type(DFG_F32, 1, x2), check_type(DFG_F32, 2, y2)},
+        {check_type(DFG_BOOL, 2, c3), check_type(DFG_F32, 2, c3), check_type(DFG_F32, 2, c3)},
+        {check_type(DFG_BOOL, 2, c3), check_type(DFG_F32, 2, x3), check_type(DFG_F32, 1, y3)},
     };
     dfg_attrs a;
     dfg_attrs_init(&a);
     check_seed(6);
     for (size_t d = 0; d < 4; d++) {
-        for (int s = 0; s < 2; s++) {
+        for (int s = 0; s < 4; s++) {
             dfg_type tc = shapes[s][0], tx = shapes[s][1], ty = shapes[s][2];
             tx.dtype = ty.dtype = dtypes[d];
             check_tensor cond = ref_small_ints(tc, 0, 1);

@@ -3,6 +3,7 @@
 #include "runtime/cpu/elementwise/broadcast_walk.h"
 #include "util/error.h"
 #include "runtime/cpu/kernels.h"
+#include "runtime/cpu/elementwise/vector_clones.h"
 
 typedef struct where_ctx {
     const uint8_t *cond;
@@ -11,15 +12,36 @@ typedef struct where_ctx {
     size_t element_size;
 } where_ctx;
 
+/* Runs whose operands are contiguous, or x or y one value along them (a
+ * mask's fill), have loops of their own that read both sides of every
+ * element (no load depends on cond), which the compiler vectorizes;
+ * other strides take the general loop. */
 #define WHERE_LOOP(type)                                                    \
     do {                                                                    \
-        const type *x = (const type *)c->x, *y = (const type *)c->y;        \
+        const type *x = (const type *)c->x + ox;                            \
+        const type *y = (const type *)c->y + oy;                            \
         type *o = (type *)c->out + out_offset;                              \
-        for (int64_t i = 0; i < n; i++)                                     \
-            o[i] = cond[i * strides[0]] ? x[ox + i * strides[1]]            \
-                                        : y[oy + i * strides[2]];           \
+        int64_t sc = strides[0], sx = strides[1], sy = strides[2];          \
+        if (n > 0 && sc == 1 && sx == 1 && sy == 1) {                       \
+            SELECT_RUN(type, x[i], y[i]);                                   \
+        } else if (n > 0 && sc == 1 && sx == 1 && sy == 0) {                \
+            type fill = y[0];                                               \
+            SELECT_RUN(type, x[i], fill);                                   \
+        } else if (n > 0 && sc == 1 && sx == 0 && sy == 1) {                \
+            type fill = x[0];                                               \
+            SELECT_RUN(type, fill, y[i]);                                   \
+        } else {                                                            \
+            for (int64_t i = 0; i < n; i++)                                 \
+                o[i] = cond[i * sc] ? x[i * sx] : y[i * sy];                \
+        }                                                                   \
     } while (0)
+#define SELECT_RUN(type, a_i, b_i)                                          \
+    for (int64_t i = 0; i < n; i++) {                                       \
+        type a = (a_i), b = (b_i);                                          \
+        o[i] = cond[i] ? a : b;                                             \
+    }
 
+DFG_VECTOR_CLONES_512
 static void where_run(void *opaque, int64_t out_offset, const int64_t *offsets,
                       const int64_t *strides, int64_t n)
 {
@@ -35,6 +57,7 @@ static void where_run(void *opaque, int64_t out_offset, const int64_t *offsets,
     }
 }
 
+#undef SELECT_RUN
 #undef WHERE_LOOP
 
 dfg_status dfg_cpu_where(const dfg_kernel_args *args)
