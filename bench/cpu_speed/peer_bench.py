@@ -26,8 +26,17 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from peak_rss import peak_rss_kib  # noqa: E402
 
 
-def ort_runner(path, threads, spinning):
+def random_input(shape, integer):
+    """The input a peer is fed: normal floats, or for an integer input
+    (token ids) integers in [0, 100), valid indices for any vocabulary."""
     import numpy as np
+    rng = np.random.default_rng(1)
+    if integer:
+        return rng.integers(0, 100, size=shape, dtype=np.int64)
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def ort_runner(path, threads, spinning):
     import onnxruntime as ort
     options = ort.SessionOptions()
     if not spinning:
@@ -38,13 +47,11 @@ def ort_runner(path, threads, spinning):
                                    providers=["CPUExecutionProvider"])
     feed = {}
     for i in session.get_inputs():
-        feed[i.name] = np.random.default_rng(1).standard_normal(
-            i.shape).astype(np.float32)
+        feed[i.name] = random_input(i.shape, i.type == "tensor(int64)")
     return lambda: session.run(None, feed)
 
 
 def openvino_runner(path, threads):
-    import numpy as np
     import openvino as ov
     core = ov.Core()
     model = core.read_model(path)
@@ -56,8 +63,8 @@ def openvino_runner(path, threads):
     request = compiled.create_infer_request()
     feed = {}
     for port in compiled.inputs:
-        feed[port.any_name] = np.random.default_rng(1).standard_normal(
-            list(port.shape)).astype(np.float32)
+        feed[port.any_name] = random_input(
+            list(port.shape), port.element_type == ov.Type.i64)
     return lambda: request.infer(feed)
 
 
