@@ -150,6 +150,14 @@ static void test_transpose(void **state)
     expect_gathered(&x, &y, transpose_source, &ctx, NULL);
     check_tensor_free(&x);
     check_tensor_free(&y);
+    /* vit_b_16's heads moved ahead of its tokens: rows of 64 floats,
+     * each thread's share walked from an index in its middle. */
+    x = check_random(T(DFG_F32, 197, 12, 64));
+    a.shape[0] = 1, a.shape[1] = 0, a.shape[2] = 2;
+    y = run_unary(dfg_cpu_transpose, DFG_OP_TRANSPOSE, &a, &x);
+    expect_gathered(&x, &y, transpose_source, &ctx, NULL);
+    check_tensor_free(&x);
+    check_tensor_free(&y);
     /* The innermost two dims swapped, copied in tiles (strided_copy.c):
      * vit_b_16's K^T, whole tiles and partial ones. */
     x = check_random(T(DFG_F32, 197, 12, 64));

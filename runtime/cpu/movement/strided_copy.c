@@ -50,6 +50,41 @@ static void walk_offsets(int32_t n, const int64_t *d, const int64_t *ss,
     *dst_at = t;
 }
 
+/* Rows [first, end) of the row-major walk over d[0..r - 1) (a row: d[r -
+ * 1] elements along the innermost dim), copied one after the other: the
+ * first row's offsets from its index, the next ones' by stepping the
+ * indices as an odometer does (a row of 64 floats, vit_b_16's heads
+ * moved about, cost less than the divisions that placed it). */
+static void copy_rows(int32_t r, const int64_t *d, const int64_t *ss,
+                      const int64_t *ds, const dfg_strided *src,
+                      const dfg_strided *dst, size_t elem_size,
+                      int64_t first, int64_t end)
+{
+    if (first >= end)
+        return;
+    int64_t index[DFG_MAX_RANK], src_at = 0, dst_at = 0, at = first;
+    for (int32_t i = r - 2; i >= 0; i--) {
+        index[i] = at % d[i];
+        at /= d[i];
+        src_at += index[i] * ss[i];
+        dst_at += index[i] * ds[i];
+    }
+    for (int64_t row = first; row < end; row++) {
+        copy_run(dst->base + dst_at * (int64_t)elem_size, ds[r - 1],
+                 src->base + src_at * (int64_t)elem_size, ss[r - 1],
+                 d[r - 1], elem_size);
+        for (int32_t i = r - 2; i >= 0; i--) {
+            src_at += ss[i];
+            dst_at += ds[i];
+            if (++index[i] < d[i])
+                break;
+            src_at -= ss[i] * d[i];
+            dst_at -= ds[i] * d[i];
+            index[i] = 0;
+        }
+    }
+}
+
 /* A transpose of the two innermost dims (src runs along dst's rows,
  * dst along its own): square tiles, so that the source lines a tile
  * reads, one per column, are read whole before they leave the cache
@@ -147,14 +182,12 @@ void dfg_cpu_strided_copy(int32_t rank, const int64_t *dims,
         strided_copy_tiled(r, d, ss, ds, src, dst, elem_size, total);
         return;
     }
-    int64_t inner = d[r - 1], rows = total / inner;
-#pragma omp parallel for if (total >= DFG_CPU_PARALLEL_MIN_ELEMENTS)
-    for (int64_t row = 0; row < rows; row++) {
-        int64_t src_at, dst_at;
-        walk_offsets(r - 1, d, ss, ds, row, &src_at, &dst_at);
-        copy_run(dst->base + dst_at * (int64_t)elem_size, ds[r - 1],
-                 src->base + src_at * (int64_t)elem_size, ss[r - 1], inner,
-                 elem_size);
+    int64_t rows = total / d[r - 1];
+#pragma omp parallel if (total >= DFG_CPU_PARALLEL_MIN_ELEMENTS)
+    {
+        int64_t first, end;
+        dfg_cpu_team_share(rows, 1, &first, &end);
+        copy_rows(r, d, ss, ds, src, dst, elem_size, first, end);
     }
 }
 
