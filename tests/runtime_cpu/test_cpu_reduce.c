@@ -361,11 +361,15 @@ static void test_batch_norm(void **state)
 {
     (void)state;
     const int64_t s4[] = {2, 3, 4, 5}, s2[] = {4, 3}, large[] = {2, 8, 64, 64};
+    /* BatchNorm1d's [rows, C] on threads: channel runs of 256 and a
+     * partial one, by blocks of rows */
+    const int64_t rows_c[] = {300, 600};
     const dfg_type shapes[] = {check_type(DFG_F32, 4, s4), check_type(DFG_F32, 2, s2),
-                               check_type(DFG_F32, 4, large)};
+                               check_type(DFG_F32, 4, large),
+                               check_type(DFG_F32, 2, rows_c)};
     check_seed(17);
     for (size_t d = 0; d < 3; d++) {
-        for (size_t s = 0; s < 3; s++) {
+        for (size_t s = 0; s < 4; s++) {
             dfg_type t = shapes[s];
             t.dtype = check_float_dtypes[d];
             int64_t channels = t.shape[1];
