@@ -1,9 +1,11 @@
 /* DFG_VECTOR_CLONES before a function with vectorized loops compiles it
- * twice, for the baseline x86-64 (SSE2, 4 floats) and for AVX2 (8
- * floats), and picks one when the library loads, by the CPU it runs on
- * (GCC's and clang's target_clones, an ifunc): one binary for every x86-64
- * CPU, nothing to set. Both clones compute the same bits: the AVX2 target
- * has no FMA to contract a * b + c into, and neither clone reassociates. */
+ * three times, for the baseline x86-64 (SSE2, 4 floats), for AVX2 (8
+ * floats) and for AVX-512F (16), and picks one when the library loads,
+ * by the CPU it runs on (GCC's and clang's target_clones, an ifunc): one
+ * binary for every x86-64 CPU, nothing to set. All three compute the same
+ * bits: the build never contracts a * b + c into a fused multiply-add
+ * (-ffp-contract=off, meson.build), which AVX-512F has and the others do
+ * not, and no clone reassociates. */
 #ifndef DFG_CPU_VECTOR_CLONES_H
 #define DFG_CPU_VECTOR_CLONES_H
 
@@ -20,16 +22,10 @@
 
 #if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && \
     !defined(DFG_THREAD_SANITIZER)
-#define DFG_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
-/* With an AVX-512 clone too (16 floats), for loops with no product a
- * compiler could contract into a fused multiply-add (AVX-512F has one,
- * unlike the AVX2 target): maxima, compares, sums. All three clones then
- * compute the same bits. */
-#define DFG_VECTOR_CLONES_512 \
+#define DFG_VECTOR_CLONES \
     __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define DFG_VECTOR_CLONES
-#define DFG_VECTOR_CLONES_512
 #endif
 
 #endif

@@ -41,7 +41,7 @@ typedef struct where_ctx {
         o[i] = cond[i] ? a : b;                                             \
     }
 
-DFG_VECTOR_CLONES_512
+DFG_VECTOR_CLONES
 static void where_run(void *opaque, int64_t out_offset, const int64_t *offsets,
                       const int64_t *strides, int64_t n)
 {

@@ -125,7 +125,7 @@ fold_tap_f32(int is_max, const float *restrict x, int64_t stride,
  * outputs a column tap reaches is the same for every row, so it is worked
  * out once per band. Up to TAP_GROUP columns the taps of an output come in
  * the order of pool_row, so the sums are the same. */
-DFG_VECTOR_CLONES_512
+DFG_VECTOR_CLONES
 static void pool_band_f32(const dfg_pool_geometry *p, int is_max,
                           const float *x, float *y, int64_t oy_begin,
                           int64_t oy_end)

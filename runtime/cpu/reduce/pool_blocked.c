@@ -116,7 +116,7 @@ __attribute__((always_inline)) static inline void max_row(const dfg_pool_geometr
     }
 }
 
-DFG_VECTOR_CLONES_512
+DFG_VECTOR_CLONES
 static void max_row_8(const dfg_pool_geometry *p, const float *x, float *y,
                       int64_t oy, int nans)
 {
@@ -126,7 +126,7 @@ static void max_row_8(const dfg_pool_geometry *p, const float *x, float *y,
         max_row(p, 8, x, y, oy, 0);
 }
 
-DFG_VECTOR_CLONES_512
+DFG_VECTOR_CLONES
 static void max_row_16(const dfg_pool_geometry *p, const float *x, float *y,
                        int64_t oy, int nans)
 {
@@ -137,7 +137,7 @@ static void max_row_16(const dfg_pool_geometry *p, const float *x, float *y,
 }
 
 /* 1 if any of v[0..n) is NaN. */
-DFG_VECTOR_CLONES_512
+DFG_VECTOR_CLONES
 static int any_nan(const float *v, int64_t n)
 {
     int any = 0;
@@ -210,13 +210,13 @@ mean_block(int64_t b, const float *restrict x, int64_t n, float *restrict y)
         y[l] = (float)(((s0[l] + s1[l]) + (s2[l] + s3[l])) / (double)n);
 }
 
-DFG_VECTOR_CLONES_512
+DFG_VECTOR_CLONES
 static void mean_block_8(const float *x, int64_t n, float *y)
 {
     mean_block(8, x, n, y);
 }
 
-DFG_VECTOR_CLONES_512
+DFG_VECTOR_CLONES
 static void mean_block_16(const float *x, int64_t n, float *y)
 {
     mean_block(16, x, n, y);
