@@ -194,6 +194,23 @@ static void test_resize(void **state)
         cases++;
     }
     assert_int_equal(cases, 3 * 5 * 8);
+    /* Rows wider than the columns whose taps are computed together (256),
+     * on the threads: [1, 3, 40, 150] to [1, 3, 80, 300], each mode. */
+    for (int mode = 0; mode < DFG_RESIZE_MODE_COUNT; mode++) {
+        check_tensor x = check_random(T(DFG_F32, 1, 3, 40, 150));
+        dfg_attrs a = defaults();
+        a.resize_mode = mode;
+        a.n_shape = 4;
+        a.shape[0] = 1, a.shape[1] = 3, a.shape[2] = 80, a.shape[3] = 300;
+        check_tensor *in[1] = {&x}, y;
+        assert_int_equal(run_op(DFG_OP_RESIZE, &a, 1, in, 1, &y), DFG_OK);
+        double *ref = malloc((size_t)y.numel * sizeof *ref);
+        ref_resize(&a, &x, &y.type, ref);
+        expect_close(&y, ref, "a wide resize");
+        free(ref);
+        check_tensor_free(&x);
+        check_tensor_free(&y);
+    }
 }
 
 /* nearest moves bytes, so it takes integer dtypes too; narrow floats

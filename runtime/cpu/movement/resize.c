@@ -3,6 +3,7 @@
  * bytes (any dtype); linear and cubic weigh the taps of every axis (float
  * dtypes, computed in f32 with double accumulation). */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "runtime/cpu/elementwise/dtype_access.h"
@@ -47,41 +48,87 @@ static float interpolate(const resize_ctx *c, const dfg_resize_taps *taps)
     }
 }
 
-/* Output elements [start, start + count): walks their coordinates like an
- * odometer and recomputes an axis' taps only when its coordinate moves. */
-static void resize_range(void *opaque, int64_t start, int64_t count)
+/* Columns of the last axis whose taps are computed together, once for
+ * every row a thread resizes. */
+#define RESIZE_COLUMNS 256
+
+/* out[e + x] = in[offset + columns[x].index[0]] for x < m: the nearest
+ * input element, for each element size. */
+static void copy_nearest(const resize_ctx *c, int64_t e, int64_t offset,
+                         const dfg_resize_taps *columns, int64_t m)
 {
-    const resize_ctx *c = opaque;
-    const dfg_type *out = c->out_type;
-    int32_t rank = out->rank;
-    int64_t pos[DFG_MAX_RANK];
-    for (int64_t rest = start, d = rank - 1; d >= 0; d--) {
-        pos[d] = rest % out->shape[d];
-        rest /= out->shape[d];
+    switch (c->elem) {
+#define NEAREST(type)                                                       \
+    {                                                                       \
+        const type *in = (const type *)c->in + offset;                      \
+        type *out = (type *)c->out + e;                                     \
+        for (int64_t x = 0; x < m; x++)                                     \
+            out[x] = in[columns[x].index[0]];                               \
+        return;                                                             \
     }
-    dfg_resize_taps taps[DFG_MAX_RANK];
-    int32_t changed = 0;
+    case 1: NEAREST(uint8_t)
+    case 2: NEAREST(uint16_t)
+    case 4: NEAREST(uint32_t)
+    case 8: NEAREST(uint64_t)
+#undef NEAREST
+    default:
+        for (int64_t x = 0; x < m; x++)
+            memcpy(c->out + (e + x) * (int64_t)c->elem,
+                   c->in + (offset + columns[x].index[0]) * (int64_t)c->elem,
+                   c->elem);
+    }
+}
+
+/* Output rows [first, end) (a row: the last axis's elements): each chunk
+ * of RESIZE_COLUMNS columns' taps computed once for all the rows, each
+ * row's outer taps once, walking the rows like an odometer and
+ * recomputing an outer axis' taps only when its coordinate moves (the
+ * taps of every element, computed again for each, took most of the
+ * time). */
+static void resize_rows(const resize_ctx *c, int64_t first, int64_t end)
+{
+    const dfg_type *out = c->out_type;
+    int32_t last = out->rank - 1;
+    int64_t width = out->shape[last];
     int nearest = c->attrs->resize_mode != DFG_RESIZE_LINEAR &&
                   c->attrs->resize_mode != DFG_RESIZE_CUBIC;
-    for (int64_t e = start; e < start + count; e++) {
-        for (int32_t d = changed; d < rank; d++)
-            dfg_resize_axis_taps(c->attrs, pos[d], c->scale[d],
-                                 c->in_type->shape[d], &taps[d]);
-        if (nearest) {
-            int64_t offset = 0;
-            for (int32_t d = 0; d < rank; d++)
-                offset += taps[d].index[0] * c->in_strides[d];
-            memcpy(c->out + e * (int64_t)c->elem,
-                   c->in + offset * (int64_t)c->elem, c->elem);
-        } else {
-            float v = interpolate(c, taps);
-            dfg_store_f32(c->out, out->dtype, e, 1, &v);
+    dfg_resize_taps columns[RESIZE_COLUMNS], taps[DFG_MAX_RANK];
+    for (int64_t x0 = 0; x0 < width; x0 += RESIZE_COLUMNS) {
+        int64_t m = width - x0 < RESIZE_COLUMNS ? width - x0 : RESIZE_COLUMNS;
+        for (int64_t x = 0; x < m; x++)
+            dfg_resize_axis_taps(c->attrs, x0 + x, c->scale[last],
+                                 c->in_type->shape[last], &columns[x]);
+        int64_t pos[DFG_MAX_RANK];
+        for (int64_t rest = first, d = last - 1; d >= 0; d--) {
+            pos[d] = rest % out->shape[d];
+            rest /= out->shape[d];
         }
-        changed = rank - 1;
-        while (changed > 0 && ++pos[changed] == out->shape[changed])
-            pos[changed--] = 0;
-        if (changed == 0)
-            pos[0]++;
+        int32_t changed = 0;
+        for (int64_t row = first; row < end; row++) {
+            for (int32_t d = changed; d < last; d++)
+                dfg_resize_axis_taps(c->attrs, pos[d], c->scale[d],
+                                     c->in_type->shape[d], &taps[d]);
+            int64_t e = row * width + x0;
+            if (nearest) {
+                int64_t offset = 0;
+                for (int32_t d = 0; d < last; d++)
+                    offset += taps[d].index[0] * c->in_strides[d];
+                copy_nearest(c, e, offset, columns, m);
+            } else {
+                for (int64_t x = 0; x < m; x++) {
+                    taps[last] = columns[x];
+                    float v = interpolate(c, taps);
+                    dfg_store_f32(c->out, out->dtype, e + x, 1, &v);
+                }
+            }
+            if (last == 0)
+                break; /* one row */
+            changed = last - 1;
+            while (changed > 0 && ++pos[changed] == out->shape[changed])
+                pos[changed--] = 0;
+            if (changed == 0)
+                pos[0]++;
+        }
     }
 }
 
@@ -118,9 +165,12 @@ dfg_status dfg_cpu_resize(const dfg_kernel_args *args)
             return dfg_error(DFG_ERR_INVALID_ARGUMENT,
                              "resize: scale %g on axis %d", c.scale[d], (int)d);
     }
-    /* Rows of the last axis keep the odometer's outer taps cached. */
-    int64_t range = out->shape[out->rank - 1];
-    range = range < 1024 ? 1024 : range;
-    dfg_cpu_parallel_ranges(n, range, resize_range, &c);
+    int64_t rows = n / out->shape[out->rank - 1];
+#pragma omp parallel if (n > DFG_CPU_PARALLEL_MIN_ELEMENTS)
+    {
+        int64_t first, end;
+        dfg_cpu_team_share(rows, 1, &first, &end);
+        resize_rows(&c, first, end);
+    }
     return DFG_OK;
 }
