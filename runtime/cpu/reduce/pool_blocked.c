@@ -48,13 +48,11 @@ static dfg_status check_takes(const dfg_kernel_args *args)
  * loop counters and two accumulators round the short inner loop). NaN
  * wins, as in the plain kernel (pool.c): a tap that is NaN is kept apart
  * from the max (a compare and a blend, cheaper than folding it into the
- * max's own compare) and replaces it at the end; where the input holds
- * no NaN (nans 0, a constant where inlined) the max alone runs. No taps
- * give -inf, as there. */
+ * max's own compare) and replaces it at the end. No taps give -inf, as
+ * there. */
 static inline void max_window(int64_t b, const float *restrict x,
                               int64_t rows, int64_t cols, int64_t row,
-                              int64_t column, int nans,
-                              float *restrict out)
+                              int64_t column, float *restrict out)
 {
     float max[16], nan[16];
     for (int64_t l = 0; l < b; l++) {
@@ -68,12 +66,11 @@ static inline void max_window(int64_t b, const float *restrict x,
             const float *v = x + r * row + c * column;
             for (int64_t l = 0; l < b; l++) {
                 max[l] = v[l] > max[l] ? v[l] : max[l];
-                if (nans)
-                    nan[l] = v[l] != v[l] ? v[l] : nan[l];
+                nan[l] = v[l] != v[l] ? v[l] : nan[l];
             }
         }
     for (int64_t l = 0; l < b; l++)
-        out[l] = nans && nan[l] != nan[l] ? nan[l] : max[l];
+        out[l] = nan[l] != nan[l] ? nan[l] : max[l];
 }
 
 /* Output row oy of one channel block (x its [in_h][in_w][b] floats, y
@@ -84,7 +81,7 @@ static inline void max_window(int64_t b, const float *restrict x,
  * clones (4x as slow). */
 __attribute__((always_inline)) static inline void max_row(const dfg_pool_geometry *p, int64_t b,
                            const float *restrict x, float *restrict y,
-                           int64_t oy, int nans)
+                           int64_t oy)
 {
     int64_t y0 = dfg_pool_window_start(oy, p->stride[0], p->pad_lo[0]);
     int64_t first_y, end_y;
@@ -102,48 +99,32 @@ __attribute__((always_inline)) static inline void max_row(const dfg_pool_geometr
          * which cost more than the max of a 3x3 window. */
         if (x0 >= 0 && x0 + span_x < p->in_w) {
             if (rows_3x3)
-                max_window(b, rows + x0 * b, 3, 3, row, column, nans, out);
+                max_window(b, rows + x0 * b, 3, 3, row, column, out);
             else
                 max_window(b, rows + x0 * b, end_y - first_y, p->kernel[1],
-                           row, column, nans, out);
+                           row, column, out);
             continue;
         }
         int64_t first_x, end_x;
         dfg_pool_window_taps(x0, p->kernel[1], p->dilation[1], p->in_w,
                              &first_x, &end_x);
         max_window(b, rows + (x0 + first_x * p->dilation[1]) * b,
-                   end_y - first_y, end_x - first_x, row, column, nans, out);
+                   end_y - first_y, end_x - first_x, row, column, out);
     }
 }
 
 DFG_VECTOR_CLONES
 static void max_row_8(const dfg_pool_geometry *p, const float *x, float *y,
-                      int64_t oy, int nans)
+                      int64_t oy)
 {
-    if (nans)
-        max_row(p, 8, x, y, oy, 1);
-    else
-        max_row(p, 8, x, y, oy, 0);
+    max_row(p, 8, x, y, oy);
 }
 
 DFG_VECTOR_CLONES
 static void max_row_16(const dfg_pool_geometry *p, const float *x, float *y,
-                       int64_t oy, int nans)
+                       int64_t oy)
 {
-    if (nans)
-        max_row(p, 16, x, y, oy, 1);
-    else
-        max_row(p, 16, x, y, oy, 0);
-}
-
-/* 1 if any of v[0..n) is NaN. */
-DFG_VECTOR_CLONES
-static int any_nan(const float *v, int64_t n)
-{
-    int any = 0;
-    for (int64_t i = 0; i < n; i++)
-        any |= v[i] != v[i];
-    return any;
+    max_row(p, 16, x, y, oy);
 }
 
 dfg_status dfg_cpu_max_pool_blocked(const dfg_kernel_args *args)
@@ -163,22 +144,15 @@ dfg_status dfg_cpu_max_pool_blocked(const dfg_kernel_args *args)
     float *y = args->out[0];
     int parallel = rows * p.out_w * b * p.kernel[0] * p.kernel[1] >=
                    DFG_CPU_PARALLEL_MIN_ELEMENTS;
-    /* The input is read once for NaNs first: without any, the windows
-     * take the max alone (a third of the work a tap). */
-    int64_t blocks = rows / p.out_h, plane = p.in_h * p.in_w * b;
-    int nans = 0;
-#pragma omp parallel for if (parallel) reduction(| : nans)
-    for (int64_t block = 0; block < blocks; block++)
-        nans |= any_nan(x + block * plane, plane);
 #pragma omp parallel for if (parallel)
     for (int64_t r = 0; r < rows; r++) {
         int64_t block = r / p.out_h;
-        const float *xb = x + block * plane;
+        const float *xb = x + block * p.in_h * p.in_w * b;
         float *yb = y + block * p.out_h * p.out_w * b;
         if (b == 8)
-            max_row_8(&p, xb, yb, r % p.out_h, nans);
+            max_row_8(&p, xb, yb, r % p.out_h);
         else
-            max_row_16(&p, xb, yb, r % p.out_h, nans);
+            max_row_16(&p, xb, yb, r % p.out_h);
     }
     return DFG_OK;
 }
