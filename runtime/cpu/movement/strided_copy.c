@@ -34,17 +34,20 @@ static void copy_run(char *dst, int64_t dst_stride, const char *src,
 }
 
 /* The offsets in elements, in src (*src_at) and dst (*dst_at), of index
- * `at` of the row-major walk over dims d[0..n). */
+ * `at` of the row-major walk over dims d[0..n), and (index, if not NULL)
+ * its coordinates. */
 static void walk_offsets(int32_t n, const int64_t *d, const int64_t *ss,
-                         const int64_t *ds, int64_t at, int64_t *src_at,
-                         int64_t *dst_at)
+                         const int64_t *ds, int64_t at, int64_t *index,
+                         int64_t *src_at, int64_t *dst_at)
 {
     int64_t s = 0, t = 0;
     for (int32_t i = n - 1; i >= 0; i--) {
-        int64_t index = at % d[i];
+        int64_t coordinate = at % d[i];
         at /= d[i];
-        s += index * ss[i];
-        t += index * ds[i];
+        s += coordinate * ss[i];
+        t += coordinate * ds[i];
+        if (index)
+            index[i] = coordinate;
     }
     *src_at = s;
     *dst_at = t;
@@ -62,13 +65,8 @@ static void copy_rows(int32_t r, const int64_t *d, const int64_t *ss,
 {
     if (first >= end)
         return;
-    int64_t index[DFG_MAX_RANK], src_at = 0, dst_at = 0, at = first;
-    for (int32_t i = r - 2; i >= 0; i--) {
-        index[i] = at % d[i];
-        at /= d[i];
-        src_at += index[i] * ss[i];
-        dst_at += index[i] * ds[i];
-    }
+    int64_t index[DFG_MAX_RANK], src_at, dst_at;
+    walk_offsets(r - 1, d, ss, ds, first, index, &src_at, &dst_at);
     for (int64_t row = first; row < end; row++) {
         copy_run(dst->base + dst_at * (int64_t)elem_size, ds[r - 1],
                  src->base + src_at * (int64_t)elem_size, ss[r - 1],
@@ -156,7 +154,7 @@ static void strided_copy_tiled(int32_t r, const int64_t *d, const int64_t *ss,
 #pragma omp parallel for if (total >= DFG_CPU_PARALLEL_MIN_ELEMENTS)
     for (int64_t t = 0; t < outer * bands; t++) {
         int64_t src_at, dst_at;
-        walk_offsets(r - 2, d, ss, ds, t / bands, &src_at, &dst_at);
+        walk_offsets(r - 2, d, ss, ds, t / bands, NULL, &src_at, &dst_at);
         int64_t i0 = t % bands * TILE;
         copy_tiles(dst->base + (dst_at + i0 * ds[r - 2]) * (int64_t)elem_size,
                    ds[r - 2], src->base + (src_at + i0) * (int64_t)elem_size,

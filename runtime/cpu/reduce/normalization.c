@@ -127,7 +127,17 @@ typedef struct batch_norm_ctx {
     const dfg_attrs *attrs; /* its fused post-ops */
 } batch_norm_ctx;
 
-/* Channel c's y = x * *k + *shift, the one rounding both kernels use. */
+/* A channel's y = x * *k + *shift from its statistics, the one rounding
+ * every batch norm kernel uses. */
+static inline void channel_scale_shift(float scale, float bias, float mean,
+                                       float var, float epsilon, float *k,
+                                       float *shift)
+{
+    *k = (float)(scale / sqrt((double)var + epsilon));
+    *shift = bias - mean * *k;
+}
+
+/* channel_scale_shift of channel c, its statistics of any float dtype. */
 static void batch_norm_channel(const batch_norm_ctx *c, int64_t channel,
                                float *k, float *shift)
 {
@@ -135,14 +145,13 @@ static void batch_norm_channel(const batch_norm_ctx *c, int64_t channel,
     float v4[4], one[1];
     for (int j = 0; j < 4; j++)
         v4[j] = *dfg_load_f32(params[j], c->params_dtype, channel, 1, 1, one);
-    *k = (float)(v4[0] / sqrt((double)v4[3] + c->epsilon));
-    *shift = v4[1] - v4[2] * *k;
+    channel_scale_shift(v4[0], v4[1], v4[2], v4[3], c->epsilon, k, shift);
 }
 
-/* batch_norm_channel's k and shift for n channels of f32 statistics at
- * once, in a loop the compiler vectorizes (the same operations, so the
- * same bits): a block of a small plane (7x7) spent more time on its
- * channels' square roots and quotients one by one than on its pixels. */
+/* channel_scale_shift for n channels of f32 statistics at once, in a
+ * loop the compiler vectorizes: a block of a small plane (7x7) spent more
+ * time on its channels' square roots and quotients one by one than on
+ * its pixels. */
 DFG_VECTOR_CLONES
 static void channels_f32(const float *restrict scale,
                          const float *restrict bias,
@@ -150,10 +159,9 @@ static void channels_f32(const float *restrict scale,
                          const float *restrict var, float epsilon, int64_t n,
                          float *restrict k, float *restrict shift)
 {
-    for (int64_t l = 0; l < n; l++) {
-        k[l] = (float)(scale[l] / sqrt((double)var[l] + epsilon));
-        shift[l] = bias[l] - mean[l] * k[l];
-    }
+    for (int64_t l = 0; l < n; l++)
+        channel_scale_shift(scale[l], bias[l], mean[l], var[l], epsilon,
+                            &k[l], &shift[l]);
 }
 
 /* 1 when the first post-op is a relu, which the loops below take in the
@@ -191,17 +199,26 @@ static void channels_of(const batch_norm_ctx *c, int64_t first, int64_t n,
         batch_norm_channel(c, first + l, &k[l], &shift[l]);
 }
 
+/* y[i][l] = x[i][l] * k[l] + shift[l] over n pixels of b lanes, then
+ * max(y, 0) when relu; b is a constant where the callers inline it. */
+static inline void scale_shift_lanes(int64_t b, const float *restrict x,
+                                     const float *restrict k,
+                                     const float *restrict shift, int relu,
+                                     int64_t n, float *y)
+{
+    for (int64_t i = 0; i < n; i++, x += b, y += b)
+        for (int64_t l = 0; l < b; l++)
+            y[l] = relu ? dfg_relu(x[l] * k[l] + shift[l])
+                        : x[l] * k[l] + shift[l];
+}
+
+/* One value of each of m channels: one pixel of m lanes. */
 DFG_VECTOR_CLONES
-static void scale_shift_each(const float *restrict v, const float *k,
+static void scale_shift_each(const float *v, const float *k,
                              const float *shift, int relu, int64_t m,
                              float *o)
 {
-    if (relu)
-        for (int64_t i = 0; i < m; i++)
-            o[i] = dfg_relu(v[i] * k[i] + shift[i]);
-    else
-        for (int64_t i = 0; i < m; i++)
-            o[i] = v[i] * k[i] + shift[i];
+    scale_shift_lanes(m, v, k, shift, relu, 1, o);
 }
 
 /* A tensor whose channels hold one value each ([rows, C], BatchNorm1d's):
@@ -309,19 +326,6 @@ int dfg_cpu_batch_norm_takes_blocked(const struct dfg_type *in, int32_t n_in,
             in[i].shape[0] != in[0].shape[1])
             return 0;
     return 1;
-}
-
-/* y[i][l] = x[i][l] * k[l] + shift[l] over n pixels of b lanes, then
- * max(y, 0) when relu; b is a constant where the callers inline it. */
-static inline void scale_shift_lanes(int64_t b, const float *restrict x,
-                                     const float *restrict k,
-                                     const float *restrict shift, int relu,
-                                     int64_t n, float *y)
-{
-    for (int64_t i = 0; i < n; i++, x += b, y += b)
-        for (int64_t l = 0; l < b; l++)
-            y[l] = relu ? dfg_relu(x[l] * k[l] + shift[l])
-                        : x[l] * k[l] + shift[l];
 }
 
 DFG_VECTOR_CLONES
