@@ -20,6 +20,7 @@
 #include "dfg/dfg.h"
 #include "program/program.h"
 #include "runtime/cpu/elementwise/silu_vector.h"
+#include "runtime/cpu/elementwise/vector_clones.h"
 #include "runtime/cpu_layout_rule.h"
 #include "tests/support/libc_calls.h"
 #include "tests/support/program_fixtures.h"
@@ -74,7 +75,7 @@ static void test_sampled_bit_patterns(void **state)
                                      NAN, 1e-40f, -1e-40f};
     memcpy(x, specials, sizeof specials);
     for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
-        if (widths[w] > dfg_cpu_silu_width())
+        if (widths[w] > dfg_cpu_vector_width())
             continue;
         memcpy(y, x, (size_t)n * sizeof *y);
         dfg_cpu_silu_f32_width(y, y, n, widths[w]);
@@ -102,7 +103,7 @@ static void test_lengths(void **state)
     assert_non_null(y);
     assert_non_null(source);
     for (size_t w = 0; w < sizeof widths / sizeof widths[0]; w++) {
-        if (widths[w] > dfg_cpu_silu_width())
+        if (widths[w] > dfg_cpu_vector_width())
             continue;
         for (int in_place = 0; in_place <= 1; in_place++)
             for (int64_t n = 0; n <= LONGEST;
@@ -133,9 +134,11 @@ static void test_lengths(void **state)
     free(x);
 }
 
-/* The variant follows the ISA oneDNN runs at (ONEDNN_MAX_CPU_ISA caps
- * both): 16 floats only where the CPU backend lays tensors out in blocks
- * of 16, 8 only where it has AVX2's blocks of 8. */
+/* The width silu and every other vector loop of dfg's (vector_clones.h)
+ * runs at follows the ISA oneDNN runs at (ONEDNN_MAX_CPU_ISA caps both):
+ * 16 floats only where the CPU backend lays tensors out in blocks of 16,
+ * 8 only where it has AVX2's blocks of 8, and the widest the CPU and the
+ * cap allow. */
 static void test_width_follows_isa(void **state)
 {
     (void)state;
@@ -146,12 +149,20 @@ static void test_width_follows_isa(void **state)
         has16 |= layouts[i] == DFG_LAYOUT_NCHW16C;
         has8 |= layouts[i] == DFG_LAYOUT_NCHW8C;
     }
-    int width = dfg_cpu_silu_width();
+    int width = dfg_cpu_vector_width();
     assert_true(width == 1 || width == 8 || width == 16);
     if (width == 16)
         assert_true(has16);
     if (width == 8)
         assert_true(has8 && !has16);
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if (has16 && __builtin_cpu_supports("avx512f"))
+        assert_int_equal(width, 16);
+    if (has8 && !has16 && __builtin_cpu_supports("avx2") &&
+        __builtin_cpu_supports("fma"))
+        assert_int_equal(width, 8);
+#endif
 }
 
 /* x [1, cin, h, w] -> conv (k x k, stride, groups, bias) [+ x] -> silu

@@ -117,8 +117,9 @@ static void compare_integer(dfg_op op, const int64_t *a, const int64_t *b,
 /* pow with a constant exponent of 2 or 0.5 (a variance, a norm) is x * x
  * or a square root, both exact like powf; -inf ** 0.5 is +inf and
  * -0 ** 0.5 is +0, where sqrtf would give NaN and -0. */
-DFG_VECTOR_CLONES
-static int pow_by_constant(const float *a, float y, float *o, int64_t n)
+DFG_VECTOR_LOOP_RETURNING(int, pow_by_constant,
+                          (const float *a, float y, float *o, int64_t n),
+                          (a, y, o, n))
 {
     if (y == 2.0f) {
         for (int64_t i = 0; i < n; i++)
@@ -133,9 +134,10 @@ static int pow_by_constant(const float *a, float y, float *o, int64_t n)
     return 0;
 }
 
-DFG_VECTOR_CLONES
-static void f32_run(dfg_op op, const float *a, int64_t sa, const float *b,
-                    int64_t sb, float *o, int64_t n)
+DFG_VECTOR_LOOP(f32_run,
+                (dfg_op op, const float *a, int64_t sa, const float *b,
+                 int64_t sb, float *o, int64_t n),
+                (op, a, sa, b, sb, o, n))
 {
     float x, y;
     if (op == DFG_OP_POW && sa && !sb && pow_by_constant(a, b[0], o, n))

@@ -33,26 +33,26 @@ static inline void channel_block(int64_t b, int mul, const float *restrict x,
             y[l] = mul ? x[l] * s[l] : x[l] + s[l];
 }
 
-DFG_VECTOR_CLONES
-static void mul_8(const float *x, const float *s, int64_t n, float *y)
+DFG_VECTOR_LOOP(mul_8, (const float *x, const float *s, int64_t n, float *y),
+                (x, s, n, y))
 {
     channel_block(8, 1, x, s, n, y);
 }
 
-DFG_VECTOR_CLONES
-static void mul_16(const float *x, const float *s, int64_t n, float *y)
+DFG_VECTOR_LOOP(mul_16, (const float *x, const float *s, int64_t n, float *y),
+                (x, s, n, y))
 {
     channel_block(16, 1, x, s, n, y);
 }
 
-DFG_VECTOR_CLONES
-static void add_8(const float *x, const float *s, int64_t n, float *y)
+DFG_VECTOR_LOOP(add_8, (const float *x, const float *s, int64_t n, float *y),
+                (x, s, n, y))
 {
     channel_block(8, 0, x, s, n, y);
 }
 
-DFG_VECTOR_CLONES
-static void add_16(const float *x, const float *s, int64_t n, float *y)
+DFG_VECTOR_LOOP(add_16, (const float *x, const float *s, int64_t n, float *y),
+                (x, s, n, y))
 {
     channel_block(16, 0, x, s, n, y);
 }

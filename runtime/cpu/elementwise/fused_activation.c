@@ -20,8 +20,9 @@ typedef struct fused_activation {
 
 /* One loop per kind, each of the per-element math with its kind fixed,
  * so that the compiler vectorizes it. */
-DFG_VECTOR_CLONES
-static void activation_run(int32_t kind, const float *x, float *y, int64_t n)
+DFG_VECTOR_LOOP(activation_run,
+                (int32_t kind, const float *x, float *y, int64_t n),
+                (kind, x, y, n))
 {
     if (kind == DFG_POST_HARDSWISH)
         for (int64_t k = 0; k < n; k++)

@@ -8,9 +8,6 @@
  * its Newton step). The loop without vectors is x sigmoid(x). */
 #include "runtime/cpu/elementwise/silu_vector.h"
 
-#include <dnnl.h>
-#include <pthread.h>
-
 #include "runtime/cpu/elementwise/f32_math.h"
 #include "runtime/cpu/elementwise/vector_clones.h"
 #include "runtime/cpu/parallel.h"
@@ -37,7 +34,8 @@
 
 /* The loop without intrinsics, vectorized by the compiler where it can
  * (SSE2 on any x86-64 CPU); the vector variants' tails. */
-DFG_VECTOR_CLONES static void silu_one(const float *x, float *y, int64_t n)
+DFG_VECTOR_LOOP(silu_one, (const float *x, float *y, int64_t n),
+                (x, y, n))
 {
     for (int64_t i = 0; i < n; i++)
         y[i] = x[i] < SILU_ZERO_BELOW ? 0.0f : x[i] * dfg_f32_sigmoid(x[i]);
@@ -110,31 +108,6 @@ __attribute__((target("avx2,fma"))) static void silu_8(const float *x,
 }
 #endif
 
-static int width;
-static pthread_once_t width_once = PTHREAD_ONCE_INIT;
-
-static void width_find(void)
-{
-    width = 1;
-#ifdef DFG_SILU_X86
-    unsigned have = (unsigned)dnnl_get_effective_cpu_isa();
-    unsigned avx512 = (unsigned)dnnl_cpu_isa_avx512_core,
-             avx2 = (unsigned)dnnl_cpu_isa_avx2;
-    __builtin_cpu_init();
-    if ((have & avx512) == avx512 && __builtin_cpu_supports("avx512f"))
-        width = 16;
-    else if ((have & avx2) == avx2 && __builtin_cpu_supports("avx2") &&
-             __builtin_cpu_supports("fma"))
-        width = 8;
-#endif
-}
-
-int dfg_cpu_silu_width(void)
-{
-    pthread_once(&width_once, width_find);
-    return width;
-}
-
 typedef struct silu_job {
     const float *x;
     float *y;
@@ -170,5 +143,5 @@ void dfg_cpu_silu_f32_width(const float *x, float *y, int64_t n, int w)
 
 void dfg_cpu_silu_f32(const float *x, float *y, int64_t n)
 {
-    dfg_cpu_silu_f32_width(x, y, n, dfg_cpu_silu_width());
+    dfg_cpu_silu_f32_width(x, y, n, dfg_cpu_vector_width());
 }

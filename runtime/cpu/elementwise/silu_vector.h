@@ -15,18 +15,13 @@
 
 #include <stdint.h>
 
-/* The widest variant this CPU runs (16, 8 or 1 floats), chosen once per
- * process from the ISA oneDNN runs at (so ONEDNN_MAX_CPU_ISA, the
- * diagnostic cap, lowers it too). */
-int dfg_cpu_silu_width(void);
-
 /* y[i] = silu(x[i]) for i < n on the variant of `width` floats (16, 8 or
- * 1; one this CPU has, as dfg_cpu_silu_width says), spread over the
+ * 1; at most dfg_cpu_vector_width, vector_clones.h), spread over the
  * OpenMP threads when n is large. x and y are the same buffer or do not
  * overlap. */
 void dfg_cpu_silu_f32_width(const float *x, float *y, int64_t n, int width);
 
-/* The same on dfg_cpu_silu_width's variant. */
+/* The same at dfg_cpu_vector_width. */
 void dfg_cpu_silu_f32(const float *x, float *y, int64_t n);
 
 #endif

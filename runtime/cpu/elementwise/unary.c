@@ -60,8 +60,8 @@ static inline float gelu_erf_tail(float x)
  * rest, NaN included, in chunks that hold any. Chunks go through a copy,
  * so that out may be in (a step in place). */
 #define GELU_CHUNK 64
-DFG_VECTOR_CLONES
-static void gelu_erf_run(const float *in, float *out, int64_t n)
+DFG_VECTOR_LOOP(gelu_erf_run, (const float *in, float *out, int64_t n),
+                (in, out, n))
 {
     float x[GELU_CHUNK];
     for (int64_t at = 0; at < n; at += GELU_CHUNK) {
@@ -79,8 +79,9 @@ static void gelu_erf_run(const float *in, float *out, int64_t n)
     }
 }
 
-DFG_VECTOR_CLONES
-static void apply_float(const unary_ctx *c, const float *v, float *o, int64_t n)
+DFG_VECTOR_LOOP(apply_float,
+                (const unary_ctx *c, const float *v, float *o, int64_t n),
+                (c, v, o, n))
 {
     const dfg_attrs *a = c->attrs;
     float x;

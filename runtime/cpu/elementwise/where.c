@@ -41,9 +41,10 @@ typedef struct where_ctx {
         o[i] = cond[i] ? a : b;                                             \
     }
 
-DFG_VECTOR_CLONES
-static void where_run(void *opaque, int64_t out_offset, const int64_t *offsets,
-                      const int64_t *strides, int64_t n)
+DFG_VECTOR_LOOP(where_run,
+                (void *opaque, int64_t out_offset, const int64_t *offsets,
+                 const int64_t *strides, int64_t n),
+                (opaque, out_offset, offsets, strides, n))
 {
     const where_ctx *c = opaque;
     const uint8_t *cond = c->cond + offsets[0];

@@ -65,10 +65,10 @@ static void tile_origin(const dfg_winograd_geometry *g, int64_t t,
 /* Items [begin, end) of the chunk's count * in_channels / 8 (tile slot
  * fastest, then eight input channels: a block's lanes, a half of it with
  * blocks of 16). */
-DFG_VECTOR_CLONES
-static void input_items(const dfg_winograd_geometry *g, const float *x,
-                        float *v, int64_t first, int64_t count,
-                        int64_t begin, int64_t end)
+DFG_VECTOR_LOOP(input_items,
+                (const dfg_winograd_geometry *g, const float *x, float *v,
+                 int64_t first, int64_t count, int64_t begin, int64_t end),
+                (g, x, v, first, count, begin, end))
 {
     int64_t B = g->block, parts = B / LANES;
     int64_t blocks = g->in_channels / B;
@@ -143,11 +143,12 @@ post_ops(const dfg_attrs *a, v8 *at, const float *residual)
 
 /* Items [begin, end) of the chunk's count * out_channels / 8 (tile slot
  * fastest, then eight output channels, as input_items). */
-DFG_VECTOR_CLONES
-static void output_items(const dfg_winograd_geometry *g, const float *m,
-                         const float *bias, const float *residual,
-                         const dfg_attrs *attrs, float *y, int64_t first,
-                         int64_t count, int64_t begin, int64_t end)
+DFG_VECTOR_LOOP(output_items,
+                (const dfg_winograd_geometry *g, const float *m,
+                 const float *bias, const float *residual,
+                 const dfg_attrs *attrs, float *y, int64_t first,
+                 int64_t count, int64_t begin, int64_t end),
+                (g, m, bias, residual, attrs, y, first, count, begin, end))
 {
     int64_t B = g->block, parts = B / LANES;
     int64_t blocks = g->out_channels / B;

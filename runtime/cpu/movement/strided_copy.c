@@ -96,9 +96,10 @@ typedef uint32_t lanes8 __attribute__((vector_size(32)));
  * of 4 bytes: eight row loads, three rounds of eight two-vector shuffles
  * (AVX2's unpack, shuffle and 128-bit permute), eight row stores, where
  * one element at a time is 64 loads and stores. */
-DFG_VECTOR_CLONES
-static void transpose_8x8_4(char *dst, int64_t dst_row, const char *src,
-                            int64_t src_column)
+DFG_VECTOR_LOOP(transpose_8x8_4,
+                (char *dst, int64_t dst_row, const char *src,
+                 int64_t src_column),
+                (dst, dst_row, src, src_column))
 {
     lanes8 a[8], t[8], u[8], v;
     for (int j = 0; j < 8; j++)

@@ -66,8 +66,8 @@ static void layer_norm_row(const layer_norm_ctx *c, int64_t row)
 /* layer_norm_row for f32: the same two-pass statistics in double and the
  * same per-element formula, with the sums in eight lanes (f32_reduce.h)
  * and straight from the tensors, so that the loops vectorize. */
-DFG_VECTOR_CLONES
-static void layer_norm_row_f32(const layer_norm_ctx *c, int64_t row)
+DFG_VECTOR_LOOP(layer_norm_row_f32, (const layer_norm_ctx *c, int64_t row),
+                (c, row))
 {
     int64_t d = c->d;
     const float *v = (const float *)c->x + row * d;
@@ -152,12 +152,12 @@ static void batch_norm_channel(const batch_norm_ctx *c, int64_t channel,
  * loop the compiler vectorizes: a block of a small plane (7x7) spent more
  * time on its channels' square roots and quotients one by one than on
  * its pixels. */
-DFG_VECTOR_CLONES
-static void channels_f32(const float *restrict scale,
-                         const float *restrict bias,
-                         const float *restrict mean,
-                         const float *restrict var, float epsilon, int64_t n,
-                         float *restrict k, float *restrict shift)
+DFG_VECTOR_LOOP(channels_f32,
+                (const float *restrict scale, const float *restrict bias,
+                 const float *restrict mean, const float *restrict var,
+                 float epsilon, int64_t n, float *restrict k,
+                 float *restrict shift),
+                (scale, bias, mean, var, epsilon, n, k, shift))
 {
     for (int64_t l = 0; l < n; l++)
         channel_scale_shift(scale[l], bias[l], mean[l], var[l], epsilon,
@@ -171,9 +171,10 @@ static int first_is_relu(const dfg_attrs *a)
     return a->n_post_ops > 0 && a->post_ops[0] == DFG_POST_RELU;
 }
 
-DFG_VECTOR_CLONES
-static void scale_shift(const float *restrict v, float k, float shift,
-                        int relu, int64_t m, float *o)
+DFG_VECTOR_LOOP(scale_shift,
+                (const float *restrict v, float k, float shift, int relu,
+                 int64_t m, float *o),
+                (v, k, shift, relu, m, o))
 {
     if (relu)
         for (int64_t i = 0; i < m; i++)
@@ -213,10 +214,10 @@ static inline void scale_shift_lanes(int64_t b, const float *restrict x,
 }
 
 /* One value of each of m channels: one pixel of m lanes. */
-DFG_VECTOR_CLONES
-static void scale_shift_each(const float *v, const float *k,
-                             const float *shift, int relu, int64_t m,
-                             float *o)
+DFG_VECTOR_LOOP(scale_shift_each,
+                (const float *v, const float *k, const float *shift, int relu,
+                 int64_t m, float *o),
+                (v, k, shift, relu, m, o))
 {
     scale_shift_lanes(m, v, k, shift, relu, 1, o);
 }
@@ -328,16 +329,18 @@ int dfg_cpu_batch_norm_takes_blocked(const struct dfg_type *in, int32_t n_in,
     return 1;
 }
 
-DFG_VECTOR_CLONES
-static void scale_shift_8(const float *x, const float *k, const float *shift,
-                          int relu, int64_t n, float *y)
+DFG_VECTOR_LOOP(scale_shift_8,
+                (const float *x, const float *k, const float *shift, int relu,
+                 int64_t n, float *y),
+                (x, k, shift, relu, n, y))
 {
     scale_shift_lanes(8, x, k, shift, relu, n, y);
 }
 
-DFG_VECTOR_CLONES
-static void scale_shift_16(const float *x, const float *k, const float *shift,
-                           int relu, int64_t n, float *y)
+DFG_VECTOR_LOOP(scale_shift_16,
+                (const float *x, const float *k, const float *shift, int relu,
+                 int64_t n, float *y),
+                (x, k, shift, relu, n, y))
 {
     scale_shift_lanes(16, x, k, shift, relu, n, y);
 }

@@ -125,10 +125,10 @@ fold_tap_f32(int is_max, const float *restrict x, int64_t stride,
  * outputs a column tap reaches is the same for every row, so it is worked
  * out once per band. Up to TAP_GROUP columns the taps of an output come in
  * the order of pool_row, so the sums are the same. */
-DFG_VECTOR_CLONES
-static void pool_band_f32(const dfg_pool_geometry *p, int is_max,
-                          const float *x, float *y, int64_t oy_begin,
-                          int64_t oy_end)
+DFG_VECTOR_LOOP(pool_band_f32,
+                (const dfg_pool_geometry *p, int is_max, const float *x,
+                 float *y, int64_t oy_begin, int64_t oy_end),
+                (p, is_max, x, y, oy_begin, oy_end))
 {
     int64_t ow = p->out_w, sx = p->stride[1];
     for (int64_t i = oy_begin * ow; i < oy_end * ow; i++)

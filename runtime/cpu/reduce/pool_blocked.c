@@ -113,16 +113,18 @@ __attribute__((always_inline)) static inline void max_row(const dfg_pool_geometr
     }
 }
 
-DFG_VECTOR_CLONES
-static void max_row_8(const dfg_pool_geometry *p, const float *x, float *y,
-                      int64_t oy)
+DFG_VECTOR_LOOP(max_row_8,
+                (const dfg_pool_geometry *p, const float *x, float *y,
+                 int64_t oy),
+                (p, x, y, oy))
 {
     max_row(p, 8, x, y, oy);
 }
 
-DFG_VECTOR_CLONES
-static void max_row_16(const dfg_pool_geometry *p, const float *x, float *y,
-                       int64_t oy)
+DFG_VECTOR_LOOP(max_row_16,
+                (const dfg_pool_geometry *p, const float *x, float *y,
+                 int64_t oy),
+                (p, x, y, oy))
 {
     max_row(p, 16, x, y, oy);
 }
@@ -184,14 +186,14 @@ mean_block(int64_t b, const float *restrict x, int64_t n, float *restrict y)
         y[l] = (float)(((s0[l] + s1[l]) + (s2[l] + s3[l])) / (double)n);
 }
 
-DFG_VECTOR_CLONES
-static void mean_block_8(const float *x, int64_t n, float *y)
+DFG_VECTOR_LOOP(mean_block_8, (const float *x, int64_t n, float *y),
+                (x, n, y))
 {
     mean_block(8, x, n, y);
 }
 
-DFG_VECTOR_CLONES
-static void mean_block_16(const float *x, int64_t n, float *y)
+DFG_VECTOR_LOOP(mean_block_16, (const float *x, int64_t n, float *y),
+                (x, n, y))
 {
     mean_block(16, x, n, y);
 }

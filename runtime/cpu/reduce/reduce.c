@@ -53,9 +53,10 @@ static void init_acc(const reduce_ctx *c, accumulators *acc, int64_t n)
 
 /* Folds input[offset..offset+n) into acc: into lane 0 when `lanes` is 0,
  * else element i into lane i (n <= DFG_CPU_BLOCK). */
-DFG_VECTOR_CLONES
-static void fold(const reduce_ctx *c, int64_t offset, int64_t n, int lanes,
-                 accumulators *acc)
+DFG_VECTOR_LOOP(fold,
+                (const reduce_ctx *c, int64_t offset, int64_t n, int lanes,
+                 accumulators *acc),
+                (c, offset, n, lanes, acc))
 {
     int max = c->op == DFG_OP_REDUCE_MAX;
     if (c->dtype == DFG_F32 && !lanes) {

@@ -93,8 +93,9 @@ static void softmax_run(const softmax_ctx *c, const softmax_block *b)
 /* softmax_run for a contiguous f32 row (inner == 1), each pass a loop the
  * compiler vectorizes: the max and the sum in lanes (f32_reduce.h), exp
  * in its branch-free form (f32_math.h). */
-DFG_VECTOR_CLONES
-static void softmax_row(int log_form, const float *x, float *y, int64_t n)
+DFG_VECTOR_LOOP(softmax_row,
+                (int log_form, const float *x, float *y, int64_t n),
+                (log_form, x, y, n))
 {
     float max = dfg_f32_max(x, n);
     if (!log_form) {
