@@ -65,10 +65,11 @@ dfg_status dfg_onnx_emit(dfg_onnx_importer *im, const char *op,
         /* Too large to keep on the host: the graph computes it. */
     }
 
-    dfg_value values[64];
-    if (n_in > 64)
+    dfg_value values[DFG_ONNX_MAX_OPERANDS];
+    if (n_in > DFG_ONNX_MAX_OPERANDS)
         return dfg_error(DFG_ERR_UNSUPPORTED,
-                         "node '%s': more than 64 operands", im->node_label);
+                         "node '%s': more than %d operands", im->node_label,
+                         DFG_ONNX_MAX_OPERANDS);
     for (int32_t i = 0; i < n_in; i++) {
         values[i] = DFG_NO_VALUE;
         if (in[i] >= 0) {
@@ -107,6 +108,32 @@ dfg_status dfg_onnx_emit(dfg_onnx_importer *im, const char *op,
         memcpy(e->type.shape, info.shape, sizeof e->type.shape);
     }
     return DFG_OK;
+}
+
+dfg_status dfg_onnx_emit_concat(dfg_onnx_importer *im, const int32_t *in,
+                                int32_t n, const dfg_attrs *attrs,
+                                int32_t *out)
+{
+    if (n <= DFG_ONNX_MAX_OPERANDS)
+        return dfg_onnx_emit(im, "concat", in, n, attrs, 1, out);
+    int32_t groups = (n + DFG_ONNX_MAX_OPERANDS - 1) / DFG_ONNX_MAX_OPERANDS;
+    int32_t *joined =
+        dfg_alloc(&im->allocator, (size_t)groups * sizeof *joined);
+    if (!joined)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                         "node '%s': out of memory", im->node_label);
+    dfg_status st = DFG_OK;
+    for (int32_t g = 0; st == DFG_OK && g < groups; g++) {
+        int32_t first = g * DFG_ONNX_MAX_OPERANDS;
+        int32_t count = n - first < DFG_ONNX_MAX_OPERANDS
+                            ? n - first : DFG_ONNX_MAX_OPERANDS;
+        st = dfg_onnx_emit(im, "concat", in + first, count, attrs, 1,
+                           &joined[g]);
+    }
+    if (st == DFG_OK)
+        st = dfg_onnx_emit_concat(im, joined, groups, attrs, out);
+    dfg_free(&im->allocator, joined);
+    return st;
 }
 
 dfg_status dfg_onnx_emit1(dfg_onnx_importer *im, const char *op, int32_t in,

@@ -129,12 +129,22 @@ void dfg_onnx_importer_free(dfg_onnx_importer *im);
 
 /* ---- recording ops (onnx_emit.c) ---- */
 
-/* Records dfg op `op` on entries in[0..n_in) (-1: absent) and adds n_out
- * new entries (out[]). If every input is known, the op is evaluated now
- * and its outputs are constants. */
+/* The most inputs dfg_onnx_emit records on one node. */
+#define DFG_ONNX_MAX_OPERANDS 64
+
+/* Records dfg op `op` on entries in[0..n_in) (-1: absent; n_in at most
+ * DFG_ONNX_MAX_OPERANDS) and adds n_out new entries (out[]). If every
+ * input is known, the op is evaluated now and its outputs are
+ * constants. */
 dfg_status dfg_onnx_emit(dfg_onnx_importer *im, const char *op,
                          const int32_t *in, int32_t n_in,
                          const dfg_attrs *attrs, int32_t n_out, int32_t *out);
+/* Emits the concat of in[0..n) (n >= 1, any number) along attrs->axis:
+ * groups of at most DFG_ONNX_MAX_OPERANDS concatenated, then the groups'
+ * results, the same values in the same order. */
+dfg_status dfg_onnx_emit_concat(dfg_onnx_importer *im, const int32_t *in,
+                                int32_t n, const dfg_attrs *attrs,
+                                int32_t *out);
 /* Emits a one-input op: the common case. */
 dfg_status dfg_onnx_emit1(dfg_onnx_importer *im, const char *op, int32_t in,
                           const dfg_attrs *attrs, int32_t *out);

@@ -111,17 +111,20 @@ static dfg_status import_concat(dfg_onnx_importer *im, const dfg_onnx_op *op)
 {
     (void)op;
     int32_t n = dfg_onnx_n_inputs(im), y;
-    if (n < 1 || n > 64)
-        return dfg_error(DFG_ERR_UNSUPPORTED, "%d inputs (1 to 64 supported)",
-                         (int)n);
-    int32_t in[64];
+    if (n < 1)
+        return dfg_error(DFG_ERR_UNSUPPORTED, "Concat of no inputs");
+    int32_t *in = dfg_alloc(&im->allocator, (size_t)n * sizeof *in);
+    if (!in)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "Concat of %d inputs: out "
+                         "of memory", (int)n);
     dfg_attrs attrs;
     dfg_attrs_init(&attrs);
     dfg_status st = read_axis(im, 0, &attrs.axis);
     for (int32_t i = 0; st == DFG_OK && i < n; i++)
         st = dfg_onnx_required_input(im, i, &in[i]);
     if (st == DFG_OK)
-        st = dfg_onnx_emit(im, "concat", in, n, &attrs, 1, &y);
+        st = dfg_onnx_emit_concat(im, in, n, &attrs, &y);
+    dfg_free(&im->allocator, in);
     return finish(im, st, y);
 }
 

@@ -338,7 +338,7 @@ static dfg_status run_direction(dfg_onnx_importer *im, const recurrence *rc,
     dfg_attrs along0;
     dfg_attrs_init(&along0);
     if (st == DFG_OK)
-        st = dfg_onnx_emit(im, "concat", hs, (int32_t)rc->steps, &along0, 1, y);
+        st = dfg_onnx_emit_concat(im, hs, (int32_t)rc->steps, &along0, y);
     if (st == DFG_OK)
         st = dfg_onnx_emit_shaped(im, "reshape", *h, 3, &one[1], h);
     if (st == DFG_OK && *c >= 0)

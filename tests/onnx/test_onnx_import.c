@@ -194,6 +194,47 @@ static void test_shape_subgraph_folds(void **state)
     dfg_graph_destroy(graph);
 }
 
+/* A Concat of more inputs than one graph node takes (64): 130 copies of
+ * x along axis 1, each x = relu(x') of its own node, in order. */
+static void test_concat_of_many(void **state)
+{
+    (void)state;
+    enum { COPIES = 130 };
+    const int64_t x_dims[2] = {2, 3};
+    onnx_builder b;
+    onnx_builder_init(&b, 13);
+    onnx_builder_input(&b, "x", F32, 2, x_dims, NULL);
+    static char names[COPIES][16];
+    const char *parts[COPIES + 1];
+    for (int k = 0; k < COPIES; k++) {
+        snprintf(names[k], sizeof names[k], "r%d", k);
+        onnx_builder_node(&b, k % 2 ? "Relu" : "Neg", names[k],
+                          (const char *[]){"x", NULL},
+                          (const char *[]){names[k], NULL});
+        parts[k] = names[k];
+    }
+    parts[COPIES] = NULL;
+    Onnx__NodeProto *c = onnx_builder_node(&b, "Concat", "concat", parts,
+                                           (const char *[]){"y", NULL});
+    onnx_builder_attr_int(c, "axis", 1);
+    onnx_builder_output(&b, "y");
+    dfg_graph *graph;
+    assert_int_equal(import_builder(&b, NULL, &graph), DFG_OK);
+    onnx_builder_free(&b);
+    float x[6], y[2 * 3 * COPIES];
+    for (int i = 0; i < 6; i++)
+        x[i] = (float)next_uniform() - 0.5f;
+    run_graph(graph, x, y);
+    for (int r = 0; r < 2; r++)
+        for (int k = 0; k < COPIES; k++)
+            for (int j = 0; j < 3; j++) {
+                float v = x[r * 3 + j];
+                float want = k % 2 ? (v > 0.0f ? v : 0.0f) : -v;
+                assert_true(y[(r * COPIES + k) * 3 + j] == want);
+            }
+    dfg_graph_destroy(graph);
+}
+
 static void build_symbolic(onnx_builder *b)
 {
     const int64_t dims[2] = {0, 4};
@@ -635,6 +676,7 @@ int main(void)
         cmocka_unit_test(test_gemm_relu_matches_reference),
         cmocka_unit_test(test_file_import_matches_memory),
         cmocka_unit_test(test_shape_subgraph_folds),
+        cmocka_unit_test(test_concat_of_many),
         cmocka_unit_test(test_symbolic_dims),
         cmocka_unit_test(test_constant_input),
         cmocka_unit_test(test_unsupported_ops_listed_once),
