@@ -40,6 +40,9 @@ static int match_single(const dfg_graph *g, const dfg_fuse_readers *r,
     case DFG_OP_SIGMOID:
         m->kind = DFG_POST_SIGMOID;
         return 1;
+    case DFG_OP_TANH:
+        m->kind = DFG_POST_TANH;
+        return 1;
     case DFG_OP_SILU:
         m->kind = DFG_POST_SILU;
         return 1;

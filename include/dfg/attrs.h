@@ -66,6 +66,7 @@ typedef enum dfg_post_op {
     DFG_POST_GELU_ERF = 6,
     DFG_POST_GELU_TANH = 7,
     DFG_POST_SUM = 8,
+    DFG_POST_TANH = 9,
     DFG_POST_OP_COUNT
 } dfg_post_op;
 

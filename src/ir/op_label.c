@@ -16,6 +16,7 @@ const char *dfg_post_op_name(int32_t kind)
         [DFG_POST_GELU_ERF] = "gelu",
         [DFG_POST_GELU_TANH] = "gelu_tanh",
         [DFG_POST_SUM] = "add",
+        [DFG_POST_TANH] = "tanh",
     };
     return kind >= 0 && kind < DFG_POST_OP_COUNT ? names[kind] : "?";
 }

@@ -38,6 +38,8 @@ DFG_HOST_DEVICE static inline float dfg_post_op_eltwise(int32_t kind,
         return dfg_gelu_erf(x);
     case DFG_POST_GELU_TANH:
         return dfg_gelu_tanh(x);
+    case DFG_POST_TANH:
+        return dfg_tanh(x);
     default:
         return x;
     }

@@ -74,6 +74,12 @@ static dfg_value p_sigmoid(dfg_graph *g, dfg_value x, dfg_value r, dfg_value y)
     return node1(g, "sigmoid", y, NULL);
 }
 
+static dfg_value p_tanh(dfg_graph *g, dfg_value x, dfg_value r, dfg_value y)
+{
+    (void)x, (void)r;
+    return node1(g, "tanh", y, NULL);
+}
+
 static dfg_value p_hardsigmoid(dfg_graph *g, dfg_value x, dfg_value r,
                                dfg_value y)
 {
@@ -260,6 +266,8 @@ static void test_conv_post_ops(void **state)
         {"relu", p_relu, 1, 0, "conv2d+relu", 0},
         {"clip", p_relu6, 1, 0, "conv2d+clip", 0},
         {"sigmoid", p_sigmoid, 1, 0, "conv2d+sigmoid", 0},
+        {"tanh", p_tanh, 1, 0, "conv2d+tanh", 0},
+        {"depthwise tanh", p_tanh, C, 0, "conv2d+tanh", 0},
         {"hardsigmoid", p_hardsigmoid, 1, 0, "conv2d+hardsigmoid", 0},
         {"hardswish", p_hardswish, 1, 0, "conv2d+hardswish", 0},
         {"silu", p_silu, 1, 0, "conv2d+silu", 0},

@@ -291,7 +291,8 @@ static void test_fused_programs(void **state)
     (void)state;
     check_chain("relu", PLAIN_CHAIN, "batch_norm+relu");
     check_chain("sigmoid", PLAIN_CHAIN, "batch_norm+sigmoid");
-    check_chain("tanh", PLAIN_CHAIN, "batch_norm"); /* no such post-op */
+    check_chain("tanh", PLAIN_CHAIN, "batch_norm+tanh");
+    check_chain("abs", PLAIN_CHAIN, "batch_norm"); /* no such post-op */
     check_chain("relu", SECOND_READER, "batch_norm");
     check_chain("relu", NORM_OUTPUT, "batch_norm");
 }

@@ -21,6 +21,7 @@ static const struct eltwise_post_op {
     {DFG_POST_SILU, dnnl_eltwise_swish, 0, 1.0f, 0.0f},
     {DFG_POST_GELU_ERF, dnnl_eltwise_gelu_erf, 0, 0.0f, 0.0f},
     {DFG_POST_GELU_TANH, dnnl_eltwise_gelu_tanh, 0, 0.0f, 0.0f},
+    {DFG_POST_TANH, dnnl_eltwise_tanh, 0, 0.0f, 0.0f},
 };
 
 /* Appends dfg post-op k of attrs to ops; -1 on failure. */
