@@ -267,10 +267,13 @@ MODELS = {
 
 
 def first_output(y):
-    if isinstance(y, dict):
-        y = y["out"] if "out" in y else next(iter(y.values()))
-    while isinstance(y, (list, tuple)):
-        y = y[0]
+    """The tensor a model's first output holds (a segmentation model's
+    "out", a detector's first list's first field)."""
+    while not isinstance(y, torch.Tensor):
+        if isinstance(y, dict):
+            y = y["out"] if "out" in y else next(iter(y.values()))
+        else:
+            y = y[0]
     return y
 
 
