@@ -471,7 +471,8 @@ int dfg_program_step_on_library(const dfg_program *p, int32_t step);
 /* What running p costs, in FLOPs weighted by what runs them, for memory
  * first's choice among its programs (passes/pipeline.c): a product step
  * that no library's kernel runs (dfg_program_step_on_library) counts
- * dfg_kernel_weight times its FLOPs, every other step its FLOPs. */
+ * dfg_kernel_weight times its FLOPs, but for a conv on dfg's few-filter
+ * kernel (dfg_cpu_step_few_filters), every other step its FLOPs. */
 uint64_t dfg_program_cost(const dfg_program *p, int dfg_kernel_weight);
 
 /* What a step costs beside its arithmetic, in FLOPs of one thread:

@@ -65,7 +65,9 @@ static int cpu_library_runs(const dfg_program *p, const dfg_program_step *s)
         return 0;
     if (blocked)
         return 1;
-    if (s->workspace < 0 || writes_over_input(p, s))
+    if (s->workspace < 0 || writes_over_input(p, s) ||
+        dfg_cpu_step_few_filters(s->op, &s->attrs, types, s->n_inputs,
+                                 types + s->n_inputs, s->n_outputs))
         return 0;
     int64_t least = dfg_cpu_step_least_workspace(
         s->op, &s->attrs, types, s->n_inputs, types + s->n_inputs,
@@ -106,13 +108,26 @@ int dfg_program_step_on_library(const dfg_program *p, int32_t step)
     return cpu_library_runs(p, s);
 }
 
+/* 1 if a CPU session runs step s of p on dfg's few-filter conv, as fast
+ * as oneDNN's there (dfg_cpu_step_few_filters). */
+static int cpu_few_filters(const dfg_program *p, const dfg_program_step *s)
+{
+    dfg_type types[MAX_OPERANDS];
+    int blocked;
+    return strcmp(p->workspace_rule, DFG_CPU_BACKEND_NAME) == 0 &&
+           step_types(p, s, types, &blocked) &&
+           dfg_cpu_step_few_filters(s->op, &s->attrs, types, s->n_inputs,
+                                    types + s->n_inputs, s->n_outputs);
+}
+
 uint64_t dfg_program_cost(const dfg_program *p, int dfg_kernel_weight)
 {
     uint64_t cost = 0;
     for (int32_t i = 0; i < p->n_steps; i++) {
         const dfg_program_step *s = &p->steps[i];
         uint64_t flops = s->flops > 0 ? (uint64_t)s->flops : 0;
-        if (dfg_op_uses_blas(s->op) && !dfg_program_step_on_library(p, i))
+        if (dfg_op_uses_blas(s->op) && !dfg_program_step_on_library(p, i) &&
+            !cpu_few_filters(p, s))
             flops *= (uint64_t)dfg_kernel_weight;
         cost += flops;
     }

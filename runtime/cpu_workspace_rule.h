@@ -15,10 +15,20 @@
 
 struct dfg_type;
 /* The bytes of scratch a step of op needs to run on oneDNN (0: none), -1
- * if it runs on the reference kernel (a dfg_backend_workspace_fn). */
+ * if it runs on the reference kernel (a dfg_backend_workspace_fn); 0
+ * too for a conv2d that dfg's few-filter kernel runs
+ * (dfg_cpu_step_few_filters), which needs none. */
 int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
                                const struct dfg_type *in, int32_t n_in,
                                const struct dfg_type *out, int32_t n_out);
+
+/* 1 if a CPU session runs this conv2d on dfg's kernel for few filters
+ * (at most 4 output channels over plain f32 tensors: the last conv of an
+ * image-to-image network), which runs faster there than oneDNN's, whose
+ * kernels pad the filters to a block of 8 or 16. */
+int dfg_cpu_step_few_filters(int32_t op, const dfg_attrs *attrs,
+                             const struct dfg_type *in, int32_t n_in,
+                             const struct dfg_type *out, int32_t n_out);
 
 /* The threads a CPU session of this process runs its steps on (OpenMP's,
  * as the backend reports them). The compiler weighs what a step costs

@@ -3,7 +3,8 @@
  * into the output (conv_geometry.h says why chunks, and how large: as
  * large as the planned workspace holds, from one output row up). A 1x1
  * conv with stride 1 and no padding multiplies the input directly; a
- * depthwise conv is a direct stencil (conv2d_depthwise.c).
+ * depthwise conv is a direct stencil (conv2d_depthwise.c), and so is a
+ * conv of few filters over plain f32 tensors (conv_few_filters.c).
  *
  * One OpenMP region covers the whole step, with OpenBLAS running on its
  * threads (parallel.h). Large images: the team fills each chunk's im2col
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "runtime/cpu/linalg/conv2d_depthwise.h"
+#include "runtime/cpu/linalg/conv_few_filters.h"
 #include "runtime/cpu/linalg/conv_post_ops.h"
 #include "ir/geometry/conv_geometry.h"
 #include "runtime/cpu/elementwise/dtype_access.h"
@@ -266,6 +268,12 @@ dfg_status dfg_cpu_conv2d(const dfg_kernel_args *args)
                                            &args->out_types[0], &g);
     if (st != DFG_OK)
         return st;
+    if (args->out[0] != args->in[0] &&
+        dfg_cpu_conv_few_filters(args->attrs, args->in_types, args->n_inputs,
+                                 args->out_types, args->n_outputs)) {
+        dfg_cpu_conv2d_few_filters(&g, args);
+        return DFG_OK;
+    }
     int64_t least = dfg_conv_forward_least_workspace_bytes(&g);
     if (args->workspace_bytes < least || (least > 0 && !args->workspace))
         return dfg_error(DFG_ERR_INVALID_ARGUMENT,

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/cpu/linalg/conv_few_filters.h"
 #include "runtime/cpu/linalg/columns_conv.h"
 #include "runtime/cpu/linalg/pointwise_conv.h"
 #include "ir/geometry/conv_geometry.h"
@@ -312,6 +313,8 @@ static int64_t planned_bytes(const dfg_attrs *attrs, const dfg_type *in,
 {
     if (n_in < 2 || n_out < 1)
         return -1;
+    if (dfg_cpu_conv_few_filters(attrs, in, n_in, out, n_out))
+        return 0; /* dfg's kernel, faster there, needs none */
     dnnl_engine_t engine;
     if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
         return -1;

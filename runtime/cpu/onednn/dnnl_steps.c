@@ -12,6 +12,7 @@
 #include "util/error.h"
 #include "util/memory.h"
 #include "runtime/cpu/reduce/pool_blocked.h"
+#include "runtime/cpu/linalg/conv_few_filters.h"
 #include "runtime/cpu/linalg/winograd_choice.h"
 
 /* Room for "oneDNN " and an implementation's name. */
@@ -44,6 +45,14 @@ int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
     return dfg_dnnl_conv_grad_op(op) ? dfg_cpu_training_step_workspace(
                                            op, attrs, in, n_in, out, n_out)
                                      : -1;
+}
+
+int dfg_cpu_step_few_filters(int32_t op, const dfg_attrs *attrs,
+                             const struct dfg_type *in, int32_t n_in,
+                             const struct dfg_type *out, int32_t n_out)
+{
+    return op == DFG_OP_CONV2D &&
+           dfg_cpu_conv_few_filters(attrs, in, n_in, out, n_out);
 }
 
 int dfg_cpu_threads(void)
@@ -157,6 +166,10 @@ static int onednn_may_run(const dfg_kernel_args *step)
         return 0;
     if (is_pool(step)) /* with no scratch */
         return 1;
+    if (step->op == DFG_OP_CONV2D &&
+        dfg_cpu_conv_few_filters(step->attrs, step->in_types, step->n_inputs,
+                                 step->out_types, step->n_outputs))
+        return 0;
     int op = step->op == DFG_OP_CONV2D || step->op == DFG_OP_MATMUL ||
              step->op == DFG_OP_GEMM || dfg_dnnl_conv_grad_op(step->op);
     return op && step->backend_workspace && step->workspace;
