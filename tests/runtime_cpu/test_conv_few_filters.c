@@ -1,5 +1,6 @@
 /* conv2d with few filters (runtime/cpu/linalg/conv_few_filters.h): convs
- * of 1 to 4 filters over random data, of kernel sizes from 1x2 to 9x7, asymmetric pads, row strides 1 and 2, rows narrower than a vector
+ * of 1 to 4 filters over random data, of kernel sizes from 1x2 to 9x7,
+ * asymmetric pads, row strides 1 and 2, rows narrower than a vector
  * and wider than a block of columns, with and without a bias, a fused
  * relu or tanh, a residual sum, against a double-precision reference;
  * each compiled with the CPU's rule (where the step runs dfg's kernel,
@@ -49,13 +50,16 @@ static void reference(const few_case *k, const float *x, const float *w,
                     for (int64_t c = 0; c < k->c; c++)
                         for (int64_t ky = 0; ky < k->kh; ky++)
                             for (int64_t kx = 0; kx < k->kw; kx++) {
-                                int64_t iy = oy * k->stride_h + ky - k->pads[0];
+                                int64_t iy = oy * k->stride_h + ky -
+                                             k->pads[0];
                                 int64_t ix = ox + kx - k->pads[1];
-                                if (iy < 0 || iy >= k->h || ix < 0 || ix >= k->w)
+                                if (iy < 0 || iy >= k->h || ix < 0 ||
+                                    ix >= k->w)
                                     continue;
                                 s += (double)w[((m * k->c + c) * k->kh + ky) *
                                                k->kw + kx] *
-                                     x[((n * k->c + c) * k->h + iy) * k->w + ix];
+                                     x[((n * k->c + c) * k->h + iy) * k->w +
+                                       ix];
                             }
                     int64_t at = ((n * k->m + m) * oh + oy) * ow + ox;
                     if (r)
@@ -76,7 +80,8 @@ static dfg_graph *few_graph(const few_case *k, const float *w,
     assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
     int64_t oh = out_size(k->h, k->kh, k->stride_h, k->pads[0], k->pads[2]);
     int64_t ow = out_size(k->w, k->kw, 1, k->pads[1], k->pads[3]);
-    int64_t xs[4] = {k->n, k->c, k->h, k->w}, ws[4] = {k->m, k->c, k->kh, k->kw};
+    int64_t xs[4] = {k->n, k->c, k->h, k->w};
+    int64_t ws[4] = {k->m, k->c, k->kh, k->kw};
     int64_t ys[4] = {k->n, k->m, oh, ow};
     assert_int_equal(ys[0] * ys[1] * ys[2] * ys[3], out_numel);
     dfg_value x, wv, b = DFG_NO_VALUE, y, r;
@@ -87,8 +92,9 @@ static dfg_graph *few_graph(const few_case *k, const float *w,
     if (k->bias)
         assert_int_equal(dfg_graph_weight(g, "b", DFG_F32, 1, &k->m, bias, &b),
                          DFG_OK);
-    dfg_conv2d_params p = {{k->stride_h, 1}, {1, 1},
-                           {k->pads[0], k->pads[1], k->pads[2], k->pads[3]}, 1};
+    dfg_conv2d_params p = {
+        {k->stride_h, 1}, {1, 1},
+        {k->pads[0], k->pads[1], k->pads[2], k->pads[3]}, 1};
     assert_int_equal(dfg_conv2d(g, x, wv, b, &p, &y), DFG_OK);
     if (k->residual)
         y = node2(g, "add", y, r);
