@@ -71,12 +71,15 @@ dfg_status dfg_pass_dce(dfg_graph *graph, dfg_pass_report *report);
  * operand (passes/share_weights.c); the copies are no longer read. */
 dfg_status dfg_pass_share_weights(dfg_graph *graph, dfg_pass_report *report);
 
-/* Inference fusion (passes/fuse_*.c), after fold and dce. Decomposed
+/* Inference fusion (passes/fusion/fuse_*.c), after fold and dce. Decomposed
  * layer norms (reduce_mean, sub, pow 2, reduce_mean, add eps, sqrt, div,
  * mul scale, add bias over the last axis) become one layer_norm node, and
  * decomposed GELUs (x * (erf(x / sqrt 2) + 1) * 0.5, and the tanh form
  * as PyTorch exports it) one gelu node, x * sigmoid(x) one silu node and
  * x * clip(x / 6 + 1 / 2, 0, 1) one hardswish node. */
+/* Folds each inference batch_norm that alone reads a conv2d's output into
+ * that conv's weights and bias (passes/fusion/fold_batch_norm.c). */
+dfg_status dfg_pass_fold_batch_norm(dfg_graph *graph, dfg_pass_report *report);
 dfg_status dfg_pass_fuse_patterns(dfg_graph *graph, dfg_pass_report *report);
 /* A conv2d takes what follows it as post-ops (dfg_attrs.post_ops): relu,
  * clip, sigmoid, hardsigmoid (clip(x * a + b, 0, 1)), silu, hardswish,
@@ -110,7 +113,7 @@ dfg_status dfg_pass_fuse_matmul(dfg_graph *graph, dfg_pass_report *report);
 /* Before fuse_matmul, where the target runs it (dfg_compile_options.
  * fuse_attention): matmul(q, kt), a scale by a scalar, an optional mask
  * add, softmax over the last axis and matmul(.., v) become one attention
- * node (passes/fuse_attention.c); the same conditions and names. */
+ * node (passes/fusion/fuse_attention.c); the same conditions and names. */
 dfg_status dfg_pass_fuse_attention(dfg_graph *graph,
                                    dfg_pass_report *report);
 /* A transpose that only moves dims of size 1 becomes a reshape (a view:

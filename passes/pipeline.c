@@ -150,6 +150,9 @@ static dfg_status step_passes(dfg_graph *g, const dfg_compile_options *o,
                        "training: shard_optimizer needs data_parallel");
     if (st == DFG_OK && o->fold_constants)
         st = dfg_pass_fold(g, &report);
+    if (st == DFG_OK && o->fuse_operators && o->share_weights &&
+        !o->training)
+        st = dfg_pass_fold_batch_norm(g, &report);
     if (st == DFG_OK && o->eliminate_dead_code)
         st = dfg_pass_dce(g, &report);
     if (st == DFG_OK && o->share_weights && !o->training)

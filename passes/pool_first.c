@@ -13,7 +13,7 @@
  * And a pad of zeros into an average pool (dfg_pass_pad_into_pool): the
  * pool counting the pad as its own (count_include_pad) reads the zeros it
  * would have read, so the padded copy of x is never made. */
-#include "passes/fuse_rewrite.h"
+#include "passes/fusion/fuse_rewrite.h"
 
 #include <string.h>
 #include "util/error.h"

@@ -10,7 +10,7 @@
  * a swap of the last two dims feeding a matmul or gemm (BERT's
  * q . k^T) becomes the product's trans flag, the transpose and its
  * product rewritten into the product (fuse_rewrite.h). */
-#include "passes/fuse_rewrite.h"
+#include "passes/fusion/fuse_rewrite.h"
 
 #include <string.h>
 #include "util/error.h"

@@ -49,7 +49,7 @@ typedef enum dfg_resize_nearest {
 } dfg_resize_nearest;
 
 /* conv2d, matmul, gemm: what their fused post-ops do to each output
- * element, in order (set by the fusion passes, passes/fuse_conv.c and
+ * element, in order (set by the fusion passes, passes/fusion/fuse_conv.c and
  * fuse_matmul.c; docs/ops.md). alpha and beta are the clip bounds (CLIP)
  * or the slope and offset of clip(alpha x + beta, 0, 1) (HARDSIGMOID);
  * the others take none. SUM adds input 3 (the residual, the output's

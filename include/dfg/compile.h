@@ -73,14 +73,14 @@ typedef struct dfg_compile_options {
     const char *backend_workspace_for;
     /* Inference only: fuse a conv2d's activations and residual add into
      * its post-ops, and decomposed layer norms and GELUs into one op each
-     * (passes/fuse_*.c, docs/ops.md): 1. The CPU and CUDA backends run
+     * (passes/fusion/fuse_*.c, docs/ops.md): 1. The CPU and CUDA backends run
      * them (a target without dfg_target.fused_post_ops turns it off).
      * On a target with dfg_target.transposed_operands, also in training:
      * transposes of the last two dims read by a matmul or gemm fold into
      * its trans flags (passes/transpose_views.c). */
     int fuse_operators;
     /* With fuse_operators: matmul, scale, mask add, softmax and matmul
-     * into one attention op (passes/fuse_attention.c) where the target
+     * into one attention op (passes/fusion/fuse_attention.c) where the target
      * takes it (dfg_target.fused_attention: the CUDA backend's; not the
      * CPU's defaults): 1. */
     int fuse_attention;
@@ -105,10 +105,12 @@ typedef struct dfg_compile_options {
     /* Inference only: weights and constants equal to another byte for
      * byte, or (2-D) to another's transpose, are held once; the products
      * that read a transposed copy read the kept one transposed
-     * (passes/share_weights.c): 1. A program whose weights will be
-     * replaced by a training step's (dfg_session_copy_weights) needs 0:
-     * weights equal when compiled (zero biases) may differ after
-     * training. */
+     * (passes/share_weights.c), and (with fuse_operators) a batch_norm
+     * alone reading a conv's output is folded into that conv's weights
+     * and bias (passes/fusion/fold_batch_norm.c): 1. A program whose weights
+     * will be replaced by a training step's (dfg_session_copy_weights)
+     * needs 0: weights equal when compiled (zero biases) may differ after
+     * training, and folded ones would not take the new values. */
     int share_weights;
     /* Inference only: memory before speed. The order and the arena are
      * planned at the lower bound without library scratch (each step with

@@ -38,7 +38,7 @@
 #include "passes/remat/remat.h"
 
 #include <stdio.h>
-#include "passes/fuse_rewrite.h"
+#include "passes/fusion/fuse_rewrite.h"
 #include "util/error.h"
 #include "util/memory.h"
 

@@ -21,7 +21,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include "passes/fuse_rewrite.h"
+#include "passes/fusion/fuse_rewrite.h"
 #include "util/error.h"
 #include "util/memory.h"
 

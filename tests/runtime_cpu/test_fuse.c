@@ -1,4 +1,4 @@
-/* The fusion passes (passes/fuse_*.c): each pattern, compiled fused and
+/* The fusion passes (passes/fusion/fuse_*.c): each pattern, compiled fused and
  * unfused (fuse_operators = 0), gives the same output on random data on
  * every path a fused conv can take: oneDNN post-ops (a mapped program),
  * and the reference kernels (a program compiled without the CPU rule),

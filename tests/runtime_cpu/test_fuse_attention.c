@@ -1,4 +1,4 @@
-/* The attention fusion (passes/fuse_attention.c) and the attention op's
+/* The attention fusion (passes/fusion/fuse_attention.c) and the attention op's
  * CPU kernel (runtime/cpu/linalg/attention.c): the BERT-like pattern and
  * its variants (attention_graph.h) compiled for a target that takes the
  * fused op become one attention step, whose output on the CPU matches a

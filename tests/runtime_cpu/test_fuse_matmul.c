@@ -1,4 +1,4 @@
-/* The matmul and gemm fusion (passes/fuse_matmul.c): a linear layer's bias
+/* The matmul and gemm fusion (passes/fusion/fuse_matmul.c): a linear layer's bias
  * add, activation and residual add, compiled fused and unfused
  * (fuse_operators = 0), checked against a double-precision reference on
  * random data on both paths a fused product can take: oneDNN's bias and

@@ -1,4 +1,4 @@
-/* batch_norm with fused activations (passes/fuse_conv.c,
+/* batch_norm with fused activations (passes/fusion/fuse_conv.c,
  * dfg_pass_fuse_norm_activation) and its CPU kernels
  * (runtime/cpu/reduce/normalization.c): the plain and the blocked kernel
  * (nChw8c, nChw16c), with no post-op, a relu, a relu then a clip and a
@@ -7,7 +7,8 @@
  * choice of them and what the blocked one refuses; and programs with a
  * conv, batch norm, activation, conv chain compiled fused (blocked and
  * plain) and unfused giving the same outputs, the fused step labelled,
- * with the near misses (a second reader, a graph output) left alone. */
+ * with the near misses (a second reader, a graph output) left alone; and
+ * a batch norm folded into the conv before it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -256,13 +257,15 @@ static void check_chain(const char *activation, enum variant variant,
     fill_random(x, ELEMS);
     const void *inputs[1] = {x};
     float *want[2] = {NULL, NULL}, *got[2] = {NULL, NULL};
-    dfg_program *unfused = compile_fusing(g, 0, 0);
+    /* batch norms kept apart (not folded into the conv before them): the
+     * test is of their own fused activations */
+    dfg_program *unfused = compile_fusing_weights(g, 0, 0, 0);
     run_program(unfused, inputs, want);
     double ref[ELEMS];
     for (int64_t i = 0; i < ELEMS; i++)
         ref[i] = want[0][i];
     for (int layouts = 0; layouts < 2; layouts++) {
-        dfg_program *fused = compile_fusing(g, 1, layouts);
+        dfg_program *fused = compile_fusing_weights(g, 1, layouts, 0);
         int32_t layout;
         const char *op = norm_step(fused, &layout);
         if (strcmp(op, label) != 0)
@@ -286,6 +289,69 @@ static void check_chain(const char *activation, enum variant variant,
     dfg_graph_destroy(g);
 }
 
+/* How many steps of p run op. */
+static int32_t steps_of(const dfg_program *p, dfg_op op)
+{
+    int32_t n = 0;
+    for (int32_t i = 0; i < p->n_steps; i++)
+        n += p->steps[i].op == op;
+    return n;
+}
+
+/* The chain's batch norm folded into the conv before it
+ * (passes/fusion/fold_batch_norm.c): no batch_norm step, the old
+ * parameters gone, the outputs those of the chain kept apart; and a
+ * depthwise conv with a bias, its output the graph's. A conv whose output
+ * another node reads too keeps its batch norm. */
+static void test_folded_into_conv(void **state)
+{
+    (void)state;
+    norm_params p;
+    rng_state = 29;
+    random_params(&p);
+    static float x[ELEMS];
+    fill_random(x, ELEMS);
+    const void *inputs[1] = {x};
+    dfg_graph *graphs[3] = {chain(&p, "relu", PLAIN_CHAIN), NULL, NULL};
+    for (int k = 1; k < 3; k++) {
+        OK(dfg_graph_create(NULL, &graphs[k]));
+        dfg_graph *g = graphs[k];
+        dfg_value in = input(g, "x", 4, DIMS(N, C, H, W)), y, z;
+        dfg_value w = random_leaf(g, "wd", 0, 4, DIMS(C, 1, 3, 3));
+        dfg_value b = random_leaf(g, "bd", 0, 1, DIMS(C));
+        dfg_conv2d_params depthwise = {{1, 1}, {1, 1}, {1, 1, 1, 1}, C};
+        OK(dfg_conv2d(g, in, w, b, &depthwise, &y));
+        OK(dfg_batch_norm(g, y, stat_leaf(g, "scale", p.scale),
+                          stat_leaf(g, "bias", p.bias),
+                          stat_leaf(g, "mean", p.mean),
+                          stat_leaf(g, "var", p.var), EPS, &z));
+        if (k == 2) /* the conv's output read twice */
+            OK(dfg_add(g, z, y, &z));
+        OK(dfg_graph_output(g, z, "out"));
+    }
+    for (int k = 0; k < 3; k++) {
+        float *want[2] = {NULL, NULL}, *got[2] = {NULL, NULL};
+        dfg_program *apart = compile_fusing_weights(graphs[k], 1, 1, 0);
+        dfg_program *folded = compile_fusing(graphs[k], 1, 1);
+        assert_int_equal(steps_of(apart, DFG_OP_BATCH_NORM), 1);
+        assert_int_equal(steps_of(folded, DFG_OP_BATCH_NORM), k == 2);
+        assert_int_equal(tensor_named(folded, "mean") >= 0, k == 2);
+        run_program(apart, inputs, want);
+        run_program(folded, inputs, got);
+        double ref[ELEMS];
+        for (int64_t i = 0; i < ELEMS; i++)
+            ref[i] = want[0][i];
+        double err = relative_error(got[0], ref, ELEMS);
+        if (!(err < 1e-6))
+            fail_msg("graph %d: folded vs apart relative error %g", k, err);
+        free(want[0]);
+        free(got[0]);
+        dfg_program_destroy(apart);
+        dfg_program_destroy(folded);
+        dfg_graph_destroy(graphs[k]);
+    }
+}
+
 static void test_fused_programs(void **state)
 {
     (void)state;
@@ -303,6 +369,7 @@ int main(void)
         cmocka_unit_test(test_kernels_against_reference),
         cmocka_unit_test(test_blocked_refusals),
         cmocka_unit_test(test_fused_programs),
+        cmocka_unit_test(test_folded_into_conv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -75,10 +75,17 @@ dfg_program *compile(const dfg_graph *g, dfg_planner planner,
 
 dfg_program *compile_fusing(const dfg_graph *g, int fuse, int layouts)
 {
+    return compile_fusing_weights(g, fuse, layouts, 1);
+}
+
+dfg_program *compile_fusing_weights(const dfg_graph *g, int fuse,
+                                    int layouts, int share_weights)
+{
     dfg_compile_options o;
     dfg_compile_options_init(&o);
     o.fuse_operators = fuse;
     o.assign_layouts = layouts;
+    o.share_weights = share_weights;
     dfg_program *p = NULL;
     if (dfg_compile(g, &o, &p) != DFG_OK)
         fail_msg("dfg_compile: %s", dfg_last_error());

@@ -45,6 +45,10 @@ dfg_program *compile(const dfg_graph *g, dfg_planner planner,
  * (layouts) on or off, which must succeed; the program checked
  * (check_program). */
 dfg_program *compile_fusing(const dfg_graph *g, int fuse, int layouts);
+/* The same with share_weights as given: 0 keeps every weight as the
+ * graph gives it, so no batch norm is folded into a conv. */
+dfg_program *compile_fusing_weights(const dfg_graph *g, int fuse,
+                                    int layouts, int share_weights);
 /* The index of the program tensor of that name, or -1. */
 int32_t tensor_named(const dfg_program *p, const char *name);
 const char *value_name(const dfg_graph *g, dfg_value v);

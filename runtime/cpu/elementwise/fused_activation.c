@@ -1,5 +1,5 @@
 /* silu and hardswish, the activations the fusion pass forms from
- * x * sigmoid(x) and x * hardsigmoid(x) (passes/fuse_patterns.c), on any
+ * x * sigmoid(x) and x * hardsigmoid(x) (passes/fusion/fuse_patterns.c), on any
  * float dtype, computed in f32 with the per-element math the fused conv
  * post-ops share (math/post_ops.h); silu over f32 on the vector loop of
  * silu_vector.h. In place is fine: each element is read before it is

@@ -1,6 +1,6 @@
 /* The epilogues of products with fused post-ops (see step_plan_ops.h,
  * dfg_cuda_epilogue_plan): the same post-op lists the CPU runs
- * (passes/fuse_conv.c, fuse_matmul.c), applied by one kernel after the
+ * (passes/fusion/fuse_conv.c, fuse_matmul.c), applied by one kernel after the
  * product (math/post_ops.h, shared with the CPU's reference kernel). */
 #include <string.h>
 

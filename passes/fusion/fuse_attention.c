@@ -16,7 +16,7 @@
  * swapped back) and the attention reads them so (attrs.trans_b 1): the
  * head dim then lies contiguous in k as in q and v, the layout cuDNN's
  * fused attention reads (runtime/cuda/plan/attention_mapping.h). */
-#include "passes/fuse_rewrite.h"
+#include "passes/fusion/fuse_rewrite.h"
 
 #include <string.h>
 #include "math/elementwise.h"

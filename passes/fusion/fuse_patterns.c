@@ -22,7 +22,7 @@
  * Every intermediate must have its one reader in the pattern and be no
  * graph output; the chain is rewritten into its last node
  * (fuse_rewrite.h). */
-#include "passes/fuse_rewrite.h"
+#include "passes/fusion/fuse_rewrite.h"
 
 #include <assert.h>
 

@@ -7,7 +7,7 @@
  * (dfg_fuse_post_op, fuse_matmul.c). A HardSigmoid arrives from ONNX as
  * clip(y * a + b, 0, 1); y * sigmoid(y) and y * hardsigmoid(y) arrive as
  * the silu and hardswish ops that dfg_pass_fuse_patterns made of them. */
-#include "passes/fuse_rewrite.h"
+#include "passes/fusion/fuse_rewrite.h"
 
 #include <string.h>
 

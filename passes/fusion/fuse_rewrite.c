@@ -1,5 +1,5 @@
 /* Shared by the fusion passes (fuse_rewrite.h). */
-#include "passes/fuse_rewrite.h"
+#include "passes/fusion/fuse_rewrite.h"
 
 #include <math.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  * rewrite keeps the chain's last node (fuse_rewrite.h), and the shape
  * rule decides what is a bias (dfg_shape_matmul: every dim but the last
  * 1; dfg_shape_gemm: C broadcasts to the product without changing it). */
-#include "passes/fuse_rewrite.h"
+#include "passes/fusion/fuse_rewrite.h"
 
 /* 1 if v is a row: every dim but the last 1 (a gemm's C could be any
  * tensor that broadcasts to its product, but oneDNN takes a row only). */
