@@ -1,7 +1,9 @@
 /* Constant folding: a live node whose inputs are all constants is run at
  * compile time and its outputs become constants (the node is marked dead).
  * Nodes are visited in recorded order, so a chain of such nodes folds
- * entirely. Weights are not folded: they are parameters a user may swap.
+ * entirely. Weights are not folded: they are parameters a user may swap
+ * (a batch norm's are, into the conv before it, where the program's
+ * weights stay those compiled: passes/fusion/fold_batch_norm.c).
  *
  * The node is evaluated by the compiler's one constant evaluator
  * (runtime/evaluate.h), the CPU backend's own kernel called on the
