@@ -45,7 +45,7 @@ static PyObject *wrap_program(dfg_program *program)
 
 /* compile(kind, source, shapes, planner, alignment, training, precision
  *         [, device, prefer_memory, budget_bytes, budget_percent,
- *          tiling]):
+ *          tiling, fuse]):
  *   kind "example": source is a bundled model name;
  *   kind "onnx_path" / "onnx_bytes": an ONNX file's path or its bytes;
  *   device: the backend the program is for, as `dfgc compile --device`
@@ -53,7 +53,8 @@ static PyObject *wrap_program(dfg_program *program)
  *   `dfgc compile --prefer memory` (dfg_compile_options.prefer_memory);
  *   a training program's memory budget: bytes, or percent of the arena
  *   without one (include/dfg/training.h); tiling: 0 as `dfgc compile
- *   --no-tiling` (dfg_compile_options.tiling). */
+ *   --no-tiling` (dfg_compile_options.tiling); fuse: 0 as `dfgc compile
+ *   --no-fuse` (dfg_compile_options.fuse_operators). */
 static PyObject *compile_model(PyObject *module, PyObject *args)
 {
     (void)module;
@@ -61,11 +62,11 @@ static PyObject *compile_model(PyObject *module, PyObject *args)
     PyObject *source, *shapes;
     unsigned long long alignment = 0, budget_bytes = 0;
     float budget_percent = 0.0f;
-    int training = 0, prefer_memory = 0, tiling = 1;
-    if (!PyArg_ParseTuple(args, "sOOzKpz|ziKfp", &kind, &source, &shapes,
+    int training = 0, prefer_memory = 0, tiling = 1, fuse = 1;
+    if (!PyArg_ParseTuple(args, "sOOzKpz|ziKfpp", &kind, &source, &shapes,
                           &planner, &alignment, &training, &precision,
                           &device, &prefer_memory, &budget_bytes,
-                          &budget_percent, &tiling))
+                          &budget_percent, &tiling, &fuse))
         return NULL;
     dfg_compile_options options;
     dfg_compile_options_init(&options);
@@ -79,6 +80,7 @@ static PyObject *compile_model(PyObject *module, PyObject *args)
                             prefer_memory, DFG_PREFER_SMALLEST);
     options.prefer_memory = prefer_memory;
     options.tiling = tiling;
+    options.fuse_operators = fuse;
     options.allow_tf32 = precision && strcmp(precision, "tf32") == 0;
     if (precision && !options.allow_tf32 &&
         (dfg_dtype_from_name(precision, &options.precision) != 0 ||
@@ -460,7 +462,7 @@ static PyMethodDef module_methods[] = {
     {"compile", compile_model, METH_VARARGS,
      "compile(kind, source, shapes, planner, alignment, training, "
      "precision[, device, prefer_memory, budget_bytes, budget_percent, "
-     "tiling])"},
+     "tiling, fuse])"},
     {"trainer", dfg_py_create_trainer, METH_VARARGS,
      "trainer(kind, source, shapes, options) -> Trainer"},
     {"load", load_program, METH_VARARGS, "load(path) -> Program"},

@@ -48,7 +48,7 @@ _PREFER = {"speed": 0, "memory": 1, "smallest": 2}
 
 def compile(model, shapes=None, planner=None, training=None,
             memory_budget=None, precision=None, alignment=None, device=None,
-            prefer="speed", tiling=True):
+            prefer="speed", tiling=True, fuse=True):
     """Compiles a model into a Program.
 
     model: an ONNX file's path (str or os.PathLike), its bytes, or
@@ -82,7 +82,10 @@ def compile(model, shapes=None, planner=None, training=None,
     (the default) lets CPU inference with prefer="memory" run an image
     model's first layers band by band of rows where that lowers the arena
     at most 10% more FLOPs (plan["tiling"] says how); False never, as
-    `dfgc compile --no-tiling`.
+    `dfgc compile --no-tiling`. fuse: True (the default) runs an
+    activation or residual add after a conv or matmul as its post-op and
+    folds a batch norm into the conv before it; False keeps each its own
+    step, as `dfgc compile --no-fuse`.
     """
     if prefer not in _PREFER:
         raise ValueError(f"prefer must be 'speed', 'memory' or "
@@ -115,14 +118,14 @@ def compile(model, shapes=None, planner=None, training=None,
                               _PREFER[prefer],
                               budget.get("memory_budget_bytes", 0),
                               budget.get("memory_budget_percent", 0.0),
-                              bool(tiling))
+                              bool(tiling), bool(fuse))
     program = Program(handle, model if isinstance(model, str) else
                       getattr(model, "__fspath__", lambda: "<bytes>")(),
                       time.perf_counter() - start)
     program.device = "cpu" if device is None else str(device)
     program._recompile = lambda other: compile(
         model, shapes, planner, training, memory_budget, precision,
-        alignment, other, prefer, tiling)
+        alignment, other, prefer, tiling, fuse)
     return program
 
 

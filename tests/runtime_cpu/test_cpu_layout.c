@@ -178,6 +178,17 @@ static void test_transpose(void **state)
         check_tensor_free(&x);
         check_tensor_free(&y);
     }
+    /* 2, 3 or 4 source rows interleaved into one contiguous run (a pixel
+     * shuffle's last step): [2, C, 37] -> [2, 37, C]. */
+    a.shape[0] = 0, a.shape[1] = 2, a.shape[2] = 1;
+    for (int64_t c = 2; c <= 4; c++)
+        for (size_t i = 0; i < 2; i++) {
+            x = check_random(T(four_bytes[i], 2, c, 37));
+            y = run_unary(dfg_cpu_transpose, DFG_OP_TRANSPOSE, &a, &x);
+            expect_gathered(&x, &y, transpose_source, &ctx, NULL);
+            check_tensor_free(&x);
+            check_tensor_free(&y);
+        }
 }
 
 /* ---- slice -------------------------------------------------------------- */

@@ -126,10 +126,72 @@ DFG_VECTOR_LOOP(transpose_8x8_4,
     }
 }
 
+/* dst[i * C + j] = src[i + j * src_column] for i < rows, j < C: C
+ * source rows interleaved into one contiguous run, elements of 4 bytes. */
+#define INTERLEAVE(C)                                                       \
+    for (int64_t i = 0; i < rows; i++)                                      \
+        for (int64_t j = 0; j < (C); j++)                                   \
+            dst[i * (C) + j] = src[i + j * src_column]
+
+typedef uint32_t lanes16 __attribute__((vector_size(64)));
+
+/* dst[0..24) = a0 b0 c0 a1 b1 c1 .. a7 b7 c7 from rows a, b, c: three
+ * shuffles of 8 lanes out of a and b joined and c (the compiler does not
+ * vectorize a group of three stores itself). */
+static inline __attribute__((always_inline)) void
+interleave_3x8(uint32_t *dst, const uint32_t *a_row, const uint32_t *b_row,
+               const uint32_t *c_row)
+{
+    lanes8 a, b, c, o;
+    memcpy(&a, a_row, sizeof a);
+    memcpy(&b, b_row, sizeof b);
+    memcpy(&c, c_row, sizeof c);
+    lanes16 ab = __builtin_shufflevector(a, b, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+                                         10, 11, 12, 13, 14, 15);
+    lanes16 cc = __builtin_shufflevector(c, c, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1,
+                                         2, 3, 4, 5, 6, 7);
+    o = __builtin_shufflevector(ab, cc, 0, 8, 16, 1, 9, 17, 2, 10);
+    memcpy(dst, &o, sizeof o);
+    o = __builtin_shufflevector(ab, cc, 18, 3, 11, 19, 4, 12, 20, 5);
+    memcpy(dst + 8, &o, sizeof o);
+    o = __builtin_shufflevector(ab, cc, 13, 21, 6, 14, 22, 7, 15, 23);
+    memcpy(dst + 16, &o, sizeof o);
+}
+
+/* INTERLEAVE for 2, 3 or 4 columns (a pixel shuffle's last step): the
+ * loop over i vectorizes with the columns a constant; three columns by
+ * interleave_3x8, eight rows' elements at a time. */
+DFG_VECTOR_LOOP(interleave_4,
+                (uint32_t *dst, const uint32_t *src, int64_t src_column,
+                 int64_t rows, int64_t columns),
+                (dst, src, src_column, rows, columns))
+{
+    if (columns == 3) {
+        int64_t i = 0;
+        for (; i + 8 <= rows; i += 8)
+            interleave_3x8(dst + 3 * i, src + i, src + src_column + i,
+                           src + 2 * src_column + i);
+        for (; i < rows; i++)
+            for (int64_t j = 0; j < 3; j++)
+                dst[i * 3 + j] = src[i + j * src_column];
+        return;
+    }
+    if (columns == 2)
+        INTERLEAVE(2);
+    else
+        INTERLEAVE(4);
+}
+
 static void copy_tiles(char *dst, int64_t dst_row, const char *src,
                        int64_t src_column, int64_t rows, int64_t columns,
                        size_t size)
 {
+    if (size == 4 && columns >= 2 && columns <= 4 && dst_row == columns) {
+        interleave_4((uint32_t *)(void *)dst,
+                     (const uint32_t *)(const void *)src, src_column, rows,
+                     columns);
+        return;
+    }
     for (int64_t j0 = 0; j0 < columns; j0 += TILE) {
         int64_t n = columns - j0 < TILE ? columns - j0 : TILE, i = 0;
         if (size == 4 && n % 8 == 0)
