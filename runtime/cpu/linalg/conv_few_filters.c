@@ -1,11 +1,12 @@
 /* conv2d with few filters (conv_few_filters.h). Each thread takes output
  * rows; a row is computed in blocks of ROW_BLOCK columns, each block's
  * sums kept in a small array (in L1) while every input channel and tap
- * row is added: 16 columns of every filter in registers across the row's
- * taps, each input vector loaded once for all the filters. Columns whose
- * taps reach into the padding take the taps inside one by one. Every sum
- * runs in the order of the channels, then the taps' rows, then their
- * columns. */
+ * row is added: two vectors of columns of every filter in registers
+ * across the row's taps, each input vector loaded once for all the
+ * filters. The input columns a block reads are first copied out of their
+ * row with the padding as zeros, so that every column runs the vector
+ * loop. Every sum runs in the order of the channels, then the taps' rows,
+ * then their columns. */
 #include "runtime/cpu/linalg/conv_few_filters.h"
 
 #include <string.h>
