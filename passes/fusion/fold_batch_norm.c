@@ -27,10 +27,8 @@
 
 static int stored_f32(const dfg_graph *g, int32_t v)
 {
-    return v >= 0 &&
-           (g->values[v].kind == DFG_VALUE_WEIGHT ||
-            g->values[v].kind == DFG_VALUE_CONSTANT) &&
-           g->values[v].data && g->values[v].type.dtype == DFG_F32;
+    return v >= 0 && dfg_value_is_stored(g, v) && g->values[v].data &&
+           g->values[v].type.dtype == DFG_F32;
 }
 
 /* 1 if stored f32 v holds [m] (or the same count in any shape). */

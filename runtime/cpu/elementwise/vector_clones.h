@@ -32,6 +32,21 @@ int dfg_cpu_vector_width(void);
 
 #if defined(__x86_64__) && defined(__GNUC__)
 
+/* Calls wide (AVX-512F's build), avx2 (AVX2's) or base (the baseline's)
+ * on args, as dfg_cpu_vector_width says; ret: `return` or nothing. For a
+ * loop whose builds differ in more than their target (vectors of the
+ * build's own width), written by hand. */
+#define DFG_VECTOR_CALL(ret, wide, avx2, base, args)                        \
+    do {                                                                    \
+        int w_ = dfg_cpu_vector_width();                                    \
+        if (w_ == 16)                                                       \
+            ret wide args;                                                  \
+        else if (w_ == 8)                                                   \
+            ret avx2 args;                                                  \
+        else                                                                \
+            ret base args;                                                  \
+    } while (0)
+
 #define DFG_VECTOR_DISPATCH_(type, ret, name, params, args)                 \
     static inline __attribute__((always_inline)) type name##_body params;   \
     __attribute__((target("avx512f"))) static type name##_avx512f params    \
@@ -48,13 +63,8 @@ int dfg_cpu_vector_width(void);
     }                                                                       \
     static type name params                                                 \
     {                                                                       \
-        int w_ = dfg_cpu_vector_width();                                    \
-        if (w_ == 16)                                                       \
-            ret name##_avx512f args;                                        \
-        else if (w_ == 8)                                                   \
-            ret name##_avx2 args;                                           \
-        else                                                                \
-            ret name##_sse2 args;                                           \
+        DFG_VECTOR_CALL(ret, name##_avx512f, name##_avx2, name##_sse2,      \
+                        args);                                              \
     }                                                                       \
     static inline __attribute__((always_inline)) type name##_body params
 
@@ -65,6 +75,10 @@ int dfg_cpu_vector_width(void);
 
 #else
 
+#define DFG_VECTOR_CALL(ret, wide, avx2, base, args) \
+    do {                                             \
+        ret base args;                               \
+    } while (0)
 #define DFG_VECTOR_LOOP(name, params, args) static void name params
 #define DFG_VECTOR_LOOP_RETURNING(type, name, params, args) \
     static type name params

@@ -148,25 +148,15 @@ __attribute__((target("avx2"))) INPUT_ROW(input_row8, row_taps8)
 INPUT_ROW(input_row4, row_taps4)
 
 /* One input row's taps for every filter (row_taps), on the vectors of
- * dfg_cpu_vector_width (vector_clones.h): its lane type is the build's,
- * which DFG_VECTOR_LOOP's one body cannot say. Every width computes the
+ * dfg_cpu_vector_width (DFG_VECTOR_CALL, vector_clones.h): its lane type
+ * is the build's, which DFG_VECTOR_LOOP's one body cannot say. Every width computes the
  * same bits (no build contracts a * b + c). */
 static void input_row(int64_t filters, float (*acc)[ROW_BLOCK], int64_t lo,
                       int64_t hi, const float *const *w, int64_t kw,
                       const float *row)
 {
-#if defined(__x86_64__) && defined(__GNUC__)
-    int width = dfg_cpu_vector_width();
-    if (width == 16) {
-        input_row16(filters, acc, lo, hi, w, kw, row);
-        return;
-    }
-    if (width == 8) {
-        input_row8(filters, acc, lo, hi, w, kw, row);
-        return;
-    }
-#endif
-    input_row4(filters, acc, lo, hi, w, kw, row);
+    DFG_VECTOR_CALL(, input_row16, input_row8, input_row4,
+                    (filters, acc, lo, hi, w, kw, row));
 }
 
 /* seg[j] = row[from + j] for j < n, 0 where from + j is outside [0, w):
