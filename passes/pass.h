@@ -77,6 +77,14 @@ dfg_status dfg_pass_share_weights(dfg_graph *graph, dfg_pass_report *report);
  * decomposed GELUs (x * (erf(x / sqrt 2) + 1) * 0.5, and the tanh form
  * as PyTorch exports it) one gelu node, x * sigmoid(x) one silu node and
  * x * clip(x / 6 + 1 / 2, 0, 1) one hardswish node. */
+/* Inference, after fuse_patterns (whose patterns it would break up), before
+ * the other fusion passes: a transpose or reshape
+ * whose one reader is element-wise (one input, or two moved alike) runs
+ * after it, a transpose after a pad that a transpose reads, and a
+ * transpose of a transpose is one (none, a view, where they cancel):
+ * composed ops' moves meet their inverses, and activations their convs
+ * (passes/fusion/sink_transposes.c). */
+dfg_status dfg_pass_sink_transposes(dfg_graph *graph, dfg_pass_report *report);
 /* Folds each inference batch_norm that alone reads a conv2d's output into
  * that conv's weights and bias (passes/fusion/fold_batch_norm.c). */
 dfg_status dfg_pass_fold_batch_norm(dfg_graph *graph, dfg_pass_report *report);

@@ -148,6 +148,106 @@ static dfg_status depth_tap(dfg_onnx_importer *im, int32_t x, int32_t axis,
 
 static const int64_t swap_depth[5] = {0, 2, 1, 3, 4};
 
+/* The output depths whose frames tap j reads inside the input (depth
+ * `depth`, unpadded): [*lo, *hi), maybe empty. */
+static void tap_reach(const window_3d *w, int64_t depth, int64_t j,
+                      int64_t *lo, int64_t *hi)
+{
+    int64_t s = w->strides[0], first = w->pads[0] - j * w->dilations[0];
+    int64_t last = depth - 1 + first; /* od * s <= last */
+    *lo = first > 0 ? (first + s - 1) / s : 0;
+    *hi = last < 0 ? 0 : last / s + 1;
+    if (*hi > w->out_depth)
+        *hi = w->out_depth;
+    if (*lo > *hi)
+        *lo = *hi;
+}
+
+/* The output depths split where a tap starts or stops reading inside the
+ * input: bounds[0..*n] (0 first, out_depth last), each part read by the
+ * same taps; 0 if some part is read by none (all padding). */
+static int depth_parts(const window_3d *w, int64_t depth, int64_t *bounds,
+                       int32_t *n)
+{
+    int32_t k = 0;
+    bounds[k++] = 0;
+    bounds[k++] = w->out_depth;
+    for (int64_t j = 0; j < w->kernel[0]; j++) {
+        int64_t lo, hi;
+        tap_reach(w, depth, j, &lo, &hi);
+        bounds[k++] = lo;
+        bounds[k++] = hi;
+    }
+    /* sorted, unique */
+    for (int32_t i = 1; i < k; i++)
+        for (int32_t m = i; m > 0 && bounds[m - 1] > bounds[m]; m--) {
+            int64_t t = bounds[m];
+            bounds[m] = bounds[m - 1];
+            bounds[m - 1] = t;
+        }
+    int32_t u = 1;
+    for (int32_t i = 1; i < k; i++)
+        if (bounds[i] != bounds[u - 1])
+            bounds[u++] = bounds[i];
+    *n = u - 1;
+    for (int32_t i = 0; i < *n; i++) {
+        int any = 0;
+        for (int64_t j = 0; j < w->kernel[0]; j++) {
+            int64_t lo, hi;
+            tap_reach(w, depth, j, &lo, &hi);
+            any |= lo <= bounds[i] && bounds[i + 1] <= hi;
+        }
+        if (!any)
+            return 0;
+    }
+    return 1;
+}
+
+/* The conv's depth taps on output depths [o0, o1) of the depth-first
+ * view of x ([N,D,C,H,W], padded by pad_front in front): the sum of a 2-D
+ * conv per tap that reads inside the view there (all of them where the
+ * view is padded), the bias in the first; [N*(o1-o0), M, OH, OW]. */
+static dfg_status taps_sum(dfg_onnx_importer *im, int32_t view,
+                           int64_t depth, int64_t pad_front,
+                           const window_3d *win, const dfg_attrs *conv,
+                           const int32_t *filters, int32_t b, int64_t o0,
+                           int64_t o1, int32_t *out)
+{
+    const dfg_type *vt = &im->entries[view].type;
+    const int64_t batch[4] = {vt->shape[0] * (o1 - o0), vt->shape[2],
+                              vt->shape[3], vt->shape[4]};
+    int32_t acc = -1;
+    dfg_status st = DFG_OK;
+    for (int64_t j = 0; st == DFG_OK && j < win->kernel[0]; j++) {
+        int64_t start = o0 * win->strides[0] + j * win->dilations[0] -
+                        pad_front;
+        int64_t end = start + (o1 - o0 - 1) * win->strides[0] + 1;
+        if (start < 0 || end > depth)
+            continue;
+        int32_t tap, y;
+        st = dfg_onnx_slice_axis(im, view, 1, start, end, win->strides[0],
+                                 &tap);
+        if (st == DFG_OK)
+            st = dfg_onnx_emit_shaped(im, "reshape", tap, 4, batch, &tap);
+        const int32_t operands[3] = {tap, filters[j], acc < 0 ? b : -1};
+        if (st == DFG_OK)
+            st = dfg_onnx_emit(im, "conv2d", operands, 3, conv, 1, &y);
+        if (st == DFG_OK)
+            st = acc < 0 ? (acc = y, DFG_OK)
+                         : dfg_onnx_emit2(im, "add", acc, y, NULL, &acc);
+    }
+    *out = acc;
+    return st;
+}
+
+/* Conv over [N,C,D,H,W]: x viewed depth first ([N,D,C,H,W]), each depth
+ * tap a 2-D conv of the depths it reads as a batch, the taps summed. The
+ * output depths are taken in parts (depth_parts), each summing only the
+ * taps that read inside the input there, so the input is not padded in
+ * depth (a copy of it); at batch 1 the parts are consecutive images of
+ * the output, joined by a concat along the batch that copies nothing
+ * (passes/concat_views.c). Where some output depth reads only padding,
+ * the input is padded in depth and every tap is summed over all depths. */
 dfg_status dfg_onnx_conv_3d(dfg_onnx_importer *im, int32_t x, int32_t w,
                             int32_t b, int64_t group, int32_t *out)
 {
@@ -163,10 +263,33 @@ dfg_status dfg_onnx_conv_3d(dfg_onnx_importer *im, int32_t x, int32_t w,
     dfg_status st = read_window(im, &xt.shape[2], &win);
     if (st != DFG_OK)
         return st;
-    int32_t padded, view, acc = -1;
-    st = pad_axis(im, x, 2, win.pads[0], win.pads[3], 0, &padded);
+    if (win.kernel[0] > DFG_ONNX_MAX_OPERANDS)
+        return dfg_error(DFG_ERR_UNSUPPORTED, "a depth kernel of %lld (at "
+                         "most %d)", (long long)win.kernel[0],
+                         DFG_ONNX_MAX_OPERANDS);
+    int64_t bounds[2 * DFG_ONNX_MAX_OPERANDS + 2];
+    int32_t n_parts = 0;
+    int unpadded = depth_parts(&win, xt.shape[2], bounds, &n_parts);
+    int32_t view = x, filters[DFG_ONNX_MAX_OPERANDS];
+    int64_t depth = xt.shape[2], pad_front = win.pads[0];
+    if (!unpadded) {
+        st = pad_axis(im, x, 2, win.pads[0], win.pads[3], 0, &view);
+        depth += win.pads[0] + win.pads[3];
+        pad_front = 0;
+        bounds[0] = 0, bounds[1] = win.out_depth, n_parts = 1;
+    }
     if (st == DFG_OK)
-        st = dfg_onnx_emit_shaped(im, "transpose", padded, 5, swap_depth, &view);
+        st = dfg_onnx_emit_shaped(im, "transpose", view, 5, swap_depth, &view);
+    const int64_t taps[4] = {wt.shape[0], wt.shape[1], wt.shape[3],
+                             wt.shape[4]};
+    for (int64_t j = 0; st == DFG_OK && j < win.kernel[0]; j++) {
+        st = dfg_onnx_slice_axis(im, w, 2, j, j + 1, 1, &filters[j]);
+        if (st == DFG_OK)
+            st = dfg_onnx_emit_shaped(im, "reshape", filters[j], 4, taps,
+                                      &filters[j]);
+    }
+    if (st != DFG_OK)
+        return st;
     dfg_attrs conv;
     dfg_attrs_init(&conv);
     window_2d(&win, &conv);
@@ -174,30 +297,30 @@ dfg_status dfg_onnx_conv_3d(dfg_onnx_importer *im, int32_t x, int32_t w,
     int64_t images;
     if (dfg_mul_checked(xt.shape[0], win.out_depth, &images) != 0)
         return dfg_error(DFG_ERR_OVERFLOW, "batch * depth overflows");
-    const int64_t batch[4] = {images, xt.shape[1], xt.shape[3], xt.shape[4]};
-    const int64_t taps[4] = {wt.shape[0], wt.shape[1], wt.shape[3],
-                             wt.shape[4]};
-    for (int64_t j = 0; st == DFG_OK && j < win.kernel[0]; j++) {
-        int32_t tap, filters, y;
-        st = depth_tap(im, view, 1, &win, j, &tap);
-        if (st == DFG_OK)
-            st = dfg_onnx_emit_shaped(im, "reshape", tap, 4, batch, &tap);
-        if (st == DFG_OK)
-            st = dfg_onnx_slice_axis(im, w, 2, j, j + 1, 1, &filters);
-        if (st == DFG_OK)
-            st = dfg_onnx_emit_shaped(im, "reshape", filters, 4, taps, &filters);
-        const int32_t operands[3] = {tap, filters, j == 0 ? b : -1};
-        if (st == DFG_OK)
-            st = dfg_onnx_emit(im, "conv2d", operands, 3, &conv, 1, &y);
-        if (st == DFG_OK)
-            st = acc < 0 ? (acc = y, DFG_OK)
-                         : dfg_onnx_emit2(im, "add", acc, y, NULL, &acc);
+    int32_t parts[2 * DFG_ONNX_MAX_OPERANDS + 1], acc;
+    int by_batch = xt.shape[0] == 1;
+    for (int32_t i = 0; st == DFG_OK && i < n_parts; i++) {
+        st = taps_sum(im, view, depth, pad_front, &win, &conv, filters, b,
+                      bounds[i], bounds[i + 1], &parts[i]);
+        const dfg_type *yt = &im->entries[parts[i]].type;
+        const int64_t split[5] = {xt.shape[0], bounds[i + 1] - bounds[i],
+                                  yt->shape[1], yt->shape[2], yt->shape[3]};
+        if (st == DFG_OK && !by_batch)
+            st = dfg_onnx_emit_shaped(im, "reshape", parts[i], 5, split,
+                                      &parts[i]);
     }
+    dfg_attrs join;
+    dfg_attrs_init(&join);
+    join.axis = by_batch ? 0 : 1;
+    acc = parts[0];
+    if (st == DFG_OK && n_parts > 1)
+        st = dfg_onnx_emit_concat(im, parts, n_parts, &join, &acc);
     if (st != DFG_OK)
         return st;
     const dfg_type *yt = &im->entries[acc].type;
-    const int64_t split[5] = {xt.shape[0], win.out_depth, yt->shape[1],
-                              yt->shape[2], yt->shape[3]};
+    const int64_t split[5] = {xt.shape[0], win.out_depth,
+                              yt->shape[yt->rank - 3], yt->shape[yt->rank - 2],
+                              yt->shape[yt->rank - 1]};
     st = dfg_onnx_emit_shaped(im, "reshape", acc, 5, split, &acc);
     return st == DFG_OK ? dfg_onnx_emit_shaped(im, "transpose", acc, 5, swap_depth, out)
                         : st;

@@ -215,16 +215,23 @@ static void test_pad_of_zeros(void **state)
     onnx_builder_free(&b);
 }
 
-/* Conv over a 3-D window with groups, strides, dilations, unequal pads
- * and a bias. */
-static void test_conv_3d(void **state)
+/* 1 if graph has a node of op. */
+static int has_op(const dfg_graph *graph, dfg_op op)
 {
-    (void)state;
-    enum { N = 2, C = 4, D = 5, H = 6, W = 5, M = 6, G = 2, KD = 3, KH = 2,
-           KW = 3 };
-    const int64_t s[3] = {2, 1, 2}, dl[3] = {1, 2, 1};
-    const int64_t pads[6] = {1, 0, 1, 1, 1, 0};
-    const int64_t x_dims[5] = {N, C, D, H, W}, w_dims[5] = {M, C / G, KD, KH, KW};
+    for (int32_t i = 0; i < graph->n_nodes; i++)
+        if (!graph->nodes[i].dead && graph->nodes[i].op == op)
+            return 1;
+    return 0;
+}
+
+/* Conv over a 3-D window with groups, strides s, dilations dl, pads and a
+ * bias, on a batch of n; the input padded in depth (a pad node) only
+ * where some output depth reads nothing but padding (`padded`). */
+static void check_conv_3d(int64_t n, const int64_t *s, const int64_t *dl,
+                          const int64_t *pads, int padded)
+{
+    enum { C = 4, D = 5, H = 6, W = 5, M = 6, G = 2, KD = 3, KH = 2, KW = 3 };
+    const int64_t x_dims[5] = {n, C, D, H, W}, w_dims[5] = {M, C / G, KD, KH, KW};
     const int64_t b_dims[1] = {M};
     int64_t out[3];
     const int64_t in[3] = {D, H, W}, k[3] = {KD, KH, KW};
@@ -240,14 +247,18 @@ static void test_conv_3d(void **state)
     onnx_builder_initializer(&b, "b", F32, 1, b_dims, bias, sizeof(float) * M);
     conv_node(&b, "Conv", G, 3, s, dl, pads);
     onnx_builder_output(&b, "y");
+    dfg_graph *graph = NULL;
+    assert_int_equal(onnx_builder_import(&b, &graph), DFG_OK);
+    assert_int_equal(has_op(graph, DFG_OP_PAD), padded);
+    dfg_graph_destroy(graph);
     int32_t rank;
     int64_t dims[8];
     float *y = onnx_run_model(&b, (const void *[]){x}, &rank, dims);
-    expect_dims(rank, dims, 5, (const int64_t[]){N, M, out[0], out[1], out[2]});
-    int64_t n_out = N * M * out[0] * out[1] * out[2];
+    expect_dims(rank, dims, 5, (const int64_t[]){n, M, out[0], out[1], out[2]});
+    int64_t n_out = n * M * out[0] * out[1] * out[2];
     double *ref = calloc((size_t)n_out, sizeof *ref);
     int64_t i = 0;
-    for (int n = 0; n < N; n++)
+    for (int64_t img = 0; img < n; img++)
         for (int m = 0; m < M; m++)
             for (int64_t od = 0; od < out[0]; od++)
                 for (int64_t oh = 0; oh < out[1]; oh++)
@@ -264,7 +275,7 @@ static void test_conv_3d(void **state)
                                             ih >= H || iw < 0 || iw >= W)
                                             continue;
                                         int64_t ci = (m / (M / G)) * (C / G) + c;
-                                        acc += (double)x[(((n * C + ci) * D + id) * H + ih) * W + iw] *
+                                        acc += (double)x[(((img * C + ci) * D + id) * H + ih) * W + iw] *
                                                w[(((m * (C / G) + c) * KD + kd) * KH + kh) * KW + kw];
                                     }
                         ref[i] = acc;
@@ -272,6 +283,25 @@ static void test_conv_3d(void **state)
     onnx_run_expect_close(y, ref, n_out);
     free(ref), free(y), free(x), free(w), free(bias);
     onnx_builder_free(&b);
+}
+
+/* 3-D convs: depth padded at both ends (the first and last output depths
+ * sum fewer taps: no pad node), at batch 2 and 1 (the depths' parts
+ * joined by a concat along the batch), with strides and dilations; and
+ * depth padding as wide as the kernel (an output depth of padding
+ * alone: padded). */
+static void test_conv_3d(void **state)
+{
+    (void)state;
+    const int64_t one[3] = {1, 1, 1};
+    const int64_t s[3] = {2, 1, 2}, dl[3] = {1, 2, 1};
+    check_conv_3d(2, s, dl, (const int64_t[]){1, 0, 1, 1, 1, 0}, 0);
+    check_conv_3d(1, one, one, (const int64_t[]){1, 1, 1, 1, 1, 1}, 0);
+    check_conv_3d(1, (const int64_t[]){2, 1, 1},
+                  (const int64_t[]){2, 1, 1},
+                  (const int64_t[]){2, 0, 0, 1, 0, 0}, 0);
+    check_conv_3d(1, one, one, (const int64_t[]){3, 0, 0, 3, 0, 0}, 1);
+    check_conv_3d(2, one, one, (const int64_t[]){0, 1, 0, 0, 1, 0}, 0);
 }
 
 /* MaxPool and AveragePool (both count_include_pad modes) over a 3-D

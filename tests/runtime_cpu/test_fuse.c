@@ -58,6 +58,24 @@ static dfg_value p_relu(dfg_graph *g, dfg_value x, dfg_value r, dfg_value y)
     return node1(g, "relu", y, NULL);
 }
 
+/* relu between two reshapes of the conv's output: the reshape moves
+ * below it (passes/fusion/sink_transposes.c) and the conv takes it. */
+static dfg_value p_reshaped_relu(dfg_graph *g, dfg_value x, dfg_value r,
+                                 dfg_value y)
+{
+    (void)x, (void)r;
+    const int64_t flat[3] = {1, C, H * W}, back[4] = {1, C, H, W};
+    dfg_attrs a, b;
+    dfg_attrs_init(&a);
+    dfg_attrs_init(&b);
+    a.n_shape = 3;
+    memcpy(a.shape, flat, sizeof flat);
+    b.n_shape = 4;
+    memcpy(b.shape, back, sizeof back);
+    return node1(g, "reshape", node1(g, "relu", node1(g, "reshape", y, &a), NULL),
+                 &b);
+}
+
 static dfg_value p_relu6(dfg_graph *g, dfg_value x, dfg_value r, dfg_value y)
 {
     (void)x, (void)r;
@@ -264,6 +282,7 @@ static void test_conv_post_ops(void **state)
     (void)state;
     static const fuse_case cases[] = {
         {"relu", p_relu, 1, 0, "conv2d+relu", 0},
+        {"relu after a reshape", p_reshaped_relu, 1, 0, "conv2d+relu", 0},
         {"clip", p_relu6, 1, 0, "conv2d+clip", 0},
         {"sigmoid", p_sigmoid, 1, 0, "conv2d+sigmoid", 0},
         {"tanh", p_tanh, 1, 0, "conv2d+tanh", 0},
@@ -519,11 +538,12 @@ static dfg_attrs shape_attrs(int32_t rank, const int64_t *dims)
     return a;
 }
 
-/* g (one transpose) compiled unfused and fused gives the same n floats
- * out from inputs x (and r), the fused program with `transposes`
+/* g (`recorded` transposes) compiled unfused and fused gives the same n
+ * floats out from inputs x (and r), the fused program with `transposes`
  * transpose steps. */
 static void check_transposes(const dfg_graph *g, const float *x,
-                             const float *r, size_t n, int32_t transposes)
+                             const float *r, size_t n, int32_t recorded,
+                             int32_t transposes)
 {
     static float want[N_ELEMS], got[N_ELEMS];
     assert_true(n <= N_ELEMS);
@@ -532,7 +552,7 @@ static void check_transposes(const dfg_graph *g, const float *x,
     run(unfused, x, r, want);
     run(p, x, r, got);
     assert_true(memcmp(got, want, n * sizeof *got) == 0);
-    assert_int_equal(steps_of(unfused, "transpose"), 1);
+    assert_int_equal(steps_of(unfused, "transpose"), recorded);
     assert_int_equal(steps_of(p, "transpose"), transposes);
     dfg_program_destroy(p);
     dfg_program_destroy(unfused);
@@ -565,7 +585,51 @@ static void test_transpose_views(void **state)
                          DFG_OK);
         static float input[ROWS * HIDDEN];
         random_fill(input, ROWS * HIDDEN, 2.0f);
-        check_transposes(g, input, NULL, ROWS * HIDDEN, cases[k].view ? 0 : 1);
+        check_transposes(g, input, NULL, ROWS * HIDDEN, 1, cases[k].view ? 0 : 1);
+        dfg_graph_destroy(g);
+    }
+}
+
+/* A transpose moves below the element-wise ops that read it (one input,
+ * or two transposed alike) and a pad that a transpose reads, to meet its
+ * inverse: [2,3,4,5] -> transpose (0,2,1,3) -> ops -> the same transpose
+ * runs no transpose (passes/fusion/sink_transposes.c), the same bytes
+ * out; one whose element-wise reader's output is also a graph output
+ * stays, with its inverse. */
+static void test_transposes_sunk(void **state)
+{
+    (void)state;
+    const int64_t shape[4] = {2, 3, 4, 5}, swap[4] = {0, 2, 1, 3};
+    for (int k = 0; k < 3; k++) {
+        dfg_graph *g = NULL;
+        assert_int_equal(dfg_graph_create(NULL, &g), DFG_OK);
+        dfg_value x, r, mid, y;
+        assert_int_equal(dfg_graph_input(g, "x", DFG_F32, 4, shape, &x),
+                         DFG_OK);
+        assert_int_equal(dfg_graph_input(g, "r", DFG_F32, 4, shape, &r),
+                         DFG_OK);
+        dfg_attrs perm = shape_attrs(4, swap), pad;
+        dfg_attrs_init(&pad);
+        pad.pads[1] = 1; /* axis 1 of the transposed: the input's axis 2 */
+        pad.pads[4 + 1] = 2;
+        pad.pad_value = 0.5f;
+        mid = node1(g, "transpose", node1(g, "neg", x, NULL), &perm);
+        if (k == 1)
+            mid = node2(g, "add", mid,
+                        node1(g, "transpose", node1(g, "tanh", r, NULL),
+                              &perm));
+        mid = node1(g, "relu", mid, NULL);
+        if (k == 2)
+            assert_int_equal(dfg_graph_output(g, mid, "mid"), DFG_OK);
+        else
+            mid = node1(g, "pad", node1(g, "sigmoid", mid, NULL), &pad);
+        y = node1(g, "transpose", mid, &perm);
+        assert_int_equal(dfg_graph_output(g, y, "out"), DFG_OK);
+        static float xs[2 * 3 * 4 * 5], rs[2 * 3 * 4 * 5];
+        random_fill(xs, 120, 2.0f);
+        random_fill(rs, 120, 2.0f);
+        check_transposes(g, xs, rs, k == 2 ? 120 : 2 * 3 * 7 * 5,
+                         k == 1 ? 3 : 2, k == 2 ? 2 : 0);
         dfg_graph_destroy(g);
     }
 }
@@ -608,7 +672,7 @@ static void test_channel_shuffle(void **state)
         static float x[N_ELEMS / 2], r[N_ELEMS / 2];
         random_fill(x, N_ELEMS / 2, 2.0f);
         random_fill(r, N_ELEMS / 2, 2.0f);
-        check_transposes(g, x, r, N_ELEMS, concat_is_output);
+        check_transposes(g, x, r, N_ELEMS, 1, concat_is_output);
         dfg_graph_destroy(g);
     }
 }
@@ -622,6 +686,7 @@ int main(void)
         cmocka_unit_test(test_silu_hardswish_kernels),
         cmocka_unit_test(test_transpose_views),
         cmocka_unit_test(test_channel_shuffle),
+        cmocka_unit_test(test_transposes_sunk),
     };
     random_seed(99);
     return cmocka_run_group_tests(tests, NULL, NULL);

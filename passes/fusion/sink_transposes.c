@@ -1,0 +1,268 @@
+/* Transposes and reshapes moved below the element-wise ops that read
+ * them, so that a transpose meets its inverse (pass.h,
+ * dfg_pass_sink_transposes).
+ *
+ * An element-wise op treats every element alike wherever it lies, so a
+ * one-input one (relu, sigmoid, ...) commutes with a transpose or a
+ * reshape: op(move(a)) = move(op(a)); so does a two-input one whose two
+ * operands are the same move of values of one shape (no broadcast), and
+ * a pad with a transpose where the pad's widths follow the permutation.
+ * Composed ops leave such moves between them: the ONNX importer's 3-D
+ * convolutions (src/onnx/onnx_window_3d.c) transpose [N,C,D,H,W] to
+ * [N,D,C,H,W], convolve, and transpose back, with a relu, a residual add
+ * and the next conv's depth padding in between. Moved down, the back
+ * transpose reaches the next conv's forward one: a transpose of a
+ * transpose is one transpose of the two permutations composed, none
+ * (a reshape: a view) where they cancel, and the relu that followed the
+ * conv's reshape follows the conv itself, where fuse_conv takes it as a
+ * post-op.
+ *
+ * A move is swapped with its reader only where the move's output has that
+ * one reader and is no graph output; the two nodes exchange ops (the
+ * recorded order stays topological: the element-wise op now reads what
+ * the move read), the value between them takes the element-wise op's
+ * output type on the move's input shape, and the names go with the ops.
+ * A pad is crossed only where a transpose reads it: before a pad a
+ * transpose would otherwise move for nothing, and a pad that a conv or
+ * pool reads stays next to it for the passes that fold it. */
+#include "passes/fusion/fuse_rewrite.h"
+
+#include <string.h>
+#include "ir/op_table.h"
+#include "util/error.h"
+#include "util/memory.h"
+
+/* perm of transpose node n (dims of its input), into perm. */
+static void transpose_perm(const dfg_graph *g, int32_t n, int64_t *perm)
+{
+    const dfg_ir_node *node = &g->nodes[n];
+    int32_t rank = g->values[node->inputs[0]].type.rank;
+    for (int32_t i = 0; i < rank; i++)
+        perm[i] = node->attrs.n_shape ? node->attrs.shape[i] : rank - 1 - i;
+}
+
+static int is_move(dfg_op op)
+{
+    return op == DFG_OP_TRANSPOSE || op == DFG_OP_RESHAPE;
+}
+
+/* 1 if op is element-wise on one input or two of one shape. */
+static int is_elementwise(dfg_op op, int32_t *n_inputs)
+{
+    const dfg_op_info *info = dfg_op_get(op);
+    if (!info || info->flops != dfg_flops_elementwise)
+        return 0;
+    if (info->shape == dfg_shape_unary)
+        *n_inputs = 1;
+    else if (info->shape == dfg_shape_binary)
+        *n_inputs = 2;
+    else
+        return 0;
+    return 1;
+}
+
+/* Nodes a and b exchange names (each name stays with its op). */
+static int swap_names(dfg_graph *g, int32_t a, int32_t b)
+{
+    char *na = g->nodes[a].name, *nb = g->nodes[b].name;
+    if (!g->scratch) {
+        dfg_name_table_remove(&g->node_names, na);
+        dfg_name_table_remove(&g->node_names, nb);
+        if (dfg_name_table_insert(&g->node_names, na, b) != 0 ||
+            dfg_name_table_insert(&g->node_names, nb, a) != 0)
+            return -1;
+    }
+    g->nodes[a].name = nb;
+    g->nodes[b].name = na;
+    return 0;
+}
+
+/* The type of op's output (attrs) on inputs of types in[0..n_in) into
+ * *out; 0 if the op's shape rule takes them. */
+static int infer(dfg_op op, const dfg_attrs *attrs, const dfg_type *in,
+                 int32_t n_in, dfg_type *out)
+{
+    memset(out, 0, sizeof *out);
+    return dfg_op_get(op)->shape(attrs, in, n_in, out, 1) == DFG_OK ? 0 : -1;
+}
+
+/* Node `into` (a move, or the later of two alike) becomes op (attrs)
+ * reading inputs, its output typed as out_type; node `reader` becomes the
+ * move `moved` (attrs) reading that output; `other`, a second move, if
+ * any (-1), dies. 1 when done, -1 out of memory. */
+static int exchange(dfg_graph *g, int32_t into, int32_t reader, int32_t other,
+                    const int32_t *inputs, int32_t n_inputs,
+                    const dfg_type *out_type, dfg_op moved,
+                    const dfg_attrs *moved_attrs)
+{
+    dfg_ir_node *a = &g->nodes[into], *b = &g->nodes[reader];
+    int32_t *ins = dfg_alloc(&g->allocator, (size_t)n_inputs * sizeof *ins);
+    if (!ins || swap_names(g, into, reader) != 0) {
+        dfg_free(&g->allocator, ins);
+        return -1;
+    }
+    memcpy(ins, inputs, (size_t)n_inputs * sizeof *ins);
+    dfg_free(&g->allocator, a->inputs);
+    a->inputs = ins;
+    a->n_inputs = n_inputs;
+    a->op = b->op;
+    a->attrs = b->attrs;
+    g->values[a->outputs[0]].type = *out_type;
+    b->op = moved;
+    b->attrs = *moved_attrs;
+    b->inputs[0] = a->outputs[0];
+    b->n_inputs = 1;
+    if (other >= 0)
+        g->nodes[other].dead = 1;
+    return 1;
+}
+
+/* Pad node p's widths after the permutation of transpose t: the pad of
+ * t's input whose transpose is p's output. */
+static void permuted_pad(const dfg_graph *g, int32_t t, int32_t p,
+                         dfg_attrs *attrs)
+{
+    int64_t perm[DFG_MAX_RANK];
+    int32_t rank = g->values[g->nodes[t].inputs[0]].type.rank;
+    transpose_perm(g, t, perm);
+    *attrs = g->nodes[p].attrs;
+    for (int32_t i = 0; i < rank; i++) {
+        attrs->pads[perm[i]] = g->nodes[p].attrs.pads[i];
+        attrs->pads[rank + perm[i]] = g->nodes[p].attrs.pads[rank + i];
+    }
+}
+
+/* Moves the move m (a transpose or reshape) below its one reader where
+ * that commutes with it: 1 if it did, 0 if not, -1 out of memory. */
+static int sink(dfg_graph *g, const dfg_fuse_readers *r, int32_t m)
+{
+    dfg_ir_node *node = &g->nodes[m];
+    int32_t a = node->inputs[0], t = node->outputs[0];
+    int32_t u = dfg_fuse_only_reader(g, r, t);
+    dfg_op op = dfg_fuse_op(g, u);
+    if (u < 0 || op == DFG_OP_COUNT)
+        return 0;
+    const dfg_ir_node *reader = &g->nodes[u];
+    int32_t uv = reader->outputs[0];
+    if (reader->n_outputs != 1 || g->values[uv].is_output)
+        return 0;
+    dfg_type out;
+    int32_t n_in = 0;
+    if (op == DFG_OP_PAD && node->op == DFG_OP_TRANSPOSE) {
+        int32_t next = dfg_fuse_only_reader(g, r, uv);
+        dfg_attrs attrs;
+        permuted_pad(g, m, u, &attrs);
+        if (dfg_fuse_op(g, next) != DFG_OP_TRANSPOSE ||
+            infer(op, &attrs, &g->values[a].type, 1, &out) != 0)
+            return 0;
+        dfg_attrs moved = node->attrs;
+        int done = exchange(g, m, u, -1, &a, 1, &out, node->op, &moved);
+        if (done > 0)
+            g->nodes[m].attrs = attrs;
+        return done;
+    }
+    if (!is_elementwise(op, &n_in) || reader->n_inputs != n_in)
+        return 0;
+    int32_t ins[2] = {a, -1}, other = -1, into = m;
+    if (n_in == 2) {
+        int32_t slot = reader->inputs[0] == t ? 1 : 0;
+        int32_t o = reader->inputs[slot];
+        int32_t p = o >= 0 ? g->values[o].producer : -1;
+        if (o == t || p < 0 || dfg_fuse_op(g, p) != node->op ||
+            dfg_fuse_only_reader(g, r, o) != u ||
+            !dfg_type_equal(&g->values[g->nodes[p].inputs[0]].type,
+                                 &g->values[a].type) ||
+            !dfg_type_equal(&g->values[o].type, &g->values[t].type) ||
+            !dfg_type_equal(&g->values[uv].type, &g->values[t].type))
+            return 0;
+        if (node->op == DFG_OP_TRANSPOSE) {
+            int64_t p1[DFG_MAX_RANK], p2[DFG_MAX_RANK];
+            transpose_perm(g, m, p1);
+            transpose_perm(g, p, p2);
+            if (memcmp(p1, p2, (size_t)g->values[a].type.rank * sizeof *p1))
+                return 0;
+        }
+        ins[slot] = g->nodes[p].inputs[0];
+        ins[1 - slot] = a;
+        into = p > m ? p : m;
+        other = p > m ? m : p;
+    }
+    dfg_type in_types[2];
+    for (int32_t i = 0; i < n_in; i++)
+        in_types[i] = g->values[ins[i]].type;
+    if (infer(op, &reader->attrs, in_types, n_in, &out) != 0 ||
+        out.dtype != g->values[uv].type.dtype)
+        return 0;
+    dfg_attrs moved = node->attrs;
+    return exchange(g, into, u, other, ins, n_in, &out, node->op, &moved);
+}
+
+/* Transpose (or reshape) node n of a transpose's (a reshape's) output
+ * becomes one move of that one's input: 1 if it did, 0 if not, -1 out
+ * of memory. */
+static int compose(dfg_graph *g, int32_t n)
+{
+    dfg_ir_node *node = &g->nodes[n];
+    int32_t p = g->values[node->inputs[0]].producer;
+    if (dfg_fuse_op(g, p) != node->op)
+        return 0;
+    int32_t a = g->nodes[p].inputs[0];
+    const dfg_type *in = &g->values[a].type;
+    const dfg_type *out = &g->values[node->outputs[0]].type;
+    dfg_attrs attrs = node->attrs;
+    dfg_op op = node->op;
+    if (op == DFG_OP_TRANSPOSE) {
+        int64_t first[DFG_MAX_RANK], second[DFG_MAX_RANK];
+        int identity = 1;
+        transpose_perm(g, p, first);
+        transpose_perm(g, n, second);
+        attrs.n_shape = in->rank;
+        for (int32_t i = 0; i < in->rank; i++) {
+            attrs.shape[i] = first[second[i]];
+            identity &= attrs.shape[i] == i;
+        }
+        if (identity)
+            op = DFG_OP_RESHAPE;
+    }
+    if (op == DFG_OP_RESHAPE) {
+        dfg_attrs_init(&attrs);
+        attrs.n_shape = out->rank;
+        memcpy(attrs.shape, out->shape, (size_t)out->rank * sizeof *out->shape);
+    }
+    int done = dfg_fuse_rewrite(g, &n, 1, op, &attrs, &a, 1);
+    return done < 0 ? -1 : done == 0;
+}
+
+dfg_status dfg_pass_sink_transposes(dfg_graph *graph, dfg_pass_report *report)
+{
+    memset(report, 0, sizeof *report);
+    report->pass = "sink_transposes";
+    dfg_fuse_readers r;
+    dfg_status st = dfg_fuse_readers_make(graph, &r);
+    int changed = st == DFG_OK;
+    while (changed && st == DFG_OK) {
+        changed = 0;
+        for (int32_t n = 0; n < graph->n_nodes && st == DFG_OK; n++) {
+            if (!is_move(dfg_fuse_op(graph, n)))
+                continue;
+            int done = compose(graph, n);
+            if (done == 0)
+                done = sink(graph, &r, n);
+            if (done < 0)
+                st = dfg_error(DFG_ERR_OUT_OF_MEMORY,
+                               "sink_transposes: out of memory");
+            if (done > 0) {
+                dfg_fuse_readers_count(graph, &r);
+                report->nodes_fused++;
+                changed = 1;
+            }
+        }
+    }
+    dfg_fuse_readers_free(graph, &r);
+    /* A transpose whose readers all read the composed one now is read by
+     * none. */
+    dfg_pass_report dce;
+    if (st == DFG_OK && report->nodes_fused > 0)
+        st = dfg_pass_dce(graph, &dce);
+    return st;
+}
