@@ -80,7 +80,8 @@ dfg_status dfg_pass_share_weights(dfg_graph *graph, dfg_pass_report *report);
 /* Inference, after fuse_patterns (whose patterns it would break up), before
  * the other fusion passes: a transpose or reshape
  * whose one reader is element-wise (one input, or two moved alike) runs
- * after it, a transpose after a pad that a transpose reads, and a
+ * after it, a transpose after a concat of transposes alike and after a pad
+ * that a transpose reads, and a
  * transpose of a transpose is one (none, a view, where they cancel):
  * composed ops' moves meet their inverses, and activations their convs
  * (passes/fusion/sink_transposes.c). */

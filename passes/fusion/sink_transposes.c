@@ -5,13 +5,15 @@
  * An element-wise op treats every element alike wherever it lies, so a
  * one-input one (relu, sigmoid, ...) commutes with a transpose or a
  * reshape: op(move(a)) = move(op(a)); so does a two-input one whose two
- * operands are the same move of values of one shape (no broadcast), and
- * a pad with a transpose where the pad's widths follow the permutation.
+ * operands are the same move of values of one shape (no broadcast), a
+ * concat of transposes alike (along the permuted axis), and a pad with a
+ * transpose where the pad's widths follow the permutation.
  * Composed ops leave such moves between them: the ONNX importer's 3-D
  * convolutions (src/onnx/onnx_window_3d.c) transpose [N,C,D,H,W] to
- * [N,D,C,H,W], convolve, and transpose back, with a relu, a residual add
- * and the next conv's depth padding in between. Moved down, the back
- * transpose reaches the next conv's forward one: a transpose of a
+ * [N,D,C,H,W], convolve, and transpose back, with a relu, a residual
+ * add, an Inception block's concat and the next conv's depth padding
+ * between. Moved down, the back transpose reaches the next conv's
+ * forward one: a transpose of a
  * transpose is one transpose of the two permutations composed, none
  * (a reshape: a view) where they cancel, and the relu that followed the
  * conv's reshape follows the conv itself, where fuse_conv takes it as a
@@ -86,14 +88,14 @@ static int infer(dfg_op op, const dfg_attrs *attrs, const dfg_type *in,
     return dfg_op_get(op)->shape(attrs, in, n_in, out, 1) == DFG_OK ? 0 : -1;
 }
 
-/* Node `into` (a move, or the later of two alike) becomes op (attrs)
- * reading inputs, its output typed as out_type; node `reader` becomes the
- * move `moved` (attrs) reading that output; `other`, a second move, if
- * any (-1), dies. 1 when done, -1 out of memory. */
-static int exchange(dfg_graph *g, int32_t into, int32_t reader, int32_t other,
-                    const int32_t *inputs, int32_t n_inputs,
-                    const dfg_type *out_type, dfg_op moved,
-                    const dfg_attrs *moved_attrs)
+/* Node `into` (a move, or the latest of moves alike) becomes reader's op
+ * with attrs reading inputs, its output typed as out_type; node `reader`
+ * becomes the move `moved` (moved_attrs) reading that output; the other
+ * moves dead[0..n_dead) die. 1 when done, -1 out of memory. */
+static int exchange(dfg_graph *g, int32_t into, int32_t reader,
+                    const dfg_attrs *attrs, const int32_t *inputs,
+                    int32_t n_inputs, const dfg_type *out_type,
+                    const int32_t *dead, int32_t n_dead)
 {
     dfg_ir_node *a = &g->nodes[into], *b = &g->nodes[reader];
     int32_t *ins = dfg_alloc(&g->allocator, (size_t)n_inputs * sizeof *ins);
@@ -101,20 +103,76 @@ static int exchange(dfg_graph *g, int32_t into, int32_t reader, int32_t other,
         dfg_free(&g->allocator, ins);
         return -1;
     }
+    dfg_op moved = a->op;
+    dfg_attrs moved_attrs = a->attrs;
     memcpy(ins, inputs, (size_t)n_inputs * sizeof *ins);
     dfg_free(&g->allocator, a->inputs);
     a->inputs = ins;
     a->n_inputs = n_inputs;
     a->op = b->op;
-    a->attrs = b->attrs;
+    a->attrs = *attrs;
     g->values[a->outputs[0]].type = *out_type;
     b->op = moved;
-    b->attrs = *moved_attrs;
+    b->attrs = moved_attrs;
     b->inputs[0] = a->outputs[0];
     b->n_inputs = 1;
-    if (other >= 0)
-        g->nodes[other].dead = 1;
+    for (int32_t i = 0; i < n_dead; i++)
+        g->nodes[dead[i]].dead = 1;
     return 1;
+}
+
+/* 1 if transpose nodes a and b permute alike. */
+static int same_perm(const dfg_graph *g, int32_t a, int32_t b)
+{
+    int64_t pa[DFG_MAX_RANK], pb[DFG_MAX_RANK];
+    transpose_perm(g, a, pa);
+    transpose_perm(g, b, pb);
+    return memcmp(pa, pb, (size_t)g->values[g->nodes[a].inputs[0]].type.rank *
+                              sizeof *pa) == 0;
+}
+
+/* Concat node u of transposes alike (transpose m's), each read by u alone:
+ * the latest becomes the concat of their inputs along the permuted axis,
+ * u its transpose. 1 if done, 0 if not, -1 out of memory. */
+static int sink_into_concat(dfg_graph *g, const dfg_fuse_readers *r,
+                            int32_t m, int32_t u)
+{
+    const dfg_ir_node *cat = &g->nodes[u];
+    int32_t n = cat->n_inputs, rank = g->values[cat->outputs[0]].type.rank;
+    int32_t *ins = dfg_alloc(&g->allocator, 2 * (size_t)n * sizeof *ins);
+    dfg_type *types = dfg_alloc(&g->allocator, (size_t)n * sizeof *types);
+    int32_t *moves = ins ? ins + n : NULL, latest = -1, fits = ins && types;
+    for (int32_t i = 0; fits && i < n; i++) {
+        int32_t v = cat->inputs[i];
+        int32_t p = v >= 0 ? g->values[v].producer : -1;
+        fits = p >= 0 && dfg_fuse_op(g, p) == DFG_OP_TRANSPOSE &&
+               dfg_fuse_only_reader(g, r, v) == u && same_perm(g, m, p);
+        if (!fits)
+            break;
+        ins[i] = g->nodes[p].inputs[0];
+        types[i] = g->values[ins[i]].type;
+        moves[i] = p;
+        latest = p > latest ? p : latest;
+    }
+    dfg_attrs attrs = cat->attrs;
+    int64_t perm[DFG_MAX_RANK];
+    transpose_perm(g, m, perm);
+    int32_t axis = attrs.axis < 0 ? attrs.axis + rank : attrs.axis;
+    dfg_type out;
+    int done = 0;
+    if (fits && axis >= 0 && axis < rank) {
+        attrs.axis = (int32_t)perm[axis];
+        if (infer(DFG_OP_CONCAT, &attrs, types, n, &out) == 0) {
+            int32_t k = 0;
+            for (int32_t i = 0; i < n; i++)
+                if (moves[i] != latest)
+                    moves[k++] = moves[i];
+            done = exchange(g, latest, u, &attrs, ins, n, &out, moves, k);
+        }
+    }
+    dfg_free(&g->allocator, ins);
+    dfg_free(&g->allocator, types);
+    return ins ? done : -1;
 }
 
 /* Pad node p's widths after the permutation of transpose t: the pad of
@@ -155,12 +213,10 @@ static int sink(dfg_graph *g, const dfg_fuse_readers *r, int32_t m)
         if (dfg_fuse_op(g, next) != DFG_OP_TRANSPOSE ||
             infer(op, &attrs, &g->values[a].type, 1, &out) != 0)
             return 0;
-        dfg_attrs moved = node->attrs;
-        int done = exchange(g, m, u, -1, &a, 1, &out, node->op, &moved);
-        if (done > 0)
-            g->nodes[m].attrs = attrs;
-        return done;
+        return exchange(g, m, u, &attrs, &a, 1, &out, NULL, 0);
     }
+    if (op == DFG_OP_CONCAT && node->op == DFG_OP_TRANSPOSE)
+        return sink_into_concat(g, r, m, u);
     if (!is_elementwise(op, &n_in) || reader->n_inputs != n_in)
         return 0;
     int32_t ins[2] = {a, -1}, other = -1, into = m;
@@ -175,13 +231,8 @@ static int sink(dfg_graph *g, const dfg_fuse_readers *r, int32_t m)
             !dfg_type_equal(&g->values[o].type, &g->values[t].type) ||
             !dfg_type_equal(&g->values[uv].type, &g->values[t].type))
             return 0;
-        if (node->op == DFG_OP_TRANSPOSE) {
-            int64_t p1[DFG_MAX_RANK], p2[DFG_MAX_RANK];
-            transpose_perm(g, m, p1);
-            transpose_perm(g, p, p2);
-            if (memcmp(p1, p2, (size_t)g->values[a].type.rank * sizeof *p1))
-                return 0;
-        }
+        if (node->op == DFG_OP_TRANSPOSE && !same_perm(g, m, p))
+            return 0;
         ins[slot] = g->nodes[p].inputs[0];
         ins[1 - slot] = a;
         into = p > m ? p : m;
@@ -193,8 +244,8 @@ static int sink(dfg_graph *g, const dfg_fuse_readers *r, int32_t m)
     if (infer(op, &reader->attrs, in_types, n_in, &out) != 0 ||
         out.dtype != g->values[uv].type.dtype)
         return 0;
-    dfg_attrs moved = node->attrs;
-    return exchange(g, into, u, other, ins, n_in, &out, node->op, &moved);
+    return exchange(g, into, u, &reader->attrs, ins, n_in, &out, &other,
+                    other >= 0);
 }
 
 /* Transpose (or reshape) node n of a transpose's (a reshape's) output

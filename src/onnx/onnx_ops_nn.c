@@ -5,6 +5,7 @@
 #include "onnx/onnx_ops.h"
 #include "onnx/onnx_window.h"
 #include "util/error.h"
+#include "util/memory.h"
 
 static int wants_output(const dfg_onnx_importer *im, size_t i)
 {
@@ -356,25 +357,15 @@ static dfg_status per_channel(dfg_onnx_importer *im, int32_t p, int32_t rank,
     return dfg_onnx_emit1(im, "unsqueeze", p, &attrs, out);
 }
 
-/* (x - mean) / sqrt(var + epsilon) * scale + bias over the spatial axes
- * of each sample and channel. */
-static dfg_status import_instance_norm(dfg_onnx_importer *im,
-                                       const dfg_onnx_op *op)
+/* InstanceNormalization op by op: (x - mean) / sqrt(var + epsilon) *
+ * scale + bias over the spatial axes of each sample and channel. */
+static dfg_status decomposed_instance_norm(dfg_onnx_importer *im, int32_t x,
+                                          int32_t scale, int32_t bias,
+                                          float epsilon)
 {
-    (void)op;
-    int32_t x, scale, bias, mean, d, var, y;
-    float epsilon = 1e-5f;
-    dfg_status st = dfg_onnx_required_input(im, 0, &x);
-    if (st == DFG_OK)
-        st = dfg_onnx_required_input(im, 1, &scale);
-    if (st == DFG_OK)
-        st = dfg_onnx_required_input(im, 2, &bias);
-    if (st == DFG_OK)
-        st = dfg_onnx_attr_float(im, "epsilon", &epsilon);
-    if (st != DFG_OK)
-        return st;
+    int32_t mean, d, var, y;
     int32_t rank = im->entries[x].type.rank;
-    st = reduce_spatial(im, "reduce_mean", x, &mean);
+    dfg_status st = reduce_spatial(im, "reduce_mean", x, &mean);
     if (st == DFG_OK)
         st = dfg_onnx_emit2(im, "sub", x, mean, NULL, &d);
     if (st == DFG_OK)
@@ -395,6 +386,91 @@ static dfg_status import_instance_norm(dfg_onnx_importer *im,
         st = dfg_onnx_emit2(im, "mul", y, scale, NULL, &y);
     if (st == DFG_OK)
         st = dfg_onnx_emit2(im, "add", y, bias, NULL, &y);
+    return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
+}
+
+/* 1 if entry e is known at import time (an f32 constant) and every
+ * element of it is value. */
+static int constant_all(const dfg_onnx_importer *im, int32_t e, float value)
+{
+    const dfg_onnx_entry *entry = &im->entries[e];
+    if (!entry->constant || entry->type.dtype != DFG_F32)
+        return 0;
+    const float *data = entry->constant;
+    for (int64_t i = 0; i < dfg_type_numel(&entry->type); i++)
+        if (data[i] != value)
+            return 0;
+    return 1;
+}
+
+/* x viewed as [N, C, S] (S its spatial elements), or back to `to`'s dims. */
+static dfg_status view_dims(dfg_onnx_importer *im, int32_t x,
+                            const dfg_type *to, int32_t *out)
+{
+    *out = x;
+    if (to->rank == im->entries[x].type.rank)
+        return DFG_OK;
+    return dfg_onnx_emit_shaped(im, "reshape", x, to->rank, to->shape, out);
+}
+
+/* (x - mean) / sqrt(var + epsilon) * scale + bias over the spatial axes
+ * of each sample and channel: a layer_norm over the last axis of x viewed
+ * as [N, C, S] with a scale of ones (its statistics in one pass over each
+ * row, as a layer norm's), then the per-channel scale and bias (each left
+ * out where it is all ones or all zeros, as PyTorch exports a GroupNorm:
+ * an InstanceNormalization of [N, groups, -1] with scale 1 and bias 0,
+ * its affine after). Other than f32, the same arithmetic op by op. */
+static dfg_status import_instance_norm(dfg_onnx_importer *im,
+                                       const dfg_onnx_op *op)
+{
+    (void)op;
+    int32_t x, scale, bias, y, ones;
+    dfg_attrs norm;
+    dfg_attrs_init(&norm);
+    dfg_status st = dfg_onnx_required_input(im, 0, &x);
+    if (st == DFG_OK)
+        st = dfg_onnx_required_input(im, 1, &scale);
+    if (st == DFG_OK)
+        st = dfg_onnx_required_input(im, 2, &bias);
+    if (st == DFG_OK)
+        st = dfg_onnx_attr_float(im, "epsilon", &norm.epsilon);
+    if (st != DFG_OK)
+        return st;
+    const dfg_type xt = im->entries[x].type;
+    if (xt.rank < 3)
+        return dfg_error(DFG_ERR_SHAPE, "input of rank %d, expected >= 3",
+                         (int)xt.rank);
+    if (xt.dtype != DFG_F32)
+        return decomposed_instance_norm(im, x, scale, bias, norm.epsilon);
+    dfg_type flat = {DFG_F32, 3, {xt.shape[0], xt.shape[1], 1}, 0};
+    for (int32_t d = 2; d < xt.rank; d++)
+        flat.shape[2] *= xt.shape[d]; /* within the input's elements */
+    dfg_type row = {DFG_F32, 1, {flat.shape[2]}, 0};
+    float *one = dfg_alloc(&im->allocator,
+                           (size_t)row.shape[0] * sizeof *one);
+    if (!one)
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "ONNX import: out of memory");
+    for (int64_t i = 0; i < row.shape[0]; i++)
+        one[i] = 1.0f;
+    st = dfg_onnx_add_constant(im, NULL, &row, one, &ones);
+    norm.axis = 2;
+    if (st == DFG_OK)
+        st = view_dims(im, x, &flat, &y);
+    const int32_t operands[3] = {y, ones, -1};
+    if (st == DFG_OK)
+        st = dfg_onnx_emit(im, "layer_norm", operands, 3, &norm, 1, &y);
+    if (st == DFG_OK)
+        st = view_dims(im, y, &xt, &y);
+    if (st == DFG_OK && !constant_all(im, scale, 1.0f)) {
+        st = per_channel(im, scale, xt.rank, &scale);
+        if (st == DFG_OK)
+            st = dfg_onnx_emit2(im, "mul", y, scale, NULL, &y);
+    }
+    if (st == DFG_OK && !constant_all(im, bias, 0.0f)) {
+        st = per_channel(im, bias, xt.rank, &bias);
+        if (st == DFG_OK)
+            st = dfg_onnx_emit2(im, "add", y, bias, NULL, &y);
+    }
     return st == DFG_OK ? dfg_onnx_bind_output(im, 0, y) : st;
 }
 

@@ -5,6 +5,7 @@
 #include <cmocka.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tests/runtime_cpu/dnnl_check.h"
 #include "tests/support/program_fixtures.h"
@@ -103,6 +104,26 @@ int32_t num_steps(const dfg_program *p)
     dfg_plan_stats stats;
     dfg_program_stats(p, &stats);
     return stats.n_steps;
+}
+
+int32_t steps_of_op(const dfg_program *p, const char *op)
+{
+    int32_t count = 0;
+    for (int32_t i = 0; i < num_steps(p); i++) {
+        dfg_step_info info;
+        assert_int_equal(dfg_program_step_info(p, i, &info), DFG_OK);
+        count += strcmp(info.op, op) == 0;
+    }
+    return count;
+}
+
+void run_program(const dfg_program *p, const void *const *inputs,
+                 void *const *outputs)
+{
+    dfg_session *s = NULL;
+    assert_int_equal(dfg_session_create(p, cpu(), NULL, &s), DFG_OK);
+    assert_int_equal(dfg_session_run(s, inputs, outputs), DFG_OK);
+    dfg_session_destroy(s);
 }
 
 dfg_program *compiled_for(const dfg_graph *g, enum fuse_path how,

@@ -1,5 +1,5 @@
 /* What the tests of the CPU backend's oneDNN steps share (test_cpu_dnnl.c,
- * test_cpu_weights.c, test_fuse.c, test_fuse_matmul.c): the CPU backend,
+ * test_cpu_weights.c, test_fuse*.c): the CPU backend,
  * programs mapped from a file, a conv graph, nodes, a session's output
  * (random data: tests/support/random_data.h). Every call fails the
  * running cmocka test on error. */
@@ -34,8 +34,12 @@ float *run_session(dfg_session *session, const float *input, int64_t n);
 dfg_value node1(dfg_graph *g, const char *op, dfg_value in,
                 const dfg_attrs *attrs);
 dfg_value node2(dfg_graph *g, const char *op, dfg_value a, dfg_value b);
-/* p's number of steps. */
+/* p's number of steps, and of those whose op (label) is op. */
 int32_t num_steps(const dfg_program *p);
+int32_t steps_of_op(const dfg_program *p, const char *op);
+/* One run of p in a CPU session of its own. */
+void run_program(const dfg_program *p, const void *const *inputs,
+                 void *const *outputs);
 
 /* How the fusion tests compile a graph: unfused, fused on oneDNN (the
  * CPU's workspace rule), fused on the reference kernels (no rule). */
