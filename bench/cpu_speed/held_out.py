@@ -21,7 +21,9 @@ video, detection, older opsets) and small networks written here in the
 shapes other fields use (a GroupNorm U-Net, ESPCN super-resolution, a
 style-transfer net with reflection padding and instance norm, a YOLO-like
 detector with SPPF, a conv + GRU speech model, a pre-norm transformer
-encoder, MLP-Mixer).
+encoder, MLP-Mixer); and held_out_fields.py's, the fourth set: 1-D
+signals, point clouds, graphs, a GAN generator, an encoder-decoder
+transformer, full 3-D convolutions.
 """
 import os
 import statistics
@@ -264,6 +266,9 @@ MODELS = {
     "prenorm_encoder": (PreNormEncoder, None, 14, {}),
     "mlp_mixer": (Mixer, (1, 3, 224, 224), 13, {}),
 }
+sys.path.insert(0, HERE)
+from held_out_fields import FIELD_MODELS  # noqa: E402 (needs torch, checked above)
+MODELS.update(FIELD_MODELS)
 
 
 def first_output(y):

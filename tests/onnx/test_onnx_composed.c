@@ -53,16 +53,19 @@ static Onnx__NodeProto *conv_node(onnx_builder *b, const char *op,
     return node;
 }
 
-/* ConvTranspose, 2-D, groups 2, strides, dilations, pads, output_padding
- * and a bias: every input pixel scatters its weighted kernel. */
-static void test_conv_transpose_2d(void **state)
+/* ConvTranspose, 2-D, of x dims4 into groups * mg channels, kernel k,
+ * strides s, dilations d, pads, output_padding op and a bias: each input
+ * pixel scatters its weighted kernel. The weights a graph input, or an
+ * initializer (w_stored: oneDNN reads them reordered once). */
+static void check_conv_transpose(const int64_t *dims4, int64_t groups,
+                                 int64_t mg, const int64_t *k,
+                                 const int64_t *s, const int64_t *d,
+                                 const int64_t *pads, const int64_t *op,
+                                 int w_stored)
 {
-    (void)state;
-    enum { N = 2, C = 4, H = 3, W = 4, G = 2, MG = 3, KH = 3, KW = 2 };
-    const int64_t s[2] = {2, 3}, d[2] = {2, 1}, pads[4] = {1, 0, 0, 1};
-    const int64_t op[2] = {1, 2};
-    const int64_t x_dims[4] = {N, C, H, W}, w_dims[4] = {C, MG, KH, KW};
-    const int64_t b_dims[1] = {G * MG};
+    const int64_t N = dims4[0], C = dims4[1], H = dims4[2], W = dims4[3];
+    const int64_t G = groups, MG = mg, KH = k[0], KW = k[1];
+    const int64_t w_dims[4] = {C, MG, KH, KW}, b_dims[1] = {G * MG};
     const int64_t oh = s[0] * (H - 1) + op[0] + (KH - 1) * d[0] + 1 - pads[0] -
                        pads[2];
     const int64_t ow = s[1] * (W - 1) + op[1] + (KW - 1) * d[1] + 1 - pads[1] -
@@ -71,9 +74,13 @@ static void test_conv_transpose_2d(void **state)
     float *bias = onnx_run_random_floats(G * MG);
     onnx_builder b;
     onnx_builder_init(&b, 13);
-    onnx_builder_input(&b, "x", F32, 4, x_dims, NULL);
-    onnx_builder_input(&b, "w", F32, 4, w_dims, NULL);
-    onnx_builder_initializer(&b, "b", F32, 1, b_dims, bias, sizeof(float) * G * MG);
+    onnx_builder_input(&b, "x", F32, 4, dims4, NULL);
+    if (w_stored)
+        onnx_builder_initializer(&b, "w", F32, 4, w_dims, w,
+                                 sizeof(float) * (size_t)(C * MG * KH * KW));
+    else
+        onnx_builder_input(&b, "w", F32, 4, w_dims, NULL);
+    onnx_builder_initializer(&b, "b", F32, 1, b_dims, bias, sizeof(float) * (size_t)(G * MG));
     Onnx__NodeProto *node = conv_node(&b, "ConvTranspose", G, 2, s, d, pads);
     onnx_builder_attr_ints(node, "output_padding", op, 2);
     onnx_builder_output(&b, "y");
@@ -85,13 +92,13 @@ static void test_conv_transpose_2d(void **state)
     double *ref = calloc((size_t)n_out, sizeof *ref);
     for (int64_t i = 0; i < n_out; i++)
         ref[i] = bias[(i / (oh * ow)) % (G * MG)];
-    for (int n = 0; n < N; n++)
-        for (int c = 0; c < C; c++)
-            for (int ih = 0; ih < H; ih++)
-                for (int iw = 0; iw < W; iw++)
-                    for (int m = 0; m < MG; m++)
-                        for (int kh = 0; kh < KH; kh++)
-                            for (int kw = 0; kw < KW; kw++) {
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t c = 0; c < C; c++)
+            for (int64_t ih = 0; ih < H; ih++)
+                for (int64_t iw = 0; iw < W; iw++)
+                    for (int64_t m = 0; m < MG; m++)
+                        for (int64_t kh = 0; kh < KH; kh++)
+                            for (int64_t kw = 0; kw < KW; kw++) {
                                 int64_t h = ih * s[0] - pads[0] + kh * d[0];
                                 int64_t v = iw * s[1] - pads[1] + kw * d[1];
                                 int64_t mo = (c / (C / G)) * MG + m;
@@ -104,6 +111,20 @@ static void test_conv_transpose_2d(void **state)
     onnx_run_expect_close(y, ref, n_out);
     free(ref), free(y), free(x), free(w), free(bias);
     onnx_builder_free(&b);
+}
+
+static void test_conv_transpose_2d(void **state)
+{
+    (void)state;
+    check_conv_transpose((const int64_t[]){2, 4, 3, 4}, 2, 3,
+                         (const int64_t[]){3, 2}, (const int64_t[]){2, 3},
+                         (const int64_t[]){2, 1}, (const int64_t[]){1, 0, 0, 1},
+                         (const int64_t[]){1, 2}, 0);
+    /* a GAN generator's layer: 64 -> 32 channels, 4x4, stride 2 */
+    check_conv_transpose((const int64_t[]){1, 64, 5, 6}, 1, 32,
+                         (const int64_t[]){4, 4}, (const int64_t[]){2, 2},
+                         (const int64_t[]){1, 1}, (const int64_t[]){1, 1, 1, 1},
+                         (const int64_t[]){0, 0}, 1);
 }
 
 /* Pad edge and reflect on [3,4] with unequal pads: exact copies. */

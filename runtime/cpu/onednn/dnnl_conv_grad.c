@@ -7,6 +7,7 @@
 #include "runtime/cpu/onednn/dnnl_calls.h"
 #include "runtime/cpu/onednn/dnnl_conv_grad.h"
 #include "runtime/cpu/onednn/dnnl_formats.h"
+#include "runtime/cpu/onednn/dnnl_weights.h"
 #include "util/error.h"
 #include "util/memory.h"
 
@@ -225,6 +226,9 @@ int64_t dfg_dnnl_conv_grad_workspace_bytes(int32_t op, const dfg_attrs *attrs,
 struct dfg_dnnl_conv_grad {
     dfg_dnnl_calls calls; /* the inputs' reorders, the primitive, the
                              result's reorder: those it has */
+    dfg_dnnl_weights *weights; /* a grad_input's constant weights in the
+                                  chosen format (an inference
+                                  ConvTranspose's), or NULL */
     char impl[64];
 };
 
@@ -272,11 +276,28 @@ static int grad_calls_make(dfg_dnnl_conv_grad *c, dnnl_engine_t engine,
                             step->out[0]};
     dnnl_memory_t plain[OPERANDS], used[OPERANDS];
     int64_t at = p->scratch_bytes;
+    /* A grad_input's weights that never change (an inference
+     * ConvTranspose's) are reordered once, shared as a forward conv's
+     * (dnnl_weights.h), not at every run. */
+    int fixed_w = step->op == DFG_OP_CONV2D_GRAD_INPUT && p->reorder[OTHER] &&
+                  (step->constant_inputs & 2u);
+    void *w_data = NULL;
+    if (fixed_w &&
+        dfg_dnnl_weights_acquire(engine, &p->plain[OTHER], step->in[1],
+                                 p->chosen[OTHER],
+                                 (step->shared_inputs & 2u) != 0,
+                                 (step->droppable_inputs & 2u) != 0,
+                                 &c->weights, &w_data) != DFG_OK)
+        return -1;
     for (int j = 0; j < OPERANDS; j++) {
         plain[j] =
             dfg_dnnl_calls_memory(&c->calls, engine, &p->plain[j], user[j]);
         used[j] = plain[j];
-        if (p->reorder[j]) {
+        if (j == OTHER && fixed_w) {
+            used[j] = dfg_dnnl_calls_memory(&c->calls, engine, p->chosen[j],
+                                            w_data);
+            at += p->copy_bytes[j];
+        } else if (p->reorder[j]) {
             used[j] =
                 dfg_dnnl_calls_memory(&c->calls, engine, p->chosen[j], ws + at);
             at += p->copy_bytes[j];
@@ -286,7 +307,7 @@ static int grad_calls_make(dfg_dnnl_conv_grad *c, dnnl_engine_t engine,
         dnnl_exec_arg_t in_args[3] = {{DNNL_ARG_FROM, plain[j]},
                                       {DNNL_ARG_TO, used[j]},
                                       {DNNL_ARG_SCRATCHPAD, scratch}};
-        if (j != RESULT && p->reorder[j] &&
+        if (j != RESULT && p->reorder[j] && !(j == OTHER && fixed_w) &&
             dfg_dnnl_calls_add(&c->calls, p->reorder[j], in_args, 3) != 0)
             return -1;
     }
@@ -362,5 +383,7 @@ void dfg_dnnl_conv_grad_destroy(dfg_dnnl_conv_grad *c,
     if (!c)
         return;
     dfg_dnnl_calls_destroy(&c->calls);
+    if (c->weights)
+        dfg_dnnl_weights_release(c->weights);
     dfg_free(allocator, c);
 }
