@@ -1,10 +1,10 @@
-/* Transposes and reshapes moved below the element-wise ops that read
- * them, so that a transpose meets its inverse (pass.h,
- * dfg_pass_sink_transposes).
+/* Transposes and views (reshape, squeeze, unsqueeze, flatten) moved below
+ * the element-wise ops that read them, so that a transpose meets its
+ * inverse (pass.h, dfg_pass_sink_transposes).
  *
  * An element-wise op treats every element alike wherever it lies, so a
  * one-input one (relu, sigmoid, ...) commutes with a transpose or a
- * reshape: op(move(a)) = move(op(a)); so does a two-input one whose two
+ * view: op(move(a)) = move(op(a)); so does a two-input one whose two
  * operands are the same move of values of one shape (no broadcast), a
  * concat of transposes alike (along the permuted axis), and a pad with a
  * transpose where the pad's widths follow the permutation.
@@ -17,7 +17,8 @@
  * transpose is one transpose of the two permutations composed, none
  * (a reshape: a view) where they cancel, and the relu that followed the
  * conv's reshape follows the conv itself, where fuse_conv takes it as a
- * post-op.
+ * post-op (so too a 1-D conv's activation, after the squeeze of the 2-D
+ * conv the importer runs it as).
  *
  * A move is swapped with its reader only where the move's output has that
  * one reader and is no graph output; the two nodes exchange ops (the
@@ -43,9 +44,16 @@ static void transpose_perm(const dfg_graph *g, int32_t n, int64_t *perm)
         perm[i] = node->attrs.n_shape ? node->attrs.shape[i] : rank - 1 - i;
 }
 
+/* Ops that view their input's bytes in another shape. */
+static int is_view(dfg_op op)
+{
+    return op == DFG_OP_RESHAPE || op == DFG_OP_SQUEEZE ||
+           op == DFG_OP_UNSQUEEZE || op == DFG_OP_FLATTEN;
+}
+
 static int is_move(dfg_op op)
 {
-    return op == DFG_OP_TRANSPOSE || op == DFG_OP_RESHAPE;
+    return op == DFG_OP_TRANSPOSE || is_view(op);
 }
 
 /* 1 if op is element-wise on one input or two of one shape. */
@@ -224,7 +232,9 @@ static int sink(dfg_graph *g, const dfg_fuse_readers *r, int32_t m)
         int32_t slot = reader->inputs[0] == t ? 1 : 0;
         int32_t o = reader->inputs[slot];
         int32_t p = o >= 0 ? g->values[o].producer : -1;
-        if (o == t || p < 0 || dfg_fuse_op(g, p) != node->op ||
+        dfg_op other_op = dfg_fuse_op(g, p);
+        if (o == t || p < 0 ||
+            (other_op != node->op && !(is_view(other_op) && is_view(node->op))) ||
             dfg_fuse_only_reader(g, r, o) != u ||
             !dfg_type_equal(&g->values[g->nodes[p].inputs[0]].type,
                                  &g->values[a].type) ||
@@ -248,20 +258,22 @@ static int sink(dfg_graph *g, const dfg_fuse_readers *r, int32_t m)
                     other >= 0);
 }
 
-/* Transpose (or reshape) node n of a transpose's (a reshape's) output
- * becomes one move of that one's input: 1 if it did, 0 if not, -1 out
- * of memory. */
+/* Transpose node n of a transpose's output, or view of a view's, becomes
+ * one move of that one's input (a view: a reshape), or none where its
+ * output is that input's shape (its readers then read the input): 1 if
+ * it did, 0 if not, -1 out of memory. */
 static int compose(dfg_graph *g, int32_t n)
 {
     dfg_ir_node *node = &g->nodes[n];
     int32_t p = g->values[node->inputs[0]].producer;
-    if (dfg_fuse_op(g, p) != node->op)
+    dfg_op first = dfg_fuse_op(g, p);
+    if (first != node->op && !(is_view(first) && is_view(node->op)))
         return 0;
     int32_t a = g->nodes[p].inputs[0];
     const dfg_type *in = &g->values[a].type;
     const dfg_type *out = &g->values[node->outputs[0]].type;
     dfg_attrs attrs = node->attrs;
-    dfg_op op = node->op;
+    dfg_op op = is_view(node->op) ? DFG_OP_RESHAPE : node->op;
     if (op == DFG_OP_TRANSPOSE) {
         int64_t first[DFG_MAX_RANK], second[DFG_MAX_RANK];
         int identity = 1;
@@ -274,6 +286,18 @@ static int compose(dfg_graph *g, int32_t n)
         }
         if (identity)
             op = DFG_OP_RESHAPE;
+    }
+    int32_t v = node->outputs[0];
+    if (op == DFG_OP_RESHAPE && dfg_type_equal(in, out) &&
+        !g->values[v].is_output) {
+        /* the same shape: its readers read a, and n is read by none */
+        for (int32_t i = 0; i < g->n_nodes; i++)
+            for (int32_t j = 0; !g->nodes[i].dead && j < g->nodes[i].n_inputs;
+                 j++)
+                if (g->nodes[i].inputs[j] == v)
+                    g->nodes[i].inputs[j] = a;
+        node->dead = 1;
+        return 1;
     }
     if (op == DFG_OP_RESHAPE) {
         dfg_attrs_init(&attrs);

@@ -76,6 +76,20 @@ static dfg_value p_reshaped_relu(dfg_graph *g, dfg_value x, dfg_value r,
                  &b);
 }
 
+/* relu between an unsqueeze and a squeeze, as a 1-D conv's activation
+ * follows the squeeze of the 2-D conv the importer runs it as. */
+static dfg_value p_squeezed_relu(dfg_graph *g, dfg_value x, dfg_value r,
+                                 dfg_value y)
+{
+    (void)x, (void)r;
+    dfg_attrs a;
+    dfg_attrs_init(&a);
+    a.n_axes = 1;
+    a.axes[0] = 0;
+    return node1(g, "squeeze", node1(g, "relu", node1(g, "unsqueeze", y, &a),
+                                     NULL), &a);
+}
+
 static dfg_value p_relu6(dfg_graph *g, dfg_value x, dfg_value r, dfg_value y)
 {
     (void)x, (void)r;
@@ -278,6 +292,7 @@ static void test_conv_post_ops(void **state)
     static const fuse_case cases[] = {
         {"relu", p_relu, 1, 0, "conv2d+relu", 0},
         {"relu after a reshape", p_reshaped_relu, 1, 0, "conv2d+relu", 0},
+        {"relu after an unsqueeze", p_squeezed_relu, 1, 0, "conv2d+relu", 0},
         {"clip", p_relu6, 1, 0, "conv2d+clip", 0},
         {"sigmoid", p_sigmoid, 1, 0, "conv2d+sigmoid", 0},
         {"tanh", p_tanh, 1, 0, "conv2d+tanh", 0},
