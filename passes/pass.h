@@ -108,6 +108,12 @@ dfg_status dfg_pass_pool_first(dfg_graph *graph, dfg_pass_report *report);
  * counted (count_include_pad): the same output without the padded copy
  * (passes/pool_first.c). Inference, with the fusion passes. */
 dfg_status dfg_pass_pad_into_pool(dfg_graph *graph, dfg_pass_report *report);
+/* Before fuse_conv: a pad of zeros on the rows and columns of an f32
+ * value (each side at most the dilated kernel's extent less one) that
+ * only a conv2d reads, maybe through the unsqueeze of a 1-D conv, becomes
+ * that conv's padding (passes/fusion/pad_into_conv.c). Inference, with the
+ * fusion passes. */
+dfg_status dfg_pass_pad_into_conv(dfg_graph *graph, dfg_pass_report *report);
 /* A batch_norm takes the activations that follow it (fuse_conv's, no
  * add) as post-ops under the same conditions and names: one pass over y
  * instead of two. For backends whose batch_norm kernel applies them (the

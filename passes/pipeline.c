@@ -164,6 +164,8 @@ static dfg_status step_passes(dfg_graph *g, const dfg_compile_options *o,
     if (st == DFG_OK && o->fuse_operators && !o->training)
         st = dfg_pass_pad_into_pool(g, &report);
     if (st == DFG_OK && o->fuse_operators && !o->training)
+        st = dfg_pass_pad_into_conv(g, &report);
+    if (st == DFG_OK && o->fuse_operators && !o->training)
         st = dfg_pass_pool_first(g, &report);
     if (st == DFG_OK && o->fuse_operators && !o->training)
         st = dfg_pass_fuse_conv(g, &report);

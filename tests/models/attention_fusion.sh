@@ -7,7 +7,7 @@
 # that program (its attention on the CPU kernel) and the CPU's own
 # (unfused) program both match PyTorch's output within 1e-4 and each
 # other within 1e-5. Exits 77 without torch or the CUDA module (the
-# target that takes the fused op; tests/runtime_cpu/test_fuse_attention.c
+# target that takes the fused op; tests/fusion/test_fuse_attention.c
 # covers the pass without it).
 set -eu
 
