@@ -91,6 +91,11 @@ static int64_t backend_scratch(int64_t op_bytes, int64_t blas_workspace_bytes,
                                int64_t library_bytes)
 {
     int64_t wanted = library_bytes - dfg_align_up(op_bytes, 256);
+    /* A library needing more than the op's bytes, but not past their
+     * 256-byte boundary, gets one byte past it: the whole workspace then
+     * holds what it needs. */
+    if (library_bytes > op_bytes && wanted <= 0)
+        wanted = 1;
     return wanted > blas_workspace_bytes ? wanted : blas_workspace_bytes;
 }
 

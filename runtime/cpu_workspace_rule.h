@@ -14,10 +14,12 @@
 #define DFG_CPU_BACKEND_NAME "cpu"
 
 struct dfg_type;
-/* The bytes of scratch a step of op needs to run on oneDNN (0: none), -1
- * if it runs on the reference kernel (a dfg_backend_workspace_fn); 0
- * too for a conv2d that dfg's few-filter kernel runs
- * (dfg_cpu_step_few_filters), which needs none. */
+/* The bytes of scratch a step of op of an inference program needs to run
+ * on oneDNN (0: none), -1 if it runs on the reference kernel (a
+ * dfg_backend_workspace_fn); 0 too for a conv2d that dfg's few-filter
+ * kernel runs (dfg_cpu_step_few_filters), which needs none. Weights are
+ * constant: a conv's and a ConvTranspose's (conv2d_grad_input) are
+ * reordered once, outside the step. */
 int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
                                const struct dfg_type *in, int32_t n_in,
                                const struct dfg_type *out, int32_t n_out);

@@ -47,11 +47,13 @@ static void grad_plan_free(grad_plan *p)
     memset(p, 0, sizeof *p);
 }
 
-static int64_t workspace_of(const grad_plan *p)
+/* The workspace p runs in; fixed_w: its weights (a grad_input's w) are
+ * reordered once, outside it (shared as a forward conv's). */
+static int64_t workspace_of(const grad_plan *p, int fixed_w)
 {
     int64_t bytes = p->scratch_bytes;
     for (int j = 0; j < OPERANDS; j++)
-        bytes += p->copy_bytes[j];
+        bytes += j == OTHER && fixed_w ? 0 : p->copy_bytes[j];
     return bytes;
 }
 
@@ -203,7 +205,8 @@ static int grad_plan_make(dnnl_engine_t engine, int32_t op,
 
 int64_t dfg_dnnl_conv_grad_workspace_bytes(int32_t op, const dfg_attrs *attrs,
                                            const dfg_type *in, int32_t n_in,
-                                           const dfg_type *out, int32_t n_out)
+                                           const dfg_type *out, int32_t n_out,
+                                           int constant_weights)
 {
     dnnl_engine_t engine;
     if (!dfg_dnnl_conv_grad_op(op) ||
@@ -215,7 +218,8 @@ int64_t dfg_dnnl_conv_grad_workspace_bytes(int32_t op, const dfg_attrs *attrs,
     grad_plan p;
     int64_t bytes = -1;
     if (grad_plan_make(engine, op, attrs, in, n_in, out, n_out, &p) == 0) {
-        bytes = workspace_of(&p);
+        bytes = workspace_of(&p, constant_weights &&
+                                     op == DFG_OP_CONV2D_GRAD_INPUT);
         grad_plan_free(&p);
     }
     dfg_dnnl_planning_threads_end(threads);
@@ -254,6 +258,16 @@ static int reads_over_written(const grad_plan *p, const dfg_kernel_args *step)
     return 0;
 }
 
+/* 1 if step's weights (a grad_input's w) never change and oneDNN reads
+ * them in another format: an inference ConvTranspose's, reordered once,
+ * shared as a forward conv's (dnnl_weights.h), outside the workspace,
+ * not at every run. */
+static int fixed_weights(const grad_plan *p, const dfg_kernel_args *step)
+{
+    return step->op == DFG_OP_CONV2D_GRAD_INPUT && p->reorder[OTHER] &&
+           (step->constant_inputs & 2u);
+}
+
 static const int primitive_arg[2][OPERANDS] = {
     {DNNL_ARG_DIFF_DST, DNNL_ARG_SRC, DNNL_ARG_DIFF_WEIGHTS},
     {DNNL_ARG_DIFF_DST, DNNL_ARG_WEIGHTS, DNNL_ARG_DIFF_SRC},
@@ -276,11 +290,7 @@ static int grad_calls_make(dfg_dnnl_conv_grad *c, dnnl_engine_t engine,
                             step->out[0]};
     dnnl_memory_t plain[OPERANDS], used[OPERANDS];
     int64_t at = p->scratch_bytes;
-    /* A grad_input's weights that never change (an inference
-     * ConvTranspose's) are reordered once, shared as a forward conv's
-     * (dnnl_weights.h), not at every run. */
-    int fixed_w = step->op == DFG_OP_CONV2D_GRAD_INPUT && p->reorder[OTHER] &&
-                  (step->constant_inputs & 2u);
+    int fixed_w = fixed_weights(p, step);
     void *w_data = NULL;
     if (fixed_w &&
         dfg_dnnl_weights_acquire(engine, &p->plain[OTHER], step->in[1],
@@ -296,7 +306,6 @@ static int grad_calls_make(dfg_dnnl_conv_grad *c, dnnl_engine_t engine,
         if (j == OTHER && fixed_w) {
             used[j] = dfg_dnnl_calls_memory(&c->calls, engine, p->chosen[j],
                                             w_data);
-            at += p->copy_bytes[j];
         } else if (p->reorder[j]) {
             used[j] =
                 dfg_dnnl_calls_memory(&c->calls, engine, p->chosen[j], ws + at);
@@ -342,7 +351,7 @@ dfg_status dfg_dnnl_conv_grad_create(dnnl_engine_t engine,
                        step->n_inputs, step->out_types, step->n_outputs,
                        &p) != 0)
         return DFG_OK;
-    if (step->workspace_bytes < workspace_of(&p) ||
+    if (step->workspace_bytes < workspace_of(&p, fixed_weights(&p, step)) ||
         reads_over_written(&p, step)) {
         grad_plan_free(&p);
         return DFG_OK;

@@ -36,11 +36,14 @@ int dfg_dnnl_conv_grad_op(int32_t op);
 
 /* Bytes of workspace op's oneDNN primitive and reorders need for these
  * operands (0: none), or -1 when oneDNN does not take them (not f32, not
- * plain, only its reference implementation). */
+ * plain, only its reference implementation). constant_weights: a
+ * grad_input's w never changes (an inference program's ConvTranspose),
+ * so its reordered copy, made once, needs no room here. */
 int64_t dfg_dnnl_conv_grad_workspace_bytes(int32_t op, const dfg_attrs *attrs,
                                            const dfg_type *in, int32_t n_in,
                                            const dfg_type *out,
-                                           int32_t n_out);
+                                           int32_t n_out,
+                                           int constant_weights);
 
 /* Prepares step on engine; *out is NULL, with DFG_OK, when oneDNN does
  * not take it or its workspace is too small for it. */

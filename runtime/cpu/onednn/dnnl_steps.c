@@ -42,9 +42,12 @@ int64_t dfg_cpu_step_workspace(int32_t op, const dfg_attrs *attrs,
     if (op == DFG_OP_MATMUL || op == DFG_OP_GEMM)
         return dfg_dnnl_matmul_workspace_bytes((dfg_op)op, attrs, in, n_in,
                                                out, n_out);
-    return dfg_dnnl_conv_grad_op(op) ? dfg_cpu_training_step_workspace(
-                                           op, attrs, in, n_in, out, n_out)
-                                     : -1;
+    /* An inference program's conv gradients are ConvTransposes: their
+     * weights constant. */
+    return dfg_dnnl_conv_grad_op(op)
+               ? dfg_dnnl_conv_grad_workspace_bytes(op, attrs, in, n_in, out,
+                                                    n_out, 1)
+               : -1;
 }
 
 int dfg_cpu_step_few_filters(int32_t op, const dfg_attrs *attrs,
@@ -97,7 +100,7 @@ int64_t dfg_cpu_training_step_workspace(int32_t op, const dfg_attrs *attrs,
                                                       n_out);
     return dfg_dnnl_conv_grad_op(op)
                ? dfg_dnnl_conv_grad_workspace_bytes(op, attrs, in, n_in, out,
-                                                    n_out)
+                                                    n_out, 0)
                : -1;
 }
 
