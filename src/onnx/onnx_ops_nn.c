@@ -419,7 +419,8 @@ static dfg_status view_dims(dfg_onnx_importer *im, int32_t x,
  * row, as a layer norm's), then the per-channel scale and bias (each left
  * out where it is all ones or all zeros, as PyTorch exports a GroupNorm:
  * an InstanceNormalization of [N, groups, -1] with scale 1 and bias 0,
- * its affine after). Other than f32, the same arithmetic op by op. */
+ * its affine after). Other than f32, or where the ones would pass
+ * DFG_ONNX_MAX_FOLD_BYTES, the same arithmetic op by op. */
 static dfg_status import_instance_norm(dfg_onnx_importer *im,
                                        const dfg_onnx_op *op)
 {
@@ -440,11 +441,14 @@ static dfg_status import_instance_norm(dfg_onnx_importer *im,
     if (xt.rank < 3)
         return dfg_error(DFG_ERR_SHAPE, "input of rank %d, expected >= 3",
                          (int)xt.rank);
-    if (xt.dtype != DFG_F32)
-        return decomposed_instance_norm(im, x, scale, bias, norm.epsilon);
     dfg_type flat = {DFG_F32, 3, {xt.shape[0], xt.shape[1], 1}, 0};
     for (int32_t d = 2; d < xt.rank; d++)
         flat.shape[2] *= xt.shape[d]; /* within the input's elements */
+    /* the ones are a constant made here: not past what import-time values
+     * may take (a model's declared shapes are untrusted) */
+    if (xt.dtype != DFG_F32 ||
+        flat.shape[2] > DFG_ONNX_MAX_FOLD_BYTES / (int64_t)sizeof(float))
+        return decomposed_instance_norm(im, x, scale, bias, norm.epsilon);
     dfg_type row = {DFG_F32, 1, {flat.shape[2]}, 0};
     float *one = dfg_alloc(&im->allocator,
                            (size_t)row.shape[0] * sizeof *one);

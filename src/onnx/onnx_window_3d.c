@@ -237,6 +237,9 @@ static dfg_status taps_sum(dfg_onnx_importer *im, int32_t view,
                          : dfg_onnx_emit2(im, "add", acc, y, NULL, &acc);
     }
     *out = acc;
+    if (st == DFG_OK && acc < 0)
+        return dfg_error(DFG_ERR_SHAPE, "output depths %lld to %lld read no "
+                         "input depth", (long long)o0, (long long)o1);
     return st;
 }
 
@@ -302,12 +305,13 @@ dfg_status dfg_onnx_conv_3d(dfg_onnx_importer *im, int32_t x, int32_t w,
     for (int32_t i = 0; st == DFG_OK && i < n_parts; i++) {
         st = taps_sum(im, view, depth, pad_front, &win, &conv, filters, b,
                       bounds[i], bounds[i + 1], &parts[i]);
+        if (st != DFG_OK || by_batch)
+            continue;
         const dfg_type *yt = &im->entries[parts[i]].type;
         const int64_t split[5] = {xt.shape[0], bounds[i + 1] - bounds[i],
                                   yt->shape[1], yt->shape[2], yt->shape[3]};
-        if (st == DFG_OK && !by_batch)
-            st = dfg_onnx_emit_shaped(im, "reshape", parts[i], 5, split,
-                                      &parts[i]);
+        st = dfg_onnx_emit_shaped(im, "reshape", parts[i], 5, split,
+                                  &parts[i]);
     }
     dfg_attrs join;
     dfg_attrs_init(&join);

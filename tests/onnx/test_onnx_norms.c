@@ -92,10 +92,36 @@ static void test_instance_norm(void **state)
     check_instance_norm(3, (const int64_t[]){2, 4, 30}, 1);
 }
 
+/* Spatial extents whose ones would pass what import-time constants may
+ * take (a declared shape, untrusted): the op by op form, nothing that
+ * large made at import. */
+static void test_instance_norm_huge(void **state)
+{
+    (void)state;
+    const int64_t dims[3] = {1, 2, (int64_t)1 << 25}, c = 2;
+    const float one[2] = {1.0f, 1.0f}, zero[2] = {0.0f, 0.0f};
+    onnx_builder b;
+    onnx_builder_init(&b, 13);
+    onnx_builder_input(&b, "x", F32, 3, dims, NULL);
+    onnx_builder_initializer(&b, "s", F32, 1, &c, one, sizeof one);
+    onnx_builder_initializer(&b, "b", F32, 1, &c, zero, sizeof zero);
+    onnx_builder_node(&b, "InstanceNormalization", "y",
+                      (const char *[]){"x", "s", "b", NULL},
+                      (const char *[]){"y", NULL});
+    onnx_builder_output(&b, "y");
+    dfg_graph *graph = NULL;
+    assert_int_equal(onnx_builder_import(&b, &graph), DFG_OK);
+    assert_int_equal(count_op(graph, DFG_OP_LAYER_NORM), 0);
+    assert_int_equal(count_op(graph, DFG_OP_REDUCE_MEAN), 2);
+    dfg_graph_destroy(graph);
+    onnx_builder_free(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_instance_norm),
+        cmocka_unit_test(test_instance_norm_huge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
