@@ -98,7 +98,7 @@ static int infer(dfg_op op, const dfg_attrs *attrs, const dfg_type *in,
 
 /* Node `into` (a move, or the latest of moves alike) becomes reader's op
  * with attrs reading inputs, its output typed as out_type; node `reader`
- * becomes the move `moved` (moved_attrs) reading that output; the other
+ * becomes into's move (its op and attrs) reading that output; the other
  * moves dead[0..n_dead) die. 1 when done, -1 out of memory. */
 static int exchange(dfg_graph *g, int32_t into, int32_t reader,
                     const dfg_attrs *attrs, const int32_t *inputs,
@@ -198,7 +198,7 @@ static void permuted_pad(const dfg_graph *g, int32_t t, int32_t p,
     }
 }
 
-/* Moves the move m (a transpose or reshape) below its one reader where
+/* Moves the move m (a transpose or a view) below its one reader where
  * that commutes with it: 1 if it did, 0 if not, -1 out of memory. */
 static int sink(dfg_graph *g, const dfg_fuse_readers *r, int32_t m)
 {
@@ -233,11 +233,12 @@ static int sink(dfg_graph *g, const dfg_fuse_readers *r, int32_t m)
         int32_t o = reader->inputs[slot];
         int32_t p = o >= 0 ? g->values[o].producer : -1;
         dfg_op other_op = dfg_fuse_op(g, p);
-        if (o == t || p < 0 ||
-            (other_op != node->op && !(is_view(other_op) && is_view(node->op))) ||
+        int alike = other_op == node->op ||
+                    (is_view(other_op) && is_view(node->op));
+        if (o == t || p < 0 || !alike ||
             dfg_fuse_only_reader(g, r, o) != u ||
             !dfg_type_equal(&g->values[g->nodes[p].inputs[0]].type,
-                                 &g->values[a].type) ||
+                            &g->values[a].type) ||
             !dfg_type_equal(&g->values[o].type, &g->values[t].type) ||
             !dfg_type_equal(&g->values[uv].type, &g->values[t].type))
             return 0;
