@@ -139,10 +139,48 @@ static int same_perm(const dfg_graph *g, int32_t a, int32_t b)
                               sizeof *pa) == 0;
 }
 
+/* The readers of each value (dfg_fuse_readers), kept as the changes
+ * move them, not counted again over the whole graph after each change:
+ * a first and second reader lost are not found again, so a value may
+ * then look read by none where it is read (a move then stays where it
+ * is). Node `from`'s reading of v is now node `to`'s. */
+static void reader_moved(dfg_fuse_readers *r, int32_t v, int32_t from,
+                         int32_t to)
+{
+    if (r->first[v] == from)
+        r->first[v] = to;
+    else if (r->second[v] == from)
+        r->second[v] = to;
+    if (r->first[v] == r->second[v])
+        r->second[v] = -1;
+}
+
+/* Node `node` reads v in one slot fewer. */
+static void reader_dropped(dfg_fuse_readers *r, int32_t v, int32_t node)
+{
+    r->count[v]--;
+    if (r->first[v] == node) {
+        r->first[v] = r->second[v];
+        r->second[v] = -1;
+    } else if (r->second[v] == node) {
+        r->second[v] = -1;
+    }
+}
+
+/* Node `node` reads v in one slot more. */
+static void reader_added(dfg_fuse_readers *r, int32_t v, int32_t node)
+{
+    r->count[v]++;
+    if (r->first[v] < 0)
+        r->first[v] = node;
+    else if (r->second[v] < 0 && r->first[v] != node)
+        r->second[v] = node;
+}
+
 /* Concat node u of transposes alike (transpose m's), each read by u alone:
  * the latest becomes the concat of their inputs along the permuted axis,
  * u its transpose. 1 if done, 0 if not, -1 out of memory. */
-static int sink_into_concat(dfg_graph *g, const dfg_fuse_readers *r,
+static int sink_into_concat(dfg_graph *g, dfg_fuse_readers *r,
                             int32_t m, int32_t u)
 {
     const dfg_ir_node *cat = &g->nodes[u];
@@ -176,6 +214,11 @@ static int sink_into_concat(dfg_graph *g, const dfg_fuse_readers *r,
                 if (moves[i] != latest)
                     moves[k++] = moves[i];
             done = exchange(g, latest, u, &attrs, ins, n, &out, moves, k);
+            for (int32_t i = 0; done > 0 && i < k; i++) {
+                reader_moved(r, g->nodes[moves[i]].inputs[0], moves[i],
+                             latest);
+                reader_dropped(r, g->nodes[moves[i]].outputs[0], u);
+            }
         }
     }
     dfg_free(&g->allocator, ins);
@@ -200,7 +243,7 @@ static void permuted_pad(const dfg_graph *g, int32_t t, int32_t p,
 
 /* Moves the move m (a transpose or a view) below its one reader where
  * that commutes with it: 1 if it did, 0 if not, -1 out of memory. */
-static int sink(dfg_graph *g, const dfg_fuse_readers *r, int32_t m)
+static int sink(dfg_graph *g, dfg_fuse_readers *r, int32_t m)
 {
     dfg_ir_node *node = &g->nodes[m];
     int32_t a = node->inputs[0], t = node->outputs[0];
@@ -255,18 +298,23 @@ static int sink(dfg_graph *g, const dfg_fuse_readers *r, int32_t m)
     if (infer(op, &reader->attrs, in_types, n_in, &out) != 0 ||
         out.dtype != g->values[uv].type.dtype)
         return 0;
-    return exchange(g, into, u, &reader->attrs, ins, n_in, &out, &other,
-                    other >= 0);
+    int done = exchange(g, into, u, &reader->attrs, ins, n_in, &out, &other,
+                        other >= 0);
+    if (done > 0 && other >= 0) { /* into reads both inputs now */
+        reader_moved(r, g->nodes[other].inputs[0], other, into);
+        reader_dropped(r, g->nodes[other].outputs[0], u);
+    }
+    return done;
 }
 
 /* Transpose node n of a transpose's output, or view of a view's, becomes
- * one move of that one's input (a view: a reshape), or none where its
- * output is that input's shape (its readers then read the input): 1 if
- * it did, 0 if not, -1 out of memory. */
-static int compose(dfg_graph *g, int32_t n)
+ * one move of that one's input (a view: a reshape, maybe to the input's
+ * own shape, which drop_identities takes away): 1 if it did, 0 if not,
+ * -1 out of memory. */
+static int compose(dfg_graph *g, dfg_fuse_readers *r, int32_t n)
 {
     dfg_ir_node *node = &g->nodes[n];
-    int32_t p = g->values[node->inputs[0]].producer;
+    int32_t t = node->inputs[0], p = g->values[t].producer;
     dfg_op first = dfg_fuse_op(g, p);
     if (first != node->op && !(is_view(first) && is_view(node->op)))
         return 0;
@@ -288,25 +336,38 @@ static int compose(dfg_graph *g, int32_t n)
         if (identity)
             op = DFG_OP_RESHAPE;
     }
-    int32_t v = node->outputs[0];
-    if (op == DFG_OP_RESHAPE && dfg_type_equal(in, out) &&
-        !g->values[v].is_output) {
-        /* the same shape: its readers read a, and n is read by none */
-        for (int32_t i = 0; i < g->n_nodes; i++)
-            for (int32_t j = 0; !g->nodes[i].dead && j < g->nodes[i].n_inputs;
-                 j++)
-                if (g->nodes[i].inputs[j] == v)
-                    g->nodes[i].inputs[j] = a;
-        node->dead = 1;
-        return 1;
-    }
     if (op == DFG_OP_RESHAPE) {
         dfg_attrs_init(&attrs);
         attrs.n_shape = out->rank;
         memcpy(attrs.shape, out->shape, (size_t)out->rank * sizeof *out->shape);
     }
     int done = dfg_fuse_rewrite(g, &n, 1, op, &attrs, &a, 1);
+    if (done == 0) {
+        reader_dropped(r, t, n);
+        reader_added(r, a, n);
+    }
     return done < 0 ? -1 : done == 0;
+}
+
+/* A reshape to its input's own shape (as cancelled moves leave) that is
+ * no graph output is nothing: every reader reads its input instead (a
+ * chain of them, the first one's input), and dce takes the reshape. */
+static void drop_identities(dfg_graph *g)
+{
+    for (int32_t n = 0; n < g->n_nodes; n++)
+        for (int32_t j = 0; !g->nodes[n].dead && j < g->nodes[n].n_inputs;
+             j++) {
+            int32_t v = g->nodes[n].inputs[j];
+            int32_t p = v >= 0 ? g->values[v].producer : -1;
+            while (p >= 0 && dfg_fuse_op(g, p) == DFG_OP_RESHAPE &&
+                   !g->values[v].is_output &&
+                   dfg_type_equal(&g->values[g->nodes[p].inputs[0]].type,
+                                  &g->values[v].type)) {
+                v = g->nodes[p].inputs[0];
+                p = g->values[v].producer;
+            }
+            g->nodes[n].inputs[j] = v;
+        }
 }
 
 dfg_status dfg_pass_sink_transposes(dfg_graph *graph, dfg_pass_report *report)
@@ -321,24 +382,23 @@ dfg_status dfg_pass_sink_transposes(dfg_graph *graph, dfg_pass_report *report)
         for (int32_t n = 0; n < graph->n_nodes && st == DFG_OK; n++) {
             if (!is_move(dfg_fuse_op(graph, n)))
                 continue;
-            int done = compose(graph, n);
+            int done = compose(graph, &r, n);
             if (done == 0)
                 done = sink(graph, &r, n);
             if (done < 0)
                 st = dfg_error(DFG_ERR_OUT_OF_MEMORY,
                                "sink_transposes: out of memory");
-            if (done > 0) {
-                dfg_fuse_readers_count(graph, &r);
-                report->nodes_fused++;
-                changed = 1;
-            }
+            report->nodes_fused += done > 0;
+            changed |= done > 0;
         }
     }
     dfg_fuse_readers_free(graph, &r);
     /* A transpose whose readers all read the composed one now is read by
-     * none. */
+     * none, nor an identity once its readers read past it. */
     dfg_pass_report dce;
-    if (st == DFG_OK && report->nodes_fused > 0)
+    if (st == DFG_OK && report->nodes_fused > 0) {
+        drop_identities(graph);
         st = dfg_pass_dce(graph, &dce);
+    }
     return st;
 }
