@@ -224,7 +224,10 @@ static void test_limit_ladder(void **state)
      * system (dfg_heap_trim), which lowers the heap any prediction after
      * it counts, the default's in dfg_compile_within's ladder too. */
     uint64_t given = peak_of(g, 0, 1, &arena[0]);
-    assert_true(arena[2] < arena[1] && arena[1] <= arena[0]);
+    /* Memory first untiled may already reach the smallest arena: where
+     * oneDNN's kernels are slow (an SSE4.1 cap on some CPUs) it takes the
+     * in-place depthwise conv that tiling would take too. */
+    assert_true(arena[2] <= arena[1] && arena[1] <= arena[0]);
     /* A limit a little below the default's predicted peak: the measured
      * parts of a prediction (heaps) move by far less from one compile to
      * the next (kilobytes), the plans' arenas by far more. */
