@@ -101,14 +101,19 @@ static int64_t kept_base(const climb *c, int32_t unit)
  * c->order (their bases are the kept placement's, replayed without a
  * search: a best fit depends only on the units placed before); *arena
  * gets the arena size, *top the position in order of the first unit
- * reaching it and *at_top how many units reach it. */
+ * reaching it and *at_top how many units reach it. A placement whose
+ * arena passes `limit` stops there (an arena only grows as units are
+ * placed): *arena is then above limit and the buffers' offsets are
+ * partial. */
 static dfg_status place_all(climb *c, const int32_t *order, int32_t same,
-                            int64_t *arena, int32_t *top, int32_t *at_top)
+                            int64_t limit, int64_t *arena, int32_t *top,
+                            int32_t *at_top)
 {
     dfg_best_fit fit;
     dfg_status status = dfg_best_fit_init(&fit, c->buffers, c->n, c->aligned,
                                           c->ranks, c->units, c->allocator);
-    for (int32_t i = 0; status == DFG_OK && i < c->m; i++)
+    for (int32_t i = 0; status == DFG_OK && i < c->m && fit.arena <= limit;
+         i++)
         status = i < same
                      ? dfg_best_fit_place_at(&fit, order[i],
                                              kept_base(c, order[i]))
@@ -116,7 +121,8 @@ static dfg_status place_all(climb *c, const int32_t *order, int32_t same,
     *arena = fit.arena;
     *top = -1;
     *at_top = 0;
-    for (int32_t i = 0; status == DFG_OK && i < c->m; i++) {
+    for (int32_t i = 0; status == DFG_OK && fit.arena <= limit && i < c->m;
+         i++) {
         int64_t extent = c->units->extent[order[i]];
         if (extent > 0 && c->buffers[order[i]].offset + extent == fit.arena) {
             *top = *top < 0 ? i : *top;
@@ -250,7 +256,8 @@ static dfg_status climb_from(climb *c, start_order start, int64_t bound,
     dfg_free(c->allocator, keys);
     int64_t best;
     int32_t top, at_top;
-    dfg_status status = place_all(c, c->order, 0, &best, &top, &at_top);
+    dfg_status status = place_all(c, c->order, 0, INT64_MAX, &best, &top,
+                                  &at_top);
     keep_offsets(c);
     int32_t tries = c->m > 0 ? HILL_CLIMB_WORK / c->m : 0;
     tries = tries > HILL_CLIMB_TRIES ? HILL_CLIMB_TRIES : tries < 2 ? 2 : tries;
@@ -270,7 +277,8 @@ static dfg_status climb_from(climb *c, start_order start, int64_t bound,
         int32_t same = random_move(c, pick);
         int64_t arena;
         int32_t trial_top, trial_at_top;
-        status = place_all(c, c->trial, same, &arena, &trial_top,
+        /* A trial whose arena passes the best is not kept: stop it there. */
+        status = place_all(c, c->trial, same, best, &arena, &trial_top,
                            &trial_at_top);
         if (status == DFG_OK &&
             (arena < best || (arena == best && trial_at_top <= at_top))) {
