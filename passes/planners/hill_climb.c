@@ -101,23 +101,34 @@ static int64_t kept_base(const climb *c, int32_t unit)
  * c->order (their bases are the kept placement's, replayed without a
  * search: a best fit depends only on the units placed before); *arena
  * gets the arena size, *top the position in order of the first unit
- * reaching it and *at_top how many units reach it. A placement whose
- * arena passes `limit` stops there (an arena only grows as units are
- * placed): *arena is then above limit and the buffers' offsets are
- * partial. */
+ * reaching it and *at_top how many units reach it. A placement that
+ * cannot end below `limit` with at most `limit_at_top` units at its top
+ * (the kept one's) stops there: an arena only grows as units are placed,
+ * and while it stays the units reaching it stay at its top. *arena is
+ * then set to limit + 1 and the buffers' offsets are partial. */
 static dfg_status place_all(climb *c, const int32_t *order, int32_t same,
-                            int64_t limit, int64_t *arena, int32_t *top,
-                            int32_t *at_top)
+                            int64_t limit, int32_t limit_at_top,
+                            int64_t *arena, int32_t *top, int32_t *at_top)
 {
     dfg_best_fit fit;
     dfg_status status = dfg_best_fit_init(&fit, c->buffers, c->n, c->aligned,
                                           c->ranks, c->units, c->allocator);
-    for (int32_t i = 0; status == DFG_OK && i < c->m && fit.arena <= limit;
-         i++)
+    int32_t reaching = 0; /* units placed so far whose end is fit.arena */
+    for (int32_t i = 0; status == DFG_OK && i < c->m; i++) {
+        int64_t before = fit.arena, extent = c->units->extent[order[i]];
         status = i < same
                      ? dfg_best_fit_place_at(&fit, order[i],
                                              kept_base(c, order[i]))
                      : dfg_best_fit_place(&fit, order[i]);
+        int reaches = extent > 0 &&
+                      c->buffers[order[i]].offset + extent == fit.arena;
+        reaching = fit.arena > before ? reaches : reaching + reaches;
+        if (fit.arena > limit ||
+            (fit.arena == limit && reaching > limit_at_top)) {
+            fit.arena = limit + 1;
+            break;
+        }
+    }
     *arena = fit.arena;
     *top = -1;
     *at_top = 0;
@@ -256,8 +267,8 @@ static dfg_status climb_from(climb *c, start_order start, int64_t bound,
     dfg_free(c->allocator, keys);
     int64_t best;
     int32_t top, at_top;
-    dfg_status status = place_all(c, c->order, 0, INT64_MAX, &best, &top,
-                                  &at_top);
+    dfg_status status = place_all(c, c->order, 0, INT64_MAX - 1, INT32_MAX,
+                                  &best, &top, &at_top);
     keep_offsets(c);
     int32_t tries = c->m > 0 ? HILL_CLIMB_WORK / c->m : 0;
     tries = tries > HILL_CLIMB_TRIES ? HILL_CLIMB_TRIES : tries < 2 ? 2 : tries;
@@ -277,9 +288,9 @@ static dfg_status climb_from(climb *c, start_order start, int64_t bound,
         int32_t same = random_move(c, pick);
         int64_t arena;
         int32_t trial_top, trial_at_top;
-        /* A trial whose arena passes the best is not kept: stop it there. */
-        status = place_all(c, c->trial, same, best, &arena, &trial_top,
-                           &trial_at_top);
+        /* A trial that cannot be kept stops where that shows. */
+        status = place_all(c, c->trial, same, best, at_top, &arena,
+                           &trial_top, &trial_at_top);
         if (status == DFG_OK &&
             (arena < best || (arena == best && trial_at_top <= at_top))) {
             int32_t *swap = c->order;
