@@ -17,6 +17,12 @@
 # peer. The peers come from $PEER_PYTHON (default /work/venv/bin/python,
 # any python with onnxruntime, openvino and numpy); BATCHES (default
 # "1 8") picks the batch sizes; no other variable is set.
+# Capped to AVX2 (ONEDNN_MAX_CPU_ISA=AVX2, the diagnostic cap of
+# docs/BENCHMARKS.md) the peers are capped too: ONNX Runtime's MLAS and
+# OpenVINO's fully connected layers choose their kernels from CPUID and
+# ignore oneDNN's cap, so they run under bench/cpu_speed/cpuid_cap.c,
+# which hides AVX-512 from CPUID where the CPU offers CPUID faulting; the
+# output says whether it did.
 set -eu
 cd "$(dirname "$0")/../.."
 build=${1:-build}
@@ -40,6 +46,21 @@ peer_python=${PEER_PYTHON:-/work/venv/bin/python}
 "$peer_python" -c 'import onnxruntime, openvino' 2>/dev/null ||
     { echo "$peer_python lacks onnxruntime or openvino (set PEER_PYTHON)"; exit 77; }
 
+peer_preload=""
+case ${ONEDNN_MAX_CPU_ISA:-} in
+[Aa][Vv][Xx]2)
+    peer_preload="$build/bench-cpuid-cap.so"
+    cc -O2 -shared -fPIC -o "$peer_preload" bench/cpu_speed/cpuid_cap.c ||
+        { echo "building bench/cpu_speed/cpuid_cap.c failed"; exit 1; }
+    if LD_PRELOAD="$peer_preload" "$peer_python" -c pass 2>&1 | grep -q cpuid_cap; then
+        echo "peers: NOT capped (this CPU offers no CPUID faulting): they run at the CPU's own ISA"
+        peer_preload=""
+    else
+        echo "peers: capped to AVX2 too (CPUID without AVX-512, bench/cpu_speed/cpuid_cap.c)"
+    fi ;;
+esac
+peer() { LD_PRELOAD="$peer_preload" "$peer_python" bench/cpu_speed/peer_bench.py "$@"; }
+
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 echo "CPU: $("$dfgc" devices | sed -n 's/^cpu  *available: //p')"
@@ -62,8 +83,8 @@ for batch in $batches; do
         for r in $(seq "$repeats"); do
             onnx="$onnx $("$dfgc" bench "$dir/$stem.onnx" --iterations "$iterations" --warmup "$warmup" | awk '/^median/ {print $2}')"
             dfgp="$dfgp $("$dfgc" bench "$dir/$stem.dfgp" --iterations "$iterations" --warmup "$warmup" | awk '/^median/ {print $2}')"
-            ort="$ort $("$peer_python" bench/cpu_speed/peer_bench.py ort "$dir/$stem.onnx" "$model" "$batch" "$threads" "$iterations" "$warmup" | awk '{print $1}')"
-            ov="$ov $("$peer_python" bench/cpu_speed/peer_bench.py openvino "$dir/$stem.onnx" "$model" "$batch" "$threads" "$iterations" "$warmup" | awk '{print $1}')"
+            ort="$ort $(peer ort "$dir/$stem.onnx" "$model" "$batch" "$threads" "$iterations" "$warmup" | awk '{print $1}')"
+            ov="$ov $(peer openvino "$dir/$stem.onnx" "$model" "$batch" "$threads" "$iterations" "$warmup" | awk '{print $1}')"
         done
         n=$(echo $onnx | tr ' ' '\n' | median)
         d=$(echo $dfgp | tr ' ' '\n' | median)
