@@ -148,12 +148,12 @@ static dfg_status depth_tap(dfg_onnx_importer *im, int32_t x, int32_t axis,
 
 static const int64_t swap_depth[5] = {0, 2, 1, 3, 4};
 
-/* The output depths whose frames tap j reads inside the input (depth
- * `depth`, unpadded): [*lo, *hi), maybe empty. */
-static void tap_reach(const window_3d *w, int64_t depth, int64_t j,
-                      int64_t *lo, int64_t *hi)
+/* The output depths whose frames tap j reads inside an input of depth
+ * `depth` padded by pad_front in front: [*lo, *hi), maybe empty. */
+static void tap_reach(const window_3d *w, int64_t depth, int64_t pad_front,
+                      int64_t j, int64_t *lo, int64_t *hi)
 {
-    int64_t s = w->strides[0], first = w->pads[0] - j * w->dilations[0];
+    int64_t s = w->strides[0], first = pad_front - j * w->dilations[0];
     int64_t last = depth - 1 + first; /* od * s <= last */
     *lo = first > 0 ? (first + s - 1) / s : 0;
     *hi = last < 0 ? 0 : last / s + 1;
@@ -174,7 +174,7 @@ static int depth_parts(const window_3d *w, int64_t depth, int64_t *bounds,
     bounds[k++] = w->out_depth;
     for (int64_t j = 0; j < w->kernel[0]; j++) {
         int64_t lo, hi;
-        tap_reach(w, depth, j, &lo, &hi);
+        tap_reach(w, depth, w->pads[0], j, &lo, &hi);
         bounds[k++] = lo;
         bounds[k++] = hi;
     }
@@ -194,7 +194,7 @@ static int depth_parts(const window_3d *w, int64_t depth, int64_t *bounds,
         int any = 0;
         for (int64_t j = 0; j < w->kernel[0]; j++) {
             int64_t lo, hi;
-            tap_reach(w, depth, j, &lo, &hi);
+            tap_reach(w, depth, w->pads[0], j, &lo, &hi);
             any |= lo <= bounds[i] && bounds[i + 1] <= hi;
         }
         if (!any)
@@ -219,14 +219,16 @@ static dfg_status taps_sum(dfg_onnx_importer *im, int32_t view,
     int32_t acc = -1;
     dfg_status st = DFG_OK;
     for (int64_t j = 0; st == DFG_OK && j < win->kernel[0]; j++) {
+        int64_t lo, hi;
+        tap_reach(win, depth, pad_front, j, &lo, &hi);
+        if (o0 < lo || o1 > hi)
+            continue;
         int64_t start = o0 * win->strides[0] + j * win->dilations[0] -
                         pad_front;
-        int64_t end = start + (o1 - o0 - 1) * win->strides[0] + 1;
-        if (start < 0 || end > depth)
-            continue;
         int32_t tap, y;
-        st = dfg_onnx_slice_axis(im, view, 1, start, end, win->strides[0],
-                                 &tap);
+        st = dfg_onnx_slice_axis(im, view, 1, start,
+                                 start + (o1 - o0 - 1) * win->strides[0] + 1,
+                                 win->strides[0], &tap);
         if (st == DFG_OK)
             st = dfg_onnx_emit_shaped(im, "reshape", tap, 4, batch, &tap);
         const int32_t operands[3] = {tap, filters[j], acc < 0 ? b : -1};
