@@ -86,6 +86,8 @@ static int pool_first_at(dfg_graph *g, dfg_fuse_readers *r, int32_t c)
         return 0;
     if (swap_names(g, c, p) != 0)
         return -1;
+    int32_t read[3]; /* the conv's inputs: x, w and its bias, if any */
+    memcpy(read, conv->inputs, (size_t)conv->n_inputs * sizeof *read);
     dfg_ir_node held = *conv;
     conv->op = pool->op;
     conv->attrs = pool->attrs;
@@ -98,7 +100,8 @@ static int pool_first_at(dfg_graph *g, dfg_fuse_readers *r, int32_t c)
     pool->n_inputs = held.n_inputs;
     pool->inputs[0] = y;
     g->values[y].type = pooled;
-    dfg_fuse_readers_count(g, r);
+    const dfg_fuse_reading was[2] = {{c, read, held.n_inputs}, {p, &y, 1}};
+    dfg_fuse_readers_change(g, r, was, 2);
     return 1;
 }
 
@@ -138,13 +141,9 @@ static int pad_into_pool_at(dfg_graph *g, dfg_fuse_readers *r, int32_t p)
     a.pads[3] = pad->pads[7];
     a.count_include_pad = 1;
     int32_t chain[2] = {p, pool}, x = g->nodes[p].inputs[0];
-    int done = dfg_fuse_rewrite(g, chain, 2, DFG_OP_AVERAGE_POOL, &a, &x, 1);
-    if (done < 0)
-        return -1;
-    if (done > 0)
-        return 0;
-    dfg_fuse_readers_count(g, r);
-    return 1;
+    int done =
+        dfg_fuse_rewrite(g, r, chain, 2, DFG_OP_AVERAGE_POOL, &a, &x, 1);
+    return done < 0 ? -1 : done == 0;
 }
 
 dfg_status dfg_pass_pad_into_pool(dfg_graph *graph, dfg_pass_report *report)

@@ -48,8 +48,8 @@ dfg_status dfg_pass_transpose_views(dfg_graph *graph,
         attrs.n_shape = out->rank;
         memcpy(attrs.shape, out->shape, (size_t)out->rank * sizeof *out->shape);
         int32_t x = graph->nodes[n].inputs[0];
-        int done =
-            dfg_fuse_rewrite(graph, &n, 1, DFG_OP_RESHAPE, &attrs, &x, 1);
+        int done = dfg_fuse_rewrite(graph, NULL, &n, 1, DFG_OP_RESHAPE,
+                                    &attrs, &x, 1);
         if (done < 0)
             return dfg_error(DFG_ERR_OUT_OF_MEMORY,
                              "transpose_views: out of memory");
@@ -77,7 +77,7 @@ static int swaps_last_two(const dfg_graph *g, int32_t n)
 
 /* Folds transpose t into its one reader if that is a product reading it
  * as input 0 or 1; 1 if it did, 0 if not, -1 out of memory. */
-static int fold_into_product(dfg_graph *g, const dfg_fuse_readers *r,
+static int fold_into_product(dfg_graph *g, dfg_fuse_readers *r,
                              int32_t t)
 {
     int32_t v = g->nodes[t].outputs[0];
@@ -98,7 +98,7 @@ static int fold_into_product(dfg_graph *g, const dfg_fuse_readers *r,
         inputs[i] = node->inputs[i];
     inputs[slot] = g->nodes[t].inputs[0];
     const int32_t chain[2] = {t, p};
-    int done = dfg_fuse_rewrite(g, chain, 2, op, &attrs, inputs, n_inputs);
+    int done = dfg_fuse_rewrite(g, r, chain, 2, op, &attrs, inputs, n_inputs);
     return done < 0 ? -1 : done == 0;
 }
 
@@ -119,10 +119,8 @@ dfg_status dfg_pass_transpose_operands(dfg_graph *graph,
         if (done < 0)
             st = dfg_error(DFG_ERR_OUT_OF_MEMORY,
                            "transpose_operands: out of memory");
-        else if (done > 0) {
-            report->nodes_fused++;
-            dfg_fuse_readers_count(graph, &r);
-        }
+        else
+            report->nodes_fused += done;
     }
     dfg_fuse_readers_free(graph, &r);
     return st;

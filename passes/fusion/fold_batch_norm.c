@@ -129,8 +129,8 @@ static int fold(dfg_graph *g, int32_t c, int32_t n)
     /* g->nodes may have moved: the chain by index */
     const int32_t chain[2] = {c, n};
     dfg_attrs attrs = g->nodes[c].attrs;
-    int rewritten = dfg_fuse_rewrite(g, chain, 2, DFG_OP_CONV2D, &attrs,
-                                     inputs, 3);
+    int rewritten = dfg_fuse_rewrite(g, NULL, chain, 2, DFG_OP_CONV2D,
+                                     &attrs, inputs, 3);
     return rewritten < 0 ? -1 : rewritten == 0;
 }
 

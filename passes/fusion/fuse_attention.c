@@ -129,7 +129,7 @@ static void read_key_rows(dfg_graph *g, int32_t kt, int32_t attention)
 
 /* The attention whose softmax is node softmax; 1 if rewritten, 0 if it
  * does not match, -1 out of memory. */
-static int fuse_attention(dfg_graph *g, const dfg_fuse_readers *r,
+static int fuse_attention(dfg_graph *g, dfg_fuse_readers *r,
                           int32_t softmax)
 {
     const dfg_ir_node *sm = &g->nodes[softmax];
@@ -158,8 +158,8 @@ static int fuse_attention(dfg_graph *g, const dfg_fuse_readers *r,
     attrs.trans_b = key_rows;
     const int32_t inputs[4] = {q, kt, g->nodes[mm].inputs[1], mask};
     int kt_alone = dfg_fuse_only_reader(g, r, kt) == chain[0];
-    int done = dfg_fuse_rewrite(g, chain, n, DFG_OP_ATTENTION, &attrs, inputs,
-                                mask >= 0 ? 4 : 3);
+    int done = dfg_fuse_rewrite(g, r, chain, n, DFG_OP_ATTENTION, &attrs,
+                                inputs, mask >= 0 ? 4 : 3);
     if (done == 0 && kt_alone && !key_rows)
         read_key_rows(g, kt, mm);
     return done == 0 ? 1 : done < 0 ? -1 : 0;
@@ -178,10 +178,8 @@ dfg_status dfg_pass_fuse_attention(dfg_graph *graph, dfg_pass_report *report)
         if (done < 0)
             st = dfg_error(DFG_ERR_OUT_OF_MEMORY,
                            "fuse_attention: out of memory");
-        if (done > 0) {
+        if (done > 0)
             report->nodes_fused++;
-            dfg_fuse_readers_count(graph, &r);
-        }
     }
     dfg_fuse_readers_free(graph, &r);
     return st;

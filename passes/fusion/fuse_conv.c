@@ -83,7 +83,7 @@ static int match_post_op(const dfg_graph *g, const dfg_fuse_readers *r,
     return reader >= 0 && match_single(g, r, conv, reader, y, m);
 }
 
-int dfg_fuse_post_op(dfg_graph *g, const dfg_fuse_readers *r, int32_t conv,
+int dfg_fuse_post_op(dfg_graph *g, dfg_fuse_readers *r, int32_t conv,
                      int32_t *fused)
 {
     const dfg_ir_node *node = &g->nodes[conv];
@@ -106,8 +106,8 @@ int dfg_fuse_post_op(dfg_graph *g, const dfg_fuse_readers *r, int32_t conv,
     }
     int32_t chain[5] = {conv};
     memcpy(chain + 1, m.nodes, (size_t)m.n_nodes * sizeof *chain);
-    int done = dfg_fuse_rewrite(g, chain, m.n_nodes + 1, node->op, &attrs,
-                                inputs, n_inputs);
+    int done = dfg_fuse_rewrite(g, r, chain, m.n_nodes + 1, node->op,
+                                &attrs, inputs, n_inputs);
     if (done != 0)
         return done < 0 ? -1 : 0;
     *fused = chain[m.n_nodes];
@@ -117,10 +117,8 @@ int dfg_fuse_post_op(dfg_graph *g, const dfg_fuse_readers *r, int32_t conv,
 int dfg_fuse_post_ops(dfg_graph *graph, dfg_fuse_readers *r, int32_t node)
 {
     int fused = 0, done;
-    while ((done = dfg_fuse_post_op(graph, r, node, &node)) == 1) {
+    while ((done = dfg_fuse_post_op(graph, r, node, &node)) == 1)
         fused++;
-        dfg_fuse_readers_count(graph, r);
-    }
     return done < 0 ? -1 : fused;
 }
 

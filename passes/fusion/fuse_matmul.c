@@ -21,7 +21,7 @@ static int is_row(const dfg_graph *g, int32_t v)
 
 /* Folds an add of a row into node (a matmul or gemm without a bias yet);
  * 1 and *fused if it did, 0 if it does not fit, -1 out of memory. */
-static int fuse_bias(dfg_graph *g, const dfg_fuse_readers *r, int32_t node,
+static int fuse_bias(dfg_graph *g, dfg_fuse_readers *r, int32_t node,
                      int32_t *fused)
 {
     const dfg_ir_node *mm = &g->nodes[node];
@@ -39,7 +39,7 @@ static int fuse_bias(dfg_graph *g, const dfg_fuse_readers *r, int32_t node,
         attrs.beta = 1.0f;
     const int32_t inputs[3] = {mm->inputs[0], mm->inputs[1], row};
     const int32_t chain[2] = {node, add};
-    int done = dfg_fuse_rewrite(g, chain, 2, mm->op, &attrs, inputs, 3);
+    int done = dfg_fuse_rewrite(g, r, chain, 2, mm->op, &attrs, inputs, 3);
     if (done != 0)
         return done < 0 ? -1 : 0;
     *fused = add;
@@ -54,8 +54,6 @@ static int fuse_at(dfg_graph *graph, dfg_fuse_readers *r, int32_t n)
         return 0;
     int32_t node = n;
     int bias = fuse_bias(graph, r, node, &node);
-    if (bias == 1)
-        dfg_fuse_readers_count(graph, r);
     int more = bias < 0 ? -1 : dfg_fuse_post_ops(graph, r, node);
     return more < 0 ? -1 : bias + more;
 }

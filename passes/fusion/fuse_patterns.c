@@ -52,7 +52,7 @@ static int last_axis_mean(const dfg_graph *g, int32_t n)
 
 /* The layer norm whose first mean is node mean; 1 if rewritten, 0 if it
  * does not match, -1 out of memory. */
-static int fuse_layer_norm(dfg_graph *g, const dfg_fuse_readers *r,
+static int fuse_layer_norm(dfg_graph *g, dfg_fuse_readers *r,
                            int32_t mean)
 {
     if (!last_axis_mean(g, mean))
@@ -98,7 +98,7 @@ static int fuse_layer_norm(dfg_graph *g, const dfg_fuse_readers *r,
     const int32_t chain[] = {mean, sub, pow, var, add_eps, sqrt, div,
                              scale_mul, bias_add};
     const int32_t inputs[] = {x, scale, bias};
-    int done = dfg_fuse_rewrite(g, chain, 9, DFG_OP_LAYER_NORM, &attrs,
+    int done = dfg_fuse_rewrite(g, r, chain, 9, DFG_OP_LAYER_NORM, &attrs,
                                 inputs, 3);
     return done == 0 ? 1 : done < 0 ? -1 : 0;
 }
@@ -163,25 +163,27 @@ static int gelu_tail(const dfg_graph *g, const dfg_fuse_readers *r,
 }
 
 /* Rewrites chain into one gelu of x; as fuse_layer_norm. */
-static int gelu_rewrite(dfg_graph *g, const int32_t *chain, int32_t n_chain,
-                        int32_t x, dfg_gelu_approximation approximate)
+static int gelu_rewrite(dfg_graph *g, dfg_fuse_readers *r,
+                        const int32_t *chain, int32_t n_chain, int32_t x,
+                        dfg_gelu_approximation approximate)
 {
     dfg_attrs attrs;
     dfg_attrs_init(&attrs);
     attrs.approximate = approximate;
-    int done = dfg_fuse_rewrite(g, chain, n_chain, DFG_OP_GELU, &attrs, &x, 1);
+    int done = dfg_fuse_rewrite(g, r, chain, n_chain, DFG_OP_GELU, &attrs,
+                                &x, 1);
     return done == 0 ? 1 : done < 0 ? -1 : 0;
 }
 
 /* The gelu around node erf; as fuse_layer_norm. */
-static int fuse_gelu_erf(dfg_graph *g, const dfg_fuse_readers *r, int32_t erf)
+static int fuse_gelu_erf(dfg_graph *g, dfg_fuse_readers *r, int32_t erf)
 {
     int32_t x, chain[6], n_chain = 2;
     chain[0] = erf_argument(g, r, erf, &x);
     chain[1] = erf;
     if (chain[0] < 0 || !gelu_tail(g, r, erf, x, chain, &n_chain))
         return 0;
-    return gelu_rewrite(g, chain, n_chain, x, DFG_GELU_ERF);
+    return gelu_rewrite(g, r, chain, n_chain, x, DFG_GELU_ERF);
 }
 
 /* The node making v (read only by `reader`) if it is a mul by the scalar
@@ -227,7 +229,7 @@ static int32_t cube_of(const dfg_graph *g, const dfg_fuse_readers *r,
 
 /* The tanh form around node tanh:
  * 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))); as fuse_layer_norm. */
-static int fuse_gelu_tanh(dfg_graph *g, const dfg_fuse_readers *r,
+static int fuse_gelu_tanh(dfg_graph *g, dfg_fuse_readers *r,
                           int32_t tanh)
 {
     int32_t chain[10], n_chain = 0, sum, x, cube;
@@ -250,13 +252,13 @@ static int fuse_gelu_tanh(dfg_graph *g, const dfg_fuse_readers *r,
         chain[n_chain++] = outer;
         chain[n_chain++] = tanh;
         if (gelu_tail(g, r, tanh, x, chain, &n_chain))
-            return gelu_rewrite(g, chain, n_chain, x, DFG_GELU_TANH);
+            return gelu_rewrite(g, r, chain, n_chain, x, DFG_GELU_TANH);
     }
     return 0;
 }
 
 /* x * sigmoid(x) around node sigmoid; as fuse_layer_norm. */
-static int fuse_silu(dfg_graph *g, const dfg_fuse_readers *r, int32_t sigmoid)
+static int fuse_silu(dfg_graph *g, dfg_fuse_readers *r, int32_t sigmoid)
 {
     int32_t x = g->nodes[sigmoid].inputs[0];
     int32_t mul = next_op(g, r, sigmoid, DFG_OP_MUL);
@@ -265,14 +267,14 @@ static int fuse_silu(dfg_graph *g, const dfg_fuse_readers *r, int32_t sigmoid)
     dfg_attrs attrs;
     dfg_attrs_init(&attrs);
     const int32_t chain[] = {sigmoid, mul};
-    int done = dfg_fuse_rewrite(g, chain, 2, DFG_OP_SILU, &attrs, &x, 1);
+    int done = dfg_fuse_rewrite(g, r, chain, 2, DFG_OP_SILU, &attrs, &x, 1);
     return done == 0 ? 1 : done < 0 ? -1 : 0;
 }
 
 /* x * clip(x / 6 + 1 / 2, 0, 1) from node scale, the mul by 1 / 6 (ONNX's
  * HardSwish as the importer writes it, or HardSigmoid then Mul); as
  * fuse_layer_norm. */
-static int fuse_hardswish(dfg_graph *g, const dfg_fuse_readers *r,
+static int fuse_hardswish(dfg_graph *g, dfg_fuse_readers *r,
                           int32_t scale)
 {
     for (int i = 0; i < 2; i++) {
@@ -287,8 +289,8 @@ static int fuse_hardswish(dfg_graph *g, const dfg_fuse_readers *r,
         chain[3] = mul;
         dfg_attrs attrs;
         dfg_attrs_init(&attrs);
-        int done = dfg_fuse_rewrite(g, chain, 4, DFG_OP_HARDSWISH, &attrs,
-                                    &x, 1);
+        int done = dfg_fuse_rewrite(g, r, chain, 4, DFG_OP_HARDSWISH,
+                                    &attrs, &x, 1);
         return done == 0 ? 1 : done < 0 ? -1 : 0;
     }
     return 0;
@@ -310,8 +312,8 @@ static int swaps_dims_1_2(const dfg_graph *g, int32_t n)
 /* Node n becomes a reshape of x to type *to (a view), its output value
  * taking that type. The shape rule holds (the callers checked the
  * element counts): 0, or -1 out of memory (nothing changed). */
-static int rewrite_view(dfg_graph *g, int32_t n, int32_t x,
-                        const dfg_type *to)
+static int rewrite_view(dfg_graph *g, dfg_fuse_readers *r, int32_t n,
+                        int32_t x, const dfg_type *to)
 {
     dfg_type *out = &g->values[out_of(g, n)].type, was = *out;
     dfg_attrs attrs;
@@ -320,7 +322,7 @@ static int rewrite_view(dfg_graph *g, int32_t n, int32_t x,
     for (int32_t i = 0; i < to->rank; i++)
         attrs.shape[i] = to->shape[i];
     *out = *to;
-    int done = dfg_fuse_rewrite(g, &n, 1, DFG_OP_RESHAPE, &attrs, &x, 1);
+    int done = dfg_fuse_rewrite(g, r, &n, 1, DFG_OP_RESHAPE, &attrs, &x, 1);
     assert(done <= 0);
     if (done != 0)
         *out = was;
@@ -329,7 +331,7 @@ static int rewrite_view(dfg_graph *g, int32_t n, int32_t x,
 
 /* The channel shuffle from node concat (this file's header); as
  * fuse_layer_norm. */
-static int fuse_channel_shuffle(dfg_graph *g, const dfg_fuse_readers *r,
+static int fuse_channel_shuffle(dfg_graph *g, dfg_fuse_readers *r,
                                 int32_t concat)
 {
     const dfg_ir_node *node = &g->nodes[concat];
@@ -359,11 +361,11 @@ static int fuse_channel_shuffle(dfg_graph *g, const dfg_fuse_readers *r,
     /* The concat's output is read by the reshape alone: rewritten first,
      * no node reads it as the concat's until the transpose reads both
      * views. */
-    if (rewrite_view(g, concat, a, &view) != 0 ||
-        rewrite_view(g, reshape, b, &view) != 0)
+    if (rewrite_view(g, r, concat, a, &view) != 0 ||
+        rewrite_view(g, r, reshape, b, &view) != 0)
         return -1;
     int32_t halves[2] = {out_of(g, concat), out_of(g, reshape)};
-    int done = dfg_fuse_rewrite(g, &transpose, 1, DFG_OP_CONCAT, &attrs,
+    int done = dfg_fuse_rewrite(g, r, &transpose, 1, DFG_OP_CONCAT, &attrs,
                                 halves, 2);
     assert(done <= 0);
     return done == 0 ? 1 : -1;
@@ -372,16 +374,13 @@ static int fuse_channel_shuffle(dfg_graph *g, const dfg_fuse_readers *r,
 static int fuse_at(dfg_graph *graph, dfg_fuse_readers *r, int32_t n)
 {
     dfg_op op = dfg_fuse_op(graph, n);
-    int done = op == DFG_OP_REDUCE_MEAN ? fuse_layer_norm(graph, r, n)
-               : op == DFG_OP_ERF       ? fuse_gelu_erf(graph, r, n)
-               : op == DFG_OP_TANH      ? fuse_gelu_tanh(graph, r, n)
-               : op == DFG_OP_SIGMOID   ? fuse_silu(graph, r, n)
-               : op == DFG_OP_MUL       ? fuse_hardswish(graph, r, n)
-               : op == DFG_OP_CONCAT    ? fuse_channel_shuffle(graph, r, n)
-                                        : 0;
-    if (done > 0)
-        dfg_fuse_readers_count(graph, r);
-    return done;
+    return op == DFG_OP_REDUCE_MEAN ? fuse_layer_norm(graph, r, n)
+           : op == DFG_OP_ERF       ? fuse_gelu_erf(graph, r, n)
+           : op == DFG_OP_TANH      ? fuse_gelu_tanh(graph, r, n)
+           : op == DFG_OP_SIGMOID   ? fuse_silu(graph, r, n)
+           : op == DFG_OP_MUL       ? fuse_hardswish(graph, r, n)
+           : op == DFG_OP_CONCAT    ? fuse_channel_shuffle(graph, r, n)
+                                    : 0;
 }
 
 dfg_status dfg_pass_fuse_patterns(dfg_graph *graph, dfg_pass_report *report)

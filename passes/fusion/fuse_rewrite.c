@@ -6,21 +6,7 @@
 #include "util/error.h"
 #include "util/memory.h"
 
-dfg_status dfg_fuse_readers_make(const dfg_graph *graph, dfg_fuse_readers *r)
-{
-    size_t n = (size_t)graph->n_values + 1;
-    r->count = dfg_calloc(&graph->allocator, n, sizeof *r->count);
-    r->first = dfg_calloc(&graph->allocator, n, sizeof *r->first);
-    r->second = dfg_calloc(&graph->allocator, n, sizeof *r->second);
-    if (!r->count || !r->first || !r->second) {
-        dfg_fuse_readers_free(graph, r);
-        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "fuse: out of memory");
-    }
-    dfg_fuse_readers_count(graph, r);
-    return DFG_OK;
-}
-
-void dfg_fuse_readers_count(const dfg_graph *graph, dfg_fuse_readers *r)
+static void count_readers(const dfg_graph *graph, dfg_fuse_readers *r)
 {
     dfg_graph_count_readers(graph, r->count);
     for (int32_t v = 0; v < graph->n_values; v++)
@@ -39,12 +25,101 @@ void dfg_fuse_readers_count(const dfg_graph *graph, dfg_fuse_readers *r)
     }
 }
 
+dfg_status dfg_fuse_readers_make(const dfg_graph *graph, dfg_fuse_readers *r)
+{
+    size_t n = (size_t)graph->n_values + 1;
+    r->count = dfg_calloc(&graph->allocator, n, sizeof *r->count);
+    r->first = dfg_calloc(&graph->allocator, n, sizeof *r->first);
+    r->second = dfg_calloc(&graph->allocator, n, sizeof *r->second);
+    if (!r->count || !r->first || !r->second) {
+        dfg_fuse_readers_free(graph, r);
+        return dfg_error(DFG_ERR_OUT_OF_MEMORY, "fuse: out of memory");
+    }
+    count_readers(graph, r);
+    return DFG_OK;
+}
+
 void dfg_fuse_readers_free(const dfg_graph *graph, dfg_fuse_readers *r)
 {
     dfg_free(&graph->allocator, r->count);
     dfg_free(&graph->allocator, r->first);
     dfg_free(&graph->allocator, r->second);
     memset(r, 0, sizeof *r);
+}
+
+/* The input slots in which node n (-1: none) reads v. */
+static int32_t slots(const dfg_graph *g, int32_t n, int32_t v)
+{
+    const dfg_ir_node *node = n >= 0 ? &g->nodes[n] : NULL;
+    int32_t k = 0;
+    for (int32_t i = 0; node && !node->dead && i < node->n_inputs; i++)
+        k += node->inputs[i] == v;
+    return k;
+}
+
+/* Node n, which reads v now, among v's first two readers where it is one
+ * of them. */
+static void read_by(dfg_fuse_readers *r, int32_t v, int32_t n)
+{
+    int32_t *first = &r->first[v], *second = &r->second[v];
+    if (n == *first || n == *second)
+        return;
+    if (*first < 0 || n < *first) {
+        *second = *first;
+        *first = n;
+    } else if (*second < 0 || n < *second) {
+        *second = n;
+    }
+}
+
+/* Node n, which reads v no more, out of v's first two readers: the next
+ * reader after them takes its place where r->count[v], counted for the
+ * graph as it is now, says one is left. Every reader other than the two
+ * comes after them. */
+static void unread_by(const dfg_graph *g, dfg_fuse_readers *r, int32_t v,
+                      int32_t n)
+{
+    int32_t *first = &r->first[v], *second = &r->second[v];
+    if (n != *first && n != *second)
+        return;
+    int32_t m = *second;
+    if (n == *first)
+        *first = *second;
+    *second = -1;
+    if (r->count[v] == slots(g, *first, v))
+        return;
+    while (++m < g->n_nodes && slots(g, m, v) == 0)
+        ;
+    if (m < g->n_nodes)
+        read_by(r, v, m);
+}
+
+/* The counts first, then the readers gained, then those lost: a reader
+ * lost looks for the next one in the graph as it is now, counted. */
+void dfg_fuse_readers_change(const dfg_graph *graph, dfg_fuse_readers *r,
+                             const dfg_fuse_reading *was, int32_t n)
+{
+    for (int32_t i = 0; i < n; i++) {
+        const dfg_ir_node *node = &graph->nodes[was[i].node];
+        for (int32_t k = 0; k < was[i].n_old; k++)
+            if (was[i].old[k] >= 0)
+                r->count[was[i].old[k]]--;
+        for (int32_t k = 0; !node->dead && k < node->n_inputs; k++)
+            if (node->inputs[k] >= 0)
+                r->count[node->inputs[k]]++;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        const dfg_ir_node *node = &graph->nodes[was[i].node];
+        for (int32_t k = 0; !node->dead && k < node->n_inputs; k++)
+            if (node->inputs[k] >= 0)
+                read_by(r, node->inputs[k], was[i].node);
+    }
+    for (int32_t i = 0; i < n; i++)
+        for (int32_t k = 0; k < was[i].n_old; k++) {
+            int32_t v = was[i].old[k];
+            if (v >= 0 && slots(graph, was[i].node, v) == 0)
+                unread_by(graph, r, v, was[i].node);
+        }
 }
 
 int32_t dfg_fuse_only_reader(const dfg_graph *graph,
@@ -152,8 +227,9 @@ static char *joined_names(dfg_graph *graph, const int32_t *chain,
     return name;
 }
 
-int dfg_fuse_rewrite(dfg_graph *graph, const int32_t *chain, int32_t n_chain,
-                     dfg_op op, const dfg_attrs *attrs, const int32_t *inputs,
+int dfg_fuse_rewrite(dfg_graph *graph, dfg_fuse_readers *r,
+                     const int32_t *chain, int32_t n_chain, dfg_op op,
+                     const dfg_attrs *attrs, const int32_t *inputs,
                      int32_t n_inputs)
 {
     dfg_ir_node *last = &graph->nodes[chain[n_chain - 1]];
@@ -162,14 +238,18 @@ int dfg_fuse_rewrite(dfg_graph *graph, const int32_t *chain, int32_t n_chain,
     char *name = joined_names(graph, chain, n_chain);
     int32_t *ins = dfg_alloc(&graph->allocator,
                              (size_t)n_inputs * sizeof *ins);
+    dfg_fuse_reading *was =
+        r ? dfg_alloc(&graph->allocator, (size_t)n_chain * sizeof *was)
+          : NULL;
     /* A name some node already has (one with a '+' of its own) keeps the
      * last node's. */
     int rename = name && dfg_name_table_find(&graph->node_names, name) < 0;
-    if (!name || !ins ||
+    if (!name || !ins || (r && !was) ||
         (rename && dfg_name_table_insert(&graph->node_names, name,
                                          chain[n_chain - 1]) != 0)) {
         dfg_free(&graph->allocator, name);
         dfg_free(&graph->allocator, ins);
+        dfg_free(&graph->allocator, was);
         return -1;
     }
     if (rename) {
@@ -179,14 +259,26 @@ int dfg_fuse_rewrite(dfg_graph *graph, const int32_t *chain, int32_t n_chain,
     } else {
         dfg_free(&graph->allocator, name);
     }
+    int32_t *old = last->inputs, n_old = last->n_inputs;
     memcpy(ins, inputs, (size_t)n_inputs * sizeof *ins);
-    dfg_free(&graph->allocator, last->inputs);
     last->inputs = ins;
     last->n_inputs = n_inputs;
     last->op = op;
     last->attrs = *attrs;
     for (int32_t i = 0; i + 1 < n_chain; i++)
         graph->nodes[chain[i]].dead = 1;
+    if (r) {
+        for (int32_t i = 0; i < n_chain; i++) {
+            const dfg_ir_node *node = &graph->nodes[chain[i]];
+            was[i] = (dfg_fuse_reading){chain[i], node->inputs,
+                                        node->n_inputs};
+        }
+        was[n_chain - 1].old = old;
+        was[n_chain - 1].n_old = n_old;
+        dfg_fuse_readers_change(graph, r, was, n_chain);
+    }
+    dfg_free(&graph->allocator, old);
+    dfg_free(&graph->allocator, was);
     return 0;
 }
 

@@ -12,18 +12,35 @@
 #include "passes/pass.h"
 
 /* The live nodes reading each value: how many input slots, and the first
- * two distinct nodes (-1 where fewer). Arrays [n_values], allocated with
- * the graph's allocator. */
+ * two distinct nodes in recorded order (-1 where fewer). Arrays
+ * [n_values], allocated with the graph's allocator; a pass keeps them as
+ * it rewrites (dfg_fuse_readers_change), never counting again. */
 typedef struct dfg_fuse_readers {
     int32_t *count;
     int32_t *first;
     int32_t *second;
 } dfg_fuse_readers;
 
+/* Counts them over the whole graph. */
 dfg_status dfg_fuse_readers_make(const dfg_graph *graph, dfg_fuse_readers *r);
-/* Recounts after a rewrite. */
-void dfg_fuse_readers_count(const dfg_graph *graph, dfg_fuse_readers *r);
 void dfg_fuse_readers_free(const dfg_graph *graph, dfg_fuse_readers *r);
+
+/* What node `node` read before a change: old[0..n_old) (-1 for an absent
+ * input). */
+typedef struct dfg_fuse_reading {
+    int32_t node;
+    const int32_t *old;
+    int32_t n_old;
+} dfg_fuse_reading;
+
+/* Keeps r what dfg_fuse_readers_make counts after a change of what the
+ * distinct nodes was[0..n) read: each read was[i].old before it and reads
+ * its inputs now (nothing once dead); r held for the graph before it, and
+ * no other node changed. It visits those inputs, and where a value that
+ * others still read loses its first or second reader, the nodes from the
+ * later of the two up to the next reader. */
+void dfg_fuse_readers_change(const dfg_graph *graph, dfg_fuse_readers *r,
+                             const dfg_fuse_reading *was, int32_t n);
 
 /* The only live node reading v, if v has exactly one reading slot and is
  * no graph output; -1 otherwise. */
@@ -54,15 +71,15 @@ dfg_op dfg_fuse_op(const dfg_graph *graph, int32_t n);
  * batch_norm's).
  * 1 and *fused (the fused node) if it did, 0 if none fits, -1 out of
  * memory. */
-int dfg_fuse_post_op(dfg_graph *graph, const dfg_fuse_readers *r,
-                     int32_t node, int32_t *fused);
+int dfg_fuse_post_op(dfg_graph *graph, dfg_fuse_readers *r, int32_t node,
+                     int32_t *fused);
 
-/* dfg_fuse_post_op on node, then on the fused node, as long as one fits,
- * r recounted after each: how many it fused, or -1 out of memory. */
+/* dfg_fuse_post_op on node, then on the fused node, as long as one fits:
+ * how many it fused, or -1 out of memory. */
 int dfg_fuse_post_ops(dfg_graph *graph, dfg_fuse_readers *r, int32_t node);
 
 /* What a fusion pass does at node n: how many nodes it fused there (r
- * recounted after each fusion), or -1 when out of memory. */
+ * kept through each fusion), or -1 when out of memory. */
 typedef int (*dfg_fuse_at)(dfg_graph *graph, dfg_fuse_readers *r, int32_t n);
 /* A fusion pass named name: fuse_at on every node in recorded order, the
  * fusions counted in report; DFG_ERR_OUT_OF_MEMORY at the first -1. */
@@ -71,11 +88,13 @@ dfg_status dfg_fuse_pass(dfg_graph *graph, const char *name,
 
 /* Rewrites chain[0..n_chain) into chain[n_chain - 1]: it becomes op with
  * attrs and inputs, named after the chain's names joined by '+'; the
- * other nodes die. Returns 0 when done, 1 when op's shape rule does not
- * give the last node's output type from these inputs (nothing changed),
- * -1 when out of memory (nothing changed). */
-int dfg_fuse_rewrite(dfg_graph *graph, const int32_t *chain, int32_t n_chain,
-                     dfg_op op, const dfg_attrs *attrs, const int32_t *inputs,
+ * other nodes die; r, the readers before (NULL: none kept), is kept
+ * (dfg_fuse_readers_change). Returns 0 when done, 1 when op's shape rule
+ * does not give the last node's output type from these inputs (nothing
+ * changed), -1 when out of memory (nothing changed). */
+int dfg_fuse_rewrite(dfg_graph *graph, dfg_fuse_readers *r,
+                     const int32_t *chain, int32_t n_chain, dfg_op op,
+                     const dfg_attrs *attrs, const int32_t *inputs,
                      int32_t n_inputs);
 
 #endif

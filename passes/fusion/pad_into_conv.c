@@ -89,16 +89,19 @@ static int pad_into_conv_at(dfg_graph *g, dfg_fuse_readers *r, int32_t p)
     if (u >= 0)
         g->values[v].type = viewed;
     int32_t chain[1] = {c};
-    int done = dfg_fuse_rewrite(g, chain, 1, DFG_OP_CONV2D, &attrs, inputs,
-                                n_inputs);
+    int done = dfg_fuse_rewrite(g, r, chain, 1, DFG_OP_CONV2D, &attrs,
+                                inputs, n_inputs);
     if (done != 0) {
         g->values[v].type = was;
         return done < 0 ? -1 : 0;
     }
+    int32_t padded = g->nodes[p].outputs[0];
     if (u >= 0)
         g->nodes[u].inputs[0] = x;
     g->nodes[p].dead = 1;
-    dfg_fuse_readers_count(g, r);
+    const dfg_fuse_reading read[2] = {{p, g->nodes[p].inputs, 1},
+                                      {u, &padded, 1}};
+    dfg_fuse_readers_change(g, r, read, u >= 0 ? 2 : 1);
     return 1;
 }
 

@@ -99,22 +99,32 @@ static int infer(dfg_op op, const dfg_attrs *attrs, const dfg_type *in,
 /* Node `into` (a move, or the latest of moves alike) becomes reader's op
  * with attrs reading inputs, its output typed as out_type; node `reader`
  * becomes into's move (its op and attrs) reading that output; the other
- * moves dead[0..n_dead) die. 1 when done, -1 out of memory. */
-static int exchange(dfg_graph *g, int32_t into, int32_t reader,
-                    const dfg_attrs *attrs, const int32_t *inputs,
-                    int32_t n_inputs, const dfg_type *out_type,
-                    const int32_t *dead, int32_t n_dead)
+ * moves dead[0..n_dead) die; r is kept. 1 when done, -1 out of memory. */
+static int exchange(dfg_graph *g, dfg_fuse_readers *r, int32_t into,
+                    int32_t reader, const dfg_attrs *attrs,
+                    const int32_t *inputs, int32_t n_inputs,
+                    const dfg_type *out_type, const int32_t *dead,
+                    int32_t n_dead)
 {
     dfg_ir_node *a = &g->nodes[into], *b = &g->nodes[reader];
     int32_t *ins = dfg_alloc(&g->allocator, (size_t)n_inputs * sizeof *ins);
-    if (!ins || swap_names(g, into, reader) != 0) {
+    int32_t *read =
+        dfg_alloc(&g->allocator, (size_t)b->n_inputs * sizeof *read);
+    dfg_fuse_reading *was =
+        dfg_alloc(&g->allocator, (size_t)(n_dead + 2) * sizeof *was);
+    if (!ins || !read || !was || swap_names(g, into, reader) != 0) {
         dfg_free(&g->allocator, ins);
+        dfg_free(&g->allocator, read);
+        dfg_free(&g->allocator, was);
         return -1;
     }
     dfg_op moved = a->op;
     dfg_attrs moved_attrs = a->attrs;
+    int32_t *old = a->inputs;
+    memcpy(read, b->inputs, (size_t)b->n_inputs * sizeof *read);
+    was[0] = (dfg_fuse_reading){into, old, a->n_inputs};
+    was[1] = (dfg_fuse_reading){reader, read, b->n_inputs};
     memcpy(ins, inputs, (size_t)n_inputs * sizeof *ins);
-    dfg_free(&g->allocator, a->inputs);
     a->inputs = ins;
     a->n_inputs = n_inputs;
     a->op = b->op;
@@ -124,8 +134,15 @@ static int exchange(dfg_graph *g, int32_t into, int32_t reader,
     b->attrs = moved_attrs;
     b->inputs[0] = a->outputs[0];
     b->n_inputs = 1;
-    for (int32_t i = 0; i < n_dead; i++)
-        g->nodes[dead[i]].dead = 1;
+    for (int32_t i = 0; i < n_dead; i++) {
+        dfg_ir_node *d = &g->nodes[dead[i]];
+        d->dead = 1;
+        was[2 + i] = (dfg_fuse_reading){dead[i], d->inputs, d->n_inputs};
+    }
+    dfg_fuse_readers_change(g, r, was, n_dead + 2);
+    dfg_free(&g->allocator, old);
+    dfg_free(&g->allocator, read);
+    dfg_free(&g->allocator, was);
     return 1;
 }
 
@@ -137,44 +154,6 @@ static int same_perm(const dfg_graph *g, int32_t a, int32_t b)
     transpose_perm(g, b, pb);
     return memcmp(pa, pb, (size_t)g->values[g->nodes[a].inputs[0]].type.rank *
                               sizeof *pa) == 0;
-}
-
-/* The readers of each value (dfg_fuse_readers), kept as the changes
- * move them, not counted again over the whole graph after each change:
- * a first and second reader lost are not found again, so a value may
- * then look read by none where it is read (a move then stays where it
- * is). Node `from`'s reading of v is now node `to`'s. */
-static void reader_moved(dfg_fuse_readers *r, int32_t v, int32_t from,
-                         int32_t to)
-{
-    if (r->first[v] == from)
-        r->first[v] = to;
-    else if (r->second[v] == from)
-        r->second[v] = to;
-    if (r->first[v] == r->second[v])
-        r->second[v] = -1;
-}
-
-/* Node `node` reads v in one slot fewer. */
-static void reader_dropped(dfg_fuse_readers *r, int32_t v, int32_t node)
-{
-    r->count[v]--;
-    if (r->first[v] == node) {
-        r->first[v] = r->second[v];
-        r->second[v] = -1;
-    } else if (r->second[v] == node) {
-        r->second[v] = -1;
-    }
-}
-
-/* Node `node` reads v in one slot more. */
-static void reader_added(dfg_fuse_readers *r, int32_t v, int32_t node)
-{
-    r->count[v]++;
-    if (r->first[v] < 0)
-        r->first[v] = node;
-    else if (r->second[v] < 0 && r->first[v] != node)
-        r->second[v] = node;
 }
 
 /* Concat node u of transposes alike (transpose m's), each read by u alone:
@@ -213,12 +192,7 @@ static int sink_into_concat(dfg_graph *g, dfg_fuse_readers *r,
             for (int32_t i = 0; i < n; i++)
                 if (moves[i] != latest)
                     moves[k++] = moves[i];
-            done = exchange(g, latest, u, &attrs, ins, n, &out, moves, k);
-            for (int32_t i = 0; done > 0 && i < k; i++) {
-                reader_moved(r, g->nodes[moves[i]].inputs[0], moves[i],
-                             latest);
-                reader_dropped(r, g->nodes[moves[i]].outputs[0], u);
-            }
+            done = exchange(g, r, latest, u, &attrs, ins, n, &out, moves, k);
         }
     }
     dfg_free(&g->allocator, ins);
@@ -264,7 +238,7 @@ static int sink(dfg_graph *g, dfg_fuse_readers *r, int32_t m)
         if (dfg_fuse_op(g, next) != DFG_OP_TRANSPOSE ||
             infer(op, &attrs, &g->values[a].type, 1, &out) != 0)
             return 0;
-        return exchange(g, m, u, &attrs, &a, 1, &out, NULL, 0);
+        return exchange(g, r, m, u, &attrs, &a, 1, &out, NULL, 0);
     }
     if (op == DFG_OP_CONCAT && node->op == DFG_OP_TRANSPOSE)
         return sink_into_concat(g, r, m, u);
@@ -298,13 +272,8 @@ static int sink(dfg_graph *g, dfg_fuse_readers *r, int32_t m)
     if (infer(op, &reader->attrs, in_types, n_in, &out) != 0 ||
         out.dtype != g->values[uv].type.dtype)
         return 0;
-    int done = exchange(g, into, u, &reader->attrs, ins, n_in, &out, &other,
-                        other >= 0);
-    if (done > 0 && other >= 0) { /* into reads both inputs now */
-        reader_moved(r, g->nodes[other].inputs[0], other, into);
-        reader_dropped(r, g->nodes[other].outputs[0], u);
-    }
-    return done;
+    return exchange(g, r, into, u, &reader->attrs, ins, n_in, &out, &other,
+                    other >= 0);
 }
 
 /* Transpose node n of a transpose's output, or view of a view's, becomes
@@ -341,11 +310,7 @@ static int compose(dfg_graph *g, dfg_fuse_readers *r, int32_t n)
         attrs.n_shape = out->rank;
         memcpy(attrs.shape, out->shape, (size_t)out->rank * sizeof *out->shape);
     }
-    int done = dfg_fuse_rewrite(g, &n, 1, op, &attrs, &a, 1);
-    if (done == 0) {
-        reader_dropped(r, t, n);
-        reader_added(r, a, n);
-    }
+    int done = dfg_fuse_rewrite(g, r, &n, 1, op, &attrs, &a, 1);
     return done < 0 ? -1 : done == 0;
 }
 
