@@ -9,6 +9,9 @@ input, to time dfg's passes on huge graphs (issue 34):
   fan    the input feeds NODES/2 Relu nodes, whose outputs a balanced
          tree of Add nodes sums (NODES/2 - 1 of them): a graph NODES/2
          wide, where the order chosen decides how many branches are live.
+  fusing NODES nodes in a line, alternately x * sigmoid(x) (2 nodes) and
+         the erf GELU (5 nodes), each of which the fusion passes make one
+         step: NODES / 3.5 fusions, for the passes' cost per fusion.
 """
 import sys
 
@@ -53,11 +56,37 @@ def fan(n):
     return nodes, level[0], []
 
 
+def fusing(n):
+    nodes = []
+
+    def node(op, inputs):
+        out = f"v{len(nodes)}"
+        nodes.append(helper.make_node(op, inputs, [out], name=f"n{len(nodes)}"))
+        return out
+
+    h, k = "x", 0
+    while len(nodes) < n:
+        if k % 2 == 0:
+            h = node("Mul", [h, node("Sigmoid", [h])])
+        else:
+            erf = node("Erf", [node("Div", [h, "sqrt2"])])
+            h = node("Mul", [node("Mul", [h, node("Add", [erf, "one"])]),
+                             "half"])
+        k += 1
+    scalars = [helper.make_tensor(name, TensorProto.FLOAT, [], [value])
+               for name, value in (("sqrt2", 2.0 ** 0.5), ("one", 1.0),
+                                   ("half", 0.5))]
+    return nodes, h, scalars
+
+
+KINDS = {"chain": chain, "fan": fan, "fusing": fusing}
+
+
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in ("chain", "fan"):
+    if len(sys.argv) != 4 or sys.argv[1] not in KINDS:
         sys.exit(__doc__)
     kind, n, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-    nodes, last, inits = (chain if kind == "chain" else fan)(n)
+    nodes, last, inits = KINDS[kind](n)
     graph = helper.make_graph(
         nodes, f"{kind}{n}",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, SHAPE)],

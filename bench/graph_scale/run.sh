@@ -1,8 +1,8 @@
 #!/bin/sh
 # bench/graph_scale/run.sh [BUILD_DIR] [MODELS_DIR]
 #
-# How the stages grow on huge graphs (issue 34): a chain and a fan (see
-# gen.py) of SIZES nodes (default 10000 100000 200000) are written as ONNX
+# How the stages grow on huge graphs (issue 34): a chain, a fan and a
+# chain of fusions (see gen.py) of SIZES nodes (default 10000 100000 200000) are written as ONNX
 # (python3-onnx), then bench-graph-scale times import, compile, the
 # memory-aware scheduler and each report writer (CPU seconds of the one
 # thread doing the work, the best of REPEATS runs, default 3), and
@@ -17,7 +17,7 @@ sizes=${SIZES:-10000 100000 200000}
 repeats=${REPEATS:-3}
 python=/usr/bin/python3
 mkdir -p "$models"
-for kind in chain fan; do
+for kind in chain fan fusing; do
     for n in $sizes; do
         [ -s "$models/$kind$n.onnx" ] ||
             "$python" bench/graph_scale/gen.py "$kind" "$n" "$models/$kind$n.onnx"
@@ -34,7 +34,7 @@ for s in $stages; do printf ' %s |' "$s"; done
 printf '\n| --- | ---: |'
 for s in $stages; do printf ' ---: |'; done
 printf '\n'
-for kind in chain fan; do
+for kind in chain fan fusing; do
     previous=""
     for n in $sizes; do
         line=$(REPEATS=$repeats "$build/bench/bench-graph-scale" \
@@ -65,7 +65,7 @@ echo "\`dfgc plan MODEL\` (wall seconds, best of $repeats; peak RSS):"
 echo
 echo "| graph | nodes | seconds | peak RSS MiB |"
 echo "| --- | ---: | ---: | ---: |"
-for kind in chain fan; do
+for kind in chain fan fusing; do
     for n in $sizes; do
         best=""
         rss=""
