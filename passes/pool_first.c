@@ -48,25 +48,6 @@ static int unpadded_average_pool(const dfg_graph *g, int32_t p)
     return 1;
 }
 
-/* Nodes a and b trade their names in the graph's table; 0, or -1 out of
- * memory (the table as it was). */
-static int swap_names(dfg_graph *g, int32_t a, int32_t b)
-{
-    char *name_a = g->nodes[a].name, *name_b = g->nodes[b].name;
-    dfg_name_table_remove(&g->node_names, name_a);
-    dfg_name_table_remove(&g->node_names, name_b);
-    if (dfg_name_table_insert(&g->node_names, name_a, b) != 0 ||
-        dfg_name_table_insert(&g->node_names, name_b, a) != 0) {
-        dfg_name_table_remove(&g->node_names, name_a);
-        dfg_name_table_insert(&g->node_names, name_a, a);
-        dfg_name_table_insert(&g->node_names, name_b, b);
-        return -1;
-    }
-    g->nodes[a].name = name_b;
-    g->nodes[b].name = name_a;
-    return 0;
-}
-
 static int pool_first_at(dfg_graph *g, dfg_fuse_readers *r, int32_t c)
 {
     if (!pointwise_conv(g, c))
@@ -84,7 +65,7 @@ static int pool_first_at(dfg_graph *g, dfg_fuse_readers *r, int32_t c)
                                                1) != DFG_OK ||
         pooled.shape[2] * pooled.shape[3] >= yt->shape[2] * yt->shape[3])
         return 0;
-    if (swap_names(g, c, p) != 0)
+    if (dfg_fuse_swap_names(g, c, p) != 0)
         return -1;
     int32_t read[3]; /* the conv's inputs: x, w and its bias, if any */
     memcpy(read, conv->inputs, (size_t)conv->n_inputs * sizeof *read);

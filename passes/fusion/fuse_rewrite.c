@@ -122,6 +122,26 @@ void dfg_fuse_readers_change(const dfg_graph *graph, dfg_fuse_readers *r,
         }
 }
 
+int dfg_fuse_swap_names(dfg_graph *graph, int32_t a, int32_t b)
+{
+    char *name_a = graph->nodes[a].name, *name_b = graph->nodes[b].name;
+    if (!graph->scratch) {
+        dfg_name_table *t = &graph->node_names;
+        dfg_name_table_remove(t, name_a);
+        dfg_name_table_remove(t, name_b);
+        if (dfg_name_table_insert(t, name_a, b) != 0 ||
+            dfg_name_table_insert(t, name_b, a) != 0) {
+            dfg_name_table_remove(t, name_a);
+            dfg_name_table_insert(t, name_a, a);
+            dfg_name_table_insert(t, name_b, b);
+            return -1;
+        }
+    }
+    graph->nodes[a].name = name_b;
+    graph->nodes[b].name = name_a;
+    return 0;
+}
+
 int32_t dfg_fuse_only_reader(const dfg_graph *graph,
                              const dfg_fuse_readers *r, int32_t v)
 {

@@ -62,6 +62,11 @@ int32_t dfg_fuse_hardsigmoid(const dfg_graph *graph,
                              const dfg_fuse_readers *r, int32_t mul,
                              int32_t x, float *a, float *b, int32_t *nodes);
 
+/* Nodes a and b trade their names (each name stays with its op), in the
+ * graph's name table too unless the graph keeps none (a scratch clone):
+ * 0, or -1 out of memory (the names and the table as they were). */
+int dfg_fuse_swap_names(dfg_graph *graph, int32_t a, int32_t b);
+
 /* Node n's live op, or DFG_OP_COUNT for -1 or a dead node. */
 dfg_op dfg_fuse_op(const dfg_graph *graph, int32_t n);
 

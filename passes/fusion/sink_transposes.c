@@ -71,22 +71,6 @@ static int is_elementwise(dfg_op op, int32_t *n_inputs)
     return 1;
 }
 
-/* Nodes a and b exchange names (each name stays with its op). */
-static int swap_names(dfg_graph *g, int32_t a, int32_t b)
-{
-    char *na = g->nodes[a].name, *nb = g->nodes[b].name;
-    if (!g->scratch) {
-        dfg_name_table_remove(&g->node_names, na);
-        dfg_name_table_remove(&g->node_names, nb);
-        if (dfg_name_table_insert(&g->node_names, na, b) != 0 ||
-            dfg_name_table_insert(&g->node_names, nb, a) != 0)
-            return -1;
-    }
-    g->nodes[a].name = nb;
-    g->nodes[b].name = na;
-    return 0;
-}
-
 /* The type of op's output (attrs) on inputs of types in[0..n_in) into
  * *out; 0 if the op's shape rule takes them. */
 static int infer(dfg_op op, const dfg_attrs *attrs, const dfg_type *in,
@@ -112,7 +96,7 @@ static int exchange(dfg_graph *g, dfg_fuse_readers *r, int32_t into,
         dfg_alloc(&g->allocator, (size_t)b->n_inputs * sizeof *read);
     dfg_fuse_reading *was =
         dfg_alloc(&g->allocator, (size_t)(n_dead + 2) * sizeof *was);
-    if (!ins || !read || !was || swap_names(g, into, reader) != 0) {
+    if (!ins || !read || !was || dfg_fuse_swap_names(g, into, reader) != 0) {
         dfg_free(&g->allocator, ins);
         dfg_free(&g->allocator, read);
         dfg_free(&g->allocator, was);
